@@ -1,0 +1,106 @@
+import type { Constitution } from "../model/constitution.js";
+import type { HookType, Scope, TrustLevel } from "../model/hook-type.js";
+import type { ResolvedHook } from "../model/hook.js";
+import type { SessionInfo, VcpContext } from "../model/input.js";
+import type { Outcome, ResultStatus } from "../model/result.js";
+import type { HookEvent } from "../model/events.js";
+import type { CompiledPredicate } from "./predicate.js";
+
+/**
+ * A hook as the executor runs it: the registry's frozen definition plus its predicate, compiled
+ * once when the plan is built (never per event).
+ */
+export interface PlannedHook {
+  readonly hook: ResolvedHook;
+  readonly predicate: CompiledPredicate | null;
+}
+
+/** The ordered hooks of one type for one session, built when the registry changes. */
+export interface ChainPlan {
+  readonly type: HookType;
+  /** Registry revision the plan was built from; plans are immutable. */
+  readonly revision: number;
+  readonly hooks: readonly PlannedHook[];
+}
+
+/**
+ * One call of one hook action. Only JSON crosses to the invoker: `inputJson` is the whole HookInput
+ * (`{"context":…,"constitution":…,"event":…,"session":…,"chain_state":…}`), assembled from parts the
+ * executor serialized once per chain and again only after a `modify`.
+ */
+export interface InvokeRequest {
+  readonly hook: ResolvedHook;
+  readonly chainId: string;
+  readonly sessionId: string;
+  readonly inputJson: string;
+  /** Time the action may use: min(timeout_ms, remaining chain deadline). */
+  readonly budgetMs: number;
+}
+
+/**
+ * What happened when the action ran. `returned` carries the result and the chain state as JSON text
+ * serialized *inside* the sandbox; the executor parses and validates them.
+ */
+export type InvokeOutcome =
+  | { kind: "returned"; resultJson: string; chainStateJson: string; cpuMs?: number }
+  | { kind: "threw"; message: string; stack?: string; cpuMs?: number }
+  | { kind: "timeout"; elapsedMs: number; cpuMs?: number }
+  /** The result could not be serialized, was too large, or was not JSON. */
+  | { kind: "invalid"; message: string; cpuMs?: number }
+  /** The sandbox host died while the action ran (DESIGN §4.1). */
+  | { kind: "crashed"; message: string };
+
+/** Runs hook actions. The isolated-vm sandbox implements it; unit tests may use a test invoker. */
+export interface ActionInvoker {
+  invoke(request: InvokeRequest): Promise<InvokeOutcome>;
+}
+
+/** The integrity checker's verdict on a modified constitution (DESIGN §4.5); plugged in by the pipeline. */
+export type ConstitutionCheck = (
+  previous: Constitution,
+  proposed: Constitution,
+  hook: ResolvedHook,
+) => { ok: true; constitution: Constitution } | { ok: false; reason: string };
+
+/** One entry of `hook_results` (DESIGN §6.2): what the hook returned and what the runtime made of it. */
+export interface HookExecution {
+  hook: string;
+  bundle: string;
+  scope: Scope;
+  trust: TrustLevel;
+  /** The status the chain acted on (a failed hook is `continue`, or `abort` when fail-closed). */
+  status: ResultStatus;
+  outcome: Outcome;
+  duration_ms: number;
+  cpu_ms?: number;
+  reason?: string;
+  annotations?: Record<string, unknown>;
+  /** Error text for non-ok outcomes, truncated, host paths removed. */
+  error?: string;
+  modified_context?: boolean;
+  modified_constitution?: boolean;
+}
+
+export interface ChainResult {
+  chain_id: string;
+  type: HookType;
+  status: "completed" | "aborted";
+  reason: string | null;
+  aborted_by: string | null;
+  context: VcpContext;
+  constitution: Constitution;
+  cascade_failure: boolean;
+  hook_results: HookExecution[];
+  duration_ms: number;
+}
+
+/** Everything one chain execution needs besides the plan. */
+export interface ChainRequest {
+  chainId: string;
+  context: VcpContext;
+  constitution: Constitution;
+  event: HookEvent | Record<string, unknown>;
+  session: SessionInfo;
+  /** Whole-chain deadline for this type (DESIGN §4.3), if configured. */
+  deadlineMs?: number;
+}

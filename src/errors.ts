@@ -1,0 +1,59 @@
+/**
+ * The one error class of vcp-hooks. The `code` is the discriminant; the whole error is plain data
+ * (see {@link VcpError.toJSON}) so it survives piscina, IPC and the isolate boundary unchanged.
+ *
+ * A policy `abort` is a result, not an error: errors mean the runtime could not do what was asked.
+ *
+ * @example
+ * ```ts
+ * try { registry.register(def, { scope: "deployment", principal: "ops" }); }
+ * catch (err) { if (err instanceof VcpError && err.code === "INVALID_HOOK") console.error(err.details); }
+ * ```
+ */
+export class VcpError extends Error {
+  override readonly name = "VcpError";
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Readonly<Record<string, unknown>>,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+
+  toJSON(): { code: ErrorCode; message: string; details?: Readonly<Record<string, unknown>> } {
+    return { code: this.code, message: this.message, details: this.details };
+  }
+
+  /** Rebuild an error that crossed a process or thread boundary as plain data. */
+  static fromJSON(data: { code: ErrorCode; message: string; details?: Record<string, unknown> }): VcpError {
+    return new VcpError(data.code, data.message, data.details);
+  }
+}
+
+/**
+ * Every stable error code with a one-line meaning. The README's error table is checked against this
+ * object by a test, so adding a code without documenting it fails CI.
+ */
+export const ERROR_CODES = {
+  UNSUPPORTED_NODE: "The Node.js running vcp-hooks is older than 24.",
+  INVALID_HOOK: "A hook definition broke a registration rule (spec §6.2); details name the field and rule.",
+  INVALID_PREDICATE: "A hook condition is not a valid predicate (spec §4.4); details name the path and rule.",
+  DUPLICATE_HOOK: "A hook name is already registered in that scope (spec §6.2.1); details name both owners.",
+  UNKNOWN_HOOK: "No hook of that name is registered in that scope.",
+  ACTION_NOT_CALLABLE: "The hook's action is not an exported function of its bundle (spec §6.2.6).",
+  RATE_LIMITED: "Too many registrations or deregistrations by one principal (spec §8.2.5).",
+  SESSION_HOOK_NOT_ALLOWED: "A session-scope registration named a hook missing from the deployment allowlist (spec §8.2.1).",
+  UNAUTHORIZED_PRINCIPAL: "The principal may not register hooks in that scope (spec §8.2.1).",
+  INVALID_INPUT: "A chain input (context, constitution, event or session) is malformed; details name the field.",
+  UNKNOWN_HOOK_TYPE: "The hook type is not one of the six of spec §3.",
+  INVALID_BUNDLE: "A bundle's code or manifest cannot be loaded into the sandbox.",
+  UNKNOWN_BUNDLE: "A chain referred to a bundle the sandbox has not loaded.",
+  BUNDLE_QUARANTINED: "The bundle was running when the sandbox host died and is quarantined until reinstalled.",
+  SANDBOX_OVERLOADED: "The sandbox queue is full; retry later.",
+  SANDBOX_CLOSED: "The sandbox was closed; no more chains are accepted.",
+  SANDBOX_START_FAILED: "The sandbox host process could not be started.",
+  INVALID_CONFIG: "A runtime or sandbox option is invalid; details name the field.",
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;

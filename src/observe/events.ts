@@ -1,0 +1,63 @@
+import type { HookType, Scope } from "../model/hook-type.js";
+import type { Outcome, ResultStatus } from "../model/result.js";
+
+/**
+ * Lifecycle events of spec §6.4 plus `hook.cascade_failure` (spec §7.3). Payloads are plain JSON so
+ * they can be returned from a piscina worker and sent over IPC in order.
+ */
+export interface LifecycleEventMap {
+  "hook.registered": { hook: string; type: HookType; scope: Scope; session_id?: string; bundle: string; priority: number; principal: string };
+  "hook.deregistered": { hook: string; type: HookType; scope: Scope; session_id?: string; principal: string };
+  "hook.fired": { hook: string; type: HookType; chain_id: string; session_id: string; input_summary: InputSummary };
+  "hook.completed": { hook: string; type: HookType; chain_id: string; status: ResultStatus; outcome: Outcome; duration_ms: number };
+  "hook.timeout": { hook: string; type: HookType; chain_id: string; timeout_ms: number; elapsed_ms: number; input_summary: InputSummary };
+  "hook.error": { hook: string; type: HookType; chain_id: string; outcome: Outcome; error: string; stack?: string; input_summary: InputSummary };
+  "hook.skipped": { hook: string; type: HookType; chain_id: string; reason: "disabled" | "predicate_false"; predicate?: unknown };
+  "hook.cascade_failure": { type: HookType; chain_id: string; total: number; failed: number; failing_hooks: string[]; disabled: boolean };
+}
+export type LifecycleEventName = keyof LifecycleEventMap;
+export type LifecycleEvent = { [K in LifecycleEventName]: { event: K; payload: LifecycleEventMap[K] } }[LifecycleEventName];
+
+/**
+ * A short, non-sensitive description of a hook input (spec §6.4 "input summary"): sizes and ids,
+ * never values, because lifecycle events flow into ordinary logs.
+ */
+export interface InputSummary {
+  session_id: string;
+  constitution_id: string;
+  context_keys: number;
+  input_bytes: number;
+}
+
+/** Receives lifecycle events in emission order. Must not throw; errors are the sink's problem. */
+export type EventSink = (event: LifecycleEvent) => void;
+
+/** Milliseconds clock; injected so core modules run the same in a worker, a test or the main thread. */
+export interface Clock {
+  /** Monotonic milliseconds with sub-millisecond resolution (performance.now). */
+  now(): number;
+  /** Wall-clock milliseconds since the epoch. */
+  wallNow(): number;
+}
+
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  wallNow: () => Date.now(),
+};
+
+/** The logger interface core modules take (pino satisfies it). */
+export interface Logger {
+  isLevelEnabled(level: "debug" | "info" | "warn" | "error"): boolean;
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export const silentLogger: Logger = {
+  isLevelEnabled: () => false,
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+};
