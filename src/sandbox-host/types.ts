@@ -1,0 +1,66 @@
+import type { ActionInvoker } from "../chain/types.js";
+import type { TrustLevel } from "../model/hook-type.js";
+
+/**
+ * A bundle revision as the sandbox loads it: esbuild output that, run as a classic script, leaves
+ * its exports on `globalThis.__vcp_bundle` (esbuild `format: "iife", globalName: "__vcp_bundle"`).
+ * The prelude captures that object and deletes the global before any hook runs.
+ */
+export interface BundleCode {
+  /** Bundle name, `[a-z0-9_-]{1,64}`. */
+  readonly name: string;
+  /** Content digest of the revision (`sha256:<hex>`); isolates are keyed by it. */
+  readonly digest: string;
+  readonly code: string;
+  /** Trust granted at install; decides which `vcp.*` capabilities exist in the isolate. */
+  readonly trust: TrustLevel;
+  /** Requested isolate heap limit in MiB (manifest `limits.memory_mb`); capped by host options. */
+  readonly memoryMb?: number;
+  /** `shared` (default): one context per isolate; `per_session`: one context per session (LRU). */
+  readonly isolation?: "shared" | "per_session";
+}
+
+export interface SandboxLimits {
+  /** Upper bound on any bundle's isolate heap, MiB (config `pool.isolate_memory_mb`, default 64). */
+  readonly isolateMemoryMb: number;
+  /** Maximum size of a serialized hook result + chain state, bytes (config `limits.result_bytes`, default 1 MiB). */
+  readonly resultBytes: number;
+  /** Maximum bundle code size, bytes (default 5 MiB). */
+  readonly codeBytes: number;
+  /** Per-hook-call cap on `vcp.log` lines and bytes per line. */
+  readonly logLinesPerCall: number;
+  readonly logLineBytes: number;
+  /** Contexts kept per `per_session` bundle before the least recently used is released. */
+  readonly perSessionContexts: number;
+}
+
+export interface FetchPolicy {
+  /** Hosts a `system`-trust bundle may fetch from (exact host names). Empty: none. */
+  readonly allowHosts: readonly string[];
+  /** LLM endpoints always refused (spec §5.5), even when allowlisted. */
+  readonly denyLlmHosts: readonly string[];
+}
+
+/** A guest log line, already redacted and truncated, tagged with where it came from. */
+export interface GuestLogLine {
+  bundle: string;
+  hook: string;
+  level: "debug" | "info" | "warn" | "error";
+  message: string;
+  fields?: Record<string, unknown>;
+}
+
+/**
+ * The isolate side of one worker: owns one isolate per loaded bundle revision, runs hook actions
+ * in them. `invoke` uses `request.hook.action.digest` to find the isolate, loading it through
+ * `codeSource` on a miss.
+ */
+export interface IsolateHost extends ActionInvoker {
+  /** Compile and initialise a bundle; returns the names of its exported functions. Throws VcpError INVALID_BUNDLE. */
+  load(bundle: BundleCode): Promise<{ exports: string[] }>;
+  /** Release the isolate(s) of a revision. */
+  unload(digest: string): void;
+  /** Per-bundle counters (isolate recreations, heap used) for status and the bench. */
+  stats(): Record<string, { recreated: number; heapUsedBytes: number; calls: number }>;
+  dispose(): void;
+}
