@@ -1,0 +1,6 @@
+/* corpus {"id":"cyclic-result","category":"result-tampering","title":"result object that contains itself","hook":{"type":"pre_inject","timeout_ms":1000,"trust":"deployment","condition":null},"calls":1,"expect":{"outcome":"invalid_result","status":"continue","error_matches":null,"annotations":null,"recycled":"none"}} */
+export function action(input) {
+  const r = { status: "continue", annotations: {} };
+  r.annotations.self = r;
+  return r;
+}

@@ -1,0 +1,351 @@
+import type { Constitution } from "../model/constitution.js";
+import type { ResolvedHook } from "../model/hook.js";
+import type { VcpContext } from "../model/input.js";
+import type { Outcome, ResultStatus } from "../model/result.js";
+import type { Clock, EventSink, InputSummary } from "../observe/events.js";
+import { parseGuestJson, parseHookResult, sanitizeGuestText } from "./result.js";
+import type {
+  ActionInvoker,
+  ChainPlan,
+  ChainRequest,
+  ChainResult,
+  ConstitutionCheck,
+  HookExecution,
+  InvokeOutcome,
+} from "./types.js";
+
+export interface ChainDeps {
+  invoker: ActionInvoker;
+  clock: Clock;
+  emit: EventSink;
+  /** Integrity checker for modified constitutions (DESIGN §4.5); absent ⇒ modifications are accepted. */
+  checkConstitution?: ConstitutionCheck;
+  /** Reported in `hook.cascade_failure` so listeners know whether the runtime will disable the hooks. */
+  disableFailingHooks?: boolean;
+}
+
+/** Outcomes that count as a hook failure for spec §7.3 (exception or timeout) and for `fail_closed`. */
+const FAILURE_OUTCOMES: ReadonlySet<Outcome> = new Set(["timeout", "error", "invalid_result", "crashed"]);
+
+/**
+ * The chain's evolving input. Each part is serialized to JSON once and again only after a `modify`
+ * replaced it, so an N-hook chain without modifications stringifies the input once, not N times.
+ */
+class ChainInput {
+  context: VcpContext;
+  constitution: Constitution;
+  chainStateJson = "{}";
+  private contextJson: string | undefined;
+  private constitutionJson: string | undefined;
+  private readonly fixedJson: string;
+  private chainStateCache: { json: string; value: Record<string, unknown> } | undefined;
+
+  constructor(readonly request: ChainRequest) {
+    this.context = request.context;
+    this.constitution = request.constitution;
+    this.fixedJson = `,"event":${JSON.stringify(request.event)},"session":${JSON.stringify(request.session)}`;
+  }
+
+  replaceContext(context: VcpContext): void {
+    this.context = context;
+    this.contextJson = undefined;
+  }
+
+  replaceConstitution(constitution: Constitution): void {
+    this.constitution = constitution;
+    this.constitutionJson = undefined;
+  }
+
+  /** The whole HookInput as one JSON string: the only thing that crosses into the sandbox. */
+  json(): string {
+    this.contextJson ??= JSON.stringify(this.context);
+    this.constitutionJson ??= JSON.stringify(this.constitution);
+    return `{"context":${this.contextJson},"constitution":${this.constitutionJson}${this.fixedJson},"chain_state":${this.chainStateJson}}`;
+  }
+
+  /** HookInput-shaped view for predicates; chain_state is parsed only if a predicate reads it. */
+  predicateView(): object {
+    const owner = this;
+    return {
+      context: this.context,
+      constitution: this.constitution,
+      event: this.request.event,
+      session: this.request.session,
+      get chain_state(): Record<string, unknown> {
+        return owner.chainState();
+      },
+    };
+  }
+
+  private chainState(): Record<string, unknown> {
+    if (this.chainStateCache?.json !== this.chainStateJson) {
+      this.chainStateCache = { json: this.chainStateJson, value: parseGuestJson(this.chainStateJson) as Record<string, unknown> };
+    }
+    return this.chainStateCache.value;
+  }
+
+  summary(inputBytes: number): InputSummary {
+    return {
+      session_id: this.request.session.id,
+      constitution_id: this.constitution.id,
+      context_keys: Object.keys(this.context).length,
+      input_bytes: inputBytes,
+    };
+  }
+}
+
+function skippedExecution(hook: ResolvedHook, outcome: "skipped_disabled" | "skipped_predicate"): HookExecution {
+  return {
+    hook: hook.name,
+    bundle: hook.action.bundle,
+    scope: hook.scope,
+    trust: hook.trust,
+    status: "continue",
+    outcome,
+    duration_ms: 0,
+  };
+}
+
+/**
+ * Run one hook chain (spec §5, §7; DESIGN §4.2–§4.4) against an action invoker.
+ *
+ * - hooks run one at a time, in plan order (spec §5.3); disabled hooks and hooks whose predicate is
+ *   false are skipped (`hook.skipped`) as if they returned `continue` (spec §4.4);
+ * - `modify` replaces the context and/or constitution seen by later hooks (spec §5.1.3), a modified
+ *   constitution first passing the integrity check when one is configured (DESIGN §4.5);
+ * - the first `abort` halts the chain with its reason and `aborted_by` (spec §5.1.4), except for
+ *   `periodic`, where abort is treated as continue (spec §3.6);
+ * - timeouts, exceptions and invalid results are recorded with their outcome and treated as
+ *   `continue` (spec §5.4, §7.1, §7.2) unless the hook is `fail_closed` (spec §7.4);
+ * - a `session`-trust hook cannot modify or abort (spec §8.3): `capability_denied`, continue;
+ * - more than 50% of executed hooks failing flags a cascade (spec §7.3).
+ *
+ * An empty plan returns without touching the invoker.
+ *
+ * @example
+ * ```ts
+ * const result = await runChain(plan, { chainId, context, constitution, event, session }, { invoker, clock, emit });
+ * if (result.status === "aborted") console.log(result.aborted_by, result.reason);
+ * ```
+ */
+export async function runChain(plan: ChainPlan, request: ChainRequest, deps: ChainDeps): Promise<ChainResult> {
+  const { clock, emit } = deps;
+  const startedAt = clock.now();
+  const type = plan.type;
+  const chainId = request.chainId;
+  const hookResults: HookExecution[] = [];
+  let status: ChainResult["status"] = "completed";
+  let reason: string | null = null;
+  let abortedBy: string | null = null;
+  if (plan.hooks.length === 0) {
+    return finish();
+  }
+
+  const input = new ChainInput(request);
+  let executed = 0;
+  const failing: string[] = [];
+
+  for (const { hook, predicate } of plan.hooks) {
+    if (!hook.enabled) {
+      emit({ event: "hook.skipped", payload: { hook: hook.name, type, chain_id: chainId, reason: "disabled" } });
+      hookResults.push(skippedExecution(hook, "skipped_disabled"));
+      continue;
+    }
+    if (predicate !== null && !predicate(input.predicateView())) {
+      emit({
+        event: "hook.skipped",
+        payload: { hook: hook.name, type, chain_id: chainId, reason: "predicate_false", predicate: hook.condition },
+      });
+      hookResults.push(skippedExecution(hook, "skipped_predicate"));
+      continue;
+    }
+
+    let budgetMs = hook.timeout_ms;
+    if (request.deadlineMs !== undefined) {
+      budgetMs = Math.min(budgetMs, Math.floor(request.deadlineMs - (clock.now() - startedAt)));
+    }
+    const inputJson = input.json();
+    const summary = input.summary(inputJson.length);
+    emit({ event: "hook.fired", payload: { hook: hook.name, type, chain_id: chainId, session_id: request.session.id, input_summary: summary } });
+    executed++;
+
+    const hookStart = clock.now();
+    let invoked: InvokeOutcome;
+    if (budgetMs <= 0) {
+      // The whole-chain deadline is spent: the hook gets no time at all and counts as timed out.
+      invoked = { kind: "timeout", elapsedMs: 0 };
+    } else {
+      try {
+        invoked = await deps.invoker.invoke({ hook, chainId, sessionId: request.session.id, inputJson, budgetMs });
+      } catch (err) {
+        invoked = { kind: "threw", message: `sandbox failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
+      }
+    }
+    const durationMs = clock.now() - hookStart;
+
+    const execution: HookExecution = {
+      hook: hook.name,
+      bundle: hook.action.bundle,
+      scope: hook.scope,
+      trust: hook.trust,
+      status: "continue",
+      outcome: "ok",
+      duration_ms: durationMs,
+    };
+    if ("cpuMs" in invoked && invoked.cpuMs !== undefined) execution.cpu_ms = invoked.cpuMs;
+    let failureWhy: string | undefined;
+    let wantsAbort = false;
+
+    switch (invoked.kind) {
+      case "returned": {
+        const parsed = parseHookResult(invoked.resultJson);
+        if (!parsed.ok) {
+          execution.outcome = "invalid_result";
+          failureWhy = parsed.message;
+          break;
+        }
+        const result = parsed.result;
+        if (result.annotations !== undefined) execution.annotations = result.annotations;
+        if (result.reason !== undefined) execution.reason = result.reason;
+        let returned: ResultStatus = result.status;
+        if (hook.trust === "session") {
+          // SECURITY: spec §8.3 — session-trust hooks observe and annotate; they cannot modify,
+          // abort, or steer later hooks through chain_state.
+          if (returned !== "continue") {
+            execution.outcome = "capability_denied";
+            execution.error = `a session-trust hook cannot ${returned} (spec §8.3)`;
+          }
+          break;
+        }
+        if (!adoptChainState(input, invoked.chainStateJson)) {
+          execution.outcome = "invalid_result";
+          failureWhy = "chain_state must stay a JSON object";
+          break;
+        }
+        if (returned === "abort" && type === "periodic") {
+          // spec §3.6: periodic hooks are not part of a pipeline event and cannot abort it.
+          execution.reason = `periodic abort treated as continue (spec §3.6): ${result.reason ?? ""}`;
+          returned = "continue";
+        }
+        if (returned === "modify") {
+          // The constitution is checked first: a rejected modification is rejected whole, so a hook
+          // cannot land its context change while its constitution change is refused.
+          let nextConstitution: Constitution | undefined;
+          if (result.modified_constitution != null) {
+            const verdict = deps.checkConstitution
+              ? deps.checkConstitution(input.constitution, result.modified_constitution, hook)
+              : ({ ok: true, constitution: result.modified_constitution } as const);
+            if (!verdict.ok) {
+              execution.outcome = "integrity_rejected";
+              execution.error = verdict.reason;
+              if (hook.fail_closed) wantsAbort = true;
+              break;
+            }
+            nextConstitution = verdict.constitution;
+          }
+          execution.status = "modify";
+          if (nextConstitution !== undefined) {
+            input.replaceConstitution(nextConstitution);
+            execution.modified_constitution = true;
+          }
+          if (result.modified_context != null) {
+            input.replaceContext(result.modified_context);
+            execution.modified_context = true;
+          }
+        } else if (returned === "abort") {
+          execution.status = "abort";
+          wantsAbort = true;
+        }
+        break;
+      }
+      case "threw":
+        execution.outcome = "error";
+        failureWhy = sanitizeGuestText(invoked.message);
+        emit({
+          event: "hook.error",
+          payload: {
+            hook: hook.name, type, chain_id: chainId, outcome: "error", error: failureWhy,
+            ...(invoked.stack ? { stack: sanitizeGuestText(invoked.stack, 4096) } : {}),
+            input_summary: summary,
+          },
+        });
+        break;
+      case "timeout":
+        execution.outcome = "timeout";
+        failureWhy = `timed out after ${Math.round(invoked.elapsedMs)} ms (budget ${budgetMs} ms, timeout_ms ${hook.timeout_ms})`;
+        emit({
+          event: "hook.timeout",
+          payload: { hook: hook.name, type, chain_id: chainId, timeout_ms: hook.timeout_ms, elapsed_ms: invoked.elapsedMs, input_summary: summary },
+        });
+        break;
+      case "invalid":
+        execution.outcome = "invalid_result";
+        failureWhy = sanitizeGuestText(invoked.message);
+        break;
+      case "crashed":
+        execution.outcome = "crashed";
+        failureWhy = sanitizeGuestText(invoked.message);
+        emit({ event: "hook.error", payload: { hook: hook.name, type, chain_id: chainId, outcome: "crashed", error: failureWhy, input_summary: summary } });
+        break;
+    }
+    if (execution.outcome === "invalid_result") {
+      // spec §7.2.2: an invalid result MUST be logged as a validation error.
+      emit({ event: "hook.error", payload: { hook: hook.name, type, chain_id: chainId, outcome: "invalid_result", error: failureWhy ?? "", input_summary: summary } });
+    }
+    if (failureWhy !== undefined) {
+      execution.error = failureWhy;
+      failing.push(hook.name);
+      if (hook.fail_closed) wantsAbort = true;
+    }
+    if (wantsAbort && type === "periodic") wantsAbort = false;
+    if (wantsAbort && execution.outcome !== "ok") {
+      // spec §7.4 fail-closed: a failure (or integrity rejection) of this hook aborts the chain.
+      execution.status = "abort";
+      execution.reason = `fail-closed: ${hook.name}: ${execution.error ?? execution.outcome}`;
+    }
+    hookResults.push(execution);
+    emit({
+      event: "hook.completed",
+      payload: { hook: hook.name, type, chain_id: chainId, status: execution.status, outcome: execution.outcome, duration_ms: durationMs },
+    });
+    if (wantsAbort) {
+      status = "aborted";
+      reason = execution.reason ?? "aborted";
+      abortedBy = hook.name;
+      break;
+    }
+  }
+
+  let cascade = false;
+  if (executed > 0 && failing.length / executed > 0.5) {
+    cascade = true;
+    emit({
+      event: "hook.cascade_failure",
+      payload: { type, chain_id: chainId, total: executed, failed: failing.length, failing_hooks: failing, disabled: deps.disableFailingHooks === true },
+    });
+  }
+  return finish(input, cascade);
+
+  function finish(state?: ChainInput, cascadeFailure = false): ChainResult {
+    return {
+      chain_id: chainId,
+      type,
+      status,
+      reason,
+      aborted_by: abortedBy,
+      context: state ? state.context : request.context,
+      constitution: state ? state.constitution : request.constitution,
+      cascade_failure: cascadeFailure,
+      hook_results: hookResults,
+      duration_ms: clock.now() - startedAt,
+    };
+  }
+}
+
+/** Accept the chain state a hook left behind if it is still a JSON object (spec §5.6). */
+function adoptChainState(input: ChainInput, chainStateJson: string): boolean {
+  if (chainStateJson === input.chainStateJson) return true;
+  if (chainStateJson.length < 2 || chainStateJson[0] !== "{") return false;
+  input.chainStateJson = chainStateJson;
+  return true;
+}

@@ -1,0 +1,93 @@
+import { Ajv } from "ajv";
+import type { HookResult } from "../model/result.js";
+
+/**
+ * JSON Schema of HookResult (spec §4.3), the hot-path twin of the zod `HookResultSchema` in
+ * src/model/result.ts (a unit test checks the two agree on generated samples). ajv compiles it once.
+ */
+export const HOOK_RESULT_JSON_SCHEMA = {
+  type: "object",
+  additionalProperties: false,
+  required: ["status"],
+  properties: {
+    status: { enum: ["continue", "abort", "modify"] },
+    modified_context: { type: ["object", "null"] },
+    modified_constitution: {
+      anyOf: [
+        { type: "null" },
+        {
+          type: "object",
+          required: ["id", "rules"],
+          properties: {
+            id: { type: "string", minLength: 1 },
+            version: { type: "string" },
+            rules: {
+              type: "array",
+              items: {
+                type: "object",
+                required: ["id", "text"],
+                properties: {
+                  id: { type: "string", minLength: 1 },
+                  text: { type: "string" },
+                  safety_critical: { type: "boolean" },
+                },
+              },
+            },
+            signatures: { type: "array", items: { type: "object" } },
+          },
+        },
+      ],
+    },
+    reason: { type: "string", maxLength: 4096 },
+    annotations: { type: "object" },
+    duration_ms: { type: "number" },
+  },
+  // spec §4.3: reason is REQUIRED when status is 'abort'.
+  if: { properties: { status: { const: "abort" } } },
+  then: { required: ["reason"], properties: { reason: { type: "string", minLength: 1 } } },
+} as const;
+
+const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
+const validateHookResult = ajv.compile<HookResult>(HOOK_RESULT_JSON_SCHEMA);
+
+export type ParsedResult = { ok: true; result: HookResult } | { ok: false; message: string };
+
+/**
+ * Parse JSON text that a guest produced. `JSON.parse` only ever creates own data properties, but a
+ * `__proto__` key would still become a prototype setter for any later `Object.assign` by an
+ * embedding application, so such keys are dropped.
+ */
+export function parseGuestJson(text: string): unknown {
+  // SECURITY: drop "__proto__" keys from guest JSON so no later merge can set a prototype.
+  return text.includes('"__proto__"') ? JSON.parse(text, dropProtoKeys) : JSON.parse(text);
+}
+
+function dropProtoKeys(key: string, value: unknown): unknown {
+  return key === "__proto__" ? undefined : value;
+}
+
+/** Parse and validate a hook result serialized inside the sandbox (DESIGN §4.3). */
+export function parseHookResult(resultJson: string): ParsedResult {
+  let value: unknown;
+  try {
+    value = parseGuestJson(resultJson);
+  } catch {
+    return { ok: false, message: "result is not valid JSON" };
+  }
+  if (validateHookResult(value)) return { ok: true, result: value };
+  const first = validateHookResult.errors?.[0];
+  const where = first?.instancePath ? `result${first.instancePath.replaceAll("/", ".")}` : "result";
+  const extra = first?.params && "additionalProperty" in first.params ? ` '${String(first.params.additionalProperty)}'` : "";
+  return { ok: false, message: `${where} ${first?.message ?? "does not match HookResult"}${extra} (spec §4.3)` };
+}
+
+const HOST_PATH = /(?:file:\/\/)?(?:\/[\w.@+-]+){2,}(?::\d+){0,2}/g;
+
+/**
+ * Make guest error text safe for logs: host file paths removed, length capped. Guest stacks carry
+ * only the script names the sandbox gave them, but messages can quote anything.
+ */
+export function sanitizeGuestText(text: string, maxChars = 2048): string {
+  const cleaned = text.replace(HOST_PATH, "<path>");
+  return cleaned.length > maxChars ? `${cleaned.slice(0, maxChars)}… (${cleaned.length - maxChars} more chars)` : cleaned;
+}

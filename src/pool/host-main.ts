@@ -1,0 +1,132 @@
+import { fileURLToPath } from "node:url";
+import { BroadcastChannel } from "node:worker_threads";
+import { Piscina } from "piscina";
+import { VcpError } from "../errors.js";
+import {
+  UNLOAD_CHANNEL,
+  toWireError,
+  type ChainMessage,
+  type FromHost,
+  type HostConfig,
+  type LoadMessage,
+  type ToHost,
+  type WireError,
+  type WorkerReply,
+} from "./protocol.js";
+
+/**
+ * Sandbox host process entry (DESIGN §4.1). Started by the supervisor with
+ * `fork(host-main.js, { execArgv: ["--no-node-snapshot"], serialization: "json" })`: isolated-vm needs
+ * the flag on the process, and it cannot be set per worker thread. This process owns the piscina pool
+ * and nothing else; it is disposable. Any fatal error in an isolate ends it, and the supervisor starts
+ * a new one.
+ */
+
+const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
+if (NODE_MAJOR < 24 || process.send === undefined) {
+  // The supervisor reads this from stderr and reports SANDBOX_START_FAILED.
+  process.stderr.write(
+    process.send === undefined
+      ? "vcp-hooks sandbox host must be started by the supervisor (IPC channel missing)\n"
+      : `vcp-hooks sandbox host needs Node.js >= 24 (isolated-vm 7), got ${process.version}\n`,
+  );
+  process.exit(78);
+}
+
+let pool: Piscina | undefined;
+let unloads: BroadcastChannel | undefined;
+
+function send(message: FromHost): void {
+  // A send after the supervisor went away would throw; the disconnect handler ends the process anyway.
+  if (process.connected) process.send?.(message);
+}
+
+// The supervisor is gone (or closed the channel): never leave isolates running unsupervised.
+process.on("disconnect", () => process.exit(0));
+
+process.on("message", (raw: unknown) => {
+  const message = raw as ToHost;
+  switch (message.t) {
+    case "init":
+      void init(message.config);
+      break;
+    case "chain":
+    case "load":
+      void runTask(message);
+      break;
+    case "unload":
+      unloads?.postMessage(message.digest);
+      send({ t: "reply", id: message.id, ok: true, value: null });
+      break;
+    case "close":
+      void close(message.id);
+      break;
+  }
+});
+
+async function init(config: HostConfig): Promise<void> {
+  unloads = new BroadcastChannel(UNLOAD_CHANNEL);
+  unloads.unref();
+  pool = new Piscina({
+    filename: fileURLToPath(new URL("./worker.js", import.meta.url)),
+    // A fixed pool: isolates are per worker, so a thread that comes and goes would recompile bundles.
+    minThreads: config.threads,
+    maxThreads: config.threads,
+    idleTimeout: Number.MAX_SAFE_INTEGER,
+    // The supervisor enforces the real bound (it holds all but min(threads, maxQueue) waiting chains);
+    // the headroom leaves room for bundle loads, which also run as tasks.
+    maxQueue: config.maxQueue + config.threads + 64,
+    concurrentTasksPerWorker: 1,
+    // Isolate calls are asynchronous (promises, async guest code): a worker must keep its event loop
+    // running between tasks, which "sync" atomics would block.
+    atomics: "async",
+    workerData: config,
+  });
+  pool.on("error", (err: Error) => process.stderr.write(`vcp-hooks sandbox worker error: ${err.stack ?? err.message}\n`));
+  // One task before "ready": a worker module that cannot load (isolated-vm, --no-node-snapshot) fails
+  // the start, where the supervisor reports SANDBOX_START_FAILED, instead of every chain.
+  let ping: WorkerReply;
+  try {
+    ping = (await pool.run({ t: "ping" })) as WorkerReply;
+  } catch (err) {
+    ping = { ok: false, error: toWireError(err) };
+  }
+  if (!ping.ok) {
+    process.stderr.write(`vcp-hooks sandbox worker failed to start: ${ping.error.message}\n`);
+    process.exit(70);
+  }
+  send({ t: "ready", pid: process.pid });
+}
+
+async function runTask(message: ChainMessage | LoadMessage): Promise<void> {
+  if (pool === undefined) {
+    send({ t: "reply", id: message.id, ok: false, error: { code: "SANDBOX_START_FAILED", message: "sandbox host is not initialised" } });
+    return;
+  }
+  let reply: WorkerReply;
+  try {
+    reply = (await pool.run(message)) as WorkerReply;
+  } catch (err) {
+    reply = { ok: false, error: piscinaError(err) };
+  }
+  send(reply.ok ? { t: "reply", id: message.id, ok: true, value: reply.value, ...(reply.logs ? { logs: reply.logs } : {}) }
+    : { t: "reply", id: message.id, ok: false, error: reply.error, ...(reply.logs ? { logs: reply.logs } : {}) });
+}
+
+function piscinaError(err: unknown): WireError {
+  if (err instanceof Error && err.message === "Task queue is at limit") {
+    return toWireError(new VcpError("SANDBOX_OVERLOADED", `sandbox host queue is full (maxQueue ${pool?.options.maxQueue})`));
+  }
+  return toWireError(err);
+}
+
+async function close(id: number): Promise<void> {
+  // Graceful: piscina finishes running and queued tasks before its workers stop.
+  await pool?.close();
+  unloads?.close();
+  if (process.connected && process.send) {
+    process.send({ t: "reply", id, ok: true, value: null } satisfies FromHost, () => process.exit(0));
+  } else {
+    process.exit(0);
+  }
+}

@@ -1,0 +1,18 @@
+/**
+ * The sandbox pool: the only importer of piscina and of child_process for the sandbox (STYLE.md).
+ *
+ * ```
+ *  main process: SandboxSupervisor ──IPC (fork, json)──▶ sandbox host (node --no-node-snapshot host-main.js)
+ *                                                          └─ piscina pool: one task = one whole chain
+ *                                                               └─ worker.js: IsolateHost, runChain, events
+ * ```
+ */
+export {
+  startSandbox,
+  SandboxSupervisor,
+  type Sandbox,
+  type SandboxOptions,
+  type SandboxStats,
+  type ChainTask,
+  type ChainTaskResult,
+} from "./supervisor.js";

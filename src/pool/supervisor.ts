@@ -1,0 +1,915 @@
+import { fork, type ChildProcess } from "node:child_process";
+import { EventEmitter } from "node:events";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync } from "node:fs";
+import { readFile, rename, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { ChainRequest, ChainResult } from "../chain/types.js";
+import { VcpError } from "../errors.js";
+import type { HookType } from "../model/hook-type.js";
+import type { ResolvedHook } from "../model/hook.js";
+import { silentLogger, type LifecycleEvent, type Logger } from "../observe/events.js";
+import { DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/index.js";
+import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
+import { SlowTracker } from "./admission.js";
+import { attributeCrash, crashedChainValue } from "./crash.js";
+import {
+  digestFileStem,
+  fromWireError,
+  type BundleMeta,
+  type ChainMessage,
+  type ChainValue,
+  type FromHost,
+  type HostConfig,
+  type ToHost,
+  type WireError,
+} from "./protocol.js";
+import { readSlots } from "./slots.js";
+
+/**
+ * Options of {@link startSandbox}.
+ *
+ * @example
+ * ```ts
+ * const sandbox = await startSandbox({ threads: 4, maxQueue: 2048, limits: { isolateMemoryMb: 128 } });
+ * ```
+ */
+export interface SandboxOptions {
+  /** Worker threads in the sandbox host; one chain runs per thread at a time. Default 2. */
+  threads?: number;
+  /** Chains that may wait for a thread before runChain rejects with SANDBOX_OVERLOADED. Default 1024. */
+  maxQueue?: number;
+  limits?: Partial<SandboxLimits>;
+  /** `vcp.fetch` policy for `system`-trust bundles. Default: no host allowed. */
+  fetch?: FetchPolicy;
+  logger?: Logger;
+  /** Receives guest `vcp.log` lines in order; without it they go to `logger`. */
+  onGuestLog?: (line: GuestLogLine) => void;
+  /** A bundle with this many hook timeouts within `windowMs` is slow (one chain at a time). Default 3 in 60 000 ms. */
+  slowBundle?: { timeouts: number; windowMs: number };
+  /** Content-addressed bundle files. Default: a fresh temporary directory, removed on close. */
+  codeDir?: string;
+}
+
+/** One chain for the sandbox: the hooks in spec §5.1 order (as the registry snapshot lists them) and the request. */
+export interface ChainTask {
+  plan: { type: HookType; revision: number; hooks: readonly ResolvedHook[] };
+  request: ChainRequest;
+}
+
+/** The chain result plus its lifecycle events, in emission order, for the caller to emit and audit. */
+export interface ChainTaskResult {
+  result: ChainResult;
+  events: LifecycleEvent[];
+}
+
+/**
+ * The sandbox as the runtime sees it: a supervised child process running a piscina pool of isolate
+ * workers (DESIGN §4.1).
+ *
+ * @example
+ * ```ts
+ * const sandbox = await startSandbox();
+ * await sandbox.loadBundle({ name: "pii", digest, code, trust: "deployment" });
+ * const { result, events } = await sandbox.runChain({ plan: { type, revision, hooks }, request });
+ * await sandbox.close();
+ * ```
+ */
+export interface Sandbox {
+  /**
+   * Store the code content-addressed in the code directory and load it in a real isolate of the
+   * host. Rejects with INVALID_BUNDLE when it does not load. Loading a quarantined digest again
+   * lifts its quarantine (and forgets its timeouts).
+   */
+  loadBundle(bundle: BundleCode): Promise<{ exports: string[] }>;
+  /** Forget a revision and release its isolates in every worker. Chains that name it then fail with UNKNOWN_BUNDLE. */
+  unloadBundle(digest: string): Promise<void>;
+  /**
+   * Run one chain in one worker. Rejects with UNKNOWN_BUNDLE (an enabled hook names a revision that
+   * is not loaded), SANDBOX_OVERLOADED (more than `maxQueue` chains waiting), SANDBOX_CLOSED, or
+   * SANDBOX_START_FAILED (the host cannot be restarted). Hooks of a quarantined bundle are not run:
+   * they are recorded `crashed` with error "bundle quarantined…" (or abort the chain when fail_closed).
+   */
+  runChain(task: ChainTask): Promise<ChainTaskResult>;
+  stats(): SandboxStats;
+  on(event: "restart" | "quarantine", listener: (info: Record<string, unknown>) => void): void;
+  /** Graceful: refuse new work (SANDBOX_CLOSED), finish queued and in-flight chains, stop the host. */
+  close(): Promise<void>;
+}
+
+export interface SandboxStats {
+  /** Host processes started after the first one (crash recoveries). */
+  restarts: number;
+  /** Chains sent to the host and not answered yet. */
+  inFlight: number;
+  /** Chains waiting for a thread (in the supervisor or in the host's pool queue). */
+  queued: number;
+  /** Digests whose hooks are not run until the bundle is loaded again. */
+  quarantined: string[];
+  /** Digests admitted one chain at a time because their hooks keep timing out. */
+  slowBundles: string[];
+}
+
+const DEFAULT_THREADS = 2;
+const DEFAULT_MAX_QUEUE = 1024;
+const DEFAULT_FETCH: FetchPolicy = Object.freeze({ allowHosts: [], denyLlmHosts: [] });
+const START_TIMEOUT_MS = 20_000;
+const STOP_TIMEOUT_MS = 10_000;
+/** Consecutive failed host starts before the sandbox gives up (SANDBOX_START_FAILED). */
+const MAX_START_FAILURES = 5;
+/** A crash-suspect bundle stays on probation (one chain at a time) this long. */
+const SUSPECT_MS = 10 * 60_000;
+const STDERR_TAIL_BYTES = 8192;
+const BUNDLE_NAME = /^[a-z0-9_-]{1,64}$/;
+const TRUST = new Set(["system", "deployment", "session"]);
+
+interface HostHandle {
+  child: ChildProcess;
+  generation: number;
+  ready: boolean;
+  exit?: { code: number | null; signal: NodeJS.Signals | null };
+  disconnected: boolean;
+  gone: boolean;
+  stderrTail: string;
+  onReady?: () => void;
+  onGoneBeforeReady?: (why: string) => void;
+}
+
+interface PendingChain {
+  id: number;
+  task: ChainTask;
+  /** The hooks as sent: `action.digest` filled in where the caller left it out. */
+  hooks: readonly ResolvedHook[];
+  /** Digests of the enabled hooks. */
+  digests: readonly string[];
+  gated: boolean;
+  dispatches: number;
+  dispatchedAt: number;
+  resolve: (value: ChainTaskResult) => void;
+  reject: (err: Error) => void;
+}
+
+interface PendingCall {
+  id: number;
+  message: Extract<ToHost, { t: "load" | "unload" | "close" }>;
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+}
+
+/**
+ * Start the sandbox host process and its worker pool. Resolves once the host is ready.
+ *
+ * @example
+ * ```ts
+ * const sandbox = await startSandbox({ threads: 2, onGuestLog: (line) => log.info(line) });
+ * ```
+ */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  // The host runs on process.execPath, so the caller's Node is the sandbox's Node (DESIGN §1).
+  if (Number(process.versions.node.split(".")[0]) < 24) {
+    throw new VcpError("UNSUPPORTED_NODE", `the sandbox needs Node.js >= 24 (isolated-vm 7), this is ${process.version}`);
+  }
+  const supervisor = new SandboxSupervisor(options);
+  await supervisor.start();
+  return supervisor;
+}
+
+/**
+ * The main-process half of the sandbox (DESIGN §4.1):
+ *
+ * ```
+ *  runChain ─▶ waiting (FIFO; slow/suspect chains admitted one at a time)
+ *                 │ pump(): while inFlight < threads + min(threads, maxQueue)
+ *                 ▼
+ *              inFlight ──IPC json──▶ host process ──▶ piscina ──▶ worker: runChain
+ *                 ▲                        │ dies
+ *                 └── requeue (not started) ◀── slots: who was inside which hook
+ *                     crashed result (was inside a hook), culprit quarantined, host restarted
+ * ```
+ */
+export class SandboxSupervisor implements Sandbox {
+  private readonly threads: number;
+  private readonly maxQueue: number;
+  private readonly hostCap: number;
+  private readonly limits: SandboxLimits;
+  private readonly fetchPolicy: FetchPolicy;
+  private readonly logger: Logger;
+  private readonly onGuestLog: ((line: GuestLogLine) => void) | undefined;
+  private readonly codeDir: string;
+  private readonly ownsCodeDir: boolean;
+  private readonly slotDir: string;
+  private readonly slow: SlowTracker;
+  private readonly emitter = new EventEmitter();
+
+  private host: HostHandle | undefined;
+  private generation = 0;
+  private restarts = 0;
+  private startFailures = 0;
+  private broken: VcpError | undefined;
+  private nextId = 1;
+  private readonly waiting: PendingChain[] = [];
+  private readonly inFlight = new Map<number, PendingChain>();
+  private gatedInFlight = 0;
+  private readonly calls = new Map<number, PendingCall>();
+  private readonly callQueue: PendingCall[] = [];
+  private readonly loaded = new Map<string, BundleMeta>();
+  private readonly latestByName = new Map<string, string>();
+  private readonly quarantined = new Map<string, Record<string, unknown>>();
+  private readonly suspects = new Map<string, number>();
+  private closing = false;
+  private stopping = false;
+  private closePromise: Promise<void> | undefined;
+  private restarting: Promise<void> | undefined;
+  private onDrained: (() => void) | undefined;
+  private onStopped: (() => void) | undefined;
+
+  constructor(options: SandboxOptions) {
+    this.threads = positiveInt(options.threads ?? DEFAULT_THREADS, "threads");
+    this.maxQueue = nonNegativeInt(options.maxQueue ?? DEFAULT_MAX_QUEUE, "maxQueue");
+    // Up to min(threads, maxQueue) chains wait inside the host so a freed worker starts the next chain
+    // without an IPC round trip; the rest wait here, where admission and crash recovery can see them.
+    this.hostCap = this.threads + Math.min(this.threads, this.maxQueue);
+    this.limits = Object.freeze({ ...DEFAULT_SANDBOX_LIMITS, ...options.limits });
+    this.fetchPolicy = options.fetch ?? DEFAULT_FETCH;
+    this.logger = options.logger ?? silentLogger;
+    this.onGuestLog = options.onGuestLog;
+    const slowBundle = options.slowBundle ?? { timeouts: 3, windowMs: 60_000 };
+    this.slow = new SlowTracker(
+      positiveInt(slowBundle.timeouts, "slowBundle.timeouts"),
+      positiveInt(slowBundle.windowMs, "slowBundle.windowMs"),
+    );
+    this.ownsCodeDir = options.codeDir === undefined;
+    this.codeDir = options.codeDir ?? mkdtempSync(join(tmpdir(), "vcp-sandbox-"));
+    this.slotDir = join(this.codeDir, "slots");
+    mkdirSync(this.slotDir, { recursive: true });
+    // Slots of a previous run in the same directory would alias generation numbers.
+    for (const name of readdirSync(this.slotDir)) if (name.endsWith(".slot")) rmSync(join(this.slotDir, name), { force: true });
+  }
+
+  async start(): Promise<void> {
+    try {
+      await this.startHost();
+    } catch (err) {
+      this.cleanupDir();
+      throw err;
+    }
+  }
+
+  // ── public API ─────────────────────────────────────────────────────────────────────────────────
+
+  async loadBundle(bundle: BundleCode): Promise<{ exports: string[] }> {
+    this.assertOpen();
+    const meta = this.validateBundle(bundle);
+    await this.storeBundle(bundle, meta);
+    let value: unknown;
+    try {
+      value = await this.call({ t: "load", id: this.nextId++, digest: bundle.digest });
+    } catch (err) {
+      if (err instanceof VcpError) throw err;
+      throw new VcpError("INVALID_BUNDLE", `bundle ${bundle.name} (${bundle.digest}) failed to load: ${(err as Error).message}`, {
+        bundle: bundle.name,
+        digest: bundle.digest,
+      });
+    }
+    this.loaded.set(bundle.digest, meta);
+    this.latestByName.set(bundle.name, bundle.digest);
+    if (this.quarantined.delete(bundle.digest)) {
+      this.logger.info({ bundle: bundle.name, digest: bundle.digest }, "sandbox: bundle reloaded, quarantine lifted");
+    }
+    this.suspects.delete(bundle.digest);
+    this.slow.reset(bundle.digest);
+    return value as { exports: string[] };
+  }
+
+  async unloadBundle(digest: string): Promise<void> {
+    this.assertOpen();
+    const meta = this.loaded.get(digest);
+    this.quarantined.delete(digest);
+    this.suspects.delete(digest);
+    this.slow.reset(digest);
+    if (meta === undefined) return;
+    this.loaded.delete(digest);
+    if (this.latestByName.get(meta.name) === digest) this.latestByName.delete(meta.name);
+    // The files stay: content-addressed and immutable, they are harmless, and a chain already in
+    // flight may still need them on a cold worker. A temporary code directory goes on close().
+    await this.call({ t: "unload", id: this.nextId++, digest });
+  }
+
+  runChain(task: ChainTask): Promise<ChainTaskResult> {
+    if (this.closing) return Promise.reject(closedError());
+    if (this.broken) return Promise.reject(this.broken);
+    if (task.plan.hooks.length === 0) {
+      // The runtime short-circuits empty chains before they get here (DESIGN §4.1); answer the same way.
+      return Promise.resolve({ result: emptyResult(task), events: [] });
+    }
+    let hooks: readonly ResolvedHook[];
+    let digests: string[];
+    try {
+      ({ hooks, digests } = this.resolveDigests(task.plan.hooks));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const now = performance.now();
+    const gated = digests.some((d) => this.isGated(d, now));
+    const startsNow =
+      this.host?.ready === true && this.inFlight.size < this.threads && (!gated || this.gatedInFlight === 0);
+    if (!startsNow && this.queuedCount() >= this.maxQueue) {
+      return Promise.reject(
+        new VcpError(
+          "SANDBOX_OVERLOADED",
+          `sandbox queue is full: ${this.queuedCount()} chains already wait (maxQueue ${this.maxQueue}); retry later`,
+          { maxQueue: this.maxQueue, queued: this.queuedCount(), inFlight: this.inFlight.size },
+        ),
+      );
+    }
+    return new Promise<ChainTaskResult>((resolve, reject) => {
+      this.waiting.push({
+        id: this.nextId++,
+        task,
+        hooks,
+        digests,
+        gated: false,
+        dispatches: 0,
+        dispatchedAt: 0,
+        resolve,
+        reject,
+      });
+      this.pump();
+    });
+  }
+
+  stats(): SandboxStats {
+    return {
+      restarts: this.restarts,
+      inFlight: this.inFlight.size,
+      queued: this.queuedCount(),
+      quarantined: [...this.quarantined.keys()],
+      slowBundles: this.slow.slowDigests(performance.now()),
+    };
+  }
+
+  on(event: "restart" | "quarantine", listener: (info: Record<string, unknown>) => void): void {
+    this.emitter.on(event, listener);
+  }
+
+  close(): Promise<void> {
+    this.closePromise ??= this.closeGracefully();
+    return this.closePromise;
+  }
+
+  // ── chains ─────────────────────────────────────────────────────────────────────────────────────
+
+  private resolveDigests(planHooks: readonly ResolvedHook[]): { hooks: readonly ResolvedHook[]; digests: string[] } {
+    let hooks: ResolvedHook[] | undefined;
+    const digests: string[] = [];
+    for (let i = 0; i < planHooks.length; i++) {
+      const hook = planHooks[i]!;
+      let digest = hook.action.digest;
+      if (digest === undefined) {
+        digest = this.latestByName.get(hook.action.bundle);
+        if (digest !== undefined) {
+          // Hooks are frozen: copy the one hook that needs its revision pinned for the worker.
+          hooks ??= planHooks.slice();
+          hooks[i] = Object.freeze({ ...hook, action: Object.freeze({ ...hook.action, digest }) });
+        }
+      }
+      if (!hook.enabled) continue;
+      if (digest === undefined || !this.loaded.has(digest)) {
+        throw new VcpError(
+          "UNKNOWN_BUNDLE",
+          `hook ${hook.name} refers to bundle ${hook.action.bundle}${digest ? ` (${digest})` : ""}, which the sandbox has not loaded`,
+          { hook: hook.name, bundle: hook.action.bundle, ...(digest ? { digest } : {}) },
+        );
+      }
+      if (!digests.includes(digest)) digests.push(digest);
+    }
+    return { hooks: hooks ?? planHooks, digests };
+  }
+
+  private isGated(digest: string, now: number): boolean {
+    if (this.slow.isSlow(digest, now)) return true;
+    const since = this.suspects.get(digest);
+    if (since === undefined) return false;
+    if (now - since > SUSPECT_MS) {
+      this.suspects.delete(digest);
+      return false;
+    }
+    return true;
+  }
+
+  /** Chains waiting for a thread: here, plus those the host holds beyond its threads. */
+  private queuedCount(): number {
+    return this.waiting.length + Math.max(0, this.inFlight.size - this.threads);
+  }
+
+  private pump(): void {
+    const host = this.host;
+    if (host === undefined || !host.ready) return;
+    const now = performance.now();
+    let i = 0;
+    while (i < this.waiting.length && this.inFlight.size < this.hostCap) {
+      const entry = this.waiting[i]!;
+      const gated = entry.digests.some((d) => this.isGated(d, now));
+      if (gated && this.gatedInFlight > 0) {
+        i++; // one slow/suspect chain at a time; chains behind it of other bundles go ahead
+        continue;
+      }
+      this.waiting.splice(i, 1);
+      entry.gated = gated;
+      if (gated) this.gatedInFlight++;
+      this.dispatch(host, entry);
+    }
+  }
+
+  private dispatch(host: HostHandle, entry: PendingChain): void {
+    entry.dispatches++;
+    entry.dispatchedAt = performance.now();
+    this.inFlight.set(entry.id, entry);
+    let q: string[] | undefined;
+    for (const digest of entry.digests) if (this.quarantined.has(digest)) (q ??= []).push(digest);
+    const message: ChainMessage = {
+      t: "chain",
+      id: entry.id,
+      plan: { type: entry.task.plan.type, revision: entry.task.plan.revision, hooks: entry.hooks },
+      request: entry.task.request,
+      ...(q ? { q } : {}),
+    };
+    host.child.send(message);
+  }
+
+  private settleChain(entry: PendingChain): void {
+    this.inFlight.delete(entry.id); // a no-op during crash recovery, which has cleared the map
+    if (entry.gated) {
+      entry.gated = false;
+      this.gatedInFlight--;
+    }
+  }
+
+  private onChainReply(entry: PendingChain, reply: Extract<FromHost, { t: "reply" }>): void {
+    this.settleChain(entry);
+    if (reply.ok) {
+      const value = reply.value as ChainValue;
+      this.recordTimeouts(entry, value.result);
+      entry.resolve(value);
+    } else {
+      entry.reject(fromWireError(reply.error));
+    }
+  }
+
+  private recordTimeouts(entry: PendingChain, result: ChainResult): void {
+    let now: number | undefined;
+    for (const execution of result.hook_results) {
+      if (execution.outcome !== "timeout") continue;
+      const hook = entry.hooks.find((h) => h.name === execution.hook && h.scope === execution.scope);
+      const digest = hook?.action.digest;
+      if (digest === undefined) continue;
+      now ??= performance.now();
+      const wasSlow = this.slow.isSlow(digest, now);
+      this.slow.record(digest, now);
+      if (!wasSlow && this.slow.isSlow(digest, now)) {
+        this.logger.warn({ bundle: hook!.action.bundle, digest }, "sandbox: bundle keeps timing out; admitting one chain at a time");
+      }
+    }
+  }
+
+  private deliverLogs(lines: GuestLogLine[] | undefined): void {
+    if (lines === undefined) return;
+    for (const line of lines) {
+      if (this.onGuestLog) {
+        try {
+          this.onGuestLog(line);
+        } catch (err) {
+          this.logger.error({ err }, "sandbox: onGuestLog threw");
+        }
+      } else if (this.logger.isLevelEnabled(line.level)) {
+        this.logger[line.level]({ bundle: line.bundle, hook: line.hook, ...(line.fields ? { fields: line.fields } : {}) }, line.message);
+      }
+    }
+  }
+
+  // ── host calls (load / unload / close) ────────────────────────────────────────────────────────
+
+  private call(message: PendingCall["message"]): Promise<unknown> {
+    if (this.broken) return Promise.reject(this.broken);
+    return new Promise((resolve, reject) => {
+      const call: PendingCall = { id: message.id, message, resolve, reject };
+      if (this.host?.ready) this.sendCall(this.host, call);
+      else this.callQueue.push(call);
+    });
+  }
+
+  private sendCall(host: HostHandle, call: PendingCall): void {
+    this.calls.set(call.id, call);
+    host.child.send(call.message);
+  }
+
+  private onCallReply(call: PendingCall, reply: Extract<FromHost, { t: "reply" }>): void {
+    this.calls.delete(call.id);
+    if (reply.ok) call.resolve(reply.value);
+    else call.reject(fromWireError(reply.error as WireError));
+  }
+
+  // ── bundles on disk ─────────────────────────────────────────────────────────────────────────────
+
+  private validateBundle(bundle: BundleCode): BundleMeta {
+    const invalid = (why: string): VcpError =>
+      new VcpError("INVALID_BUNDLE", `bundle ${String(bundle?.name)}: ${why}`, { bundle: bundle?.name, digest: bundle?.digest });
+    if (typeof bundle?.name !== "string" || !BUNDLE_NAME.test(bundle.name)) throw invalid("name must match [a-z0-9_-]{1,64}");
+    if (typeof bundle.digest !== "string" || digestFileStem(bundle.digest) === undefined) {
+      throw invalid("digest must be sha256:<hex> or a token of [A-Za-z0-9_-]");
+    }
+    if (typeof bundle.code !== "string") throw invalid("code must be a string");
+    const bytes = Buffer.byteLength(bundle.code);
+    if (bytes > this.limits.codeBytes) throw invalid(`code is ${bytes} bytes, over the limit of ${this.limits.codeBytes}`);
+    if (!TRUST.has(bundle.trust)) throw invalid("trust must be system, deployment or session");
+    return {
+      name: bundle.name,
+      digest: bundle.digest,
+      trust: bundle.trust,
+      ...(bundle.memoryMb !== undefined ? { memoryMb: bundle.memoryMb } : {}),
+      ...(bundle.isolation !== undefined ? { isolation: bundle.isolation } : {}),
+    };
+  }
+
+  /**
+   * `<stem>.js` is immutable: an existing file must hold the same code (a digest names one content).
+   * Both files are written to a temporary name and renamed, so a worker never reads half a file.
+   */
+  private async storeBundle(bundle: BundleCode, meta: BundleMeta): Promise<void> {
+    const stem = digestFileStem(bundle.digest)!;
+    const codePath = join(this.codeDir, `${stem}.js`);
+    const existing = await readFile(codePath, "utf8").catch(() => undefined);
+    if (existing !== undefined && existing !== bundle.code) {
+      throw new VcpError("INVALID_BUNDLE", `digest ${bundle.digest} is already stored with different code`, {
+        bundle: bundle.name,
+        digest: bundle.digest,
+      });
+    }
+    const suffix = `.${process.pid}.${this.nextId++}.tmp`;
+    if (existing === undefined) {
+      await writeFile(codePath + suffix, bundle.code);
+      await rename(codePath + suffix, codePath);
+    }
+    const metaPath = join(this.codeDir, `${stem}.json`);
+    await writeFile(metaPath + suffix, JSON.stringify(meta));
+    await rename(metaPath + suffix, metaPath);
+  }
+
+  // ── host process lifecycle ──────────────────────────────────────────────────────────────────────
+
+  private startHost(): Promise<void> {
+    const generation = ++this.generation;
+    const config: HostConfig = {
+      threads: this.threads,
+      maxQueue: this.maxQueue,
+      limits: this.limits,
+      fetch: this.fetchPolicy,
+      codeDir: this.codeDir,
+      slotDir: this.slotDir,
+      generation,
+    };
+    return new Promise<void>((resolve, reject) => {
+      let child: ChildProcess;
+      try {
+        // process.execPath: the same Node 24 that runs the caller (npm scripts put it first on PATH).
+        child = fork(fileURLToPath(new URL("./host-main.js", import.meta.url)), [], {
+          execPath: process.execPath,
+          execArgv: ["--no-node-snapshot"], // isolated-vm requires it, per process (DESIGN §1)
+          serialization: "json", // ≈30 µs round trip against ≈120 µs for "advanced" (DESIGN §4.1)
+          stdio: ["ignore", "ignore", "pipe", "ipc"],
+        });
+      } catch (err) {
+        reject(startError(`could not fork the sandbox host: ${(err as Error).message}`));
+        return;
+      }
+      const host: HostHandle = { child, generation, ready: false, disconnected: false, gone: false, stderrTail: "" };
+      this.host = host;
+      const timer = setTimeout(() => {
+        const fail = host.onGoneBeforeReady;
+        host.gone = true; // this death is a failed start, not a crash to recover from
+        if (this.host === host) this.host = undefined;
+        child.kill("SIGKILL");
+        fail?.(`no ready message within ${START_TIMEOUT_MS} ms`);
+      }, START_TIMEOUT_MS);
+      host.onReady = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      host.onGoneBeforeReady = (why) => {
+        clearTimeout(timer);
+        host.onReady = undefined;
+        host.onGoneBeforeReady = undefined;
+        reject(startError(`sandbox host failed to start: ${why}${host.stderrTail ? `\n${host.stderrTail.trim()}` : ""}`));
+      };
+      child.stderr?.setEncoding("utf8");
+      child.stderr?.on("data", (chunk: string) => {
+        host.stderrTail = (host.stderrTail + chunk).slice(-STDERR_TAIL_BYTES);
+      });
+      child.on("message", (message: FromHost) => this.onHostMessage(host, message));
+      child.on("error", (err) => {
+        // Spawn failure (no exit follows) or a failed send to a dying child (exit follows).
+        if (child.pid === undefined) {
+          host.exit = { code: null, signal: null };
+          host.disconnected = true;
+          this.onHostGone(host, err.message);
+        }
+      });
+      child.on("exit", (code, signal) => {
+        host.exit = { code, signal };
+        if (host.disconnected || !child.connected) {
+          host.disconnected = true;
+          this.onHostGone(host);
+        }
+      });
+      // Replies still in the pipe are read before "disconnect": act on a death only after both events.
+      child.on("disconnect", () => {
+        host.disconnected = true;
+        if (host.exit) this.onHostGone(host);
+      });
+      child.send({ t: "init", config } satisfies ToHost);
+    });
+  }
+
+  private onHostMessage(host: HostHandle, message: FromHost): void {
+    if (host !== this.host) return;
+    if (message.t === "ready") {
+      host.ready = true;
+      this.startFailures = 0;
+      host.onGoneBeforeReady = undefined;
+      const onReady = host.onReady;
+      host.onReady = undefined;
+      onReady?.();
+      return;
+    }
+    this.deliverLogs(message.logs);
+    const chain = this.inFlight.get(message.id);
+    if (chain !== undefined) {
+      this.onChainReply(chain, message);
+      this.pump();
+      this.checkDrained();
+      return;
+    }
+    const call = this.calls.get(message.id);
+    if (call !== undefined) {
+      this.onCallReply(call, message);
+      this.checkDrained();
+    }
+  }
+
+  private onHostGone(host: HostHandle, error?: string): void {
+    if (host.gone) return;
+    host.gone = true;
+    if (host !== this.host) return;
+    this.host = undefined;
+    const exit = host.exit ?? { code: null, signal: null };
+    if (host.onGoneBeforeReady) {
+      host.onGoneBeforeReady(error ?? `exited (code ${exit.code}, signal ${exit.signal})`);
+      return;
+    }
+    if (this.stopping) {
+      this.onStopped?.();
+      return;
+    }
+    this.recoverFromCrash(host, exit);
+  }
+
+  /**
+   * The host died with work in flight (DESIGN §4.1): attribute, answer, quarantine, restart.
+   * Chains inside a hook get a `crashed` result for it; chains that had not started a hook go back
+   * to the front of the queue once (guest side effects are data only, so a rerun is safe).
+   */
+  private recoverFromCrash(host: HostHandle, exit: { code: number | null; signal: NodeJS.Signals | null }): void {
+    const now = performance.now();
+    const records = readSlots(this.slotDir, host.generation);
+    this.removeSlots(host.generation);
+    const attribution = attributeCrash(
+      records,
+      (taskId, hookName) => this.inFlight.get(taskId)?.hooks.find((h) => h.name === hookName)?.action.digest,
+      (digest) => this.suspects.has(digest),
+      (taskId) => this.calls.get(taskId)?.message.t === "load",
+    );
+    const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+    const requeue: PendingChain[] = [];
+    let crashed = 0;
+    const entries = [...this.inFlight.values()].sort((a, b) => a.id - b.id);
+    this.inFlight.clear();
+    for (const entry of entries) {
+      this.settleChain(entry);
+      const runningHook = attribution.running.get(entry.id);
+      if (runningHook === undefined && entry.dispatches < 2) {
+        requeue.push(entry);
+        continue;
+      }
+      const hook =
+        entry.hooks.find((h) => h.name === runningHook) ?? entry.hooks.find((h) => h.enabled) ?? entry.hooks[0]!;
+      crashed++;
+      entry.resolve(
+        crashedChainValue(entry.task.plan, entry.task.request, hook, now - entry.dispatchedAt, `sandbox host crashed while the hook ran (${how})`),
+      );
+    }
+    this.waiting.unshift(...requeue);
+    for (const call of this.calls.values()) {
+      if (call.message.t === "load") {
+        call.reject(
+          new VcpError("INVALID_BUNDLE", `the sandbox host died (${how}) while loading bundle ${call.message.digest}`, {
+            digest: call.message.digest,
+          }),
+        );
+      } else {
+        call.resolve(null); // an unload has nothing left to release; a close has nothing left to stop
+      }
+    }
+    this.calls.clear();
+
+    const culprits: Record<string, unknown>[] = [];
+    for (const [digest, culprit] of attribution.culprits) {
+      const entry = entries.find((e) => e.id === culprit.taskId);
+      const info = {
+        digest,
+        bundle: this.loaded.get(digest)?.name,
+        hook: culprit.hook,
+        reason: `was running when the sandbox host died (${how}; ${culprit.why})`,
+        ...(entry ? { chain_id: entry.task.request.chainId } : {}),
+      };
+      this.quarantine(digest, info);
+      culprits.push(info);
+    }
+    for (const digest of attribution.suspects) this.suspects.set(digest, now);
+
+    this.restarts++;
+    const info = {
+      generation: host.generation,
+      pid: host.child.pid,
+      code: exit.code,
+      signal: exit.signal,
+      crashedChains: crashed,
+      requeuedChains: requeue.length,
+      culprits,
+      suspects: attribution.suspects,
+      stderrTail: host.stderrTail.slice(-2048),
+    };
+    this.logger.error(info, "sandbox: host process died; restarting");
+    this.emitter.emit("restart", info);
+    this.restarting = this.restartHost().finally(() => {
+      this.restarting = undefined;
+    });
+  }
+
+  private quarantine(digest: string, info: Record<string, unknown>): void {
+    this.quarantined.set(digest, info);
+    this.suspects.delete(digest);
+    this.logger.error(info, "sandbox: bundle quarantined");
+    this.emitter.emit("quarantine", info);
+  }
+
+  private async restartHost(): Promise<void> {
+    for (;;) {
+      if (this.stopping) return;
+      try {
+        await this.startHost();
+        break;
+      } catch (err) {
+        this.startFailures++;
+        this.logger.error({ err, failures: this.startFailures }, "sandbox: host restart failed");
+        if (this.startFailures >= MAX_START_FAILURES) {
+          this.giveUp(err instanceof VcpError ? err : startError(String(err)));
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 100 * 2 ** this.startFailures));
+      }
+    }
+    await this.reloadBundles();
+    const host = this.host;
+    if (host?.ready) {
+      for (const call of this.callQueue.splice(0)) this.sendCall(host, call);
+    }
+    this.pump();
+    this.checkDrained();
+  }
+
+  /**
+   * Load every loaded, non-quarantined bundle into the new host, one at a time: if a reload kills the
+   * host, the culprit is that bundle and nothing else.
+   */
+  private async reloadBundles(): Promise<void> {
+    for (const [digest, meta] of [...this.loaded]) {
+      if (this.quarantined.has(digest)) continue;
+      const host = this.host;
+      if (!host?.ready) return;
+      const id = this.nextId++;
+      try {
+        await new Promise((resolve, reject) => {
+          this.sendCall(host, { id, message: { t: "load", id, digest }, resolve, reject });
+        });
+      } catch (err) {
+        this.quarantine(digest, {
+          digest,
+          bundle: meta.name,
+          reason: `failed to reload after a sandbox restart: ${(err as Error).message}`,
+        });
+        if (this.host !== host) return; // the reload itself killed the host; that recovery takes over
+      }
+    }
+  }
+
+  private giveUp(err: VcpError): void {
+    this.broken = err;
+    for (const entry of this.waiting.splice(0)) entry.reject(err);
+    for (const call of this.callQueue.splice(0)) call.reject(err);
+    this.checkDrained();
+  }
+
+  private removeSlots(generation: number): void {
+    const prefix = `g${generation}-t`;
+    try {
+      for (const name of readdirSync(this.slotDir)) if (name.startsWith(prefix)) unlinkSync(join(this.slotDir, name));
+    } catch {
+      // best effort: a leftover slot of a dead generation is never read again
+    }
+  }
+
+  // ── close ──────────────────────────────────────────────────────────────────────────────────────
+
+  private assertOpen(): void {
+    if (this.closing) throw closedError();
+    if (this.broken) throw this.broken;
+  }
+
+  private checkDrained(): void {
+    if (this.onDrained && this.waiting.length === 0 && this.inFlight.size === 0 && this.calls.size === 0 && this.callQueue.length === 0) {
+      const done = this.onDrained;
+      this.onDrained = undefined;
+      done();
+    }
+  }
+
+  private async closeGracefully(): Promise<void> {
+    this.closing = true;
+    await new Promise<void>((resolve) => {
+      this.onDrained = resolve;
+      this.checkDrained();
+    });
+    // A restart in progress finishes first (its reloads are calls); then the host is stopped.
+    while (this.restarting) await this.restarting;
+    this.stopping = true;
+    const host = this.host;
+    if (host !== undefined && !host.gone) {
+      const stopped = new Promise<void>((resolve) => {
+        this.onStopped = resolve;
+      });
+      const timer = setTimeout(() => host.child.kill("SIGKILL"), STOP_TIMEOUT_MS);
+      if (host.ready && host.child.connected) {
+        host.child.send({ t: "close", id: this.nextId++ } satisfies ToHost);
+      } else {
+        host.child.kill("SIGKILL");
+      }
+      await stopped;
+      clearTimeout(timer);
+    }
+    this.host = undefined;
+    this.cleanupDir();
+  }
+
+  private cleanupDir(): void {
+    if (this.ownsCodeDir) rmSync(this.codeDir, { recursive: true, force: true });
+    else rmSync(this.slotDir, { recursive: true, force: true });
+  }
+}
+
+function emptyResult(task: ChainTask): ChainResult {
+  return {
+    chain_id: task.request.chainId,
+    type: task.plan.type,
+    status: "completed",
+    reason: null,
+    aborted_by: null,
+    context: task.request.context,
+    constitution: task.request.constitution,
+    cascade_failure: false,
+    hook_results: [],
+    duration_ms: 0,
+  };
+}
+
+function closedError(): VcpError {
+  return new VcpError("SANDBOX_CLOSED", "the sandbox was closed; no more work is accepted");
+}
+
+function startError(message: string): VcpError {
+  return new VcpError("SANDBOX_START_FAILED", message);
+}
+
+function positiveInt(value: number, field: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new VcpError("INVALID_CONFIG", `sandbox option ${field} must be a positive integer, got ${String(value)}`, { field });
+  }
+  return value;
+}
+
+function nonNegativeInt(value: number, field: string): number {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new VcpError("INVALID_CONFIG", `sandbox option ${field} must be a non-negative integer, got ${String(value)}`, { field });
+  }
+  return value;
+}

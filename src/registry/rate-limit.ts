@@ -1,0 +1,63 @@
+import type { Clock } from "../observe/events.js";
+
+export const DEFAULT_REGISTRATIONS_PER_MINUTE = 30;
+const WINDOW_MS = 60_000;
+
+/** Verdict of one {@link RateLimiter.take}. */
+export type RateDecision = { ok: true } | { ok: false; retryAfterMs: number };
+
+/**
+ * Per-key limiter for registry calls (spec §8.2.5).
+ *
+ * @example
+ * ```ts
+ * const limiter = createRateLimiter(30, systemClock);
+ * const d = limiter.take("alice");
+ * if (!d.ok) throw new VcpError("RATE_LIMITED", "...", { retry_after_ms: d.retryAfterMs });
+ * ```
+ */
+export interface RateLimiter {
+  /** Consume one unit for `key` if one is available. A refused call consumes nothing. */
+  take(key: string): RateDecision;
+}
+
+/**
+ * A token bucket of `perMinute` tokens refilled continuously, written as GCRA so each key costs one
+ * number: its "theoretical arrival time" (TAT). One call advances TAT by `interval`; a call is refused
+ * while TAT would run more than a full window (minus one interval) ahead of now.
+ *
+ * ```
+ *   now ──────────── TAT ───────────────▶ time
+ *        ≤ window - interval  → allowed, TAT += interval
+ *        > window - interval  → refused, retry after the excess
+ * ```
+ *
+ * Keys whose TAT is in the past hold a full bucket and are indistinguishable from absent keys, so
+ * they are swept when the map grows; an attacker rotating principal ids cannot grow it without bound.
+ *
+ * @example
+ * ```ts
+ * const limiter = createRateLimiter(3, clock); // bursts of 3, then one every 20 s
+ * ```
+ */
+export function createRateLimiter(perMinute: number, clock: Clock): RateLimiter {
+  const interval = WINDOW_MS / perMinute;
+  const tolerance = WINDOW_MS - interval;
+  const tat = new Map<string, number>();
+  let sweepAt = 1024;
+
+  return {
+    take(key) {
+      const now = clock.now();
+      const start = Math.max(tat.get(key) ?? now, now);
+      const ahead = start - now;
+      if (ahead > tolerance) return { ok: false, retryAfterMs: Math.ceil(ahead - tolerance) };
+      tat.set(key, start + interval);
+      if (tat.size > sweepAt) {
+        for (const [k, t] of tat) if (t <= now) tat.delete(k);
+        sweepAt = Math.max(1024, tat.size * 2);
+      }
+      return { ok: true };
+    },
+  };
+}

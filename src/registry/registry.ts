@@ -1,0 +1,280 @@
+import { VcpError } from "../errors.js";
+import type { LifecycleEvent } from "../observe/events.js";
+import { silentLogger } from "../observe/events.js";
+import type { ResolvedHook } from "../model/hook.js";
+import { authorizeScope, checkAllowlist, type ScopeKey } from "./authorize.js";
+import { createRateLimiter, DEFAULT_REGISTRATIONS_PER_MINUTE } from "./rate-limit.js";
+import { createSnapshot, EMPTY_STATE, type HookTable, type RegistryState } from "./snapshot.js";
+import type { RegisterOptions, Registry, RegistryOptions, RegistrySnapshot } from "./types.js";
+import { compileHook } from "./validate.js";
+
+const ALLOWLIST_ENTRY = /^[a-z0-9_-]{1,64}\/[a-z0-9_-]{1,64}$/;
+/** Principal id reported for changes the runtime makes on its own (session close). */
+const SYSTEM_PRINCIPAL_ID = "system";
+
+/**
+ * Creates a hook registry (spec §6, §10.1). Every change validates first, then commits one new
+ * immutable state and snapshot, then emits lifecycle events and notifies listeners; a call that
+ * throws changed nothing and emitted nothing.
+ *
+ * Each call except `dropSession` and `snapshot` consumes one rate unit of its principal first, so
+ * rejected calls count too (spec §8.2.5 is about denial of service, and rejections cost work).
+ *
+ * @example
+ * ```ts
+ * const registry = createRegistry({ clock: systemClock, emit: sink, sessionHookAllowlist: ["pii/strip"] });
+ * const ops = { id: "alice", role: "operator" } as const;
+ * registry.registerAll(bundle.hooks, { scope: "deployment", principal: ops });
+ * const plan = registry.snapshot().chain("pre_inject", sessionId);
+ * ```
+ */
+export function createRegistry(options: RegistryOptions): Registry {
+  const perMinute = options.registrationsPerMinute ?? DEFAULT_REGISTRATIONS_PER_MINUTE;
+  if (!Number.isInteger(perMinute) || perMinute < 1) {
+    throw new VcpError("INVALID_CONFIG", "registry: registrationsPerMinute must be a positive integer", {
+      field: "registrationsPerMinute",
+      received: perMinute,
+    });
+  }
+  for (const entry of options.sessionHookAllowlist ?? []) {
+    if (typeof entry !== "string" || !ALLOWLIST_ENTRY.test(entry)) {
+      throw new VcpError("INVALID_CONFIG", `registry: session hook allowlist entry "${String(entry)}" must be "bundle/hook"`, {
+        field: "sessionHookAllowlist",
+        received: entry,
+      });
+    }
+  }
+  const allowlist: ReadonlySet<string> = new Set(options.sessionHookAllowlist ?? []);
+  const limiter = createRateLimiter(perMinute, options.clock);
+  const logger = options.logger ?? silentLogger;
+  const listeners = new Set<(snapshot: RegistrySnapshot) => void>();
+
+  let state: RegistryState = EMPTY_STATE;
+  let current = createSnapshot(state);
+  /** Next registration sequence number; advanced only by a commit. */
+  let nextSeq = 1;
+
+  /** Rate limit, then scope and authorization: the common prologue of every principal's call. */
+  function begin(opts: RegisterOptions): ScopeKey {
+    const { principal } = opts;
+    if (principal.role !== "system") {
+      const decision = limiter.take(principal.id);
+      if (!decision.ok) {
+        throw new VcpError(
+          "RATE_LIMITED",
+          `hooks: principal "${principal.id}" exceeded ${perMinute} registry changes per minute (spec §8.2.5); retry in ${decision.retryAfterMs} ms`,
+          { principal: principal.id, limit: perMinute, retry_after_ms: decision.retryAfterMs },
+        );
+      }
+    }
+    return authorizeScope(opts);
+  }
+
+  function tableOf(key: ScopeKey): HookTable {
+    return key.scope === "deployment" ? state.deployment : (state.sessions.get(key.sessionId) ?? new Map());
+  }
+
+  /** The next state with `table` as the hooks of `key`'s scope. */
+  function withTable(key: ScopeKey, table: HookTable): RegistryState {
+    const revision = state.revision + 1;
+    if (key.scope === "deployment") return Object.freeze({ revision, deployment: table, sessions: state.sessions });
+    const sessions = new Map(state.sessions);
+    if (table.size === 0) sessions.delete(key.sessionId);
+    else sessions.set(key.sessionId, table);
+    return Object.freeze({ revision, deployment: state.deployment, sessions });
+  }
+
+  /**
+   * Validates `defs` on top of `base` (a working copy, mutated) without touching the registry.
+   * Uniqueness is checked against `base`, which already includes earlier hooks of the same batch.
+   */
+  function stage(defs: readonly unknown[], key: ScopeKey, base: Map<string, ResolvedHook>): ResolvedHook[] {
+    if (!Array.isArray(defs)) {
+      const rule = "must be an array of hook definitions";
+      throw new VcpError("INVALID_HOOK", `hooks: definitions: ${rule}`, { field: "definitions", rule, received: typeof defs });
+    }
+    const admit =
+      key.scope === "session"
+        ? (p: { name: string; action: { bundle: string } }) => checkAllowlist(p.action.bundle, p.name, key.sessionId, allowlist)
+        : undefined;
+    const added: ResolvedHook[] = [];
+    for (const def of defs) {
+      const hook = compileHook(def, {
+        scope: key.scope,
+        sessionId: key.sessionId,
+        seq: nextSeq + added.length,
+        resolveAction: options.resolveAction,
+        predicateOptions: options.predicateOptions,
+        admit,
+      });
+      const existing = base.get(hook.name);
+      if (existing !== undefined) throw duplicate(hook, existing, key);
+      base.set(hook.name, hook);
+      added.push(hook);
+    }
+    return added;
+  }
+
+  function commit(next: RegistryState, events: LifecycleEvent[]): void {
+    state = next;
+    current = createSnapshot(next);
+    // The change is committed; a throwing sink or listener must not make the caller think otherwise.
+    for (const event of events) {
+      try {
+        options.emit(event);
+      } catch (err) {
+        logger.error({ err, event: event.event }, "registry: event sink threw");
+      }
+    }
+    const snapshot = current;
+    for (const listener of [...listeners]) {
+      try {
+        listener(snapshot);
+      } catch (err) {
+        logger.error({ err, revision: snapshot.revision }, "registry: change listener threw");
+      }
+    }
+  }
+
+  function registerMany(defs: readonly unknown[], opts: RegisterOptions): ResolvedHook[] {
+    const key = begin(opts);
+    const table = new Map(tableOf(key));
+    const added = stage(defs, key, table);
+    if (added.length === 0) return added;
+    nextSeq += added.length;
+    commit(withTable(key, table), added.map((h) => registered(h, opts.principal.id)));
+    return added;
+  }
+
+  function lookup(name: string, key: ScopeKey): ResolvedHook {
+    const hook = typeof name === "string" ? tableOf(key).get(name) : undefined;
+    if (hook === undefined) throw unknown(name, key);
+    return hook;
+  }
+
+  const registry: Registry = {
+    register(def, opts) {
+      return registerMany([def], opts)[0] as ResolvedHook;
+    },
+
+    registerAll(defs, opts) {
+      return registerMany(defs, opts);
+    },
+
+    deregister(name, opts) {
+      const key = begin(opts);
+      const hook = lookup(name, key);
+      const table = new Map(tableOf(key));
+      table.delete(name);
+      commit(withTable(key, table), [deregistered(hook, opts.principal.id)]);
+      return hook;
+    },
+
+    replace(removeNames, add, opts) {
+      const key = begin(opts);
+      const table = new Map(tableOf(key));
+      const removed: ResolvedHook[] = [];
+      for (const name of new Set(removeNames)) {
+        removed.push(lookup(name, key));
+        table.delete(name);
+      }
+      const added = stage(add, key, table);
+      if (removed.length === 0 && added.length === 0) return added;
+      nextSeq += added.length;
+      const principal = opts.principal.id;
+      commit(withTable(key, table), [
+        ...removed.map((h) => deregistered(h, principal)),
+        ...added.map((h) => registered(h, principal)),
+      ]);
+      return added;
+    },
+
+    setEnabled(name, enabled, opts) {
+      const key = begin(opts);
+      if (typeof enabled !== "boolean") {
+        const rule = "must be a boolean";
+        throw new VcpError("INVALID_HOOK", `hooks: enabled: ${rule}`, { field: "enabled", rule, received: typeof enabled });
+      }
+      const hook = lookup(name, key);
+      if (hook.enabled === enabled) return hook;
+      // Same seq: re-enabling puts the hook back where it was in the chain.
+      const next: ResolvedHook = Object.freeze({ ...hook, enabled });
+      const table = new Map(tableOf(key));
+      table.set(name, next);
+      commit(withTable(key, table), []);
+      return next;
+    },
+
+    dropSession(sessionId) {
+      const table = state.sessions.get(sessionId);
+      if (table === undefined) return;
+      const key: ScopeKey = { scope: "session", sessionId };
+      commit(
+        withTable(key, new Map()),
+        [...table.values()].map((h) => deregistered(h, SYSTEM_PRINCIPAL_ID)),
+      );
+    },
+
+    snapshot() {
+      return current;
+    },
+
+    onChange(listener) {
+      // Wrapped so subscribing the same function twice yields two independent subscriptions.
+      const entry = (snapshot: RegistrySnapshot) => listener(snapshot);
+      listeners.add(entry);
+      return () => {
+        listeners.delete(entry);
+      };
+    },
+  };
+  return Object.freeze(registry);
+}
+
+function registered(hook: ResolvedHook, principal: string): LifecycleEvent {
+  const payload: Extract<LifecycleEvent, { event: "hook.registered" }>["payload"] = {
+    hook: hook.name,
+    type: hook.type,
+    scope: hook.scope,
+    bundle: hook.action.bundle,
+    priority: hook.priority,
+    principal,
+  };
+  if (hook.session_id !== undefined) payload.session_id = hook.session_id;
+  return { event: "hook.registered", payload };
+}
+
+function deregistered(hook: ResolvedHook, principal: string): LifecycleEvent {
+  const payload: Extract<LifecycleEvent, { event: "hook.deregistered" }>["payload"] = {
+    hook: hook.name,
+    type: hook.type,
+    scope: hook.scope,
+    principal,
+  };
+  if (hook.session_id !== undefined) payload.session_id = hook.session_id;
+  return { event: "hook.deregistered", payload };
+}
+
+function duplicate(hook: ResolvedHook, existing: ResolvedHook, key: ScopeKey): VcpError {
+  const where = key.scope === "deployment" ? "deployment scope" : `session "${key.sessionId}"`;
+  const details: Record<string, unknown> = {
+    hook: hook.name,
+    scope: key.scope,
+    existing_bundle: existing.action.bundle,
+    new_bundle: hook.action.bundle,
+  };
+  if (key.scope === "session") details["session_id"] = key.sessionId;
+  return new VcpError(
+    "DUPLICATE_HOOK",
+    `hooks: "${hook.name}" is already registered in ${where} by bundle "${existing.action.bundle}"; ` +
+      `bundle "${hook.action.bundle}" cannot register it again (spec §6.2.1)`,
+    details,
+  );
+}
+
+function unknown(name: string, key: ScopeKey): VcpError {
+  const where = key.scope === "deployment" ? "deployment scope" : `session "${key.sessionId}"`;
+  const details: Record<string, unknown> = { hook: String(name), scope: key.scope };
+  if (key.scope === "session") details["session_id"] = key.sessionId;
+  return new VcpError("UNKNOWN_HOOK", `hooks: no hook "${String(name)}" is registered in ${where}`, details);
+}

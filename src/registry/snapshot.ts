@@ -1,0 +1,111 @@
+import { compileChainPlan } from "../chain/plan.js";
+import type { ChainPlan } from "../chain/types.js";
+import { VcpError } from "../errors.js";
+import { isHookType, type HookType, type Scope } from "../model/hook-type.js";
+import type { ResolvedHook } from "../model/hook.js";
+import { compareHooks } from "./ordering.js";
+import type { RegistrySnapshot } from "./types.js";
+
+/** Hooks of one scope by name, in registration order. Never mutated once part of a state. */
+export type HookTable = ReadonlyMap<string, ResolvedHook>;
+
+/**
+ * The registry's whole state at one revision. Copy-on-write: a change builds new tables for the
+ * scopes it touches and shares the rest, so an older state (and every snapshot of it) stays valid.
+ *
+ * ```
+ *   RegistryState r7 ──▶ deployment: HookTable ◀── shared ── RegistryState r8
+ *                   └─▶ sessions: { s1 → HookTable }         └─▶ sessions: { s1 → HookTable',
+ *                                                                           s2 → HookTable }
+ * ```
+ */
+export interface RegistryState {
+  readonly revision: number;
+  readonly deployment: HookTable;
+  /** Only sessions with at least one hook have an entry. */
+  readonly sessions: ReadonlyMap<string, HookTable>;
+}
+
+export const EMPTY_STATE: RegistryState = Object.freeze({ revision: 0, deployment: new Map(), sessions: new Map() });
+
+/**
+ * The immutable view of one state (spec §6.3). Plans are compiled on first use and memoized here,
+ * so a plan is built once per (revision, type, session), never per event; a chain that holds a plan
+ * or a snapshot keeps its hooks after a deregistration.
+ *
+ * @example
+ * ```ts
+ * const snap = createSnapshot(state);
+ * snap.chain("pre_inject", "s1") === snap.chain("pre_inject", "s1"); // true
+ * ```
+ */
+export function createSnapshot(state: RegistryState): RegistrySnapshot {
+  const { revision, deployment, sessions } = state;
+  const deploymentPlans = new Map<HookType, ChainPlan>();
+  const sessionPlans = new Map<string, ChainPlan>();
+  // Precomputed at construction: isEmpty sits on the path of every pipeline event.
+  const deploymentEnabled = new Set<HookType>();
+  for (const hook of deployment.values()) if (hook.enabled) deploymentEnabled.add(hook.type);
+  let all: readonly ResolvedHook[] | undefined;
+
+  function deploymentPlan(type: HookType): ChainPlan {
+    let plan = deploymentPlans.get(type);
+    if (plan === undefined) {
+      plan = compileChainPlan(type, ofType(deployment.values(), type).sort(compareHooks), revision);
+      deploymentPlans.set(type, plan);
+    }
+    return plan;
+  }
+
+  const snapshot: RegistrySnapshot = {
+    revision,
+    chain(type, sessionId) {
+      if (!isHookType(type)) throw unknownType(type);
+      const table = sessionId === undefined ? undefined : sessions.get(sessionId);
+      if (table === undefined) return deploymentPlan(type);
+      const own = ofType(table.values(), type);
+      if (own.length === 0) return deploymentPlan(type);
+      const key = `${type}\u0000${sessionId}`;
+      let plan = sessionPlans.get(key);
+      if (plan === undefined) {
+        const hooks = ofType(deployment.values(), type).concat(own).sort(compareHooks);
+        plan = compileChainPlan(type, hooks, revision);
+        sessionPlans.set(key, plan);
+      }
+      return plan;
+    },
+    hooks() {
+      if (all === undefined) {
+        const list = [...deployment.values()];
+        for (const table of sessions.values()) list.push(...table.values());
+        all = Object.freeze(list);
+      }
+      return all;
+    },
+    find(name: string, scope: Scope, sessionId?: string) {
+      if (scope === "deployment") return deployment.get(name);
+      return sessionId === undefined ? undefined : sessions.get(sessionId)?.get(name);
+    },
+    isEmpty(type, sessionId) {
+      if (deploymentEnabled.has(type)) return false;
+      if (!isHookType(type)) throw unknownType(type);
+      const table = sessionId === undefined ? undefined : sessions.get(sessionId);
+      if (table === undefined) return true;
+      for (const hook of table.values()) if (hook.enabled && hook.type === type) return false;
+      return true;
+    },
+  };
+  return Object.freeze(snapshot);
+}
+
+function ofType(hooks: Iterable<ResolvedHook>, type: HookType): ResolvedHook[] {
+  const out: ResolvedHook[] = [];
+  for (const hook of hooks) if (hook.type === type) out.push(hook);
+  return out;
+}
+
+function unknownType(type: unknown): VcpError {
+  return new VcpError("UNKNOWN_HOOK_TYPE", `hooks: "${String(type)}" is not one of the six hook types (spec §3)`, {
+    type: String(type),
+  });
+}

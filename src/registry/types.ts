@@ -1,0 +1,123 @@
+import type { ChainPlan } from "../chain/types.js";
+import type { PredicateOptions } from "../chain/predicate.js";
+import type { HookType, Scope } from "../model/hook-type.js";
+import type { ActionRef, ResolvedHook } from "../model/hook.js";
+import type { Clock, EventSink, Logger } from "../observe/events.js";
+
+/**
+ * Who asks for a registry change (spec §8.2.1). `operator` and `system` may change deployment scope;
+ * a `client` may only register allowlisted hooks in its session. `system` is the runtime itself
+ * (reload at start, cascade disable) and is exempt from rate limits, never from the allowlist.
+ *
+ * @example
+ * ```ts
+ * const ops: Principal = { id: "alice", role: "operator" };
+ * ```
+ */
+export interface Principal {
+  id: string;
+  role: "operator" | "client" | "system";
+}
+
+/**
+ * Answers whether a hook's action is callable (spec §6.2.6): `true`, or the reason it is not.
+ *
+ * @example
+ * ```ts
+ * const resolveAction: ActionResolver = (ref) => loaded.has(ref.bundle) || `bundle "${ref.bundle}" is not installed`;
+ * ```
+ */
+export type ActionResolver = (ref: ActionRef) => true | string;
+
+/**
+ * Everything a registry needs, injected so it runs the same in a test, a worker or the main thread.
+ *
+ * @example
+ * ```ts
+ * const options: RegistryOptions = { clock: systemClock, emit: (e) => log.info(e), sessionHookAllowlist: ["pii/strip"] };
+ * ```
+ */
+export interface RegistryOptions {
+  clock: Clock;
+  /** Receives `hook.registered` / `hook.deregistered` after each successful commit. */
+  emit: EventSink;
+  /** Spec §6.2.6. Without it every action is taken as callable (the bundle layer checks later). */
+  resolveAction?: ActionResolver;
+  /** Entries `"bundle/hook"` a client may register in its session (DESIGN §3.4, spec §8.2.1). */
+  sessionHookAllowlist?: readonly string[];
+  /** Per principal; default 30 (spec §8.2.5). */
+  registrationsPerMinute?: number;
+  predicateOptions?: PredicateOptions;
+  /** Where a throwing event sink or change listener is reported; default silent. */
+  logger?: Logger;
+}
+
+/**
+ * The scope a call acts on and who makes it.
+ *
+ * @example
+ * ```ts
+ * registry.register(def, { scope: "session", sessionId: "s-1", principal: { id: "u1", role: "client" } });
+ * ```
+ */
+export interface RegisterOptions {
+  scope: Scope;
+  /** Required for `scope: "session"`, rejected for `scope: "deployment"`. */
+  sessionId?: string;
+  principal: Principal;
+}
+
+/**
+ * An immutable view of the registry at one revision (spec §6.3): a chain that started on it keeps
+ * its hooks whatever happens to the registry afterwards.
+ *
+ * @example
+ * ```ts
+ * const snap = registry.snapshot();
+ * if (!snap.isEmpty("pre_inject", sessionId)) run(snap.chain("pre_inject", sessionId));
+ * ```
+ */
+export interface RegistrySnapshot {
+  /** Increments on every change. */
+  readonly revision: number;
+  /**
+   * The ordered plan for one type and session, built on first use and memoized in this snapshot. A
+   * session without session hooks gets the very same object as the deployment plan.
+   */
+  chain(type: HookType, sessionId?: string): ChainPlan;
+  /** Every hook, deployment scope first, each scope in registration order. */
+  hooks(): readonly ResolvedHook[];
+  find(name: string, scope: Scope, sessionId?: string): ResolvedHook | undefined;
+  /**
+   * True when no *enabled* hook of `type` applies to the session, so the caller can skip dispatch
+   * entirely (DESIGN §4.1: "no hook registered or enabled ... returns at once").
+   */
+  isEmpty(type: HookType, sessionId?: string): boolean;
+}
+
+/**
+ * The hook registry of spec §6 / §10.1 with copy-on-write snapshots.
+ *
+ * @example
+ * ```ts
+ * const registry = createRegistry({ clock: systemClock, emit: () => {} });
+ * registry.register(def, { scope: "deployment", principal: { id: "ops", role: "operator" } });
+ * ```
+ */
+export interface Registry {
+  register(def: unknown, opts: RegisterOptions): ResolvedHook;
+  /** All or none (bundle install). */
+  registerAll(defs: readonly unknown[], opts: RegisterOptions): ResolvedHook[];
+  /** Throws UNKNOWN_HOOK if `name` is not registered in that scope. */
+  deregister(name: string, opts: RegisterOptions): ResolvedHook;
+  /** Atomic swap (bundle hot swap): `add` is validated as if `removeNames` were gone. */
+  replace(removeNames: readonly string[], add: readonly unknown[], opts: RegisterOptions): ResolvedHook[];
+  /** Operator re-enables a hook disabled after a cascade (spec §7.3.4); keeps the hook's `seq`. */
+  setEnabled(name: string, enabled: boolean, opts: RegisterOptions): ResolvedHook;
+  /** Session closed: its hooks go; not rate limited. */
+  dropSession(sessionId: string): void;
+  /** O(1): the current immutable snapshot. */
+  snapshot(): RegistrySnapshot;
+  /** Called after every commit with the new snapshot; returns an unsubscribe function. */
+  onChange(listener: (snapshot: RegistrySnapshot) => void): () => void;
+}

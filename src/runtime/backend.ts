@@ -1,0 +1,23 @@
+import type { ChainRequest, ChainResult } from "../chain/types.js";
+import type { HookType } from "../model/hook-type.js";
+import type { ResolvedHook } from "../model/hook.js";
+import type { LifecycleEvent } from "../observe/events.js";
+import type { BundleCode } from "../sandbox-host/types.js";
+
+/** One chain as sent to a backend: the plan's hooks as plain data plus the request. */
+export interface BackendChainTask {
+  plan: { type: HookType; revision: number; hooks: readonly ResolvedHook[] };
+  request: ChainRequest;
+}
+
+/**
+ * Where chains run. The default is the supervised isolated-vm sandbox process (`src/pool/`); tests
+ * may pass another implementation to `createRuntime({ backend })`.
+ */
+export interface ChainBackend {
+  loadBundle(bundle: BundleCode): Promise<{ exports: string[] }>;
+  unloadBundle(digest: string): Promise<void>;
+  runChain(task: BackendChainTask): Promise<{ result: ChainResult; events: LifecycleEvent[] }>;
+  stats(): { restarts: number; inFlight: number; queued: number; quarantined: string[]; slowBundles: string[] };
+  close(): Promise<void>;
+}

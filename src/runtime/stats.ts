@@ -1,0 +1,73 @@
+import type { ChainResult } from "../chain/types.js";
+import type { ResolvedHook } from "../model/hook.js";
+import { OUTCOMES, type Outcome } from "../model/result.js";
+
+/** Per-hook counters (spec §5.4.4 timeout counter, §7.1.5 error counter) and latency. */
+export interface HookStatsView {
+  hook: string;
+  type: string;
+  scope: string;
+  session_id?: string;
+  bundle: string;
+  enabled: boolean;
+  calls: number;
+  outcomes: Record<Outcome, number>;
+  timeouts: number;
+  errors: number;
+  mean_duration_ms: number;
+  max_duration_ms: number;
+}
+
+interface Counter {
+  calls: number;
+  outcomes: Record<Outcome, number>;
+  totalMs: number;
+  maxMs: number;
+}
+
+function emptyOutcomes(): Record<Outcome, number> {
+  return Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+}
+
+/** Aggregates hook results on the main thread, where every chain's result arrives in order. */
+export function createHookStats() {
+  const counters = new Map<string, Counter>();
+  const keyOf = (scope: string, hook: string, bundle: string) => `${scope}\u0000${bundle}\u0000${hook}`;
+  return {
+    record(result: ChainResult): void {
+      for (const execution of result.hook_results) {
+        const key = keyOf(execution.scope, execution.hook, execution.bundle);
+        let counter = counters.get(key);
+        if (counter === undefined) {
+          counter = { calls: 0, outcomes: emptyOutcomes(), totalMs: 0, maxMs: 0 };
+          counters.set(key, counter);
+        }
+        counter.outcomes[execution.outcome]++;
+        if (execution.outcome === "skipped_disabled" || execution.outcome === "skipped_predicate") continue;
+        counter.calls++;
+        counter.totalMs += execution.duration_ms;
+        if (execution.duration_ms > counter.maxMs) counter.maxMs = execution.duration_ms;
+      }
+    },
+    view(hooks: readonly ResolvedHook[]): HookStatsView[] {
+      return hooks.map((hook) => {
+        const counter = counters.get(keyOf(hook.scope, hook.name, hook.action.bundle));
+        const outcomes = counter?.outcomes ?? emptyOutcomes();
+        return {
+          hook: hook.name,
+          type: hook.type,
+          scope: hook.scope,
+          ...(hook.session_id !== undefined ? { session_id: hook.session_id } : {}),
+          bundle: hook.action.bundle,
+          enabled: hook.enabled,
+          calls: counter?.calls ?? 0,
+          outcomes,
+          timeouts: outcomes.timeout,
+          errors: outcomes.error + outcomes.invalid_result + outcomes.crashed,
+          mean_duration_ms: counter && counter.calls > 0 ? counter.totalMs / counter.calls : 0,
+          max_duration_ms: counter?.maxMs ?? 0,
+        };
+      });
+    },
+  };
+}

@@ -1,0 +1,363 @@
+/**
+ * Guest-side code run first in every sandbox context (DESIGN §4.3). It is kept here as a string
+ * constant rather than under `sandbox/prelude/` so that `tsc` output carries it without a copy step
+ * and no file path has to be resolved at run time.
+ *
+ * ```
+ *  host                                   guest context
+ *  ────                                   ─────────────
+ *  evalClosureSync(PRELUDE, [cbs, cfg]) ─▶ capture intrinsics, build frozen `vcp`, strip global,
+ *                                          install the `__vcp_bundle` trap; return {finish,run,wait,deliver}
+ *  script.runSync(bundle code)          ─▶ bundle top level assigns __vcp_bundle (trapped)
+ *  finish()                             ─▶ capture exports, delete trap, tame + deep-freeze intrinsics,
+ *                                          lock global bindings; return "name\nname…"
+ *  run(export, inputJson, hook)         ─▶ "R<n>:<result><chain_state>" | "T<n>:<msg><stack>" | "I<msg>" | "P<id>"
+ *  wait(id)  (only after "P")           ─▶ Promise<same encoding>
+ *  deliver(id, reply)  (vcp.fetch only) ─▶ settles the guest promise of one fetch
+ * ```
+ *
+ * Rules the prelude follows because bundle code runs in the same realm between the prelude and
+ * `finish()` and may have replaced any built-in method by then:
+ * - every intrinsic it uses is captured at the top, before any bundle code runs;
+ * - raw host callbacks (`$0`..`$3`) are only ever called directly (`cb(x)`), never passed to or through
+ *   an overridable function (`.call`, `.apply`, array methods, iterators), and never stored in a
+ *   guest-reachable object;
+ * - no array writes or iteration protocols where a guest setter/iterator could observe closure values.
+ */
+export const PRELUDE_SOURCE = String.raw`"use strict"; // SECURITY: strict frames are censored from CallSite.getFunction/getThis and fn.caller, so bundle code cannot reach prelude closures.
+const logCb = $0, sha256Cb = $1, nowCb = $2, fetchCb = $3; // SECURITY: raw callbacks live only in this closure, never on the global or a reachable object.
+const G = globalThis;
+// SECURITY: intrinsics captured before bundle code runs; later replacements cannot subvert the prelude.
+const ObjectFreeze = Object.freeze, ObjectCreate = Object.create, ObjectKeys = Object.keys;
+const ObjectDefineProperty = Object.defineProperty, ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+const ObjectGetPrototypeOf = Object.getPrototypeOf, ObjectGetOwnPropertyNames = Object.getOwnPropertyNames;
+const ReflectOwnKeys = Reflect.ownKeys, ReflectApply = Reflect.apply, ReflectDeleteProperty = Reflect.deleteProperty;
+const JSONparse = JSON.parse, JSONstringify = JSON.stringify, ArrayIsArray = Array.isArray;
+const StringCtor = String, TypeErrorCtor = TypeError, RangeErrorCtor = RangeError, PromiseCtor = Promise;
+const PromiseReject = Promise.reject;
+const StringSlice = String.prototype.slice, StringCharCodeAt = String.prototype.charCodeAt;
+const WeakSetCtor = WeakSet, WeakSetHas = WeakSet.prototype.has, WeakSetAdd = WeakSet.prototype.add;
+const config = JSONparse($4);
+const RESULT_BYTES = config.resultBytes, LOG_LINE_BYTES = config.logLineBytes, SHA256_MAX = config.sha256MaxChars;
+const MESSAGE_MAX = 1024, STACK_MAX = 4096;
+
+function slice(s, a, b) { return ReflectApply(StringSlice, s, [a, b]); }
+
+// Intrinsics that no global name reaches; collected before bundle code can run.
+const hiddenRoots = [
+  ObjectGetPrototypeOf(function* () {}),
+  ObjectGetPrototypeOf(async function () {}),
+  ObjectGetPrototypeOf(async function* () {}),
+  ObjectGetPrototypeOf(Uint8Array),
+  ObjectGetPrototypeOf([][Symbol.iterator]()),
+  ObjectGetPrototypeOf(new Map()[Symbol.iterator]()),
+  ObjectGetPrototypeOf(new Set()[Symbol.iterator]()),
+  ObjectGetPrototypeOf(""[Symbol.iterator]()),
+  ObjectGetPrototypeOf(/a/[Symbol.matchAll]("")),
+  ObjectGetPrototypeOf((function () { return arguments; })()),
+];
+function addRoot(f) { try { const r = f(); if (r !== null && (typeof r === "object" || typeof r === "function")) hiddenRoots[hiddenRoots.length] = r; } catch (e) {} }
+addRoot(() => ObjectGetPrototypeOf([].values().map((x) => x)));
+addRoot(() => ObjectGetPrototypeOf(Iterator.from({ next() { return { done: true }; } })));
+addRoot(() => { const s = new Intl.Segmenter().segment("a"); hiddenRoots[hiddenRoots.length] = ObjectGetPrototypeOf(s[Symbol.iterator]()); return ObjectGetPrototypeOf(s); });
+addRoot(() => {
+  const had = ObjectGetOwnPropertyDescriptor(Error, "prepareStackTrace");
+  Error.prepareStackTrace = (e, frames) => frames;
+  const frames = new Error().stack;
+  if (had === undefined) ReflectDeleteProperty(Error, "prepareStackTrace"); else ObjectDefineProperty(Error, "prepareStackTrace", had);
+  return ArrayIsArray(frames) && frames.length > 0 ? ObjectGetPrototypeOf(frames[0]) : null;
+});
+
+// ── capabilities: guest wrappers that pass only strings/primitives to the captured callbacks ──
+const pendingFetches = ObjectCreate(null);
+const vcpSource = {
+  log(level, message, fields) {
+    const l = StringCtor(level);
+    if (l !== "debug" && l !== "info" && l !== "warn" && l !== "error") {
+      throw new TypeErrorCtor("vcp.log: level must be one of debug, info, warn, error");
+    }
+    let m = message === undefined ? "" : StringCtor(message);
+    if (m.length > LOG_LINE_BYTES) m = slice(m, 0, LOG_LINE_BYTES);
+    let f = "";
+    if (fields !== undefined && fields !== null) {
+      try { f = JSONstringify(fields); } catch (e) { f = "{\"_unserializable\":true}"; }
+      if (typeof f !== "string") f = "";
+      else if (f.length > LOG_LINE_BYTES) f = "{\"_truncated\":true}";
+    }
+    logCb(l, m, f); // SECURITY: only three strings cross to the host.
+  },
+  sha256(text) {
+    const t = StringCtor(text);
+    if (t.length > SHA256_MAX) throw new RangeErrorCtor("vcp.sha256: text longer than " + SHA256_MAX + " characters");
+    const r = sha256Cb(t); // SECURITY: one string in, one string out.
+    if (typeof r !== "string" || r.length !== 64) throw new TypeErrorCtor("vcp.sha256 failed");
+    return r;
+  },
+  now() {
+    const n = nowCb();
+    return typeof n === "number" ? n : NaN;
+  },
+};
+if (fetchCb !== undefined) { // SECURITY: below system trust the capability is absent, not refused.
+  vcpSource.fetch = function fetch(url, init) {
+    const u = StringCtor(url);
+    let initJson = "{}";
+    if (init !== undefined && init !== null) {
+      let headers = null;
+      const h = init.headers;
+      if (h !== undefined && h !== null) {
+        headers = ObjectCreate(null);
+        const keys = ObjectKeys(h);
+        for (let i = 0; i < keys.length; i++) headers[keys[i]] = StringCtor(h[keys[i]]);
+      }
+      const body = init.body === undefined || init.body === null ? null : StringCtor(init.body);
+      const method = init.method === undefined ? "GET" : StringCtor(init.method);
+      initJson = JSONstringify({ method: method, headers: headers, body: body });
+    }
+    const reply = fetchCb(u, initJson); // SECURITY: URL and JSON text only; the host decides before any I/O.
+    if (typeof reply !== "string" || reply[0] !== "#") {
+      return ReflectApply(PromiseReject, PromiseCtor, [new TypeErrorCtor(typeof reply === "string" ? slice(reply, 1, 1025) : "vcp.fetch refused")]);
+    }
+    const id = slice(reply, 1);
+    return new PromiseCtor((resolve, reject) => { pendingFetches[id] = { resolve: resolve, reject: reject }; });
+  };
+}
+const vcp = ObjectFreeze(vcpSource); // SECURITY: the capability object cannot be altered by one call for the next.
+
+// ── reduce the global to the allowlist + vcp ──
+const allow = ObjectCreate(null);
+for (let i = 0; i < config.allow.length; i++) allow[config.allow[i]] = true;
+const globalKeys = ReflectOwnKeys(G);
+for (let i = 0; i < globalKeys.length; i++) {
+  const k = globalKeys[i];
+  if (typeof k === "string" && allow[k] === true) continue;
+  // SECURITY: everything not on the ECMAScript allowlist goes (WebAssembly, SharedArrayBuffer, Atomics, WeakRef, FinalizationRegistry, console); fail closed if it cannot.
+  if (!ReflectDeleteProperty(G, k)) throw new TypeErrorCtor("prelude: cannot remove global " + StringCtor(k));
+}
+ObjectDefineProperty(G, "vcp", { value: vcp, writable: false, enumerable: false, configurable: false }); // SECURITY: binding cannot be replaced.
+
+// The bundle's "var __vcp_bundle = …" assigns through this trap, so the exports never stay global.
+let bundleExports, bundleSet = false;
+ObjectDefineProperty(G, "__vcp_bundle", {
+  configurable: true, enumerable: false,
+  get() { return bundleExports; },
+  set(v) { bundleExports = v; bundleSet = true; },
+});
+
+// Data properties commonly assigned on instances (e.g. "this.name = …" in an Error subclass).
+// Freezing them would make such assignments fail (the "override mistake"); they become accessors whose
+// setter defines an own property on the receiver and refuses to touch the prototype itself.
+function tame(obj, key) {
+  const d = ObjectGetOwnPropertyDescriptor(obj, key);
+  if (d === undefined || !("value" in d)) return;
+  const value = d.value;
+  ObjectDefineProperty(obj, key, {
+    configurable: false, enumerable: d.enumerable,
+    get: function () { return value; },
+    set: function (v) {
+      if (this === obj || this === null || this === undefined) throw new TypeErrorCtor("Cannot assign to read only property of a frozen built-in");
+      ObjectDefineProperty(this, key, { value: v, writable: true, enumerable: true, configurable: true });
+    },
+  });
+}
+function tameAll() {
+  const op = ["constructor", "toString", "valueOf", "toLocaleString", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable"];
+  for (let i = 0; i < op.length; i++) tame(Object.prototype, op[i]);
+  const fp = ["constructor", "toString", "bind", "apply", "call"];
+  for (let i = 0; i < fp.length; i++) tame(Function.prototype, fp[i]);
+  const errs = [Error, AggregateError, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError];
+  if (typeof SuppressedError === "function") errs[errs.length] = SuppressedError;
+  for (let i = 0; i < errs.length; i++) {
+    tame(errs[i].prototype, "constructor"); tame(errs[i].prototype, "name"); tame(errs[i].prototype, "message"); tame(errs[i].prototype, "toString");
+  }
+  tame(Array.prototype, "constructor"); tame(Array.prototype, "toString"); tame(Array.prototype, "push");
+  tame(Promise.prototype, "constructor");
+}
+
+function deepFreeze(roots) {
+  const seen = new WeakSetCtor();
+  let stack = null;
+  for (let i = 0; i < roots.length; i++) stack = { v: roots[i], next: stack };
+  while (stack !== null) {
+    const o = stack.v; stack = stack.next;
+    if (o === null || (typeof o !== "object" && typeof o !== "function") || o === G) continue;
+    if (ReflectApply(WeakSetHas, seen, [o])) continue;
+    ReflectApply(WeakSetAdd, seen, [o]);
+    ObjectFreeze(o);
+    stack = { v: ObjectGetPrototypeOf(o), next: stack };
+    const keys = ReflectOwnKeys(o);
+    for (let i = 0; i < keys.length; i++) {
+      const d = ObjectGetOwnPropertyDescriptor(o, keys[i]);
+      if (d === undefined) continue;
+      if ("value" in d) stack = { v: d.value, next: stack };
+      else { stack = { v: d.get, next: stack }; stack = { v: d.set, next: stack }; }
+    }
+  }
+}
+
+let finished = false, fns = null;
+function finish() {
+  if (finished) throw new TypeErrorCtor("prelude: finish called twice");
+  finished = true;
+  // SECURITY: the exports object is held only by this closure from now on.
+  if (!ReflectDeleteProperty(G, "__vcp_bundle")) throw new TypeErrorCtor("bundle redefined globalThis.__vcp_bundle");
+  const ex = bundleExports;
+  bundleExports = undefined;
+  if (!bundleSet || ex === null || (typeof ex !== "object" && typeof ex !== "function")) {
+    throw new TypeErrorCtor("bundle code did not assign an exports object to globalThis.__vcp_bundle");
+  }
+  fns = ObjectCreate(null);
+  let names = "";
+  const keys = ObjectKeys(ex);
+  for (let i = 0; i < keys.length; i++) {
+    const v = ex[keys[i]];
+    if (typeof v === "function") { fns[keys[i]] = v; names = names === "" ? keys[i] : names + "\n" + keys[i]; }
+  }
+  tameAll();
+  // Only built-ins and vcp are hardened: globals the bundle itself created are module state.
+  const roots = hiddenRoots;
+  roots[roots.length] = vcp;
+  const names2 = ObjectGetOwnPropertyNames(G);
+  for (let i = 0; i < names2.length; i++) {
+    if (allow[names2[i]] !== true) continue;
+    const d = ObjectGetOwnPropertyDescriptor(G, names2[i]);
+    if (d !== undefined && "value" in d) roots[roots.length] = d.value;
+  }
+  deepFreeze(roots); // SECURITY: built-ins, their prototypes and the unnamed intrinsics are frozen, so a call cannot pollute the next.
+  for (let i = 0; i < names2.length; i++) {
+    if (allow[names2[i]] !== true) continue;
+    const d = ObjectGetOwnPropertyDescriptor(G, names2[i]);
+    // SECURITY: global bindings of built-ins cannot be replaced (globalThis.JSON = …).
+    if (d !== undefined && "value" in d && d.configurable) ObjectDefineProperty(G, names2[i], { writable: false, configurable: false });
+  }
+  return names;
+}
+
+function errorText(e) {
+  let message, stack = "";
+  try {
+    if (e !== null && (typeof e === "object" || typeof e === "function")) {
+      const m = e.message;
+      message = m === undefined ? StringCtor(e) : StringCtor(m);
+      const s = e.stack;
+      if (typeof s === "string") stack = s;
+      const n = e.name;
+      if (typeof n === "string" && n !== "" && n !== "Error" && stack === "") message = n + ": " + message;
+    } else {
+      message = StringCtor(e);
+    }
+  } catch (err) {
+    message = "exception could not be converted to a string";
+    stack = "";
+  }
+  if (message.length > MESSAGE_MAX) message = slice(message, 0, MESSAGE_MAX);
+  if (stack.length > STACK_MAX) stack = slice(stack, 0, STACK_MAX);
+  return [message, stack];
+}
+function encodeThrow(e) {
+  const t = errorText(e);
+  return "T" + t[0].length + ":" + t[0] + t[1];
+}
+function shortMessage(e) { return errorText(e)[0]; }
+
+function utf8Bytes(s) {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = ReflectApply(StringCharCodeAt, s, [i]);
+    n += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdbff ? 2 : 3;
+  }
+  return n;
+}
+
+function serialize(result, input) {
+  let r;
+  // SECURITY: getters, proxies, toJSON and cycles run here in the guest, under the isolate timeout.
+  try { r = JSONstringify(result); } catch (e) { return "Iresult is not JSON-serializable: " + shortMessage(e); }
+  if (typeof r !== "string") return "Iresult is undefined or not JSON-serializable";
+  let cs;
+  try { cs = input !== null && typeof input === "object" ? input.chain_state : undefined; }
+  catch (e) { return "Ichain_state could not be read: " + shortMessage(e); }
+  if (cs === null || typeof cs !== "object" || ArrayIsArray(cs)) return "Ichain_state must be a JSON object";
+  let c;
+  try { c = JSONstringify(cs); } catch (e) { return "Ichain_state is not JSON-serializable: " + shortMessage(e); }
+  if (typeof c !== "string" || c[0] !== "{") return "Ichain_state must serialize to a JSON object";
+  const chars = r.length + c.length;
+  // SECURITY: oversized results never leave the isolate (the host re-checks the length).
+  if (chars > RESULT_BYTES || (chars * 3 > RESULT_BYTES && utf8Bytes(r) + utf8Bytes(c) > RESULT_BYTES)) {
+    return "Iresult and chain_state exceed " + RESULT_BYTES + " bytes";
+  }
+  return "R" + r.length + ":" + r + c;
+}
+
+const pendingResults = ObjectCreate(null);
+let nextPending = 0;
+function settleLater(out, then, input) {
+  return new PromiseCtor((resolve) => {
+    try {
+      ReflectApply(then, out, [(v) => { resolve(serialize(v, input)); }, (e) => { resolve(encodeThrow(e)); }]);
+    } catch (e) {
+      resolve(encodeThrow(e));
+    }
+  });
+}
+
+function run(name, inputJson) {
+  const fn = fns === null ? undefined : fns[name];
+  if (typeof fn !== "function") return "Iaction is not an exported function of the bundle";
+  let input;
+  try { input = JSONparse(inputJson); } catch (e) { return "Iinput is not valid JSON"; }
+  let out;
+  try { out = fn(input); } catch (e) { return encodeThrow(e); }
+  if (out !== null && (typeof out === "object" || typeof out === "function")) {
+    let then;
+    try { then = out.then; } catch (e) { return encodeThrow(e); }
+    if (typeof then === "function") {
+      const id = "" + nextPending++;
+      pendingResults[id] = settleLater(out, then, input);
+      return "P" + id;
+    }
+  }
+  return serialize(out, input);
+}
+
+function wait(id) {
+  const p = pendingResults[id];
+  ReflectDeleteProperty(pendingResults, id);
+  return p === undefined ? "Ino pending result" : p;
+}
+
+function deliver(id, reply) {
+  const w = pendingFetches[id];
+  if (w === undefined) return;
+  ReflectDeleteProperty(pendingFetches, id);
+  if (reply[0] !== "{") { w.reject(new TypeErrorCtor(slice(reply, 1, 1025))); return; }
+  let v;
+  try { v = JSONparse(reply); } catch (e) { w.reject(new TypeErrorCtor("vcp.fetch: malformed response")); return; }
+  w.resolve(v);
+}
+
+return { finish: finish, run: run, wait: wait, deliver: deliver };
+`;
+
+/**
+ * Global names a guest context keeps (ECMA-262 and ECMA-402 built-ins shipped by the V8 of Node 24),
+ * besides `vcp`. Everything else on a fresh context's global is deleted by the prelude, including:
+ * `WebAssembly` (its memory escapes the isolate heap limit), `SharedArrayBuffer` and `Atomics`
+ * (shared memory, timing), `FinalizationRegistry` and `WeakRef` (observable GC), `console`.
+ */
+export const GUEST_GLOBAL_ALLOWLIST: readonly string[] = Object.freeze([
+  "globalThis", "Infinity", "NaN", "undefined",
+  "eval", "isFinite", "isNaN", "parseFloat", "parseInt",
+  "decodeURI", "decodeURIComponent", "encodeURI", "encodeURIComponent", "escape", "unescape",
+  "Object", "Function", "Boolean", "Symbol",
+  "Error", "AggregateError", "EvalError", "RangeError", "ReferenceError", "SyntaxError", "TypeError", "URIError",
+  "SuppressedError",
+  "Number", "BigInt", "Math", "Date", "String", "RegExp",
+  "Array", "Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array",
+  "Float16Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array",
+  "Map", "Set", "WeakMap", "WeakSet",
+  "ArrayBuffer", "DataView", "JSON",
+  "Iterator", "Promise", "Reflect", "Proxy",
+  "DisposableStack", "AsyncDisposableStack",
+  "Intl",
+]);

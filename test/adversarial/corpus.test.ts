@@ -1,0 +1,256 @@
+/**
+ * The adversarial corpus (sandbox/corpus/, format in its README) against the real runtime: sandbox
+ * host process, piscina workers, isolated-vm isolates. One test per corpus file, asserting the
+ * exact outcome; after every attack the same runtime must still serve the canary chain exactly.
+ *
+ * SECURITY: corpus files are hostile. They are read as text and bundled by esbuild; they are never
+ * imported or evaluated in this process.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
+import type { ChainResult, HookExecution, Runtime } from "../../src/index.js";
+// The sandbox host and its workers are separate processes/threads that load compiled files, so the
+// runtime is imported from the build (`npm test` runs `tsc` first), like test/integration/pool.
+import { createRuntime, VcpError } from "../../dist/src/index.js";
+import { buildGuest, buildGuestSource } from "../support/guest-build.js";
+import { CATEGORIES, loadCorpus, type CorpusCase } from "./corpus.js";
+
+const corpus = loadCorpus();
+
+const RUNTIME_OPTIONS = {
+  sandbox: {
+    threads: 2,
+    limits: { isolateMemoryMb: 64, resultBytes: 1_048_576 },
+    fetch: { allowHosts: [], denyLlmHosts: ["api.openai.com", "api.anthropic.com"] },
+  },
+  requireSignatures: false,
+};
+
+const BASE_CONTEXT = Object.freeze({ text: "hello", dimensions: Object.freeze({ data_sensitivity: 3 }) });
+const CONSTITUTION = { id: "c1", version: "1", rules: [{ id: "r1", text: "be kind" }] };
+const EVENTS: Record<string, Record<string, unknown>> = {
+  pre_inject: { injection_target: "system", injection_format: "system_prompt", raw_constitution: "be kind" },
+  post_select: { candidates: [CONSTITUTION], selection_rationale: "only one", selection_algorithm: "fixed" },
+  on_transition: { previous_state: "idle", new_state: "active", trigger: "adversarial-suite" },
+  on_conflict: { conflicting_rules: [], composition_strategy: "most_restrictive", conflict_severity: "warning" },
+  on_violation: { output: "text", violated_rules: [], severity: "minor", violation_evidence: "none", retry_count: 0 },
+  periodic: { elapsed_ms: 1000, interval_ms: 1000, tick_count: 1 },
+};
+
+// The canary: a separate, always-installed bundle on a hook type no attack uses.
+const CANARY_BUNDLE = "wb-canary";
+const CANARY_SOURCE = `
+export function canary(input) {
+  return {
+    status: "modify",
+    modified_context: { ...input.context, canary: "served", seen_text: input.context.text },
+    annotations: { polluted: typeof ({}).polluted, array_map: [1, 2].map((x) => x * 3) },
+  };
+}
+`;
+const CANARY_CONTEXT = { text: "canary-input", dimensions: { data_sensitivity: 1 } };
+
+async function installCanary(runtime: Runtime): Promise<void> {
+  await runtime.bundles.install({
+    manifest: {
+      bundle: CANARY_BUNDLE,
+      version: "1.0.0",
+      trust: "deployment",
+      limits: { memory_mb: 64 },
+      hooks: [{ name: "wb_canary", type: "on_transition", action: "canary", priority: 50, timeout_ms: 5000, condition: null }],
+    },
+    code: await buildGuestSource(CANARY_SOURCE),
+  });
+}
+
+async function assertCanaryServes(runtime: Runtime): Promise<void> {
+  const result = await runtime.fire("on_transition", {
+    session: { id: "s-canary" },
+    context: structuredClone(CANARY_CONTEXT),
+    constitution: structuredClone(CONSTITUTION),
+    event: structuredClone(EVENTS["on_transition"]) as never,
+  });
+  expect(result.status).toBe("completed");
+  expect(result.aborted_by).toBeNull();
+  expect(result.cascade_failure).toBe(false);
+  expect(result.context).toEqual({ ...CANARY_CONTEXT, canary: "served", seen_text: "canary-input" });
+  expect(result.constitution).toEqual(CONSTITUTION);
+  expect(result.hook_results).toHaveLength(1);
+  const [hook] = result.hook_results;
+  expect(hook).toMatchObject({ hook: "wb_canary", bundle: CANARY_BUNDLE, scope: "deployment", status: "modify", outcome: "ok" });
+  expect(hook?.annotations).toEqual({ polluted: "undefined", array_map: [3, 6] });
+  // The runtime's own process (this one) must not have been polluted through parsing a result.
+  expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
+  expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain("polluted");
+}
+
+/** A listener the network probes may aim at; any connection to it fails the case. */
+async function startProbeListener(): Promise<{ server: Server; url: string; hits: () => number }> {
+  let hits = 0;
+  const server = createServer((req, res) => {
+    hits++;
+    res.end("exfil received");
+  });
+  server.on("connection", () => hits++);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${port}/exfil`, hits: () => hits };
+}
+
+function attackBundleName(c: CorpusCase): string {
+  return `atk-${c.id}`;
+}
+function attackHookName(c: CorpusCase): string {
+  return `atk_${c.id.replaceAll("-", "_")}`;
+}
+
+function inputFor(c: CorpusCase, call: number, probeUrl: string) {
+  const context: Record<string, unknown> = { ...structuredClone(BASE_CONTEXT), ...(c.input.context ?? {}) };
+  if (c.networkProbe) context["probe_url"] = probeUrl;
+  return {
+    session: { id: c.sessions[call] ?? `s-${c.id}` },
+    context,
+    constitution: (c.input.constitution ?? structuredClone(CONSTITUTION)) as typeof CONSTITUTION,
+    event: (c.input.event ?? structuredClone(EVENTS[c.hook.type])) as never,
+  };
+}
+
+async function runCase(runtime: Runtime, c: CorpusCase, probe: { url: string; hits: () => number }): Promise<void> {
+  const code = await buildGuest(c.file);
+  const restartsBefore = runtime.status().sandbox.restarts;
+  const hitsBefore = probe.hits();
+  const manifest = {
+    bundle: attackBundleName(c),
+    version: "1.0.0",
+    trust: c.hook.trust,
+    limits: { memory_mb: 64 },
+    isolation: c.isolation,
+    hooks: [
+      {
+        name: attackHookName(c),
+        type: c.hook.type,
+        action: "action",
+        priority: 50,
+        timeout_ms: c.hook.timeout_ms,
+        fail_closed: c.hook.fail_closed,
+        condition: c.hook.condition as never,
+      },
+    ],
+  };
+
+  const e = c.expect;
+  if (e.kind === "install_error") {
+    const error = await runtime.bundles.install({ manifest, code }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    if (error === undefined) await runtime.bundles.remove(manifest.bundle);
+    expect(error, "install must be refused").toBeInstanceOf(VcpError);
+    expect((error as VcpError).code).toBe(e.code);
+    expect(runtime.bundles.get(manifest.bundle)).toBeUndefined();
+    await assertRecycled(runtime, e.recycled, restartsBefore);
+    await assertCanaryServes(runtime);
+    return;
+  }
+
+  const info = await runtime.bundles.install({ manifest, code });
+  try {
+    let result: ChainResult | undefined;
+    let input = inputFor(c, 0, probe.url);
+    let fireMs = 0;
+    for (let call = 0; call < c.calls; call++) {
+      input = inputFor(c, call, probe.url);
+      const sentContext = structuredClone(input.context);
+      const t0 = performance.now();
+      result = await runtime.fire(c.hook.type, input);
+      fireMs = performance.now() - t0;
+      input.context = sentContext;
+    }
+    if (result === undefined) throw new Error("no call was made");
+
+    const mine = result.hook_results.filter((h: HookExecution) => h.bundle === manifest.bundle);
+    expect(mine, "exactly one result of the attack hook").toHaveLength(1);
+    const hook = mine[0] as HookExecution;
+    const detail = `outcome=${hook.outcome} status=${hook.status} error=${String(hook.error).slice(0, 300)} annotations=${JSON.stringify(hook.annotations)?.slice(0, 300)}`;
+    expect(hook.outcome, detail).toBe(e.outcome);
+    expect(hook.status, detail).toBe(e.status);
+    expect(hook.hook).toBe(attackHookName(c));
+    if (e.errorMatches) expect(String(hook.error), detail).toMatch(e.errorMatches);
+    if (e.errorNotMatches) expect(String(hook.error ?? "")).not.toMatch(e.errorNotMatches);
+    if (e.annotations) {
+      expect(hook.annotations, detail).toBeTypeOf("object");
+      for (const [key, value] of Object.entries(e.annotations)) {
+        expect(Object.prototype.hasOwnProperty.call(hook.annotations, key), `annotation '${key}' reported (${detail})`).toBe(true);
+        expect(hook.annotations?.[key], `annotation '${key}'`).toEqual(value);
+      }
+    }
+    // Runtime-measured duration: a number, never the guest's forgery.
+    expect(Number.isFinite(hook.duration_ms) && hook.duration_ms >= 0).toBe(true);
+    if (e.maxDurationMs !== null) expect(hook.duration_ms).toBeLessThanOrEqual(e.maxDurationMs);
+    expect(fireMs, "wall time of the attack chain").toBeLessThanOrEqual(e.maxFireMs);
+
+    // No attack may abort the chain or change what the next hook sees, unless it is an accepted modify.
+    expect(result.status).toBe("completed");
+    expect(result.aborted_by).toBeNull();
+    expect(result.constitution).toEqual(input.constitution);
+    if (e.context) {
+      for (const [key, value] of Object.entries(e.context)) expect(result.context[key], `context.${key}`).toEqual(value);
+    } else if (e.status !== "modify") {
+      expect(result.context).toEqual(input.context);
+    }
+    expect(Object.getPrototypeOf(result.context)).toBe(Object.prototype);
+    expect((result.context as Record<string, unknown>)["polluted"]).toBeUndefined();
+
+    if (e.outcome === "crashed") expect(runtime.status().sandbox.quarantined).toContain(info.digest);
+    await assertRecycled(runtime, e.recycled, restartsBefore);
+    expect(probe.hits(), "network probe listener must see no connection").toBe(hitsBefore);
+
+    await assertCanaryServes(runtime);
+  } finally {
+    await runtime.bundles.remove(manifest.bundle);
+  }
+  expect(runtime.bundles.get(manifest.bundle)).toBeUndefined();
+}
+
+async function assertRecycled(runtime: Runtime, recycled: "none" | "isolate" | "process", before: number): Promise<void> {
+  if (recycled === "process") {
+    await vi.waitFor(() => expect(runtime.status().sandbox.restarts).toBeGreaterThan(before), { timeout: 15_000, interval: 50 });
+  } else {
+    expect(runtime.status().sandbox.restarts, "the sandbox host must not have died").toBe(before);
+  }
+}
+
+test(`the corpus has at least 40 cases and every category is covered`, () => {
+  expect(corpus.length).toBeGreaterThanOrEqual(40);
+  for (const category of CATEGORIES) {
+    expect(corpus.filter((c) => c.category === category).length, category).toBeGreaterThanOrEqual(1);
+  }
+  expect(new Set(corpus.map((c) => c.id)).size).toBe(corpus.length);
+});
+
+for (const category of CATEGORIES) {
+  const cases = corpus.filter((c) => c.category === category);
+  describe(category, () => {
+    let runtime: Runtime;
+    let probe: Awaited<ReturnType<typeof startProbeListener>>;
+
+    beforeAll(async () => {
+      probe = await startProbeListener();
+      runtime = await createRuntime(RUNTIME_OPTIONS as Parameters<typeof createRuntime>[0]);
+      await installCanary(runtime);
+      await assertCanaryServes(runtime);
+    }, 60_000);
+
+    afterAll(async () => {
+      await runtime?.close();
+      await new Promise<void>((resolve) => (probe ? probe.server.close(() => resolve()) : resolve()));
+    }, 60_000);
+
+    for (const c of cases) {
+      test(`${c.category}/${c.id}: ${c.title}`, { timeout: 90_000 }, async () => {
+        await runCase(runtime, c, probe);
+      });
+    }
+  });
+}

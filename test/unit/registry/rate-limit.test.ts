@@ -1,0 +1,98 @@
+import { describe, expect, test } from "vitest";
+import { createRateLimiter } from "../../../src/registry/rate-limit.js";
+import { createRegistry } from "../../../src/registry/index.js";
+import { DEPLOY, OPERATOR, SYSTEM, catchVcp, def, fakeClock, harness, inSession } from "./fixtures.js";
+
+describe("createRateLimiter", () => {
+  test("allows a burst of the limit, then one per window/limit", () => {
+    const clock = fakeClock();
+    const limiter = createRateLimiter(3, clock);
+    expect([limiter.take("a"), limiter.take("a"), limiter.take("a")]).toEqual([{ ok: true }, { ok: true }, { ok: true }]);
+    expect(limiter.take("a")).toEqual({ ok: false, retryAfterMs: 20_000 });
+    clock.advance(19_999);
+    expect(limiter.take("a")).toEqual({ ok: false, retryAfterMs: 1 });
+    clock.advance(1);
+    expect(limiter.take("a")).toEqual({ ok: true });
+    expect(limiter.take("a").ok).toBe(false);
+    clock.advance(60_000);
+    for (let i = 0; i < 3; i++) expect(limiter.take("a").ok).toBe(true);
+    expect(limiter.take("a").ok).toBe(false);
+  });
+
+  test("keys are independent and refused calls consume nothing", () => {
+    const clock = fakeClock();
+    const limiter = createRateLimiter(2, clock);
+    limiter.take("a");
+    limiter.take("a");
+    for (let i = 0; i < 5; i++) expect(limiter.take("a").ok).toBe(false);
+    expect(limiter.take("b").ok).toBe(true);
+    clock.advance(30_000);
+    expect(limiter.take("a").ok).toBe(true);
+  });
+
+  test("sweeping many distinct keys forgets only full buckets", () => {
+    const clock = fakeClock();
+    const limiter = createRateLimiter(1, clock);
+    for (let i = 0; i < 5_000; i++) limiter.take(`k${i}`);
+    // The sweeps that ran while the map grew must not have dropped these still-empty buckets.
+    for (let i = 0; i < 5_000; i += 500) expect(limiter.take(`k${i}`).ok).toBe(false);
+    clock.advance(60_000);
+    for (let i = 0; i < 5_000; i++) expect(limiter.take(`k${i}`).ok).toBe(true);
+  });
+});
+
+describe("registry rate limiting (spec §8.2.5)", () => {
+  test("each mutating call consumes one unit; over the limit → RATE_LIMITED; refilled after time passes", () => {
+    const { registry, clock } = harness({ registrationsPerMinute: 4 });
+    registry.register(def({ name: "a" }), DEPLOY);
+    registry.registerAll([def({ name: "b" }), def({ name: "c" })], DEPLOY);
+    registry.setEnabled("a", false, DEPLOY);
+    registry.deregister("b", DEPLOY);
+    const err = catchVcp(() => registry.replace(["c"], [def({ name: "d" })], DEPLOY));
+    expect(err.code).toBe("RATE_LIMITED");
+    expect(err.details).toEqual({ principal: "alice", limit: 4, retry_after_ms: 15_000 });
+    expect(err.message).toContain("alice");
+    expect(registry.snapshot().find("c", "deployment")).toBeDefined();
+
+    clock.advance(15_000);
+    registry.replace(["c"], [def({ name: "d" })], DEPLOY);
+    expect(registry.snapshot().find("d", "deployment")).toBeDefined();
+    expect(catchVcp(() => registry.deregister("d", DEPLOY)).code).toBe("RATE_LIMITED");
+  });
+
+  test("failed calls count too: invalid registrations cannot be used to hammer the registry", () => {
+    const { registry } = harness({ registrationsPerMinute: 2 });
+    catchVcp(() => registry.register(def({ priority: 101 }), DEPLOY));
+    catchVcp(() => registry.deregister("nope", DEPLOY));
+    expect(catchVcp(() => registry.register(def(), DEPLOY)).code).toBe("RATE_LIMITED");
+  });
+
+  test("the limit is per principal id", () => {
+    const { registry } = harness({ registrationsPerMinute: 1 });
+    registry.register(def({ name: "a" }), DEPLOY);
+    expect(catchVcp(() => registry.register(def({ name: "b" }), DEPLOY)).code).toBe("RATE_LIMITED");
+    registry.register(def({ name: "b" }), { scope: "deployment", principal: { id: "carol", role: "operator" } });
+    registry.register(def({ name: "strip-pii" }), inSession("s1", { id: "dave", role: "client" }));
+    expect(registry.snapshot().hooks().map((h) => h.name)).toEqual(["a", "b", "strip-pii"]);
+  });
+
+  test("role system is exempt; dropSession is not limited", () => {
+    const { registry } = harness({ registrationsPerMinute: 1 });
+    const sys = { scope: "deployment" as const, principal: SYSTEM };
+    for (let i = 0; i < 10; i++) registry.register(def({ name: `h${i}` }), sys);
+    for (let i = 0; i < 10; i++) registry.setEnabled(`h${i}`, false, sys);
+    for (let i = 0; i < 10; i++) registry.dropSession(`s${i}`);
+    expect(registry.snapshot().hooks()).toHaveLength(10);
+  });
+
+  test("default is 30 per minute", () => {
+    const registry = createRegistry({ clock: fakeClock(), emit: () => {} });
+    for (let i = 0; i < 30; i++) registry.register(def({ name: `h${i}` }), { scope: "deployment", principal: OPERATOR });
+    const err = catchVcp(() => registry.register(def({ name: "h30" }), { scope: "deployment", principal: OPERATOR }));
+    expect(err.details).toMatchObject({ limit: 30, retry_after_ms: 2_000 });
+  });
+
+  test.each([0, -1, 1.5, Number.NaN])("registrationsPerMinute %s is INVALID_CONFIG", (n) => {
+    expect(catchVcp(() => createRegistry({ clock: fakeClock(), emit: () => {}, registrationsPerMinute: n })).code).toBe("INVALID_CONFIG");
+  });
+});

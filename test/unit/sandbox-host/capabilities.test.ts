@@ -1,0 +1,59 @@
+import { describe, expect, test } from "vitest";
+import { buildLogLine, checkFetchUrl, compileFetchPolicy, truncateUtf8 } from "../../../src/sandbox-host/capabilities.js";
+import { scrubGuestText } from "../../../src/sandbox-host/scrub.js";
+
+describe("checkFetchUrl", () => {
+  const policy = compileFetchPolicy({ allowHosts: ["API.example.com", "api.openai.com"], denyLlmHosts: ["api.openai.com."] });
+  test.each([
+    ["https://api.example.com/x", true],
+    ["http://api.example.com:8080/x", true],
+    ["https://api.example.com./x", true],
+    ["https://sub.api.example.com/x", false],
+    ["https://example.com/x", false],
+    ["https://api.openai.com/v1", false],
+    ["https://API.OPENAI.COM/v1", false],
+    ["https://x.api.openai.com/v1", false],
+    ["file:///etc/passwd", false],
+    ["data:text/plain,hi", false],
+    ["https://a:b@api.example.com/", false],
+    ["//api.example.com", false],
+  ])("%s → %s", (url, ok) => {
+    expect(checkFetchUrl(policy, url).ok).toBe(ok);
+  });
+});
+
+describe("scrubGuestText", () => {
+  test("drops host frames after the isolated-vm boundary and prelude frames", () => {
+    const text = [
+      "TypeError: boom",
+      "    at act (vcp-bundle:///p.js:1:23)",
+      "    at run (vcp-prelude:///prelude.js:300:10)",
+      "    at (<isolated-vm boundary>)",
+      "    at SandboxIsolateHost.invoke (/work/main/src/sandbox-host/isolate-host.ts:10:2)",
+    ].join("\n");
+    expect(scrubGuestText(text)).toBe("TypeError: boom\n    at act (vcp-bundle:///p.js:1:23)");
+  });
+  test("replaces absolute paths and file URLs", () => {
+    expect(scrubGuestText("failed at /home/op/app/x.js:3:4 and file:///srv/a.js")).toBe("failed at <host> and <host>");
+  });
+  test("truncates", () => {
+    expect(scrubGuestText("x".repeat(5000))).toHaveLength(4096);
+  });
+});
+
+describe("log lines", () => {
+  test("truncateUtf8 never splits a character", () => {
+    expect(truncateUtf8("aé", 2)).toBe("a");
+    expect(truncateUtf8("€€", 5)).toBe("€");
+    expect(truncateUtf8("abc", 3)).toBe("abc");
+  });
+  test("buildLogLine rejects malformed calls", () => {
+    expect(buildLogLine("b", "h", "fatal", "m", "", 100)).toBeUndefined();
+    expect(buildLogLine("b", "h", "info", 42, "", 100)).toBeUndefined();
+    expect(buildLogLine("b", "h", "info", "m", "[1,2]", 100)).toEqual({ bundle: "b", hook: "h", level: "info", message: "m", fields: { value: [1, 2] } });
+  });
+  test("buildLogLine redacts secret-looking keys at any depth and drops prototype keys", () => {
+    const line = buildLogLine("b", "h", "info", "m", '{"a":{"password":"x","Authorization":"y"},"constructor":{"prototype":1},"ok":1}', 1000);
+    expect(line?.fields).toEqual({ a: { password: "[REDACTED]", Authorization: "[REDACTED]" }, ok: 1 });
+  });
+});
