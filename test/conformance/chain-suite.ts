@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Runtime, RuntimeOptions, LifecycleEventMap, LifecycleEventName } from "../../src/index.js";
-import { HOOK_TYPES, VcpError } from "../../src/index.js";
+import { HOOK_TYPES, type VcpError } from "../../src/index.js";
 import { periodicIntervalMs } from "../../src/model/hook.js";
 import { testBundle } from "../support/bundles.js";
 import { constitution, events, fireInput } from "../support/fixtures.js";
@@ -25,7 +25,8 @@ export function defineChainConformance(backendName: string, make: Make): void {
   describe(`conformance (${backendName})`, () => {
     let rt: Runtime;
     beforeAll(async () => {
-      rt = await make({ sessionHookAllowlist: ["sess-offer/observe_selection", "sess-offer/try_modify", "sess-offer/try_abort"] });
+      // Tests install and remove many bundles quickly; the rate limit has its own case below.
+      rt = await make({ registrationsPerMinute: 100_000, sessionHookAllowlist: ["sess-offer/observe_selection", "sess-offer/try_modify", "sess-offer/try_abort"] });
     });
     afterAll(async () => {
       await rt?.close();
@@ -406,7 +407,7 @@ export function defineChainConformance(backendName: string, make: Make): void {
           () => undefined,
           (e: unknown) => e,
         );
-        expect(error, field).toBeInstanceOf(VcpError);
+        expect(error, field).toMatchObject({ name: "VcpError", code: "INVALID_BUNDLE" });
         expect((error as VcpError).message, field).toContain(field);
         expect(rt.bundles.get(b), field).toBeUndefined();
         expect(rt.status().registry_revision, field).toBe(revision);
@@ -589,6 +590,25 @@ export function defineChainConformance(backendName: string, make: Make): void {
         expect(r).toMatchObject({ status: "aborted", aborted_by: "fc_spin" });
         expect(r.hook_results[0]!.outcome).toBe("timeout");
       });
+    });
+
+    test("§8.2.5 registrations and deregistrations are rate-limited per principal", async () => {
+      const limited = await make({ registrationsPerMinute: 2 });
+      try {
+        const ops = { id: "ops-1", role: "operator" as const };
+        const a = uniq("rl");
+        await limited.bundles.install(testBundle(a, [{ name: "rl_one", type: "pre_inject" }], { rl_one: appendTag("x") }), { principal: ops });
+        await limited.bundles.remove(a, { principal: ops });
+        await expect(
+          limited.bundles.install(testBundle(uniq("rl"), [{ name: "rl_two", type: "pre_inject" }], { rl_two: appendTag("x") }), { principal: ops }),
+        ).rejects.toMatchObject({ code: "RATE_LIMITED", details: expect.objectContaining({ principal: "ops-1" }) });
+        // Another principal has its own budget.
+        const b = uniq("rl");
+        await limited.bundles.install(testBundle(b, [{ name: "rl_three", type: "pre_inject" }], { rl_three: appendTag("x") }), { principal: { id: "ops-2", role: "operator" } });
+        expect(limited.bundles.list().map((x) => x.bundle)).toEqual([b]);
+      } finally {
+        await limited.close();
+      }
     });
 
     test("DESIGN §4.3 an empty chain returns at once with the input unchanged", async () => {

@@ -66,7 +66,7 @@ export function createVmBackend(options: { resultBytes?: number } = {}): ChainBa
   const backend = {
     invocations: 0,
     async loadBundle(code: BundleCode) {
-      const context = vm.createContext({}, { microtaskMode: "afterEvaluate" });
+      const context = vm.createContext({});
       try {
         new vm.Script(code.code, { filename: `bundle:${code.name}` }).runInContext(context, { timeout: 1000 });
       } catch (err) {
