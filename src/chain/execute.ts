@@ -1,7 +1,7 @@
 import type { Constitution } from "../model/constitution.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { VcpContext } from "../model/input.js";
-import type { Outcome, ResultStatus } from "../model/result.js";
+import type { ResultStatus } from "../model/result.js";
 import type { Clock, EventSink, InputSummary } from "../observe/events.js";
 import { parseGuestJson, parseHookResult, sanitizeGuestText } from "./result.js";
 import type {
@@ -23,9 +23,6 @@ export interface ChainDeps {
   /** Reported in `hook.cascade_failure` so listeners know whether the runtime will disable the hooks. */
   disableFailingHooks?: boolean;
 }
-
-/** Outcomes that count as a hook failure for spec §7.3 (exception or timeout) and for `fail_closed`. */
-const FAILURE_OUTCOMES: ReadonlySet<Outcome> = new Set(["timeout", "error", "invalid_result", "crashed"]);
 
 /**
  * The chain's evolving input. Each part is serialized to JSON once and again only after a `modify`

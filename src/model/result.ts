@@ -49,3 +49,6 @@ export const OUTCOMES = [
   "crashed",
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
+
+/** Outcomes that count as a hook failure: spec §7.3 cascades, §7.4 fail-closed, error counters. */
+export const FAILURE_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>(["timeout", "error", "invalid_result", "crashed"]);

@@ -7,6 +7,7 @@ import type { HookDefinition, ResolvedHook } from "../model/hook.js";
 import type { Constitution } from "../model/constitution.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";
 import { assertChainInput } from "../model/validate-input.js";
+import { FAILURE_OUTCOMES } from "../model/result.js";
 import type { HookEventMap } from "../model/events.js";
 import type { ChainPlan, ChainResult } from "../chain/types.js";
 import { systemClock, silentLogger, type Clock, type LifecycleEvent, type LifecycleEventMap, type LifecycleEventName, type Logger } from "../observe/events.js";
@@ -383,7 +384,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
 
   function disableFailing(result: ChainResult, sessionId: string): void {
     for (const execution of result.hook_results) {
-      if (!["timeout", "error", "invalid_result", "crashed"].includes(execution.outcome)) continue;
+      if (!FAILURE_OUTCOMES.has(execution.outcome)) continue;
       try {
         registry.setEnabled(execution.hook, false, { scope: execution.scope, ...(execution.scope === "session" ? { sessionId } : {}), principal: SYSTEM_PRINCIPAL });
       } catch (err) {

@@ -91,8 +91,6 @@ interface BundleEntry {
   calls: number;
 }
 
-type Failure = { kind: "threw" | "invalid"; message: string };
-
 /**
  * Create the isolate side of one worker: one isolated-vm isolate per loaded bundle revision.
  *

@@ -25,6 +25,9 @@ const RUNTIME_OPTIONS = {
     fetch: { allowHosts: [], denyLlmHosts: ["api.openai.com", "api.anthropic.com"] },
   },
   requireSignatures: false,
+  // Every case installs and removes a bundle; the per-principal registry rate limit (spec §8.2.5,
+  // tested elsewhere) would otherwise refuse the 31st change within a minute.
+  registrationsPerMinute: 100_000,
 };
 
 const BASE_CONTEXT = Object.freeze({ text: "hello", dimensions: Object.freeze({ data_sensitivity: 3 }) });

@@ -1,9 +1,9 @@
-/* corpus {"id":"timeout-then-serve","category":"cross-call","title":"call 1 spins past its timeout mid-way through mutating module state; call 2 is still served by a working context","hook":{"type":"pre_inject","timeout_ms":200,"trust":"deployment","condition":null},"calls":2,"expect":{"outcome":"ok","status":"continue","error_matches":null,"annotations":{"call":2,"alive":true},"recycled":"none"}} */
-let call = 0;
+/* corpus {"id":"timeout-then-serve","category":"cross-call","title":"call 1 (session s-spin) spins past its timeout; call 2 (s-serve) on the same bundle is served by a working context","hook":{"type":"pre_inject","timeout_ms":200,"trust":"deployment","condition":null},"calls":2,"expect":{"outcome":"ok","status":"continue","error_matches":null,"annotations":{"alive":true,"session":"s-serve"},"recycled":"none"},"sessions":["s-spin","s-serve"]} */
+// The runtime may recreate the context after a timeout (module state is then reset), so the spin
+// is keyed on the session rather than on a module-level call counter.
 export function action(input) {
-  call++;
-  if (call === 1) {
+  if (input.session.id === "s-spin") {
     for (;;) {}
   }
-  return { status: "continue", annotations: { call, alive: true } };
+  return { status: "continue", annotations: { alive: true, session: input.session.id } };
 }

@@ -1,7 +1,9 @@
-/* corpus {"id":"hijack-then","category":"result-tampering","title":"top-level Promise.prototype.then override replaces whatever the runtime chains on the result with a non-string","hook":{"type":"pre_inject","timeout_ms":1000,"trust":"session","condition":null},"calls":1,"expect":{"outcome":"ok","status":"continue","error_matches":null,"annotations":{"v":1},"recycled":"none"}} */
-// A session-trust hook tries to smuggle an abort (or a raw object) past the prelude by rewriting
-// every promise continuation. A runtime that captured `then` at start-up is unaffected; a runtime
-// that is affected must still validate what reaches the host (an abort would be capability_denied).
+/* corpus {"id":"hijack-then","category":"result-tampering","title":"top-level Promise.prototype.then override rewrites the result the runtime chains on into an abort; the host's trust gate still applies","hook":{"type":"pre_inject","timeout_ms":1000,"trust":"session","condition":null},"calls":1,"expect":{"outcome":"capability_denied","status":"continue","error_matches":null,"annotations":null,"recycled":"none"}} */
+// A session-trust hook tries to smuggle an abort past the prelude by rewriting every promise
+// continuation before the runtime freezes the intrinsics. Measured: the prelude chains with the
+// guest's Promise.prototype.then, so the host receives the forged abort, and its trust gate turns it
+// into capability_denied. (A prelude that captured `then` before the bundle's top-level code would
+// report ok with annotations {v: 1}; either is contained, the host gate is what this case pins.)
 const realThen = Promise.prototype.then;
 try {
   Promise.prototype.then = function (onFulfilled, onRejected) {

@@ -66,7 +66,6 @@ const BAD: BadCase[] = [
   ["value bigint", leaf("context.a", "eq", 1n), undefined, "condition.value", /must be a JSON value/],
   ["value Date", leaf("context.a", "eq", new Date(0)), undefined, "condition.value", /plain JSON objects/],
   ["undefined inside array", leaf("context.a", "eq", { a: [1, undefined] }), undefined, "condition.value.a[1]", /must be a JSON value/],
-  // eslint-disable-next-line no-sparse-arrays
   ["array hole", leaf("context.a", "eq", [1, , 2]), undefined, "condition.value[1]", /holes/],
   ["NaN under odd key", leaf("context.a", "eq", { "a b": Number.NaN }), undefined, 'condition.value["a b"]', /finite/],
   ["cyclic value", leaf("context.a", "eq", cyclic), undefined, "condition.value.self", /cycle/],
@@ -103,7 +102,6 @@ const BAD: BadCase[] = [
   ["children empty", { combine: "and", children: [] }, undefined, "condition.children", /must not be empty/],
   ["too many children", { combine: "or", children: [1, 2, 3].map((n) => leaf("context.a", "eq", n)) }, { maxChildren: 2 }, "condition.children", /at most 2 predicates/],
   ["over 64 children", { combine: "or", children: Array.from({ length: 65 }, (_, n) => leaf("context.a", "eq", n)) }, undefined, "condition.children", /at most 64 predicates/],
-  // eslint-disable-next-line no-sparse-arrays
   ["children hole", { combine: "and", children: [leaf("context.a", "eq", 1), , leaf("context.a", "eq", 1)] }, undefined, "condition.children[1]", /plain object/],
   ["child null", { combine: "and", children: [leaf("context.a", "eq", 1), null] }, undefined, "condition.children[1]", /plain object/],
   ["bad child value", { combine: "and", children: [leaf("context.a", "eq", 1), leaf("context.a", "gt", null)] }, undefined, "condition.children[1].value", /finite number or a string/],

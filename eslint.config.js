@@ -1,0 +1,38 @@
+// Lint: correctness rules plus the module map of STYLE.md, enforced by rule rather than review.
+import tseslint from "typescript-eslint";
+
+const restrict = (paths, patterns = []) => ["error", { paths, patterns }];
+const ISOLATED_VM = { name: "isolated-vm", message: "Only src/sandbox-host/ may import isolated-vm (STYLE.md)." };
+const PISCINA = { name: "piscina", message: "Only src/pool/ may import piscina (STYLE.md)." };
+const CHILD_PROCESS = ["node:child_process", "child_process"].map((name) => ({ name, message: "Only src/pool/ starts processes for the sandbox (STYLE.md)." }));
+const IO = ["node:fs", "fs", "node:fs/promises", "node:net", "node:http", "node:https", "pino"].map((name) => ({
+  name,
+  message: "Core modules (chain, registry, integrity, model) do no I/O: take a Logger/Clock instead (STYLE.md).",
+}));
+
+export default tseslint.config(
+  { ignores: ["dist/**", "node_modules/**", "bench/reports/**", "coverage/**", "sandbox/corpus/**"] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      "@typescript-eslint/no-explicit-any": "off",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-this-alias": "off",
+    },
+  },
+  { files: ["src/**/*.ts"], ignores: ["src/sandbox-host/**", "src/pool/**"], rules: { "no-restricted-imports": restrict([ISOLATED_VM, PISCINA, ...CHILD_PROCESS]) } },
+  { files: ["src/pool/**/*.ts"], rules: { "no-restricted-imports": restrict([ISOLATED_VM]) } },
+  { files: ["src/sandbox-host/**/*.ts"], rules: { "no-restricted-imports": restrict([PISCINA, ...CHILD_PROCESS]) } },
+  {
+    files: ["src/chain/**/*.ts", "src/registry/**/*.ts", "src/integrity/**/*.ts", "src/model/**/*.ts"],
+    rules: { "no-restricted-imports": restrict([ISOLATED_VM, PISCINA, ...CHILD_PROCESS, ...IO]) },
+  },
+  {
+    files: ["src/server/**/*.ts", "src/cli/**/*.ts"],
+    rules: {
+      "no-restricted-imports": restrict([ISOLATED_VM, PISCINA, ...CHILD_PROCESS], [
+        { group: ["../*", "!../index.js"], message: "server/ and cli/ import only from src/index.ts (STYLE.md)." },
+      ]),
+    },
+  },
+);

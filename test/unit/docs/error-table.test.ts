@@ -1,0 +1,12 @@
+import { readFileSync } from "node:fs";
+import { expect, test } from "vitest";
+import { ERROR_CODES } from "../../../src/errors.js";
+
+// STYLE.md: every error code is documented in the README's error table, and the table names no
+// code that does not exist.
+test("the README error table lists exactly the error codes of src/errors.ts", () => {
+  const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
+  const section = readme.split("## Error codes")[1]?.split("\n## ")[0] ?? "";
+  const documented = [...section.matchAll(/^\|\s*`([A-Z_]+)`\s*\|/gm)].map((m) => m[1]).sort();
+  expect(documented).toEqual(Object.keys(ERROR_CODES).sort());
+});
