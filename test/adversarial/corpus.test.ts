@@ -68,12 +68,16 @@ async function installCanary(runtime: Runtime): Promise<void> {
 }
 
 async function assertCanaryServes(runtime: Runtime): Promise<void> {
-  const result = await runtime.fire("on_transition", {
-    session: { id: "s-canary" },
-    context: structuredClone(CANARY_CONTEXT),
-    constitution: structuredClone(CONSTITUTION),
-    event: structuredClone(EVENTS["on_transition"]) as never,
-  });
+  const result = await withDeadline(
+    runtime.fire("on_transition", {
+      session: { id: "s-canary" },
+      context: structuredClone(CANARY_CONTEXT),
+      constitution: structuredClone(CONSTITUTION),
+      event: structuredClone(EVENTS["on_transition"]) as never,
+    }),
+    15_000,
+    "the canary chain",
+  );
   expect(result.status).toBe("completed");
   expect(result.aborted_by).toBeNull();
   expect(result.cascade_failure).toBe(false);
@@ -117,6 +121,17 @@ function inputFor(c: CorpusCase, call: number, probeUrl: string) {
     constitution: (c.input.constitution ?? structuredClone(CONSTITUTION)) as typeof CONSTITUTION,
     event: (c.input.event ?? structuredClone(EVENTS[c.hook.type])) as never,
   };
+}
+
+/** Thrown when a fire never returns: the runtime is wedged and the describe block replaces it. */
+class WedgedRuntimeError extends Error {}
+
+function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new WedgedRuntimeError(`${what} did not return within ${ms} ms: the runtime is wedged`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
 async function runCase(runtime: Runtime, c: CorpusCase, probe: { url: string; hits: () => number }): Promise<void> {
@@ -166,7 +181,9 @@ async function runCase(runtime: Runtime, c: CorpusCase, probe: { url: string; hi
       input = inputFor(c, call, probe.url);
       const sentContext = structuredClone(input.context);
       const t0 = performance.now();
-      result = await runtime.fire(c.hook.type, input);
+      // A fire that never returns would otherwise hang this and every later case (vitest only
+      // times the test out); fail fast and let the describe block start a fresh runtime.
+      result = await withDeadline(runtime.fire(c.hook.type, input), e.maxFireMs + 10_000, `fire #${call + 1} of ${c.id}`);
       fireMs = performance.now() - t0;
       input.context = sentContext;
     }
@@ -211,7 +228,7 @@ async function runCase(runtime: Runtime, c: CorpusCase, probe: { url: string; hi
 
     await assertCanaryServes(runtime);
   } finally {
-    await runtime.bundles.remove(manifest.bundle);
+    await withDeadline(runtime.bundles.remove(manifest.bundle), 15_000, `remove ${manifest.bundle}`);
   }
   expect(runtime.bundles.get(manifest.bundle)).toBeUndefined();
 }
@@ -235,24 +252,44 @@ test(`the corpus has at least 40 cases and every category is covered`, () => {
 for (const category of CATEGORIES) {
   const cases = corpus.filter((c) => c.category === category);
   describe(category, () => {
-    let runtime: Runtime;
+    let runtime: Runtime | undefined;
     let probe: Awaited<ReturnType<typeof startProbeListener>>;
+
+    async function freshRuntime(): Promise<Runtime> {
+      const created = await createRuntime(RUNTIME_OPTIONS as Parameters<typeof createRuntime>[0]);
+      await installCanary(created);
+      await assertCanaryServes(created);
+      return created;
+    }
+
+    async function retire(old: Runtime): Promise<void> {
+      // A wedged runtime may never finish closing; do not let it hold up the suite.
+      await withDeadline(old.close(), 10_000, "close").catch(() => undefined);
+    }
 
     beforeAll(async () => {
       probe = await startProbeListener();
-      runtime = await createRuntime(RUNTIME_OPTIONS as Parameters<typeof createRuntime>[0]);
-      await installCanary(runtime);
-      await assertCanaryServes(runtime);
+      runtime = await freshRuntime();
     }, 60_000);
 
     afterAll(async () => {
-      await runtime?.close();
+      if (runtime) await retire(runtime);
       await new Promise<void>((resolve) => (probe ? probe.server.close(() => resolve()) : resolve()));
     }, 60_000);
 
     for (const c of cases) {
       test(`${c.category}/${c.id}: ${c.title}`, { timeout: 90_000 }, async () => {
-        await runCase(runtime, c, probe);
+        runtime ??= await freshRuntime();
+        try {
+          await runCase(runtime, c, probe);
+        } catch (err) {
+          if (err instanceof WedgedRuntimeError) {
+            const wedged = runtime;
+            runtime = undefined; // the next case starts on a fresh runtime
+            void retire(wedged);
+          }
+          throw err;
+        }
       });
     }
   });

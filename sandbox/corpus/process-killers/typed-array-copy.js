@@ -1,4 +1,4 @@
-/* corpus {"id":"typed-array-copy","category":"process-killers","title":"copy a 40 MiB typed array into a plain Array (isolated-vm issue #527: heap OOM abort below the limit)","hook":{"type":"pre_inject","timeout_ms":10000,"trust":"deployment","condition":null},"calls":1,"expect":{"outcome":"crashed","status":"continue","error_matches":null,"annotations":null,"recycled":"process"}} */
+/* corpus {"id":"typed-array-copy","category":"process-killers","title":"copy a 40 MiB typed array into a plain Array (isolated-vm issue #527 reported a heap OOM abort; measured: the memory limit catches it)","hook":{"type":"pre_inject","timeout_ms":10000,"trust":"deployment","condition":null},"calls":1,"expect":{"outcome":"error","status":"continue","error_matches":"isolate memory limit exceeded","annotations":null,"recycled":"isolate"}} */
 export function action(input) {
   const bytes = new Uint8Array(40 * 1024 * 1024);
   const view = new Array(bytes.length);

@@ -1,4 +1,4 @@
-/* corpus {"id":"giant-string","category":"resource-exhaustion","title":"flat 512 MiB string (the engine's maximum string length) kept alive in module state","hook":{"type":"pre_inject","timeout_ms":5000,"trust":"deployment","condition":null},"calls":1,"expect":{"outcome":"error","status":"continue","error_matches":"isolate memory limit exceeded","annotations":null,"recycled":"isolate"}} */
+/* corpus {"id":"giant-string","category":"resource-exhaustion","title":"flat 512 MiB strings (the engine's maximum string length) kept alive in module state over 4 calls","hook":{"type":"pre_inject","timeout_ms":5000,"trust":"deployment","condition":null},"calls":4,"expect":{"outcome":"error","status":"continue","error_matches":"isolate memory limit exceeded","annotations":null,"recycled":"isolate"}} */
 const keep = [];
 export function action(input) {
   const s = "x".repeat(2 ** 29 - 24);

@@ -1,0 +1,62 @@
+/** Linux /proc readers for the sandbox host's memory. */
+import { readdirSync, readFileSync } from "node:fs";
+
+/** Children of `parentPid` whose command line contains `needle`, oldest first. */
+export function childPidsMatching(parentPid: number, needle: string): number[] {
+  const found: Array<{ pid: number; start: number }> = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      // Fields after the command (which may contain spaces) start after the last ')'.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[1]) !== parentPid) continue;
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, "utf8");
+      if (!cmdline.includes(needle)) continue;
+      found.push({ pid: Number(name), start: Number(fields[19]) });
+    } catch {
+      // the process went away while we looked
+    }
+  }
+  return found.sort((a, b) => a.start - b.start).map((p) => p.pid);
+}
+
+/** VmRSS of a process in bytes, or NaN when it cannot be read. */
+export function rssBytes(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) * 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Kernel clock ticks per second for /proc/<pid>/stat times (USER_HZ; 100 on Linux). */
+const USER_HZ = 100;
+
+/**
+ * CPU time (user + system, µs) of each thread group of a process, keyed by thread name
+ * (`/proc/<pid>/task/<tid>/comm`: MainThread, WorkerThread, V8Worker, …). 10 ms resolution.
+ */
+export function threadCpuUs(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // utime and stime are fields 14 and 15 of stat, i.e. 11 and 12 after the command.
+      const us = ((Number(fields[11]) + Number(fields[12])) / USER_HZ) * 1e6;
+      out.set(comm, (out.get(comm) ?? 0) + us);
+    } catch {
+      // thread ended while we looked
+    }
+  }
+  return out;
+}

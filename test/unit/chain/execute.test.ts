@@ -1,0 +1,138 @@
+import { describe, expect, test } from "vitest";
+import { runChain, type ChainDeps } from "../../../src/chain/execute.js";
+import { compileChainPlan } from "../../../src/chain/plan.js";
+import type { ActionInvoker, ChainRequest, InvokeOutcome, InvokeRequest } from "../../../src/chain/types.js";
+import type { ResolvedHook } from "../../../src/model/hook.js";
+import type { HookType } from "../../../src/model/hook-type.js";
+import type { LifecycleEvent } from "../../../src/observe/events.js";
+
+let seq = 0;
+function hook(name: string, extra: Partial<ResolvedHook> = {}): ResolvedHook {
+  return Object.freeze({
+    name, type: "pre_inject" as HookType, priority: 50, timeout_ms: 100,
+    action: { bundle: "b", export: name, digest: "sha256:0" }, condition: null, enabled: true, metadata: {},
+    fail_closed: false, trust: "deployment" as const, scope: "deployment" as const, seq: ++seq, ...extra,
+  });
+}
+
+/** A test invoker: each hook name maps to a function of the parsed input, results cross as JSON. */
+function invoker(actions: Record<string, (input: any) => unknown>, calls: InvokeRequest[] = []): ActionInvoker {
+  return {
+    async invoke(request): Promise<InvokeOutcome> {
+      calls.push(request);
+      const input = JSON.parse(request.inputJson);
+      const out = actions[request.hook.name]!(input);
+      if (out && typeof out === "object" && "kind" in out) return out as InvokeOutcome;
+      return { kind: "returned", resultJson: JSON.stringify(out), chainStateJson: JSON.stringify(input.chain_state) };
+    },
+  };
+}
+
+const request = (): ChainRequest => ({
+  chainId: "c1",
+  context: { a: 1 },
+  constitution: { id: "k", rules: [{ id: "r1", text: "keep", safety_critical: true }] },
+  event: { injection_target: "t", injection_format: "system_prompt", raw_constitution: "keep" },
+  session: { id: "s1" },
+});
+
+function deps(inv: ActionInvoker, extra: Partial<ChainDeps> = {}) {
+  const events: LifecycleEvent[] = [];
+  let t = 0;
+  return { events, deps: { invoker: inv, clock: { now: () => (t += 1), wallNow: () => 0 }, emit: (e: LifecycleEvent) => events.push(e), ...extra } };
+}
+
+describe("runChain", () => {
+  test("an empty plan never touches the invoker", async () => {
+    const calls: InvokeRequest[] = [];
+    const { deps: d } = deps(invoker({}, calls));
+    const result = await runChain(compileChainPlan("pre_inject", [], 1), request(), d);
+    expect(result).toMatchObject({ status: "completed", hook_results: [], context: { a: 1 } });
+    expect(calls).toHaveLength(0);
+  });
+
+  test("the input crosses as one JSON string holding all five HookInput parts", async () => {
+    const calls: InvokeRequest[] = [];
+    const { deps: d } = deps(invoker({ h: () => ({ status: "continue" }) }, calls));
+    await runChain(compileChainPlan("pre_inject", [hook("h")], 1), request(), d);
+    expect(Object.keys(JSON.parse(calls[0]!.inputJson))).toEqual(["context", "constitution", "event", "session", "chain_state"]);
+  });
+
+  test("an integrity rejection keeps the unmodified constitution and context, and the chain goes on", async () => {
+    const { deps: d } = deps(
+      invoker({
+        weaken: (input) => ({ status: "modify", modified_context: { hijacked: true }, modified_constitution: { ...input.constitution, rules: [] } }),
+        next: (input) => ({ status: "continue", annotations: { rules: input.constitution.rules.length, ctx: input.context } }),
+      }),
+      { checkConstitution: (_prev, proposed) => (proposed.rules.length === 0 ? { ok: false, reason: "safety-critical rule r1 removed" } : { ok: true, constitution: proposed }) },
+    );
+    const result = await runChain(compileChainPlan("pre_inject", [hook("weaken", { priority: 90 }), hook("next")], 1), request(), d);
+    expect(result.hook_results[0]).toMatchObject({ outcome: "integrity_rejected", status: "continue", error: "safety-critical rule r1 removed" });
+    expect(result.hook_results[1]!.annotations).toEqual({ rules: 1, ctx: { a: 1 } });
+    expect(result.constitution.rules).toHaveLength(1);
+  });
+
+  test("an integrity rejection of a fail_closed hook aborts the chain", async () => {
+    const { deps: d } = deps(invoker({ weaken: (i) => ({ status: "modify", modified_constitution: { ...i.constitution, rules: [] } }) }), {
+      checkConstitution: () => ({ ok: false, reason: "signature chain broken" }),
+    });
+    const result = await runChain(compileChainPlan("pre_inject", [hook("weaken", { fail_closed: true })], 1), request(), d);
+    expect(result).toMatchObject({ status: "aborted", aborted_by: "weaken", reason: "fail-closed: weaken: signature chain broken" });
+  });
+
+  test("a session-trust hook's chain_state writes are discarded", async () => {
+    const { deps: d } = deps(
+      invoker({
+        observer: (input) => { input.chain_state.skip_checks = true; return { status: "continue" }; },
+        guard: (input) => ({ status: "continue", annotations: { skip: input.chain_state.skip_checks ?? null } }),
+      }),
+    );
+    const result = await runChain(
+      compileChainPlan("pre_inject", [hook("observer", { priority: 90, trust: "session", scope: "session", session_id: "s1" }), hook("guard")], 1),
+      request(),
+      d,
+    );
+    expect(result.hook_results[1]!.annotations).toEqual({ skip: null });
+  });
+
+  test("a predicate can read chain_state written by an earlier hook", async () => {
+    const { deps: d } = deps(invoker({ mark: (i) => { i.chain_state.flag = "on"; return { status: "continue" }; }, gated: () => ({ status: "continue" }) }));
+    const gated = hook("gated", { condition: { field: "chain_state.flag", operator: "eq", value: "on" } });
+    const result = await runChain(compileChainPlan("pre_inject", [hook("mark", { priority: 90 }), gated], 1), request(), d);
+    expect(result.hook_results[1]!.outcome).toBe("ok");
+  });
+
+  test("an invoker that throws is an error outcome, not a crash of the chain", async () => {
+    const broken: ActionInvoker = { invoke: async () => { throw new Error("isolate pool gone"); } };
+    const { deps: d, events } = deps(broken);
+    const result = await runChain(compileChainPlan("pre_inject", [hook("h")], 1), request(), d);
+    expect(result.hook_results[0]).toMatchObject({ outcome: "error", status: "continue" });
+    expect(result.hook_results[0]!.error).toContain("isolate pool gone");
+    expect(events.map((e) => e.event)).toContain("hook.error");
+  });
+
+  test("a chain_state that stops being an object makes the result invalid", async () => {
+    const inv: ActionInvoker = { invoke: async () => ({ kind: "returned", resultJson: '{"status":"continue"}', chainStateJson: "5" }) };
+    const { deps: d } = deps(inv);
+    const result = await runChain(compileChainPlan("pre_inject", [hook("h")], 1), request(), d);
+    expect(result.hook_results[0]!.outcome).toBe("invalid_result");
+  });
+
+  test("hooks after an exhausted chain deadline are recorded as timeouts without running", async () => {
+    const calls: InvokeRequest[] = [];
+    const { deps: d } = deps(invoker({ first: () => ({ status: "continue" }), second: () => ({ status: "continue" }) }, calls));
+    // The fake clock advances 1 ms per reading; a 3 ms deadline is spent before the second hook.
+    const result = await runChain(compileChainPlan("pre_inject", [hook("first", { priority: 90 }), hook("second")], 1), { ...request(), deadlineMs: 3 }, d);
+    expect(calls.map((c) => c.hook.name)).toEqual(["first"]);
+    expect(calls[0]!.budgetMs).toBeLessThanOrEqual(3);
+    expect(result.hook_results.map((h) => h.outcome)).toEqual(["ok", "timeout"]);
+  });
+
+  test("modify without changes to context keeps serialized input (no re-stringify) and a later modify is seen", async () => {
+    const calls: InvokeRequest[] = [];
+    const { deps: d } = deps(invoker({ one: () => ({ status: "continue" }), two: () => ({ status: "modify", modified_context: { b: 2 } }), three: () => ({ status: "continue" }) }, calls));
+    await runChain(compileChainPlan("pre_inject", [hook("one", { priority: 90 }), hook("two", { priority: 80 }), hook("three")], 1), request(), d);
+    expect(JSON.parse(calls[1]!.inputJson).context).toEqual({ a: 1 });
+    expect(JSON.parse(calls[2]!.inputJson).context).toEqual({ b: 2 });
+  });
+});

@@ -1,0 +1,72 @@
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
+import { parseGuestJson, parseHookResult, sanitizeGuestText } from "../../../src/chain/result.js";
+import { HookResultSchema } from "../../../src/model/result.js";
+
+describe("parseHookResult", () => {
+  test.each([
+    ['{"status":"continue"}', true],
+    ['{"status":"modify","modified_context":{"a":1}}', true],
+    ['{"status":"abort","reason":"no"}', true],
+    ['{"status":"abort"}', false],
+    ['{"status":"abort","reason":""}', false],
+    ['{"status":"stop"}', false],
+    ['{"status":"continue","extra":1}', false],
+    ['{"status":"modify","modified_constitution":{"id":"c","rules":[{"id":"r"}]}}', false],
+    ["42", false],
+    ["null", false],
+    ["not json", false],
+  ])("%s → valid %s", (text, valid) => {
+    expect(parseHookResult(text).ok).toBe(valid);
+  });
+
+  test("the message names the offending field", () => {
+    const parsed = parseHookResult('{"status":"continue","stauts":"typo"}');
+    expect(parsed).toEqual({ ok: false, message: expect.stringContaining("'stauts'") });
+    const abort = parseHookResult('{"status":"abort"}');
+    expect(abort.ok === false && abort.message).toMatch(/reason/);
+  });
+
+  test("the ajv hot-path schema and the zod model agree on generated results", () => {
+    const rule = fc.record({ id: fc.oneof(fc.constant(""), fc.string({ minLength: 1, maxLength: 4 })), text: fc.string({ maxLength: 4 }) }, { requiredKeys: [] });
+    const arbitraryResult = fc.record(
+      {
+        status: fc.constantFrom("continue", "abort", "modify", "other"),
+        modified_context: fc.oneof(fc.constant(null), fc.dictionary(fc.string({ maxLength: 3 }), fc.integer()), fc.constant(3)),
+        modified_constitution: fc.oneof(fc.constant(null), fc.record({ id: fc.string({ maxLength: 3 }), rules: fc.array(rule, { maxLength: 2 }) }, { requiredKeys: [] })),
+        reason: fc.oneof(fc.constant(""), fc.string({ maxLength: 5 }), fc.constant(7)),
+        annotations: fc.oneof(fc.dictionary(fc.string({ maxLength: 3 }), fc.jsonValue()), fc.constant([])),
+        stray: fc.constant(1),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(arbitraryResult, (value) => {
+        const json = JSON.stringify(value);
+        expect(parseHookResult(json).ok).toBe(HookResultSchema.safeParse(JSON.parse(json)).success);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe("parseGuestJson", () => {
+  test("drops __proto__ keys at any depth so no later merge can set a prototype", () => {
+    const value = parseGuestJson('{"a":{"__proto__":{"polluted":true},"b":1},"__proto__":{"x":1}}') as Record<string, any>;
+    expect(Object.hasOwn(value, "__proto__")).toBe(false);
+    expect(Object.hasOwn(value.a, "__proto__")).toBe(false);
+    expect(value.a.b).toBe(1);
+    const merged = Object.assign({}, value.a);
+    expect((merged as any).polluted).toBeUndefined();
+    expect(({} as any).polluted).toBeUndefined();
+  });
+});
+
+describe("sanitizeGuestText", () => {
+  test("removes host paths and caps length", () => {
+    expect(sanitizeGuestText("at run (/work/main/dist/src/pool/worker.js:10:5)")).toBe("at run (<path>)");
+    const long = sanitizeGuestText("x".repeat(5000), 100);
+    expect(long.startsWith("x".repeat(100))).toBe(true);
+    expect(long).toContain("4900 more chars");
+  });
+});
