@@ -2,7 +2,7 @@ import { z } from "zod";
 import { VcpError } from "../errors.js";
 import { HOOK_TYPES, ScopeSchema, TrustLevelSchema } from "../model/hook-type.js";
 import { HOOK_NAME_PATTERN, MAX_TIMEOUT_MS } from "../model/hook.js";
-import { PredicateSchema } from "../model/predicate.js";
+import { assertPredicateNesting, PredicateSchema } from "../model/predicate.js";
 import { describeIssues } from "../model/zod-errors.js";
 
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
@@ -53,6 +53,11 @@ export type ManifestInput = z.input<typeof ManifestSchema>;
  * ```
  */
 export function parseManifest(raw: unknown, file = "manifest"): Manifest {
+  // SECURITY: bound predicate recursion before zod's recursive schema sees the value.
+  const rawHooks = (raw as { hooks?: unknown } | null)?.hooks;
+  if (Array.isArray(rawHooks)) {
+    rawHooks.forEach((hook: unknown, i) => assertPredicateNesting((hook as { condition?: unknown } | null)?.condition, `hooks[${i}].condition`));
+  }
   const parsed = ManifestSchema.safeParse(raw);
   if (!parsed.success) {
     const problems = describeIssues(parsed.error);

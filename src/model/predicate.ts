@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { VcpError } from "../errors.js";
 
 /** Comparison operators of spec §4.4. */
 export const PREDICATE_OPERATORS = ["eq", "neq", "gt", "gte", "lt", "lte", "in", "not_in", "matches"] as const;
@@ -30,3 +31,29 @@ export const PredicateSchema: z.ZodType<Predicate> = z.lazy(() =>
     })
     .strict(),
 );
+
+/** Deepest predicate nesting accepted anywhere (the compiler's default `maxDepth`; the root is depth 1). */
+export const MAX_PREDICATE_DEPTH = 16;
+
+/**
+ * Refuse over-deep `children` nesting with an iterative walk BEFORE any recursive validation runs:
+ * the zod schema above recurses once per level, so a predicate nested thousands deep (easy to send
+ * in a 1 MiB body) would otherwise overflow the stack with a raw RangeError instead of a coded error.
+ */
+export function assertPredicateNesting(raw: unknown, basePath = "condition", maxDepth = MAX_PREDICATE_DEPTH): void {
+  const stack: Array<{ node: unknown; path: string; depth: number }> = [{ node: raw, path: basePath, depth: 1 }];
+  while (stack.length > 0) {
+    const { node, path, depth } = stack.pop()!;
+    if (typeof node !== "object" || node === null) continue;
+    if (depth > maxDepth) {
+      throw new VcpError("INVALID_PREDICATE", `Invalid predicate at ${path}: predicates may nest at most ${maxDepth} levels deep`, {
+        path,
+        rule: `predicates may nest at most ${maxDepth} levels deep`,
+      });
+    }
+    const children = (node as { children?: unknown }).children;
+    if (Array.isArray(children)) {
+      for (let i = 0; i < children.length; i++) stack.push({ node: children[i], path: `${path}.children[${i}]`, depth: depth + 1 });
+    }
+  }
+}

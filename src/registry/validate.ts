@@ -3,6 +3,7 @@ import { compilePredicate, type PredicateOptions } from "../chain/predicate.js";
 import { VcpError } from "../errors.js";
 import type { Scope } from "../model/hook-type.js";
 import { HOOK_NAME_PATTERN, HookDefinitionSchema, type ResolvedHook } from "../model/hook.js";
+import { assertPredicateNesting } from "../model/predicate.js";
 import { describeReceived, formatPath, toFrozenJson } from "./json.js";
 import type { ActionResolver } from "./types.js";
 
@@ -95,6 +96,8 @@ export function compileHook(def: unknown, ctx: CompileHookContext): ResolvedHook
  * ```
  */
 export function parseHookDefinition(def: unknown): ParsedHook {
+  // SECURITY: bound recursion before zod's recursive predicate schema sees the value.
+  if (typeof def === "object" && def !== null) assertPredicateNesting((def as { condition?: unknown }).condition);
   const result = HookDefinitionSchema.safeParse(def);
   if (result.success) return result.data;
 

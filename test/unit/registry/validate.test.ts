@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { toFrozenJson } from "../../../src/registry/json.js";
+import { parseHookDefinition } from "../../../src/registry/validate.js";
 import { CLIENT, DEPLOY, catchVcp, def, harness, inSession } from "./fixtures.js";
 
 /** One bad definition per rule of spec §6.2 (and the registry's own rules). */
@@ -240,5 +241,19 @@ describe("resolved hooks", () => {
     catchVcp(() => registry.register(def({ name: "bad", priority: 101 }), DEPLOY));
     expect(registry.register(def({ name: "b" }), inSession("s1")).seq).toBe(2);
     expect(registry.registerAll([def({ name: "c" }), def({ name: "d" })], DEPLOY).map((h) => h.seq)).toEqual([3, 4]);
+  });
+});
+
+describe("over-deep predicates", () => {
+  test("a condition nested 5000 levels deep is refused with INVALID_PREDICATE, not a stack overflow", () => {
+    let condition: Record<string, unknown> = { field: "context.a", operator: "eq", value: 1 };
+    for (let i = 0; i < 5000; i++) condition = { combine: "and", children: [condition] };
+    let caught: unknown;
+    try {
+      parseHookDefinition({ name: "deep", type: "pre_inject", priority: 1, timeout_ms: 10, action: { bundle: "b", export: "a" }, condition });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toMatchObject({ code: "INVALID_PREDICATE", details: { path: expect.stringMatching(/^condition(\.children\[0\]){16}$/) } });
   });
 });
