@@ -1,0 +1,58 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { loadConfigFile, resolveConfig } from "../../../src/config/config.js";
+
+describe("resolveConfig", () => {
+  test("an empty config gets the safe defaults of DESIGN §6.4, paths resolved against the base dir", () => {
+    const config = resolveConfig({}, "/srv/vcp");
+    expect(config.listen).toEqual({ host: "127.0.0.1", port: 8787 });
+    expect(config.data_dir).toBe("/srv/vcp/.vcp");
+    expect(config.audit.path).toBe("/srv/vcp/.vcp/audit/audit.jsonl");
+    expect(config.require_signatures).toBe(true);
+    expect(config.limits).toEqual({ body_bytes: 1048576, bundle_bytes: 5242880, registrations_per_minute: 30, result_bytes: 1048576 });
+    expect(config.fetch.deny_llm_hosts).toContain("api.openai.com");
+    expect(Object.isFrozen(config.limits)).toBe(true);
+  });
+
+  test.each([
+    [{ listen: { port: 70000 } }, "listen.port"],
+    [{ auth: [{ id: "ops", role: "operator", token_sha256: "my-plain-token" }] }, "auth[0].token_sha256"],
+    [{ auth: [{ id: "ops", role: "admin", token_sha256: "a".repeat(64) }] }, "auth[0].role"],
+    [{ pool: { threads: 0 } }, "pool.threads"],
+    [{ chain_deadline_ms: { pre_answer: 5 } }, "chain_deadline_ms"],
+    [{ limits: { body_bytes: 10 } }, "limits.body_bytes"],
+    [{ conflict_strategy: "coin_flip" }, "conflict_strategy"],
+    [{ keyring: { keys: [{ key_id: "k", max_trust: "deployment" }] } }, "keyring.keys[0]"],
+    [{ session_hook_allowlist: ["just-a-bundle"] }, "session_hook_allowlist[0]"],
+    [{ lisen: {} }, "(root)"],
+  ])("%j is refused naming %s", (raw, field) => {
+    expect(() => resolveConfig(raw, "/x")).toThrowError(expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringContaining(field) }));
+  });
+
+  test("duplicate auth ids are refused", () => {
+    const entry = { id: "ops", role: "operator", token_sha256: "a".repeat(64) };
+    expect(() => resolveConfig({ auth: [entry, entry] }, "/x")).toThrowError(/auth\[1\]\.id/);
+  });
+});
+
+describe("loadConfigFile", () => {
+  test("YAML syntax errors name the line", () => {
+    const dir = mkdtempSync(join(tmpdir(), "vcp-config-"));
+    const file = join(dir, "vcp.yaml");
+    writeFileSync(file, "listen:\n  port: 8787\n bad: [\n");
+    expect(() => loadConfigFile(file)).toThrowError(/vcp\.yaml: YAML syntax error at line \d+/);
+  });
+
+  test("key files resolve against the config file's directory", () => {
+    const dir = mkdtempSync(join(tmpdir(), "vcp-config-"));
+    const file = join(dir, "vcp.yaml");
+    writeFileSync(file, "keyring:\n  keys:\n    - { key_id: ops, public_key_file: keys/ops.pub.pem, max_trust: deployment }\n");
+    expect(loadConfigFile(file).keyring.keys[0]!.public_key_file).toBe(join(dir, "keys/ops.pub.pem"));
+  });
+
+  test("a missing file says so", () => {
+    expect(() => loadConfigFile("/nonexistent/vcp.yaml")).toThrowError(/cannot read the config file \(ENOENT\)/);
+  });
+});
