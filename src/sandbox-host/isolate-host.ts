@@ -59,8 +59,7 @@ export interface IsolateHostOptions {
 /** One context of a bundle's isolate with the guest functions the prelude returned. */
 interface GuestContext {
   readonly context: ivm.Context;
-  readonly run: ivm.Reference<(name: string, input: string, hook: string) => string>;
-  readonly wait: ivm.Reference<(id: string) => string>;
+  readonly run: ivm.Reference<(name: string, input: string, callId: string) => string>;
   readonly deliver: ivm.Reference<(id: string, reply: string) => void>;
 }
 
@@ -70,6 +69,12 @@ interface CallState {
   logLines: number;
   fetches: number;
   deadline: number;
+  /** Unique per host; the prelude tags the settlement of an async result with it. */
+  id: string;
+  /** Encoded reply of the async result, once the guest reported it (first report wins). */
+  reply: string | null;
+  /** Resolves the host's wait for `reply`. */
+  waiter: ((reply: string) => void) | null;
 }
 
 interface BundleEntry {
@@ -120,6 +125,7 @@ class SandboxIsolateHost implements IsolateHost {
   readonly #entries = new Map<string, BundleEntry>();
   readonly #preludeConfigBase: { allow: readonly string[]; resultBytes: number; logLineBytes: number; sha256MaxChars: number };
   #nextFetchId = 0;
+  #nextCallId = 0;
   #disposed = false;
 
   constructor(options: IsolateHostOptions) {
@@ -163,7 +169,8 @@ class SandboxIsolateHost implements IsolateHost {
     for (const [digest, entry] of this.#entries) {
       let heapUsedBytes = 0;
       const iso = entry.isolate;
-      if (iso !== null && !iso.isDisposed) {
+      // A sync heap query would block this thread until a delivery running on the pool returns.
+      if (iso !== null && !iso.isDisposed && (running.get(iso) ?? 0) === 0) {
         try {
           heapUsedBytes = iso.getHeapStatisticsSync().used_heap_size;
         } catch {
@@ -211,63 +218,68 @@ class SandboxIsolateHost implements IsolateHost {
     call.logLines = 0;
     call.fetches = 0;
     call.deadline = t0 + budgetMs;
+    call.id = String(this.#nextCallId++);
+    call.reply = null;
+    call.waiter = null;
     entry.calls++;
     const cpu0 = iso.cpuTime;
     let out: unknown;
     try {
       // SECURITY: only three primitive strings cross into the isolate; the timeout bounds all
       // synchronous guest work including the microtasks V8 drains before applySync returns.
-      out = guest.run.applySync(undefined, [exportName, req.inputJson, req.hook.name], { timeout: budgetMs });
+      out = guest.run.applySync(undefined, [exportName, req.inputJson, call.id], { timeout: budgetMs });
     } catch (err) {
       return this.#failure(entry, iso, err, t0, cpu0);
     }
     if (typeof out === "string" && out.charCodeAt(0) === 0x50 /* P */) {
-      return this.#settleAsync(entry, iso, guest, out.slice(1), t0, cpu0, budgetMs);
+      // SECURITY: the pending id must be the one this call handed in.
+      if (out.slice(1) !== call.id) return { kind: "invalid", message: "malformed sandbox reply", cpuMs: cpuMsSince(iso, cpu0) };
+      return this.#settleAsync(entry, iso, t0, cpu0, budgetMs);
     }
     return this.#decode(out, cpuMsSince(iso, cpu0));
   }
 
   // ── async path ──────────────────────────────────────────────────────────────────────────────
 
-  async #settleAsync(
-    entry: BundleEntry,
-    iso: ivm.Isolate,
-    guest: GuestContext,
-    pendingId: string,
-    t0: number,
-    cpu0: bigint,
-    budgetMs: number,
-  ): Promise<InvokeOutcome> {
+  async #settleAsync(entry: BundleEntry, iso: ivm.Isolate, t0: number, cpu0: bigint, budgetMs: number): Promise<InvokeOutcome> {
+    const call = entry.call;
+    // Usually settled already: V8 drained the microtasks inside run's applySync, and the prelude's
+    // handler reported through settledCb during that call (no second call into the isolate at all).
+    if (call.reply !== null) return this.#decode(call.reply, cpuMsSince(iso, cpu0));
     const remaining = Math.ceil(budgetMs - (this.#clock.now() - t0));
     if (remaining <= 0) return this.#deadlineExceeded(entry, iso, t0, cpu0);
     let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<typeof DEADLINE>((resolve) => {
+    // Later settlements come from guest code run by a vcp.fetch delivery; nothing else re-enters the isolate.
+    const out = await new Promise<string | typeof DEADLINE>((resolve) => {
+      call.waiter = resolve;
       timer = setTimeout(resolve, remaining, DEADLINE);
     });
-    try {
-      // applySync + result.promise: the guest promise is usually settled already (V8 drained the
-      // microtasks inside run's applySync), and the sync call avoids isolated-vm's thread-pool hop
-      // (≈9.5 µs instead of ≈28 µs p50 per async invoke with a 2 KB input, measured on this machine).
-      const waited = guest.wait.applySync(undefined, [pendingId], { timeout: remaining, result: { promise: true } }) as Promise<unknown>;
-      const out = await Promise.race([waited, deadline]);
-      if (out === DEADLINE) {
-        waited.catch(() => undefined);
-        return this.#deadlineExceeded(entry, iso, t0, cpu0);
-      }
-      return this.#decode(out, cpuMsSince(iso, cpu0));
-    } catch (err) {
-      return this.#failure(entry, iso, err, t0, cpu0);
-    } finally {
-      clearTimeout(timer);
-    }
+    clearTimeout(timer);
+    call.waiter = null;
+    if (out === DEADLINE) return this.#deadlineExceeded(entry, iso, t0, cpu0);
+    return this.#decode(out, cpuMsSince(iso, cpu0));
   }
 
   #deadlineExceeded(entry: BundleEntry, iso: ivm.Isolate, t0: number, cpu0: bigint): InvokeOutcome {
     const cpuMs = cpuMsSince(iso, cpu0);
-    // SECURITY: a guest that does not settle within its budget loses its isolate; dispose() also
-    // terminates guest code still running on isolated-vm's thread pool.
+    // SECURITY: a guest that does not settle within its budget loses its isolate. If a vcp.fetch delivery
+    // may still be running guest code on isolated-vm's thread pool, the isolate is only detached and
+    // disposed once that run returns (never disposed under running code; see disposeWhenIdle).
     this.#discardIsolate(entry, iso);
     return { kind: "timeout", elapsedMs: this.#clock.now() - t0, cpuMs };
+  }
+
+  /** settledCb: the prelude reports the settlement of the current call's async result. */
+  #settled(entry: BundleEntry, iso: ivm.Isolate, id: unknown, reply: unknown): void {
+    const call = entry.call;
+    // SECURITY: strings only, from the current isolate, for the current call, first report only.
+    if (typeof id !== "string" || typeof reply !== "string" || entry.isolate !== iso || id !== call.id || call.reply !== null) return;
+    call.reply = reply;
+    const waiter = call.waiter;
+    if (waiter !== null) {
+      call.waiter = null;
+      waiter(reply);
+    }
   }
 
   // ── outcomes ────────────────────────────────────────────────────────────────────────────────
@@ -354,7 +366,7 @@ class SandboxIsolateHost implements IsolateHost {
       shared: null,
       sessions: new Map(),
       spare: null,
-      call: { hook: "", logLines: 0, fetches: 0, deadline: 0 },
+      call: { hook: "", logLines: 0, fetches: 0, deadline: 0, id: "", reply: null, waiter: null },
       initialised: false,
       recreated: 0,
       calls: 0,
@@ -404,19 +416,21 @@ class SandboxIsolateHost implements IsolateHost {
     // SECURITY: capabilities are Callbacks whose inputs and outputs are primitives; the guest sees
     // them as plain functions, captured by the prelude's closure and never placed on the global.
     const logCb = new ivm.Callback((level: unknown, message: unknown, fields: unknown) => {
-      this.#log(entry, level, message, fields);
+      // SECURITY: a detached (poisoned) isolate still finishing a delivery cannot log into the current call.
+      if (entry.isolate === isolate) this.#log(entry, level, message, fields);
     });
     const shaCb = new ivm.Callback((text: unknown) => sha256Hex(text));
     const nowCb = new ivm.Callback(() => Math.floor(this.#clock.wallNow()));
+    const settledCb = new ivm.Callback((id: unknown, reply: unknown) => this.#settled(entry, isolate, id, reply));
     // SECURITY: fetch exists only for system trust; other levels do not get the function at all.
     const fetchCb =
       trust === "system"
-        ? new ivm.Callback((url: unknown, initJson: unknown) => this.#fetchStart(entry, holder, url, initJson))
+        ? new ivm.Callback((url: unknown, initJson: unknown) => this.#fetchStart(entry, isolate, holder, url, initJson))
         : undefined;
     const config = JSON.stringify(this.#preludeConfigBase);
     let api: ivm.Reference<Record<string, unknown>> | undefined;
     try {
-      api = context.evalClosureSync(PRELUDE_SOURCE, [logCb, shaCb, nowCb, fetchCb, config], {
+      api = context.evalClosureSync(PRELUDE_SOURCE, [logCb, shaCb, nowCb, fetchCb, config, settledCb], {
         timeout: LOAD_TIMEOUT_MS,
         filename: "vcp-prelude:///prelude.js",
         result: { reference: true },
@@ -424,14 +438,13 @@ class SandboxIsolateHost implements IsolateHost {
       // References are taken before any bundle code runs, so no guest getter is involved.
       const finish = api.getSync("finish", { reference: true }) as ivm.Reference<() => string>;
       const run = api.getSync("run", { reference: true }) as GuestContext["run"];
-      const wait = api.getSync("wait", { reference: true }) as GuestContext["wait"];
       const deliver = api.getSync("deliver", { reference: true }) as GuestContext["deliver"];
       holder.deliver = deliver;
       script.runSync(context, { timeout: LOAD_TIMEOUT_MS });
       const names = finish.applySync(undefined, [], { timeout: LOAD_TIMEOUT_MS });
       finish.release();
       if (typeof names !== "string") throw new Error("prelude returned no export list");
-      return { guest: { context, run, wait, deliver }, names };
+      return { guest: { context, run, deliver }, names };
     } catch (err) {
       context.release();
       throw err;
@@ -479,7 +492,7 @@ class SandboxIsolateHost implements IsolateHost {
       entry.spare = null;
       entry.sessions.clear();
     }
-    if (!iso.isDisposed) iso.dispose();
+    disposeWhenIdle(iso);
   }
 
   // ── capabilities (host side) ────────────────────────────────────────────────────────────────
@@ -500,12 +513,15 @@ class SandboxIsolateHost implements IsolateHost {
 
   #fetchStart(
     entry: BundleEntry,
+    iso: ivm.Isolate,
     holder: { deliver: ivm.Reference<(id: string, reply: string) => void> | null },
     url: unknown,
     initJson: unknown,
   ): string {
     // SECURITY: trust re-checked on the host even though the capability is absent below system.
     if (entry.bundle.trust !== "system") return "!vcp.fetch is not available at this trust level";
+    // SECURITY: no I/O on behalf of a detached (poisoned) isolate.
+    if (entry.isolate !== iso || this.#clock.now() >= entry.call.deadline) return "!vcp.fetch: no hook call is running";
     if (typeof url !== "string" || typeof initJson !== "string") return "!vcp.fetch: invalid arguments";
     // SECURITY: allowlist and LLM denylist are decided here, before any I/O.
     const verdict = checkFetchUrl(this.#fetchPolicy, url);
@@ -514,14 +530,18 @@ class SandboxIsolateHost implements IsolateHost {
     if (call.fetches >= FETCHES_PER_CALL) return `!vcp.fetch: more than ${FETCHES_PER_CALL} fetches in one call`;
     call.fetches++;
     const id = String(this.#nextFetchId++);
-    const iso = entry.isolate;
     const deliver = holder.deliver;
     const remaining = Math.max(1, Math.floor(call.deadline - this.#clock.now()));
     void performFetch(verdict.url, initJson, remaining, this.#limits.resultBytes).then((reply) => {
-      if (iso === null || iso.isDisposed || deliver === null) return;
+      if (iso.isDisposed || isPoisoned(iso) || entry.isolate !== iso || deliver === null) return;
       const left = Math.max(1, Math.floor(entry.call.deadline - this.#clock.now()));
-      // SECURITY: the reply is one string; guest work it triggers runs under the call's remaining time.
-      deliver.apply(undefined, [id, reply], { timeout: left }).catch(() => undefined);
+      // SECURITY: the reply is one string; guest work it triggers runs under the call's remaining time, on
+      // isolated-vm's thread pool: counted as running so that nothing disposes the isolate under it.
+      beginRun(iso);
+      deliver
+        .apply(undefined, [id, reply], { timeout: left })
+        .catch(() => undefined)
+        .finally(() => endRun(iso));
     });
     return "#" + id;
   }
@@ -540,7 +560,45 @@ function releaseIsolate(entry: BundleEntry): void {
   entry.shared = null;
   entry.spare = null;
   entry.sessions.clear();
-  if (iso !== null && !iso.isDisposed) iso.dispose();
+  if (iso !== null) disposeWhenIdle(iso);
+}
+
+// ── disposal only when nothing runs ───────────────────────────────────────────────────────────
+// isolated-vm's dispose() terminates and tears the isolate down even while a task of ours runs on
+// its thread pool (a vcp.fetch delivery). Guest code that ignores termination (BigInt#toString,
+// Array#fill, prepareStackTrace during an error copy) keeps native code on that isolate, and
+// tearing it down under it is a use-after-free (isolated-vm #47, #333). So an isolate with a run
+// in flight is only detached ("poisoned": no new work, capabilities refused) and disposed when the
+// run returns; if it never returns, the supervisor's watchdog replaces the process.
+const running = new WeakMap<ivm.Isolate, number>();
+const poisoned = new WeakSet<ivm.Isolate>();
+
+function beginRun(iso: ivm.Isolate): void {
+  running.set(iso, (running.get(iso) ?? 0) + 1);
+}
+
+function endRun(iso: ivm.Isolate): void {
+  const n = (running.get(iso) ?? 1) - 1;
+  if (n > 0) {
+    running.set(iso, n);
+    return;
+  }
+  running.delete(iso);
+  if (poisoned.has(iso)) {
+    poisoned.delete(iso);
+    if (!iso.isDisposed) iso.dispose();
+  }
+}
+
+function isPoisoned(iso: ivm.Isolate): boolean {
+  return poisoned.has(iso);
+}
+
+function disposeWhenIdle(iso: ivm.Isolate): void {
+  if (iso.isDisposed) return;
+  // SECURITY: never dispose an isolate that may be executing; detach it and dispose when its run returns.
+  if ((running.get(iso) ?? 0) > 0) poisoned.add(iso);
+  else iso.dispose();
 }
 
 function cpuMsSince(iso: ivm.Isolate, cpu0: bigint): number {

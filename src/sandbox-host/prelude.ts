@@ -7,34 +7,45 @@
  *  host                                   guest context
  *  ────                                   ─────────────
  *  evalClosureSync(PRELUDE, [cbs, cfg]) ─▶ capture intrinsics, build frozen `vcp`, strip global,
- *                                          install the `__vcp_bundle` trap; return {finish,run,wait,deliver}
+ *                                          replace ArrayBuffer, install the `__vcp_bundle` trap;
+ *                                          return {finish,run,deliver}
  *  script.runSync(bundle code)          ─▶ bundle top level assigns __vcp_bundle (trapped)
  *  finish()                             ─▶ capture exports, delete trap, tame + deep-freeze intrinsics,
  *                                          lock global bindings; return "name\nname…"
- *  run(export, inputJson, hook)         ─▶ "R<n>:<result><chain_state>" | "T<n>:<msg><stack>" | "I<msg>" | "P<id>"
- *  wait(id)  (only after "P")           ─▶ Promise<same encoding>
+ *  run(export, inputJson, callId)       ─▶ "R<n>:<result><chain_state>" | "T<n>:<msg><stack>" | "I<msg>" | "P<id>"
+ *  settledCb(id, reply)  (after "P")   ◀─  the guest promise settled: the same encoding, strings only
  *  deliver(id, reply)  (vcp.fetch only) ─▶ settles the guest promise of one fetch
  * ```
  *
  * Rules the prelude follows because bundle code runs in the same realm between the prelude and
  * `finish()` and may have replaced any built-in method by then:
  * - every intrinsic it uses is captured at the top, before any bundle code runs;
- * - raw host callbacks (`$0`..`$3`) are only ever called directly (`cb(x)`), never passed to or through
+ * - raw host callbacks (`$0`..`$3`, `$5`) are only ever called directly (`cb(x)`), never passed to or through
  *   an overridable function (`.call`, `.apply`, array methods, iterators), and never stored in a
  *   guest-reachable object;
- * - no array writes or iteration protocols where a guest setter/iterator could observe closure values.
+ * - no array writes or iteration protocols where a guest setter/iterator could observe closure values;
+- descriptors it passes to `Object.defineProperty` have a null prototype (no inherited `get`/`value`);
+- no `in` on ordinary objects (an inherited `Object.prototype.value` would answer);
+- an async result is never handed to isolated-vm as a promise (its `Then`/`Catch` would go through
+  guest-replaceable `Promise.prototype.then` and species): the prelude chains with the captured
+  intrinsic `then` and reports the settlement through a host callback, as a string.
  */
 export const PRELUDE_SOURCE = String.raw`"use strict"; // SECURITY: strict frames are censored from CallSite.getFunction/getThis and fn.caller, so bundle code cannot reach prelude closures.
-const logCb = $0, sha256Cb = $1, nowCb = $2, fetchCb = $3; // SECURITY: raw callbacks live only in this closure, never on the global or a reachable object.
+const logCb = $0, sha256Cb = $1, nowCb = $2, fetchCb = $3, settledCb = $5; // SECURITY: raw callbacks live only in this closure, never on the global or a reachable object.
 const G = globalThis;
 // SECURITY: intrinsics captured before bundle code runs; later replacements cannot subvert the prelude.
 const ObjectFreeze = Object.freeze, ObjectCreate = Object.create, ObjectKeys = Object.keys;
 const ObjectDefineProperty = Object.defineProperty, ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
 const ObjectGetPrototypeOf = Object.getPrototypeOf, ObjectGetOwnPropertyNames = Object.getOwnPropertyNames;
 const ReflectOwnKeys = Reflect.ownKeys, ReflectApply = Reflect.apply, ReflectDeleteProperty = Reflect.deleteProperty;
+const ReflectConstruct = Reflect.construct, ObjectHasOwn = Object.hasOwn;
 const JSONparse = JSON.parse, JSONstringify = JSON.stringify, ArrayIsArray = Array.isArray;
 const StringCtor = String, TypeErrorCtor = TypeError, RangeErrorCtor = RangeError, PromiseCtor = Promise;
 const PromiseReject = Promise.reject;
+const PromiseProto = Promise.prototype, PromiseThen = Promise.prototype.then; // SECURITY: native promises settle through the intrinsic then, whatever the bundle did to Promise.prototype.
+const ObjectProto = Object.prototype, FunctionProto = Function.prototype, ArrayProto = Array.prototype;
+const ErrorCtors = [Error, AggregateError, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError];
+if (typeof SuppressedError === "function") ErrorCtors[ErrorCtors.length] = SuppressedError;
 const StringSlice = String.prototype.slice, StringCharCodeAt = String.prototype.charCodeAt;
 const WeakSetCtor = WeakSet, WeakSetHas = WeakSet.prototype.has, WeakSetAdd = WeakSet.prototype.add;
 const config = JSONparse($4);
@@ -112,7 +123,9 @@ if (fetchCb !== undefined) { // SECURITY: below system trust the capability is a
       }
       const body = init.body === undefined || init.body === null ? null : StringCtor(init.body);
       const method = init.method === undefined ? "GET" : StringCtor(init.method);
-      initJson = JSONstringify({ method: method, headers: headers, body: body });
+      const initObj = ObjectCreate(null); // no inherited toJSON
+      initObj.method = method; initObj.headers = headers; initObj.body = body;
+      initJson = JSONstringify(initObj);
     }
     const reply = fetchCb(u, initJson); // SECURITY: URL and JSON text only; the host decides before any I/O.
     if (typeof reply !== "string" || reply[0] !== "#") {
@@ -134,12 +147,61 @@ for (let i = 0; i < globalKeys.length; i++) {
   // SECURITY: everything not on the ECMAScript allowlist goes (WebAssembly, SharedArrayBuffer, Atomics, WeakRef, FinalizationRegistry, console); fail closed if it cannot.
   if (!ReflectDeleteProperty(G, k)) throw new TypeErrorCtor("prelude: cannot remove global " + StringCtor(k));
 }
-ObjectDefineProperty(G, "vcp", { value: vcp, writable: false, enumerable: false, configurable: false }); // SECURITY: binding cannot be replaced.
+ObjectDefineProperty(G, "vcp", { __proto__: null, value: vcp, writable: false, enumerable: false, configurable: false }); // SECURITY: binding cannot be replaced.
+
+// ── ArrayBuffer: no resizable buffers ──
+// isolated-vm counts ArrayBuffer memory in its ArrayBuffer::Allocator, which refuses an allocation
+// that would take heap + external bytes past memoryLimit ("Array buffer allocation failed"). V8 backs a
+// resizable buffer (options.maxByteLength) with reserved pages that never pass through that allocator,
+// so resize()/transfer() could grow it without limit. The global constructor is replaced by a wrapper
+// that refuses the option; the intrinsic is reachable by no name (built-in frames hide it from CallSites).
+const ArrayBufferIntrinsic = ArrayBuffer, ArrayBufferProto = ArrayBuffer.prototype;
+const ArrayBufferResizable = ObjectGetOwnPropertyDescriptor(ArrayBufferProto, "resizable").get;
+function refuseResizable(what) { throw new RangeErrorCtor(what + ": resizable ArrayBuffers (maxByteLength) are not available in the sandbox"); }
+const ArrayBufferWrapper = function ArrayBuffer(length) {
+  if (new.target === undefined) throw new TypeErrorCtor("Constructor ArrayBuffer requires 'new'");
+  const options = arguments.length > 1 ? arguments[1] : undefined;
+  const n = length === undefined ? 0 : +length; // guest valueOf runs here, in a strict frame, not inside the intrinsic
+  if (options !== null && (typeof options === "object" || typeof options === "function") && options.maxByteLength !== undefined) {
+    refuseResizable("new ArrayBuffer"); // SECURITY: resizable backing stores escape isolated-vm's memoryLimit.
+  }
+  return ReflectConstruct(ArrayBufferIntrinsic, [n], new.target); // SECURITY: the options object never reaches the intrinsic.
+};
+ObjectDefineProperty(ArrayBufferWrapper, "prototype", { __proto__: null, value: ArrayBufferProto, writable: false, enumerable: false, configurable: false });
+ObjectDefineProperty(ArrayBufferWrapper, "isView", { __proto__: null, value: ArrayBuffer.isView, writable: true, enumerable: false, configurable: true });
+ObjectDefineProperty(ArrayBufferWrapper, Symbol.species, ObjectGetOwnPropertyDescriptor(ArrayBufferIntrinsic, Symbol.species));
+ObjectDefineProperty(ArrayBufferProto, "constructor", { __proto__: null, value: ArrayBufferWrapper, writable: true, enumerable: false, configurable: true }); // SECURITY: buf.constructor does not lead back to the intrinsic.
+ObjectDefineProperty(G, "ArrayBuffer", { __proto__: null, value: ArrayBufferWrapper, writable: true, enumerable: false, configurable: true });
+// Defence in depth, should a resizable buffer ever exist: it can neither grow in place nor be
+// transferred into a larger resizable buffer (transfer keeps resizability; transferToFixedLength
+// allocates a fixed buffer through the counting allocator).
+if (!ReflectDeleteProperty(ArrayBufferProto, "resize")) throw new TypeErrorCtor("prelude: cannot remove ArrayBuffer.prototype.resize"); // SECURITY
+const ArrayBufferTransfer = ArrayBufferProto.transfer;
+if (typeof ArrayBufferTransfer === "function") {
+  ObjectDefineProperty(ArrayBufferProto, "transfer", { __proto__: null, writable: true, enumerable: false, configurable: true, value: {
+    transfer() {
+      if (ReflectApply(ArrayBufferResizable, this, []) === true) refuseResizable("ArrayBuffer.prototype.transfer"); // SECURITY
+      return ReflectApply(ArrayBufferTransfer, this, arguments);
+    } }.transfer });
+}
+
+// The intrinsics as they are before any bundle code runs: what finish() freezes, whatever the bundle
+// has done to the global bindings by then.
+let intrinsicRoots = { v: ArrayBufferIntrinsic, next: null };
+{
+  const names = ObjectGetOwnPropertyNames(G);
+  for (let i = 0; i < names.length; i++) {
+    const d = ObjectGetOwnPropertyDescriptor(G, names[i]);
+    if (d !== undefined && ObjectHasOwn(d, "value")) intrinsicRoots = { v: d.value, next: intrinsicRoots };
+  }
+  for (let i = 0; i < hiddenRoots.length; i++) intrinsicRoots = { v: hiddenRoots[i], next: intrinsicRoots };
+  intrinsicRoots = { v: vcp, next: intrinsicRoots };
+}
 
 // The bundle's "var __vcp_bundle = …" assigns through this trap, so the exports never stay global.
 let bundleExports, bundleSet = false;
 ObjectDefineProperty(G, "__vcp_bundle", {
-  configurable: true, enumerable: false,
+  __proto__: null, configurable: true, enumerable: false,
   get() { return bundleExports; },
   set(v) { bundleExports = v; bundleSet = true; },
 });
@@ -149,35 +211,35 @@ ObjectDefineProperty(G, "__vcp_bundle", {
 // setter defines an own property on the receiver and refuses to touch the prototype itself.
 function tame(obj, key) {
   const d = ObjectGetOwnPropertyDescriptor(obj, key);
-  if (d === undefined || !("value" in d)) return;
+  if (d === undefined || !ObjectHasOwn(d, "value")) return;
   const value = d.value;
   ObjectDefineProperty(obj, key, {
-    configurable: false, enumerable: d.enumerable,
+    __proto__: null, configurable: false, enumerable: d.enumerable,
     get: function () { return value; },
     set: function (v) {
       if (this === obj || this === null || this === undefined) throw new TypeErrorCtor("Cannot assign to read only property of a frozen built-in");
-      ObjectDefineProperty(this, key, { value: v, writable: true, enumerable: true, configurable: true });
+      ObjectDefineProperty(this, key, { __proto__: null, value: v, writable: true, enumerable: true, configurable: true });
     },
   });
 }
+// Prototypes come from the captures above: by finish() the bundle may have rebound the global names.
 function tameAll() {
   const op = ["constructor", "toString", "valueOf", "toLocaleString", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable"];
-  for (let i = 0; i < op.length; i++) tame(Object.prototype, op[i]);
+  for (let i = 0; i < op.length; i++) tame(ObjectProto, op[i]);
   const fp = ["constructor", "toString", "bind", "apply", "call"];
-  for (let i = 0; i < fp.length; i++) tame(Function.prototype, fp[i]);
-  const errs = [Error, AggregateError, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError];
-  if (typeof SuppressedError === "function") errs[errs.length] = SuppressedError;
-  for (let i = 0; i < errs.length; i++) {
-    tame(errs[i].prototype, "constructor"); tame(errs[i].prototype, "name"); tame(errs[i].prototype, "message"); tame(errs[i].prototype, "toString");
+  for (let i = 0; i < fp.length; i++) tame(FunctionProto, fp[i]);
+  for (let i = 0; i < ErrorCtors.length; i++) {
+    const p = ErrorCtors[i].prototype;
+    tame(p, "constructor"); tame(p, "name"); tame(p, "message"); tame(p, "toString");
   }
-  tame(Array.prototype, "constructor"); tame(Array.prototype, "toString"); tame(Array.prototype, "push");
-  tame(Promise.prototype, "constructor");
+  tame(ArrayProto, "constructor"); tame(ArrayProto, "toString"); tame(ArrayProto, "push");
+  tame(PromiseProto, "constructor");
 }
 
+// roots: a linked list { v, next } (no array writes after bundle code has run).
 function deepFreeze(roots) {
   const seen = new WeakSetCtor();
-  let stack = null;
-  for (let i = 0; i < roots.length; i++) stack = { v: roots[i], next: stack };
+  let stack = roots;
   while (stack !== null) {
     const o = stack.v; stack = stack.next;
     if (o === null || (typeof o !== "object" && typeof o !== "function") || o === G) continue;
@@ -189,7 +251,7 @@ function deepFreeze(roots) {
     for (let i = 0; i < keys.length; i++) {
       const d = ObjectGetOwnPropertyDescriptor(o, keys[i]);
       if (d === undefined) continue;
-      if ("value" in d) stack = { v: d.value, next: stack };
+      if (ObjectHasOwn(d, "value")) stack = { v: d.value, next: stack };
       else { stack = { v: d.get, next: stack }; stack = { v: d.set, next: stack }; }
     }
   }
@@ -214,21 +276,21 @@ function finish() {
     if (typeof v === "function") { fns[keys[i]] = v; names = names === "" ? keys[i] : names + "\n" + keys[i]; }
   }
   tameAll();
-  // Only built-ins and vcp are hardened: globals the bundle itself created are module state.
-  const roots = hiddenRoots;
-  roots[roots.length] = vcp;
+  // Only built-ins and vcp are hardened: globals the bundle itself created are module state. Roots are
+  // the intrinsics captured before bundle code ran, plus whatever the allowlisted names hold now.
+  let roots = intrinsicRoots;
   const names2 = ObjectGetOwnPropertyNames(G);
   for (let i = 0; i < names2.length; i++) {
     if (allow[names2[i]] !== true) continue;
     const d = ObjectGetOwnPropertyDescriptor(G, names2[i]);
-    if (d !== undefined && "value" in d) roots[roots.length] = d.value;
+    if (d !== undefined && ObjectHasOwn(d, "value")) roots = { v: d.value, next: roots };
   }
   deepFreeze(roots); // SECURITY: built-ins, their prototypes and the unnamed intrinsics are frozen, so a call cannot pollute the next.
   for (let i = 0; i < names2.length; i++) {
     if (allow[names2[i]] !== true) continue;
     const d = ObjectGetOwnPropertyDescriptor(G, names2[i]);
     // SECURITY: global bindings of built-ins cannot be replaced (globalThis.JSON = …).
-    if (d !== undefined && "value" in d && d.configurable) ObjectDefineProperty(G, names2[i], { writable: false, configurable: false });
+    if (d !== undefined && ObjectHasOwn(d, "value") && d.configurable) ObjectDefineProperty(G, names2[i], { __proto__: null, writable: false, configurable: false });
   }
   return names;
 }
@@ -289,19 +351,23 @@ function serialize(result, input) {
   return "R" + r.length + ":" + r + c;
 }
 
-const pendingResults = ObjectCreate(null);
-let nextPending = 0;
-function settleLater(out, then, input) {
-  return new PromiseCtor((resolve) => {
-    try {
-      ReflectApply(then, out, [(v) => { resolve(serialize(v, input)); }, (e) => { resolve(encodeThrow(e)); }]);
-    } catch (e) {
-      resolve(encodeThrow(e));
-    }
-  });
+// Async results: the host learns of a settlement through settledCb(id, reply), never through a
+// promise it would have to chain on inside the isolate.
+function settleLater(id, out, input, then) {
+  let done = false;
+  // SECURITY: one-shot, and tagged with this call's id: a handler a guest kept from an earlier call is ignored by the host.
+  const report = (reply) => { if (!done) { done = true; settledCb(id, reply); } };
+  const onFulfilled = (v) => { report(serialize(v, input)); };
+  const onRejected = (e) => { report(encodeThrow(e)); };
+  try {
+    // SECURITY: intrinsic then, captured before bundle code ran; a replaced Promise.prototype.then is never called.
+    ReflectApply(then, out, [onFulfilled, onRejected]);
+  } catch (e) {
+    report(encodeThrow(e));
+  }
 }
 
-function run(name, inputJson) {
+function run(name, inputJson, callId) {
   const fn = fns === null ? undefined : fns[name];
   if (typeof fn !== "function") return "Iaction is not an exported function of the bundle";
   let input;
@@ -310,20 +376,18 @@ function run(name, inputJson) {
   try { out = fn(input); } catch (e) { return encodeThrow(e); }
   if (out !== null && (typeof out === "object" || typeof out === "function")) {
     let then;
-    try { then = out.then; } catch (e) { return encodeThrow(e); }
+    try {
+      // A native promise (what an async action returns) is settled through the intrinsic then; any
+      // other object is a thenable only through its own then, which is the guest's own code.
+      then = ObjectGetPrototypeOf(out) === PromiseProto ? PromiseThen : out.then;
+    } catch (e) { return encodeThrow(e); }
     if (typeof then === "function") {
-      const id = "" + nextPending++;
-      pendingResults[id] = settleLater(out, then, input);
+      const id = StringCtor(callId);
+      settleLater(id, out, input, then);
       return "P" + id;
     }
   }
   return serialize(out, input);
-}
-
-function wait(id) {
-  const p = pendingResults[id];
-  ReflectDeleteProperty(pendingResults, id);
-  return p === undefined ? "Ino pending result" : p;
 }
 
 function deliver(id, reply) {
@@ -336,7 +400,7 @@ function deliver(id, reply) {
   w.resolve(v);
 }
 
-return { finish: finish, run: run, wait: wait, deliver: deliver };
+return { finish: finish, run: run, deliver: deliver };
 `;
 
 /**
