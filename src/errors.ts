@@ -54,6 +54,14 @@ export const ERROR_CODES = {
   SANDBOX_CLOSED: "The sandbox was closed; no more chains are accepted.",
   SANDBOX_START_FAILED: "The sandbox host process could not be started.",
   INVALID_CONFIG: "A runtime or sandbox option is invalid; details name the field.",
+  BUILD_FAILED: "A policy bundle could not be built: a forbidden or unresolvable import, or a compile error; details name the file and import.",
+  BUNDLE_TOO_LARGE: "A bundle's code exceeds the size cap (limits.bundle_bytes, default 5 MiB).",
+  DIGEST_MISMATCH: "A .vcpb artifact's digest does not match its manifest and code; details name the expected and actual digests.",
+  UNSIGNED_BUNDLE: "Signatures are required and the bundle carries none (a stripped signature is a rejection, never a downgrade).",
+  SIGNATURE_INVALID: "The bundle is signed but no signature verifies against a keyring key.",
+  TRUST_EXCEEDS_KEY: "The bundle requests a trust level above the max_trust of the best key that signed it.",
+  VERSION_DOWNGRADE: "The bundle's version is lower than the installed one; pass allowDowngrade to roll back on purpose.",
+  STORE_CORRUPT: "The data directory's installed bundles cannot be read or written, or the index and a stored artifact disagree.",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,3 +1,6 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { VcpError } from "../errors.js";
 import { HOOK_TYPES, ScopeSchema, TrustLevelSchema } from "../model/hook-type.js";
@@ -72,10 +75,141 @@ export function parseManifest(raw: unknown, file = "manifest"): Manifest {
     if (names.has(hook.name)) {
       throw new VcpError("INVALID_BUNDLE", `${file}: hooks[${index}].name: '${hook.name}' is declared twice (names are unique within a scope, spec §6.2.1)`, {
         file,
-        problems: [{ field: `hooks[${index}].name`, rule: "unique within the bundle" }],
+        problems: [{ field: `hooks[${index}].name`, rule: `'${hook.name}' is declared twice (hook names are unique within a bundle, spec §6.2.1)` }],
       });
     }
     names.add(hook.name);
   });
   return parsed.data;
+}
+
+/** The manifest file of a policy directory (DESIGN §3.1). */
+export const MANIFEST_FILE = "policy.yaml";
+
+/** One broken rule of a manifest: `field` is a path like `hooks[2].timeout_ms`; line/column are 1-based. */
+export interface ManifestProblem {
+  field: string;
+  rule: string;
+  line?: number;
+  column?: number;
+}
+
+/**
+ * Read and validate `<dir>/policy.yaml`. Errors are `VcpError("INVALID_BUNDLE")` with
+ * `details: { file, problems: [{ field, rule, line?, column? }] }`; the message names the file, each
+ * path (`hooks[2].timeout_ms`), its line and column, and the rule. YAML syntax errors name the line
+ * and column.
+ *
+ * @example
+ * ```ts
+ * const manifest = await loadManifestFile("policies/strip-pii");
+ * ```
+ */
+export async function loadManifestFile(dir: string): Promise<Manifest> {
+  const file = join(dir, MANIFEST_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code === "ENOENT" ? "file not found" : (err as Error).message;
+    throw new VcpError("INVALID_BUNDLE", `${file}: ${reason} (a policy directory holds its manifest in ${MANIFEST_FILE})`, {
+      file,
+      problems: [{ field: "(file)", rule: reason }],
+    });
+  }
+  return parseManifestYaml(text, file);
+}
+
+/**
+ * Parse and validate manifest YAML text; `file` is only used in messages. See {@link loadManifestFile}.
+ *
+ * @example
+ * ```ts
+ * const manifest = parseManifestYaml("bundle: x\nversion: 1.0.0\nhooks: []\n", "policy.yaml"); // throws: hooks
+ * ```
+ */
+export function parseManifestYaml(text: string, file = MANIFEST_FILE): Manifest {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const problems: ManifestProblem[] = doc.errors.map((e) => {
+      const pos = e.linePos?.[0];
+      // The pretty message repeats the position and quotes the source; the first line without it is the rule.
+      const rule = (e.message.split("\n")[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, "");
+      return { field: "(yaml)", rule: `YAML syntax error: ${rule}`, ...(pos ? { line: pos.line, column: pos.col } : {}) };
+    });
+    throw new VcpError("INVALID_BUNDLE", `${file}: ${problems.map(formatProblem).join("; ")}`, { file, problems });
+  }
+  let raw: unknown;
+  try {
+    // SECURITY: yaml's default maxAliasCount (100) bounds alias expansion ("billion laughs").
+    raw = doc.toJS();
+  } catch (err) {
+    const rule = `YAML error: ${(err as Error).message}`;
+    throw new VcpError("INVALID_BUNDLE", `${file}: ${rule}`, { file, problems: [{ field: "(yaml)", rule }] });
+  }
+  try {
+    return parseManifest(raw, file);
+  } catch (err) {
+    if (!(err instanceof VcpError) || err.code !== "INVALID_BUNDLE" || !Array.isArray(err.details?.["problems"])) throw err;
+    // Add the line and column of each problem: the node at its path, or the nearest enclosing one
+    // (a missing key is reported where its parent mapping starts).
+    const problems = (err.details["problems"] as ManifestProblem[]).map((p): ManifestProblem => {
+      const path = parseFieldPath(p.field);
+      // An unknown field is reported where it is written, not where its mapping starts.
+      const unknown = /^unknown field\(s\): ([^,]+)/.exec(p.rule)?.[1];
+      if (unknown !== undefined) path.push(unknown);
+      for (let n = path.length; n >= 0; n--) {
+        const node = (n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true)) as { range?: [number, number, number] } | null | undefined;
+        if (node?.range != null) {
+          const pos = lineCounter.linePos(node.range[0]);
+          return { ...p, line: pos.line, column: pos.col };
+        }
+      }
+      return p;
+    });
+    throw new VcpError("INVALID_BUNDLE", `${file}: ${problems.map(formatProblem).join("; ")}`, { file, problems });
+  }
+}
+
+function formatProblem(p: ManifestProblem): string {
+  const where = p.line !== undefined ? ` (line ${p.line}, column ${p.column ?? 1})` : "";
+  return p.field === "(yaml)" ? `line ${p.line ?? "?"}, column ${p.column ?? "?"}: ${p.rule}` : `${p.field}${where}: ${p.rule}`;
+}
+
+/** `hooks[2].timeout_ms` → `["hooks", 2, "timeout_ms"]`; `(root)` → `[]`. */
+function parseFieldPath(field: string): Array<string | number> {
+  if (field.startsWith("(")) return [];
+  const out: Array<string | number> = [];
+  for (const m of field.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) {
+    if (m[2] !== undefined) out.push(Number(m[2]));
+    else if (m[1] !== undefined) out.push(m[1]);
+  }
+  return out;
+}
+
+/**
+ * The JSON Schema (draft 2020-12) of `policy.yaml`, generated from {@link ManifestSchema} so it
+ * cannot drift; committed as `schemas/policy.schema.json` for editors (DESIGN §3.1). Input form:
+ * fields with defaults are optional.
+ *
+ * @example
+ * ```ts
+ * writeFileSync("schemas/policy.schema.json", renderManifestJsonSchema());
+ * ```
+ */
+export function manifestJsonSchema(): Record<string, unknown> {
+  const generated = z.toJSONSchema(ManifestSchema, { io: "input", target: "draft-2020-12" }) as Record<string, unknown>;
+  const { $schema, ...rest } = generated;
+  return {
+    $schema,
+    title: "vcp-hooks policy bundle manifest (policy.yaml)",
+    description: "A policy bundle manifest: DESIGN §3.1 of vcp-hooks, hook fields of VCP Hook System spec §4.1. Generated from src/bundle/manifest.ts; do not edit.",
+    ...rest,
+  };
+}
+
+/** {@link manifestJsonSchema} as the exact text of `schemas/policy.schema.json` (2-space JSON, newline). */
+export function renderManifestJsonSchema(): string {
+  return `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`;
 }

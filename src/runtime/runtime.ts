@@ -1,7 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { VcpError } from "../errors.js";
 import { parseManifest, type Manifest, type ManifestInput } from "../bundle/manifest.js";
-import { digestOf } from "../integrity/digest.js";
+import { createArtifact, DEFAULT_MAX_CODE_BYTES, isArtifactLike, verifyArtifact, type VcpArtifact, type VerifiedArtifact } from "../bundle/artifact.js";
+import { loadKeyring, type Keyring, type KeyringInput } from "../bundle/keys.js";
+import { createBundleStore, type BundleStore } from "../bundle/store.js";
+import { compareVersions } from "../bundle/version.js";
+import type { ErrorCode } from "../errors.js";
 import { isHookType, type HookType, type Scope } from "../model/hook-type.js";
 import type { HookDefinition, ResolvedHook } from "../model/hook.js";
 import type { Constitution } from "../model/constitution.js";
@@ -35,6 +39,28 @@ export interface RuntimeOptions {
   cascade?: { disableFailingHooks?: boolean };
   logger?: Logger;
   clock?: Clock;
+  /**
+   * Data directory (DESIGN §6.4 `data_dir`): installed bundles persist in `<dataDir>/bundles/` and are
+   * reloaded, and re-verified, at start. Default: none (nothing persists).
+   */
+  dataDir?: string;
+  /** Trusted signing keys (DESIGN §3.3): a keyring file (YAML/JSON), or its contents. Default: none. */
+  keyring?: Keyring | KeyringInput | string;
+  /**
+   * Refuse unsigned bundles (DESIGN §3.3). Default: `true` when a keyring is configured, `false`
+   * without one (development and tests, where `{ manifest, code }` sources are installed). A signed
+   * bundle whose signatures do not verify is refused either way.
+   */
+  requireSignatures?: boolean;
+  /** Cap on a bundle's code, bytes (DESIGN §6.4 `limits.bundle_bytes`). Default 5 MiB. */
+  maxBundleBytes?: number;
+}
+
+/** Why the last install attempt of an installed bundle failed (the installed revision stayed active). */
+export interface BundleInstallError {
+  code: ErrorCode | "INTERNAL";
+  message: string;
+  at: string;
 }
 
 /** A bundle as installed: the manifest normalized, its digest, and when it became active. */
@@ -46,6 +72,10 @@ export interface BundleInfo {
   hooks: string[];
   session_hooks: string[];
   activated_at: string;
+  /** Key id of the best verifying signature, or null for an unsigned bundle (signatures not required). */
+  signed_by: string | null;
+  /** Failed install attempts since this revision became active, oldest first (at most 5). */
+  errors: BundleInstallError[];
 }
 
 /** What `bundles.install` takes: a manifest (DESIGN §3.1) and the esbuild output of its code. */
@@ -68,9 +98,21 @@ export interface RuntimeStatus {
   sandbox: ReturnType<ChainBackend["stats"]>;
 }
 
+/** Options of `bundles.install`. */
+export interface InstallOptions {
+  principal?: Principal;
+  /** Allow installing a lower version than the installed one (a deliberate rollback). Default false. */
+  allowDowngrade?: boolean;
+}
+
 export interface Runtime {
   bundles: {
-    install(source: BundleSource, options?: { principal?: Principal }): Promise<BundleInfo>;
+    /**
+     * Install a verified `.vcpb` artifact, or (only when signatures are not required) a
+     * `{ manifest, code }` source. Same digest as installed: a no-op returning its info. Another
+     * revision: an atomic hot swap. A failure changes nothing and is recorded in `errors`.
+     */
+    install(bundle: VcpArtifact | BundleSource, options?: InstallOptions): Promise<BundleInfo>;
     remove(name: string, options?: { principal?: Principal }): Promise<BundleInfo>;
     list(): BundleInfo[];
     get(name: string): BundleInfo | undefined;
@@ -101,6 +143,8 @@ interface InstalledBundle {
   info: BundleInfo;
   manifest: Manifest;
 }
+
+const MAX_RECORDED_ERRORS = 5;
 
 /**
  * Create a vcp-hooks runtime: registry, sandbox process and chain execution behind one API.
@@ -153,6 +197,22 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     },
   });
 
+  // Bundle verification settings are resolved before anything starts, so a bad keyring fails fast.
+  const keyring = options.keyring === undefined ? undefined : await loadKeyring(options.keyring);
+  const requireSignatures = options.requireSignatures ?? keyring !== undefined;
+  const maxBundleBytes = options.maxBundleBytes ?? DEFAULT_MAX_CODE_BYTES;
+  if (!Number.isSafeInteger(maxBundleBytes) || maxBundleBytes < 1) {
+    throw new VcpError("INVALID_CONFIG", "maxBundleBytes must be a positive integer", { field: "maxBundleBytes" });
+  }
+  const store: BundleStore | undefined = options.dataDir === undefined ? undefined : createBundleStore(options.dataDir);
+  // Bundle changes run one at a time: install awaits the sandbox between reading and swapping.
+  let bundleQueue: Promise<unknown> = Promise.resolve();
+  const serially = <T>(task: () => Promise<T>): Promise<T> => {
+    const run = bundleQueue.then(task, task);
+    bundleQueue = run.catch(() => undefined);
+    return run;
+  };
+
   // The sandbox module (piscina, child process) loads only when it is used.
   const backend: ChainBackend = options.backend ?? (await (await import("../pool/index.js")).startSandbox({ ...options.sandbox, logger }));
 
@@ -199,79 +259,178 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     if (closed) throw new VcpError("SANDBOX_CLOSED", "the runtime is closed");
   }
 
+  // ── bundles: verify → load in the sandbox → atomic registry swap → persist ──────────────────
+
+  async function installNow(input: unknown, installOptions: InstallOptions): Promise<BundleInfo> {
+    assertOpen();
+    try {
+      const verified = verifyInstallInput(input);
+      return await activate(verified, {
+        principal: installOptions.principal ?? LOCAL_OPERATOR,
+        allowDowngrade: installOptions.allowDowngrade === true,
+        persist: true,
+      });
+    } catch (err) {
+      recordFailure(input, err);
+      throw err;
+    }
+  }
+
+  /** A `.vcpb` is verified (digest, manifest, signatures, trust); a source is accepted only when signatures are optional. */
+  function verifyInstallInput(input: unknown): VerifiedArtifact {
+    if (isArtifactLike(input)) return verifyArtifact(input, { requireSignatures, maxCodeBytes: maxBundleBytes, ...(keyring !== undefined ? { keyring } : {}) });
+    if (typeof input !== "object" || input === null || !("manifest" in input)) {
+      throw new VcpError("INVALID_BUNDLE", "expected a .vcpb artifact ({ format, manifest, code, digest, signatures }) or a { manifest, code } source", { field: "(root)" });
+    }
+    const source = input as { manifest: unknown; code?: unknown };
+    if (requireSignatures) {
+      const name = bundleNameOf(input) ?? "(unnamed)";
+      throw new VcpError("UNSIGNED_BUNDLE", `bundle '${name}': a { manifest, code } source is unsigned and signatures are required; install a signed .vcpb`, { bundle: name });
+    }
+    const manifest = parseManifest(source.manifest);
+    if (typeof source.code !== "string" || source.code.length === 0) {
+      throw new VcpError("INVALID_BUNDLE", `bundle '${manifest.bundle}': code must be a non-empty string`, { field: "code" });
+    }
+    const bytes = Buffer.byteLength(source.code, "utf8");
+    if (bytes > maxBundleBytes) {
+      throw new VcpError("BUNDLE_TOO_LARGE", `bundle '${manifest.bundle}': code is ${bytes} bytes, above the cap of ${maxBundleBytes}`, { bundle: manifest.bundle, bytes, limit: maxBundleBytes });
+    }
+    const artifact = createArtifact(manifest, source.code);
+    return { artifact, manifest, digest: artifact.digest, trust: manifest.trust, key_id: null };
+  }
+
+  async function activate(
+    verified: VerifiedArtifact,
+    how: { principal: Principal; allowDowngrade: boolean; persist: boolean; activatedAt?: string },
+  ): Promise<BundleInfo> {
+    const { manifest, digest } = verified;
+    const previous = installed.get(manifest.bundle);
+    // The same revision again is a no-op, unless the sandbox quarantined it: reloading lifts that.
+    if (previous !== undefined && previous.info.digest === digest && !backend.stats().quarantined.includes(digest)) return previous.info;
+    if (previous !== undefined && !how.allowDowngrade && compareVersions(manifest.version, previous.info.version) < 0) {
+      throw new VcpError(
+        "VERSION_DOWNGRADE",
+        `bundle '${manifest.bundle}': version ${manifest.version} is lower than the installed ${previous.info.version}; install with allowDowngrade to roll back`,
+        { bundle: manifest.bundle, installed: previous.info.version, requested: manifest.version },
+      );
+    }
+    const code = verified.artifact.code;
+    const memoryMb = manifest.limits?.memory_mb;
+    const { exports } = await backend.loadBundle({
+      name: manifest.bundle,
+      digest,
+      code,
+      trust: verified.trust,
+      isolation: manifest.isolation,
+      ...(memoryMb !== undefined ? { memoryMb } : {}),
+    });
+    const exported = new Set(exports);
+    const missing = manifest.hooks.find((hook) => !exported.has(hook.action));
+    if (missing !== undefined) {
+      if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
+      throw new VcpError(
+        "ACTION_NOT_CALLABLE",
+        `bundle '${manifest.bundle}': hook '${missing.name}' names action '${missing.action}', which is not an exported function (spec §6.2.6); exports: ${exports.join(", ") || "none"}`,
+        { bundle: manifest.bundle, hook: missing.name, action: missing.action, exports },
+      );
+    }
+    const info: BundleInfo = {
+      bundle: manifest.bundle,
+      version: manifest.version,
+      digest,
+      trust: verified.trust,
+      hooks: manifest.hooks.filter((h) => (h.scope ?? "deployment") === "deployment").map((h) => h.name),
+      session_hooks: manifest.hooks.filter((h) => h.scope === "session").map((h) => h.name),
+      activated_at: how.activatedAt ?? new Date(clock.wallNow()).toISOString(),
+      signed_by: verified.key_id,
+      errors: [],
+    };
+    // The registry resolves actions against `installed`, so the new revision is entered first
+    // and rolled back if the atomic registry swap refuses it.
+    installed.set(manifest.bundle, { info, manifest });
+    try {
+      registry.replace(previous?.info.hooks ?? [], hookDefinitions(manifest, digest, "deployment"), {
+        scope: "deployment",
+        principal: how.principal,
+      });
+    } catch (err) {
+      if (previous) installed.set(manifest.bundle, previous);
+      else installed.delete(manifest.bundle);
+      if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
+      throw err;
+    }
+    if (how.persist && store !== undefined) {
+      try {
+        await store.activate(verified.artifact, { bundle: info.bundle, version: info.version, digest, activated_at: info.activated_at, signed_by: info.signed_by });
+      } catch (err) {
+        // Not persisted ⇒ not installed: a restart must not bring back something else than what runs.
+        restoreHooks(manifest.bundle, info.hooks, previous);
+        if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
+        throw storeFailure(err, `persisting bundle '${manifest.bundle}'`);
+      }
+    }
+    if (previous && previous.info.digest !== digest) {
+      retiredDigests.add(previous.info.digest);
+      await releaseIfIdle(previous.info.digest);
+    }
+    logger.info({ bundle: info.bundle, version: info.version, digest, signed_by: info.signed_by }, "bundle installed");
+    return info;
+  }
+
+  /** Undo a registry swap: deregister `currentHooks`, re-register `previous` (if any) as it was. */
+  function restoreHooks(name: string, currentHooks: string[], previous: InstalledBundle | undefined): void {
+    try {
+      registry.replace(currentHooks, previous ? hookDefinitions(previous.manifest, previous.info.digest, "deployment") : [], {
+        scope: "deployment",
+        principal: SYSTEM_PRINCIPAL,
+      });
+    } catch (err) {
+      logger.error({ err, bundle: name }, "could not restore the previous hooks after a failed bundle change");
+    }
+    if (previous) installed.set(name, previous);
+    else installed.delete(name);
+  }
+
+  /** Status: a failed attempt is recorded on the installed revision it did not replace. */
+  function recordFailure(input: unknown, err: unknown): void {
+    const name = bundleNameOf(input);
+    const entry = name === undefined ? undefined : installed.get(name);
+    if (entry === undefined || name === undefined) return;
+    const failure: BundleInstallError = {
+      code: err instanceof VcpError ? err.code : "INTERNAL",
+      message: err instanceof Error ? err.message : String(err),
+      at: new Date(clock.wallNow()).toISOString(),
+    };
+    installed.set(name, { ...entry, info: { ...entry.info, errors: [...entry.info.errors, failure].slice(-MAX_RECORDED_ERRORS) } });
+  }
+
   const runtime: Runtime = {
     bundles: {
-      async install(source, installOptions = {}) {
-        assertOpen();
-        const principal = installOptions.principal ?? LOCAL_OPERATOR;
-        const manifest = parseManifest(source.manifest);
-        if (typeof source.code !== "string" || source.code.length === 0) {
-          throw new VcpError("INVALID_BUNDLE", `bundle '${manifest.bundle}': code must be a non-empty string`, { field: "code" });
-        }
-        const digest = digestOf({ manifest, code: source.code });
-        const previous = installed.get(manifest.bundle);
-        const memoryMb = manifest.limits?.memory_mb;
-        const { exports } = await backend.loadBundle({
-          name: manifest.bundle,
-          digest,
-          code: source.code,
-          trust: manifest.trust,
-          isolation: manifest.isolation,
-          ...(memoryMb !== undefined ? { memoryMb } : {}),
-        });
-        const exported = new Set(exports);
-        const missing = manifest.hooks.find((hook) => !exported.has(hook.action));
-        if (missing !== undefined) {
-          if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
-          throw new VcpError(
-            "ACTION_NOT_CALLABLE",
-            `bundle '${manifest.bundle}': hook '${missing.name}' names action '${missing.action}', which is not an exported function (spec §6.2.6); exports: ${exports.join(", ") || "none"}`,
-            { bundle: manifest.bundle, hook: missing.name, action: missing.action, exports },
-          );
-        }
-        const info: BundleInfo = {
-          bundle: manifest.bundle,
-          version: manifest.version,
-          digest,
-          trust: manifest.trust,
-          hooks: manifest.hooks.filter((h) => (h.scope ?? "deployment") === "deployment").map((h) => h.name),
-          session_hooks: manifest.hooks.filter((h) => h.scope === "session").map((h) => h.name),
-          activated_at: new Date(clock.wallNow()).toISOString(),
-        };
-        // The registry resolves actions against `installed`, so the new revision is entered first
-        // and rolled back if the atomic registry swap refuses it.
-        installed.set(manifest.bundle, { info, manifest });
-        try {
-          registry.replace(previous?.info.hooks ?? [], hookDefinitions(manifest, digest, "deployment"), {
-            scope: "deployment",
-            principal,
-          });
-        } catch (err) {
-          if (previous) installed.set(manifest.bundle, previous);
-          else installed.delete(manifest.bundle);
-          if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
-          throw err;
-        }
-        if (previous && previous.info.digest !== digest) {
-          retiredDigests.add(previous.info.digest);
-          await releaseIfIdle(previous.info.digest);
-        }
-        logger.info({ bundle: info.bundle, version: info.version, digest }, "bundle installed");
-        return info;
-      },
+      install: (bundle, installOptions = {}) => serially(() => installNow(bundle, installOptions)),
 
-      async remove(name, removeOptions = {}) {
-        assertOpen();
-        const entry = installed.get(name);
-        if (entry === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${name}' is not installed`, { bundle: name });
-        registry.replace(entry.info.hooks, [], { scope: "deployment", principal: removeOptions.principal ?? LOCAL_OPERATOR });
-        installed.delete(name);
-        retiredDigests.add(entry.info.digest);
-        await releaseIfIdle(entry.info.digest);
-        return entry.info;
-      },
+      remove: (name, removeOptions = {}) =>
+        serially(async () => {
+          assertOpen();
+          const entry = installed.get(name);
+          if (entry === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${name}' is not installed`, { bundle: name });
+          registry.replace(entry.info.hooks, [], { scope: "deployment", principal: removeOptions.principal ?? LOCAL_OPERATOR });
+          installed.delete(name);
+          if (store !== undefined) {
+            try {
+              await store.remove(name);
+            } catch (err) {
+              // Not persisted ⇒ not removed: put the hooks back so memory and disk agree.
+              restoreHooks(entry.manifest.bundle, [], entry);
+              throw storeFailure(err, `removing bundle '${name}'`);
+            }
+          }
+          retiredDigests.add(entry.info.digest);
+          await releaseIfIdle(entry.info.digest);
+          return entry.info;
+        }),
 
-      list: () => [...installed.values()].map((b) => b.info),
+      // By name: stable across restarts and hot swaps (chain order is `hooks.chain`, not this).
+      list: () => [...installed.values()].map((b) => b.info).sort((a, b) => (a.bundle < b.bundle ? -1 : a.bundle > b.bundle ? 1 : 0)),
       get: (name) => installed.get(name)?.info,
     },
 
@@ -393,7 +552,54 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     }
   }
 
+  if (store !== undefined) await reloadInstalled(store);
   return runtime;
+
+  /**
+   * Reinstall what the data directory holds, re-verified against the current keyring. A bundle that
+   * no longer verifies stops the start: running without a policy the operator installed would be a
+   * silent fail-open.
+   */
+  async function reloadInstalled(from: BundleStore): Promise<void> {
+    let stored;
+    try {
+      stored = await from.loadInstalled();
+    } catch (err) {
+      await backend.close().catch(() => undefined);
+      throw err;
+    }
+    for (const { entry, file, artifact } of stored) {
+      try {
+        const verified = verifyArtifact(artifact, { requireSignatures, maxCodeBytes: maxBundleBytes, ...(keyring !== undefined ? { keyring } : {}) });
+        if (verified.digest !== entry.digest || verified.manifest.bundle !== entry.bundle) {
+          throw new VcpError("STORE_CORRUPT", `${file} holds ${verified.manifest.bundle} ${verified.digest}, not the revision the index names`, { file });
+        }
+        await activate(verified, { principal: SYSTEM_PRINCIPAL, allowDowngrade: true, persist: false, activatedAt: entry.activated_at });
+      } catch (err) {
+        await backend.close().catch(() => undefined);
+        const code: ErrorCode = err instanceof VcpError ? err.code : "STORE_CORRUPT";
+        const details = err instanceof VcpError ? err.details : undefined;
+        throw new VcpError(
+          code,
+          `reloading installed bundle '${entry.bundle}' from ${file}: ${err instanceof Error ? err.message : String(err)} (reinstall it, or remove its entry from ${from.dir}/installed.json)`,
+          { ...details, bundle: entry.bundle, file },
+          { cause: err },
+        );
+      }
+    }
+  }
+}
+
+/** The `bundle` name an install input claims, for status; undefined when it names none. */
+function bundleNameOf(input: unknown): string | undefined {
+  const manifest = typeof input === "object" && input !== null ? (input as { manifest?: unknown }).manifest : undefined;
+  const name = typeof manifest === "object" && manifest !== null ? (manifest as { bundle?: unknown }).bundle : undefined;
+  return typeof name === "string" ? name : undefined;
+}
+
+function storeFailure(err: unknown, what: string): VcpError {
+  if (err instanceof VcpError) return err;
+  return new VcpError("STORE_CORRUPT", `${what}: the data directory could not be written: ${err instanceof Error ? err.message : String(err)}`, {}, { cause: err });
 }
 
 function unknownType(type: unknown): VcpError {
