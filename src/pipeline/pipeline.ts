@@ -1,0 +1,610 @@
+import { randomUUID } from "node:crypto";
+import type { ChainResult } from "../chain/types.js";
+import type { Constitution } from "../model/constitution.js";
+import type { ConflictEvent, PostSelectEvent, PreInjectEvent, TransitionEvent, ViolationEvent } from "../model/events.js";
+import { periodicIntervalMs } from "../model/hook.js";
+import type { SessionInfo, VcpContext } from "../model/input.js";
+import { sessionExists, sessionNotFound } from "./errors.js";
+import { createSerialQueue, type SerialQueue } from "./queue.js";
+import { applyConflictStrategy, compositionBase } from "./strategies.js";
+import type {
+  AdaptInput,
+  AdaptOutcome,
+  ConflictOutcome,
+  HookRef,
+  PeriodicStatus,
+  Pipeline,
+  PipelineDeps,
+  SessionView,
+  TransitionOutcome,
+  ViolationOutcome,
+} from "./types.js";
+import {
+  assertConstitution,
+  assertConstitutions,
+  assertObject,
+  assertOneOf,
+  assertRetryCount,
+  assertRuleConflicts,
+  assertRules,
+  assertScores,
+  assertSessionId,
+  assertString,
+  frozenJsonCopy,
+} from "./validate.js";
+
+/**
+ * One periodic hook's schedule in one session (spec §3.6, §10.3).
+ *
+ * ```
+ *   armed ──timer──▶ pending (queued behind the session's other work) ──turn──▶ running
+ *     ▲                                                                  │
+ *     └──────────── re-armed for interval_ms when the tick STARTS ◀──────┘
+ * ```
+ * Re-arming at the start of a tick (not at the timer expiry) keeps consecutive fires of a hook at
+ * least `interval_ms` (≥ 1000 ms) apart even when a tick waited for its turn, and leaves at most one
+ * tick of a hook queued: ticks never pile up behind a slow operation.
+ */
+interface ScheduleEntry {
+  readonly key: string;
+  readonly ref: HookRef;
+  intervalMs: number;
+  tickCount: number;
+  skipped: number;
+  /** clock.now() of the previous fire of this hook, or when its schedule started. */
+  lastFireAt: number;
+  timer: unknown;
+  armed: boolean;
+  /** A tick is queued and has not started yet. */
+  pending: boolean;
+  removed: boolean;
+}
+
+interface Session {
+  readonly id: string;
+  context: VcpContext;
+  constitution: Constitution;
+  state: string | null;
+  lastKnownGood: Constitution;
+  readonly metadata: Record<string, unknown>;
+  readonly createdAt: string;
+  updatedAt: string;
+  readonly queue: SerialQueue;
+  readonly schedule: Map<string, ScheduleEntry>;
+  closing: Promise<void> | undefined;
+}
+
+const INJECTION_FORMATS = ["system_prompt", "prefix", "suffix", "metadata"] as const;
+const CONFLICT_SEVERITIES = ["warning", "error", "critical"] as const;
+const VIOLATION_SEVERITIES = ["minor", "major", "critical"] as const;
+
+const defaultSetTimer = (fn: () => void, ms: number): unknown => {
+  const handle = setTimeout(fn, ms);
+  // A session's timers must not keep the process alive on their own.
+  handle.unref?.();
+  return handle;
+};
+const defaultClearTimer = (handle: unknown): void => clearTimeout(handle as ReturnType<typeof setTimeout>);
+
+/**
+ * The unprocessed constitution text handed to `pre_inject` when the caller gave none: one rule per line.
+ *
+ * @example
+ * ```ts
+ * renderConstitution({ id: "c", rules: [{ id: "a", text: "Be brief." }, { id: "b", text: "Cite." }] }); // "Be brief.\nCite."
+ * ```
+ */
+export function renderConstitution(constitution: Constitution): string {
+  return constitution.rules.map((rule) => rule.text).join("\n");
+}
+
+/** Chain results are JSON from the sandbox; the session keeps its own frozen copies. */
+function keep<T>(value: T): T {
+  return frozenJsonCopy("chain result", value);
+}
+
+function modifiedConstitution(result: ChainResult): boolean {
+  return result.hook_results.some((h) => h.status === "modify" && h.modified_constitution === true);
+}
+
+function modifiedContext(result: ChainResult): boolean {
+  return result.hook_results.some((h) => h.status === "modify" && h.modified_context === true);
+}
+
+/**
+ * Create the adaptation pipeline (DESIGN §4.6): per-session state, the four pipeline operations and
+ * the periodic scheduler, on top of an injected `fire`.
+ *
+ * Semantics, per operation (all of one session serialized through one queue, see queue.ts):
+ * - **adapt**: `post_select` (abort ⇒ `cancelled`; a modified constitution replaces the selection),
+ *   then — only after it completed — `pre_inject` (abort ⇒ `blocked`). `inject` updates the session's
+ *   context, constitution and last known-good to the chain's final values; otherwise nothing changes.
+ * - **transition**: `on_transition` before the state changes; abort ⇒ `blocked`, state unchanged;
+ *   else state := `to` and the session context := the chain's context. A constitution returned by an
+ *   `on_transition` hook is ignored (it would bypass `pre_inject`); only `adapt` changes what is injected.
+ * - **conflict**: `on_conflict` receives the composition base (rules in no conflict) and the
+ *   constitutions in `event.constitutions`; a `modify` with a constitution ⇒ `resolved`; none ⇒ the
+ *   default strategy (strategies.ts) ⇒ `default`; abort, `reject`, or an unresolvable conflict ⇒
+ *   `failed`, and the session's constitution falls back to last known-good. A composition becomes the
+ *   session's constitution but not its last known-good until an `adapt` injects it.
+ * - **violation**: `on_violation` before any default; abort ⇒ `suppress`; a `modify` whose
+ *   `annotations.corrected_output` is a string ⇒ `corrected` (the last such hook in chain order wins);
+ *   else a `modify` of the context ⇒ `retry` with that context and `retry_count + 1`; else the
+ *   configured default (`deliver`). The session is not changed: a retry context is for the caller's
+ *   regeneration (pass it as `context` to the next `violation`/`adapt`).
+ * - **periodic**: see {@link ScheduleEntry}; `modify` of the context ⇒ the session context becomes
+ *   it and `onContextReevaluated` fires; abort is continue (the chain does that); a constitution
+ *   returned by a periodic hook is ignored.
+ *
+ * @example
+ * ```ts
+ * const pipeline = createPipeline({
+ *   fire: (type, input) => runtime.fire(type, input),
+ *   periodicHooks: (id) => runtime.hooks.chain("periodic", id),
+ *   onRegistryChange: (fn) => registry.onChange(fn),
+ *   conflictStrategy: "most_restrictive", clock: systemClock, logger,
+ * });
+ * const s = pipeline.open({ context, constitution });
+ * const out = await pipeline.adapt(s.session_id, { selected, candidates, selection_rationale: "…", selection_algorithm: "score" });
+ * if (out.outcome === "inject") llm.setSystemPrompt(out.constitution);
+ * ```
+ */
+export function createPipeline(deps: PipelineDeps): Pipeline {
+  const { clock, logger } = deps;
+  const setTimer = deps.setTimer ?? defaultSetTimer;
+  const clearTimer = deps.clearTimer ?? defaultClearTimer;
+  const violationDefault = deps.violationDefault ?? "deliver";
+  const sessions = new Map<string, Session>();
+  let unsubscribe: (() => void) | undefined;
+  let reconcileQueued = false;
+  let warnedUnfiltered = false;
+
+  const now = (): string => new Date(clock.wallNow()).toISOString();
+
+  // ── session access ────────────────────────────────────────────────────────────────────────────
+
+  function openSession(id: string): Session {
+    const session = sessions.get(id);
+    if (session === undefined || session.closing !== undefined) throw sessionNotFound(id);
+    return session;
+  }
+
+  function sessionInfo(s: Session): SessionInfo {
+    return { id: s.id, created_at: s.createdAt, updated_at: s.updatedAt, state: s.state, metadata: s.metadata };
+  }
+
+  function touch(s: Session): void {
+    s.updatedAt = now();
+  }
+
+  function view(s: Session): SessionView {
+    const periodic: PeriodicStatus[] = [...s.schedule.values()].map((e) => ({
+      hook: e.ref.name,
+      scope: e.ref.scope,
+      interval_ms: e.intervalMs,
+      tick_count: e.tickCount,
+      skipped: e.skipped,
+    }));
+    return Object.freeze({
+      session_id: s.id,
+      context: s.context,
+      constitution: s.constitution,
+      state: s.state,
+      last_known_good: s.lastKnownGood,
+      metadata: s.metadata,
+      created_at: s.createdAt,
+      updated_at: s.updatedAt,
+      periodic: Object.freeze(periodic),
+    });
+  }
+
+  /** Run `op` in the session's turn. The session must be open when called; queued work still runs if it closes meanwhile. */
+  function inTurn<T>(id: string, op: (s: Session) => Promise<T>): Promise<T> {
+    let session: Session;
+    try {
+      session = openSession(id);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return session.queue.run(() => op(session));
+  }
+
+  // ── periodic scheduler ────────────────────────────────────────────────────────────────────────
+
+  function arm(s: Session, entry: ScheduleEntry, ms: number): void {
+    if (entry.armed) clearTimer(entry.timer);
+    entry.armed = true;
+    entry.timer = setTimer(() => onTimer(s, entry), Math.max(0, ms));
+  }
+
+  function disarm(entry: ScheduleEntry): void {
+    if (entry.armed) clearTimer(entry.timer);
+    entry.armed = false;
+    entry.timer = undefined;
+  }
+
+  function onTimer(s: Session, entry: ScheduleEntry): void {
+    entry.armed = false;
+    entry.timer = undefined;
+    if (entry.removed) return;
+    if (entry.pending) {
+      // Only reachable after a reschedule re-armed a hook whose tick is still queued: one queued
+      // tick per hook is enough, the queued one will see the newest context.
+      entry.skipped++;
+      return;
+    }
+    entry.pending = true;
+    s.queue.run(() => runTick(s, entry)).catch((err: unknown) => {
+      logger.error({ err, session_id: s.id, hook: entry.ref.name }, "periodic tick failed");
+    });
+  }
+
+  async function runTick(s: Session, entry: ScheduleEntry): Promise<void> {
+    entry.pending = false;
+    // Ticks stop when the session closes (stopSchedule marks every entry removed), including ticks
+    // that were waiting for their turn, and when the hook left the registry.
+    if (entry.removed) return;
+    const startedAt = clock.now();
+    const elapsedMs = Math.max(0, Math.round(startedAt - entry.lastFireAt));
+    entry.lastFireAt = startedAt;
+    entry.tickCount++;
+    const tickCount = entry.tickCount;
+    const intervalMs = entry.intervalMs;
+    arm(s, entry, intervalMs);
+    const previousContext = s.context;
+    const report = { session_id: s.id, hook: entry.ref.name, scope: entry.ref.scope, tick_count: tickCount, elapsed_ms: elapsedMs, interval_ms: intervalMs };
+    let result: ChainResult;
+    try {
+      result = await deps.fire("periodic", {
+        session: sessionInfo(s),
+        context: s.context,
+        constitution: s.constitution,
+        event: { elapsed_ms: elapsedMs, interval_ms: intervalMs, tick_count: tickCount },
+        hooks: [entry.ref],
+      });
+    } catch (err) {
+      logger.warn({ err, session_id: s.id, hook: entry.ref.name }, "periodic chain could not run");
+      notify(() => deps.onPeriodicTick?.({ ...report, error: err, context_reevaluated: false }));
+      return;
+    }
+    if (!warnedUnfiltered && result.hook_results.some((h) => h.hook !== entry.ref.name || h.scope !== entry.ref.scope)) {
+      warnedUnfiltered = true;
+      logger.warn({ session_id: s.id, hook: entry.ref.name }, "fire() ran periodic hooks other than the one due: it ignores `hooks`, so per-hook intervals (spec §3.6) are not kept");
+    }
+    // Spec §3.6: modify triggers a context re-evaluation with the modified context. A session that
+    // started closing while the chain ran is not updated: it is going away.
+    const reevaluate = s.closing === undefined && result.status === "completed" && modifiedContext(result);
+    if (reevaluate) {
+      s.context = keep(result.context);
+      touch(s);
+    }
+    notify(() => deps.onPeriodicTick?.({ ...report, result, context_reevaluated: reevaluate }));
+    if (reevaluate) {
+      notify(() =>
+        deps.onContextReevaluated?.({ session_id: s.id, hook: entry.ref.name, scope: entry.ref.scope, previous_context: previousContext, context: s.context, result }),
+      );
+    }
+  }
+
+  function notify(call: () => void): void {
+    try {
+      call();
+    } catch (err) {
+      logger.warn({ err }, "pipeline listener threw");
+    }
+  }
+
+  /** Bring a session's timers in line with its current periodic hooks (new, removed, re-timed). */
+  function reconcile(s: Session): void {
+    if (s.closing !== undefined) return;
+    let hooks;
+    try {
+      hooks = deps.periodicHooks(s.id);
+    } catch (err) {
+      logger.warn({ err, session_id: s.id }, "could not read the periodic hooks; schedule unchanged");
+      return;
+    }
+    const seen = new Set<string>();
+    const at = clock.now();
+    for (const hook of hooks) {
+      if (hook.type !== "periodic" || !hook.enabled) continue;
+      const key = `${hook.scope}/${hook.name}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      // Spec §3.6: clamped to ≥ 1000 ms here, the only place an interval enters the schedule.
+      const intervalMs = periodicIntervalMs(hook);
+      const existing = s.schedule.get(key);
+      if (existing === undefined) {
+        const entry: ScheduleEntry = {
+          key, ref: { name: hook.name, scope: hook.scope }, intervalMs, tickCount: 0, skipped: 0,
+          lastFireAt: at, timer: undefined, armed: false, pending: false, removed: false,
+        };
+        s.schedule.set(key, entry);
+        arm(s, entry, intervalMs);
+      } else if (existing.intervalMs !== intervalMs) {
+        existing.intervalMs = intervalMs;
+        // A queued tick re-arms with the new interval when it starts; an armed timer moves now,
+        // still measured from the hook's previous fire.
+        if (existing.armed) arm(s, existing, existing.lastFireAt + intervalMs - at);
+      }
+    }
+    for (const [key, entry] of s.schedule) {
+      if (seen.has(key)) continue;
+      entry.removed = true;
+      disarm(entry);
+      s.schedule.delete(key);
+    }
+  }
+
+  function onRegistryChange(): void {
+    // Coalesce a burst of registry events (a bundle install registers many hooks) into one pass,
+    // run after the change that triggered it has fully committed.
+    if (reconcileQueued) return;
+    reconcileQueued = true;
+    queueMicrotask(() => {
+      reconcileQueued = false;
+      for (const s of sessions.values()) reconcile(s);
+    });
+  }
+
+  function stopSchedule(s: Session): void {
+    for (const entry of s.schedule.values()) {
+      entry.removed = true;
+      disarm(entry);
+    }
+    s.schedule.clear();
+  }
+
+  // ── operations ────────────────────────────────────────────────────────────────────────────────
+
+  function checkAdaptInput(input: AdaptInput, prefix = ""): void {
+    assertObject(prefix || "input", input);
+    if (input.context !== undefined) assertObject(`${prefix}context`, input.context);
+    assertConstitution(`${prefix}selected`, input.selected);
+    assertConstitutions(`${prefix}candidates`, input.candidates, 0);
+    assertString(`${prefix}selection_rationale`, input.selection_rationale);
+    assertString(`${prefix}selection_algorithm`, input.selection_algorithm);
+    if (input.scores !== undefined) assertScores(`${prefix}scores`, input.scores);
+    if (input.injection_target !== undefined) assertString(`${prefix}injection_target`, input.injection_target);
+    if (input.injection_format !== undefined) assertOneOf(`${prefix}injection_format`, input.injection_format, INJECTION_FORMATS);
+    if (input.raw_constitution !== undefined) assertString(`${prefix}raw_constitution`, input.raw_constitution);
+  }
+
+  async function runAdapt(s: Session, input: AdaptInput): Promise<AdaptOutcome> {
+    const context = input.context !== undefined ? frozenJsonCopy("context", input.context) : s.context;
+    const postEvent: PostSelectEvent = {
+      candidates: input.candidates,
+      selection_rationale: input.selection_rationale,
+      selection_algorithm: input.selection_algorithm,
+      ...(input.scores !== undefined ? { scores: input.scores } : {}),
+    };
+    const post = await deps.fire("post_select", { session: sessionInfo(s), context, constitution: input.selected, event: postEvent });
+    const trace = [post];
+    if (post.status === "aborted") {
+      // Spec §3.2: abort cancels the entire adaptation cycle; pre_inject never fires.
+      return { outcome: "cancelled", constitution: s.constitution, context: s.context, reason: post.reason, aborted_by: post.aborted_by, trace };
+    }
+    // Spec §5.2: pre_inject starts only here, after every post_select hook completed. The caller's
+    // raw text describes the caller's selection; if a hook replaced it, the text is re-rendered.
+    const rawConstitution = input.raw_constitution !== undefined && !modifiedConstitution(post) ? input.raw_constitution : renderConstitution(post.constitution);
+    const preEvent: PreInjectEvent = {
+      injection_target: input.injection_target ?? "system",
+      injection_format: input.injection_format ?? "system_prompt",
+      raw_constitution: rawConstitution,
+    };
+    const pre = await deps.fire("pre_inject", { session: sessionInfo(s), context: post.context, constitution: post.constitution, event: preEvent });
+    trace.push(pre);
+    if (pre.status === "aborted") {
+      // Spec §3.1: injection MUST NOT proceed; the session keeps what it had.
+      return { outcome: "blocked", constitution: s.constitution, context: s.context, reason: pre.reason, aborted_by: pre.aborted_by, trace };
+    }
+    s.context = keep(pre.context);
+    s.constitution = keep(pre.constitution);
+    s.lastKnownGood = s.constitution;
+    touch(s);
+    return { outcome: "inject", constitution: s.constitution, context: s.context, reason: null, aborted_by: null, trace };
+  }
+
+  function fallBack(s: Session): void {
+    s.constitution = s.lastKnownGood;
+    touch(s);
+  }
+
+  const pipeline: Pipeline = {
+    open(input) {
+      assertObject("input", input);
+      const id = input.session_id ?? randomUUID();
+      assertSessionId("session_id", id);
+      assertObject("context", input.context);
+      assertConstitution("constitution", input.constitution);
+      if (input.state !== undefined && input.state !== null) assertString("state", input.state, { nonEmpty: true });
+      if (input.metadata !== undefined) assertObject("metadata", input.metadata);
+      if (sessions.has(id)) throw sessionExists(id);
+      const constitution = frozenJsonCopy("constitution", input.constitution);
+      const at = now();
+      const session: Session = {
+        id,
+        context: frozenJsonCopy("context", input.context),
+        constitution,
+        state: input.state ?? null,
+        lastKnownGood: constitution,
+        metadata: frozenJsonCopy("metadata", input.metadata ?? {}),
+        createdAt: at,
+        updatedAt: at,
+        queue: createSerialQueue(),
+        schedule: new Map(),
+        closing: undefined,
+      };
+      // Subscribe first: if that throws, no session was added.
+      unsubscribe ??= deps.onRegistryChange(onRegistryChange);
+      sessions.set(id, session);
+      reconcile(session);
+      return view(session);
+    },
+
+    get(id) {
+      const s = sessions.get(id);
+      return s === undefined ? undefined : view(s);
+    },
+
+    list() {
+      return [...sessions.values()].map(view);
+    },
+
+    close(id) {
+      const s = sessions.get(id);
+      if (s === undefined) return Promise.reject(sessionNotFound(id));
+      if (s.closing !== undefined) return s.closing;
+      stopSchedule(s);
+      s.closing = (async () => {
+        // Operations accepted before close still run; ticks already queued see `closing` and stop.
+        await s.queue.idle();
+        sessions.delete(id);
+        if (sessions.size === 0 && unsubscribe !== undefined) {
+          unsubscribe();
+          unsubscribe = undefined;
+        }
+      })();
+      return s.closing;
+    },
+
+    async closeAll() {
+      await Promise.all([...sessions.keys()].map((id) => pipeline.close(id)));
+    },
+
+    adapt(id, input) {
+      try {
+        checkAdaptInput(input);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return inTurn(id, (s) => runAdapt(s, input));
+    },
+
+    transition(id, input) {
+      try {
+        assertObject("input", input);
+        assertString("to", input.to, { nonEmpty: true });
+        assertString("trigger", input.trigger);
+        if (input.metadata !== undefined) assertObject("metadata", input.metadata);
+        if (input.adapt !== undefined) checkAdaptInput(input.adapt, "adapt.");
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return inTurn(id, async (s): Promise<TransitionOutcome> => {
+        const previous = s.state;
+        const event: TransitionEvent = {
+          previous_state: previous,
+          new_state: input.to,
+          trigger: input.trigger,
+          transition_metadata: input.metadata ?? {},
+        };
+        const chain = await deps.fire("on_transition", { session: sessionInfo(s), context: s.context, constitution: s.constitution, event });
+        const trace = [chain];
+        if (chain.status === "aborted") {
+          // Spec §3.3: the state machine MUST remain in its previous state.
+          return { outcome: "blocked", state: previous, previous_state: previous, context: s.context, reason: chain.reason, aborted_by: chain.aborted_by, trace };
+        }
+        s.state = input.to;
+        s.context = keep(chain.context);
+        touch(s);
+        const outcome: TransitionOutcome = { outcome: "transitioned", state: s.state, previous_state: previous, context: s.context, reason: null, aborted_by: null, trace };
+        // Spec §5.2: the triggered adaptation starts only after on_transition completed, in the
+        // same turn, so nothing else of this session can run in between.
+        if (input.adapt !== undefined) outcome.adaptation = await runAdapt(s, input.adapt);
+        return outcome;
+      });
+    },
+
+    conflict(id, input) {
+      try {
+        assertObject("input", input);
+        assertConstitutions("constitutions", input.constitutions, 1);
+        assertRuleConflicts("conflicting_rules", input.conflicting_rules);
+        assertOneOf("conflict_severity", input.conflict_severity, CONFLICT_SEVERITIES);
+        if (input.composition_strategy !== undefined) assertString("composition_strategy", input.composition_strategy);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return inTurn(id, async (s): Promise<ConflictOutcome> => {
+        const event: ConflictEvent = {
+          conflicting_rules: input.conflicting_rules,
+          composition_strategy: input.composition_strategy ?? deps.conflictStrategy,
+          conflict_severity: input.conflict_severity,
+          // Spec §3.4 payload "the conflicting constitutions"; the event schema is open for it.
+          constitutions: input.constitutions,
+        };
+        const base = compositionBase(input.constitutions, input.conflicting_rules);
+        // Spec §5.2: on_conflict fires before the default strategy is even computed.
+        const chain = await deps.fire("on_conflict", { session: sessionInfo(s), context: s.context, constitution: base, event });
+        const trace = [chain];
+        if (chain.status === "aborted") {
+          // Spec §3.4: the composition fails and the runtime falls back to the last known-good.
+          fallBack(s);
+          return { outcome: "failed", constitution: s.constitution, strategy: "hook", dropped_rules: [], reason: chain.reason, aborted_by: chain.aborted_by, trace };
+        }
+        if (modifiedConstitution(chain)) {
+          s.constitution = keep(chain.constitution);
+          s.context = keep(chain.context);
+          touch(s);
+          return { outcome: "resolved", constitution: s.constitution, strategy: "hook", dropped_rules: [], reason: null, aborted_by: null, trace };
+        }
+        const strategy = deps.conflictStrategy;
+        const verdict = applyConflictStrategy(strategy, input.constitutions, input.conflicting_rules);
+        if (!verdict.ok) {
+          fallBack(s);
+          return { outcome: "failed", constitution: s.constitution, strategy, dropped_rules: [], reason: verdict.reason, aborted_by: null, trace };
+        }
+        s.constitution = keep(verdict.constitution);
+        s.context = keep(chain.context);
+        touch(s);
+        return { outcome: "default", constitution: s.constitution, strategy, dropped_rules: verdict.dropped, reason: null, aborted_by: null, trace };
+      });
+    },
+
+    violation(id, input) {
+      try {
+        assertObject("input", input);
+        assertString("output", input.output);
+        assertRules("violated_rules", input.violated_rules);
+        assertOneOf("severity", input.severity, VIOLATION_SEVERITIES);
+        assertString("violation_evidence", input.violation_evidence);
+        if (input.retry_count !== undefined) assertRetryCount("retry_count", input.retry_count);
+        if (input.context !== undefined) assertObject("context", input.context);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return inTurn(id, async (s): Promise<ViolationOutcome> => {
+        const retryCount = input.retry_count ?? 0;
+        const event: ViolationEvent = {
+          output: input.output,
+          violated_rules: input.violated_rules,
+          severity: input.severity,
+          violation_evidence: input.violation_evidence,
+          retry_count: retryCount,
+        };
+        const context = input.context !== undefined ? frozenJsonCopy("context", input.context) : s.context;
+        const chain = await deps.fire("on_violation", { session: sessionInfo(s), context, constitution: s.constitution, event });
+        const trace = [chain];
+        const common = { reason: chain.reason, aborted_by: chain.aborted_by, trace };
+        if (chain.status === "aborted") {
+          // Spec §3.5: the violating response MUST NOT be delivered: no output at all.
+          return { outcome: "suppress", retry_count: retryCount, ...common };
+        }
+        const acted = chain.hook_results.filter((h) => h.status === "modify" && h.outcome === "ok");
+        let corrected: string | undefined;
+        for (const h of acted) {
+          const text = h.annotations?.["corrected_output"];
+          if (typeof text === "string") corrected = text;
+        }
+        if (corrected !== undefined) return { outcome: "corrected", output: corrected, retry_count: retryCount, ...common };
+        if (acted.some((h) => h.modified_context === true)) {
+          return { outcome: "retry", context: chain.context, retry_count: retryCount + 1, ...common };
+        }
+        if (violationDefault === "suppress") return { outcome: "suppress", retry_count: retryCount, ...common };
+        return { outcome: "deliver", output: input.output, retry_count: retryCount, ...common };
+      });
+    },
+  };
+  return pipeline;
+}

@@ -1,0 +1,260 @@
+import type { ChainResult } from "../chain/types.js";
+import type { Constitution, Rule } from "../model/constitution.js";
+import type { HookEventMap, PreInjectEvent, RuleConflict, ViolationEvent, ConflictEvent } from "../model/events.js";
+import type { HookType, Scope } from "../model/hook-type.js";
+import type { ResolvedHook } from "../model/hook.js";
+import type { SessionInfo, VcpContext } from "../model/input.js";
+import type { Clock, Logger } from "../observe/events.js";
+import type { ConflictStrategy } from "./strategies.js";
+
+export type { ConflictStrategy } from "./strategies.js";
+
+/** Names one hook of a chain: hook names are unique within a scope, not across scopes. */
+export interface HookRef {
+  name: string;
+  scope: Scope;
+}
+
+/** What the pipeline hands to {@link PipelineDeps.fire}. */
+export interface PipelineFireInput<T extends HookType = HookType> {
+  session: SessionInfo;
+  context: VcpContext;
+  constitution: Constitution;
+  event: HookEventMap[T];
+  /**
+   * Run only these hooks of the chain, keeping chain order. Set only for periodic ticks: each
+   * periodic hook has its own interval (spec §3.6 "configurable per hook"), so one tick runs one
+   * hook. `fire` must honour it; one that ignores it makes every hook's timer run the whole periodic
+   * chain (the pipeline detects that and logs a warning once).
+   */
+  hooks?: readonly HookRef[];
+}
+
+/**
+ * Everything the pipeline needs from the runtime. It depends on nothing else, so it can be tested
+ * with a fake `fire` and wired to `Runtime.fire` in production.
+ */
+export interface PipelineDeps {
+  /** Run one chain (Runtime.fire). */
+  fire<T extends HookType>(type: T, input: PipelineFireInput<T>): Promise<ChainResult>;
+  /**
+   * The periodic hooks of a session's chain right now (deployment and session scope). Disabled hooks
+   * may be included; the pipeline schedules only enabled ones.
+   */
+  periodicHooks(sessionId: string): readonly ResolvedHook[];
+  /** Subscribe to registry changes (to reschedule periodic timers); returns the unsubscribe function. */
+  onRegistryChange(listener: () => void): () => void;
+  /** The deployment's default conflict strategy (spec §3.4, DESIGN §6.4 `conflict_strategy`). */
+  conflictStrategy: ConflictStrategy;
+  /**
+   * The default response to a violation that no hook handled (spec §5.2 "default violation
+   * response"). Default `deliver`.
+   */
+  violationDefault?: "deliver" | "suppress";
+  /** `now()` for periodic `elapsed_ms`, `wallNow()` for session timestamps. */
+  clock: Clock;
+  logger: Logger;
+  /** Timer primitives for the periodic scheduler. Default: setTimeout/clearTimeout, unref'd. */
+  setTimer?: (fn: () => void, ms: number) => unknown;
+  clearTimer?: (handle: unknown) => void;
+  /** Called after every periodic tick (also failed ones, with `error`). Must not throw. */
+  onPeriodicTick?: (report: PeriodicTickReport) => void;
+  /**
+   * Called when a periodic hook's `modify` re-evaluated the session context (spec §3.6): the
+   * session context is already the modified one. The caller, who owns selection, typically
+   * re-selects and calls `adapt`. Must not throw.
+   */
+  onContextReevaluated?: (notice: ContextReevaluation) => void;
+}
+
+/** Opens a session. `constitution` is taken as already injected: it is also the first last known-good. */
+export interface OpenSessionInput {
+  /** Generated (UUID) when absent. 1-256 characters. */
+  session_id?: string;
+  context: VcpContext;
+  constitution: Constitution;
+  /** Initial state-machine state; default null (no state yet). */
+  state?: string | null;
+  /** Session metadata, handed to hooks as `session.metadata` (spec §3.6 payload). */
+  metadata?: Record<string, unknown>;
+}
+
+/** Per-hook schedule of a session, for status and tests. */
+export interface PeriodicStatus {
+  hook: string;
+  scope: Scope;
+  interval_ms: number;
+  tick_count: number;
+  /** Timer expiries dropped because this hook's previous tick was still waiting for its turn. */
+  skipped: number;
+}
+
+/** A read-only snapshot of one session. All values are deeply frozen JSON copies. */
+export interface SessionView {
+  readonly session_id: string;
+  readonly context: Readonly<VcpContext>;
+  /** The constitution currently in effect for the session. */
+  readonly constitution: Constitution;
+  readonly state: string | null;
+  /** The last constitution that passed `pre_inject` (or the one given at open). */
+  readonly last_known_good: Constitution;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly periodic: readonly PeriodicStatus[];
+}
+
+/** Input of {@link Pipeline.adapt}: the caller's selection (the caller owns selection and the LLM). */
+export interface AdaptInput {
+  /** Context that drove the selection; default the session's context. */
+  context?: VcpContext;
+  selected: Constitution;
+  candidates: Constitution[];
+  selection_rationale: string;
+  selection_algorithm: string;
+  scores?: Record<string, number>;
+  /** `pre_inject` event fields (spec §4.5). Defaults: "system", "system_prompt". */
+  injection_target?: string;
+  injection_format?: PreInjectEvent["injection_format"];
+  /**
+   * The unprocessed constitution text. Default (and always when a `post_select` hook replaced the
+   * constitution): the rules' text, one rule per line.
+   */
+  raw_constitution?: string;
+}
+
+export interface AdaptOutcome {
+  /**
+   * `inject`: inject `constitution` with `context`. `cancelled`: a `post_select` hook aborted the
+   * cycle (spec §3.2). `blocked`: a `pre_inject` hook aborted; injection must not proceed (spec §3.1).
+   */
+  outcome: "inject" | "cancelled" | "blocked";
+  /** `inject`: the constitution to inject. Otherwise the session's, unchanged. */
+  constitution: Constitution;
+  /** `inject`: the context to inject with. Otherwise the session's, unchanged. */
+  context: VcpContext;
+  reason: string | null;
+  aborted_by: string | null;
+  /** The chains that ran, in order: post_select, then pre_inject if it ran. */
+  trace: ChainResult[];
+}
+
+export interface TransitionInput {
+  to: string;
+  trigger: string;
+  metadata?: Record<string, unknown>;
+  /**
+   * The adaptation this transition triggers, if any. It runs in the same session turn, only after
+   * the `on_transition` chain completed and only if the transition happened (spec §5.2).
+   */
+  adapt?: AdaptInput;
+}
+
+export interface TransitionOutcome {
+  outcome: "transitioned" | "blocked";
+  /** The state after the operation: `to` when transitioned, the previous state when blocked. */
+  state: string | null;
+  previous_state: string | null;
+  context: VcpContext;
+  reason: string | null;
+  aborted_by: string | null;
+  /** The on_transition chain. */
+  trace: ChainResult[];
+  /** Present when the input asked for an adaptation and the transition happened. */
+  adaptation?: AdaptOutcome;
+}
+
+export interface ConflictInput {
+  /** The constitutions being composed, in precedence order (first listed wins ties). */
+  constitutions: Constitution[];
+  conflicting_rules: RuleConflict[];
+  conflict_severity: ConflictEvent["conflict_severity"];
+  /** The caller's composition strategy, reported to hooks; default the configured `conflictStrategy`. */
+  composition_strategy?: string;
+}
+
+export interface ConflictOutcome {
+  /**
+   * `resolved`: an on_conflict hook returned `modify` with a constitution. `default`: no hook
+   * resolved; the configured strategy did. `failed`: a hook aborted, or the strategy could not or
+   * would not resolve; the session fell back to its last known-good constitution (spec §3.4).
+   */
+  outcome: "resolved" | "default" | "failed";
+  /** The session's constitution after the operation (the composition, or last known-good). */
+  constitution: Constitution;
+  /** Who decided: `hook`, or the default strategy applied. */
+  strategy: "hook" | ConflictStrategy;
+  /** Rule ids the default strategy dropped (empty for `hook` and `failed`). */
+  dropped_rules: string[];
+  reason: string | null;
+  aborted_by: string | null;
+  trace: ChainResult[];
+}
+
+export interface ViolationInput {
+  output: string;
+  violated_rules: Rule[];
+  severity: ViolationEvent["severity"];
+  violation_evidence: string;
+  /** Retries so far for this generation; default 0. Pass the previous outcome's `retry_count`. */
+  retry_count?: number;
+  /** The context the generation used (e.g. a previous `retry` context); default the session's. */
+  context?: VcpContext;
+}
+
+export interface ViolationOutcome {
+  /**
+   * `suppress`: do not deliver anything (a hook aborted, spec §3.5, or the default is suppress).
+   * `retry`: regenerate with `context`. `corrected`: deliver `output` (a hook's correction).
+   * `deliver`: the configured default; deliver `output` unchanged.
+   */
+  outcome: "deliver" | "suppress" | "retry" | "corrected";
+  /** Present for `deliver` and `corrected` only: the one thing the caller may deliver. */
+  output?: string;
+  /** Present for `retry` only: the modified context to regenerate with. */
+  context?: VcpContext;
+  /** `retry`: the input's count + 1; otherwise the input's count. */
+  retry_count: number;
+  reason: string | null;
+  aborted_by: string | null;
+  trace: ChainResult[];
+}
+
+export interface PeriodicTickReport {
+  session_id: string;
+  hook: string;
+  scope: Scope;
+  tick_count: number;
+  elapsed_ms: number;
+  interval_ms: number;
+  /** Set when the chain ran; absent when `error` is set. */
+  result?: ChainResult;
+  error?: unknown;
+  context_reevaluated: boolean;
+}
+
+export interface ContextReevaluation {
+  session_id: string;
+  hook: string;
+  scope: Scope;
+  previous_context: VcpContext;
+  context: VcpContext;
+  result: ChainResult;
+}
+
+/**
+ * Session state and the four pipeline operations of DESIGN §4.6, plus the periodic scheduler.
+ * All operations of one session run one at a time in call order; different sessions run in parallel.
+ */
+export interface Pipeline {
+  open(input: OpenSessionInput): SessionView;
+  get(sessionId: string): SessionView | undefined;
+  list(): SessionView[];
+  /** Stop the session's timers, wait for its queued operations, then forget it. Queued periodic ticks are dropped. */
+  close(sessionId: string): Promise<void>;
+  closeAll(): Promise<void>;
+  adapt(sessionId: string, input: AdaptInput): Promise<AdaptOutcome>;
+  transition(sessionId: string, input: TransitionInput): Promise<TransitionOutcome>;
+  conflict(sessionId: string, input: ConflictInput): Promise<ConflictOutcome>;
+  violation(sessionId: string, input: ViolationInput): Promise<ViolationOutcome>;
+}

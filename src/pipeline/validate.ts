@@ -1,0 +1,111 @@
+/**
+ * Boundary validation of pipeline inputs. The pipeline is where callers' session data enters, so
+ * every constitution, context and event is checked here once, before any chain fires: a bad input
+ * changes nothing. (`Runtime.fire` skips validation for an empty chain, so relying on it would let
+ * an invalid constitution into a session whose chains happen to be empty.)
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { z } from "zod";
+import { ConstitutionSchema, RuleSchema } from "../model/constitution.js";
+import { RuleConflictSchema } from "../model/events.js";
+import { invalidInput } from "./errors.js";
+
+// Compiled once at module load (STYLE.md: never compile a schema per call).
+const ajv = new Ajv({ allErrors: false, strict: false });
+const compile = (schema: z.ZodType): ValidateFunction =>
+  ajv.compile(z.toJSONSchema(schema, { target: "draft-7", unrepresentable: "any", io: "input" }));
+const validateConstitution = compile(ConstitutionSchema);
+const validateRule = compile(RuleSchema);
+const validateRuleConflict = compile(RuleConflictSchema);
+
+const SESSION_ID_MAX = 256;
+
+function describe(field: string, errors: ErrorObject[] | null | undefined): never {
+  const first = errors?.[0];
+  const where = first?.instancePath ? `${field}${first.instancePath.replaceAll("/", ".")}` : field;
+  throw invalidInput(where, first?.message ?? "is invalid");
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function assertObject(field: string, value: unknown): asserts value is Record<string, unknown> {
+  if (!isPlainObject(value)) throw invalidInput(field, "must be a JSON object");
+}
+
+export function assertConstitution(field: string, value: unknown): void {
+  if (!validateConstitution(value)) describe(field, validateConstitution.errors);
+}
+
+export function assertConstitutions(field: string, value: unknown, min: number): void {
+  if (!Array.isArray(value)) throw invalidInput(field, "must be an array of constitutions");
+  if (value.length < min) throw invalidInput(field, `must hold at least ${min} constitution${min === 1 ? "" : "s"}`);
+  value.forEach((c, i) => assertConstitution(`${field}.${i}`, c));
+}
+
+export function assertRules(field: string, value: unknown): void {
+  if (!Array.isArray(value)) throw invalidInput(field, "must be an array of rules");
+  value.forEach((r, i) => {
+    if (!validateRule(r)) describe(`${field}.${i}`, validateRule.errors);
+  });
+}
+
+export function assertRuleConflicts(field: string, value: unknown): void {
+  if (!Array.isArray(value)) throw invalidInput(field, "must be an array of rule conflicts");
+  value.forEach((c, i) => {
+    if (!validateRuleConflict(c)) describe(`${field}.${i}`, validateRuleConflict.errors);
+  });
+}
+
+export function assertOneOf<T extends string>(field: string, value: unknown, allowed: readonly T[]): asserts value is T {
+  if (typeof value !== "string" || !(allowed as readonly string[]).includes(value)) {
+    throw invalidInput(field, `must be one of ${allowed.join(", ")}`);
+  }
+}
+
+export function assertScores(field: string, value: unknown): void {
+  assertObject(field, value);
+  for (const [key, score] of Object.entries(value)) {
+    if (typeof score !== "number" || !Number.isFinite(score)) throw invalidInput(`${field}.${key}`, "must be a finite number");
+  }
+}
+
+export function assertString(field: string, value: unknown, options: { nonEmpty?: boolean } = {}): asserts value is string {
+  if (typeof value !== "string") throw invalidInput(field, "must be a string");
+  if (options.nonEmpty === true && value.length === 0) throw invalidInput(field, "must be a non-empty string");
+}
+
+export function assertSessionId(field: string, value: unknown): asserts value is string {
+  if (typeof value !== "string" || value.length === 0 || value.length > SESSION_ID_MAX) {
+    throw invalidInput(field, `must be a string of 1-${SESSION_ID_MAX} characters`);
+  }
+}
+
+export function assertRetryCount(field: string, value: unknown): asserts value is number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw invalidInput(field, "must be an integer >= 0");
+}
+
+/**
+ * A deep, frozen JSON copy of a caller's value. Session state holds only such copies: the caller
+ * cannot change a session behind the pipeline's back, and what hooks see is exactly what JSON carries
+ * (the same view the sandbox gets). Cycles and bigints are refused as invalid input.
+ */
+export function frozenJsonCopy<T>(field: string, value: T): T {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (err) {
+    throw invalidInput(field, `must be JSON (${err instanceof Error ? err.message : String(err)})`);
+  }
+  if (text === undefined) throw invalidInput(field, "must be JSON");
+  return deepFreeze(JSON.parse(text) as T);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
