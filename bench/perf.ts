@@ -7,11 +7,12 @@
  *
  * Measures: chain latency p50/p99 (sequential) and throughput (concurrency 64) for N = 1, 5, 20
  * hooks in N bundles; empty-chain cost; isolate recreation after an OOM; sandbox-host RSS per
- * (bundle, worker). Prints a table, writes JSON to <out>/perf-<timestamp>.json and perf-latest.json.
+ * (bundle, worker). Prints a table and writes <out>/report.json (schema bench/lib/perf-report.ts)
+ * and report.md, plus a perf-<timestamp>.json copy for history; <out> defaults to bench/reports/perf/.
  * Exits 0 even when a target is missed: it is a report.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { writeFileSync } from "node:fs";
+import { cpus } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRuntime, type ChainResult, type FireInput, type Runtime } from "../src/index.js";
@@ -19,6 +20,8 @@ import { SESSION, constitution, makeContext, otherEvents, preInjectEvent } from 
 import { benchBundle, chainActions, countAction, exhaustAction, floorChain, type PlainInput } from "./lib/hooks.js";
 import { childPidsMatching, rssBytes, threadCpuUs } from "./lib/proc.js";
 import { createSpawnKit, spawnChain, type SpawnKit } from "./lib/spawn.js";
+import { PERF_REPORT_SCHEMA, PERF_REPORT_VERSION, renderPerfMarkdown, type PerfReport } from "./lib/perf-report.js";
+import { environment, writeReport } from "./lib/report-io.js";
 import { latencyStats, measureLatency, measureThroughput, median, nowNs, type LatencyStats, type ThroughputStats } from "./lib/stats.js";
 
 // ── configuration ──────────────────────────────────────────────────────────────────────────────
@@ -27,7 +30,7 @@ const argv = process.argv.slice(2);
 const QUICK = argv.includes("--quick");
 const outIndex = argv.indexOf("--out");
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const OUT_DIR = outIndex >= 0 && argv[outIndex + 1] ? resolve(argv[outIndex + 1]!) : join(REPO_ROOT, "bench", "reports");
+const OUT_DIR = outIndex >= 0 && argv[outIndex + 1] ? resolve(argv[outIndex + 1]!) : join(REPO_ROOT, "bench", "reports", "perf");
 
 const THREADS = 2;
 const CONCURRENCY = 64;
@@ -561,12 +564,14 @@ async function main(): Promise<void> {
   log(`  ${misses === 0 ? "all targets met" : `** ${misses} target(s) missed **`}`);
   for (const note of notes) log(`  note: ${note}`);
 
-  const report = {
+  const report: PerfReport = {
+    schema: PERF_REPORT_SCHEMA,
+    version: PERF_REPORT_VERSION,
     bench: "perf",
     started_at: startedAt.toISOString(),
     duration_s: totalS,
     quick: QUICK,
-    environment: { node: process.version, platform: `${process.platform}-${process.arch}`, cpus: cpus().length, cpu_model: cpus()[0]?.model, total_mem_mb: Math.round(totalmem() / 2 ** 20) },
+    environment: environment(),
     config: { threads: THREADS, concurrency: CONCURRENCY, sizes: SIZES, context_bytes: contextBytes, input_bytes: inputBytes, fixture_seed: 42 },
     chains: rows,
     empty_chain: empty,
@@ -575,14 +580,12 @@ async function main(): Promise<void> {
     targets,
     notes,
   };
-  mkdirSync(OUT_DIR, { recursive: true });
+  const written = writeReport(OUT_DIR, report, renderPerfMarkdown(report));
   const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
-  const json = JSON.stringify(report, null, 2) + "\n";
-  const file = join(OUT_DIR, `perf-${stamp}.json`);
-  writeFileSync(file, json);
-  writeFileSync(join(OUT_DIR, "perf-latest.json"), json);
+  const history = join(OUT_DIR, `perf-${stamp}.json`);
+  writeFileSync(history, JSON.stringify(report, null, 2) + "\n");
   log();
-  log(`report: ${file} (and perf-latest.json); ${totalS.toFixed(1)} s`);
+  log(`report: ${written.json}, ${written.md} (history copy ${history}); ${totalS.toFixed(1)} s`);
 }
 
 main().then(
