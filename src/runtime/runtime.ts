@@ -19,6 +19,11 @@ import { createRegistry, type Principal, type Registry, type RegistrySnapshot } 
 import type { SandboxOptions } from "../pool/index.js";
 import type { ChainBackend } from "./backend.js";
 import { createHookStats, type HookStatsView } from "./stats.js";
+import { createPipeline } from "../pipeline/index.js";
+import type {
+  AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, ContextReevaluation, HookRef, OpenSessionInput, Pipeline,
+  PeriodicTickReport, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
+} from "../pipeline/index.js";
 
 /** Options of {@link createRuntime}. Every field has a safe default. */
 export interface RuntimeOptions {
@@ -54,6 +59,14 @@ export interface RuntimeOptions {
   requireSignatures?: boolean;
   /** Cap on a bundle's code, bytes (DESIGN §6.4 `limits.bundle_bytes`). Default 5 MiB. */
   maxBundleBytes?: number;
+  /** Default conflict resolution when no on_conflict hook resolves (spec §3.4). Default most_restrictive. */
+  conflictStrategy?: "most_restrictive" | "highest_priority" | "reject";
+  /** What a violation with no hook decision does (spec §3.5 "default violation response"). Default deliver. */
+  violationDefault?: "deliver" | "suppress";
+  /** Called when a periodic hook's modify re-evaluated a session's context (spec §3.6). */
+  onContextReevaluated?: (notice: ContextReevaluation) => void;
+  /** Called after every periodic tick, including failed ones. */
+  onPeriodicTick?: (report: PeriodicTickReport) => void;
 }
 
 /** Why the last install attempt of an installed bundle failed (the installed revision stayed active). */
@@ -89,6 +102,8 @@ export interface FireInput<T extends HookType = HookType> {
   context: VcpContext;
   constitution: Constitution;
   event: HookEventMap[T];
+  /** Run only these hooks of the chain (the periodic scheduler fires one hook per timer). */
+  hooks?: readonly HookRef[];
 }
 
 export interface RuntimeStatus {
@@ -118,11 +133,23 @@ export interface Runtime {
     get(name: string): BundleInfo | undefined;
   };
   sessions: {
+    /** Open a session: its context, constitution, state and last known-good constitution (DESIGN §4.6). */
+    open(input: OpenSessionInput): SessionView;
+    get(sessionId: string): SessionView | undefined;
+    list(): SessionView[];
     /** Register an allowlisted `scope: session` hook of an installed bundle for one session (DESIGN §3.4). */
     registerHook(sessionId: string, ref: { bundle: string; hook: string }, options?: { principal?: Principal }): ResolvedHook;
-    /** Remove a session's hooks (spec §6.1: session scope lives as long as the session). */
-    close(sessionId: string): void;
+    /** Close a session: its periodic timers stop and its session-scope hooks go (spec §6.1). */
+    close(sessionId: string): Promise<void>;
   };
+  /** post_select then pre_inject for a session (spec §3.1, §3.2, §5.2). */
+  adapt(sessionId: string, input: AdaptInput): Promise<AdaptOutcome>;
+  /** on_transition before the state changes; abort keeps the state (spec §3.3). */
+  transition(sessionId: string, input: TransitionInput): Promise<TransitionOutcome>;
+  /** on_conflict before the default strategy; abort falls back to last known-good (spec §3.4). */
+  conflict(sessionId: string, input: ConflictInput): Promise<ConflictOutcome>;
+  /** on_violation before any default response; abort suppresses the output (spec §3.5). */
+  violation(sessionId: string, input: ViolationInput): Promise<ViolationOutcome>;
   hooks: {
     /** The resolved chain order for a type and optional session (DESIGN §6.2 `GET /v1/hooks`). */
     chain(type: HookType, sessionId?: string): ResolvedHook[];
@@ -449,10 +476,20 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
           principal: registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" },
         });
       },
-      close(sessionId) {
+      open: (input) => pipeline.open(input),
+      get: (sessionId) => pipeline.get(sessionId),
+      list: () => pipeline.list(),
+      async close(sessionId) {
+        // A session known only through fire() (no open) still owns its session-scope hooks.
+        if (pipeline.get(sessionId) !== undefined) await pipeline.close(sessionId);
         registry.dropSession(sessionId);
       },
     },
+
+    adapt: (sessionId, input) => pipeline.adapt(sessionId, input),
+    transition: (sessionId, input) => pipeline.transition(sessionId, input),
+    conflict: (sessionId, input) => pipeline.conflict(sessionId, input),
+    violation: (sessionId, input) => pipeline.violation(sessionId, input),
 
     hooks: {
       chain(type, sessionId) {
@@ -472,7 +509,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       if (!isHookType(type)) throw unknownType(type);
       const session: SessionInfo = typeof input.session === "string" ? { id: input.session } : input.session;
       const snapshot: RegistrySnapshot = registry.snapshot();
-      const plan = snapshot.chain(type, session?.id);
+      let plan = snapshot.chain(type, session?.id);
+      if (input.hooks !== undefined) plan = onlyHooks(plan, input.hooks);
       if (plan.hooks.length === 0) {
         // Empty chain: no validation beyond the type, no dispatch (LLxprt's zero overhead when disabled).
         return {
@@ -536,10 +574,24 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
 
     async close() {
       if (closed) return;
+      // Sessions first: queued pipeline work and periodic ticks finish before the sandbox stops.
+      await pipeline.closeAll();
       closed = true;
       await backend.close();
     },
   };
+
+  const pipeline: Pipeline = createPipeline({
+    fire: (type, input) => runtime.fire(type, input as FireInput<typeof type>),
+    periodicHooks: (sessionId) => registry.snapshot().chain("periodic", sessionId).hooks.map((p) => p.hook),
+    onRegistryChange: (listener) => registry.onChange(() => listener()),
+    conflictStrategy: options.conflictStrategy ?? "most_restrictive",
+    violationDefault: options.violationDefault ?? "deliver",
+    clock,
+    logger,
+    ...(options.onContextReevaluated ? { onContextReevaluated: options.onContextReevaluated } : {}),
+    ...(options.onPeriodicTick ? { onPeriodicTick: options.onPeriodicTick } : {}),
+  });
 
   function disableFailing(result: ChainResult, sessionId: string): void {
     for (const execution of result.hook_results) {
@@ -600,6 +652,23 @@ function bundleNameOf(input: unknown): string | undefined {
 function storeFailure(err: unknown, what: string): VcpError {
   if (err instanceof VcpError) return err;
   return new VcpError("STORE_CORRUPT", `${what}: the data directory could not be written: ${err instanceof Error ? err.message : String(err)}`, {}, { cause: err });
+}
+
+// Plans filtered to named hooks, cached per plan so a periodic timer does not rebuild one per tick.
+const filteredPlans = new WeakMap<ChainPlan, Map<string, ChainPlan>>();
+function onlyHooks(plan: ChainPlan, refs: readonly HookRef[]): ChainPlan {
+  const key = refs.map((r) => `${r.scope}:${r.name}`).join(",");
+  let byKey = filteredPlans.get(plan);
+  if (byKey === undefined) {
+    byKey = new Map();
+    filteredPlans.set(plan, byKey);
+  }
+  let filtered = byKey.get(key);
+  if (filtered === undefined) {
+    filtered = Object.freeze({ ...plan, hooks: plan.hooks.filter((p) => refs.some((r) => r.name === p.hook.name && r.scope === p.hook.scope)) });
+    byKey.set(key, filtered);
+  }
+  return filtered;
 }
 
 function unknownType(type: unknown): VcpError {

@@ -5,34 +5,16 @@
  * milliseconds and deterministically while the chains themselves run for real.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createRuntime, type ChainBackend, type Constitution, type LifecycleEventMap, type Runtime } from "../../src/index.js";
-import { createPipeline, type ContextReevaluation, type HookRef, type PeriodicTickReport, type Pipeline, type PipelineDeps } from "../../src/pipeline/index.js";
+import { createRuntime, type Constitution, type LifecycleEventMap, type Runtime } from "../../src/index.js";
+import { createPipeline, type ContextReevaluation, type PeriodicTickReport, type Pipeline, type PipelineDeps } from "../../src/pipeline/index.js";
 import { testBundle } from "../support/bundles.js";
 import { createVmBackend } from "../support/vm-backend.js";
 import { manualTime } from "../unit/pipeline/support.js";
 
 let rt: Runtime;
-// Test shim for `PipelineFireInput.hooks` until Runtime.fire honours it (see the pipeline hand-off
-// note): the fire adapter below leaves the filter here and the backend applies it to the plan.
-// Runtime.fire is synchronous up to backend.runChain, so the filter reaches the right chain.
-let pendingFilter: readonly HookRef[] | undefined;
 
 beforeAll(async () => {
-  const vm = createVmBackend();
-  const backend: ChainBackend = {
-    loadBundle: (bundle) => vm.loadBundle(bundle),
-    unloadBundle: (digest) => vm.unloadBundle(digest),
-    runChain: (task) => {
-      const only = pendingFilter;
-      pendingFilter = undefined;
-      if (only === undefined) return vm.runChain(task);
-      const hooks = task.plan.hooks.filter((h) => only.some((r) => r.name === h.name && r.scope === h.scope));
-      return vm.runChain({ ...task, plan: { ...task.plan, hooks } });
-    },
-    stats: () => vm.stats(),
-    close: () => vm.close(),
-  };
-  rt = await createRuntime({ backend, registrationsPerMinute: 100_000, sessionHookAllowlist: ["sess-periodic/session_tick"] });
+  rt = await createRuntime({ backend: createVmBackend(), registrationsPerMinute: 100_000, sessionHookAllowlist: ["sess-periodic/session_tick"] });
 });
 afterAll(async () => {
   await rt?.close();
@@ -68,15 +50,8 @@ function wire(options: { conflictStrategy?: PipelineDeps["conflictStrategy"]; vi
   const ticks: PeriodicTickReport[] = [];
   const reevaluations: ContextReevaluation[] = [];
   const waiters: Array<{ n: number; resolve: () => void }> = [];
-  const fire: Fire = (type, input) => {
-    const { hooks, ...rest } = input;
-    pendingFilter = hooks;
-    try {
-      return rt.fire(type, rest);
-    } finally {
-      pendingFilter = undefined;
-    }
-  };
+  // The runtime honours `hooks` (one periodic hook per timer), so the pipeline drives it directly.
+  const fire: Fire = (type, input) => rt.fire(type, input);
   const pipeline: Pipeline = createPipeline({
     fire: options.wrapFire ? options.wrapFire(fire) : fire,
     periodicHooks: (id) => rt.hooks.chain("periodic", id),

@@ -32,9 +32,9 @@ const adaptInput = (extra: Partial<AdaptInput> = {}): AdaptInput => ({
   ...extra,
 });
 
-function expectCode(err: unknown, reason: string) {
+function expectCode(err: unknown, code: string) {
   expect(err).toBeInstanceOf(VcpError);
-  expect((err as VcpError).details).toMatchObject({ reason });
+  expect((err as VcpError).code).toBe(code);
 }
 
 describe("sessions", () => {
