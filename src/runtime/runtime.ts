@@ -20,6 +20,7 @@ import type { SandboxOptions } from "../pool/index.js";
 import type { ChainBackend } from "./backend.js";
 import { createHookStats, type HookStatsView } from "./stats.js";
 import { createPipeline } from "../pipeline/index.js";
+import { createMetrics } from "../observe/metrics.js";
 import type {
   AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, ContextReevaluation, HookRef, OpenSessionInput, Pipeline,
   PeriodicTickReport, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
@@ -160,6 +161,8 @@ export interface Runtime {
   fire<T extends HookType>(type: T, input: FireInput<T>): Promise<ChainResult>;
   on<K extends LifecycleEventName>(event: K, listener: (payload: LifecycleEventMap[K]) => void): () => void;
   status(): RuntimeStatus;
+  /** Prometheus text exposition of the runtime's metrics (DESIGN §6.2 `GET /metrics`). */
+  metrics(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -191,6 +194,10 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const disableFailingHooks = options.cascade?.disableFailingHooks === true;
   const listeners = new Map<LifecycleEventName, Set<(payload: never) => void>>();
   const stats = createHookStats();
+  const metrics = createMetrics(() => {
+    const sandbox = backend.stats();
+    return { restarts: sandbox.restarts, queued: sandbox.queued, inFlight: sandbox.inFlight, auditLagMs: 0, auditPending: 0 };
+  });
   const installed = new Map<string, InstalledBundle>();
   // In-flight chains per bundle digest: an old revision's isolates are released only after the
   // chains that started on it have finished (spec §6.3, DESIGN §3.4 hot swap).
@@ -537,6 +544,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         });
         for (const event of events) emit(event);
         stats.record(result);
+        metrics.recordChain(result);
         if (result.cascade_failure) {
           logger.warn({ chain_id: result.chain_id, type }, "cascading hook failure (spec §7.3)");
           if (disableFailingHooks) disableFailing(result, session.id);
@@ -571,6 +579,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         sandbox: backend.stats(),
       };
     },
+
+    metrics: () => metrics.text(),
 
     async close() {
       if (closed) return;
