@@ -1,0 +1,46 @@
+import { readdir } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+
+/*
+ * Rotation naming. The live file is always `<path>`; when it would exceed rotate_bytes it is renamed
+ * to the next free `<path>.NNNNNN` (six digits, more if ever needed) and a new `<path>` is started
+ * whose first record's `prev` is the last hash of the renamed file:
+ *
+ *   audit.jsonl.000001   seq 1 … 812      (oldest)
+ *   audit.jsonl.000002   seq 813 … 1630
+ *   audit.jsonl          seq 1631 …       (live)
+ *
+ * Reading a log in order = the numbered segments ascending, then `<path>`.
+ */
+
+const SEGMENT_SUFFIX = /^\.(\d{6,})$/;
+
+/** `<path>.NNNNNN` for segment number `n`. */
+export function segmentPath(path: string, n: number): string {
+  return `${path}.${String(n).padStart(6, "0")}`;
+}
+
+/** The rotated segments of `path`, oldest first, with their numbers. Missing directory ⇒ none. */
+export async function listSegments(path: string): Promise<Array<{ n: number; path: string }>> {
+  const dir = dirname(path);
+  const base = basename(path);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw err;
+  }
+  const out: Array<{ n: number; path: string }> = [];
+  for (const name of names) {
+    if (!name.startsWith(base)) continue;
+    const match = SEGMENT_SUFFIX.exec(name.slice(base.length));
+    if (match) out.push({ n: Number(match[1]), path: join(dir, name) });
+  }
+  return out.sort((a, b) => a.n - b.n);
+}
+
+/** Whether `path` itself names a rotated segment (`….NNNNNN`). */
+export function isSegmentPath(path: string): boolean {
+  return /\.\d{6,}$/.test(path);
+}

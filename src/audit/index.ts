@@ -1,0 +1,20 @@
+/**
+ * Audit log (DESIGN §5, spec §8.2.3): a hash-chained, append-only JSONL writer with group commit,
+ * backpressure and rotation; its verifier; RFC 6902 diffs and input hashes for records; and
+ * redaction for audit payloads and operational (pino) logs.
+ */
+export { openAuditLog, type AuditWriter, type AuditWriterOptions, type AuditWriterStats, type AuditHead } from "./writer.js";
+export { verifyAuditLog, type AuditVerdict, type VerifyAuditOptions } from "./verify.js";
+export { GENESIS_HASH, hashInput, recordHash, type AuditRecord, type AuditRecordInput } from "./record.js";
+export { diffForAudit } from "./diff.js";
+export { segmentPath, listSegments } from "./files.js";
+export {
+  createRedactor,
+  createOperationalLogger,
+  redactString,
+  DEFAULT_REDACT_KEYS,
+  REDACTED,
+  type Redactor,
+  type RedactorOptions,
+  type OperationalLoggerOptions,
+} from "./redact.js";

@@ -1,0 +1,102 @@
+import { createHash, createHmac } from "node:crypto";
+import type { Operation } from "fast-json-patch";
+import { canonicalJson } from "../integrity/canonical.js";
+import { digestOf } from "../integrity/digest.js";
+
+/** `prev` of the first record of a log: no record came before it. */
+export const GENESIS_HASH = `sha256:${"0".repeat(64)}`;
+
+/**
+ * What a caller hands the audit writer for one record (DESIGN §5, spec §8.2.3). Wire names are the
+ * spec's snake_case. The writer adds `seq`, `ts`, `prev` and `hash`; unknown fields are dropped.
+ */
+export interface AuditRecordInput {
+  /** One record per hook execution, per chain, and per registry change. */
+  kind: "hook" | "chain" | "registry";
+  session?: string;
+  chain_id?: string;
+  hook?: string;
+  hook_type?: string;
+  scope?: string;
+  bundle?: string;
+  bundle_digest?: string;
+  /** hashInput(input): never the input itself (spec §8.2.3). */
+  input_hash?: string;
+  status?: string;
+  outcome?: string;
+  duration_ms?: number;
+  /** RFC 6902 diff of what the hook changed (diffForAudit), not the full content. */
+  modification?: Operation[];
+  annotations?: unknown;
+  /** Registry records: what happened (e.g. "hook.registered"). */
+  event?: string;
+  details?: unknown;
+}
+
+/** A record as stored: one JSON line of the log. */
+export interface AuditRecord extends AuditRecordInput {
+  /** 1, 2, 3, … across rotations. */
+  seq: number;
+  /** ISO-8601 wall-clock time of admission. */
+  ts: string;
+  /** `hash` of the record before this one; GENESIS_HASH for seq 1. */
+  prev: string;
+  /** `sha256:<hex>` of the RFC 8785 form of this record without `hash`. */
+  hash: string;
+}
+
+/** Input fields in the order they are written (readability only: the hash is over RFC 8785 form). */
+export const INPUT_FIELDS = [
+  "kind", "session", "chain_id", "hook", "hook_type", "scope", "bundle", "bundle_digest", "input_hash",
+  "status", "outcome", "duration_ms", "modification", "annotations", "event", "details",
+] as const satisfies ReadonlyArray<keyof AuditRecordInput>;
+
+const KINDS = new Set(["hook", "chain", "registry"]);
+
+/** The hash a record carries: digest of the record without its `hash` field. */
+export function recordHash(record: Omit<AuditRecord, "hash"> | Record<string, unknown>): string {
+  const { hash: _hash, ...rest } = record as Record<string, unknown>;
+  return digestOf(rest);
+}
+
+/**
+ * Keep the known input fields, as plain JSON data. The JSON round trip makes what is hashed exactly
+ * what a reader parses back (toJSON, undefined members, -0 all normalized). Throws a TypeError for
+ * a value JSON cannot carry (BigInt, cycles) or a bad `kind`.
+ */
+export function normalizeInput(input: AuditRecordInput): Record<string, unknown> {
+  if (input === null || typeof input !== "object" || !KINDS.has(input.kind)) {
+    throw new TypeError(`audit record kind must be hook, chain or registry, got ${JSON.stringify((input as { kind?: unknown } | null)?.kind)}`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const field of INPUT_FIELDS) {
+    const value = input[field];
+    if (value !== undefined) out[field] = value;
+  }
+  return JSON.parse(JSON.stringify(out)) as Record<string, unknown>;
+}
+
+/** Build the stored record and its line (with trailing newline) from normalized fields. */
+export function sealRecord(fields: Record<string, unknown>, seq: number, prev: string, ts: string): { record: AuditRecord; line: string } {
+  const unsealed = { seq, ts, ...fields, prev };
+  const hash = digestOf(unsealed);
+  const record = { ...unsealed, hash } as AuditRecord;
+  return { record, line: `${JSON.stringify(record)}\n` };
+}
+
+/**
+ * The input hash of spec §8.2.3: `sha256:<hex>` of the RFC 8785 form of the value, so the same input
+ * hashes the same whatever its key order. With a `key`, an HMAC-SHA-256 (`hmac-sha256:<hex>`) instead:
+ * plain hashes of small, guessable inputs can be reversed by trying candidates; a deployment secret
+ * prevents that.
+ *
+ * @example
+ * ```ts
+ * hashInput({ context: { user: "a" } }); // "sha256:…"
+ * ```
+ */
+export function hashInput(value: unknown, key?: string | Buffer): string {
+  const text = canonicalJson(value);
+  if (key === undefined) return `sha256:${createHash("sha256").update(text).digest("hex")}`;
+  return `hmac-sha256:${createHmac("sha256", key).update(text).digest("hex")}`;
+}

@@ -1,0 +1,480 @@
+import { mkdir, open, rename, type FileHandle } from "node:fs/promises";
+import { dirname, resolve as resolvePath } from "node:path";
+import { VcpError } from "../errors.js";
+import { listSegments, segmentPath } from "./files.js";
+import { GENESIS_HASH, hashInput, normalizeInput, recordHash, sealRecord, type AuditRecordInput } from "./record.js";
+
+/*
+ * Group commit.
+ *
+ *   append() ──normalize, redact──▶ [waiters] ──admit (seq, prev, hash)──▶ [queue] ──┐
+ *        ▲   (only when > maxPending       FIFO, so seq order = call order         │ flush loop:
+ *        │    records are pending)                                                 │ one write +
+ *        └──────────── resolve {seq, hash} after the batch's fdatasync ◀───────────┘ one fdatasync
+ *
+ * While one batch is being written and synced, new records collect in the queue and go out together in
+ * the next write: under load, many records share one fsync. An append resolves only after the fsync of
+ * its batch (`fsync: "batch"` / `"always"`): an acknowledged record is durable. A record is complete only
+ * with its trailing newline; a crash mid-write leaves at most a torn final line, which was never
+ * acknowledged and is cut off when the log is reopened.
+ *
+ * A failed write or sync poisons the writer: every pending and later append rejects, because seqs were
+ * already assigned and writing past a hole would break the chain. Reopen to resume from the file.
+ *
+ * Single writer: one writer per path. A second open in this process is refused; separate processes
+ * writing one log are not detected (operators run one runtime per data dir).
+ */
+
+/** Options of {@link openAuditLog}; `audit:` in vcp.yaml (DESIGN §6.4). */
+export interface AuditWriterOptions {
+  /** The live file; rotations are `<path>.000001`, `<path>.000002`, … (oldest first). */
+  path: string;
+  /**
+   * `batch`: group commit, one fdatasync per write (default in config). `always`: one write and one
+   * fdatasync per record. `never`: acknowledged once handed to the OS (survives a process crash, not
+   * a power loss).
+   */
+  fsync: "batch" | "always" | "never";
+  /** Rotate before a write would take the live file past this many bytes. */
+  rotateBytes: number;
+  /** At most this many records are admitted but not yet durable; further appends wait (never drop). */
+  maxPending: number;
+  /** Group-commit window after the first record of an idle writer; default 0 (next macrotask). */
+  flushIntervalMs?: number;
+  /** Records per write at most; default 4096. */
+  maxBatchRecords?: number;
+  /**
+   * Applied to `annotations`, `details` and `modification` before anything is hashed or written,
+   * e.g. createRedactor(...). Redaction comes before the size cap, so a cut cannot expose half a secret.
+   */
+  redact?: (value: unknown) => unknown;
+  /** `annotations`, `details` or `modification` whose JSON exceeds this is replaced by a stub; default 65536. */
+  maxFieldBytes?: number;
+  /** Wall clock for `ts` (tests); default Date.now. */
+  now?: () => number;
+}
+
+export interface AuditHead {
+  seq: number;
+  hash: string;
+}
+
+export interface AuditWriterStats {
+  /** Records admitted and not yet durable, plus records waiting for admission. */
+  pending: number;
+  /** Records durably written since open. */
+  written: number;
+  /** Age of the oldest record not yet durable, in ms (0 when idle). */
+  lagMs: number;
+  /** Writes (each followed by one fsync unless fsync is never). */
+  batches: number;
+  fsyncs: number;
+  rotations: number;
+}
+
+export interface AuditWriter {
+  /** Append one record; resolves with its seq and hash once it is durable. */
+  append(record: AuditRecordInput): Promise<AuditHead>;
+  /** Append records with consecutive seqs; resolves once all are durable. */
+  appendMany(records: readonly AuditRecordInput[]): Promise<AuditHead[]>;
+  /** The last durable record (seq 0 and the genesis hash for an empty log), for anchoring. */
+  head(): AuditHead;
+  /** Resolves once every record appended before the call is durable. */
+  flush(): Promise<void>;
+  /** Flush, then close the file. Appends after close reject. */
+  close(): Promise<void>;
+  stats(): AuditWriterStats;
+  /** What opening had to repair: bytes of a torn, never-acknowledged final line that were cut off. */
+  readonly recovery: { truncated_bytes: number } | null;
+}
+
+interface Entry {
+  seq: number;
+  hash: string;
+  line: string;
+  since: number;
+  resolve: (head: AuditHead) => void;
+  reject: (err: Error) => void;
+}
+
+interface Waiter {
+  fields: Record<string, unknown>;
+  since: number;
+  resolve: (head: AuditHead) => void;
+  reject: (err: Error) => void;
+}
+
+const openPaths = new Set<string>();
+const PAYLOAD_FIELDS = ["annotations", "details", "modification"] as const;
+
+/**
+ * Open (or create) a hash-chained, append-only JSONL audit log (DESIGN §5, spec §8.2.3) and resume
+ * its chain from the last complete record of the live file or, if it has none, of the newest rotated
+ * segment. A torn final line (crash mid-write) is cut off; the repair is reported in `recovery`.
+ *
+ * @example
+ * ```ts
+ * const audit = await openAuditLog({ path: ".vcp/audit/audit.jsonl", fsync: "batch", rotateBytes: 100 << 20, maxPending: 10_000 });
+ * const { seq, hash } = await audit.append({ kind: "hook", hook: "strip_pii", hook_type: "pre_inject",
+ *   input_hash: hashInput(input), status: "modify", outcome: "ok", duration_ms: 0.4, modification: diffForAudit(before, after) });
+ * await audit.close();
+ * ```
+ */
+export async function openAuditLog(options: AuditWriterOptions): Promise<AuditWriter> {
+  const opts = validateOptions(options);
+  const path = resolvePath(opts.path);
+  if (openPaths.has(path)) throw new VcpError("INVALID_CONFIG", `audit log ${path} is already open in this process`, { field: "audit.path" });
+  openPaths.add(path);
+  try {
+    await mkdir(dirname(path), { recursive: true });
+    const segments = await listSegments(path);
+    const { head, truncated } = await resume(path, segments.map((s) => s.path));
+    const fd = await open(path, "a", 0o600);
+    const size = (await fd.stat()).size;
+    if (truncated > 0 || size === 0) await syncDir(dirname(path));
+    const nextSegment = (segments.at(-1)?.n ?? 0) + 1;
+    return new Writer(path, opts, fd, size, head, nextSegment, truncated > 0 ? { truncated_bytes: truncated } : null);
+  } catch (err) {
+    openPaths.delete(path);
+    throw err;
+  }
+}
+
+type ResolvedOptions = Required<Omit<AuditWriterOptions, "redact">> & Pick<AuditWriterOptions, "redact">;
+
+function validateOptions(o: AuditWriterOptions): ResolvedOptions {
+  const bad = (field: string, rule: string) => new VcpError("INVALID_CONFIG", `audit.${field} ${rule}`, { field: `audit.${field}` });
+  if (typeof o?.path !== "string" || o.path.length === 0) throw bad("path", "must be a non-empty path");
+  if (!["batch", "always", "never"].includes(o.fsync)) throw bad("fsync", "must be batch, always or never");
+  if (!Number.isSafeInteger(o.rotateBytes) || o.rotateBytes < 1) throw bad("rotate_bytes", "must be a positive integer");
+  if (!Number.isSafeInteger(o.maxPending) || o.maxPending < 1) throw bad("max_pending", "must be a positive integer");
+  const flushIntervalMs = o.flushIntervalMs ?? 0;
+  if (!Number.isFinite(flushIntervalMs) || flushIntervalMs < 0) throw bad("flush_interval_ms", "must be a non-negative number");
+  const maxBatchRecords = o.maxBatchRecords ?? 4096;
+  if (!Number.isSafeInteger(maxBatchRecords) || maxBatchRecords < 1) throw bad("max_batch_records", "must be a positive integer");
+  const maxFieldBytes = o.maxFieldBytes ?? 65_536;
+  if (!Number.isSafeInteger(maxFieldBytes) || maxFieldBytes < 64) throw bad("max_field_bytes", "must be an integer ≥ 64");
+  return { ...o, flushIntervalMs, maxBatchRecords, maxFieldBytes, now: o.now ?? Date.now };
+}
+
+class Writer implements AuditWriter {
+  private admitted: AuditHead;
+  private durable: AuditHead;
+  private readonly queue: Entry[] = [];
+  private inflight: Entry[] = [];
+  private readonly waiters: Waiter[] = [];
+  private readonly flushWaiters: Array<{ seq: number; resolve: () => void; reject: (err: Error) => void }> = [];
+  private flushing = false;
+  private scheduled = false;
+  private closed = false;
+  private failure: Error | undefined;
+  private written = 0;
+  private batches = 0;
+  private fsyncs = 0;
+  private rotations = 0;
+
+  constructor(
+    private readonly path: string,
+    private readonly opts: ResolvedOptions,
+    private fd: FileHandle,
+    private size: number,
+    head: AuditHead,
+    private nextSegment: number,
+    readonly recovery: { truncated_bytes: number } | null,
+  ) {
+    this.admitted = head;
+    this.durable = head;
+  }
+
+  append(input: AuditRecordInput): Promise<AuditHead> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.closed) return Promise.reject(new Error(`audit log ${this.path} is closed`));
+    let fields: Record<string, unknown>;
+    try {
+      fields = this.prepare(input);
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    return new Promise<AuditHead>((resolve, reject) => {
+      // FIFO: once anyone waits, everyone waits behind them, so seq order is call order.
+      if (this.waiters.length > 0 || this.pendingCount() >= this.opts.maxPending) {
+        this.waiters.push({ fields, since: performance.now(), resolve, reject });
+      } else {
+        this.admit(fields, resolve, reject);
+      }
+    });
+  }
+
+  appendMany(records: readonly AuditRecordInput[]): Promise<AuditHead[]> {
+    // The appends are issued synchronously, so nothing can take a seq between them.
+    return Promise.all(records.map((r) => this.append(r)));
+  }
+
+  head(): AuditHead {
+    return { ...this.durable };
+  }
+
+  flush(): Promise<void> {
+    const target = this.admitted.seq + this.waiters.length;
+    if (this.durable.seq >= target) return this.failure ? Promise.reject(this.failure) : Promise.resolve();
+    return new Promise((resolve, reject) => {
+      if (this.failure) return reject(this.failure);
+      this.flushWaiters.push({ seq: target, resolve, reject });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      if (!this.failure) await this.flush();
+      if (!this.failure && this.opts.fsync === "never") await this.fd.datasync();
+    } finally {
+      await this.fd.close().catch(() => {});
+      openPaths.delete(this.path);
+    }
+  }
+
+  stats(): AuditWriterStats {
+    const oldest = this.inflight[0]?.since ?? this.queue[0]?.since ?? this.waiters[0]?.since;
+    return {
+      pending: this.pendingCount() + this.waiters.length,
+      written: this.written,
+      lagMs: oldest === undefined ? 0 : performance.now() - oldest,
+      batches: this.batches,
+      fsyncs: this.fsyncs,
+      rotations: this.rotations,
+    };
+  }
+
+  private pendingCount(): number {
+    return this.queue.length + this.inflight.length;
+  }
+
+  /** Normalize to JSON, redact, then cap payload sizes (in that order). */
+  private prepare(input: AuditRecordInput): Record<string, unknown> {
+    const fields = normalizeInput(input);
+    for (const key of PAYLOAD_FIELDS) {
+      if (!(key in fields)) continue;
+      let value = fields[key];
+      // SECURITY: redaction precedes the size cap, so a secret cannot survive by being cut in half.
+      if (this.opts.redact) value = JSON.parse(JSON.stringify(this.opts.redact(value) ?? null));
+      const bytes = Buffer.byteLength(JSON.stringify(value));
+      if (bytes > this.opts.maxFieldBytes) value = { truncated: true, bytes, hash: hashInput(value) };
+      fields[key] = value;
+    }
+    return fields;
+  }
+
+  private admit(fields: Record<string, unknown>, resolve: (h: AuditHead) => void, reject: (e: Error) => void): void {
+    const seq = this.admitted.seq + 1;
+    const { record, line } = sealRecord(fields, seq, this.admitted.hash, new Date(this.opts.now()).toISOString());
+    this.admitted = { seq, hash: record.hash };
+    this.queue.push({ seq, hash: record.hash, line, since: performance.now(), resolve, reject });
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.flushing || this.scheduled) return;
+    this.scheduled = true;
+    const start = () => {
+      this.scheduled = false;
+      void this.flushLoop();
+    };
+    if (this.opts.flushIntervalMs > 0) setTimeout(start, this.opts.flushIntervalMs);
+    else setImmediate(start);
+  }
+
+  private async flushLoop(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      while (this.queue.length > 0 && !this.failure) {
+        const take = this.opts.fsync === "always" ? 1 : this.opts.maxBatchRecords;
+        this.inflight = this.queue.splice(0, take);
+        const buf = Buffer.from(this.inflight.map((e) => e.line).join(""), "utf8");
+        if (this.size > 0 && this.size + buf.length > this.opts.rotateBytes) await this.rotate();
+        await writeAll(this.fd, buf);
+        this.size += buf.length;
+        if (this.opts.fsync !== "never") {
+          await this.fd.datasync();
+          this.fsyncs++;
+        }
+        this.batches++;
+        const done = this.inflight;
+        this.inflight = [];
+        const last = done[done.length - 1]!;
+        this.durable = { seq: last.seq, hash: last.hash };
+        this.written += done.length;
+        for (const e of done) e.resolve({ seq: e.seq, hash: e.hash });
+        this.settleFlushes();
+        this.admitWaiters();
+      }
+    } catch (err) {
+      this.fail(err);
+    } finally {
+      this.flushing = false;
+    }
+    if (this.queue.length > 0 && !this.failure) this.schedule();
+  }
+
+  private admitWaiters(): void {
+    while (this.waiters.length > 0 && this.pendingCount() < this.opts.maxPending) {
+      const w = this.waiters.shift()!;
+      this.admit(w.fields, w.resolve, w.reject);
+    }
+  }
+
+  private settleFlushes(): void {
+    for (let i = this.flushWaiters.length - 1; i >= 0; i--) {
+      const f = this.flushWaiters[i]!;
+      if (this.durable.seq >= f.seq) {
+        this.flushWaiters.splice(i, 1);
+        f.resolve();
+      }
+    }
+  }
+
+  /**
+   * Rename the live file to the next segment and start a new one. The chain simply continues: the
+   * next record's prev is the last hash of the renamed file. rename() is atomic, so after a crash the
+   * records are in exactly one of the two names.
+   */
+  private async rotate(): Promise<void> {
+    if (this.opts.fsync === "never") await this.fd.datasync();
+    await this.fd.close();
+    await rename(this.path, segmentPath(this.path, this.nextSegment));
+    this.nextSegment++;
+    this.fd = await open(this.path, "a", 0o600);
+    this.size = 0;
+    await syncDir(dirname(this.path));
+    this.rotations++;
+  }
+
+  private fail(cause: unknown): void {
+    const first = this.inflight[0]?.seq ?? this.queue[0]?.seq ?? this.admitted.seq + 1;
+    const err = new Error(
+      `audit log ${this.path}: write failed; records from seq ${first} were not acknowledged and the writer is closed (reopen to resume): ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+    this.failure = err;
+    for (const e of [...this.inflight, ...this.queue.splice(0)]) e.reject(err);
+    this.inflight = [];
+    for (const w of this.waiters.splice(0)) w.reject(err);
+    for (const f of this.flushWaiters.splice(0)) f.reject(err);
+  }
+}
+
+async function writeAll(fd: FileHandle, buf: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < buf.length) {
+    const { bytesWritten } = await fd.write(buf, offset, buf.length - offset);
+    offset += bytesWritten;
+  }
+}
+
+/** fsync a directory so a created or renamed entry survives a power loss. */
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, "r");
+  try {
+    await handle.sync();
+  } catch (err) {
+    // Some filesystems refuse fsync on a directory; the data itself is synced already.
+    if ((err as NodeJS.ErrnoException).code !== "EINVAL" && (err as NodeJS.ErrnoException).code !== "EISDIR") throw err;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Find the head to resume from: the last complete record of the live file (cutting off a torn final
+ * line) or else of the newest segment that has one. Files: rotated segments oldest first; the live
+ * file is `path`.
+ */
+async function resume(path: string, segments: readonly string[]): Promise<{ head: AuditHead; truncated: number }> {
+  let truncated = 0;
+  const live = await readTail(path);
+  if (live !== null && live.completeEnd < live.size) {
+    // SECURITY: only bytes after the last newline go: a record without its newline was never
+    // acknowledged (append resolves after the whole line is synced).
+    const fh = await open(path, "r+");
+    try {
+      await fh.truncate(live.completeEnd);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    truncated = live.size - live.completeEnd;
+  }
+  if (live?.lastLine !== undefined) return { head: parseHead(path, live.lastLine), truncated };
+  for (let i = segments.length - 1; i >= 0; i--) {
+    const file = segments[i]!;
+    const tail = await readTail(file);
+    if (tail === null || tail.size === 0) continue;
+    if (tail.completeEnd < tail.size) throw new Error(`audit log: rotated segment ${file} ends with an incomplete line; run audit verify`);
+    if (tail.lastLine !== undefined) return { head: parseHead(file, tail.lastLine), truncated };
+  }
+  return { head: { seq: 0, hash: GENESIS_HASH }, truncated };
+}
+
+function parseHead(file: string, line: string): AuditHead {
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    throw new Error(`audit log: the last record of ${file} is not JSON; run audit verify before appending`);
+  }
+  const { seq, hash } = record;
+  if (!Number.isSafeInteger(seq) || (seq as number) < 1 || typeof hash !== "string" || recordHash(record) !== hash) {
+    throw new Error(`audit log: the last record of ${file} fails its hash; run audit verify before appending`);
+  }
+  return { seq: seq as number, hash };
+}
+
+/**
+ * The end of a file: its size, the offset just past its last newline, and the last complete line
+ * (without newline). Reads backwards in chunks, so resuming a large log reads only its tail.
+ * Missing file ⇒ null.
+ */
+export async function readTail(file: string): Promise<{ size: number; completeEnd: number; lastLine?: string } | null> {
+  let fh: FileHandle;
+  try {
+    fh = await open(file, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
+  try {
+    const { size } = await fh.stat();
+    const CHUNK = 65_536;
+    let tail = Buffer.alloc(0);
+    let start = size; // tail holds bytes [start, size)
+    let lastNl = -1; // absolute offset of the last newline
+    for (;;) {
+      if (lastNl < 0) {
+        const i = tail.lastIndexOf(10);
+        if (i >= 0) lastNl = start + i;
+      }
+      if (lastNl >= 0) {
+        const rel = lastNl - start;
+        const j = rel > 0 ? tail.lastIndexOf(10, rel - 1) : -1;
+        if (j >= 0) return { size, completeEnd: lastNl + 1, lastLine: tail.subarray(j + 1, rel).toString("utf8") };
+        if (start === 0) return { size, completeEnd: lastNl + 1, lastLine: tail.subarray(0, rel).toString("utf8") };
+      } else if (start === 0) {
+        return { size, completeEnd: 0 };
+      }
+      const n = Math.min(CHUNK, start);
+      start -= n;
+      const chunk = Buffer.alloc(n);
+      let got = 0;
+      while (got < n) {
+        const { bytesRead } = await fh.read(chunk, got, n - got, start + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      tail = Buffer.concat([chunk, tail]);
+    }
+  } finally {
+    await fh.close();
+  }
+}

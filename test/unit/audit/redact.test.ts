@@ -1,0 +1,117 @@
+import { Writable } from "node:stream";
+import { describe, expect, test } from "vitest";
+import { createOperationalLogger, createRedactor, DEFAULT_REDACT_KEYS, redactString } from "../../../src/audit/index.js";
+
+const JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+const PEM = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIFh7x0m7g8Q1n2v6y0u1qK5pM2h1x8m8QeLk0m6n7Q9x\n-----END PRIVATE KEY-----";
+const RSA_PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx\n-----END RSA PRIVATE KEY-----";
+
+describe("redactString: secret shapes", () => {
+  const cases: Array<[string, string, string]> = [
+    ["Bearer token", "Authorization: Bearer abc123.def-456_ghi~", "Authorization: Bearer [REDACTED]"],
+    ["bearer, any case", "got bearer ZXlKaGJHY2lPaUpJVXpJMU5pSjk=", "got bearer [REDACTED]"],
+    ["Basic credentials", "Basic dXNlcjpwYXNzd29yZA==", "Basic [REDACTED]"],
+    ["OpenAI key", "key=sk-proj-AbCdEfGhIjKlMnOpQrStUv", "key=[REDACTED:api-key]"],
+    ["Anthropic key", "sk-ant-api03-abcdefghijklmnopqrstuv-xyz", "[REDACTED:api-key]"],
+    ["AWS access key id", "aws AKIAIOSFODNN7EXAMPLE in config", "aws [REDACTED:aws-key] in config"],
+    ["AWS temporary key id", "ASIAY34FZKBOKMUTVV7A", "[REDACTED:aws-key]"],
+    ["JWT", `token ${JWT} end`, "token [REDACTED:jwt] end"],
+    ["PEM private key", `key:\n${PEM}\nafter`, "key:\n[REDACTED:private-key]\nafter"],
+    ["RSA PEM private key", RSA_PEM, "[REDACTED:private-key]"],
+    ["unterminated PEM", "x -----BEGIN EC PRIVATE KEY-----\nMHcCAQEEI", "x [REDACTED:private-key]"],
+    ["GitHub token", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "[REDACTED:github-token]"],
+    ["Slack token", "xoxb-1234567890-abcdefghij", "[REDACTED:slack-token]"],
+    ["several in one string", `Bearer aaa and sk-abcdefghijklmnop1234`, "Bearer [REDACTED] and [REDACTED:api-key]"],
+    ["ordinary text untouched", "the task-based skill sk-ip; AKIA is a word; eyJ alone", "the task-based skill sk-ip; AKIA is a word; eyJ alone"],
+    ["public key untouched", "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----", "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----"],
+  ];
+  test.each(cases)("%s", (_name, input, expected) => {
+    expect(redactString(input)).toBe(expected);
+  });
+
+  test("a hostile string does not make redaction slow", () => {
+    const hostile = "-----BEGIN PRIVATE KEY-----".repeat(20_000) + "Bearer ".repeat(20_000) + "eyJaaaa.".repeat(20_000);
+    const start = performance.now();
+    redactString(hostile);
+    expect(performance.now() - start).toBeLessThan(1000);
+  });
+});
+
+describe("createRedactor", () => {
+  const redact = createRedactor({ keys: ["password", "Authorization", "api_key"], maxStringLength: 64 });
+  const cases: Array<[string, unknown, unknown]> = [
+    ["configured key at the top", { password: "hunter2", user: "a" }, { password: "[REDACTED]", user: "a" }],
+    ["configured key, any depth and case", { a: [{ b: { AUTHORIZATION: "x" } }] }, { a: [{ b: { AUTHORIZATION: "[REDACTED]" } }] }],
+    ["key spelled differently", { "api-key": "k1", apiKey: "k2", API_KEY: "k3" }, { "api-key": "[REDACTED]", apiKey: "[REDACTED]", API_KEY: "[REDACTED]" }],
+    ["object-valued secret key", { password: { nested: "x" } }, { password: "[REDACTED]" }],
+    ["shapes inside values", { note: `use ${JWT}` }, { note: "use [REDACTED:jwt]" }],
+    ["shapes inside keys", { ["Bearer abcdef"]: 1 }, { "Bearer [REDACTED]": 1 }],
+    ["primitives pass", [1, true, null, "ok"], [1, true, null, "ok"]],
+    ["non-JSON values", { f: () => 1, u: undefined, big: 10n, d: new Date(0) }, { big: "10", d: "1970-01-01T00:00:00.000Z" }],
+    ["long strings truncated", { s: "x".repeat(100) }, { s: `${"x".repeat(64)}…[truncated 36 chars]` }],
+  ];
+  test.each(cases)("%s", (_name, input, expected) => {
+    expect(redact(input)).toEqual(expected);
+  });
+
+  test("redaction happens before truncation: a secret straddling the cut is not half-leaked", () => {
+    const text = `${"a".repeat(50)} sk-abcdefghijklmnopqrstuvwxyz012345`;
+    const out = redact(text) as string;
+    // Cut first, the 64 kept characters would hold "sk-abcdefghijk" — shorter than the pattern needs.
+    expect(out).toBe(`${"a".repeat(50)} [REDACTED:api…[truncated 5 chars]`);
+    expect(out).not.toContain("sk-abcdefgh");
+    const pemCut = redact(`${"b".repeat(40)}${PEM}`) as string;
+    expect(pemCut).not.toContain("MC4CAQAw");
+  });
+
+  test("cycles, depth, errors; the input is not changed", () => {
+    const cyclic: any = { a: { password: "p" } };
+    cyclic.a.self = cyclic;
+    const before = JSON.stringify({ a: { password: "p" } });
+    expect(redact(cyclic)).toEqual({ a: { password: "[REDACTED]", self: "[Circular]" } });
+    expect(JSON.stringify({ a: { password: cyclic.a.password } })).toBe(before);
+    const shared = { x: 1 };
+    expect(redact({ l: shared, r: shared })).toEqual({ l: { x: 1 }, r: { x: 1 } });
+    let deep: any = "bottom";
+    for (let i = 0; i < 40; i++) deep = { d: deep };
+    expect(JSON.stringify(redact(deep))).toContain("[MaxDepth]");
+    const err = Object.assign(new Error("failed with Bearer abcdef"), { password: "p" });
+    expect(redact(err)).toMatchObject({ type: "Error", message: "failed with Bearer [REDACTED]", password: "[REDACTED]" });
+  });
+});
+
+describe("createOperationalLogger (pino)", () => {
+  function capture() {
+    const lines: any[] = [];
+    const destination = new Writable({
+      write(chunk, _enc, cb) {
+        for (const l of String(chunk).split("\n")) if (l) lines.push(JSON.parse(l));
+        cb();
+      },
+    });
+    return { lines, destination };
+  }
+
+  test("redacts configured keys and secret shapes in fields and messages", async () => {
+    const { lines, destination } = capture();
+    const log = createOperationalLogger({ destination, level: "debug" });
+    log.info({ headers: { authorization: "Bearer abc", "set-cookie": "sid=1" }, password: "p", deep: { x: { token: "t" } }, note: `jwt ${JWT}` }, "login with %s", "sk-abcdefghijklmnop1234");
+    log.warn(`key ${PEM}`);
+    expect(log.isLevelEnabled("debug")).toBe(true);
+    await new Promise((r) => setImmediate(r));
+    expect(lines).toHaveLength(2);
+    const [first, second] = lines;
+    expect(first.headers).toEqual({ authorization: "[REDACTED]", "set-cookie": "[REDACTED]" });
+    expect(first.password).toBe("[REDACTED]");
+    expect(first.deep).toEqual({ x: { token: "[REDACTED]" } });
+    expect(first.note).toBe("jwt [REDACTED:jwt]");
+    expect(first.msg).toBe("login with [REDACTED:api-key]");
+    expect(second.msg).toBe("key [REDACTED:private-key]");
+    expect(JSON.stringify(lines)).not.toMatch(/abc"|sid=1|SflKxw|MC4CAQ|sk-abcdef/);
+    expect(first.pid).toBeUndefined();
+  });
+
+  test("the default keys cover the config's token hashes and common credentials", () => {
+    for (const k of ["authorization", "password", "token_sha256", "api_key", "private_key_pem"]) expect(DEFAULT_REDACT_KEYS).toContain(k);
+  });
+});
