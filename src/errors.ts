@@ -55,6 +55,8 @@ export const ERROR_CODES = {
   SANDBOX_START_FAILED: "The sandbox host process could not be started.",
   SESSION_NOT_FOUND: "No open session has that id (it was never opened, or it was closed).",
   SESSION_EXISTS: "A session with that id is already open.",
+  AUDIT_DISABLED: "The runtime was started without an audit log.",
+  AUDIT_WRITE_FAILED: "The audit log could not be written; the chain's result was not handed out.",
   INVALID_CONFIG: "A runtime or sandbox option is invalid; details name the field.",
   BUILD_FAILED: "A policy bundle could not be built: a forbidden or unresolvable import, or a compile error; details name the file and import.",
   BUNDLE_TOO_LARGE: "A bundle's code exceeds the size cap (limits.bundle_bytes, default 5 MiB).",

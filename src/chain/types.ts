@@ -79,6 +79,10 @@ export interface HookExecution {
   error?: string;
   modified_context?: boolean;
   modified_constitution?: boolean;
+  /** Digest of the bundle revision that ran the hook. */
+  bundle_digest?: string;
+  /** RFC 6902 diff of what a `modify` changed, `{context, constitution}`-rooted (for the audit log). */
+  modification?: unknown[];
 }
 
 export interface ChainResult {

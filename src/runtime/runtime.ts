@@ -21,6 +21,8 @@ import type { ChainBackend } from "./backend.js";
 import { createHookStats, type HookStatsView } from "./stats.js";
 import { createPipeline } from "../pipeline/index.js";
 import { createMetrics } from "../observe/metrics.js";
+import { createAuditTrail, defaultAuditPath, type AuditOptions, type AuditQuery, type AuditTrail } from "./audit-trail.js";
+import type { AuditRecord } from "../audit/index.js";
 import type {
   AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, ContextReevaluation, HookRef, OpenSessionInput, Pipeline,
   PeriodicTickReport, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
@@ -68,6 +70,12 @@ export interface RuntimeOptions {
   onContextReevaluated?: (notice: ContextReevaluation) => void;
   /** Called after every periodic tick, including failed ones. */
   onPeriodicTick?: (report: PeriodicTickReport) => void;
+  /**
+   * The tamper-evident audit log (spec §8.2.3, DESIGN §5). Default: `<dataDir>/audit/audit.jsonl`
+   * when `dataDir` is set, otherwise none. `false` turns it off. `fire` resolves only after the
+   * chain's records are durably written (group commit).
+   */
+  audit?: AuditOptions | false;
 }
 
 /** Why the last install attempt of an installed bundle failed (the installed revision stayed active). */
@@ -112,6 +120,7 @@ export interface RuntimeStatus {
   hooks: HookStatsView[];
   registry_revision: number;
   sandbox: ReturnType<ChainBackend["stats"]>;
+  audit: { enabled: boolean; head: { seq: number; hash: string } | null; pending: number; lag_ms: number };
 }
 
 /** Options of `bundles.install`. */
@@ -161,6 +170,11 @@ export interface Runtime {
   fire<T extends HookType>(type: T, input: FireInput<T>): Promise<ChainResult>;
   on<K extends LifecycleEventName>(event: K, listener: (payload: LifecycleEventMap[K]) => void): () => void;
   status(): RuntimeStatus;
+  /** The audit log (DESIGN §6.2 `GET /v1/audit`, `GET /v1/audit/head`); AUDIT_DISABLED when off. */
+  audit: {
+    query(query?: AuditQuery): Promise<AuditRecord[]>;
+    head(): { seq: number; hash: string };
+  };
   /** Prometheus text exposition of the runtime's metrics (DESIGN §6.2 `GET /metrics`). */
   metrics(): Promise<string>;
   close(): Promise<void>;
@@ -196,8 +210,11 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const stats = createHookStats();
   const metrics = createMetrics(() => {
     const sandbox = backend.stats();
-    return { restarts: sandbox.restarts, queued: sandbox.queued, inFlight: sandbox.inFlight, auditLagMs: 0, auditPending: 0 };
+    const auditStats = audit?.stats();
+    return { restarts: sandbox.restarts, queued: sandbox.queued, inFlight: sandbox.inFlight, auditLagMs: auditStats?.lagMs ?? 0, auditPending: auditStats?.pending ?? 0 };
   });
+  // Assigned before the registry can emit (bundles reload after it opens).
+  let audit: AuditTrail | undefined;
   const installed = new Map<string, InstalledBundle>();
   // In-flight chains per bundle digest: an old revision's isolates are released only after the
   // chains that started on it have finished (spec §6.3, DESIGN §3.4 hot swap).
@@ -206,6 +223,9 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   let closed = false;
 
   const emit = (event: LifecycleEvent): void => {
+    if (audit !== undefined && (event.event === "hook.registered" || event.event === "hook.deregistered")) {
+      audit.recordRegistry(event).catch((err: unknown) => logger.error({ err, event: event.event }, "audit: registry record failed"));
+    }
     const set = listeners.get(event.event);
     if (set === undefined) return;
     for (const listener of set) {
@@ -246,6 +266,10 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     bundleQueue = run.catch(() => undefined);
     return run;
   };
+
+  const auditOptions: AuditOptions | undefined =
+    options.audit === false ? undefined : (options.audit ?? (options.dataDir !== undefined ? { path: defaultAuditPath(options.dataDir) } : undefined));
+  if (auditOptions !== undefined) audit = await createAuditTrail(auditOptions);
 
   // The sandbox module (piscina, child process) loads only when it is used.
   const backend: ChainBackend = options.backend ?? (await (await import("../pool/index.js")).startSandbox({ ...options.sandbox, logger }));
@@ -528,6 +552,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       assertOpen();
       assertChainInput(type, { context: input.context, constitution: input.constitution, event: input.event, session });
       const wire = wireOf(plan);
+      const inputHash = audit?.inputHash({ context: input.context, constitution: input.constitution, event: input.event, session });
       for (const digest of wire.digests) inFlightByDigest.set(digest, (inFlightByDigest.get(digest) ?? 0) + 1);
       const deadlineMs = options.chainDeadlineMs?.[type];
       try {
@@ -548,6 +573,12 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         if (result.cascade_failure) {
           logger.warn({ chain_id: result.chain_id, type }, "cascading hook failure (spec §7.3)");
           if (disableFailingHooks) disableFailing(result, session.id);
+        }
+        // spec §8.2.3: the chain's records are durable before its result is handed out.
+        if (audit !== undefined) {
+          await audit.recordChain(result, session.id, inputHash!).catch((err: unknown) => {
+            throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: result.chain_id }, { cause: err });
+          });
         }
         return result;
       } finally {
@@ -577,10 +608,21 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         hooks: stats.view(snapshot.hooks()),
         registry_revision: snapshot.revision,
         sandbox: backend.stats(),
+        audit: audit === undefined
+          ? { enabled: false, head: null, pending: 0, lag_ms: 0 }
+          : { enabled: true, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
       };
     },
 
     metrics: () => metrics.text(),
+
+    audit: {
+      query: (query) => (audit === undefined ? Promise.reject(auditDisabled()) : audit.query(query)),
+      head: () => {
+        if (audit === undefined) throw auditDisabled();
+        return audit.head();
+      },
+    },
 
     async close() {
       if (closed) return;
@@ -588,6 +630,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       await pipeline.closeAll();
       closed = true;
       await backend.close();
+      await audit?.close();
     },
   };
 
@@ -679,6 +722,10 @@ function onlyHooks(plan: ChainPlan, refs: readonly HookRef[]): ChainPlan {
     byKey.set(key, filtered);
   }
   return filtered;
+}
+
+function auditDisabled(): VcpError {
+  return new VcpError("AUDIT_DISABLED", "the audit log is not enabled for this runtime (set dataDir or audit)");
 }
 
 function unknownType(type: unknown): VcpError {

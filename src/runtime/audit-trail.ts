@@ -1,0 +1,128 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createRedactor, DEFAULT_REDACT_KEYS, hashInput, listSegments, openAuditLog, type AuditRecord, type AuditRecordInput, type AuditWriter } from "../audit/index.js";
+import type { ChainResult } from "../chain/types.js";
+import type { LifecycleEvent } from "../observe/events.js";
+
+/** Where and how the runtime writes its audit log (DESIGN §5, `audit` in vcp.yaml). */
+export interface AuditOptions {
+  path: string;
+  fsync?: "batch" | "always" | "never";
+  rotateBytes?: number;
+  /** Records waiting for the group commit before `append` applies backpressure. Default 4096. */
+  maxPending?: number;
+  /** Keys whose values are redacted in annotations and details (default DEFAULT_REDACT_KEYS); secret shapes always are. */
+  redactKeys?: readonly string[];
+}
+
+export interface AuditQuery {
+  session?: string;
+  /** Only records with `seq` greater than this. */
+  since?: number;
+  /** At most this many records, oldest first. Default 100, at most 10,000. */
+  limit?: number;
+}
+
+/**
+ * The runtime's side of the audit log (spec §8.2.3): turns each chain result into one record per
+ * executed or skipped hook plus one per chain, and registry changes into registry records. Inputs
+ * are recorded by hash only, never by value.
+ */
+export async function createAuditTrail(options: AuditOptions) {
+  const writer: AuditWriter = await openAuditLog({
+    path: options.path,
+    fsync: options.fsync ?? "batch",
+    rotateBytes: options.rotateBytes ?? 104_857_600,
+    maxPending: options.maxPending ?? 4096,
+    // Secrets in annotations and error text are redacted before they are hashed into the log.
+    redact: createRedactor({ keys: [...(options.redactKeys ?? DEFAULT_REDACT_KEYS)] }),
+  });
+
+  return {
+    writer,
+    /** Hash the caller's input once per chain: the same hash marks every hook record of the chain. */
+    inputHash(input: { context: unknown; constitution: unknown; event: unknown; session: unknown }): string {
+      return hashInput({ context: input.context, constitution: input.constitution, event: input.event, session: input.session });
+    },
+    /** Durably record one chain; resolves after the group commit (backpressure instead of drops). */
+    async recordChain(result: ChainResult, sessionId: string, inputHash: string): Promise<void> {
+      const records: AuditRecordInput[] = result.hook_results.map((hook) => ({
+        kind: "hook",
+        session: sessionId,
+        chain_id: result.chain_id,
+        hook: hook.hook,
+        hook_type: result.type,
+        scope: hook.scope,
+        bundle: hook.bundle,
+        ...(hook.bundle_digest !== undefined ? { bundle_digest: hook.bundle_digest } : {}),
+        input_hash: inputHash,
+        status: hook.status,
+        outcome: hook.outcome,
+        duration_ms: hook.duration_ms,
+        ...(hook.modification !== undefined ? { modification: hook.modification as NonNullable<AuditRecordInput["modification"]> } : {}),
+        ...(hook.annotations !== undefined ? { annotations: hook.annotations } : {}),
+        ...(hook.error !== undefined || hook.reason !== undefined ? { details: { error: hook.error, reason: hook.reason } } : {}),
+      }));
+      records.push({
+        kind: "chain",
+        session: sessionId,
+        chain_id: result.chain_id,
+        hook_type: result.type,
+        input_hash: inputHash,
+        status: result.status,
+        duration_ms: result.duration_ms,
+        details: { aborted_by: result.aborted_by, reason: result.reason, cascade_failure: result.cascade_failure, hooks: result.hook_results.length },
+      });
+      await writer.appendMany(records);
+    },
+    /** Registry changes (hook.registered / hook.deregistered) as registry records. */
+    recordRegistry(event: LifecycleEvent): Promise<unknown> {
+      const payload = event.payload as { hook?: string; type?: string; scope?: string; session_id?: string; bundle?: string; principal?: string };
+      return writer.append({
+        kind: "registry",
+        event: event.event,
+        ...(payload.hook !== undefined ? { hook: payload.hook } : {}),
+        ...(payload.type !== undefined ? { hook_type: payload.type } : {}),
+        ...(payload.scope !== undefined ? { scope: payload.scope } : {}),
+        ...(payload.session_id !== undefined ? { session: payload.session_id } : {}),
+        ...(payload.bundle !== undefined ? { bundle: payload.bundle } : {}),
+        details: { principal: payload.principal },
+      });
+    },
+    /** Read records back (operator API `GET /v1/audit`), oldest first, across rotated files. */
+    async query(query: AuditQuery = {}): Promise<AuditRecord[]> {
+      await writer.flush();
+      const limit = Math.min(Math.max(query.limit ?? 100, 1), 10_000);
+      const files = [...(await listSegments(options.path)).map((s) => s.path), options.path];
+      const out: AuditRecord[] = [];
+      for (const file of files) {
+        let text: string;
+        try {
+          text = await readFile(file, "utf8");
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+          throw err;
+        }
+        for (const line of text.split("\n")) {
+          if (line === "") continue;
+          const record = JSON.parse(line) as AuditRecord;
+          if (query.since !== undefined && record.seq <= query.since) continue;
+          if (query.session !== undefined && record.session !== query.session) continue;
+          out.push(record);
+          if (out.length >= limit) return out;
+        }
+      }
+      return out;
+    },
+    head: () => writer.head(),
+    stats: () => writer.stats(),
+    close: () => writer.close(),
+  };
+}
+
+export type AuditTrail = Awaited<ReturnType<typeof createAuditTrail>>;
+
+/** Default audit path under a data directory (DESIGN §6.4 `audit.path`). */
+export function defaultAuditPath(dataDir: string): string {
+  return join(dataDir, "audit", "audit.jsonl");
+}
