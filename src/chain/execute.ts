@@ -26,14 +26,16 @@ export interface ChainDeps {
 
 /**
  * The chain's evolving input. Each part is serialized to JSON once and again only after a `modify`
- * replaced it, so an N-hook chain without modifications stringifies the input once, not N times.
+ * replaced it, so an N-hook chain without modifications stringifies the input once, not N times; the
+ * assembled HookInput string is kept too, until a `modify` or a chain_state change.
  */
 class ChainInput {
   context: VcpContext;
   constitution: Constitution;
-  chainStateJson = "{}";
+  private stateJson = "{}";
   private contextJson: string | undefined;
   private constitutionJson: string | undefined;
+  private inputJson: string | undefined;
   private readonly fixedJson: string;
   private chainStateCache: { json: string; value: Record<string, unknown> } | undefined;
 
@@ -43,21 +45,35 @@ class ChainInput {
     this.fixedJson = `,"event":${JSON.stringify(request.event)},"session":${JSON.stringify(request.session)}`;
   }
 
+  get chainStateJson(): string {
+    return this.stateJson;
+  }
+
+  set chainStateJson(json: string) {
+    if (json === this.stateJson) return;
+    this.stateJson = json;
+    this.inputJson = undefined;
+  }
+
   replaceContext(context: VcpContext): void {
     this.context = context;
     this.contextJson = undefined;
+    this.inputJson = undefined;
   }
 
   replaceConstitution(constitution: Constitution): void {
     this.constitution = constitution;
     this.constitutionJson = undefined;
+    this.inputJson = undefined;
   }
 
   /** The whole HookInput as one JSON string: the only thing that crosses into the sandbox. */
   json(): string {
+    if (this.inputJson !== undefined) return this.inputJson;
     this.contextJson ??= JSON.stringify(this.context);
     this.constitutionJson ??= JSON.stringify(this.constitution);
-    return `{"context":${this.contextJson},"constitution":${this.constitutionJson}${this.fixedJson},"chain_state":${this.chainStateJson}}`;
+    this.inputJson = `{"context":${this.contextJson},"constitution":${this.constitutionJson}${this.fixedJson},"chain_state":${this.stateJson}}`;
+    return this.inputJson;
   }
 
   /** HookInput-shaped view for predicates; chain_state is parsed only if a predicate reads it. */

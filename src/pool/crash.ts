@@ -24,7 +24,7 @@ export interface CrashAttribution {
   /** taskId → name of the hook that was inside its action. */
   running: Map<number, string>;
   /** digest → the task and hook that crashed the host. */
-  culprits: Map<string, { taskId: number; hook: string; why: "catastrophic" | "only-running" | "repeat-suspect" }>;
+  culprits: Map<string, { taskId: number; hook: string; why: "catastrophic" | "only-running" | "repeat-suspect" | "overran" | "wedged" }>;
   /** Digests that were running during an ambiguous crash. */
   suspects: string[];
 }
@@ -70,10 +70,13 @@ export function attributeCrash(
 
 /**
  * The answer for a chain that was inside `hook` when the sandbox host died (DESIGN §4.1): the hook is
- * recorded `crashed` and the chain goes no further. Fail-open (status `completed`, the request's own
- * context and constitution) unless the hook is `fail_closed`, which aborts the chain, exactly as
- * runChain treats a `crashed` invoke outcome. Results of earlier hooks of the chain died with the
- * worker and are not reported; their modifications are not applied.
+ * recorded with `outcome` and the chain goes no further. Fail-open (status `completed`, the request's
+ * own context and constitution) unless the hook is `fail_closed`, which aborts the chain, exactly as
+ * runChain treats a `crashed` or `timeout` invoke outcome. Results of earlier hooks of the chain died
+ * with the worker and are not reported; their modifications are not applied.
+ *
+ * `outcome` is `crashed` when the host died (or wedged) under the hook, `timeout` when the supervisor
+ * killed the host because the hook kept running past its budget, ignoring termination.
  */
 export function crashedChainValue(
   plan: { type: ChainValue["result"]["type"] },
@@ -81,6 +84,7 @@ export function crashedChainValue(
   hook: ResolvedHook,
   durationMs: number,
   error: string,
+  outcome: "crashed" | "timeout" = "crashed",
 ): ChainValue {
   const failClosed = hook.fail_closed && plan.type !== "periodic";
   const execution: HookExecution = {
@@ -89,39 +93,28 @@ export function crashedChainValue(
     scope: hook.scope,
     trust: hook.trust,
     status: failClosed ? "abort" : "continue",
-    outcome: "crashed",
+    outcome,
     duration_ms: durationMs,
     error,
   };
-  const reason = `fail-closed: ${hook.name}: sandbox crashed`;
+  const reason = outcome === "crashed" ? `fail-closed: ${hook.name}: sandbox crashed` : `fail-closed: ${hook.name}: ${error}`;
   if (failClosed) execution.reason = reason;
+  const summary = {
+    session_id: request.session.id,
+    constitution_id: request.constitution.id,
+    context_keys: Object.keys(request.context).length,
+    input_bytes: approximateInputBytes(request),
+  };
+  const common = { hook: hook.name, type: plan.type, chain_id: request.chainId };
+  // The order runChain emits for one executed hook: fired · error|timeout · completed.
   const events: LifecycleEvent[] = [
-    {
-      event: "hook.error",
-      payload: {
-        hook: hook.name,
-        type: plan.type,
-        chain_id: request.chainId,
-        outcome: "crashed",
-        error,
-        input_summary: {
-          session_id: request.session.id,
-          constitution_id: request.constitution.id,
-          context_keys: Object.keys(request.context).length,
-          input_bytes: approximateInputBytes(request),
-        },
-      },
-    },
+    { event: "hook.fired", payload: { ...common, session_id: request.session.id, input_summary: { ...summary } } },
+    outcome === "crashed"
+      ? { event: "hook.error", payload: { ...common, outcome, error, input_summary: summary } }
+      : { event: "hook.timeout", payload: { ...common, timeout_ms: hook.timeout_ms, elapsed_ms: durationMs, input_summary: summary } },
     {
       event: "hook.completed",
-      payload: {
-        hook: hook.name,
-        type: plan.type,
-        chain_id: request.chainId,
-        status: execution.status,
-        outcome: "crashed",
-        duration_ms: durationMs,
-      },
+      payload: { ...common, status: execution.status, outcome, duration_ms: durationMs },
     },
   ];
   return {

@@ -11,6 +11,7 @@ import {
   type LoadMessage,
   type ToHost,
   type WireError,
+  type WirePlan,
   type WorkerReply,
 } from "./protocol.js";
 
@@ -35,13 +36,19 @@ if (NODE_MAJOR < 24 || process.send === undefined) {
 
 let pool: Piscina | undefined;
 let unloads: BroadcastChannel | undefined;
+/**
+ * Hook lists by plan key, as the supervisor sent them. The supervisor bounds this (it sends `forget`
+ * for keys it evicts) and re-sends every plan to a new host generation.
+ */
+const plans = new Map<number, WirePlan>();
 
 function send(message: FromHost): void {
   // A send after the supervisor went away would throw; the disconnect handler ends the process anyway.
   if (process.connected) process.send?.(message);
 }
 
-// The supervisor is gone (or closed the channel): never leave isolates running unsupervised.
+// SECURITY: the supervisor is gone (or closed the channel): never leave isolates running
+// unsupervised. A host whose main thread is wedged cannot run this; the supervisor kills it on exit.
 process.on("disconnect", () => process.exit(0));
 
 process.on("message", (raw: unknown) => {
@@ -51,8 +58,13 @@ process.on("message", (raw: unknown) => {
       void init(message.config);
       break;
     case "chain":
+      void runChainMessage(message);
+      break;
     case "load":
       void runTask(message);
+      break;
+    case "forget":
+      for (const key of message.keys) plans.delete(key);
       break;
     case "unload":
       unloads?.postMessage(message.digest);
@@ -98,19 +110,47 @@ async function init(config: HostConfig): Promise<void> {
   send({ t: "ready", pid: process.pid });
 }
 
-async function runTask(message: ChainMessage | LoadMessage): Promise<void> {
-  if (pool === undefined) {
-    send({ t: "reply", id: message.id, ok: false, error: { code: "SANDBOX_START_FAILED", message: "sandbox host is not initialised" } });
+/**
+ * A chain: remember its plan when the supervisor sent one, and hand the worker only the key. A worker
+ * that has not compiled that key answers `miss` before running anything, and gets the task again with
+ * the hook list attached (once per worker and key).
+ */
+async function runChainMessage(message: ChainMessage): Promise<void> {
+  let plan = message.plan;
+  if (plan !== undefined) plans.set(message.k, plan);
+  else plan = plans.get(message.k);
+  if (plan === undefined) {
+    // The supervisor sends a plan before naming its key; this is a protocol bug, not a guest's doing.
+    send({ t: "reply", id: message.id, ok: false, error: { code: "SANDBOX_START_FAILED", message: `sandbox host has no plan ${message.k}` } });
     return;
   }
-  let reply: WorkerReply;
-  try {
-    reply = (await pool.run(message)) as WorkerReply;
-  } catch (err) {
-    reply = { ok: false, error: piscinaError(err) };
+  const reply = await runOnPool(message);
+  if (!reply.ok && reply.miss === true) {
+    message.plan = plan;
+    sendReply(message.id, await runOnPool(message));
+    return;
   }
-  send(reply.ok ? { t: "reply", id: message.id, ok: true, value: reply.value, ...(reply.logs ? { logs: reply.logs } : {}) }
-    : { t: "reply", id: message.id, ok: false, error: reply.error, ...(reply.logs ? { logs: reply.logs } : {}) });
+  sendReply(message.id, reply);
+}
+
+async function runTask(message: LoadMessage): Promise<void> {
+  sendReply(message.id, await runOnPool(message));
+}
+
+async function runOnPool(message: ChainMessage | LoadMessage): Promise<WorkerReply> {
+  if (pool === undefined) {
+    return { ok: false, error: { code: "SANDBOX_START_FAILED", message: "sandbox host is not initialised" } };
+  }
+  try {
+    return (await pool.run(message)) as WorkerReply;
+  } catch (err) {
+    return { ok: false, error: piscinaError(err) };
+  }
+}
+
+function sendReply(id: number, reply: WorkerReply): void {
+  send(reply.ok ? { t: "reply", id, ok: true, value: reply.value, ...(reply.logs ? { logs: reply.logs } : {}) }
+    : { t: "reply", id, ok: false, error: reply.error, ...(reply.logs ? { logs: reply.logs } : {}) });
 }
 
 function piscinaError(err: unknown): WireError {

@@ -3,7 +3,7 @@ import type { ErrorCode } from "../errors.js";
 import { VcpError } from "../errors.js";
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
-import type { LifecycleEvent } from "../observe/events.js";
+import type { InputSummary, LifecycleEvent } from "../observe/events.js";
 import type { FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
 
 /**
@@ -14,8 +14,10 @@ import type { FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/t
  *  ─────────────────────────          ────────────────────               ──────────────
  *  {t:"init", config}           ───▶  new Piscina(...)
  *                               ◀───  {t:"ready"}
- *  {t:"chain", id, plan, …}     ───▶  pool.run(msg)                ───▶  runChain → {ok, value, logs}
- *                               ◀───  {t:"reply", id, ok, value|error, logs?}
+ *  {t:"chain", id, k, plan?, …} ───▶  plans[k] ??= plan; pool.run  ───▶  plans[k] ?? miss → runChain
+ *                               ◀───  {t:"reply", id, ok, value|error, logs?}   (on a worker miss the host
+ *                                                                 runs the task again with the plan attached)
+ *  {t:"forget", keys}           ───▶  drop plans the supervisor evicted
  *  {t:"load", id, digest}       ───▶  pool.run(msg)                ───▶  IsolateHost.load(codeDir file)
  *  {t:"unload", id, digest}     ───▶  BroadcastChannel to every worker
  *  {t:"close", id}              ───▶  pool.close() (graceful), reply, exit 0
@@ -24,6 +26,11 @@ import type { FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/t
  * IPC uses `serialization: "json"` (≈30 µs round trip against ≈120 µs for "advanced", DESIGN §4.1),
  * so every message is plain JSON: errors cross as `VcpError.toJSON()` and are rebuilt on arrival.
  * Bundle code never travels in a message; workers read it from the content-addressed code directory.
+ *
+ * Copying is the cost of a chain (DESIGN §4.1), so neither direction repeats what the receiver has:
+ * - the hook list of a plan crosses once per (plan key, host generation); later chains name the key;
+ * - the reply omits `context`/`constitution` when no hook replaced them, and the per-hook
+ *   `hook.fired`/`hook.completed` events, which the supervisor rebuilds from `hook_results` (events.ts).
  */
 
 /** Everything the host process needs; sent once in `init`. */
@@ -51,7 +58,10 @@ export interface ChainMessage {
   t: "chain";
   /** Supervisor task id: matches the reply and names the chain in crash-attribution slots. */
   id: number;
-  plan: WirePlan;
+  /** Plan key: names one hook list for the life of the supervisor (never reused). */
+  k: number;
+  /** The hook list, present the first time key `k` goes to this host (or, host → worker, to a worker that missed it). */
+  plan?: WirePlan;
   request: ChainRequest;
   /** Digests of this plan that are quarantined; their hooks are answered `crashed` without running. */
   q?: string[];
@@ -68,6 +78,7 @@ export type ToHost =
   | ChainMessage
   | LoadMessage
   | { t: "unload"; id: number; digest: string }
+  | { t: "forget"; keys: number[] }
   | { t: "close"; id: number };
 
 export type FromHost =
@@ -75,14 +86,30 @@ export type FromHost =
   | { t: "reply"; id: number; ok: true; value: unknown; logs?: GuestLogLine[] }
   | { t: "reply"; id: number; ok: false; error: WireError; logs?: GuestLogLine[] };
 
-/** What a piscina task returns; errors are values, because structured clone drops `code`. */
+/**
+ * What a piscina task returns; errors are values, because structured clone drops `code`. `miss`: the
+ * worker does not have the plan of key `k` (nothing ran); the host runs the task again with the plan.
+ */
 export type WorkerReply =
   | { ok: true; value: unknown; logs?: GuestLogLine[] }
-  | { ok: false; error: WireError; logs?: GuestLogLine[] };
+  | { ok: false; error: WireError; logs?: GuestLogLine[]; miss?: true };
 
+/** A chain result plus all of its lifecycle events, in emission order (what the runtime consumes). */
 export interface ChainValue {
   result: ChainResult;
   events: LifecycleEvent[];
+}
+
+/**
+ * A chain result as it crosses back (see events.ts for the rebuild):
+ * - `result.context` / `result.constitution` are absent when they are the request's own;
+ * - `events` holds every event except `hook.fired` and `hook.completed`;
+ * - `sums` holds the `input_summary` of each executed hook in order, `0` meaning "same as the previous".
+ */
+export interface WireChainValue {
+  result: Omit<ChainResult, "context" | "constitution"> & Partial<Pick<ChainResult, "context" | "constitution">>;
+  events: LifecycleEvent[];
+  sums: (InputSummary | 0)[];
 }
 
 /** A VcpError as JSON; `code` is absent for an unexpected (non-Vcp) error. */

@@ -1,19 +1,27 @@
-import { closeSync, openSync, readdirSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 /**
- * Crash attribution (DESIGN §4.1). A fatal V8 error (`'1'.repeat(2**28).split('')`) aborts the
- * sandbox host process without running any JavaScript, so "who was running?" must already be on
- * disk when it happens. Each worker thread owns one fixed-size slot file and overwrites it in place
- * around every hook call:
+ * Crash attribution and the hook watchdog (DESIGN §4.1). A fatal V8 error (`'1'.repeat(2**28).split('')`)
+ * aborts the sandbox host process without running any JavaScript, and a fatal OOM inside isolated-vm
+ * can leave it alive but wedged, so "who is running, since when?" must already be on disk when it
+ * happens. Each worker thread owns one fixed-size slot file and overwrites it in place:
  *
  * ```
- *  codeDir/slots/g<generation>-t<threadId>.slot      (SLOT_BYTES, space padded)
- *  "<taskId> I <hook>"   the worker is inside the action of <hook> for supervisor task <taskId>
- *  "<taskId> C"          the worker runs chain code between hooks (predicates, result parsing)
- *  "<taskId> X <hook>"   isolated-vm reported a catastrophic error in <hook>; the host kills itself
- *  "<taskId> L"          the worker runs a bundle's top-level code (loadBundle)
+ *  slotDir/g<generation>-t<threadId>.slot      (SLOT_BYTES, space padded)
+ *  "<taskId> I <hook> <startMs> <budgetMs> <tid>"  inside the action of <hook> for supervisor task
+ *                                                  <taskId> since <startMs>, allowed <budgetMs>
+ *  "<taskId> C"                                    idle, or chain code of a finished task
+ *  "<taskId> X <hook>"                             isolated-vm reported a catastrophic error in <hook>
+ *  "<taskId> L <startMs>"                          the worker runs a bundle's top-level code (load)
  * ```
+ *
+ * One write per hook: the "I" record stays while the chain code after the hook runs (result parsing,
+ * the next predicate: microseconds, synchronous), and the task writes "C" once when it ends. A crash in
+ * that window is attributed to the hook whose result was being handled, which is where it came from.
+ * `<startMs>` is {@link monotonicMs} (CLOCK_MONOTONIC, the same in every process of the machine), so
+ * the supervisor can tell how long a hook has been running; `<tid>` is the worker's OS thread id
+ * (Linux, `/proc/thread-self`; 0 elsewhere), so it can tell a busy thread from a wedged one.
  *
  * A positional `writeSync` costs ≈1–2 µs and lands in the page cache before the syscall returns, so
  * it survives the death of the process (not of the machine, which would take the supervisor too).
@@ -28,6 +36,21 @@ export interface SlotRecord {
   taskId: number;
   phase: SlotPhase;
   hook?: string;
+  /** "I" and "L": when the phase began, in {@link monotonicMs}. */
+  startMs?: number;
+  /** "I": the time the hook may use (min(timeout_ms, remaining chain deadline)). */
+  budgetMs?: number;
+  /** "I": OS thread id of the worker (Linux), 0 when unknown. */
+  tid?: number;
+}
+
+/**
+ * Milliseconds on CLOCK_MONOTONIC (libuv's hrtime): comparable between processes of one machine,
+ * unlike `performance.now()` (per-process origin) or `Date.now()` (wall clock, can jump).
+ */
+export function monotonicMs(): number {
+  const [s, ns] = process.hrtime();
+  return s * 1000 + Math.floor(ns / 1e6);
 }
 
 /** Worker side: one open file descriptor and one reused buffer, nothing allocated per write. */
@@ -41,10 +64,25 @@ export class SlotWriter {
   }
 
   write(taskId: number, phase: SlotPhase, hook?: string): void {
+    this.put(hook === undefined ? `${taskId} ${phase}` : `${taskId} ${phase} ${hook}`);
+  }
+
+  /** "I": entering the action of `hook`; the watchdog measures its run time from `startMs`. */
+  enter(taskId: number, hook: string, startMs: number, budgetMs: number, tid: number): void {
+    this.put(`${taskId} I ${hook} ${startMs} ${budgetMs} ${tid}`);
+  }
+
+  /** "L": running a bundle's top-level code since `startMs`. */
+  loading(taskId: number, startMs: number): void {
+    this.put(`${taskId} L ${startMs}`);
+  }
+
+  private put(text: string): void {
     const buffer = this.buffer;
     buffer.fill(0x20);
-    // Hook names match [a-z0-9_-]{1,64} (spec §6.2.2), so the record always fits and never has a space.
-    buffer.write(hook === undefined ? `${taskId} ${phase}` : `${taskId} ${phase} ${hook}`, 0, SLOT_BYTES - 1, "latin1");
+    // Hook names match [a-z0-9_-]{1,64} (spec §6.2.2) and the numbers are short, so the record always
+    // fits in SLOT_BYTES and the hook name never holds a space.
+    buffer.write(text, 0, SLOT_BYTES - 1, "latin1");
     writeSync(this.fd, buffer, 0, SLOT_BYTES, 0);
   }
 
@@ -82,8 +120,63 @@ export function readSlots(slotDir: string, generation: number): SlotRecord[] {
 }
 
 export function parseSlot(text: string): SlotRecord | undefined {
-  const [id, phase, hook] = text.split(" ");
+  const fields = text.split(" ");
+  const [id, phase] = fields;
   const taskId = Number(id);
-  if (!Number.isSafeInteger(taskId) || (phase !== "I" && phase !== "C" && phase !== "X" && phase !== "L")) return undefined;
-  return hook === undefined || hook === "" ? { taskId, phase } : { taskId, phase, hook };
+  if (id === "" || !Number.isSafeInteger(taskId) || (phase !== "I" && phase !== "C" && phase !== "X" && phase !== "L")) return undefined;
+  const record: SlotRecord = { taskId, phase };
+  if (phase === "L") {
+    const startMs = numberField(fields[2]);
+    if (startMs !== undefined) record.startMs = startMs;
+    return record;
+  }
+  const hook = fields[2];
+  if (hook === undefined || hook === "") return record;
+  record.hook = hook;
+  if (phase === "I") {
+    const startMs = numberField(fields[3]);
+    const budgetMs = numberField(fields[4]);
+    if (startMs !== undefined && budgetMs !== undefined) {
+      record.startMs = startMs;
+      record.budgetMs = budgetMs;
+      record.tid = numberField(fields[5]) ?? 0;
+    }
+  }
+  return record;
+}
+
+function numberField(text: string | undefined): number | undefined {
+  if (text === undefined || text === "") return undefined;
+  const n = Number(text);
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
+/**
+ * CPU time (user + system, in clock ticks) and scheduler state of one thread of another process,
+ * from `/proc/<pid>/task/<tid>/stat` (Linux). `undefined` where that does not exist.
+ */
+export function threadCpu(pid: number, tid: number): { ticks: number; state: string } | undefined {
+  if (tid <= 0) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/task/${tid}/stat`, "latin1");
+  } catch {
+    return undefined;
+  }
+  // "tid (comm) state ppid …": comm may contain spaces and parentheses; fields restart after the last ')'.
+  const rest = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  const utime = Number(rest[11]);
+  const stime = Number(rest[12]);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) return undefined;
+  return { ticks: utime + stime, state: rest[0] ?? "?" };
+}
+
+/** This thread's OS thread id on Linux (`/proc/thread-self` → `/proc/<pid>/task/<tid>`), else 0. */
+export function currentTid(): number {
+  try {
+    const n = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    return Number.isSafeInteger(n) && n > 0 ? n : 0;
+  } catch {
+    return 0;
+  }
 }

@@ -13,19 +13,20 @@ import { silentLogger, type LifecycleEvent, type Logger } from "../observe/event
 import { DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/index.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
 import { SlowTracker } from "./admission.js";
-import { attributeCrash, crashedChainValue } from "./crash.js";
+import { attributeCrash, crashedChainValue, type CrashAttribution } from "./crash.js";
+import { rebuildEvents } from "./events.js";
 import {
   digestFileStem,
   fromWireError,
   type BundleMeta,
   type ChainMessage,
-  type ChainValue,
   type FromHost,
   type HostConfig,
   type ToHost,
+  type WireChainValue,
   type WireError,
 } from "./protocol.js";
-import { readSlots } from "./slots.js";
+import { monotonicMs, readSlots, threadCpu } from "./slots.js";
 
 /**
  * Options of {@link startSandbox}.
@@ -109,6 +110,12 @@ export interface SandboxStats {
   quarantined: string[];
   /** Digests admitted one chain at a time because their hooks keep timing out. */
   slowBundles: string[];
+  /** Chain messages that carried a hook list (once per plan and host generation; others name a key). */
+  plansSent: number;
+  /** Host processes the watchdog killed (a hook past its budget, a wedged host). */
+  watchdogKills: number;
+  /** Process id of the current sandbox host, if one is running. */
+  hostPid: number | undefined;
 }
 
 const DEFAULT_THREADS = 2;
@@ -123,6 +130,56 @@ const SUSPECT_MS = 10 * 60_000;
 const STDERR_TAIL_BYTES = 8192;
 const BUNDLE_NAME = /^[a-z0-9_-]{1,64}$/;
 const TRUST = new Set(["system", "deployment", "session"]);
+/** Plan keys the supervisor remembers (and the host holds); the least recently used is forgotten. */
+const PLAN_KEYS = 1024;
+/** How often the watchdog reads the slots while work is in flight. */
+const WATCHDOG_INTERVAL_MS = 250;
+/**
+ * A bundle load (compile, top-level code, export listing; the host bounds each run phase by
+ * LOAD_TIMEOUT_MS) that has not finished after this long has wedged its worker.
+ */
+const LOAD_WATCHDOG_MS = 10_000;
+/** Per executed hook, time an invoke may spend (re)creating the bundle's isolate before the action runs. */
+const HOOK_SETUP_MS = 2_000;
+/**
+ * While a hook overruns, its worker thread must use at least this share of one core to count as busy
+ * (outcome `timeout`: it ignores termination); below it the thread is wedged (outcome `crashed`: e.g.
+ * isolated-vm's fatal-OOM handler sleeps forever on the worker thread). Linux clock ticks are 10 ms.
+ */
+const BUSY_SHARE = 0.25;
+const CLOCK_TICK_MS = 10;
+/** Overrun observed for at least this long before the thread's CPU share is trusted. */
+const MIN_SAMPLE_MS = 500;
+
+/**
+ * Time past a hook's budget before the watchdog kills the host. Must stay under isolated-vm's own
+ * 5 s "Script failed to terminate" give-up, whose catastrophic-error path can crash the host itself.
+ */
+function graceMs(budgetMs: number): number {
+  return Math.max(1500, Math.ceil(budgetMs / 2));
+}
+
+/**
+ * SECURITY: a wedged host cannot run its own "disconnect" handler, so the main process kills every
+ * live host when it exits: no orphan keeps isolates (and their memory) after the runtime is gone.
+ */
+const liveHosts = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function trackHost(child: ChildProcess): void {
+  liveHosts.add(child);
+  child.once("exit", () => liveHosts.delete(child));
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const host of liveHosts) {
+      try {
+        host.kill("SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  });
+}
 
 interface HostHandle {
   child: ChildProcess;
@@ -134,18 +191,62 @@ interface HostHandle {
   stderrTail: string;
   onReady?: () => void;
   onGoneBeforeReady?: (why: string) => void;
+  /** Set when the watchdog killed this host, before the SIGKILL: recovery reads it. */
+  killed?: HostKill;
+}
+
+/** Why the watchdog killed a host, and whom to blame. */
+interface HostKill {
+  /**
+   * overrun: a hook ran past budget + grace while its thread kept busy (ignoring termination);
+   * wedged: a hook ran past budget + grace while its thread did nothing (a fatal error inside V8);
+   * deadline: a chain outlived its whole hard deadline; load: a bundle load never finished.
+   */
+  kind: "overrun" | "wedged" | "deadline" | "load";
+  taskId: number;
+  hook?: string;
+  digest?: string;
+  /** Human-readable, for error texts and logs. */
+  detail: string;
+}
+
+/**
+ * One hook list as the supervisor knows it: a key that names it to the host for the life of the
+ * supervisor, and what admission and the watchdog need, computed once per plan instead of per chain.
+ */
+interface PlanEntry {
+  key: number;
+  type: HookType;
+  revision: number;
+  /** Shallow copy of the caller's list: a later chain reuses the key only if every element is the same object. */
+  source: readonly ResolvedHook[];
+  /** The hooks as sent: `action.digest` filled in where the caller left it out. */
+  hooks: readonly ResolvedHook[];
+  /** Hooks without a digest, and the revision they were pinned to (if any) when the entry was made. */
+  pins: readonly { bundle: string; digest: string | undefined }[];
+  /** Enabled hooks and their digests, checked against the loaded bundles on every chain. */
+  enabled: readonly { hook: ResolvedHook; digest: string | undefined }[];
+  /** Distinct digests of the enabled hooks. */
+  digests: readonly string[];
+  /** Sum of the enabled hooks' timeout_ms. */
+  timeoutSum: number;
+  /** Host generation that holds this plan; 0 when none does. */
+  sentTo: number;
 }
 
 interface PendingChain {
   id: number;
   task: ChainTask;
-  /** The hooks as sent: `action.digest` filled in where the caller left it out. */
+  plan: PlanEntry;
+  /** The hooks as sent (plan.hooks). */
   hooks: readonly ResolvedHook[];
-  /** Digests of the enabled hooks. */
+  /** Digests of the enabled hooks (plan.digests). */
   digests: readonly string[];
   gated: boolean;
   dispatches: number;
   dispatchedAt: number;
+  /** performance.now() after which the watchdog kills the host (see hardDeadline). */
+  hardDeadline: number;
   resolve: (value: ChainTaskResult) => void;
   reject: (err: Error) => void;
 }
@@ -179,13 +280,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
  * The main-process half of the sandbox (DESIGN §4.1):
  *
  * ```
- *  runChain ─▶ waiting (FIFO; slow/suspect chains admitted one at a time)
- *                 │ pump(): while inFlight < threads + min(threads, maxQueue)
+ *  runChain ─▶ plan key (hook list sent once per key and host) ─▶ waiting (FIFO; slow/suspect
+ *                 │ pump(): while inFlight < threads + min(threads, maxQueue)   one at a time)
  *                 ▼
  *              inFlight ──IPC json──▶ host process ──▶ piscina ──▶ worker: runChain
- *                 ▲                        │ dies
- *                 └── requeue (not started) ◀── slots: who was inside which hook
- *                     crashed result (was inside a hook), culprit quarantined, host restarted
+ *                 ▲   ▲                    │ dies, or the watchdog kills it (hook past budget + grace,
+ *                 │   └─ reply: result + events rebuilt (events.ts)   wedged host, chain past hard deadline)
+ *                 └── requeue (not started) ◀── slots: who was inside which hook, since when
+ *                     crashed/timeout result (was inside a hook), culprit quarantined, host restarted
  * ```
  */
 export class SandboxSupervisor implements Sandbox {
@@ -223,6 +325,15 @@ export class SandboxSupervisor implements Sandbox {
   private restarting: Promise<void> | undefined;
   private onDrained: (() => void) | undefined;
   private onStopped: (() => void) | undefined;
+  private readonly planByList = new WeakMap<readonly ResolvedHook[], PlanEntry>();
+  /** Insertion order = least recently used first. */
+  private readonly planLru = new Map<number, PlanEntry>();
+  private nextPlanKey = 1;
+  private plansSent = 0;
+  private watchdogKills = 0;
+  private watchdog: NodeJS.Timeout | undefined;
+  /** "taskId hook startMs" of an overrunning hook → CPU ticks of its thread when first seen over budget. */
+  private readonly overruns = new Map<string, { ticks: number | undefined; atMs: number }>();
 
   constructor(options: SandboxOptions) {
     this.threads = positiveInt(options.threads ?? DEFAULT_THREADS, "threads");
@@ -303,13 +414,13 @@ export class SandboxSupervisor implements Sandbox {
       // The runtime short-circuits empty chains before they get here (DESIGN §4.1); answer the same way.
       return Promise.resolve({ result: emptyResult(task), events: [] });
     }
-    let hooks: readonly ResolvedHook[];
-    let digests: string[];
+    let plan: PlanEntry;
     try {
-      ({ hooks, digests } = this.resolveDigests(task.plan.hooks));
+      plan = this.planFor(task);
     } catch (err) {
       return Promise.reject(err);
     }
+    const digests = plan.digests;
     const now = performance.now();
     const gated = digests.some((d) => this.isGated(d, now));
     const startsNow =
@@ -327,11 +438,13 @@ export class SandboxSupervisor implements Sandbox {
       this.waiting.push({
         id: this.nextId++,
         task,
-        hooks,
+        plan,
+        hooks: plan.hooks,
         digests,
         gated: false,
         dispatches: 0,
         dispatchedAt: 0,
+        hardDeadline: Number.POSITIVE_INFINITY,
         resolve,
         reject,
       });
@@ -346,6 +459,9 @@ export class SandboxSupervisor implements Sandbox {
       queued: this.queuedCount(),
       quarantined: [...this.quarantined.keys()],
       slowBundles: this.slow.slowDigests(performance.now()),
+      plansSent: this.plansSent,
+      watchdogKills: this.watchdogKills,
+      hostPid: this.host?.gone === false ? this.host.child.pid : undefined,
     };
   }
 
@@ -360,21 +476,20 @@ export class SandboxSupervisor implements Sandbox {
 
   // ── chains ─────────────────────────────────────────────────────────────────────────────────────
 
-  private resolveDigests(planHooks: readonly ResolvedHook[]): { hooks: readonly ResolvedHook[]; digests: string[] } {
-    let hooks: ResolvedHook[] | undefined;
-    const digests: string[] = [];
-    for (let i = 0; i < planHooks.length; i++) {
-      const hook = planHooks[i]!;
-      let digest = hook.action.digest;
-      if (digest === undefined) {
-        digest = this.latestByName.get(hook.action.bundle);
-        if (digest !== undefined) {
-          // Hooks are frozen: copy the one hook that needs its revision pinned for the worker.
-          hooks ??= planHooks.slice();
-          hooks[i] = Object.freeze({ ...hook, action: Object.freeze({ ...hook.action, digest }) });
-        }
-      }
-      if (!hook.enabled) continue;
+  /**
+   * The plan entry of a task's hook list. The runtime hands the same array for every chain of one
+   * registry plan, so the entry (and its key) is found by identity; a list whose elements changed, or
+   * whose unpinned hooks would now pin another revision, gets a new entry. Throws UNKNOWN_BUNDLE when
+   * an enabled hook names a revision that is not loaded (checked on every chain: bundles come and go).
+   */
+  private planFor(task: ChainTask): PlanEntry {
+    const list = task.plan.hooks;
+    let entry = this.planByList.get(list);
+    if (entry === undefined || !this.planMatches(entry, task)) {
+      entry = this.createPlan(task);
+      this.planByList.set(list, entry);
+    }
+    for (const { hook, digest } of entry.enabled) {
       if (digest === undefined || !this.loaded.has(digest)) {
         throw new VcpError(
           "UNKNOWN_BUNDLE",
@@ -382,9 +497,72 @@ export class SandboxSupervisor implements Sandbox {
           { hook: hook.name, bundle: hook.action.bundle, ...(digest ? { digest } : {}) },
         );
       }
-      if (!digests.includes(digest)) digests.push(digest);
     }
-    return { hooks: hooks ?? planHooks, digests };
+    // Least recently used first: move to the end.
+    this.planLru.delete(entry.key);
+    this.planLru.set(entry.key, entry);
+    if (this.planLru.size > PLAN_KEYS) this.evictPlans();
+    return entry;
+  }
+
+  private planMatches(entry: PlanEntry, task: ChainTask): boolean {
+    const list = task.plan.hooks;
+    if (entry.type !== task.plan.type || entry.revision !== task.plan.revision || entry.source.length !== list.length) return false;
+    for (let i = 0; i < list.length; i++) if (entry.source[i] !== list[i]) return false;
+    for (const pin of entry.pins) if (this.latestByName.get(pin.bundle) !== pin.digest) return false;
+    return true;
+  }
+
+  private createPlan(task: ChainTask): PlanEntry {
+    const source = task.plan.hooks.slice();
+    let hooks: ResolvedHook[] | undefined;
+    const pins: { bundle: string; digest: string | undefined }[] = [];
+    const enabled: { hook: ResolvedHook; digest: string | undefined }[] = [];
+    const digests: string[] = [];
+    let timeoutSum = 0;
+    for (let i = 0; i < source.length; i++) {
+      const hook = source[i]!;
+      let digest = hook.action.digest;
+      if (digest === undefined) {
+        digest = this.latestByName.get(hook.action.bundle);
+        pins.push({ bundle: hook.action.bundle, digest });
+        if (digest !== undefined) {
+          // Hooks are frozen: copy the one hook that needs its revision pinned for the worker.
+          hooks ??= source.slice();
+          hooks[i] = Object.freeze({ ...hook, action: Object.freeze({ ...hook.action, digest }) });
+        }
+      }
+      if (!hook.enabled) continue;
+      enabled.push({ hook, digest });
+      timeoutSum += hook.timeout_ms;
+      if (digest !== undefined && !digests.includes(digest)) digests.push(digest);
+    }
+    return {
+      key: this.nextPlanKey++,
+      type: task.plan.type,
+      revision: task.plan.revision,
+      source,
+      hooks: hooks ?? source,
+      pins,
+      enabled,
+      digests,
+      timeoutSum,
+      sentTo: 0,
+    };
+  }
+
+  /** Forget the least recently used plans here and in the host (which holds exactly what was sent). */
+  private evictPlans(): void {
+    const forget: number[] = [];
+    for (const [key, entry] of this.planLru) {
+      if (this.planLru.size <= PLAN_KEYS) break;
+      this.planLru.delete(key);
+      if (entry.sentTo !== 0 && entry.sentTo === this.host?.generation) forget.push(key);
+      // Still reachable through planByList while the caller holds the list: then it is sent again.
+      entry.sentTo = 0;
+    }
+    const host = this.host;
+    if (forget.length > 0 && host?.ready && host.child.connected) host.child.send({ t: "forget", keys: forget } satisfies ToHost);
   }
 
   private isGated(digest: string, now: number): boolean {
@@ -424,18 +602,42 @@ export class SandboxSupervisor implements Sandbox {
 
   private dispatch(host: HostHandle, entry: PendingChain): void {
     entry.dispatches++;
-    entry.dispatchedAt = performance.now();
+    const now = performance.now();
+    entry.dispatchedAt = now;
+    entry.hardDeadline = this.hardDeadline(entry, now);
     this.inFlight.set(entry.id, entry);
     let q: string[] | undefined;
     for (const digest of entry.digests) if (this.quarantined.has(digest)) (q ??= []).push(digest);
-    const message: ChainMessage = {
-      t: "chain",
-      id: entry.id,
-      plan: { type: entry.task.plan.type, revision: entry.task.plan.revision, hooks: entry.hooks },
-      request: entry.task.request,
-      ...(q ? { q } : {}),
-    };
+    const plan = entry.plan;
+    const message: ChainMessage = { t: "chain", id: entry.id, k: plan.key, request: entry.task.request };
+    if (plan.sentTo !== host.generation) {
+      // First chain of this plan for this host (a restarted host starts with none).
+      message.plan = { type: plan.type, revision: plan.revision, hooks: plan.hooks };
+      plan.sentTo = host.generation;
+      this.plansSent++;
+    }
+    if (q) message.q = q;
     host.child.send(message);
+    this.armWatchdog();
+  }
+
+  /**
+   * The latest moment a chain can legitimately still run: its hooks' budgets (each
+   * min(timeout_ms, remaining chain deadline), so at most the chain deadline in all), time to
+   * (re)create isolates, and a grace; started after the chains it may queue behind in the host have
+   * had theirs. The slot watchdog normally acts long before: this catches a host wedged outside hooks.
+   */
+  private hardDeadline(entry: PendingChain, now: number): number {
+    const plan = entry.plan;
+    const deadlineMs = entry.task.request.deadlineMs;
+    const budget = deadlineMs !== undefined ? Math.min(plan.timeoutSum, Math.max(0, deadlineMs)) : plan.timeoutSum;
+    const own = budget + plan.enabled.length * HOOK_SETUP_MS + graceMs(budget);
+    let start = now;
+    if (this.inFlight.size >= this.threads) {
+      // Queued in the host behind running chains: it starts at the latest when one of them ends.
+      for (const other of this.inFlight.values()) if (other !== entry && other.hardDeadline > start) start = other.hardDeadline;
+    }
+    return start + own;
   }
 
   private settleChain(entry: PendingChain): void {
@@ -449,7 +651,7 @@ export class SandboxSupervisor implements Sandbox {
   private onChainReply(entry: PendingChain, reply: Extract<FromHost, { t: "reply" }>): void {
     this.settleChain(entry);
     if (reply.ok) {
-      const value = reply.value as ChainValue;
+      const value = rebuildEvents(reply.value as WireChainValue, entry.task.request);
       this.recordTimeouts(entry, value.result);
       entry.resolve(value);
     } else {
@@ -488,6 +690,103 @@ export class SandboxSupervisor implements Sandbox {
     }
   }
 
+  // ── watchdog ───────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * A hook that ignores termination (BigInt#toString, Array#fill) or a fatal V8 error that leaves the
+   * host alive but asleep (isolated-vm's OOM handler) would hold a chain, a worker and, in the end,
+   * the whole sandbox forever (DESIGN §4.3). While work is in flight the watchdog reads the slots:
+   *
+   * ```
+   *  slot "I hook start budget tid", running > budget + grace ─▶ SIGKILL the host
+   *       thread used CPU meanwhile  ⇒ kind overrun ⇒ that hook: outcome timeout
+   *       thread asleep              ⇒ kind wedged  ⇒ that hook: outcome crashed
+   *  slot "L start", running > LOAD_WATCHDOG_MS  ─▶ SIGKILL (the load fails INVALID_BUNDLE)
+   *  chain past its hard deadline (no slot says why) ─▶ SIGKILL, attribution by slots as for a crash
+   * ```
+   *
+   * The crash path then answers every in-flight chain, quarantines the culprit and restarts the host.
+   */
+  private armWatchdog(): void {
+    if (this.watchdog !== undefined) return;
+    this.watchdog = setInterval(() => this.watch(), WATCHDOG_INTERVAL_MS);
+    this.watchdog.unref();
+  }
+
+  private watch(): void {
+    const host = this.host;
+    const loads = [...this.calls.values()].some((c) => c.message.t === "load");
+    if (this.inFlight.size === 0 && !loads) {
+      clearInterval(this.watchdog);
+      this.watchdog = undefined;
+      this.overruns.clear();
+      return;
+    }
+    if (host === undefined || !host.ready || host.gone || host.killed !== undefined || this.stopping) return;
+    const mono = monotonicMs();
+    const seen = new Set<string>();
+    for (const record of readSlots(this.slotDir, host.generation)) {
+      if (record.startMs === undefined) continue;
+      const ran = mono - record.startMs;
+      if (record.phase === "L") {
+        // SECURITY: a load that never ends wedges a worker; top-level code is guest code too.
+        if (this.calls.get(record.taskId)?.message.t === "load" && ran > LOAD_WATCHDOG_MS) {
+          this.killHost(host, { kind: "load", taskId: record.taskId, detail: `a bundle load ran for ${ran} ms` });
+          return;
+        }
+        continue;
+      }
+      if (record.phase !== "I" || record.hook === undefined || record.budgetMs === undefined) continue;
+      const entry = this.inFlight.get(record.taskId);
+      if (entry === undefined || ran <= record.budgetMs) continue;
+      const key = `${record.taskId} ${record.hook} ${record.startMs}`;
+      seen.add(key);
+      const cpu = host.child.pid !== undefined ? threadCpu(host.child.pid, record.tid ?? 0) : undefined;
+      let sample = this.overruns.get(key);
+      if (sample === undefined) {
+        sample = { ticks: cpu?.ticks, atMs: mono };
+        this.overruns.set(key, sample);
+      }
+      // SECURITY: the isolate's own timeout and the host's async deadline had budget + grace to act.
+      if (ran <= record.budgetMs + graceMs(record.budgetMs) || mono - sample.atMs < MIN_SAMPLE_MS) continue;
+      // Without per-thread CPU (not Linux) an overrun counts as busy: the hook ran past its budget.
+      const busy =
+        cpu === undefined || sample.ticks === undefined || (cpu.ticks - sample.ticks) * CLOCK_TICK_MS >= BUSY_SHARE * (mono - sample.atMs);
+      const digest = entry.hooks.find((h) => h.name === record.hook)?.action.digest;
+      this.killHost(host, {
+        kind: busy ? "overrun" : "wedged",
+        taskId: record.taskId,
+        hook: record.hook,
+        ...(digest !== undefined ? { digest } : {}),
+        detail: busy
+          ? `hook ${record.hook} ran ${ran} ms against a budget of ${record.budgetMs} ms and ignored termination`
+          : `hook ${record.hook} stopped responding ${ran} ms into a budget of ${record.budgetMs} ms (its worker thread is wedged)`,
+      });
+      return;
+    }
+    for (const key of this.overruns.keys()) if (!seen.has(key)) this.overruns.delete(key);
+    const now = performance.now();
+    for (const entry of this.inFlight.values()) {
+      if (now > entry.hardDeadline) {
+        this.killHost(host, {
+          kind: "deadline",
+          taskId: entry.id,
+          detail: `chain ${entry.task.request.chainId} outlived its hard deadline (${Math.round(entry.hardDeadline - entry.dispatchedAt)} ms after dispatch)`,
+        });
+        return;
+      }
+    }
+  }
+
+  private killHost(host: HostHandle, kill: HostKill): void {
+    host.killed = kill;
+    this.watchdogKills++;
+    this.overruns.clear();
+    this.logger.error({ generation: host.generation, pid: host.child.pid, ...kill }, "sandbox: watchdog kills the sandbox host");
+    // SECURITY: SIGKILL, not a request: a wedged or busy host cannot be asked to stop.
+    host.child.kill("SIGKILL");
+  }
+
   // ── host calls (load / unload / close) ────────────────────────────────────────────────────────
 
   private call(message: PendingCall["message"]): Promise<unknown> {
@@ -502,6 +801,7 @@ export class SandboxSupervisor implements Sandbox {
   private sendCall(host: HostHandle, call: PendingCall): void {
     this.calls.set(call.id, call);
     host.child.send(call.message);
+    if (call.message.t === "load") this.armWatchdog();
   }
 
   private onCallReply(call: PendingCall, reply: Extract<FromHost, { t: "reply" }>): void {
@@ -585,6 +885,7 @@ export class SandboxSupervisor implements Sandbox {
       }
       const host: HostHandle = { child, generation, ready: false, disconnected: false, gone: false, stderrTail: "" };
       this.host = host;
+      trackHost(child);
       const timer = setTimeout(() => {
         const fail = host.onGoneBeforeReady;
         host.gone = true; // this death is a failed start, not a crash to recover from
@@ -683,13 +984,23 @@ export class SandboxSupervisor implements Sandbox {
     const now = performance.now();
     const records = readSlots(this.slotDir, host.generation);
     this.removeSlots(host.generation);
-    const attribution = attributeCrash(
+    let attribution: CrashAttribution = attributeCrash(
       records,
       (taskId, hookName) => this.inFlight.get(taskId)?.hooks.find((h) => h.name === hookName)?.action.digest,
       (digest) => this.suspects.has(digest),
       (taskId) => this.calls.get(taskId)?.message.t === "load",
     );
-    const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+    const kill = host.killed;
+    if (kill !== undefined && (kill.kind === "overrun" || kill.kind === "wedged") && kill.hook !== undefined && kill.digest !== undefined) {
+      // The watchdog saw who overran: that hook is the culprit, the other running hooks are bystanders.
+      attribution.running.set(kill.taskId, kill.hook);
+      attribution = {
+        running: attribution.running,
+        culprits: new Map([[kill.digest, { taskId: kill.taskId, hook: kill.hook, why: kill.kind === "overrun" ? "overran" : "wedged" }]]),
+        suspects: [],
+      };
+    }
+    const how = kill !== undefined ? `killed by the supervisor: ${kill.detail}` : exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
     const requeue: PendingChain[] = [];
     let crashed = 0;
     const entries = [...this.inFlight.values()].sort((a, b) => a.id - b.id);
@@ -704,9 +1015,33 @@ export class SandboxSupervisor implements Sandbox {
       const hook =
         entry.hooks.find((h) => h.name === runningHook) ?? entry.hooks.find((h) => h.enabled) ?? entry.hooks[0]!;
       crashed++;
-      entry.resolve(
-        crashedChainValue(entry.task.plan, entry.task.request, hook, now - entry.dispatchedAt, `sandbox host crashed while the hook ran (${how})`),
-      );
+      const culprit = kill !== undefined && kill.taskId === entry.id && kill.hook === hook.name;
+      if (culprit && kill.kind === "overrun") {
+        entry.resolve(
+          crashedChainValue(
+            entry.task.plan,
+            entry.task.request,
+            hook,
+            now - entry.dispatchedAt,
+            `timed out: the hook kept running past its budget and ignored termination (${kill.detail}); the sandbox host process was recycled`,
+            "timeout",
+          ),
+        );
+      } else if (culprit && kill.kind === "wedged") {
+        entry.resolve(
+          crashedChainValue(
+            entry.task.plan,
+            entry.task.request,
+            hook,
+            now - entry.dispatchedAt,
+            `sandbox host crashed while the hook ran: ${kill.detail}; the supervisor killed and recycled the host process`,
+          ),
+        );
+      } else {
+        entry.resolve(
+          crashedChainValue(entry.task.plan, entry.task.request, hook, now - entry.dispatchedAt, `sandbox host crashed while the hook ran (${how})`),
+        );
+      }
     }
     this.waiting.unshift(...requeue);
     for (const call of this.calls.values()) {
@@ -739,6 +1074,7 @@ export class SandboxSupervisor implements Sandbox {
 
     this.restarts++;
     const info = {
+      ...(kill !== undefined ? { watchdog: kill.kind } : {}),
       generation: host.generation,
       pid: host.child.pid,
       code: exit.code,
@@ -846,6 +1182,8 @@ export class SandboxSupervisor implements Sandbox {
 
   private async closeGracefully(): Promise<void> {
     this.closing = true;
+    // The watchdog keeps running while close() waits for in-flight chains: a wedged host must still be
+    // killed so they are answered and close() ends.
     await new Promise<void>((resolve) => {
       this.onDrained = resolve;
       this.checkDrained();
@@ -868,6 +1206,8 @@ export class SandboxSupervisor implements Sandbox {
       clearTimeout(timer);
     }
     this.host = undefined;
+    clearInterval(this.watchdog);
+    this.watchdog = undefined;
     this.cleanupDir();
   }
 

@@ -5,7 +5,7 @@ import { runChain } from "../chain/execute.js";
 import { compileChainPlan } from "../chain/plan.js";
 import type { ActionInvoker, ChainPlan, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import { VcpError } from "../errors.js";
-import { systemClock, type LifecycleEvent } from "../observe/events.js";
+import { systemClock } from "../observe/events.js";
 import { createIsolateHost } from "../sandbox-host/index.js";
 import type { BundleCode, GuestLogLine } from "../sandbox-host/types.js";
 import {
@@ -18,7 +18,8 @@ import {
   type LoadMessage,
   type WorkerReply,
 } from "./protocol.js";
-import { SlotWriter } from "./slots.js";
+import { EventPacker, packChainValue } from "./events.js";
+import { SlotWriter, currentTid, monotonicMs } from "./slots.js";
 
 /**
  * Piscina worker entry (DESIGN §4.1): one task runs one whole chain against this thread's
@@ -34,6 +35,9 @@ const MAX_LOG_LINES_PER_TASK = 1000;
 const PLAN_CACHE_SIZE = 256;
 
 const slot = new SlotWriter(config.slotDir, config.generation, threadId);
+/** OS thread id (Linux): lets the supervisor tell a hook burning CPU past its budget from a wedged thread. */
+const tid = currentTid();
+const packer = new EventPacker();
 let taskId = 0;
 let quarantined: ReadonlySet<string> | null = null;
 let logs: GuestLogLine[] = [];
@@ -72,34 +76,38 @@ const invoker: ActionInvoker = {
       return { kind: "crashed", message: "bundle quarantined: it was running when the sandbox host died" };
     }
     currentHook = request.hook.name;
-    slot.write(taskId, "I", currentHook);
+    // SECURITY: on disk before any guest code runs: crash attribution and the supervisor's watchdog
+    // (a hook past budgetMs + grace gets the host killed) both read this record. One write per hook;
+    // the task writes "C" when the chain ends (slots.ts).
+    slot.enter(taskId, currentHook, monotonicMs(), Math.ceil(request.budgetMs), tid);
     try {
       return await isolates.invoke(request);
     } finally {
       currentHook = undefined;
-      slot.write(taskId, "C");
     }
   },
 };
 
 /**
- * Compiled plans keyed by `revision:type:seq@digest,…`. `seq` is unique across a registry, so together
- * with the revision the key names exactly one hook list; predicates compile once per revision per
- * worker instead of once per chain (the hooks themselves arrive as fresh copies with every task).
+ * Compiled plans by supervisor plan key. A key names one hook list for the life of the supervisor
+ * (protocol.ts), so predicates compile once per plan per worker, and the hooks cross the thread
+ * boundary only for a worker that has not seen the key yet.
  */
-const plans = new Map<string, ChainPlan>();
+const plans = new Map<number, ChainPlan>();
 
-function planFor(message: ChainMessage): ChainPlan {
-  const { type, revision, hooks } = message.plan;
-  let key = `${revision}:${type}:`;
-  // The digest is part of the key: a hook without one is pinned by the supervisor to the latest load.
-  for (const hook of hooks) key += `${hook.seq}@${hook.action.digest},`;
-  let plan = plans.get(key);
-  if (plan === undefined) {
-    plan = compileChainPlan(type, hooks, revision);
-    if (plans.size >= PLAN_CACHE_SIZE) plans.delete(plans.keys().next().value as string);
-    plans.set(key, plan);
+function planFor(message: ChainMessage): ChainPlan | undefined {
+  let plan = plans.get(message.k);
+  if (plan !== undefined) {
+    // Least recently used goes first: re-insert on use.
+    plans.delete(message.k);
+    plans.set(message.k, plan);
+    return plan;
   }
+  if (message.plan === undefined) return undefined;
+  const { type, revision, hooks } = message.plan;
+  plan = compileChainPlan(type, hooks, revision);
+  if (plans.size >= PLAN_CACHE_SIZE) plans.delete(plans.keys().next().value as number);
+  plans.set(message.k, plan);
   return plan;
 }
 
@@ -123,16 +131,23 @@ function readBundle(digest: string): BundleCode | undefined {
   }
 }
 
+const chainDeps = { invoker, clock: systemClock, emit: packer.emit };
+
 async function runChainTask(message: ChainMessage): Promise<WorkerReply> {
-  const events: LifecycleEvent[] = [];
+  const plan = planFor(message);
+  if (plan === undefined) {
+    // Nothing ran: the host sends the task again with the hook list attached.
+    return { ok: false, miss: true, error: { message: `plan ${message.k} is not cached in this worker` } };
+  }
   taskId = message.id;
   quarantined = message.q !== undefined && message.q.length > 0 ? new Set(message.q) : null;
-  const result = await runChain(planFor(message), message.request, {
-    invoker,
-    clock: systemClock,
-    emit: (event) => events.push(event),
-  });
-  return { ok: true, value: { result, events } };
+  packer.reset();
+  try {
+    const result = await runChain(plan, message.request, chainDeps);
+    return { ok: true, value: packChainValue(result, message.request, packer) };
+  } finally {
+    slot.write(taskId, "C");
+  }
 }
 
 async function loadTask(message: LoadMessage): Promise<WorkerReply> {
@@ -143,7 +158,7 @@ async function loadTask(message: LoadMessage): Promise<WorkerReply> {
     });
   }
   // Top-level bundle code runs here: a crash now is not the fault of a hook running elsewhere.
-  slot.write(message.id, "L");
+  slot.loading(message.id, monotonicMs());
   try {
     const loaded = await isolates.load(bundle);
     return { ok: true, value: { exports: loaded.exports } };

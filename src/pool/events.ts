@@ -1,0 +1,128 @@
+import type { ChainRequest, ChainResult } from "../chain/types.js";
+import type { InputSummary, LifecycleEvent } from "../observe/events.js";
+import type { ChainValue, WireChainValue } from "./protocol.js";
+
+/**
+ * Lifecycle events on the wire (DESIGN §4.1: the budget goes to copying). runChain emits, per hook:
+ *
+ * ```
+ *  disabled / predicate false   hook.skipped
+ *  executed                     hook.fired · [hook.error | hook.timeout] · hook.completed
+ *  after the loop               [hook.cascade_failure]
+ * ```
+ *
+ * `hook.completed` repeats fields of the hook's `hook_results` entry, and `hook.fired` those plus the
+ * input summary, so the worker sends neither: {@link EventPacker} keeps the other events and one input
+ * summary per executed hook (`0` when unchanged), and {@link rebuildEvents} puts the same events back
+ * in the same order on the main side. Which of error/timeout follows a `hook.fired` is fixed by the
+ * hook's outcome: `error`, `crashed`, `invalid_result` ⇒ `hook.error`; `timeout` ⇒ `hook.timeout`;
+ * anything else ⇒ none.
+ */
+export class EventPacker {
+  events: LifecycleEvent[] = [];
+  sums: (InputSummary | 0)[] = [];
+  private last: InputSummary | undefined;
+
+  /** The EventSink given to runChain; bound once, so no closure is made per chain. */
+  readonly emit = (event: LifecycleEvent): void => {
+    if (event.event === "hook.fired") {
+      const summary = event.payload.input_summary;
+      const last = this.last;
+      if (
+        last !== undefined &&
+        last.input_bytes === summary.input_bytes &&
+        last.context_keys === summary.context_keys &&
+        last.constitution_id === summary.constitution_id &&
+        last.session_id === summary.session_id
+      ) {
+        this.sums.push(0);
+      } else {
+        this.sums.push(summary);
+        this.last = summary;
+      }
+    } else if (event.event !== "hook.completed") {
+      this.events.push(event);
+    }
+  };
+
+  /** Start a new chain: the arrays handed out for the previous one are not touched again. */
+  reset(): void {
+    this.events = [];
+    this.sums = [];
+    this.last = undefined;
+  }
+}
+
+/** The reply a worker sends for a chain: what the main process does not already have. */
+export function packChainValue(result: ChainResult, request: ChainRequest, packer: EventPacker): WireChainValue {
+  const { context, constitution, ...rest } = result;
+  const wire: WireChainValue = { result: rest, events: packer.events, sums: packer.sums };
+  // Identity, not equality: runChain hands back the request's own objects unless a modify replaced them.
+  if (context !== request.context) wire.result.context = context;
+  if (constitution !== request.constitution) wire.result.constitution = constitution;
+  return wire;
+}
+
+/**
+ * The chain result and every lifecycle event, in the order runChain emitted them, from a
+ * {@link WireChainValue} and the request the supervisor sent.
+ *
+ * @example
+ * ```ts
+ * const { result, events } = rebuildEvents(reply.value as WireChainValue, pending.request);
+ * ```
+ */
+export function rebuildEvents(wire: WireChainValue, request: ChainRequest): ChainValue {
+  const packed = wire.result;
+  // Field by field, in runChain's order: callers serialize results, and key order is visible there.
+  const result: ChainResult = {
+    chain_id: packed.chain_id,
+    type: packed.type,
+    status: packed.status,
+    reason: packed.reason,
+    aborted_by: packed.aborted_by,
+    context: packed.context ?? request.context,
+    constitution: packed.constitution ?? request.constitution,
+    cascade_failure: packed.cascade_failure,
+    hook_results: packed.hook_results,
+    duration_ms: packed.duration_ms,
+  };
+  const { type, chain_id: chainId } = result;
+  const sessionId = request.session.id;
+  const rest = wire.events;
+  const events: LifecycleEvent[] = [];
+  let next = 0;
+  let sumIndex = 0;
+  let summary: InputSummary | undefined;
+  for (const execution of result.hook_results) {
+    const hook = execution.hook;
+    const outcome = execution.outcome;
+    if (outcome === "skipped_disabled" || outcome === "skipped_predicate") {
+      const skipped = rest[next];
+      if (skipped?.event === "hook.skipped" && skipped.payload.hook === hook) {
+        events.push(skipped);
+        next++;
+      }
+      continue;
+    }
+    const sum = wire.sums[sumIndex++];
+    if (sum !== undefined && sum !== 0) summary = sum;
+    const inputSummary: InputSummary = summary
+      ? { ...summary }
+      : { session_id: sessionId, constitution_id: result.constitution.id, context_keys: 0, input_bytes: 0 };
+    events.push({ event: "hook.fired", payload: { hook, type, chain_id: chainId, session_id: sessionId, input_summary: inputSummary } });
+    const expected = outcome === "timeout" ? "hook.timeout" : outcome === "error" || outcome === "crashed" || outcome === "invalid_result" ? "hook.error" : undefined;
+    const between = rest[next];
+    if (expected !== undefined && between?.event === expected && between.payload.hook === hook) {
+      events.push(between);
+      next++;
+    }
+    events.push({
+      event: "hook.completed",
+      payload: { hook, type, chain_id: chainId, status: execution.status, outcome, duration_ms: execution.duration_ms },
+    });
+  }
+  // hook.cascade_failure, and anything runChain may emit that this module does not know about.
+  for (; next < rest.length; next++) events.push(rest[next]!);
+  return { result, events };
+}

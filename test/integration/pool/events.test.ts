@@ -1,0 +1,106 @@
+import { describe, expect, test } from "vitest";
+import { runChain } from "../../../dist/src/chain/execute.js";
+import { compileChainPlan } from "../../../dist/src/chain/plan.js";
+import { EventPacker, packChainValue, rebuildEvents } from "../../../dist/src/pool/events.js";
+import type { ActionInvoker, ChainRequest, InvokeOutcome } from "../../../src/chain/types.js";
+import type { HookType } from "../../../src/model/hook-type.js";
+import type { ResolvedHook } from "../../../src/model/hook.js";
+import type { LifecycleEvent } from "../../../src/observe/events.js";
+
+// The worker sends a chain's result without hook.fired / hook.completed and without the unmodified
+// context and constitution; the supervisor must rebuild exactly what runChain emitted (src/pool/events.ts).
+
+let seq = 0;
+function hook(name: string, extra: Partial<ResolvedHook> = {}): ResolvedHook {
+  return Object.freeze({
+    name, type: "pre_inject" as HookType, priority: 50, timeout_ms: 100,
+    action: { bundle: "b", export: name, digest: "sha256:0" }, condition: null, enabled: true, metadata: {},
+    fail_closed: false, trust: "deployment" as const, scope: "deployment" as const, seq: ++seq, ...extra,
+  });
+}
+
+const outcomes: Record<string, (input: { context: Record<string, unknown>; chain_state: unknown }) => unknown> = {
+  ok: () => ({ status: "continue", annotations: { a: 1 } }),
+  grow: (input) => ({ status: "modify", modified_context: { ...input.context, grown: "x".repeat(50) } }),
+  state: () => ({ status: "continue" }),
+  threw: () => ({ kind: "threw", message: "boom", stack: "Error: boom\n    at act" }),
+  slow: () => ({ kind: "timeout", elapsedMs: 101 }),
+  bad: () => ({ kind: "invalid", message: "not JSON" }),
+  badstatus: () => ({ status: "maybe" }),
+  gone: () => ({ kind: "crashed", message: "bundle quarantined" }),
+  sess: () => ({ status: "abort", reason: "no" }),
+  stop: () => ({ status: "abort", reason: "enough" }),
+};
+
+const invoker: ActionInvoker = {
+  async invoke(request): Promise<InvokeOutcome> {
+    const input = JSON.parse(request.inputJson);
+    const out = outcomes[request.hook.name]!(input) as Record<string, unknown>;
+    if ("kind" in out) return out as unknown as InvokeOutcome;
+    const state = request.hook.name === "state" ? { step: 1 } : input.chain_state;
+    return { kind: "returned", resultJson: JSON.stringify(out), chainStateJson: JSON.stringify(state) };
+  },
+};
+
+function request(): ChainRequest {
+  return {
+    chainId: "chain-ev",
+    context: { user: "u", n: 1 },
+    constitution: { id: "k", rules: [{ id: "r1", text: "keep" }] },
+    event: { injection_target: "t", injection_format: "system_prompt", raw_constitution: "keep" },
+    session: { id: "s1" },
+  };
+}
+
+async function both(hooks: ResolvedHook[]) {
+  const plan = compileChainPlan("pre_inject", hooks, 1);
+  let t = 0;
+  const clock = { now: () => (t += 1), wallNow: () => 0 };
+  const direct: LifecycleEvent[] = [];
+  const req = request();
+  const expected = await runChain(plan, req, { invoker, clock, emit: (e: LifecycleEvent) => direct.push(e) });
+  t = 0;
+  const packer = new EventPacker();
+  const workerReq = structuredClone(req);
+  const result = await runChain(plan, workerReq, { invoker, clock, emit: packer.emit });
+  // Across IPC as JSON, then rebuilt against the supervisor's own copy of the request.
+  const wire = JSON.parse(JSON.stringify(packChainValue(result, workerReq, packer)));
+  return { expected, direct, wire, rebuilt: rebuildEvents(wire, req) };
+}
+
+describe("chain events on the wire", () => {
+  test("every outcome: the rebuilt events and result equal what runChain emitted", async () => {
+    const { expected, direct, wire, rebuilt } = await both([
+      hook("off", { enabled: false }),
+      hook("ok"),
+      hook("never", { condition: { field: "context.user", operator: "eq", value: "nobody" } }),
+      hook("state"),
+      hook("grow"),
+      hook("threw"),
+      hook("slow"),
+      hook("bad"),
+      hook("badstatus"),
+      hook("gone"),
+      hook("sess", { trust: "session", scope: "session" }),
+      hook("threw"), // a second hook of the same name: events are matched by position, not by name
+      hook("stop"),
+    ]);
+    expect(rebuilt.events).toEqual(direct);
+    expect(rebuilt.result).toEqual(expected);
+    expect(direct.map((e) => e.event)).toContain("hook.cascade_failure");
+    // Nothing repeated: no fired/completed on the wire, and the context crossed because it changed.
+    expect(wire.events.some((e: LifecycleEvent) => e.event === "hook.fired" || e.event === "hook.completed")).toBe(false);
+    expect(wire.result.context).toEqual({ user: "u", n: 1, grown: "x".repeat(50) });
+    expect(wire.result.constitution).toBeUndefined();
+  });
+
+  test("an unmodified chain sends neither context nor constitution, and one input summary", async () => {
+    const { expected, direct, wire, rebuilt } = await both([hook("ok"), hook("ok")]);
+    expect(wire.result.context).toBeUndefined();
+    expect(wire.result.constitution).toBeUndefined();
+    expect(wire.sums).toEqual([expect.objectContaining({ session_id: "s1", constitution_id: "k", context_keys: 2 }), 0]);
+    expect(rebuilt.events).toEqual(direct);
+    expect(rebuilt.result).toEqual(expected);
+    expect(Object.keys(rebuilt.result)).toEqual(Object.keys(expected));
+  });
+});

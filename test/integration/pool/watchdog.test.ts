@@ -1,0 +1,191 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, test } from "vitest";
+import type { Sandbox } from "../../../src/pool/index.js";
+import { CONTINUE_CODE, bundle, busyCode, hook, startSandbox, task, trailBundle, until } from "./helpers.js";
+
+/** BigInt#toString does not observe isolate termination: the isolate's own timeout cannot stop it. */
+const BIGINT_CODE = `var __vcp_bundle = { act(input) { let d = 0; for (let e = 1000000n; ; e += 1000000n) d += (7n ** e).toString().length; } };`;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The slot records of a code directory, as the workers wrote them (see src/pool/slots.ts). */
+function slotTexts(codeDir: string): string[] {
+  const dir = join(codeDir, "slots");
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".slot"))
+    .map((name) => readFileSync(join(dir, name), "latin1").trim());
+}
+
+describe("sandbox pool: watchdog", () => {
+  const dirs: string[] = [];
+  const sandboxes: Sandbox[] = [];
+  afterAll(async () => {
+    for (const s of sandboxes) await s.close().catch(() => undefined);
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("a hook that ignores termination: host killed, hook answered timeout, bundle quarantined, next chain served", async () => {
+    const sandbox = await startSandbox({ threads: 2 });
+    sandboxes.push(sandbox);
+    const bigint = bundle("bigint", BIGINT_CODE);
+    const good = trailBundle("good-a");
+    await sandbox.loadBundle(bigint);
+    await sandbox.loadBundle(good);
+    const firstPid = sandbox.stats().hostPid!;
+
+    const { result, events } = await sandbox.runChain(task([hook("spin", bigint, { timeout_ms: 200 }), hook("after", good)], 1, { user: "u" }));
+    expect(result.status).toBe("completed");
+    expect(result.context).toEqual({ user: "u" });
+    expect(result.hook_results).toEqual([expect.objectContaining({ hook: "spin", outcome: "timeout", status: "continue" })]);
+    expect(result.hook_results[0]!.error).toMatch(/ignored termination.*host process was recycled/);
+    expect(events.map((e) => e.event)).toEqual(["hook.fired", "hook.timeout", "hook.completed"]);
+    const stats = sandbox.stats();
+    expect(stats.watchdogKills).toBe(1);
+    expect(stats.restarts).toBe(1);
+    expect(stats.quarantined).toEqual([bigint.digest]);
+    await until(() => !alive(firstPid), "the killed host to be gone");
+
+    const next = await sandbox.runChain(task([hook("fine", good)], 2, { user: "v" }));
+    expect(next.result.context).toEqual({ user: "v", trail: ["good-a"] });
+  });
+
+  test("a wedged host (stopped while a hook runs): killed, chain answered crashed, next chain served, no orphan after close()", async () => {
+    const codeDir = mkdtempSync(join(tmpdir(), "vcp-watchdog-"));
+    dirs.push(codeDir);
+    const sandbox = await startSandbox({ threads: 1, codeDir });
+    sandboxes.push(sandbox);
+    const slow = bundle("slow", busyCode(900));
+    const good = trailBundle("good-b");
+    await sandbox.loadBundle(slow);
+    await sandbox.loadBundle(good);
+    const wedgedPid = sandbox.stats().hostPid!;
+    const restarts: Record<string, unknown>[] = [];
+    sandbox.on("restart", (info) => restarts.push(info));
+
+    const pending = sandbox.runChain(task([hook("stuck", slow, { timeout_ms: 1000 })], 3, { user: "w" }));
+    // Inside the action: the worker has written its "I" record. Then freeze the whole host, as a fatal
+    // error inside V8 that leaves every thread asleep does; it can no longer answer or exit by itself.
+    await until(() => slotTexts(codeDir).some((text) => / I stuck /.test(text)), "the hook to start");
+    process.kill(wedgedPid, "SIGSTOP");
+
+    const { result } = await pending;
+    expect(result.hook_results).toEqual([expect.objectContaining({ hook: "stuck", outcome: "crashed", status: "continue" })]);
+    expect(result.hook_results[0]!.error).toMatch(/wedged.*supervisor killed and recycled the host process/);
+    expect(sandbox.stats().watchdogKills).toBe(1);
+    expect(sandbox.stats().quarantined).toEqual([slow.digest]);
+    expect(restarts).toEqual([expect.objectContaining({ watchdog: "wedged", pid: wedgedPid, signal: "SIGKILL" })]);
+    await until(() => !alive(wedgedPid), "the wedged host to be gone");
+
+    const next = await sandbox.runChain(task([hook("fine", good)], 4, { user: "x" }));
+    expect(next.result.context).toEqual({ user: "x", trail: ["good-b"] });
+
+    const currentPid = sandbox.stats().hostPid!;
+    expect(currentPid).not.toBe(wedgedPid);
+    await sandbox.close();
+    expect(alive(currentPid)).toBe(false);
+  });
+
+  test("a main process that exits without close() takes a wedged host with it", async () => {
+    // A child runtime starts a sandbox, freezes its host (a wedged host cannot act on "disconnect"),
+    // prints the host's pid and exits; only the supervisor's exit hook can kill that host.
+    const dir = mkdtempSync(join(tmpdir(), "vcp-orphan-"));
+    dirs.push(dir);
+    const script = join(dir, "child.mjs");
+    const poolUrl = new URL("../../../dist/src/pool/index.js", import.meta.url).href;
+    writeFileSync(
+      script,
+      `import { startSandbox } from ${JSON.stringify(poolUrl)};
+const sandbox = await startSandbox({ threads: 1, codeDir: ${JSON.stringify(join(dir, "code"))} });
+const pid = sandbox.stats().hostPid;
+process.kill(pid, "SIGSTOP");
+process.stdout.write(String(pid) + "\\n");
+process.exit(0);
+`,
+    );
+    const child = spawn(process.execPath, ["--no-node-snapshot", script], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(code).toBe(0);
+    const hostPid = Number(out.trim());
+    expect(Number.isSafeInteger(hostPid) && hostPid > 0).toBe(true);
+    try {
+      await until(() => !alive(hostPid), "the orphaned host to be killed", 5_000);
+    } finally {
+      if (alive(hostPid)) process.kill(hostPid, "SIGKILL"); // never leave one behind, even on failure
+    }
+  });
+});
+
+describe("sandbox pool: plan keys", () => {
+  let sandbox: Sandbox;
+  afterAll(() => sandbox?.close());
+
+  test("a plan's hooks cross once; later chains of the same plan name its key", async () => {
+    sandbox = await startSandbox({ threads: 2 });
+    const a = trailBundle("pa");
+    const b = trailBundle("pb");
+    await sandbox.loadBundle(a);
+    await sandbox.loadBundle(b);
+    const hooks = [hook("one", a), hook("two", b)];
+    const before = sandbox.stats().plansSent;
+    const first = await sandbox.runChain(task(hooks, 1, { user: "1" }));
+    expect(sandbox.stats().plansSent).toBe(before + 1);
+    const second = await sandbox.runChain(task(hooks, 1, { user: "2" }));
+    expect(sandbox.stats().plansSent).toBe(before + 1);
+    expect(first.result.context).toEqual({ user: "1", trail: ["pa", "pb"] });
+    expect(second.result.context).toEqual({ user: "2", trail: ["pa", "pb"] });
+
+    // Another list (even with the same revision) is another plan.
+    const other = await sandbox.runChain(task([hooks[1]!], 1, { user: "3" }));
+    expect(sandbox.stats().plansSent).toBe(before + 2);
+    expect(other.result.context).toEqual({ user: "3", trail: ["pb"] });
+  });
+
+  test("a worker that has not seen a key gets the plan from the host (two workers, one plan)", async () => {
+    const busy = bundle("busy", busyCode(150));
+    const tail = trailBundle("tail");
+    await sandbox.loadBundle(busy);
+    await sandbox.loadBundle(tail);
+    const hooks = [hook("wait", busy), hook("mark", tail)];
+    const before = sandbox.stats().plansSent;
+    // Concurrent: the first chain (with the plan) occupies one worker, the second (key only) goes to the other.
+    const results = await Promise.all([1, 2, 3, 4].map((n) => sandbox.runChain(task(hooks, 1, { n }))));
+    expect(sandbox.stats().plansSent).toBe(before + 1);
+    for (const [i, { result }] of results.entries()) {
+      expect(result.hook_results.map((r) => [r.hook, r.outcome])).toEqual([
+        ["wait", "ok"],
+        ["mark", "ok"],
+      ]);
+      expect(result.context).toEqual({ n: i + 1, trail: ["tail"] });
+    }
+  });
+
+  test("after a host restart the plan is sent again", async () => {
+    const c = bundle("cont", CONTINUE_CODE);
+    await sandbox.loadBundle(c);
+    const hooks = [hook("keep", c)];
+    await sandbox.runChain(task(hooks, 1));
+    const sent = sandbox.stats().plansSent;
+    await sandbox.runChain(task(hooks, 1));
+    expect(sandbox.stats().plansSent).toBe(sent);
+
+    const restarts = sandbox.stats().restarts;
+    process.kill(sandbox.stats().hostPid!, "SIGKILL");
+    await until(() => sandbox.stats().restarts === restarts + 1 && sandbox.stats().hostPid !== undefined, "the host to restart");
+    const { result } = await sandbox.runChain(task(hooks, 1, { after: "restart" }));
+    expect(result.hook_results).toEqual([expect.objectContaining({ hook: "keep", outcome: "ok" })]);
+    expect(result.context).toEqual({ after: "restart" });
+    expect(sandbox.stats().plansSent).toBe(sent + 1);
+  });
+});
