@@ -22,6 +22,8 @@ export interface ChainDeps {
   checkConstitution?: ConstitutionCheck;
   /** Reported in `hook.cascade_failure` so listeners know whether the runtime will disable the hooks. */
   disableFailingHooks?: boolean;
+  /** When given, a modifying hook's result carries `modification`: an RFC 6902 diff for the audit log. */
+  diff?: (before: unknown, after: unknown) => unknown[];
 }
 
 /**
@@ -205,6 +207,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       outcome: "ok",
       duration_ms: durationMs,
     };
+    if (hook.action.digest !== undefined) execution.bundle_digest = hook.action.digest;
     if ("cpuMs" in invoked && invoked.cpuMs !== undefined) execution.cpu_ms = invoked.cpuMs;
     let failureWhy: string | undefined;
     let wantsAbort = false;
@@ -257,6 +260,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
             nextConstitution = verdict.constitution;
           }
           execution.status = "modify";
+          const before = deps.diff ? { context: input.context, constitution: input.constitution } : undefined;
           if (nextConstitution !== undefined) {
             input.replaceConstitution(nextConstitution);
             execution.modified_constitution = true;
@@ -265,6 +269,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
             input.replaceContext(result.modified_context);
             execution.modified_context = true;
           }
+          if (deps.diff && before) execution.modification = deps.diff(before, { context: input.context, constitution: input.constitution });
         } else if (returned === "abort") {
           execution.status = "abort";
           wantsAbort = true;

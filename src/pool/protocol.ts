@@ -1,3 +1,4 @@
+import type { IntegrityOptions } from "../integrity/check.js";
 import type { ChainRequest, ChainResult } from "../chain/types.js";
 import type { ErrorCode } from "../errors.js";
 import { VcpError } from "../errors.js";
@@ -45,6 +46,10 @@ export interface HostConfig {
   slotDir: string;
   /** Host generation; slot file names carry it so a restarted host never mixes with a dead one. */
   generation: number;
+  /** Constitution integrity checker settings (DESIGN §4.5); plain data, the worker builds the checker. */
+  integrity: IntegrityOptions;
+  /** Compute RFC 6902 diffs of modifications for the audit log. */
+  auditDiffs: boolean;
 }
 
 /** The plan as it travels: the worker compiles it (cached per revision) with compileChainPlan. */

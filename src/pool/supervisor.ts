@@ -9,6 +9,7 @@ import type { ChainRequest, ChainResult } from "../chain/types.js";
 import { VcpError } from "../errors.js";
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
+import type { IntegrityOptions } from "../integrity/check.js";
 import { silentLogger, type LifecycleEvent, type Logger } from "../observe/events.js";
 import { DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/index.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
@@ -51,6 +52,13 @@ export interface SandboxOptions {
   slowBundle?: { timeouts: number; windowMs: number };
   /** Content-addressed bundle files. Default: a fresh temporary directory, removed on close. */
   codeDir?: string;
+  /**
+   * Constitution integrity checks after every modifying hook (DESIGN §4.5, spec §8.2.4). Always on;
+   * these settings add deployment-listed safety-critical rules, a runtime signing key and trusted keys.
+   */
+  integrity?: IntegrityOptions;
+  /** Attach RFC 6902 diffs of each modification to hook results (for the audit log). Default false. */
+  auditDiffs?: boolean;
 }
 
 /** One chain for the sandbox: the hooks in spec §5.1 order (as the registry snapshot lists them) and the request. */
@@ -296,6 +304,8 @@ export class SandboxSupervisor implements Sandbox {
   private readonly hostCap: number;
   private readonly limits: SandboxLimits;
   private readonly fetchPolicy: FetchPolicy;
+  private readonly integrity: IntegrityOptions;
+  private readonly auditDiffs: boolean;
   private readonly logger: Logger;
   private readonly onGuestLog: ((line: GuestLogLine) => void) | undefined;
   private readonly codeDir: string;
@@ -343,6 +353,8 @@ export class SandboxSupervisor implements Sandbox {
     this.hostCap = this.threads + Math.min(this.threads, this.maxQueue);
     this.limits = Object.freeze({ ...DEFAULT_SANDBOX_LIMITS, ...options.limits });
     this.fetchPolicy = options.fetch ?? DEFAULT_FETCH;
+    this.integrity = options.integrity ?? { safetyCriticalRuleIds: [] };
+    this.auditDiffs = options.auditDiffs === true;
     this.logger = options.logger ?? silentLogger;
     this.onGuestLog = options.onGuestLog;
     const slowBundle = options.slowBundle ?? { timeouts: 3, windowMs: 60_000 };
@@ -868,6 +880,8 @@ export class SandboxSupervisor implements Sandbox {
       codeDir: this.codeDir,
       slotDir: this.slotDir,
       generation,
+      integrity: this.integrity,
+      auditDiffs: this.auditDiffs,
     };
     return new Promise<void>((resolve, reject) => {
       let child: ChildProcess;

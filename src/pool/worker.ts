@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BroadcastChannel, threadId, workerData } from "node:worker_threads";
-import { runChain } from "../chain/execute.js";
+import { runChain, type ChainDeps } from "../chain/execute.js";
+import { createIntegrityChecker } from "../integrity/check.js";
+import { diffForAudit } from "../audit/diff.js";
 import { compileChainPlan } from "../chain/plan.js";
 import type { ActionInvoker, ChainPlan, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import { VcpError } from "../errors.js";
@@ -131,7 +133,15 @@ function readBundle(digest: string): BundleCode | undefined {
   }
 }
 
-const chainDeps = { invoker, clock: systemClock, emit: packer.emit };
+// SECURITY: every modified constitution passes the integrity checker before the next hook sees it
+// (DESIGN §4.5); it runs here, beside the executor, so no modification can skip it.
+const chainDeps: ChainDeps = {
+  invoker,
+  clock: systemClock,
+  emit: packer.emit,
+  checkConstitution: createIntegrityChecker(config.integrity),
+  ...(config.auditDiffs ? { diff: diffForAudit } : {}),
+};
 
 async function runChainTask(message: ChainMessage): Promise<WorkerReply> {
   const plan = planFor(message);

@@ -76,6 +76,16 @@ export interface RuntimeOptions {
    * chain's records are durably written (group commit).
    */
   audit?: AuditOptions | false;
+  /**
+   * Constitution integrity (spec §8.2.4, DESIGN §4.5), checked in the sandbox after every modifying
+   * hook: rule ids that are safety-critical in addition to those flagged in a constitution, the
+   * runtime key that signs modification links, and keys trusted to have signed constitutions.
+   */
+  integrity?: {
+    safetyCriticalRules?: readonly string[];
+    runtimeKey?: { keyId: string; privateKeyPem: string };
+    trustedConstitutionKeys?: ReadonlyArray<{ key_id: string; public_key_pem: string }>;
+  };
 }
 
 /** Why the last install attempt of an installed bundle failed (the installed revision stayed active). */
@@ -272,7 +282,18 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   if (auditOptions !== undefined) audit = await createAuditTrail(auditOptions);
 
   // The sandbox module (piscina, child process) loads only when it is used.
-  const backend: ChainBackend = options.backend ?? (await (await import("../pool/index.js")).startSandbox({ ...options.sandbox, logger }));
+  const backend: ChainBackend =
+    options.backend ??
+    (await (await import("../pool/index.js")).startSandbox({
+      ...options.sandbox,
+      logger,
+      integrity: {
+        safetyCriticalRuleIds: options.integrity?.safetyCriticalRules ?? [],
+        ...(options.integrity?.runtimeKey ? { runtimeKey: options.integrity.runtimeKey } : {}),
+        ...(options.integrity?.trustedConstitutionKeys ? { trustedConstitutionKeys: options.integrity.trustedConstitutionKeys } : {}),
+      },
+      auditDiffs: auditOptions !== undefined,
+    }));
 
   // Per plan: the plain hook list sent to the sandbox, and the digests it pins. Plans are rebuilt
   // only when the registry changes, so this is computed once per plan, not per event.
