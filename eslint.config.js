@@ -31,7 +31,8 @@ export default tseslint.config(
     files: ["src/server/**/*.ts", "src/cli/**/*.ts"],
     rules: {
       "no-restricted-imports": restrict([ISOLATED_VM, PISCINA, ...CHILD_PROCESS], [
-        { group: ["../*", "!../index.js"], message: "server/ and cli/ import only from src/index.ts (STYLE.md)." },
+        // Adapters: the public API, plus the deployment config they load and (for `vcp-hooks serve`) the server.
+        { group: ["../*", "!../index.js", "!../config", "!../config/*", "!../server", "!../server/*"], message: "server/ and cli/ import only from src/index.ts, src/config/ and (cli) src/server/ (STYLE.md)." },
       ]),
     },
   },
