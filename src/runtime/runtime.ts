@@ -678,7 +678,15 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     }
   }
 
-  if (store !== undefined) await reloadInstalled(store);
+  if (store !== undefined) {
+    try {
+      await reloadInstalled(store);
+    } catch (err) {
+      // A refused start leaves nothing open: the next start on this data directory must work.
+      await audit?.close().catch(() => undefined);
+      throw err;
+    }
+  }
   return runtime;
 
   /**
