@@ -47,3 +47,25 @@ export {
 export type { VcpArtifact, ArtifactSignature, VerifiedArtifact, VerifyOptions } from "./bundle/artifact.js";
 export { generateKeyPair, loadKeyring } from "./bundle/keys.js";
 export type { Keyring, KeyringKey, KeyringInput, KeyPairPem } from "./bundle/keys.js";
+// Audit log (DESIGN §5): `vcp-hooks audit verify`, and the record types of `runtime.audit.query`.
+export { verifyAuditLog } from "./audit/verify.js";
+export type { AuditVerdict, VerifyAuditOptions } from "./audit/verify.js";
+export type { AuditRecord, AuditRecordInput } from "./audit/record.js";
+export type { AuditOptions, AuditQuery } from "./runtime/audit-trail.js";
+// Constitution integrity (DESIGN §4.5): sign constitutions and check their chains of custody.
+export { signConstitution, verifySignatureChain } from "./integrity/signatures.js";
+// Pipeline (DESIGN §4.6): session views and the outcome shapes of adapt/transition/conflict/violation.
+export type {
+  SessionView,
+  OpenSessionInput,
+  AdaptInput,
+  AdaptOutcome,
+  TransitionInput,
+  TransitionOutcome,
+  ConflictInput,
+  ConflictOutcome,
+  ViolationInput,
+  ViolationOutcome,
+  ContextReevaluation,
+  PeriodicTickReport,
+} from "./pipeline/index.js";
