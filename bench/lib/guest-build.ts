@@ -1,7 +1,7 @@
 /**
  * Guest code for the benches, built the way `vcp-hooks build` builds a policy bundle: one esbuild
- * IIFE script leaving the module's exports on `globalThis.__vcp_bundle` (DESIGN §3.2). Same options
- * as test/support/guest-build.ts (kept separate because bench/ compiles into dist/ and test/ does not).
+ * IIFE script leaving the module's exports on `globalThis.__vcp_bundle` (DESIGN §3.2).
+ * test/support/guest-build.ts re-exports these for the test suites.
  *
  * SECURITY: corpus files are hostile. They are only *bundled* here (esbuild parses, never runs);
  * they are never imported or evaluated in a host process.

@@ -4,10 +4,10 @@
  * backend and against the real isolated-vm sandbox: see vm.test.ts and sandbox.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { Runtime, RuntimeOptions, LifecycleEventMap, LifecycleEventName } from "../../src/index.js";
+import type { BundleSource, Runtime, RuntimeOptions, LifecycleEventMap, LifecycleEventName } from "../../src/index.js";
 import { HOOK_TYPES, type VcpError } from "../../src/index.js";
 import { periodicIntervalMs } from "../../src/model/hook.js";
-import { testBundle } from "../support/bundles.js";
+import { testBundle, withBundles as withBundlesOn } from "../support/bundles.js";
 import { constitution, events, fireInput } from "../support/fixtures.js";
 
 type Make = (options?: Partial<RuntimeOptions>) => Promise<Runtime>;
@@ -33,18 +33,7 @@ export function defineChainConformance(backendName: string, make: Make): void {
     });
 
     // Each test installs its own bundles and removes them, so cases do not see each other's hooks.
-    async function withBundles<T>(sources: ReturnType<typeof testBundle>[], body: () => Promise<T>): Promise<T> {
-      const installed: string[] = [];
-      try {
-        for (const source of sources) {
-          await rt.bundles.install(source);
-          installed.push(source.manifest.bundle);
-        }
-        return await body();
-      } finally {
-        for (const name of installed.reverse()) await rt.bundles.remove(name);
-      }
-    }
+    const withBundles = <T>(sources: BundleSource[], body: () => Promise<T>) => withBundlesOn(rt, sources, body);
 
     const appendTag = (tag: string) =>
       `function (input) { return { status: "modify", modified_context: Object.assign({}, input.context, { trail: (input.context.trail || []).concat(${JSON.stringify(tag)}) }) }; }`;

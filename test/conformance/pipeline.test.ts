@@ -5,9 +5,9 @@
  * milliseconds and deterministically while the chains themselves run for real.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createRuntime, type Constitution, type LifecycleEventMap, type Runtime } from "../../src/index.js";
+import { createRuntime, type BundleSource, type Constitution, type LifecycleEventMap, type Runtime } from "../../src/index.js";
 import { createPipeline, type ContextReevaluation, type PeriodicTickReport, type Pipeline, type PipelineDeps } from "../../src/pipeline/index.js";
-import { testBundle } from "../support/bundles.js";
+import { testBundle, withBundles as withBundlesOn } from "../support/bundles.js";
 import { createVmBackend } from "../support/vm-backend.js";
 import { manualTime } from "../unit/pipeline/support.js";
 
@@ -23,18 +23,7 @@ afterAll(async () => {
 let bundleSeq = 0;
 const uniq = (base: string) => `${base}-${++bundleSeq}`;
 
-async function withBundles<T>(sources: ReturnType<typeof testBundle>[], body: () => Promise<T>): Promise<T> {
-  const installed: string[] = [];
-  try {
-    for (const source of sources) {
-      await rt.bundles.install(source);
-      installed.push(source.manifest.bundle);
-    }
-    return await body();
-  } finally {
-    for (const name of installed.reverse()) await rt.bundles.remove(name);
-  }
-}
+const withBundles = <T>(sources: BundleSource[], body: () => Promise<T>) => withBundlesOn(rt, sources, body);
 
 function collect<K extends keyof LifecycleEventMap>(name: K): { seen: Array<LifecycleEventMap[K]>; stop: () => void } {
   const seen: Array<LifecycleEventMap[K]> = [];

@@ -2,7 +2,7 @@
  * Build test bundles from ordinary functions. Each action must be self-contained (no closures over
  * test variables): its source text is what runs in the sandbox.
  */
-import type { BundleSource } from "../../src/index.js";
+import type { BundleSource, Runtime } from "../../src/index.js";
 import type { ManifestInput } from "../../src/bundle/manifest.js";
 
 type Action = (input: any) => unknown;
@@ -30,4 +30,18 @@ export function testBundle(
     },
     code: bundleCode(actions),
   };
+}
+
+/** Install `sources` on `runtime`, run `body`, then remove them again (newest first), even if it throws. */
+export async function withBundles<T>(runtime: Pick<Runtime, "bundles">, sources: BundleSource[], body: () => Promise<T>): Promise<T> {
+  const installed: string[] = [];
+  try {
+    for (const source of sources) {
+      await runtime.bundles.install(source);
+      installed.push(String(source.manifest.bundle));
+    }
+    return await body();
+  } finally {
+    for (const name of installed.reverse()) await runtime.bundles.remove(name);
+  }
 }
