@@ -1,0 +1,345 @@
+/**
+ * `vcp-hooks serve [--config vcp.yaml] [--port N] [--host H] [--log-level L]`: the HTTP server.
+ *
+ * With a config file: validated at start (errors name the field), reloaded on SIGHUP (see
+ * src/server/options.ts for what is live and what needs a restart; an invalid new config is logged
+ * and the previous one kept). Without one: the embedded default (DESIGN §6.4) — data in ./.vcp, the
+ * bundles under ./policies built and signed with a development key kept in ./.vcp/dev-key.pem
+ * (keyring max_trust deployment), and two bearer tokens printed once.
+ *
+ * Tokens of the embedded default are generated per start (or taken from VCP_OPERATOR_TOKEN /
+ * VCP_CLIENT_TOKEN) and held only as SHA-256 hashes: they are printed once on stdout and never
+ * logged or written to disk, so a leaked log or data directory does not leak a credential.
+ *
+ * SIGTERM/SIGINT: stop accepting, answer new requests on open connections 503, finish in-flight
+ * requests and chains, then runtime.close() (flushes the audit log, stops the sandbox process).
+ *
+ * Runnable directly: `node dist/src/cli/serve.js [args]` (with Node 24, e.g. node_modules/.bin/node).
+ */
+import { createHash, createPublicKey } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { pino, type Logger as PinoLogger } from "pino";
+import { assertNodeVersion, buildBundle, createRuntime, generateKeyPair, signArtifact, VcpError, type Runtime, type VcpArtifact } from "../index.js";
+import { loadConfigFile, resolveConfig, type ResolvedConfig } from "../config/config.js";
+import { createServer, generateToken, hashToken, liveSettingsFor, logLevelOf, partiallyLiveChanges, restartOnlyChanges, runtimeOptionsFor, type VcpServer } from "../server/index.js";
+
+const USAGE = `usage: vcp-hooks serve [--config vcp.yaml] [--port N] [--host H] [--log-level debug|info|warn|error]
+
+Without --config: embedded default (data in ./.vcp, ./policies built and signed with a dev key,
+tokens printed once). Signals: SIGHUP reloads --config; SIGTERM/SIGINT drain and stop.`;
+
+const DEV_KEY_ID = "dev";
+const RUNTIME_KEY_ID = "runtime";
+const SHUTDOWN_GRACE_MS = 30_000;
+
+export interface ServeHandle {
+  url: string;
+  server: VcpServer;
+  runtime: Runtime;
+  /** Resolves with the exit code once the server has stopped. */
+  done: Promise<number>;
+  /** Graceful stop, as SIGTERM does. */
+  stop(reason?: string): Promise<number>;
+}
+
+/**
+ * Run `vcp-hooks serve` until SIGTERM/SIGINT; resolves with the exit code (0 ok, 1 start failed,
+ * 2 usage error).
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await runServe(["--config", "vcp.yaml"]);
+ * ```
+ */
+export async function runServe(args: string[]): Promise<number> {
+  let handle: ServeHandle;
+  try {
+    handle = await startServe(args, { signals: true });
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message}\n${USAGE}\n`);
+      return 2;
+    }
+    process.stderr.write(`vcp-hooks serve: ${err instanceof VcpError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  return handle.done;
+}
+
+class UsageError extends Error {}
+
+/** Start the server and return a handle (tests and benches use it in-process; `runServe` waits on it). */
+export async function startServe(args: string[], options: { signals?: boolean; out?: (text: string) => void; env?: NodeJS.ProcessEnv } = {}): Promise<ServeHandle> {
+  const out = options.out ?? ((text: string) => process.stdout.write(text));
+  const env = options.env ?? process.env;
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      options: {
+        config: { type: "string", short: "c" },
+        port: { type: "string", short: "p" },
+        host: { type: "string" },
+        "log-level": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (parsed.values.help) {
+    out(`${USAGE}\n`);
+    const done = Promise.resolve(0);
+    return { url: "", server: undefined as never, runtime: undefined as never, done, stop: () => done };
+  }
+  let port: number | undefined;
+  if (parsed.values.port !== undefined) {
+    port = Number(parsed.values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: '${parsed.values.port}' is not a port number (0–65535)`);
+  }
+  const configPath = parsed.values.config !== undefined ? resolve(parsed.values.config) : undefined;
+  assertNodeVersion(); // before the embedded default builds anything: a clear error on Node 20
+
+  const embedded = configPath === undefined ? await embeddedDefault(env) : undefined;
+  let config: ResolvedConfig = configPath !== undefined ? loadConfigFile(configPath) : embedded!.config;
+  const startedWith = config;
+  const level = parsed.values["log-level"] ?? env.VCP_LOG_LEVEL ?? logLevelOf(config) ?? "info";
+  if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(level)) throw new UsageError(`--log-level: '${level}' is not a pino level`);
+  const logger: PinoLogger = pino({
+    level,
+    base: { svc: "vcp-hooks" },
+    // SECURITY: tokens must never reach a log line, whatever a future log call includes.
+    redact: { paths: ["req.headers.authorization", "headers.authorization", "authorization", "token", "*.token"], censor: "[redacted]" },
+  });
+
+  // The runtime key signs constitution modification links (DESIGN §4.5); it lives in the data dir.
+  const runtimeKeyPem = loadOrCreatePrivateKey(join(config.data_dir, "runtime-key.pem"));
+  const runtime = await createRuntime({
+    ...runtimeOptionsFor(config),
+    integrity: { safetyCriticalRules: [...config.safety_critical_rules], runtimeKey: { keyId: RUNTIME_KEY_ID, privateKeyPem: runtimeKeyPem } },
+    logger,
+  });
+  const installed: string[] = [];
+  const failed: string[] = [];
+  let serving = false;
+  try {
+    if (embedded !== undefined) {
+      failed.push(...embedded.failed);
+      for (const artifact of embedded.artifacts) {
+        try {
+          installed.push((await runtime.bundles.install(artifact)).bundle);
+        } catch (err) {
+          failed.push(`${artifact.manifest.bundle} (${describe(err)})`);
+        }
+      }
+      for (const why of failed) logger.error({ policy: why }, "embedded default: policy not installed");
+    }
+
+    let reloadState: { at: string | null; ok: boolean | null; error: string | null; restart_pending: string[] } = { at: null, ok: null, error: null, restart_pending: [] };
+    const server = await createServer({
+      runtime,
+      settings: liveSettingsFor(config),
+      logger,
+      describe: () => ({ config: configPath ?? "embedded default", data_dir: startedWith.data_dir, reload: reloadState }),
+    });
+    const host = parsed.values.host ?? config.listen.host;
+    const url = await server.listen(host, port ?? config.listen.port);
+    serving = true;
+
+    // The one place tokens are shown: stdout, once, not through the logger.
+    const lines = [`vcp-hooks serving at ${url}`];
+    if (embedded !== undefined) {
+      lines.push(`  embedded default: data in ${config.data_dir}, dev signing key ${embedded.keyFile} (key_id '${DEV_KEY_ID}', max_trust deployment)`);
+      if (embedded.policiesFound === false) lines.push(`  no policies/ directory in ${process.cwd()}: serving with no bundles installed (upload .vcpb files with PUT /v1/bundles/{name})`);
+      const bundles = runtime.bundles.list();
+      lines.push(bundles.length > 0 ? `  bundles: ${bundles.map((b) => `${b.bundle}@${b.version} (${b.hooks.length} hook${b.hooks.length === 1 ? "" : "s"})`).join(", ")}` : "  bundles: none installed");
+      if (failed.length > 0) lines.push(`  NOT installed: ${failed.join("; ")}`);
+      lines.push(
+        embedded.tokensFromEnv
+          ? "  tokens: from VCP_OPERATOR_TOKEN and VCP_CLIENT_TOKEN"
+          : "  tokens (shown once, held only as SHA-256 hashes; new ones at every start):",
+      );
+      if (!embedded.tokensFromEnv) {
+        lines.push(`    export VCP_OPERATOR_TOKEN=${embedded.tokens.operator}`);
+        lines.push(`    export VCP_CLIENT_TOKEN=${embedded.tokens.client}`);
+      }
+      embedded.tokens.operator = "";
+      embedded.tokens.client = "";
+    } else {
+      lines.push(`  config ${configPath} (SIGHUP reloads it); ${config.auth.length} token(s) configured`);
+    }
+    out(`${lines.join("\n")}\n`);
+    logger.info({ url, config: configPath ?? "embedded default", bundles: runtime.bundles.list().length }, "listening");
+
+    // ── shutdown ───────────────────────────────────────────────────────────────────────────────
+    let resolveDone!: (code: number) => void;
+    const done = new Promise<number>((r) => (resolveDone = r));
+    let stopping: Promise<number> | null = null;
+    const stop = (reason = "stop"): Promise<number> => {
+      if (stopping !== null) return stopping;
+      stopping = (async () => {
+        logger.info({ reason }, "shutting down: draining in-flight requests");
+        const force = setTimeout(() => {
+          logger.warn({ grace_ms: SHUTDOWN_GRACE_MS }, "in-flight requests did not finish in time; closing connections");
+          server.app.server.closeAllConnections();
+        }, SHUTDOWN_GRACE_MS);
+        force.unref();
+        let code = 0;
+        try {
+          await server.close();
+        } catch (err) {
+          logger.error({ err }, "closing the HTTP server failed");
+          code = 1;
+        }
+        clearTimeout(force);
+        try {
+          await runtime.close(); // flushes the audit log, stops the sandbox process
+        } catch (err) {
+          logger.error({ err }, "closing the runtime failed");
+          code = 1;
+        }
+        logger.info({ code }, "stopped");
+        detach();
+        resolveDone(code);
+        return code;
+      })();
+      return stopping;
+    };
+
+    // ── reload ─────────────────────────────────────────────────────────────────────────────────
+    const reload = (): void => {
+      if (configPath === undefined) {
+        logger.warn("SIGHUP: no --config file to reload (embedded default); nothing changed");
+        return;
+      }
+      const at = new Date().toISOString();
+      let next: ResolvedConfig;
+      try {
+        next = loadConfigFile(configPath);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        reloadState = { ...reloadState, at, ok: false, error: message };
+        logger.error({ config: configPath, error: message }, "config reload failed: keeping the previous config");
+        return;
+      }
+      // Restart-only fields are compared with what runs (the start values), not the last reload.
+      const restart = [...restartOnlyChanges(startedWith, next), ...partiallyLiveChanges(startedWith, next)];
+      server.update(liveSettingsFor(next));
+      const nextLevel = parsed.values["log-level"] ?? env.VCP_LOG_LEVEL ?? logLevelOf(next);
+      if (nextLevel !== undefined && nextLevel !== logger.level) logger.level = nextLevel;
+      if (restart.length > 0) logger.warn({ fields: restart }, "config reloaded; these fields changed but take effect only after a restart");
+      config = next;
+      reloadState = { at, ok: true, error: null, restart_pending: restart };
+      logger.info({ config: configPath, auth_entries: next.auth.length }, "config reloaded");
+    };
+
+    const onTerm = () => void stop("SIGTERM");
+    const onInt = () => void stop("SIGINT");
+    const detach = () => {
+      process.off("SIGTERM", onTerm);
+      process.off("SIGINT", onInt);
+      process.off("SIGHUP", reload);
+    };
+    if (options.signals) {
+      process.on("SIGTERM", onTerm);
+      process.on("SIGINT", onInt);
+      process.on("SIGHUP", reload);
+    }
+    return { url, server, runtime, done, stop };
+  } catch (err) {
+    if (!serving) await runtime.close().catch(() => {});
+    throw err;
+  }
+}
+
+interface Embedded {
+  config: ResolvedConfig;
+  keyFile: string;
+  artifacts: VcpArtifact[];
+  failed: string[];
+  tokens: { operator: string; client: string };
+  tokensFromEnv: boolean;
+  policiesFound: boolean;
+}
+
+/** An Ed25519 private key kept in `file` (mode 0600), created on first use. */
+function loadOrCreatePrivateKey(file: string): string {
+  let privateKeyPem: string;
+  if (existsSync(file)) {
+    privateKeyPem = readFileSync(file, "utf8");
+  } else {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    privateKeyPem = generateKeyPair().privateKeyPem;
+    writeFileSync(file, privateKeyPem, { mode: 0o600 });
+  }
+  chmodSync(file, 0o600);
+  return privateKeyPem;
+}
+
+/** The embedded default config: ./.vcp, a persisted dev key, tokens from the env or fresh. */
+async function embeddedDefault(env: NodeJS.ProcessEnv): Promise<Embedded> {
+  const dataDir = resolve(".vcp");
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const keyFile = join(dataDir, "dev-key.pem");
+  const privateKeyPem = loadOrCreatePrivateKey(keyFile);
+  const publicKeyPem = createPublicKey(privateKeyPem).export({ type: "spki", format: "pem" }).toString();
+  const tokensFromEnv = Boolean(env.VCP_OPERATOR_TOKEN && env.VCP_CLIENT_TOKEN);
+  const tokens = tokensFromEnv ? { operator: env.VCP_OPERATOR_TOKEN!, client: env.VCP_CLIENT_TOKEN! } : { operator: generateToken("operator"), client: generateToken("client") };
+  const policiesFound = existsSync(resolve("policies"));
+  const { artifacts, failed } = await buildPolicies(resolve("policies"), privateKeyPem);
+  // Every session-scope hook of the example policies is offered to clients in the embedded default.
+  const sessionHooks = artifacts.flatMap((a) => a.manifest.hooks.filter((h) => h.scope === "session").map((h) => `${a.manifest.bundle}/${h.name}`));
+  const config = resolveConfig(
+    {
+      data_dir: dataDir,
+      auth: [
+        { id: "dev-operator", role: "operator", token_sha256: hashToken(tokens.operator) },
+        { id: "dev-client", role: "client", token_sha256: hashToken(tokens.client) },
+      ],
+      keyring: { keys: [{ key_id: DEV_KEY_ID, public_key: publicKeyPem, max_trust: "deployment" }] },
+      require_signatures: true,
+      session_hook_allowlist: sessionHooks,
+    },
+    process.cwd(),
+    null,
+  );
+  return { config, keyFile, tokens, tokensFromEnv, policiesFound, artifacts, failed };
+}
+
+/**
+ * Build and sign every policy under `dir` (sorted by name). Build failures are reported, not fatal:
+ * the server starts with what built.
+ */
+async function buildPolicies(dir: string, privateKeyPem: string): Promise<{ artifacts: VcpArtifact[]; failed: string[] }> {
+  const artifacts: VcpArtifact[] = [];
+  const failed: string[] = [];
+  if (!existsSync(dir)) return { artifacts, failed };
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    if (!entry.isDirectory() || !existsSync(join(dir, entry.name, "policy.yaml"))) continue;
+    try {
+      const { artifact } = await buildBundle(join(dir, entry.name));
+      artifacts.push(signArtifact(artifact, privateKeyPem, DEV_KEY_ID));
+    } catch (err) {
+      failed.push(`${entry.name} (${describe(err)})`);
+    }
+  }
+  return { artifacts, failed };
+}
+
+function describe(err: unknown): string {
+  return err instanceof VcpError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
+}
+
+/** sha256 hex of a token, for writing `auth[].token_sha256` into vcp.yaml. */
+export function tokenSha256(token: string): string {
+  return createHash("sha256").update(token, "utf8").digest("hex");
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  process.exitCode = await runServe(process.argv.slice(2));
+}

@@ -1,0 +1,382 @@
+/**
+ * The HTTP API of DESIGN §6.2: a thin fastify adapter over the runtime's public API.
+ *
+ * ```
+ *  request ─▶ onRequest: closing? · route auth (bearer → sha256 → timingSafeEqual) · role · Content-Length vs live limit
+ *          ─▶ preParsing: byte counter for chunked bodies (live limit)
+ *          ─▶ JSON parse (secure-json-parse, __proto__ refused) ─▶ schema validation (ajv, compiled at registration)
+ *          ─▶ handler: one runtime call ─▶ response serializer (compiled at registration)
+ *  any throw ─▶ errorHandler: HTTP_STATUS table ─▶ { "error": { code, message, details } }
+ * ```
+ *
+ * Settings that may change on SIGHUP (tokens, limits, allowlist) live in one object that `update()`
+ * replaces as a whole; a request reads it once at its start.
+ */
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyBaseLogger } from "fastify";
+import swagger from "@fastify/swagger";
+import { Transform, type TransformCallback } from "node:stream";
+import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { HOOK_TYPES, VcpError, type HookType } from "../index.js";
+import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, type AuthPrincipal, type Role } from "./auth.js";
+import { ERROR_SCHEMA, HttpError, toHttpError } from "./errors.js";
+import type { ServerRuntime } from "./runtime-port.js";
+import { routes, SharedSchemas } from "./schemas.js";
+
+/** Settings the server reads per request and that a config reload may replace. */
+export interface LiveSettings {
+  auth: readonly AuthEntry[];
+  limits: { body_bytes: number; bundle_bytes: number };
+  /** `bundle/hook` entries clients may register per session. The runtime enforces its own list too. */
+  sessionHookAllowlist: readonly string[];
+}
+
+export interface ServerOptions {
+  runtime: ServerRuntime;
+  settings: LiveSettings;
+  /** A pino logger; default silent. Never receives tokens (the Authorization header is redacted). */
+  logger?: FastifyBaseLogger;
+  /** Extra fields for GET /v1/status `server` (config source, reload state). */
+  describe?: () => Record<string, unknown>;
+  version?: string;
+}
+
+export interface VcpServer {
+  readonly app: FastifyInstance;
+  /** Listen and return the base URL (port 0 picks an ephemeral port). */
+  listen(host: string, port: number): Promise<string>;
+  /** Replace the live settings (config reload). */
+  update(settings: LiveSettings): void;
+  /** Stop accepting, answer new requests on kept-alive connections 503 SHUTTING_DOWN, wait for in-flight ones. */
+  close(): Promise<void>;
+}
+
+/** Time for a client to send a whole request; not a limit on the handler. */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** Hard ceiling for any body, above which no live limit can go (the config schema's max). */
+const BODY_CEILING = 64 * 1024 * 1024;
+/** A bundle upload may exceed bundle_bytes (the code cap) by this much for the manifest, digest and signatures. */
+const BUNDLE_ENVELOPE_BYTES = 64 * 1024;
+
+interface RouteConfig {
+  /** Roles allowed; `null` means no authentication (healthz, openapi). */
+  roles: readonly Role[] | null;
+  /** Which live limit applies to the body. */
+  limit?: "body" | "bundle";
+  /** The code of a schema failure on this route (default INVALID_REQUEST). */
+  invalid?: "INVALID_BUNDLE";
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    principal: AuthPrincipal | null;
+  }
+}
+
+export async function createServer(options: ServerOptions): Promise<VcpServer> {
+  const { runtime } = options;
+  let live = compileSettings(options.settings);
+  let closing = false;
+
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    // Per-request log lines cost more than a chain on the hot path; errors are logged by the handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_CEILING,
+    // Session ids may be 256 characters (pipeline rule); fastify's default cap is 100.
+    routerOptions: { maxParamLength: 300 },
+    // A request (headers and body) must arrive within this time: fastify's default (0) would let a
+    // slow client hold a connection forever. Chains are bounded by their own timeouts.
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    return503OnClosing: false,
+    forceCloseConnections: "idle",
+    onProtoPoisoning: "error",
+    onConstructorPoisoning: "error",
+    ajv: { customOptions: { allErrors: false, removeAdditional: false, coerceTypes: "array", useDefaults: true } },
+  });
+  app.decorateRequest("principal", null);
+  // JSON only: a text/plain body is 415, not a string that fails a schema later.
+  app.removeContentTypeParser("text/plain");
+  // The upload media type of DESIGN §3.2 is JSON too; the same (prototype-safe) parser reads it.
+  app.addContentTypeParser("application/vnd.vcp.bundle+json", { parseAs: "string" }, app.getDefaultJsonParser("error", "error"));
+
+  // ── metrics of the adapter itself; the runtime's own metrics are appended at scrape time ──────
+  const metricsRegistry = new Registry();
+  collectDefaultMetrics({ register: metricsRegistry, prefix: "vcp_server_" });
+  const httpRequests = new Counter({ name: "vcp_http_requests_total", help: "HTTP requests by route and status.", labelNames: ["method", "route", "status"], registers: [metricsRegistry] });
+  const httpSeconds = new Histogram({
+    name: "vcp_http_request_duration_seconds",
+    help: "HTTP request latency by route, as seen by the server.",
+    labelNames: ["route"],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+    registers: [metricsRegistry],
+  });
+
+  for (const schema of [ERROR_SCHEMA, ...SharedSchemas]) app.addSchema(schema);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: { title: "vcp-hooks", version: options.version ?? "0.1.0", description: "HTTP API of the vcp-hooks policy runtime (DESIGN §6.2). Errors are { error: { code, message, details } }." },
+      components: {
+        securitySchemes: {
+          operator: { type: "http", scheme: "bearer", description: "operator token: bundles, audit, status, metrics" },
+          client: { type: "http", scheme: "bearer", description: "client token: sessions and events" },
+          bearer: { type: "http", scheme: "bearer", description: "either role" },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
+  });
+
+  // Hooks use the callback form: on the hot path an async hook costs a promise per request.
+  app.addHook("onRequest", (request, _reply, done) => {
+    if (closing) return done(new HttpError("SHUTTING_DOWN", "the server is shutting down"));
+    const config = request.routeOptions.config as Partial<RouteConfig>;
+    const roles = config.roles;
+    if (roles === undefined || roles === null) return done(); // unauthenticated route or 404
+    try {
+      const principal = live.authenticator.authenticate(request.headers.authorization);
+      requireRole(principal, roles, `${request.method} ${request.routeOptions.url ?? request.url}`);
+      request.principal = principal;
+      if (config.limit !== undefined) {
+        const limit = config.limit === "bundle" ? live.bundleLimit : live.bodyLimit;
+        const length = request.headers["content-length"];
+        if (length !== undefined && Number(length) > limit) return done(tooLarge(config.limit, limit));
+      }
+    } catch (err) {
+      return done(err as Error);
+    }
+    done();
+  });
+
+  app.addHook("preParsing", (request, _reply, payload, done) => {
+    if (request.headers["content-length"] !== undefined) return done(null, payload); // checked in onRequest; fastify checks the actual length matches
+    const config = request.routeOptions.config as Partial<RouteConfig>;
+    const kind = config.limit ?? "body";
+    const limit = kind === "bundle" ? live.bundleLimit : live.bodyLimit;
+    let seen = 0;
+    const counter = new Transform({
+      transform(chunk: Buffer, _encoding, callback: TransformCallback) {
+        seen += chunk.length;
+        if (seen > limit) callback(tooLarge(kind, limit));
+        else callback(null, chunk);
+      },
+    });
+    payload.on("error", (err) => counter.destroy(err));
+    done(null, payload.pipe(counter));
+  });
+
+  // While draining, every response closes its connection: a kept-alive socket that turns idle after
+  // close() began would otherwise hold the server open until its keep-alive timeout.
+  app.addHook("onSend", (_request, reply, payload, done) => {
+    if (closing) void reply.header("connection", "close");
+    done(null, payload);
+  });
+
+  app.addHook("onResponse", (request, reply, done) => {
+    const route = request.routeOptions.url ?? "unmatched";
+    httpRequests.inc({ method: request.method, route, status: reply.statusCode });
+    httpSeconds.observe({ route }, reply.elapsedTime / 1000);
+    done();
+  });
+
+  app.setErrorHandler((err: unknown, request, reply) => {
+    const validation = (err as { validation?: Array<{ instancePath: string; message?: string; params?: unknown }>; validationContext?: string }).validation;
+    if (validation !== undefined) {
+      const context = (err as { validationContext?: string }).validationContext ?? "body";
+      const first = validation[0];
+      const field = `${context}${first?.instancePath.replaceAll("/", ".") ?? ""}`;
+      const config = request.routeOptions.config as Partial<RouteConfig>;
+      let code: "INVALID_REQUEST" | "INVALID_BUNDLE" | "UNKNOWN_HOOK_TYPE" = "INVALID_REQUEST";
+      if ((context === "params" || context === "querystring") && first?.instancePath === "/type") code = "UNKNOWN_HOOK_TYPE";
+      else if (context === "body" && config.invalid !== undefined) code = config.invalid;
+      const message =
+        code === "UNKNOWN_HOOK_TYPE"
+          ? `unknown hook type: expected one of ${HOOK_TYPES.join(", ")} (spec §3)`
+          : `${field}: ${first?.message ?? "is invalid"}`;
+      return reply.code(400).send({ error: { code, message, details: { field, rule: first?.message, params: first?.params } } });
+    }
+    const { status, body, internal } = toHttpError(err);
+    if (internal) request.log.error({ err, req_id: request.id }, "request failed");
+    else request.log.debug({ code: body.error.code, req_id: request.id }, "request refused");
+    if (status === 500 && body.error.code === "INTERNAL") body.error.details = { request_id: request.id };
+    if (status === 401) void reply.header("www-authenticate", 'Bearer realm="vcp-hooks"');
+    if (status === 503) void reply.header("retry-after", "1");
+    return reply.code(status).send(body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send({ error: { code: "NOT_FOUND", message: `no route ${request.method} ${request.url.split("?")[0]}` } });
+  });
+
+  const cfg = (roles: readonly Role[] | null, extra: Omit<RouteConfig, "roles"> = {}): RouteConfig => ({ roles, ...extra });
+  const OPERATOR = ["operator"] as const;
+  const CLIENT = ["client"] as const;
+  const BOTH = ["operator", "client"] as const;
+
+  const principalOf = (request: FastifyRequest) => ({ principal: { id: request.principal!.id, role: request.principal!.role } });
+
+  /** The session view, or UNKNOWN_SESSION. */
+  function sessionOf(id: string): Record<string, unknown> | undefined {
+    if (runtime.sessions.get === undefined) return undefined;
+    const view = runtime.sessions.get(id) as Record<string, unknown> | undefined;
+    if (view === undefined || view === null) throw new VcpError("SESSION_NOT_FOUND", `no open session '${id}'`, { session_id: id });
+    return view;
+  }
+
+  function missing(what: string): never {
+    throw new HttpError("NOT_IMPLEMENTED", `this runtime does not provide ${what} yet`, { operation: what });
+  }
+
+  // ── ops ────────────────────────────────────────────────────────────────────────────────────────
+  app.get("/healthz", { schema: routes.healthz, config: cfg(null) }, async () => ({ status: closing ? "draining" : "ok" }));
+  app.get("/openapi.json", { schema: { hide: true }, config: cfg(null) }, async () => app.swagger());
+  app.get("/metrics", { schema: routes.metrics, config: cfg(OPERATOR) }, async (_request, reply) => {
+    const own = await metricsRegistry.metrics();
+    const runtimeText = runtime.metrics ? await runtime.metrics() : "";
+    void reply.header("content-type", metricsRegistry.contentType);
+    return runtimeText.length > 0 ? `${runtimeText.trimEnd()}\n${own}` : own;
+  });
+  app.get("/v1/status", { schema: routes.status, config: cfg(OPERATOR) }, async () => ({
+    ...runtime.status(),
+    server: { version: options.version ?? "0.1.0", uptime_s: Math.round(process.uptime()), closing, ...(options.describe?.() ?? {}) },
+  }));
+
+  // ── bundles (operator) ─────────────────────────────────────────────────────────────────────────
+  app.put("/v1/bundles/:name", { schema: routes.installBundle, config: cfg(OPERATOR, { limit: "bundle", invalid: "INVALID_BUNDLE" }) }, async (request, reply) => {
+    const { name } = request.params as { name: string };
+    const artifact = request.body as { manifest: { bundle: string } };
+    if (artifact.manifest.bundle !== name) {
+      throw new VcpError("INVALID_BUNDLE", `the path names bundle '${name}' but the manifest is bundle '${artifact.manifest.bundle}'`, { field: "manifest.bundle", path: name, manifest: artifact.manifest.bundle });
+    }
+    const info = await runtime.bundles.install(artifact, principalOf(request));
+    request.log.info({ bundle: info.bundle, version: info.version, digest: info.digest, by: request.principal!.id }, "bundle installed over HTTP");
+    return reply.code(201).send(info);
+  });
+  app.get("/v1/bundles", { schema: routes.listBundles, config: cfg(OPERATOR) }, async () => ({ bundles: runtime.bundles.list() }));
+  app.get("/v1/bundles/:name", { schema: routes.getBundle, config: cfg(OPERATOR) }, async (request) => {
+    const { name } = request.params as { name: string };
+    const info = runtime.bundles.get(name);
+    if (info === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${name}' is not installed`, { bundle: name });
+    return info;
+  });
+  app.delete("/v1/bundles/:name", { schema: routes.removeBundle, config: cfg(OPERATOR) }, async (request) => {
+    const { name } = request.params as { name: string };
+    const info = await runtime.bundles.remove(name, principalOf(request));
+    request.log.info({ bundle: name, by: request.principal!.id }, "bundle removed over HTTP");
+    return info;
+  });
+
+  app.get("/v1/hooks", { schema: routes.hooks, config: cfg(BOTH) }, async (request) => {
+    const { type, session } = request.query as { type?: HookType; session?: string };
+    if (session !== undefined) sessionOf(session);
+    const types = type === undefined ? HOOK_TYPES : [type];
+    return { hooks: types.flatMap((t) => runtime.hooks.chain(t, session)) };
+  });
+
+  // ── sessions and events (client) ───────────────────────────────────────────────────────────────
+  app.post("/v1/sessions", { schema: routes.openSession, config: cfg(CLIENT, { limit: "body" }) }, async (request, reply) => {
+    if (runtime.sessions.open === undefined) missing("sessions.open");
+    const view = await runtime.sessions.open(request.body);
+    return reply.code(201).send(view);
+  });
+  app.get("/v1/sessions/:id", { schema: routes.getSession, config: cfg(CLIENT) }, async (request) => {
+    if (runtime.sessions.get === undefined) missing("sessions.get");
+    return sessionOf((request.params as { id: string }).id);
+  });
+  app.delete("/v1/sessions/:id", { schema: routes.closeSession, config: cfg(CLIENT) }, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    sessionOf(id);
+    await runtime.sessions.close(id);
+    return reply.code(204).send();
+  });
+  app.post("/v1/sessions/:id/hooks", { schema: routes.registerSessionHook, config: cfg(CLIENT, { limit: "body" }) }, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const ref = request.body as { bundle: string; hook: string };
+    sessionOf(id);
+    const key = `${ref.bundle}/${ref.hook}`;
+    // The server's live allowlist can narrow the runtime's start-time list without a restart.
+    if (!live.allowlist.has(key)) {
+      throw new VcpError("SESSION_HOOK_NOT_ALLOWED", `'${key}' is not on the deployment's session_hook_allowlist (spec §8.2.1)`, { hook: key });
+    }
+    // The rate limit (spec §8.2.5) applies to the authenticated principal, the token, across all
+    // of its sessions: per-session principals would let one client multiply its budget.
+    const hook = runtime.sessions.registerHook(id, ref, principalOf(request));
+    return reply.code(201).send(hook);
+  });
+  app.post("/v1/sessions/:id/chains/:type", { schema: routes.fireChain, config: cfg(CLIENT, { limit: "body" }) }, async (request) => {
+    const { id, type } = request.params as { id: string; type: HookType };
+    const body = request.body as { context?: object; constitution?: object; event: object };
+    const view = sessionOf(id);
+    const context = body.context ?? view?.context;
+    const constitution = body.constitution ?? view?.constitution;
+    if (context === undefined || constitution === undefined) {
+      throw new HttpError("INVALID_REQUEST", "body.context and body.constitution are required when the runtime keeps no session state", { field: context === undefined ? "body.context" : "body.constitution" });
+    }
+    return runtime.fire(type, { session: id, context, constitution, event: body.event });
+  });
+  for (const op of ["adapt", "transition", "conflict", "violation"] as const) {
+    app.post(`/v1/sessions/:id/${op}`, { schema: routes[op], config: cfg(CLIENT, { limit: "body" }) }, async (request) => {
+      const { id } = request.params as { id: string };
+      const fn = runtime[op];
+      if (fn === undefined) missing(op);
+      sessionOf(id);
+      return fn.call(runtime, id, request.body ?? {});
+    });
+  }
+
+  // ── audit (operator) ───────────────────────────────────────────────────────────────────────────
+  app.get("/v1/audit", { schema: routes.audit, config: cfg(OPERATOR) }, async (request) => {
+    if (runtime.audit === undefined) missing("audit.query");
+    const query = request.query as { session?: string; since?: number; limit?: number };
+    const result = await runtime.audit.query(query);
+    return Array.isArray(result) ? { records: result } : result;
+  });
+  app.get("/v1/audit/head", { schema: routes.auditHead, config: cfg(OPERATOR) }, async () => {
+    if (runtime.audit === undefined) missing("audit.head");
+    return runtime.audit.head();
+  });
+
+  await app.ready();
+
+  return {
+    app,
+    async listen(host, port) {
+      return app.listen({ host, port });
+    },
+    update(settings) {
+      live = compileSettings(settings);
+    },
+    async close() {
+      closing = true;
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+      try {
+        await app.close();
+      } finally {
+        clearInterval(sweep);
+      }
+    },
+  };
+}
+
+interface CompiledSettings {
+  authenticator: Authenticator;
+  bodyLimit: number;
+  bundleLimit: number;
+  allowlist: ReadonlySet<string>;
+}
+
+function compileSettings(settings: LiveSettings): CompiledSettings {
+  return {
+    authenticator: createAuthenticator(settings.auth),
+    bodyLimit: Math.min(settings.limits.body_bytes, BODY_CEILING),
+    bundleLimit: Math.min(settings.limits.bundle_bytes + BUNDLE_ENVELOPE_BYTES, BODY_CEILING),
+    allowlist: new Set(settings.sessionHookAllowlist),
+  };
+}
+
+function tooLarge(kind: "body" | "bundle", limit: number): HttpError {
+  return new HttpError("PAYLOAD_TOO_LARGE", `request body exceeds ${limit} bytes (${kind === "bundle" ? "limits.bundle_bytes plus 64 KiB for the manifest and signatures" : "limits.body_bytes"})`, { limit_bytes: limit });
+}
+
+export type { FastifyReply };

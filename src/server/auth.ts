@@ -1,0 +1,69 @@
+/**
+ * Bearer-token authentication. Tokens are never stored: the config holds `token_sha256` (lowercase
+ * hex), and a presented token is hashed and compared against every stored hash in constant time.
+ */
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { HttpError } from "./errors.js";
+
+export type Role = "operator" | "client";
+
+export interface AuthEntry {
+  readonly id: string;
+  readonly role: Role;
+  readonly token_sha256: string;
+}
+
+export interface AuthPrincipal {
+  readonly id: string;
+  readonly role: Role;
+}
+
+/** sha256 hex of a token: what `auth[].token_sha256` holds. */
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token, "utf8").digest("hex");
+}
+
+/** A fresh random token: 32 bytes, base64url, prefixed with its role so a leaked one is recognizable. */
+export function generateToken(role: Role): string {
+  return `vcp_${role === "operator" ? "op" : "cl"}_${randomBytes(32).toString("base64url")}`;
+}
+
+/**
+ * A verifier over a fixed set of entries. Swapped as a whole on config reload (the server holds one
+ * reference and replaces it), so a request sees either the old or the new set, never a mix.
+ */
+export interface Authenticator {
+  /** The principal of an `Authorization` header value, or an UNAUTHENTICATED error. */
+  authenticate(header: string | undefined): AuthPrincipal;
+  readonly size: number;
+}
+
+export function createAuthenticator(entries: readonly AuthEntry[]): Authenticator {
+  const table = entries.map((e) => ({ id: e.id, role: e.role, hash: Buffer.from(e.token_sha256, "hex") }));
+  return {
+    size: table.length,
+    authenticate(header) {
+      if (header === undefined || header.length === 0) {
+        throw new HttpError("UNAUTHENTICATED", "missing bearer token: send 'Authorization: Bearer <token>'");
+      }
+      const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
+      if (match === null) throw new HttpError("UNAUTHENTICATED", "the Authorization header is not 'Bearer <token>'");
+      const presented = createHash("sha256").update(match[1]!, "utf8").digest();
+      let found: (typeof table)[number] | undefined;
+      // SECURITY: compare against every entry with timingSafeEqual and no early exit, so the time
+      // taken does not reveal which entry (or how much of a hash) matched.
+      for (const entry of table) {
+        if (timingSafeEqual(presented, entry.hash) && found === undefined) found = entry;
+      }
+      if (found === undefined) throw new HttpError("UNAUTHENTICATED", "the bearer token matches no configured principal");
+      return { id: found.id, role: found.role };
+    },
+  };
+}
+
+/** The role check of one route: operator routes refuse client tokens and vice versa. */
+export function requireRole(principal: AuthPrincipal, roles: readonly Role[], route: string): void {
+  if (!roles.includes(principal.role)) {
+    throw new HttpError("FORBIDDEN", `a ${principal.role} token may not use ${route} (needs ${roles.join(" or ")})`, { role: principal.role, required: roles });
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * From a validated `vcp.yaml` (DESIGN §6.4) to runtime options and the server's live settings, and
+ * what a SIGHUP reload may change.
+ *
+ * Reloadable live (applied to the next request, no restart):
+ *   auth (tokens), limits.body_bytes, log_level; and, in the narrowing direction only,
+ *   limits.bundle_bytes (the HTTP body cap is live; the runtime's code cap stays at its start value,
+ *   so raising it needs a restart) and session_hook_allowlist (the server checks the live list
+ *   before the runtime checks its start-time list: removals are live, additions need a restart).
+ * Need a restart (a reload that changes them keeps the running values and logs which ones):
+ *   listen, data_dir, pool, keyring, require_signatures, audit, fetch, chain_deadline_ms, cascade,
+ *   conflict_strategy, safety_critical_rules, limits.registrations_per_minute, limits.result_bytes,
+ *   redact_keys — they are owned by the runtime or the sandbox process, built once at start.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { ResolvedConfig } from "../config/config.js";
+import type { LiveSettings } from "./app.js";
+
+export const LIVE_FIELDS = ["auth", "limits.body_bytes", "limits.bundle_bytes", "session_hook_allowlist", "log_level"] as const;
+
+/** Fields that are read once at start. */
+export const RESTART_FIELDS = [
+  "listen",
+  "data_dir",
+  "pool",
+  "keyring",
+  "require_signatures",
+  "audit",
+  "fetch",
+  "chain_deadline_ms",
+  "cascade",
+  "conflict_strategy",
+  "safety_critical_rules",
+  "limits.registrations_per_minute",
+  "limits.result_bytes",
+  "redact_keys",
+] as const;
+
+export function liveSettingsFor(config: ResolvedConfig): LiveSettings {
+  return {
+    auth: config.auth,
+    limits: { body_bytes: config.limits.body_bytes, bundle_bytes: config.limits.bundle_bytes },
+    sessionHookAllowlist: config.session_hook_allowlist,
+  };
+}
+
+/** The log level a config asks for, if the config schema has the field (`log_level`). */
+export function logLevelOf(config: ResolvedConfig): string | undefined {
+  const level = (config as { log_level?: unknown }).log_level;
+  return typeof level === "string" ? level : undefined;
+}
+
+/** The options of createRuntime for a config. */
+export function runtimeOptionsFor(config: ResolvedConfig) {
+  return {
+    dataDir: config.data_dir,
+    keyring: { keys: config.keyring.keys.map((k) => ({ ...k })) },
+    requireSignatures: config.require_signatures,
+    maxBundleBytes: config.limits.bundle_bytes,
+    sessionHookAllowlist: [...config.session_hook_allowlist],
+    registrationsPerMinute: config.limits.registrations_per_minute,
+    chainDeadlineMs: { ...config.chain_deadline_ms },
+    cascade: { disableFailingHooks: config.cascade.disable_failing_hooks },
+    conflictStrategy: config.conflict_strategy,
+    audit: { path: config.audit.path, fsync: config.audit.fsync, rotateBytes: config.audit.rotate_bytes, redactKeys: [...config.redact_keys] },
+    sandbox: {
+      threads: config.pool.threads,
+      maxQueue: config.pool.max_queue,
+      limits: { isolateMemoryMb: config.pool.isolate_memory_mb, resultBytes: config.limits.result_bytes, codeBytes: config.limits.bundle_bytes },
+      fetch: { allowHosts: [...config.fetch.allow_hosts], denyLlmHosts: [...config.fetch.deny_llm_hosts] },
+    },
+  };
+}
+
+/**
+ * Live fields changed in a direction that only a restart completes (relative to the config the
+ * runtime was started with): a raised bundle cap, new allowlist entries.
+ */
+export function partiallyLiveChanges(started: ResolvedConfig, next: ResolvedConfig): string[] {
+  const out: string[] = [];
+  if (next.limits.bundle_bytes > started.limits.bundle_bytes) out.push("limits.bundle_bytes (raised)");
+  const startList = new Set(started.session_hook_allowlist);
+  const added = next.session_hook_allowlist.filter((entry) => !startList.has(entry));
+  if (added.length > 0) out.push(`session_hook_allowlist (added: ${added.join(", ")})`);
+  return out;
+}
+
+/** Restart-only fields whose value differs between two configs. */
+export function restartOnlyChanges(previous: ResolvedConfig, next: ResolvedConfig): string[] {
+  const read = (config: ResolvedConfig, field: string): unknown =>
+    field.split(".").reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], config);
+  return RESTART_FIELDS.filter((field) => !isDeepStrictEqual(read(previous, field), read(next, field)));
+}

@@ -1,0 +1,42 @@
+/**
+ * What the HTTP adapter needs from the runtime, stated structurally. `Runtime` from src/index.ts
+ * satisfies it; operations the runtime does not provide yet are optional here and their routes
+ * answer 501 NOT_IMPLEMENTED instead of failing to start. Results are passed through as JSON: the
+ * route's response schema decides what goes on the wire.
+ */
+import type { BundleInfo, ChainResult, HookType, ResolvedHook, RuntimeStatus } from "../index.js";
+
+export interface PortPrincipal {
+  id: string;
+  role: "operator" | "client";
+}
+
+export interface ServerRuntime {
+  bundles: {
+    install(artifact: any, options?: { principal?: PortPrincipal }): Promise<BundleInfo>;
+    remove(name: string, options?: { principal?: PortPrincipal }): Promise<BundleInfo>;
+    list(): BundleInfo[];
+    get(name: string): BundleInfo | undefined;
+  };
+  sessions: {
+    open?(input: any): unknown;
+    get?(id: string): unknown;
+    close(id: string): unknown;
+    registerHook(sessionId: string, ref: { bundle: string; hook: string }, options?: { principal?: PortPrincipal }): ResolvedHook;
+  };
+  hooks: {
+    chain(type: HookType, sessionId?: string): ResolvedHook[];
+  };
+  fire(type: HookType, input: any): Promise<ChainResult>;
+  adapt?(sessionId: string, input: any): Promise<unknown>;
+  transition?(sessionId: string, input: any): Promise<unknown>;
+  conflict?(sessionId: string, input: any): Promise<unknown>;
+  violation?(sessionId: string, input: any): Promise<unknown>;
+  audit?: {
+    query(query: any): unknown;
+    head(): unknown;
+  };
+  metrics?(): Promise<string>;
+  status(): RuntimeStatus;
+  close(): Promise<void>;
+}

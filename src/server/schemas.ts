@@ -1,0 +1,330 @@
+/**
+ * JSON schemas of every route: request validation (compiled once by fastify's ajv at registration)
+ * and response serialization (fast-json-stringify, compiled once). The OpenAPI document at
+ * GET /openapi.json is generated from these by @fastify/swagger.
+ *
+ * Response objects that carry runtime data keep `additionalProperties: true`, so a field the runtime
+ * adds later reaches clients without a server change; fields listed are serialized fast.
+ */
+import { HOOK_TYPES } from "../index.js";
+
+const NAME = "^[a-z0-9_-]{1,64}$";
+const SESSION_ID = "^[A-Za-z0-9._:-]{1,256}$";
+
+const object = (properties: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
+  type: "object",
+  properties,
+  additionalProperties: true,
+  ...extra,
+});
+const anyObject = { type: "object", additionalProperties: true } as const;
+const stringArray = { type: "array", items: { type: "string" } } as const;
+const nullableString = { type: ["string", "null"] } as const;
+const trace = { type: "array", items: { $ref: "ChainResult#" } } as const;
+
+export const errorResponse = { $ref: "VcpErrorResponse#" } as const;
+const errors = { "4xx": errorResponse, "5xx": errorResponse } as const;
+
+export const HookTypeSchema = { type: "string", enum: [...HOOK_TYPES] } as const;
+
+export const BundleInfoSchema = {
+  $id: "BundleInfo",
+  ...object({
+    bundle: { type: "string" },
+    version: { type: "string" },
+    digest: { type: "string" },
+    trust: { type: "string" },
+    hooks: stringArray,
+    session_hooks: stringArray,
+    activated_at: { type: "string" },
+    signed_by: nullableString,
+    errors: { type: "array", items: anyObject },
+  }),
+  required: ["bundle", "version", "digest", "hooks"],
+} as const;
+
+export const ResolvedHookSchema = {
+  $id: "ResolvedHook",
+  ...object({
+    name: { type: "string" },
+    type: { type: "string" },
+    priority: { type: "integer" },
+    timeout_ms: { type: "integer" },
+    scope: { type: "string" },
+    session_id: { type: "string" },
+    trust: { type: "string" },
+    enabled: { type: "boolean" },
+    fail_closed: { type: "boolean" },
+    action: anyObject,
+    condition: { anyOf: [anyObject, { type: "null" }] },
+    metadata: anyObject,
+  }),
+} as const;
+
+export const HookExecutionSchema = {
+  $id: "HookExecution",
+  ...object({
+    hook: { type: "string" },
+    bundle: { type: "string" },
+    scope: { type: "string" },
+    trust: { type: "string" },
+    status: { type: "string" },
+    outcome: { type: "string" },
+    duration_ms: { type: "number" },
+    cpu_ms: { type: "number" },
+    reason: { type: "string" },
+    annotations: anyObject,
+    error: { type: "string" },
+    modified_context: { type: "boolean" },
+    modified_constitution: { type: "boolean" },
+    // Closed: the runtime's audit-only fields (bundle_digest, modification diff) stay out of the
+    // v1 wire shape of DESIGN §6.2.
+  }, { additionalProperties: false }),
+} as const;
+
+export const ChainResultSchema = {
+  $id: "ChainResult",
+  ...object({
+    chain_id: { type: "string" },
+    type: { type: "string" },
+    status: { type: "string", enum: ["completed", "aborted"] },
+    reason: { type: ["string", "null"] },
+    aborted_by: { type: ["string", "null"] },
+    context: anyObject,
+    constitution: anyObject,
+    cascade_failure: { type: "boolean" },
+    hook_results: { type: "array", items: { $ref: "HookExecution#" } },
+    duration_ms: { type: "number" },
+  }),
+  // Every field is always present; listing them in DESIGN §6.2 order also fixes the wire order.
+  required: ["chain_id", "type", "status", "reason", "aborted_by", "context", "constitution", "cascade_failure", "hook_results", "duration_ms"],
+} as const;
+
+/** The `.vcpb` artifact (DESIGN §3.2). Signatures are optional here: the runtime refuses an unsigned bundle with UNSIGNED_BUNDLE, never a schema error. */
+export const ArtifactSchema = {
+  $id: "VcpBundleArtifact",
+  type: "object",
+  required: ["format", "manifest", "code", "digest"],
+  additionalProperties: false,
+  properties: {
+    format: { type: "string", const: "vcp-bundle/1" },
+    manifest: { type: "object", additionalProperties: true, required: ["bundle"], properties: { bundle: { type: "string", pattern: NAME } } },
+    code: { type: "string", minLength: 1 },
+    digest: { type: "string", pattern: "^sha256:[0-9a-f]{64}$" },
+    signatures: {
+      type: "array",
+      maxItems: 16,
+      items: {
+        type: "object",
+        required: ["key_id", "alg", "sig"],
+        additionalProperties: false,
+        properties: { key_id: { type: "string", minLength: 1, maxLength: 128 }, alg: { type: "string" }, sig: { type: "string", maxLength: 1024 } },
+      },
+    },
+  },
+} as const;
+
+export const SessionViewSchema = {
+  $id: "SessionView",
+  ...object({
+    session_id: { type: "string" },
+    context: anyObject,
+    constitution: anyObject,
+    state: { type: ["string", "null"] },
+    last_known_good: anyObject,
+    metadata: anyObject,
+    created_at: { type: "string" },
+    updated_at: { type: "string" },
+    periodic: { type: "array", items: anyObject },
+  }),
+  required: ["session_id"],
+} as const;
+
+/** Input of adapt (DESIGN §4.6): the caller's selection. */
+export const AdaptInputSchema = {
+  $id: "AdaptInput",
+  type: "object",
+  required: ["selected", "candidates", "selection_rationale", "selection_algorithm"],
+  additionalProperties: false,
+  properties: {
+    context: anyObject,
+    selected: anyObject,
+    candidates: { type: "array", items: anyObject },
+    selection_rationale: { type: "string" },
+    selection_algorithm: { type: "string" },
+    scores: { type: "object", additionalProperties: { type: "number" } },
+    injection_target: { type: "string" },
+    injection_format: { type: "string", enum: ["system_prompt", "prefix", "suffix", "metadata"] },
+    raw_constitution: { type: "string" },
+  },
+} as const;
+
+export const SharedSchemas = [BundleInfoSchema, ResolvedHookSchema, HookExecutionSchema, ChainResultSchema, ArtifactSchema, SessionViewSchema, AdaptInputSchema];
+
+const nameParams = { type: "object", required: ["name"], properties: { name: { type: "string", pattern: NAME } } } as const;
+const sessionParams = { type: "object", required: ["id"], properties: { id: { type: "string", pattern: SESSION_ID } } } as const;
+const security = (role: "operator" | "client" | "any") => [{ [role === "any" ? "bearer" : role]: [] }];
+
+const contextOverrides = { context: anyObject, constitution: anyObject };
+
+export const routes = {
+  healthz: { tags: ["ops"], summary: "Liveness", response: { 200: object({ status: { type: "string" } }) } },
+  metrics: { tags: ["ops"], summary: "Prometheus metrics (text exposition format)", security: security("operator"), response: { 200: { type: "string" }, ...errors } },
+  status: {
+    tags: ["ops"],
+    summary: "Bundles with revision and activation time, per-hook counters and latency, sandbox state",
+    security: security("operator"),
+    response: { 200: object({ bundles: { type: "array", items: { $ref: "BundleInfo#" } }, hooks: { type: "array", items: anyObject }, registry_revision: { type: "integer" }, sandbox: anyObject, server: anyObject }), ...errors },
+  },
+  installBundle: {
+    tags: ["bundles"],
+    summary: "Install or hot-swap a signed bundle (.vcpb)",
+    consumes: ["application/vnd.vcp.bundle+json", "application/json"],
+    security: security("operator"),
+    params: nameParams,
+    body: { $ref: "VcpBundleArtifact#" },
+    response: { 201: { $ref: "BundleInfo#" }, ...errors },
+  },
+  listBundles: {
+    tags: ["bundles"],
+    summary: "Installed bundles",
+    security: security("operator"),
+    response: { 200: object({ bundles: { type: "array", items: { $ref: "BundleInfo#" } } }), ...errors },
+  },
+  getBundle: { tags: ["bundles"], summary: "One installed bundle", security: security("operator"), params: nameParams, response: { 200: { $ref: "BundleInfo#" }, ...errors } },
+  removeBundle: { tags: ["bundles"], summary: "Remove a bundle and all its hooks", security: security("operator"), params: nameParams, response: { 200: { $ref: "BundleInfo#" }, ...errors } },
+  hooks: {
+    tags: ["hooks"],
+    summary: "The resolved chain order (spec §5.1) for one type, or every type",
+    security: security("any"),
+    querystring: { type: "object", additionalProperties: false, properties: { type: HookTypeSchema, session: { type: "string", pattern: SESSION_ID } } },
+    response: { 200: object({ hooks: { type: "array", items: { $ref: "ResolvedHook#" } } }), ...errors },
+  },
+  openSession: {
+    tags: ["sessions"],
+    summary: "Open a session",
+    security: security("client"),
+    body: {
+      type: "object",
+      required: ["context", "constitution"],
+      additionalProperties: false,
+      properties: { session_id: { type: "string", pattern: SESSION_ID }, context: anyObject, constitution: anyObject, state: { type: ["string", "null"], maxLength: 256 }, metadata: anyObject },
+    },
+    response: { 201: { $ref: "SessionView#" }, ...errors },
+  },
+  getSession: { tags: ["sessions"], summary: "A session's state", security: security("client"), params: sessionParams, response: { 200: { $ref: "SessionView#" }, ...errors } },
+  closeSession: { tags: ["sessions"], summary: "Close a session and drop its hooks", security: security("client"), params: sessionParams, response: { 204: { type: "null" }, ...errors } },
+  registerSessionHook: {
+    tags: ["sessions"],
+    summary: "Register an allowlisted session-scope hook for this session",
+    security: security("client"),
+    params: sessionParams,
+    body: { type: "object", required: ["bundle", "hook"], additionalProperties: false, properties: { bundle: { type: "string", pattern: NAME }, hook: { type: "string", pattern: "^[a-z0-9_-]{1,64}$" } } },
+    response: { 201: { $ref: "ResolvedHook#" }, ...errors },
+  },
+  fireChain: {
+    tags: ["events"],
+    summary: "Run the hook chain of one type for one event (no session state change)",
+    security: security("client"),
+    params: { type: "object", required: ["id", "type"], properties: { id: sessionParams.properties.id, type: HookTypeSchema } },
+    body: { type: "object", required: ["event"], additionalProperties: false, properties: { ...contextOverrides, event: anyObject } },
+    response: { 200: { $ref: "ChainResult#" }, ...errors },
+  },
+  adapt: {
+    tags: ["events"],
+    summary: "post_select then pre_inject: the constitution to inject, or why not",
+    security: security("client"),
+    params: sessionParams,
+    body: { $ref: "AdaptInput#" },
+    response: {
+      200: object({ outcome: { type: "string", enum: ["inject", "cancelled", "blocked"] }, constitution: anyObject, context: anyObject, reason: nullableString, aborted_by: nullableString, trace }, { required: ["outcome"] }),
+      ...errors,
+    },
+  },
+  transition: {
+    tags: ["events"],
+    summary: "on_transition before the state changes; abort keeps the previous state",
+    security: security("client"),
+    params: sessionParams,
+    body: {
+      type: "object",
+      required: ["to", "trigger"],
+      additionalProperties: false,
+      properties: { to: { type: "string", minLength: 1, maxLength: 256 }, trigger: { type: "string", maxLength: 1024 }, metadata: anyObject, adapt: { $ref: "AdaptInput#" } },
+    },
+    response: {
+      200: object(
+        { outcome: { type: "string", enum: ["transitioned", "blocked"] }, state: nullableString, previous_state: nullableString, context: anyObject, reason: nullableString, aborted_by: nullableString, trace, adaptation: anyObject },
+        { required: ["outcome"] },
+      ),
+      ...errors,
+    },
+  },
+  conflict: {
+    tags: ["events"],
+    summary: "on_conflict: a modify resolves; none ⇒ the configured strategy; abort ⇒ last known-good",
+    security: security("client"),
+    params: sessionParams,
+    body: {
+      type: "object",
+      required: ["constitutions", "conflicting_rules", "conflict_severity"],
+      additionalProperties: false,
+      properties: {
+        constitutions: { type: "array", minItems: 1, items: anyObject },
+        conflicting_rules: { type: "array", items: anyObject },
+        conflict_severity: { type: "string", enum: ["warning", "error", "critical"] },
+        composition_strategy: { type: "string" },
+      },
+    },
+    response: {
+      200: object(
+        { outcome: { type: "string", enum: ["resolved", "default", "failed"] }, constitution: anyObject, strategy: { type: "string" }, dropped_rules: stringArray, reason: nullableString, aborted_by: nullableString, trace },
+        { required: ["outcome"] },
+      ),
+      ...errors,
+    },
+  },
+  violation: {
+    tags: ["events"],
+    summary: "on_violation before any default response",
+    security: security("client"),
+    params: sessionParams,
+    body: {
+      type: "object",
+      required: ["output", "violated_rules", "severity", "violation_evidence"],
+      additionalProperties: false,
+      properties: {
+        output: { type: "string" },
+        violated_rules: { type: "array", items: anyObject },
+        severity: { type: "string", enum: ["minor", "major", "critical"] },
+        violation_evidence: { type: "string" },
+        retry_count: { type: "integer", minimum: 0 },
+        context: anyObject,
+      },
+    },
+    response: {
+      200: object(
+        { outcome: { type: "string", enum: ["deliver", "suppress", "retry", "corrected"] }, output: { type: "string" }, context: anyObject, retry_count: { type: "integer" }, reason: nullableString, aborted_by: nullableString, trace },
+        { required: ["outcome"] },
+      ),
+      ...errors,
+    },
+  },
+  audit: {
+    tags: ["audit"],
+    summary: "Audit records, oldest first",
+    security: security("operator"),
+    querystring: {
+      type: "object",
+      additionalProperties: false,
+      properties: { session: { type: "string", pattern: SESSION_ID }, since: { type: "integer", minimum: 0, description: "return records with seq > since" }, limit: { type: "integer", minimum: 1, maximum: 10000, default: 100 } },
+    },
+    response: { 200: object({ records: { type: "array", items: anyObject } }), ...errors },
+  },
+  auditHead: {
+    tags: ["audit"],
+    summary: "The audit log's head (seq and hash) for anchoring",
+    security: security("operator"),
+    response: { 200: object({ seq: { type: "integer" }, hash: { type: "string" } }, { required: ["seq", "hash"] }), ...errors },
+  },
+} as const;

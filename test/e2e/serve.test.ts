@@ -1,0 +1,189 @@
+// `vcp-hooks serve` as a process: `node dist/src/cli/serve.js` in a scratch directory. Embedded
+// default (dev key persisted, tokens printed once), config validation, SIGHUP reload, SIGTERM drain.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { GUARD_CODE, call, constitution, events, guardManifest, keys, sha256, signed } from "./helpers.js";
+
+const SERVE = resolve("dist/src/cli/serve.js");
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function scratch(): string {
+  const d = mkdtempSync(join(tmpdir(), "vcp-serve-"));
+  dirs.push(d);
+  return d;
+}
+
+interface Proc {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+  waitFor(pattern: RegExp, ms?: number): Promise<string>;
+}
+
+async function serve(cwd: string, args: string[], env: Record<string, string> = {}): Promise<Proc> {
+  const child = spawn(process.execPath, [SERVE, ...args], { cwd, env: { ...process.env, VCP_OPERATOR_TOKEN: "", VCP_CLIENT_TOKEN: "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  const waitFor = async (pattern: RegExp, ms = 20_000) => {
+    const start = Date.now();
+    while (Date.now() - start < ms) {
+      const m = pattern.exec(out);
+      if (m) return m[1] ?? m[0];
+      if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}:\n${out}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error(`timed out waiting for ${pattern}:\n${out}`);
+  };
+  const url = await waitFor(/serving at (http:\/\/[^\s]+)/);
+  return { child, url, output: () => out, exited, waitFor };
+}
+
+function vcpYaml(dir: string, opts: { operator: string; client: string; port?: number; extra?: string }) {
+  writeFileSync(
+    join(dir, "vcp.yaml"),
+    [
+      `listen: { host: 127.0.0.1, port: ${opts.port ?? 0} }`,
+      "data_dir: ./data",
+      "auth:",
+      `  - { id: ops, role: operator, token_sha256: "${sha256(opts.operator)}" }`,
+      `  - { id: app, role: client, token_sha256: "${sha256(opts.client)}" }`,
+      "keyring:",
+      "  keys:",
+      `    - { key_id: ops, public_key_file: ops.pub.pem, max_trust: deployment }`,
+      "require_signatures: true",
+      opts.extra ?? "",
+    ].join("\n"),
+  );
+  writeFileSync(join(dir, "ops.pub.pem"), keys.ops.publicKeyPem);
+}
+
+describe("vcp-hooks serve", () => {
+  it("embedded default without policies/: serves, prints the tokens once, persists the dev key, stops on SIGTERM", async () => {
+    const dir = scratch();
+    const p = await serve(dir, ["--port", "0"]);
+    const operator = await p.waitFor(/VCP_OPERATOR_TOKEN=(\S+)/);
+    const client = await p.waitFor(/VCP_CLIENT_TOKEN=(\S+)/);
+    expect(p.output()).toMatch(/no policies\/ directory/);
+    const keyFile = join(dir, ".vcp", "dev-key.pem");
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const pem = readFileSync(keyFile, "utf8");
+
+    expect((await call(p.url, "GET", "/healthz")).status).toBe(200);
+    const bundles = await call(p.url, "GET", "/v1/bundles", { token: operator });
+    expect(bundles.status).toBe(200);
+    expect(bundles.body.bundles).toEqual([]);
+    expect((await call(p.url, "GET", "/v1/bundles", { token: client })).status).toBe(403);
+    expect((await call(p.url, "GET", "/v1/bundles", { token: "guess" })).status).toBe(401);
+
+    p.child.kill("SIGTERM");
+    expect(await p.exited).toBe(0);
+    // tokens appear exactly once in everything the process wrote
+    expect(p.output().split(operator).length - 1).toBe(1);
+    expect(p.output().split(client).length - 1).toBe(1);
+
+    const again = await serve(dir, ["--port", "0"]);
+    expect(readFileSync(keyFile, "utf8")).toBe(pem);
+    const operator2 = await again.waitFor(/VCP_OPERATOR_TOKEN=(\S+)/);
+    expect(operator2).not.toBe(operator);
+    expect((await call(again.url, "GET", "/v1/bundles", { token: operator })).status).toBe(401);
+    again.child.kill("SIGINT");
+    expect(await again.exited).toBe(0);
+  });
+
+  it("embedded default builds and installs the bundles under policies/", async () => {
+    const dir = scratch();
+    mkdirSync(join(dir, "policies", "hello", "src"), { recursive: true });
+    writeFileSync(
+      join(dir, "policies", "hello", "policy.yaml"),
+      ["bundle: hello", "version: 1.0.0", "trust: deployment", "entry: src/index.ts", "hooks:", "  - { name: say_hello, type: pre_inject, action: sayHello, priority: 50, timeout_ms: 1000 }"].join("\n"),
+    );
+    writeFileSync(join(dir, "policies", "hello", "src", "index.ts"), 'export function sayHello(_input: unknown) { return { status: "continue", annotations: { hello: "world" } }; }\n');
+    const p = await serve(dir, ["--port", "0"], { VCP_OPERATOR_TOKEN: "op-env-token", VCP_CLIENT_TOKEN: "cl-env-token" });
+    expect(p.output()).toMatch(/bundles: hello@1\.0\.0/);
+    expect(p.output()).not.toMatch(/op-env-token/);
+    const list = await call(p.url, "GET", "/v1/bundles", { token: "op-env-token" });
+    expect(list.body.bundles).toEqual([expect.objectContaining({ bundle: "hello", signed_by: "dev" })]);
+    const open = await call(p.url, "POST", "/v1/sessions", { token: "cl-env-token", body: { session_id: "demo", context: { user: "ana" }, constitution } });
+    if (open.status === 201) {
+      const fired = await call(p.url, "POST", "/v1/sessions/demo/chains/pre_inject", { token: "cl-env-token", body: { event: events.pre_inject } });
+      expect(fired.status).toBe(200);
+      expect(fired.body.hook_results[0]).toMatchObject({ hook: "say_hello", outcome: "ok", annotations: { hello: "world" } });
+    }
+    p.child.kill("SIGTERM");
+    expect(await p.exited).toBe(0);
+  });
+
+  it("an invalid config fails at start naming the field (exit 1); a bad flag is a usage error (exit 2)", async () => {
+    const dir = scratch();
+    writeFileSync(join(dir, "vcp.yaml"), "listen: { host: 127.0.0.1, port: 99999 }\nlimits: { body_bytes: 12 }\n");
+    const child = spawn(process.execPath, [SERVE, "--config", "vcp.yaml"], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (d) => (err += d));
+    const code = await new Promise((r) => child.on("exit", r));
+    expect(code).toBe(1);
+    expect(err).toMatch(/INVALID_CONFIG/);
+    expect(err).toMatch(/listen\.port/);
+    expect(err).toMatch(/limits\.body_bytes/);
+    const usage = spawn(process.execPath, [SERVE, "--bogus"], { cwd: dir, stdio: "ignore" });
+    expect(await new Promise((r) => usage.on("exit", r))).toBe(2);
+  });
+
+  it("SIGHUP reloads tokens live, keeps the previous config when the new one is invalid, and names restart-only changes", async () => {
+    const dir = scratch();
+    vcpYaml(dir, { operator: "op-A", client: "cl-A" });
+    const p = await serve(dir, ["--config", "vcp.yaml"]);
+    expect((await call(p.url, "GET", "/v1/bundles", { token: "op-A" })).status).toBe(200);
+
+    vcpYaml(dir, { operator: "op-B", client: "cl-B", extra: "pool: { threads: 3 }" });
+    p.child.kill("SIGHUP");
+    await p.waitFor(/"config reloaded"/);
+    expect(p.output()).toMatch(/take effect only after a restart/);
+    expect(p.output()).toMatch(/"pool"/);
+    expect((await call(p.url, "GET", "/v1/bundles", { token: "op-A" })).status).toBe(401);
+    expect((await call(p.url, "GET", "/v1/bundles", { token: "op-B" })).status).toBe(200);
+
+    writeFileSync(join(dir, "vcp.yaml"), "auth: [ { id: x, role: operator, token_sha256: nothex } ]\n");
+    p.child.kill("SIGHUP");
+    await p.waitFor(/config reload failed: keeping the previous config/);
+    expect((await call(p.url, "GET", "/v1/bundles", { token: "op-B" })).status).toBe(200);
+    const status = await call(p.url, "GET", "/v1/status", { token: "op-B" });
+    expect(status.body.server.reload).toMatchObject({ ok: false });
+    expect(status.body.server.reload.error).toMatch(/token_sha256/);
+
+    p.child.kill("SIGTERM");
+    expect(await p.exited).toBe(0);
+  });
+
+  it("SIGTERM drains: an in-flight chain finishes with 200, then the process exits 0", async () => {
+    const dir = scratch();
+    vcpYaml(dir, { operator: "op", client: "cl" });
+    const p = await serve(dir, ["--config", "vcp.yaml"]);
+    const manifest = guardManifest({ hooks: [{ name: "slow_hook", type: "pre_inject", action: "slow", priority: 50, timeout_ms: 5000 }] });
+    expect((await call(p.url, "PUT", "/v1/bundles/guard", { token: "op", body: signed(manifest, GUARD_CODE) })).status).toBe(201);
+    const open = await call(p.url, "POST", "/v1/sessions", { token: "cl", body: { session_id: "s", context: { a: 1 }, constitution } });
+    const body = open.status === 201 ? { event: events.pre_inject } : { context: { a: 1 }, constitution, event: events.pre_inject };
+    const inflight = call(p.url, "POST", "/v1/sessions/s/chains/pre_inject", { token: "cl", body });
+    await new Promise((r) => setTimeout(r, 150));
+    p.child.kill("SIGTERM");
+    const reply = await inflight;
+    expect(reply.status).toBe(200);
+    expect(reply.body.hook_results[0]).toMatchObject({ hook: "slow_hook", outcome: "ok" });
+    expect(await p.exited).toBe(0);
+    expect(p.output()).toMatch(/shutting down: draining/);
+    // bundles persisted in data_dir survive the restart
+    expect(existsSync(join(dir, "data"))).toBe(true);
+  });
+});
