@@ -1,0 +1,158 @@
+/**
+ * `vcp-hooks fire <type> --bundle <file.vcpb|dir…> --input <json|->`: one chain, locally, over the
+ * given bundles (directories are built on the fly), printed as a trace: the order, predicate skips,
+ * statuses and outcomes, durations, annotations and the keys the chain changed.
+ */
+import { readFile } from "node:fs/promises";
+import { HOOK_TYPES, loadKeyring, type ChainResult, type HookType, type Keyring } from "../index.js";
+import { CheckFailed, EXIT_OK, parseCommand, printJson, progress, requireOption, stringOption, UsageError, type Command } from "./common.js";
+import { changedKeys, show, type Change } from "./json-match.js";
+import { LOCAL_TRUST_NOTE, loadLocalBundle, prepareChainInput, startLocalRuntime, type GuestLog } from "./local.js";
+
+const USAGE = `usage: vcp-hooks fire <type> --bundle <file.vcpb|dir> [--bundle …] --input <file.json|-> [--keyring <file>] [--json]
+
+Run one <type> chain (${HOOK_TYPES.join(", ")}) locally over the given bundles and print the
+trace: hook order, predicate skips, status and outcome per hook, durations, annotations, guest logs,
+and the context/constitution keys that changed (before → after).
+
+The input is JSON: { "context": {…}, "constitution": {…}, "event": {…}, "session"?: {"id": …} }
+("-" reads it from stdin).
+
+Bundles: a policy directory is built first; a .vcpb has its digest and manifest verified, and its
+signatures too when --keyring is given (without one they are not checked). Nothing is installed
+anywhere: ${LOCAL_TRUST_NOTE}.
+
+Options:
+  --bundle <path>   a .vcpb file or a policy directory (repeatable)
+  --input <path>    chain input JSON file, or - for stdin
+  --keyring <file>  verify .vcpb signatures against this keyring
+  --json            print { result, changes, skips } as JSON
+Exit: 0 the chain ran (completed or aborted), 1 a bundle or the input was refused, 2 usage error.`;
+
+export const fireCommand: Command = {
+  name: "fire",
+  summary: "run one chain locally over bundles or policy dirs and print the trace",
+  usage: USAGE,
+  async run(args, io) {
+    const { values, positionals, help } = parseCommand(
+      "fire",
+      args,
+      { bundle: { type: "string", multiple: true, short: "b" }, input: { type: "string", short: "i" }, keyring: { type: "string" } },
+      { min: 1, max: 1, names: "<type>" },
+    );
+    if (help) {
+      io.out(USAGE);
+      return EXIT_OK;
+    }
+    const type = positionals[0]!;
+    if (!(HOOK_TYPES as readonly string[]).includes(type)) throw new UsageError(`fire: unknown hook type '${type}' (expected one of ${HOOK_TYPES.join(", ")})`);
+    const bundles = (values["bundle"] as string[] | undefined) ?? [];
+    if (bundles.length === 0) throw new UsageError("fire: option '--bundle' is required");
+    const inputPath = requireOption("fire", values, "input");
+    const keyringPath = stringOption("fire", values, "keyring");
+
+    const input = prepareChainInput(await readInput(inputPath), inputPath === "-" ? "stdin" : inputPath);
+    const keyring: Keyring | undefined = keyringPath === undefined ? undefined : await loadKeyring(keyringPath);
+    const loaded = [];
+    for (const path of bundles) loaded.push(await loadLocalBundle(path, io, keyring));
+    for (const b of loaded) {
+      if (b.source === "file") io.err(b.signedBy !== null ? `${b.path}: signature verified (key ${b.signedBy})` : `${b.path}: signatures not checked (no --keyring)`);
+    }
+
+    const logs: GuestLog[] = [];
+    const skips = new Map<string, unknown>();
+    const runtime = await startLocalRuntime(io, (line) => {
+      logs.push(line);
+      if (!io.json) io.out(`  [guest ${line.bundle}/${line.hook}] ${line.level}: ${line.message}${line.fields ? ` ${JSON.stringify(line.fields)}` : ""}`);
+    });
+    try {
+      runtime.on("hook.skipped", (e) => {
+        if (e.reason === "predicate_false") skips.set(e.hook, e.predicate);
+      });
+      for (const b of loaded) {
+        progress(io, `installing ${b.artifact.manifest.bundle} ${b.artifact.manifest.version}`);
+        await runtime.bundles.install(b.artifact);
+      }
+      const chain = runtime.hooks.chain(type as HookType, typeof input.session === "object" ? String(input.session["id"]) : input.session);
+      const priorities = new Map(chain.map((h) => [h.name, h.priority]));
+      if (chain.length === 0) io.err(`note: no hook of type ${type} in the given bundles; the chain is empty`);
+      const session = input.session ?? { id: "local" };
+      const result = await runtime.fire(type as HookType, {
+        session: session as { id: string },
+        context: input.context,
+        constitution: input.constitution as never,
+        event: input.event as never,
+      });
+      const changes = [...changedKeys(input.context, result.context, "context"), ...changedKeys(input.constitution, result.constitution, "constitution")];
+      if (io.json) {
+        printJson(io, { note: LOCAL_TRUST_NOTE, result, changes, skips: Object.fromEntries(skips), logs });
+      } else {
+        io.out(formatTrace(result, { priorities, skips, changes }));
+      }
+    } finally {
+      await runtime.close();
+    }
+    return EXIT_OK;
+  },
+};
+
+async function readInput(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = path === "-" ? await readStdin() : await readFile(path, "utf8");
+  } catch (err) {
+    throw new CheckFailed(`cannot read --input ${path}: ${(err as Error).message}`, "NOT_FOUND");
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new CheckFailed(`--input ${path === "-" ? "stdin" : path} is not JSON: ${(err as Error).message}`, "INVALID_INPUT");
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** The human trace of one chain. Exported for unit tests. */
+export function formatTrace(result: ChainResult, extra: { priorities: Map<string, number>; skips: Map<string, unknown>; changes: Change[] }): string {
+  const lines: string[] = [];
+  const head = `${result.type} chain ${result.chain_id.slice(0, 8)}: ${result.status.toUpperCase()}`;
+  lines.push(result.status === "aborted" ? `${head} by ${result.aborted_by ?? "?"}: ${result.reason ?? ""}` : head);
+  lines.push(`  ${result.hook_results.length} hook(s), ${result.duration_ms.toFixed(2)} ms${result.cascade_failure ? ", CASCADE FAILURE (spec §7.3)" : ""}`);
+  const nameWidth = Math.max(4, ...result.hook_results.map((h) => h.hook.length));
+  const bundleWidth = Math.max(6, ...result.hook_results.map((h) => h.bundle.length));
+  lines.push(`  ${"#".padStart(2)}  ${"hook".padEnd(nameWidth)}  ${"bundle".padEnd(bundleWidth)}  prio  ${"status".padEnd(8)}  ${"outcome".padEnd(18)}  ms`);
+  result.hook_results.forEach((h, i) => {
+    const prio = String(extra.priorities.get(h.hook) ?? "").padStart(4);
+    lines.push(`  ${String(i + 1).padStart(2)}  ${h.hook.padEnd(nameWidth)}  ${h.bundle.padEnd(bundleWidth)}  ${prio}  ${h.status.padEnd(8)}  ${h.outcome.padEnd(18)}  ${h.duration_ms.toFixed(3)}`);
+    const pad = " ".repeat(8);
+    if (h.outcome === "skipped_predicate") lines.push(`${pad}skipped: condition false: ${describePredicate(extra.skips.get(h.hook))}`);
+    if (h.outcome === "skipped_disabled") lines.push(`${pad}skipped: hook disabled`);
+    if (h.reason) lines.push(`${pad}reason: ${h.reason}`);
+    if (h.error) lines.push(`${pad}error: ${h.error}`);
+    const modified = [h.modified_context ? "context" : "", h.modified_constitution ? "constitution" : ""].filter(Boolean);
+    if (modified.length > 0) lines.push(`${pad}modified: ${modified.join(", ")}`);
+    if (h.annotations && Object.keys(h.annotations).length > 0) lines.push(`${pad}annotations: ${show(h.annotations, 400)}`);
+  });
+  if (extra.changes.length === 0) lines.push("  changes: none (context and constitution as given)");
+  else {
+    lines.push(`  changes (input → final):`);
+    for (const c of extra.changes) {
+      if (c.kind === "added") lines.push(`    + ${c.path}: ${show(c.after)}`);
+      else if (c.kind === "removed") lines.push(`    - ${c.path}: ${show(c.before)}`);
+      else lines.push(`    ~ ${c.path}: ${show(c.before)} → ${show(c.after)}`);
+    }
+  }
+  return lines.join("\n");
+}
+
+/** `field operator value`, and/or trees in brackets. */
+export function describePredicate(p: unknown): string {
+  if (typeof p !== "object" || p === null) return "(predicate not reported)";
+  const pred = p as { field?: string; operator?: string; value?: unknown; combine?: string; children?: unknown[] };
+  if (pred.combine !== undefined && Array.isArray(pred.children)) return `(${pred.children.map(describePredicate).join(` ${pred.combine} `)})`;
+  return `${pred.field ?? "?"} ${pred.operator ?? "?"} ${show(pred.value)}`;
+}

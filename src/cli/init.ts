@@ -1,0 +1,208 @@
+/**
+ * `vcp-hooks init <dir>`: scaffold a policy bundle (DESIGN §3.1) that builds, type-checks and passes
+ * its own tests as generated: policy.yaml, src/index.ts (a typed action), src/vcp-env.d.ts (the
+ * sandbox's `vcp` global), tests/example.yaml, tsconfig.json.
+ */
+import { existsSync, readdirSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { HOOK_TYPES, type HookType } from "../index.js";
+import { CheckFailed, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command } from "./common.js";
+
+const USAGE = `usage: vcp-hooks init <dir> [--name <bundle>] [--type <hook type>] [--json]
+
+Create a new policy directory:
+  policy.yaml          the manifest (bundle, version, trust, hooks)
+  src/index.ts         the hook action, typed with import type { HookInput, HookResult } from "vcp-hooks"
+  src/vcp-env.d.ts     types of the sandbox's vcp global (vcp.log, vcp.sha256, vcp.now)
+  tests/example.yaml   three cases (continue, modify, abort) for 'vcp-hooks test'
+  tsconfig.json        for type-checking: npx tsc -p <dir>/tsconfig.json
+Refuses to write into an existing non-empty directory.
+
+Options:
+  --name <bundle>   bundle name, [a-z0-9_-]{1,64} (default: from the directory name)
+  --type <type>     hook type of the example hook (default pre_inject): ${HOOK_TYPES.join(", ")}
+  --json            print { dir, bundle, files }
+Exit: 0 created, 1 the directory exists, 2 usage error.
+Next: vcp-hooks test <dir> · vcp-hooks build <dir>`;
+
+const EVENT_TYPES: Record<HookType, string> = {
+  pre_inject: "PreInjectEvent",
+  post_select: "PostSelectEvent",
+  on_transition: "TransitionEvent",
+  on_conflict: "ConflictEvent",
+  on_violation: "ViolationEvent",
+  periodic: "PeriodicEvent",
+};
+
+/** A valid sample event per type (spec §4.5), for the generated tests. */
+const SAMPLE_EVENTS: Record<HookType, unknown> = {
+  pre_inject: { injection_target: "system", injection_format: "system_prompt", raw_constitution: "Be helpful and honest." },
+  post_select: { candidates: [{ id: "default", rules: [] }], selection_rationale: "default profile", selection_algorithm: "score" },
+  on_transition: { previous_state: "professional", new_state: "personal", trigger: "user_request" },
+  on_conflict: {
+    conflicting_rules: [{ rule_a: { id: "a-1", text: "Be brief." }, rule_b: { id: "b-1", text: "Be thorough." }, conflict_type: "contradiction" }],
+    composition_strategy: "merge",
+    conflict_severity: "warning",
+  },
+  on_violation: { output: "…", violated_rules: [{ id: "honesty-1", text: "Be honest." }], severity: "minor", violation_evidence: "…", retry_count: 0 },
+  periodic: { elapsed_ms: 60000, interval_ms: 60000, tick_count: 1 },
+};
+
+export const initCommand: Command = {
+  name: "init",
+  summary: "scaffold a policy directory (policy.yaml, src/index.ts, tests/, tsconfig.json)",
+  usage: USAGE,
+  async run(args, io) {
+    const { values, positionals, help } = parseCommand("init", args, { name: { type: "string" }, type: { type: "string" } }, { min: 1, max: 1, names: "<dir>" });
+    if (help) {
+      io.out(USAGE);
+      return EXIT_OK;
+    }
+    const dir = positionals[0]!;
+    const type = (stringOption("init", values, "type") ?? "pre_inject") as HookType;
+    if (!HOOK_TYPES.includes(type)) throw new UsageError(`init: unknown hook type '${type}' (expected one of ${HOOK_TYPES.join(", ")})`);
+    const bundle = stringOption("init", values, "name") ?? defaultName(dir);
+    if (!/^[a-z0-9_-]{1,64}$/.test(bundle)) throw new UsageError(`init: bundle name '${bundle}' must match [a-z0-9_-]{1,64} (pass --name)`);
+    if (existsSync(dir) && readdirSync(dir).length > 0) {
+      throw new CheckFailed(`${dir} already exists and is not empty; refusing to overwrite (choose a new directory)`, "FILE_EXISTS");
+    }
+    const files = scaffold(bundle, type, dir);
+    for (const [path, text] of Object.entries(files)) {
+      const full = join(dir, path);
+      await mkdir(dirname(full), { recursive: true });
+      await writeFile(full, text, { flag: "wx" });
+    }
+    if (io.json) printJson(io, { dir, bundle, type, files: Object.keys(files) });
+    else {
+      io.out(`created ${dir}/ (bundle '${bundle}', one ${type} hook)`);
+      for (const f of Object.keys(files)) io.out(`  ${f}`);
+      io.out(`next:\n  vcp-hooks test ${dir}\n  vcp-hooks build ${dir}`);
+    }
+    return EXIT_OK;
+  },
+};
+
+function defaultName(dir: string): string {
+  return basename(resolve(dir)).toLowerCase().replace(/[^a-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64) || "my-policy";
+}
+
+/** Where this package's type declarations are, relative to `dir` (for the tsconfig `paths` entry). */
+function typesPath(dir: string): string {
+  // dist/src/cli/init.js → dist/src/index.d.ts
+  const dts = fileURLToPath(new URL("../index.d.ts", import.meta.url));
+  return relative(resolve(dir), dts).split("\\").join("/");
+}
+
+export function scaffold(bundle: string, type: HookType, dir: string): Record<string, string> {
+  const eventType = EVENT_TYPES[type];
+  const hookName = "check_topic";
+  // A periodic abort is treated as continue (spec §3.6), so its "blocked" case completes.
+  const abortExpect =
+    type === "periodic"
+      ? `      status: completed\n      hooks:\n        ${hookName}: { outcome: ok }`
+      : `      status: aborted\n      aborted_by: ${hookName}\n      reason: { matches: "blocked by policy" }`;
+  const constitution = `{ id: default, version: "1", rules: [ { id: honesty-1, text: Be honest., safety_critical: true } ] }`;
+  return {
+    "policy.yaml": `# Policy bundle manifest (DESIGN §3.1). Validate in an editor with schemas/policy.schema.json.
+bundle: ${bundle}
+version: 0.1.0
+description: Example ${type} policy generated by vcp-hooks init
+trust: deployment          # requested: system | deployment | session (session may only observe/annotate)
+entry: src/index.ts
+limits: { memory_mb: 32 }
+hooks:
+  - name: ${hookName}
+    type: ${type}
+    action: checkTopic     # exported function of src/index.ts
+    priority: 50           # 0-100, higher runs first
+    timeout_ms: 1000       # 1-30000
+    fail_closed: false     # true: a failure of this hook aborts the chain
+    # condition: { field: context.dimensions.data_sensitivity, operator: gte, value: 7 }
+${type === "periodic" ? "    metadata: { interval_ms: 60000 }\n" : ""}`,
+    "src/index.ts": `import type { HookInput, HookResult, ${eventType} } from "vcp-hooks";
+
+/**
+ * ${hookName} (${type}): refuse blocked topics, normalize the topic's spelling, annotate the rest.
+ * Runs in an isolate: ECMAScript built-ins and the frozen \`vcp\` object only (no Node APIs, no
+ * network); side effects leave only as data (the result and its annotations, and vcp.log lines).
+ */
+const BLOCKED_TOPICS: readonly string[] = ["credentials", "weapons"];
+
+export function checkTopic(input: HookInput<${eventType}>): HookResult {
+  const topic = input.context["topic"];
+  if (typeof topic !== "string") return { status: "continue" };
+  const normalized = topic.trim().toLowerCase();
+  if (BLOCKED_TOPICS.includes(normalized)) {
+    return { status: "abort", reason: \`topic '\${normalized}' is blocked by policy\` };
+  }
+  if (normalized !== topic) {
+    vcp.log("info", "normalized topic", { from: topic.length, to: normalized.length });
+    return { status: "modify", modified_context: { ...input.context, topic: normalized }, annotations: { normalized_topic: normalized } };
+  }
+  return { status: "continue", annotations: { topic } };
+}
+`,
+    "src/vcp-env.d.ts": VCP_ENV_DTS,
+    "tests/example.yaml": `# Cases for 'vcp-hooks test' (see README "Writing a policy").
+defaults:
+  type: ${type}
+  input:
+    constitution: ${constitution}
+    event: ${JSON.stringify(SAMPLE_EVENTS[type])}
+cases:
+  - name: an ordinary topic passes with an annotation
+    input: { context: { topic: cooking } }
+    expect:
+      status: completed
+      hooks:
+        ${hookName}: { status: continue, outcome: ok, annotations: { topic: cooking } }
+      context_equals: { topic: cooking }
+  - name: a topic is normalized (modify)
+    input: { context: { topic: "  Cooking " } }
+    expect:
+      status: completed
+      hooks:
+        ${hookName}: { status: modify, outcome: ok }
+      context: { topic: cooking }
+  - name: a blocked topic is refused
+    input: { context: { topic: Credentials } }
+    expect:
+${abortExpect}
+`,
+    "tsconfig.json": `${JSON.stringify(
+      {
+        compilerOptions: {
+          target: "ES2024",
+          lib: ["ES2024"],
+          module: "ESNext",
+          moduleResolution: "Bundler",
+          strict: true,
+          noEmit: true,
+          types: [],
+          skipLibCheck: true,
+          paths: { "vcp-hooks": [typesPath(dir)] },
+        },
+        include: ["src/**/*.ts"],
+      },
+      null,
+      2,
+    )}\n`,
+    ".gitignore": "dist/\n",
+  };
+}
+
+/** Ambient types of the sandbox global (DESIGN §4.3); capabilities a trust level lacks are absent. */
+export const VCP_ENV_DTS = `// The sandbox's global \`vcp\` object (DESIGN §4.3). Types only: nothing here is bundled.
+declare const vcp: {
+  /** A log line (rate- and size-limited, redacted, tagged with bundle and hook). */
+  log(level: "debug" | "info" | "warn" | "error", message: string, fields?: Record<string, unknown>): void;
+  /** SHA-256 of the UTF-8 text, lowercase hex. */
+  sha256(text: string): string;
+  /** Wall-clock milliseconds since the epoch. */
+  now(): number;
+  /** system trust only (absent otherwise): fetch from the deployment's host allowlist; never an LLM endpoint. */
+  fetch?: (url: string, init?: { method?: string; headers?: Record<string, string>; body?: string }) => Promise<{ status: number; headers: Record<string, string>; body: string }>;
+};
+`;

@@ -1,0 +1,113 @@
+/**
+ * Local development helpers shared by `vcp-hooks test` and `vcp-hooks fire`: a runtime that does not
+ * require signatures, bundles loaded from a policy directory (built on the fly) or a `.vcpb`, and the
+ * chain input file format.
+ */
+import { stat } from "node:fs/promises";
+import {
+  buildBundle,
+  createRuntime,
+  readArtifactFile,
+  verifyArtifact,
+  VcpError,
+  type Keyring,
+  type Runtime,
+  type VcpArtifact,
+} from "../index.js";
+import { CheckFailed, progress, type Io } from "./common.js";
+
+/** A guest `vcp.log` line as the sandbox reports it. */
+export interface GuestLog {
+  bundle: string;
+  hook: string;
+  level: string;
+  message: string;
+  fields?: unknown;
+}
+
+export const LOCAL_TRUST_NOTE = "signatures not required (local development: requireSignatures false)";
+
+/**
+ * Start the real sandbox with signatures optional. Guest log lines go to `onGuestLog`.
+ * The note on stderr says so, because nothing here is what a production install would accept.
+ */
+export async function startLocalRuntime(io: Io, onGuestLog: (line: GuestLog) => void): Promise<Runtime> {
+  progress(io, `starting the sandbox; ${LOCAL_TRUST_NOTE}`);
+  return createRuntime({
+    requireSignatures: false,
+    sandbox: { threads: 1, onGuestLog: (line) => onGuestLog(line as GuestLog) },
+  });
+}
+
+export interface LoadedBundle {
+  artifact: VcpArtifact;
+  /** Where it came from: a policy directory (built now) or a `.vcpb` file. */
+  source: "dir" | "file";
+  path: string;
+  /** Key id of the verifying signature, when a keyring was given and the artifact is signed. */
+  signedBy: string | null;
+  warnings: string[];
+}
+
+/**
+ * A bundle for local use: a directory is built (export check included), a `.vcpb` is read and its
+ * digest verified. Signatures are checked only against `keyring` when one is given; without one
+ * they are set aside (and the caller says so), because local runs install nothing.
+ */
+export async function loadLocalBundle(path: string, io: Io, keyring?: Keyring): Promise<LoadedBundle> {
+  const info = await stat(path).catch(() => undefined);
+  if (info === undefined) throw new CheckFailed(`${path}: no such file or directory`, "NOT_FOUND");
+  if (info.isDirectory()) {
+    progress(io, `building ${path}`);
+    const { artifact, warnings } = await buildBundle(path);
+    for (const w of warnings) io.err(`warning: ${w}`);
+    return { artifact, source: "dir", path, signedBy: null, warnings };
+  }
+  const raw = await readArtifactFile(path);
+  if (keyring !== undefined) {
+    const verified = verifyArtifact(raw, { keyring, requireSignatures: false });
+    return { artifact: { ...verified.artifact, signatures: [] }, source: "file", path, signedBy: verified.key_id, warnings: [] };
+  }
+  // Digest and manifest are still verified: a corrupt artifact is refused even locally.
+  const unsigned = typeof raw === "object" && raw !== null ? { ...(raw as object), signatures: [] } : raw;
+  const verified = verifyArtifact(unsigned, { requireSignatures: false });
+  return { artifact: verified.artifact, source: "file", path, signedBy: null, warnings: [] };
+}
+
+/** The input of one chain: what `fire --input` reads and what a test case's `input` holds. */
+export interface ChainInputDoc {
+  context: Record<string, unknown>;
+  constitution: Record<string, unknown>;
+  event: Record<string, unknown>;
+  session?: Record<string, unknown> | string;
+}
+
+/**
+ * Check the outer shape of a chain input and resolve `{ "$now_ms": <offset> }` placeholders to the
+ * current wall-clock time plus offset (so tests of time-based policies need no fixed clock). The
+ * runtime validates the fields themselves (INVALID_INPUT naming the field).
+ */
+export function prepareChainInput(raw: unknown, where: string, now: number = Date.now()): ChainInputDoc {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new VcpError("INVALID_INPUT", `${where}: must be an object { context, constitution, event, session? }`, { field: "(root)" });
+  }
+  const doc = raw as Record<string, unknown>;
+  const unknown = Object.keys(doc).filter((k) => !["context", "constitution", "event", "session"].includes(k));
+  if (unknown.length > 0) throw new VcpError("INVALID_INPUT", `${where}: unknown field(s) ${unknown.join(", ")} (expected context, constitution, event, session)`, { field: unknown[0] });
+  for (const field of ["context", "constitution", "event"] as const) {
+    const v = doc[field];
+    if (typeof v !== "object" || v === null || Array.isArray(v)) {
+      throw new VcpError("INVALID_INPUT", `${where}: ${field} ${v === undefined ? "is missing" : "must be an object"}`, { field });
+    }
+  }
+  return resolveNow(doc, now) as unknown as ChainInputDoc;
+}
+
+function resolveNow(value: unknown, now: number): unknown {
+  if (Array.isArray(value)) return value.map((v) => resolveNow(v, now));
+  if (typeof value !== "object" || value === null) return value;
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  if (keys.length === 1 && keys[0] === "$now_ms" && typeof obj["$now_ms"] === "number") return now + obj["$now_ms"];
+  return Object.fromEntries(keys.map((k) => [k, resolveNow(obj[k], now)]));
+}

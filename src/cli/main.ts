@@ -1,0 +1,128 @@
+/**
+ * `vcp-hooks`: the command-line front end (DESIGN §6.1). A thin adapter over src/index.ts: parse,
+ * call the library, print. Run from a checkout with `bin/vcp-hooks …` or `npm run vcp-hooks -- …`
+ * (both use the pinned Node 24 and --no-node-snapshot).
+ *
+ * Exit codes: 0 ok, 1 failed check, 2 usage error. `--json` anywhere ⇒ machine output on stdout
+ * (errors too, as { "error": { code, message, details } }); progress and notes go to stderr.
+ */
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { resolve } from "node:path";
+import { describeError, errorJson, EXIT_FAILED, EXIT_OK, EXIT_USAGE, printJson, processIo, UsageError, type Command, type Io } from "./common.js";
+
+/** Commands in help order; each module is loaded only when its command runs. */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  init: { summary: "scaffold a policy directory (policy.yaml, src/index.ts, tests/, tsconfig.json)", load: async () => (await import("./init.js")).initCommand },
+  build: { summary: "build a policy directory into a .vcpb artifact", load: async () => (await import("./build.js")).buildCommand },
+  keygen: { summary: "generate an Ed25519 signing key pair", load: async () => (await import("./keygen.js")).keygenCommand },
+  sign: { summary: "sign a .vcpb with an Ed25519 key", load: async () => (await import("./sign.js")).signCommand },
+  verify: { summary: "verify a .vcpb's digest, signatures and trust against a keyring", load: async () => (await import("./verify.js")).verifyCommand },
+  test: { summary: "run policies' tests/*.yaml cases through the real sandbox", load: async () => (await import("./test.js")).testCommand },
+  fire: { summary: "run one chain locally over bundles or policy dirs and print the trace", load: async () => (await import("./fire.js")).fireCommand },
+  serve: { summary: "run the HTTP server (vcp.yaml, or the embedded default)", load: async () => serveCommand },
+  audit: { summary: "audit verify <file…>: check the audit log's hash chain", load: async () => (await import("./audit.js")).auditCommand },
+  bench: { summary: "bench perf|sandbox: run a bench", load: async () => (await import("./bench.js")).benchCommand },
+};
+
+const serveCommand: Command = {
+  name: "serve",
+  summary: "run the HTTP server",
+  usage: "",
+  async run(args) {
+    // The server module (fastify, pino) loads only for `serve`; it prints its own usage and errors.
+    const { runServe } = await import("./serve.js");
+    return runServe(args);
+  },
+};
+
+function version(): string {
+  try {
+    // dist/src/cli/main.js → package.json
+    const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version?: string };
+    return pkg.version ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
+function overallHelp(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  return `vcp-hooks ${version()}: sandboxed policy runtime for the VCP Hook System 1.0.0
+
+usage: vcp-hooks <command> [options]      (from a checkout: bin/vcp-hooks … or npm run vcp-hooks -- …)
+
+Commands:
+${Object.entries(COMMANDS)
+  .map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`)
+  .join("\n")}
+
+Global options:
+  --json        machine-readable output on stdout (errors as {"error":{code,message,details}})
+  -h, --help    help; 'vcp-hooks <command> --help' for a command
+  --version     print the version
+Exit codes: 0 ok, 1 failed check, 2 usage error.
+
+A typical flow:
+  vcp-hooks init policies/my-policy && vcp-hooks test policies/my-policy
+  vcp-hooks keygen --out keys/ops-2026
+  vcp-hooks build policies/my-policy -o my-policy.vcpb
+  vcp-hooks sign my-policy.vcpb --key keys/ops-2026.pem --key-id ops-2026
+  vcp-hooks verify my-policy.vcpb --keyring keyring.yaml`;
+}
+
+/** Run the CLI with `argv` (without node and script); resolves with the exit code. */
+export async function main(argv: string[], io: Io = processIo(argv.includes("--json"))): Promise<number> {
+  try {
+    const { assertNodeVersion } = await import("../index.js");
+    assertNodeVersion();
+  } catch (err) {
+    io.err(`vcp-hooks: ${describeError(err)}`);
+    return EXIT_FAILED;
+  }
+  const commandAt = argv.findIndex((a) => !a.startsWith("-"));
+  const leading = commandAt === -1 ? argv : argv.slice(0, commandAt);
+  for (const flag of leading) {
+    if (flag !== "--json" && flag !== "--help" && flag !== "-h" && flag !== "--version") return usage(io, new UsageError(`unknown option '${flag}'`));
+  }
+  if (leading.includes("--version")) {
+    io.out(version());
+    return EXIT_OK;
+  }
+  if (commandAt === -1) {
+    io.out(overallHelp());
+    return leading.includes("--help") || leading.includes("-h") ? EXIT_OK : EXIT_USAGE;
+  }
+  const name = argv[commandAt]!;
+  const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (name === "help") {
+    const topic = argv[commandAt + 1];
+    if (topic !== undefined && Object.hasOwn(COMMANDS, topic)) return main([topic, "--help"], io);
+    io.out(overallHelp());
+    return EXIT_OK;
+  }
+  if (entry === undefined) return usage(io, new UsageError(`unknown command '${name}' (commands: ${Object.keys(COMMANDS).join(", ")})`));
+  const command = await entry.load();
+  // --json before the command applies to it too; serve parses its own arguments.
+  const rest = [...(leading.includes("--json") && name !== "serve" ? ["--json"] : []), ...argv.slice(commandAt + 1)];
+  if (leading.includes("--help") || leading.includes("-h")) rest.push("--help");
+  try {
+    return await command.run(rest, io);
+  } catch (err) {
+    if (err instanceof UsageError) return usage(io, err, name);
+    if (io.json) printJson(io, errorJson(err));
+    io.err(`vcp-hooks ${name}: ${describeError(err)}`);
+    if (process.env["VCP_DEBUG"] && err instanceof Error && err.stack) io.err(err.stack);
+    return EXIT_FAILED;
+  }
+}
+
+function usage(io: Io, err: UsageError, command?: string): number {
+  if (io.json) printJson(io, errorJson(err));
+  io.err(`vcp-hooks: ${err.message}\nRun 'vcp-hooks ${command !== undefined ? `${command} ` : ""}--help' for usage.`);
+  return EXIT_USAGE;
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  process.exitCode = await main(process.argv.slice(2));
+}

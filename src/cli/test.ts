@@ -1,0 +1,200 @@
+/**
+ * `vcp-hooks test <dir…>`: run each policy's `tests/*.yaml` cases through the real sandbox
+ * (isolated-vm in the sandbox process, exactly as installed bundles run) and report pass/fail with a
+ * readable diff, plus the hooks that no case exercised.
+ *
+ * One sandbox serves all directories; each bundle is installed alone, tested, and removed, so a
+ * bundle's chains never include another directory's hooks.
+ */
+import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import type { ChainResult, Runtime } from "../index.js";
+import { CheckFailed, describeError, EXIT_FAILED, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
+import type { Mismatch } from "./json-match.js";
+import { LOCAL_TRUST_NOTE, loadLocalBundle, prepareChainInput, startLocalRuntime, type GuestLog } from "./local.js";
+import { checkResult, loadTestCases } from "./test-cases.js";
+
+const USAGE = `usage: vcp-hooks test <dir…> [--filter <regex>] [--json]
+
+Run the cases in <dir>/tests/*.yaml of each policy directory through the real sandbox.
+A directory without policy.yaml whose subdirectories have one (e.g. policies/) tests each of them;
+plain files among the arguments (e.g. from a shell glob) are skipped.
+
+Each case names a hook type, an input (context, constitution, event, session?) and what to expect:
+status (completed|aborted), aborted_by, reason (exact, or { matches: regex }), per hook status,
+outcome, reason and annotations (subset), context/constitution (subset, or *_equals for exact),
+annotations (subset of all hooks' annotations). Matchers: { $matches: regex }, { $absent: true },
+{ $type: string|number|boolean|object|array|null }; { $now_ms: offset } in an input is the current
+time plus offset. See README "Writing a policy".
+
+Bundles are built from source and installed unsigned (${LOCAL_TRUST_NOTE}).
+
+Options:
+  --filter <regex>  run only cases whose name matches
+  --json            print the report as JSON
+Exit: 0 all cases pass, 1 a case failed or a policy did not build/load, 2 usage error.`;
+
+export interface CaseReport {
+  file: string;
+  name: string;
+  type: string;
+  passed: boolean;
+  duration_ms: number;
+  mismatches: Mismatch[];
+  error?: string;
+  result?: Pick<ChainResult, "status" | "reason" | "aborted_by"> & { hooks: Array<{ hook: string; status: string; outcome: string; annotations?: unknown; error?: string }> };
+  logs: GuestLog[];
+}
+
+export interface PolicyReport {
+  dir: string;
+  bundle?: string;
+  version?: string;
+  passed: boolean;
+  error?: string;
+  cases: CaseReport[];
+  uncovered_hooks: string[];
+}
+
+export const testCommand: Command = {
+  name: "test",
+  summary: "run a policy's tests/*.yaml cases through the real sandbox",
+  usage: USAGE,
+  async run(args, io) {
+    const { values, positionals, help } = parseCommand("test", args, { filter: { type: "string" } }, { min: 1, max: Infinity, names: "<dir…>" });
+    if (help) {
+      io.out(USAGE);
+      return EXIT_OK;
+    }
+    const filterText = stringOption("test", values, "filter");
+    let filter: RegExp | undefined;
+    try {
+      filter = filterText === undefined ? undefined : new RegExp(filterText);
+    } catch (err) {
+      throw new UsageError(`test: --filter is not a regular expression: ${(err as Error).message}`);
+    }
+    const dirs = await policyDirs(positionals, io);
+    if (dirs.length === 0) throw new UsageError("test: no policy directory among the arguments");
+
+    const logs: GuestLog[] = [];
+    const runtime = await startLocalRuntime(io, (line) => logs.push(line));
+    const reports: PolicyReport[] = [];
+    try {
+      for (const dir of dirs) reports.push(await testPolicy(runtime, dir, io, filter, logs));
+    } finally {
+      await runtime.close();
+    }
+    const failed = reports.filter((r) => !r.passed).length;
+    const cases = reports.flatMap((r) => r.cases);
+    const summary = { policies: reports.length, cases: cases.length, passed: cases.filter((c) => c.passed).length, failed: cases.filter((c) => !c.passed).length, policies_failed: failed };
+    if (io.json) printJson(io, { ok: failed === 0, note: LOCAL_TRUST_NOTE, summary, policies: reports });
+    else {
+      io.out(`\n${summary.passed}/${summary.cases} case(s) passed in ${summary.policies} polic${summary.policies === 1 ? "y" : "ies"}` + (failed > 0 ? `; ${failed} polic${failed === 1 ? "y" : "ies"} failed` : ""));
+    }
+    return failed === 0 ? EXIT_OK : EXIT_FAILED;
+  },
+};
+
+/** Directories to test: each argument that has policy.yaml, or its subdirectories that do. */
+async function policyDirs(args: string[], io: Io): Promise<string[]> {
+  const dirs: string[] = [];
+  for (const arg of args) {
+    const info = await stat(arg).catch(() => undefined);
+    if (info === undefined) throw new CheckFailed(`${arg}: no such file or directory`, "NOT_FOUND");
+    if (!info.isDirectory()) {
+      io.err(`skipping ${arg}: not a directory`);
+      continue;
+    }
+    if (await exists(join(arg, "policy.yaml"))) {
+      dirs.push(arg);
+      continue;
+    }
+    const children = (await readdir(arg, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => join(arg, e.name)).sort();
+    const policies: string[] = [];
+    for (const child of children) if (await exists(join(child, "policy.yaml"))) policies.push(child);
+    // A directory with neither: keep it, so the build reports the missing policy.yaml by name.
+    dirs.push(...(policies.length > 0 ? policies : [arg]));
+  }
+  return dirs;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined)) !== undefined;
+}
+
+async function testPolicy(runtime: Runtime, dir: string, io: Io, filter: RegExp | undefined, logs: GuestLog[]): Promise<PolicyReport> {
+  const report: PolicyReport = { dir, passed: false, cases: [], uncovered_hooks: [] };
+  let installed: string | undefined;
+  try {
+    const cases = (await loadTestCases(dir)).filter((c) => filter === undefined || filter.test(c.name));
+    const { artifact } = await loadLocalBundle(dir, io);
+    const manifest = artifact.manifest;
+    report.bundle = manifest.bundle;
+    report.version = manifest.version;
+    if (!io.json) io.out(`${manifest.bundle} ${manifest.version} (${dir})`);
+    if (cases.length === 0) {
+      throw new CheckFailed(filter === undefined ? `${dir}: no test cases in tests/*.yaml` : `${dir}: no case matches --filter ${String(filter)}`, "NO_TESTS");
+    }
+    await runtime.bundles.install(artifact);
+    installed = manifest.bundle;
+    const exercised = new Set<string>();
+    for (const c of cases) {
+      logs.length = 0;
+      const started = performance.now();
+      const entry: CaseReport = { file: c.file, name: c.name, type: c.type, passed: false, duration_ms: 0, mismatches: [], logs: [] };
+      try {
+        const input = prepareChainInput(c.input, `${c.file}: case '${c.name}' input`);
+        const result = await runtime.fire(c.type, {
+          session: input.session === undefined ? { id: `test-${c.index}` } : (input.session as { id: string }),
+          context: input.context,
+          constitution: input.constitution as never,
+          event: input.event as never,
+        });
+        for (const h of result.hook_results) if (h.outcome !== "skipped_predicate" && h.outcome !== "skipped_disabled") exercised.add(h.hook);
+        entry.mismatches = checkResult(c.expect, result);
+        entry.passed = entry.mismatches.length === 0;
+        entry.result = {
+          status: result.status,
+          reason: result.reason,
+          aborted_by: result.aborted_by,
+          hooks: result.hook_results.map((h) => ({ hook: h.hook, status: h.status, outcome: h.outcome, ...(h.annotations ? { annotations: h.annotations } : {}), ...(h.error ? { error: h.error } : {}) })),
+        };
+      } catch (err) {
+        entry.error = describeError(err);
+      }
+      entry.duration_ms = Math.round((performance.now() - started) * 100) / 100;
+      entry.logs = [...logs];
+      report.cases.push(entry);
+      if (!io.json) printCase(io, entry);
+    }
+    // Hooks that fire per session (scope: session) are not in the deployment chain and cannot be covered here.
+    report.uncovered_hooks = manifest.hooks.filter((h) => (h.scope ?? "deployment") === "deployment" && !exercised.has(h.name)).map((h) => h.name);
+    if (!io.json && report.uncovered_hooks.length > 0) io.out(`  ! not covered by any case (never ran): ${report.uncovered_hooks.join(", ")}`);
+    report.passed = report.cases.every((c) => c.passed);
+  } catch (err) {
+    report.error = describeError(err);
+    if (!io.json) io.out(`  ✗ ${dir}: ${report.error}`);
+  } finally {
+    if (installed !== undefined) await runtime.bundles.remove(installed).catch((err: unknown) => io.err(`warning: removing ${installed}: ${describeError(err)}`));
+  }
+  return report;
+}
+
+function printCase(io: Io, c: CaseReport): void {
+  const where = `${c.file.split("/").pop()}`;
+  if (c.passed) {
+    io.out(`  ✓ ${c.name} [${c.type}] ${c.duration_ms} ms`);
+    return;
+  }
+  io.out(`  ✗ ${c.name} [${c.type}] (${where})`);
+  if (c.error !== undefined) io.out(`      error: ${c.error}`);
+  for (const m of c.mismatches) {
+    io.out(`      ${m.path}`);
+    io.out(`        - expected ${m.expected}`);
+    io.out(`        + actual   ${m.actual}`);
+  }
+  if (c.result !== undefined && c.mismatches.length > 0) {
+    io.out(`      chain: ${c.result.status}${c.result.reason ? ` (${c.result.reason})` : ""}; hooks: ${c.result.hooks.map((h) => `${h.hook}=${h.status}/${h.outcome}`).join(", ") || "none"}`);
+  }
+  for (const l of c.logs) io.out(`      [guest ${l.hook}] ${l.level}: ${l.message}${l.fields ? ` ${JSON.stringify(l.fields)}` : ""}`);
+}
