@@ -13,6 +13,7 @@ import { systemClock, type LifecycleEvent } from "../../src/observe/events.js";
 import type { BackendChainTask, ChainBackend } from "../../src/runtime/backend.js";
 import type { BundleCode } from "../../src/sandbox-host/types.js";
 import { VcpError } from "../../src/errors.js";
+import { diffForAudit } from "../../src/audit/diff.js";
 
 const CALL_SOURCE = `(function (exportsObject) {
   return function call(name, inputJson, limit) {
@@ -85,7 +86,8 @@ export function createVmBackend(options: { resultBytes?: number } = {}): ChainBa
     async runChain(task: BackendChainTask) {
       const events: LifecycleEvent[] = [];
       const plan = compileChainPlan(task.plan.type, task.plan.hooks, task.plan.revision);
-      const result = await runChain(plan, task.request, { invoker, clock: systemClock, emit: (e) => events.push(e) });
+      // Like the sandbox worker with an audit log: modifications carry their RFC 6902 diff.
+      const result = await runChain(plan, task.request, { invoker, clock: systemClock, emit: (e) => events.push(e), diff: diffForAudit });
       // Mimic the process boundary: results arrive as JSON.
       return JSON.parse(JSON.stringify({ result, events }));
     },

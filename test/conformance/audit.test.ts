@@ -10,7 +10,7 @@ import { testBundle } from "../support/bundles.js";
 import { fireInput } from "../support/fixtures.js";
 import { createVmBackend } from "../support/vm-backend.js";
 
-test("a chain's hook and chain records are durable before fire() returns; the log verifies and detects an edit", async () => {
+test("§8.2.3 every hook execution, result and chain is in the append-only log with timestamp, name, type, input hash (not the input), status and duration; it verifies and detects an edit", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "vcp-audit-rt-"));
   const rt = await createRuntime({ backend: createVmBackend(), dataDir });
   try {
@@ -33,6 +33,9 @@ test("a chain's hook and chain records are durable before fire() returns; the lo
     ]);
     expect(records.every((r) => r.chain_id === result.chain_id && r.input_hash === records[0]!.input_hash)).toBe(true);
     expect(records[0]!.input_hash).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(records[0]).toMatchObject({ hook_type: "pre_inject", status: "modify", ts: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), duration_ms: expect.any(Number) });
+    // spec §8.2.3: "any modifications made (diff, not full content)".
+    expect(records[0]!.modification).toEqual(expect.arrayContaining([expect.objectContaining({ path: expect.stringMatching(/^\/context\//) })]));
     const fileText = readFileSync(join(dataDir, "audit", "audit.jsonl"), "utf8");
     expect(fileText).not.toContain("123-45-6789");
     expect(fileText).not.toContain("very private");
@@ -54,7 +57,7 @@ test("a chain's hook and chain records are durable before fire() returns; the lo
   expect(await verifyAuditLog([path])).toMatchObject({ ok: false, first_bad_seq: 4 });
 });
 
-test("without a data directory there is no audit log, and asking for it says so", async () => {
+test("§8.2.3 without a data directory there is no audit log, and asking for it says so (AUDIT_DISABLED)", async () => {
   const rt = await createRuntime({ backend: createVmBackend() });
   try {
     expect(rt.status().audit.enabled).toBe(false);

@@ -69,7 +69,7 @@ test.each([
   ["post_select", "listed", "drop_listed", /listed/],
   ["pre_inject", "strip", "strip_sigs", /signature/i],
   ["pre_inject", "forge", "forge_link", /./],
-] as const)("%s attack '%s' (%s) is integrity_rejected and the constitution stays unmodified", async (type, attack, hook, why) => {
+] as const)("§8.2.4 %s attack '%s' (%s) is integrity_rejected and the constitution stays unmodified", async (type, attack, hook, why) => {
   const result = await fire(type, attack);
   const execution = result.hook_results.find((h) => h.hook === hook)!;
   expect(execution).toMatchObject({ outcome: "integrity_rejected", status: "continue" });
@@ -77,7 +77,7 @@ test.each([
   expect(result.constitution).toEqual(signed);
 });
 
-test("a legitimate modification is accepted with a signed modification link the next hook sees, and its diff is audited", async () => {
+test("§8.2.4 a legitimate modification keeps the signature chain, gains a signed modification link the next hook sees, and is logged as a diff", async () => {
   const result = await fire("on_conflict", "none");
   expect(result.hook_results.map((h) => [h.hook, h.outcome, h.status])).toEqual([
     ["legit_edit", "ok", "modify"],
