@@ -15,6 +15,7 @@ import type { ChainResult, HookExecution, Runtime } from "../../src/index.js";
 import { createRuntime, VcpError } from "../../dist/src/index.js";
 import { buildGuest, buildGuestSource } from "../support/guest-build.js";
 import { CATEGORIES, loadCorpus, type CorpusCase } from "./corpus.js";
+import { attackBundle, attackHookName } from "../../bench/sandbox/fixtures.js";
 
 const corpus = loadCorpus();
 
@@ -105,12 +106,6 @@ async function startProbeListener(): Promise<{ server: Server; url: string; hits
   return { server, url: `http://127.0.0.1:${port}/exfil`, hits: () => hits };
 }
 
-function attackBundleName(c: CorpusCase): string {
-  return `atk-${c.id}`;
-}
-function attackHookName(c: CorpusCase): string {
-  return `atk_${c.id.replaceAll("-", "_")}`;
-}
 
 function inputFor(c: CorpusCase, call: number, probeUrl: string) {
   const context: Record<string, unknown> = { ...structuredClone(BASE_CONTEXT), ...(c.input.context ?? {}) };
@@ -138,24 +133,8 @@ async function runCase(runtime: Runtime, c: CorpusCase, probe: { url: string; hi
   const code = await buildGuest(c.file);
   const restartsBefore = runtime.status().sandbox.restarts;
   const hitsBefore = probe.hits();
-  const manifest = {
-    bundle: attackBundleName(c),
-    version: "1.0.0",
-    trust: c.hook.trust,
-    limits: { memory_mb: 64 },
-    isolation: c.isolation,
-    hooks: [
-      {
-        name: attackHookName(c),
-        type: c.hook.type,
-        action: "action",
-        priority: 50,
-        timeout_ms: c.hook.timeout_ms,
-        fail_closed: c.hook.fail_closed,
-        condition: c.hook.condition as never,
-      },
-    ],
-  };
+  // The same bundle the sandbox bench installs for this case (bench/sandbox/fixtures.ts).
+  const { manifest } = attackBundle(c, code);
 
   const e = c.expect;
   if (e.kind === "install_error") {

@@ -1,23 +1,8 @@
-import { afterEach, describe, expect, test, vi } from "vitest";
-import type { InvokeOutcome } from "../../../src/chain/types.js";
+import { describe, expect, test, vi } from "vitest";
 import { GUEST_GLOBAL_ALLOWLIST } from "../../../src/sandbox-host/prelude.js";
-import { bundle, makeHost, request } from "./helpers.js";
+import { annotations, bundle, request, useHosts } from "./helpers.js";
 
-const hosts: { dispose(): void }[] = [];
-function host(...args: Parameters<typeof makeHost>) {
-  const h = makeHost(...args);
-  hosts.push(h.host);
-  return h;
-}
-afterEach(() => {
-  while (hosts.length > 0) hosts.pop()!.dispose();
-  vi.restoreAllMocks();
-});
-
-function annotations(o: InvokeOutcome): Record<string, unknown> {
-  if (o.kind !== "returned") throw new Error(`expected returned, got ${JSON.stringify(o)}`);
-  return JSON.parse(o.resultJson).annotations;
-}
+const host = useHosts();
 
 const EXPECTED_GLOBALS = [
   "AggregateError", "Array", "ArrayBuffer", "AsyncDisposableStack", "BigInt", "BigInt64Array", "BigUint64Array",

@@ -1,22 +1,7 @@
-import { afterEach, describe, expect, test, vi } from "vitest";
-import type { InvokeOutcome } from "../../../src/chain/types.js";
-import { bundle, makeHost, request } from "./helpers.js";
+import { describe, expect, test, vi } from "vitest";
+import { annotations, bundle, request, useHosts } from "./helpers.js";
 
-const hosts: { dispose(): void }[] = [];
-function host(...args: Parameters<typeof makeHost>) {
-  const h = makeHost(...args);
-  hosts.push(h.host);
-  return h;
-}
-afterEach(() => {
-  while (hosts.length > 0) hosts.pop()!.dispose();
-  vi.restoreAllMocks();
-});
-
-function annotations(o: InvokeOutcome): Record<string, unknown> {
-  if (o.kind !== "returned") throw new Error(`expected returned, got ${JSON.stringify(o)}`);
-  return JSON.parse(o.resultJson).annotations;
-}
+const host = useHosts();
 
 describe("ArrayBuffer memory accounting", () => {
   test("resizable ArrayBuffers are refused (their backing store escapes memoryLimit)", async () => {

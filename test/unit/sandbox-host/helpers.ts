@@ -1,4 +1,5 @@
-import type { InvokeRequest } from "../../../src/chain/types.js";
+import { afterEach, vi } from "vitest";
+import type { InvokeOutcome, InvokeRequest } from "../../../src/chain/types.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import type { TrustLevel } from "../../../src/model/hook-type.js";
 import { createIsolateHost, DEFAULT_SANDBOX_LIMITS } from "../../../src/sandbox-host/isolate-host.js";
@@ -65,4 +66,27 @@ export function makeHost(limits: Partial<SandboxLimits> = {}, extra: { allowHost
     },
   });
   return { host, logs };
+}
+
+/**
+ * `makeHost` for a test file, with cleanup: call `useHosts()` once at module level; it registers an
+ * afterEach that disposes every host created through the returned `host()` and restores mocks.
+ */
+export function useHosts(): (...args: Parameters<typeof makeHost>) => ReturnType<typeof makeHost> {
+  const hosts: { dispose(): void }[] = [];
+  afterEach(() => {
+    while (hosts.length > 0) hosts.pop()!.dispose();
+    vi.restoreAllMocks();
+  });
+  return (...args) => {
+    const h = makeHost(...args);
+    hosts.push(h.host);
+    return h;
+  };
+}
+
+/** The annotations of a returned result (fails the test on any other outcome). */
+export function annotations(o: InvokeOutcome): Record<string, unknown> {
+  if (o.kind !== "returned") throw new Error(`expected returned, got ${JSON.stringify(o)}`);
+  return JSON.parse(o.resultJson).annotations;
 }

@@ -1,17 +1,9 @@
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { VcpError } from "../../../src/errors.js";
 import type { InvokeOutcome } from "../../../src/chain/types.js";
-import { bundle, makeHost, request } from "./helpers.js";
+import { bundle, request, useHosts } from "./helpers.js";
 
-const hosts: { dispose(): void }[] = [];
-function host(...args: Parameters<typeof makeHost>) {
-  const h = makeHost(...args);
-  hosts.push(h.host);
-  return h;
-}
-afterEach(() => {
-  while (hosts.length > 0) hosts.pop()!.dispose();
-});
+const host = useHosts();
 
 function returned(o: InvokeOutcome): { resultJson: string; chainStateJson: string } {
   if (o.kind !== "returned") throw new Error(`expected returned, got ${JSON.stringify(o)}`);
