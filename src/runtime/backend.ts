@@ -18,6 +18,16 @@ export interface ChainBackend {
   loadBundle(bundle: BundleCode): Promise<{ exports: string[] }>;
   unloadBundle(digest: string): Promise<void>;
   runChain(task: BackendChainTask): Promise<{ result: ChainResult; events: LifecycleEvent[] }>;
-  stats(): { restarts: number; inFlight: number; queued: number; quarantined: string[]; slowBundles: string[] };
+  stats(): {
+    restarts: number;
+    inFlight: number;
+    queued: number;
+    quarantined: string[];
+    slowBundles: string[];
+    /** Hosts the watchdog killed for a hook past its time, or wedged (sandbox backend only). */
+    watchdogKills?: number;
+    /** Pid of the sandbox host process (sandbox backend only). */
+    hostPid?: number;
+  };
   close(): Promise<void>;
 }

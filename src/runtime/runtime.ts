@@ -550,7 +550,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       },
       setEnabled(name, enabled, setOptions = {}) {
         return registry.setEnabled(name, enabled, {
-          scope: setOptions.scope ?? "deployment",
+          scope: setOptions.scope ?? (setOptions.sessionId !== undefined ? "session" : "deployment"),
           ...(setOptions.sessionId !== undefined ? { sessionId: setOptions.sessionId } : {}),
           principal: setOptions.principal ?? LOCAL_OPERATOR,
         });

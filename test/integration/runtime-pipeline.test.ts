@@ -75,3 +75,15 @@ test("operations on an unknown session are SESSION_NOT_FOUND; a duplicate open i
   expect(() => rt.sessions.open({ session_id: "p5", context: {}, constitution })).toThrowError(expect.objectContaining({ code: "SESSION_EXISTS" }));
   await rt.sessions.close("p5");
 });
+
+test("hooks.setEnabled with a sessionId addresses that session's hook", async () => {
+  const offer = await createRuntime({ backend: createVmBackend(), sessionHookAllowlist: ["offer/watch"] });
+  try {
+    await offer.bundles.install(testBundle("offer", [{ name: "watch", type: "post_select", scope: "session" }], { watch: "function () { return { status: 'continue' }; }" }));
+    offer.sessions.registerHook("sx", { bundle: "offer", hook: "watch" });
+    expect(offer.hooks.setEnabled("watch", false, { sessionId: "sx" })).toMatchObject({ name: "watch", scope: "session", enabled: false });
+    expect(offer.hooks.chain("post_select", "sx")[0]).toMatchObject({ name: "watch", enabled: false });
+  } finally {
+    await offer.close();
+  }
+});
