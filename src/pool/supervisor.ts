@@ -164,7 +164,7 @@ const MIN_SAMPLE_MS = 500;
  * 5 s "Script failed to terminate" give-up, whose catastrophic-error path can crash the host itself.
  */
 function graceMs(budgetMs: number): number {
-  return Math.max(1500, Math.ceil(budgetMs / 2));
+  return Math.min(4000, Math.max(1500, Math.ceil(budgetMs / 2)));
 }
 
 /**

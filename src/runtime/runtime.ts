@@ -22,7 +22,8 @@ import { createHookStats, type HookStatsView } from "./stats.js";
 import { createPipeline } from "../pipeline/index.js";
 import { createMetrics } from "../observe/metrics.js";
 import { createAuditTrail, defaultAuditPath, type AuditOptions, type AuditQuery, type AuditTrail } from "./audit-trail.js";
-import type { AuditRecord } from "../audit/index.js";
+import { createRedactor, DEFAULT_REDACT_KEYS, type AuditRecord } from "../audit/index.js";
+import type { GuestLogLine } from "../sandbox-host/types.js";
 import type {
   AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, ContextReevaluation, HookRef, OpenSessionInput, Pipeline,
   PeriodicTickReport, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
@@ -81,6 +82,11 @@ export interface RuntimeOptions {
    * hook: rule ids that are safety-critical in addition to those flagged in a constitution, the
    * runtime key that signs modification links, and keys trusted to have signed constitutions.
    */
+  /**
+   * Keys whose values are redacted from guest `vcp.log` fields and audit annotations (DESIGN §5);
+   * common secret shapes are always redacted. Default: the audit module's DEFAULT_REDACT_KEYS.
+   */
+  redactKeys?: readonly string[];
   integrity?: {
     safetyCriticalRules?: readonly string[];
     runtimeKey?: { keyId: string; privateKeyPem: string };
@@ -278,7 +284,9 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   };
 
   const auditOptions: AuditOptions | undefined =
-    options.audit === false ? undefined : (options.audit ?? (options.dataDir !== undefined ? { path: defaultAuditPath(options.dataDir) } : undefined));
+    options.audit === false
+      ? undefined
+      : (options.audit ?? (options.dataDir !== undefined ? { path: defaultAuditPath(options.dataDir), ...(options.redactKeys ? { redactKeys: options.redactKeys } : {}) } : undefined));
   if (auditOptions !== undefined) audit = await createAuditTrail(auditOptions);
 
   // The sandbox module (piscina, child process) loads only when it is used.
@@ -287,6 +295,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     (await (await import("../pool/index.js")).startSandbox({
       ...options.sandbox,
       logger,
+      onGuestLog: redactedGuestLog(options.redactKeys, options.sandbox?.onGuestLog, logger),
       integrity: {
         safetyCriticalRuleIds: options.integrity?.safetyCriticalRules ?? [],
         ...(options.integrity?.runtimeKey ? { runtimeKey: options.integrity.runtimeKey } : {}),
@@ -751,6 +760,19 @@ function onlyHooks(plan: ChainPlan, refs: readonly HookRef[]): ChainPlan {
     byKey.set(key, filtered);
   }
   return filtered;
+}
+
+/**
+ * Guest log lines with configured keys (and secret shapes) redacted in their fields before they reach
+ * the caller's sink or the operational log (DESIGN §5: operational logs redact secrets).
+ */
+function redactedGuestLog(keys: readonly string[] | undefined, sink: ((line: GuestLogLine) => void) | undefined, logger: Logger) {
+  const redact = createRedactor({ keys: [...(keys ?? DEFAULT_REDACT_KEYS)] });
+  return (line: GuestLogLine): void => {
+    const clean: GuestLogLine = { ...line, message: redact(line.message) as string, ...(line.fields ? { fields: redact(line.fields) as Record<string, unknown> } : {}) };
+    if (sink) sink(clean);
+    else if (logger.isLevelEnabled(clean.level)) logger[clean.level]({ bundle: clean.bundle, hook: clean.hook, ...(clean.fields ? { fields: clean.fields } : {}) }, clean.message);
+  };
 }
 
 function auditDisabled(): VcpError {

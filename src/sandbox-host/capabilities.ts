@@ -1,3 +1,4 @@
+import { redactString } from "../audit/redact.js";
 import { createHash } from "node:crypto";
 import type { FetchPolicy, GuestLogLine } from "./types.js";
 
@@ -57,7 +58,9 @@ export function buildLogLine(
     bundle,
     hook,
     level: level as GuestLogLine["level"],
-    message: truncateUtf8(message, maxBytes),
+    // SECURITY: secret shapes (bearer tokens, API keys, PEM keys, JWTs) are redacted BEFORE truncation,
+    // so a secret cut at the size limit cannot slip through half-recognised.
+    message: truncateUtf8(redactString(message), maxBytes),
   };
   if (typeof fieldsJson === "string" && fieldsJson.length > 0) {
     if (Buffer.byteLength(fieldsJson, "utf8") > maxBytes) {

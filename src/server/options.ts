@@ -62,6 +62,7 @@ export function runtimeOptionsFor(config: ResolvedConfig) {
     chainDeadlineMs: { ...config.chain_deadline_ms },
     cascade: { disableFailingHooks: config.cascade.disable_failing_hooks },
     conflictStrategy: config.conflict_strategy,
+    redactKeys: [...config.redact_keys],
     audit: { path: config.audit.path, fsync: config.audit.fsync, rotateBytes: config.audit.rotate_bytes, redactKeys: [...config.redact_keys] },
     sandbox: {
       threads: config.pool.threads,

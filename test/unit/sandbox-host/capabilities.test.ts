@@ -57,3 +57,14 @@ describe("log lines", () => {
     expect(line?.fields).toEqual({ a: { password: "[REDACTED]", Authorization: "[REDACTED]" }, ok: 1 });
   });
 });
+
+describe("guest log redaction", () => {
+  test("secret shapes in the message are redacted before truncation, so a cut secret cannot survive", () => {
+    const token = "Bearer abcdefghijklmnopqrstuvwxyz0123456789";
+    // Truncated first, the 26-byte cap would keep "calling with Bearer abcde" (a prefix the bearer
+    // pattern still matches, but only after the secret's first characters were already exposed).
+    const line = buildLogLine("b", "h", "info", `calling with ${token} now`, undefined, 26);
+    expect(line!.message).not.toMatch(/Bearer a/);
+    expect(line!.message.startsWith("calling with Bearer [RED")).toBe(true);
+  });
+});
