@@ -15,21 +15,11 @@ import type { ChainResult, HookExecution, Runtime } from "../../src/index.js";
 import { createRuntime, VcpError } from "../../dist/src/index.js";
 import { buildGuest, buildGuestSource } from "../support/guest-build.js";
 import { CATEGORIES, loadCorpus, type CorpusCase } from "./corpus.js";
-import { attackBundle, attackHookName } from "../../bench/sandbox/fixtures.js";
+import { attackBundle, attackHookName, RUNTIME_OPTIONS } from "../../bench/sandbox/fixtures.js";
 
 const corpus = loadCorpus();
 
-const RUNTIME_OPTIONS = {
-  sandbox: {
-    threads: 2,
-    limits: { isolateMemoryMb: 64, resultBytes: 1_048_576 },
-    fetch: { allowHosts: [], denyLlmHosts: ["api.openai.com", "api.anthropic.com"] },
-  },
-  requireSignatures: false,
-  // Every case installs and removes a bundle; the per-principal registry rate limit (spec §8.2.5,
-  // tested elsewhere) would otherwise refuse the 31st change within a minute.
-  registrationsPerMinute: 100_000,
-};
+// The same runtime options as the sandbox bench (bench/sandbox/fixtures.ts).
 
 const BASE_CONTEXT = Object.freeze({ text: "hello", dimensions: Object.freeze({ data_sensitivity: 3 }) });
 const CONSTITUTION = { id: "c1", version: "1", rules: [{ id: "r1", text: "be kind" }] };
