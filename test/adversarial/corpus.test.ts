@@ -19,8 +19,6 @@ import { attackBundle, attackHookName, RUNTIME_OPTIONS } from "../../bench/sandb
 
 const corpus = loadCorpus();
 
-// The same runtime options as the sandbox bench (bench/sandbox/fixtures.ts).
-
 const BASE_CONTEXT = Object.freeze({ text: "hello", dimensions: Object.freeze({ data_sensitivity: 3 }) });
 const CONSTITUTION = { id: "c1", version: "1", rules: [{ id: "r1", text: "be kind" }] };
 const EVENTS: Record<string, Record<string, unknown>> = {
