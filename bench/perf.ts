@@ -198,6 +198,8 @@ function verifyChain(result: ChainResult, variant: Variant, n: number): void {
 async function measure(variant: Variant, n: Size, impl: Impl, run: () => Promise<unknown> | unknown, hostPid?: number): Promise<ChainRow> {
   const b = budget(impl, n);
   const samples = await measureLatency(run, b.warmup, b.samples, b.latencyMaxMs);
+  // Warm up at full concurrency too (queues, the concurrent code paths' JIT), then measure steady state.
+  await measureThroughput(run, CONCURRENCY, Math.max(CONCURRENCY, Math.round(b.throughputCount / 6)), b.throughputMaxMs / 3);
   const main0 = process.cpuUsage();
   const host0 = hostPid === undefined ? undefined : threadCpuUs(hostPid);
   const throughput = await measureThroughput(run, CONCURRENCY, b.throughputCount, b.throughputMaxMs);
