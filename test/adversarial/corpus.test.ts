@@ -15,12 +15,10 @@ import type { ChainResult, HookExecution, Runtime } from "../../src/index.js";
 import { createRuntime, VcpError } from "../../dist/src/index.js";
 import { buildGuest, buildGuestSource } from "../support/guest-build.js";
 import { CATEGORIES, loadCorpus, type CorpusCase } from "./corpus.js";
-import { attackBundle, attackHookName, RUNTIME_OPTIONS } from "../../bench/sandbox/fixtures.js";
+import { attackBundle, attackHookName, attackInput, CONSTITUTION, EVENTS, RUNTIME_OPTIONS } from "../../bench/sandbox/fixtures.js";
 
 const corpus = loadCorpus();
 
-const BASE_CONTEXT = Object.freeze({ text: "hello", dimensions: Object.freeze({ data_sensitivity: 3 }) });
-const CONSTITUTION = { id: "c1", version: "1", rules: [{ id: "r1", text: "be kind" }] };
 const EVENTS: Record<string, Record<string, unknown>> = {
   pre_inject: { injection_target: "system", injection_format: "system_prompt", raw_constitution: "be kind" },
   post_select: { candidates: [CONSTITUTION], selection_rationale: "only one", selection_algorithm: "fixed" },
@@ -95,17 +93,6 @@ async function startProbeListener(): Promise<{ server: Server; url: string; hits
 }
 
 
-function inputFor(c: CorpusCase, call: number, probeUrl: string) {
-  const context: Record<string, unknown> = { ...structuredClone(BASE_CONTEXT), ...(c.input.context ?? {}) };
-  if (c.networkProbe) context["probe_url"] = probeUrl;
-  return {
-    session: { id: c.sessions[call] ?? `s-${c.id}` },
-    context,
-    constitution: (c.input.constitution ?? structuredClone(CONSTITUTION)) as typeof CONSTITUTION,
-    event: (c.input.event ?? structuredClone(EVENTS[c.hook.type])) as never,
-  };
-}
-
 /** Thrown when a fire never returns: the runtime is wedged and the describe block replaces it. */
 class WedgedRuntimeError extends Error {}
 
@@ -142,10 +129,10 @@ async function runCase(runtime: Runtime, c: CorpusCase, probe: { url: string; hi
   const info = await runtime.bundles.install({ manifest, code });
   try {
     let result: ChainResult | undefined;
-    let input = inputFor(c, 0, probe.url);
+    let input = attackInput(c, 0, probe.url);
     let fireMs = 0;
     for (let call = 0; call < c.calls; call++) {
-      input = inputFor(c, call, probe.url);
+      input = attackInput(c, call, probe.url);
       const sentContext = structuredClone(input.context);
       const t0 = performance.now();
       // A fire that never returns would otherwise hang this and every later case (vitest only
