@@ -293,17 +293,9 @@ async function emptyChain(runtime: Runtime): Promise<EmptyReport> {
 
 // ── isolate recreation after OOM ───────────────────────────────────────────────────────────────
 
-interface OomReport {
-  reps: number;
-  valid_reps: number;
-  memory_mb: number;
-  normal_median_us: number;
-  after_oom_median_us: number;
-  recreate_median_ms: number;
+/** The report's `oom_recreation` block plus the raw samples the table prints. */
+interface OomReport extends PerfReport["oom_recreation"] {
   recreate_samples_ms: number[];
-  oom_chain_median_ms: number;
-  oom_error: string;
-  host_restarts: number;
 }
 
 async function oomRecreation(runtime: Runtime): Promise<OomReport> {
