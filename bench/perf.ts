@@ -294,9 +294,7 @@ async function emptyChain(runtime: Runtime): Promise<EmptyReport> {
 // ── isolate recreation after OOM ───────────────────────────────────────────────────────────────
 
 /** The report's `oom_recreation` block plus the raw samples the table prints. */
-interface OomReport extends PerfReport["oom_recreation"] {
-  recreate_samples_ms: number[];
-}
+type OomReport = PerfReport["oom_recreation"] & { recreate_samples_ms: number[] };
 
 async function oomRecreation(runtime: Runtime): Promise<OomReport> {
   await runtime.bundles.install(
