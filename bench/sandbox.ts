@@ -2,7 +2,8 @@
  * vcp-hooks sandbox bench (`vcp-hooks bench sandbox`, `npm run bench:sandbox`): every case of
  * sandbox/corpus/ through the real runtime (real bundles, the real sandbox process) while
  * well-behaved chains of other bundles run concurrently, plus integrity attacks on the constitution
- * checker. Writes report.json (versioned schema, bench/sandbox/report.ts) and report.md; with
+ * checker, plus the scenario attacks (bench/sandbox/scenario.ts: several tenants at once, for the
+ * tenant-isolation and attribution categories). Writes report.json (versioned schema, bench/sandbox/report.ts) and report.md; with
  * --compare, also compare.json and compare.md against an earlier report.json.
  *
  *   node --no-node-snapshot dist/bench/sandbox.js [--out dir] [--compare report.json] [--quick] [--filter regex]
@@ -31,6 +32,7 @@ import { loadCorpus, type CorpusCase } from "./sandbox/corpus.js";
 import { BUNDLE_MEMORY_MB, RUNTIME_OPTIONS, WELL_BEHAVED_BUNDLES, checkWellBehaved, installWellBehaved, wellBehavedInput } from "./sandbox/fixtures.js";
 import { runIntegrityCases } from "./sandbox/integrity.js";
 import { BackgroundLoad } from "./sandbox/load.js";
+import { runScenarios } from "./sandbox/scenarios-run.js";
 import {
   exitCodeOf,
   fmtMs,
@@ -270,6 +272,10 @@ export async function runSandboxBench(options: SandboxBenchOptions = {}): Promis
   } else {
     progress(`integrity: ${integrity.note}`);
   }
+
+  progress("scenarios: tenant isolation and attribution, several tenants at once…");
+  const scenarioRows = await runScenarios(options.filter ? new RegExp(options.filter) : null, (r) => progress(progressLine(reports.length + 1, reports.length + 1, r)));
+  reports.push(...scenarioRows);
 
   const categories: CategoryStatus[] = REPORT_CATEGORIES.map((k) => {
     const n = reports.filter((c) => c.category === k.id).length;

@@ -27,6 +27,8 @@ export const REPORT_CATEGORIES = [
   { id: "cross-call", title: "Cross-call state" },
   { id: "integrity", title: "Integrity" },
   { id: "predicate-dos", title: "Predicate DoS" },
+  { id: "tenant-isolation", title: "Tenant isolation" },
+  { id: "attribution", title: "Attribution" },
 ] as const;
 export type ReportCategory = (typeof REPORT_CATEGORIES)[number]["id"];
 
@@ -77,7 +79,7 @@ export interface CaseReport {
   id: string;
   category: ReportCategory;
   title: string;
-  source: "corpus" | "integrity";
+  source: "corpus" | "integrity" | "scenario";
   contained: boolean;
   /** Why the case is not contained (empty when contained). */
   reasons: string[];
@@ -198,7 +200,9 @@ export function cell(text: string): string {
 
 function expectedText(e: CaseExpected): string {
   if (e.install_error) return `install refused ${e.install_error}`;
-  return `${e.outcome ?? "?"}/${e.status ?? "?"}`;
+  // Scenario rows state a property in `outcome` and have no per-hook status.
+  if (e.status === null) return e.outcome ?? "?";
+  return `${e.outcome ?? "?"}/${e.status}`;
 }
 
 function observedText(o: CaseObserved): string {
