@@ -9,7 +9,7 @@
  * before returning. It never throws for an attack that succeeded: it returns `contained: false`
  * with the reasons, so the bench can report it; it throws only when it could not run at all.
  */
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /** Report categories only scenarios fill (see REPORT_CATEGORIES in ./report.ts). */
@@ -59,6 +59,8 @@ const SCENARIO_DIR = fileURLToPath(new URL("./scenarios/", import.meta.url));
 
 /** Every scenario under ./scenarios/, sorted by category then id. Runs compiled (dist/bench/…). */
 export async function loadScenarios(): Promise<Scenario[]> {
+  // tsc creates the compiled directory only once it holds a scenario.
+  if (!existsSync(SCENARIO_DIR)) return [];
   const files = readdirSync(SCENARIO_DIR).filter((f) => /\.(js|ts)$/.test(f) && !f.endsWith(".d.ts"));
   const scenarios: Scenario[] = [];
   for (const file of files) {
