@@ -6,9 +6,9 @@
  * Exit codes: 0 ok, 1 failed check, 2 usage error. `--json` anywhere ⇒ machine output on stdout
  * (errors too, as { "error": { code, message, details } }); progress and notes go to stderr.
  */
-import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
+import { versionInfo } from "./version.js";
 import { describeError, errorJson, EXIT_FAILED, EXIT_OK, EXIT_USAGE, printJson, processIo, UsageError, type Command, type Io } from "./common.js";
 
 /** Commands in help order; each module is loaded only when its command runs. */
@@ -23,6 +23,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   serve: { summary: "run the HTTP server (vcp.yaml, or the embedded default)", load: async () => serveCommand },
   audit: { summary: "audit verify <file…>: check the audit log's hash chain", load: async () => (await import("./audit.js")).auditCommand },
   bench: { summary: "bench perf|sandbox: run a bench", load: async () => (await import("./bench.js")).benchCommand },
+  version: { summary: "print the package, commit, Node, V8 and isolated-vm versions (--json)", load: async () => (await import("./version.js")).versionCommand },
 };
 
 const serveCommand: Command = {
@@ -37,13 +38,7 @@ const serveCommand: Command = {
 };
 
 function version(): string {
-  try {
-    // dist/src/cli/main.js → package.json
-    const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version?: string };
-    return pkg.version ?? "unknown";
-  } catch {
-    return "unknown";
-  }
+  return versionInfo().version;
 }
 
 function overallHelp(): string {

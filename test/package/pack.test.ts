@@ -1,0 +1,81 @@
+/**
+ * The package as users get it: `npm pack` the checkout, install the tarball into an empty project
+ * from the registry, then run its CLI and import its library there — nothing from this checkout's
+ * node_modules or dist/ is reachable from that project.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+
+const run = promisify(execFile);
+const REPO = resolve(".");
+const VERSION = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { version: string }).version;
+
+describe("the packed tarball installs into an empty project", { timeout: 300_000 }, () => {
+  let dir: string;
+  let project: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "vcp-pack-"));
+    project = join(dir, "app");
+    // `npm test` has just built dist/; --ignore-scripts skips the prepack rebuild.
+    await run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir], { cwd: REPO });
+    const tarball = readdirSync(dir).find((f) => f.endsWith(".tgz"));
+    if (!tarball) throw new Error(`npm pack wrote no tarball into ${dir}`);
+    await run("mkdir", [project]);
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "app", version: "1.0.0", type: "module", private: true }));
+    await run("npm", ["install", "--no-audit", "--no-fund", join(dir, tarball)], { cwd: project, maxBuffer: 16 * 2 ** 20 });
+  }, 300_000);
+
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("npx vcp-hooks --version and version --json run on the pinned Node 24", async () => {
+    const plain = await run("npx", ["--no-install", "vcp-hooks", "--version"], { cwd: project });
+    expect(plain.stdout.trim()).toBe(VERSION);
+    const json = await run("npx", ["--no-install", "vcp-hooks", "version", "--json"], { cwd: project });
+    const info = JSON.parse(json.stdout) as Record<string, unknown>;
+    expect(info).toMatchObject({ package: "vcp-hooks", version: VERSION });
+    expect(String(info["node"]).split(".")[0]).toBe("24");
+    expect(info["isolated-vm"]).toMatch(/^\d+\.\d+\.\d+/);
+    expect(info["commit"] === null || /^[0-9a-f]{40}$/.test(String(info["commit"]))).toBe(true);
+  });
+
+  test("import { createRuntime } from 'vcp-hooks' runs a chain in the sandbox", async () => {
+    const script = `
+      import { createRuntime } from "vcp-hooks";
+      const runtime = await createRuntime({ sandbox: { threads: 1 }, requireSignatures: false });
+      // A bundle as \`vcp-hooks build\` emits it (an IIFE assigning __vcp_bundle), so the chain runs in an isolate.
+      await runtime.bundles.install({
+        manifest: { bundle: "shout", version: "1.0.0", trust: "deployment",
+          hooks: [{ name: "shout", type: "pre_inject", action: "shout", priority: 50, timeout_ms: 1000 }] },
+        code: "var __vcp_bundle = { shout: (input) => ({ status: 'modify', modified_context: { text: input.context.text.toUpperCase() } }) };",
+      });
+      const result = await runtime.fire("pre_inject", {
+        session: { id: "s1" },
+        context: { text: "hi" },
+        constitution: { id: "c", version: "1", rules: [{ id: "r", text: "be kind" }] },
+        event: { injection_target: "system", injection_format: "system_prompt", raw_constitution: "be kind" },
+      });
+      await runtime.close();
+      console.log(JSON.stringify({ status: result.status, text: result.context.text, outcomes: result.hook_results.map((h) => h.outcome) }));
+    `;
+    writeFileSync(join(project, "check.mjs"), script);
+    const node = join(project, "node_modules", ".bin", "node");
+    const { stdout } = await run(node, ["--no-node-snapshot", "check.mjs"], { cwd: project });
+    expect(JSON.parse(stdout.trim())).toEqual({ status: "completed", text: "HI", outcomes: ["ok"] });
+  });
+
+  test("the tarball holds the build, not the sources or the tests", async () => {
+    const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: REPO, maxBuffer: 16 * 2 ** 20 });
+    const files = (JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
+    expect(files).toContain("dist/src/index.js");
+    expect(files).toContain("dist/src/pool/host-main.js");
+    expect(files).toContain("bin/vcp-hooks");
+    expect(files.some((f) => f.startsWith("src/") || f.startsWith("test/"))).toBe(false);
+  });
+});
