@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import YAML from "yaml";
 import { z } from "zod";
+import { DEFAULT_REDACT_KEYS } from "../audit/redact.js";
 import { VcpError } from "../errors.js";
 import { HOOK_TYPES, TrustLevelSchema } from "../model/hook-type.js";
 import { describeIssues } from "../model/zod-errors.js";
@@ -87,7 +88,9 @@ export const ConfigSchema = z
       })
       .strict()
       .default({ body_bytes: 1_048_576, bundle_bytes: 5_242_880, registrations_per_minute: 30, result_bytes: 1_048_576 }),
-    redact_keys: z.array(z.string().min(1)).default(["authorization", "password", "token", "secret", "api_key"]),
+    // The library's list: `serve` must not redact less than `createRuntime` does.
+    redact_keys: z.array(z.string().min(1)).default([...DEFAULT_REDACT_KEYS]),
+    log_level: z.enum(["debug", "info", "warn", "error"]).optional(),
   })
   .strict();
 

@@ -44,10 +44,9 @@ export function liveSettingsFor(config: ResolvedConfig): LiveSettings {
   };
 }
 
-/** The log level a config asks for, if the config schema has the field (`log_level`). */
+/** The log level a config asks for (`log_level`), if it sets one. */
 export function logLevelOf(config: ResolvedConfig): string | undefined {
-  const level = (config as { log_level?: unknown }).log_level;
-  return typeof level === "string" ? level : undefined;
+  return config.log_level;
 }
 
 /** The options of createRuntime for a config. */

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { loadConfigFile, resolveConfig } from "../../../src/config/config.js";
+import { DEFAULT_REDACT_KEYS } from "../../../src/audit/redact.js";
 
 describe("resolveConfig", () => {
   test("an empty config gets the safe defaults of DESIGN §6.4, paths resolved against the base dir", () => {
@@ -14,6 +15,18 @@ describe("resolveConfig", () => {
     expect(config.limits).toEqual({ body_bytes: 1048576, bundle_bytes: 5242880, registrations_per_minute: 30, result_bytes: 1048576 });
     expect(config.fetch.deny_llm_hosts).toContain("api.openai.com");
     expect(Object.isFrozen(config.limits)).toBe(true);
+  });
+
+  test("serve redacts by default every key the library redacts (access_token, cookie, private_key, …)", () => {
+    const config = resolveConfig({}, "/srv/vcp");
+    expect(config.redact_keys).toEqual(DEFAULT_REDACT_KEYS);
+    expect(config.redact_keys).toEqual(expect.arrayContaining(["access_token", "client_secret", "cookie", "private_key"]));
+  });
+
+  test("log_level, documented as live-reloadable, is a config key with the four pino levels", () => {
+    expect(resolveConfig({ log_level: "debug" }, "/srv").log_level).toBe("debug");
+    expect(resolveConfig({}, "/srv").log_level).toBeUndefined();
+    expect(() => resolveConfig({ log_level: "verbose" }, "/srv")).toThrow(/log_level/);
   });
 
   test.each([

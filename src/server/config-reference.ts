@@ -1,0 +1,152 @@
+/**
+ * docs/config.md, generated from the config schema (`ConfigSchema` of src/config/config.ts) so the
+ * reference cannot drift from what `serve` accepts: every field with its type, bounds, default and
+ * whether a SIGHUP reload applies it (LIVE_FIELDS / RESTART_FIELDS of ./options.ts). The prose for
+ * each field lives here, keyed by its path; test/unit/config/reference.test.ts fails when a schema
+ * field has no prose, no reload class, or docs/config.md is out of date (`npm run docs:config`).
+ */
+import { z } from "zod";
+import { ConfigSchema } from "../config/config.js";
+import { LIVE_FIELDS, RESTART_FIELDS } from "./options.js";
+
+/** What each field does, by path (`auth[].id` for fields of list items). */
+export const FIELD_DOCS: Readonly<Record<string, string>> = {
+  listen: "Where the HTTP server listens.",
+  "listen.host": "Interface to bind. Keep `127.0.0.1` behind a reverse proxy; `0.0.0.0` in a container.",
+  "listen.port": "TCP port; `0` picks a free one (printed at start).",
+  data_dir: "Data directory: installed bundles, the audit log, the lock of the running server. Relative to the config file's directory.",
+  auth: "Bearer-token principals. The server stores only each token's SHA-256; `vcp-hooks token` makes a token and its entry.",
+  "auth[].id": "Name of the principal (audit records, logs); unique.",
+  "auth[].role": "`operator` (bundles, audit, status, metrics, every session) or `client` (its own sessions and events).",
+  "auth[].token_sha256": "Lowercase hex SHA-256 of the token, never the token itself.",
+  keyring: "Public keys that may sign bundles, each with the highest trust level it may grant.",
+  "keyring.keys": "The keys; a bundle signed by none of them is refused when `require_signatures` is on.",
+  "keyring.keys[].key_id": "The id a signature names (`vcp-hooks sign --key-id`).",
+  "keyring.keys[].public_key": "The Ed25519 public key as PEM text (give this or `public_key_file`).",
+  "keyring.keys[].public_key_file": "A file holding the PEM public key, relative to the config file's directory.",
+  "keyring.keys[].max_trust": "Highest `trust` a bundle signed by this key may declare: `system`, `deployment` or `session`.",
+  require_signatures: "Refuse unsigned bundles and bundles whose signatures do not verify against the keyring.",
+  session_hook_allowlist: "`bundle/hook` pairs clients may register as session hooks; everything else is refused.",
+  safety_critical_rules: "Rule ids that no hook may drop or edit (spec §8.2.4), in addition to rules marked `safety_critical`.",
+  conflict_strategy: "Default resolution of `on_conflict` when no hook resolves it: `most_restrictive`, `highest_priority` or `reject`.",
+  pool: "The sandbox process and its worker threads.",
+  "pool.processes": "Sandbox processes; only 1 is supported.",
+  "pool.threads": "Worker threads in the sandbox process (each runs one chain at a time).",
+  "pool.isolate_memory_mb": "Default heap limit of one isolate (a bundle's `limits.memory_mb` may lower it).",
+  "pool.max_queue": "Chains that may wait for a worker; above it a chain is refused with `SANDBOX_OVERLOADED`.",
+  chain_deadline_ms: "Optional whole-chain deadline per hook type (e.g. `{ pre_inject: 200 }`).",
+  cascade: "Cascade-failure handling (spec §7).",
+  "cascade.disable_failing_hooks": "Disable the hooks that failed in a cascade failure (otherwise only report it).",
+  audit: "The hash-chained audit log.",
+  "audit.path": "Audit file, relative to `data_dir`.",
+  "audit.fsync": "`batch` (one fdatasync per group of records; a chain returns after its records are durable), `always` (one per record) or `never`.",
+  "audit.rotate_bytes": "Size at which the file is renamed to `.000001`, `.000002`, … and the chain continues in a new file.",
+  fetch: "`vcp.fetch` for `system`-trust bundles.",
+  "fetch.allow_hosts": "Hosts `system` bundles may fetch from; empty means none.",
+  "fetch.deny_llm_hosts": "LLM endpoints no hook may ever reach (spec §5.5), checked before any I/O.",
+  limits: "Size and rate limits, applied before any work on the input.",
+  "limits.body_bytes": "Largest request body on every route except bundle uploads; refused with 413 before it is read.",
+  "limits.bundle_bytes": "Largest bundle upload (and bundle code size).",
+  "limits.registrations_per_minute": "Registry changes (bundle installs, session hooks) per principal per minute.",
+  "limits.result_bytes": "Largest serialized hook result; above it the hook's outcome is `invalid_result`.",
+  redact_keys: "Keys whose values are replaced by `[redacted]` in annotations, error details and guest logs before they are logged or audited (secret shapes — bearer tokens, PEM keys, `sk-…`, `AKIA…`, JWTs — always are).",
+  log_level: "Operational log level (`debug`, `info`, `warn`, `error`); `--log-level` and `VCP_LOG_LEVEL` take precedence. Default `info`.",
+};
+
+interface JsonSchemaNode {
+  type?: string | string[];
+  properties?: Record<string, JsonSchemaNode>;
+  items?: JsonSchemaNode;
+  enum?: unknown[];
+  const?: unknown;
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  propertyNames?: JsonSchemaNode;
+  additionalProperties?: JsonSchemaNode | boolean;
+}
+
+export interface FieldRow {
+  path: string;
+  type: string;
+  default: string;
+  /** `per field` for an object whose fields reload differently (`limits`). */
+  reload: "live" | "restart" | "per field";
+  description: string | undefined;
+}
+
+function typeText(node: JsonSchemaNode): string {
+  if (node.const !== undefined) return `\`${JSON.stringify(node.const)}\``;
+  if (node.enum) return node.enum.map((v) => `\`${String(v)}\``).join(" \\| ");
+  let text = Array.isArray(node.type) ? node.type.join(" \\| ") : (node.type ?? "any");
+  if (text === "array" && node.items) text = `list of ${node.items.properties ? "objects" : typeText(node.items)}`;
+  if (text === "object" && node.propertyNames?.enum) text = `map of ${node.propertyNames.enum.map((v) => `\`${String(v)}\``).join(", ")} → ${typeText(node.additionalProperties as JsonSchemaNode)}`;
+  const bounds: string[] = [];
+  if (node.minimum !== undefined || node.maximum !== undefined) bounds.push(`${node.minimum ?? "…"}–${node.maximum ?? "…"}`);
+  if (node.minLength !== undefined || node.maxLength !== undefined) bounds.push(`length ${node.minLength ?? 0}–${node.maxLength ?? "…"}`);
+  if (node.pattern) bounds.push(`\`${node.pattern}\``);
+  return bounds.length ? `${text} (${bounds.join(", ")})` : text;
+}
+
+/** Whether a reload applies `path`: the nearest enclosing field named in LIVE_FIELDS or RESTART_FIELDS. */
+export function reloadClass(path: string): "live" | "restart" | undefined {
+  const top = path.replace(/\[\]/g, "");
+  for (let p = top; p !== ""; p = p.includes(".") ? p.slice(0, p.lastIndexOf(".")) : "") {
+    if ((LIVE_FIELDS as readonly string[]).includes(p)) return "live";
+    if ((RESTART_FIELDS as readonly string[]).includes(p)) return "restart";
+  }
+  return undefined;
+}
+
+/** Every field of the config schema, depth first, in schema order. */
+export function configFields(): FieldRow[] {
+  const root = z.toJSONSchema(ConfigSchema, { io: "input", unrepresentable: "any" }) as JsonSchemaNode;
+  const rows: FieldRow[] = [];
+  const walk = (node: JsonSchemaNode, prefix: string): void => {
+    for (const [key, child] of Object.entries(node.properties ?? {})) {
+      const path = prefix ? `${prefix}.${key}` : key;
+      const row: FieldRow = {
+        path,
+        type: typeText(child),
+        default: child.default === undefined ? "–" : `\`${JSON.stringify(child.default)}\``,
+        reload: reloadClass(path) ?? "restart",
+        description: FIELD_DOCS[path],
+      };
+      rows.push(row);
+      const first = rows.length;
+      if (child.properties) walk(child, path);
+      if (child.items?.properties) walk(child.items, `${path}[]`);
+      const inner = new Set(rows.slice(first).filter((r) => r.path.split(".").length === path.split(".").length + 1).map((r) => r.reload));
+      if (reloadClass(path) === undefined && inner.size > 1) row.reload = "per field";
+    }
+  };
+  walk(root, "");
+  return rows;
+}
+
+/** The text of docs/config.md. */
+export function renderConfigReference(): string {
+  const cell = (s: string): string => s.replace(/\|/g, "\\|").replace(/\\\\\|/g, "\\|");
+  const lines = [
+    "# `vcp.yaml` reference",
+    "",
+    "<!-- Generated by `npm run docs:config` from the config schema (src/config/config.ts) and the field",
+    "     docs in src/server/config-reference.ts. Do not edit by hand: a test compares this file. -->",
+    "",
+    "`vcp-hooks serve --config vcp.yaml` reads this file; `vcp-hooks config check --config vcp.yaml` validates",
+    "it without starting. Unknown keys are errors. Relative paths resolve against the config file's",
+    "directory (`audit.path` against `data_dir`). **Reload**: `live` fields take effect on `SIGHUP`",
+    "(`systemctl reload`) for the next request; `restart` fields keep their running value until a restart,",
+    "and the reload logs which ones changed. `limits.bundle_bytes` and `session_hook_allowlist` are live only",
+    "in the narrowing direction (a raised cap or a new entry needs a restart).",
+    "",
+    "| field | type | default | reload | what it does |",
+    "|---|---|---|---|---|",
+    ...configFields().map((r) => `| \`${r.path}\` | ${cell(r.type)} | ${cell(r.default)} | ${r.reload} | ${cell(r.description ?? "")} |`),
+    "",
+  ];
+  return lines.join("\n");
+}
