@@ -27,9 +27,13 @@ import { loadConfigFile, resolveConfig, type ResolvedConfig } from "../config/co
 import { createServer, generateToken, hashToken, liveSettingsFor, logLevelOf, partiallyLiveChanges, restartOnlyChanges, runtimeOptionsFor, type VcpServer } from "../server/index.js";
 
 const USAGE = `usage: vcp-hooks serve [--config vcp.yaml] [--port N] [--host H] [--log-level debug|info|warn|error]
+                       [--trust-key pub.pem --key-id ID [--max-trust system|deployment|session]]…
 
 Without --config: embedded default (data in ./.vcp, ./policies built and signed with a dev key,
-tokens printed once). Signals: SIGHUP reloads --config; SIGTERM/SIGINT drain and stop.`;
+tokens printed once). --trust-key adds your own signing key to the embedded default's keyring, so
+bundles you sign with it can be uploaded (repeat the three options per key; --max-trust defaults to
+deployment). With --config, keys belong in the file's keyring. Signals: SIGHUP reloads --config;
+SIGTERM/SIGINT drain and stop.`;
 
 const DEV_KEY_ID = "dev";
 const RUNTIME_KEY_ID = "runtime";
@@ -84,6 +88,9 @@ export async function startServe(args: string[], options: { signals?: boolean; o
         port: { type: "string", short: "p" },
         host: { type: "string" },
         "log-level": { type: "string" },
+        "trust-key": { type: "string", multiple: true },
+        "key-id": { type: "string", multiple: true },
+        "max-trust": { type: "string", multiple: true },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -103,9 +110,10 @@ export async function startServe(args: string[], options: { signals?: boolean; o
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: '${parsed.values.port}' is not a port number (0–65535)`);
   }
   const configPath = parsed.values.config !== undefined ? resolve(parsed.values.config) : undefined;
+  const trustedKeys = trustedKeysOf(parsed.values, configPath !== undefined);
   assertNodeVersion(); // before the embedded default builds anything: a clear error on Node 20
 
-  const embedded = configPath === undefined ? await embeddedDefault(env) : undefined;
+  const embedded = configPath === undefined ? await embeddedDefault(env, trustedKeys) : undefined;
   let config: ResolvedConfig = configPath !== undefined ? loadConfigFile(configPath) : embedded!.config;
   const startedWith = config;
   const level = parsed.values["log-level"] ?? env.VCP_LOG_LEVEL ?? logLevelOf(config) ?? "info";
@@ -155,6 +163,7 @@ export async function startServe(args: string[], options: { signals?: boolean; o
     const lines = [`vcp-hooks serving at ${url}`];
     if (embedded !== undefined) {
       lines.push(`  embedded default: data in ${config.data_dir}, dev signing key ${embedded.keyFile} (key_id '${DEV_KEY_ID}', max_trust deployment)`);
+      for (const k of embedded.trustedKeys) lines.push(`  trusted key '${k.key_id}' from ${k.public_key_file} (max_trust ${k.max_trust})`);
       if (embedded.policiesFound === false) lines.push(`  no policies/ directory in ${process.cwd()}: serving with no bundles installed (upload .vcpb files with PUT /v1/bundles/{name})`);
       const bundles = runtime.bundles.list();
       lines.push(bundles.length > 0 ? `  bundles: ${bundles.map((b) => `${b.bundle}@${b.version} (${b.hooks.length} hook${b.hooks.length === 1 ? "" : "s"})`).join(", ")}` : "  bundles: none installed");
@@ -265,6 +274,7 @@ interface Embedded {
   tokens: { operator: string; client: string };
   tokensFromEnv: boolean;
   policiesFound: boolean;
+  trustedKeys: readonly TrustedKey[];
 }
 
 /** An Ed25519 private key kept in `file` (mode 0600), created on first use. */
@@ -281,8 +291,35 @@ function loadOrCreatePrivateKey(file: string): string {
   return privateKeyPem;
 }
 
-/** The embedded default config: ./.vcp, a persisted dev key, tokens from the env or fresh. */
-async function embeddedDefault(env: NodeJS.ProcessEnv): Promise<Embedded> {
+interface TrustedKey {
+  key_id: string;
+  public_key_file: string;
+  max_trust: "system" | "deployment" | "session";
+}
+
+/**
+ * `--trust-key F --key-id ID [--max-trust T]`, repeated: the operator's own keys for the embedded
+ * default. Each --trust-key needs its --key-id; --max-trust is given for all keys or for none.
+ */
+function trustedKeysOf(values: { "trust-key"?: string[]; "key-id"?: string[]; "max-trust"?: string[] }, withConfig: boolean): TrustedKey[] {
+  const files = values["trust-key"] ?? [];
+  const ids = values["key-id"] ?? [];
+  const trusts = values["max-trust"] ?? [];
+  if (files.length === 0 && ids.length === 0 && trusts.length === 0) return [];
+  if (withConfig) throw new UsageError("--trust-key is for the embedded default; with --config, add the key to the config file's keyring");
+  if (ids.length !== files.length) throw new UsageError(`--trust-key and --key-id go in pairs (got ${files.length} --trust-key, ${ids.length} --key-id)`);
+  if (trusts.length !== 0 && trusts.length !== files.length) throw new UsageError(`--max-trust: give one per --trust-key or none (got ${trusts.length} for ${files.length} keys)`);
+  return files.map((file, i) => {
+    const maxTrust = trusts[i] ?? "deployment";
+    if (maxTrust !== "system" && maxTrust !== "deployment" && maxTrust !== "session") throw new UsageError(`--max-trust: '${maxTrust}' is not system, deployment or session`);
+    if (ids[i] === DEV_KEY_ID) throw new UsageError(`--key-id: '${DEV_KEY_ID}' is the embedded default's own dev key; choose another id`);
+    if (!existsSync(file)) throw new UsageError(`--trust-key: ${file} does not exist`);
+    return { key_id: ids[i]!, public_key_file: resolve(file), max_trust: maxTrust };
+  });
+}
+
+/** The embedded default config: ./.vcp, a persisted dev key, tokens from the env or fresh, plus the operator's keys. */
+async function embeddedDefault(env: NodeJS.ProcessEnv, trustedKeys: readonly TrustedKey[]): Promise<Embedded> {
   const dataDir = resolve(".vcp");
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const keyFile = join(dataDir, "dev-key.pem");
@@ -301,14 +338,14 @@ async function embeddedDefault(env: NodeJS.ProcessEnv): Promise<Embedded> {
         { id: "dev-operator", role: "operator", token_sha256: hashToken(tokens.operator) },
         { id: "dev-client", role: "client", token_sha256: hashToken(tokens.client) },
       ],
-      keyring: { keys: [{ key_id: DEV_KEY_ID, public_key: publicKeyPem, max_trust: "deployment" }] },
+      keyring: { keys: [{ key_id: DEV_KEY_ID, public_key: publicKeyPem, max_trust: "deployment" }, ...trustedKeys] },
       require_signatures: true,
       session_hook_allowlist: sessionHooks,
     },
     process.cwd(),
     null,
   );
-  return { config, keyFile, tokens, tokensFromEnv, policiesFound, artifacts, failed };
+  return { config, keyFile, tokens, tokensFromEnv, policiesFound, artifacts, failed, trustedKeys };
 }
 
 /**

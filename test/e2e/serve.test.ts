@@ -126,6 +126,39 @@ describe("vcp-hooks serve", () => {
     expect(await p.exited).toBe(0);
   });
 
+  it("--trust-key adds the operator's own key to the embedded default: bundles it signs upload, its max_trust holds", async () => {
+    const dir = scratch();
+    writeFileSync(join(dir, "ops.pub.pem"), keys.ops.publicKeyPem);
+    const tokens = { VCP_OPERATOR_TOKEN: "op-trust-token", VCP_CLIENT_TOKEN: "cl-trust-token" };
+    const p = await serve(dir, ["--port", "0", "--trust-key", "ops.pub.pem", "--key-id", "ops", "--max-trust", "session"], tokens);
+    expect(p.output()).toMatch(/trusted key 'ops' from .*ops\.pub\.pem \(max_trust session\)/);
+    const ok = await call(p.url, "PUT", "/v1/bundles/guard", { token: "op-trust-token", body: signed(guardManifest({ trust: "session" }), GUARD_CODE) });
+    expect(ok.status).toBe(201);
+    expect(ok.body).toMatchObject({ bundle: "guard", signed_by: "ops" });
+    // The key may grant at most `session`: a deployment-trust bundle it signed is refused.
+    const over = await call(p.url, "PUT", "/v1/bundles/guard", { token: "op-trust-token", body: signed(guardManifest({ version: "1.1.0" }), GUARD_CODE) });
+    expect(over.status).toBe(403);
+    expect(over.body.error.code).toBe("TRUST_EXCEEDS_KEY");
+    // A key the server was not told about is still refused.
+    const stranger = await call(p.url, "PUT", "/v1/bundles/guard", { token: "op-trust-token", body: signed(guardManifest({ version: "1.2.0", trust: "session" }), GUARD_CODE, keys.stranger, "stranger") });
+    expect(stranger.status).toBe(403);
+    p.child.kill("SIGTERM");
+    expect(await p.exited).toBe(0);
+
+    const usage = (args: string[]) => {
+      const child = spawn(process.execPath, [SERVE, ...args], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
+      let err = "";
+      child.stderr.on("data", (d) => (err += d));
+      return new Promise<{ code: number | null; err: string }>((r) => child.on("exit", (code) => r({ code, err })));
+    };
+    const unpaired = await usage(["--trust-key", "ops.pub.pem"]);
+    expect(unpaired.code).toBe(2);
+    expect(unpaired.err).toMatch(/--trust-key and --key-id go in pairs/);
+    const missing = await usage(["--trust-key", "nope.pem", "--key-id", "x"]);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/nope\.pem does not exist/);
+  });
+
   it("an invalid config fails at start naming the field (exit 1); a bad flag is a usage error (exit 2)", async () => {
     const dir = scratch();
     writeFileSync(join(dir, "vcp.yaml"), "listen: { host: 127.0.0.1, port: 99999 }\nlimits: { body_bytes: 12 }\n");
