@@ -23,8 +23,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   serve: { summary: "run the HTTP server (vcp.yaml, or the embedded default)", load: async () => serveCommand },
   audit: { summary: "audit verify <file…>: check the audit log's hash chain", load: async () => (await import("./audit.js")).auditCommand },
   bench: { summary: "bench perf|sandbox: run a bench", load: async () => (await import("./bench.js")).benchCommand },
+  push: { summary: "upload a .vcpb to a running server (PUT /v1/bundles/<name>)", load: async () => (await import("./remote.js")).pushCommand },
+  status: { summary: "a running server's bundles, sandbox and audit state (GET /v1/status)", load: async () => (await import("./remote.js")).statusCommand },
   config: { summary: "config check [--config vcp.yaml]: validate a deployment config without starting", load: async () => (await import("./config.js")).configCommand },
   token: { summary: "create a bearer token and print its vcp.yaml auth entry (token_sha256)", load: async () => (await import("./token.js")).tokenCommand },
+  completion: { summary: "print a bash or zsh completion script", load: async () => (await import("./completion.js")).completionCommand(Object.keys(COMMANDS)) },
   version: { summary: "print the package, commit, Node, V8 and isolated-vm versions (--json)", load: async () => (await import("./version.js")).versionCommand },
 };
 

@@ -1,7 +1,7 @@
 // The author's workflow through the built CLI: init → test → build → keygen → sign → verify → fire,
 // and each way it can be refused: a clear, specific message, exit 1 (2 for usage), nothing changed.
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, cpSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { cleanup, cli, scratchDir } from "./helpers.js";
@@ -39,6 +39,10 @@ describe("init → test → build → keygen → sign → verify → fire", () =
     expect(run.code).toBe(0);
     for (const f of ["policy.yaml", "src/index.ts", "src/vcp-env.d.ts", "tests/example.yaml", "tsconfig.json"]) expect(existsSync(join(policy, f)), f).toBe(true);
     expect(readFileSync(join(policy, "src/index.ts"), "utf8")).toContain('import type { HookInput, HookResult, PreInjectEvent } from "vcp-hooks"');
+    // The editor modeline points at this package's manifest schema, wherever the policy lives.
+    const modeline = /^# yaml-language-server: \$schema=(\S+)$/m.exec(readFileSync(join(policy, "policy.yaml"), "utf8"));
+    expect(modeline, "yaml-language-server modeline").not.toBeNull();
+    expect(JSON.parse(readFileSync(resolve(policy, modeline![1]!), "utf8"))).toHaveProperty("$schema");
     const before = snapshot(policy);
     const again = await cli(["init", policy]);
     expect(again.code).toBe(1);

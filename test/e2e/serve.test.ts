@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { GUARD_CODE, call, constitution, events, guardManifest, keys, sha256, signed } from "./helpers.js";
+import { cli } from "../cli/helpers.js";
 
 const SERVE = resolve("dist/src/cli/serve.js");
 const children: ChildProcess[] = [];
@@ -157,6 +158,37 @@ describe("vcp-hooks serve", () => {
     const missing = await usage(["--trust-key", "nope.pem", "--key-id", "x"]);
     expect(missing.code).toBe(2);
     expect(missing.err).toMatch(/nope\.pem does not exist/);
+  });
+
+  it("vcp-hooks push uploads a signed .vcpb and status reads the server; refusals print the server's code", async () => {
+    const dir = scratch();
+    writeFileSync(join(dir, "ops.pub.pem"), keys.ops.publicKeyPem);
+    const p = await serve(dir, ["--port", "0", "--trust-key", "ops.pub.pem", "--key-id", "ops"], { VCP_OPERATOR_TOKEN: "op-push", VCP_CLIENT_TOKEN: "cl-push" });
+    writeFileSync(join(dir, "guard.vcpb"), JSON.stringify(signed(guardManifest(), GUARD_CODE)));
+    writeFileSync(join(dir, "stranger.vcpb"), JSON.stringify(signed(guardManifest({ version: "2.0.0" }), GUARD_CODE, keys.stranger, "stranger")));
+
+    const pushed = await cli(["push", "guard.vcpb", "--server", p.url, "--token", "op-push"], { cwd: dir });
+    expect(pushed.code).toBe(0);
+    expect(pushed.stdout).toMatch(/installed guard@1\.0\.0 .*signed by ops/);
+    expect((await call(p.url, "GET", "/v1/bundles/guard", { token: "op-push" })).body).toMatchObject({ version: "1.0.0", signed_by: "ops" });
+
+    const refused = await cli(["push", "stranger.vcpb", "--server", p.url, "--token", "op-push"], { cwd: dir });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/403 SIGNATURE_INVALID/);
+    const badToken = await cli(["push", "guard.vcpb", "--server", p.url, "--token", "nope"], { cwd: dir });
+    expect(badToken.code).toBe(1);
+    expect(badToken.stderr).toMatch(/401 UNAUTHENTICATED/);
+
+    const status = await cli(["status", "--server", p.url, "--token", "op-push", "--json"], { cwd: dir });
+    expect(status.code).toBe(0);
+    expect((JSON.parse(status.stdout) as { bundles: Array<{ bundle: string }> }).bundles.map((b) => b.bundle)).toEqual(["guard"]);
+    const human = await cli(["status", "--server", p.url, "--token", "op-push"], { cwd: dir });
+    expect(human.stdout).toMatch(/bundles \(1\):\n {2}guard@1\.0\.0/);
+    p.child.kill("SIGTERM");
+    expect(await p.exited).toBe(0);
+    const down = await cli(["status", "--server", p.url, "--token", "op-push"], { cwd: dir });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/cannot reach/);
   });
 
   it("an invalid config fails at start naming the field (exit 1); a bad flag is a usage error (exit 2)", async () => {

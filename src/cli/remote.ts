@@ -1,0 +1,121 @@
+/**
+ * Commands that talk to a running server over its HTTP API (DESIGN §6.2), as an operator:
+ * `vcp-hooks push <file.vcpb>` uploads a bundle, `vcp-hooks status` summarizes GET /v1/status.
+ * The server is `--server` or VCP_SERVER (default http://127.0.0.1:8787); the operator token is
+ * `--token` or VCP_OPERATOR_TOKEN. A server's error is printed verbatim (code and message).
+ */
+import { readArtifactFile } from "../index.js";
+import { CheckFailed, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
+
+const DEFAULT_SERVER = "http://127.0.0.1:8787";
+const REQUEST_TIMEOUT_MS = 60_000;
+
+interface Target {
+  server: string;
+  token: string;
+}
+
+function targetOf(command: string, values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Target {
+  const server = (stringOption(command, values, "server") ?? env["VCP_SERVER"] ?? DEFAULT_SERVER).replace(/\/+$/, "");
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch {
+    throw new UsageError(`${command}: --server '${server}' is not a URL (e.g. http://127.0.0.1:8787)`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`${command}: --server must be an http(s) URL, not '${server}'`);
+  const token = stringOption(command, values, "token") ?? env["VCP_OPERATOR_TOKEN"];
+  if (!token) throw new UsageError(`${command}: no operator token: pass --token or set VCP_OPERATOR_TOKEN`);
+  return { server, token };
+}
+
+/** One request; a non-2xx answer becomes a CheckFailed carrying the server's own code and message. */
+async function request(target: Target, method: string, path: string, body?: unknown): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetch(`${target.server}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${target.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+    throw new CheckFailed(`cannot reach ${target.server} (${cause})`, "UNREACHABLE");
+  }
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === "" ? null : JSON.parse(text);
+  } catch {
+    // not JSON: keep the text for the message
+  }
+  if (!response.ok) {
+    const error = (parsed as { error?: { code?: string; message?: string } } | null)?.error;
+    throw new CheckFailed(`${method} ${path}: ${response.status} ${error?.code ?? ""}${error?.message ? `: ${error.message}` : typeof parsed === "string" ? `: ${parsed.slice(0, 300)}` : ""}`.trim(), error?.code ?? `HTTP_${response.status}`);
+  }
+  return parsed;
+}
+
+const CONNECTION_OPTIONS = { server: { type: "string" }, token: { type: "string" } } as const;
+
+const PUSH_USAGE = `usage: vcp-hooks push <file.vcpb> [--server URL] [--token T] [--json]
+
+Uploads a signed bundle to a running server (PUT /v1/bundles/<name>) and prints what it installed.
+--server defaults to VCP_SERVER or ${DEFAULT_SERVER}; --token to VCP_OPERATOR_TOKEN.
+Exit 1 with the server's error code and message when it refuses the bundle.`;
+
+export const pushCommand: Command = {
+  name: "push",
+  summary: "upload a .vcpb to a running server (PUT /v1/bundles/<name>)",
+  usage: PUSH_USAGE,
+  async run(args, io) {
+    const { values, positionals, help } = parseCommand("push", args, CONNECTION_OPTIONS, { min: 1, max: 1, names: "the .vcpb file" });
+    if (help) {
+      io.out(PUSH_USAGE);
+      return EXIT_OK;
+    }
+    const target = targetOf("push", values);
+    const artifact = (await readArtifactFile(positionals[0]!)) as { manifest?: { bundle?: unknown } };
+    const name = artifact.manifest?.bundle;
+    if (typeof name !== "string") throw new CheckFailed(`${positionals[0]}: the artifact has no manifest.bundle`, "INVALID_BUNDLE");
+    const info = (await request(target, "PUT", `/v1/bundles/${encodeURIComponent(name)}`, artifact)) as Record<string, unknown>;
+    if (io.json) printJson(io, info);
+    else io.out(`installed ${String(info["bundle"])}@${String(info["version"])} on ${target.server} (digest ${String(info["digest"]).slice(0, 16)}…, trust ${String(info["trust"])}, signed by ${String(info["signed_by"] ?? "nobody")})`);
+    return EXIT_OK;
+  },
+};
+
+const STATUS_USAGE = `usage: vcp-hooks status [--server URL] [--token T] [--json]
+
+A running server's state (GET /v1/status): bundles, sandbox (restarts, quarantined and slow bundles,
+queue), audit head and lag. --json prints the whole document.`;
+
+function renderStatus(io: Io, status: Record<string, any>): void {
+  const server = status["server"] ?? {};
+  const sandbox = status["sandbox"] ?? {};
+  const audit = status["audit"] ?? {};
+  io.out(`server ${server.version ?? "?"}, up ${server.uptime_s ?? "?"} s${server.closing ? ", draining" : ""}, config ${server.config ?? "?"}`);
+  const bundles: Array<Record<string, any>> = status["bundles"] ?? [];
+  io.out(`bundles (${bundles.length}):`);
+  for (const b of bundles) io.out(`  ${b.bundle}@${b.version}  trust ${b.trust}  signed by ${b.signed_by ?? "nobody"}  ${String(b.digest).slice(0, 16)}…`);
+  io.out(`sandbox: restarts ${sandbox.restarts ?? 0}, in flight ${sandbox.inFlight ?? 0}, queued ${sandbox.queued ?? 0}, quarantined ${(sandbox.quarantined ?? []).length}, slow ${(sandbox.slowBundles ?? []).length}, watchdog kills ${sandbox.watchdogKills ?? 0}`);
+  io.out(audit.enabled ? `audit: head seq ${audit.head?.seq ?? "–"}, pending ${audit.pending ?? 0}, lag ${audit.lag_ms ?? 0} ms` : "audit: off");
+}
+
+export const statusCommand: Command = {
+  name: "status",
+  summary: "a running server's bundles, sandbox and audit state (GET /v1/status)",
+  usage: STATUS_USAGE,
+  async run(args, io) {
+    const { values, help } = parseCommand("status", args, CONNECTION_OPTIONS, { min: 0, max: 0, names: "" });
+    if (help) {
+      io.out(STATUS_USAGE);
+      return EXIT_OK;
+    }
+    const status = (await request(targetOf("status", values), "GET", "/v1/status")) as Record<string, unknown>;
+    if (io.json) printJson(io, status);
+    else renderStatus(io, status);
+    return EXIT_OK;
+  },
+};
