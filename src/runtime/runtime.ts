@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { acquirePidLock, type PidLock } from "./pid-lock.js";
 import { VcpError } from "../errors.js";
 import { parseManifest, type Manifest, type ManifestInput } from "../bundle/manifest.js";
 import { createArtifact, DEFAULT_MAX_CODE_BYTES, isArtifactLike, verifyArtifact, type VcpArtifact, type VerifiedArtifact } from "../bundle/artifact.js";
@@ -242,6 +245,40 @@ export const DEFAULT_MAX_SESSIONS_PER_OWNER = 100;
  */
 export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   assertNodeVersion();
+  // One runtime per data directory and per audit log (pid-lock.ts), taken before anything there is
+  // read or written; released by close(), or here when the start fails.
+  const auditOptions = resolveAuditOptions(options);
+  const locks: PidLock[] = [];
+  try {
+    if (options.dataDir !== undefined) {
+      mkdirSync(options.dataDir, { recursive: true });
+      locks.push(acquirePidLock(join(options.dataDir, DATA_DIR_LOCK), `data directory ${resolve(options.dataDir)}`));
+    }
+    if (auditOptions !== undefined) {
+      mkdirSync(dirname(auditOptions.path), { recursive: true });
+      locks.push(acquirePidLock(`${auditOptions.path}.lock`, `audit log ${resolve(auditOptions.path)}`));
+    }
+    return await startRuntime(options, auditOptions, () => releaseAll(locks));
+  } catch (err) {
+    releaseAll(locks);
+    throw err;
+  }
+}
+
+/** The lock file in a data directory (pid-lock.ts): it names the pid of the process using the directory. */
+export const DATA_DIR_LOCK = "vcp-hooks.lock";
+
+function releaseAll(locks: PidLock[]): void {
+  for (const lock of locks.splice(0).reverse()) lock.release();
+}
+
+/** The audit log a runtime writes: `audit`, else `<dataDir>/audit/audit.jsonl`, else none. */
+function resolveAuditOptions(options: RuntimeOptions): AuditOptions | undefined {
+  if (options.audit === false) return undefined;
+  return options.audit ?? (options.dataDir !== undefined ? { path: defaultAuditPath(options.dataDir), ...(options.redactKeys ? { redactKeys: options.redactKeys } : {}) } : undefined);
+}
+
+async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions | undefined, releaseLocks: () => void): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
   const disableFailingHooks = options.cascade?.disableFailingHooks === true;
@@ -310,11 +347,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     return run;
   };
 
-  const auditOptions: AuditOptions | undefined =
-    options.audit === false
-      ? undefined
-      : (options.audit ?? (options.dataDir !== undefined ? { path: defaultAuditPath(options.dataDir), ...(options.redactKeys ? { redactKeys: options.redactKeys } : {}) } : undefined));
-  if (auditOptions !== undefined) audit = await createAuditTrail(auditOptions);
+  if (auditOptions !== undefined) {
+    audit = await createAuditTrail(auditOptions);
+    const repaired = audit.writer.recovery;
+    if (repaired !== null) {
+      // A crash mid-write left a final line without its newline: never acknowledged, so cut off.
+      logger.warn({ audit: auditOptions.path, truncated_bytes: repaired.truncated_bytes }, "audit log: cut off a torn final line left by a crash (it was never acknowledged)");
+    }
+  }
 
   // The sandbox module (piscina, child process) loads only when it is used.
   const backend: ChainBackend =
@@ -702,8 +742,12 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       // Sessions first: queued pipeline work and periodic ticks finish before the sandbox stops.
       await pipeline.closeAll();
       closed = true;
-      await backend.close();
-      await audit?.close();
+      try {
+        await backend.close();
+        await audit?.close();
+      } finally {
+        releaseLocks();
+      }
     },
   };
 
