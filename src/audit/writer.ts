@@ -524,7 +524,7 @@ async function resume(path: string, segments: readonly string[]): Promise<{ head
     const file = segments[i]!;
     const tail = await readTail(file);
     if (tail === null || tail.size === 0) continue;
-    if (tail.completeEnd < tail.size) throw new Error(`audit log: rotated segment ${file} ends with an incomplete line; run audit verify`);
+    if (tail.completeEnd < tail.size) throw corrupt(file, undefined, "a rotated segment ends with an incomplete line (truncated)");
     if (tail.lastLine !== undefined) return { head: parseHead(file, tail.lastLine), truncated };
   }
   return { head: { seq: 0, hash: GENESIS_HASH }, truncated };
@@ -535,11 +535,11 @@ function parseHead(file: string, line: string): AuditHead {
   try {
     record = JSON.parse(line) as Record<string, unknown>;
   } catch {
-    throw new Error(`audit log: the last record of ${file} is not JSON; run audit verify before appending`);
+    throw corrupt(file, undefined, "its last record is not JSON");
   }
   const { seq, hash } = record;
   if (!Number.isSafeInteger(seq) || (seq as number) < 1 || typeof hash !== "string" || recordHash(record) !== hash) {
-    throw new Error(`audit log: the last record of ${file} fails its hash; run audit verify before appending`);
+    throw corrupt(file, Number.isSafeInteger(seq) ? (seq as number) : undefined, "its last record fails its hash");
   }
   return { seq: seq as number, hash };
 }
