@@ -33,8 +33,13 @@ interface Holder {
   since: string;
 }
 
-/** Lock files this process holds, by path: a second acquire of one of them is refused, not taken over. */
-const held = new Map<string, number>();
+/**
+ * Lock files this process holds (path → inode): a second acquire of one of them is refused, not taken
+ * over. Kept on globalThis so that two copies of this module in one process (src and dist, or an
+ * application bundling its own copy) still see each other's locks; otherwise a lock naming our own
+ * pid would look stale to the other copy.
+ */
+const held: Map<string, number> = ((globalThis as Record<symbol, unknown>)[Symbol.for("vcp-hooks.pid-locks")] ??= new Map<string, number>()) as Map<string, number>;
 
 /**
  * Take the lock file `path` for this process, or throw DATA_DIR_LOCKED naming the holder.

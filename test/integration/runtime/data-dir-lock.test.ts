@@ -78,6 +78,17 @@ describe("pid lock", () => {
     acquirePidLock(lockPath, "thing").release();
   });
 
+  test("two copies of the lock module in one process (src and dist) still refuse each other", async () => {
+    const lockPath = join(tempDir(), "x.lock");
+    const dist = (await import("../../../dist/src/runtime/pid-lock.js")) as typeof import("../../../src/runtime/pid-lock.js");
+    const lock = acquirePidLock(lockPath, "thing");
+    try {
+      expect(() => dist.acquirePidLock(lockPath, "thing")).toThrow(expect.objectContaining({ code: "DATA_DIR_LOCKED" }));
+    } finally {
+      lock.release();
+    }
+  });
+
   test("a lock held by another live process is refused, naming its pid", async () => {
     const lockPath = join(tempDir(), "x.lock");
     const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
