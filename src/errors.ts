@@ -55,6 +55,7 @@ export const ERROR_CODES = {
   SANDBOX_START_FAILED: "The sandbox host process could not be started.",
   SESSION_NOT_FOUND: "No open session has that id (it was never opened, or it was closed).",
   SESSION_EXISTS: "A session with that id is already open.",
+  SESSION_LIMIT: "The principal already has as many open sessions as allowed (limits.sessions_per_client); close one first.",
   AUDIT_DISABLED: "The runtime was started without an audit log.",
   AUDIT_WRITE_FAILED: "The audit log could not be written; the chain's result was not handed out.",
   INVALID_CONFIG: "A runtime or sandbox option is invalid; details name the field.",
@@ -65,6 +66,8 @@ export const ERROR_CODES = {
   SIGNATURE_INVALID: "The bundle is signed but no signature verifies against a keyring key.",
   TRUST_EXCEEDS_KEY: "The bundle requests a trust level above the max_trust of the best key that signed it.",
   VERSION_DOWNGRADE: "The bundle's version is lower than the installed one; pass allowDowngrade to roll back on purpose.",
+  DATA_DIR_LOCKED: "Another live process holds the data directory (or audit log) lock; details name the lock file and the holder's pid.",
+  AUDIT_LOG_CORRUPT: "The audit log's tail does not verify at start (two writers, or an edit); details name the file and seq. Run `vcp-hooks audit verify`.",
   STORE_CORRUPT: "The data directory's installed bundles cannot be read or written, or the index and a stored artifact disagree.",
 } as const;
 

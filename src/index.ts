@@ -68,4 +68,6 @@ export type {
   ViolationOutcome,
   ContextReevaluation,
   PeriodicTickReport,
+  SessionAccess,
+  SessionPrincipal,
 } from "./pipeline/index.js";

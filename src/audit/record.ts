@@ -14,6 +14,8 @@ export interface AuditRecordInput {
   /** One record per hook execution, per chain, and per registry change. */
   kind: "hook" | "chain" | "registry";
   session?: string;
+  /** Id of the principal that opened the session (DESIGN §6.5); absent when the embedding application did. */
+  owner?: string;
   chain_id?: string;
   hook?: string;
   hook_type?: string;
@@ -47,7 +49,7 @@ export interface AuditRecord extends AuditRecordInput {
 
 /** Input fields in the order they are written (readability only: the hash is over RFC 8785 form). */
 export const INPUT_FIELDS = [
-  "kind", "session", "chain_id", "hook", "hook_type", "scope", "bundle", "bundle_digest", "input_hash",
+  "kind", "session", "owner", "chain_id", "hook", "hook_type", "scope", "bundle", "bundle_digest", "input_hash",
   "status", "outcome", "duration_ms", "modification", "annotations", "event", "details",
 ] as const satisfies ReadonlyArray<keyof AuditRecordInput>;
 

@@ -21,8 +21,10 @@ import { GENESIS_HASH, hashInput, normalizeInput, recordHash, sealRecord, type A
  * A failed write or sync poisons the writer: every pending and later append rejects, because seqs were
  * already assigned and writing past a hole would break the chain. Reopen to resume from the file.
  *
- * Single writer: one writer per path. A second open in this process is refused; separate processes
- * writing one log are not detected (operators run one runtime per data dir).
+ * Single writer: one writer per path. A second open in this process is refused; the runtime holds a
+ * pid lock on the log (src/runtime/pid-lock.ts) so a second process is refused too. Opening checks
+ * that the tail of the chain verifies (checkTail), so a log that two writers did break is refused
+ * instead of extended.
  */
 
 /** Options of {@link openAuditLog}; `audit:` in vcp.yaml (DESIGN §6.4). */
@@ -128,6 +130,7 @@ export async function openAuditLog(options: AuditWriterOptions): Promise<AuditWr
   try {
     await mkdir(dirname(path), { recursive: true });
     const segments = await listSegments(path);
+    await checkTail(path, segments.map((s) => s.path));
     const { head, truncated } = await resume(path, segments.map((s) => s.path));
     const fd = await open(path, "a", 0o600);
     const size = (await fd.stat()).size;
@@ -386,6 +389,116 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
+/** How much of the end of the log is checked at open: bounded, so a start never reads a whole log. */
+const TAIL_CHECK_BYTES = 1 << 20;
+
+/**
+ * Refuse to extend a log whose tail does not verify (AUDIT_LOG_CORRUPT, naming the file and seq):
+ * the complete records of the last TAIL_CHECK_BYTES of the live file (or, if it has none, of the
+ * newest segment) must each hash correctly and form a chain (consecutive seqs, `prev` = the hash of
+ * the record before); when that window starts at the beginning of the live file, its first record
+ * must continue the newest segment. Two processes appending to one log fail this at once (two
+ * records with one seq). A final line without its newline is not checked here: it is a write torn by
+ * a crash, never acknowledged, and `resume` cuts it off. The whole log is `vcp-hooks audit verify`'s job.
+ */
+async function checkTail(path: string, segments: readonly string[]): Promise<void> {
+  const newestSegment = segments.at(-1);
+  const live = await readWindow(path);
+  if (live !== null && live.records.length > 0) {
+    const first = verifyRun(path, live.records);
+    if (live.fromStart && newestSegment !== undefined) {
+      const tail = await readTail(newestSegment);
+      if (tail?.lastLine !== undefined) {
+        const before = parseRecord(newestSegment, tail.lastLine);
+        if (first.seq !== (before.seq as number) + 1 || first.prev !== before.hash) {
+          throw corrupt(path, first.seq as number, `its first record (seq ${String(first.seq)}) does not continue ${newestSegment}, which ends at seq ${String(before.seq)}`);
+        }
+      }
+    }
+    return;
+  }
+  if (newestSegment !== undefined) {
+    const window = await readWindow(newestSegment);
+    if (window !== null && window.records.length > 0) verifyRun(newestSegment, window.records);
+  }
+}
+
+/** Checks one run of consecutive lines; returns the first record. */
+function verifyRun(file: string, lines: readonly string[]): Record<string, unknown> {
+  let previous: Record<string, unknown> | undefined;
+  let first: Record<string, unknown> | undefined;
+  for (const line of lines) {
+    const record = parseRecord(file, line, previous);
+    first ??= record;
+    if (previous !== undefined) {
+      const expected = (previous.seq as number) + 1;
+      if (record.seq !== expected) {
+        throw corrupt(file, expected, `seq ${String(record.seq)} follows seq ${String(previous.seq)} (two processes wrote this log, or records were removed or reordered)`);
+      }
+      if (record.prev !== previous.hash) throw corrupt(file, expected, `record ${expected} does not chain to record ${String(previous.seq)} (its prev is not that record's hash)`);
+    }
+    previous = record;
+  }
+  return first!;
+}
+
+function parseRecord(file: string, line: string, previous?: Record<string, unknown>): Record<string, unknown> {
+  const at = previous === undefined ? undefined : (previous.seq as number) + 1;
+  let record: unknown;
+  try {
+    record = JSON.parse(line);
+  } catch {
+    throw corrupt(file, at, "a record is not JSON");
+  }
+  if (record === null || typeof record !== "object" || Array.isArray(record)) throw corrupt(file, at, "a record is not a JSON object");
+  const r = record as Record<string, unknown>;
+  if (!Number.isSafeInteger(r.seq) || (r.seq as number) < 1) throw corrupt(file, at, "a record has no valid seq");
+  if (typeof r.hash !== "string" || recordHash(r) !== r.hash) throw corrupt(file, r.seq as number, `record ${String(r.seq)} fails its hash (edited)`);
+  return r;
+}
+
+function corrupt(file: string, seq: number | undefined, why: string): VcpError {
+  return new VcpError(
+    "AUDIT_LOG_CORRUPT",
+    `audit log ${file}${seq !== undefined ? ` at seq ${seq}` : ""}: ${why}; refusing to append to a broken chain. Run 'vcp-hooks audit verify ${file}' and move the log aside to start a new one`,
+    { file, ...(seq !== undefined ? { seq } : {}), reason: why },
+  );
+}
+
+/**
+ * The complete lines of the last TAIL_CHECK_BYTES of a file (a partial first line, and a final line
+ * without its newline, are left out). Missing file ⇒ null.
+ */
+async function readWindow(file: string): Promise<{ records: string[]; fromStart: boolean } | null> {
+  let fh: FileHandle;
+  try {
+    fh = await open(file, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
+  try {
+    const { size } = await fh.stat();
+    const start = Math.max(0, size - TAIL_CHECK_BYTES);
+    const buf = Buffer.alloc(size - start);
+    let got = 0;
+    while (got < buf.length) {
+      const { bytesRead } = await fh.read(buf, got, buf.length - got, start + got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    // Cut on byte 10 before decoding: a window may start inside a multi-byte character.
+    const from = start === 0 ? 0 : buf.indexOf(10) + 1;
+    const end = buf.lastIndexOf(10, got - 1);
+    if (from === 0 && start > 0) return { records: [], fromStart: false }; // one line longer than the window
+    if (end < from) return { records: [], fromStart: start === 0 };
+    const records = buf.subarray(from, end).toString("utf8").split("\n");
+    return { records, fromStart: start === 0 };
+  } finally {
+    await fh.close();
+  }
+}
+
 /**
  * Find the head to resume from: the last complete record of the live file (cutting off a torn final
  * line) or else of the newest segment that has one. Files: rotated segments oldest first; the live
@@ -411,7 +524,7 @@ async function resume(path: string, segments: readonly string[]): Promise<{ head
     const file = segments[i]!;
     const tail = await readTail(file);
     if (tail === null || tail.size === 0) continue;
-    if (tail.completeEnd < tail.size) throw new Error(`audit log: rotated segment ${file} ends with an incomplete line; run audit verify`);
+    if (tail.completeEnd < tail.size) throw corrupt(file, undefined, "a rotated segment ends with an incomplete line (truncated)");
     if (tail.lastLine !== undefined) return { head: parseHead(file, tail.lastLine), truncated };
   }
   return { head: { seq: 0, hash: GENESIS_HASH }, truncated };
@@ -422,11 +535,11 @@ function parseHead(file: string, line: string): AuditHead {
   try {
     record = JSON.parse(line) as Record<string, unknown>;
   } catch {
-    throw new Error(`audit log: the last record of ${file} is not JSON; run audit verify before appending`);
+    throw corrupt(file, undefined, "its last record is not JSON");
   }
   const { seq, hash } = record;
   if (!Number.isSafeInteger(seq) || (seq as number) < 1 || typeof hash !== "string" || recordHash(record) !== hash) {
-    throw new Error(`audit log: the last record of ${file} fails its hash; run audit verify before appending`);
+    throw corrupt(file, Number.isSafeInteger(seq) ? (seq as number) : undefined, "its last record fails its hash");
   }
   return { seq: seq as number, hash };
 }

@@ -285,7 +285,14 @@ function loadOrCreatePrivateKey(file: string): string {
   } else {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     privateKeyPem = generateKeyPair().privateKeyPem;
-    writeFileSync(file, privateKeyPem, { mode: 0o600 });
+    try {
+      // "wx": this runs before the runtime takes the data directory lock, so a second server
+      // starting at the same moment must not replace a key the first has already loaded.
+      writeFileSync(file, privateKeyPem, { mode: 0o600, flag: "wx" });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      privateKeyPem = readFileSync(file, "utf8");
+    }
   }
   chmodSync(file, 0o600);
   return privateKeyPem;

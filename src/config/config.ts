@@ -85,9 +85,11 @@ export const ConfigSchema = z
         bundle_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(5_242_880),
         registrations_per_minute: z.number().int().min(1).max(100_000).default(30),
         result_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1_048_576),
+        // Open sessions per principal (DESIGN §6.5); each holds its context, constitutions and timers.
+        sessions_per_client: z.number().int().min(1).max(1_000_000).default(100),
       })
       .strict()
-      .default({ body_bytes: 1_048_576, bundle_bytes: 5_242_880, registrations_per_minute: 30, result_bytes: 1_048_576 }),
+      .default({ body_bytes: 1_048_576, bundle_bytes: 5_242_880, registrations_per_minute: 30, result_bytes: 1_048_576, sessions_per_client: 100 }),
     // The library's list: `serve` must not redact less than `createRuntime` does.
     redact_keys: z.array(z.string().min(1)).default([...DEFAULT_REDACT_KEYS]),
     log_level: z.enum(["debug", "info", "warn", "error"]).optional(),

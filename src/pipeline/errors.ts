@@ -1,7 +1,7 @@
 import { VcpError } from "../errors.js";
 
 /** The pipeline's own error codes (their meanings live in ERROR_CODES, src/errors.ts). */
-export const PIPELINE_ERROR_CODES = ["SESSION_NOT_FOUND", "SESSION_EXISTS"] as const;
+export const PIPELINE_ERROR_CODES = ["SESSION_NOT_FOUND", "SESSION_EXISTS", "SESSION_LIMIT"] as const;
 
 export type PipelineErrorCode = (typeof PIPELINE_ERROR_CODES)[number];
 
@@ -16,4 +16,8 @@ export function sessionExists(sessionId: string): VcpError {
 /** A malformed pipeline input; `field` is the wire path, `rule` what it broke. */
 export function invalidInput(field: string, rule: string): VcpError {
   return new VcpError("INVALID_INPUT", `${field}: ${rule}`, { field, rule });
+}
+
+export function sessionLimit(owner: string, limit: number): VcpError {
+  return new VcpError("SESSION_LIMIT", `principal '${owner}' already has ${limit} open session(s), the most allowed (limits.sessions_per_client); close one first`, { principal: owner, limit });
 }

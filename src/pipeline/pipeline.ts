@@ -4,7 +4,8 @@ import type { Constitution } from "../model/constitution.js";
 import type { ConflictEvent, PostSelectEvent, PreInjectEvent, TransitionEvent, ViolationEvent } from "../model/events.js";
 import { periodicIntervalMs } from "../model/hook.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";
-import { sessionExists, sessionNotFound } from "./errors.js";
+import { maySee, type SessionAccess } from "./access.js";
+import { sessionExists, sessionLimit, sessionNotFound } from "./errors.js";
 import { createSerialQueue, type SerialQueue } from "./queue.js";
 import { applyConflictStrategy, compositionBase } from "./strategies.js";
 import type {
@@ -62,6 +63,8 @@ interface ScheduleEntry {
 
 interface Session {
   readonly id: string;
+  /** The principal id that opened it; null for the embedding application (access.ts). */
+  readonly owner: string | null;
   context: VcpContext;
   constitution: Constitution;
   state: string | null;
@@ -155,6 +158,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const clearTimer = deps.clearTimer ?? defaultClearTimer;
   const violationDefault = deps.violationDefault ?? "deliver";
   const sessions = new Map<string, Session>();
+  // Open sessions per owner, for maxSessionsPerOwner; kept in step with `sessions` (open / delete).
+  const ownedCount = new Map<string, number>();
+  const maxPerOwner = deps.maxSessionsPerOwner ?? Number.POSITIVE_INFINITY;
   let unsubscribe: (() => void) | undefined;
   let reconcileQueued = false;
   let warnedUnfiltered = false;
@@ -163,10 +169,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   // ── session access ────────────────────────────────────────────────────────────────────────────
 
-  function openSession(id: string): Session {
+  /** The one lookup of every operation: a session the caller may not see is "not found" (never "forbidden"). */
+  function openSession(id: string, access: SessionAccess | undefined): Session {
     const session = sessions.get(id);
-    if (session === undefined || session.closing !== undefined) throw sessionNotFound(id);
+    if (session === undefined || session.closing !== undefined || !maySee(session.owner, access?.principal)) throw sessionNotFound(id);
     return session;
+  }
+
+  function visible(id: string, access: SessionAccess | undefined): Session | undefined {
+    const session = sessions.get(id);
+    return session !== undefined && maySee(session.owner, access?.principal) ? session : undefined;
   }
 
   function sessionInfo(s: Session): SessionInfo {
@@ -187,6 +199,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     }));
     return Object.freeze({
       session_id: s.id,
+      owner: s.owner,
       context: s.context,
       constitution: s.constitution,
       state: s.state,
@@ -199,10 +212,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   /** Run `op` in the session's turn. The session must be open when called; queued work still runs if it closes meanwhile. */
-  function inTurn<T>(id: string, op: (s: Session) => Promise<T>): Promise<T> {
+  function inTurn<T>(id: string, access: SessionAccess | undefined, op: (s: Session) => Promise<T>): Promise<T> {
     let session: Session;
     try {
-      session = openSession(id);
+      session = openSession(id, access);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -411,7 +424,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   const pipeline: Pipeline = {
-    open(input) {
+    open(input, access) {
       assertObject("input", input);
       const id = input.session_id ?? randomUUID();
       assertSessionId("session_id", id);
@@ -420,10 +433,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (input.state !== undefined && input.state !== null) assertString("state", input.state, { nonEmpty: true });
       if (input.metadata !== undefined) assertObject("metadata", input.metadata);
       if (sessions.has(id)) throw sessionExists(id);
+      const owner = access?.principal?.id ?? null;
+      const held = owner === null ? 0 : (ownedCount.get(owner) ?? 0);
+      // Checked before anything is copied or stored: a refused open changes nothing.
+      if (held >= maxPerOwner) throw sessionLimit(owner!, maxPerOwner);
       const constitution = frozenJsonCopy("constitution", input.constitution);
       const at = now();
       const session: Session = {
         id,
+        owner,
         context: frozenJsonCopy("context", input.context),
         constitution,
         state: input.state ?? null,
@@ -438,21 +456,26 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       // Subscribe first: if that throws, no session was added.
       unsubscribe ??= deps.onRegistryChange(onRegistryChange);
       sessions.set(id, session);
+      if (owner !== null) ownedCount.set(owner, held + 1);
       reconcile(session);
       return view(session);
     },
 
-    get(id) {
-      const s = sessions.get(id);
+    get(id, access) {
+      const s = visible(id, access);
       return s === undefined ? undefined : view(s);
     },
 
-    list() {
-      return [...sessions.values()].map(view);
+    list(access) {
+      return [...sessions.values()].filter((s) => maySee(s.owner, access?.principal)).map(view);
     },
 
-    close(id) {
-      const s = sessions.get(id);
+    ownerOf(id) {
+      return sessions.get(id)?.owner;
+    },
+
+    close(id, access) {
+      const s = visible(id, access);
       if (s === undefined) return Promise.reject(sessionNotFound(id));
       if (s.closing !== undefined) return s.closing;
       stopSchedule(s);
@@ -460,6 +483,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         // Operations accepted before close still run; ticks already queued see `closing` and stop.
         await s.queue.idle();
         sessions.delete(id);
+        if (s.owner !== null) {
+          const left = (ownedCount.get(s.owner) ?? 1) - 1;
+          if (left > 0) ownedCount.set(s.owner, left);
+          else ownedCount.delete(s.owner);
+        }
         if (sessions.size === 0 && unsubscribe !== undefined) {
           unsubscribe();
           unsubscribe = undefined;
@@ -472,16 +500,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       await Promise.all([...sessions.keys()].map((id) => pipeline.close(id)));
     },
 
-    adapt(id, input) {
+    adapt(id, input, access) {
       try {
         checkAdaptInput(input);
       } catch (err) {
         return Promise.reject(err);
       }
-      return inTurn(id, (s) => runAdapt(s, input));
+      return inTurn(id, access, (s) => runAdapt(s, input));
     },
 
-    transition(id, input) {
+    transition(id, input, access) {
       try {
         assertObject("input", input);
         assertString("to", input.to, { nonEmpty: true });
@@ -491,7 +519,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       } catch (err) {
         return Promise.reject(err);
       }
-      return inTurn(id, async (s): Promise<TransitionOutcome> => {
+      return inTurn(id, access, async (s): Promise<TransitionOutcome> => {
         const previous = s.state;
         const event: TransitionEvent = {
           previous_state: previous,
@@ -516,7 +544,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       });
     },
 
-    conflict(id, input) {
+    conflict(id, input, access) {
       try {
         assertObject("input", input);
         assertConstitutions("constitutions", input.constitutions, 1);
@@ -526,7 +554,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       } catch (err) {
         return Promise.reject(err);
       }
-      return inTurn(id, async (s): Promise<ConflictOutcome> => {
+      return inTurn(id, access, async (s): Promise<ConflictOutcome> => {
         const event: ConflictEvent = {
           conflicting_rules: input.conflicting_rules,
           composition_strategy: input.composition_strategy ?? deps.conflictStrategy,
@@ -562,7 +590,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       });
     },
 
-    violation(id, input) {
+    violation(id, input, access) {
       try {
         assertObject("input", input);
         assertString("output", input.output);
@@ -574,7 +602,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       } catch (err) {
         return Promise.reject(err);
       }
-      return inTurn(id, async (s): Promise<ViolationOutcome> => {
+      return inTurn(id, access, async (s): Promise<ViolationOutcome> => {
         const retryCount = input.retry_count ?? 0;
         const event: ViolationEvent = {
           output: input.output,

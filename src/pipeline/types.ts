@@ -6,6 +6,9 @@ import type { ResolvedHook } from "../model/hook.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";
 import type { Clock, Logger } from "../observe/events.js";
 import type { ConflictStrategy } from "./strategies.js";
+import type { SessionAccess } from "./access.js";
+
+export type { SessionAccess, SessionPrincipal } from "./access.js";
 
 export type { ConflictStrategy } from "./strategies.js";
 
@@ -65,6 +68,12 @@ export interface PipelineDeps {
    * re-selects and calls `adapt`. Must not throw.
    */
   onContextReevaluated?: (notice: ContextReevaluation) => void;
+  /**
+   * Open sessions one owner may hold at once (DESIGN §6.5 "sessions per client"); opening one more
+   * is SESSION_LIMIT. Sessions opened without a principal (the embedding application) are not
+   * counted. Default: no cap.
+   */
+  maxSessionsPerOwner?: number;
 }
 
 /** Opens a session. `constitution` is taken as already injected: it is also the first last known-good. */
@@ -92,6 +101,8 @@ export interface PeriodicStatus {
 /** A read-only snapshot of one session. All values are deeply frozen JSON copies. */
 export interface SessionView {
   readonly session_id: string;
+  /** The id of the principal that opened the session, or null when the embedding application did. */
+  readonly owner: string | null;
   readonly context: Readonly<VcpContext>;
   /** The constitution currently in effect for the session. */
   readonly constitution: Constitution;
@@ -247,14 +258,19 @@ export interface ContextReevaluation {
  * All operations of one session run one at a time in call order; different sessions run in parallel.
  */
 export interface Pipeline {
-  open(input: OpenSessionInput): SessionView;
-  get(sessionId: string): SessionView | undefined;
-  list(): SessionView[];
+  /** Open a session owned by `access.principal` (none: the embedding application owns it). */
+  open(input: OpenSessionInput, access?: SessionAccess): SessionView;
+  /** The session, or undefined when it is not open or `access.principal` may not see it (access.ts). */
+  get(sessionId: string, access?: SessionAccess): SessionView | undefined;
+  /** The sessions `access.principal` may see. */
+  list(access?: SessionAccess): SessionView[];
   /** Stop the session's timers, wait for its queued operations, then forget it. Queued periodic ticks are dropped. */
-  close(sessionId: string): Promise<void>;
+  close(sessionId: string, access?: SessionAccess): Promise<void>;
   closeAll(): Promise<void>;
-  adapt(sessionId: string, input: AdaptInput): Promise<AdaptOutcome>;
-  transition(sessionId: string, input: TransitionInput): Promise<TransitionOutcome>;
-  conflict(sessionId: string, input: ConflictInput): Promise<ConflictOutcome>;
-  violation(sessionId: string, input: ViolationInput): Promise<ViolationOutcome>;
+  adapt(sessionId: string, input: AdaptInput, access?: SessionAccess): Promise<AdaptOutcome>;
+  transition(sessionId: string, input: TransitionInput, access?: SessionAccess): Promise<TransitionOutcome>;
+  conflict(sessionId: string, input: ConflictInput, access?: SessionAccess): Promise<ConflictOutcome>;
+  violation(sessionId: string, input: ViolationInput, access?: SessionAccess): Promise<ViolationOutcome>;
+  /** The owner of an open session (null: the embedding application; undefined: not open), for audit records. */
+  ownerOf(sessionId: string): string | null | undefined;
 }

@@ -44,11 +44,17 @@ export async function createAuditTrail(options: AuditOptions) {
     inputHash(input: { context: unknown; constitution: unknown; event: unknown; session: unknown }): string {
       return hashInput({ context: input.context, constitution: input.constitution, event: input.event, session: input.session });
     },
-    /** Durably record one chain; resolves after the group commit (backpressure instead of drops). */
-    async recordChain(result: ChainResult, sessionId: string, inputHash: string): Promise<void> {
+    /**
+     * Durably record one chain; resolves after the group commit (backpressure instead of drops).
+     * Every record names the session and, when a principal opened it, its owner.
+     */
+    async recordChain(result: ChainResult, session: { id: string; owner: string | null }, inputHash: string): Promise<void> {
+      const sessionId = session.id;
+      const owner = session.owner !== null ? { owner: session.owner } : {};
       const records: AuditRecordInput[] = result.hook_results.map((hook) => ({
         kind: "hook",
         session: sessionId,
+        ...owner,
         chain_id: result.chain_id,
         hook: hook.hook,
         hook_type: result.type,
@@ -66,6 +72,7 @@ export async function createAuditTrail(options: AuditOptions) {
       records.push({
         kind: "chain",
         session: sessionId,
+        ...owner,
         chain_id: result.chain_id,
         hook_type: result.type,
         input_hash: inputHash,

@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { acquirePidLock, type PidLock } from "./pid-lock.js";
 import { VcpError } from "../errors.js";
 import { parseManifest, type Manifest, type ManifestInput } from "../bundle/manifest.js";
 import { createArtifact, DEFAULT_MAX_CODE_BYTES, isArtifactLike, verifyArtifact, type VcpArtifact, type VerifiedArtifact } from "../bundle/artifact.js";
@@ -20,13 +23,14 @@ import type { SandboxOptions } from "../pool/index.js";
 import type { ChainBackend } from "./backend.js";
 import { createHookStats, type HookStatsView } from "./stats.js";
 import { createPipeline } from "../pipeline/index.js";
+import { sessionNotFound } from "../pipeline/errors.js";
 import { createMetrics } from "../observe/metrics.js";
 import { createAuditTrail, defaultAuditPath, type AuditOptions, type AuditQuery, type AuditTrail } from "./audit-trail.js";
 import { createRedactor, DEFAULT_REDACT_KEYS, type AuditRecord } from "../audit/index.js";
 import type { GuestLogLine } from "../sandbox-host/types.js";
 import type {
   AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, ContextReevaluation, HookRef, OpenSessionInput, Pipeline,
-  PeriodicTickReport, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
+  PeriodicTickReport, SessionAccess, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
 } from "../pipeline/index.js";
 
 /** Options of {@link createRuntime}. Every field has a safe default. */
@@ -42,6 +46,11 @@ export interface RuntimeOptions {
   sessionHookAllowlist?: readonly string[];
   /** Registrations and deregistrations per principal per minute (spec §8.2.5). Default 30. */
   registrationsPerMinute?: number;
+  /**
+   * Open sessions one principal may own at once (DESIGN §6.5; `limits.sessions_per_client`). Opening
+   * one more is SESSION_LIMIT. Sessions opened without a principal are not counted. Default 100.
+   */
+  maxSessionsPerOwner?: number;
   /** Optional whole-chain deadline per hook type, ms (DESIGN §4.3). */
   chainDeadlineMs?: Partial<Record<HookType, number>>;
   /** Disable hooks that failed in a cascading failure until re-enabled (spec §7.3.4). Default false. */
@@ -129,6 +138,11 @@ export interface FireInput<T extends HookType = HookType> {
   event: HookEventMap[T];
   /** Run only these hooks of the chain (the periodic scheduler fires one hook per timer). */
   hooks?: readonly HookRef[];
+  /**
+   * Who fires (DESIGN §6.5): a client principal may fire only in an open session it owns; any other
+   * session is SESSION_NOT_FOUND. Absent: the embedding application, which may fire for any session id.
+   */
+  principal?: Principal;
 }
 
 export interface RuntimeStatus {
@@ -158,27 +172,37 @@ export interface Runtime {
     list(): BundleInfo[];
     get(name: string): BundleInfo | undefined;
   };
+  /**
+   * Sessions belong to the principal that opened them (DESIGN §6.5). Every operation takes an
+   * optional `{ principal }`: a client principal sees and acts only on its own sessions (another's is
+   * SESSION_NOT_FOUND, exactly like a missing one); operators and the runtime see all; no principal
+   * means the embedding application, which sees all. The rule is `maySee` in src/pipeline/access.ts.
+   */
   sessions: {
-    /** Open a session: its context, constitution, state and last known-good constitution (DESIGN §4.6). */
-    open(input: OpenSessionInput): SessionView;
-    get(sessionId: string): SessionView | undefined;
-    list(): SessionView[];
+    /** Open a session owned by `principal`: its context, constitution, state and last known-good constitution (DESIGN §4.6). */
+    open(input: OpenSessionInput, options?: SessionAccess): SessionView;
+    get(sessionId: string, options?: SessionAccess): SessionView | undefined;
+    /** The sessions `principal` may see. */
+    list(options?: SessionAccess): SessionView[];
     /** Register an allowlisted `scope: session` hook of an installed bundle for one session (DESIGN §3.4). */
     registerHook(sessionId: string, ref: { bundle: string; hook: string }, options?: { principal?: Principal }): ResolvedHook;
     /** Close a session: its periodic timers stop and its session-scope hooks go (spec §6.1). */
-    close(sessionId: string): Promise<void>;
+    close(sessionId: string, options?: SessionAccess): Promise<void>;
   };
   /** post_select then pre_inject for a session (spec §3.1, §3.2, §5.2). */
-  adapt(sessionId: string, input: AdaptInput): Promise<AdaptOutcome>;
+  adapt(sessionId: string, input: AdaptInput, options?: SessionAccess): Promise<AdaptOutcome>;
   /** on_transition before the state changes; abort keeps the state (spec §3.3). */
-  transition(sessionId: string, input: TransitionInput): Promise<TransitionOutcome>;
+  transition(sessionId: string, input: TransitionInput, options?: SessionAccess): Promise<TransitionOutcome>;
   /** on_conflict before the default strategy; abort falls back to last known-good (spec §3.4). */
-  conflict(sessionId: string, input: ConflictInput): Promise<ConflictOutcome>;
+  conflict(sessionId: string, input: ConflictInput, options?: SessionAccess): Promise<ConflictOutcome>;
   /** on_violation before any default response; abort suppresses the output (spec §3.5). */
-  violation(sessionId: string, input: ViolationInput): Promise<ViolationOutcome>;
+  violation(sessionId: string, input: ViolationInput, options?: SessionAccess): Promise<ViolationOutcome>;
   hooks: {
-    /** The resolved chain order for a type and optional session (DESIGN §6.2 `GET /v1/hooks`). */
-    chain(type: HookType, sessionId?: string): ResolvedHook[];
+    /**
+     * The resolved chain order for a type and optional session (DESIGN §6.2 `GET /v1/hooks`). With a
+     * session and a principal, the session must be one the principal may see (SESSION_NOT_FOUND otherwise).
+     */
+    chain(type: HookType, sessionId?: string, options?: SessionAccess): ResolvedHook[];
     /** Re-enable (or disable) a hook, e.g. after a cascade disabled it (spec §7.3.4). */
     setEnabled(name: string, enabled: boolean, options?: { scope?: Scope; sessionId?: string; principal?: Principal }): ResolvedHook;
   };
@@ -205,6 +229,8 @@ interface InstalledBundle {
 }
 
 const MAX_RECORDED_ERRORS = 5;
+/** Open sessions per owner when `maxSessionsPerOwner` is not given (README: limits.sessions_per_client). */
+export const DEFAULT_MAX_SESSIONS_PER_OWNER = 100;
 
 /**
  * Create a vcp-hooks runtime: registry, sandbox process and chain execution behind one API.
@@ -219,6 +245,40 @@ const MAX_RECORDED_ERRORS = 5;
  */
 export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   assertNodeVersion();
+  // One runtime per data directory and per audit log (pid-lock.ts), taken before anything there is
+  // read or written; released by close(), or here when the start fails.
+  const auditOptions = resolveAuditOptions(options);
+  const locks: PidLock[] = [];
+  try {
+    if (options.dataDir !== undefined) {
+      mkdirSync(options.dataDir, { recursive: true });
+      locks.push(acquirePidLock(join(options.dataDir, DATA_DIR_LOCK), `data directory ${resolve(options.dataDir)}`));
+    }
+    if (auditOptions !== undefined) {
+      mkdirSync(dirname(auditOptions.path), { recursive: true });
+      locks.push(acquirePidLock(`${auditOptions.path}.lock`, `audit log ${resolve(auditOptions.path)}`));
+    }
+    return await startRuntime(options, auditOptions, () => releaseAll(locks));
+  } catch (err) {
+    releaseAll(locks);
+    throw err;
+  }
+}
+
+/** The lock file in a data directory (pid-lock.ts): it names the pid of the process using the directory. */
+export const DATA_DIR_LOCK = "vcp-hooks.lock";
+
+function releaseAll(locks: PidLock[]): void {
+  for (const lock of locks.splice(0).reverse()) lock.release();
+}
+
+/** The audit log a runtime writes: `audit`, else `<dataDir>/audit/audit.jsonl`, else none. */
+function resolveAuditOptions(options: RuntimeOptions): AuditOptions | undefined {
+  if (options.audit === false) return undefined;
+  return options.audit ?? (options.dataDir !== undefined ? { path: defaultAuditPath(options.dataDir), ...(options.redactKeys ? { redactKeys: options.redactKeys } : {}) } : undefined);
+}
+
+async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions | undefined, releaseLocks: () => void): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
   const disableFailingHooks = options.cascade?.disableFailingHooks === true;
@@ -274,6 +334,10 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   if (!Number.isSafeInteger(maxBundleBytes) || maxBundleBytes < 1) {
     throw new VcpError("INVALID_CONFIG", "maxBundleBytes must be a positive integer", { field: "maxBundleBytes" });
   }
+  const maxSessionsPerOwner = options.maxSessionsPerOwner ?? DEFAULT_MAX_SESSIONS_PER_OWNER;
+  if (!Number.isSafeInteger(maxSessionsPerOwner) || maxSessionsPerOwner < 1) {
+    throw new VcpError("INVALID_CONFIG", "maxSessionsPerOwner must be a positive integer", { field: "maxSessionsPerOwner" });
+  }
   const store: BundleStore | undefined = options.dataDir === undefined ? undefined : createBundleStore(options.dataDir);
   // Bundle changes run one at a time: install awaits the sandbox between reading and swapping.
   let bundleQueue: Promise<unknown> = Promise.resolve();
@@ -283,11 +347,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     return run;
   };
 
-  const auditOptions: AuditOptions | undefined =
-    options.audit === false
-      ? undefined
-      : (options.audit ?? (options.dataDir !== undefined ? { path: defaultAuditPath(options.dataDir), ...(options.redactKeys ? { redactKeys: options.redactKeys } : {}) } : undefined));
-  if (auditOptions !== undefined) audit = await createAuditTrail(auditOptions);
+  if (auditOptions !== undefined) {
+    audit = await createAuditTrail(auditOptions);
+    const repaired = audit.writer.recovery;
+    if (repaired !== null) {
+      // A crash mid-write left a final line without its newline: never acknowledged, so cut off.
+      logger.warn({ audit: auditOptions.path, truncated_bytes: repaired.truncated_bytes }, "audit log: cut off a torn final line left by a crash (it was never acknowledged)");
+    }
+  }
 
   // The sandbox module (piscina, child process) loads only when it is used.
   const backend: ChainBackend =
@@ -341,6 +408,16 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       retiredDigests.delete(digest);
       await backend.unloadBundle(digest).catch((err: unknown) => logger.warn({ err, digest }, "unloading a retired bundle failed"));
     }
+  }
+
+  /**
+   * With a principal that is not the embedding application, the session must be open and visible to
+   * it (src/pipeline/access.ts); the error is the one a missing session gets, so ownership never
+   * reveals existence. Without a principal: nothing to check (the embedding application).
+   */
+  function requireVisibleSession(sessionId: string, access: SessionAccess): void {
+    if (access.principal === undefined) return;
+    if (pipeline.get(sessionId, access) === undefined) throw sessionNotFound(sessionId);
   }
 
   function assertOpen(): void {
@@ -525,6 +602,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     sessions: {
       registerHook(sessionId, ref, registerOptions = {}) {
         assertOpen();
+        // SECURITY: a client may hang hooks only on its own sessions (DESIGN §6.5).
+        requireVisibleSession(sessionId, registerOptions);
         const entry = installed.get(ref.bundle);
         if (entry === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${ref.bundle}' is not installed`, { bundle: ref.bundle });
         const definition = hookDefinitions(entry.manifest, entry.info.digest, "session").find((d) => d.name === ref.hook);
@@ -537,24 +616,27 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
           principal: registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" },
         });
       },
-      open: (input) => pipeline.open(input),
-      get: (sessionId) => pipeline.get(sessionId),
-      list: () => pipeline.list(),
-      async close(sessionId) {
+      open: (input, access) => pipeline.open(input, access),
+      get: (sessionId, access) => pipeline.get(sessionId, access),
+      list: (access) => pipeline.list(access),
+      async close(sessionId, access = {}) {
+        requireVisibleSession(sessionId, access);
         // A session known only through fire() (no open) still owns its session-scope hooks.
-        if (pipeline.get(sessionId) !== undefined) await pipeline.close(sessionId);
+        if (pipeline.get(sessionId) !== undefined) await pipeline.close(sessionId, access);
         registry.dropSession(sessionId);
       },
     },
 
-    adapt: (sessionId, input) => pipeline.adapt(sessionId, input),
-    transition: (sessionId, input) => pipeline.transition(sessionId, input),
-    conflict: (sessionId, input) => pipeline.conflict(sessionId, input),
-    violation: (sessionId, input) => pipeline.violation(sessionId, input),
+    adapt: (sessionId, input, access) => pipeline.adapt(sessionId, input, access),
+    transition: (sessionId, input, access) => pipeline.transition(sessionId, input, access),
+    conflict: (sessionId, input, access) => pipeline.conflict(sessionId, input, access),
+    violation: (sessionId, input, access) => pipeline.violation(sessionId, input, access),
 
     hooks: {
-      chain(type, sessionId) {
+      chain(type, sessionId, access = {}) {
         if (!isHookType(type)) throw unknownType(type);
+        // A session's chain lists its session hooks: another client's session is "not found".
+        if (sessionId !== undefined) requireVisibleSession(sessionId, access);
         return registry.snapshot().chain(type, sessionId).hooks.map((p) => p.hook);
       },
       setEnabled(name, enabled, setOptions = {}) {
@@ -569,6 +651,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     async fire(type, input) {
       if (!isHookType(type)) throw unknownType(type);
       const session: SessionInfo = typeof input.session === "string" ? { id: input.session } : input.session;
+      if (input.principal !== undefined) requireVisibleSession(session?.id, { principal: input.principal });
       const snapshot: RegistrySnapshot = registry.snapshot();
       let plan = snapshot.chain(type, session?.id);
       if (input.hooks !== undefined) plan = onlyHooks(plan, input.hooks);
@@ -606,7 +689,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         }
         // spec §8.2.3: the chain's records are durable before its result is handed out.
         if (audit !== undefined) {
-          await audit.recordChain(result, session.id, inputHash!).catch((err: unknown) => {
+          await audit.recordChain(result, { id: session.id, owner: pipeline.ownerOf(session.id) ?? null }, inputHash!).catch((err: unknown) => {
             throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: result.chain_id }, { cause: err });
           });
         }
@@ -659,8 +742,12 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       // Sessions first: queued pipeline work and periodic ticks finish before the sandbox stops.
       await pipeline.closeAll();
       closed = true;
-      await backend.close();
-      await audit?.close();
+      try {
+        await backend.close();
+        await audit?.close();
+      } finally {
+        releaseLocks();
+      }
     },
   };
 
@@ -670,6 +757,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     onRegistryChange: (listener) => registry.onChange(() => listener()),
     conflictStrategy: options.conflictStrategy ?? "most_restrictive",
     violationDefault: options.violationDefault ?? "deliver",
+    maxSessionsPerOwner,
     clock,
     logger,
     ...(options.onContextReevaluated ? { onContextReevaluated: options.onContextReevaluated } : {}),

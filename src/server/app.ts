@@ -2,8 +2,11 @@
  * The HTTP API of DESIGN §6.2: a thin fastify adapter over the runtime's public API.
  *
  * ```
- *  request ─▶ onRequest: closing? · route auth (bearer → sha256 → timingSafeEqual) · role · Content-Length vs live limit
- *          ─▶ preParsing: byte counter for chunked bodies (live limit)
+ *  request ─▶ onRequest, on EVERY request (known route or not, authenticated or not), before any body byte is read:
+ *               closing? · unknown route ⇒ 404 · route auth (bearer → sha256 → timingSafeEqual) · role
+ *               · Content-Length vs the route's live limit ⇒ 413
+ *          ─▶ preParsing: byte counter for bodies without Content-Length (chunked): over the limit ⇒ 413, stop reading
+ *          (an error answered before the body was read closes the connection: the body is never drained)
  *          ─▶ JSON parse (secure-json-parse, __proto__ refused) ─▶ schema validation (ajv, compiled at registration)
  *          ─▶ handler: one runtime call ─▶ response serializer (compiled at registration)
  *  any throw ─▶ errorHandler: HTTP_STATUS table ─▶ { "error": { code, message, details } }
@@ -11,6 +14,10 @@
  *
  * Settings that may change on SIGHUP (tokens, limits, allowlist) live in one object that `update()`
  * replaces as a whole; a request reads it once at its start.
+ *
+ * Sessions belong to the token that opened them (DESIGN §6.5): every session route passes the
+ * request's principal to the runtime, which answers SESSION_NOT_FOUND for another client's session
+ * (the rule is src/pipeline/access.ts). Operators may read and act on every session.
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyBaseLogger } from "fastify";
 import swagger from "@fastify/swagger";
@@ -60,7 +67,7 @@ const BUNDLE_ENVELOPE_BYTES = 64 * 1024;
 interface RouteConfig {
   /** Roles allowed; `null` means no authentication (healthz, openapi). */
   roles: readonly Role[] | null;
-  /** Which live limit applies to the body. */
+  /** Which live limit applies to the body: `bundle` for uploads, `body` (the default) on every other route. */
   limit?: "body" | "bundle";
   /** The code of a schema failure on this route (default INVALID_REQUEST). */
   invalid?: "INVALID_BUNDLE";
@@ -129,31 +136,38 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   });
 
   // Hooks use the callback form: on the hot path an async hook costs a promise per request.
+  // SECURITY: every request passes here before fastify reads a byte of its body (onRequest runs
+  // before preParsing and the content-type parsers), known route or not, authenticated or not. An
+  // unknown route, a bad token and an oversized Content-Length are answered from the headers alone.
   app.addHook("onRequest", (request, _reply, done) => {
     if (closing) return done(new HttpError("SHUTTING_DOWN", "the server is shutting down"));
+    if (request.is404) return done(noRoute(request.method, request.url));
     const config = request.routeOptions.config as Partial<RouteConfig>;
-    const roles = config.roles;
-    if (roles === undefined || roles === null) return done(); // unauthenticated route or 404
     try {
-      const principal = live.authenticator.authenticate(request.headers.authorization);
-      requireRole(principal, roles, `${request.method} ${request.routeOptions.url ?? request.url}`);
-      request.principal = principal;
-      if (config.limit !== undefined) {
-        const limit = config.limit === "bundle" ? live.bundleLimit : live.bodyLimit;
-        const length = request.headers["content-length"];
-        if (length !== undefined && Number(length) > limit) return done(tooLarge(config.limit, limit));
+      const roles = config.roles;
+      if (roles !== undefined && roles !== null) {
+        const principal = live.authenticator.authenticate(request.headers.authorization);
+        requireRole(principal, roles, `${request.method} ${request.routeOptions.url ?? request.url}`);
+        request.principal = principal;
       }
+      const kind = config.limit ?? "body";
+      const limit = limitOf(kind);
+      const length = request.headers["content-length"];
+      // Number("abc") is NaN: fastify refuses a malformed Content-Length before reading the body.
+      if (length !== undefined && Number(length) > limit) return done(tooLarge(kind, limit));
     } catch (err) {
       return done(err as Error);
     }
     done();
   });
 
+  // Bodies without Content-Length (chunked): count bytes as they arrive and stop at the live limit.
+  // GET/HEAD bodies are never read by fastify; onSend below closes such connections instead.
   app.addHook("preParsing", (request, _reply, payload, done) => {
     if (request.headers["content-length"] !== undefined) return done(null, payload); // checked in onRequest; fastify checks the actual length matches
     const config = request.routeOptions.config as Partial<RouteConfig>;
     const kind = config.limit ?? "body";
-    const limit = kind === "bundle" ? live.bundleLimit : live.bodyLimit;
+    const limit = limitOf(kind);
     let seen = 0;
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, callback: TransformCallback) {
@@ -168,8 +182,11 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
 
   // While draining, every response closes its connection: a kept-alive socket that turns idle after
   // close() began would otherwise hold the server open until its keep-alive timeout.
-  app.addHook("onSend", (_request, reply, payload, done) => {
-    if (closing) void reply.header("connection", "close");
+  // SECURITY: so does a response sent before the request body was read (401, 404, 413 from the
+  // headers, a GET with a body): on a kept-alive connection Node would read the rest of the body to
+  // find the next request, so a refused 60 MB upload would still be received in full.
+  app.addHook("onSend", (request, reply, payload, done) => {
+    if (closing || !request.raw.complete) void reply.header("connection", "close");
     done(null, payload);
   });
 
@@ -205,8 +222,9 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     return reply.code(status).send(body);
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send({ error: { code: "NOT_FOUND", message: `no route ${request.method} ${request.url.split("?")[0]}` } });
+  // Unreachable while onRequest answers unknown routes itself; kept so a 404 never depends on hook order.
+  app.setNotFoundHandler((request) => {
+    throw noRoute(request.method, request.url);
   });
 
   const cfg = (roles: readonly Role[] | null, extra: Omit<RouteConfig, "roles"> = {}): RouteConfig => ({ roles, ...extra });
@@ -214,13 +232,17 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   const CLIENT = ["client"] as const;
   const BOTH = ["operator", "client"] as const;
 
+  /** The authenticated caller, as the runtime's `{ principal }` option: the owner of what it opens. */
   const principalOf = (request: FastifyRequest) => ({ principal: { id: request.principal!.id, role: request.principal!.role } });
 
-  /** The session view, or UNKNOWN_SESSION. */
-  function sessionOf(id: string): Record<string, unknown> | undefined {
+  /**
+   * The session as the caller may see it, or SESSION_NOT_FOUND: another client's session gets the
+   * same answer as one that does not exist (the runtime decides, src/pipeline/access.ts).
+   */
+  function sessionOf(id: string, request: FastifyRequest): Record<string, unknown> | undefined {
     if (runtime.sessions.get === undefined) return undefined;
-    const view = runtime.sessions.get(id) as Record<string, unknown> | undefined;
-    if (view === undefined || view === null) throw new VcpError("SESSION_NOT_FOUND", `no open session '${id}'`, { session_id: id });
+    const view = runtime.sessions.get(id, principalOf(request)) as Record<string, unknown> | undefined;
+    if (view === undefined || view === null) throw new VcpError("SESSION_NOT_FOUND", `session '${id}' is not open`, { session_id: id });
     return view;
   }
 
@@ -269,31 +291,31 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
 
   app.get("/v1/hooks", { schema: routes.hooks, config: cfg(BOTH) }, async (request) => {
     const { type, session } = request.query as { type?: HookType; session?: string };
-    if (session !== undefined) sessionOf(session);
+    if (session !== undefined) sessionOf(session, request);
     const types = type === undefined ? HOOK_TYPES : [type];
-    return { hooks: types.flatMap((t) => runtime.hooks.chain(t, session)) };
+    return { hooks: types.flatMap((t) => runtime.hooks.chain(t, session, principalOf(request))) };
   });
 
-  // ── sessions and events (client) ───────────────────────────────────────────────────────────────
+  // ── sessions and events (clients own the sessions they open; operators see and act on all) ──────
   app.post("/v1/sessions", { schema: routes.openSession, config: cfg(CLIENT, { limit: "body" }) }, async (request, reply) => {
     if (runtime.sessions.open === undefined) missing("sessions.open");
-    const view = await runtime.sessions.open(request.body);
+    const view = await runtime.sessions.open(request.body, principalOf(request));
     return reply.code(201).send(view);
   });
-  app.get("/v1/sessions/:id", { schema: routes.getSession, config: cfg(CLIENT) }, async (request) => {
+  app.get("/v1/sessions/:id", { schema: routes.getSession, config: cfg(BOTH) }, async (request) => {
     if (runtime.sessions.get === undefined) missing("sessions.get");
-    return sessionOf((request.params as { id: string }).id);
+    return sessionOf((request.params as { id: string }).id, request);
   });
-  app.delete("/v1/sessions/:id", { schema: routes.closeSession, config: cfg(CLIENT) }, async (request, reply) => {
+  app.delete("/v1/sessions/:id", { schema: routes.closeSession, config: cfg(BOTH) }, async (request, reply) => {
     const { id } = request.params as { id: string };
-    sessionOf(id);
-    await runtime.sessions.close(id);
+    sessionOf(id, request);
+    await runtime.sessions.close(id, principalOf(request));
     return reply.code(204).send();
   });
-  app.post("/v1/sessions/:id/hooks", { schema: routes.registerSessionHook, config: cfg(CLIENT, { limit: "body" }) }, async (request, reply) => {
+  app.post("/v1/sessions/:id/hooks", { schema: routes.registerSessionHook, config: cfg(BOTH, { limit: "body" }) }, async (request, reply) => {
     const { id } = request.params as { id: string };
     const ref = request.body as { bundle: string; hook: string };
-    sessionOf(id);
+    sessionOf(id, request);
     const key = `${ref.bundle}/${ref.hook}`;
     // The server's live allowlist can narrow the runtime's start-time list without a restart.
     if (!live.allowlist.has(key)) {
@@ -304,24 +326,24 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     const hook = runtime.sessions.registerHook(id, ref, principalOf(request));
     return reply.code(201).send(hook);
   });
-  app.post("/v1/sessions/:id/chains/:type", { schema: routes.fireChain, config: cfg(CLIENT, { limit: "body" }) }, async (request) => {
+  app.post("/v1/sessions/:id/chains/:type", { schema: routes.fireChain, config: cfg(BOTH, { limit: "body" }) }, async (request) => {
     const { id, type } = request.params as { id: string; type: HookType };
     const body = request.body as { context?: object; constitution?: object; event: object };
-    const view = sessionOf(id);
+    const view = sessionOf(id, request);
     const context = body.context ?? view?.context;
     const constitution = body.constitution ?? view?.constitution;
     if (context === undefined || constitution === undefined) {
       throw new HttpError("INVALID_REQUEST", "body.context and body.constitution are required when the runtime keeps no session state", { field: context === undefined ? "body.context" : "body.constitution" });
     }
-    return runtime.fire(type, { session: id, context, constitution, event: body.event });
+    return runtime.fire(type, { session: id, context, constitution, event: body.event, ...principalOf(request) });
   });
   for (const op of ["adapt", "transition", "conflict", "violation"] as const) {
-    app.post(`/v1/sessions/:id/${op}`, { schema: routes[op], config: cfg(CLIENT, { limit: "body" }) }, async (request) => {
+    app.post(`/v1/sessions/:id/${op}`, { schema: routes[op], config: cfg(BOTH, { limit: "body" }) }, async (request) => {
       const { id } = request.params as { id: string };
       const fn = runtime[op];
       if (fn === undefined) missing(op);
-      sessionOf(id);
-      return fn.call(runtime, id, request.body ?? {});
+      sessionOf(id, request);
+      return fn.call(runtime, id, request.body ?? {}, principalOf(request));
     });
   }
 
@@ -336,6 +358,10 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     if (runtime.audit === undefined) missing("audit.head");
     return runtime.audit.head();
   });
+
+  function limitOf(kind: "body" | "bundle"): number {
+    return kind === "bundle" ? live.bundleLimit : live.bodyLimit;
+  }
 
   await app.ready();
 
@@ -373,6 +399,10 @@ function compileSettings(settings: LiveSettings): CompiledSettings {
     bundleLimit: Math.min(settings.limits.bundle_bytes + BUNDLE_ENVELOPE_BYTES, BODY_CEILING),
     allowlist: new Set(settings.sessionHookAllowlist),
   };
+}
+
+function noRoute(method: string, url: string): HttpError {
+  return new HttpError("NOT_FOUND", `no route ${method} ${url.split("?")[0]}`);
 }
 
 function tooLarge(kind: "body" | "bundle", limit: number): HttpError {

@@ -48,6 +48,7 @@ export const FIELD_DOCS: Readonly<Record<string, string>> = {
   "limits.body_bytes": "Largest request body on every route except bundle uploads; refused with 413 before it is read.",
   "limits.bundle_bytes": "Largest bundle upload (and bundle code size).",
   "limits.registrations_per_minute": "Registry changes (bundle installs, session hooks) per principal per minute.",
+  "limits.sessions_per_client": "Open sessions one client principal may hold; one more is refused with 429 `SESSION_LIMIT`. Operators and the embedding application are not counted.",
   "limits.result_bytes": "Largest serialized hook result; above it the hook's outcome is `invalid_result`.",
   redact_keys: "Keys whose values are replaced by `[redacted]` in annotations, error details and guest logs before they are logged or audited (secret shapes — bearer tokens, PEM keys, `sk-…`, `AKIA…`, JWTs — always are).",
   log_level: "Operational log level (`debug`, `info`, `warn`, `error`); `--log-level` and `VCP_LOG_LEVEL` take precedence. Default `info`.",

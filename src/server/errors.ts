@@ -68,11 +68,15 @@ export const HTTP_STATUS: Readonly<Partial<Record<AnyErrorCode, number>>> & Read
   BUNDLE_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
+  SESSION_LIMIT: 429,
   INTERNAL: 500,
   NOT_IMPLEMENTED: 501,
   UNSUPPORTED_NODE: 500,
   SANDBOX_START_FAILED: 500,
   STORE_CORRUPT: 500,
+  // start-time refusals: a server never answers with them, but every code is mapped on purpose
+  DATA_DIR_LOCKED: 500,
+  AUDIT_LOG_CORRUPT: 500,
   // the result was withheld because it could not be audited (disk full, I/O error): retryable later
   AUDIT_WRITE_FAILED: 503,
   SANDBOX_OVERLOADED: 503,

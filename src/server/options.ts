@@ -10,7 +10,7 @@
  * Need a restart (a reload that changes them keeps the running values and logs which ones):
  *   listen, data_dir, pool, keyring, require_signatures, audit, fetch, chain_deadline_ms, cascade,
  *   conflict_strategy, safety_critical_rules, limits.registrations_per_minute, limits.result_bytes,
- *   redact_keys — they are owned by the runtime or the sandbox process, built once at start.
+ *   limits.sessions_per_client, redact_keys — they are owned by the runtime or the sandbox process, built once at start.
  */
 import { isDeepStrictEqual } from "node:util";
 import type { ResolvedConfig } from "../config/config.js";
@@ -33,6 +33,7 @@ export const RESTART_FIELDS = [
   "safety_critical_rules",
   "limits.registrations_per_minute",
   "limits.result_bytes",
+  "limits.sessions_per_client",
   "redact_keys",
 ] as const;
 
@@ -58,6 +59,7 @@ export function runtimeOptionsFor(config: ResolvedConfig) {
     maxBundleBytes: config.limits.bundle_bytes,
     sessionHookAllowlist: [...config.session_hook_allowlist],
     registrationsPerMinute: config.limits.registrations_per_minute,
+    maxSessionsPerOwner: config.limits.sessions_per_client,
     chainDeadlineMs: { ...config.chain_deadline_ms },
     cascade: { disableFailingHooks: config.cascade.disable_failing_hooks },
     conflictStrategy: config.conflict_strategy,

@@ -18,20 +18,21 @@ export interface ServerRuntime {
     list(): BundleInfo[];
     get(name: string): BundleInfo | undefined;
   };
+  /** Every session call carries the caller's `{ principal }`; the runtime enforces ownership (DESIGN §6.5). */
   sessions: {
-    open?(input: any): unknown;
-    get?(id: string): unknown;
-    close(id: string): unknown;
+    open?(input: any, options?: { principal?: PortPrincipal }): unknown;
+    get?(id: string, options?: { principal?: PortPrincipal }): unknown;
+    close(id: string, options?: { principal?: PortPrincipal }): unknown;
     registerHook(sessionId: string, ref: { bundle: string; hook: string }, options?: { principal?: PortPrincipal }): ResolvedHook;
   };
   hooks: {
-    chain(type: HookType, sessionId?: string): ResolvedHook[];
+    chain(type: HookType, sessionId?: string, options?: { principal?: PortPrincipal }): ResolvedHook[];
   };
   fire(type: HookType, input: any): Promise<ChainResult>;
-  adapt?(sessionId: string, input: any): Promise<unknown>;
-  transition?(sessionId: string, input: any): Promise<unknown>;
-  conflict?(sessionId: string, input: any): Promise<unknown>;
-  violation?(sessionId: string, input: any): Promise<unknown>;
+  adapt?(sessionId: string, input: any, options?: { principal?: PortPrincipal }): Promise<unknown>;
+  transition?(sessionId: string, input: any, options?: { principal?: PortPrincipal }): Promise<unknown>;
+  conflict?(sessionId: string, input: any, options?: { principal?: PortPrincipal }): Promise<unknown>;
+  violation?(sessionId: string, input: any, options?: { principal?: PortPrincipal }): Promise<unknown>;
   audit?: {
     query(query: any): unknown;
     head(): unknown;

@@ -128,6 +128,7 @@ export const SessionViewSchema = {
   $id: "SessionView",
   ...object({
     session_id: { type: "string" },
+    owner: { type: ["string", "null"], description: "id of the principal (token) that opened the session" },
     context: anyObject,
     constitution: anyObject,
     state: { type: ["string", "null"] },
@@ -212,12 +213,12 @@ export const routes = {
     },
     response: { 201: { $ref: "SessionView#" }, ...errors },
   },
-  getSession: { tags: ["sessions"], summary: "A session's state", security: security("client"), params: sessionParams, response: { 200: { $ref: "SessionView#" }, ...errors } },
-  closeSession: { tags: ["sessions"], summary: "Close a session and drop its hooks", security: security("client"), params: sessionParams, response: { 204: { type: "null" }, ...errors } },
+  getSession: { tags: ["sessions"], summary: "A session's state (clients: only sessions they opened, others are 404; operators: any)", security: security("any"), params: sessionParams, response: { 200: { $ref: "SessionView#" }, ...errors } },
+  closeSession: { tags: ["sessions"], summary: "Close a session and drop its hooks", security: security("any"), params: sessionParams, response: { 204: { type: "null" }, ...errors } },
   registerSessionHook: {
     tags: ["sessions"],
     summary: "Register an allowlisted session-scope hook for this session",
-    security: security("client"),
+    security: security("any"),
     params: sessionParams,
     body: { type: "object", required: ["bundle", "hook"], additionalProperties: false, properties: { bundle: { type: "string", pattern: NAME }, hook: { type: "string", pattern: "^[a-z0-9_-]{1,64}$" } } },
     response: { 201: { $ref: "ResolvedHook#" }, ...errors },
@@ -225,7 +226,7 @@ export const routes = {
   fireChain: {
     tags: ["events"],
     summary: "Run the hook chain of one type for one event (no session state change)",
-    security: security("client"),
+    security: security("any"),
     params: { type: "object", required: ["id", "type"], properties: { id: sessionParams.properties.id, type: HookTypeSchema } },
     body: { type: "object", required: ["event"], additionalProperties: false, properties: { ...contextOverrides, event: anyObject } },
     response: { 200: { $ref: "ChainResult#" }, ...errors },
@@ -233,7 +234,7 @@ export const routes = {
   adapt: {
     tags: ["events"],
     summary: "post_select then pre_inject: the constitution to inject, or why not",
-    security: security("client"),
+    security: security("any"),
     params: sessionParams,
     body: { $ref: "AdaptInput#" },
     response: {
@@ -244,7 +245,7 @@ export const routes = {
   transition: {
     tags: ["events"],
     summary: "on_transition before the state changes; abort keeps the previous state",
-    security: security("client"),
+    security: security("any"),
     params: sessionParams,
     body: {
       type: "object",
@@ -263,7 +264,7 @@ export const routes = {
   conflict: {
     tags: ["events"],
     summary: "on_conflict: a modify resolves; none ⇒ the configured strategy; abort ⇒ last known-good",
-    security: security("client"),
+    security: security("any"),
     params: sessionParams,
     body: {
       type: "object",
@@ -287,7 +288,7 @@ export const routes = {
   violation: {
     tags: ["events"],
     summary: "on_violation before any default response",
-    security: security("client"),
+    security: security("any"),
     params: sessionParams,
     body: {
       type: "object",

@@ -121,11 +121,12 @@ describe("authentication and roles", () => {
     expectError(await cl(h, "GET", "/metrics"), 403, "FORBIDDEN");
     expect(await snapshot()).toEqual(before);
   });
-  it("operator token on client routes → 403 FORBIDDEN", async () => {
+  it("operator token opening a session → 403 FORBIDDEN; on an existing session's routes it acts like its owner (DESIGN §6.5)", async () => {
     expectError(await op(h, "POST", "/v1/sessions", { context: {}, constitution }), 403, "FORBIDDEN");
-    expectError(await op(h, "POST", "/v1/sessions/s1/chains/pre_inject", { event: events.pre_inject }), 403, "FORBIDDEN");
-    expectError(await op(h, "POST", "/v1/sessions/s1/hooks", { bundle: "guard", hook: "session_observer" }), 403, "FORBIDDEN");
-    expectError(await op(h, "DELETE", "/v1/sessions/s1"), 403, "FORBIDDEN");
+    // Operators see every session: for one that does not exist they get what its owner would get.
+    expectError(await op(h, "POST", "/v1/sessions/s1/chains/pre_inject", { event: events.pre_inject }), 404, "SESSION_NOT_FOUND");
+    expectError(await op(h, "POST", "/v1/sessions/s1/hooks", { bundle: "guard", hook: "session_observer" }), 404, "SESSION_NOT_FOUND");
+    expectError(await op(h, "DELETE", "/v1/sessions/s1"), 404, "SESSION_NOT_FOUND");
   });
   it("unknown route → 404 NOT_FOUND in the error shape", async () => {
     expectError(await op(h, "GET", "/v1/nope"), 404, "NOT_FOUND");

@@ -206,6 +206,27 @@ describe("vcp-hooks serve", () => {
     expect(await new Promise((r) => usage.on("exit", r))).toBe(2);
   });
 
+  it("a second serve on the same data_dir exits 1 with DATA_DIR_LOCKED naming the first's pid; the first keeps serving", async () => {
+    const dir = scratch();
+    vcpYaml(dir, { operator: "op-lock-0123456789", client: "cl-lock-0123456789" });
+    const first = await serve(dir, ["--config", "vcp.yaml"]);
+    const child = spawn(process.execPath, [SERVE, "--config", "vcp.yaml"], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(child);
+    let err = "";
+    child.stderr.on("data", (d) => (err += d));
+    expect(await new Promise((r) => child.on("exit", r))).toBe(1);
+    expect(err).toMatch(/DATA_DIR_LOCKED/);
+    expect(err).toContain(`pid ${first.child.pid}`);
+    expect(err).toContain(join(dir, "data"));
+    expect((await call(first.url, "GET", "/v1/audit/head", { token: "op-lock-0123456789" })).status).toBe(200);
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+    // Released on a clean stop: the next start works.
+    const again = await serve(dir, ["--config", "vcp.yaml"]);
+    again.child.kill("SIGTERM");
+    expect(await again.exited).toBe(0);
+  });
+
   it("SIGHUP reloads tokens live, keeps the previous config when the new one is invalid, and names restart-only changes", async () => {
     const dir = scratch();
     vcpYaml(dir, { operator: "op-A", client: "cl-A" });

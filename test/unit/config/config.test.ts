@@ -12,7 +12,7 @@ describe("resolveConfig", () => {
     expect(config.data_dir).toBe("/srv/vcp/.vcp");
     expect(config.audit.path).toBe("/srv/vcp/.vcp/audit/audit.jsonl");
     expect(config.require_signatures).toBe(true);
-    expect(config.limits).toEqual({ body_bytes: 1048576, bundle_bytes: 5242880, registrations_per_minute: 30, result_bytes: 1048576 });
+    expect(config.limits).toEqual({ body_bytes: 1048576, bundle_bytes: 5242880, registrations_per_minute: 30, result_bytes: 1048576, sessions_per_client: 100 });
     expect(config.fetch.deny_llm_hosts).toContain("api.openai.com");
     expect(Object.isFrozen(config.limits)).toBe(true);
   });

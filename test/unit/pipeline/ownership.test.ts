@@ -1,0 +1,123 @@
+// Session ownership (DESIGN §6.5): one rule (src/pipeline/access.ts) behind every session operation,
+// and the per-owner cap. Another client's session must be indistinguishable from a missing one.
+import { describe, expect, test } from "vitest";
+import { maySee } from "../../../src/pipeline/access.js";
+import { createPipeline, type PipelineDeps } from "../../../src/pipeline/index.js";
+import { VcpError } from "../../../src/errors.js";
+import { baseConstitution, fakeFire, fakeRegistry, quietLogger } from "./support.js";
+
+const clock = { now: () => 0, wallNow: () => 1_767_225_600_000 };
+const A = { principal: { id: "app-a", role: "client" } };
+const B = { principal: { id: "app-b", role: "client" } };
+const OPS = { principal: { id: "ops", role: "operator" } };
+
+function setup(extra: Partial<PipelineDeps> = {}) {
+  const fake = fakeFire();
+  const registry = fakeRegistry();
+  const pipeline = createPipeline({
+    fire: fake.fire,
+    periodicHooks: registry.periodicHooks,
+    onRegistryChange: registry.onRegistryChange,
+    conflictStrategy: "most_restrictive",
+    clock,
+    logger: quietLogger(),
+    ...extra,
+  });
+  return { pipeline, calls: fake.calls };
+}
+
+async function errorOf(run: () => unknown): Promise<VcpError> {
+  try {
+    await run();
+  } catch (err) {
+    expect(err).toBeInstanceOf(VcpError);
+    return err as VcpError;
+  }
+  throw new Error("expected an error");
+}
+
+test.each([
+  // owner, principal, may see
+  ["app-a", undefined, true],
+  [null, undefined, true],
+  ["app-a", { id: "app-a", role: "client" }, true],
+  ["app-a", { id: "app-b", role: "client" }, false],
+  [null, { id: "app-a", role: "client" }, false],
+  ["app-a", { id: "ops", role: "operator" }, true],
+  [null, { id: "runtime", role: "system" }, true],
+  ["app-a", { id: "", role: "client" }, false],
+] as const)("maySee(%j, %j) = %s", (owner, principal, expected) => {
+  expect(maySee(owner, principal)).toBe(expected);
+});
+
+describe("ownership", () => {
+  test("the owner is recorded on open and shown in the view; the embedding application owns principal-less sessions", () => {
+    const { pipeline } = setup();
+    expect(pipeline.open({ session_id: "a1", context: {}, constitution: baseConstitution }, A).owner).toBe("app-a");
+    expect(pipeline.open({ session_id: "e1", context: {}, constitution: baseConstitution }).owner).toBeNull();
+    expect(pipeline.ownerOf("a1")).toBe("app-a");
+    expect(pipeline.ownerOf("e1")).toBeNull();
+    expect(pipeline.ownerOf("nope")).toBeUndefined();
+  });
+
+  test("another client gets exactly the missing-session error on every operation, and nothing runs or changes", async () => {
+    const { pipeline, calls } = setup();
+    pipeline.open({ session_id: "a1", context: { user: "a" }, constitution: baseConstitution, state: "start" }, A);
+    const before = pipeline.get("a1");
+    const inputs = {
+      adapt: { selected: baseConstitution, candidates: [baseConstitution], selection_rationale: "r", selection_algorithm: "a" },
+      transition: { to: "hijacked", trigger: "b" },
+      conflict: { constitutions: [baseConstitution], conflicting_rules: [], conflict_severity: "warning" as const },
+      violation: { output: "o", violated_rules: [], severity: "minor" as const, violation_evidence: "e" },
+    };
+    for (const op of ["adapt", "transition", "conflict", "violation"] as const) {
+      const onA = await errorOf(() => pipeline[op]("a1", inputs[op] as never, B));
+      const onMissing = await errorOf(() => pipeline[op]("zz", inputs[op] as never, B));
+      expect(onA.code, op).toBe("SESSION_NOT_FOUND");
+      expect(onA.message.replace("a1", "<id>"), op).toBe(onMissing.message.replace("zz", "<id>"));
+    }
+    expect((await errorOf(() => pipeline.close("a1", B))).code).toBe("SESSION_NOT_FOUND");
+    expect(pipeline.get("a1", B)).toBeUndefined();
+    expect(pipeline.list(B)).toEqual([]);
+    expect(calls).toEqual([]);
+    expect(pipeline.get("a1")).toEqual(before);
+  });
+
+  test("the owner, operators and the embedding application see and act on it", async () => {
+    const { pipeline } = setup();
+    pipeline.open({ session_id: "a1", context: {}, constitution: baseConstitution }, A);
+    pipeline.open({ session_id: "b1", context: {}, constitution: baseConstitution }, B);
+    expect(pipeline.list(A).map((s) => s.session_id)).toEqual(["a1"]);
+    expect(pipeline.list(OPS).map((s) => s.session_id).sort()).toEqual(["a1", "b1"]);
+    expect(pipeline.list().map((s) => s.session_id).sort()).toEqual(["a1", "b1"]);
+    expect((await pipeline.transition("a1", { to: "next", trigger: "t" }, A)).outcome).toBe("transitioned");
+    expect((await pipeline.transition("a1", { to: "after", trigger: "t" }, OPS)).outcome).toBe("transitioned");
+    await pipeline.close("a1", OPS);
+    expect(pipeline.get("a1")).toBeUndefined();
+  });
+});
+
+describe("sessions per owner", () => {
+  test("the open past the cap is SESSION_LIMIT and stores nothing; other owners and the embedding application are not counted against it", async () => {
+    const { pipeline } = setup({ maxSessionsPerOwner: 2 });
+    pipeline.open({ session_id: "a1", context: {}, constitution: baseConstitution }, A);
+    pipeline.open({ session_id: "a2", context: {}, constitution: baseConstitution }, A);
+    const err = await errorOf(() => pipeline.open({ session_id: "a3", context: {}, constitution: baseConstitution }, A));
+    expect(err.code).toBe("SESSION_LIMIT");
+    expect(err.details).toMatchObject({ principal: "app-a", limit: 2 });
+    expect(pipeline.get("a3")).toBeUndefined();
+    expect(pipeline.open({ session_id: "b1", context: {}, constitution: baseConstitution }, B).owner).toBe("app-b");
+    for (let i = 0; i < 5; i++) pipeline.open({ session_id: `e${i}`, context: {}, constitution: baseConstitution });
+    // A close frees the slot only once the session is gone.
+    await pipeline.close("a1", A);
+    expect(pipeline.open({ session_id: "a3", context: {}, constitution: baseConstitution }, A).session_id).toBe("a3");
+    expect((await errorOf(() => pipeline.open({ session_id: "a4", context: {}, constitution: baseConstitution }, A))).code).toBe("SESSION_LIMIT");
+  });
+
+  test("a refused open of an existing id does not use up a slot", async () => {
+    const { pipeline } = setup({ maxSessionsPerOwner: 1 });
+    pipeline.open({ session_id: "a1", context: {}, constitution: baseConstitution }, A);
+    expect((await errorOf(() => pipeline.open({ session_id: "a1", context: {}, constitution: baseConstitution }, B))).code).toBe("SESSION_EXISTS");
+    expect(pipeline.open({ session_id: "b1", context: {}, constitution: baseConstitution }, B).owner).toBe("app-b");
+  });
+});
