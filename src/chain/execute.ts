@@ -3,6 +3,8 @@ import type { ResolvedHook } from "../model/hook.js";
 import type { VcpContext } from "../model/input.js";
 import type { ResultStatus } from "../model/result.js";
 import type { Clock, EventSink, InputSummary } from "../observe/events.js";
+import { countFailures, isCascade } from "./cascade.js";
+import { ChainDeadline } from "./deadline.js";
 import { parseGuestJson, parseHookResult, sanitizeGuestText } from "./result.js";
 import type {
   ActionInvoker,
@@ -20,8 +22,6 @@ export interface ChainDeps {
   emit: EventSink;
   /** Integrity checker for modified constitutions (DESIGN §4.5); absent ⇒ modifications are accepted. */
   checkConstitution?: ConstitutionCheck;
-  /** Reported in `hook.cascade_failure` so listeners know whether the runtime will disable the hooks. */
-  disableFailingHooks?: boolean;
   /** When given, a modifying hook's result carries `modification`: an RFC 6902 diff for the audit log. */
   diff?: (before: unknown, after: unknown) => unknown[];
 }
@@ -109,7 +109,7 @@ class ChainInput {
   }
 }
 
-function skippedExecution(hook: ResolvedHook, outcome: "skipped_disabled" | "skipped_predicate"): HookExecution {
+function skippedExecution(hook: ResolvedHook, outcome: "skipped_disabled" | "skipped_predicate" | "skipped_deadline"): HookExecution {
   return {
     hook: hook.name,
     bundle: hook.action.bundle,
@@ -132,8 +132,15 @@ function skippedExecution(hook: ResolvedHook, outcome: "skipped_disabled" | "ski
  *   `periodic`, where abort is treated as continue (spec §3.6);
  * - timeouts, exceptions and invalid results are recorded with their outcome and treated as
  *   `continue` (spec §5.4, §7.1, §7.2) unless the hook is `fail_closed` (spec §7.4);
+ * - with a whole-chain deadline (DESIGN §4.3) each hook gets min(timeout_ms, what is left of its
+ *   tier's share, see deadline.ts); a hook left no time is `skipped_deadline` (never run, `hook.skipped`
+ *   with reason `chain_deadline`), one stopped at a budget the deadline cut below its timeout_ms is
+ *   `deadline_exceeded`. Neither is a failure of that hook (the time was not all its own); both leave
+ *   a `fail_closed` hook without a verdict, so it aborts the chain;
  * - a `session`-trust hook cannot modify or abort (spec §8.3): `capability_denied`, continue;
- * - more than 50% of executed hooks failing flags a cascade (spec §7.3).
+ * - more than 50% of executed hooks failing flags a cascade (spec §7.3, cascade.ts). The executor
+ *   disables nothing: `hook.cascade_failure` leaves here with `disabled: false`, and the runtime,
+ *   which decides and disables, reports what it disabled.
  *
  * An empty plan returns without touching the invoker.
  *
@@ -157,8 +164,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
   }
 
   const input = new ChainInput(request);
-  let executed = 0;
-  const failing: string[] = [];
+  const deadline = new ChainDeadline(request.deadlineMs, clock, startedAt);
 
   for (const { hook, predicate } of plan.hooks) {
     if (!hook.enabled) {
@@ -175,28 +181,37 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       continue;
     }
 
-    let budgetMs = hook.timeout_ms;
-    if (request.deadlineMs !== undefined) {
-      budgetMs = Math.min(budgetMs, Math.floor(request.deadlineMs - (clock.now() - startedAt)));
+    const budgetMs = deadline.budgetFor(hook);
+    if (budgetMs <= 0) {
+      // Its share of the chain deadline is spent: the hook never runs, and that is not its failure.
+      emit({ event: "hook.skipped", payload: { hook: hook.name, type, chain_id: chainId, reason: "chain_deadline" } });
+      const skipped = skippedExecution(hook, "skipped_deadline");
+      if (hook.fail_closed && type !== "periodic") {
+        // spec §7.4: a fail-closed hook that gave no verdict stops the chain.
+        skipped.status = "abort";
+        skipped.reason = `fail-closed: ${hook.name}: the chain deadline was spent before it ran`;
+        hookResults.push(skipped);
+        status = "aborted";
+        reason = skipped.reason;
+        abortedBy = hook.name;
+        break;
+      }
+      hookResults.push(skipped);
+      continue;
     }
     const inputJson = input.json();
     const summary = input.summary(inputJson.length);
     emit({ event: "hook.fired", payload: { hook: hook.name, type, chain_id: chainId, session_id: request.session.id, input_summary: summary } });
-    executed++;
 
     const hookStart = clock.now();
     let invoked: InvokeOutcome;
-    if (budgetMs <= 0) {
-      // The whole-chain deadline is spent: the hook gets no time at all and counts as timed out.
-      invoked = { kind: "timeout", elapsedMs: 0 };
-    } else {
-      try {
-        invoked = await deps.invoker.invoke({ hook, chainId, sessionId: request.session.id, inputJson, budgetMs });
-      } catch (err) {
-        invoked = { kind: "threw", message: `sandbox failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
-      }
+    try {
+      invoked = await deps.invoker.invoke({ hook, chainId, sessionId: request.session.id, inputJson, budgetMs });
+    } catch (err) {
+      invoked = { kind: "threw", message: `sandbox failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
     }
     const durationMs = clock.now() - hookStart;
+    deadline.charge(hook, durationMs);
 
     const execution: HookExecution = {
       hook: hook.name,
@@ -289,6 +304,14 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
         });
         break;
       case "timeout":
+        if (budgetMs < hook.timeout_ms) {
+          // Stopped by the chain deadline, before its own timeout_ms: part of the time it lacked was
+          // spent by other hooks, so this is not a timeout of this hook (spec §5.4 is about timeout_ms).
+          execution.outcome = "deadline_exceeded";
+          execution.error = `stopped by the chain deadline after ${Math.round(invoked.elapsedMs)} ms: the deadline left it ${budgetMs} ms of its timeout_ms ${hook.timeout_ms}`;
+          if (hook.fail_closed) wantsAbort = true;
+          break;
+        }
         execution.outcome = "timeout";
         failureWhy = `timed out after ${Math.round(invoked.elapsedMs)} ms (budget ${budgetMs} ms, timeout_ms ${hook.timeout_ms})`;
         emit({
@@ -312,7 +335,6 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
     }
     if (failureWhy !== undefined) {
       execution.error = failureWhy;
-      failing.push(hook.name);
       if (hook.fail_closed) wantsAbort = true;
     }
     if (wantsAbort && type === "periodic") wantsAbort = false;
@@ -334,12 +356,12 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
     }
   }
 
-  let cascade = false;
-  if (executed > 0 && failing.length / executed > 0.5) {
-    cascade = true;
+  const count = countFailures(hookResults);
+  const cascade = isCascade(count);
+  if (cascade) {
     emit({
       event: "hook.cascade_failure",
-      payload: { type, chain_id: chainId, total: executed, failed: failing.length, failing_hooks: failing, disabled: deps.disableFailingHooks === true },
+      payload: { type, chain_id: chainId, total: count.total, failed: count.failing.length, failing_hooks: count.failing, disabled: false, disabled_hooks: [] },
     });
   }
   return finish(input, cascade);

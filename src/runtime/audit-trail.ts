@@ -44,8 +44,11 @@ export async function createAuditTrail(options: AuditOptions) {
     inputHash(input: { context: unknown; constitution: unknown; event: unknown; session: unknown }): string {
       return hashInput({ context: input.context, constitution: input.constitution, event: input.event, session: input.session });
     },
-    /** Durably record one chain; resolves after the group commit (backpressure instead of drops). */
-    async recordChain(result: ChainResult, sessionId: string, inputHash: string): Promise<void> {
+    /**
+     * Durably record one chain; resolves after the group commit (backpressure instead of drops).
+     * `disabledHooks`: hooks the runtime disabled after this chain's cascading failure (spec §7.3.4).
+     */
+    async recordChain(result: ChainResult, sessionId: string, inputHash: string, disabledHooks: readonly string[] = []): Promise<void> {
       const records: AuditRecordInput[] = result.hook_results.map((hook) => ({
         kind: "hook",
         session: sessionId,
@@ -71,7 +74,10 @@ export async function createAuditTrail(options: AuditOptions) {
         input_hash: inputHash,
         status: result.status,
         duration_ms: result.duration_ms,
-        details: { aborted_by: result.aborted_by, reason: result.reason, cascade_failure: result.cascade_failure, hooks: result.hook_results.length },
+        details: {
+          aborted_by: result.aborted_by, reason: result.reason, cascade_failure: result.cascade_failure, hooks: result.hook_results.length,
+          ...(disabledHooks.length > 0 ? { disabled_hooks: [...disabledHooks] } : {}),
+        },
       });
       await writer.appendMany(records);
     },
