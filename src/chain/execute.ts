@@ -5,6 +5,7 @@ import type { ResultStatus } from "../model/result.js";
 import type { Clock, EventSink, InputSummary } from "../observe/events.js";
 import { countFailures, isCascade } from "./cascade.js";
 import { ChainDeadline } from "./deadline.js";
+import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
 import { parseGuestJson, parseHookResult, sanitizeGuestText } from "./result.js";
 import type {
   ActionInvoker,
@@ -125,7 +126,9 @@ function skippedExecution(hook: ResolvedHook, outcome: "skipped_disabled" | "ski
  * Run one hook chain (spec §5, §7; DESIGN §4.2–§4.4) against an action invoker.
  *
  * - hooks run one at a time, in plan order (spec §5.3); disabled hooks and hooks whose predicate is
- *   false are skipped (`hook.skipped`) as if they returned `continue` (spec §4.4);
+ *   false are skipped (`hook.skipped`) as if they returned `continue` (spec §4.4); a condition that
+ *   would overrun its bundle's predicate cost budget for the chain is not evaluated, and its hook is
+ *   recorded as `error` without running (predicate.ts "cost");
  * - `modify` replaces the context and/or constitution seen by later hooks (spec §5.1.3), a modified
  *   constitution first passing the integrity check when one is configured (DESIGN §4.5);
  * - the first `abort` halts the chain with its reason and `aborted_by` (spec §5.1.4), except for
@@ -165,6 +168,9 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
 
   const input = new ChainInput(request);
   const deadline = new ChainDeadline(request.deadlineMs, clock, startedAt);
+  // One predicate meter per bundle: a bundle's conditions together cost at most maxCost per chain,
+  // and never use up another bundle's (predicate.ts "cost").
+  const meters = new Map<string, PredicateMeter>();
 
   for (const { hook, predicate } of plan.hooks) {
     if (!hook.enabled) {
@@ -172,7 +178,20 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       hookResults.push(skippedExecution(hook, "skipped_disabled"));
       continue;
     }
-    if (predicate !== null && !predicate(input.predicateView())) {
+    let conditionFailure: string | undefined;
+    let fires = true;
+    if (predicate !== null) {
+      let meter = meters.get(hook.action.bundle);
+      if (meter === undefined) meters.set(hook.action.bundle, (meter = { left: DEFAULT_PREDICATE_MAX_COST }));
+      try {
+        fires = predicate(input.predicateView(), meter);
+      } catch (err) {
+        if (!(err instanceof PredicateBudgetExceeded)) throw err;
+        // Not evaluated is not false: the hook fails as if its action threw (spec §7.1; fail_closed aborts).
+        conditionFailure = `condition not evaluated: the conditions of bundle '${hook.action.bundle}' used up their cost budget of ${DEFAULT_PREDICATE_MAX_COST} units for this chain (limit maxCost)`;
+      }
+    }
+    if (!fires) {
       emit({
         event: "hook.skipped",
         payload: { hook: hook.name, type, chain_id: chainId, reason: "predicate_false", predicate: hook.condition },
@@ -205,10 +224,14 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
 
     const hookStart = clock.now();
     let invoked: InvokeOutcome;
-    try {
-      invoked = await deps.invoker.invoke({ hook, chainId, sessionId: request.session.id, inputJson, budgetMs });
-    } catch (err) {
-      invoked = { kind: "threw", message: `sandbox failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
+    if (conditionFailure !== undefined) {
+      invoked = { kind: "threw", message: conditionFailure };
+    } else {
+      try {
+        invoked = await deps.invoker.invoke({ hook, chainId, sessionId: request.session.id, inputJson, budgetMs });
+      } catch (err) {
+        invoked = { kind: "threw", message: `sandbox failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
+      }
     }
     const durationMs = clock.now() - hookStart;
     deadline.charge(hook, durationMs);

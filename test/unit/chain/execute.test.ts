@@ -133,6 +133,25 @@ describe("runChain", () => {
     expect(events.some((e) => e.event === "hook.timeout")).toBe(false);
   });
 
+  test("conditions share one cost budget per bundle per chain: the bundle that overruns it gets error, another bundle's hooks are unaffected", async () => {
+    const calls: InvokeRequest[] = [];
+    const ok = () => ({ status: "continue" });
+    const { deps: d } = deps(invoker({ a1: ok, a2: ok, a3: ok, other: ok }, calls));
+    // Four matches leaves that all scan the 65,536-character text and match nothing: 262,148 units a hook.
+    const expensive = { combine: "or", children: [0, 1, 2, 3].map((i) => ({ field: "context.text", operator: "matches", value: `needle-${i}$` })) } as const;
+    const cheapTrue = { field: "context.text", operator: "matches", value: "^x" } as const;
+    const plan = compileChainPlan("pre_inject", [
+      hook("a1", { priority: 90, condition: expensive as never }),
+      hook("a2", { priority: 80, condition: expensive as never }),
+      hook("other", { priority: 70, condition: cheapTrue as never, action: { bundle: "c", export: "other", digest: "sha256:1" } }),
+      hook("a3", { priority: 60 }),
+    ], 1);
+    const result = await runChain(plan, { ...request(), context: { text: "x".repeat(65_536) } }, d);
+    expect(result.hook_results.map((h) => [h.hook, h.outcome])).toEqual([["a1", "skipped_predicate"], ["a2", "error"], ["other", "ok"], ["a3", "ok"]]);
+    expect(result.hook_results[1]!.error).toMatch(/bundle 'b' used up their cost budget of 327680 units for this chain \(limit maxCost\)/);
+    expect(calls.map((c) => c.hook.name)).toEqual(["other", "a3"]);
+  });
+
   describe("chain deadline per trust tier (DESIGN §4.3)", () => {
     /** A clock that only moves when a hook "runs" for the given milliseconds. */
     function timed(spend: Record<string, number | "timeout">) {
