@@ -287,7 +287,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
           let nextConstitution: Constitution | undefined;
           if (result.modified_constitution != null) {
             const verdict = deps.checkConstitution
-              ? deps.checkConstitution(input.constitution, result.modified_constitution, hook)
+              ? deps.checkConstitution(input.constitution, result.modified_constitution, hook, constitutionsToKeep(type, request.event, result.modified_constitution))
               : ({ ok: true, constitution: result.modified_constitution } as const);
             if (!verdict.ok) {
               execution.outcome = "integrity_rejected";
@@ -403,6 +403,26 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       duration_ms: clock.now() - startedAt,
     };
   }
+}
+
+/**
+ * Constitutions whose safety-critical rules a modified constitution must keep besides those of the
+ * one the hook was given (spec §8.2.4, integrity/check.ts `keepsSafetyRulesOf`):
+ * - `on_conflict`: every constitution being composed (`event.constitutions`), since the hook is handed
+ *   only the composition base, which leaves the conflicting rules out;
+ * - `post_select`: the candidate the replacement names by id, so "selecting" a candidate cannot
+ *   strip that candidate's safety rules. (Candidates are alternatives: a replacement need not keep
+ *   the rules of candidates it does not name.)
+ */
+function constitutionsToKeep(type: ChainPlan["type"], event: ChainRequest["event"], proposed: Constitution): readonly Constitution[] {
+  if (type === "on_conflict") return constitutionList((event as { constitutions?: unknown }).constitutions);
+  if (type === "post_select") return constitutionList((event as { candidates?: unknown }).candidates).filter((c) => c.id === proposed.id);
+  return [];
+}
+
+/** The event's constitutions (validated at the boundary, assertChainInput); anything else is none. */
+function constitutionList(value: unknown): readonly Constitution[] {
+  return Array.isArray(value) ? (value as Constitution[]) : [];
 }
 
 /** Accept the chain state a hook left behind if it is still a JSON object (spec §5.6). */

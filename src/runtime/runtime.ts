@@ -674,6 +674,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     periodicHooks: (sessionId) => registry.snapshot().chain("periodic", sessionId).hooks.map((p) => p.hook),
     onRegistryChange: (listener) => registry.onChange(() => listener()),
     conflictStrategy: options.conflictStrategy ?? "most_restrictive",
+    safetyCriticalRuleIds: options.integrity?.safetyCriticalRules ?? [],
     violationDefault: options.violationDefault ?? "deliver",
     clock,
     logger,
