@@ -11,8 +11,8 @@
  *   policy:    observer hooks' time does not count ─▶ budget = min(timeout_ms, deadline − (all time − observer time))
  * ```
  *
- * Policy hooks (`deployment` and `system` trust) are charged for their own time, each other's, and
- * the executor's (predicates, copying); observers for everything. A chain therefore lasts at most
+ * Policy hooks (`deployment` and `system` trust) are charged for their own time (conditions
+ * included), each other's, and the executor's (copying, results); observers for everything. A chain therefore lasts at most
  * about twice the deadline: the policy share plus at most one deadline of observer time
  * ({@link chainTimeBoundMs}).
  *
@@ -62,7 +62,7 @@ export class ChainDeadline {
     return Math.min(hook.timeout_ms, Math.floor(this.deadlineMs - charged));
   }
 
-  /** Record the time a hook ran; an observer's time is then left off policy hooks' account. */
+  /** Record time a hook used (its run, or its condition); an observer's is then left off policy hooks' account. */
   charge(hook: Pick<ResolvedHook, "trust">, durationMs: number): void {
     if (isObserver(hook)) this.observerMs += durationMs;
   }

@@ -183,6 +183,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
     if (predicate !== null) {
       let meter = meters.get(hook.action.bundle);
       if (meter === undefined) meters.set(hook.action.bundle, (meter = { left: DEFAULT_PREDICATE_MAX_COST }));
+      const conditionStart = deadline.enabled ? clock.now() : 0;
       try {
         fires = predicate(input.predicateView(), meter);
       } catch (err) {
@@ -190,6 +191,8 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
         // Not evaluated is not false: the hook fails as if its action threw (spec §7.1; fail_closed aborts).
         conditionFailure = `condition not evaluated: the conditions of bundle '${hook.action.bundle}' used up their cost budget of ${DEFAULT_PREDICATE_MAX_COST} units for this chain (limit maxCost)`;
       }
+      // A condition's time is its hook's: an observer's conditions are not charged to policy hooks either.
+      if (deadline.enabled) deadline.charge(hook, clock.now() - conditionStart);
     }
     if (!fires) {
       emit({
