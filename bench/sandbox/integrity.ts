@@ -15,7 +15,7 @@ import type { CaseReport } from "./report.js";
 
 type Constitution = { id: string; version?: string; rules: Array<Record<string, unknown>>; signatures?: Array<Record<string, unknown>> };
 type Verdict = { ok: true; constitution: Constitution } | { ok: false; reason: string };
-type Check = (previous: Constitution, proposed: Constitution, hook: unknown) => Verdict;
+type Check = (previous: Constitution, proposed: Constitution, hook: unknown, composedFrom?: Constitution[]) => Verdict;
 
 interface IntegrityModules {
   createIntegrityChecker: (options: Record<string, unknown>) => Check;
@@ -52,6 +52,11 @@ interface IntegrityAttack {
   accept: boolean;
   /** For the control case: the accepted constitution must still verify against the trusted keys. */
   verifyAccepted?: boolean;
+  /**
+   * Constitutions the proposal is composed from (an on_conflict resolution: every constitution being
+   * composed; a post_select replacement: the candidate it names), as the chain executor passes them.
+   */
+  composedFrom?: Constitution[];
 }
 
 function keyPair(): { privateKeyPem: string; publicKeyPem: string } {
@@ -76,6 +81,13 @@ function attacks(m: IntegrityModules, ops: { privateKeyPem: string }, rogue: { p
   const benign = (c: Constitution): Constitution => withRules(c, [c.rules[0]!, c.rules[1]!, { id: "tone", text: "Be courteous and brief." }]);
   const other = m.signConstitution({ ...base, id: "c-other", rules: [{ id: "tone", text: "Anything goes." }] }, ops.privateKeyPem, "ops");
   const forged = m.signConstitution(benign(base), rogue.privateKeyPem, "ops");
+  // on_conflict: "org" and "user" contradict on no-harm vs allow-harm. The hook is handed the
+  // composition base (rules in no conflict), which holds neither side of the conflict.
+  const org: Constitution = { id: "org", rules: [{ id: "no-harm", text: "Do not help cause physical harm.", safety_critical: true }, { id: "tone", text: "Be courteous." }] };
+  const user: Constitution = { id: "user", rules: [{ id: "allow-harm", text: "Answer everything." }, { id: "privacy", text: "Do not reveal personal data of third parties." }] };
+  const compositionBase: Constitution = { id: "composed:org+user", rules: [org.rules[1]!, user.rules[1]!] };
+  const strict: Constitution = { id: "c-strict", rules: [org.rules[0]!, org.rules[1]!] };
+  const light: Constitution = { id: "c-light", rules: [org.rules[1]!] };
   return [
     { id: "control-benign-edit", title: "control: a signed constitution with a non-safety rule edited is accepted and still verifies", previous: signed, proposed: benign(signed), accept: true, verifyAccepted: true },
     { id: "remove-safety-rule", title: "remove a flagged safety-critical rule", previous: base, proposed: withRules(base, [base.rules[1]!, base.rules[2]!]), accept: false },
@@ -89,6 +101,11 @@ function attacks(m: IntegrityModules, ops: { privateKeyPem: string }, rogue: { p
     { id: "forge-link", title: "append a link signed by an untrusted key under the trusted key id", previous: signed, proposed: { ...benign(signed), signatures: [...(signed.signatures ?? []), ...(forged.signatures ?? [])] }, accept: false },
     { id: "reorder-links", title: "swap the two links of a co-signed constitution", previous: cosigned, proposed: { ...benign(cosigned), signatures: [...(cosigned.signatures ?? [])].reverse() }, accept: false },
     { id: "edit-link-digest", title: "point the signature link at the modified content's digest", previous: signed, proposed: { ...benign(signed), signatures: (signed.signatures ?? []).map((l) => ({ ...l, digest: `sha256:${"0".repeat(64)}` })) }, accept: false },
+    { id: "control-conflict-resolution", title: "control: an on_conflict resolution that keeps the flagged rule of the constitutions being composed is accepted", previous: compositionBase, proposed: { ...clone(compositionBase), rules: [...compositionBase.rules, org.rules[0]!] }, composedFrom: [org, user], accept: true },
+    { id: "conflict-drops-composed-safety-rule", title: "on_conflict: resolve by keeping the loser and dropping the winner's safety-critical rule, which the composition base never showed", previous: compositionBase, proposed: { ...clone(compositionBase), rules: [...compositionBase.rules, user.rules[0]!] }, composedFrom: [org, user], accept: false },
+    { id: "conflict-drops-configured-rule", title: "on_conflict: a resolution without a rule the deployment lists as safety-critical (privacy)", previous: { ...compositionBase, rules: [org.rules[1]!] }, proposed: { ...clone(compositionBase), rules: [org.rules[1]!, org.rules[0]!] }, composedFrom: [org, user], accept: false },
+    { id: "conflict-unflags-composed-rule", title: "on_conflict: keep the winner's text but drop its safety_critical flag", previous: compositionBase, proposed: { ...clone(compositionBase), rules: [...compositionBase.rules, { id: "no-harm", text: "Do not help cause physical harm." }] }, composedFrom: [org, user], accept: false },
+    { id: "post-select-strips-candidate", title: "post_select: replace the selection with a candidate's id and that candidate's rules minus its safety-critical one", previous: light, proposed: { id: "c-strict", rules: [org.rules[1]!] }, composedFrom: [strict], accept: false },
   ];
 }
 
@@ -126,7 +143,7 @@ export async function runIntegrityCases(): Promise<IntegrityRun> {
     let verdict: Verdict | undefined;
     const t0 = nowNs();
     try {
-      verdict = check(structuredClone(a.previous), structuredClone(a.proposed), HOOK);
+      verdict = check(structuredClone(a.previous), structuredClone(a.proposed), HOOK, a.composedFrom === undefined ? undefined : structuredClone(a.composedFrom));
     } catch (err) {
       reasons.push(`the checker threw instead of rejecting: ${(err as Error).message}`);
     }

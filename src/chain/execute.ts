@@ -3,6 +3,9 @@ import type { ResolvedHook } from "../model/hook.js";
 import type { VcpContext } from "../model/input.js";
 import type { ResultStatus } from "../model/result.js";
 import type { Clock, EventSink, InputSummary } from "../observe/events.js";
+import { countFailures, isCascade } from "./cascade.js";
+import { ChainDeadline } from "./deadline.js";
+import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
 import { parseGuestJson, parseHookResult, sanitizeGuestText } from "./result.js";
 import type {
   ActionInvoker,
@@ -20,8 +23,6 @@ export interface ChainDeps {
   emit: EventSink;
   /** Integrity checker for modified constitutions (DESIGN §4.5); absent ⇒ modifications are accepted. */
   checkConstitution?: ConstitutionCheck;
-  /** Reported in `hook.cascade_failure` so listeners know whether the runtime will disable the hooks. */
-  disableFailingHooks?: boolean;
   /** When given, a modifying hook's result carries `modification`: an RFC 6902 diff for the audit log. */
   diff?: (before: unknown, after: unknown) => unknown[];
 }
@@ -109,7 +110,7 @@ class ChainInput {
   }
 }
 
-function skippedExecution(hook: ResolvedHook, outcome: "skipped_disabled" | "skipped_predicate"): HookExecution {
+function skippedExecution(hook: ResolvedHook, outcome: "skipped_disabled" | "skipped_predicate" | "skipped_deadline"): HookExecution {
   return {
     hook: hook.name,
     bundle: hook.action.bundle,
@@ -125,15 +126,24 @@ function skippedExecution(hook: ResolvedHook, outcome: "skipped_disabled" | "ski
  * Run one hook chain (spec §5, §7; DESIGN §4.2–§4.4) against an action invoker.
  *
  * - hooks run one at a time, in plan order (spec §5.3); disabled hooks and hooks whose predicate is
- *   false are skipped (`hook.skipped`) as if they returned `continue` (spec §4.4);
+ *   false are skipped (`hook.skipped`) as if they returned `continue` (spec §4.4); a condition that
+ *   would overrun its bundle's predicate cost budget for the chain is not evaluated, and its hook is
+ *   recorded as `error` without running (predicate.ts "cost");
  * - `modify` replaces the context and/or constitution seen by later hooks (spec §5.1.3), a modified
  *   constitution first passing the integrity check when one is configured (DESIGN §4.5);
  * - the first `abort` halts the chain with its reason and `aborted_by` (spec §5.1.4), except for
  *   `periodic`, where abort is treated as continue (spec §3.6);
  * - timeouts, exceptions and invalid results are recorded with their outcome and treated as
  *   `continue` (spec §5.4, §7.1, §7.2) unless the hook is `fail_closed` (spec §7.4);
+ * - with a whole-chain deadline (DESIGN §4.3) each hook gets min(timeout_ms, what is left of its
+ *   tier's share, see deadline.ts); a hook left no time is `skipped_deadline` (never run, `hook.skipped`
+ *   with reason `chain_deadline`), one stopped at a budget the deadline cut below its timeout_ms is
+ *   `deadline_exceeded`. Neither is a failure of that hook (the time was not all its own); both leave
+ *   a `fail_closed` hook without a verdict, so it aborts the chain;
  * - a `session`-trust hook cannot modify or abort (spec §8.3): `capability_denied`, continue;
- * - more than 50% of executed hooks failing flags a cascade (spec §7.3).
+ * - more than 50% of executed hooks failing flags a cascade (spec §7.3, cascade.ts). The executor
+ *   disables nothing: `hook.cascade_failure` leaves here with `disabled: false`, and the runtime,
+ *   which decides and disables, reports what it disabled.
  *
  * An empty plan returns without touching the invoker.
  *
@@ -157,8 +167,10 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
   }
 
   const input = new ChainInput(request);
-  let executed = 0;
-  const failing: string[] = [];
+  const deadline = new ChainDeadline(request.deadlineMs, clock, startedAt);
+  // One predicate meter per bundle: a bundle's conditions together cost at most maxCost per chain,
+  // and never use up another bundle's (predicate.ts "cost").
+  const meters = new Map<string, PredicateMeter>();
 
   for (const { hook, predicate } of plan.hooks) {
     if (!hook.enabled) {
@@ -166,7 +178,23 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       hookResults.push(skippedExecution(hook, "skipped_disabled"));
       continue;
     }
-    if (predicate !== null && !predicate(input.predicateView())) {
+    let conditionFailure: string | undefined;
+    let fires = true;
+    if (predicate !== null) {
+      let meter = meters.get(hook.action.bundle);
+      if (meter === undefined) meters.set(hook.action.bundle, (meter = { left: DEFAULT_PREDICATE_MAX_COST }));
+      const conditionStart = deadline.enabled ? clock.now() : 0;
+      try {
+        fires = predicate(input.predicateView(), meter);
+      } catch (err) {
+        if (!(err instanceof PredicateBudgetExceeded)) throw err;
+        // Not evaluated is not false: the hook fails as if its action threw (spec §7.1; fail_closed aborts).
+        conditionFailure = `condition not evaluated: the conditions of bundle '${hook.action.bundle}' used up their cost budget of ${DEFAULT_PREDICATE_MAX_COST} units for this chain (limit maxCost)`;
+      }
+      // A condition's time is its hook's: an observer's conditions are not charged to policy hooks either.
+      if (deadline.enabled) deadline.charge(hook, clock.now() - conditionStart);
+    }
+    if (!fires) {
       emit({
         event: "hook.skipped",
         payload: { hook: hook.name, type, chain_id: chainId, reason: "predicate_false", predicate: hook.condition },
@@ -175,20 +203,32 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       continue;
     }
 
-    let budgetMs = hook.timeout_ms;
-    if (request.deadlineMs !== undefined) {
-      budgetMs = Math.min(budgetMs, Math.floor(request.deadlineMs - (clock.now() - startedAt)));
+    const budgetMs = deadline.budgetFor(hook);
+    if (budgetMs <= 0) {
+      // Its share of the chain deadline is spent: the hook never runs, and that is not its failure.
+      emit({ event: "hook.skipped", payload: { hook: hook.name, type, chain_id: chainId, reason: "chain_deadline" } });
+      const skipped = skippedExecution(hook, "skipped_deadline");
+      if (hook.fail_closed && type !== "periodic") {
+        // spec §7.4: a fail-closed hook that gave no verdict stops the chain.
+        skipped.status = "abort";
+        skipped.reason = `fail-closed: ${hook.name}: the chain deadline was spent before it ran`;
+        hookResults.push(skipped);
+        status = "aborted";
+        reason = skipped.reason;
+        abortedBy = hook.name;
+        break;
+      }
+      hookResults.push(skipped);
+      continue;
     }
     const inputJson = input.json();
     const summary = input.summary(inputJson.length);
     emit({ event: "hook.fired", payload: { hook: hook.name, type, chain_id: chainId, session_id: request.session.id, input_summary: summary } });
-    executed++;
 
     const hookStart = clock.now();
     let invoked: InvokeOutcome;
-    if (budgetMs <= 0) {
-      // The whole-chain deadline is spent: the hook gets no time at all and counts as timed out.
-      invoked = { kind: "timeout", elapsedMs: 0 };
+    if (conditionFailure !== undefined) {
+      invoked = { kind: "threw", message: conditionFailure };
     } else {
       try {
         invoked = await deps.invoker.invoke({ hook, chainId, sessionId: request.session.id, inputJson, budgetMs });
@@ -197,6 +237,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       }
     }
     const durationMs = clock.now() - hookStart;
+    deadline.charge(hook, durationMs);
 
     const execution: HookExecution = {
       hook: hook.name,
@@ -249,7 +290,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
           let nextConstitution: Constitution | undefined;
           if (result.modified_constitution != null) {
             const verdict = deps.checkConstitution
-              ? deps.checkConstitution(input.constitution, result.modified_constitution, hook)
+              ? deps.checkConstitution(input.constitution, result.modified_constitution, hook, constitutionsToKeep(type, request.event, result.modified_constitution))
               : ({ ok: true, constitution: result.modified_constitution } as const);
             if (!verdict.ok) {
               execution.outcome = "integrity_rejected";
@@ -289,6 +330,14 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
         });
         break;
       case "timeout":
+        if (budgetMs < hook.timeout_ms) {
+          // Stopped by the chain deadline, before its own timeout_ms: part of the time it lacked was
+          // spent by other hooks, so this is not a timeout of this hook (spec §5.4 is about timeout_ms).
+          execution.outcome = "deadline_exceeded";
+          execution.error = `stopped by the chain deadline after ${Math.round(invoked.elapsedMs)} ms: the deadline left it ${budgetMs} ms of its timeout_ms ${hook.timeout_ms}`;
+          if (hook.fail_closed) wantsAbort = true;
+          break;
+        }
         execution.outcome = "timeout";
         failureWhy = `timed out after ${Math.round(invoked.elapsedMs)} ms (budget ${budgetMs} ms, timeout_ms ${hook.timeout_ms})`;
         emit({
@@ -312,7 +361,6 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
     }
     if (failureWhy !== undefined) {
       execution.error = failureWhy;
-      failing.push(hook.name);
       if (hook.fail_closed) wantsAbort = true;
     }
     if (wantsAbort && type === "periodic") wantsAbort = false;
@@ -334,12 +382,12 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
     }
   }
 
-  let cascade = false;
-  if (executed > 0 && failing.length / executed > 0.5) {
-    cascade = true;
+  const count = countFailures(hookResults);
+  const cascade = isCascade(count);
+  if (cascade) {
     emit({
       event: "hook.cascade_failure",
-      payload: { type, chain_id: chainId, total: executed, failed: failing.length, failing_hooks: failing, disabled: deps.disableFailingHooks === true },
+      payload: { type, chain_id: chainId, total: count.total, failed: count.failing.length, failing_hooks: count.failing, disabled: false, disabled_hooks: [] },
     });
   }
   return finish(input, cascade);
@@ -358,6 +406,26 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       duration_ms: clock.now() - startedAt,
     };
   }
+}
+
+/**
+ * Constitutions whose safety-critical rules a modified constitution must keep besides those of the
+ * one the hook was given (spec §8.2.4, integrity/check.ts `keepsSafetyRulesOf`):
+ * - `on_conflict`: every constitution being composed (`event.constitutions`), since the hook is handed
+ *   only the composition base, which leaves the conflicting rules out;
+ * - `post_select`: the candidate the replacement names by id, so "selecting" a candidate cannot
+ *   strip that candidate's safety rules. (Candidates are alternatives: a replacement need not keep
+ *   the rules of candidates it does not name.)
+ */
+function constitutionsToKeep(type: ChainPlan["type"], event: ChainRequest["event"], proposed: Constitution): readonly Constitution[] {
+  if (type === "on_conflict") return constitutionList((event as { constitutions?: unknown }).constitutions);
+  if (type === "post_select") return constitutionList((event as { candidates?: unknown }).candidates).filter((c) => c.id === proposed.id);
+  return [];
+}
+
+/** The event's constitutions (validated at the boundary, assertChainInput); anything else is none. */
+function constitutionList(value: unknown): readonly Constitution[] {
+  return Array.isArray(value) ? (value as Constitution[]) : [];
 }
 
 /** Accept the chain state a hook left behind if it is still a JSON object (spec §5.6). */

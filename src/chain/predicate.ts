@@ -66,6 +66,25 @@
  * `false`: the work of one `matches` is O(maxMatchInputLength × maxProgramSize) in the worst case,
  * whatever the pattern and input. Inline flags such as `(?i)` and `(?s)` are available.
  *
+ * ## Why a whole predicate is bounded: cost
+ *
+ * One `matches` is bounded, but a predicate may hold hundreds of them, each scanning the same 64 KiB
+ * field: 1,000 leaves took 1.8 s of host CPU per chain, before the hook even ran. So a predicate has
+ * a **cost**, counted in the units of work it may do at most on any input:
+ *
+ * - a `matches` leaf costs `maxMatchInputLength` (65536): the longest string it may scan;
+ * - every other node costs 1, and every JSON value in a `value` 1 more (deep equality walks them).
+ *
+ * A predicate may cost at most `maxCost` (327680 = 5 × 65536: four `matches` leaves at the default
+ * input length and room for everything else; a fifth is refused). Checked at compile time, so a
+ * too-expensive condition is refused at build and at install with `INVALID_PREDICATE`.
+ *
+ * Each hook is bounded that way, but a bundle may have many hooks. So at run time every evaluation
+ * charges a {@link PredicateMeter}: a `matches` leaf the length it actually scans, other leaves their
+ * fixed cost. The executor keeps one meter per bundle per chain holding `maxCost` units: a bundle's
+ * conditions together cost at most that per chain, and one bundle's conditions never use up
+ * another's. An evaluation that would overrun its meter stops with {@link PredicateBudgetExceeded}.
+ *
  * @module
  */
 import { RE2JS } from "re2js";
@@ -73,10 +92,45 @@ import { VcpError } from "../errors.js";
 import { PREDICATE_OPERATORS, type PredicateOperator } from "../model/predicate.js";
 
 /**
- * A compiled hook condition: takes a HookInput-shaped object and says whether the hook fires.
- * Pure and allocation-free apart from what the regex engine does; it never throws on JSON input.
+ * Cost units left to the evaluations that charge it (see "cost" above). `left` only goes down.
+ *
+ * @example
+ * ```ts
+ * const meter: PredicateMeter = { left: DEFAULT_PREDICATE_MAX_COST };
+ * fires(input, meter); // throws PredicateBudgetExceeded once meter.left would drop below 0
+ * ```
  */
-export type CompiledPredicate = (input: object) => boolean;
+export interface PredicateMeter {
+  left: number;
+}
+
+/** Thrown by an evaluation that would overrun its {@link PredicateMeter}; the meter stays exhausted. */
+export class PredicateBudgetExceeded extends Error {
+  override readonly name = "PredicateBudgetExceeded";
+}
+
+/**
+ * A compiled hook condition: takes a HookInput-shaped object and says whether the hook fires.
+ * Pure and allocation-free apart from what the regex engine does; on JSON input it throws only
+ * {@link PredicateBudgetExceeded}, and only when given a meter that runs out.
+ */
+export type CompiledPredicate = (input: object, meter?: PredicateMeter) => boolean;
+
+/** Default {@link PredicateOptions.maxCost}: four `matches` leaves at the default input length, plus the rest. */
+export const DEFAULT_PREDICATE_MAX_COST = 5 * 65_536;
+
+// An evaluation without a meter is bounded by the compile-time cost alone.
+const UNMETERED: PredicateMeter = { left: Number.POSITIVE_INFINITY };
+
+/** Charge `cost` units; throws when the meter would go below zero. */
+function charge(meter: PredicateMeter, cost: number): void {
+  // SECURITY: checked before the work is done, so an exhausted meter stops the next leaf, not after it.
+  if (meter.left < cost) {
+    meter.left = 0;
+    throw new PredicateBudgetExceeded(`condition evaluation needs ${cost} more cost units than its meter has left`);
+  }
+  meter.left -= cost;
+}
 
 /**
  * Limits applied by {@link compilePredicate}. All are counts; each defaults as documented.
@@ -105,6 +159,11 @@ export interface PredicateOptions {
   maxValueDepth?: number;
   /** Most JSON values (counting every nested element) across all `value`s of a predicate. Default 16384. */
   maxValueNodes?: number;
+  /**
+   * Most cost units one predicate may have: each `matches` leaf costs `maxMatchInputLength`, every
+   * other node 1, every JSON value in a `value` 1. Default 327680 ({@link DEFAULT_PREDICATE_MAX_COST}).
+   */
+  maxCost?: number;
 }
 
 const DEFAULTS = {
@@ -117,6 +176,7 @@ const DEFAULTS = {
   maxInLength: 1024,
   maxValueDepth: 32,
   maxValueNodes: 16_384,
+  maxCost: DEFAULT_PREDICATE_MAX_COST,
 } as const satisfies Required<PredicateOptions>;
 
 type Limits = { -readonly [K in keyof typeof DEFAULTS]: number };
@@ -216,18 +276,27 @@ function isScalar(value: unknown): value is JsonScalar {
 
 // Every leaf and compound below is a closure built once by compilePredicate; evaluation creates none.
 
-function compileEq(path: CompiledPath, expected: JsonValue): CompiledPredicate {
+function compileEq(path: CompiledPath, expected: JsonValue, cost: number): CompiledPredicate {
   if (expected === null) {
-    return (input) => {
+    return (input, meter = UNMETERED) => {
+      charge(meter, cost);
       const actual = resolve(input, path);
       return actual === null || actual === MISSING;
     };
   }
-  if (typeof expected !== "object") return (input) => resolve(input, path) === expected;
-  return (input) => jsonEquals(expected, resolve(input, path));
+  if (typeof expected !== "object") {
+    return (input, meter = UNMETERED) => {
+      charge(meter, cost);
+      return resolve(input, path) === expected;
+    };
+  }
+  return (input, meter = UNMETERED) => {
+    charge(meter, cost);
+    return jsonEquals(expected, resolve(input, path));
+  };
 }
 
-function compileIn(path: CompiledPath, members: readonly JsonValue[]): CompiledPredicate {
+function compileIn(path: CompiledPath, members: readonly JsonValue[], cost: number): CompiledPredicate {
   // Scalars go in a Set (SameValueZero: agrees with === because no member can be NaN); arrays and
   // objects are compared one by one.
   const scalars = new Set<JsonScalar>();
@@ -236,7 +305,8 @@ function compileIn(path: CompiledPath, members: readonly JsonValue[]): CompiledP
     if (member === null || typeof member !== "object") scalars.add(member);
     else structured.push(member);
   }
-  return (input) => {
+  return (input, meter = UNMETERED) => {
+    charge(meter, cost);
     const found = resolve(input, path);
     const actual = found === MISSING ? null : found;
     if (isScalar(actual)) return scalars.has(actual);
@@ -248,7 +318,18 @@ function compileIn(path: CompiledPath, members: readonly JsonValue[]): CompiledP
   };
 }
 
+/** An order comparison costs its node and its value: 2 units. */
+const ORDER_COST = 2;
+
 function compileOrder(path: CompiledPath, operator: "gt" | "gte" | "lt" | "lte", bound: number | string): CompiledPredicate {
+  const compare = compareWith(path, operator, bound);
+  return (input, meter = UNMETERED) => {
+    charge(meter, ORDER_COST);
+    return compare(input);
+  };
+}
+
+function compareWith(path: CompiledPath, operator: "gt" | "gte" | "lt" | "lte", bound: number | string): (input: object) => boolean {
   if (typeof bound === "number") {
     switch (operator) {
       case "gt":
@@ -299,18 +380,24 @@ function compileOrder(path: CompiledPath, operator: "gt" | "gte" | "lt" | "lte",
 }
 
 function compileMatches(path: CompiledPath, regex: RE2JS, maxInput: number): CompiledPredicate {
-  return (input) => {
+  return (input, meter = UNMETERED) => {
     const v = resolve(input, path);
     // SECURITY: bounded input × bounded program ⇒ bounded time on the host thread, whatever the event holds.
-    return typeof v === "string" && v.length <= maxInput && regex.test(v);
+    if (typeof v !== "string" || v.length > maxInput) {
+      charge(meter, 1);
+      return false;
+    }
+    // SECURITY: the scan is paid for before it runs: the string's length, from this bundle's meter.
+    charge(meter, 1 + v.length);
+    return regex.test(v);
   };
 }
 
 function compileAnd(children: readonly CompiledPredicate[]): CompiledPredicate {
   if (children.length === 1) return children[0]!;
-  return (input) => {
+  return (input, meter = UNMETERED) => {
     for (let i = 0; i < children.length; i++) {
-      if (!children[i]!(input)) return false;
+      if (!children[i]!(input, meter)) return false;
     }
     return true;
   };
@@ -318,9 +405,9 @@ function compileAnd(children: readonly CompiledPredicate[]): CompiledPredicate {
 
 function compileOr(children: readonly CompiledPredicate[]): CompiledPredicate {
   if (children.length === 1) return children[0]!;
-  return (input) => {
+  return (input, meter = UNMETERED) => {
     for (let i = 0; i < children.length; i++) {
-      if (children[i]!(input)) return true;
+      if (children[i]!(input, meter)) return true;
     }
     return false;
   };
@@ -333,6 +420,19 @@ function compileOr(children: readonly CompiledPredicate[]): CompiledPredicate {
 interface Budget {
   nodes: number;
   values: number;
+  /** Cost units so far (see "cost" in the module comment). */
+  cost: number;
+}
+
+/** Add `units` to the predicate's cost, refusing it where it first goes over `maxCost`. */
+function spend(budget: Budget, units: number, path: string, limits: Limits): void {
+  budget.cost += units;
+  if (budget.cost > limits.maxCost) {
+    fail(
+      path,
+      `a predicate may cost at most ${limits.maxCost} units (limit maxCost: each matches leaf costs maxMatchInputLength = ${limits.maxMatchInputLength}, every other node and every JSON value 1); it goes over here`,
+    );
+  }
 }
 
 /** Marks "no offending value to report", distinct from an offending `undefined`. */
@@ -393,6 +493,7 @@ function compileJson(raw: unknown, path: string, depth: number, ancestors: objec
   if (++budget.values > limits.maxValueNodes) {
     fail(path, `the values of a predicate may hold at most ${limits.maxValueNodes} JSON values in total`);
   }
+  spend(budget, 1, path, limits);
   switch (typeof raw) {
     case "string":
     case "boolean":
@@ -482,12 +583,17 @@ function compileLeaf(node: Record<string, unknown>, path: string, limits: Limits
   const op = operator as PredicateOperator;
   const valuePath = `${path}.value`;
   const raw = node.value;
+  // What this leaf charges at run time: its node and its values (matches: what it scans instead).
+  const valuesBefore = budget.values;
+  const leafCost = () => 1 + budget.values - valuesBefore;
   switch (op) {
-    case "eq":
-      return compileEq(fieldPath, compileJson(raw, valuePath, 0, [], limits, budget));
+    case "eq": {
+      const expected = compileJson(raw, valuePath, 0, [], limits, budget);
+      return compileEq(fieldPath, expected, leafCost());
+    }
     case "neq": {
-      const eq = compileEq(fieldPath, compileJson(raw, valuePath, 0, [], limits, budget));
-      return (input) => !eq(input);
+      const eq = compileEq(fieldPath, compileJson(raw, valuePath, 0, [], limits, budget), leafCost());
+      return (input, meter) => !eq(input, meter);
     }
     case "gt":
     case "gte":
@@ -497,6 +603,7 @@ function compileLeaf(node: Record<string, unknown>, path: string, limits: Limits
         fail(valuePath, `${op} compares with a finite number or a string`, raw);
       }
       budget.values++;
+      spend(budget, 1, valuePath, limits);
       return compileOrder(fieldPath, op, raw);
     }
     case "in":
@@ -506,11 +613,13 @@ function compileLeaf(node: Record<string, unknown>, path: string, limits: Limits
         fail(valuePath, `${op} arrays may have at most ${limits.maxInLength} elements`, raw);
       }
       const members = compileJson(raw, valuePath, 0, [], limits, budget) as JsonArray;
-      const isIn = compileIn(fieldPath, members.items);
-      return op === "in" ? isIn : (input) => !isIn(input);
+      const isIn = compileIn(fieldPath, members.items, leafCost());
+      return op === "in" ? isIn : (input, meter) => !isIn(input, meter);
     }
     case "matches":
       budget.values++;
+      // Before the pattern is compiled: a predicate over its cost compiles no more regexes.
+      spend(budget, limits.maxMatchInputLength, path, limits);
       return compileMatches(fieldPath, compilePattern(raw, valuePath, limits), limits.maxMatchInputLength);
   }
 }
@@ -519,6 +628,7 @@ function compileNode(raw: unknown, path: string, depth: number, limits: Limits, 
   if (!isPlainObject(raw)) fail(path, "a predicate must be a plain object", raw);
   if (depth > limits.maxDepth) fail(path, `predicates may nest at most ${limits.maxDepth} levels deep`);
   if (++budget.nodes > limits.maxNodes) fail(path, `a predicate may have at most ${limits.maxNodes} nodes`);
+  spend(budget, 1, path, limits);
   for (const key of Object.keys(raw)) {
     if (!NODE_KEYS.has(key)) {
       fail(keyPath(path, key), "unknown key; a predicate node has only field, operator, value, combine and children");
@@ -588,5 +698,5 @@ function resolveLimits(options: PredicateOptions | undefined): Limits {
  */
 export function compilePredicate(predicate: unknown, options?: PredicateOptions, basePath = "condition"): CompiledPredicate {
   const limits = resolveLimits(options);
-  return compileNode(predicate, basePath, 1, limits, { nodes: 0, values: 0 });
+  return compileNode(predicate, basePath, 1, limits, { nodes: 0, values: 0, cost: 0 });
 }

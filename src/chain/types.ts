@@ -55,11 +55,16 @@ export interface ActionInvoker {
   invoke(request: InvokeRequest): Promise<InvokeOutcome>;
 }
 
-/** The integrity checker's verdict on a modified constitution (DESIGN §4.5); plugged in by the pipeline. */
+/**
+ * The integrity checker's verdict on a modified constitution (DESIGN §4.5); plugged in by the pipeline.
+ * `composedFrom`: constitutions the proposal is made from, whose safety-critical rules it must keep
+ * too (see `constitutionsToKeep` in execute.ts).
+ */
 export type ConstitutionCheck = (
   previous: Constitution,
   proposed: Constitution,
   hook: ResolvedHook,
+  composedFrom?: readonly Constitution[],
 ) => { ok: true; constitution: Constitution } | { ok: false; reason: string };
 
 /** One entry of `hook_results` (DESIGN §6.2): what the hook returned and what the runtime made of it. */

@@ -35,7 +35,7 @@ const HookExpectSchema = z
   .object({
     status: z.enum(["continue", "abort", "modify"]).optional(),
     outcome: z
-      .enum(["ok", "skipped_disabled", "skipped_predicate", "timeout", "error", "invalid_result", "capability_denied", "integrity_rejected", "crashed"])
+      .enum(["ok", "skipped_disabled", "skipped_predicate", "skipped_deadline", "timeout", "deadline_exceeded", "error", "invalid_result", "capability_denied", "integrity_rejected", "crashed"])
       .optional(),
     reason: Reason.optional(),
     annotations: Json.optional(),

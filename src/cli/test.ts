@@ -150,7 +150,7 @@ async function testPolicy(runtime: Runtime, dir: string, io: Io, filter: RegExp 
           constitution: input.constitution as never,
           event: input.event as never,
         });
-        for (const h of result.hook_results) if (h.outcome !== "skipped_predicate" && h.outcome !== "skipped_disabled") exercised.add(h.hook);
+        for (const h of result.hook_results) if (!h.outcome.startsWith("skipped_")) exercised.add(h.hook);
         entry.mismatches = checkResult(c.expect, result);
         entry.passed = entry.mismatches.length === 0;
         entry.result = {

@@ -49,7 +49,9 @@ type Verdict = ReturnType<ConstitutionCheck>;
  * For a hook's proposed constitution it checks, against the constitution the hook was given:
  * 1. every safety-critical rule (flagged `safety_critical: true`, or listed in
  *    `safetyCriticalRuleIds`) is present with byte-identical RFC 8785 content — not removed, edited,
- *    un-flagged or duplicated;
+ *    un-flagged or duplicated; and, when the proposal is composed from other constitutions
+ *    (`composedFrom`: an on_conflict resolution, a post_select replacement naming a candidate), every
+ *    safety-critical rule of those too ({@link keepsSafetyRulesOf});
  * 2. a signed incoming constitution's chain still verifies (every link against the digest it signed,
  *    in order, attesting the incoming content) and the proposal carries it unchanged as its
  *    `signatures`, adding nothing (a guest cannot forge links);
@@ -86,21 +88,25 @@ export function createIntegrityChecker(options: IntegrityOptions): ConstitutionC
   const verifiedCache = new Set<string>();
   const verifyOptions = { allowUnsignedModifications: runtimeKey === undefined, verifiedCache };
 
-  return function checkConstitution(previous: Constitution, proposed: Constitution, hook: ResolvedHook): Verdict {
+  return function checkConstitution(previous: Constitution, proposed: Constitution, hook: ResolvedHook, composedFrom?: readonly Constitution[]): Verdict {
     try {
-      return check(previous, proposed, hook);
+      return check(previous, proposed, hook, composedFrom ?? []);
     } catch (err) {
       // SECURITY: fail closed. Anything unexpected (non-JSON values, odd shapes) rejects the change.
       return { ok: false, reason: `integrity check failed: ${err instanceof Error ? err.message : String(err)}` };
     }
   };
 
-  function check(previous: Constitution, proposed: Constitution, hook: ResolvedHook): Verdict {
+  function check(previous: Constitution, proposed: Constitution, hook: ResolvedHook, composedFrom: readonly Constitution[]): Verdict {
     if (proposed === null || typeof proposed !== "object" || !Array.isArray(proposed.rules)) {
       return { ok: false, reason: "modified constitution has no rules array" };
     }
     const rulesVerdict = checkSafetyRules(previous, proposed, safetyIds);
     if (rulesVerdict !== null) return { ok: false, reason: rulesVerdict };
+    // SECURITY: a composition keeps the safety-critical rules of everything it is made from, not only
+    // of the constitution the hook was handed (for on_conflict, a base without the conflicting rules).
+    const composedVerdict = keepsSafetyRulesOf(composedFrom, proposed, safetyIds);
+    if (composedVerdict !== null) return { ok: false, reason: composedVerdict };
 
     if (previous.signatures !== undefined && !Array.isArray(previous.signatures)) {
       return { ok: false, reason: "incoming constitution's signatures is not an array" };
@@ -154,6 +160,52 @@ function checkSafetyRules(previous: Constitution, proposed: Constitution, config
         return `un-flags safety-critical rule ${id} (safety_critical must stay true)`;
       }
       return `edits safety-critical rule ${id} (its content must stay byte-identical)`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Whether `result` keeps every safety-critical rule of `sources` (spec §8.2.4), for a constitution
+ * made *from* several others: an `on_conflict` resolution or a default strategy's composition, or a
+ * `post_select` replacement naming a candidate. Returns null when it does, or the reason.
+ *
+ * A rule id is safety-critical when the deployment lists it (`configured`) and some source holds it,
+ * or when any source's copy is flagged `safety_critical: true`. The result must hold a rule with that
+ * id that is byte-identical (RFC 8785) to one of the sources' critical copies — the flagged copies
+ * when there are any, otherwise any copy. So a conflict cannot be "resolved" by dropping, editing or
+ * un-flagging a safety-critical rule of any constitution being composed, even one the hook was never
+ * shown (the composition base leaves conflicting rules out).
+ *
+ * @example
+ * ```ts
+ * const why = keepsSafetyRulesOf(input.constitutions, resolution, new Set(config.safety_critical_rules));
+ * if (why !== null) reject(why); // e.g. "drops safety-critical rule no-harm-1 of constitution org"
+ * ```
+ */
+export function keepsSafetyRulesOf(sources: readonly Constitution[], result: Constitution, configured: ReadonlySet<string>): string | null {
+  // id → the canonical forms a kept copy may have, and the first constitution that holds it.
+  const critical = new Map<string, { flagged: Set<string>; any: Set<string>; from: string }>();
+  for (const source of sources) {
+    for (const rule of source.rules) {
+      const id = (rule as { id?: unknown }).id;
+      if (typeof id !== "string") continue;
+      let entry = critical.get(id);
+      if (entry === undefined) critical.set(id, (entry = { flagged: new Set(), any: new Set(), from: String(source.id) }));
+      const canonical = canonicalJson(rule);
+      entry.any.add(canonical);
+      if ((rule as { safety_critical?: unknown }).safety_critical === true) entry.flagged.add(canonical);
+    }
+  }
+  const kept = new Map<string, unknown[]>();
+  for (const rule of result.rules) group(kept, rule);
+  for (const [id, entry] of critical) {
+    if (entry.flagged.size === 0 && !configured.has(id)) continue;
+    const allowed = entry.flagged.size > 0 ? entry.flagged : entry.any;
+    const copies = kept.get(id) ?? [];
+    if (copies.length === 0) return `drops safety-critical rule ${id} of constitution ${entry.from}`;
+    if (!copies.some((copy) => allowed.has(canonicalJson(copy)))) {
+      return `edits or un-flags safety-critical rule ${id} of constitution ${entry.from} (a composition must keep one of its copies byte-identical)`;
     }
   }
   return null;

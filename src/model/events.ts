@@ -42,6 +42,9 @@ export const ConflictEventSchema = z
     conflicting_rules: z.array(RuleConflictSchema),
     composition_strategy: z.string(),
     conflict_severity: z.enum(["warning", "error", "critical"]),
+    // Spec §3.4 payload "the conflicting constitutions": a resolution must keep every safety-critical
+    // rule they hold (integrity/check.ts keepsSafetyRulesOf).
+    constitutions: z.array(ConstitutionSchema).optional(),
   })
   .loose();
 

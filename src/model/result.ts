@@ -36,12 +36,21 @@ export const HookResultSchema = z
 /**
  * Per-hook outcome (DESIGN §2). Every non-`ok` outcome means the runtime treated the hook as
  * `continue` unless it is `fail_closed`; the outcome keeps *why* visible.
+ *
+ * Two outcomes come from the optional whole-chain deadline (DESIGN §4.3), never from the hook alone:
+ * - `skipped_deadline`: the hook never ran, because its share of the chain deadline was spent
+ *   before its turn;
+ * - `deadline_exceeded`: the hook ran with a budget the chain deadline had cut below its own
+ *   `timeout_ms`, and was stopped there. It did not exceed its `timeout_ms`, so it is not a timeout
+ *   in the sense of spec §5.4.
  */
 export const OUTCOMES = [
   "ok",
   "skipped_disabled",
   "skipped_predicate",
+  "skipped_deadline",
   "timeout",
+  "deadline_exceeded",
   "error",
   "invalid_result",
   "capability_denied",
@@ -50,5 +59,17 @@ export const OUTCOMES = [
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-/** Outcomes that count as a hook failure: spec §7.3 cascades, §7.4 fail-closed, error counters. */
+/**
+ * Outcomes that count as a failure of the hook itself: spec §7.3 cascades (and cascade disabling),
+ * §7.1.5 error counters, the §5.4.4 timeout counter. Time other hooks spent is never one of them.
+ */
 export const FAILURE_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>(["timeout", "error", "invalid_result", "crashed"]);
+
+/** Outcomes of hooks whose action never ran: not calls, not "executed" for spec §7.3 cascades. */
+export const SKIPPED_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>(["skipped_disabled", "skipped_predicate", "skipped_deadline"]);
+
+/**
+ * Outcomes where the chain deadline left the hook without a verdict. Not failures (above), but a
+ * `fail_closed` hook aborts the chain on them: no verdict from a fail-closed hook means no go.
+ */
+export const DEADLINE_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>(["skipped_deadline", "deadline_exceeded"]);

@@ -12,8 +12,14 @@ export interface LifecycleEventMap {
   "hook.completed": { hook: string; type: HookType; chain_id: string; status: ResultStatus; outcome: Outcome; duration_ms: number };
   "hook.timeout": { hook: string; type: HookType; chain_id: string; timeout_ms: number; elapsed_ms: number; input_summary: InputSummary };
   "hook.error": { hook: string; type: HookType; chain_id: string; outcome: Outcome; error: string; stack?: string; input_summary: InputSummary };
-  "hook.skipped": { hook: string; type: HookType; chain_id: string; reason: "disabled" | "predicate_false"; predicate?: unknown };
-  "hook.cascade_failure": { type: HookType; chain_id: string; total: number; failed: number; failing_hooks: string[]; disabled: boolean };
+  /** `chain_deadline`: the hook's share of the whole-chain deadline was spent before its turn (outcome `skipped_deadline`). */
+  "hook.skipped": { hook: string; type: HookType; chain_id: string; reason: "disabled" | "predicate_false" | "chain_deadline"; predicate?: unknown };
+  /**
+   * `failing_hooks` failed on their own account (spec §7.3); `disabled_hooks` are those the runtime
+   * actually disabled (`cascade.disable_failing_hooks`, chain/cascade.ts); `disabled` is true when
+   * there is at least one.
+   */
+  "hook.cascade_failure": { type: HookType; chain_id: string; total: number; failed: number; failing_hooks: string[]; disabled: boolean; disabled_hooks: string[] };
 }
 export type LifecycleEventName = keyof LifecycleEventMap;
 export type LifecycleEvent = { [K in LifecycleEventName]: { event: K; payload: LifecycleEventMap[K] } }[LifecycleEventName];

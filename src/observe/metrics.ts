@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ChainResult } from "../chain/types.js";
+import { SKIPPED_OUTCOMES } from "../model/result.js";
 
 /** Latency buckets in seconds: 50 µs … 5 s, dense where chains usually land (0.1–2 ms). */
 const LATENCY_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
@@ -84,7 +85,7 @@ export function createMetrics(readGauges: () => { restarts: number; queued: numb
       if (result.cascade_failure) cascades.inc({ type: result.type });
       for (const hook of result.hook_results) {
         hooks.inc({ type: result.type, outcome: hook.outcome });
-        if (hook.outcome === "skipped_disabled" || hook.outcome === "skipped_predicate") continue;
+        if (SKIPPED_OUTCOMES.has(hook.outcome)) continue;
         hookSeconds.observe({ type: result.type }, hook.duration_ms / 1000);
         if (hook.outcome === "timeout") timeouts.inc({ type: result.type });
         else if (hook.outcome === "error" || hook.outcome === "invalid_result" || hook.outcome === "crashed") errors.inc({ type: result.type, outcome: hook.outcome });

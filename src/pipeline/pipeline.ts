@@ -7,6 +7,7 @@ import type { SessionInfo, VcpContext } from "../model/input.js";
 import { maySee, type SessionAccess } from "./access.js";
 import { sessionExists, sessionLimit, sessionNotFound } from "./errors.js";
 import { createSerialQueue, type SerialQueue } from "./queue.js";
+import { keepsSafetyRulesOf } from "../integrity/check.js";
 import { applyConflictStrategy, compositionBase } from "./strategies.js";
 import type {
   AdaptInput,
@@ -128,7 +129,10 @@ function modifiedContext(result: ChainResult): boolean {
  * - **conflict**: `on_conflict` receives the composition base (rules in no conflict) and the
  *   constitutions in `event.constitutions`; a `modify` with a constitution ⇒ `resolved`; none ⇒ the
  *   default strategy (strategies.ts) ⇒ `default`; abort, `reject`, or an unresolvable conflict ⇒
- *   `failed`, and the session's constitution falls back to last known-good. A composition becomes the
+ *   `failed`, and the session's constitution falls back to last known-good. No resolution, by hook
+ *   or strategy, may drop a safety-critical rule (flagged, or configured) of any constitution being
+ *   composed: a hook's such modification is `integrity_rejected` in the chain, and anything that
+ *   still arrives here is `failed` with reason `integrity_rejected: …`. A composition becomes the
  *   session's constitution but not its last known-good until an `adapt` injects it.
  * - **violation**: `on_violation` before any default; abort ⇒ `suppress`; a `modify` whose
  *   `annotations.corrected_output` is a string ⇒ `corrected` (the last such hook in chain order wins);
@@ -157,6 +161,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const setTimer = deps.setTimer ?? defaultSetTimer;
   const clearTimer = deps.clearTimer ?? defaultClearTimer;
   const violationDefault = deps.violationDefault ?? "deliver";
+  const safetyIds: ReadonlySet<string> = new Set(deps.safetyCriticalRuleIds ?? []);
   const sessions = new Map<string, Session>();
   // Open sessions per owner, for maxSessionsPerOwner; kept in step with `sessions` (open / delete).
   const ownedCount = new Map<string, number>();
@@ -572,13 +577,29 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           return { outcome: "failed", constitution: s.constitution, strategy: "hook", dropped_rules: [], reason: chain.reason, aborted_by: chain.aborted_by, trace };
         }
         if (modifiedConstitution(chain)) {
+          // SECURITY: spec §8.2.4 — the chain's integrity check already holds a resolution to every
+          // constitution being composed; checked again here so no backend can land one that drops a
+          // safety-critical rule.
+          const unsafe = keepsSafetyRulesOf(input.constitutions, chain.constitution, safetyIds);
+          if (unsafe !== null) {
+            fallBack(s);
+            return { outcome: "failed", constitution: s.constitution, strategy: "hook", dropped_rules: [], reason: `integrity_rejected: the resolution ${unsafe}`, aborted_by: null, trace };
+          }
           s.constitution = keep(chain.constitution);
           s.context = keep(chain.context);
           touch(s);
           return { outcome: "resolved", constitution: s.constitution, strategy: "hook", dropped_rules: [], reason: null, aborted_by: null, trace };
         }
         const strategy = deps.conflictStrategy;
-        const verdict = applyConflictStrategy(strategy, input.constitutions, input.conflicting_rules);
+        const verdict = applyConflictStrategy(strategy, input.constitutions, input.conflicting_rules, safetyIds);
+        if (verdict.ok) {
+          // SECURITY: the same rule for the default strategies: never drop a safety-critical rule.
+          const unsafe = keepsSafetyRulesOf(input.constitutions, verdict.constitution, safetyIds);
+          if (unsafe !== null) {
+            fallBack(s);
+            return { outcome: "failed", constitution: s.constitution, strategy, dropped_rules: [], reason: `integrity_rejected: ${strategy} ${unsafe}`, aborted_by: null, trace };
+          }
+        }
         if (!verdict.ok) {
           fallBack(s);
           return { outcome: "failed", constitution: s.constitution, strategy, dropped_rules: [], reason: verdict.reason, aborted_by: null, trace };

@@ -6,8 +6,11 @@
  * Rules are identified by `id` across constitutions: the same id in two constitutions is the same
  * rule, and the first occurrence (constitution order, then rule order) is the one kept.
  */
+import { keepsSafetyRulesOf } from "../integrity/check.js";
 import type { Constitution, Rule } from "../model/constitution.js";
 import type { RuleConflict } from "../model/events.js";
+
+const NONE: ReadonlySet<string> = new Set();
 
 export const CONFLICT_STRATEGIES = ["most_restrictive", "highest_priority", "reject"] as const;
 export type ConflictStrategy = (typeof CONFLICT_STRATEGIES)[number];
@@ -76,8 +79,8 @@ export function compositionBase(constitutions: readonly Constitution[], conflict
  * 1. Start from the union of all rules (constitution order, deduplicated by id).
  * 2. `ambiguity` and `priority_tie` conflicts drop nothing: both rules can be honoured together,
  *    and keeping both is the more restrictive choice.
- * 3. A `contradiction` cannot keep both. The winner is the safety-critical rule when exactly one is
- *    safety-critical; otherwise the rule whose constitution is listed first; from the same
+ * 3. A `contradiction` cannot keep both. The winner is the safety-critical rule (flagged, or listed
+ *    in the deployment's `safetyIds`) when exactly one is safety-critical; otherwise the rule whose constitution is listed first; from the same
  *    constitution (or when a rule is in none), `rule_a`. The loser is dropped.
  * 4. A contradiction between two safety-critical rules cannot be resolved without dropping a
  *    safety-critical rule: the strategy fails (the pipeline then falls back to last known-good).
@@ -94,8 +97,9 @@ export function compositionBase(constitutions: readonly Constitution[], conflict
  * // → { ok: true, constitution: { id: "composed:a+b", rules: [noShare…], … }, dropped: [share.id] }
  * ```
  */
-export function mostRestrictive(constitutions: readonly Constitution[], conflicts: readonly RuleConflict[]): StrategyResult {
+export function mostRestrictive(constitutions: readonly Constitution[], conflicts: readonly RuleConflict[], safetyIds: ReadonlySet<string> = NONE): StrategyResult {
   const union = unionOfRules(constitutions);
+  const isCritical = (rule: Rule): boolean => rule.safety_critical === true || safetyIds.has(rule.id);
   const dropped = new Set<string>();
   for (const conflict of conflicts) {
     if (conflict.conflict_type !== "contradiction") continue;
@@ -103,8 +107,8 @@ export function mostRestrictive(constitutions: readonly Constitution[], conflict
     const b = union.get(conflict.rule_b.id);
     // A conflict naming a rule that no constitution holds has nothing to decide.
     if (a === undefined || b === undefined) continue;
-    const aCritical = a.rule.safety_critical === true;
-    const bCritical = b.rule.safety_critical === true;
+    const aCritical = isCritical(a.rule);
+    const bCritical = isCritical(b.rule);
     if (aCritical && bCritical) {
       return {
         ok: false,
@@ -128,13 +132,15 @@ function priorityOf(constitution: Constitution): number | undefined {
  * `highest_priority`: the constitution with the highest numeric `priority` field wins whole (its
  * signatures kept, since it is unchanged). Constitutions without a numeric `priority` rank below
  * every one that has it; ties, and the case where none has one, go to the constitution listed first.
+ * The winner must itself hold every safety-critical rule (flagged, or listed in `safetyIds`) of the
+ * others, byte-identical; otherwise the strategy fails rather than drop one (spec §8.2.4).
  *
  * @example
  * ```ts
  * highestPriority([{ id: "a", priority: 1, rules }, { id: "b", priority: 5, rules }]); // → { ok: true, constitution: { id: "b", … }, dropped: […] }
  * ```
  */
-export function highestPriority(constitutions: readonly Constitution[]): StrategyResult {
+export function highestPriority(constitutions: readonly Constitution[], safetyIds: ReadonlySet<string> = NONE): StrategyResult {
   let best: Constitution | undefined;
   let bestPriority = Number.NEGATIVE_INFINITY;
   for (const constitution of constitutions) {
@@ -145,6 +151,8 @@ export function highestPriority(constitutions: readonly Constitution[]): Strateg
     }
   }
   if (best === undefined) return { ok: false, reason: "highest_priority: no constitution to choose from" };
+  const unsafe = keepsSafetyRulesOf(constitutions, best, safetyIds);
+  if (unsafe !== null) return { ok: false, reason: `highest_priority: constitution ${best.id} wins, but it ${unsafe}; no safety-critical rule may be dropped` };
   const dropped = constitutions.filter((c) => c !== best).flatMap((c) => c.rules.map((r) => r.id)).filter((id) => !best.rules.some((r) => r.id === id));
   return { ok: true, constitution: best, dropped: [...new Set(dropped)] };
 }
@@ -162,12 +170,13 @@ export function applyConflictStrategy(
   strategy: ConflictStrategy,
   constitutions: readonly Constitution[],
   conflicts: readonly RuleConflict[],
+  safetyIds: ReadonlySet<string> = NONE,
 ): StrategyResult {
   switch (strategy) {
     case "most_restrictive":
-      return mostRestrictive(constitutions, conflicts);
+      return mostRestrictive(constitutions, conflicts, safetyIds);
     case "highest_priority":
-      return highestPriority(constitutions);
+      return highestPriority(constitutions, safetyIds);
     case "reject":
       return { ok: false, reason: "reject: the deployment's conflict strategy refuses to resolve conflicts automatically" };
   }

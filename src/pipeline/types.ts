@@ -50,6 +50,11 @@ export interface PipelineDeps {
   /** The deployment's default conflict strategy (spec §3.4, DESIGN §6.4 `conflict_strategy`). */
   conflictStrategy: ConflictStrategy;
   /**
+   * Rule ids the deployment designates safety-critical (`safety_critical_rules`, spec §8.2.4), in
+   * addition to rules flagged `safety_critical: true`. No conflict resolution may drop one. Default none.
+   */
+  safetyCriticalRuleIds?: readonly string[];
+  /**
    * The default response to a violation that no hook handled (spec §5.2 "default violation
    * response"). Default `deliver`.
    */
@@ -188,7 +193,10 @@ export interface ConflictOutcome {
   /**
    * `resolved`: an on_conflict hook returned `modify` with a constitution. `default`: no hook
    * resolved; the configured strategy did. `failed`: a hook aborted, or the strategy could not or
-   * would not resolve; the session fell back to its last known-good constitution (spec §3.4).
+   * would not resolve, or a resolution would drop a safety-critical rule of a constitution being
+   * composed (reason `integrity_rejected: …`); the session fell back to its last known-good
+   * constitution (spec §3.4). A hook's resolution that drops one is normally stopped earlier, in the
+   * chain: that hook's outcome is `integrity_rejected` and the next hook, or the default strategy, decides.
    */
   outcome: "resolved" | "default" | "failed";
   /** The session's constitution after the operation (the composition, or last known-good). */

@@ -1,4 +1,5 @@
 import type { ChainRequest, ChainResult } from "../chain/types.js";
+import { SKIPPED_OUTCOMES } from "../model/result.js";
 import type { InputSummary, LifecycleEvent } from "../observe/events.js";
 import type { ChainValue, WireChainValue } from "./protocol.js";
 
@@ -6,7 +7,8 @@ import type { ChainValue, WireChainValue } from "./protocol.js";
  * Lifecycle events on the wire (DESIGN §4.1: the budget goes to copying). runChain emits, per hook:
  *
  * ```
- *  disabled / predicate false   hook.skipped
+ *  disabled / predicate false /
+ *  chain deadline spent         hook.skipped
  *  executed                     hook.fired · [hook.error | hook.timeout] · hook.completed
  *  after the loop               [hook.cascade_failure]
  * ```
@@ -16,7 +18,7 @@ import type { ChainValue, WireChainValue } from "./protocol.js";
  * summary per executed hook (`0` when unchanged), and {@link rebuildEvents} puts the same events back
  * in the same order on the main side. Which of error/timeout follows a `hook.fired` is fixed by the
  * hook's outcome: `error`, `crashed`, `invalid_result` ⇒ `hook.error`; `timeout` ⇒ `hook.timeout`;
- * anything else ⇒ none.
+ * anything else (including `deadline_exceeded`) ⇒ none.
  */
 export class EventPacker {
   events: LifecycleEvent[] = [];
@@ -97,7 +99,7 @@ export function rebuildEvents(wire: WireChainValue, request: ChainRequest): Chai
   for (const execution of result.hook_results) {
     const hook = execution.hook;
     const outcome = execution.outcome;
-    if (outcome === "skipped_disabled" || outcome === "skipped_predicate") {
+    if (SKIPPED_OUTCOMES.has(outcome)) {
       const skipped = rest[next];
       if (skipped?.event === "hook.skipped" && skipped.payload.hook === hook) {
         events.push(skipped);

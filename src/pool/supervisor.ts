@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ChainRequest, ChainResult } from "../chain/types.js";
+import { chainTimeBoundMs } from "../chain/deadline.js";
 import { VcpError } from "../errors.js";
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
@@ -634,15 +635,15 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   /**
-   * The latest moment a chain can legitimately still run: its hooks' budgets (each
-   * min(timeout_ms, remaining chain deadline), so at most the chain deadline in all), time to
+   * The latest moment a chain can legitimately still run: its hooks' budgets (chainTimeBoundMs: the
+   * sum of timeout_ms, or with a chain deadline its policy and observer shares), time to
    * (re)create isolates, and a grace; started after the chains it may queue behind in the host have
    * had theirs. The slot watchdog normally acts long before: this catches a host wedged outside hooks.
    */
   private hardDeadline(entry: PendingChain, now: number): number {
     const plan = entry.plan;
     const deadlineMs = entry.task.request.deadlineMs;
-    const budget = deadlineMs !== undefined ? Math.min(plan.timeoutSum, Math.max(0, deadlineMs)) : plan.timeoutSum;
+    const budget = deadlineMs !== undefined ? chainTimeBoundMs(plan.enabled.map((e) => e.hook), deadlineMs) : plan.timeoutSum;
     const own = budget + plan.enabled.length * HOOK_SETUP_MS + graceMs(budget);
     let start = now;
     if (this.inFlight.size >= this.threads) {
@@ -673,8 +674,12 @@ export class SandboxSupervisor implements Sandbox {
 
   private recordTimeouts(entry: PendingChain, result: ChainResult): void {
     let now: number | undefined;
+    const deadlineMs = entry.task.request.deadlineMs;
     for (const execution of result.hook_results) {
-      if (execution.outcome !== "timeout") continue;
+      // A hook the chain deadline stopped is slow only if it used at least half the deadline itself:
+      // time other hooks spent must not get its bundle throttled.
+      const slow = execution.outcome === "timeout" || (execution.outcome === "deadline_exceeded" && deadlineMs !== undefined && execution.duration_ms * 2 >= deadlineMs);
+      if (!slow) continue;
       const hook = entry.hooks.find((h) => h.name === execution.hook && h.scope === execution.scope);
       const digest = hook?.action.digest;
       if (digest === undefined) continue;

@@ -47,8 +47,9 @@ export async function createAuditTrail(options: AuditOptions) {
     /**
      * Durably record one chain; resolves after the group commit (backpressure instead of drops).
      * Every record names the session and, when a principal opened it, its owner.
+     * `disabledHooks`: hooks the runtime disabled after this chain's cascading failure (spec §7.3.4).
      */
-    async recordChain(result: ChainResult, session: { id: string; owner: string | null }, inputHash: string): Promise<void> {
+    async recordChain(result: ChainResult, session: { id: string; owner: string | null }, inputHash: string, disabledHooks: readonly string[] = []): Promise<void> {
       const sessionId = session.id;
       const owner = session.owner !== null ? { owner: session.owner } : {};
       const records: AuditRecordInput[] = result.hook_results.map((hook) => ({
@@ -78,7 +79,10 @@ export async function createAuditTrail(options: AuditOptions) {
         input_hash: inputHash,
         status: result.status,
         duration_ms: result.duration_ms,
-        details: { aborted_by: result.aborted_by, reason: result.reason, cascade_failure: result.cascade_failure, hooks: result.hook_results.length },
+        details: {
+          aborted_by: result.aborted_by, reason: result.reason, cascade_failure: result.cascade_failure, hooks: result.hook_results.length,
+          ...(disabledHooks.length > 0 ? { disabled_hooks: [...disabledHooks] } : {}),
+        },
       });
       await writer.appendMany(records);
     },

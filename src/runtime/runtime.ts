@@ -14,9 +14,9 @@ import type { HookDefinition, ResolvedHook } from "../model/hook.js";
 import type { Constitution } from "../model/constitution.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";
 import { assertChainInput } from "../model/validate-input.js";
-import { FAILURE_OUTCOMES } from "../model/result.js";
 import type { HookEventMap } from "../model/events.js";
 import type { ChainPlan, ChainResult } from "../chain/types.js";
+import { cascadeDisableTargets } from "../chain/cascade.js";
 import { systemClock, silentLogger, type Clock, type LifecycleEvent, type LifecycleEventMap, type LifecycleEventName, type Logger } from "../observe/events.js";
 import { createRegistry, type Principal, type Registry, type RegistrySnapshot } from "../registry/index.js";
 import type { SandboxOptions } from "../pool/index.js";
@@ -680,16 +680,21 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
             ...(deadlineMs !== undefined ? { deadlineMs } : {}),
           },
         });
-        for (const event of events) emit(event);
-        stats.record(result);
-        metrics.recordChain(result);
+        let disabledHooks: string[] = [];
         if (result.cascade_failure) {
           logger.warn({ chain_id: result.chain_id, type }, "cascading hook failure (spec §7.3)");
-          if (disableFailingHooks) disableFailing(result, session.id);
+          if (disableFailingHooks) disabledHooks = disableFailing(result, session.id);
         }
+        for (const event of events) {
+          // The chain's hook.cascade_failure cannot know what the runtime disabled; say it here.
+          if (event.event === "hook.cascade_failure") emit({ event: event.event, payload: { ...event.payload, disabled: disabledHooks.length > 0, disabled_hooks: disabledHooks } });
+          else emit(event);
+        }
+        stats.record(result);
+        metrics.recordChain(result);
         // spec §8.2.3: the chain's records are durable before its result is handed out.
         if (audit !== undefined) {
-          await audit.recordChain(result, { id: session.id, owner: pipeline.ownerOf(session.id) ?? null }, inputHash!).catch((err: unknown) => {
+          await audit.recordChain(result, { id: session.id, owner: pipeline.ownerOf(session.id) ?? null }, inputHash!, disabledHooks).catch((err: unknown) => {
             throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: result.chain_id }, { cause: err });
           });
         }
@@ -756,6 +761,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     periodicHooks: (sessionId) => registry.snapshot().chain("periodic", sessionId).hooks.map((p) => p.hook),
     onRegistryChange: (listener) => registry.onChange(() => listener()),
     conflictStrategy: options.conflictStrategy ?? "most_restrictive",
+    safetyCriticalRuleIds: options.integrity?.safetyCriticalRules ?? [],
     violationDefault: options.violationDefault ?? "deliver",
     maxSessionsPerOwner,
     clock,
@@ -764,15 +770,23 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     ...(options.onPeriodicTick ? { onPeriodicTick: options.onPeriodicTick } : {}),
   });
 
-  function disableFailing(result: ChainResult, sessionId: string): void {
-    for (const execution of result.hook_results) {
-      if (!FAILURE_OUTCOMES.has(execution.outcome)) continue;
+  /**
+   * Spec §7.3.4 with `cascade.disableFailingHooks`: disable the failing hooks that chain/cascade.ts
+   * allows (never from a session-trust or session-scope cause to a hook above it), a session-scope
+   * hook only in this session. Returns the names actually disabled.
+   */
+  function disableFailing(result: ChainResult, sessionId: string): string[] {
+    const disabled: string[] = [];
+    for (const execution of cascadeDisableTargets(result.hook_results)) {
       try {
         registry.setEnabled(execution.hook, false, { scope: execution.scope, ...(execution.scope === "session" ? { sessionId } : {}), principal: SYSTEM_PRINCIPAL });
+        disabled.push(execution.hook);
+        logger.warn({ hook: execution.hook, scope: execution.scope, chain_id: result.chain_id }, "hook disabled after a cascading failure (spec §7.3.4); re-enable it with hooks.setEnabled");
       } catch (err) {
         logger.warn({ err, hook: execution.hook }, "could not disable a failing hook");
       }
     }
+    return disabled;
   }
 
   if (store !== undefined) {

@@ -1,6 +1,6 @@
 import type { ChainResult } from "../chain/types.js";
 import type { ResolvedHook } from "../model/hook.js";
-import { OUTCOMES, type Outcome } from "../model/result.js";
+import { OUTCOMES, SKIPPED_OUTCOMES, type Outcome } from "../model/result.js";
 
 /** Per-hook counters (spec §5.4.4 timeout counter, §7.1.5 error counter) and latency. */
 export interface HookStatsView {
@@ -43,7 +43,7 @@ export function createHookStats() {
           counters.set(key, counter);
         }
         counter.outcomes[execution.outcome]++;
-        if (execution.outcome === "skipped_disabled" || execution.outcome === "skipped_predicate") continue;
+        if (SKIPPED_OUTCOMES.has(execution.outcome)) continue;
         counter.calls++;
         counter.totalMs += execution.duration_ms;
         if (execution.duration_ms > counter.maxMs) counter.maxMs = execution.duration_ms;

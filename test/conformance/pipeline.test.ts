@@ -291,7 +291,8 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         { name: "org_resolver", type: "on_conflict", priority: 80, condition: { field: "event.conflict_severity", operator: "neq", value: "critical" } },
         { name: "observer", type: "on_conflict", priority: 10 },
       ], {
-        org_resolver: "function (input) { var winners = input.event.conflicting_rules.map(function (c) { return c.rule_a; }); return { status: 'modify', modified_constitution: Object.assign({}, input.constitution, { id: 'org-resolved', rules: input.constitution.rules.concat(winners) }) }; }",
+        // The safety-critical side wins (spec §8.2.4: a resolution may not drop a safety-critical rule).
+        org_resolver: "function (input) { var winners = input.event.conflicting_rules.map(function (c) { return c.rule_b.safety_critical ? c.rule_b : c.rule_a; }); return { status: 'modify', modified_constitution: Object.assign({}, input.constitution, { id: 'org-resolved', rules: input.constitution.rules.concat(winners) }) }; }",
         observer: "function (input) { return { status: 'continue', annotations: { saw: input.constitution.id, rules: input.constitution.rules.map(function (r) { return r.id; }), constitutions: input.event.constitutions.length } }; }",
       })],
       async () => {
@@ -301,9 +302,9 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
           pipeline.open({ session_id: "cf", context: {}, constitution: base });
           const resolved = await pipeline.conflict("cf", conflictInput("error"));
           expect(resolved).toMatchObject({ outcome: "resolved", strategy: "hook" });
-          expect(resolved.constitution.rules.map((r) => r.id)).toEqual(["a-1", "a-2"]);
+          expect(resolved.constitution.rules.map((r) => r.id)).toEqual(["a-1", "b-1"]);
           // The later hook saw the resolver's constitution: the chain ran, then no default was applied.
-          expect(resolved.trace[0]!.hook_results[1]!.annotations).toEqual({ saw: "org-resolved", rules: ["a-1", "a-2"], constitutions: 2 });
+          expect(resolved.trace[0]!.hook_results[1]!.annotations).toEqual({ saw: "org-resolved", rules: ["a-1", "b-1"], constitutions: 2 });
           const unresolved = await pipeline.conflict("cf", conflictInput("critical"));
           expect(unresolved).toMatchObject({ outcome: "failed", strategy: "reject" });
           // The hooks ran first, on the composition base (the rules in no conflict), and resolved nothing.

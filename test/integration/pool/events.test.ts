@@ -52,12 +52,12 @@ function request(): ChainRequest {
   };
 }
 
-async function both(hooks: ResolvedHook[]) {
+async function both(hooks: ResolvedHook[], deadlineMs?: number) {
   const plan = compileChainPlan("pre_inject", hooks, 1);
   let t = 0;
   const clock = { now: () => (t += 1), wallNow: () => 0 };
   const direct: LifecycleEvent[] = [];
-  const req = request();
+  const req = deadlineMs === undefined ? request() : { ...request(), deadlineMs };
   const expected = await runChain(plan, req, { invoker, clock, emit: (e: LifecycleEvent) => direct.push(e) });
   t = 0;
   const packer = new EventPacker();
@@ -92,6 +92,17 @@ describe("chain events on the wire", () => {
     expect(wire.events.some((e: LifecycleEvent) => e.event === "hook.fired" || e.event === "hook.completed")).toBe(false);
     expect(wire.result.context).toEqual({ user: "u", n: 1, grown: "x".repeat(50) });
     expect(wire.result.constitution).toBeUndefined();
+  });
+
+  test("chain deadline outcomes (deadline_exceeded, skipped_deadline) rebuild exactly", async () => {
+    // The fake clock advances 1 ms per reading: `slow` is cut below its timeout_ms, and the deadline
+    // runs out before the last hooks.
+    const { expected, direct, rebuilt } = await both([hook("ok"), hook("slow"), hook("ok"), hook("threw"), hook("ok"), hook("ok")], 8);
+    const outcomes = expected.hook_results.map((h) => h.outcome);
+    expect(outcomes.slice(0, 2)).toEqual(["ok", "deadline_exceeded"]);
+    expect(outcomes.at(-1)).toBe("skipped_deadline");
+    expect(rebuilt.events).toEqual(direct);
+    expect(rebuilt.result).toEqual(expected);
   });
 
   test("an unmodified chain sends neither context nor constitution, and one input summary", async () => {

@@ -180,6 +180,14 @@ describe("buildBundle", () => {
     await expect(buildBundle(d)).rejects.toMatchObject({ code: "INVALID_BUNDLE", message: expect.stringContaining("hooks[0].timeout_ms") });
   });
 
+  test("a condition over its cost (five 64 KiB matches scans) is refused at build as at install, naming the limit", async () => {
+    const leaves = [0, 1, 2, 3, 4].map((i) => `{ field: context.note, operator: matches, value: "secret-${i}$" }`).join(", ");
+    const yaml = PII_YAML.replace("    timeout_ms: 1000", `    timeout_ms: 1000\n    condition: { combine: or, children: [${leaves}] }`);
+    const err = await buildError(dir({ "policy.yaml": yaml, ...TS_POLICY }));
+    expect(err.code).toBe("INVALID_PREDICATE");
+    expect(err.details).toMatchObject({ path: "hooks[0].condition.children[4]", rule: expect.stringContaining("limit maxCost") });
+  });
+
   test("a value import of vcp-hooks is refused with a hint to use import type", async () => {
     const d = dir({ "policy.yaml": policyYaml("valueimport", [{ name: "h", action: "act" }]), "src/index.ts": 'import { HOOK_TYPES } from "vcp-hooks";\nexport const act = () => HOOK_TYPES;\n' });
     const err = await buildError(d);

@@ -118,14 +118,103 @@ describe("runChain", () => {
     expect(result.hook_results[0]!.outcome).toBe("invalid_result");
   });
 
-  test("hooks after an exhausted chain deadline are recorded as timeouts without running", async () => {
+  test("hooks after an exhausted chain deadline are skipped_deadline without running, and are no failures", async () => {
     const calls: InvokeRequest[] = [];
-    const { deps: d } = deps(invoker({ first: () => ({ status: "continue" }), second: () => ({ status: "continue" }) }, calls));
+    const { deps: d, events } = deps(invoker({ first: () => ({ status: "continue" }), second: () => ({ status: "continue" }) }, calls));
     // The fake clock advances 1 ms per reading; a 3 ms deadline is spent before the second hook.
     const result = await runChain(compileChainPlan("pre_inject", [hook("first", { priority: 90 }), hook("second")], 1), { ...request(), deadlineMs: 3 }, d);
     expect(calls.map((c) => c.hook.name)).toEqual(["first"]);
     expect(calls[0]!.budgetMs).toBeLessThanOrEqual(3);
-    expect(result.hook_results.map((h) => h.outcome)).toEqual(["ok", "timeout"]);
+    expect(result.hook_results.map((h) => h.outcome)).toEqual(["ok", "skipped_deadline"]);
+    expect(result.cascade_failure).toBe(false);
+    expect(events.filter((e) => e.event === "hook.skipped").map((e) => e.payload)).toEqual([
+      { hook: "second", type: "pre_inject", chain_id: "c1", reason: "chain_deadline" },
+    ]);
+    expect(events.some((e) => e.event === "hook.timeout")).toBe(false);
+  });
+
+  test("conditions share one cost budget per bundle per chain: the bundle that overruns it gets error, another bundle's hooks are unaffected", async () => {
+    const calls: InvokeRequest[] = [];
+    const ok = () => ({ status: "continue" });
+    const { deps: d } = deps(invoker({ a1: ok, a2: ok, a3: ok, other: ok }, calls));
+    // Four matches leaves that all scan the 65,536-character text and match nothing: 262,148 units a hook.
+    const expensive = { combine: "or", children: [0, 1, 2, 3].map((i) => ({ field: "context.text", operator: "matches", value: `needle-${i}$` })) } as const;
+    const cheapTrue = { field: "context.text", operator: "matches", value: "^x" } as const;
+    const plan = compileChainPlan("pre_inject", [
+      hook("a1", { priority: 90, condition: expensive as never }),
+      hook("a2", { priority: 80, condition: expensive as never }),
+      hook("other", { priority: 70, condition: cheapTrue as never, action: { bundle: "c", export: "other", digest: "sha256:1" } }),
+      hook("a3", { priority: 60 }),
+    ], 1);
+    const result = await runChain(plan, { ...request(), context: { text: "x".repeat(65_536) } }, d);
+    expect(result.hook_results.map((h) => [h.hook, h.outcome])).toEqual([["a1", "skipped_predicate"], ["a2", "error"], ["other", "ok"], ["a3", "ok"]]);
+    expect(result.hook_results[1]!.error).toMatch(/bundle 'b' used up their cost budget of 327680 units for this chain \(limit maxCost\)/);
+    expect(calls.map((c) => c.hook.name)).toEqual(["other", "a3"]);
+  });
+
+  describe("chain deadline per trust tier (DESIGN §4.3)", () => {
+    /** A clock that only moves when a hook "runs" for the given milliseconds. */
+    function timed(spend: Record<string, number | "timeout">) {
+      let now = 0;
+      const calls: InvokeRequest[] = [];
+      const inv: ActionInvoker = {
+        async invoke(req): Promise<InvokeOutcome> {
+          calls.push(req);
+          const ms = spend[req.hook.name] ?? 0;
+          if (ms === "timeout") {
+            now += req.budgetMs;
+            return { kind: "timeout", elapsedMs: req.budgetMs };
+          }
+          now += ms;
+          return { kind: "returned", resultJson: '{"status":"continue"}', chainStateJson: "{}" };
+        },
+      };
+      const events: LifecycleEvent[] = [];
+      const d: ChainDeps = { invoker: inv, clock: { now: () => now, wallNow: () => 0 }, emit: (e) => events.push(e) };
+      return { d, calls, events };
+    }
+
+    test("a session-trust hook that spends the whole deadline takes no time from the deployment hooks after it", async () => {
+      const { d, calls } = timed({ observer: "timeout" });
+      const plan = compileChainPlan("pre_inject", [
+        hook("observer", { priority: 100, trust: "session", timeout_ms: 5000 }),
+        hook("pii", { priority: 50, timeout_ms: 400 }),
+      ], 1);
+      const result = await runChain(plan, { ...request(), deadlineMs: 1000 }, d);
+      expect(calls.map((c) => [c.hook.name, c.budgetMs])).toEqual([["observer", 1000], ["pii", 400]]);
+      expect(result.hook_results.map((h) => [h.hook, h.outcome])).toEqual([["observer", "deadline_exceeded"], ["pii", "ok"]]);
+    });
+
+    test("deployment hooks still share the deadline among themselves: the one stopped early is deadline_exceeded, the next skipped_deadline", async () => {
+      const { d, calls, events } = timed({ slow: 900, cut: "timeout" });
+      const plan = compileChainPlan("pre_inject", [
+        hook("slow", { priority: 90, timeout_ms: 1000 }),
+        hook("cut", { priority: 80, timeout_ms: 1000 }),
+        hook("late", { priority: 70, timeout_ms: 1000 }),
+      ], 1);
+      const result = await runChain(plan, { ...request(), deadlineMs: 1000 }, d);
+      expect(calls.map((c) => [c.hook.name, c.budgetMs])).toEqual([["slow", 1000], ["cut", 100]]);
+      expect(result.hook_results.map((h) => h.outcome)).toEqual(["ok", "deadline_exceeded", "skipped_deadline"]);
+      expect(result.hook_results[1]!.error).toMatch(/chain deadline .* 100 ms of its timeout_ms 1000/);
+      // Neither is a failure: no cascade, no hook.timeout (spec §5.4 is about timeout_ms).
+      expect(result.cascade_failure).toBe(false);
+      expect(events.some((e) => e.event === "hook.timeout" || e.event === "hook.cascade_failure")).toBe(false);
+    });
+
+    test("a hook that exceeds its own timeout_ms inside the deadline is still a timeout", async () => {
+      const { d } = timed({ own: "timeout" });
+      const result = await runChain(compileChainPlan("pre_inject", [hook("own", { timeout_ms: 50 })], 1), { ...request(), deadlineMs: 1000 }, d);
+      expect(result.hook_results[0]!.outcome).toBe("timeout");
+      expect(result.cascade_failure).toBe(true);
+    });
+
+    test("a fail_closed hook the deadline left without a verdict aborts the chain", async () => {
+      const { d } = timed({ first: 1000 });
+      const plan = compileChainPlan("pre_inject", [hook("first", { priority: 90, timeout_ms: 1000 }), hook("guard", { fail_closed: true })], 1);
+      const result = await runChain(plan, { ...request(), deadlineMs: 1000 }, d);
+      expect(result).toMatchObject({ status: "aborted", aborted_by: "guard", reason: "fail-closed: guard: the chain deadline was spent before it ran" });
+      expect(result.hook_results[1]).toMatchObject({ outcome: "skipped_deadline", status: "abort" });
+    });
   });
 
   test("modify without changes to context keeps serialized input (no re-stringify) and a later modify is seen", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { compilePredicate, type PredicateOptions } from "../../../src/chain/predicate.js";
+import { compilePredicate, DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter, type PredicateOptions } from "../../../src/chain/predicate.js";
 import { VcpError } from "../../../src/errors.js";
 
 /** The error compilePredicate throws for `predicate`; fails the test when it compiles. */
@@ -397,5 +397,54 @@ describe("matches is bounded", () => {
     const capped = compilePredicate(leaf("event.s", "matches", "^a+$"), { maxMatchInputLength: 5 });
     expect(capped(at("aaaaa"))).toBe(true);
     expect(capped(at("aaaaaa"))).toBe(false);
+  });
+});
+
+describe("predicate cost (maxCost)", () => {
+  const matchesLeaves = (n: number, field = "event.s") => Array.from({ length: n }, (_, i) => leaf(field, "matches", `needle-${i}$`));
+  const at = (s: string) => ({ context: {}, constitution: {}, event: { s }, session: {}, chain_state: {} });
+
+  test("four matches leaves at the default input length fit; a fifth is refused where it goes over, naming the limit", () => {
+    expect(DEFAULT_PREDICATE_MAX_COST).toBe(327_680);
+    expect(() => compilePredicate({ combine: "or", children: matchesLeaves(4) })).not.toThrow();
+    const err = compileError({ combine: "or", children: matchesLeaves(5) });
+    expect(err.code).toBe("INVALID_PREDICATE");
+    expect(err.details?.path).toBe("condition.children[4]");
+    expect(err.details?.rule).toMatch(/at most 327680 units \(limit maxCost: each matches leaf costs maxMatchInputLength = 65536/);
+  });
+
+  test("a thousand matches leaves spread over nested compounds are refused before their patterns are compiled", () => {
+    // 16 `or`s of 62 leaves each: under maxNodes (1024) and maxChildren (64), far over maxCost.
+    const wide = { combine: "and", children: Array.from({ length: 16 }, () => ({ combine: "or", children: matchesLeaves(62) })) };
+    const started = performance.now();
+    const err = compileError(wide);
+    expect(err.details?.path).toBe("condition.children[0].children[4]");
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  test("the cost follows maxMatchInputLength: a runtime that reads shorter strings may have more matches leaves", () => {
+    expect(() => compilePredicate({ combine: "or", children: matchesLeaves(60) }, { maxMatchInputLength: 4096 })).not.toThrow();
+    expect(compileError({ combine: "or", children: matchesLeaves(5) }, { maxCost: 100_000, maxMatchInputLength: 20_000 }).details?.rule).toMatch(/at most 100000 units/);
+  });
+
+  test("other nodes and values count one unit each", () => {
+    const big = leaf("context.a", "in", Array.from({ length: 1000 }, (_, i) => i));
+    // 1 node + 1 array + 1000 elements = 1002 units.
+    expect(() => compilePredicate(big, { maxCost: 1002 })).not.toThrow();
+    expect(compileError(big, { maxCost: 1001 }).details?.path).toBe("condition.value[999]");
+  });
+
+  test("at run time a meter is charged what is actually scanned, and an evaluation that would overrun it throws before scanning", () => {
+    const fires = compilePredicate({ combine: "or", children: matchesLeaves(4) });
+    const meter: PredicateMeter = { left: 100_000 };
+    // Each leaf scans the 40,000-character string: the third would overrun 100,000 units.
+    expect(() => fires(at("x".repeat(40_000)), meter)).toThrow(PredicateBudgetExceeded);
+    expect(meter.left).toBe(0);
+    // A short field costs little: the same meter size evaluates it many times.
+    const small: PredicateMeter = { left: 100_000 };
+    for (let i = 0; i < 100; i++) expect(fires(at("needle-3"), small)).toBe(true);
+    expect(small.left).toBeGreaterThan(90_000);
+    // Without a meter the compile-time cap is the bound.
+    expect(fires(at("x".repeat(40_000)))).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { generateKeyPairSync } from "node:crypto";
-import { createIntegrityChecker, type ModificationLink } from "../../../src/integrity/check.js";
+import { createIntegrityChecker, keepsSafetyRulesOf, type ModificationLink } from "../../../src/integrity/check.js";
 import { contentDigest, signConstitution, verifySignatureChain } from "../../../src/integrity/signatures.js";
 import type { Constitution, SignatureLink } from "../../../src/model/constitution.js";
 import { baseConstitution, clone, hook, makeKey, trusted } from "./helpers.js";
@@ -271,5 +271,43 @@ describe("integrity checker: robustness", () => {
     expect(() =>
       createIntegrityChecker({ safetyCriticalRuleIds: [], runtimeKey: { keyId: ops.keyId, privateKeyPem: rt.privateKeyPem }, trustedConstitutionKeys: trusted(ops) }),
     ).toThrow(/different public key/);
+  });
+});
+
+describe("compositions keep the safety-critical rules of what they are made from (keepsSafetyRulesOf)", () => {
+  const harm = { id: "no-harm", text: "Do not help cause physical harm.", safety_critical: true };
+  const privacy = { id: "privacy", text: "Do not reveal personal data." };
+  const tone = { id: "tone", text: "Be courteous." };
+  const org: Constitution = { id: "org", rules: [harm, tone] };
+  const user: Constitution = { id: "user", rules: [privacy, { id: "allow-all", text: "Answer everything." }] };
+  const none: ReadonlySet<string> = new Set();
+
+  test.each([
+    ["keeps every flagged rule", [harm, tone], none, null],
+    ["drops a flagged rule of one source", [tone, privacy], none, "drops safety-critical rule no-harm of constitution org"],
+    ["drops a configured rule (not flagged) of a source", [harm], new Set(["privacy"]), "drops safety-critical rule privacy of constitution user"],
+    ["a configured id no source holds is not required", [harm], new Set(["elsewhere"]), null],
+    ["un-flags a flagged rule", [{ id: "no-harm", text: harm.text }], none, "edits or un-flags safety-critical rule no-harm of constitution org (a composition must keep one of its copies byte-identical)"],
+    ["rewords a configured rule", [harm, { ...privacy, text: "Reveal what you like." }], new Set(["privacy"]), expect.stringContaining("edits or un-flags safety-critical rule privacy")],
+  ] as const)("%s", (_name, rules, configured, expected) => {
+    expect(keepsSafetyRulesOf([org, user], { id: "composed", rules: [...rules] }, configured)).toEqual(expected);
+  });
+
+  test("when two sources hold different copies of a critical id, keeping one flagged copy is enough", () => {
+    const other: Constitution = { id: "other", rules: [{ ...harm, text: "Never assist with harm." }] };
+    expect(keepsSafetyRulesOf([org, other], { id: "composed", rules: [harm] }, none)).toBeNull();
+    expect(keepsSafetyRulesOf([org, other], { id: "composed", rules: [other.rules[0]!] }, none)).toBeNull();
+  });
+
+  test("the checker applies it to composedFrom, besides the constitution the hook was given", () => {
+    const check = createIntegrityChecker({ safetyCriticalRuleIds: ["privacy"] });
+    const base: Constitution = { id: "composed:org+user", rules: [tone] };
+    expect(check(base, { ...base, rules: [tone, { id: "allow-all", text: "Answer everything." }] }, hook("resolver"), [org, user])).toEqual({
+      ok: false,
+      reason: "drops safety-critical rule no-harm of constitution org",
+    });
+    expect(check(base, { ...base, rules: [tone, harm, privacy] }, hook("resolver"), [org, user]).ok).toBe(true);
+    // Without composedFrom only the given constitution counts (as for pre_inject).
+    expect(check(base, { ...base, rules: [tone] }, hook("resolver")).ok).toBe(true);
   });
 });

@@ -28,3 +28,21 @@ test("chain results become Prometheus counters and histograms; gauges are read a
   expect(text).toContain("vcp_sandbox_queue_depth 3");
   expect(text).toContain("vcp_audit_lag_seconds 0.25");
 });
+
+test("chain deadline outcomes are counted by outcome, never as timeouts or errors; a skipped hook has no duration sample", async () => {
+  const metrics = createMetrics(() => ({ restarts: 0, queued: 0, inFlight: 0, auditLagMs: 0, auditPending: 0 }));
+  metrics.recordChain({
+    chain_id: "c", type: "pre_inject", status: "completed", reason: null, aborted_by: null, context: {}, constitution: { id: "k", rules: [] },
+    cascade_failure: false, duration_ms: 3,
+    hook_results: [
+      { hook: "obs", bundle: "o", scope: "session", trust: "session", status: "continue", outcome: "deadline_exceeded", duration_ms: 2 },
+      { hook: "pii", bundle: "p", scope: "deployment", trust: "deployment", status: "continue", outcome: "skipped_deadline", duration_ms: 0 },
+    ],
+  });
+  const text = await metrics.text();
+  expect(text).toContain('vcp_hooks_total{type="pre_inject",outcome="deadline_exceeded"} 1');
+  expect(text).toContain('vcp_hooks_total{type="pre_inject",outcome="skipped_deadline"} 1');
+  expect(text).not.toContain("vcp_hook_timeouts_total{");
+  expect(text).not.toContain("vcp_hook_errors_total{");
+  expect(text).toContain('vcp_hook_duration_seconds_count{type="pre_inject"} 1');
+});

@@ -308,11 +308,37 @@ describe("conflict", () => {
   });
 
   test("a modify returning a constitution resolves the conflict and the default strategy is not applied", async () => {
-    const mine: Constitution = { id: "org-policy", rules: [{ id: "a2", text: "A2" }] };
+    const mine: Constitution = { id: "org-policy", rules: [{ id: "a1", text: "A1" }, { id: "b1", text: "B1", safety_critical: true }] };
     const { pipeline } = conflictSetup("reject", modified({ constitution: mine }));
     const out = await pipeline.conflict("s1", input);
     expect(out).toMatchObject({ outcome: "resolved", strategy: "hook", constitution: mine });
     expect(pipeline.get("s1")!.constitution).toEqual(mine);
+  });
+
+  test("a resolution that drops a safety-critical rule of a constitution being composed is integrity_rejected, whatever the hook was shown", async () => {
+    // The hook gets the composition base (a1 only): b1 is in a conflict, so the base leaves it out.
+    const dropsFlagged: Constitution = { id: "org-policy", rules: [{ id: "a1", text: "A1" }, { id: "a2", text: "A2" }] };
+    const first = conflictSetup("most_restrictive", modified({ constitution: dropsFlagged }));
+    const out = await first.pipeline.conflict("s1", input);
+    expect(out).toMatchObject({ outcome: "failed", strategy: "hook", constitution: baseConstitution, reason: "integrity_rejected: the resolution drops safety-critical rule b1 of constitution b" });
+    expect(first.pipeline.get("s1")!.constitution).toEqual(baseConstitution);
+
+    // A rule the deployment designates safety-critical (not flagged in the constitution): a2.
+    const configured = setup({ on_conflict: modified({ constitution: { id: "org-policy", rules: [{ id: "a1", text: "A1" }, { id: "b1", text: "B1", safety_critical: true }] } }) }, { conflictStrategy: "most_restrictive", safetyCriticalRuleIds: ["a2"] });
+    expect(await configured.pipeline.conflict("s1", input)).toMatchObject({ outcome: "failed", reason: expect.stringContaining("drops safety-critical rule a2 of constitution a") });
+
+    // Keeping the rule but editing or un-flagging it is no better.
+    const unflagged = conflictSetup("most_restrictive", modified({ constitution: { id: "org-policy", rules: [{ id: "a1", text: "A1" }, { id: "b1", text: "B1" }] } }));
+    expect(await unflagged.pipeline.conflict("s1", input)).toMatchObject({ outcome: "failed", reason: expect.stringContaining("edits or un-flags safety-critical rule b1") });
+  });
+
+  test("default strategies never drop a configured safety-critical rule", async () => {
+    // a2 (configured) contradicts b1 (flagged): most_restrictive cannot keep both, so it fails instead of dropping a2.
+    const restrictive = setup({}, { conflictStrategy: "most_restrictive", safetyCriticalRuleIds: ["a2"] });
+    expect(await restrictive.pipeline.conflict("s1", input)).toMatchObject({ outcome: "failed", strategy: "most_restrictive", reason: expect.stringContaining("safety-critical rules 'a2' and 'b1'") });
+    // highest_priority picks b whole, which lacks the configured a1: it fails rather than drop it.
+    const priority = setup({}, { conflictStrategy: "highest_priority", safetyCriticalRuleIds: ["a1"] });
+    expect(await priority.pipeline.conflict("s1", input)).toMatchObject({ outcome: "failed", strategy: "highest_priority", reason: "highest_priority: constitution b wins, but it drops safety-critical rule a1 of constitution a; no safety-critical rule may be dropped" });
   });
 
   test("a modify of the context only is no resolution: the default strategy applies", async () => {

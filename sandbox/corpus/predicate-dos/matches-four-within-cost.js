@@ -1,0 +1,4 @@
+/* corpus {"id":"matches-four-within-cost","category":"predicate-dos","title":"four matches leaves (the most maxCost allows) scanning a 65,000-character field are accepted and cost little per chain","hook":{"type":"pre_inject","timeout_ms":1000,"trust":"deployment","condition":{"combine":"or","children":[{"field":"context.text","operator":"matches","value":"(?i)n0[0-9]+$"},{"field":"context.text","operator":"matches","value":"(?i)n1[0-9]+$"},{"field":"context.text","operator":"matches","value":"(?i)n2[0-9]+$"},{"field":"context.text","operator":"matches","value":"(?i)n3[0-9]+$"}]}},"calls":3,"expect":{"outcome":"skipped_predicate","status":"continue","error_matches":null,"annotations":null,"recycled":"none","max_fire_ms":1000},"input":{"context":{"text":{"repeat":["n",65000]}}}} */
+export function action(input) {
+  return { status: "continue", annotations: { ran: true } };
+}
