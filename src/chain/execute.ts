@@ -3,6 +3,8 @@ import type { ResolvedHook } from "../model/hook.js";
 import type { VcpContext } from "../model/input.js";
 import type { ResultStatus } from "../model/result.js";
 import type { Clock, EventSink, InputSummary } from "../observe/events.js";
+import { DEFAULT_JSON_DEPTH, jsonTextDepth } from "../model/json-bounds.js";
+import { AnnotationBudget, DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "./annotations.js";
 import { parseGuestJson, parseHookResult, sanitizeGuestText } from "./result.js";
 import type {
   ActionInvoker,
@@ -24,6 +26,12 @@ export interface ChainDeps {
   disableFailingHooks?: boolean;
   /** When given, a modifying hook's result carries `modification`: an RFC 6902 diff for the audit log. */
   diff?: (before: unknown, after: unknown) => unknown[];
+  /**
+   * Bounds on what hooks return (SandboxLimits): `jsonDepth` for every result field and the chain
+   * state (the sandbox enforces it in the isolate; this is the host's backstop), and the annotation
+   * caps (annotations.ts). Defaults: 64, 64 KiB, 256 KiB.
+   */
+  limits?: { jsonDepth?: number; annotationBytesPerHook?: number; annotationBytesPerChain?: number };
 }
 
 /**
@@ -159,6 +167,11 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
   const input = new ChainInput(request);
   let executed = 0;
   const failing: string[] = [];
+  const jsonDepth = deps.limits?.jsonDepth ?? DEFAULT_JSON_DEPTH;
+  const annotations = new AnnotationBudget({
+    perHook: deps.limits?.annotationBytesPerHook ?? DEFAULT_ANNOTATION_BYTES_PER_HOOK,
+    perChain: deps.limits?.annotationBytesPerChain ?? DEFAULT_ANNOTATION_BYTES_PER_CHAIN,
+  });
 
   for (const { hook, predicate } of plan.hooks) {
     if (!hook.enabled) {
@@ -214,14 +227,16 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
 
     switch (invoked.kind) {
       case "returned": {
-        const parsed = parseHookResult(invoked.resultJson);
+        // SECURITY: host backstop of the isolate's depth bound, before the text is parsed: what this
+        // worker accepts must survive the structured clone and the IPC copy that carry it home.
+        const parsed = parseHookResult(invoked.resultJson, jsonDepth);
         if (!parsed.ok) {
           execution.outcome = "invalid_result";
           failureWhy = parsed.message;
           break;
         }
         const result = parsed.result;
-        if (result.annotations !== undefined) execution.annotations = result.annotations;
+        if (result.annotations !== undefined) annotations.admit(execution, result.annotations, invoked.resultJson.length);
         if (result.reason !== undefined) execution.reason = result.reason;
         let returned: ResultStatus = result.status;
         if (hook.trust === "session") {
@@ -231,6 +246,11 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
             execution.outcome = "capability_denied";
             execution.error = `a session-trust hook cannot ${returned} (spec §8.3)`;
           }
+          break;
+        }
+        if (jsonTextDepth(invoked.chainStateJson, jsonDepth) > jsonDepth) {
+          execution.outcome = "invalid_result";
+          failureWhy = `chain_state nests deeper than ${jsonDepth} levels (limits.json_depth)`;
           break;
         }
         if (!adoptChainState(input, invoked.chainStateJson)) {
@@ -342,6 +362,8 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       payload: { type, chain_id: chainId, total: executed, failed: failing.length, failing_hooks: failing, disabled: deps.disableFailingHooks === true },
     });
   }
+  // The per-chain annotation cap, before the results leave the worker (chain result and audit agree).
+  annotations.settle();
   return finish(input, cascade);
 
   function finish(state?: ChainInput, cascadeFailure = false): ChainResult {

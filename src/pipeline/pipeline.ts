@@ -19,7 +19,9 @@ import type {
   TransitionOutcome,
   ViolationOutcome,
 } from "./types.js";
+import { DEFAULT_JSON_BOUNDS } from "../model/json-bounds.js";
 import {
+  assertBoundedFields,
   assertConstitution,
   assertConstitutions,
   assertObject,
@@ -74,6 +76,10 @@ interface Session {
   closing: Promise<void> | undefined;
 }
 
+/** Fields of an adapt input (also `transition.adapt`), bounded before any check reads them. */
+const ADAPT_FIELDS = [
+  "context", "selected", "candidates", "selection_rationale", "selection_algorithm", "scores", "injection_target", "injection_format", "raw_constitution",
+] as const;
 const INJECTION_FORMATS = ["system_prompt", "prefix", "suffix", "metadata"] as const;
 const CONFLICT_SEVERITIES = ["warning", "error", "critical"] as const;
 const VIOLATION_SEVERITIES = ["minor", "major", "critical"] as const;
@@ -154,6 +160,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const setTimer = deps.setTimer ?? defaultSetTimer;
   const clearTimer = deps.clearTimer ?? defaultClearTimer;
   const violationDefault = deps.violationDefault ?? "deliver";
+  // SECURITY: every input field is bounded in depth and size before anything copies, walks or stores it.
+  const bounds = deps.inputBounds ?? DEFAULT_JSON_BOUNDS;
   const sessions = new Map<string, Session>();
   let unsubscribe: (() => void) | undefined;
   let reconcileQueued = false;
@@ -358,6 +366,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   // ── operations ────────────────────────────────────────────────────────────────────────────────
 
   function checkAdaptInput(input: AdaptInput, prefix = ""): void {
+    assertBoundedFields(input, ADAPT_FIELDS, bounds, prefix);
     assertObject(prefix || "input", input);
     if (input.context !== undefined) assertObject(`${prefix}context`, input.context);
     assertConstitution(`${prefix}selected`, input.selected);
@@ -412,6 +421,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   const pipeline: Pipeline = {
     open(input) {
+      assertBoundedFields(input, ["session_id", "context", "constitution", "state", "metadata"], bounds);
       assertObject("input", input);
       const id = input.session_id ?? randomUUID();
       assertSessionId("session_id", id);
@@ -483,6 +493,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     transition(id, input) {
       try {
+        assertBoundedFields(input, ["to", "trigger", "metadata"], bounds);
         assertObject("input", input);
         assertString("to", input.to, { nonEmpty: true });
         assertString("trigger", input.trigger);
@@ -518,6 +529,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     conflict(id, input) {
       try {
+        assertBoundedFields(input, ["constitutions", "conflicting_rules", "conflict_severity", "composition_strategy"], bounds);
         assertObject("input", input);
         assertConstitutions("constitutions", input.constitutions, 1);
         assertRuleConflicts("conflicting_rules", input.conflicting_rules);
@@ -564,6 +576,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     violation(id, input) {
       try {
+        assertBoundedFields(input, ["output", "violated_rules", "severity", "violation_evidence", "retry_count", "context"], bounds);
         assertObject("input", input);
         assertString("output", input.output);
         assertRules("violated_rules", input.violated_rules);

@@ -4,6 +4,7 @@ import type { HookEventMap, PreInjectEvent, RuleConflict, ViolationEvent, Confli
 import type { HookType, Scope } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";
+import type { JsonBounds } from "../model/json-bounds.js";
 import type { Clock, Logger } from "../observe/events.js";
 import type { ConflictStrategy } from "./strategies.js";
 
@@ -65,6 +66,11 @@ export interface PipelineDeps {
    * re-selects and calls `adapt`. Must not throw.
    */
   onContextReevaluated?: (notice: ContextReevaluation) => void;
+  /**
+   * Depth and size bounds on every field of every pipeline input (model/json-bounds.ts), checked
+   * before anything else happens. Default DEFAULT_JSON_BOUNDS.
+   */
+  inputBounds?: JsonBounds;
 }
 
 /** Opens a session. `constitution` is taken as already injected: it is also the first last known-good. */

@@ -141,6 +141,13 @@ const chainDeps: ChainDeps = {
   emit: packer.emit,
   checkConstitution: createIntegrityChecker(config.integrity),
   ...(config.auditDiffs ? { diff: diffForAudit } : {}),
+  // SECURITY: every guest-derived value in a reply (result fields, chain state, log fields) is bounded
+  // in depth here or in the isolate, so the reply always survives the structured clone to the host.
+  limits: {
+    jsonDepth: config.limits.jsonDepth,
+    annotationBytesPerHook: config.limits.annotationBytesPerHook,
+    annotationBytesPerChain: config.limits.annotationBytesPerChain,
+  },
 };
 
 async function runChainTask(message: ChainMessage): Promise<WorkerReply> {

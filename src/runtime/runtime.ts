@@ -11,6 +11,7 @@ import type { HookDefinition, ResolvedHook } from "../model/hook.js";
 import type { Constitution } from "../model/constitution.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";
 import { assertChainInput } from "../model/validate-input.js";
+import { assertInputBounds, resolveJsonBounds, type JsonBounds } from "../model/json-bounds.js";
 import { FAILURE_OUTCOMES } from "../model/result.js";
 import type { HookEventMap } from "../model/events.js";
 import type { ChainPlan, ChainResult } from "../chain/types.js";
@@ -63,6 +64,13 @@ export interface RuntimeOptions {
   requireSignatures?: boolean;
   /** Cap on a bundle's code, bytes (DESIGN §6.4 `limits.bundle_bytes`). Default 5 MiB. */
   maxBundleBytes?: number;
+  /**
+   * Bounds on every input that enters through `fire`, `sessions.open` and the pipeline operations
+   * (DESIGN §6.4 `limits.json_depth`, `limits.input_bytes`): each field nests at most `maxDepth`
+   * (default 64, at most 256) and serializes to at most `maxBytes` (default 1 MiB); so does the sum
+   * of a chain's fields. The same depth bounds every hook result field inside the sandbox.
+   */
+  inputLimits?: { maxDepth?: number; maxBytes?: number };
   /** Default conflict resolution when no on_conflict hook resolves (spec §3.4). Default most_restrictive. */
   conflictStrategy?: "most_restrictive" | "highest_priority" | "reject";
   /** What a violation with no hook decision does (spec §3.5 "default violation response"). Default deliver. */
@@ -193,6 +201,8 @@ export interface Runtime {
   };
   /** Prometheus text exposition of the runtime's metrics (DESIGN §6.2 `GET /metrics`). */
   metrics(): Promise<string>;
+  /** The input bounds in force (wire names of DESIGN §6.4), for adapters that check bodies early. */
+  readonly limits: { readonly json_depth: number; readonly input_bytes: number };
   close(): Promise<void>;
 }
 
@@ -274,6 +284,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   if (!Number.isSafeInteger(maxBundleBytes) || maxBundleBytes < 1) {
     throw new VcpError("INVALID_CONFIG", "maxBundleBytes must be a positive integer", { field: "maxBundleBytes" });
   }
+  const inputBounds: JsonBounds = resolveJsonBounds(options.inputLimits);
   const store: BundleStore | undefined = options.dataDir === undefined ? undefined : createBundleStore(options.dataDir);
   // Bundle changes run one at a time: install awaits the sandbox between reading and swapping.
   let bundleQueue: Promise<unknown> = Promise.resolve();
@@ -294,6 +305,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     options.backend ??
     (await (await import("../pool/index.js")).startSandbox({
       ...options.sandbox,
+      // One depth rule for inputs and for results inside the isolate (model/json-bounds.ts).
+      limits: { ...options.sandbox?.limits, jsonDepth: inputBounds.maxDepth },
       logger,
       onGuestLog: redactedGuestLog(options.redactKeys, options.sandbox?.onGuestLog, logger),
       integrity: {
@@ -569,6 +582,10 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     async fire(type, input) {
       if (!isHookType(type)) throw unknownType(type);
       const session: SessionInfo = typeof input.session === "string" ? { id: input.session } : input.session;
+      // SECURITY: depth and size bounds before anything else, empty chain included (its result hands
+      // the input back to the caller's serializer): a too-deep input must not reach the audit hash,
+      // the sandbox IPC or a worker's structured clone, and nothing is marked in flight for it.
+      assertInputBounds({ context: input.context, constitution: input.constitution, event: input.event, session }, inputBounds);
       const snapshot: RegistrySnapshot = registry.snapshot();
       let plan = snapshot.chain(type, session?.id);
       if (input.hooks !== undefined) plan = onlyHooks(plan, input.hooks);
@@ -646,6 +663,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
 
     metrics: () => metrics.text(),
 
+    limits: Object.freeze({ json_depth: inputBounds.maxDepth, input_bytes: inputBounds.maxBytes }),
+
     audit: {
       query: (query) => (audit === undefined ? Promise.reject(auditDisabled()) : audit.query(query)),
       head: () => {
@@ -670,6 +689,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     onRegistryChange: (listener) => registry.onChange(() => listener()),
     conflictStrategy: options.conflictStrategy ?? "most_restrictive",
     violationDefault: options.violationDefault ?? "deliver",
+    inputBounds,
     clock,
     logger,
     ...(options.onContextReevaluated ? { onContextReevaluated: options.onContextReevaluated } : {}),
