@@ -20,6 +20,7 @@ import type {
   ViolationOutcome,
 } from "./types.js";
 import { DEFAULT_JSON_BOUNDS } from "../model/json-bounds.js";
+import { isTruncatedAnnotations } from "../chain/annotations.js";
 import {
   assertBoundedFields,
   assertConstitution,
@@ -134,7 +135,8 @@ function modifiedContext(result: ChainResult): boolean {
  *   `failed`, and the session's constitution falls back to last known-good. A composition becomes the
  *   session's constitution but not its last known-good until an `adapt` injects it.
  * - **violation**: `on_violation` before any default; abort ⇒ `suppress`; a `modify` whose
- *   `annotations.corrected_output` is a string ⇒ `corrected` (the last such hook in chain order wins);
+ *   `annotations.corrected_output` is a string ⇒ `corrected` (the last such hook in chain order wins;
+ *   a later `modify` whose annotations were truncated at the annotation cap ⇒ `suppress`);
  *   else a `modify` of the context ⇒ `retry` with that context and `retry_count + 1`; else the
  *   configured default (`deliver`). The session is not changed: a retry context is for the caller's
  *   regeneration (pass it as `context` to the next `violation`/`adapt`).
@@ -606,11 +608,30 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         }
         const acted = chain.hook_results.filter((h) => h.status === "modify" && h.outcome === "ok");
         let corrected: string | undefined;
+        let lostBy: string | undefined;
         for (const h of acted) {
+          if (isTruncatedAnnotations(h.annotations)) {
+            // Its corrected_output, if any, went with the annotations (over the annotation cap).
+            lostBy = h.hook;
+            corrected = undefined;
+            continue;
+          }
           const text = h.annotations?.["corrected_output"];
-          if (typeof text === "string") corrected = text;
+          if (typeof text === "string") {
+            corrected = text;
+            lostBy = undefined;
+          }
         }
         if (corrected !== undefined) return { outcome: "corrected", output: corrected, retry_count: retryCount, ...common };
+        if (lostBy !== undefined) {
+          // SECURITY: a correction too large to keep never turns into delivering the violating output.
+          return {
+            outcome: "suppress",
+            retry_count: retryCount,
+            ...common,
+            reason: `hook ${lostBy} modified the output but its annotations exceeded the annotation cap and were truncated; the violating output is suppressed`,
+          };
+        }
         if (acted.some((h) => h.modified_context === true)) {
           return { outcome: "retry", context: chain.context, retry_count: retryCount + 1, ...common };
         }
