@@ -33,6 +33,8 @@ export const DEFAULT_INPUT_BYTES = 1024 * 1024;
 export const INPUT_BYTES_CEILING = 64 * 1024 * 1024;
 /** A hook result wraps its fields one level deep (`{"modified_context": …}`). */
 export const RESULT_ENVELOPE_DEPTH = 1;
+/** A chain's `event` and `session` wrap caller fields one level deep (`{"transition_metadata": …}`). */
+export const CHAIN_INPUT_ENVELOPES: Readonly<Record<string, number>> = Object.freeze({ event: 1, session: 1 });
 
 /** Limits on one JSON value crossing a boundary. */
 export interface JsonBounds {
@@ -190,19 +192,28 @@ export function serializeBounded(field: string, value: unknown, bounds: JsonBoun
 
 /**
  * Check several input fields and their total against the bounds (each field alone, then the sum:
- * the whole input crosses into the sandbox as one string). Undefined fields are skipped.
+ * the whole input crosses into the sandbox as one string). Undefined fields are skipped. A field that
+ * is an envelope of caller fields (a chain's `event` carries `candidates`, `transition_metadata`…;
+ * `session` carries `metadata`) may nest `envelopes[field]` levels more, so that a value accepted at
+ * the depth bound in one place is accepted wherever it travels next.
  *
  * @example
  * ```ts
  * assertInputBounds({ context, constitution, event, session }, bounds);
  * ```
  */
-export function assertInputBounds(fields: Readonly<Record<string, unknown>>, bounds: JsonBounds): void {
+export function assertInputBounds(
+  fields: Readonly<Record<string, unknown>>,
+  bounds: JsonBounds,
+  envelopes: Readonly<Record<string, number>> = {},
+): void {
   let total = 0;
   const sizes: Record<string, number> = {};
   for (const [field, value] of Object.entries(fields)) {
     if (value === undefined) continue;
-    const bytes = utf8Length(serializeBounded(field, value, bounds), bounds.maxBytes);
+    const extra = envelopes[field] ?? 0;
+    const fieldBounds = extra === 0 ? bounds : { maxDepth: bounds.maxDepth + extra, maxBytes: bounds.maxBytes };
+    const bytes = utf8Length(serializeBounded(field, value, fieldBounds), bounds.maxBytes);
     sizes[field] = bytes;
     total += bytes;
   }

@@ -11,7 +11,7 @@ import type { HookDefinition, ResolvedHook } from "../model/hook.js";
 import type { Constitution } from "../model/constitution.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";
 import { assertChainInput } from "../model/validate-input.js";
-import { assertInputBounds, resolveJsonBounds, type JsonBounds } from "../model/json-bounds.js";
+import { assertInputBounds, CHAIN_INPUT_ENVELOPES, resolveJsonBounds, type JsonBounds } from "../model/json-bounds.js";
 import { FAILURE_OUTCOMES } from "../model/result.js";
 import type { HookEventMap } from "../model/events.js";
 import type { ChainPlan, ChainResult } from "../chain/types.js";
@@ -585,7 +585,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       // SECURITY: depth and size bounds before anything else, empty chain included (its result hands
       // the input back to the caller's serializer): a too-deep input must not reach the audit hash,
       // the sandbox IPC or a worker's structured clone, and nothing is marked in flight for it.
-      assertInputBounds({ context: input.context, constitution: input.constitution, event: input.event, session }, inputBounds);
+      assertInputBounds({ context: input.context, constitution: input.constitution, event: input.event, session }, inputBounds, CHAIN_INPUT_ENVELOPES);
       const snapshot: RegistrySnapshot = registry.snapshot();
       let plan = snapshot.chain(type, session?.id);
       if (input.hooks !== undefined) plan = onlyHooks(plan, input.hooks);

@@ -111,6 +111,17 @@ describe("fire() bounds every input before any work", () => {
     await runtime.sessions.close("live");
   });
 
+  test("a value exactly at the depth bound is accepted wherever it travels next (session.metadata, event.transition_metadata)", async () => {
+    const edge = deep(63); // 64 levels: the bound
+    runtime.sessions.open({ session_id: "edge", context: edge, constitution, metadata: edge });
+    const moved = await runtime.transition("edge", { to: "next", trigger: "t", metadata: edge });
+    expect(moved.outcome).toBe("transitioned");
+    const adapted = await runtime.adapt("edge", { selected: constitution, candidates: [constitution], selection_rationale: "r", selection_algorithm: "a" });
+    expect(adapted.outcome).toBe("inject");
+    expect(adapted.trace.at(-1)!.hook_results).toMatchObject([{ hook: "echo", outcome: "ok" }]);
+    await runtime.sessions.close("edge");
+  });
+
   test("limits are configurable: inputLimits.maxDepth / maxBytes, reported by runtime.limits", async () => {
     const small = await createRuntime({ requireSignatures: false, audit: false, inputLimits: { maxDepth: 4, maxBytes: 2048 }, sandbox: { threads: 1 } });
     try {
