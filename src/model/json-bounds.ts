@@ -145,11 +145,6 @@ function walkDepth(value: unknown, limit: number): { depth: number; toJson: bool
   return { depth: max, toJson };
 }
 
-/** UTF-8 byte length of a string; only counts when the cheap upper bound does not settle it. */
-export function utf8Length(text: string, atMost: number): number {
-  return text.length * 3 <= atMost ? text.length : Buffer.byteLength(text, "utf8");
-}
-
 /**
  * Serialize one input field, enforcing the bounds. Returns the JSON text (callers that need it, e.g.
  * for a hash, do not serialize twice). Throws INVALID_INPUT naming `field` and the limit broken.
@@ -160,6 +155,11 @@ export function utf8Length(text: string, atMost: number): number {
  * ```
  */
 export function serializeBounded(field: string, value: unknown, bounds: JsonBounds): string {
+  return measureBounded(field, value, bounds).text;
+}
+
+/** serializeBounded, also returning the exact UTF-8 size it checked. */
+function measureBounded(field: string, value: unknown, bounds: JsonBounds): { text: string; bytes: number } {
   let text: string | undefined;
   let walked: { depth: number; toJson: boolean };
   try {
@@ -176,7 +176,7 @@ export function serializeBounded(field: string, value: unknown, bounds: JsonBoun
     });
   }
   if (text === undefined) throw new VcpError("INVALID_INPUT", `${field}: must be a JSON value`, { field, rule: "json" });
-  const bytes = utf8Length(text, bounds.maxBytes);
+  const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > bounds.maxBytes) {
     throw new VcpError("INVALID_INPUT", `${field}: serializes to ${bytes} bytes, above the limit of ${bounds.maxBytes} (limits.input_bytes)`, {
       field,
@@ -187,7 +187,7 @@ export function serializeBounded(field: string, value: unknown, bounds: JsonBoun
   }
   // A toJSON may have produced something deeper than the object graph showed: check what will travel.
   if (walked.toJson && jsonTextDepth(text, bounds.maxDepth) > bounds.maxDepth) throw tooDeep(field, bounds.maxDepth);
-  return text;
+  return { text, bytes };
 }
 
 /**
@@ -213,7 +213,7 @@ export function assertInputBounds(
     if (value === undefined) continue;
     const extra = envelopes[field] ?? 0;
     const fieldBounds = extra === 0 ? bounds : { maxDepth: bounds.maxDepth + extra, maxBytes: bounds.maxBytes };
-    const bytes = utf8Length(serializeBounded(field, value, fieldBounds), bounds.maxBytes);
+    const { bytes } = measureBounded(field, value, fieldBounds);
     sizes[field] = bytes;
     total += bytes;
   }

@@ -129,3 +129,10 @@ describe("serializeBounded / assertInputBounds", () => {
     expect(err.details).toMatchObject({ field });
   });
 });
+
+test("the total counts UTF-8 bytes, not characters", () => {
+  const bounds = resolveJsonBounds({ maxDepth: 8, maxBytes: 4096 });
+  // Each field: 1,108 characters, 2,208 bytes (under the per-field limit); together over it.
+  const field = { t: "é".repeat(1100) };
+  expect(() => assertInputBounds({ context: field, constitution: field }, bounds)).toThrowError(/input: its fields serialize to 4416 bytes together/);
+});
