@@ -115,14 +115,23 @@ export function jsonTextDepth(text: string, limit: number): number {
  * ```
  */
 export function jsonValueDepth(value: unknown, limit: number): number {
-  return walkDepth(value, limit).depth;
+  return walkDepth(value, limit, Number.POSITIVE_INFINITY).depth;
 }
 
-/** Depth walk shared by jsonValueDepth and serializeBounded; also says whether any object has a toJSON. */
-function walkDepth(value: unknown, limit: number): { depth: number; toJson: boolean } {
-  if (value === null || typeof value !== "object") return { depth: 0, toJson: false };
+interface Walked {
+  depth: number;
+  /** Some object has a toJSON method: JSON.stringify may produce another shape than the walk saw. */
+  toJson: boolean;
+  /** The walk stopped after `maxNodes` objects (shared references can make a small graph huge as JSON). */
+  tooMany: boolean;
+}
+
+/** Depth walk shared by jsonValueDepth and serializeBounded. */
+function walkDepth(value: unknown, limit: number, maxNodes: number): Walked {
+  if (value === null || typeof value !== "object") return { depth: 0, toJson: false, tooMany: false };
   let max = 0;
   let toJson = false;
+  let nodes = 0;
   // Two parallel stacks instead of one object per node: this runs on every fire.
   const values: object[] = [value];
   const depths: number[] = [1];
@@ -131,8 +140,9 @@ function walkDepth(value: unknown, limit: number): { depth: number; toJson: bool
     const d = depths.pop()!;
     if (d > max) {
       max = d;
-      if (max > limit) return { depth: max, toJson };
+      if (max > limit) return { depth: max, toJson, tooMany: false };
     }
+    if (++nodes > maxNodes) return { depth: max, toJson, tooMany: true };
     if (typeof (v as { toJSON?: unknown }).toJSON === "function") toJson = true;
     const children = Array.isArray(v) ? v : Object.values(v);
     for (const child of children) {
@@ -142,7 +152,7 @@ function walkDepth(value: unknown, limit: number): { depth: number; toJson: bool
       }
     }
   }
-  return { depth: max, toJson };
+  return { depth: max, toJson, tooMany: false };
 }
 
 /**
@@ -161,11 +171,19 @@ export function serializeBounded(field: string, value: unknown, bounds: JsonBoun
 /** serializeBounded, also returning the exact UTF-8 size it checked. */
 function measureBounded(field: string, value: unknown, bounds: JsonBounds): { text: string; bytes: number } {
   let text: string | undefined;
-  let walked: { depth: number; toJson: boolean };
+  let walked: Walked;
   try {
-    // A cheap, iterative depth check first: a cyclic or absurdly deep value never reaches JSON.stringify.
-    walked = walkDepth(value, bounds.maxDepth);
+    // A cheap, iterative walk first: a cyclic, absurdly deep or absurdly large value never reaches
+    // JSON.stringify. Every object or array takes at least 2 bytes of JSON, hence the node budget.
+    walked = walkDepth(value, bounds.maxDepth, Math.floor(bounds.maxBytes / 2));
     if (walked.depth > bounds.maxDepth) throw tooDeep(field, bounds.maxDepth);
+    if (walked.tooMany) {
+      throw new VcpError("INVALID_INPUT", `${field}: serializes to more than ${bounds.maxBytes} bytes, the limit (limits.input_bytes)`, {
+        field,
+        rule: "max_bytes",
+        limit: bounds.maxBytes,
+      });
+    }
     text = JSON.stringify(value);
   } catch (err) {
     if (err instanceof VcpError) throw err;

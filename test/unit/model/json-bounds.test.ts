@@ -136,3 +136,11 @@ test("the total counts UTF-8 bytes, not characters", () => {
   const field = { t: "é".repeat(1100) };
   expect(() => assertInputBounds({ context: field, constitution: field }, bounds)).toThrowError(/input: its fields serialize to 4416 bytes together/);
 });
+
+test("shared references cannot make the check itself explode: the walk has a node budget from maxBytes", () => {
+  const bounds = resolveJsonBounds({ maxDepth: 64, maxBytes: 4096 });
+  let dag: Record<string, unknown> = { leaf: 1 };
+  for (let i = 0; i < 40; i++) dag = { x: dag, y: dag }; // 2^40 nodes as JSON, 41 objects in memory
+  // Without the budget this would walk (and JSON.stringify) 2^40 objects: the test would never end.
+  expect(() => serializeBounded("context", dag, bounds)).toThrowError(/context: serializes to more than 4096 bytes/);
+});
