@@ -45,7 +45,7 @@ export const ERROR_CODES = {
   RATE_LIMITED: "Too many registrations or deregistrations by one principal (spec §8.2.5).",
   SESSION_HOOK_NOT_ALLOWED: "A session-scope registration named a hook missing from the deployment allowlist (spec §8.2.1).",
   UNAUTHORIZED_PRINCIPAL: "The principal may not register hooks in that scope (spec §8.2.1).",
-  INVALID_INPUT: "A chain input (context, constitution, event or session) is malformed; details name the field.",
+  INVALID_INPUT: "An input (context, constitution, event, session, pipeline field, request body) is malformed, nests deeper than limits.json_depth, serializes larger than limits.input_bytes, or is not JSON; details name the field, the rule and the limit.",
   UNKNOWN_HOOK_TYPE: "The hook type is not one of the six of spec §3.",
   INVALID_BUNDLE: "A bundle's code or manifest cannot be loaded into the sandbox.",
   UNKNOWN_BUNDLE: "A chain referred to a bundle the sandbox has not loaded.",

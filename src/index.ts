@@ -6,6 +6,10 @@ export { createRuntime, assertNodeVersion } from "./runtime/runtime.js";
 export type { Runtime, RuntimeOptions, RuntimeStatus, BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions } from "./runtime/runtime.js";
 export type { ChainBackend, BackendChainTask } from "./runtime/backend.js";
 export { VcpError, ERROR_CODES } from "./errors.js";
+// Bounds on JSON crossing a boundary (DESIGN §6.4 limits.json_depth / limits.input_bytes): the rule
+// the runtime applies to every input, exported so adapters (the HTTP server) apply the same one early.
+export { assertInputBounds, jsonValueDepth, DEFAULT_JSON_DEPTH, DEFAULT_INPUT_BYTES, JSON_DEPTH_CEILING } from "./model/json-bounds.js";
+export type { JsonBounds } from "./model/json-bounds.js";
 export type { ErrorCode } from "./errors.js";
 export { HOOK_TYPES, TRUST_LEVELS } from "./model/hook-type.js";
 export type { HookType, TrustLevel, Scope } from "./model/hook-type.js";

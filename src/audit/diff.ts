@@ -27,3 +27,27 @@ export function diffForAudit(before: unknown, after: unknown): Operation[] {
 function toJson(value: unknown): unknown {
   return value === undefined ? null : JSON.parse(JSON.stringify(value));
 }
+
+/**
+ * Largest modification diff kept, serialized bytes: the audit writer's default per-field cap. A diff
+ * can be many times larger than the result that caused it (a 0.85 MiB context of 80,000 keys gives a
+ * 3.8 MiB patch, and redacting and hashing it cost the runtime's main thread about a second).
+ */
+export const MAX_AUDIT_DIFF_BYTES = 65_536;
+
+/**
+ * The diff, or, above `maxBytes`, one marker element `{ _truncated: true, ops, bytes }` in its place
+ * (the same marker vocabulary as truncated annotations). Applied in the sandbox worker, so an oversized
+ * patch never crosses to the host process or the runtime.
+ *
+ * @example
+ * ```ts
+ * capAuditDiff(diffForAudit(before, after)); // [{ op: "replace", path: "/b", value: 3 }] or [{ _truncated: true, ops: 80001, bytes: 3828927 }]
+ * ```
+ */
+export function capAuditDiff(ops: Operation[], maxBytes: number = MAX_AUDIT_DIFF_BYTES): Operation[] | [{ _truncated: true; ops: number; bytes: number }] {
+  // Every op holds at least `{"op":"add","path":""}` (22 bytes): a cheap refusal for huge patches.
+  if (ops.length * 22 > maxBytes) return [{ _truncated: true, ops: ops.length, bytes: -1 }];
+  const bytes = Buffer.byteLength(JSON.stringify(ops), "utf8");
+  return bytes > maxBytes ? [{ _truncated: true, ops: ops.length, bytes }] : ops;
+}

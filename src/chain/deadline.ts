@@ -41,6 +41,9 @@ function isObserver(hook: Pick<ResolvedHook, "trust">): boolean {
  */
 export class ChainDeadline {
   private observerMs = 0;
+  /** A hook of that tier was stopped at the deadline: the tier has no time left. */
+  private policySpent = false;
+  private observerSpent = false;
 
   constructor(
     private readonly deadlineMs: number | undefined,
@@ -56,10 +59,23 @@ export class ChainDeadline {
   /** Milliseconds `hook` may run now: its `timeout_ms`, cut to what is left of its tier's share of the deadline. */
   budgetFor(hook: Timed): number {
     if (this.deadlineMs === undefined) return hook.timeout_ms;
+    if (isObserver(hook) ? this.observerSpent : this.policySpent) return 0;
     const elapsed = this.clock.now() - this.startedAt;
     // SECURITY: observer (session-trust) time is never taken from policy hooks (spec §8.3).
     const charged = isObserver(hook) ? elapsed : elapsed - this.observerMs;
     return Math.min(hook.timeout_ms, Math.floor(this.deadlineMs - charged));
+  }
+
+  /**
+   * A hook was stopped because its budget reached the deadline: its tier's share is spent, even if
+   * the measured time falls a little short of it (timers and clocks disagree by a millisecond or so),
+   * so the hooks after it are `skipped_deadline` rather than run on a sliver of time. A policy hook's
+   * stop spends the observers' share too (observers are charged for all chain time).
+   */
+  exhaust(hook: Pick<ResolvedHook, "trust">): void {
+    if (this.deadlineMs === undefined) return;
+    this.observerSpent = true;
+    if (!isObserver(hook)) this.policySpent = true;
   }
 
   /** Record time a hook used (its run, or its condition); an observer's is then left off policy hooks' account. */

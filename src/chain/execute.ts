@@ -6,6 +6,8 @@ import type { Clock, EventSink, InputSummary } from "../observe/events.js";
 import { countFailures, isCascade } from "./cascade.js";
 import { ChainDeadline } from "./deadline.js";
 import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
+import { DEFAULT_JSON_DEPTH, jsonTextDepth } from "../model/json-bounds.js";
+import { AnnotationBudget, DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "./annotations.js";
 import { parseGuestJson, parseHookResult, sanitizeGuestText } from "./result.js";
 import type {
   ActionInvoker,
@@ -25,6 +27,12 @@ export interface ChainDeps {
   checkConstitution?: ConstitutionCheck;
   /** When given, a modifying hook's result carries `modification`: an RFC 6902 diff for the audit log. */
   diff?: (before: unknown, after: unknown) => unknown[];
+  /**
+   * Bounds on what hooks return (SandboxLimits): `jsonDepth` for every result field and the chain
+   * state (the sandbox enforces it in the isolate; this is the host's backstop), and the annotation
+   * caps (annotations.ts). Defaults: 64, 64 KiB, 256 KiB.
+   */
+  limits?: { jsonDepth?: number; annotationBytesPerHook?: number; annotationBytesPerChain?: number };
 }
 
 /**
@@ -171,6 +179,11 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
   // One predicate meter per bundle: a bundle's conditions together cost at most maxCost per chain,
   // and never use up another bundle's (predicate.ts "cost").
   const meters = new Map<string, PredicateMeter>();
+  const jsonDepth = deps.limits?.jsonDepth ?? DEFAULT_JSON_DEPTH;
+  const annotations = new AnnotationBudget({
+    perHook: deps.limits?.annotationBytesPerHook ?? DEFAULT_ANNOTATION_BYTES_PER_HOOK,
+    perChain: deps.limits?.annotationBytesPerChain ?? DEFAULT_ANNOTATION_BYTES_PER_CHAIN,
+  });
 
   for (const { hook, predicate } of plan.hooks) {
     if (!hook.enabled) {
@@ -255,14 +268,16 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
 
     switch (invoked.kind) {
       case "returned": {
-        const parsed = parseHookResult(invoked.resultJson);
+        // SECURITY: host backstop of the isolate's depth bound, before the text is parsed: what this
+        // worker accepts must survive the structured clone and the IPC copy that carry it home.
+        const parsed = parseHookResult(invoked.resultJson, jsonDepth);
         if (!parsed.ok) {
           execution.outcome = "invalid_result";
           failureWhy = parsed.message;
           break;
         }
         const result = parsed.result;
-        if (result.annotations !== undefined) execution.annotations = result.annotations;
+        if (result.annotations !== undefined) annotations.admit(execution, result.annotations, invoked.resultJson.length);
         if (result.reason !== undefined) execution.reason = result.reason;
         let returned: ResultStatus = result.status;
         if (hook.trust === "session") {
@@ -272,6 +287,11 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
             execution.outcome = "capability_denied";
             execution.error = `a session-trust hook cannot ${returned} (spec §8.3)`;
           }
+          break;
+        }
+        if (jsonTextDepth(invoked.chainStateJson, jsonDepth) > jsonDepth) {
+          execution.outcome = "invalid_result";
+          failureWhy = `chain_state nests deeper than ${jsonDepth} levels (limits.json_depth)`;
           break;
         }
         if (!adoptChainState(input, invoked.chainStateJson)) {
@@ -334,6 +354,8 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
           // Stopped by the chain deadline, before its own timeout_ms: part of the time it lacked was
           // spent by other hooks, so this is not a timeout of this hook (spec §5.4 is about timeout_ms).
           execution.outcome = "deadline_exceeded";
+          // Its tier's share is spent, whatever the clocks measured (a timer may fire a hair early).
+          deadline.exhaust(hook);
           execution.error = `stopped by the chain deadline after ${Math.round(invoked.elapsedMs)} ms: the deadline left it ${budgetMs} ms of its timeout_ms ${hook.timeout_ms}`;
           if (hook.fail_closed) wantsAbort = true;
           break;
@@ -390,6 +412,8 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       payload: { type, chain_id: chainId, total: count.total, failed: count.failing.length, failing_hooks: count.failing, disabled: false, disabled_hooks: [] },
     });
   }
+  // The per-chain annotation cap, before the results leave the worker (chain result and audit agree).
+  annotations.settle();
   return finish(input, cascade);
 
   function finish(state?: ChainInput, cascadeFailure = false): ChainResult {

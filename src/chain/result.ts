@@ -1,5 +1,6 @@
 import { Ajv } from "ajv";
 import type { HookResult } from "../model/result.js";
+import { DEFAULT_JSON_DEPTH, RESULT_ENVELOPE_DEPTH, jsonTextDepth } from "../model/json-bounds.js";
 
 /**
  * JSON Schema of HookResult (spec §4.3), the hot-path twin of the zod `HookResultSchema` in
@@ -66,8 +67,16 @@ function dropProtoKeys(key: string, value: unknown): unknown {
   return key === "__proto__" ? undefined : value;
 }
 
-/** Parse and validate a hook result serialized inside the sandbox (DESIGN §4.3). */
-export function parseHookResult(resultJson: string): ParsedResult {
+/**
+ * Parse and validate a hook result serialized inside the sandbox (DESIGN §4.3). Each field may nest
+ * `maxDepth` levels (the result object itself adds one); deeper text is refused before it is parsed.
+ */
+export function parseHookResult(resultJson: string, maxDepth: number = DEFAULT_JSON_DEPTH): ParsedResult {
+  const limit = maxDepth + RESULT_ENVELOPE_DEPTH;
+  // SECURITY: the bound is checked on the text, so a hostile nesting costs one scan and no recursion.
+  if (jsonTextDepth(resultJson, limit) > limit) {
+    return { ok: false, message: `result nests deeper than ${maxDepth} levels below its fields (limits.json_depth)` };
+  }
   let value: unknown;
   try {
     value = parseGuestJson(resultJson);

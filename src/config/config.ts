@@ -6,6 +6,8 @@ import { DEFAULT_REDACT_KEYS } from "../audit/redact.js";
 import { VcpError } from "../errors.js";
 import { HOOK_TYPES, TrustLevelSchema } from "../model/hook-type.js";
 import { describeIssues } from "../model/zod-errors.js";
+import { DEFAULT_INPUT_BYTES, DEFAULT_JSON_DEPTH, INPUT_BYTES_CEILING, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
+import { DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "../chain/annotations.js";
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
@@ -87,9 +89,19 @@ export const ConfigSchema = z
         result_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1_048_576),
         // Open sessions per principal (DESIGN §6.5); each holds its context, constitutions and timers.
         sessions_per_client: z.number().int().min(1).max(1_000_000).default(100),
+        // model/json-bounds.ts: every input field, hook result field, chain state and log fields.
+        json_depth: z.number().int().min(2).max(JSON_DEPTH_CEILING).default(DEFAULT_JSON_DEPTH),
+        input_bytes: z.number().int().min(1024).max(INPUT_BYTES_CEILING).default(DEFAULT_INPUT_BYTES),
+        // chain/annotations.ts: above a cap, a hook's annotations become a { _truncated } marker.
+        annotation_bytes_per_hook: z.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULT_ANNOTATION_BYTES_PER_HOOK),
+        annotation_bytes_per_chain: z.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULT_ANNOTATION_BYTES_PER_CHAIN),
       })
       .strict()
-      .default({ body_bytes: 1_048_576, bundle_bytes: 5_242_880, registrations_per_minute: 30, result_bytes: 1_048_576, sessions_per_client: 100 }),
+      .default({
+        body_bytes: 1_048_576, bundle_bytes: 5_242_880, registrations_per_minute: 30, result_bytes: 1_048_576, sessions_per_client: 100,
+        json_depth: DEFAULT_JSON_DEPTH, input_bytes: DEFAULT_INPUT_BYTES,
+        annotation_bytes_per_hook: DEFAULT_ANNOTATION_BYTES_PER_HOOK, annotation_bytes_per_chain: DEFAULT_ANNOTATION_BYTES_PER_CHAIN,
+      }),
     // The library's list: `serve` must not redact less than `createRuntime` does.
     redact_keys: z.array(z.string().min(1)).default([...DEFAULT_REDACT_KEYS]),
     log_level: z.enum(["debug", "info", "warn", "error"]).optional(),

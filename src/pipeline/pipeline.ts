@@ -21,7 +21,10 @@ import type {
   TransitionOutcome,
   ViolationOutcome,
 } from "./types.js";
+import { DEFAULT_JSON_BOUNDS } from "../model/json-bounds.js";
+import { isTruncatedAnnotations } from "../chain/annotations.js";
 import {
+  assertBoundedFields,
   assertConstitution,
   assertConstitutions,
   assertObject,
@@ -78,6 +81,10 @@ interface Session {
   closing: Promise<void> | undefined;
 }
 
+/** Fields of an adapt input (also `transition.adapt`), bounded before any check reads them. */
+const ADAPT_FIELDS = [
+  "context", "selected", "candidates", "selection_rationale", "selection_algorithm", "scores", "injection_target", "injection_format", "raw_constitution",
+] as const;
 const INJECTION_FORMATS = ["system_prompt", "prefix", "suffix", "metadata"] as const;
 const CONFLICT_SEVERITIES = ["warning", "error", "critical"] as const;
 const VIOLATION_SEVERITIES = ["minor", "major", "critical"] as const;
@@ -135,7 +142,8 @@ function modifiedContext(result: ChainResult): boolean {
  *   still arrives here is `failed` with reason `integrity_rejected: …`. A composition becomes the
  *   session's constitution but not its last known-good until an `adapt` injects it.
  * - **violation**: `on_violation` before any default; abort ⇒ `suppress`; a `modify` whose
- *   `annotations.corrected_output` is a string ⇒ `corrected` (the last such hook in chain order wins);
+ *   `annotations.corrected_output` is a string ⇒ `corrected` (the last such hook in chain order wins;
+ *   a later `modify` whose annotations were truncated at the annotation cap ⇒ `suppress`);
  *   else a `modify` of the context ⇒ `retry` with that context and `retry_count + 1`; else the
  *   configured default (`deliver`). The session is not changed: a retry context is for the caller's
  *   regeneration (pass it as `context` to the next `violation`/`adapt`).
@@ -162,6 +170,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const clearTimer = deps.clearTimer ?? defaultClearTimer;
   const violationDefault = deps.violationDefault ?? "deliver";
   const safetyIds: ReadonlySet<string> = new Set(deps.safetyCriticalRuleIds ?? []);
+  // SECURITY: every input field is bounded in depth and size before anything copies, walks or stores it.
+  const bounds = deps.inputBounds ?? DEFAULT_JSON_BOUNDS;
   const sessions = new Map<string, Session>();
   // Open sessions per owner, for maxSessionsPerOwner; kept in step with `sessions` (open / delete).
   const ownedCount = new Map<string, number>();
@@ -376,6 +386,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   // ── operations ────────────────────────────────────────────────────────────────────────────────
 
   function checkAdaptInput(input: AdaptInput, prefix = ""): void {
+    assertBoundedFields(input, ADAPT_FIELDS, bounds, prefix);
     assertObject(prefix || "input", input);
     if (input.context !== undefined) assertObject(`${prefix}context`, input.context);
     assertConstitution(`${prefix}selected`, input.selected);
@@ -430,6 +441,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   const pipeline: Pipeline = {
     open(input, access) {
+      assertBoundedFields(input, ["session_id", "context", "constitution", "state", "metadata"], bounds);
       assertObject("input", input);
       const id = input.session_id ?? randomUUID();
       assertSessionId("session_id", id);
@@ -516,6 +528,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     transition(id, input, access) {
       try {
+        assertBoundedFields(input, ["to", "trigger", "metadata"], bounds);
         assertObject("input", input);
         assertString("to", input.to, { nonEmpty: true });
         assertString("trigger", input.trigger);
@@ -551,6 +564,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     conflict(id, input, access) {
       try {
+        assertBoundedFields(input, ["constitutions", "conflicting_rules", "conflict_severity", "composition_strategy"], bounds);
         assertObject("input", input);
         assertConstitutions("constitutions", input.constitutions, 1);
         assertRuleConflicts("conflicting_rules", input.conflicting_rules);
@@ -613,6 +627,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     violation(id, input, access) {
       try {
+        assertBoundedFields(input, ["output", "violated_rules", "severity", "violation_evidence", "retry_count", "context"], bounds);
         assertObject("input", input);
         assertString("output", input.output);
         assertRules("violated_rules", input.violated_rules);
@@ -642,11 +657,30 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         }
         const acted = chain.hook_results.filter((h) => h.status === "modify" && h.outcome === "ok");
         let corrected: string | undefined;
+        let lostBy: string | undefined;
         for (const h of acted) {
+          if (isTruncatedAnnotations(h.annotations)) {
+            // Its corrected_output, if any, went with the annotations (over the annotation cap).
+            lostBy = h.hook;
+            corrected = undefined;
+            continue;
+          }
           const text = h.annotations?.["corrected_output"];
-          if (typeof text === "string") corrected = text;
+          if (typeof text === "string") {
+            corrected = text;
+            lostBy = undefined;
+          }
         }
         if (corrected !== undefined) return { outcome: "corrected", output: corrected, retry_count: retryCount, ...common };
+        if (lostBy !== undefined) {
+          // SECURITY: a correction too large to keep never turns into delivering the violating output.
+          return {
+            outcome: "suppress",
+            retry_count: retryCount,
+            ...common,
+            reason: `hook ${lostBy} modified the output but its annotations exceeded the annotation cap and were truncated; the violating output is suppressed`,
+          };
+        }
         if (acted.some((h) => h.modified_context === true)) {
           return { outcome: "retry", context: chain.context, retry_count: retryCount + 1, ...common };
         }

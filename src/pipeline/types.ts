@@ -4,6 +4,7 @@ import type { HookEventMap, PreInjectEvent, RuleConflict, ViolationEvent, Confli
 import type { HookType, Scope } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";
+import type { JsonBounds } from "../model/json-bounds.js";
 import type { Clock, Logger } from "../observe/events.js";
 import type { ConflictStrategy } from "./strategies.js";
 import type { SessionAccess } from "./access.js";
@@ -79,6 +80,11 @@ export interface PipelineDeps {
    * counted. Default: no cap.
    */
   maxSessionsPerOwner?: number;
+  /**
+   * Depth and size bounds on every field of every pipeline input (model/json-bounds.ts), checked
+   * before anything else happens. Default DEFAULT_JSON_BOUNDS.
+   */
+  inputBounds?: JsonBounds;
 }
 
 /** Opens a session. `constitution` is taken as already injected: it is also the first last known-good. */

@@ -8,6 +8,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { z } from "zod";
 import { ConstitutionSchema, RuleSchema } from "../model/constitution.js";
 import { RuleConflictSchema } from "../model/events.js";
+import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
 import { invalidInput } from "./errors.js";
 
 // Compiled once at module load (STYLE.md: never compile a schema per call).
@@ -24,6 +25,17 @@ function describe(field: string, errors: ErrorObject[] | null | undefined): neve
   const first = errors?.[0];
   const where = first?.instancePath ? `${field}${first.instancePath.replaceAll("/", ".")}` : field;
   throw invalidInput(where, first?.message ?? "is invalid");
+}
+
+/**
+ * Depth and size bounds (model/json-bounds.ts) on the named fields of a pipeline input, each named as
+ * the caller wrote it (`adapt.context`). Runs first, before any other check walks or copies the input.
+ */
+export function assertBoundedFields(input: unknown, fields: readonly string[], bounds: JsonBounds, prefix = ""): void {
+  if (!isPlainObject(input)) return; // the shape check that follows names the problem
+  const named: Record<string, unknown> = {};
+  for (const field of fields) named[`${prefix}${field}`] = input[field];
+  assertInputBounds(named, bounds);
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

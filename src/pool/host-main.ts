@@ -149,8 +149,15 @@ async function runOnPool(message: ChainMessage | LoadMessage): Promise<WorkerRep
 }
 
 function sendReply(id: number, reply: WorkerReply): void {
-  send(reply.ok ? { t: "reply", id, ok: true, value: reply.value, ...(reply.logs ? { logs: reply.logs } : {}) }
-    : { t: "reply", id, ok: false, error: reply.error, ...(reply.logs ? { logs: reply.logs } : {}) });
+  try {
+    send(reply.ok ? { t: "reply", id, ok: true, value: reply.value, ...(reply.logs ? { logs: reply.logs } : {}) }
+      : { t: "reply", id, ok: false, error: reply.error, ...(reply.logs ? { logs: reply.logs } : {}) });
+  } catch (err) {
+    // SECURITY: replies are bounded in depth by construction (worker.ts); should one still not
+    // serialize, its chain fails with an error instead of never settling until the watchdog kills
+    // this process and every other tenant's chain in it.
+    send({ t: "reply", id, ok: false, error: { message: `the sandbox reply could not be sent: ${err instanceof Error ? err.message : String(err)}` } });
+  }
 }
 
 function piscinaError(err: unknown): WireError {

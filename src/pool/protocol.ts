@@ -28,6 +28,16 @@ import type { FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/t
  * so every message is plain JSON: errors cross as `VcpError.toJSON()` and are rebuilt on arrival.
  * Bundle code never travels in a message; workers read it from the content-addressed code directory.
  *
+ * SECURITY: every copy below (IPC JSON both ways, structured clone host ⇄ worker) recurses once per
+ * nesting level, on stacks of different sizes. Nothing crosses deeper than the depth bound
+ * (model/json-bounds.ts, `limits.json_depth` ≤ 256) plus these envelopes: requests are bounded by the
+ * runtime before `runChain`; in a reply, hook results and chain state are bounded inside the isolate
+ * and again in the worker (chain/result.ts, chain/execute.ts), log fields in capabilities.ts, and
+ * audit diffs are capped (audit/diff.ts). A structured clone that failed on the receiving side would
+ * drop the reply silently (the task never settles and the watchdog kills the host), which is why the
+ * bound is enforced before a value is accepted, not when it is sent. A send that throws anyway fails
+ * that one chain (supervisor.ts dispatch, host-main.ts sendReply).
+ *
  * Copying is the cost of a chain (DESIGN §4.1), so neither direction repeats what the receiver has:
  * - the hook list of a plan crosses once per (plan key, host generation); later chains name the key;
  * - the reply omits `context`/`constitution` when no hook replaced them, and the per-hook

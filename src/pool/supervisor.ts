@@ -12,7 +12,7 @@ import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { IntegrityOptions } from "../integrity/check.js";
 import { silentLogger, type LifecycleEvent, type Logger } from "../observe/events.js";
-import { DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/index.js";
+import { assertSandboxLimits, DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/index.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
 import { SlowTracker } from "./admission.js";
 import { attributeCrash, crashedChainValue, type CrashAttribution } from "./crash.js";
@@ -353,6 +353,8 @@ export class SandboxSupervisor implements Sandbox {
     // without an IPC round trip; the rest wait here, where admission and crash recovery can see them.
     this.hostCap = this.threads + Math.min(this.threads, this.maxQueue);
     this.limits = Object.freeze({ ...DEFAULT_SANDBOX_LIMITS, ...options.limits });
+    // Refused here, at start, rather than by every worker thread of the host.
+    assertSandboxLimits(this.limits);
     this.fetchPolicy = options.fetch ?? DEFAULT_FETCH;
     this.integrity = options.integrity ?? { safetyCriticalRuleIds: [] };
     this.auditDiffs = options.auditDiffs === true;
@@ -623,14 +625,26 @@ export class SandboxSupervisor implements Sandbox {
     for (const digest of entry.digests) if (this.quarantined.has(digest)) (q ??= []).push(digest);
     const plan = entry.plan;
     const message: ChainMessage = { t: "chain", id: entry.id, k: plan.key, request: entry.task.request };
-    if (plan.sentTo !== host.generation) {
-      // First chain of this plan for this host (a restarted host starts with none).
-      message.plan = { type: plan.type, revision: plan.revision, hooks: plan.hooks };
+    const carriesPlan = plan.sentTo !== host.generation;
+    // First chain of this plan for this host (a restarted host starts with none).
+    if (carriesPlan) message.plan = { type: plan.type, revision: plan.revision, hooks: plan.hooks };
+    if (q) message.q = q;
+    try {
+      host.child.send(message);
+    } catch (err) {
+      // SECURITY: the runtime bounds inputs before they get here (model/json-bounds.ts); should a request
+      // still not serialize, it fails alone: not in flight, and its plan not recorded as sent to a host
+      // that never received it (every later chain of the plan would fail on the missing plan).
+      this.settleChain(entry);
+      entry.reject(
+        new VcpError("INVALID_INPUT", `the chain input could not be sent to the sandbox: ${err instanceof Error ? err.message : String(err)}`, { field: "input", rule: "json" }),
+      );
+      return;
+    }
+    if (carriesPlan) {
       plan.sentTo = host.generation;
       this.plansSent++;
     }
-    if (q) message.q = q;
-    host.child.send(message);
     this.armWatchdog();
   }
 

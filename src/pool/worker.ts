@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { BroadcastChannel, threadId, workerData } from "node:worker_threads";
 import { runChain, type ChainDeps } from "../chain/execute.js";
 import { createIntegrityChecker } from "../integrity/check.js";
-import { diffForAudit } from "../audit/diff.js";
+import { capAuditDiff, diffForAudit } from "../audit/diff.js";
 import { compileChainPlan } from "../chain/plan.js";
 import type { ActionInvoker, ChainPlan, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import { VcpError } from "../errors.js";
@@ -140,7 +140,15 @@ const chainDeps: ChainDeps = {
   clock: systemClock,
   emit: packer.emit,
   checkConstitution: createIntegrityChecker(config.integrity),
-  ...(config.auditDiffs ? { diff: diffForAudit } : {}),
+  // SECURITY: a patch can be many times the result that caused it; capped before it leaves the worker.
+  ...(config.auditDiffs ? { diff: (before: unknown, after: unknown) => capAuditDiff(diffForAudit(before, after)) } : {}),
+  // SECURITY: every guest-derived value in a reply (result fields, chain state, log fields) is bounded
+  // in depth here or in the isolate, so the reply always survives the structured clone to the host.
+  limits: {
+    jsonDepth: config.limits.jsonDepth,
+    annotationBytesPerHook: config.limits.annotationBytesPerHook,
+    annotationBytesPerChain: config.limits.annotationBytesPerChain,
+  },
 };
 
 async function runChainTask(message: ChainMessage): Promise<WorkerReply> {

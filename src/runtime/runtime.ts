@@ -14,6 +14,7 @@ import type { HookDefinition, ResolvedHook } from "../model/hook.js";
 import type { Constitution } from "../model/constitution.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";
 import { assertChainInput } from "../model/validate-input.js";
+import { assertInputBounds, CHAIN_INPUT_ENVELOPES, resolveJsonBounds, type JsonBounds } from "../model/json-bounds.js";
 import type { HookEventMap } from "../model/events.js";
 import type { ChainPlan, ChainResult } from "../chain/types.js";
 import { cascadeDisableTargets } from "../chain/cascade.js";
@@ -72,6 +73,13 @@ export interface RuntimeOptions {
   requireSignatures?: boolean;
   /** Cap on a bundle's code, bytes (DESIGN §6.4 `limits.bundle_bytes`). Default 5 MiB. */
   maxBundleBytes?: number;
+  /**
+   * Bounds on every input that enters through `fire`, `sessions.open` and the pipeline operations
+   * (DESIGN §6.4 `limits.json_depth`, `limits.input_bytes`): each field nests at most `maxDepth`
+   * (default 64, at most 256) and serializes to at most `maxBytes` (default 1 MiB); so does the sum
+   * of a chain's fields. The same depth bounds every hook result field inside the sandbox.
+   */
+  inputLimits?: { maxDepth?: number; maxBytes?: number };
   /** Default conflict resolution when no on_conflict hook resolves (spec §3.4). Default most_restrictive. */
   conflictStrategy?: "most_restrictive" | "highest_priority" | "reject";
   /** What a violation with no hook decision does (spec §3.5 "default violation response"). Default deliver. */
@@ -217,6 +225,8 @@ export interface Runtime {
   };
   /** Prometheus text exposition of the runtime's metrics (DESIGN §6.2 `GET /metrics`). */
   metrics(): Promise<string>;
+  /** The input bounds in force (wire names of DESIGN §6.4), for adapters that check bodies early. */
+  readonly limits: { readonly json_depth: number; readonly input_bytes: number };
   close(): Promise<void>;
 }
 
@@ -338,6 +348,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   if (!Number.isSafeInteger(maxSessionsPerOwner) || maxSessionsPerOwner < 1) {
     throw new VcpError("INVALID_CONFIG", "maxSessionsPerOwner must be a positive integer", { field: "maxSessionsPerOwner" });
   }
+  const inputBounds: JsonBounds = resolveJsonBounds(options.inputLimits);
   const store: BundleStore | undefined = options.dataDir === undefined ? undefined : createBundleStore(options.dataDir);
   // Bundle changes run one at a time: install awaits the sandbox between reading and swapping.
   let bundleQueue: Promise<unknown> = Promise.resolve();
@@ -361,6 +372,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     options.backend ??
     (await (await import("../pool/index.js")).startSandbox({
       ...options.sandbox,
+      // One depth rule for inputs and for results inside the isolate (model/json-bounds.ts).
+      limits: { ...options.sandbox?.limits, jsonDepth: inputBounds.maxDepth },
       logger,
       onGuestLog: redactedGuestLog(options.redactKeys, options.sandbox?.onGuestLog, logger),
       integrity: {
@@ -651,6 +664,10 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     async fire(type, input) {
       if (!isHookType(type)) throw unknownType(type);
       const session: SessionInfo = typeof input.session === "string" ? { id: input.session } : input.session;
+      // SECURITY: depth and size bounds before anything else, empty chain included (its result hands
+      // the input back to the caller's serializer): a too-deep input must not reach the audit hash,
+      // the sandbox IPC or a worker's structured clone, and nothing is marked in flight for it.
+      assertInputBounds({ context: input.context, constitution: input.constitution, event: input.event, session }, inputBounds, CHAIN_INPUT_ENVELOPES);
       if (input.principal !== undefined) requireVisibleSession(session?.id, { principal: input.principal });
       const snapshot: RegistrySnapshot = registry.snapshot();
       let plan = snapshot.chain(type, session?.id);
@@ -734,6 +751,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
     metrics: () => metrics.text(),
 
+    limits: Object.freeze({ json_depth: inputBounds.maxDepth, input_bytes: inputBounds.maxBytes }),
+
     audit: {
       query: (query) => (audit === undefined ? Promise.reject(auditDisabled()) : audit.query(query)),
       head: () => {
@@ -764,6 +783,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     safetyCriticalRuleIds: options.integrity?.safetyCriticalRules ?? [],
     violationDefault: options.violationDefault ?? "deliver",
     maxSessionsPerOwner,
+    inputBounds,
     clock,
     logger,
     ...(options.onContextReevaluated ? { onContextReevaluated: options.onContextReevaluated } : {}),

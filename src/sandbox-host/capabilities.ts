@@ -1,5 +1,6 @@
 import { redactString } from "../audit/redact.js";
 import { createHash } from "node:crypto";
+import { DEFAULT_JSON_DEPTH, jsonTextDepth } from "../model/json-bounds.js";
 import type { FetchPolicy, GuestLogLine } from "./types.js";
 
 /** Longest text `vcp.sha256` hashes (characters); larger inputs are refused in the guest and here. */
@@ -51,6 +52,7 @@ export function buildLogLine(
   message: unknown,
   fieldsJson: unknown,
   maxBytes: number,
+  maxDepth: number = DEFAULT_JSON_DEPTH,
 ): GuestLogLine | undefined {
   // SECURITY: re-validate on the host; the guest wrapper is a convenience, not the enforcement.
   if (typeof level !== "string" || !LOG_LEVELS.has(level) || typeof message !== "string") return undefined;
@@ -65,6 +67,10 @@ export function buildLogLine(
   if (typeof fieldsJson === "string" && fieldsJson.length > 0) {
     if (Buffer.byteLength(fieldsJson, "utf8") > maxBytes) {
       line.fields = { _truncated: true };
+    } else if (jsonTextDepth(fieldsJson, maxDepth) > maxDepth) {
+      // SECURITY: log lines travel worker → sandbox host → runtime by structured clone and IPC, both
+      // recursive: a field nested beyond the depth bound is replaced before it is ever parsed.
+      line.fields = { _too_deep: true };
     } else {
       try {
         const parsed: unknown = JSON.parse(fieldsJson, redactReviver);

@@ -13,6 +13,8 @@ import {
   type CompiledFetchPolicy,
 } from "./capabilities.js";
 import { GUEST_GLOBAL_ALLOWLIST, PRELUDE_SOURCE } from "./prelude.js";
+import { DEFAULT_JSON_DEPTH, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
+import { DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "../chain/annotations.js";
 import { MESSAGE_MAX_CHARS, scrubGuestText, STACK_MAX_CHARS } from "./scrub.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, IsolateHost, SandboxLimits } from "./types.js";
 
@@ -31,6 +33,9 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   logLinesPerCall: 20,
   logLineBytes: 4096,
   perSessionContexts: 64,
+  jsonDepth: DEFAULT_JSON_DEPTH,
+  annotationBytesPerHook: DEFAULT_ANNOTATION_BYTES_PER_HOOK,
+  annotationBytesPerChain: DEFAULT_ANNOTATION_BYTES_PER_CHAIN,
 });
 
 /** Budget for a bundle's top-level code, the prelude and `finish()` (DESIGN §4.3). */
@@ -123,13 +128,13 @@ class SandboxIsolateHost implements IsolateHost {
   readonly #onCatastrophicError: (message: string) => void;
   readonly #clock: Clock;
   readonly #entries = new Map<string, BundleEntry>();
-  readonly #preludeConfigBase: { allow: readonly string[]; resultBytes: number; logLineBytes: number; sha256MaxChars: number };
+  readonly #preludeConfigBase: { allow: readonly string[]; resultBytes: number; logLineBytes: number; sha256MaxChars: number; jsonDepth: number };
   #nextFetchId = 0;
   #nextCallId = 0;
   #disposed = false;
 
   constructor(options: IsolateHostOptions) {
-    validateLimits(options.limits);
+    assertSandboxLimits(options.limits);
     this.#limits = Object.freeze({ ...options.limits });
     this.#fetchPolicy = compileFetchPolicy(options.fetch);
     this.#onLog = options.onLog;
@@ -146,6 +151,7 @@ class SandboxIsolateHost implements IsolateHost {
       resultBytes: this.#limits.resultBytes,
       logLineBytes: this.#limits.logLineBytes,
       sha256MaxChars: SHA256_MAX_CHARS,
+      jsonDepth: this.#limits.jsonDepth,
     };
   }
 
@@ -501,7 +507,7 @@ class SandboxIsolateHost implements IsolateHost {
     const call = entry.call;
     // SECURITY: per-call line budget enforced on the host.
     if (call.logLines >= this.#limits.logLinesPerCall) return;
-    const line = buildLogLine(entry.bundle.name, call.hook, level, message, fields, this.#limits.logLineBytes);
+    const line = buildLogLine(entry.bundle.name, call.hook, level, message, fields, this.#limits.logLineBytes, this.#limits.jsonDepth);
     if (line === undefined) return;
     call.logLines++;
     try {
@@ -635,8 +641,12 @@ function toInvalidBundle(bundle: BundleCode, err: unknown, memoryMb: number): Vc
   });
 }
 
-function validateLimits(limits: SandboxLimits): void {
-  for (const key of ["isolateMemoryMb", "resultBytes", "codeBytes", "logLinesPerCall", "logLineBytes", "perSessionContexts"] as const) {
+/** Refuse sandbox limits that are not positive numbers (INVALID_CONFIG naming the field). */
+export function assertSandboxLimits(limits: SandboxLimits): void {
+  if (!Number.isSafeInteger(limits.jsonDepth) || limits.jsonDepth < 2 || limits.jsonDepth > JSON_DEPTH_CEILING) {
+    throw new VcpError("INVALID_CONFIG", `sandbox limit jsonDepth must be an integer from 2 to ${JSON_DEPTH_CEILING}`, { field: "jsonDepth" });
+  }
+  for (const key of ["isolateMemoryMb", "resultBytes", "codeBytes", "logLinesPerCall", "logLineBytes", "perSessionContexts", "annotationBytesPerHook", "annotationBytesPerChain"] as const) {
     const v = limits[key];
     if (typeof v !== "number" || !Number.isFinite(v) || v < (key === "logLinesPerCall" ? 0 : 1)) {
       throw new VcpError("INVALID_CONFIG", `sandbox limit ${key} must be a positive number`, { field: key });

@@ -30,6 +30,8 @@
   guest-replaceable `Promise.prototype.then` and species): the prelude chains with the captured
   intrinsic `then` and reports the settlement through a host callback, as a string.
  */
+import { jsonTextDepth } from "../model/json-bounds.js";
+
 export const PRELUDE_SOURCE = String.raw`"use strict"; // SECURITY: strict frames are censored from CallSite.getFunction/getThis and fn.caller, so bundle code cannot reach prelude closures.
 const logCb = $0, sha256Cb = $1, nowCb = $2, fetchCb = $3, settledCb = $5; // SECURITY: raw callbacks live only in this closure, never on the global or a reachable object.
 const G = globalThis;
@@ -50,6 +52,9 @@ const StringSlice = String.prototype.slice, StringCharCodeAt = String.prototype.
 const WeakSetCtor = WeakSet, WeakSetHas = WeakSet.prototype.has, WeakSetAdd = WeakSet.prototype.add;
 const config = JSONparse($4);
 const RESULT_BYTES = config.resultBytes, LOG_LINE_BYTES = config.logLineBytes, SHA256_MAX = config.sha256MaxChars;
+const JSON_DEPTH = config.jsonDepth; // the runtime's input depth bound: one rule for what goes in and what comes out
+// SECURITY: the host's own scanner (model/json-bounds.ts), embedded as source; it calls no method a bundle could replace.
+const jsonTextDepth = ` + String(jsonTextDepth) + String.raw`;
 const MESSAGE_MAX = 1024, STACK_MAX = 4096;
 
 function slice(s, a, b) { return ReflectApply(StringSlice, s, [a, b]); }
@@ -94,6 +99,7 @@ const vcpSource = {
       try { f = JSONstringify(fields); } catch (e) { f = "{\"_unserializable\":true}"; }
       if (typeof f !== "string") f = "";
       else if (f.length > LOG_LINE_BYTES) f = "{\"_truncated\":true}";
+      else if (jsonTextDepth(f, JSON_DEPTH) > JSON_DEPTH) f = "{\"_too_deep\":true}"; // SECURITY: the host re-checks
     }
     logCb(l, m, f); // SECURITY: only three strings cross to the host.
   },
@@ -348,6 +354,10 @@ function serialize(result, input) {
   if (chars > RESULT_BYTES || (chars * 3 > RESULT_BYTES && utf8Bytes(r) + utf8Bytes(c) > RESULT_BYTES)) {
     return "Iresult and chain_state exceed " + RESULT_BYTES + " bytes";
   }
+  // SECURITY: too-deep results never leave the isolate (the host re-checks): every copy after this one
+  // (parse, structured clone to the sandbox host, IPC to the runtime) recurses once per level.
+  if (jsonTextDepth(r, JSON_DEPTH + 1) > JSON_DEPTH + 1) return "Iresult nests deeper than " + JSON_DEPTH + " levels below its fields (limits.json_depth)";
+  if (jsonTextDepth(c, JSON_DEPTH) > JSON_DEPTH) return "Ichain_state nests deeper than " + JSON_DEPTH + " levels (limits.json_depth)";
   return "R" + r.length + ":" + r + c;
 }
 

@@ -32,6 +32,15 @@ export interface SandboxLimits {
   readonly logLineBytes: number;
   /** Contexts kept per `per_session` bundle before the least recently used is released. */
   readonly perSessionContexts: number;
+  /**
+   * Deepest nesting of each hook result field, of chain state and of `vcp.log` fields (config
+   * `limits.json_depth`, default 64): the runtime sets it to its input depth bound, one rule for both.
+   */
+  readonly jsonDepth: number;
+  /** Largest serialized `annotations` of one hook result, bytes (config `limits.annotation_bytes_per_hook`, default 64 KiB). */
+  readonly annotationBytesPerHook: number;
+  /** Largest serialized `annotations` of all hooks of one chain together, bytes (config `limits.annotation_bytes_per_chain`, default 256 KiB). */
+  readonly annotationBytesPerChain: number;
 }
 
 export interface FetchPolicy {

@@ -23,7 +23,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import swagger from "@fastify/swagger";
 import { Transform, type TransformCallback } from "node:stream";
 import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
-import { HOOK_TYPES, VcpError, type HookType } from "../index.js";
+import { DEFAULT_JSON_DEPTH, HOOK_TYPES, jsonValueDepth, VcpError, type HookType } from "../index.js";
 import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, type AuthPrincipal, type Role } from "./auth.js";
 import { ERROR_SCHEMA, HttpError, toHttpError } from "./errors.js";
 import type { ServerRuntime } from "./runtime-port.js";
@@ -61,6 +61,11 @@ export interface VcpServer {
 const REQUEST_TIMEOUT_MS = 30_000;
 /** Hard ceiling for any body, above which no live limit can go (the config schema's max). */
 const BODY_CEILING = 64 * 1024 * 1024;
+/**
+ * Levels a client body adds around the fields the runtime bounds by `limits.json_depth`: the body
+ * object, and the array of `conflict.constitutions`.
+ */
+const BODY_ENVELOPE_DEPTH = 2;
 /** A bundle upload may exceed bundle_bytes (the code cap) by this much for the manifest, digest and signatures. */
 const BUNDLE_ENVELOPE_BYTES = 64 * 1024;
 
@@ -178,6 +183,25 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     });
     payload.on("error", (err) => counter.destroy(err));
     done(null, payload.pipe(counter));
+  });
+
+  // SECURITY: the runtime's depth rule (model/json-bounds.ts), applied to the whole parsed body before
+  // schema validation or any handler walks it; each field is then bounded exactly by the runtime.
+  // Parsing itself is not recursive in V8, and the body size was capped before it.
+  const bodyDepthLimit = (runtime.limits?.json_depth ?? DEFAULT_JSON_DEPTH) + BODY_ENVELOPE_DEPTH;
+  app.addHook("preValidation", (request, _reply, done) => {
+    const config = request.routeOptions.config as Partial<RouteConfig>;
+    if (config.limit !== "body" || request.body === undefined || request.body === null) return done();
+    if (jsonValueDepth(request.body, bodyDepthLimit) > bodyDepthLimit) {
+      return done(
+        new VcpError("INVALID_INPUT", `body: nests arrays/objects deeper than ${bodyDepthLimit} levels (limits.json_depth + ${BODY_ENVELOPE_DEPTH} for the request envelope)`, {
+          field: "body",
+          rule: "max_depth",
+          limit: bodyDepthLimit,
+        }),
+      );
+    }
+    done();
   });
 
   // While draining, every response closes its connection: a kept-alive socket that turns idle after

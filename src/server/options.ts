@@ -10,7 +10,8 @@
  * Need a restart (a reload that changes them keeps the running values and logs which ones):
  *   listen, data_dir, pool, keyring, require_signatures, audit, fetch, chain_deadline_ms, cascade,
  *   conflict_strategy, safety_critical_rules, limits.registrations_per_minute, limits.result_bytes,
- *   limits.sessions_per_client, redact_keys — they are owned by the runtime or the sandbox process, built once at start.
+ *   limits.sessions_per_client, limits.json_depth, limits.input_bytes, limits.annotation_bytes_per_hook/_per_chain,
+ *   redact_keys — they are owned by the runtime or the sandbox process, built once at start.
  */
 import { isDeepStrictEqual } from "node:util";
 import type { ResolvedConfig } from "../config/config.js";
@@ -34,6 +35,10 @@ export const RESTART_FIELDS = [
   "limits.registrations_per_minute",
   "limits.result_bytes",
   "limits.sessions_per_client",
+  "limits.json_depth",
+  "limits.input_bytes",
+  "limits.annotation_bytes_per_hook",
+  "limits.annotation_bytes_per_chain",
   "redact_keys",
 ] as const;
 
@@ -64,11 +69,18 @@ export function runtimeOptionsFor(config: ResolvedConfig) {
     cascade: { disableFailingHooks: config.cascade.disable_failing_hooks },
     conflictStrategy: config.conflict_strategy,
     redactKeys: [...config.redact_keys],
+    inputLimits: { maxDepth: config.limits.json_depth, maxBytes: config.limits.input_bytes },
     audit: { path: config.audit.path, fsync: config.audit.fsync, rotateBytes: config.audit.rotate_bytes, redactKeys: [...config.redact_keys] },
     sandbox: {
       threads: config.pool.threads,
       maxQueue: config.pool.max_queue,
-      limits: { isolateMemoryMb: config.pool.isolate_memory_mb, resultBytes: config.limits.result_bytes, codeBytes: config.limits.bundle_bytes },
+      limits: {
+        isolateMemoryMb: config.pool.isolate_memory_mb,
+        resultBytes: config.limits.result_bytes,
+        codeBytes: config.limits.bundle_bytes,
+        annotationBytesPerHook: config.limits.annotation_bytes_per_hook,
+        annotationBytesPerChain: config.limits.annotation_bytes_per_chain,
+      },
       fetch: { allowHosts: [...config.fetch.allow_hosts], denyLlmHosts: [...config.fetch.deny_llm_hosts] },
     },
   };

@@ -39,5 +39,7 @@ export interface ServerRuntime {
   };
   metrics?(): Promise<string>;
   status(): RuntimeStatus;
+  /** The runtime's input bounds; without them the server assumes the defaults. */
+  readonly limits?: { readonly json_depth: number };
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import jsonPatch from "fast-json-patch";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { diffForAudit, hashInput } from "../../../src/audit/index.js";
+import { capAuditDiff } from "../../../src/audit/diff.js";
 
 describe("diffForAudit (RFC 6902)", () => {
   test("a constitution edit becomes a minimal patch, not the full content", () => {
@@ -64,5 +65,20 @@ describe("hashInput", () => {
     expect(a).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
     expect(hashInput({ x: 1 }, "k2")).not.toBe(a);
     expect(a.slice(5)).not.toBe(hashInput({ x: 1 }).slice(7));
+  });
+});
+
+describe("capAuditDiff", () => {
+  test("a patch above the cap becomes one marker element before it leaves the worker", () => {
+    const wide: Record<string, number> = {};
+    for (let i = 0; i < 80_000; i++) wide[`k${i}`] = 0;
+    expect(capAuditDiff(diffForAudit({ a: 1 }, wide))).toEqual([{ _truncated: true, ops: 80_001, bytes: -1 }]);
+    const medium = diffForAudit({}, { text: "x".repeat(70_000) });
+    expect(capAuditDiff(medium)).toEqual([{ _truncated: true, ops: 1, bytes: Buffer.byteLength(JSON.stringify(medium)) }]);
+  });
+
+  test("a patch under the cap is kept as is", () => {
+    const patch = diffForAudit({ a: 1 }, { a: 2 });
+    expect(capAuditDiff(patch)).toBe(patch);
   });
 });

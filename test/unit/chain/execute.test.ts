@@ -185,6 +185,28 @@ describe("runChain", () => {
       expect(result.hook_results.map((h) => [h.hook, h.outcome])).toEqual([["observer", "deadline_exceeded"], ["pii", "ok"]]);
     });
 
+    test("a hook stopped at the deadline spends its tier's share even when the timer fired a millisecond early", async () => {
+      // The sandbox's timer and the executor's clock disagree slightly: the hook is stopped after
+      // budget − 2 ms. The next deployment hook must not run on the 2 ms sliver (this flaked under load).
+      let now = 0;
+      const calls: InvokeRequest[] = [];
+      const inv: ActionInvoker = {
+        async invoke(req): Promise<InvokeOutcome> {
+          calls.push(req);
+          if (req.hook.name === "eat") {
+            now += req.budgetMs - 2;
+            return { kind: "timeout", elapsedMs: req.budgetMs - 2 };
+          }
+          return { kind: "returned", resultJson: '{"status":"continue"}', chainStateJson: "{}" };
+        },
+      };
+      const d: ChainDeps = { invoker: inv, clock: { now: () => now, wallNow: () => 0 }, emit: () => undefined };
+      const plan = compileChainPlan("pre_inject", [hook("eat", { priority: 90, timeout_ms: 5000 }), hook("after", { priority: 10, timeout_ms: 5000 })], 1);
+      const result = await runChain(plan, { ...request(), deadlineMs: 150 }, d);
+      expect(calls.map((c) => c.hook.name)).toEqual(["eat"]);
+      expect(result.hook_results.map((h) => h.outcome)).toEqual(["deadline_exceeded", "skipped_deadline"]);
+    });
+
     test("deployment hooks still share the deadline among themselves: the one stopped early is deadline_exceeded, the next skipped_deadline", async () => {
       const { d, calls, events } = timed({ slow: 900, cut: "timeout" });
       const plan = compileChainPlan("pre_inject", [
@@ -223,5 +245,79 @@ describe("runChain", () => {
     await runChain(compileChainPlan("pre_inject", [hook("one", { priority: 90 }), hook("two", { priority: 80 }), hook("three")], 1), request(), d);
     expect(JSON.parse(calls[1]!.inputJson).context).toEqual({ a: 1 });
     expect(JSON.parse(calls[2]!.inputJson).context).toEqual({ b: 2 });
+  });
+});
+
+describe("runChain: bounds on what hooks return", () => {
+  const deepText = (depth: number) => `{"status":"modify","modified_context":{"d":${"[".repeat(depth)}${"]".repeat(depth)}}}`;
+
+  test("a result nested deeper than limits.json_depth is an invalid_result of that hook, refused before it is parsed", async () => {
+    const { deps: d } = deps(
+      invoker({
+        deep: (input) => ({ kind: "returned", resultJson: deepText(2300), chainStateJson: JSON.stringify(input.chain_state) }),
+        next: (input) => ({ status: "continue", annotations: { saw: input.context } }),
+      }),
+    );
+    const result = await runChain(compileChainPlan("pre_inject", [hook("deep", { priority: 90 }), hook("next")], 1), request(), d);
+    expect(result.hook_results[0]).toMatchObject({ outcome: "invalid_result", status: "continue", error: "result nests deeper than 64 levels below its fields (limits.json_depth)" });
+    expect(result.hook_results[1]!.annotations).toEqual({ saw: { a: 1 } });
+    expect(result.context).toEqual({ a: 1 });
+  });
+
+  test("a field exactly at the depth bound is accepted (what goes in can come back out)", async () => {
+    const { deps: d } = deps(invoker({ h: (input) => ({ kind: "returned", resultJson: deepText(63), chainStateJson: JSON.stringify(input.chain_state) }) }));
+    const result = await runChain(compileChainPlan("pre_inject", [hook("h")], 1), request(), d);
+    expect(result.hook_results[0]).toMatchObject({ outcome: "ok", status: "modify" });
+  });
+
+  test("the configured depth applies (limits.jsonDepth)", async () => {
+    const { deps: d } = deps(invoker({ h: (input) => ({ kind: "returned", resultJson: deepText(10), chainStateJson: JSON.stringify(input.chain_state) }) }), {
+      limits: { jsonDepth: 8 },
+    });
+    const result = await runChain(compileChainPlan("pre_inject", [hook("h")], 1), request(), d);
+    expect(result.hook_results[0]).toMatchObject({ outcome: "invalid_result", error: expect.stringContaining("deeper than 8 levels") });
+  });
+
+  test("chain_state nested too deep is refused and not adopted for later hooks", async () => {
+    const { deps: d } = deps(
+      invoker({
+        deep: () => ({ kind: "returned", resultJson: '{"status":"continue"}', chainStateJson: `{"x":${"[".repeat(3000)}${"]".repeat(3000)}}` }),
+        next: (input) => ({ status: "continue", annotations: { state: input.chain_state } }),
+      }),
+    );
+    const result = await runChain(compileChainPlan("pre_inject", [hook("deep", { priority: 90 }), hook("next")], 1), request(), d);
+    expect(result.hook_results[0]).toMatchObject({ outcome: "invalid_result", error: "chain_state nests deeper than 64 levels (limits.json_depth)" });
+    expect(result.hook_results[1]!.annotations).toEqual({ state: {} });
+  });
+
+  test("annotations above the per-hook cap become a marker; the hook's decision stands", async () => {
+    const { deps: d } = deps(invoker({ big: () => ({ status: "abort", reason: "pii found", annotations: { dump: "x".repeat(5000) } }) }), {
+      limits: { annotationBytesPerHook: 1024, annotationBytesPerChain: 8192 },
+    });
+    const result = await runChain(compileChainPlan("pre_inject", [hook("big")], 1), request(), d);
+    expect(result.status).toBe("aborted");
+    expect(result.hook_results[0]).toMatchObject({ outcome: "ok", status: "abort", reason: "pii found" });
+    expect(result.hook_results[0]!.annotations).toEqual({ _truncated: true, bytes: 5011, limit: 1024, cap: "per_hook" });
+  });
+
+  test("per chain, the largest annotations go first: a hook that fills the budget cannot push out another's small note", async () => {
+    const note = (n: number) => ({ status: "continue", annotations: { note: "y".repeat(n) } });
+    const { deps: d } = deps(invoker({ flood1: () => note(3000), flood2: () => note(3000), small: () => note(100), flood3: () => note(2900) }), {
+      limits: { annotationBytesPerHook: 4096, annotationBytesPerChain: 6000 },
+    });
+    const plan = compileChainPlan("pre_inject", [hook("flood1", { priority: 90 }), hook("flood2", { priority: 80 }), hook("small", { priority: 70 }), hook("flood3", { priority: 60 })], 1);
+    const result = await runChain(plan, request(), d);
+    const [f1, f2, small, f3] = result.hook_results.map((h) => h.annotations as Record<string, unknown>);
+    expect(small).toEqual({ note: "y".repeat(100) });
+    // 3011 + 3011 + 111 + 2911 = 9044 > 6000: the two largest are truncated (the later one first at equal size).
+    expect(f2).toMatchObject({ _truncated: true, cap: "per_chain", limit: 6000, bytes: 3011 });
+    expect(f1).toMatchObject({ _truncated: true, cap: "per_chain" });
+    expect(f3).toEqual({ note: "y".repeat(2900) });
+  });
+
+  test("annotations under both caps are untouched", async () => {
+    const { deps: d } = deps(invoker({ h: () => ({ status: "continue", annotations: { ok: [1, 2, 3] } }) }));
+    const result = await runChain(compileChainPlan("pre_inject", [hook("h")], 1), request(), d);
+    expect(result.hook_results[0]!.annotations).toEqual({ ok: [1, 2, 3] });
   });
 });

@@ -12,7 +12,10 @@ describe("resolveConfig", () => {
     expect(config.data_dir).toBe("/srv/vcp/.vcp");
     expect(config.audit.path).toBe("/srv/vcp/.vcp/audit/audit.jsonl");
     expect(config.require_signatures).toBe(true);
-    expect(config.limits).toEqual({ body_bytes: 1048576, bundle_bytes: 5242880, registrations_per_minute: 30, result_bytes: 1048576, sessions_per_client: 100 });
+    expect(config.limits).toEqual({
+      body_bytes: 1048576, bundle_bytes: 5242880, registrations_per_minute: 30, result_bytes: 1048576, sessions_per_client: 100,
+      json_depth: 64, input_bytes: 1048576, annotation_bytes_per_hook: 65536, annotation_bytes_per_chain: 262144,
+    });
     expect(config.fetch.deny_llm_hosts).toContain("api.openai.com");
     expect(Object.isFrozen(config.limits)).toBe(true);
   });
@@ -36,6 +39,9 @@ describe("resolveConfig", () => {
     [{ pool: { threads: 0 } }, "pool.threads"],
     [{ chain_deadline_ms: { pre_answer: 5 } }, "chain_deadline_ms"],
     [{ limits: { body_bytes: 10 } }, "limits.body_bytes"],
+    [{ limits: { json_depth: 5000 } }, "limits.json_depth"],
+    [{ limits: { input_bytes: 10 } }, "limits.input_bytes"],
+    [{ limits: { annotation_bytes_per_hook: 0 } }, "limits.annotation_bytes_per_hook"],
     [{ conflict_strategy: "coin_flip" }, "conflict_strategy"],
     [{ keyring: { keys: [{ key_id: "k", max_trust: "deployment" }] } }, "keyring.keys[0]"],
     [{ session_hook_allowlist: ["just-a-bundle"] }, "session_hook_allowlist[0]"],

@@ -444,3 +444,68 @@ describe("pipeline without sessions", () => {
     expect(pipeline.list()).toEqual([]);
   });
 });
+
+describe("input bounds (limits.json_depth, limits.input_bytes)", () => {
+  function deep(depth: number): Record<string, unknown> {
+    let v: Record<string, unknown> = {};
+    for (let i = 0; i < depth; i++) v = { d: v };
+    return v;
+  }
+
+  test.each([
+    ["metadata", { metadata: deep(3000) }],
+    ["context", { context: deep(100) }],
+    ["constitution", { constitution: { ...baseConstitution, extra: deep(100) } }],
+    ["context", { context: { blob: "x".repeat(1024 * 1024) } }],
+  ])("open refuses a %s beyond the bounds: INVALID_INPUT naming it, no session", (field, change) => {
+    const { pipeline } = setup();
+    let error: unknown;
+    try {
+      pipeline.open({ session_id: "bounded", context: {}, constitution: baseConstitution, ...change } as never);
+    } catch (err) {
+      error = err;
+    }
+    expectCode(error, "INVALID_INPUT");
+    expect((error as VcpError).details).toMatchObject({ field });
+    expect(pipeline.get("bounded")).toBeUndefined();
+  });
+
+  test("every operation bounds its fields before any chain fires; nothing about the session changes", async () => {
+    const { pipeline, calls } = setup();
+    const before = pipeline.get("s1");
+    const refused = async (p: Promise<unknown>, field: string) =>
+      p.then(
+        () => expect.unreachable(),
+        (err) => {
+          expectCode(err, "INVALID_INPUT");
+          expect((err as VcpError).details).toMatchObject({ field });
+        },
+      );
+    await refused(pipeline.adapt("s1", adaptInput({ context: deep(65) })), "context");
+    await refused(pipeline.transition("s1", { to: "x", trigger: "t", metadata: deep(65) }), "metadata");
+    await refused(pipeline.transition("s1", { to: "x", trigger: "t", adapt: adaptInput({ scores: deep(65) as never }) }), "adapt.scores");
+    await refused(pipeline.conflict("s1", { constitutions: [{ ...baseConstitution, extra: deep(64) }] as never, conflicting_rules: [], conflict_severity: "warning" }), "constitutions");
+    await refused(pipeline.violation("s1", { output: "o".repeat(1024 * 1024 + 1), violated_rules: [], severity: "minor", violation_evidence: "e" }), "output");
+    expect(calls).toHaveLength(0);
+    expect(pipeline.get("s1")).toEqual(before);
+  });
+
+  test("the bounds come from deps.inputBounds", () => {
+    const { pipeline } = setup({}, { inputBounds: { maxDepth: 4, maxBytes: 1 << 20 } });
+    expect(() => pipeline.open({ context: deep(5), constitution: baseConstitution })).toThrow(/context: nests arrays\/objects deeper than 4 levels/);
+  });
+
+  test("a violation whose correcting hook's annotations were truncated is suppressed, never delivered", async () => {
+    const { pipeline } = setup({
+      on_violation: () => ({
+        hook_results: [
+          execution("first", "modify", { annotations: { corrected_output: "small fix" } }),
+          execution("rewriter", "modify", { annotations: { _truncated: true, bytes: 900_000, limit: 65536, cap: "per_hook" } }),
+        ],
+      }),
+    });
+    const out = await pipeline.violation("s1", { output: "rude reply", violated_rules: [], severity: "major", violation_evidence: "insult" });
+    expect(out).toMatchObject({ outcome: "suppress", reason: expect.stringContaining("rewriter") });
+    expect("output" in out).toBe(false);
+  });
+});

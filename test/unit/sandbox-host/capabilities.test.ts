@@ -52,6 +52,12 @@ describe("log lines", () => {
     expect(buildLogLine("b", "h", "info", 42, "", 100)).toBeUndefined();
     expect(buildLogLine("b", "h", "info", "m", "[1,2]", 100)).toEqual({ bundle: "b", hook: "h", level: "info", message: "m", fields: { value: [1, 2] } });
   });
+  test("buildLogLine replaces fields nested deeper than limits.json_depth before parsing them (they travel by structured clone and IPC)", () => {
+    const deep = `{"a":${"[".repeat(2040)}${"]".repeat(2040)}}`;
+    expect(buildLogLine("b", "h", "info", "m", deep, 8192)?.fields).toEqual({ _too_deep: true });
+    expect(buildLogLine("b", "h", "info", "m", '{"a":[[[1]]]}', 8192, 3)?.fields).toEqual({ _too_deep: true });
+    expect(buildLogLine("b", "h", "info", "m", '{"a":[[1]]}', 8192, 3)?.fields).toEqual({ a: [[1]] });
+  });
   test("buildLogLine redacts secret-looking keys at any depth and drops prototype keys", () => {
     const line = buildLogLine("b", "h", "info", "m", '{"a":{"password":"x","Authorization":"y"},"constructor":{"prototype":1},"ok":1}', 1000);
     expect(line?.fields).toEqual({ a: { password: "[REDACTED]", Authorization: "[REDACTED]" }, ok: 1 });

@@ -326,3 +326,33 @@ describe("lifecycle", () => {
     expect(s.heapUsedBytes).toBeGreaterThan(0);
   });
 });
+
+describe("depth bound inside the isolate (limits.jsonDepth)", () => {
+  test("a result or chain_state deeper than the bound never leaves the isolate, even after bundle code replaced built-ins", async () => {
+    const { host: h } = host({ jsonDepth: 8 });
+    const b = bundle(
+      `deep() { let d = {}; for (let i = 0; i < 2300; i++) d = { d }; return { status: "modify", modified_context: { d } }; },
+       edge() { let d = 1; for (let i = 0; i < 7; i++) d = [d]; // annotations: 8 levels, the bound
+       return { status: "continue", annotations: { d } }; },
+       state(input) { let d = {}; for (let i = 0; i < 8; i++) d = { d }; input.chain_state.d = d; return { status: "continue" }; }`,
+      // Top-level code runs before the built-ins are frozen: the scanner must not depend on them.
+      { prefix: `String.prototype.charCodeAt = () => 0; String.prototype.indexOf = () => -1; Array.prototype.push = () => 0;` },
+    );
+    await h.load(b);
+    expect(await h.invoke(request(b, "deep"))).toMatchObject({ kind: "invalid", message: "result nests deeper than 8 levels below its fields (limits.json_depth)" });
+    expect((await h.invoke(request(b, "edge"))).kind).toBe("returned");
+    expect(await h.invoke(request(b, "state"))).toMatchObject({ kind: "invalid", message: "chain_state nests deeper than 8 levels (limits.json_depth)" });
+  });
+
+  test("vcp.log fields deeper than the bound are replaced in the guest", async () => {
+    const { host: h, logs } = host({ jsonDepth: 4 });
+    const b = bundle(`act() { vcp.log("info", "deep", { a: [[[[1]]]] }); vcp.log("info", "ok", { a: [[1]] }); return { status: "continue" }; }`);
+    await h.load(b);
+    await h.invoke(request(b, "act"));
+    expect(logs.map((l) => l.fields)).toEqual([{ _too_deep: true }, { a: [[1]] }]);
+  });
+
+  test("jsonDepth outside 2..256 is INVALID_CONFIG", () => {
+    expect(() => host({ jsonDepth: 5000 })).toThrowError(expect.objectContaining({ code: "INVALID_CONFIG" }));
+  });
+});
