@@ -12,6 +12,13 @@ import {
   SHA256_MAX_CHARS,
   type CompiledFetchPolicy,
 } from "./capabilities.js";
+import {
+  checkBundleCodeText,
+  CODE_TEXT_MAX_CHARS,
+  ICU_TEXT_MAX_CHARS,
+  PROPERTY_ESCAPE_BUDGET,
+  STRING_PROPERTY_WEIGHT,
+} from "./compiled-text.js";
 import { GUEST_GLOBAL_ALLOWLIST, PRELUDE_SOURCE } from "./prelude.js";
 import { MESSAGE_MAX_CHARS, scrubGuestText, STACK_MAX_CHARS } from "./scrub.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, IsolateHost, SandboxLimits } from "./types.js";
@@ -33,7 +40,11 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   perSessionContexts: 64,
 });
 
-/** Budget for a bundle's top-level code, the prelude and `finish()` (DESIGN §4.3). */
+/**
+ * Budget for a bundle's top-level code, the prelude and `finish()` at install (DESIGN §4.3). When a
+ * hook call has to run top-level code first (a new `per_session` context, or an isolate recreated
+ * after a disposal), that code runs within the hook's own timeout instead, capped by this.
+ */
 export const LOAD_TIMEOUT_MS = 1000;
 /** isolated-vm refuses smaller heaps. */
 const MIN_MEMORY_MB = 8;
@@ -59,7 +70,7 @@ export interface IsolateHostOptions {
 /** One context of a bundle's isolate with the guest functions the prelude returned. */
 interface GuestContext {
   readonly context: ivm.Context;
-  readonly run: ivm.Reference<(name: string, input: string, callId: string) => string>;
+  readonly run: ivm.Reference<(name: string, input: string, callId: string, nowMs: number) => string>;
   readonly deliver: ivm.Reference<(id: string, reply: string) => void>;
 }
 
@@ -123,7 +134,16 @@ class SandboxIsolateHost implements IsolateHost {
   readonly #onCatastrophicError: (message: string) => void;
   readonly #clock: Clock;
   readonly #entries = new Map<string, BundleEntry>();
-  readonly #preludeConfigBase: { allow: readonly string[]; resultBytes: number; logLineBytes: number; sha256MaxChars: number };
+  readonly #preludeConfigBase: {
+    allow: readonly string[];
+    resultBytes: number;
+    logLineBytes: number;
+    sha256MaxChars: number;
+    icuTextMaxChars: number;
+    codeTextMaxChars: number;
+    propertyEscapeBudget: number;
+    stringPropertyWeight: number;
+  };
   #nextFetchId = 0;
   #nextCallId = 0;
   #disposed = false;
@@ -146,6 +166,10 @@ class SandboxIsolateHost implements IsolateHost {
       resultBytes: this.#limits.resultBytes,
       logLineBytes: this.#limits.logLineBytes,
       sha256MaxChars: SHA256_MAX_CHARS,
+      icuTextMaxChars: ICU_TEXT_MAX_CHARS,
+      codeTextMaxChars: CODE_TEXT_MAX_CHARS,
+      propertyEscapeBudget: PROPERTY_ESCAPE_BUDGET,
+      stringPropertyWeight: STRING_PROPERTY_WEIGHT,
     };
   }
 
@@ -206,12 +230,17 @@ class SandboxIsolateHost implements IsolateHost {
     const budgetMs = Math.max(1, Math.ceil(req.budgetMs));
     let guest: GuestContext;
     try {
-      guest = this.#contextFor(entry, req.sessionId);
+      // SECURITY: top-level code run for this call (a new per_session context, a recreated isolate)
+      // spends the hook's own budget: it cannot buy a hook more time than its timeout_ms.
+      guest = this.#contextFor(entry, req.sessionId, Math.min(budgetMs, LOAD_TIMEOUT_MS));
     } catch (err) {
+      if (err instanceof VcpError && err.details?.["timed_out"] === true) return { kind: "timeout", elapsedMs: this.#clock.now() - t0 };
       // Re-creating a disposed isolate re-runs top-level code; a bundle that no longer initialises
       // is reported as the hook's failure, and the next call tries again.
       return { kind: "threw", message: err instanceof VcpError ? err.message : "bundle could not be initialised" };
     }
+    const runBudgetMs = Math.ceil(budgetMs - (this.#clock.now() - t0));
+    if (runBudgetMs < 1) return { kind: "timeout", elapsedMs: this.#clock.now() - t0 };
     const iso = entry.isolate!;
     const call = entry.call;
     call.hook = req.hook.name;
@@ -227,7 +256,8 @@ class SandboxIsolateHost implements IsolateHost {
     try {
       // SECURITY: only three primitive strings cross into the isolate; the timeout bounds all
       // synchronous guest work including the microtasks V8 drains before applySync returns.
-      out = guest.run.applySync(undefined, [exportName, req.inputJson, call.id], { timeout: budgetMs });
+      // SECURITY: the call's frozen clock (whole milliseconds): the guest's only time source.
+      out = guest.run.applySync(undefined, [exportName, req.inputJson, call.id, Math.floor(this.#clock.wallNow())], { timeout: runBudgetMs });
     } catch (err) {
       return this.#failure(entry, iso, err, t0, cpu0);
     }
@@ -353,6 +383,7 @@ class SandboxIsolateHost implements IsolateHost {
         bundle: bundle.name,
       });
     }
+    checkBundleCodeText(bundle.name, bundle.code); // SECURITY: before V8 parses the regular-expression literals.
     const requested = typeof bundle.memoryMb === "number" && Number.isFinite(bundle.memoryMb) ? bundle.memoryMb : this.#limits.isolateMemoryMb;
     // SECURITY: the manifest may lower the heap limit, never raise it above the host's cap.
     const memoryMb = Math.max(MIN_MEMORY_MB, Math.floor(Math.min(requested, this.#limits.isolateMemoryMb)));
@@ -371,7 +402,7 @@ class SandboxIsolateHost implements IsolateHost {
       recreated: 0,
       calls: 0,
     };
-    const first = this.#ensureIsolate(entry);
+    const first = this.#ensureIsolate(entry, LOAD_TIMEOUT_MS);
     const names = first.names.split("\n").filter((n) => n !== "" && EXPORT_NAME.test(n));
     entry.exports.push(...names);
     for (const n of names) (entry.exportSet as Set<string>).add(n);
@@ -379,8 +410,8 @@ class SandboxIsolateHost implements IsolateHost {
     return entry;
   }
 
-  /** Create the isolate (first load or after a disposal) and one initialised context. */
-  #ensureIsolate(entry: BundleEntry): { names: string } {
+  /** Create the isolate (first load or after a disposal) and one initialised context; top-level code gets `timeoutMs`. */
+  #ensureIsolate(entry: BundleEntry, timeoutMs: number): { names: string } {
     const isolate = new ivm.Isolate({
       memoryLimit: entry.memoryMb,
       // SECURITY: V8 lost control of the isolate; the process must be replaced (DESIGN §4.1).
@@ -395,7 +426,7 @@ class SandboxIsolateHost implements IsolateHost {
       entry.shared = null;
       entry.sessions.clear();
       entry.spare = null;
-      const { guest, names } = this.#createContext(entry, isolate, script);
+      const { guest, names } = this.#createContext(entry, isolate, script, timeoutMs);
       if (entry.bundle.isolation === "per_session") entry.spare = guest;
       else entry.shared = guest;
       if (entry.initialised) entry.recreated++;
@@ -405,11 +436,11 @@ class SandboxIsolateHost implements IsolateHost {
       if (!isolate.isDisposed) isolate.dispose();
       entry.isolate = null;
       entry.script = null;
-      throw toInvalidBundle(entry.bundle, err, entry.memoryMb);
+      throw toInvalidBundle(entry.bundle, err, entry.memoryMb, timeoutMs);
     }
   }
 
-  #createContext(entry: BundleEntry, isolate: ivm.Isolate, script: ivm.Script): { guest: GuestContext; names: string } {
+  #createContext(entry: BundleEntry, isolate: ivm.Isolate, script: ivm.Script, timeoutMs: number): { guest: GuestContext; names: string } {
     const context = isolate.createContextSync();
     const trust = entry.bundle.trust;
     const holder: { deliver: ivm.Reference<(id: string, reply: string) => void> | null } = { deliver: null };
@@ -420,17 +451,17 @@ class SandboxIsolateHost implements IsolateHost {
       if (entry.isolate === isolate) this.#log(entry, level, message, fields);
     });
     const shaCb = new ivm.Callback((text: unknown) => sha256Hex(text));
-    const nowCb = new ivm.Callback(() => Math.floor(this.#clock.wallNow()));
     const settledCb = new ivm.Callback((id: unknown, reply: unknown) => this.#settled(entry, isolate, id, reply));
     // SECURITY: fetch exists only for system trust; other levels do not get the function at all.
     const fetchCb =
       trust === "system"
         ? new ivm.Callback((url: unknown, initJson: unknown) => this.#fetchStart(entry, isolate, holder, url, initJson))
         : undefined;
-    const config = JSON.stringify(this.#preludeConfigBase);
+    // nowMs: the frozen clock top-level code sees (run() moves it at each call).
+    const config = JSON.stringify({ ...this.#preludeConfigBase, nowMs: Math.floor(this.#clock.wallNow()) });
     let api: ivm.Reference<Record<string, unknown>> | undefined;
     try {
-      api = context.evalClosureSync(PRELUDE_SOURCE, [logCb, shaCb, nowCb, fetchCb, config, settledCb], {
+      api = context.evalClosureSync(PRELUDE_SOURCE, [logCb, shaCb, fetchCb, config, settledCb], {
         timeout: LOAD_TIMEOUT_MS,
         filename: "vcp-prelude:///prelude.js",
         result: { reference: true },
@@ -440,8 +471,12 @@ class SandboxIsolateHost implements IsolateHost {
       const run = api.getSync("run", { reference: true }) as GuestContext["run"];
       const deliver = api.getSync("deliver", { reference: true }) as GuestContext["deliver"];
       holder.deliver = deliver;
-      script.runSync(context, { timeout: LOAD_TIMEOUT_MS });
-      const names = finish.applySync(undefined, [], { timeout: LOAD_TIMEOUT_MS });
+      // The prelude is ours and runs under the load budget; the bundle's code gets `timeoutMs`.
+      const t0 = this.#clock.now();
+      script.runSync(context, { timeout: timeoutMs });
+      const left = Math.ceil(timeoutMs - (this.#clock.now() - t0));
+      if (left < 1) throw new Error(TIMED_OUT_MESSAGE);
+      const names = finish.applySync(undefined, [], { timeout: left });
       finish.release();
       if (typeof names !== "string") throw new Error("prelude returned no export list");
       return { guest: { context, run, deliver }, names };
@@ -453,8 +488,8 @@ class SandboxIsolateHost implements IsolateHost {
     }
   }
 
-  #contextFor(entry: BundleEntry, sessionId: string): GuestContext {
-    if (entry.isolate === null || entry.isolate.isDisposed) this.#ensureIsolate(entry);
+  #contextFor(entry: BundleEntry, sessionId: string, timeoutMs: number): GuestContext {
+    if (entry.isolate === null || entry.isolate.isDisposed) this.#ensureIsolate(entry, timeoutMs);
     if (entry.bundle.isolation !== "per_session") return entry.shared!;
     const sessions = entry.sessions;
     const found = sessions.get(sessionId);
@@ -468,10 +503,13 @@ class SandboxIsolateHost implements IsolateHost {
     entry.spare = null;
     if (guest === null) {
       try {
-        guest = this.#createContext(entry, entry.isolate!, entry.script!).guest;
+        guest = this.#createContext(entry, entry.isolate!, entry.script!, timeoutMs).guest;
       } catch (err) {
-        if (entry.isolate!.isDisposed) this.#discardIsolate(entry, entry.isolate!);
-        throw toInvalidBundle(entry.bundle, err, entry.memoryMb);
+        const iso = entry.isolate!;
+        const raw = err instanceof Error ? err.message : String(err);
+        // SECURITY: as after a timed-out call, a terminated or over-limit isolate is not reused.
+        if (iso.isDisposed || raw === TIMED_OUT_MESSAGE || /memory limit/i.test(raw)) this.#discardIsolate(entry, iso);
+        throw toInvalidBundle(entry.bundle, err, entry.memoryMb, timeoutMs);
       }
     }
     // SECURITY: bounded number of per-session contexts; the least recently used is released.
@@ -619,11 +657,13 @@ function splitLengthPrefixed(out: string): [string, string] | undefined {
   return [out.slice(start, start + n), out.slice(start + n)];
 }
 
-function toInvalidBundle(bundle: BundleCode, err: unknown, memoryMb: number): VcpError {
+/** `details.timed_out` tells a hook call that its top-level code ran out of the hook's budget. */
+function toInvalidBundle(bundle: BundleCode, err: unknown, memoryMb: number, timeoutMs: number): VcpError {
   if (err instanceof VcpError) return err;
   const raw = err instanceof Error ? err.message : String(err);
   let message: string;
-  if (raw === TIMED_OUT_MESSAGE) message = `top-level code did not finish within ${LOAD_TIMEOUT_MS} ms`;
+  const timedOut = raw === TIMED_OUT_MESSAGE;
+  if (timedOut) message = `top-level code did not finish within ${timeoutMs} ms`;
   else if (/memory limit/i.test(raw)) message = `isolate memory limit exceeded (${memoryMb} MiB)`;
   else message = scrubGuestText(raw, MESSAGE_MAX_CHARS);
   const stack = err instanceof Error && typeof err.stack === "string" ? scrubGuestText(err.stack) : undefined;
@@ -631,6 +671,7 @@ function toInvalidBundle(bundle: BundleCode, err: unknown, memoryMb: number): Vc
     bundle: bundle.name,
     digest: bundle.digest,
     guest_message: message,
+    ...(timedOut ? { timed_out: true } : {}),
     ...(stack !== undefined ? { guest_stack: stack } : {}),
   });
 }
