@@ -98,8 +98,6 @@ interface BundleEntry {
   shared: GuestContext | null;
   /** per_session: insertion order is recency order (LRU at the front). */
   readonly sessions: Map<string, GuestContext>;
-  /** A context created by load/recreate and not yet given to a session. */
-  spare: GuestContext | null;
   readonly call: CallState;
   /** An isolate was created at least once; later creations count as recreations. */
   initialised: boolean;
@@ -177,7 +175,7 @@ class SandboxIsolateHost implements IsolateHost {
     this.#assertOpen();
     const existing = this.#entries.get(bundle.digest);
     if (existing !== undefined) return { exports: [...existing.exports] };
-    const entry = this.#loadSync(bundle);
+    const entry = this.#loadSync(bundle, LOAD_TIMEOUT_MS);
     return { exports: [...entry.exports] };
   }
 
@@ -219,22 +217,33 @@ class SandboxIsolateHost implements IsolateHost {
    */
   async invoke(req: InvokeRequest): Promise<InvokeOutcome> {
     this.#assertOpen();
+    const t0 = this.#clock.now();
+    const budgetMs = Math.max(1, Math.ceil(req.budgetMs));
+    // SECURITY: top-level code run for this call (the bundle's first call on this thread, a new
+    // per_session context, an isolate recreated after a failure) spends the hook's own budget, capped
+    // by the load budget: it cannot buy a hook more time than its timeout_ms.
+    const initBudgetMs = (): number => Math.min(LOAD_TIMEOUT_MS, Math.ceil(budgetMs - (this.#clock.now() - t0)));
     const digest = req.hook.action.digest;
     let entry = digest === undefined ? undefined : this.#entries.get(digest);
-    if (entry === undefined) entry = this.#loadFromSource(digest, req.hook.action.bundle);
+    if (entry === undefined) {
+      try {
+        entry = this.#loadFromSource(digest, req.hook.action.bundle, initBudgetMs());
+      } catch (err) {
+        if (isInitTimeout(err)) return { kind: "timeout", elapsedMs: this.#clock.now() - t0 };
+        throw err;
+      }
+    }
     const exportName = req.hook.action.export;
     if (!entry.exportSet.has(exportName)) {
       return { kind: "threw", message: `action "${exportName}" is not an exported function of bundle ${entry.bundle.name}` };
     }
-    const t0 = this.#clock.now();
-    const budgetMs = Math.max(1, Math.ceil(req.budgetMs));
     let guest: GuestContext;
     try {
-      // SECURITY: top-level code run for this call (a new per_session context, a recreated isolate)
-      // spends the hook's own budget: it cannot buy a hook more time than its timeout_ms.
-      guest = this.#contextFor(entry, req.sessionId, Math.min(budgetMs, LOAD_TIMEOUT_MS));
+      const left = initBudgetMs();
+      if (left < 1) return { kind: "timeout", elapsedMs: this.#clock.now() - t0 };
+      guest = this.#contextFor(entry, req.sessionId, left);
     } catch (err) {
-      if (err instanceof VcpError && err.details?.["timed_out"] === true) return { kind: "timeout", elapsedMs: this.#clock.now() - t0 };
+      if (isInitTimeout(err)) return { kind: "timeout", elapsedMs: this.#clock.now() - t0 };
       // Re-creating a disposed isolate re-runs top-level code; a bundle that no longer initialises
       // is reported as the hook's failure, and the next call tries again.
       return { kind: "threw", message: err instanceof VcpError ? err.message : "bundle could not be initialised" };
@@ -362,7 +371,7 @@ class SandboxIsolateHost implements IsolateHost {
 
   // ── isolates and contexts ───────────────────────────────────────────────────────────────────
 
-  #loadFromSource(digest: string | undefined, bundleName: string): BundleEntry {
+  #loadFromSource(digest: string | undefined, bundleName: string, timeoutMs: number): BundleEntry {
     const bundle = digest === undefined ? undefined : this.#codeSource?.(digest);
     if (bundle === undefined || digest === undefined) {
       throw new VcpError("UNKNOWN_BUNDLE", `bundle ${bundleName} (${digest ?? "no digest"}) is not loaded in the sandbox`, {
@@ -373,10 +382,10 @@ class SandboxIsolateHost implements IsolateHost {
     if (bundle.digest !== digest) {
       throw new VcpError("INVALID_BUNDLE", `code source returned digest ${bundle.digest} for ${digest}`, { digest });
     }
-    return this.#loadSync(bundle);
+    return this.#loadSync(bundle, timeoutMs);
   }
 
-  #loadSync(bundle: BundleCode): BundleEntry {
+  #loadSync(bundle: BundleCode, timeoutMs: number): BundleEntry {
     // SECURITY: size cap before anything is compiled.
     if (Buffer.byteLength(bundle.code, "utf8") > this.#limits.codeBytes) {
       throw new VcpError("INVALID_BUNDLE", `bundle ${bundle.name}: code exceeds ${this.#limits.codeBytes} bytes`, {
@@ -396,13 +405,12 @@ class SandboxIsolateHost implements IsolateHost {
       script: null,
       shared: null,
       sessions: new Map(),
-      spare: null,
       call: { hook: "", logLines: 0, fetches: 0, deadline: 0, id: "", reply: null, waiter: null },
       initialised: false,
       recreated: 0,
       calls: 0,
     };
-    const first = this.#ensureIsolate(entry, LOAD_TIMEOUT_MS);
+    const first = this.#ensureIsolate(entry, timeoutMs);
     const names = first.names.split("\n").filter((n) => n !== "" && EXPORT_NAME.test(n));
     entry.exports.push(...names);
     for (const n of names) (entry.exportSet as Set<string>).add(n);
@@ -425,9 +433,10 @@ class SandboxIsolateHost implements IsolateHost {
       entry.script = script;
       entry.shared = null;
       entry.sessions.clear();
-      entry.spare = null;
       const { guest, names } = this.#createContext(entry, isolate, script, timeoutMs);
-      if (entry.bundle.isolation === "per_session") entry.spare = guest;
+      // per_session: this context only proved that the code loads and named its exports. Every
+      // session gets a fresh one, created (top-level code and all) within its first hook call's budget.
+      if (entry.bundle.isolation === "per_session") guest.context.release();
       else entry.shared = guest;
       if (entry.initialised) entry.recreated++;
       entry.initialised = true;
@@ -488,7 +497,9 @@ class SandboxIsolateHost implements IsolateHost {
     }
   }
 
+  /** The context a call runs in; top-level code it has to run first gets `timeoutMs` in total. */
   #contextFor(entry: BundleEntry, sessionId: string, timeoutMs: number): GuestContext {
+    const t0 = this.#clock.now();
     if (entry.isolate === null || entry.isolate.isDisposed) this.#ensureIsolate(entry, timeoutMs);
     if (entry.bundle.isolation !== "per_session") return entry.shared!;
     const sessions = entry.sessions;
@@ -499,18 +510,17 @@ class SandboxIsolateHost implements IsolateHost {
       sessions.set(sessionId, found);
       return found;
     }
-    let guest = entry.spare;
-    entry.spare = null;
-    if (guest === null) {
-      try {
-        guest = this.#createContext(entry, entry.isolate!, entry.script!, timeoutMs).guest;
-      } catch (err) {
-        const iso = entry.isolate!;
-        const raw = err instanceof Error ? err.message : String(err);
-        // SECURITY: as after a timed-out call, a terminated or over-limit isolate is not reused.
-        if (iso.isDisposed || raw === TIMED_OUT_MESSAGE || /memory limit/i.test(raw)) this.#discardIsolate(entry, iso);
-        throw toInvalidBundle(entry.bundle, err, entry.memoryMb, timeoutMs);
-      }
+    const left = Math.ceil(timeoutMs - (this.#clock.now() - t0));
+    if (left < 1) throw toInvalidBundle(entry.bundle, new Error(TIMED_OUT_MESSAGE), entry.memoryMb, timeoutMs);
+    let guest: GuestContext;
+    try {
+      guest = this.#createContext(entry, entry.isolate!, entry.script!, left).guest;
+    } catch (err) {
+      const iso = entry.isolate!;
+      const raw = err instanceof Error ? err.message : String(err);
+      // SECURITY: as after a timed-out call, a terminated or over-limit isolate is not reused.
+      if (iso.isDisposed || raw === TIMED_OUT_MESSAGE || /memory limit/i.test(raw)) this.#discardIsolate(entry, iso);
+      throw toInvalidBundle(entry.bundle, err, entry.memoryMb, timeoutMs);
     }
     // SECURITY: bounded number of per-session contexts; the least recently used is released.
     while (sessions.size >= this.#limits.perSessionContexts) {
@@ -527,7 +537,6 @@ class SandboxIsolateHost implements IsolateHost {
       entry.isolate = null;
       entry.script = null;
       entry.shared = null;
-      entry.spare = null;
       entry.sessions.clear();
     }
     disposeWhenIdle(iso);
@@ -596,7 +605,6 @@ function releaseIsolate(entry: BundleEntry): void {
   entry.isolate = null;
   entry.script = null;
   entry.shared = null;
-  entry.spare = null;
   entry.sessions.clear();
   if (iso !== null) disposeWhenIdle(iso);
 }
@@ -655,6 +663,11 @@ function splitLengthPrefixed(out: string): [string, string] | undefined {
   const start = colon + 1;
   if (!Number.isSafeInteger(n) || n < 0 || start + n > out.length) return undefined;
   return [out.slice(start, start + n), out.slice(start + n)];
+}
+
+/** Top-level code run for a hook call ran out of the hook's budget (see toInvalidBundle). */
+function isInitTimeout(err: unknown): boolean {
+  return err instanceof VcpError && err.details?.["timed_out"] === true;
 }
 
 /** `details.timed_out` tells a hook call that its top-level code ran out of the hook's budget. */
