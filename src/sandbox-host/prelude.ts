@@ -251,6 +251,27 @@ function localeList(what, locales) {
   }
   return copy;
 }
+// Formatting and collation options: V8 copies every string option outside the heap before it checks
+// it against the allowed values ({timeZone: "a".repeat(3e7)} took 150 MB of host RSS). The intrinsic
+// gets a fresh object holding the ECMA-402 options, read once, strings at most LOCALE_TAG_MAX long.
+const LOCALE_OPTION_NAMES = ["localeMatcher", "usage", "sensitivity", "ignorePunctuation", "collation", "numeric", "caseFirst",
+  "numberingSystem", "style", "currency", "currencyDisplay", "currencySign", "unit", "unitDisplay", "notation", "compactDisplay",
+  "signDisplay", "useGrouping", "roundingMode", "roundingPriority", "roundingIncrement", "trailingZeroDisplay",
+  "minimumIntegerDigits", "minimumFractionDigits", "maximumFractionDigits", "minimumSignificantDigits", "maximumSignificantDigits",
+  "calendar", "hour12", "hourCycle", "timeZone", "weekday", "era", "year", "month", "day", "dayPeriod", "hour", "minute",
+  "second", "fractionalSecondDigits", "timeZoneName", "formatMatcher", "dateStyle", "timeStyle"];
+function localeOptions(what, options) {
+  if (options === undefined || options === null || (typeof options !== "object" && typeof options !== "function")) return options;
+  const copy = ObjectCreate(null);
+  for (let i = 0; i < LOCALE_OPTION_NAMES.length; i++) {
+    let v = options[LOCALE_OPTION_NAMES[i]];
+    if (v === undefined) continue;
+    if (v !== null && (typeof v === "object" || typeof v === "function")) v = StringCtor(v);
+    if (typeof v === "string" && v.length > LOCALE_TAG_MAX) throw new RangeErrorCtor(what + ": option " + LOCALE_OPTION_NAMES[i] + " longer than " + LOCALE_TAG_MAX + " characters");
+    copy[LOCALE_OPTION_NAMES[i]] = v;
+  }
+  return copy;
+}
 const StringProto = String.prototype;
 const StringNormalize = StringProto.normalize, StringLocaleCompare = StringProto.localeCompare;
 const StringToLocaleUpperCase = StringProto.toLocaleUpperCase, StringToLocaleLowerCase = StringProto.toLocaleLowerCase;
@@ -261,7 +282,8 @@ replaceMethod(StringProto, "normalize", { normalize() {
 replaceMethod(StringProto, "localeCompare", { localeCompare(that) {
   const s = icuText("String.prototype.localeCompare", thisText("String.prototype.localeCompare", this));
   const t = icuText("String.prototype.localeCompare", StringCtor(that));
-  return ReflectApply(StringLocaleCompare, s, [t, localeList("String.prototype.localeCompare", arguments[1]), arguments[2]]); // SECURITY
+  const what = "String.prototype.localeCompare";
+  return ReflectApply(StringLocaleCompare, s, [t, localeList(what, arguments[1]), localeOptions(what, arguments[2])]); // SECURITY
 } }.localeCompare);
 replaceMethod(StringProto, "toLocaleUpperCase", { toLocaleUpperCase() {
   const s = icuText("String.prototype.toLocaleUpperCase", thisText("String.prototype.toLocaleUpperCase", this));
@@ -276,7 +298,7 @@ replaceMethod(StringProto, "toLocaleLowerCase", { toLocaleLowerCase() {
 function boundLocales(proto, key, what) {
   const intrinsic = proto[key];
   replaceMethod(proto, key, { [key]() {
-    return ReflectApply(intrinsic, this, [localeList(what, arguments[0]), arguments[1]]); // SECURITY
+    return ReflectApply(intrinsic, this, [localeList(what, arguments[0]), localeOptions(what, arguments[1])]); // SECURITY
   } }[key]);
 }
 boundLocales(Number.prototype, "toLocaleString", "Number.prototype.toLocaleString");

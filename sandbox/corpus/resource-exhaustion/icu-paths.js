@@ -1,4 +1,4 @@
-/* corpus {"id":"icu-paths","category":"resource-exhaustion","title":"every built-in that reaches ICU refuses text over 256 Ki characters and locale lists over 8 tags, and the originals cannot be restored","hook":{"type":"pre_inject","timeout_ms":5000,"trust":"deployment","condition":null},"calls":1,"expect":{"outcome":"ok","status":"continue","error_matches":null,"annotations":{"refused":{"normalize":"RangeError","normalize_nfc":"RangeError","localeCompare_this":"RangeError","localeCompare_that":"RangeError","toLocaleUpperCase":"RangeError","toLocaleLowerCase":"RangeError","localeCompare_locales":"RangeError","upper_locales":"RangeError","number_locales":"RangeError","bigint_locales":"RangeError","date_locales":"RangeError","date_string_locales":"RangeError","time_string_locales":"RangeError","array_locales":"RangeError","long_tag":"RangeError","boxed_this":"RangeError"},"restore":{"assign":"TypeError","define":"TypeError","intl":"undefined","same_after":true},"small":{"nfkd":"fi","cmp":-1,"up":"İ","num":"1,234.5"}},"recycled":"none"}} */
+/* corpus {"id":"icu-paths","category":"resource-exhaustion","title":"every built-in that reaches ICU refuses text over 256 Ki characters, locale lists over 8 tags and option strings over 64 characters, and the originals cannot be restored","hook":{"type":"pre_inject","timeout_ms":5000,"trust":"deployment","condition":null},"calls":1,"expect":{"outcome":"ok","status":"continue","error_matches":null,"annotations":{"refused":{"normalize":"RangeError","normalize_nfc":"RangeError","localeCompare_this":"RangeError","localeCompare_that":"RangeError","toLocaleUpperCase":"RangeError","toLocaleLowerCase":"RangeError","localeCompare_locales":"RangeError","upper_locales":"RangeError","number_locales":"RangeError","bigint_locales":"RangeError","date_locales":"RangeError","date_string_locales":"RangeError","time_string_locales":"RangeError","array_locales":"RangeError","long_tag":"RangeError","boxed_this":"RangeError"},"restore":{"assign":"TypeError","define":"TypeError","intl":"undefined","same_after":true},"options":{"time_zone":true,"collation":true,"currency":true},"small":{"nfkd":"fi","cmp":-1,"up":"İ","num":"1,234.5","eur":"€1,234.50","base":0}},"recycled":"none"}} */
 // Each probe is just over a cap, so it would run (and cost ICU memory) without the sandbox's
 // wrappers; with them every one is a RangeError raised before ICU sees the argument.
 const OVER = 2 ** 18 + 1;
@@ -26,6 +26,14 @@ export function action(input) {
     long_tag: name(() => "a".localeCompare("b", "en-" + "a".repeat(200))),
     boxed_this: name(() => String.prototype.normalize.call({ toString: () => big })),
   };
+  // V8 copies an option string outside the heap before rejecting it: the sandbox refuses it first.
+  const long = "a".repeat(1000);
+  const optionRefused = (f) => { try { f(); return false; } catch (e) { return /option \w+ longer than 64 characters/.test(String(e && e.message)); } };
+  const options = {
+    time_zone: optionRefused(() => new Date(0).toLocaleString("en", { timeZone: long })),
+    collation: optionRefused(() => "a".localeCompare("b", "en", { collation: long })),
+    currency: optionRefused(() => (1).toLocaleString("en", { style: "currency", currency: { toString: () => long } })),
+  };
   const before = String.prototype.normalize;
   const restore = {
     assign: name(() => { String.prototype.normalize = function () { return "x"; }; }),
@@ -33,6 +41,9 @@ export function action(input) {
     intl: typeof globalThis.Intl,
     same_after: String.prototype.normalize === before,
   };
-  const small = { nfkd: "\ufb01".normalize("NFKD"), cmp: "a".localeCompare("b"), up: "i".toLocaleUpperCase("tr"), num: (1234.5).toLocaleString("en-US") };
-  return { status: "continue", annotations: { refused, restore, small } };
+  const small = {
+    nfkd: "\ufb01".normalize("NFKD"), cmp: "a".localeCompare("b"), up: "i".toLocaleUpperCase("tr"), num: (1234.5).toLocaleString("en-US"),
+    eur: (1234.5).toLocaleString("en-US", { style: "currency", currency: "EUR" }), base: "a".localeCompare("A", "en", { sensitivity: "base" }),
+  };
+  return { status: "continue", annotations: { refused, restore, options, small } };
 }
