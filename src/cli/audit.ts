@@ -4,7 +4,7 @@
  * that does not export it yet, rather than failing to load the whole CLI.
  */
 import * as api from "../index.js";
-import { CheckFailed, EXIT_FAILED, EXIT_OK, EXIT_USAGE, parseCommand, printJson, stringOption, UsageError, type Command } from "./common.js";
+import { CheckFailed, escapeControl, EXIT_FAILED, EXIT_OK, EXIT_USAGE, parseCommand, printJson, stringOption, UsageError, type Command } from "./common.js";
 
 const USAGE = `usage: vcp-hooks audit verify <file…> [--anchor <seq>:<hash>] [--json]
 
@@ -47,7 +47,7 @@ export const auditCommand: Command = {
     let anchor: AuditHead | undefined;
     if (anchorText !== undefined) {
       const m = /^(\d+):(.+)$/.exec(anchorText);
-      if (!m) throw new UsageError(`audit verify: --anchor must be <seq>:<hash>, not '${anchorText}'`);
+      if (!m) throw new UsageError(`audit verify: --anchor must be <seq>:<hash>, not '${escapeControl(anchorText)}'`);
       anchor = { seq: Number(m[1]), hash: m[2]! };
     }
     const verify = (api as unknown as Record<string, unknown>)["verifyAuditLog"];
@@ -61,7 +61,7 @@ export const auditCommand: Command = {
       io.out(`OK ${verdict.records} record(s); head seq ${verdict.head.seq} ${verdict.head.hash}${verdict.torn_tail ? " (a torn final line, never acknowledged, was ignored)" : ""}`);
     } else {
       throw new CheckFailed(
-        `audit log broken at seq ${verdict.first_bad_seq}: ${verdict.reason}${verdict.file && !verdict.reason.includes(verdict.file) ? ` (${verdict.file}${verdict.line !== undefined ? `:${verdict.line}` : ""})` : ""}; ${verdict.records} record(s) verified before it`,
+        `audit log broken at seq ${verdict.first_bad_seq}: ${escapeControl(verdict.reason)}${verdict.file && !verdict.reason.includes(verdict.file) ? ` (${escapeControl(verdict.file)}${verdict.line !== undefined ? `:${verdict.line}` : ""})` : ""}; ${verdict.records} record(s) verified before it`,
         "AUDIT_BROKEN",
       );
     }

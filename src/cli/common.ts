@@ -27,11 +27,52 @@ export interface Io {
 }
 
 export function processIo(json: boolean): Io {
+  // SECURITY: the last line of defence for every command: whatever a command forgot to escape, no
+  // control character but a line break or a tab reaches the terminal (guest logs, reasons and errors
+  // print here). JSON documents pass unchanged: printJson leaves no raw control characters in them.
+  const write = (stream: NodeJS.WriteStream, text: string): void => {
+    const safe = escapeControlKeepLines(text);
+    stream.write(safe.endsWith("\n") ? safe : `${safe}\n`);
+  };
   return {
     json,
-    out: (text) => void process.stdout.write(text.endsWith("\n") ? text : `${text}\n`),
-    err: (text) => void process.stderr.write(text.endsWith("\n") ? text : `${text}\n`),
+    out: (text) => write(process.stdout, text),
+    err: (text) => write(process.stderr, text),
   };
+}
+
+// ── terminal escaping ────────────────────────────────────────────────────────────────────────────
+// A terminal acts on C0 controls (ESC starts a sequence: cursor moves, colours, window titles, OSC 52
+// clipboard writes), DEL, and C1 controls (U+009B is a one-character CSI). Text a guest or an input
+// file controls is shown with each such character spelled out, so it can neither drive the terminal
+// nor forge lines of the report.
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/g;
+const CONTROL_CHARS_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+const C1_AND_DEL = /[\u007f-\u009f]/g;
+
+function spellOut(c: string): string {
+  if (c === "\n") return "\\n";
+  if (c === "\r") return "\\r";
+  if (c === "\t") return "\\t";
+  return `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`;
+}
+
+/**
+ * One line of guest- or input-controlled text for human output: every control character (C0
+ * including line breaks, DEL, C1) becomes a visible escape (`\x1b`, `\n`).
+ *
+ * @example
+ * ```ts
+ * io.out(`reason: ${escapeControl(hook.reason)}`); // "\u001b[2J" prints as "\x1b[2J"
+ * ```
+ */
+export function escapeControl(text: string): string {
+  return text.replace(CONTROL_CHARS, spellOut);
+}
+
+/** As {@link escapeControl}, but line breaks and tabs stay: for whole multi-line reports. */
+export function escapeControlKeepLines(text: string): string {
+  return text.replace(CONTROL_CHARS_BUT_LINES, spellOut);
 }
 
 /** Progress line on stderr (long work: building, starting the sandbox). */
@@ -41,7 +82,8 @@ export function progress(io: Io, text: string): void {
 
 /** Print a JSON document (with --json) on stdout. */
 export function printJson(io: Io, value: unknown): void {
-  io.out(JSON.stringify(value, null, 2));
+  // JSON.stringify escapes C0 but leaves DEL and C1 raw; \u escapes keep the document valid JSON.
+  io.out(JSON.stringify(value, null, 2).replace(C1_AND_DEL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
 }
 
 export interface Command {

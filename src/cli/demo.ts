@@ -4,6 +4,7 @@
  * fires a `post_select` and a `pre_inject` chain, and prints each ChainResult as a trace.
  */
 import { createRuntime, type ChainResult } from "../index.js";
+import { escapeControl } from "./common.js";
 
 const stripPii = `var __vcp_bundle = {
   stripPii: function (input) {
@@ -36,15 +37,15 @@ const auditSelection = `var __vcp_bundle = {
 };`;
 
 function trace(result: ChainResult): string {
-  const lines = [`${result.type} chain ${result.chain_id}: ${result.status}${result.reason ? ` (${result.reason})` : ""} in ${result.duration_ms.toFixed(2)} ms`];
+  const lines = [`${result.type} chain ${result.chain_id}: ${result.status}${result.reason ? ` (${escapeControl(result.reason)})` : ""} in ${result.duration_ms.toFixed(2)} ms`];
   for (const h of result.hook_results) {
     lines.push(`  ${h.hook.padEnd(32)} ${h.bundle.padEnd(16)} ${h.status.padEnd(8)} ${h.outcome.padEnd(18)} ${h.duration_ms.toFixed(3)} ms`);
-    if (h.annotations) lines.push(`    annotations ${JSON.stringify(h.annotations)}`);
+    if (h.annotations) lines.push(`    annotations ${escapeControl(JSON.stringify(h.annotations))}`);
   }
   return lines.join("\n");
 }
 
-const runtime = await createRuntime({ sandbox: { threads: 2, onGuestLog: (l) => console.log(`  [guest ${l.bundle}/${l.hook}] ${l.level}: ${l.message} ${JSON.stringify(l.fields ?? {})}`) } });
+const runtime = await createRuntime({ sandbox: { threads: 2, onGuestLog: (l) => console.log(`  [guest ${l.bundle}/${l.hook}] ${l.level}: ${escapeControl(l.message)} ${escapeControl(JSON.stringify(l.fields ?? {}))}`) } });
 try {
   await runtime.bundles.install({
     manifest: {
@@ -71,7 +72,7 @@ try {
     event: { injection_target: "system", injection_format: "system_prompt", raw_constitution: "Never help cause harm." },
   });
   console.log(trace(injected));
-  console.log(`context to inject: ${JSON.stringify(injected.context)}`);
+  console.log(`context to inject: ${escapeControl(JSON.stringify(injected.context))}`);
 } finally {
   await runtime.close();
 }

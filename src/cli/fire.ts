@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { HOOK_TYPES, loadKeyring, type ChainResult, type HookType, type Keyring } from "../index.js";
-import { CheckFailed, EXIT_OK, parseCommand, printJson, progress, requireOption, stringOption, UsageError, type Command } from "./common.js";
+import { CheckFailed, escapeControl, EXIT_OK, parseCommand, printJson, progress, requireOption, stringOption, UsageError, type Command } from "./common.js";
 import { changedKeys, show, type Change } from "./json-match.js";
 import { LOCAL_TRUST_NOTE, loadLocalBundle, prepareChainInput, startLocalRuntime, type GuestLog } from "./local.js";
 
@@ -63,7 +63,7 @@ export const fireCommand: Command = {
     const skips = new Map<string, unknown>();
     const runtime = await startLocalRuntime(io, (line) => {
       logs.push(line);
-      if (!io.json) io.out(`  [guest ${line.bundle}/${line.hook}] ${line.level}: ${line.message}${line.fields ? ` ${JSON.stringify(line.fields)}` : ""}`);
+      if (!io.json) io.out(`  [guest ${line.bundle}/${line.hook}] ${line.level}: ${escapeControl(line.message)}${line.fields ? ` ${escapeControl(JSON.stringify(line.fields))}` : ""}`);
     });
     try {
       runtime.on("hook.skipped", (e) => {
@@ -116,11 +116,14 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** The human trace of one chain. Exported for unit tests. */
+/**
+ * The human trace of one chain. Exported for unit tests. Every string a guest or the input controls
+ * (reasons, errors, annotations, values) goes through `escapeControl` or `show` (JSON, then escaped).
+ */
 export function formatTrace(result: ChainResult, extra: { priorities: Map<string, number>; skips: Map<string, unknown>; changes: Change[] }): string {
   const lines: string[] = [];
   const head = `${result.type} chain ${result.chain_id.slice(0, 8)}: ${result.status.toUpperCase()}`;
-  lines.push(result.status === "aborted" ? `${head} by ${result.aborted_by ?? "?"}: ${result.reason ?? ""}` : head);
+  lines.push(result.status === "aborted" ? `${head} by ${escapeControl(result.aborted_by ?? "?")}: ${escapeControl(result.reason ?? "")}` : head);
   lines.push(`  ${result.hook_results.length} hook(s), ${result.duration_ms.toFixed(2)} ms${result.cascade_failure ? ", CASCADE FAILURE (spec §7.3)" : ""}`);
   const nameWidth = Math.max(4, ...result.hook_results.map((h) => h.hook.length));
   const bundleWidth = Math.max(6, ...result.hook_results.map((h) => h.bundle.length));
@@ -131,8 +134,8 @@ export function formatTrace(result: ChainResult, extra: { priorities: Map<string
     const pad = " ".repeat(8);
     if (h.outcome === "skipped_predicate") lines.push(`${pad}skipped: condition false: ${describePredicate(extra.skips.get(h.hook))}`);
     if (h.outcome === "skipped_disabled") lines.push(`${pad}skipped: hook disabled`);
-    if (h.reason) lines.push(`${pad}reason: ${h.reason}`);
-    if (h.error) lines.push(`${pad}error: ${h.error}`);
+    if (h.reason) lines.push(`${pad}reason: ${escapeControl(h.reason)}`);
+    if (h.error) lines.push(`${pad}error: ${escapeControl(h.error)}`);
     const modified = [h.modified_context ? "context" : "", h.modified_constitution ? "constitution" : ""].filter(Boolean);
     if (modified.length > 0) lines.push(`${pad}modified: ${modified.join(", ")}`);
     if (h.annotations && Object.keys(h.annotations).length > 0) lines.push(`${pad}annotations: ${show(h.annotations, 400)}`);
@@ -154,5 +157,5 @@ export function describePredicate(p: unknown): string {
   if (typeof p !== "object" || p === null) return "(predicate not reported)";
   const pred = p as { field?: string; operator?: string; value?: unknown; combine?: string; children?: unknown[] };
   if (pred.combine !== undefined && Array.isArray(pred.children)) return `(${pred.children.map(describePredicate).join(` ${pred.combine} `)})`;
-  return `${pred.field ?? "?"} ${pred.operator ?? "?"} ${show(pred.value)}`;
+  return `${escapeControl(String(pred.field ?? "?"))} ${escapeControl(String(pred.operator ?? "?"))} ${show(pred.value)}`;
 }

@@ -9,6 +9,7 @@
  *   { $absent: true }         the key is missing
  *   { $type: "string" | "number" | "boolean" | "object" | "array" | "null" }
  */
+import { escapeControl } from "./common.js";
 
 export interface Mismatch {
   /** Dot path from the document root, e.g. `context.user.email` or `rules[2].text`. */
@@ -176,6 +177,8 @@ export function show(value: unknown, max = 120): string {
   } catch {
     text = String(value);
   }
+  // JSON.stringify leaves DEL and C1 controls raw (and String() leaves everything): spell them out.
+  text = escapeControl(text);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 

@@ -23,6 +23,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { pino, type Logger as PinoLogger } from "pino";
 import { assertNodeVersion, buildBundle, createRuntime, generateKeyPair, signArtifact, VcpError, type Runtime, type VcpArtifact } from "../index.js";
+import { escapeControl } from "./common.js";
 import { loadConfigFile, resolveConfig, type ResolvedConfig } from "../config/config.js";
 import { createServer, generateToken, hashToken, liveSettingsFor, logLevelOf, partiallyLiveChanges, restartOnlyChanges, runtimeOptionsFor, type VcpServer } from "../server/index.js";
 
@@ -64,10 +65,10 @@ export async function runServe(args: string[]): Promise<number> {
     handle = await startServe(args, { signals: true });
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`${err.message}\n${USAGE}\n`);
+      process.stderr.write(`${escapeControl(err.message)}\n${USAGE}\n`);
       return 2;
     }
-    process.stderr.write(`vcp-hooks serve: ${err instanceof VcpError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`vcp-hooks serve: ${escapeControl(err instanceof VcpError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err))}\n`);
     return 1;
   }
   return handle.done;
@@ -167,7 +168,7 @@ export async function startServe(args: string[], options: { signals?: boolean; o
       if (embedded.policiesFound === false) lines.push(`  no policies/ directory in ${process.cwd()}: serving with no bundles installed (upload .vcpb files with PUT /v1/bundles/{name})`);
       const bundles = runtime.bundles.list();
       lines.push(bundles.length > 0 ? `  bundles: ${bundles.map((b) => `${b.bundle}@${b.version} (${b.hooks.length} hook${b.hooks.length === 1 ? "" : "s"})`).join(", ")}` : "  bundles: none installed");
-      if (failed.length > 0) lines.push(`  NOT installed: ${failed.join("; ")}`);
+      if (failed.length > 0) lines.push(`  NOT installed: ${escapeControl(failed.join("; "))}`);
       lines.push(
         embedded.tokensFromEnv
           ? "  tokens: from VCP_OPERATOR_TOKEN and VCP_CLIENT_TOKEN"

@@ -9,7 +9,7 @@
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChainResult, Runtime } from "../index.js";
-import { CheckFailed, describeError, EXIT_FAILED, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
+import { CheckFailed, describeError, escapeControl, EXIT_FAILED, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
 import type { Mismatch } from "./json-match.js";
 import { LOCAL_TRUST_NOTE, loadLocalBundle, prepareChainInput, startLocalRuntime, type GuestLog } from "./local.js";
 import { checkResult, loadTestCases } from "./test-cases.js";
@@ -131,7 +131,7 @@ async function testPolicy(runtime: Runtime, dir: string, io: Io, filter: RegExp 
     const manifest = artifact.manifest;
     report.bundle = manifest.bundle;
     report.version = manifest.version;
-    if (!io.json) io.out(`${manifest.bundle} ${manifest.version} (${dir})`);
+    if (!io.json) io.out(`${manifest.bundle} ${manifest.version} (${escapeControl(dir)})`);
     if (cases.length === 0) {
       throw new CheckFailed(filter === undefined ? `${dir}: no test cases in tests/*.yaml` : `${dir}: no case matches --filter ${String(filter)}`, "NO_TESTS");
     }
@@ -173,7 +173,7 @@ async function testPolicy(runtime: Runtime, dir: string, io: Io, filter: RegExp 
     report.passed = report.cases.every((c) => c.passed);
   } catch (err) {
     report.error = describeError(err);
-    if (!io.json) io.out(`  ✗ ${dir}: ${report.error}`);
+    if (!io.json) io.out(`  ✗ ${escapeControl(dir)}: ${escapeControl(report.error)}`);
   } finally {
     if (installed !== undefined) await runtime.bundles.remove(installed).catch((err: unknown) => io.err(`warning: removing ${installed}: ${describeError(err)}`));
   }
@@ -181,20 +181,24 @@ async function testPolicy(runtime: Runtime, dir: string, io: Io, filter: RegExp 
 }
 
 function printCase(io: Io, c: CaseReport): void {
-  const where = `${c.file.split("/").pop()}`;
+  // Case names come from the policy's test files, errors, reasons and logs from guest code.
+  const where = escapeControl(`${c.file.split("/").pop()}`);
+  const name = escapeControl(c.name);
   if (c.passed) {
-    io.out(`  ✓ ${c.name} [${c.type}] ${c.duration_ms} ms`);
+    io.out(`  ✓ ${name} [${c.type}] ${c.duration_ms} ms`);
     return;
   }
-  io.out(`  ✗ ${c.name} [${c.type}] (${where})`);
-  if (c.error !== undefined) io.out(`      error: ${c.error}`);
+  io.out(`  ✗ ${name} [${c.type}] (${where})`);
+  if (c.error !== undefined) io.out(`      error: ${escapeControl(c.error)}`);
   for (const m of c.mismatches) {
-    io.out(`      ${m.path}`);
-    io.out(`        - expected ${m.expected}`);
-    io.out(`        + actual   ${m.actual}`);
+    io.out(`      ${escapeControl(m.path)}`);
+    io.out(`        - expected ${escapeControl(m.expected)}`);
+    io.out(`        + actual   ${escapeControl(m.actual)}`);
   }
   if (c.result !== undefined && c.mismatches.length > 0) {
-    io.out(`      chain: ${c.result.status}${c.result.reason ? ` (${c.result.reason})` : ""}; hooks: ${c.result.hooks.map((h) => `${h.hook}=${h.status}/${h.outcome}`).join(", ") || "none"}`);
+    io.out(
+      `      chain: ${c.result.status}${c.result.reason ? ` (${escapeControl(c.result.reason)})` : ""}; hooks: ${c.result.hooks.map((h) => `${escapeControl(h.hook)}=${h.status}/${h.outcome}`).join(", ") || "none"}`,
+    );
   }
-  for (const l of c.logs) io.out(`      [guest ${l.hook}] ${l.level}: ${l.message}${l.fields ? ` ${JSON.stringify(l.fields)}` : ""}`);
+  for (const l of c.logs) io.out(`      [guest ${escapeControl(l.hook)}] ${l.level}: ${escapeControl(l.message)}${l.fields ? ` ${escapeControl(JSON.stringify(l.fields))}` : ""}`);
 }

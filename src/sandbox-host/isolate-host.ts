@@ -12,6 +12,13 @@ import {
   SHA256_MAX_CHARS,
   type CompiledFetchPolicy,
 } from "./capabilities.js";
+import {
+  checkBundleCodeText,
+  CODE_TEXT_MAX_CHARS,
+  ICU_TEXT_MAX_CHARS,
+  PROPERTY_ESCAPE_BUDGET,
+  STRING_PROPERTY_WEIGHT,
+} from "./compiled-text.js";
 import { GUEST_GLOBAL_ALLOWLIST, PRELUDE_SOURCE } from "./prelude.js";
 import { DEFAULT_JSON_DEPTH, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
 import { DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "../chain/annotations.js";
@@ -38,7 +45,11 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   annotationBytesPerChain: DEFAULT_ANNOTATION_BYTES_PER_CHAIN,
 });
 
-/** Budget for a bundle's top-level code, the prelude and `finish()` (DESIGN §4.3). */
+/**
+ * Budget for a bundle's top-level code, the prelude and `finish()` at install (DESIGN §4.3). When a
+ * hook call has to run top-level code first (a new `per_session` context, or an isolate recreated
+ * after a disposal), that code runs within the hook's own timeout instead, capped by this.
+ */
 export const LOAD_TIMEOUT_MS = 1000;
 /** isolated-vm refuses smaller heaps. */
 const MIN_MEMORY_MB = 8;
@@ -64,7 +75,7 @@ export interface IsolateHostOptions {
 /** One context of a bundle's isolate with the guest functions the prelude returned. */
 interface GuestContext {
   readonly context: ivm.Context;
-  readonly run: ivm.Reference<(name: string, input: string, callId: string) => string>;
+  readonly run: ivm.Reference<(name: string, input: string, callId: string, nowMs: number) => string>;
   readonly deliver: ivm.Reference<(id: string, reply: string) => void>;
 }
 
@@ -92,8 +103,6 @@ interface BundleEntry {
   shared: GuestContext | null;
   /** per_session: insertion order is recency order (LRU at the front). */
   readonly sessions: Map<string, GuestContext>;
-  /** A context created by load/recreate and not yet given to a session. */
-  spare: GuestContext | null;
   readonly call: CallState;
   /** An isolate was created at least once; later creations count as recreations. */
   initialised: boolean;
@@ -128,7 +137,17 @@ class SandboxIsolateHost implements IsolateHost {
   readonly #onCatastrophicError: (message: string) => void;
   readonly #clock: Clock;
   readonly #entries = new Map<string, BundleEntry>();
-  readonly #preludeConfigBase: { allow: readonly string[]; resultBytes: number; logLineBytes: number; sha256MaxChars: number; jsonDepth: number };
+  readonly #preludeConfigBase: {
+    allow: readonly string[];
+    resultBytes: number;
+    logLineBytes: number;
+    sha256MaxChars: number;
+    jsonDepth: number;
+    icuTextMaxChars: number;
+    codeTextMaxChars: number;
+    propertyEscapeBudget: number;
+    stringPropertyWeight: number;
+  };
   #nextFetchId = 0;
   #nextCallId = 0;
   #disposed = false;
@@ -152,6 +171,10 @@ class SandboxIsolateHost implements IsolateHost {
       logLineBytes: this.#limits.logLineBytes,
       sha256MaxChars: SHA256_MAX_CHARS,
       jsonDepth: this.#limits.jsonDepth,
+      icuTextMaxChars: ICU_TEXT_MAX_CHARS,
+      codeTextMaxChars: CODE_TEXT_MAX_CHARS,
+      propertyEscapeBudget: PROPERTY_ESCAPE_BUDGET,
+      stringPropertyWeight: STRING_PROPERTY_WEIGHT,
     };
   }
 
@@ -159,7 +182,7 @@ class SandboxIsolateHost implements IsolateHost {
     this.#assertOpen();
     const existing = this.#entries.get(bundle.digest);
     if (existing !== undefined) return { exports: [...existing.exports] };
-    const entry = this.#loadSync(bundle);
+    const entry = this.#loadSync(bundle, LOAD_TIMEOUT_MS);
     return { exports: [...entry.exports] };
   }
 
@@ -201,23 +224,39 @@ class SandboxIsolateHost implements IsolateHost {
    */
   async invoke(req: InvokeRequest): Promise<InvokeOutcome> {
     this.#assertOpen();
+    const t0 = this.#clock.now();
+    const budgetMs = Math.max(1, Math.ceil(req.budgetMs));
+    // SECURITY: top-level code run for this call (the bundle's first call on this thread, a new
+    // per_session context, an isolate recreated after a failure) spends the hook's own budget, capped
+    // by the load budget: it cannot buy a hook more time than its timeout_ms.
+    const initBudgetMs = (): number => Math.min(LOAD_TIMEOUT_MS, Math.ceil(budgetMs - (this.#clock.now() - t0)));
     const digest = req.hook.action.digest;
     let entry = digest === undefined ? undefined : this.#entries.get(digest);
-    if (entry === undefined) entry = this.#loadFromSource(digest, req.hook.action.bundle);
+    if (entry === undefined) {
+      try {
+        entry = this.#loadFromSource(digest, req.hook.action.bundle, initBudgetMs());
+      } catch (err) {
+        if (isInitTimeout(err)) return { kind: "timeout", elapsedMs: this.#clock.now() - t0 };
+        throw err;
+      }
+    }
     const exportName = req.hook.action.export;
     if (!entry.exportSet.has(exportName)) {
       return { kind: "threw", message: `action "${exportName}" is not an exported function of bundle ${entry.bundle.name}` };
     }
-    const t0 = this.#clock.now();
-    const budgetMs = Math.max(1, Math.ceil(req.budgetMs));
     let guest: GuestContext;
     try {
-      guest = this.#contextFor(entry, req.sessionId);
+      const left = initBudgetMs();
+      if (left < 1) return { kind: "timeout", elapsedMs: this.#clock.now() - t0 };
+      guest = this.#contextFor(entry, req.sessionId, left);
     } catch (err) {
+      if (isInitTimeout(err)) return { kind: "timeout", elapsedMs: this.#clock.now() - t0 };
       // Re-creating a disposed isolate re-runs top-level code; a bundle that no longer initialises
       // is reported as the hook's failure, and the next call tries again.
       return { kind: "threw", message: err instanceof VcpError ? err.message : "bundle could not be initialised" };
     }
+    const runBudgetMs = Math.ceil(budgetMs - (this.#clock.now() - t0));
+    if (runBudgetMs < 1) return { kind: "timeout", elapsedMs: this.#clock.now() - t0 };
     const iso = entry.isolate!;
     const call = entry.call;
     call.hook = req.hook.name;
@@ -233,7 +272,8 @@ class SandboxIsolateHost implements IsolateHost {
     try {
       // SECURITY: only three primitive strings cross into the isolate; the timeout bounds all
       // synchronous guest work including the microtasks V8 drains before applySync returns.
-      out = guest.run.applySync(undefined, [exportName, req.inputJson, call.id], { timeout: budgetMs });
+      // SECURITY: the call's frozen clock (whole milliseconds): the guest's only time source.
+      out = guest.run.applySync(undefined, [exportName, req.inputJson, call.id, Math.floor(this.#clock.wallNow())], { timeout: runBudgetMs });
     } catch (err) {
       return this.#failure(entry, iso, err, t0, cpu0);
     }
@@ -338,7 +378,7 @@ class SandboxIsolateHost implements IsolateHost {
 
   // ── isolates and contexts ───────────────────────────────────────────────────────────────────
 
-  #loadFromSource(digest: string | undefined, bundleName: string): BundleEntry {
+  #loadFromSource(digest: string | undefined, bundleName: string, timeoutMs: number): BundleEntry {
     const bundle = digest === undefined ? undefined : this.#codeSource?.(digest);
     if (bundle === undefined || digest === undefined) {
       throw new VcpError("UNKNOWN_BUNDLE", `bundle ${bundleName} (${digest ?? "no digest"}) is not loaded in the sandbox`, {
@@ -349,16 +389,17 @@ class SandboxIsolateHost implements IsolateHost {
     if (bundle.digest !== digest) {
       throw new VcpError("INVALID_BUNDLE", `code source returned digest ${bundle.digest} for ${digest}`, { digest });
     }
-    return this.#loadSync(bundle);
+    return this.#loadSync(bundle, timeoutMs);
   }
 
-  #loadSync(bundle: BundleCode): BundleEntry {
+  #loadSync(bundle: BundleCode, timeoutMs: number): BundleEntry {
     // SECURITY: size cap before anything is compiled.
     if (Buffer.byteLength(bundle.code, "utf8") > this.#limits.codeBytes) {
       throw new VcpError("INVALID_BUNDLE", `bundle ${bundle.name}: code exceeds ${this.#limits.codeBytes} bytes`, {
         bundle: bundle.name,
       });
     }
+    checkBundleCodeText(bundle.name, bundle.code); // SECURITY: before V8 parses the regular-expression literals.
     const requested = typeof bundle.memoryMb === "number" && Number.isFinite(bundle.memoryMb) ? bundle.memoryMb : this.#limits.isolateMemoryMb;
     // SECURITY: the manifest may lower the heap limit, never raise it above the host's cap.
     const memoryMb = Math.max(MIN_MEMORY_MB, Math.floor(Math.min(requested, this.#limits.isolateMemoryMb)));
@@ -371,13 +412,12 @@ class SandboxIsolateHost implements IsolateHost {
       script: null,
       shared: null,
       sessions: new Map(),
-      spare: null,
       call: { hook: "", logLines: 0, fetches: 0, deadline: 0, id: "", reply: null, waiter: null },
       initialised: false,
       recreated: 0,
       calls: 0,
     };
-    const first = this.#ensureIsolate(entry);
+    const first = this.#ensureIsolate(entry, timeoutMs);
     const names = first.names.split("\n").filter((n) => n !== "" && EXPORT_NAME.test(n));
     entry.exports.push(...names);
     for (const n of names) (entry.exportSet as Set<string>).add(n);
@@ -385,8 +425,8 @@ class SandboxIsolateHost implements IsolateHost {
     return entry;
   }
 
-  /** Create the isolate (first load or after a disposal) and one initialised context. */
-  #ensureIsolate(entry: BundleEntry): { names: string } {
+  /** Create the isolate (first load or after a disposal) and one initialised context; top-level code gets `timeoutMs`. */
+  #ensureIsolate(entry: BundleEntry, timeoutMs: number): { names: string } {
     const isolate = new ivm.Isolate({
       memoryLimit: entry.memoryMb,
       // SECURITY: V8 lost control of the isolate; the process must be replaced (DESIGN §4.1).
@@ -400,9 +440,10 @@ class SandboxIsolateHost implements IsolateHost {
       entry.script = script;
       entry.shared = null;
       entry.sessions.clear();
-      entry.spare = null;
-      const { guest, names } = this.#createContext(entry, isolate, script);
-      if (entry.bundle.isolation === "per_session") entry.spare = guest;
+      const { guest, names } = this.#createContext(entry, isolate, script, timeoutMs);
+      // per_session: this context only proved that the code loads and named its exports. Every
+      // session gets a fresh one, created (top-level code and all) within its first hook call's budget.
+      if (entry.bundle.isolation === "per_session") guest.context.release();
       else entry.shared = guest;
       if (entry.initialised) entry.recreated++;
       entry.initialised = true;
@@ -411,11 +452,11 @@ class SandboxIsolateHost implements IsolateHost {
       if (!isolate.isDisposed) isolate.dispose();
       entry.isolate = null;
       entry.script = null;
-      throw toInvalidBundle(entry.bundle, err, entry.memoryMb);
+      throw toInvalidBundle(entry.bundle, err, entry.memoryMb, timeoutMs);
     }
   }
 
-  #createContext(entry: BundleEntry, isolate: ivm.Isolate, script: ivm.Script): { guest: GuestContext; names: string } {
+  #createContext(entry: BundleEntry, isolate: ivm.Isolate, script: ivm.Script, timeoutMs: number): { guest: GuestContext; names: string } {
     const context = isolate.createContextSync();
     const trust = entry.bundle.trust;
     const holder: { deliver: ivm.Reference<(id: string, reply: string) => void> | null } = { deliver: null };
@@ -426,17 +467,17 @@ class SandboxIsolateHost implements IsolateHost {
       if (entry.isolate === isolate) this.#log(entry, level, message, fields);
     });
     const shaCb = new ivm.Callback((text: unknown) => sha256Hex(text));
-    const nowCb = new ivm.Callback(() => Math.floor(this.#clock.wallNow()));
     const settledCb = new ivm.Callback((id: unknown, reply: unknown) => this.#settled(entry, isolate, id, reply));
     // SECURITY: fetch exists only for system trust; other levels do not get the function at all.
     const fetchCb =
       trust === "system"
         ? new ivm.Callback((url: unknown, initJson: unknown) => this.#fetchStart(entry, isolate, holder, url, initJson))
         : undefined;
-    const config = JSON.stringify(this.#preludeConfigBase);
+    // nowMs: the frozen clock top-level code sees (run() moves it at each call).
+    const config = JSON.stringify({ ...this.#preludeConfigBase, nowMs: Math.floor(this.#clock.wallNow()) });
     let api: ivm.Reference<Record<string, unknown>> | undefined;
     try {
-      api = context.evalClosureSync(PRELUDE_SOURCE, [logCb, shaCb, nowCb, fetchCb, config, settledCb], {
+      api = context.evalClosureSync(PRELUDE_SOURCE, [logCb, shaCb, fetchCb, config, settledCb], {
         timeout: LOAD_TIMEOUT_MS,
         filename: "vcp-prelude:///prelude.js",
         result: { reference: true },
@@ -446,8 +487,12 @@ class SandboxIsolateHost implements IsolateHost {
       const run = api.getSync("run", { reference: true }) as GuestContext["run"];
       const deliver = api.getSync("deliver", { reference: true }) as GuestContext["deliver"];
       holder.deliver = deliver;
-      script.runSync(context, { timeout: LOAD_TIMEOUT_MS });
-      const names = finish.applySync(undefined, [], { timeout: LOAD_TIMEOUT_MS });
+      // The prelude is ours and runs under the load budget; the bundle's code gets `timeoutMs`.
+      const t0 = this.#clock.now();
+      script.runSync(context, { timeout: timeoutMs });
+      const left = Math.ceil(timeoutMs - (this.#clock.now() - t0));
+      if (left < 1) throw new Error(TIMED_OUT_MESSAGE);
+      const names = finish.applySync(undefined, [], { timeout: left });
       finish.release();
       if (typeof names !== "string") throw new Error("prelude returned no export list");
       return { guest: { context, run, deliver }, names };
@@ -459,8 +504,10 @@ class SandboxIsolateHost implements IsolateHost {
     }
   }
 
-  #contextFor(entry: BundleEntry, sessionId: string): GuestContext {
-    if (entry.isolate === null || entry.isolate.isDisposed) this.#ensureIsolate(entry);
+  /** The context a call runs in; top-level code it has to run first gets `timeoutMs` in total. */
+  #contextFor(entry: BundleEntry, sessionId: string, timeoutMs: number): GuestContext {
+    const t0 = this.#clock.now();
+    if (entry.isolate === null || entry.isolate.isDisposed) this.#ensureIsolate(entry, timeoutMs);
     if (entry.bundle.isolation !== "per_session") return entry.shared!;
     const sessions = entry.sessions;
     const found = sessions.get(sessionId);
@@ -470,15 +517,17 @@ class SandboxIsolateHost implements IsolateHost {
       sessions.set(sessionId, found);
       return found;
     }
-    let guest = entry.spare;
-    entry.spare = null;
-    if (guest === null) {
-      try {
-        guest = this.#createContext(entry, entry.isolate!, entry.script!).guest;
-      } catch (err) {
-        if (entry.isolate!.isDisposed) this.#discardIsolate(entry, entry.isolate!);
-        throw toInvalidBundle(entry.bundle, err, entry.memoryMb);
-      }
+    const left = Math.ceil(timeoutMs - (this.#clock.now() - t0));
+    if (left < 1) throw toInvalidBundle(entry.bundle, new Error(TIMED_OUT_MESSAGE), entry.memoryMb, timeoutMs);
+    let guest: GuestContext;
+    try {
+      guest = this.#createContext(entry, entry.isolate!, entry.script!, left).guest;
+    } catch (err) {
+      const iso = entry.isolate!;
+      const raw = err instanceof Error ? err.message : String(err);
+      // SECURITY: as after a timed-out call, a terminated or over-limit isolate is not reused.
+      if (iso.isDisposed || raw === TIMED_OUT_MESSAGE || /memory limit/i.test(raw)) this.#discardIsolate(entry, iso);
+      throw toInvalidBundle(entry.bundle, err, entry.memoryMb, timeoutMs);
     }
     // SECURITY: bounded number of per-session contexts; the least recently used is released.
     while (sessions.size >= this.#limits.perSessionContexts) {
@@ -495,7 +544,6 @@ class SandboxIsolateHost implements IsolateHost {
       entry.isolate = null;
       entry.script = null;
       entry.shared = null;
-      entry.spare = null;
       entry.sessions.clear();
     }
     disposeWhenIdle(iso);
@@ -564,7 +612,6 @@ function releaseIsolate(entry: BundleEntry): void {
   entry.isolate = null;
   entry.script = null;
   entry.shared = null;
-  entry.spare = null;
   entry.sessions.clear();
   if (iso !== null) disposeWhenIdle(iso);
 }
@@ -625,11 +672,18 @@ function splitLengthPrefixed(out: string): [string, string] | undefined {
   return [out.slice(start, start + n), out.slice(start + n)];
 }
 
-function toInvalidBundle(bundle: BundleCode, err: unknown, memoryMb: number): VcpError {
+/** Top-level code run for a hook call ran out of the hook's budget (see toInvalidBundle). */
+function isInitTimeout(err: unknown): boolean {
+  return err instanceof VcpError && err.details?.["timed_out"] === true;
+}
+
+/** `details.timed_out` tells a hook call that its top-level code ran out of the hook's budget. */
+function toInvalidBundle(bundle: BundleCode, err: unknown, memoryMb: number, timeoutMs: number): VcpError {
   if (err instanceof VcpError) return err;
   const raw = err instanceof Error ? err.message : String(err);
   let message: string;
-  if (raw === TIMED_OUT_MESSAGE) message = `top-level code did not finish within ${LOAD_TIMEOUT_MS} ms`;
+  const timedOut = raw === TIMED_OUT_MESSAGE;
+  if (timedOut) message = `top-level code did not finish within ${timeoutMs} ms`;
   else if (/memory limit/i.test(raw)) message = `isolate memory limit exceeded (${memoryMb} MiB)`;
   else message = scrubGuestText(raw, MESSAGE_MAX_CHARS);
   const stack = err instanceof Error && typeof err.stack === "string" ? scrubGuestText(err.stack) : undefined;
@@ -637,6 +691,7 @@ function toInvalidBundle(bundle: BundleCode, err: unknown, memoryMb: number): Vc
     bundle: bundle.name,
     digest: bundle.digest,
     guest_message: message,
+    ...(timedOut ? { timed_out: true } : {}),
     ...(stack !== undefined ? { guest_stack: stack } : {}),
   });
 }

@@ -12,7 +12,7 @@
  *  script.runSync(bundle code)          ─▶ bundle top level assigns __vcp_bundle (trapped)
  *  finish()                             ─▶ capture exports, delete trap, tame + deep-freeze intrinsics,
  *                                          lock global bindings; return "name\nname…"
- *  run(export, inputJson, callId)       ─▶ "R<n>:<result><chain_state>" | "T<n>:<msg><stack>" | "I<msg>" | "P<id>"
+ *  run(export, inputJson, callId, now)  ─▶ "R<n>:<result><chain_state>" | "T<n>:<msg><stack>" | "I<msg>" | "P<id>"
  *  settledCb(id, reply)  (after "P")   ◀─  the guest promise settled: the same encoding, strings only
  *  deliver(id, reply)  (vcp.fetch only) ─▶ settles the guest promise of one fetch
  * ```
@@ -20,7 +20,7 @@
  * Rules the prelude follows because bundle code runs in the same realm between the prelude and
  * `finish()` and may have replaced any built-in method by then:
  * - every intrinsic it uses is captured at the top, before any bundle code runs;
- * - raw host callbacks (`$0`..`$3`, `$5`) are only ever called directly (`cb(x)`), never passed to or through
+ * - raw host callbacks (`$0`..`$2`, `$4`) are only ever called directly (`cb(x)`), never passed to or through
  *   an overridable function (`.call`, `.apply`, array methods, iterators), and never stored in a
  *   guest-reachable object;
  * - no array writes or iteration protocols where a guest setter/iterator could observe closure values;
@@ -33,7 +33,7 @@
 import { jsonTextDepth } from "../model/json-bounds.js";
 
 export const PRELUDE_SOURCE = String.raw`"use strict"; // SECURITY: strict frames are censored from CallSite.getFunction/getThis and fn.caller, so bundle code cannot reach prelude closures.
-const logCb = $0, sha256Cb = $1, nowCb = $2, fetchCb = $3, settledCb = $5; // SECURITY: raw callbacks live only in this closure, never on the global or a reachable object.
+const logCb = $0, sha256Cb = $1, fetchCb = $2, settledCb = $4; // SECURITY: raw callbacks live only in this closure, never on the global or a reachable object.
 const G = globalThis;
 // SECURITY: intrinsics captured before bundle code runs; later replacements cannot subvert the prelude.
 const ObjectFreeze = Object.freeze, ObjectCreate = Object.create, ObjectKeys = Object.keys;
@@ -48,9 +48,10 @@ const PromiseProto = Promise.prototype, PromiseThen = Promise.prototype.then; //
 const ObjectProto = Object.prototype, FunctionProto = Function.prototype, ArrayProto = Array.prototype;
 const ErrorCtors = [Error, AggregateError, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError];
 if (typeof SuppressedError === "function") ErrorCtors[ErrorCtors.length] = SuppressedError;
-const StringSlice = String.prototype.slice, StringCharCodeAt = String.prototype.charCodeAt;
+const StringSlice = String.prototype.slice, StringCharCodeAt = String.prototype.charCodeAt, StringIndexOf = String.prototype.indexOf;
+const ReflectHas = Reflect.has, SyntaxErrorCtor = SyntaxError;
 const WeakSetCtor = WeakSet, WeakSetHas = WeakSet.prototype.has, WeakSetAdd = WeakSet.prototype.add;
-const config = JSONparse($4);
+const config = JSONparse($3);
 const RESULT_BYTES = config.resultBytes, LOG_LINE_BYTES = config.logLineBytes, SHA256_MAX = config.sha256MaxChars;
 const JSON_DEPTH = config.jsonDepth; // the runtime's input depth bound: one rule for what goes in and what comes out
 // SECURITY: the host's own scanner (model/json-bounds.ts), embedded as source; it calls no method a bundle could replace.
@@ -84,6 +85,13 @@ addRoot(() => {
   return ArrayIsArray(frames) && frames.length > 0 ? ObjectGetPrototypeOf(frames[0]) : null;
 });
 
+// ── clock: one instant per call ──
+// Counting loop iterations between two edges of any ticking clock turns it into a fine timer, so the
+// guest's clocks do not tick while it runs: Date.now(), new Date(), Date() and vcp.now() all return
+// callNow, the host's wall-clock time (whole milliseconds) when the current call started (for
+// top-level code: when its context was created). Time advances only between calls.
+let callNow = config.nowMs; // SECURITY: the only time source guest code has; set by run() from the host, never read from a clock here.
+
 // ── capabilities: guest wrappers that pass only strings/primitives to the captured callbacks ──
 const pendingFetches = ObjectCreate(null);
 const vcpSource = {
@@ -111,8 +119,7 @@ const vcpSource = {
     return r;
   },
   now() {
-    const n = nowCb();
-    return typeof n === "number" ? n : NaN;
+    return callNow; // the same instant as Date.now(): see "clock" below
   },
 };
 if (fetchCb !== undefined) { // SECURITY: below system trust the capability is absent, not refused.
@@ -191,9 +198,273 @@ if (typeof ArrayBufferTransfer === "function") {
     } }.transfer });
 }
 
+// Non-constructible methods with the built-in's name, defined like built-in methods (writable,
+// non-enumerable, configurable until finish() freezes the prototype).
+function replaceMethod(obj, key, method) {
+  ObjectDefineProperty(obj, key, { __proto__: null, value: method, writable: true, enumerable: false, configurable: true });
+}
+function replaceConstructor(proto, wrapper) {
+  ObjectDefineProperty(wrapper, "prototype", { __proto__: null, value: proto, writable: false, enumerable: false, configurable: false });
+  ObjectDefineProperty(proto, "constructor", { __proto__: null, value: wrapper, writable: true, enumerable: false, configurable: true }); // SECURITY: x.constructor does not lead back to the intrinsic.
+}
+
+// ── Date: the frozen clock ──
+const DateIntrinsic = Date, DateProto = Date.prototype, DateProtoToString = Date.prototype.toString;
+const DateWrapper = function Date(year, monthIndex, day, hours, minutes, seconds, ms) {
+  // SECURITY: "now" is callNow; only explicit arguments reach the intrinsic's own clock-free paths.
+  if (new.target === undefined) return ReflectApply(DateProtoToString, ReflectConstruct(DateIntrinsic, [callNow], DateIntrinsic), []);
+  if (arguments.length === 0) return ReflectConstruct(DateIntrinsic, [callNow], new.target);
+  return ReflectConstruct(DateIntrinsic, arguments, new.target);
+};
+replaceMethod(DateWrapper, "now", { now() { return callNow; } }.now); // SECURITY: no ticking clock inside a call.
+replaceMethod(DateWrapper, "parse", DateIntrinsic.parse);
+replaceMethod(DateWrapper, "UTC", DateIntrinsic.UTC);
+replaceConstructor(DateProto, DateWrapper);
+ObjectDefineProperty(G, "Date", { __proto__: null, value: DateWrapper, writable: true, enumerable: false, configurable: true });
+
+// ── ICU: text and locale lists are bounded before ICU sees them ──
+// ICU works on copies outside the V8 heap, which isolated-vm's memoryLimit does not count, and does
+// not stop for termination: NFKD normalization expands a character up to 18 times ("\uFDFA"), and a
+// locales "list" {length: 2**32-1} is walked index by index in C++ for minutes. Intl itself is absent;
+// these are the built-ins that reach ICU anyway. The intrinsics are held only by this closure.
+const ICU_TEXT_MAX = config.icuTextMaxChars, LOCALE_TAGS_MAX = 8, LOCALE_TAG_MAX = 64;
+function thisText(what, v) {
+  if (v === null || v === undefined) throw new TypeErrorCtor(what + " called on null or undefined");
+  return StringCtor(v);
+}
+function icuText(what, s) {
+  // SECURITY: the cap applies to the primitive string handed to ICU, after every guest conversion ran.
+  if (s.length > ICU_TEXT_MAX) throw new RangeErrorCtor(what + ": a string of " + s.length + " characters exceeds the sandbox limit of " + ICU_TEXT_MAX + " (ICU memory is outside the isolate's memory limit)");
+  return s;
+}
+function localeTag(what, tag) {
+  if (typeof tag === "string" && tag.length > LOCALE_TAG_MAX) throw new RangeErrorCtor(what + ": a locale tag longer than " + LOCALE_TAG_MAX + " characters");
+  return tag;
+}
+// A fresh list of at most LOCALE_TAGS_MAX tags: the intrinsic never reads the guest's object.
+function localeList(what, locales) {
+  if (locales === undefined || locales === null || (typeof locales !== "object" && typeof locales !== "function")) return localeTag(what, locales);
+  const n = +locales.length;
+  const len = n !== n || n < 0 ? 0 : n;
+  if (len > LOCALE_TAGS_MAX) throw new RangeErrorCtor(what + ": more than " + LOCALE_TAGS_MAX + " locales");
+  const copy = [];
+  let j = 0;
+  for (let i = 0; i < len; i++) {
+    if (!ReflectHas(locales, i)) continue;
+    let tag = locales[i];
+    if (tag !== null && (typeof tag === "object" || typeof tag === "function")) tag = StringCtor(tag);
+    ObjectDefineProperty(copy, j++, { __proto__: null, value: localeTag(what, tag), writable: true, enumerable: true, configurable: true });
+  }
+  return copy;
+}
+// Formatting and collation options: V8 copies every string option outside the heap before it checks
+// it against the allowed values ({timeZone: "a".repeat(3e7)} took 150 MB of host RSS). The intrinsic
+// gets a fresh object holding the ECMA-402 options, read once, strings at most LOCALE_TAG_MAX long.
+const LOCALE_OPTION_NAMES = ["localeMatcher", "usage", "sensitivity", "ignorePunctuation", "collation", "numeric", "caseFirst",
+  "numberingSystem", "style", "currency", "currencyDisplay", "currencySign", "unit", "unitDisplay", "notation", "compactDisplay",
+  "signDisplay", "useGrouping", "roundingMode", "roundingPriority", "roundingIncrement", "trailingZeroDisplay",
+  "minimumIntegerDigits", "minimumFractionDigits", "maximumFractionDigits", "minimumSignificantDigits", "maximumSignificantDigits",
+  "calendar", "hour12", "hourCycle", "timeZone", "weekday", "era", "year", "month", "day", "dayPeriod", "hour", "minute",
+  "second", "fractionalSecondDigits", "timeZoneName", "formatMatcher", "dateStyle", "timeStyle"];
+function localeOptions(what, options) {
+  if (options === undefined || options === null || (typeof options !== "object" && typeof options !== "function")) return options;
+  const copy = ObjectCreate(null);
+  for (let i = 0; i < LOCALE_OPTION_NAMES.length; i++) {
+    let v = options[LOCALE_OPTION_NAMES[i]];
+    if (v === undefined) continue;
+    if (v !== null && (typeof v === "object" || typeof v === "function")) v = StringCtor(v);
+    if (typeof v === "string" && v.length > LOCALE_TAG_MAX) throw new RangeErrorCtor(what + ": option " + LOCALE_OPTION_NAMES[i] + " longer than " + LOCALE_TAG_MAX + " characters");
+    copy[LOCALE_OPTION_NAMES[i]] = v;
+  }
+  return copy;
+}
+const StringProto = String.prototype;
+const StringNormalize = StringProto.normalize, StringLocaleCompare = StringProto.localeCompare;
+const StringToLocaleUpperCase = StringProto.toLocaleUpperCase, StringToLocaleLowerCase = StringProto.toLocaleLowerCase;
+replaceMethod(StringProto, "normalize", { normalize() {
+  const s = icuText("String.prototype.normalize", thisText("String.prototype.normalize", this));
+  return ReflectApply(StringNormalize, s, [arguments[0]]); // SECURITY: a checked primitive, never the guest's object.
+} }.normalize);
+replaceMethod(StringProto, "localeCompare", { localeCompare(that) {
+  const s = icuText("String.prototype.localeCompare", thisText("String.prototype.localeCompare", this));
+  const t = icuText("String.prototype.localeCompare", StringCtor(that));
+  const what = "String.prototype.localeCompare";
+  return ReflectApply(StringLocaleCompare, s, [t, localeList(what, arguments[1]), localeOptions(what, arguments[2])]); // SECURITY
+} }.localeCompare);
+replaceMethod(StringProto, "toLocaleUpperCase", { toLocaleUpperCase() {
+  const s = icuText("String.prototype.toLocaleUpperCase", thisText("String.prototype.toLocaleUpperCase", this));
+  return ReflectApply(StringToLocaleUpperCase, s, [localeList("String.prototype.toLocaleUpperCase", arguments[0])]); // SECURITY
+} }.toLocaleUpperCase);
+replaceMethod(StringProto, "toLocaleLowerCase", { toLocaleLowerCase() {
+  const s = icuText("String.prototype.toLocaleLowerCase", thisText("String.prototype.toLocaleLowerCase", this));
+  return ReflectApply(StringToLocaleLowerCase, s, [localeList("String.prototype.toLocaleLowerCase", arguments[0])]); // SECURITY
+} }.toLocaleLowerCase);
+// Number, BigInt and Date formatting goes through ICU formatters too: their text is bounded by the
+// value, their locale lists are not.
+function boundLocales(proto, key, what) {
+  const intrinsic = proto[key];
+  replaceMethod(proto, key, { [key]() {
+    return ReflectApply(intrinsic, this, [localeList(what, arguments[0]), localeOptions(what, arguments[1])]); // SECURITY
+  } }[key]);
+}
+boundLocales(Number.prototype, "toLocaleString", "Number.prototype.toLocaleString");
+boundLocales(BigInt.prototype, "toLocaleString", "BigInt.prototype.toLocaleString");
+boundLocales(DateProto, "toLocaleString", "Date.prototype.toLocaleString");
+boundLocales(DateProto, "toLocaleDateString", "Date.prototype.toLocaleDateString");
+boundLocales(DateProto, "toLocaleTimeString", "Date.prototype.toLocaleTimeString");
+
+// ── text compiled at run time: RegExp patterns, eval and Function sources ──
+// Irregexp parses and compiles a pattern in zone memory outside the V8 heap, without checking for
+// termination: 13,000 "\p{L}" (65 KB, flag u) take 160 MB at construction; 1,000 "\p{RGI_Emoji}"
+// (flag v) 1.2 GB; 16 MB of "(?:a|b)" ~1 GB. A regular-expression literal is validated the same way
+// when its source is parsed, so eval and the Function constructors are bounded too. Every such text
+// is at most CODE_TEXT_MAX characters, with at most PROPERTY_ESCAPE_BUDGET weighted property escapes
+// (the rule of compiled-text.ts, mirrored here).
+const CODE_TEXT_MAX = config.codeTextMaxChars, PROPERTY_ESCAPE_BUDGET = config.propertyEscapeBudget;
+const STRING_PROPERTY_WEIGHT = config.stringPropertyWeight, STRING_PROPERTY_PREFIX = "RGI_Emoji";
+function checkCompiledText(what, text) {
+  if (text.length > CODE_TEXT_MAX) throw new RangeErrorCtor(what + ": " + text.length + " characters exceed the sandbox limit of " + CODE_TEXT_MAX + " for text compiled at run time");
+  let weight = 0;
+  for (let i = ReflectApply(StringIndexOf, text, ["\\"]); i !== -1; i = ReflectApply(StringIndexOf, text, ["\\", i + 2])) {
+    const c = ReflectApply(StringCharCodeAt, text, [i + 1]);
+    if (c !== 0x70 && c !== 0x50) continue; // \p, \P; an escaped backslash is skipped whole
+    weight += ReflectApply(StringSlice, text, [i + 3, i + 3 + STRING_PROPERTY_PREFIX.length]) === STRING_PROPERTY_PREFIX ? STRING_PROPERTY_WEIGHT : 1;
+    if (weight > PROPERTY_ESCAPE_BUDGET) throw new RangeErrorCtor(what + ": more Unicode property escapes (\\p{…}) than the sandbox allows (" + PROPERTY_ESCAPE_BUDGET + ", an emoji-sequence property counts " + STRING_PROPERTY_WEIGHT + ")");
+  }
+  return text;
+}
+
+const RegExpIntrinsic = RegExp, RegExpProto = RegExp.prototype;
+const RegExpGlobalGetter = ObjectGetOwnPropertyDescriptor(RegExpProto, "global").get;
+const RegExpCompile = RegExpProto.compile, RegExpSplit = RegExpProto[Symbol.split], RegExpMatchAll = RegExpProto[Symbol.matchAll];
+const RegExpMatch = RegExpProto[Symbol.match], RegExpSearch = RegExpProto[Symbol.search];
+const SymbolMatch = Symbol.match, SymbolMatchAll = Symbol.matchAll, SymbolSearch = Symbol.search, SymbolSplit = Symbol.split;
+// Has [[RegExpMatcher]]: its source was bounded when it was created (wrapper or literal).
+function isRegExpObject(v) {
+  if (v === null || (typeof v !== "object" && typeof v !== "function")) return false;
+  try { return typeof ReflectApply(RegExpGlobalGetter, v, []) === "boolean"; } catch (e) { return false; }
+}
+// What the intrinsic constructor may see: a real RegExp (the intrinsic reads its [[OriginalSource]],
+// no guest code) or primitive strings already checked. Nothing changes between check and use.
+function regExpArguments(what, pattern, flags) {
+  let p, f = flags === undefined ? undefined : StringCtor(flags);
+  if (isRegExpObject(pattern)) p = pattern;
+  else if (pattern !== null && (typeof pattern === "object" || typeof pattern === "function") && pattern[SymbolMatch]) {
+    const source = pattern.source; // IsRegExp: a RegExp-like object lends its source and flags
+    p = source === undefined ? undefined : StringCtor(source);
+    if (flags === undefined) { const fl = pattern.flags; f = fl === undefined ? undefined : StringCtor(fl); }
+  } else p = pattern === undefined ? undefined : StringCtor(pattern);
+  if (typeof p === "string") checkCompiledText(what, p); // SECURITY: before the intrinsic parses it.
+  return [p, f];
+}
+function newRegExp(what, pattern, flags) {
+  return ReflectConstruct(RegExpIntrinsic, regExpArguments(what, pattern, flags), RegExpIntrinsic);
+}
+const RegExpWrapper = function RegExp(pattern, flags) {
+  if (new.target === undefined && flags === undefined && isRegExpObject(pattern) && pattern.constructor === RegExpWrapper) return pattern;
+  const args = regExpArguments("RegExp", pattern, flags);
+  return ReflectConstruct(RegExpIntrinsic, args, new.target === undefined ? RegExpIntrinsic : new.target);
+};
+// Only Symbol.species (and escape, where V8 has it) carry over: the legacy statics (RegExp.$1,
+// lastMatch, input, …) would show one call's last match, possibly another session's text, to the next.
+ObjectDefineProperty(RegExpWrapper, Symbol.species, ObjectGetOwnPropertyDescriptor(RegExpIntrinsic, Symbol.species));
+{ const d = ObjectGetOwnPropertyDescriptor(RegExpIntrinsic, "escape"); if (d !== undefined) ObjectDefineProperty(RegExpWrapper, "escape", d); }
+replaceConstructor(RegExpProto, RegExpWrapper);
+ObjectDefineProperty(G, "RegExp", { __proto__: null, value: RegExpWrapper, writable: true, enumerable: false, configurable: true });
+replaceMethod(RegExpProto, "compile", { compile(pattern, flags) {
+  const p = isRegExpObject(pattern) ? pattern : pattern === undefined ? undefined : checkCompiledText("RegExp.prototype.compile", StringCtor(pattern));
+  return ReflectApply(RegExpCompile, this, [p, flags === undefined ? undefined : StringCtor(flags)]); // SECURITY
+} }.compile);
+// @@split and @@matchAll build a new RegExp through the species constructor, which is the intrinsic
+// when this.constructor is undefined: on a RegExp-like object that would compile its "source" unchecked.
+function requireRegExp(what, v) {
+  if (!isRegExpObject(v)) throw new TypeErrorCtor(what + " called on an object that is not a RegExp"); // SECURITY
+}
+replaceMethod(RegExpProto, SymbolSplit, { [SymbolSplit](string, limit) {
+  requireRegExp("RegExp.prototype[Symbol.split]", this);
+  return ReflectApply(RegExpSplit, this, [string, limit]);
+} }[SymbolSplit]);
+replaceMethod(RegExpProto, SymbolMatchAll, { [SymbolMatchAll](string) {
+  requireRegExp("RegExp.prototype[Symbol.matchAll]", this);
+  return ReflectApply(RegExpMatchAll, this, [string]);
+} }[SymbolMatchAll]);
+// String.prototype.match/matchAll/search compile a non-RegExp argument as a pattern (RegExpCreate):
+// they follow the spec's steps here, with the checked constructor.
+function requireCallable(what, m) {
+  if (typeof m !== "function") throw new TypeErrorCtor(what + ": Symbol method is not a function");
+  return m;
+}
+replaceMethod(StringProto, "match", { match(regexp) {
+  if (this === null || this === undefined) throw new TypeErrorCtor("String.prototype.match called on null or undefined");
+  if (regexp !== undefined && regexp !== null) {
+    const m = regexp[SymbolMatch];
+    if (m !== undefined && m !== null) return ReflectApply(requireCallable("String.prototype.match", m), regexp, [this]);
+  }
+  const s = StringCtor(this);
+  return ReflectApply(RegExpMatch, newRegExp("String.prototype.match", regexp, undefined), [s]);
+} }.match);
+replaceMethod(StringProto, "search", { search(regexp) {
+  if (this === null || this === undefined) throw new TypeErrorCtor("String.prototype.search called on null or undefined");
+  if (regexp !== undefined && regexp !== null) {
+    const m = regexp[SymbolSearch];
+    if (m !== undefined && m !== null) return ReflectApply(requireCallable("String.prototype.search", m), regexp, [this]);
+  }
+  const s = StringCtor(this);
+  return ReflectApply(RegExpSearch, newRegExp("String.prototype.search", regexp, undefined), [s]);
+} }.search);
+replaceMethod(StringProto, "matchAll", { matchAll(regexp) {
+  if (this === null || this === undefined) throw new TypeErrorCtor("String.prototype.matchAll called on null or undefined");
+  if (regexp !== undefined && regexp !== null) {
+    if (regexp !== null && (typeof regexp === "object" || typeof regexp === "function") && (isRegExpObject(regexp) || regexp[SymbolMatch])) {
+      const flags = regexp.flags;
+      if (flags === undefined || flags === null) throw new TypeErrorCtor("String.prototype.matchAll: flags is null or undefined");
+      if (ReflectApply(StringIndexOf, StringCtor(flags), ["g"]) === -1) throw new TypeErrorCtor("String.prototype.matchAll called with a non-global RegExp argument");
+    }
+    const m = regexp[SymbolMatchAll];
+    if (m !== undefined && m !== null) return ReflectApply(requireCallable("String.prototype.matchAll", m), regexp, [this]);
+  }
+  const s = StringCtor(this);
+  return ReflectApply(RegExpMatchAll, newRegExp("String.prototype.matchAll", regexp, "g"), [s]);
+} }.matchAll);
+
+// eval and the four Function constructors (the three hidden ones are reached through prototypes).
+const EvalIntrinsic = eval;
+ObjectDefineProperty(G, "eval", { __proto__: null, writable: true, enumerable: false, configurable: true, value: { eval(x) {
+  if (typeof x !== "string") return x;
+  // SECURITY: an indirect eval (the callee is not named eval): global scope, never this closure.
+  return EvalIntrinsic(checkCompiledText("eval", x));
+} }.eval });
+function wrapCodeConstructor(intrinsic, name) {
+  const wrapper = { [name]: function () {
+    let checked = "";
+    const args = [];
+    for (let i = 0; i < arguments.length; i++) {
+      const a = StringCtor(arguments[i]);
+      if (a.length > CODE_TEXT_MAX) checkCompiledText(name, a);
+      checked = checkCompiledText(name, checked + a + "\n");
+      ObjectDefineProperty(args, i, { __proto__: null, value: a, writable: true, enumerable: true, configurable: true });
+    }
+    return ReflectConstruct(intrinsic, args, new.target === undefined ? intrinsic : new.target); // SECURITY: checked primitives only.
+  } }[name];
+  replaceConstructor(intrinsic.prototype, wrapper);
+  return wrapper;
+}
+const FunctionWrapper = wrapCodeConstructor(Function, "Function");
+ObjectDefineProperty(G, "Function", { __proto__: null, value: FunctionWrapper, writable: true, enumerable: false, configurable: true });
+const codeIntrinsics = [Function, EvalIntrinsic, RegExpIntrinsic, DateIntrinsic];
+{
+  const kinds = [[function* () {}, "GeneratorFunction"], [async function () {}, "AsyncFunction"], [async function* () {}, "AsyncGeneratorFunction"]];
+  for (let i = 0; i < kinds.length; i++) {
+    const intrinsic = ObjectGetPrototypeOf(kinds[i][0]).constructor;
+    wrapCodeConstructor(intrinsic, kinds[i][1]);
+    codeIntrinsics[codeIntrinsics.length] = intrinsic;
+  }
+}
+
 // The intrinsics as they are before any bundle code runs: what finish() freezes, whatever the bundle
 // has done to the global bindings by then.
 let intrinsicRoots = { v: ArrayBufferIntrinsic, next: null };
+for (let i = 0; i < codeIntrinsics.length; i++) intrinsicRoots = { v: codeIntrinsics[i], next: intrinsicRoots };
 {
   const names = ObjectGetOwnPropertyNames(G);
   for (let i = 0; i < names.length; i++) {
@@ -377,7 +648,8 @@ function settleLater(id, out, input, then) {
   }
 }
 
-function run(name, inputJson, callId) {
+function run(name, inputJson, callId, nowMs) {
+  if (typeof nowMs === "number") callNow = nowMs; // SECURITY: the clock moves only here, between calls.
   const fn = fns === null ? undefined : fns[name];
   if (typeof fn !== "function") return "Iaction is not an exported function of the bundle";
   let input;

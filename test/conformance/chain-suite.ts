@@ -430,7 +430,8 @@ export function defineChainConformance(backendName: string, make: Make): void {
       const slow = uniq("slow-first");
       const victim = uniq("victim");
       await rt.bundles.install(testBundle(slow, [{ name: "wait_a_bit", type: "on_violation", priority: 90, timeout_ms: 5000 }], {
-        wait_a_bit: "function () { var end = Date.now() + 300; while (Date.now() < end) {} return { status: 'continue' }; }",
+        // ≈ 300 ms of one idle core by iteration count: guest clocks are frozen during a call.
+        wait_a_bit: "function () { var x = 0; for (var i = 0; i < 6e8; i++) x += i & 1; return { status: 'continue', annotations: { x: x > 0 } }; }",
       }));
       await rt.bundles.install(testBundle(victim, [{ name: "victim_hook", type: "on_violation", priority: 10 }], { victim_hook: appendTag("victim") }));
       try {

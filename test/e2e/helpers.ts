@@ -96,7 +96,8 @@ export const GUARD_CODE = `var __vcp_bundle = {
     return { status: "continue" };
   },
   observe: function (input) { return { status: "continue", annotations: { observed: true } }; },
-  slow: function (input) { var end = Date.now() + 400; while (Date.now() < end) {} return { status: "continue" }; }
+  // ≈ 400 ms of one idle core by iteration count (guest clocks are frozen during a call).
+  slow: function (input) { var x = 0; for (var i = 0; i < 8e8; i++) x += i & 1; return { status: "continue", annotations: { x: x > 0 } }; }
 };`;
 
 export function guardManifest(overrides: Record<string, unknown> = {}) {

@@ -16,7 +16,10 @@ const preInject = { injection_target: "system", injection_format: "system_prompt
 const postSelect = { candidates: [constitution], selection_rationale: "only one", selection_algorithm: "fixed" };
 
 const BYSTANDER = `export function tag(input) {
-  const end = Date.now() + 150; while (Date.now() < end) {}
+  // ~100 ms of work so the chains are in flight together (the guest clock is frozen during a call,
+  // so a Date.now() loop would never end).
+  let x = 0; for (let i = 0; i < 2e8; i++) x += i & 1;
+  if (x < 0) throw new Error("unreachable");
   return { status: "modify", modified_context: { ...input.context, tagged: true } };
 }`;
 const ATTACKER = `export function deep() {

@@ -35,8 +35,16 @@ export const SPIN_CODE = `var __vcp_bundle = { act(input) { for (;;) {} } };`;
 /** A fatal V8 error ("invalid size") that aborts the whole process, not just the isolate. */
 export const KILLER_CODE = `var __vcp_bundle = { act(input) { return { status: "continue", n: '1'.repeat(2 ** 28).split('').length }; } };`;
 /** Busy for `ms` of wall time, then continue: a slow but well-behaved hook. */
+/**
+ * Simple loop iterations per millisecond of one core, at full speed (≈ 2.3 million measured here).
+ * Guest clocks are frozen for the whole call (a busy-wait on Date.now() never ends), so a hook stays
+ * busy by iteration count: about `ms` on an idle core, longer under load; the tests give such hooks
+ * timeouts several times that long.
+ */
+export const GUEST_ITERATIONS_PER_MS = 2_000_000;
+
 export function busyCode(ms: number): string {
-  return `var __vcp_bundle = { act(input) { const end = Date.now() + ${ms}; while (Date.now() < end) {} return { status: "continue" }; } };`;
+  return `var __vcp_bundle = { act(input) { let x = 0; for (let i = 0; i < ${ms * GUEST_ITERATIONS_PER_MS}; i++) x += i & 1; return { status: "continue", annotations: { x: x > 0 } }; } };`;
 }
 
 let seq = 1;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { parseCommand, UsageError } from "../../../src/cli/common.js";
+import { escapeControl, escapeControlKeepLines, parseCommand, UsageError } from "../../../src/cli/common.js";
 import { describePredicate, formatTrace } from "../../../src/cli/fire.js";
 
 describe("parseCommand", () => {
@@ -55,5 +55,16 @@ describe("fire trace", () => {
     expect(text).toMatch(/2\s+change\s+b\s+10\s+modify\s+ok\s+0\.250/);
     expect(text).toContain("modified: context");
     expect(text).toContain("~ context.a: 1 → 2");
+  });
+});
+
+describe("escapeControl", () => {
+  const ESC = String.fromCharCode(0x1b);
+  test("spells out C0 (line breaks included), DEL and C1; leaves other text alone", () => {
+    const raw = `a${ESC}[2J\n\r\t${String.fromCharCode(0)}${String.fromCharCode(0x7f)}${String.fromCharCode(0x9b)}${String.fromCharCode(0x9f)}é€😀`;
+    expect(escapeControl(raw)).toBe("a\\x1b[2J\\n\\r\\t\\x00\\x7f\\x9b\\x9fé€😀");
+  });
+  test("the line-keeping form leaves line breaks and tabs, escapes the rest", () => {
+    expect(escapeControlKeepLines(`x\n\ty${ESC}]52;c;QQ==${String.fromCharCode(7)}\r`)).toBe("x\n\ty\\x1b]52;c;QQ==\\x07\\r");
   });
 });
