@@ -664,10 +664,6 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     async fire(type, input) {
       if (!isHookType(type)) throw unknownType(type);
       const session: SessionInfo = typeof input.session === "string" ? { id: input.session } : input.session;
-      // SECURITY: depth and size bounds before anything else, empty chain included (its result hands
-      // the input back to the caller's serializer): a too-deep input must not reach the audit hash,
-      // the sandbox IPC or a worker's structured clone, and nothing is marked in flight for it.
-      assertInputBounds({ context: input.context, constitution: input.constitution, event: input.event, session }, inputBounds, CHAIN_INPUT_ENVELOPES);
       if (input.principal !== undefined) requireVisibleSession(session?.id, { principal: input.principal });
       const snapshot: RegistrySnapshot = registry.snapshot();
       let plan = snapshot.chain(type, session?.id);
@@ -679,6 +675,11 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
           context: input.context, constitution: input.constitution, cascade_failure: false, hook_results: [], duration_ms: 0,
         };
       }
+      // SECURITY: depth and size bounds before any work on the input: a too-deep input must not reach
+      // the audit hash, the sandbox IPC or a worker's structured clone, and nothing is marked in flight
+      // for it. An empty chain does none of that (it hands the caller's own objects back), so it stays
+      // free; the HTTP server bounds every body itself.
+      assertInputBounds({ context: input.context, constitution: input.constitution, event: input.event, session }, inputBounds, CHAIN_INPUT_ENVELOPES);
       assertOpen();
       assertChainInput(type, { context: input.context, constitution: input.constitution, event: input.event, session });
       const wire = wireOf(plan);

@@ -87,9 +87,12 @@ describe("fire() bounds every input before any work", () => {
     await assertStillServes();
   });
 
-  test("an empty chain is bounded too (its result hands the input back to the caller)", async () => {
-    const err = await refusal(runtime.fire("on_violation", { session: "s", context: deep(6000), constitution, event } as never));
-    expect(err.details).toMatchObject({ field: "context" });
+  test("an empty chain stays free: no work on the input, the caller's own objects handed back (nothing crosses a boundary)", async () => {
+    const context = deep(6000);
+    const result = await runtime.fire("on_violation", { session: "s", context, constitution, event } as never);
+    expect(result).toMatchObject({ status: "completed", hook_results: [] });
+    expect(result.context).toBe(context);
+    await assertStillServes();
   });
 
   test("the same plan keeps working after many refusals, and the process is alive seconds later", async () => {
@@ -126,6 +129,10 @@ describe("fire() bounds every input before any work", () => {
     const small = await createRuntime({ requireSignatures: false, audit: false, inputLimits: { maxDepth: 4, maxBytes: 2048 }, sandbox: { threads: 1 } });
     try {
       expect(small.limits).toEqual({ json_depth: 4, input_bytes: 2048 });
+      await small.bundles.install({
+        manifest: { bundle: "echo", version: "1.0.0", trust: "deployment", hooks: [{ name: "echo", type: "pre_inject", action: "echo", priority: 50, timeout_ms: 2000, condition: null }] },
+        code: await buildGuestSource(`export function echo() { return { status: "continue" }; }`),
+      });
       const err = await refusal(small.fire("pre_inject", { session: "s", context: { blob: "y".repeat(3000) }, constitution, event } as never));
       expect(err.message).toMatch(/^context: serializes to 3\d{3} bytes, above the limit of 2048 \(limits\.input_bytes\)$/);
     } finally {
