@@ -14,7 +14,7 @@ import { silentLogger, type LifecycleEvent, type Logger } from "../observe/event
 import { DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/index.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
 import { SlowTracker } from "./admission.js";
-import { attributeCrash, crashedChainValue, type CrashAttribution } from "./crash.js";
+import { attributeCrash, crashedChainValue, type CrashAttribution, type HookIdentity, type PendingTaskView } from "./crash.js";
 import { rebuildEvents } from "./events.js";
 import {
   digestFileStem,
@@ -118,6 +118,12 @@ export interface SandboxStats {
   quarantined: string[];
   /** Digests admitted one chain at a time because their hooks keep timing out. */
   slowBundles: string[];
+  /**
+   * Digests that were running during a crash that could not be pinned on one bundle: their chains run
+   * alone in the sandbox host (nothing else in flight) until they pass probation, so their next crash
+   * is unambiguous. Never quarantined for being a suspect.
+   */
+  suspectBundles: string[];
   /** Chain messages that carried a hook list (once per plan and host generation; others name a key). */
   plansSent: number;
   /** Host processes the watchdog killed (a hook past its budget, a wedged host). */
@@ -133,7 +139,12 @@ const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 10_000;
 /** Consecutive failed host starts before the sandbox gives up (SANDBOX_START_FAILED). */
 const MAX_START_FAILURES = 5;
-/** A crash-suspect bundle stays on probation (one chain at a time) this long. */
+/**
+ * A crash-suspect bundle is on probation — its chains run alone — until it has completed this many
+ * chains without a crash, or for SUSPECT_MS at most. Counted in chains, not time, so an innocent
+ * bundle that was merely busy during someone else's crash is slowed for a few chains only.
+ */
+const PROBATION_CHAINS = 8;
 const SUSPECT_MS = 10 * 60_000;
 const STDERR_TAIL_BYTES = 8192;
 const BUNDLE_NAME = /^[a-z0-9_-]{1,64}$/;
@@ -212,8 +223,8 @@ interface HostKill {
    */
   kind: "overrun" | "wedged" | "deadline" | "load";
   taskId: number;
-  hook?: string;
-  digest?: string;
+  /** The overrunning hook, named by its position in the task's hook list (overrun, wedged). */
+  hook?: HookIdentity;
   /** Human-readable, for error texts and logs. */
   detail: string;
 }
@@ -251,6 +262,8 @@ interface PendingChain {
   /** Digests of the enabled hooks (plan.digests). */
   digests: readonly string[];
   gated: boolean;
+  /** Dispatched alone because it runs a crash suspect (see pump). */
+  solo: boolean;
   dispatches: number;
   dispatchedAt: number;
   /** performance.now() after which the watchdog kills the host (see hardDeadline). */
@@ -328,7 +341,13 @@ export class SandboxSupervisor implements Sandbox {
   private readonly loaded = new Map<string, BundleMeta>();
   private readonly latestByName = new Map<string, string>();
   private readonly quarantined = new Map<string, Record<string, unknown>>();
-  private readonly suspects = new Map<string, number>();
+  /** Crash-suspect digest → when it became one and the chains it has completed alone since. */
+  private readonly suspects = new Map<string, { since: number; cleanChains: number }>();
+  private soloInFlight = false;
+  /** True while a restarted host reloads bundles: nothing else may run, so a crash names the reload. */
+  private reloading = false;
+  /** Identifies the latest restartHost run; an older one that was overtaken by a new crash stops. */
+  private restartToken = 0;
   private closing = false;
   private stopping = false;
   private closePromise: Promise<void> | undefined;
@@ -454,6 +473,7 @@ export class SandboxSupervisor implements Sandbox {
         hooks: plan.hooks,
         digests,
         gated: false,
+        solo: false,
         dispatches: 0,
         dispatchedAt: 0,
         hardDeadline: Number.POSITIVE_INFINITY,
@@ -471,6 +491,7 @@ export class SandboxSupervisor implements Sandbox {
       queued: this.queuedCount(),
       quarantined: [...this.quarantined.keys()],
       slowBundles: this.slow.slowDigests(performance.now()),
+      suspectBundles: [...this.suspects.keys()].filter((d) => this.isSuspect(d, performance.now())),
       plansSent: this.plansSent,
       watchdogKills: this.watchdogKills,
       hostPid: this.host?.gone === false ? this.host.child.pid : undefined,
@@ -578,10 +599,13 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   private isGated(digest: string, now: number): boolean {
-    if (this.slow.isSlow(digest, now)) return true;
-    const since = this.suspects.get(digest);
-    if (since === undefined) return false;
-    if (now - since > SUSPECT_MS) {
+    return this.slow.isSlow(digest, now) || this.isSuspect(digest, now);
+  }
+
+  private isSuspect(digest: string, now: number): boolean {
+    const probation = this.suspects.get(digest);
+    if (probation === undefined) return false;
+    if (now - probation.since > SUSPECT_MS || probation.cleanChains >= PROBATION_CHAINS) {
       this.suspects.delete(digest);
       return false;
     }
@@ -593,16 +617,37 @@ export class SandboxSupervisor implements Sandbox {
     return this.waiting.length + Math.max(0, this.inFlight.size - this.threads);
   }
 
+  /**
+   * Admission, in queue order:
+   *
+   * ```
+   *  a chain with a crash suspect   → runs alone: waits until nothing is in flight (nothing behind it
+   *                                   overtakes it meanwhile), and nothing starts until it ends
+   *  a chain with a slow bundle     → at most one such chain in flight; others overtake it
+   *  anything else                  → up to hostCap in flight
+   * ```
+   *
+   * SECURITY: a suspect runs alone so that, if it kills the host again, it is the only code that was
+   * running and attribution is certain; no bystander is ever blamed for its crash.
+   */
   private pump(): void {
     const host = this.host;
-    if (host === undefined || !host.ready) return;
+    if (host === undefined || !host.ready || this.reloading) return;
     const now = performance.now();
     let i = 0;
-    while (i < this.waiting.length && this.inFlight.size < this.hostCap) {
+    while (i < this.waiting.length && this.inFlight.size < this.hostCap && !this.soloInFlight) {
       const entry = this.waiting[i]!;
-      const gated = entry.digests.some((d) => this.isGated(d, now));
+      if (entry.digests.some((d) => this.isSuspect(d, now))) {
+        if (this.inFlight.size > 0 || this.loadsInFlight()) return; // drain first; keep its place
+        this.waiting.splice(i, 1);
+        entry.solo = true;
+        this.soloInFlight = true;
+        this.dispatch(host, entry);
+        return;
+      }
+      const gated = entry.digests.some((d) => this.slow.isSlow(d, now));
       if (gated && this.gatedInFlight > 0) {
-        i++; // one slow/suspect chain at a time; chains behind it of other bundles go ahead
+        i++; // one slow chain at a time; chains behind it of other bundles go ahead
         continue;
       }
       this.waiting.splice(i, 1);
@@ -610,6 +655,11 @@ export class SandboxSupervisor implements Sandbox {
       if (gated) this.gatedInFlight++;
       this.dispatch(host, entry);
     }
+  }
+
+  private loadsInFlight(): boolean {
+    for (const call of this.calls.values()) if (call.message.t === "load") return true;
+    return false;
   }
 
   private dispatch(host: HostHandle, entry: PendingChain): void {
@@ -658,11 +708,20 @@ export class SandboxSupervisor implements Sandbox {
       entry.gated = false;
       this.gatedInFlight--;
     }
+    if (entry.solo) {
+      entry.solo = false;
+      this.soloInFlight = false;
+    }
   }
 
   private onChainReply(entry: PendingChain, reply: Extract<FromHost, { t: "reply" }>): void {
     this.settleChain(entry);
     if (reply.ok) {
+      // A suspect that ran alone and did not kill the host has served one chain of its probation.
+      for (const digest of entry.digests) {
+        const probation = this.suspects.get(digest);
+        if (probation !== undefined) probation.cleanChains++;
+      }
       const value = rebuildEvents(reply.value as WireChainValue, entry.task.request);
       this.recordTimeouts(entry, value.result);
       entry.resolve(value);
@@ -675,7 +734,8 @@ export class SandboxSupervisor implements Sandbox {
     let now: number | undefined;
     for (const execution of result.hook_results) {
       if (execution.outcome !== "timeout") continue;
-      const hook = entry.hooks.find((h) => h.name === execution.hook && h.scope === execution.scope);
+      // Names are unique within a scope of one plan (its deployment hooks and one session's hooks).
+      const hook = entry.hooks.find((h) => h.name === execution.hook && h.scope === execution.scope && h.action.bundle === execution.bundle);
       const digest = hook?.action.digest;
       if (digest === undefined) continue;
       now ??= performance.now();
@@ -764,12 +824,13 @@ export class SandboxSupervisor implements Sandbox {
       // Without per-thread CPU (not Linux) an overrun counts as busy: the hook ran past its budget.
       const busy =
         cpu === undefined || sample.ticks === undefined || (cpu.ticks - sample.ticks) * CLOCK_TICK_MS >= BUSY_SHARE * (mono - sample.atMs);
-      const digest = entry.hooks.find((h) => h.name === record.hook)?.action.digest;
+      // SECURITY: the hook at the record's position, never a lookup by name (a session hook may share
+      // its name with another bundle's deployment hook); no match leaves the kill unattributed.
+      const identity = hookIdentityAt(entry, record.position, record.hook);
       this.killHost(host, {
         kind: busy ? "overrun" : "wedged",
         taskId: record.taskId,
-        hook: record.hook,
-        ...(digest !== undefined ? { digest } : {}),
+        ...(identity !== undefined ? { hook: identity } : {}),
         detail: busy
           ? `hook ${record.hook} ran ${ran} ms against a budget of ${record.budgetMs} ms and ignored termination`
           : `hook ${record.hook} stopped responding ${ran} ms into a budget of ${record.budgetMs} ms (its worker thread is wedged)`,
@@ -805,7 +866,7 @@ export class SandboxSupervisor implements Sandbox {
     if (this.broken) return Promise.reject(this.broken);
     return new Promise((resolve, reject) => {
       const call: PendingCall = { id: message.id, message, resolve, reject };
-      if (this.host?.ready) this.sendCall(this.host, call);
+      if (this.host?.ready && !this.reloading) this.sendCall(this.host, call);
       else this.callQueue.push(call);
     });
   }
@@ -998,19 +1059,14 @@ export class SandboxSupervisor implements Sandbox {
     const now = performance.now();
     const records = readSlots(this.slotDir, host.generation);
     this.removeSlots(host.generation);
-    let attribution: CrashAttribution = attributeCrash(
-      records,
-      (taskId, hookName) => this.inFlight.get(taskId)?.hooks.find((h) => h.name === hookName)?.action.digest,
-      (digest) => this.suspects.has(digest),
-      (taskId) => this.calls.get(taskId)?.message.t === "load",
-    );
+    let attribution: CrashAttribution = attributeCrash(records, (taskId) => this.pendingTaskView(taskId));
     const kill = host.killed;
-    if (kill !== undefined && (kill.kind === "overrun" || kill.kind === "wedged") && kill.hook !== undefined && kill.digest !== undefined) {
+    if (kill !== undefined && (kill.kind === "overrun" || kill.kind === "wedged") && kill.hook !== undefined) {
       // The watchdog saw who overran: that hook is the culprit, the other running hooks are bystanders.
       attribution.running.set(kill.taskId, kill.hook);
       attribution = {
         running: attribution.running,
-        culprits: new Map([[kill.digest, { taskId: kill.taskId, hook: kill.hook, why: kill.kind === "overrun" ? "overran" : "wedged" }]]),
+        culprits: new Map([[kill.hook.digest, { taskId: kill.taskId, hook: kill.hook, why: kill.kind === "overrun" ? "overran" : "wedged" }]]),
         suspects: [],
       };
     }
@@ -1026,10 +1082,9 @@ export class SandboxSupervisor implements Sandbox {
         requeue.push(entry);
         continue;
       }
-      const hook =
-        entry.hooks.find((h) => h.name === runningHook) ?? entry.hooks.find((h) => h.enabled) ?? entry.hooks[0]!;
+      const hook = (runningHook !== undefined ? entry.hooks[runningHook.position] : undefined) ?? entry.hooks.find((h) => h.enabled) ?? entry.hooks[0]!;
       crashed++;
-      const culprit = kill !== undefined && kill.taskId === entry.id && kill.hook === hook.name;
+      const culprit = kill?.hook !== undefined && kill.taskId === entry.id && runningHook?.position === kill.hook.position;
       if (culprit && kill.kind === "overrun") {
         entry.resolve(
           crashedChainValue(
@@ -1060,9 +1115,12 @@ export class SandboxSupervisor implements Sandbox {
     this.waiting.unshift(...requeue);
     for (const call of this.calls.values()) {
       if (call.message.t === "load") {
+        // `sole`: the load was the only code running, so its bundle is what killed the host.
+        const sole = attribution.soleLoad === call.id || (kill?.kind === "load" && kill.taskId === call.id);
         call.reject(
           new VcpError("INVALID_BUNDLE", `the sandbox host died (${how}) while loading bundle ${call.message.digest}`, {
             digest: call.message.digest,
+            sole,
           }),
         );
       } else {
@@ -1077,14 +1135,22 @@ export class SandboxSupervisor implements Sandbox {
       const info = {
         digest,
         bundle: this.loaded.get(digest)?.name,
-        hook: culprit.hook,
-        reason: `was running when the sandbox host died (${how}; ${culprit.why})`,
+        ...(culprit.hook !== undefined
+          ? {
+              hook: culprit.hook.hook,
+              scope: culprit.hook.scope,
+              ...(culprit.hook.sessionId !== undefined ? { session_id: culprit.hook.sessionId } : {}),
+            }
+          : {}),
+        reason: `was ${culprit.hook !== undefined ? "running" : "the only bundle running"} when the sandbox host died (${how}; ${culprit.why})`,
         ...(entry ? { chain_id: entry.task.request.chainId } : {}),
       };
       this.quarantine(digest, info);
       culprits.push(info);
     }
-    for (const digest of attribution.suspects) this.suspects.set(digest, now);
+    for (const digest of attribution.suspects) {
+      if (!this.quarantined.has(digest)) this.suspects.set(digest, { since: now, cleanChains: 0 });
+    }
 
     this.restarts++;
     const info = {
@@ -1101,9 +1167,22 @@ export class SandboxSupervisor implements Sandbox {
     };
     this.logger.error(info, "sandbox: host process died; restarting");
     this.emitter.emit("restart", info);
-    this.restarting = this.restartHost().finally(() => {
-      this.restarting = undefined;
+    // A reload can kill the new host and start another restart; only the latest one clears the field.
+    const restart: Promise<void> = this.restartHost().finally(() => {
+      if (this.restarting === restart) this.restarting = undefined;
     });
+    this.restarting = restart;
+  }
+
+  /** What attribution may know about a task named in a slot record; undefined once it is answered. */
+  private pendingTaskView(taskId: number): PendingTaskView | undefined {
+    const entry = this.inFlight.get(taskId);
+    if (entry !== undefined) {
+      return { digests: entry.digests, hookAt: (position, name) => hookIdentityAt(entry, position, name) };
+    }
+    const call = this.calls.get(taskId);
+    if (call?.message.t === "load") return { digests: [], loadDigest: call.message.digest, hookAt: () => undefined };
+    return undefined;
   }
 
   private quarantine(digest: string, info: Record<string, unknown>): void {
@@ -1114,6 +1193,10 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   private async restartHost(): Promise<void> {
+    // SECURITY: no chain and no other load starts until the reloads are done (pump and call check
+    // `reloading`), so a reload that kills the host is the only code that was running.
+    const token = ++this.restartToken;
+    this.reloading = true;
     for (;;) {
       if (this.stopping) return;
       try {
@@ -1130,6 +1213,8 @@ export class SandboxSupervisor implements Sandbox {
       }
     }
     await this.reloadBundles();
+    if (token !== this.restartToken) return; // a reload killed the host; a newer restart took over
+    this.reloading = false;
     const host = this.host;
     if (host?.ready) {
       for (const call of this.callQueue.splice(0)) this.sendCall(host, call);
@@ -1153,12 +1238,16 @@ export class SandboxSupervisor implements Sandbox {
           this.sendCall(host, { id, message: { t: "load", id, digest }, resolve, reject });
         });
       } catch (err) {
-        this.quarantine(digest, {
-          digest,
-          bundle: meta.name,
-          reason: `failed to reload after a sandbox restart: ${(err as Error).message}`,
-        });
-        if (this.host !== host) return; // the reload itself killed the host; that recovery takes over
+        const hostDied = this.host !== host;
+        // SECURITY: a host death is this bundle's doing only when its load was the only code running.
+        if (!hostDied || (err instanceof VcpError && err.details?.["sole"] === true)) {
+          this.quarantine(digest, {
+            digest,
+            bundle: meta.name,
+            reason: `failed to reload after a sandbox restart: ${(err as Error).message}`,
+          });
+        }
+        if (hostDied) return; // that recovery takes over
       }
     }
   }
@@ -1229,6 +1318,26 @@ export class SandboxSupervisor implements Sandbox {
     if (this.ownsCodeDir) rmSync(this.codeDir, { recursive: true, force: true });
     else rmSync(this.slotDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The hook a slot record names: the one at `position` of the list sent with the chain, provided its
+ * name matches the record's (a cross-check, never a lookup). Undefined when they disagree or the hook
+ * has no revision: such a record stays anonymous and can make a crash ambiguous, never blame a bundle.
+ */
+function hookIdentityAt(entry: PendingChain, position: number | undefined, name: string): HookIdentity | undefined {
+  if (position === undefined) return undefined;
+  const hook = entry.hooks[position];
+  const digest = hook?.action.digest;
+  if (hook === undefined || hook.name !== name || digest === undefined) return undefined;
+  return {
+    digest,
+    bundle: hook.action.bundle,
+    hook: hook.name,
+    scope: hook.scope,
+    ...(hook.session_id !== undefined ? { sessionId: hook.session_id } : {}),
+    position,
+  };
 }
 
 function emptyResult(task: ChainTask): ChainResult {
