@@ -1029,6 +1029,7 @@ export class SandboxSupervisor implements Sandbox {
     const call = this.calls.get(message.id);
     if (call !== undefined) {
       this.onCallReply(call, message);
+      this.pump(); // a suspect's chain may have been waiting for a load to finish (see pump)
       this.checkDrained();
     }
   }
