@@ -116,8 +116,9 @@ describe("sandbox pool: crash attribution with two chains in flight", () => {
     expect(sandbox.stats().restarts).toBe(1);
     // Two hooks were running: neither bundle is quarantined on one crash; both are on probation.
     expect(sandbox.stats().quarantined).toEqual([]);
+    expect(sandbox.stats().suspectBundles.sort()).toEqual([killer.digest, spinner.digest].sort());
 
-    // On probation the suspect runs alone among suspects, so the second crash is unambiguous.
+    // On probation a suspect runs alone, so the second crash is unambiguous.
     const again = await sandbox.runChain(task([hook("boom-again", killer)], 2));
     expect(again.result.hook_results[0]!.outcome).toBe("crashed");
     expect(sandbox.stats().restarts).toBe(2);
