@@ -13,7 +13,7 @@ import type { IntegrityOptions } from "../integrity/check.js";
 import { silentLogger, type LifecycleEvent, type Logger } from "../observe/events.js";
 import { DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/index.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
-import { SlowTracker } from "./admission.js";
+import { SlowTracker, WorkerShareTracker } from "./admission.js";
 import { attributeCrash, crashedChainValue, type CrashAttribution, type HookIdentity, type PendingTaskView } from "./crash.js";
 import { rebuildEvents } from "./events.js";
 import {
@@ -50,6 +50,12 @@ export interface SandboxOptions {
   onGuestLog?: (line: GuestLogLine) => void;
   /** A bundle with this many hook timeouts within `windowMs` is slow (one chain at a time). Default 3 in 60 000 ms. */
   slowBundle?: { timeouts: number; windowMs: number };
+  /**
+   * Fair share of worker time (admission.ts, WorkerShareTracker): a bundle whose hooks held more than
+   * max(1 / active bundles, 1 / threads) of the workers' time over about `windowMs` runs one chain at
+   * a time (the slow lane) until its share drops. `false` turns it off. Default `{ windowMs: 3000 }`.
+   */
+  fairShare?: { windowMs: number } | false;
   /** Content-addressed bundle files. Default: a fresh temporary directory, removed on close. */
   codeDir?: string;
   /**
@@ -118,6 +124,8 @@ export interface SandboxStats {
   quarantined: string[];
   /** Digests admitted one chain at a time because their hooks keep timing out. */
   slowBundles: string[];
+  /** Digests admitted one chain at a time because their hooks held more than their share of worker time. */
+  demotedBundles: string[];
   /**
    * Digests that were running during a crash that could not be pinned on one bundle: their chains run
    * alone in the sandbox host (nothing else in flight) until they pass probation, so their next crash
@@ -325,6 +333,7 @@ export class SandboxSupervisor implements Sandbox {
   private readonly ownsCodeDir: boolean;
   private readonly slotDir: string;
   private readonly slow: SlowTracker;
+  private readonly share: WorkerShareTracker | undefined;
   private readonly emitter = new EventEmitter();
 
   private host: HostHandle | undefined;
@@ -381,6 +390,8 @@ export class SandboxSupervisor implements Sandbox {
       positiveInt(slowBundle.timeouts, "slowBundle.timeouts"),
       positiveInt(slowBundle.windowMs, "slowBundle.windowMs"),
     );
+    this.share =
+      options.fairShare === false ? undefined : new WorkerShareTracker(this.threads, positiveInt(options.fairShare?.windowMs ?? 3000, "fairShare.windowMs"));
     this.ownsCodeDir = options.codeDir === undefined;
     this.codeDir = options.codeDir ?? mkdtempSync(join(tmpdir(), "vcp-sandbox-"));
     this.slotDir = join(this.codeDir, "slots");
@@ -421,6 +432,7 @@ export class SandboxSupervisor implements Sandbox {
     }
     this.suspects.delete(bundle.digest);
     this.slow.reset(bundle.digest);
+    this.share?.reset(bundle.digest);
     return value as { exports: string[] };
   }
 
@@ -430,6 +442,7 @@ export class SandboxSupervisor implements Sandbox {
     this.quarantined.delete(digest);
     this.suspects.delete(digest);
     this.slow.reset(digest);
+    this.share?.reset(digest);
     if (meta === undefined) return;
     this.loaded.delete(digest);
     if (this.latestByName.get(meta.name) === digest) this.latestByName.delete(meta.name);
@@ -491,6 +504,7 @@ export class SandboxSupervisor implements Sandbox {
       queued: this.queuedCount(),
       quarantined: [...this.quarantined.keys()],
       slowBundles: this.slow.slowDigests(performance.now()),
+      demotedBundles: this.share?.demotedDigests(performance.now()) ?? [],
       suspectBundles: [...this.suspects.keys()].filter((d) => this.isSuspect(d, performance.now())),
       plansSent: this.plansSent,
       watchdogKills: this.watchdogKills,
@@ -599,7 +613,12 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   private isGated(digest: string, now: number): boolean {
-    return this.slow.isSlow(digest, now) || this.isSuspect(digest, now);
+    return this.inSlowLane(digest, now) || this.isSuspect(digest, now);
+  }
+
+  /** Slow lane: hooks that keep timing out, or that hold more than their share of worker time. */
+  private inSlowLane(digest: string, now: number): boolean {
+    return this.slow.isSlow(digest, now) || this.share?.isDemoted(digest, now) === true;
   }
 
   private isSuspect(digest: string, now: number): boolean {
@@ -623,7 +642,8 @@ export class SandboxSupervisor implements Sandbox {
    * ```
    *  a chain with a crash suspect   → runs alone: waits until nothing is in flight (nothing behind it
    *                                   overtakes it meanwhile), and nothing starts until it ends
-   *  a chain with a slow bundle     → at most one such chain in flight; others overtake it
+   *  a chain with a slow or demoted  → at most one such chain in flight (the slow lane); others
+   *  bundle                           overtake it
    *  anything else                  → up to hostCap in flight
    * ```
    *
@@ -645,7 +665,7 @@ export class SandboxSupervisor implements Sandbox {
         this.dispatch(host, entry);
         return;
       }
-      const gated = entry.digests.some((d) => this.slow.isSlow(d, now));
+      const gated = entry.digests.some((d) => this.inSlowLane(d, now));
       if (gated && this.gatedInFlight > 0) {
         i++; // one slow chain at a time; chains behind it of other bundles go ahead
         continue;
@@ -723,22 +743,25 @@ export class SandboxSupervisor implements Sandbox {
         if (probation !== undefined) probation.cleanChains++;
       }
       const value = rebuildEvents(reply.value as WireChainValue, entry.task.request);
-      this.recordTimeouts(entry, value.result);
+      this.recordUsage(entry, value.result);
       entry.resolve(value);
     } else {
       entry.reject(fromWireError(reply.error));
     }
   }
 
-  private recordTimeouts(entry: PendingChain, result: ChainResult): void {
+  /** Charge each executed hook's time to its revision (fair share) and count its timeouts (slow bundles). */
+  private recordUsage(entry: PendingChain, result: ChainResult): void {
     let now: number | undefined;
     for (const execution of result.hook_results) {
-      if (execution.outcome !== "timeout") continue;
+      if (!(execution.duration_ms > 0) && execution.outcome !== "timeout") continue; // skipped hooks
       // Names are unique within a scope of one plan (its deployment hooks and one session's hooks).
       const hook = entry.hooks.find((h) => h.name === execution.hook && h.scope === execution.scope && h.action.bundle === execution.bundle);
       const digest = hook?.action.digest;
       if (digest === undefined) continue;
       now ??= performance.now();
+      this.share?.record(digest, execution.duration_ms, now);
+      if (execution.outcome !== "timeout") continue;
       const wasSlow = this.slow.isSlow(digest, now);
       this.slow.record(digest, now);
       if (!wasSlow && this.slow.isSlow(digest, now)) {
