@@ -1,9 +1,8 @@
 /**
  * Slow-bundle detection (DESIGN §4.1, "a bundle whose hooks keep timing out may not occupy more than
  * one worker"). A bundle revision is slow while it has at least `timeouts` hook timeouts within the
- * last `windowMs`; the supervisor then admits at most one in-flight chain that contains a slow (or
- * demoted, see WorkerShareTracker) bundle — the slow lane — so the other workers keep serving chains
- * of well-behaved bundles.
+ * last `windowMs`; the supervisor then admits at most one in-flight chain that contains a slow
+ * bundle — the slow lane — so the other workers keep serving chains of well-behaved bundles.
  *
  * A sliding window of timestamps per digest: at most `timeouts` entries are kept, so memory stays
  * bounded whatever the timeout rate.
@@ -49,25 +48,30 @@ export class SlowTracker {
 /**
  * Fair share of worker time per bundle revision (DESIGN §4.1). A hook that stays just under its
  * timeout never counts as slow above, yet a bundle running such hooks from many callers holds every
- * worker, and other tenants' chains wait behind it (median 0.2 ms → ≈1.9 s on the fairness bench).
+ * worker, and other tenants' chains wait behind it (median 0.2 ms → ≈1.7 s on bench/fairness.ts).
  * This tracker charges each revision the wall time its hooks held a worker, and marks a revision
- * *demoted* while its recent share exceeds
+ * *demoted* while its recent share of the pool's capacity exceeds
  *
  *     threshold = max(1 / active revisions, 1 / workers)
  *
- * of the pool's capacity: more than an equal split among the revisions that ran recently, and more
- * than one worker's worth (below that, running one chain at a time would cost it nothing). A demoted
- * revision goes to the slow lane — at most one chain with a slow or demoted revision in flight — so
- * the other workers keep serving everyone else. It is promoted again once its share falls below
- * HYSTERESIS × threshold (e.g. when the other tenants go quiet and `active` drops to 1).
+ * — more than an equal split among the revisions that ran recently, and more than one worker's worth
+ * (below that a cap of one chain would cost it nothing) — and chains *without* it ran recently too.
+ * The supervisor then admits at most `cap(digest)` = max(1, ⌊workers × threshold⌋) chains with that
+ * revision at once; chains of other bundles overtake the rest. A revision that every recent chain
+ * contains (a deployment policy on the only busy hook type) is never demoted: capping it would only
+ * throttle everyone, protecting no one. It is promoted again once its share falls below
+ * HYSTERESIS × threshold, or once it is alone again.
  *
  * Usage decays exponentially with time constant `tauMs`: for a steady rate of r worker-ms per ms the
- * decayed sum approaches r × tauMs, so share = sum / (workers × tauMs). One number per revision, and
- * revisions idle for several tauMs are forgotten: memory stays bounded.
+ * decayed sum approaches r × tauMs, so share = sum / (workers × tauMs). A few numbers per revision,
+ * and revisions idle for several tauMs are forgotten: memory stays bounded.
  */
 export class WorkerShareTracker {
-  private readonly usage = new Map<string, { ms: number; at: number }>();
+  private readonly usage = new Map<string, Usage>();
+  /** All chains that reported back (decayed count), to tell whether chains without a revision run. */
+  private readonly allChains: Decayed = { value: 0, at: 0 };
   private readonly demoted = new Set<string>();
+  private threshold = 1;
   private refreshedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -75,21 +79,29 @@ export class WorkerShareTracker {
     private readonly tauMs: number = 3_000,
   ) {}
 
-  /** Charge `ms` of worker time to `digest` (a hook's duration, when its chain reports back). */
-  record(digest: string, ms: number, now: number): void {
-    if (!(ms > 0)) return;
-    const entry = this.usage.get(digest);
-    if (entry === undefined) {
-      this.usage.set(digest, { ms, at: now });
-      return;
+  /** A chain reported back: `digests` are its revisions, `hookMs` the worker time of each of its executed hooks. */
+  recordChain(digests: readonly string[], hookMs: ReadonlyMap<string, number>, now: number): void {
+    this.add(this.allChains, 1, now);
+    for (const digest of digests) {
+      let entry = this.usage.get(digest);
+      if (entry === undefined) {
+        entry = { ms: { value: 0, at: now }, chains: { value: 0, at: now }, seenAt: now };
+        this.usage.set(digest, entry);
+      }
+      this.add(entry.chains, 1, now);
+      this.add(entry.ms, hookMs.get(digest) ?? 0, now);
+      entry.seenAt = now;
     }
-    entry.ms = this.decayed(entry, now) + ms;
-    entry.at = now;
   }
 
   isDemoted(digest: string, now: number): boolean {
     this.refresh(now);
     return this.demoted.has(digest);
+  }
+
+  /** Chains with a demoted revision that may be in flight at once: its share of the workers. */
+  cap(): number {
+    return Math.max(1, Math.floor(this.workers * this.threshold));
   }
 
   demotedDigests(now: number): string[] {
@@ -100,7 +112,7 @@ export class WorkerShareTracker {
   /** Share of the pool's capacity `digest` used recently (0…1), for stats and tests. */
   share(digest: string, now: number): number {
     const entry = this.usage.get(digest);
-    return entry === undefined ? 0 : this.decayed(entry, now) / (this.workers * this.tauMs);
+    return entry === undefined ? 0 : this.decayed(entry.ms, now) / (this.workers * this.tauMs);
   }
 
   reset(digest: string): void {
@@ -108,8 +120,14 @@ export class WorkerShareTracker {
     this.demoted.delete(digest);
   }
 
-  private decayed(entry: { ms: number; at: number }, now: number): number {
-    return entry.ms * Math.exp(-Math.max(0, now - entry.at) / this.tauMs);
+  private add(d: Decayed, amount: number, now: number): void {
+    const at = Math.max(now, d.at); // never backwards: a late report counts as fresh
+    d.value = this.decayed(d, at) + amount;
+    d.at = at;
+  }
+
+  private decayed(d: Decayed, now: number): number {
+    return d.value * Math.exp(-Math.max(0, now - d.at) / this.tauMs);
   }
 
   /** Recomputed at most every REFRESH_MS: admission asks per waiting chain, this walks every revision. */
@@ -118,7 +136,7 @@ export class WorkerShareTracker {
     this.refreshedAt = now;
     let active = 0;
     for (const [digest, entry] of this.usage) {
-      const idle = now - entry.at;
+      const idle = now - entry.seenAt;
       if (idle > FORGET_AFTER_TAUS * this.tauMs) {
         this.usage.delete(digest);
         this.demoted.delete(digest);
@@ -126,22 +144,39 @@ export class WorkerShareTracker {
         active++;
       }
     }
-    const threshold = Math.max(1 / Math.max(1, active), 1 / this.workers);
+    this.threshold = Math.max(1 / Math.max(1, active), 1 / this.workers);
+    const all = this.decayed(this.allChains, now);
     for (const [digest, entry] of this.usage) {
-      const share = this.decayed(entry, now) / (this.workers * this.tauMs);
+      const share = this.decayed(entry.ms, now) / (this.workers * this.tauMs);
+      const othersRan = all - this.decayed(entry.chains, now) >= MIN_OTHER_CHAINS;
       if (this.demoted.has(digest)) {
-        if (share < HYSTERESIS * threshold) this.demoted.delete(digest);
-      } else if (share > threshold) {
+        if (!othersRan || share < HYSTERESIS * this.threshold) this.demoted.delete(digest);
+      } else if (othersRan && share > this.threshold) {
         this.demoted.add(digest);
       }
     }
   }
 }
 
+interface Decayed {
+  value: number;
+  at: number;
+}
+
+interface Usage {
+  /** Worker time of the revision's hooks. */
+  ms: Decayed;
+  /** Chains that contained the revision. */
+  chains: Decayed;
+  seenAt: number;
+}
+
 const REFRESH_MS = 50;
 const FORGET_AFTER_TAUS = 5;
+/** Decayed count of chains without a revision below which it is "in every chain" (≈ none in the last time constant). */
+const MIN_OTHER_CHAINS = 0.3;
 /**
- * A demoted revision that keeps one worker busy uses ≈ 1 / workers of the capacity, which is the
- * threshold itself on two workers: promotion waits until it is clearly below, or it would flap.
+ * A demoted revision held at its cap uses ≈ cap / workers of the capacity, which is about the
+ * threshold itself: promotion waits until it is clearly below, or it would flap.
  */
 const HYSTERESIS = 0.7;

@@ -52,8 +52,9 @@ export interface SandboxOptions {
   slowBundle?: { timeouts: number; windowMs: number };
   /**
    * Fair share of worker time (admission.ts, WorkerShareTracker): a bundle whose hooks held more than
-   * max(1 / active bundles, 1 / threads) of the workers' time over about `windowMs` runs one chain at
-   * a time (the slow lane) until its share drops. `false` turns it off. Default `{ windowMs: 3000 }`.
+   * max(1 / active bundles, 1 / threads) of the workers' time over about `windowMs`, while chains
+   * without it ran too, is capped at that share of the threads (at least one chain in flight) until
+   * its share drops. `false` turns it off. Default `{ windowMs: 3000 }`.
    */
   fairShare?: { windowMs: number } | false;
   /** Content-addressed bundle files. Default: a fresh temporary directory, removed on close. */
@@ -124,7 +125,7 @@ export interface SandboxStats {
   quarantined: string[];
   /** Digests admitted one chain at a time because their hooks keep timing out. */
   slowBundles: string[];
-  /** Digests admitted one chain at a time because their hooks held more than their share of worker time. */
+  /** Digests capped at their share of the threads because their hooks held more than their share of worker time. */
   demotedBundles: string[];
   /**
    * Digests that were running during a crash that could not be pinned on one bundle: their chains run
@@ -274,6 +275,8 @@ interface PendingChain {
   solo: boolean;
   dispatches: number;
   dispatchedAt: number;
+  /** Counted in inFlightByDigest (from dispatch to settle). */
+  counted: boolean;
   /** performance.now() after which the watchdog kills the host (see hardDeadline). */
   hardDeadline: number;
   resolve: (value: ChainTaskResult) => void;
@@ -353,6 +356,8 @@ export class SandboxSupervisor implements Sandbox {
   /** Crash-suspect digest → when it became one and the chains it has completed alone since. */
   private readonly suspects = new Map<string, { since: number; cleanChains: number }>();
   private soloInFlight = false;
+  /** In-flight chains per revision, for the fair-share cap. */
+  private readonly inFlightByDigest = new Map<string, number>();
   /** True while a restarted host reloads bundles: nothing else may run, so a crash names the reload. */
   private reloading = false;
   /** Identifies the latest restartHost run; an older one that was overtaken by a new crash stops. */
@@ -489,6 +494,7 @@ export class SandboxSupervisor implements Sandbox {
         solo: false,
         dispatches: 0,
         dispatchedAt: 0,
+        counted: false,
         hardDeadline: Number.POSITIVE_INFINITY,
         resolve,
         reject,
@@ -613,12 +619,17 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   private isGated(digest: string, now: number): boolean {
-    return this.inSlowLane(digest, now) || this.isSuspect(digest, now);
+    return this.slow.isSlow(digest, now) || this.isSuspect(digest, now) || this.share?.isDemoted(digest, now) === true;
   }
 
-  /** Slow lane: hooks that keep timing out, or that hold more than their share of worker time. */
-  private inSlowLane(digest: string, now: number): boolean {
-    return this.slow.isSlow(digest, now) || this.share?.isDemoted(digest, now) === true;
+  /** A revision of the chain is demoted for its worker-time share and already has its cap of chains in flight. */
+  private atShareCap(entry: PendingChain, now: number): boolean {
+    const share = this.share;
+    if (share === undefined) return false;
+    for (const digest of entry.digests) {
+      if (share.isDemoted(digest, now) && (this.inFlightByDigest.get(digest) ?? 0) >= share.cap()) return true;
+    }
+    return false;
   }
 
   private isSuspect(digest: string, now: number): boolean {
@@ -642,8 +653,10 @@ export class SandboxSupervisor implements Sandbox {
    * ```
    *  a chain with a crash suspect   → runs alone: waits until nothing is in flight (nothing behind it
    *                                   overtakes it meanwhile), and nothing starts until it ends
-   *  a chain with a slow or demoted  → at most one such chain in flight (the slow lane); others
-   *  bundle                           overtake it
+   *  a chain with a slow bundle     → at most one such chain in flight (the slow lane); others
+   *                                   overtake it
+   *  a chain with a demoted bundle  → at most share.cap() chains with that bundle in flight (its
+   *                                   share of the threads); others overtake it
    *  anything else                  → up to hostCap in flight
    * ```
    *
@@ -665,9 +678,9 @@ export class SandboxSupervisor implements Sandbox {
         this.dispatch(host, entry);
         return;
       }
-      const gated = entry.digests.some((d) => this.inSlowLane(d, now));
-      if (gated && this.gatedInFlight > 0) {
-        i++; // one slow chain at a time; chains behind it of other bundles go ahead
+      const gated = entry.digests.some((d) => this.slow.isSlow(d, now));
+      if ((gated && this.gatedInFlight > 0) || this.atShareCap(entry, now)) {
+        i++; // one slow chain at a time, demoted bundles up to their cap; chains of other bundles go ahead
         continue;
       }
       this.waiting.splice(i, 1);
@@ -688,6 +701,8 @@ export class SandboxSupervisor implements Sandbox {
     entry.dispatchedAt = now;
     entry.hardDeadline = this.hardDeadline(entry, now);
     this.inFlight.set(entry.id, entry);
+    entry.counted = true;
+    for (const digest of entry.digests) this.inFlightByDigest.set(digest, (this.inFlightByDigest.get(digest) ?? 0) + 1);
     let q: string[] | undefined;
     for (const digest of entry.digests) if (this.quarantined.has(digest)) (q ??= []).push(digest);
     const plan = entry.plan;
@@ -724,6 +739,14 @@ export class SandboxSupervisor implements Sandbox {
 
   private settleChain(entry: PendingChain): void {
     this.inFlight.delete(entry.id); // a no-op during crash recovery, which has cleared the map
+    if (entry.counted) {
+      entry.counted = false;
+      for (const digest of entry.digests) {
+        const left = (this.inFlightByDigest.get(digest) ?? 1) - 1;
+        if (left === 0) this.inFlightByDigest.delete(digest);
+        else this.inFlightByDigest.set(digest, left);
+      }
+    }
     if (entry.gated) {
       entry.gated = false;
       this.gatedInFlight--;
@@ -753,6 +776,7 @@ export class SandboxSupervisor implements Sandbox {
   /** Charge each executed hook's time to its revision (fair share) and count its timeouts (slow bundles). */
   private recordUsage(entry: PendingChain, result: ChainResult): void {
     let now: number | undefined;
+    const hookMs = this.share !== undefined ? new Map<string, number>() : undefined;
     for (const execution of result.hook_results) {
       if (!(execution.duration_ms > 0) && execution.outcome !== "timeout") continue; // skipped hooks
       // Names are unique within a scope of one plan (its deployment hooks and one session's hooks).
@@ -760,7 +784,7 @@ export class SandboxSupervisor implements Sandbox {
       const digest = hook?.action.digest;
       if (digest === undefined) continue;
       now ??= performance.now();
-      this.share?.record(digest, execution.duration_ms, now);
+      hookMs?.set(digest, (hookMs.get(digest) ?? 0) + execution.duration_ms);
       if (execution.outcome !== "timeout") continue;
       const wasSlow = this.slow.isSlow(digest, now);
       this.slow.record(digest, now);
@@ -768,6 +792,7 @@ export class SandboxSupervisor implements Sandbox {
         this.logger.warn({ bundle: hook!.action.bundle, digest }, "sandbox: bundle keeps timing out; admitting one chain at a time");
       }
     }
+    if (hookMs !== undefined) this.share!.recordChain(entry.digests, hookMs, now ?? performance.now());
   }
 
   private deliverLogs(lines: GuestLogLine[] | undefined): void {
