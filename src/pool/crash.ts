@@ -39,15 +39,16 @@ export type CulpritReason = "catastrophic" | "only-running" | "overran" | "wedge
  * ```
  *  "I" (inside a hook)   → that hook, by position in its task's list      (one digest)
  *  "X" (catastrophic)    → that hook: a culprit outright
- *  "C" (chain code)      → the chain's code or its reply: any of its digests
- *  "L" (load)            → the bundle being loaded
- *  a record that does not match its task's list                          (unknown)
+ *  "L" (load)            → the bundle being loaded (its top-level code)
+ *  "C" (chain code)      → the runtime's own code working on the chain's input or its reply:
+ *                          any of its digests, or the caller's input            (uncertain)
+ *  a record that does not match its task's list                          (uncertain)
  *
- *  any "X"                                           → those hooks' digests are culprits
- *  else exactly one digest among all participants    → the culprit ("only-running"); a load that
- *                                                      was the only code running is `soleLoad`
- *  else                                              → every digest becomes a suspect, nobody is
- *                                                      quarantined
+ *  any "X"                                                → those hooks' digests are culprits
+ *  else all participants certain and of one digest        → the culprit ("only-running"); a load
+ *                                                           that was the only code running is `soleLoad`
+ *  else                                                   → every digest becomes a suspect, nobody
+ *                                                           is quarantined
  * ```
  *
  * SECURITY: a bundle is quarantined only when no other code could have killed the host. There is no
@@ -58,8 +59,8 @@ export type CulpritReason = "catastrophic" | "only-running" | "overran" | "wedge
 export interface CrashAttribution {
   /** taskId → the hook that was inside its action. */
   running: Map<number, HookIdentity>;
-  /** digest → the task and hook that crashed the host. `hook` is absent when only chain code of that bundle's chain ran. */
-  culprits: Map<string, { taskId: number; hook?: HookIdentity; why: CulpritReason }>;
+  /** digest → the task and hook that crashed the host. */
+  culprits: Map<string, { taskId: number; hook: HookIdentity; why: CulpritReason }>;
   /** Digests that were running during an ambiguous crash. */
   suspects: string[];
   /** Task id of a bundle load that was the only code running when the host died. */
@@ -69,35 +70,32 @@ export interface CrashAttribution {
 export function attributeCrash(records: readonly SlotRecord[], pending: (taskId: number) => PendingTaskView | undefined): CrashAttribution {
   const running = new Map<number, HookIdentity>();
   const culprits: CrashAttribution["culprits"] = new Map();
-  /** Every digest any participant could stand for; `unknown` when a participant cannot be named. */
+  /** Every digest any participant could stand for; `uncertain` when a participant cannot be pinned on one. */
   const possible = new Set<string>();
-  let unknown = false;
+  let uncertain = false;
   const loads: number[] = [];
-  const chainCode: number[] = [];
   for (const record of records) {
     const task = pending(record.taskId);
     if (task === undefined) continue; // stale record of a task that already finished
     switch (record.phase) {
       case "L":
         if (task.loadDigest !== undefined) possible.add(task.loadDigest);
-        else unknown = true;
+        else uncertain = true;
         loads.push(record.taskId);
         break;
       case "C":
-        if (task.loadDigest !== undefined) {
-          possible.add(task.loadDigest); // a load that finished, its reply on the way
-          break;
-        }
-        if (task.digests.length === 0) unknown = true;
-        chainCode.push(record.taskId);
+        // SECURITY: host code on the caller's input (predicates) or on the chain's reply; the input
+        // may be the attacker's, so this never pins a crash on the chain's bundles.
+        uncertain = true;
         for (const digest of task.digests) possible.add(digest);
+        if (task.loadDigest !== undefined) possible.add(task.loadDigest);
         break;
       case "I":
       case "X": {
         const hook = record.hook === undefined ? undefined : task.hookAt(record.position, record.hook);
         if (hook === undefined) {
           // SECURITY: never fall back to a lookup by name; whatever ran there stays anonymous.
-          unknown = true;
+          uncertain = true;
           for (const digest of task.digests) possible.add(digest);
           break;
         }
@@ -110,7 +108,7 @@ export function attributeCrash(records: readonly SlotRecord[], pending: (taskId:
   }
   const attribution: CrashAttribution = { running, culprits, suspects: [] };
   if (culprits.size > 0) return attribution;
-  if (unknown || possible.size !== 1) {
+  if (uncertain || possible.size !== 1) {
     attribution.suspects = [...possible];
     return attribution;
   }
@@ -118,7 +116,6 @@ export function attributeCrash(records: readonly SlotRecord[], pending: (taskId:
   const [digest] = [...possible] as [string];
   const hooked = [...running].find(([, hook]) => hook.digest === digest);
   if (hooked !== undefined) culprits.set(digest, { taskId: hooked[0], hook: hooked[1], why: "only-running" });
-  else if (chainCode.length > 0) culprits.set(digest, { taskId: chainCode[0]!, why: "only-running" });
   if (loads.length === 1) attribution.soleLoad = loads[0]!;
   return attribution;
 }

@@ -1184,14 +1184,10 @@ export class SandboxSupervisor implements Sandbox {
       const info = {
         digest,
         bundle: this.loaded.get(digest)?.name,
-        ...(culprit.hook !== undefined
-          ? {
-              hook: culprit.hook.hook,
-              scope: culprit.hook.scope,
-              ...(culprit.hook.sessionId !== undefined ? { session_id: culprit.hook.sessionId } : {}),
-            }
-          : {}),
-        reason: `was ${culprit.hook !== undefined ? "running" : "the only bundle running"} when the sandbox host died (${how}; ${culprit.why})`,
+        hook: culprit.hook.hook,
+        scope: culprit.hook.scope,
+        ...(culprit.hook.sessionId !== undefined ? { session_id: culprit.hook.sessionId } : {}),
+        reason: `was running when the sandbox host died (${how}; ${culprit.why})`,
         ...(entry ? { chain_id: entry.task.request.chainId } : {}),
       };
       this.quarantine(digest, info);

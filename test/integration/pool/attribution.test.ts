@@ -41,7 +41,8 @@ describe("crash attribution from slot records", () => {
     ["a stale record of a finished task is ignored", ["9 I calm 5 10 0 0", "1 I boom 5 10 0 0"], ["d-boom"], []],
     ["a bundle load was running too: the running hook is only a suspect", ["2 I calm 5 10 0 0", "3 L 5"], [], ["d-calm", "d-loading"]],
     ["a pending chain in chain code makes it ambiguous", ["1 I boom 5 10 0 0", "2 C"], [], ["d-boom", "d-calm"]],
-    ["only chain code of one bundle's chain: that bundle", ["1 C"], ["d-boom"], []],
+    // Chain code is the runtime's work on the caller's input: never enough to blame the chain's bundles.
+    ["only chain code of one bundle's chain: a suspect, not a culprit", ["1 C"], [], ["d-boom"]],
     ["nothing of a pending task: no culprit", ["9 C", "8 C"], [], []],
     // A session hook named like another bundle's deployment hook: the position decides, not the name.
     ["same-named session hook crashes alone: its own bundle", ["4 I redact 5 10 0 1"], ["d-attacker"], []],
