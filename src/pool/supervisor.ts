@@ -1103,6 +1103,11 @@ export class SandboxSupervisor implements Sandbox {
    * The host died with work in flight (DESIGN §4.1): attribute, answer, quarantine, restart.
    * Chains inside a hook get a `crashed` result for it; chains that had not started a hook go back
    * to the front of the queue once (guest side effects are data only, so a rerun is safe).
+   *
+   * When the crash cannot be pinned on one bundle, nobody is blamed yet: every chain goes back to
+   * the queue once, and since its bundles are now suspects it runs alone. The culprit's chain then
+   * kills the host again with nothing else running (certain: it is quarantined and answered
+   * `crashed`), and the bystanders' chains are answered normally instead of `crashed`.
    */
   private recoverFromCrash(host: HostHandle, exit: { code: number | null; signal: NodeJS.Signals | null }): void {
     const now = performance.now();
@@ -1124,10 +1129,11 @@ export class SandboxSupervisor implements Sandbox {
     let crashed = 0;
     const entries = [...this.inFlight.values()].sort((a, b) => a.id - b.id);
     this.inFlight.clear();
+    const ambiguous = attribution.culprits.size === 0 && attribution.suspects.length > 0;
     for (const entry of entries) {
       this.settleChain(entry);
       const runningHook = attribution.running.get(entry.id);
-      if (runningHook === undefined && entry.dispatches < 2) {
+      if ((runningHook === undefined || ambiguous) && entry.dispatches < 2) {
         requeue.push(entry);
         continue;
       }
