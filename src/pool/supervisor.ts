@@ -1101,8 +1101,9 @@ export class SandboxSupervisor implements Sandbox {
 
   /**
    * The host died with work in flight (DESIGN §4.1): attribute, answer, quarantine, restart.
-   * Chains inside a hook get a `crashed` result for it; chains that had not started a hook go back
-   * to the front of the queue once (guest side effects are data only, so a rerun is safe).
+   * The chain that was running the culprit's hook gets a `crashed` (or `timeout`) result for it;
+   * every other chain goes back to the front of the queue once (guest side effects are data only,
+   * so a rerun is safe) and is answered by its own second run — or `crashed` if that dies too.
    *
    * When the crash cannot be pinned on one bundle, nobody is blamed yet: every chain goes back to
    * the queue once, and since its bundles are now suspects it runs alone. The culprit's chain then
@@ -1129,11 +1130,12 @@ export class SandboxSupervisor implements Sandbox {
     let crashed = 0;
     const entries = [...this.inFlight.values()].sort((a, b) => a.id - b.id);
     this.inFlight.clear();
-    const ambiguous = attribution.culprits.size === 0 && attribution.suspects.length > 0;
+    const culpritTasks = new Set([...attribution.culprits.values()].map((c) => c.taskId));
     for (const entry of entries) {
       this.settleChain(entry);
       const runningHook = attribution.running.get(entry.id);
-      if ((runningHook === undefined || ambiguous) && entry.dispatches < 2) {
+      // Not the culprit's chain (or no culprit yet): a bystander, run again rather than answered crashed.
+      if (!culpritTasks.has(entry.id) && entry.dispatches < 2) {
         requeue.push(entry);
         continue;
       }
