@@ -358,6 +358,8 @@ export class SandboxSupervisor implements Sandbox {
   private soloInFlight = false;
   /** In-flight chains per revision, for the fair-share cap. */
   private readonly inFlightByDigest = new Map<string, number>();
+  /** Worker time per revision of the chain being recorded (recordUsage). */
+  private readonly hookMsScratch = new Map<string, number>();
   /** True while a restarted host reloads bundles: nothing else may run, so a crash names the reload. */
   private reloading = false;
   /** Identifies the latest restartHost run; an older one that was overtaken by a new crash stops. */
@@ -776,7 +778,9 @@ export class SandboxSupervisor implements Sandbox {
   /** Charge each executed hook's time to its revision (fair share) and count its timeouts (slow bundles). */
   private recordUsage(entry: PendingChain, result: ChainResult): void {
     let now: number | undefined;
-    const hookMs = this.share !== undefined ? new Map<string, number>() : undefined;
+    // One reused map: this runs for every chain reply.
+    const hookMs = this.share !== undefined ? this.hookMsScratch : undefined;
+    hookMs?.clear();
     for (const execution of result.hook_results) {
       if (!(execution.duration_ms > 0) && execution.outcome !== "timeout") continue; // skipped hooks
       // Names are unique within a scope of one plan (its deployment hooks and one session's hooks).
