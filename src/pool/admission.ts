@@ -1,8 +1,8 @@
 /**
  * Slow-bundle detection (DESIGN §4.1, "a bundle whose hooks keep timing out may not occupy more than
  * one worker"). A bundle revision is slow while it has at least `timeouts` hook timeouts within the
- * last `windowMs`; the supervisor then admits at most one in-flight chain that contains a slow (or
- * crash-suspect) bundle, so the other workers keep serving chains of well-behaved bundles.
+ * last `windowMs`; the supervisor then admits at most one in-flight chain that contains a slow
+ * bundle — the slow lane — so the other workers keep serving chains of well-behaved bundles.
  *
  * A sliding window of timestamps per digest: at most `timeouts` entries are kept, so memory stays
  * bounded whatever the timeout rate.
@@ -44,3 +44,139 @@ export class SlowTracker {
     return [...this.hits.keys()].filter((digest) => this.isSlow(digest, now));
   }
 }
+
+/**
+ * Fair share of worker time per bundle revision (DESIGN §4.1). A hook that stays just under its
+ * timeout never counts as slow above, yet a bundle running such hooks from many callers holds every
+ * worker, and other tenants' chains wait behind it (median 0.2 ms → ≈1.7 s on bench/fairness.ts).
+ * This tracker charges each revision the wall time its hooks held a worker, and marks a revision
+ * *demoted* while its recent share of the pool's capacity exceeds
+ *
+ *     threshold = max(1 / active revisions, 1 / workers)
+ *
+ * — more than an equal split among the revisions that ran recently, and more than one worker's worth
+ * (below that a cap of one chain would cost it nothing) — and chains *without* it ran recently too.
+ * The supervisor then admits at most `cap(digest)` = max(1, ⌊workers × threshold⌋) chains with that
+ * revision at once; chains of other bundles overtake the rest. A revision that every recent chain
+ * contains (a deployment policy on the only busy hook type) is never demoted: capping it would only
+ * throttle everyone, protecting no one. It is promoted again once its share falls below
+ * HYSTERESIS × threshold, or once it is alone again.
+ *
+ * Usage decays exponentially with time constant `tauMs`: for a steady rate of r worker-ms per ms the
+ * decayed sum approaches r × tauMs, so share = sum / (workers × tauMs). A few numbers per revision,
+ * and revisions idle for several tauMs are forgotten: memory stays bounded.
+ */
+export class WorkerShareTracker {
+  private readonly usage = new Map<string, Usage>();
+  /** All chains that reported back (decayed count), to tell whether chains without a revision run. */
+  private readonly allChains: Decayed = { value: 0, at: 0 };
+  private readonly demoted = new Set<string>();
+  private threshold = 1;
+  private refreshedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly workers: number,
+    private readonly tauMs: number = 3_000,
+  ) {}
+
+  /** A chain reported back: `digests` are its revisions, `hookMs` the worker time of each of its executed hooks. */
+  recordChain(digests: readonly string[], hookMs: ReadonlyMap<string, number>, now: number): void {
+    this.add(this.allChains, 1, now);
+    for (const digest of digests) {
+      let entry = this.usage.get(digest);
+      if (entry === undefined) {
+        entry = { ms: { value: 0, at: now }, chains: { value: 0, at: now }, seenAt: now };
+        this.usage.set(digest, entry);
+      }
+      this.add(entry.chains, 1, now);
+      this.add(entry.ms, hookMs.get(digest) ?? 0, now);
+      entry.seenAt = now;
+    }
+  }
+
+  isDemoted(digest: string, now: number): boolean {
+    this.refresh(now);
+    return this.demoted.has(digest);
+  }
+
+  /** Chains with a demoted revision that may be in flight at once: its share of the workers. */
+  cap(): number {
+    return Math.max(1, Math.floor(this.workers * this.threshold));
+  }
+
+  demotedDigests(now: number): string[] {
+    this.refresh(now);
+    return [...this.demoted];
+  }
+
+  /** Share of the pool's capacity `digest` used recently (0…1), for stats and tests. */
+  share(digest: string, now: number): number {
+    const entry = this.usage.get(digest);
+    return entry === undefined ? 0 : this.decayed(entry.ms, now) / (this.workers * this.tauMs);
+  }
+
+  reset(digest: string): void {
+    this.usage.delete(digest);
+    this.demoted.delete(digest);
+  }
+
+  private add(d: Decayed, amount: number, now: number): void {
+    const at = Math.max(now, d.at); // never backwards: a late report counts as fresh
+    d.value = this.decayed(d, at) + amount;
+    d.at = at;
+  }
+
+  private decayed(d: Decayed, now: number): number {
+    return d.value * Math.exp(-Math.max(0, now - d.at) / this.tauMs);
+  }
+
+  /** Recomputed at most every REFRESH_MS: admission asks per waiting chain, this walks every revision. */
+  private refresh(now: number): void {
+    if (now - this.refreshedAt < REFRESH_MS) return;
+    this.refreshedAt = now;
+    let active = 0;
+    for (const [digest, entry] of this.usage) {
+      const idle = now - entry.seenAt;
+      if (idle > FORGET_AFTER_TAUS * this.tauMs) {
+        this.usage.delete(digest);
+        this.demoted.delete(digest);
+      } else if (idle <= this.tauMs) {
+        active++;
+      }
+    }
+    this.threshold = Math.max(1 / Math.max(1, active), 1 / this.workers);
+    const all = this.decayed(this.allChains, now);
+    for (const [digest, entry] of this.usage) {
+      const share = this.decayed(entry.ms, now) / (this.workers * this.tauMs);
+      const othersRan = all - this.decayed(entry.chains, now) >= MIN_OTHER_CHAINS;
+      if (this.demoted.has(digest)) {
+        if (!othersRan || share < HYSTERESIS * this.threshold) this.demoted.delete(digest);
+      } else if (othersRan && share > this.threshold) {
+        this.demoted.add(digest);
+      }
+    }
+  }
+}
+
+interface Decayed {
+  value: number;
+  at: number;
+}
+
+interface Usage {
+  /** Worker time of the revision's hooks. */
+  ms: Decayed;
+  /** Chains that contained the revision. */
+  chains: Decayed;
+  seenAt: number;
+}
+
+const REFRESH_MS = 50;
+const FORGET_AFTER_TAUS = 5;
+/** Decayed count of chains without a revision below which it is "in every chain" (≈ none in the last time constant). */
+const MIN_OTHER_CHAINS = 0.3;
+/**
+ * A demoted revision held at its cap uses ≈ cap / workers of the capacity, which is about the
+ * threshold itself: promotion waits until it is clearly below, or it would flap.
+ */
+const HYSTERESIS = 0.7;

@@ -5,67 +5,119 @@ import type { ChainValue } from "./protocol.js";
 import type { SlotRecord } from "./slots.js";
 
 /**
- * What the supervisor concludes from the slot records of a dead host (see slots.ts).
- *
- * ```
- *  records of pending tasks ──▶ running: taskId → hook inside its action when the host died
- *                                │
- *    any "X" (isolated-vm catastrophic callback)       → those digests are culprits
- *    else a pending bundle load ("L") was running too  → every "I" digest becomes a suspect
- *    else exactly one "I"                              → its digest is the culprit
- *    else several "I", exactly one of a suspect digest → that digest is the culprit
- *    else several "I"                                  → all of them become suspects (no quarantine)
- * ```
- *
- * Suspects run one chain at a time (like slow bundles), so a second crash by the same code is
- * unambiguous and quarantines it, while innocent bystanders are never quarantined on one crash.
+ * Who a hook is, as crash attribution and quarantine see it: the bundle revision whose code ran, the
+ * hook's position in the task's hook list, and — for the record — its name, scope and session. Names
+ * are not unique (a session hook may be named like another bundle's deployment hook), so nothing here
+ * is ever looked up by name.
  */
-export interface CrashAttribution {
-  /** taskId → name of the hook that was inside its action. */
-  running: Map<number, string>;
-  /** digest → the task and hook that crashed the host. */
-  culprits: Map<string, { taskId: number; hook: string; why: "catastrophic" | "only-running" | "repeat-suspect" | "overran" | "wedged" }>;
-  /** Digests that were running during an ambiguous crash. */
-  suspects: string[];
+export interface HookIdentity {
+  digest: string;
+  bundle: string;
+  hook: string;
+  scope: "deployment" | "session";
+  sessionId?: string;
+  /** Position of the hook in the hook list sent with the task. */
+  position: number;
 }
 
-export function attributeCrash(
-  records: readonly SlotRecord[],
-  digestOf: (taskId: number, hook: string) => string | undefined,
-  isSuspect: (digest: string) => boolean,
-  isPendingLoad: (taskId: number) => boolean = () => false,
-): CrashAttribution {
-  const running = new Map<number, string>();
+/** What the supervisor knows about a task named in a slot record (undefined: not pending, stale record). */
+export interface PendingTaskView {
+  /** The hook at `position` if its name is `name`; undefined when the record does not match the list. */
+  hookAt(position: number | undefined, name: string): HookIdentity | undefined;
+  /** Digests of every enabled hook of the chain (empty for a load). */
+  digests: readonly string[];
+  /** Digest of the bundle a pending load is loading. */
+  loadDigest?: string;
+}
+
+export type CulpritReason = "catastrophic" | "only-running" | "overran" | "wedged";
+
+/**
+ * What the supervisor concludes from the slot records of a dead host (see slots.ts). Only records of
+ * tasks still pending count; each is a *participant* that may have killed the host:
+ *
+ * ```
+ *  "I" (inside a hook)   → that hook, by position in its task's list      (one digest)
+ *  "X" (catastrophic)    → that hook: a culprit outright
+ *  "L" (load)            → the bundle being loaded (its top-level code)
+ *  "C" (chain code)      → the runtime's own code working on the chain's input or its reply:
+ *                          any of its digests, or the caller's input            (uncertain)
+ *  a record that does not match its task's list                          (uncertain)
+ *
+ *  any "X"                                                → those hooks' digests are culprits
+ *  else all participants certain and of one digest        → the culprit ("only-running"); a load
+ *                                                           that was the only code running is `soleLoad`
+ *  else                                                   → every digest becomes a suspect, nobody
+ *                                                           is quarantined
+ * ```
+ *
+ * SECURITY: a bundle is quarantined only when no other code could have killed the host. There is no
+ * "repeat suspect" rule: a bundle that was merely running during two crashes (say, a busy innocent one
+ * next to two revisions of an attacker's) is no more guilty than any bystander. Suspects run alone
+ * instead (supervisor.ts), so a suspect's next crash is unambiguous.
+ */
+export interface CrashAttribution {
+  /** taskId → the hook that was inside its action. */
+  running: Map<number, HookIdentity>;
+  /** digest → the task and hook that crashed the host. */
+  culprits: Map<string, { taskId: number; hook: HookIdentity; why: CulpritReason }>;
+  /** Digests that were running during an ambiguous crash. */
+  suspects: string[];
+  /** Task id of a bundle load that was the only code running when the host died. */
+  soleLoad?: number;
+}
+
+export function attributeCrash(records: readonly SlotRecord[], pending: (taskId: number) => PendingTaskView | undefined): CrashAttribution {
+  const running = new Map<number, HookIdentity>();
   const culprits: CrashAttribution["culprits"] = new Map();
-  const invoking: { taskId: number; hook: string; digest: string }[] = [];
-  let loading = false;
+  /** Every digest any participant could stand for; `uncertain` when a participant cannot be pinned on one. */
+  const possible = new Set<string>();
+  let uncertain = false;
+  const loads: number[] = [];
   for (const record of records) {
-    if (record.phase === "L") {
-      loading ||= isPendingLoad(record.taskId);
-      continue;
+    const task = pending(record.taskId);
+    if (task === undefined) continue; // stale record of a task that already finished
+    switch (record.phase) {
+      case "L":
+        if (task.loadDigest !== undefined) possible.add(task.loadDigest);
+        else uncertain = true;
+        loads.push(record.taskId);
+        break;
+      case "C":
+        // SECURITY: host code on the caller's input (predicates) or on the chain's reply; the input
+        // may be the attacker's, so this never pins a crash on the chain's bundles.
+        uncertain = true;
+        for (const digest of task.digests) possible.add(digest);
+        if (task.loadDigest !== undefined) possible.add(task.loadDigest);
+        break;
+      case "I":
+      case "X": {
+        const hook = record.hook === undefined ? undefined : task.hookAt(record.position, record.hook);
+        if (hook === undefined) {
+          // SECURITY: never fall back to a lookup by name; whatever ran there stays anonymous.
+          uncertain = true;
+          for (const digest of task.digests) possible.add(digest);
+          break;
+        }
+        running.set(record.taskId, hook);
+        possible.add(hook.digest);
+        if (record.phase === "X") culprits.set(hook.digest, { taskId: record.taskId, hook, why: "catastrophic" });
+        break;
+      }
     }
-    if (record.phase === "C" || record.hook === undefined) continue;
-    const digest = digestOf(record.taskId, record.hook);
-    if (digest === undefined) continue; // stale record of a task that already finished
-    running.set(record.taskId, record.hook);
-    if (record.phase === "X") culprits.set(digest, { taskId: record.taskId, hook: record.hook, why: "catastrophic" });
-    else invoking.push({ taskId: record.taskId, hook: record.hook, digest });
   }
-  const suspects: string[] = [];
-  if (culprits.size === 0 && invoking.length > 0) {
-    const distinct = new Set(invoking.map((i) => i.digest));
-    const repeat = invoking.filter((i) => isSuspect(i.digest));
-    if (distinct.size === 1 && !loading) {
-      const only = invoking[0]!;
-      culprits.set(only.digest, { taskId: only.taskId, hook: only.hook, why: "only-running" });
-    } else if (!loading && new Set(repeat.map((i) => i.digest)).size === 1) {
-      const only = repeat[0]!;
-      culprits.set(only.digest, { taskId: only.taskId, hook: only.hook, why: "repeat-suspect" });
-    } else {
-      suspects.push(...distinct);
-    }
+  const attribution: CrashAttribution = { running, culprits, suspects: [] };
+  if (culprits.size > 0) return attribution;
+  if (uncertain || possible.size !== 1) {
+    attribution.suspects = [...possible];
+    return attribution;
   }
-  return { running, culprits, suspects };
+  // One bundle's code and nothing else was running: it killed the host.
+  const [digest] = [...possible] as [string];
+  const hooked = [...running].find(([, hook]) => hook.digest === digest);
+  if (hooked !== undefined) culprits.set(digest, { taskId: hooked[0], hook: hooked[1], why: "only-running" });
+  if (loads.length === 1) attribution.soleLoad = loads[0]!;
+  return attribution;
 }
 
 /**

@@ -9,16 +9,23 @@ import { join } from "node:path";
  *
  * ```
  *  slotDir/g<generation>-t<threadId>.slot      (SLOT_BYTES, space padded)
- *  "<taskId> I <hook> <startMs> <budgetMs> <tid>"  inside the action of <hook> for supervisor task
- *                                                  <taskId> since <startMs>, allowed <budgetMs>
- *  "<taskId> C"                                    idle, or chain code of a finished task
- *  "<taskId> X <hook>"                             isolated-vm reported a catastrophic error in <hook>
+ *  "<taskId> I <hook> <startMs> <budgetMs> <tid> <pos>"  inside the action of the hook at position
+ *                                                  <pos> of the task's hook list (named <hook>) for
+ *                                                  supervisor task <taskId> since <startMs>, allowed <budgetMs>
+ *  "<taskId> C"                                    chain code of <taskId> (before its first hook, or
+ *                                                  after its last while the reply travels), or idle
+ *  "<taskId> X <hook> <pos>"                       isolated-vm reported a catastrophic error in that hook
  *  "<taskId> L <startMs>"                          the worker runs a bundle's top-level code (load)
  * ```
  *
+ * SECURITY: a hook is identified by its position in the hook list the supervisor sent for the task,
+ * never by its name: a session-scope hook may carry the name of another bundle's deployment hook, and
+ * a name lookup would blame that other bundle. `<hook>` is only a cross-check of the position.
+ *
  * One write per hook: the "I" record stays while the chain code after the hook runs (result parsing,
- * the next predicate: microseconds, synchronous), and the task writes "C" once when it ends. A crash in
- * that window is attributed to the hook whose result was being handled, which is where it came from.
+ * the next predicate: microseconds, synchronous), and the task writes "C" when it starts and when it
+ * ends. A crash in the first window is attributed to the hook whose result was being handled, which
+ * is where it came from; a crash while a still-pending task is in "C" cannot be pinned on one hook.
  * `<startMs>` is {@link monotonicMs} (CLOCK_MONOTONIC, the same in every process of the machine), so
  * the supervisor can tell how long a hook has been running; `<tid>` is the worker's OS thread id
  * (Linux, `/proc/thread-self`; 0 elsewhere), so it can tell a busy thread from a wedged one.
@@ -28,7 +35,7 @@ import { join } from "node:path";
  * After a crash the supervisor reads every slot of the dead generation; records whose task id is no
  * longer pending are stale and ignored.
  */
-export const SLOT_BYTES = 128;
+export const SLOT_BYTES = 160;
 
 export type SlotPhase = "I" | "C" | "X" | "L";
 
@@ -36,6 +43,8 @@ export interface SlotRecord {
   taskId: number;
   phase: SlotPhase;
   hook?: string;
+  /** "I" and "X": position of the hook in the task's hook list (the hook's identity; `hook` is its name). */
+  position?: number;
   /** "I" and "L": when the phase began, in {@link monotonicMs}. */
   startMs?: number;
   /** "I": the time the hook may use (min(timeout_ms, remaining chain deadline)). */
@@ -63,13 +72,19 @@ export class SlotWriter {
     writeSync(this.fd, this.buffer, 0, SLOT_BYTES, 0);
   }
 
-  write(taskId: number, phase: SlotPhase, hook?: string): void {
-    this.put(hook === undefined ? `${taskId} ${phase}` : `${taskId} ${phase} ${hook}`);
+  /** "C": chain code of `taskId` (at its start and at its end). */
+  chainCode(taskId: number): void {
+    this.put(`${taskId} C`);
   }
 
-  /** "I": entering the action of `hook`; the watchdog measures its run time from `startMs`. */
-  enter(taskId: number, hook: string, startMs: number, budgetMs: number, tid: number): void {
-    this.put(`${taskId} I ${hook} ${startMs} ${budgetMs} ${tid}`);
+  /** "I": entering the action of the hook at `position`; the watchdog measures its run time from `startMs`. */
+  enter(taskId: number, position: number, hook: string, startMs: number, budgetMs: number, tid: number): void {
+    this.put(`${taskId} I ${hook} ${startMs} ${budgetMs} ${tid} ${position}`);
+  }
+
+  /** "X": isolated-vm reported a catastrophic error while the hook at `position` ran. */
+  catastrophic(taskId: number, position: number, hook: string): void {
+    this.put(`${taskId} X ${hook} ${position}`);
   }
 
   /** "L": running a bundle's top-level code since `startMs`. */
@@ -80,8 +95,8 @@ export class SlotWriter {
   private put(text: string): void {
     const buffer = this.buffer;
     buffer.fill(0x20);
-    // Hook names match [a-z0-9_-]{1,64} (spec §6.2.2) and the numbers are short, so the record always
-    // fits in SLOT_BYTES and the hook name never holds a space.
+    // Hook names match [a-z0-9_-]{1,64} (spec §6.2.2) and the numbers are short (at most ≈125 bytes in
+    // all), so the record always fits in SLOT_BYTES and the hook name never holds a space.
     buffer.write(text, 0, SLOT_BYTES - 1, "latin1");
     writeSync(this.fd, buffer, 0, SLOT_BYTES, 0);
   }
@@ -133,6 +148,10 @@ export function parseSlot(text: string): SlotRecord | undefined {
   const hook = fields[2];
   if (hook === undefined || hook === "") return record;
   record.hook = hook;
+  if (phase === "X") {
+    const position = numberField(fields[3]);
+    if (position !== undefined) record.position = position;
+  }
   if (phase === "I") {
     const startMs = numberField(fields[3]);
     const budgetMs = numberField(fields[4]);
@@ -141,6 +160,8 @@ export function parseSlot(text: string): SlotRecord | undefined {
       record.budgetMs = budgetMs;
       record.tid = numberField(fields[5]) ?? 0;
     }
+    const position = numberField(fields[6]);
+    if (position !== undefined) record.position = position;
   }
   return record;
 }

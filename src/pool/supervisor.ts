@@ -14,8 +14,8 @@ import type { IntegrityOptions } from "../integrity/check.js";
 import { silentLogger, type LifecycleEvent, type Logger } from "../observe/events.js";
 import { assertSandboxLimits, DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/index.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
-import { SlowTracker } from "./admission.js";
-import { attributeCrash, crashedChainValue, type CrashAttribution } from "./crash.js";
+import { SlowTracker, WorkerShareTracker } from "./admission.js";
+import { attributeCrash, crashedChainValue, type CrashAttribution, type HookIdentity, type PendingTaskView } from "./crash.js";
 import { rebuildEvents } from "./events.js";
 import {
   digestFileStem,
@@ -51,6 +51,13 @@ export interface SandboxOptions {
   onGuestLog?: (line: GuestLogLine) => void;
   /** A bundle with this many hook timeouts within `windowMs` is slow (one chain at a time). Default 3 in 60 000 ms. */
   slowBundle?: { timeouts: number; windowMs: number };
+  /**
+   * Fair share of worker time (admission.ts, WorkerShareTracker): a bundle whose hooks held more than
+   * max(1 / active bundles, 1 / threads) of the workers' time over about `windowMs`, while chains
+   * without it ran too, is capped at that share of the threads (at least one chain in flight) until
+   * its share drops. `false` turns it off. Default `{ windowMs: 3000 }`.
+   */
+  fairShare?: { windowMs: number } | false;
   /** Content-addressed bundle files. Default: a fresh temporary directory, removed on close. */
   codeDir?: string;
   /**
@@ -119,6 +126,14 @@ export interface SandboxStats {
   quarantined: string[];
   /** Digests admitted one chain at a time because their hooks keep timing out. */
   slowBundles: string[];
+  /** Digests capped at their share of the threads because their hooks held more than their share of worker time. */
+  demotedBundles: string[];
+  /**
+   * Digests that were running during a crash that could not be pinned on one bundle: their chains run
+   * alone in the sandbox host (nothing else in flight) until they pass probation, so their next crash
+   * is unambiguous. Never quarantined for being a suspect.
+   */
+  suspectBundles: string[];
   /** Chain messages that carried a hook list (once per plan and host generation; others name a key). */
   plansSent: number;
   /** Host processes the watchdog killed (a hook past its budget, a wedged host). */
@@ -134,7 +149,12 @@ const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 10_000;
 /** Consecutive failed host starts before the sandbox gives up (SANDBOX_START_FAILED). */
 const MAX_START_FAILURES = 5;
-/** A crash-suspect bundle stays on probation (one chain at a time) this long. */
+/**
+ * A crash-suspect bundle is on probation — its chains run alone — until it has completed this many
+ * chains without a crash, or for SUSPECT_MS at most. Counted in chains, not time, so an innocent
+ * bundle that was merely busy during someone else's crash is slowed for a few chains only.
+ */
+const PROBATION_CHAINS = 8;
 const SUSPECT_MS = 10 * 60_000;
 const STDERR_TAIL_BYTES = 8192;
 const BUNDLE_NAME = /^[a-z0-9_-]{1,64}$/;
@@ -213,8 +233,8 @@ interface HostKill {
    */
   kind: "overrun" | "wedged" | "deadline" | "load";
   taskId: number;
-  hook?: string;
-  digest?: string;
+  /** The overrunning hook, named by its position in the task's hook list (overrun, wedged). */
+  hook?: HookIdentity;
   /** Human-readable, for error texts and logs. */
   detail: string;
 }
@@ -252,8 +272,12 @@ interface PendingChain {
   /** Digests of the enabled hooks (plan.digests). */
   digests: readonly string[];
   gated: boolean;
+  /** Dispatched alone because it runs a crash suspect (see pump). */
+  solo: boolean;
   dispatches: number;
   dispatchedAt: number;
+  /** Counted in inFlightByDigest (from dispatch to settle). */
+  counted: boolean;
   /** performance.now() after which the watchdog kills the host (see hardDeadline). */
   hardDeadline: number;
   resolve: (value: ChainTaskResult) => void;
@@ -313,6 +337,7 @@ export class SandboxSupervisor implements Sandbox {
   private readonly ownsCodeDir: boolean;
   private readonly slotDir: string;
   private readonly slow: SlowTracker;
+  private readonly share: WorkerShareTracker | undefined;
   private readonly emitter = new EventEmitter();
 
   private host: HostHandle | undefined;
@@ -329,7 +354,17 @@ export class SandboxSupervisor implements Sandbox {
   private readonly loaded = new Map<string, BundleMeta>();
   private readonly latestByName = new Map<string, string>();
   private readonly quarantined = new Map<string, Record<string, unknown>>();
-  private readonly suspects = new Map<string, number>();
+  /** Crash-suspect digest → when it became one and the chains it has completed alone since. */
+  private readonly suspects = new Map<string, { since: number; cleanChains: number }>();
+  private soloInFlight = false;
+  /** In-flight chains per revision, for the fair-share cap. */
+  private readonly inFlightByDigest = new Map<string, number>();
+  /** Worker time per revision of the chain being recorded (recordUsage). */
+  private readonly hookMsScratch = new Map<string, number>();
+  /** True while a restarted host reloads bundles: nothing else may run, so a crash names the reload. */
+  private reloading = false;
+  /** Identifies the latest restartHost run; an older one that was overtaken by a new crash stops. */
+  private restartToken = 0;
   private closing = false;
   private stopping = false;
   private closePromise: Promise<void> | undefined;
@@ -365,6 +400,8 @@ export class SandboxSupervisor implements Sandbox {
       positiveInt(slowBundle.timeouts, "slowBundle.timeouts"),
       positiveInt(slowBundle.windowMs, "slowBundle.windowMs"),
     );
+    this.share =
+      options.fairShare === false ? undefined : new WorkerShareTracker(this.threads, positiveInt(options.fairShare?.windowMs ?? 3000, "fairShare.windowMs"));
     this.ownsCodeDir = options.codeDir === undefined;
     this.codeDir = options.codeDir ?? mkdtempSync(join(tmpdir(), "vcp-sandbox-"));
     this.slotDir = join(this.codeDir, "slots");
@@ -405,6 +442,7 @@ export class SandboxSupervisor implements Sandbox {
     }
     this.suspects.delete(bundle.digest);
     this.slow.reset(bundle.digest);
+    this.share?.reset(bundle.digest);
     return value as { exports: string[] };
   }
 
@@ -414,6 +452,7 @@ export class SandboxSupervisor implements Sandbox {
     this.quarantined.delete(digest);
     this.suspects.delete(digest);
     this.slow.reset(digest);
+    this.share?.reset(digest);
     if (meta === undefined) return;
     this.loaded.delete(digest);
     if (this.latestByName.get(meta.name) === digest) this.latestByName.delete(meta.name);
@@ -457,8 +496,10 @@ export class SandboxSupervisor implements Sandbox {
         hooks: plan.hooks,
         digests,
         gated: false,
+        solo: false,
         dispatches: 0,
         dispatchedAt: 0,
+        counted: false,
         hardDeadline: Number.POSITIVE_INFINITY,
         resolve,
         reject,
@@ -474,6 +515,8 @@ export class SandboxSupervisor implements Sandbox {
       queued: this.queuedCount(),
       quarantined: [...this.quarantined.keys()],
       slowBundles: this.slow.slowDigests(performance.now()),
+      demotedBundles: this.share?.demotedDigests(performance.now()) ?? [],
+      suspectBundles: [...this.suspects.keys()].filter((d) => this.isSuspect(d, performance.now())),
       plansSent: this.plansSent,
       watchdogKills: this.watchdogKills,
       hostPid: this.host?.gone === false ? this.host.child.pid : undefined,
@@ -581,10 +624,23 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   private isGated(digest: string, now: number): boolean {
-    if (this.slow.isSlow(digest, now)) return true;
-    const since = this.suspects.get(digest);
-    if (since === undefined) return false;
-    if (now - since > SUSPECT_MS) {
+    return this.slow.isSlow(digest, now) || this.isSuspect(digest, now) || this.share?.isDemoted(digest, now) === true;
+  }
+
+  /** A revision of the chain is demoted for its worker-time share and already has its cap of chains in flight. */
+  private atShareCap(entry: PendingChain, now: number): boolean {
+    const share = this.share;
+    if (share === undefined) return false;
+    for (const digest of entry.digests) {
+      if (share.isDemoted(digest, now) && (this.inFlightByDigest.get(digest) ?? 0) >= share.cap()) return true;
+    }
+    return false;
+  }
+
+  private isSuspect(digest: string, now: number): boolean {
+    const probation = this.suspects.get(digest);
+    if (probation === undefined) return false;
+    if (now - probation.since > SUSPECT_MS || probation.cleanChains >= PROBATION_CHAINS) {
       this.suspects.delete(digest);
       return false;
     }
@@ -596,16 +652,40 @@ export class SandboxSupervisor implements Sandbox {
     return this.waiting.length + Math.max(0, this.inFlight.size - this.threads);
   }
 
+  /**
+   * Admission, in queue order:
+   *
+   * ```
+   *  a chain with a crash suspect   → runs alone: waits until nothing is in flight (nothing behind it
+   *                                   overtakes it meanwhile), and nothing starts until it ends
+   *  a chain with a slow bundle     → at most one such chain in flight (the slow lane); others
+   *                                   overtake it
+   *  a chain with a demoted bundle  → at most share.cap() chains with that bundle in flight (its
+   *                                   share of the threads); others overtake it
+   *  anything else                  → up to hostCap in flight
+   * ```
+   *
+   * SECURITY: a suspect runs alone so that, if it kills the host again, it is the only code that was
+   * running and attribution is certain; no bystander is ever blamed for its crash.
+   */
   private pump(): void {
     const host = this.host;
-    if (host === undefined || !host.ready) return;
+    if (host === undefined || !host.ready || this.reloading) return;
     const now = performance.now();
     let i = 0;
-    while (i < this.waiting.length && this.inFlight.size < this.hostCap) {
+    while (i < this.waiting.length && this.inFlight.size < this.hostCap && !this.soloInFlight) {
       const entry = this.waiting[i]!;
-      const gated = entry.digests.some((d) => this.isGated(d, now));
-      if (gated && this.gatedInFlight > 0) {
-        i++; // one slow/suspect chain at a time; chains behind it of other bundles go ahead
+      if (entry.digests.some((d) => this.isSuspect(d, now))) {
+        if (this.inFlight.size > 0 || this.loadsInFlight()) return; // drain first; keep its place
+        this.waiting.splice(i, 1);
+        entry.solo = true;
+        this.soloInFlight = true;
+        this.dispatch(host, entry);
+        return;
+      }
+      const gated = entry.digests.some((d) => this.slow.isSlow(d, now));
+      if ((gated && this.gatedInFlight > 0) || this.atShareCap(entry, now)) {
+        i++; // one slow chain at a time, demoted bundles up to their cap; chains of other bundles go ahead
         continue;
       }
       this.waiting.splice(i, 1);
@@ -615,12 +695,19 @@ export class SandboxSupervisor implements Sandbox {
     }
   }
 
+  private loadsInFlight(): boolean {
+    for (const call of this.calls.values()) if (call.message.t === "load") return true;
+    return false;
+  }
+
   private dispatch(host: HostHandle, entry: PendingChain): void {
     entry.dispatches++;
     const now = performance.now();
     entry.dispatchedAt = now;
     entry.hardDeadline = this.hardDeadline(entry, now);
     this.inFlight.set(entry.id, entry);
+    entry.counted = true;
+    for (const digest of entry.digests) this.inFlightByDigest.set(digest, (this.inFlightByDigest.get(digest) ?? 0) + 1);
     let q: string[] | undefined;
     for (const digest of entry.digests) if (this.quarantined.has(digest)) (q ??= []).push(digest);
     const plan = entry.plan;
@@ -669,41 +756,66 @@ export class SandboxSupervisor implements Sandbox {
 
   private settleChain(entry: PendingChain): void {
     this.inFlight.delete(entry.id); // a no-op during crash recovery, which has cleared the map
+    if (entry.counted) {
+      entry.counted = false;
+      for (const digest of entry.digests) {
+        const left = (this.inFlightByDigest.get(digest) ?? 1) - 1;
+        if (left === 0) this.inFlightByDigest.delete(digest);
+        else this.inFlightByDigest.set(digest, left);
+      }
+    }
     if (entry.gated) {
       entry.gated = false;
       this.gatedInFlight--;
+    }
+    if (entry.solo) {
+      entry.solo = false;
+      this.soloInFlight = false;
     }
   }
 
   private onChainReply(entry: PendingChain, reply: Extract<FromHost, { t: "reply" }>): void {
     this.settleChain(entry);
     if (reply.ok) {
+      // A suspect that ran alone and did not kill the host has served one chain of its probation.
+      for (const digest of entry.digests) {
+        const probation = this.suspects.get(digest);
+        if (probation !== undefined) probation.cleanChains++;
+      }
       const value = rebuildEvents(reply.value as WireChainValue, entry.task.request);
-      this.recordTimeouts(entry, value.result);
+      this.recordUsage(entry, value.result);
       entry.resolve(value);
     } else {
       entry.reject(fromWireError(reply.error));
     }
   }
 
-  private recordTimeouts(entry: PendingChain, result: ChainResult): void {
+  /** Charge each executed hook's time to its revision (fair share) and count its timeouts (slow bundles). */
+  private recordUsage(entry: PendingChain, result: ChainResult): void {
     let now: number | undefined;
     const deadlineMs = entry.task.request.deadlineMs;
+    // One reused map: this runs for every chain reply.
+    const hookMs = this.share !== undefined ? this.hookMsScratch : undefined;
+    hookMs?.clear();
     for (const execution of result.hook_results) {
+      if (!(execution.duration_ms > 0) && execution.outcome !== "timeout") continue; // skipped hooks
+      // Names are unique within a scope of one plan (its deployment hooks and one session's hooks).
+      const hook = entry.hooks.find((h) => h.name === execution.hook && h.scope === execution.scope && h.action.bundle === execution.bundle);
+      const digest = hook?.action.digest;
+      if (digest === undefined) continue;
+      now ??= performance.now();
+      hookMs?.set(digest, (hookMs.get(digest) ?? 0) + execution.duration_ms);
       // A hook the chain deadline stopped is slow only if it used at least half the deadline itself:
       // time other hooks spent must not get its bundle throttled.
       const slow = execution.outcome === "timeout" || (execution.outcome === "deadline_exceeded" && deadlineMs !== undefined && execution.duration_ms * 2 >= deadlineMs);
       if (!slow) continue;
-      const hook = entry.hooks.find((h) => h.name === execution.hook && h.scope === execution.scope);
-      const digest = hook?.action.digest;
-      if (digest === undefined) continue;
-      now ??= performance.now();
       const wasSlow = this.slow.isSlow(digest, now);
       this.slow.record(digest, now);
       if (!wasSlow && this.slow.isSlow(digest, now)) {
         this.logger.warn({ bundle: hook!.action.bundle, digest }, "sandbox: bundle keeps timing out; admitting one chain at a time");
       }
     }
+    if (hookMs !== undefined) this.share!.recordChain(entry.digests, hookMs, now ?? performance.now());
   }
 
   private deliverLogs(lines: GuestLogLine[] | undefined): void {
@@ -783,12 +895,13 @@ export class SandboxSupervisor implements Sandbox {
       // Without per-thread CPU (not Linux) an overrun counts as busy: the hook ran past its budget.
       const busy =
         cpu === undefined || sample.ticks === undefined || (cpu.ticks - sample.ticks) * CLOCK_TICK_MS >= BUSY_SHARE * (mono - sample.atMs);
-      const digest = entry.hooks.find((h) => h.name === record.hook)?.action.digest;
+      // SECURITY: the hook at the record's position, never a lookup by name (a session hook may share
+      // its name with another bundle's deployment hook); no match leaves the kill unattributed.
+      const identity = hookIdentityAt(entry, record.position, record.hook);
       this.killHost(host, {
         kind: busy ? "overrun" : "wedged",
         taskId: record.taskId,
-        hook: record.hook,
-        ...(digest !== undefined ? { digest } : {}),
+        ...(identity !== undefined ? { hook: identity } : {}),
         detail: busy
           ? `hook ${record.hook} ran ${ran} ms against a budget of ${record.budgetMs} ms and ignored termination`
           : `hook ${record.hook} stopped responding ${ran} ms into a budget of ${record.budgetMs} ms (its worker thread is wedged)`,
@@ -824,7 +937,7 @@ export class SandboxSupervisor implements Sandbox {
     if (this.broken) return Promise.reject(this.broken);
     return new Promise((resolve, reject) => {
       const call: PendingCall = { id: message.id, message, resolve, reject };
-      if (this.host?.ready) this.sendCall(this.host, call);
+      if (this.host?.ready && !this.reloading) this.sendCall(this.host, call);
       else this.callQueue.push(call);
     });
   }
@@ -987,6 +1100,7 @@ export class SandboxSupervisor implements Sandbox {
     const call = this.calls.get(message.id);
     if (call !== undefined) {
       this.onCallReply(call, message);
+      this.pump(); // a suspect's chain may have been waiting for a load to finish (see pump)
       this.checkDrained();
     }
   }
@@ -1010,26 +1124,27 @@ export class SandboxSupervisor implements Sandbox {
 
   /**
    * The host died with work in flight (DESIGN §4.1): attribute, answer, quarantine, restart.
-   * Chains inside a hook get a `crashed` result for it; chains that had not started a hook go back
-   * to the front of the queue once (guest side effects are data only, so a rerun is safe).
+   * The chain that was running the culprit's hook gets a `crashed` (or `timeout`) result for it;
+   * every other chain goes back to the front of the queue once (guest side effects are data only,
+   * so a rerun is safe) and is answered by its own second run — or `crashed` if that dies too.
+   *
+   * When the crash cannot be pinned on one bundle, nobody is blamed yet: every chain goes back to
+   * the queue once, and since its bundles are now suspects it runs alone. The culprit's chain then
+   * kills the host again with nothing else running (certain: it is quarantined and answered
+   * `crashed`), and the bystanders' chains are answered normally instead of `crashed`.
    */
   private recoverFromCrash(host: HostHandle, exit: { code: number | null; signal: NodeJS.Signals | null }): void {
     const now = performance.now();
     const records = readSlots(this.slotDir, host.generation);
     this.removeSlots(host.generation);
-    let attribution: CrashAttribution = attributeCrash(
-      records,
-      (taskId, hookName) => this.inFlight.get(taskId)?.hooks.find((h) => h.name === hookName)?.action.digest,
-      (digest) => this.suspects.has(digest),
-      (taskId) => this.calls.get(taskId)?.message.t === "load",
-    );
+    let attribution: CrashAttribution = attributeCrash(records, (taskId) => this.pendingTaskView(taskId));
     const kill = host.killed;
-    if (kill !== undefined && (kill.kind === "overrun" || kill.kind === "wedged") && kill.hook !== undefined && kill.digest !== undefined) {
+    if (kill !== undefined && (kill.kind === "overrun" || kill.kind === "wedged") && kill.hook !== undefined) {
       // The watchdog saw who overran: that hook is the culprit, the other running hooks are bystanders.
       attribution.running.set(kill.taskId, kill.hook);
       attribution = {
         running: attribution.running,
-        culprits: new Map([[kill.digest, { taskId: kill.taskId, hook: kill.hook, why: kill.kind === "overrun" ? "overran" : "wedged" }]]),
+        culprits: new Map([[kill.hook.digest, { taskId: kill.taskId, hook: kill.hook, why: kill.kind === "overrun" ? "overran" : "wedged" }]]),
         suspects: [],
       };
     }
@@ -1038,17 +1153,18 @@ export class SandboxSupervisor implements Sandbox {
     let crashed = 0;
     const entries = [...this.inFlight.values()].sort((a, b) => a.id - b.id);
     this.inFlight.clear();
+    const culpritTasks = new Set([...attribution.culprits.values()].map((c) => c.taskId));
     for (const entry of entries) {
       this.settleChain(entry);
       const runningHook = attribution.running.get(entry.id);
-      if (runningHook === undefined && entry.dispatches < 2) {
+      // Not the culprit's chain (or no culprit yet): a bystander, run again rather than answered crashed.
+      if (!culpritTasks.has(entry.id) && entry.dispatches < 2) {
         requeue.push(entry);
         continue;
       }
-      const hook =
-        entry.hooks.find((h) => h.name === runningHook) ?? entry.hooks.find((h) => h.enabled) ?? entry.hooks[0]!;
+      const hook = (runningHook !== undefined ? entry.hooks[runningHook.position] : undefined) ?? entry.hooks.find((h) => h.enabled) ?? entry.hooks[0]!;
       crashed++;
-      const culprit = kill !== undefined && kill.taskId === entry.id && kill.hook === hook.name;
+      const culprit = kill?.hook !== undefined && kill.taskId === entry.id && runningHook?.position === kill.hook.position;
       if (culprit && kill.kind === "overrun") {
         entry.resolve(
           crashedChainValue(
@@ -1079,9 +1195,12 @@ export class SandboxSupervisor implements Sandbox {
     this.waiting.unshift(...requeue);
     for (const call of this.calls.values()) {
       if (call.message.t === "load") {
+        // `sole`: the load was the only code running, so its bundle is what killed the host.
+        const sole = attribution.soleLoad === call.id || (kill?.kind === "load" && kill.taskId === call.id);
         call.reject(
           new VcpError("INVALID_BUNDLE", `the sandbox host died (${how}) while loading bundle ${call.message.digest}`, {
             digest: call.message.digest,
+            sole,
           }),
         );
       } else {
@@ -1096,14 +1215,18 @@ export class SandboxSupervisor implements Sandbox {
       const info = {
         digest,
         bundle: this.loaded.get(digest)?.name,
-        hook: culprit.hook,
+        hook: culprit.hook.hook,
+        scope: culprit.hook.scope,
+        ...(culprit.hook.sessionId !== undefined ? { session_id: culprit.hook.sessionId } : {}),
         reason: `was running when the sandbox host died (${how}; ${culprit.why})`,
         ...(entry ? { chain_id: entry.task.request.chainId } : {}),
       };
       this.quarantine(digest, info);
       culprits.push(info);
     }
-    for (const digest of attribution.suspects) this.suspects.set(digest, now);
+    for (const digest of attribution.suspects) {
+      if (!this.quarantined.has(digest)) this.suspects.set(digest, { since: now, cleanChains: 0 });
+    }
 
     this.restarts++;
     const info = {
@@ -1120,9 +1243,22 @@ export class SandboxSupervisor implements Sandbox {
     };
     this.logger.error(info, "sandbox: host process died; restarting");
     this.emitter.emit("restart", info);
-    this.restarting = this.restartHost().finally(() => {
-      this.restarting = undefined;
+    // A reload can kill the new host and start another restart; only the latest one clears the field.
+    const restart: Promise<void> = this.restartHost().finally(() => {
+      if (this.restarting === restart) this.restarting = undefined;
     });
+    this.restarting = restart;
+  }
+
+  /** What attribution may know about a task named in a slot record; undefined once it is answered. */
+  private pendingTaskView(taskId: number): PendingTaskView | undefined {
+    const entry = this.inFlight.get(taskId);
+    if (entry !== undefined) {
+      return { digests: entry.digests, hookAt: (position, name) => hookIdentityAt(entry, position, name) };
+    }
+    const call = this.calls.get(taskId);
+    if (call?.message.t === "load") return { digests: [], loadDigest: call.message.digest, hookAt: () => undefined };
+    return undefined;
   }
 
   private quarantine(digest: string, info: Record<string, unknown>): void {
@@ -1133,6 +1269,10 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   private async restartHost(): Promise<void> {
+    // SECURITY: no chain and no other load starts until the reloads are done (pump and call check
+    // `reloading`), so a reload that kills the host is the only code that was running.
+    const token = ++this.restartToken;
+    this.reloading = true;
     for (;;) {
       if (this.stopping) return;
       try {
@@ -1149,6 +1289,8 @@ export class SandboxSupervisor implements Sandbox {
       }
     }
     await this.reloadBundles();
+    if (token !== this.restartToken) return; // a reload killed the host; a newer restart took over
+    this.reloading = false;
     const host = this.host;
     if (host?.ready) {
       for (const call of this.callQueue.splice(0)) this.sendCall(host, call);
@@ -1172,12 +1314,16 @@ export class SandboxSupervisor implements Sandbox {
           this.sendCall(host, { id, message: { t: "load", id, digest }, resolve, reject });
         });
       } catch (err) {
-        this.quarantine(digest, {
-          digest,
-          bundle: meta.name,
-          reason: `failed to reload after a sandbox restart: ${(err as Error).message}`,
-        });
-        if (this.host !== host) return; // the reload itself killed the host; that recovery takes over
+        const hostDied = this.host !== host;
+        // SECURITY: a host death is this bundle's doing only when its load was the only code running.
+        if (!hostDied || (err instanceof VcpError && err.details?.["sole"] === true)) {
+          this.quarantine(digest, {
+            digest,
+            bundle: meta.name,
+            reason: `failed to reload after a sandbox restart: ${(err as Error).message}`,
+          });
+        }
+        if (hostDied) return; // that recovery takes over
       }
     }
   }
@@ -1248,6 +1394,26 @@ export class SandboxSupervisor implements Sandbox {
     if (this.ownsCodeDir) rmSync(this.codeDir, { recursive: true, force: true });
     else rmSync(this.slotDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The hook a slot record names: the one at `position` of the list sent with the chain, provided its
+ * name matches the record's (a cross-check, never a lookup). Undefined when they disagree or the hook
+ * has no revision: such a record stays anonymous and can make a crash ambiguous, never blame a bundle.
+ */
+function hookIdentityAt(entry: PendingChain, position: number | undefined, name: string): HookIdentity | undefined {
+  if (position === undefined) return undefined;
+  const hook = entry.hooks[position];
+  const digest = hook?.action.digest;
+  if (hook === undefined || hook.name !== name || digest === undefined) return undefined;
+  return {
+    digest,
+    bundle: hook.action.bundle,
+    hook: hook.name,
+    scope: hook.scope,
+    ...(hook.session_id !== undefined ? { sessionId: hook.session_id } : {}),
+    position,
+  };
 }
 
 function emptyResult(task: ChainTask): ChainResult {

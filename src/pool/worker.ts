@@ -9,6 +9,7 @@ import type { ActionInvoker, ChainPlan, InvokeOutcome, InvokeRequest } from "../
 import { VcpError } from "../errors.js";
 import { systemClock } from "../observe/events.js";
 import { createIsolateHost } from "../sandbox-host/index.js";
+import type { ResolvedHook } from "../model/hook.js";
 import type { BundleCode, GuestLogLine } from "../sandbox-host/types.js";
 import {
   UNLOAD_CHANNEL,
@@ -43,7 +44,9 @@ const packer = new EventPacker();
 let taskId = 0;
 let quarantined: ReadonlySet<string> | null = null;
 let logs: GuestLogLine[] = [];
-let currentHook: string | undefined;
+/** Position of each hook in the running task's hook list: the hook's identity in the slot records. */
+let positions: ReadonlyMap<ResolvedHook, number> = new Map();
+let current: { position: number; name: string } | undefined;
 
 const isolates = createIsolateHost({
   limits: config.limits,
@@ -55,7 +58,7 @@ const isolates = createIsolateHost({
   onCatastrophicError: () => {
     // isolated-vm says the process is unrecoverable. Record the culprit where the supervisor will look
     // for it, then die at once: finishing other chains in a broken V8 is not worth the risk.
-    if (currentHook !== undefined) slot.write(taskId, "X", currentHook);
+    if (current !== undefined) slot.catastrophic(taskId, current.position, current.name);
     process.kill(process.pid, "SIGKILL");
   },
 });
@@ -77,15 +80,18 @@ const invoker: ActionInvoker = {
       // hook is fail_closed) and never runs code that already killed the sandbox once.
       return { kind: "crashed", message: "bundle quarantined: it was running when the sandbox host died" };
     }
-    currentHook = request.hook.name;
+    // SECURITY: the hook is named by its position in the list the supervisor sent, never by its name
+    // (a session hook may share its name with another bundle's deployment hook). -1 (not in the list,
+    // never expected) makes the supervisor treat a crash as ambiguous rather than guess.
+    current = { position: positions.get(request.hook) ?? -1, name: request.hook.name };
     // SECURITY: on disk before any guest code runs: crash attribution and the supervisor's watchdog
     // (a hook past budgetMs + grace gets the host killed) both read this record. One write per hook;
-    // the task writes "C" when the chain ends (slots.ts).
-    slot.enter(taskId, currentHook, monotonicMs(), Math.ceil(request.budgetMs), tid);
+    // the task writes "C" when the chain starts and ends (slots.ts).
+    slot.enter(taskId, current.position, current.name, monotonicMs(), Math.ceil(request.budgetMs), tid);
     try {
       return await isolates.invoke(request);
     } finally {
-      currentHook = undefined;
+      current = undefined;
     }
   },
 };
@@ -95,9 +101,15 @@ const invoker: ActionInvoker = {
  * (protocol.ts), so predicates compile once per plan per worker, and the hooks cross the thread
  * boundary only for a worker that has not seen the key yet.
  */
-const plans = new Map<number, ChainPlan>();
+const plans = new Map<number, CachedPlan>();
 
-function planFor(message: ChainMessage): ChainPlan | undefined {
+interface CachedPlan {
+  plan: ChainPlan;
+  /** Hook object → its position in the hook list as sent (compileChainPlan keeps the objects). */
+  positions: ReadonlyMap<ResolvedHook, number>;
+}
+
+function planFor(message: ChainMessage): CachedPlan | undefined {
   let plan = plans.get(message.k);
   if (plan !== undefined) {
     // Least recently used goes first: re-insert on use.
@@ -107,7 +119,7 @@ function planFor(message: ChainMessage): ChainPlan | undefined {
   }
   if (message.plan === undefined) return undefined;
   const { type, revision, hooks } = message.plan;
-  plan = compileChainPlan(type, hooks, revision);
+  plan = { plan: compileChainPlan(type, hooks, revision), positions: new Map(hooks.map((hook, i) => [hook, i])) };
   if (plans.size >= PLAN_CACHE_SIZE) plans.delete(plans.keys().next().value as number);
   plans.set(message.k, plan);
   return plan;
@@ -152,19 +164,23 @@ const chainDeps: ChainDeps = {
 };
 
 async function runChainTask(message: ChainMessage): Promise<WorkerReply> {
-  const plan = planFor(message);
-  if (plan === undefined) {
+  const cached = planFor(message);
+  if (cached === undefined) {
     // Nothing ran: the host sends the task again with the hook list attached.
     return { ok: false, miss: true, error: { message: `plan ${message.k} is not cached in this worker` } };
   }
   taskId = message.id;
+  positions = cached.positions;
   quarantined = message.q !== undefined && message.q.length > 0 ? new Set(message.q) : null;
   packer.reset();
+  // SECURITY: this task's chain code (predicates before the first hook) is now running; the record of
+  // the worker's previous task must not stand in for it when the host dies here.
+  slot.chainCode(taskId);
   try {
-    const result = await runChain(plan, message.request, chainDeps);
+    const result = await runChain(cached.plan, message.request, chainDeps);
     return { ok: true, value: packChainValue(result, message.request, packer) };
   } finally {
-    slot.write(taskId, "C");
+    slot.chainCode(taskId);
   }
 }
 
@@ -181,7 +197,7 @@ async function loadTask(message: LoadMessage): Promise<WorkerReply> {
     const loaded = await isolates.load(bundle);
     return { ok: true, value: { exports: loaded.exports } };
   } finally {
-    slot.write(message.id, "C");
+    slot.chainCode(message.id);
   }
 }
 

@@ -24,6 +24,10 @@ export interface ChainBackend {
     queued: number;
     quarantined: string[];
     slowBundles: string[];
+    /** Bundles in the slow lane for holding more than their share of worker time (sandbox backend only). */
+    demotedBundles?: string[];
+    /** Bundles on crash probation: their chains run alone (sandbox backend only). */
+    suspectBundles?: string[];
     /** Hosts the watchdog killed for a hook past its time, or wedged (sandbox backend only). */
     watchdogKills?: number;
     /** Pid of the sandbox host process (sandbox backend only). */

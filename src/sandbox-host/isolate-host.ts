@@ -91,6 +91,8 @@ interface CallState {
   reply: string | null;
   /** Resolves the host's wait for `reply`. */
   waiter: ((reply: string) => void) | null;
+  /** True from the start of the hook call until invoke() returns; guest code runs only meanwhile. */
+  open: boolean;
 }
 
 interface BundleEntry {
@@ -151,6 +153,8 @@ class SandboxIsolateHost implements IsolateHost {
   #nextFetchId = 0;
   #nextCallId = 0;
   #disposed = false;
+  /** The call in progress (one at a time per worker), closed when invoke() returns. */
+  #openCall: CallState | null = null;
 
   constructor(options: IsolateHostOptions) {
     assertSandboxLimits(options.limits);
@@ -223,6 +227,18 @@ class SandboxIsolateHost implements IsolateHost {
    * that returns a thenable costs a second, asynchronous call that waits for the guest promise.
    */
   async invoke(req: InvokeRequest): Promise<InvokeOutcome> {
+    try {
+      return await this.#invokeNow(req);
+    } finally {
+      // SECURITY: the call is over; a vcp.fetch reply that arrives later runs no guest code (see
+      // #fetchStart). Guest code running outside its hook would run under another hook's crash-
+      // attribution record (src/pool/slots.ts) and could get that hook's bundle blamed for its crash.
+      if (this.#openCall !== null) this.#openCall.open = false;
+      this.#openCall = null;
+    }
+  }
+
+  async #invokeNow(req: InvokeRequest): Promise<InvokeOutcome> {
     this.#assertOpen();
     const t0 = this.#clock.now();
     const budgetMs = Math.max(1, Math.ceil(req.budgetMs));
@@ -266,6 +282,8 @@ class SandboxIsolateHost implements IsolateHost {
     call.id = String(this.#nextCallId++);
     call.reply = null;
     call.waiter = null;
+    call.open = true;
+    this.#openCall = call;
     entry.calls++;
     const cpu0 = iso.cpuTime;
     let out: unknown;
@@ -412,7 +430,7 @@ class SandboxIsolateHost implements IsolateHost {
       script: null,
       shared: null,
       sessions: new Map(),
-      call: { hook: "", logLines: 0, fetches: 0, deadline: 0, id: "", reply: null, waiter: null },
+      call: { hook: "", logLines: 0, fetches: 0, deadline: 0, id: "", reply: null, waiter: null, open: false },
       initialised: false,
       recreated: 0,
       calls: 0,
@@ -575,7 +593,7 @@ class SandboxIsolateHost implements IsolateHost {
     // SECURITY: trust re-checked on the host even though the capability is absent below system.
     if (entry.bundle.trust !== "system") return "!vcp.fetch is not available at this trust level";
     // SECURITY: no I/O on behalf of a detached (poisoned) isolate.
-    if (entry.isolate !== iso || this.#clock.now() >= entry.call.deadline) return "!vcp.fetch: no hook call is running";
+    if (entry.isolate !== iso || !entry.call.open || this.#clock.now() >= entry.call.deadline) return "!vcp.fetch: no hook call is running";
     if (typeof url !== "string" || typeof initJson !== "string") return "!vcp.fetch: invalid arguments";
     // SECURITY: allowlist and LLM denylist are decided here, before any I/O.
     const verdict = checkFetchUrl(this.#fetchPolicy, url);
@@ -585,9 +603,12 @@ class SandboxIsolateHost implements IsolateHost {
     call.fetches++;
     const id = String(this.#nextFetchId++);
     const deliver = holder.deliver;
+    const callId = call.id;
     const remaining = Math.max(1, Math.floor(call.deadline - this.#clock.now()));
     void performFetch(verdict.url, initJson, remaining, this.#limits.resultBytes).then((reply) => {
-      if (iso.isDisposed || isPoisoned(iso) || entry.isolate !== iso || deliver === null) return;
+      // SECURITY: only into the call that started the fetch, while it still runs: guest code never runs
+      // after its hook returned (the reply is dropped; the guest's promise stays pending).
+      if (iso.isDisposed || isPoisoned(iso) || entry.isolate !== iso || deliver === null || !entry.call.open || entry.call.id !== callId) return;
       const left = Math.max(1, Math.floor(entry.call.deadline - this.#clock.now()));
       // SECURITY: the reply is one string; guest work it triggers runs under the call's remaining time, on
       // isolated-vm's thread pool: counted as running so that nothing disposes the isolate under it.

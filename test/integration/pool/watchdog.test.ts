@@ -95,6 +95,33 @@ describe("sandbox pool: watchdog", () => {
     expect(alive(currentPid)).toBe(false);
   });
 
+  test("a wedged session hook named like another bundle's deployment hook: the watchdog blames the session hook's bundle", async () => {
+    const codeDir = mkdtempSync(join(tmpdir(), "vcp-watchdog-"));
+    dirs.push(codeDir);
+    const sandbox = await startSandbox({ threads: 1, codeDir });
+    sandboxes.push(sandbox);
+    const policy = trailBundle("pii-policy");
+    const tenant = bundle("tenant-tools", busyCode(900));
+    await sandbox.loadBundle(policy);
+    await sandbox.loadBundle(tenant);
+    const wedgedPid = sandbox.stats().hostPid!;
+    // One chain, two hooks named `redact`: the deployment policy first, then the session hook.
+    const hooks = [
+      hook("redact", policy, { priority: 90 }),
+      hook("redact", tenant, { priority: 10, scope: "session", session_id: "s1", trust: "session", timeout_ms: 1000 }),
+    ];
+    const pending = sandbox.runChain(task(hooks, 5, { user: "w" }));
+    // Inside the second hook (position 1): freeze the host, as a fatal error inside V8 would.
+    await until(() => slotTexts(codeDir).some((text) => / I redact .* 1$/.test(text)), "the session hook to start");
+    process.kill(wedgedPid, "SIGSTOP");
+
+    const { result } = await pending;
+    expect(result.hook_results).toEqual([expect.objectContaining({ hook: "redact", bundle: "tenant-tools", scope: "session", outcome: "crashed" })]);
+    expect(sandbox.stats().quarantined).toEqual([tenant.digest]);
+    const next = await sandbox.runChain(task([hooks[0]!], 6, { user: "x" }));
+    expect(next.result.context).toEqual({ user: "x", trail: ["pii-policy"] });
+  });
+
   test("a main process that exits without close() takes a wedged host with it", async () => {
     // A child runtime starts a sandbox, freezes its host (a wedged host cannot act on "disconnect"),
     // prints the host's pid and exits; only the supervisor's exit hook can kill that host.

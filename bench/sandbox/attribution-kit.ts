@@ -1,0 +1,91 @@
+/**
+ * Shared pieces of the attribution and fairness scenarios (bench/sandbox/scenarios/): a runtime with
+ * the bench's sandbox settings, bundles built from guest source, and the guest code of the attacks.
+ * Not a scenario itself (it lives outside scenarios/, which loadScenarios reads).
+ */
+import type { BundleInfo, ChainResult, FireInput, HookType, Runtime, RuntimeOptions } from "../../src/index.js";
+import { createRuntime } from "../../src/index.js";
+import { buildGuestText } from "../lib/guest-build.js";
+import { CONSTITUTION, EVENTS, RUNTIME_OPTIONS } from "./fixtures.js";
+
+/**
+ * Guest module: `run` aborts the whole sandbox host process (a fatal V8 "invalid size" error, no
+ * JavaScript runs afterwards, no catastrophic-error callback) when the context says `detonate`,
+ * and otherwise continues. Attribution then rests on the slot records alone.
+ */
+export const DETONATOR_SOURCE = `export function run(input) {
+  if (input.context.detonate === true) return { status: "continue", n: "1".repeat(2 ** 28).split("").length };
+  return { status: "continue" };
+}`;
+
+/** Guest module: redacts \`context.text\` (a well-behaved deployment policy). */
+export const REDACTOR_SOURCE = `export function run(input) {
+  return { status: "modify", modified_context: { ...input.context, text: "[redacted]" } };
+}`;
+
+/** Guest module: busy for `ms` of wall time, then continues (well-behaved, just slow). */
+export function busySource(ms: number): string {
+  return `export function run(input) {
+  const end = Date.now() + ${ms};
+  while (Date.now() < end) {}
+  return { status: "continue", annotations: { busy: ${ms} } };
+}`;
+}
+
+export interface KitHook {
+  name: string;
+  type: HookType;
+  priority: number;
+  scope?: "deployment" | "session";
+  timeout_ms?: number;
+}
+
+export async function startKitRuntime(extra: Partial<RuntimeOptions> = {}): Promise<Runtime> {
+  return createRuntime({ ...RUNTIME_OPTIONS, sandbox: { ...RUNTIME_OPTIONS.sandbox }, ...extra } as RuntimeOptions);
+}
+
+export async function installKitBundle(runtime: Runtime, bundle: string, version: string, hooks: readonly KitHook[], source: string): Promise<BundleInfo> {
+  return runtime.bundles.install({
+    manifest: {
+      bundle,
+      version,
+      trust: "deployment",
+      limits: { memory_mb: 64 },
+      hooks: hooks.map((h) => ({
+        name: h.name,
+        type: h.type,
+        action: "run",
+        priority: h.priority,
+        timeout_ms: h.timeout_ms ?? 5000,
+        condition: null,
+        ...(h.scope !== undefined ? { scope: h.scope } : {}),
+      })),
+    } as never,
+    code: await buildGuestText(source),
+  });
+}
+
+export function kitInput(type: HookType, sessionId: string, context: Record<string, unknown>): FireInput {
+  return {
+    session: { id: sessionId },
+    context,
+    constitution: structuredClone(CONSTITUTION) as FireInput["constitution"],
+    event: structuredClone(EVENTS[type]) as never,
+  };
+}
+
+export function quarantined(runtime: Runtime): string[] {
+  return runtime.status().sandbox.quarantined;
+}
+
+/** The digest of an installed bundle; throws when it is not installed (the scenario cannot run). */
+export function digestOf(runtime: Runtime, bundle: string): string {
+  const info = runtime.bundles.get(bundle);
+  if (info === undefined) throw new Error(`bundle ${bundle} is not installed`);
+  return info.digest;
+}
+
+/** A one-line summary of a chain result for `observed`. */
+export function describeChain(result: ChainResult): string {
+  return result.hook_results.map((h) => `${h.bundle}/${h.hook}(${h.scope}):${h.outcome}`).join(" ");
+}
