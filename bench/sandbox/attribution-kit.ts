@@ -23,11 +23,23 @@ export const REDACTOR_SOURCE = `export function run(input) {
   return { status: "modify", modified_context: { ...input.context, text: "[redacted]" } };
 }`;
 
-/** Guest module: busy for `ms` of wall time, then continues (well-behaved, just slow). */
+/**
+ * Simple loop iterations per millisecond of one idle core (≈ 2 million measured here). The guest
+ * clock is frozen for a whole call, so a busy-wait on Date.now() would never end: guests stay busy
+ * by counting instead — about `ms` on an idle core, longer under load, so callers give such hooks
+ * timeouts several times `ms`.
+ */
+export const GUEST_ITERATIONS_PER_MS = 2_000_000;
+
+/** Guest statements that keep a core busy for about `ms` (see {@link GUEST_ITERATIONS_PER_MS}). */
+export function busyLoop(ms: number): string {
+  return `{ let x = 0; for (let i = 0; i < ${ms * GUEST_ITERATIONS_PER_MS}; i++) x += i & 1; if (x < 0) throw new Error("unreachable"); }`;
+}
+
+/** Guest module: busy for about `ms` of one core, then continues (well-behaved, just slow). */
 export function busySource(ms: number): string {
   return `export function run(input) {
-  const end = Date.now() + ${ms};
-  while (Date.now() < end) {}
+  ${busyLoop(ms)}
   return { status: "continue", annotations: { busy: ${ms} } };
 }`;
 }

@@ -11,7 +11,7 @@
 import type { ChainResult } from "../../../src/index.js";
 import type { Scenario } from "../scenario.js";
 import { Checks } from "../scenario.js";
-import { DETONATOR_SOURCE, describeChain, digestOf, installKitBundle, kitInput, quarantined, startKitRuntime } from "../attribution-kit.js";
+import { DETONATOR_SOURCE, describeChain, digestOf, installKitBundle, kitInput, quarantined, startKitRuntime, busyLoop } from "../attribution-kit.js";
 
 const INNOCENT = ["warm-1", "warm-2", "warm-3", "warm-4"];
 /** Top-level code busy for this long at every load (well under the 1 s load budget). */
@@ -19,8 +19,7 @@ const LOAD_BUSY_MS = 150;
 const STREAM_INTERVAL_MS = 25;
 const STREAM_MAX_MS = 20_000;
 
-const slowLoadSource = `const end = Date.now() + ${LOAD_BUSY_MS};
-while (Date.now() < end) {}
+const slowLoadSource = `${busyLoop(LOAD_BUSY_MS)}
 export function run(input) { return { status: "continue" }; }`;
 
 export const scenario: Scenario = {
