@@ -9,7 +9,7 @@ import { CheckFailed, escapeControl, EXIT_OK, parseCommand, printJson, progress,
 import { changedKeys, show, type Change } from "./json-match.js";
 import { LOCAL_TRUST_NOTE, loadLocalBundle, prepareChainInput, startLocalRuntime, type GuestLog } from "./local.js";
 
-const USAGE = `usage: vcp-hooks fire <type> --bundle <file.vcpb|dir> [--bundle …] --input <file.json|-> [--keyring <file>] [--json]
+const USAGE = `usage: vcp-hooks fire <type> --bundle <file.vcpb|dir> [--bundle …] --input <file.json|-|'{…}'> [--keyring <file>] [--json]
 
 Run one <type> chain (${HOOK_TYPES.join(", ")}) locally over the given bundles and print the
 trace: hook order, predicate skips, status and outcome per hook, durations, annotations, guest logs,
@@ -24,7 +24,7 @@ anywhere: ${LOCAL_TRUST_NOTE}.
 
 Options:
   --bundle <path>   a .vcpb file or a policy directory (repeatable)
-  --input <path>    chain input JSON file, or - for stdin
+  --input <input>   chain input: a JSON file, - for stdin, or inline JSON ('{"context":…}')
   --keyring <file>  verify .vcpb signatures against this keyring
   --json            print { result, changes, skips } as JSON
 Exit: 0 the chain ran (completed or aborted), 1 a bundle or the input was refused, 2 usage error.`;
@@ -51,7 +51,7 @@ export const fireCommand: Command = {
     const inputPath = requireOption("fire", values, "input");
     const keyringPath = stringOption("fire", values, "keyring");
 
-    const input = prepareChainInput(await readInput(inputPath), inputPath === "-" ? "stdin" : inputPath);
+    const input = prepareChainInput(await readInput(inputPath), isInlineJson(inputPath) ? "--input" : inputPath === "-" ? "stdin" : inputPath);
     const keyring: Keyring | undefined = keyringPath === undefined ? undefined : await loadKeyring(keyringPath);
     const loaded = [];
     for (const path of bundles) loaded.push(await loadLocalBundle(path, io, keyring));
@@ -96,17 +96,22 @@ export const fireCommand: Command = {
   },
 };
 
+/** `--input` names inline JSON when it starts with `{` (a file name never does in practice). */
+function isInlineJson(value: string): boolean {
+  return value.trimStart().startsWith("{");
+}
+
 async function readInput(path: string): Promise<unknown> {
   let text: string;
   try {
-    text = path === "-" ? await readStdin() : await readFile(path, "utf8");
+    text = isInlineJson(path) ? path : path === "-" ? await readStdin() : await readFile(path, "utf8");
   } catch (err) {
     throw new CheckFailed(`cannot read --input ${path}: ${(err as Error).message}`, "NOT_FOUND");
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new CheckFailed(`--input ${path === "-" ? "stdin" : path} is not JSON: ${(err as Error).message}`, "INVALID_INPUT");
+    throw new CheckFailed(`--input ${isInlineJson(path) ? "(inline)" : path === "-" ? "stdin" : path} is not JSON: ${(err as Error).message}`, "INVALID_INPUT");
   }
 }
 

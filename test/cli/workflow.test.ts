@@ -118,6 +118,12 @@ describe("init → test → build → keygen → sign → verify → fire", () =
     const json = await cli(["fire", "pre_inject", "-b", policy, "--input", "-", "--json"], { input: JSON.stringify(input) });
     const out = JSON.parse(json.stdout) as { result: { status: string; aborted_by: string } };
     expect(out.result).toMatchObject({ status: "aborted", aborted_by: "check_topic" });
+    // The same input inline on the command line; bad inline JSON is named as such.
+    const inline = await cli(["fire", "pre_inject", "-b", policy, "--input", JSON.stringify(input), "--json"]);
+    expect((JSON.parse(inline.stdout) as { result: { aborted_by: string } }).result.aborted_by).toBe("check_topic");
+    const bad = await cli(["fire", "pre_inject", "-b", policy, "--input", "{not json"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--input \(inline\) is not JSON/);
   });
 });
 
