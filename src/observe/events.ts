@@ -19,7 +19,12 @@ export interface LifecycleEventMap {
    * actually disabled (`cascade.disable_failing_hooks`, chain/cascade.ts); `disabled` is true when
    * there is at least one.
    */
-  "hook.cascade_failure": { type: HookType; chain_id: string; total: number; failed: number; failing_hooks: string[]; disabled: boolean; disabled_hooks: string[] };
+  "hook.cascade_failure": {
+    type: HookType; chain_id: string; total: number; failed: number; failing_hooks: string[]; disabled: boolean; disabled_hooks: string[];
+    /** With `disabled`: always `"session"`: the hooks are off in `disabled_session` only (spec §7.3.4). */
+    disabled_scope?: "session";
+    disabled_session?: string;
+  };
 }
 export type LifecycleEventName = keyof LifecycleEventMap;
 export type LifecycleEvent = { [K in LifecycleEventName]: { event: K; payload: LifecycleEventMap[K] } }[LifecycleEventName];

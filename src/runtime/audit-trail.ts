@@ -47,7 +47,7 @@ export async function createAuditTrail(options: AuditOptions) {
     /**
      * Durably record one chain; resolves after the group commit (backpressure instead of drops).
      * Every record names the session and, when a principal opened it, its owner.
-     * `disabledHooks`: hooks the runtime disabled after this chain's cascading failure (spec §7.3.4).
+     * `disabledHooks`: hooks the runtime disabled in this session after this chain's cascading failure (spec §7.3.4).
      */
     async recordChain(result: ChainResult, session: { id: string; owner: string | null }, inputHash: string, disabledHooks: readonly string[] = []): Promise<void> {
       const sessionId = session.id;
@@ -81,7 +81,8 @@ export async function createAuditTrail(options: AuditOptions) {
         duration_ms: result.duration_ms,
         details: {
           aborted_by: result.aborted_by, reason: result.reason, cascade_failure: result.cascade_failure, hooks: result.hook_results.length,
-          ...(disabledHooks.length > 0 ? { disabled_hooks: [...disabledHooks] } : {}),
+          // Cascade disables are session-local (spec §7.3.4): say so, and in which session.
+          ...(disabledHooks.length > 0 ? { disabled_hooks: [...disabledHooks], disabled_scope: "session", disabled_session: sessionId } : {}),
         },
       });
       await writer.appendMany(records);

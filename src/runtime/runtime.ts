@@ -211,7 +211,12 @@ export interface Runtime {
      * session and a principal, the session must be one the principal may see (SESSION_NOT_FOUND otherwise).
      */
     chain(type: HookType, sessionId?: string, options?: SessionAccess): ResolvedHook[];
-    /** Re-enable (or disable) a hook, e.g. after a cascade disabled it (spec §7.3.4). */
+    /**
+     * Re-enable (or disable) a hook, e.g. after a cascade disabled it (spec §7.3.4). Without a
+     * `sessionId`: globally (a deployment hook by default; operators only). With a `sessionId`: in that
+     * session only: its session-scope hook of that name, else the deployment hook there (scope
+     * `deployment` names the deployment hook explicitly). Cascades disable hooks per session this way.
+     */
     setEnabled(name: string, enabled: boolean, options?: { scope?: Scope; sessionId?: string; principal?: Principal }): ResolvedHook;
   };
   /** Run the chain of `type` for one event (spec §5). An empty chain returns at once. */
@@ -653,8 +658,12 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         return registry.snapshot().chain(type, sessionId).hooks.map((p) => p.hook);
       },
       setEnabled(name, enabled, setOptions = {}) {
+        const { sessionId } = setOptions;
+        // With a session and no scope: that session's own hook of the name, else the deployment hook in
+        // that session only (how a cascade disabled it).
+        const inSession = sessionId !== undefined && registry.snapshot().find(name, "session", sessionId) !== undefined;
         return registry.setEnabled(name, enabled, {
-          scope: setOptions.scope ?? (setOptions.sessionId !== undefined ? "session" : "deployment"),
+          scope: setOptions.scope ?? (sessionId === undefined ? "deployment" : inSession ? "session" : "deployment"),
           ...(setOptions.sessionId !== undefined ? { sessionId: setOptions.sessionId } : {}),
           principal: setOptions.principal ?? LOCAL_OPERATOR,
         });
@@ -705,8 +714,10 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         }
         for (const event of events) {
           // The chain's hook.cascade_failure cannot know what the runtime disabled; say it here.
-          if (event.event === "hook.cascade_failure") emit({ event: event.event, payload: { ...event.payload, disabled: disabledHooks.length > 0, disabled_hooks: disabledHooks } });
-          else emit(event);
+          if (event.event === "hook.cascade_failure") {
+            const where = disabledHooks.length > 0 ? { disabled_scope: "session" as const, disabled_session: session.id } : {};
+            emit({ event: event.event, payload: { ...event.payload, disabled: disabledHooks.length > 0, disabled_hooks: disabledHooks, ...where } });
+          } else emit(event);
         }
         stats.record(result);
         metrics.recordChain(result);
@@ -793,16 +804,19 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   /**
    * Spec §7.3.4 with `cascade.disableFailingHooks`: disable the failing hooks that chain/cascade.ts
-   * allows (never from a session-trust or session-scope cause to a hook above it), a session-scope
-   * hook only in this session. Returns the names actually disabled.
+   * allows (never from a session-trust or session-scope cause to a hook above it), every one of them
+   * in this session only (a deployment hook keeps running for every other session). Returns the
+   * names actually disabled.
    */
   function disableFailing(result: ChainResult, sessionId: string): string[] {
     const disabled: string[] = [];
     for (const execution of cascadeDisableTargets(result.hook_results)) {
       try {
-        registry.setEnabled(execution.hook, false, { scope: execution.scope, ...(execution.scope === "session" ? { sessionId } : {}), principal: SYSTEM_PRINCIPAL });
+        // SECURITY: always in this session only, deployment-scope hooks included: one client's input
+        // must never switch policy off for another tenant; only an operator disables a hook globally.
+        registry.setEnabled(execution.hook, false, { scope: execution.scope, sessionId, principal: SYSTEM_PRINCIPAL });
         disabled.push(execution.hook);
-        logger.warn({ hook: execution.hook, scope: execution.scope, chain_id: result.chain_id }, "hook disabled after a cascading failure (spec §7.3.4); re-enable it with hooks.setEnabled");
+        logger.warn({ hook: execution.hook, scope: execution.scope, session: sessionId, chain_id: result.chain_id }, "hook disabled in this session after a cascading failure (spec §7.3.4); re-enable it with hooks.setEnabled(name, true, { sessionId })");
       } catch (err) {
         logger.warn({ err, hook: execution.hook }, "could not disable a failing hook");
       }
