@@ -89,7 +89,7 @@ export async function createAuditTrail(options: AuditOptions) {
     },
     /** Registry changes (hook.registered / hook.deregistered) as registry records. */
     recordRegistry(event: LifecycleEvent): Promise<unknown> {
-      const payload = event.payload as { hook?: string; type?: string; scope?: string; session_id?: string; bundle?: string; principal?: string };
+      const payload = event.payload as { hook?: string; type?: string; scope?: string; session_id?: string; owner?: string; bundle?: string; principal?: string };
       return writer.append({
         kind: "registry",
         event: event.event,
@@ -97,6 +97,7 @@ export async function createAuditTrail(options: AuditOptions) {
         ...(payload.type !== undefined ? { hook_type: payload.type } : {}),
         ...(payload.scope !== undefined ? { scope: payload.scope } : {}),
         ...(payload.session_id !== undefined ? { session: payload.session_id } : {}),
+        ...(payload.owner !== undefined ? { owner: payload.owner } : {}),
         ...(payload.bundle !== undefined ? { bundle: payload.bundle } : {}),
         details: { principal: payload.principal },
       });
