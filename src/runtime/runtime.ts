@@ -637,11 +637,11 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         if (definition === undefined) {
           throw new VcpError("UNKNOWN_HOOK", `bundle '${ref.bundle}' offers no session-scope hook '${ref.hook}'`, { bundle: ref.bundle, hook: ref.hook });
         }
-        return registry.register(definition, {
+        return callerHook(registry.register(definition, {
           scope: "session",
           sessionId: key,
           principal: registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" },
-        });
+        }));
       },
       open: (input, access) => pipeline.open(input, access),
       get: (sessionId, access) => pipeline.get(sessionId, access),
@@ -664,7 +664,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         if (!isHookType(type)) throw unknownType(type);
         // A session's chain lists its session hooks: another client's session is "not found".
         const key = sessionId === undefined ? undefined : requireVisibleSession(sessionId, access);
-        return registry.snapshot().chain(type, key).hooks.map((p) => p.hook);
+        return registry.snapshot().chain(type, key).hooks.map((p) => callerHook(p.hook));
       },
       setEnabled(name, enabled, setOptions = {}) {
         // An operator names another owner's session with `owner` (ids are per owner).
@@ -672,11 +672,11 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         // With a session and no scope: that session's own hook of the name, else the deployment hook in
         // that session only (how a cascade disabled it).
         const inSession = sessionId !== undefined && registry.snapshot().find(name, "session", sessionId) !== undefined;
-        return registry.setEnabled(name, enabled, {
+        return callerHook(registry.setEnabled(name, enabled, {
           scope: setOptions.scope ?? (sessionId === undefined ? "deployment" : inSession ? "session" : "deployment"),
           ...(sessionId !== undefined ? { sessionId } : {}),
           principal: setOptions.principal ?? LOCAL_OPERATOR,
-        });
+        }));
       },
     },
 
@@ -888,6 +888,13 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       }
     }
   }
+}
+
+/** A session hook as a caller sees it: its `session_id` is the caller-facing id, not the runtime's key. */
+function callerHook(hook: ResolvedHook): ResolvedHook {
+  if (hook.session_id === undefined) return hook;
+  const { id } = keyParts(hook.session_id);
+  return id === hook.session_id ? hook : Object.freeze({ ...hook, session_id: id });
 }
 
 /**
