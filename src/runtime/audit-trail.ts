@@ -17,6 +17,8 @@ export interface AuditOptions {
 
 export interface AuditQuery {
   session?: string;
+  /** Only records of sessions this principal opened (session ids are per owner: two owners may share one). */
+  owner?: string;
   /** Only records with `seq` greater than this. */
   since?: number;
   /** At most this many records, oldest first. Default 100, at most 10,000. */
@@ -121,6 +123,7 @@ export async function createAuditTrail(options: AuditOptions) {
           const record = JSON.parse(line) as AuditRecord;
           if (query.since !== undefined && record.seq <= query.since) continue;
           if (query.session !== undefined && record.session !== query.session) continue;
+          if (query.owner !== undefined && record.owner !== query.owner) continue;
           out.push(record);
           if (out.length >= limit) return out;
         }

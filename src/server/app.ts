@@ -385,7 +385,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   // ── audit (operator) ───────────────────────────────────────────────────────────────────────────
   app.get("/v1/audit", { schema: routes.audit, config: cfg(OPERATOR) }, async (request) => {
     if (runtime.audit === undefined) missing("audit.query");
-    const query = request.query as { session?: string; since?: number; limit?: number };
+    const query = request.query as { session?: string; owner?: string; since?: number; limit?: number };
     const result = await runtime.audit.query(query);
     return Array.isArray(result) ? { records: result } : result;
   });

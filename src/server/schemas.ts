@@ -322,7 +322,7 @@ export const routes = {
     querystring: {
       type: "object",
       additionalProperties: false,
-      properties: { session: { type: "string", pattern: SESSION_ID }, since: { type: "integer", minimum: 0, description: "return records with seq > since" }, limit: { type: "integer", minimum: 1, maximum: 10000, default: 100 } },
+      properties: { session: { type: "string", pattern: SESSION_ID }, owner: OWNER, since: { type: "integer", minimum: 0, description: "return records with seq > since" }, limit: { type: "integer", minimum: 1, maximum: 10000, default: 100 } },
     },
     response: { 200: object({ records: { type: "array", items: anyObject } }), ...errors },
   },

@@ -102,6 +102,9 @@ describe("session ids are per client (issue 10)", () => {
     const records = (await op(h, "GET", "/v1/audit?session=dup")).body.records.filter((r: any) => r.kind !== "registry");
     expect(new Set(records.map((r: any) => r.owner))).toEqual(new Set(["app", "app-b"]));
     expect(records.every((r: any) => r.session === "dup")).toBe(true);
+    const onlyB = (await op(h, "GET", "/v1/audit?session=dup&owner=app-b")).body.records;
+    expect(onlyB.length).toBeGreaterThan(0);
+    expect(onlyB.every((r: any) => r.owner === "app-b")).toBe(true);
     const registry = (await op(h, "GET", "/v1/audit?session=dup")).body.records.filter((r: any) => r.kind === "registry");
     expect(registry.map((r: any) => [r.session, r.owner])).toContainEqual(["dup", "app-b"]);
     expect((await op(h, "DELETE", "/v1/sessions/dup?owner=app")).status).toBe(204);
