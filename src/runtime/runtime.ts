@@ -686,6 +686,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       const key = requireVisibleSession(session?.id, { principal: input.principal, owner: input.owner });
       return fireKeyed(type, input, session, key);
     },
+
     on(event, listener) {
       let set = listeners.get(event);
       if (set === undefined) {
