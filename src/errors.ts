@@ -55,6 +55,7 @@ export const ERROR_CODES = {
   SANDBOX_START_FAILED: "The sandbox host process could not be started.",
   SESSION_NOT_FOUND: "No open session has that id (it was never opened, or it was closed).",
   SESSION_EXISTS: "A session with that id is already open.",
+  SESSION_AMBIGUOUS: "Several owners have a session of that id open; an operator names one with owner.",
   SESSION_LIMIT: "The principal already has as many open sessions as allowed (limits.sessions_per_client); close one first.",
   AUDIT_DISABLED: "The runtime was started without an audit log.",
   AUDIT_WRITE_FAILED: "The audit log could not be written; the chain's result was not handed out.",

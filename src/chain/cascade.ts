@@ -8,12 +8,14 @@
  * - only failures of the hook itself ({@link FAILURE_OUTCOMES}); a hook stopped or skipped by the chain
  *   deadline that others spent (`deadline_exceeded`, `skipped_deadline`) has not failed.
  *
- * Disabling is stricter than detecting, because a disabled deployment hook is off for every session
- * until an operator turns it back on. A cause never crosses to a more trusted or more widely scoped
+ * What is disabled is off in the cascading chain's session only (runtime.ts `disableFailing`,
+ * registry `setEnabled` with a session): one client's input never switches a deployment hook off for
+ * other sessions; only an operator disables a hook globally. Within the session, disabling is still
+ * stricter than detecting: a cause never crosses to a more trusted or more widely scoped
  * hook: a failing hook is disabled only when more than half of the hooks that ran *at its level or
  * above* (trust at least its trust, scope at least its scope) failed. So a session-trust hook's
  * failures never count towards disabling a deployment- or system-trust hook, and session-scope hooks
- * never count towards disabling a deployment-scope hook (which would cross into other sessions).
+ * never count towards disabling a deployment-scope hook.
  *
  * @module
  */

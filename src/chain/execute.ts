@@ -244,7 +244,8 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       invoked = { kind: "threw", message: conditionFailure };
     } else {
       try {
-        invoked = await deps.invoker.invoke({ hook, chainId, sessionId: request.session.id, inputJson, budgetMs });
+        // SECURITY: per-session guest state is kept by the session's key: two owners' equal ids never share it.
+        invoked = await deps.invoker.invoke({ hook, chainId, sessionId: request.sessionKey ?? request.session.id, inputJson, budgetMs });
       } catch (err) {
         invoked = { kind: "threw", message: `sandbox failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
       }

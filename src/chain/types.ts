@@ -110,6 +110,11 @@ export interface ChainRequest {
   constitution: Constitution;
   event: HookEvent | Record<string, unknown>;
   session: SessionInfo;
+  /**
+   * The session's key inside the runtime (pipeline/access.ts `sessionKey`): session ids are per owner,
+   * so per-session isolates are kept by this key, never by `session.id` alone. Default `session.id`.
+   */
+  sessionKey?: string;
   /** Whole-chain deadline for this type (DESIGN §4.3), if configured. */
   deadlineMs?: number;
 }

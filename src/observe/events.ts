@@ -6,8 +6,9 @@ import type { Outcome, ResultStatus } from "../model/result.js";
  * they can be returned from a piscina worker and sent over IPC in order.
  */
 export interface LifecycleEventMap {
-  "hook.registered": { hook: string; type: HookType; scope: Scope; session_id?: string; bundle: string; priority: number; principal: string };
-  "hook.deregistered": { hook: string; type: HookType; scope: Scope; session_id?: string; principal: string };
+  /** `owner`: the owner of `session_id`'s session when a principal opened it (ids are per owner). */
+  "hook.registered": { hook: string; type: HookType; scope: Scope; session_id?: string; owner?: string; bundle: string; priority: number; principal: string };
+  "hook.deregistered": { hook: string; type: HookType; scope: Scope; session_id?: string; owner?: string; principal: string };
   "hook.fired": { hook: string; type: HookType; chain_id: string; session_id: string; input_summary: InputSummary };
   "hook.completed": { hook: string; type: HookType; chain_id: string; status: ResultStatus; outcome: Outcome; duration_ms: number };
   "hook.timeout": { hook: string; type: HookType; chain_id: string; timeout_ms: number; elapsed_ms: number; input_summary: InputSummary };
@@ -19,7 +20,14 @@ export interface LifecycleEventMap {
    * actually disabled (`cascade.disable_failing_hooks`, chain/cascade.ts); `disabled` is true when
    * there is at least one.
    */
-  "hook.cascade_failure": { type: HookType; chain_id: string; total: number; failed: number; failing_hooks: string[]; disabled: boolean; disabled_hooks: string[] };
+  "hook.cascade_failure": {
+    type: HookType; chain_id: string; total: number; failed: number; failing_hooks: string[]; disabled: boolean; disabled_hooks: string[];
+    /** With `disabled`: always `"session"`: the hooks are off in `disabled_session` only (spec §7.3.4). */
+    disabled_scope?: "session";
+    disabled_session?: string;
+    /** The owner of `disabled_session` (null: the embedding application); ids are per owner. */
+    disabled_owner?: string | null;
+  };
 }
 export type LifecycleEventName = keyof LifecycleEventMap;
 export type LifecycleEvent = { [K in LifecycleEventName]: { event: K; payload: LifecycleEventMap[K] } }[LifecycleEventName];

@@ -13,9 +13,61 @@ export interface SessionPrincipal {
 /**
  * Options of every session operation. `principal` absent means the embedding application itself
  * (library use, periodic ticks): it owns the host and may act on every session.
+ *
+ * `owner` says whose session id is meant, for callers that see every owner's sessions (operators,
+ * the runtime, the embedding application): a principal id, or `null` for a session the embedding
+ * application opened. A client principal always addresses its own sessions: `owner` is ignored for it.
  */
 export interface SessionAccess {
   principal?: SessionPrincipal | undefined;
+  owner?: string | null | undefined;
+}
+
+/**
+ * Session ids are chosen by clients, so each owner has its own namespace (issue 10): the same id
+ * opened by two principals is two sessions, and neither can learn that the other's exists. Inside
+ * the runtime a session is known by its key: the id itself for a session of the embedding
+ * application (today's behaviour, also for sessions only ever named in `fire`), `\u0000` + the JSON
+ * of `[owner, id]` for a principal's. The registry's session tables, the periodic scheduler, the
+ * sandbox's per-session isolates and the cascade's per-session disables all use the key; every view
+ * handed back shows the caller's own `session_id` (and `owner`).
+ *
+ * @example
+ * ```ts
+ * sessionKey(null, "s1"); // "s1"
+ * sessionKey("app-a", "s1") === sessionKey("app-b", "s1"); // false
+ * ```
+ */
+export function sessionKey(owner: string | null, id: string): string {
+  // SECURITY: JSON of a two-string array is injective, so no (owner, id) pair shares another's key.
+  return owner === null ? id : `${OWNED_PREFIX}${JSON.stringify([owner, id])}`;
+}
+
+/** The prefix of an owned session's key. */
+const OWNED_PREFIX = "\u0000";
+
+/**
+ * The caller-facing id and owner of a session key ({@link sessionKey} reversed). An embedding
+ * application's id that happens to look like an owned key is still read as one: the embedding
+ * application sees every session anyway.
+ *
+ * @example
+ * ```ts
+ * keyParts(sessionKey("app-a", "s1")); // { id: "s1", owner: "app-a" }
+ * ```
+ */
+export function keyParts(key: string): { id: string; owner: string | null } {
+  if (key.startsWith(OWNED_PREFIX)) {
+    try {
+      const parsed: unknown = JSON.parse(key.slice(OWNED_PREFIX.length));
+      if (Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === "string" && typeof parsed[1] === "string") {
+        return { id: parsed[1], owner: parsed[0] };
+      }
+    } catch {
+      // Not an owned key: an embedding application's id that starts with U+0000.
+    }
+  }
+  return { id: key, owner: null };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { VcpError } from "../errors.js";
 
 /** The pipeline's own error codes (their meanings live in ERROR_CODES, src/errors.ts). */
-export const PIPELINE_ERROR_CODES = ["SESSION_NOT_FOUND", "SESSION_EXISTS", "SESSION_LIMIT"] as const;
+export const PIPELINE_ERROR_CODES = ["SESSION_NOT_FOUND", "SESSION_EXISTS", "SESSION_LIMIT", "SESSION_AMBIGUOUS"] as const;
 
 export type PipelineErrorCode = (typeof PIPELINE_ERROR_CODES)[number];
 
@@ -11,6 +11,15 @@ export function sessionNotFound(sessionId: string): VcpError {
 
 export function sessionExists(sessionId: string): VcpError {
   return new VcpError("SESSION_EXISTS", `session '${sessionId}' is already open`, { session_id: sessionId });
+}
+
+/** Only callers that see every owner get this (operators, the embedding application): naming owners leaks nothing to them. */
+export function sessionAmbiguous(sessionId: string, owners: readonly (string | null)[]): VcpError {
+  return new VcpError(
+    "SESSION_AMBIGUOUS",
+    `session '${sessionId}' is open for ${owners.length} owners (${owners.map((o) => (o === null ? "the embedding application" : `'${o}'`)).join(", ")}); say which with owner`,
+    { session_id: sessionId, owners: [...owners] },
+  );
 }
 
 /** A malformed pipeline input; `field` is the wire path, `rule` what it broke. */

@@ -4,8 +4,8 @@ import type { Constitution } from "../model/constitution.js";
 import type { ConflictEvent, PostSelectEvent, PreInjectEvent, TransitionEvent, ViolationEvent } from "../model/events.js";
 import { periodicIntervalMs } from "../model/hook.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";
-import { maySee, type SessionAccess } from "./access.js";
-import { sessionExists, sessionLimit, sessionNotFound } from "./errors.js";
+import { maySee, sessionKey, type SessionAccess } from "./access.js";
+import { sessionAmbiguous, sessionExists, sessionLimit, sessionNotFound } from "./errors.js";
 import { createSerialQueue, type SerialQueue } from "./queue.js";
 import { keepsSafetyRulesOf } from "../integrity/check.js";
 import { applyConflictStrategy, compositionBase } from "./strategies.js";
@@ -66,7 +66,10 @@ interface ScheduleEntry {
 }
 
 interface Session {
+  /** The caller-facing id: unique per owner only. */
   readonly id: string;
+  /** access.ts `sessionKey(owner, id)`: unique in the runtime; what `sessions`, the registry and `fire` use. */
+  readonly key: string;
   /** The principal id that opened it; null for the embedding application (access.ts). */
   readonly owner: string | null;
   context: VcpContext;
@@ -172,7 +175,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const safetyIds: ReadonlySet<string> = new Set(deps.safetyCriticalRuleIds ?? []);
   // SECURITY: every input field is bounded in depth and size before anything copies, walks or stores it.
   const bounds = deps.inputBounds ?? DEFAULT_JSON_BOUNDS;
+  // By key (access.ts): ids are per owner.
   const sessions = new Map<string, Session>();
+  // Keys of open sessions by caller-facing id, for callers that see every owner (keyOf).
+  const keysById = new Map<string, Set<string>>();
   // Open sessions per owner, for maxSessionsPerOwner; kept in step with `sessions` (open / delete).
   const ownedCount = new Map<string, number>();
   const maxPerOwner = deps.maxSessionsPerOwner ?? Number.POSITIVE_INFINITY;
@@ -184,15 +190,32 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   // ── session access ────────────────────────────────────────────────────────────────────────────
 
+  /**
+   * Which session `id` means for this caller: the one place the per-owner namespace is resolved
+   * (Pipeline.keyOf documents the rule).
+   */
+  function keyOf(id: string, access: SessionAccess | undefined): string {
+    const principal = access?.principal;
+    // SECURITY: a client names only its own namespace; it cannot reach, or detect, another owner's id.
+    if (principal !== undefined && principal.role !== "operator" && principal.role !== "system") return sessionKey(principal.id, id);
+    if (access?.owner !== undefined) return sessionKey(access.owner, id);
+    if (sessions.has(id)) return id;
+    const keys = keysById.get(id);
+    if (keys === undefined || keys.size === 0) return id;
+    if (keys.size > 1) throw sessionAmbiguous(id, [...keys].map((k) => sessions.get(k)!.owner));
+    return keys.values().next().value!;
+  }
+
   /** The one lookup of every operation: a session the caller may not see is "not found" (never "forbidden"). */
   function openSession(id: string, access: SessionAccess | undefined): Session {
-    const session = sessions.get(id);
-    if (session === undefined || session.closing !== undefined || !maySee(session.owner, access?.principal)) throw sessionNotFound(id);
+    const session = visible(id, access);
+    if (session === undefined || session.closing !== undefined) throw sessionNotFound(id);
     return session;
   }
 
   function visible(id: string, access: SessionAccess | undefined): Session | undefined {
-    const session = sessions.get(id);
+    const session = sessions.get(keyOf(id, access));
+    // SECURITY: maySee stays the last word even though keyOf already confined a client to its own ids.
     return session !== undefined && maySee(session.owner, access?.principal) ? session : undefined;
   }
 
@@ -280,11 +303,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const intervalMs = entry.intervalMs;
     arm(s, entry, intervalMs);
     const previousContext = s.context;
-    const report = { session_id: s.id, hook: entry.ref.name, scope: entry.ref.scope, tick_count: tickCount, elapsed_ms: elapsedMs, interval_ms: intervalMs };
+    const report = { session_id: s.id, owner: s.owner, hook: entry.ref.name, scope: entry.ref.scope, tick_count: tickCount, elapsed_ms: elapsedMs, interval_ms: intervalMs };
     let result: ChainResult;
     try {
       result = await deps.fire("periodic", {
-        session: sessionInfo(s),
+        session: sessionInfo(s), sessionKey: s.key,
         context: s.context,
         constitution: s.constitution,
         event: { elapsed_ms: elapsedMs, interval_ms: intervalMs, tick_count: tickCount },
@@ -309,7 +332,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     notify(() => deps.onPeriodicTick?.({ ...report, result, context_reevaluated: reevaluate }));
     if (reevaluate) {
       notify(() =>
-        deps.onContextReevaluated?.({ session_id: s.id, hook: entry.ref.name, scope: entry.ref.scope, previous_context: previousContext, context: s.context, result }),
+        deps.onContextReevaluated?.({ session_id: s.id, owner: s.owner, hook: entry.ref.name, scope: entry.ref.scope, previous_context: previousContext, context: s.context, result }),
       );
     }
   }
@@ -327,7 +350,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (s.closing !== undefined) return;
     let hooks;
     try {
-      hooks = deps.periodicHooks(s.id);
+      hooks = deps.periodicHooks(s.key);
     } catch (err) {
       logger.warn({ err, session_id: s.id }, "could not read the periodic hooks; schedule unchanged");
       return;
@@ -407,7 +430,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       selection_algorithm: input.selection_algorithm,
       ...(input.scores !== undefined ? { scores: input.scores } : {}),
     };
-    const post = await deps.fire("post_select", { session: sessionInfo(s), context, constitution: input.selected, event: postEvent });
+    const post = await deps.fire("post_select", { session: sessionInfo(s), sessionKey: s.key, context, constitution: input.selected, event: postEvent });
     const trace = [post];
     if (post.status === "aborted") {
       // Spec §3.2: abort cancels the entire adaptation cycle; pre_inject never fires.
@@ -421,7 +444,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       injection_format: input.injection_format ?? "system_prompt",
       raw_constitution: rawConstitution,
     };
-    const pre = await deps.fire("pre_inject", { session: sessionInfo(s), context: post.context, constitution: post.constitution, event: preEvent });
+    const pre = await deps.fire("pre_inject", { session: sessionInfo(s), sessionKey: s.key, context: post.context, constitution: post.constitution, event: preEvent });
     trace.push(pre);
     if (pre.status === "aborted") {
       // Spec §3.1: injection MUST NOT proceed; the session keeps what it had.
@@ -439,6 +462,30 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     touch(s);
   }
 
+  /** Stop the session's timers, let its queued operations finish, then forget it (key, id index, owner count). */
+  function closeSession(s: Session): Promise<void> {
+    if (s.closing !== undefined) return s.closing;
+    stopSchedule(s);
+    s.closing = (async () => {
+      // Operations accepted before close still run; ticks already queued see `closing` and stop.
+      await s.queue.idle();
+      sessions.delete(s.key);
+      const keys = keysById.get(s.id);
+      keys?.delete(s.key);
+      if (keys?.size === 0) keysById.delete(s.id);
+      if (s.owner !== null) {
+        const left = (ownedCount.get(s.owner) ?? 1) - 1;
+        if (left > 0) ownedCount.set(s.owner, left);
+        else ownedCount.delete(s.owner);
+      }
+      if (sessions.size === 0 && unsubscribe !== undefined) {
+        unsubscribe();
+        unsubscribe = undefined;
+      }
+    })();
+    return s.closing;
+  }
+
   const pipeline: Pipeline = {
     open(input, access) {
       assertBoundedFields(input, ["session_id", "context", "constitution", "state", "metadata"], bounds);
@@ -449,8 +496,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       assertConstitution("constitution", input.constitution);
       if (input.state !== undefined && input.state !== null) assertString("state", input.state, { nonEmpty: true });
       if (input.metadata !== undefined) assertObject("metadata", input.metadata);
-      if (sessions.has(id)) throw sessionExists(id);
       const owner = access?.principal?.id ?? null;
+      const key = sessionKey(owner, id);
+      // SECURITY: only the caller's own namespace is checked: another owner's use of the id is invisible.
+      if (sessions.has(key)) throw sessionExists(id);
       const held = owner === null ? 0 : (ownedCount.get(owner) ?? 0);
       // Checked before anything is copied or stored: a refused open changes nothing.
       if (held >= maxPerOwner) throw sessionLimit(owner!, maxPerOwner);
@@ -458,6 +507,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const at = now();
       const session: Session = {
         id,
+        key,
         owner,
         context: frozenJsonCopy("context", input.context),
         constitution,
@@ -472,7 +522,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       };
       // Subscribe first: if that throws, no session was added.
       unsubscribe ??= deps.onRegistryChange(onRegistryChange);
-      sessions.set(id, session);
+      sessions.set(key, session);
+      const keys = keysById.get(id) ?? new Set<string>();
+      keys.add(key);
+      keysById.set(id, keys);
       if (owner !== null) ownedCount.set(owner, held + 1);
       reconcile(session);
       return view(session);
@@ -487,34 +540,27 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       return [...sessions.values()].filter((s) => maySee(s.owner, access?.principal)).map(view);
     },
 
-    ownerOf(id) {
-      return sessions.get(id)?.owner;
+    ownerOf(id, access) {
+      return visible(id, access)?.owner;
+    },
+
+    keyOf(id, access) {
+      return keyOf(id, access);
     },
 
     close(id, access) {
-      const s = visible(id, access);
+      let s: Session | undefined;
+      try {
+        s = visible(id, access);
+      } catch (err) {
+        return Promise.reject(err);
+      }
       if (s === undefined) return Promise.reject(sessionNotFound(id));
-      if (s.closing !== undefined) return s.closing;
-      stopSchedule(s);
-      s.closing = (async () => {
-        // Operations accepted before close still run; ticks already queued see `closing` and stop.
-        await s.queue.idle();
-        sessions.delete(id);
-        if (s.owner !== null) {
-          const left = (ownedCount.get(s.owner) ?? 1) - 1;
-          if (left > 0) ownedCount.set(s.owner, left);
-          else ownedCount.delete(s.owner);
-        }
-        if (sessions.size === 0 && unsubscribe !== undefined) {
-          unsubscribe();
-          unsubscribe = undefined;
-        }
-      })();
-      return s.closing;
+      return closeSession(s);
     },
 
     async closeAll() {
-      await Promise.all([...sessions.keys()].map((id) => pipeline.close(id)));
+      await Promise.all([...sessions.values()].map(closeSession));
     },
 
     adapt(id, input, access) {
@@ -545,7 +591,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           trigger: input.trigger,
           transition_metadata: input.metadata ?? {},
         };
-        const chain = await deps.fire("on_transition", { session: sessionInfo(s), context: s.context, constitution: s.constitution, event });
+        const chain = await deps.fire("on_transition", { session: sessionInfo(s), sessionKey: s.key, context: s.context, constitution: s.constitution, event });
         const trace = [chain];
         if (chain.status === "aborted") {
           // Spec §3.3: the state machine MUST remain in its previous state.
@@ -583,7 +629,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         };
         const base = compositionBase(input.constitutions, input.conflicting_rules);
         // Spec §5.2: on_conflict fires before the default strategy is even computed.
-        const chain = await deps.fire("on_conflict", { session: sessionInfo(s), context: s.context, constitution: base, event });
+        const chain = await deps.fire("on_conflict", { session: sessionInfo(s), sessionKey: s.key, context: s.context, constitution: base, event });
         const trace = [chain];
         if (chain.status === "aborted") {
           // Spec §3.4: the composition fails and the runtime falls back to the last known-good.
@@ -648,7 +694,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           retry_count: retryCount,
         };
         const context = input.context !== undefined ? frozenJsonCopy("context", input.context) : s.context;
-        const chain = await deps.fire("on_violation", { session: sessionInfo(s), context, constitution: s.constitution, event });
+        const chain = await deps.fire("on_violation", { session: sessionInfo(s), sessionKey: s.key, context, constitution: s.constitution, event });
         const trace = [chain];
         const common = { reason: chain.reason, aborted_by: chain.aborted_by, trace };
         if (chain.status === "aborted") {

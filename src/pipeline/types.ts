@@ -21,7 +21,10 @@ export interface HookRef {
 
 /** What the pipeline hands to {@link PipelineDeps.fire}. */
 export interface PipelineFireInput<T extends HookType = HookType> {
+  /** `session.id` is the caller-facing id; {@link PipelineFireInput.sessionKey} names the session inside the runtime. */
   session: SessionInfo;
+  /** The session's key (access.ts `sessionKey`): registry session tables, per-session isolates, audit owner. */
+  sessionKey: string;
   context: VcpContext;
   constitution: Constitution;
   event: HookEventMap[T];
@@ -45,7 +48,7 @@ export interface PipelineDeps {
    * The periodic hooks of a session's chain right now (deployment and session scope). Disabled hooks
    * may be included; the pipeline schedules only enabled ones.
    */
-  periodicHooks(sessionId: string): readonly ResolvedHook[];
+  periodicHooks(sessionKey: string): readonly ResolvedHook[];
   /** Subscribe to registry changes (to reschedule periodic timers); returns the unsubscribe function. */
   onRegistryChange(listener: () => void): () => void;
   /** The deployment's default conflict strategy (spec §3.4, DESIGN §6.4 `conflict_strategy`). */
@@ -247,6 +250,8 @@ export interface ViolationOutcome {
 
 export interface PeriodicTickReport {
   session_id: string;
+  /** The session's owner (null: the embedding application): two owners may use the same `session_id`. */
+  owner: string | null;
   hook: string;
   scope: Scope;
   tick_count: number;
@@ -260,6 +265,8 @@ export interface PeriodicTickReport {
 
 export interface ContextReevaluation {
   session_id: string;
+  /** The session's owner (null: the embedding application): two owners may use the same `session_id`. */
+  owner: string | null;
   hook: string;
   scope: Scope;
   previous_context: VcpContext;
@@ -285,6 +292,13 @@ export interface Pipeline {
   transition(sessionId: string, input: TransitionInput, access?: SessionAccess): Promise<TransitionOutcome>;
   conflict(sessionId: string, input: ConflictInput, access?: SessionAccess): Promise<ConflictOutcome>;
   violation(sessionId: string, input: ViolationInput, access?: SessionAccess): Promise<ViolationOutcome>;
-  /** The owner of an open session (null: the embedding application; undefined: not open), for audit records. */
-  ownerOf(sessionId: string): string | null | undefined;
+  /** The owner of an open session (null: the embedding application; undefined: not open or not visible). */
+  ownerOf(sessionId: string, access?: SessionAccess): string | null | undefined;
+  /**
+   * The key (access.ts `sessionKey`) under which `sessionId`, as `access` addresses it, is known inside
+   * the runtime, open or not: a client's own namespace; for everyone else `access.owner`, else the
+   * embedding application's session of that id, else the one open session of that id.
+   * SESSION_AMBIGUOUS when several owners have that id open and no `owner` says which.
+   */
+  keyOf(sessionId: string, access?: SessionAccess): string;
 }

@@ -41,6 +41,27 @@ export function authorizeScope(opts: RegisterOptions): ScopeKey {
 }
 
 /**
+ * Checks a call that switches a deployment-scope hook off (or back on) in one session only (spec
+ * §7.3.4, a cascade in that session): only operators and the runtime may, like every other change of
+ * a deployment hook; the session id must be a non-empty string.
+ *
+ * @example
+ * ```ts
+ * authorizeSessionOverride({ scope: "deployment", sessionId: "s1", principal: { id: "runtime", role: "system" } });
+ * ```
+ */
+export function authorizeSessionOverride(opts: RegisterOptions): { scope: "deployment"; sessionId: string } {
+  const { sessionId, principal } = opts;
+  if (typeof sessionId !== "string" || sessionId.length === 0) {
+    const rule = "a session-local change of a deployment hook needs a non-empty session id";
+    throw new VcpError("INVALID_HOOK", `hooks: session_id: ${rule}`, { field: "session_id", rule, received: sessionId });
+  }
+  // SECURITY: a client never switches deployment policy off, not even in its own session.
+  if (principal.role !== "operator" && principal.role !== "system") throw unauthorized(opts, "deployment");
+  return { scope: "deployment", sessionId };
+}
+
+/**
  * Spec §8.2.1: a session-scope hook must be on the deployment's allowlist as `"bundle/hook"`.
  * Nobody bypasses it, not even role `system`: the list is the deployment's decision.
  *

@@ -2,7 +2,7 @@ import { VcpError } from "../errors.js";
 import type { LifecycleEvent } from "../observe/events.js";
 import { silentLogger } from "../observe/events.js";
 import type { ResolvedHook } from "../model/hook.js";
-import { authorizeScope, checkAllowlist, type ScopeKey } from "./authorize.js";
+import { authorizeScope, authorizeSessionOverride, checkAllowlist, type ScopeKey } from "./authorize.js";
 import { createRateLimiter, DEFAULT_REGISTRATIONS_PER_MINUTE } from "./rate-limit.js";
 import { createSnapshot, EMPTY_STATE, type HookTable, type RegistryState } from "./snapshot.js";
 import type { RegisterOptions, Registry, RegistryOptions, RegistrySnapshot } from "./types.js";
@@ -56,7 +56,11 @@ export function createRegistry(options: RegistryOptions): Registry {
 
   /** Rate limit, then scope and authorization: the common prologue of every principal's call. */
   function begin(opts: RegisterOptions): ScopeKey {
-    const { principal } = opts;
+    takeRate(opts.principal);
+    return authorizeScope(opts);
+  }
+
+  function takeRate(principal: RegisterOptions["principal"]): void {
     if (principal.role !== "system") {
       const decision = limiter.take(principal.id);
       if (!decision.ok) {
@@ -67,7 +71,6 @@ export function createRegistry(options: RegistryOptions): Registry {
         );
       }
     }
-    return authorizeScope(opts);
   }
 
   function tableOf(key: ScopeKey): HookTable {
@@ -77,11 +80,35 @@ export function createRegistry(options: RegistryOptions): Registry {
   /** The next state with `table` as the hooks of `key`'s scope. */
   function withTable(key: ScopeKey, table: HookTable): RegistryState {
     const revision = state.revision + 1;
-    if (key.scope === "deployment") return Object.freeze({ revision, deployment: table, sessions: state.sessions });
+    if (key.scope === "deployment") return Object.freeze({ ...state, revision, deployment: table });
     const sessions = new Map(state.sessions);
     if (table.size === 0) sessions.delete(key.sessionId);
     else sessions.set(key.sessionId, table);
-    return Object.freeze({ revision, deployment: state.deployment, sessions });
+    return Object.freeze({ ...state, revision, sessions });
+  }
+
+  /** The next state with `names` as the deployment hooks switched off in session `sessionId` only. */
+  function withSessionDisabled(sessionId: string, names: ReadonlySet<string>): RegistryState {
+    const sessionDisabled = new Map(state.sessionDisabled);
+    if (names.size === 0) sessionDisabled.delete(sessionId);
+    else sessionDisabled.set(sessionId, names);
+    return Object.freeze({ ...state, revision: state.revision + 1, sessionDisabled });
+  }
+
+  /**
+   * `setEnabled` of a deployment hook in one session (spec §7.3.4 cascade, session-local): the hook
+   * stays as it is for every other session. Returns the hook as that session's chain now sees it.
+   */
+  function setEnabledInSession(name: string, enabled: boolean, opts: RegisterOptions): ResolvedHook {
+    const key = authorizeSessionOverride(opts);
+    const hook = lookup(name, { scope: "deployment" });
+    const current = state.sessionDisabled.get(key.sessionId) ?? new Set<string>();
+    if (current.has(name) !== enabled) return enabled ? hook : Object.freeze({ ...hook, enabled: false });
+    const names = new Set(current);
+    if (enabled) names.delete(name);
+    else names.add(name);
+    commit(withSessionDisabled(key.sessionId, names), []);
+    return enabled ? hook : Object.freeze({ ...hook, enabled: false });
   }
 
   /**
@@ -190,11 +217,13 @@ export function createRegistry(options: RegistryOptions): Registry {
     },
 
     setEnabled(name, enabled, opts) {
-      const key = begin(opts);
-      if (typeof enabled !== "boolean") {
-        const rule = "must be a boolean";
-        throw new VcpError("INVALID_HOOK", `hooks: enabled: ${rule}`, { field: "enabled", rule, received: typeof enabled });
+      if (opts.scope === "deployment" && opts.sessionId !== undefined) {
+        takeRate(opts.principal);
+        assertBoolean(enabled);
+        return setEnabledInSession(name, enabled, opts);
       }
+      const key = begin(opts);
+      assertBoolean(enabled);
       const hook = lookup(name, key);
       if (hook.enabled === enabled) return hook;
       // Same seq: re-enabling puts the hook back where it was in the chain.
@@ -207,11 +236,16 @@ export function createRegistry(options: RegistryOptions): Registry {
 
     dropSession(sessionId) {
       const table = state.sessions.get(sessionId);
-      if (table === undefined) return;
+      if (table === undefined && !state.sessionDisabled.has(sessionId)) return;
       const key: ScopeKey = { scope: "session", sessionId };
+      // One commit: the session's hooks and its session-local disables go together (a session id
+      // used again later starts with every deployment hook as the operator left it).
+      const sessionDisabled = new Map(state.sessionDisabled);
+      sessionDisabled.delete(sessionId);
+      const next = table === undefined ? { ...state, revision: state.revision + 1 } : withTable(key, new Map());
       commit(
-        withTable(key, new Map()),
-        [...table.values()].map((h) => deregistered(h, SYSTEM_PRINCIPAL_ID)),
+        Object.freeze({ ...next, sessionDisabled }),
+        [...(table?.values() ?? [])].map((h) => deregistered(h, SYSTEM_PRINCIPAL_ID)),
       );
     },
 
@@ -229,6 +263,13 @@ export function createRegistry(options: RegistryOptions): Registry {
     },
   };
   return Object.freeze(registry);
+}
+
+function assertBoolean(enabled: unknown): void {
+  if (typeof enabled !== "boolean") {
+    const rule = "must be a boolean";
+    throw new VcpError("INVALID_HOOK", `hooks: enabled: ${rule}`, { field: "enabled", rule, received: typeof enabled });
+  }
 }
 
 function registered(hook: ResolvedHook, principal: string): LifecycleEvent {

@@ -24,9 +24,14 @@ export interface RegistryState {
   readonly deployment: HookTable;
   /** Only sessions with at least one hook have an entry. */
   readonly sessions: ReadonlyMap<string, HookTable>;
+  /**
+   * Deployment-scope hooks switched off in one session only (a cascade in that session, spec §7.3.4):
+   * session id → hook names. Only sessions with at least one such hook have an entry.
+   */
+  readonly sessionDisabled: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
-export const EMPTY_STATE: RegistryState = Object.freeze({ revision: 0, deployment: new Map(), sessions: new Map() });
+export const EMPTY_STATE: RegistryState = Object.freeze({ revision: 0, deployment: new Map(), sessions: new Map(), sessionDisabled: new Map() });
 
 /**
  * The immutable view of one state (spec §6.3). Plans are compiled on first use and memoized here,
@@ -40,7 +45,7 @@ export const EMPTY_STATE: RegistryState = Object.freeze({ revision: 0, deploymen
  * ```
  */
 export function createSnapshot(state: RegistryState): RegistrySnapshot {
-  const { revision, deployment, sessions } = state;
+  const { revision, deployment, sessions, sessionDisabled } = state;
   const deploymentPlans = new Map<HookType, ChainPlan>();
   const sessionPlans = new Map<string, ChainPlan>();
   // Precomputed at construction: isEmpty sits on the path of every pipeline event.
@@ -61,14 +66,20 @@ export function createSnapshot(state: RegistryState): RegistrySnapshot {
     revision,
     chain(type, sessionId) {
       if (!isHookType(type)) throw unknownType(type);
-      const table = sessionId === undefined ? undefined : sessions.get(sessionId);
-      if (table === undefined) return deploymentPlan(type);
-      const own = ofType(table.values(), type);
-      if (own.length === 0) return deploymentPlan(type);
+      if (sessionId === undefined) return deploymentPlan(type);
+      const own = ofType(sessions.get(sessionId)?.values() ?? [], type);
+      const off = sessionDisabled.get(sessionId);
+      const shared = ofType(deployment.values(), type);
+      // SECURITY: a deployment hook disabled in this session only is off here and nowhere else: the
+      // shared deployment plan (every other session's) is never touched.
+      const offHere = off === undefined ? [] : shared.filter((h) => h.enabled && off.has(h.name));
+      if (own.length === 0 && offHere.length === 0) return deploymentPlan(type);
       const key = `${type}\u0000${sessionId}`;
       let plan = sessionPlans.get(key);
       if (plan === undefined) {
-        const hooks = ofType(deployment.values(), type).concat(own).sort(compareHooks);
+        // Same seq: a hook off in this session keeps its place in the chain (outcome skipped_disabled).
+        const deploymentHere = offHere.length === 0 ? shared : shared.map((h) => (off!.has(h.name) ? Object.freeze({ ...h, enabled: false }) : h));
+        const hooks = deploymentHere.concat(own).sort(compareHooks);
         plan = compileChainPlan(type, hooks, revision);
         sessionPlans.set(key, plan);
       }
@@ -87,6 +98,8 @@ export function createSnapshot(state: RegistryState): RegistrySnapshot {
       return sessionId === undefined ? undefined : sessions.get(sessionId)?.get(name);
     },
     isEmpty(type, sessionId) {
+      // A session with deployment hooks off only there may still have others of the type: ask the plan.
+      if (sessionId !== undefined && sessionDisabled.has(sessionId)) return snapshot.chain(type, sessionId).hooks.every((p) => !p.hook.enabled);
       if (deploymentEnabled.has(type)) return false;
       if (!isHookType(type)) throw unknownType(type);
       const table = sessionId === undefined ? undefined : sessions.get(sessionId);

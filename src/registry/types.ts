@@ -62,7 +62,10 @@ export interface RegistryOptions {
  */
 export interface RegisterOptions {
   scope: Scope;
-  /** Required for `scope: "session"`, rejected for `scope: "deployment"`. */
+  /**
+   * Required for `scope: "session"`. With `scope: "deployment"` only `setEnabled` takes it: the hook is
+   * switched in that session alone (spec §7.3.4 cascade); every other call rejects it.
+   */
   sessionId?: string;
   principal: Principal;
 }
@@ -112,9 +115,13 @@ export interface Registry {
   deregister(name: string, opts: RegisterOptions): ResolvedHook;
   /** Atomic swap (bundle hot swap): `add` is validated as if `removeNames` were gone. */
   replace(removeNames: readonly string[], add: readonly unknown[], opts: RegisterOptions): ResolvedHook[];
-  /** Operator re-enables a hook disabled after a cascade (spec §7.3.4); keeps the hook's `seq`. */
+  /**
+   * Operator re-enables a hook disabled after a cascade (spec §7.3.4); keeps the hook's `seq`. With
+   * `scope: "deployment"` and a `sessionId`, the deployment hook is switched in that session only
+   * (operators and the runtime only); `dropSession` forgets such session-local switches.
+   */
   setEnabled(name: string, enabled: boolean, opts: RegisterOptions): ResolvedHook;
-  /** Session closed: its hooks go; not rate limited. */
+  /** Session closed: its hooks and its session-local disables go; not rate limited. */
   dropSession(sessionId: string): void;
   /** O(1): the current immutable snapshot. */
   snapshot(): RegistrySnapshot;

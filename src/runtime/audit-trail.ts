@@ -17,6 +17,8 @@ export interface AuditOptions {
 
 export interface AuditQuery {
   session?: string;
+  /** Only records of sessions this principal opened (session ids are per owner: two owners may share one). */
+  owner?: string;
   /** Only records with `seq` greater than this. */
   since?: number;
   /** At most this many records, oldest first. Default 100, at most 10,000. */
@@ -47,7 +49,7 @@ export async function createAuditTrail(options: AuditOptions) {
     /**
      * Durably record one chain; resolves after the group commit (backpressure instead of drops).
      * Every record names the session and, when a principal opened it, its owner.
-     * `disabledHooks`: hooks the runtime disabled after this chain's cascading failure (spec §7.3.4).
+     * `disabledHooks`: hooks the runtime disabled in this session after this chain's cascading failure (spec §7.3.4).
      */
     async recordChain(result: ChainResult, session: { id: string; owner: string | null }, inputHash: string, disabledHooks: readonly string[] = []): Promise<void> {
       const sessionId = session.id;
@@ -81,14 +83,15 @@ export async function createAuditTrail(options: AuditOptions) {
         duration_ms: result.duration_ms,
         details: {
           aborted_by: result.aborted_by, reason: result.reason, cascade_failure: result.cascade_failure, hooks: result.hook_results.length,
-          ...(disabledHooks.length > 0 ? { disabled_hooks: [...disabledHooks] } : {}),
+          // Cascade disables are session-local (spec §7.3.4): say so, and in which session.
+          ...(disabledHooks.length > 0 ? { disabled_hooks: [...disabledHooks], disabled_scope: "session", disabled_session: sessionId } : {}),
         },
       });
       await writer.appendMany(records);
     },
     /** Registry changes (hook.registered / hook.deregistered) as registry records. */
     recordRegistry(event: LifecycleEvent): Promise<unknown> {
-      const payload = event.payload as { hook?: string; type?: string; scope?: string; session_id?: string; bundle?: string; principal?: string };
+      const payload = event.payload as { hook?: string; type?: string; scope?: string; session_id?: string; owner?: string; bundle?: string; principal?: string };
       return writer.append({
         kind: "registry",
         event: event.event,
@@ -96,6 +99,7 @@ export async function createAuditTrail(options: AuditOptions) {
         ...(payload.type !== undefined ? { hook_type: payload.type } : {}),
         ...(payload.scope !== undefined ? { scope: payload.scope } : {}),
         ...(payload.session_id !== undefined ? { session: payload.session_id } : {}),
+        ...(payload.owner !== undefined ? { owner: payload.owner } : {}),
         ...(payload.bundle !== undefined ? { bundle: payload.bundle } : {}),
         details: { principal: payload.principal },
       });
@@ -119,6 +123,7 @@ export async function createAuditTrail(options: AuditOptions) {
           const record = JSON.parse(line) as AuditRecord;
           if (query.since !== undefined && record.seq <= query.since) continue;
           if (query.session !== undefined && record.session !== query.session) continue;
+          if (query.owner !== undefined && record.owner !== query.owner) continue;
           out.push(record);
           if (out.length >= limit) return out;
         }

@@ -25,6 +25,7 @@ import type { ChainBackend } from "./backend.js";
 import { createHookStats, type HookStatsView } from "./stats.js";
 import { createPipeline } from "../pipeline/index.js";
 import { sessionNotFound } from "../pipeline/errors.js";
+import { keyParts } from "../pipeline/access.js";
 import { createMetrics } from "../observe/metrics.js";
 import { createAuditTrail, defaultAuditPath, type AuditOptions, type AuditQuery, type AuditTrail } from "./audit-trail.js";
 import { createRedactor, DEFAULT_REDACT_KEYS, type AuditRecord } from "../audit/index.js";
@@ -151,6 +152,11 @@ export interface FireInput<T extends HookType = HookType> {
    * session is SESSION_NOT_FOUND. Absent: the embedding application, which may fire for any session id.
    */
   principal?: Principal;
+  /**
+   * Whose `session` id is meant (ids are per owner): for operators and the embedding application;
+   * a client always fires in its own sessions. Absent: see `Pipeline.keyOf`.
+   */
+  owner?: string | null;
 }
 
 export interface RuntimeStatus {
@@ -193,7 +199,7 @@ export interface Runtime {
     /** The sessions `principal` may see. */
     list(options?: SessionAccess): SessionView[];
     /** Register an allowlisted `scope: session` hook of an installed bundle for one session (DESIGN §3.4). */
-    registerHook(sessionId: string, ref: { bundle: string; hook: string }, options?: { principal?: Principal }): ResolvedHook;
+    registerHook(sessionId: string, ref: { bundle: string; hook: string }, options?: { principal?: Principal; owner?: string | null }): ResolvedHook;
     /** Close a session: its periodic timers stop and its session-scope hooks go (spec §6.1). */
     close(sessionId: string, options?: SessionAccess): Promise<void>;
   };
@@ -211,8 +217,13 @@ export interface Runtime {
      * session and a principal, the session must be one the principal may see (SESSION_NOT_FOUND otherwise).
      */
     chain(type: HookType, sessionId?: string, options?: SessionAccess): ResolvedHook[];
-    /** Re-enable (or disable) a hook, e.g. after a cascade disabled it (spec §7.3.4). */
-    setEnabled(name: string, enabled: boolean, options?: { scope?: Scope; sessionId?: string; principal?: Principal }): ResolvedHook;
+    /**
+     * Re-enable (or disable) a hook, e.g. after a cascade disabled it (spec §7.3.4). Without a
+     * `sessionId`: globally (a deployment hook by default; operators only). With a `sessionId`: in that
+     * session only: its session-scope hook of that name, else the deployment hook there (scope
+     * `deployment` names the deployment hook explicitly). Cascades disable hooks per session this way.
+     */
+    setEnabled(name: string, enabled: boolean, options?: { scope?: Scope; sessionId?: string; owner?: string | null; principal?: Principal }): ResolvedHook;
   };
   /** Run the chain of `type` for one event (spec §5). An empty chain returns at once. */
   fire<T extends HookType>(type: T, input: FireInput<T>): Promise<ChainResult>;
@@ -308,7 +319,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   const retiredDigests = new Set<string>();
   let closed = false;
 
-  const emit = (event: LifecycleEvent): void => {
+  const emit = (raw: LifecycleEvent): void => {
+    const event = withCallerSessionId(raw);
     if (audit !== undefined && (event.event === "hook.registered" || event.event === "hook.deregistered")) {
       audit.recordRegistry(event).catch((err: unknown) => logger.error({ err, event: event.event }, "audit: registry record failed"));
     }
@@ -426,11 +438,13 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   /**
    * With a principal that is not the embedding application, the session must be open and visible to
    * it (src/pipeline/access.ts); the error is the one a missing session gets, so ownership never
-   * reveals existence. Without a principal: nothing to check (the embedding application).
+   * reveals existence. Without a principal: nothing to check (the embedding application). Returns the
+   * session's key (access.ts `sessionKey`: ids are per owner).
    */
-  function requireVisibleSession(sessionId: string, access: SessionAccess): void {
-    if (access.principal === undefined) return;
-    if (pipeline.get(sessionId, access) === undefined) throw sessionNotFound(sessionId);
+  function requireVisibleSession(sessionId: string, access: SessionAccess): string {
+    if (access.principal !== undefined && pipeline.get(sessionId, access) === undefined) throw sessionNotFound(sessionId);
+    // SECURITY: every session table of the runtime is addressed by this key, never by the bare id.
+    return pipeline.keyOf(sessionId, access);
   }
 
   function assertOpen(): void {
@@ -616,27 +630,27 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       registerHook(sessionId, ref, registerOptions = {}) {
         assertOpen();
         // SECURITY: a client may hang hooks only on its own sessions (DESIGN §6.5).
-        requireVisibleSession(sessionId, registerOptions);
+        const key = requireVisibleSession(sessionId, registerOptions);
         const entry = installed.get(ref.bundle);
         if (entry === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${ref.bundle}' is not installed`, { bundle: ref.bundle });
         const definition = hookDefinitions(entry.manifest, entry.info.digest, "session").find((d) => d.name === ref.hook);
         if (definition === undefined) {
           throw new VcpError("UNKNOWN_HOOK", `bundle '${ref.bundle}' offers no session-scope hook '${ref.hook}'`, { bundle: ref.bundle, hook: ref.hook });
         }
-        return registry.register(definition, {
+        return callerHook(registry.register(definition, {
           scope: "session",
-          sessionId,
+          sessionId: key,
           principal: registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" },
-        });
+        }));
       },
       open: (input, access) => pipeline.open(input, access),
       get: (sessionId, access) => pipeline.get(sessionId, access),
       list: (access) => pipeline.list(access),
       async close(sessionId, access = {}) {
-        requireVisibleSession(sessionId, access);
+        const key = requireVisibleSession(sessionId, access);
         // A session known only through fire() (no open) still owns its session-scope hooks.
-        if (pipeline.get(sessionId) !== undefined) await pipeline.close(sessionId, access);
-        registry.dropSession(sessionId);
+        if (pipeline.get(sessionId, access) !== undefined) await pipeline.close(sessionId, access);
+        registry.dropSession(key);
       },
     },
 
@@ -649,82 +663,28 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       chain(type, sessionId, access = {}) {
         if (!isHookType(type)) throw unknownType(type);
         // A session's chain lists its session hooks: another client's session is "not found".
-        if (sessionId !== undefined) requireVisibleSession(sessionId, access);
-        return registry.snapshot().chain(type, sessionId).hooks.map((p) => p.hook);
+        const key = sessionId === undefined ? undefined : requireVisibleSession(sessionId, access);
+        return registry.snapshot().chain(type, key).hooks.map((p) => callerHook(p.hook));
       },
       setEnabled(name, enabled, setOptions = {}) {
-        return registry.setEnabled(name, enabled, {
-          scope: setOptions.scope ?? (setOptions.sessionId !== undefined ? "session" : "deployment"),
-          ...(setOptions.sessionId !== undefined ? { sessionId: setOptions.sessionId } : {}),
+        // An operator names another owner's session with `owner` (ids are per owner).
+        const sessionId = setOptions.sessionId === undefined ? undefined : pipeline.keyOf(setOptions.sessionId, { principal: setOptions.principal, owner: setOptions.owner });
+        // With a session and no scope: that session's own hook of the name, else the deployment hook in
+        // that session only (how a cascade disabled it).
+        const inSession = sessionId !== undefined && registry.snapshot().find(name, "session", sessionId) !== undefined;
+        return callerHook(registry.setEnabled(name, enabled, {
+          scope: setOptions.scope ?? (sessionId === undefined ? "deployment" : inSession ? "session" : "deployment"),
+          ...(sessionId !== undefined ? { sessionId } : {}),
           principal: setOptions.principal ?? LOCAL_OPERATOR,
-        });
+        }));
       },
     },
 
     async fire(type, input) {
       if (!isHookType(type)) throw unknownType(type);
       const session: SessionInfo = typeof input.session === "string" ? { id: input.session } : input.session;
-      if (input.principal !== undefined) requireVisibleSession(session?.id, { principal: input.principal });
-      const snapshot: RegistrySnapshot = registry.snapshot();
-      let plan = snapshot.chain(type, session?.id);
-      if (input.hooks !== undefined) plan = onlyHooks(plan, input.hooks);
-      if (plan.hooks.length === 0) {
-        // Empty chain: no validation beyond the type, no dispatch (LLxprt's zero overhead when disabled).
-        return {
-          chain_id: randomUUID(), type, status: "completed", reason: null, aborted_by: null,
-          context: input.context, constitution: input.constitution, cascade_failure: false, hook_results: [], duration_ms: 0,
-        };
-      }
-      // SECURITY: depth and size bounds before any work on the input: a too-deep input must not reach
-      // the audit hash, the sandbox IPC or a worker's structured clone, and nothing is marked in flight
-      // for it. An empty chain does none of that (it hands the caller's own objects back), so it stays
-      // free; the HTTP server bounds every body itself.
-      assertInputBounds({ context: input.context, constitution: input.constitution, event: input.event, session }, inputBounds, CHAIN_INPUT_ENVELOPES);
-      assertOpen();
-      assertChainInput(type, { context: input.context, constitution: input.constitution, event: input.event, session });
-      const wire = wireOf(plan);
-      const inputHash = audit?.inputHash({ context: input.context, constitution: input.constitution, event: input.event, session });
-      for (const digest of wire.digests) inFlightByDigest.set(digest, (inFlightByDigest.get(digest) ?? 0) + 1);
-      const deadlineMs = options.chainDeadlineMs?.[type];
-      try {
-        const { result, events } = await backend.runChain({
-          plan: { type, revision: plan.revision, hooks: wire.hooks },
-          request: {
-            chainId: randomUUID(),
-            context: input.context,
-            constitution: input.constitution,
-            event: input.event,
-            session,
-            ...(deadlineMs !== undefined ? { deadlineMs } : {}),
-          },
-        });
-        let disabledHooks: string[] = [];
-        if (result.cascade_failure) {
-          logger.warn({ chain_id: result.chain_id, type }, "cascading hook failure (spec §7.3)");
-          if (disableFailingHooks) disabledHooks = disableFailing(result, session.id);
-        }
-        for (const event of events) {
-          // The chain's hook.cascade_failure cannot know what the runtime disabled; say it here.
-          if (event.event === "hook.cascade_failure") emit({ event: event.event, payload: { ...event.payload, disabled: disabledHooks.length > 0, disabled_hooks: disabledHooks } });
-          else emit(event);
-        }
-        stats.record(result);
-        metrics.recordChain(result);
-        // spec §8.2.3: the chain's records are durable before its result is handed out.
-        if (audit !== undefined) {
-          await audit.recordChain(result, { id: session.id, owner: pipeline.ownerOf(session.id) ?? null }, inputHash!, disabledHooks).catch((err: unknown) => {
-            throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: result.chain_id }, { cause: err });
-          });
-        }
-        return result;
-      } finally {
-        for (const digest of wire.digests) {
-          const left = (inFlightByDigest.get(digest) ?? 1) - 1;
-          if (left === 0) inFlightByDigest.delete(digest);
-          else inFlightByDigest.set(digest, left);
-          if (left === 0 && retiredDigests.has(digest)) void releaseIfIdle(digest);
-        }
-      }
+      const key = requireVisibleSession(session?.id, { principal: input.principal, owner: input.owner });
+      return fireKeyed(type, input, session, key);
     },
 
     on(event, listener) {
@@ -777,8 +737,9 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   };
 
   const pipeline: Pipeline = createPipeline({
-    fire: (type, input) => runtime.fire(type, input as FireInput<typeof type>),
-    periodicHooks: (sessionId) => registry.snapshot().chain("periodic", sessionId).hooks.map((p) => p.hook),
+    // The pipeline has resolved the session already: its key, not a second lookup by id.
+    fire: (type, { sessionKey: key, ...input }) => fireKeyed(type, input as FireInput<typeof type>, input.session, key),
+    periodicHooks: (key) => registry.snapshot().chain("periodic", key).hooks.map((p) => p.hook),
     onRegistryChange: (listener) => registry.onChange(() => listener()),
     conflictStrategy: options.conflictStrategy ?? "most_restrictive",
     safetyCriticalRuleIds: options.integrity?.safetyCriticalRules ?? [],
@@ -792,17 +753,91 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   });
 
   /**
-   * Spec §7.3.4 with `cascade.disableFailingHooks`: disable the failing hooks that chain/cascade.ts
-   * allows (never from a session-trust or session-scope cause to a hook above it), a session-scope
-   * hook only in this session. Returns the names actually disabled.
+   * Run one chain for the session known by `key` (access.ts `sessionKey`): the registry's session
+   * tables, per-session isolates and cascade disables use the key; the hooks and every record see
+   * the caller's own `session.id`, and audit records the owner.
    */
-  function disableFailing(result: ChainResult, sessionId: string): string[] {
+  async function fireKeyed<T extends HookType>(type: T, input: FireInput<T>, session: SessionInfo, key: string): Promise<ChainResult> {
+    const snapshot: RegistrySnapshot = registry.snapshot();
+    let plan = snapshot.chain(type, key);
+    if (input.hooks !== undefined) plan = onlyHooks(plan, input.hooks);
+    if (plan.hooks.length === 0) {
+      // Empty chain: no validation beyond the type, no dispatch (LLxprt's zero overhead when disabled).
+      return {
+        chain_id: randomUUID(), type, status: "completed", reason: null, aborted_by: null,
+        context: input.context, constitution: input.constitution, cascade_failure: false, hook_results: [], duration_ms: 0,
+      };
+    }
+    // SECURITY: depth and size bounds before any work on the input: a too-deep input must not reach
+    // the audit hash, the sandbox IPC or a worker's structured clone, and nothing is marked in flight
+    // for it. An empty chain does none of that (it hands the caller's own objects back), so it stays
+    // free; the HTTP server bounds every body itself.
+    assertInputBounds({ context: input.context, constitution: input.constitution, event: input.event, session }, inputBounds, CHAIN_INPUT_ENVELOPES);
+    assertOpen();
+    assertChainInput(type, { context: input.context, constitution: input.constitution, event: input.event, session });
+    const wire = wireOf(plan);
+    const inputHash = audit?.inputHash({ context: input.context, constitution: input.constitution, event: input.event, session });
+    for (const digest of wire.digests) inFlightByDigest.set(digest, (inFlightByDigest.get(digest) ?? 0) + 1);
+    const deadlineMs = options.chainDeadlineMs?.[type];
+    try {
+      const { result, events } = await backend.runChain({
+        plan: { type, revision: plan.revision, hooks: wire.hooks },
+        request: {
+          chainId: randomUUID(),
+          context: input.context,
+          constitution: input.constitution,
+          event: input.event,
+          session,
+          ...(key !== session.id ? { sessionKey: key } : {}),
+          ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+        },
+      });
+      let disabledHooks: string[] = [];
+      if (result.cascade_failure) {
+        logger.warn({ chain_id: result.chain_id, type }, "cascading hook failure (spec §7.3)");
+        if (disableFailingHooks) disabledHooks = disableFailing(result, key);
+      }
+      for (const event of events) {
+        // The chain's hook.cascade_failure cannot know what the runtime disabled; say it here.
+        if (event.event === "hook.cascade_failure") {
+          const where = disabledHooks.length > 0 ? { disabled_scope: "session" as const, disabled_session: session.id, disabled_owner: keyParts(key).owner } : {};
+          emit({ event: event.event, payload: { ...event.payload, disabled: disabledHooks.length > 0, disabled_hooks: disabledHooks, ...where } });
+        } else emit(event);
+      }
+      stats.record(result);
+      metrics.recordChain(result);
+      // spec §8.2.3: the chain's records are durable before its result is handed out.
+      if (audit !== undefined) {
+        await audit.recordChain(result, { id: session.id, owner: keyParts(key).owner }, inputHash!, disabledHooks).catch((err: unknown) => {
+          throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: result.chain_id }, { cause: err });
+        });
+      }
+      return result;
+    } finally {
+      for (const digest of wire.digests) {
+        const left = (inFlightByDigest.get(digest) ?? 1) - 1;
+        if (left === 0) inFlightByDigest.delete(digest);
+        else inFlightByDigest.set(digest, left);
+        if (left === 0 && retiredDigests.has(digest)) void releaseIfIdle(digest);
+      }
+    }
+  }
+
+  /**
+   * Spec §7.3.4 with `cascade.disableFailingHooks`: disable the failing hooks that chain/cascade.ts
+   * allows (never from a session-trust or session-scope cause to a hook above it), every one of them
+   * in this session only (a deployment hook keeps running for every other session). Returns the
+   * names actually disabled.
+   */
+  function disableFailing(result: ChainResult, key: string): string[] {
     const disabled: string[] = [];
     for (const execution of cascadeDisableTargets(result.hook_results)) {
       try {
-        registry.setEnabled(execution.hook, false, { scope: execution.scope, ...(execution.scope === "session" ? { sessionId } : {}), principal: SYSTEM_PRINCIPAL });
+        // SECURITY: always in this session only, deployment-scope hooks included: one client's input
+        // must never switch policy off for another tenant; only an operator disables a hook globally.
+        registry.setEnabled(execution.hook, false, { scope: execution.scope, sessionId: key, principal: SYSTEM_PRINCIPAL });
         disabled.push(execution.hook);
-        logger.warn({ hook: execution.hook, scope: execution.scope, chain_id: result.chain_id }, "hook disabled after a cascading failure (spec §7.3.4); re-enable it with hooks.setEnabled");
+        logger.warn({ hook: execution.hook, scope: execution.scope, session: keyParts(key).id, owner: keyParts(key).owner, chain_id: result.chain_id }, "hook disabled in this session after a cascading failure (spec §7.3.4); re-enable it with hooks.setEnabled(name, true, { sessionId })");
       } catch (err) {
         logger.warn({ err, hook: execution.hook }, "could not disable a failing hook");
       }
@@ -854,6 +889,24 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       }
     }
   }
+}
+
+/** A session hook as a caller sees it: its `session_id` is the caller-facing id, not the runtime's key. */
+function callerHook(hook: ResolvedHook): ResolvedHook {
+  if (hook.session_id === undefined) return hook;
+  const { id } = keyParts(hook.session_id);
+  return id === hook.session_id ? hook : Object.freeze({ ...hook, session_id: id });
+}
+
+/**
+ * The registry knows sessions by key (pipeline/access.ts): its events leave the runtime with the
+ * caller-facing `session_id` and the session's `owner`, like every other view.
+ */
+function withCallerSessionId(event: LifecycleEvent): LifecycleEvent {
+  if (event.event !== "hook.registered" && event.event !== "hook.deregistered") return event;
+  if (event.payload.session_id === undefined) return event;
+  const { id, owner } = keyParts(event.payload.session_id);
+  return { event: event.event, payload: { ...event.payload, session_id: id, ...(owner !== null ? { owner } : {}) } } as LifecycleEvent;
 }
 
 /** The `bundle` name an install input claims, for status; undefined when it names none. */

@@ -1,6 +1,7 @@
 import type { ChainResult } from "../chain/types.js";
 import type { ResolvedHook } from "../model/hook.js";
 import { OUTCOMES, SKIPPED_OUTCOMES, type Outcome } from "../model/result.js";
+import { keyParts } from "../pipeline/access.js";
 
 /** Per-hook counters (spec §5.4.4 timeout counter, §7.1.5 error counter) and latency. */
 export interface HookStatsView {
@@ -8,6 +9,8 @@ export interface HookStatsView {
   type: string;
   scope: string;
   session_id?: string;
+  /** The owner of `session_id`'s session when a principal opened it (session ids are per owner). */
+  owner?: string;
   bundle: string;
   enabled: boolean;
   calls: number;
@@ -57,7 +60,7 @@ export function createHookStats() {
           hook: hook.name,
           type: hook.type,
           scope: hook.scope,
-          ...(hook.session_id !== undefined ? { session_id: hook.session_id } : {}),
+          ...(hook.session_id !== undefined ? sessionFields(hook.session_id) : {}),
           bundle: hook.action.bundle,
           enabled: hook.enabled,
           calls: counter?.calls ?? 0,
@@ -70,4 +73,10 @@ export function createHookStats() {
       });
     },
   };
+}
+
+/** The registry knows a session hook's session by key: the status view shows its id and owner. */
+function sessionFields(key: string): { session_id: string; owner?: string } {
+  const { id, owner } = keyParts(key);
+  return { session_id: id, ...(owner !== null ? { owner } : {}) };
 }

@@ -260,12 +260,23 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   const principalOf = (request: FastifyRequest) => ({ principal: { id: request.principal!.id, role: request.principal!.role } });
 
   /**
+   * The caller and whose session id it means: session ids are per owner (src/pipeline/access.ts). An
+   * operator names a client's session with `?owner=<principal id>` (needed only when two owners use
+   * the id: SESSION_AMBIGUOUS otherwise); a client always addresses its own, so its `owner` is dropped.
+   */
+  function accessOf(request: FastifyRequest) {
+    const { owner } = (request.query ?? {}) as { owner?: string };
+    // SECURITY: only an operator may pick another owner's namespace.
+    return { ...principalOf(request), ...(owner !== undefined && request.principal!.role === "operator" ? { owner } : {}) };
+  }
+
+  /**
    * The session as the caller may see it, or SESSION_NOT_FOUND: another client's session gets the
    * same answer as one that does not exist (the runtime decides, src/pipeline/access.ts).
    */
   function sessionOf(id: string, request: FastifyRequest): Record<string, unknown> | undefined {
     if (runtime.sessions.get === undefined) return undefined;
-    const view = runtime.sessions.get(id, principalOf(request)) as Record<string, unknown> | undefined;
+    const view = runtime.sessions.get(id, accessOf(request)) as Record<string, unknown> | undefined;
     if (view === undefined || view === null) throw new VcpError("SESSION_NOT_FOUND", `session '${id}' is not open`, { session_id: id });
     return view;
   }
@@ -317,7 +328,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     const { type, session } = request.query as { type?: HookType; session?: string };
     if (session !== undefined) sessionOf(session, request);
     const types = type === undefined ? HOOK_TYPES : [type];
-    return { hooks: types.flatMap((t) => runtime.hooks.chain(t, session, principalOf(request))) };
+    return { hooks: types.flatMap((t) => runtime.hooks.chain(t, session, accessOf(request))) };
   });
 
   // ── sessions and events (clients own the sessions they open; operators see and act on all) ──────
@@ -333,7 +344,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   app.delete("/v1/sessions/:id", { schema: routes.closeSession, config: cfg(BOTH) }, async (request, reply) => {
     const { id } = request.params as { id: string };
     sessionOf(id, request);
-    await runtime.sessions.close(id, principalOf(request));
+    await runtime.sessions.close(id, accessOf(request));
     return reply.code(204).send();
   });
   app.post("/v1/sessions/:id/hooks", { schema: routes.registerSessionHook, config: cfg(BOTH, { limit: "body" }) }, async (request, reply) => {
@@ -347,7 +358,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     }
     // The rate limit (spec §8.2.5) applies to the authenticated principal, the token, across all
     // of its sessions: per-session principals would let one client multiply its budget.
-    const hook = runtime.sessions.registerHook(id, ref, principalOf(request));
+    const hook = runtime.sessions.registerHook(id, ref, accessOf(request));
     return reply.code(201).send(hook);
   });
   app.post("/v1/sessions/:id/chains/:type", { schema: routes.fireChain, config: cfg(BOTH, { limit: "body" }) }, async (request) => {
@@ -359,7 +370,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     if (context === undefined || constitution === undefined) {
       throw new HttpError("INVALID_REQUEST", "body.context and body.constitution are required when the runtime keeps no session state", { field: context === undefined ? "body.context" : "body.constitution" });
     }
-    return runtime.fire(type, { session: id, context, constitution, event: body.event, ...principalOf(request) });
+    return runtime.fire(type, { session: id, context, constitution, event: body.event, ...accessOf(request) });
   });
   for (const op of ["adapt", "transition", "conflict", "violation"] as const) {
     app.post(`/v1/sessions/:id/${op}`, { schema: routes[op], config: cfg(BOTH, { limit: "body" }) }, async (request) => {
@@ -367,14 +378,14 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
       const fn = runtime[op];
       if (fn === undefined) missing(op);
       sessionOf(id, request);
-      return fn.call(runtime, id, request.body ?? {}, principalOf(request));
+      return fn.call(runtime, id, request.body ?? {}, accessOf(request));
     });
   }
 
   // ── audit (operator) ───────────────────────────────────────────────────────────────────────────
   app.get("/v1/audit", { schema: routes.audit, config: cfg(OPERATOR) }, async (request) => {
     if (runtime.audit === undefined) missing("audit.query");
-    const query = request.query as { session?: string; since?: number; limit?: number };
+    const query = request.query as { session?: string; owner?: string; since?: number; limit?: number };
     const result = await runtime.audit.query(query);
     return Array.isArray(result) ? { records: result } : result;
   });

@@ -36,7 +36,7 @@ export const FIELD_DOCS: Readonly<Record<string, string>> = {
   "pool.max_queue": "Chains that may wait for a worker; above it a chain is refused with `SANDBOX_OVERLOADED`.",
   chain_deadline_ms: "Optional whole-chain deadline per hook type (e.g. `{ pre_inject: 200 }`).",
   cascade: "Cascade-failure handling (spec §7).",
-  "cascade.disable_failing_hooks": "Disable the hooks that failed in a cascade failure (otherwise only report it).",
+  "cascade.disable_failing_hooks": "Disable the hooks that failed in a cascade failure, in that chain's session only (other sessions keep running them; otherwise only report it).",
   audit: "The hash-chained audit log.",
   "audit.path": "Audit file, relative to `data_dir`.",
   "audit.fsync": "`batch` (one fdatasync per group of records; a chain returns after its records are durable), `always` (one per record) or `never`.",

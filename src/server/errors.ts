@@ -63,6 +63,8 @@ export const HTTP_STATUS: Readonly<Partial<Record<AnyErrorCode, number>>> & Read
   DUPLICATE_HOOK: 409,
   VERSION_DOWNGRADE: 409,
   SESSION_EXISTS: 409,
+  // only operators can get it: clients always address their own sessions
+  SESSION_AMBIGUOUS: 409,
   BUNDLE_QUARANTINED: 409,
   PAYLOAD_TOO_LARGE: 413,
   BUNDLE_TOO_LARGE: 413,

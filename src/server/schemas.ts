@@ -164,6 +164,9 @@ export const SharedSchemas = [BundleInfoSchema, ResolvedHookSchema, HookExecutio
 
 const nameParams = { type: "object", required: ["name"], properties: { name: { type: "string", pattern: NAME } } } as const;
 const sessionParams = { type: "object", required: ["id"], properties: { id: { type: "string", pattern: SESSION_ID } } } as const;
+/** Session ids are per owner: an operator names a client's session with `owner` (clients' `owner` is ignored). */
+const OWNER = { type: "string", minLength: 1, maxLength: 256, description: "operators: the principal id that opened the session (needed when two owners use the same session id)" } as const;
+const ownerQuery = { type: "object", additionalProperties: false, properties: { owner: OWNER } } as const;
 const security = (role: "operator" | "client" | "any") => [{ [role === "any" ? "bearer" : role]: [] }];
 
 const contextOverrides = { context: anyObject, constitution: anyObject };
@@ -198,7 +201,7 @@ export const routes = {
     tags: ["hooks"],
     summary: "The resolved chain order (spec §5.1) for one type, or every type",
     security: security("any"),
-    querystring: { type: "object", additionalProperties: false, properties: { type: HookTypeSchema, session: { type: "string", pattern: SESSION_ID } } },
+    querystring: { type: "object", additionalProperties: false, properties: { type: HookTypeSchema, session: { type: "string", pattern: SESSION_ID }, owner: OWNER } },
     response: { 200: object({ hooks: { type: "array", items: { $ref: "ResolvedHook#" } } }), ...errors },
   },
   openSession: {
@@ -213,13 +216,13 @@ export const routes = {
     },
     response: { 201: { $ref: "SessionView#" }, ...errors },
   },
-  getSession: { tags: ["sessions"], summary: "A session's state (clients: only sessions they opened, others are 404; operators: any)", security: security("any"), params: sessionParams, response: { 200: { $ref: "SessionView#" }, ...errors } },
-  closeSession: { tags: ["sessions"], summary: "Close a session and drop its hooks", security: security("any"), params: sessionParams, response: { 204: { type: "null" }, ...errors } },
+  getSession: { tags: ["sessions"], summary: "A session's state (clients: only sessions they opened, others are 404; operators: any)", security: security("any"), params: sessionParams, querystring: ownerQuery, response: { 200: { $ref: "SessionView#" }, ...errors } },
+  closeSession: { tags: ["sessions"], summary: "Close a session and drop its hooks", security: security("any"), params: sessionParams, querystring: ownerQuery, response: { 204: { type: "null" }, ...errors } },
   registerSessionHook: {
     tags: ["sessions"],
     summary: "Register an allowlisted session-scope hook for this session",
     security: security("any"),
-    params: sessionParams,
+    params: sessionParams, querystring: ownerQuery,
     body: { type: "object", required: ["bundle", "hook"], additionalProperties: false, properties: { bundle: { type: "string", pattern: NAME }, hook: { type: "string", pattern: "^[a-z0-9_-]{1,64}$" } } },
     response: { 201: { $ref: "ResolvedHook#" }, ...errors },
   },
@@ -228,6 +231,7 @@ export const routes = {
     summary: "Run the hook chain of one type for one event (no session state change)",
     security: security("any"),
     params: { type: "object", required: ["id", "type"], properties: { id: sessionParams.properties.id, type: HookTypeSchema } },
+    querystring: ownerQuery,
     body: { type: "object", required: ["event"], additionalProperties: false, properties: { ...contextOverrides, event: anyObject } },
     response: { 200: { $ref: "ChainResult#" }, ...errors },
   },
@@ -235,7 +239,7 @@ export const routes = {
     tags: ["events"],
     summary: "post_select then pre_inject: the constitution to inject, or why not",
     security: security("any"),
-    params: sessionParams,
+    params: sessionParams, querystring: ownerQuery,
     body: { $ref: "AdaptInput#" },
     response: {
       200: object({ outcome: { type: "string", enum: ["inject", "cancelled", "blocked"] }, constitution: anyObject, context: anyObject, reason: nullableString, aborted_by: nullableString, trace }, { required: ["outcome"] }),
@@ -246,7 +250,7 @@ export const routes = {
     tags: ["events"],
     summary: "on_transition before the state changes; abort keeps the previous state",
     security: security("any"),
-    params: sessionParams,
+    params: sessionParams, querystring: ownerQuery,
     body: {
       type: "object",
       required: ["to", "trigger"],
@@ -265,7 +269,7 @@ export const routes = {
     tags: ["events"],
     summary: "on_conflict: a modify resolves; none ⇒ the configured strategy; abort ⇒ last known-good",
     security: security("any"),
-    params: sessionParams,
+    params: sessionParams, querystring: ownerQuery,
     body: {
       type: "object",
       required: ["constitutions", "conflicting_rules", "conflict_severity"],
@@ -289,7 +293,7 @@ export const routes = {
     tags: ["events"],
     summary: "on_violation before any default response",
     security: security("any"),
-    params: sessionParams,
+    params: sessionParams, querystring: ownerQuery,
     body: {
       type: "object",
       required: ["output", "violated_rules", "severity", "violation_evidence"],
@@ -318,7 +322,7 @@ export const routes = {
     querystring: {
       type: "object",
       additionalProperties: false,
-      properties: { session: { type: "string", pattern: SESSION_ID }, since: { type: "integer", minimum: 0, description: "return records with seq > since" }, limit: { type: "integer", minimum: 1, maximum: 10000, default: 100 } },
+      properties: { session: { type: "string", pattern: SESSION_ID }, owner: OWNER, since: { type: "integer", minimum: 0, description: "return records with seq > since" }, limit: { type: "integer", minimum: 1, maximum: 10000, default: 100 } },
     },
     response: { 200: object({ records: { type: "array", items: anyObject } }), ...errors },
   },

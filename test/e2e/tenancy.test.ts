@@ -70,6 +70,50 @@ describe("sessions belong to the token that opened them", () => {
   });
 });
 
+describe("session ids are per client (issue 10)", () => {
+  it("two clients opening the same id get two independent sessions; neither learns of the other's", async () => {
+    expect((await cl(h, "POST", "/v1/sessions", { session_id: "dup", context: { note: "a" }, constitution, state: "start" })).status).toBe(201);
+    // Not 409: whether another client uses an id is not observable, and ids cannot be squatted.
+    const opened = await b("POST", "/v1/sessions", { session_id: "dup", context: { note: "b" }, constitution });
+    expect(opened.status).toBe(201);
+    expect(opened.body).toMatchObject({ session_id: "dup", owner: "app-b" });
+    expectError(await b("POST", "/v1/sessions", { session_id: "dup", context, constitution }), 409, "SESSION_EXISTS");
+    expect((await cl(h, "GET", "/v1/sessions/dup")).body).toMatchObject({ session_id: "dup", owner: "app", context: { note: "a" }, state: "start" });
+    expect((await b("GET", "/v1/sessions/dup")).body).toMatchObject({ session_id: "dup", owner: "app-b", context: { note: "b" }, state: null });
+    // B's session hook and state change stay in B's session.
+    expect((await b("POST", "/v1/sessions/dup/hooks", { bundle: "guard", hook: "session_observer" })).status).toBe(201);
+    expect((await b("POST", "/v1/sessions/dup/transition", { to: "b-state", trigger: "t" })).status).toBe(200);
+    expect((await cl(h, "GET", "/v1/hooks?type=pre_inject&session=dup")).body.hooks.map((x: any) => x.scope)).toEqual(["deployment"]);
+    expect((await b("GET", "/v1/hooks?type=pre_inject&session=dup")).body.hooks.map((x: any) => x.scope)).toContain("session");
+    expect((await cl(h, "GET", "/v1/sessions/dup")).body.state).toBe("start");
+    const chainA = await cl(h, "POST", "/v1/sessions/dup/chains/pre_inject", { event: events.pre_inject });
+    expect(chainA.body.hook_results.map((r: any) => r.scope)).not.toContain("session");
+    // A client's `owner` is ignored: it always addresses its own session.
+    expect((await cl(h, "GET", "/v1/sessions/dup?owner=app-b")).body.owner).toBe("app");
+  });
+
+  it("operators name the owner when two use an id (409 SESSION_AMBIGUOUS otherwise); audit records carry the caller's id and the owner", async () => {
+    const ambiguous = await op(h, "GET", "/v1/sessions/dup");
+    expectError(ambiguous, 409, "SESSION_AMBIGUOUS");
+    expect(ambiguous.body.error.details.owners).toEqual(["app", "app-b"]);
+    expect((await op(h, "GET", "/v1/sessions/dup?owner=app-b")).body).toMatchObject({ owner: "app-b", state: "b-state" });
+    expectError(await op(h, "GET", "/v1/sessions/dup?owner=nobody"), 404, "SESSION_NOT_FOUND");
+    expect((await op(h, "GET", "/v1/hooks?type=pre_inject&session=dup&owner=app-b")).body.hooks.map((x: any) => x.scope)).toContain("session");
+    const records = (await op(h, "GET", "/v1/audit?session=dup")).body.records.filter((r: any) => r.kind !== "registry");
+    expect(new Set(records.map((r: any) => r.owner))).toEqual(new Set(["app", "app-b"]));
+    expect(records.every((r: any) => r.session === "dup")).toBe(true);
+    const onlyB = (await op(h, "GET", "/v1/audit?session=dup&owner=app-b")).body.records;
+    expect(onlyB.length).toBeGreaterThan(0);
+    expect(onlyB.every((r: any) => r.owner === "app-b")).toBe(true);
+    const registry = (await op(h, "GET", "/v1/audit?session=dup")).body.records.filter((r: any) => r.kind === "registry");
+    expect(registry.map((r: any) => [r.session, r.owner])).toContainEqual(["dup", "app-b"]);
+    expect((await op(h, "DELETE", "/v1/sessions/dup?owner=app")).status).toBe(204);
+    expectError(await cl(h, "GET", "/v1/sessions/dup"), 404, "SESSION_NOT_FOUND");
+    expect((await op(h, "GET", "/v1/sessions/dup")).body.owner).toBe("app-b");
+    expect((await b("DELETE", "/v1/sessions/dup")).status).toBe(204);
+  });
+});
+
 describe("sessions per client", () => {
   it(`the open past the cap (${CAP}) is 429 SESSION_LIMIT and stores nothing; other clients are not affected; a close frees a slot`, async () => {
     for (let i = 0; i < CAP; i++) expect((await cl(h, "POST", "/v1/sessions", { session_id: `cap-${i}`, context, constitution })).status).toBe(201);

@@ -75,6 +75,37 @@ test("the owner and operators act on it; its chains are audited with the owner",
   expect(rt.sessions.get("a1")).toBeUndefined();
 });
 
+test("session ids are per owner through the library: same id, two sessions, hooks and events keep them apart", async () => {
+  const registered: Array<{ session_id?: string; owner?: string }> = [];
+  const off = rt.on("hook.registered", (p) => registered.push(p));
+  rt.sessions.open({ session_id: "twin", context: { user: "a" }, constitution }, A);
+  rt.sessions.open({ session_id: "twin", context: { user: "b" }, constitution }, B);
+  expect(await code(() => rt.sessions.open({ session_id: "twin", context: {}, constitution }, B))).toBe("SESSION_EXISTS");
+  // Views show the caller's id, never the runtime's internal key.
+  expect(rt.sessions.registerHook("twin", { bundle: "owned", hook: "watch" }, B).session_id).toBe("twin");
+  off();
+  expect(rt.hooks.chain("pre_inject", "twin", B).find((h) => h.name === "watch")?.session_id).toBe("twin");
+  expect(rt.status().hooks.find((h) => h.hook === "watch" && h.session_id === "twin")?.owner).toBe("app-b");
+  expect(registered.at(-1)).toMatchObject({ session_id: "twin", owner: "app-b" });
+  expect(rt.hooks.chain("pre_inject", "twin", A).map((h) => h.name)).toEqual(["mark"]);
+  expect(rt.hooks.chain("pre_inject", "twin", B).map((h) => h.name)).toEqual(["mark", "watch"]);
+  const fire = { session: "twin", context: { user: "?" }, constitution, event: events.pre_inject };
+  expect((await rt.fire("pre_inject", { ...fire, ...A })).hook_results.map((h) => h.hook)).toEqual(["mark"]);
+  expect((await rt.fire("pre_inject", { ...fire, ...B })).hook_results.map((h) => h.hook)).toEqual(["mark", "watch"]);
+  // Operators and the embedding application name the owner once two owners use the id.
+  expect(await code(() => rt.hooks.chain("pre_inject", "twin", OPS))).toBe("SESSION_AMBIGUOUS");
+  expect(await code(() => rt.fire("pre_inject", fire))).toBe("SESSION_AMBIGUOUS");
+  expect(rt.hooks.chain("pre_inject", "twin", { ...OPS, owner: "app-b" }).map((h) => h.name)).toEqual(["mark", "watch"]);
+  expect((await rt.fire("pre_inject", { ...fire, owner: "app-b" })).hook_results.map((h) => h.hook)).toEqual(["mark", "watch"]);
+  rt.hooks.setEnabled("watch", false, { sessionId: "twin", owner: "app-b" });
+  expect(rt.hooks.chain("pre_inject", "twin", B).find((h) => h.name === "watch")?.enabled).toBe(false);
+  expect(rt.sessions.list(OPS).filter((v) => v.session_id === "twin").map((v) => v.owner).sort()).toEqual(["app-a", "app-b"]);
+  await rt.sessions.close("twin", B);
+  expect(rt.sessions.get("twin", A)?.context).toEqual({ user: "a" });
+  expect(rt.hooks.chain("pre_inject", "twin", OPS).map((h) => h.name)).toEqual(["mark"]);
+  await rt.sessions.close("twin", A);
+});
+
 test("maxSessionsPerOwner must be a positive integer", async () => {
   expect(await code(() => createRuntime({ backend: createVmBackend(), maxSessionsPerOwner: 0 }))).toBe("INVALID_CONFIG");
 });

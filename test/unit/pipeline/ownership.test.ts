@@ -115,9 +115,70 @@ describe("sessions per owner", () => {
   });
 
   test("a refused open of an existing id does not use up a slot", async () => {
-    const { pipeline } = setup({ maxSessionsPerOwner: 1 });
+    const { pipeline } = setup({ maxSessionsPerOwner: 2 });
     pipeline.open({ session_id: "a1", context: {}, constitution: baseConstitution }, A);
-    expect((await errorOf(() => pipeline.open({ session_id: "a1", context: {}, constitution: baseConstitution }, B))).code).toBe("SESSION_EXISTS");
-    expect(pipeline.open({ session_id: "b1", context: {}, constitution: baseConstitution }, B).owner).toBe("app-b");
+    expect((await errorOf(() => pipeline.open({ session_id: "a1", context: {}, constitution: baseConstitution }, A))).code).toBe("SESSION_EXISTS");
+    expect(pipeline.open({ session_id: "a2", context: {}, constitution: baseConstitution }, A).owner).toBe("app-a");
+  });
+});
+
+describe("session ids are per owner (issue 10)", () => {
+  const open = (pipeline: ReturnType<typeof setup>["pipeline"], id: string, access?: typeof A, text = "") =>
+    pipeline.open({ session_id: id, context: { text }, constitution: baseConstitution }, access);
+
+  test("two principals opening the same id get two independent sessions; neither learns of the other", async () => {
+    const { pipeline, calls } = setup();
+    expect(open(pipeline, "s1", A, "from a")).toMatchObject({ session_id: "s1", owner: "app-a" });
+    // No SESSION_EXISTS: B's open of an id A uses reveals nothing and squats nothing.
+    expect(open(pipeline, "s1", B, "from b")).toMatchObject({ session_id: "s1", owner: "app-b" });
+    expect(pipeline.get("s1", A)?.context).toEqual({ text: "from a" });
+    expect(pipeline.get("s1", B)?.context).toEqual({ text: "from b" });
+    await pipeline.transition("s1", { to: "active", trigger: "t" }, A);
+    expect(pipeline.get("s1", A)?.state).toBe("active");
+    expect(pipeline.get("s1", B)?.state).toBeNull();
+    // Each chain carries its own session's key; hooks see the caller's id.
+    const keys = new Set(calls.map((c) => c.input.sessionKey));
+    await pipeline.transition("s1", { to: "active", trigger: "t" }, B);
+    expect(calls.map((c) => c.input.session.id)).toEqual(["s1", "s1"]);
+    expect(new Set(calls.map((c) => c.input.sessionKey)).size).toBe(keys.size + 1);
+    expect(pipeline.list(A).map((v) => v.owner)).toEqual(["app-a"]);
+    await pipeline.close("s1", A);
+    expect(pipeline.get("s1", A)).toBeUndefined();
+    expect(pipeline.get("s1", B)?.owner).toBe("app-b");
+    expect(open(pipeline, "s1", A).owner).toBe("app-a");
+  });
+
+  test("a client's keyOf is always its own namespace; `owner` cannot move it", () => {
+    const { pipeline } = setup();
+    open(pipeline, "s1", A);
+    expect(pipeline.keyOf("s1", A)).not.toBe(pipeline.keyOf("s1", B));
+    expect(pipeline.keyOf("s1", { ...B, owner: "app-a" })).toBe(pipeline.keyOf("s1", B));
+    expect(pipeline.get("s1", { ...B, owner: "app-a" })).toBeUndefined();
+    expect(pipeline.ownerOf("s1", B)).toBeUndefined();
+  });
+
+  test("operators: the one open session of an id; several ⇒ SESSION_AMBIGUOUS naming the owners; `owner` picks one", async () => {
+    const { pipeline } = setup();
+    open(pipeline, "s1", A, "a");
+    expect(pipeline.get("s1", OPS)?.owner).toBe("app-a");
+    open(pipeline, "s1", B, "b");
+    const err = await errorOf(() => pipeline.get("s1", OPS));
+    expect(err.code).toBe("SESSION_AMBIGUOUS");
+    expect(err.details?.["owners"]).toEqual(["app-a", "app-b"]);
+    expect(pipeline.get("s1", { ...OPS, owner: "app-b" })?.context).toEqual({ text: "b" });
+    expect(pipeline.get("s1", { ...OPS, owner: "app-c" })).toBeUndefined();
+    await pipeline.close("s1", { ...OPS, owner: "app-a" });
+    expect(pipeline.get("s1", OPS)?.owner).toBe("app-b");
+    expect(pipeline.list(OPS).map((v) => [v.session_id, v.owner])).toEqual([["s1", "app-b"]]);
+  });
+
+  test("the embedding application keeps today's behaviour: its own session of an id first, the id itself as key", () => {
+    const { pipeline } = setup();
+    open(pipeline, "s1", A, "a");
+    open(pipeline, "s1", undefined, "app");
+    expect(pipeline.keyOf("s1")).toBe("s1");
+    expect(pipeline.get("s1")?.owner).toBeNull();
+    expect(pipeline.get("s1", { owner: "app-a" })?.owner).toBe("app-a");
+    expect(pipeline.keyOf("never-opened")).toBe("never-opened");
   });
 });

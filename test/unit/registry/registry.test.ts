@@ -317,6 +317,88 @@ describe("setEnabled (spec §7.3.4)", () => {
   });
 });
 
+describe("setEnabled in one session (spec §7.3.4 cascade, issue 10)", () => {
+  const inS = (sessionId: string, principal = SYSTEM) => ({ scope: "deployment" as const, sessionId, principal });
+  const enabledIn = (registry: ReturnType<typeof harness>["registry"], sessionId?: string) =>
+    registry.snapshot().chain("pre_inject", sessionId).hooks.map((p) => `${p.hook.name}:${String(p.hook.enabled)}`);
+
+  test("a deployment hook disabled in one session is off there only; the shared plan and other sessions keep it", () => {
+    const { registry, events } = harness({ sessionHookAllowlist: ["pii/own"] });
+    registry.registerAll([def({ name: "a", priority: 90 }), def({ name: "b", priority: 10 })], DEPLOY);
+    registry.register(def({ name: "own", priority: 50 }), inSession("s2"));
+    const deploymentPlan = registry.snapshot().chain("pre_inject");
+    events.length = 0;
+    const off = registry.setEnabled("a", false, inS("s1"));
+    expect(off).toMatchObject({ name: "a", enabled: false, seq: 1, scope: "deployment" });
+    expect(enabledIn(registry, "s1")).toEqual(["a:false", "b:true"]);
+    expect(enabledIn(registry)).toEqual(["a:true", "b:true"]);
+    expect(enabledIn(registry, "s2")).toEqual(["a:true", "own:true", "b:true"]);
+    expect(enabledIn(registry, "s3")).toEqual(["a:true", "b:true"]);
+    expect(registry.snapshot().find("a", "deployment")?.enabled).toBe(true);
+    // The plan a chain already holds is untouched; an unaffected session gets the shared plan.
+    expect(deploymentPlan.hooks.every((p) => p.hook.enabled)).toBe(true);
+    expect(registry.snapshot().chain("pre_inject", "s3")).toBe(registry.snapshot().chain("pre_inject"));
+    expect(events).toEqual([]);
+  });
+
+  test("no-op when unchanged; re-enabling in the session brings it back there; one revision per change", () => {
+    const { registry } = harness();
+    registry.registerAll([def({ name: "a" }), def({ name: "b" })], DEPLOY);
+    registry.setEnabled("a", false, inS("s1"));
+    const revision = registry.snapshot().revision;
+    registry.setEnabled("a", false, inS("s1"));
+    registry.setEnabled("b", true, inS("s1"));
+    expect(registry.snapshot().revision).toBe(revision);
+    expect(registry.setEnabled("a", true, inS("s1", OPERATOR))).toMatchObject({ name: "a", enabled: true });
+    expect(registry.snapshot().revision).toBe(revision + 1);
+    expect(enabledIn(registry, "s1")).toEqual(["a:true", "b:true"]);
+  });
+
+  test("isEmpty of a session whose only hook of the type is off there is true; other sessions are not empty", () => {
+    const { registry } = harness();
+    registry.register(def({ name: "a" }), DEPLOY);
+    registry.setEnabled("a", false, inS("s1"));
+    expect(registry.snapshot().isEmpty("pre_inject", "s1")).toBe(true);
+    expect(registry.snapshot().isEmpty("pre_inject", "s2")).toBe(false);
+    expect(registry.snapshot().isEmpty("pre_inject")).toBe(false);
+  });
+
+  test("dropSession forgets the session's disables (with or without session hooks), in one commit", () => {
+    const { registry } = harness({ sessionHookAllowlist: ["pii/own"] });
+    registry.register(def({ name: "a" }), DEPLOY);
+    registry.register(def({ name: "own" }), inSession("s2"));
+    registry.setEnabled("a", false, inS("s1"));
+    registry.setEnabled("a", false, inS("s2"));
+    const revision = registry.snapshot().revision;
+    registry.dropSession("s1");
+    registry.dropSession("s2");
+    expect(registry.snapshot().revision).toBe(revision + 2);
+    expect(enabledIn(registry, "s1")).toEqual(["a:true"]);
+    expect(enabledIn(registry, "s2")).toEqual(["a:true"]);
+    registry.dropSession("s1");
+    expect(registry.snapshot().revision).toBe(revision + 2);
+  });
+
+  test("a client may not switch a deployment hook in its session; bad input is named", () => {
+    const { registry } = harness();
+    registry.register(def({ name: "a" }), DEPLOY);
+    expect(catchVcp(() => registry.setEnabled("a", false, inS("s1", CLIENT))).code).toBe("UNAUTHORIZED_PRINCIPAL");
+    expect(catchVcp(() => registry.setEnabled("a", true, inS("s1", CLIENT))).code).toBe("UNAUTHORIZED_PRINCIPAL");
+    expect(catchVcp(() => registry.setEnabled("a", false, inS(""))).details?.["field"]).toBe("session_id");
+    expect(catchVcp(() => registry.setEnabled("a", "no" as never, inS("s1"))).details?.["field"]).toBe("enabled");
+    expect(catchVcp(() => registry.setEnabled("nope", false, inS("s1"))).code).toBe("UNKNOWN_HOOK");
+    expect(enabledIn(registry, "s1")).toEqual(["a:true"]);
+  });
+
+  test("register/deregister of deployment hooks keeps the session's disables", () => {
+    const { registry } = harness();
+    registry.register(def({ name: "a" }), DEPLOY);
+    registry.setEnabled("a", false, inS("s1"));
+    registry.register(def({ name: "c" }), DEPLOY);
+    expect(enabledIn(registry, "s1")).toEqual(["a:false", "c:true"]);
+  });
+});
+
 describe("snapshots and chains", () => {
   test("chain order: priority, deployment before session at equal priority, then registration order", () => {
     const { registry } = harness({ sessionHookAllowlist: ["pii/s50", "pii/s90", "pii/s50b"] });
