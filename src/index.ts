@@ -53,6 +53,10 @@ export { generateKeyPair, loadKeyring } from "./bundle/keys.js";
 export type { Keyring, KeyringKey, KeyringInput, KeyPairPem } from "./bundle/keys.js";
 // Audit log (DESIGN §5): `vcp-hooks audit verify`, and the record types of `runtime.audit.query`.
 export { verifyAuditLog } from "./audit/verify.js";
+// Decision-log export: read the log back (`audit tail|export`) and ship it (`audit.sink`).
+export { readAuditRecords, followAuditRecords, type ReadOptions as AuditReadOptions } from "./audit/reader.js";
+export { formatRecords, EXPORT_FORMATS, type ExportFormat } from "./audit/export.js";
+export { startAuditSink, readSinkCursor, type AuditSink, type AuditSinkOptions, type AuditSinkStats } from "./audit/sink.js";
 export type { AuditVerdict, VerifyAuditOptions } from "./audit/verify.js";
 export type { AuditRecord, AuditRecordInput } from "./audit/record.js";
 export type { AuditOptions, AuditQuery } from "./runtime/audit-trail.js";

@@ -18,3 +18,6 @@ export {
   type RedactorOptions,
   type OperationalLoggerOptions,
 } from "./redact.js";
+export { readAuditRecords, followAuditRecords, type ReadOptions } from "./reader.js";
+export { formatRecords, toJsonLines, toOtlpLogs, EXPORT_FORMATS, type ExportFormat } from "./export.js";
+export { startAuditSink, readSinkCursor, type AuditSink, type AuditSinkOptions, type AuditSinkStats } from "./sink.js";

@@ -2,11 +2,22 @@
  * `vcp-hooks audit verify <file…>`: check a hash-chained audit log (DESIGN §5). The verifier is
  * looked up on the public API at run time, so this command degrades to "not available" in a build
  * that does not export it yet, rather than failing to load the whole CLI.
+ *
+ * `vcp-hooks audit tail|export <file>`: the decision log read back — records after a seq or since a
+ * time, as stored JSON lines or OTLP/JSON logs; `tail --follow` keeps printing new records.
  */
 import * as api from "../index.js";
-import { CheckFailed, escapeControl, EXIT_FAILED, EXIT_OK, EXIT_USAGE, parseCommand, printJson, stringOption, UsageError, type Command } from "./common.js";
+import { EXPORT_FORMATS, followAuditRecords, formatRecords, readAuditRecords, type AuditRecord, type ExportFormat } from "../index.js";
+import { CheckFailed, escapeControl, EXIT_FAILED, EXIT_OK, EXIT_USAGE, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
 
 const USAGE = `usage: vcp-hooks audit verify <file…> [--anchor <seq>:<hash>] [--json]
+       vcp-hooks audit tail <file> [-n N] [--after-seq N] [--follow]
+       vcp-hooks audit export <file> [--after-seq N | --since <ISO time>] [--format jsonl|otlp] [--batch N]
+
+tail: the last N records (default 10; with --after-seq, every record after it) as stored JSON lines;
+--follow keeps printing records as they are appended, across rotations, until interrupted.
+export: every selected record, as stored JSON lines (default; a receiver can re-verify each hash) or
+OTLP/JSON logs (one ExportLogsServiceRequest per --batch records, default 1000, one per line).
 
 Verify an audit log: every record's hash, consecutive seqs, each prev naming the previous record's
 hash, across rotated segments (a base path audit.jsonl expands to audit.jsonl.000001, … then itself).
@@ -29,7 +40,7 @@ type VerifyAuditLog = (paths: string[], options?: { anchor?: AuditHead }) => Pro
 
 export const auditCommand: Command = {
   name: "audit",
-  summary: "audit verify <file…>: check the audit log's hash chain",
+  summary: "audit verify|tail|export <file>: check the hash chain, read or export the decision log",
   usage: USAGE,
   async run(args, io) {
     const [sub, ...rest] = args;
@@ -37,7 +48,9 @@ export const auditCommand: Command = {
       io.out(USAGE);
       return sub === undefined ? EXIT_USAGE : EXIT_OK;
     }
-    if (sub !== "verify") throw new UsageError(`audit: unknown subcommand '${sub}' (expected: verify)`);
+    if (sub === "tail") return tail(rest, io);
+    if (sub === "export") return exportRecords(rest, io);
+    if (sub !== "verify") throw new UsageError(`audit: unknown subcommand '${escapeControl(sub)}' (expected: verify, tail, export)`);
     const { values, positionals, help } = parseCommand("audit verify", rest, { anchor: { type: "string" } }, { min: 1, max: Infinity, names: "<file…>" });
     if (help) {
       io.out(USAGE);
@@ -68,3 +81,83 @@ export const auditCommand: Command = {
     return verdict.ok ? EXIT_OK : EXIT_FAILED;
   },
 };
+
+function nonNegativeInt(command: string, values: Record<string, unknown>, name: string): number | undefined {
+  const text = stringOption(command, values, name);
+  if (text === undefined) return undefined;
+  if (!/^\d{1,15}$/.test(text)) throw new UsageError(`${command}: --${name} must be a whole number, not '${escapeControl(text)}'`);
+  return Number(text);
+}
+
+async function tail(args: string[], io: Io): Promise<number> {
+  const { values, positionals, help } = parseCommand(
+    "audit tail",
+    args,
+    { n: { type: "string", short: "n" }, "after-seq": { type: "string" }, follow: { type: "boolean", short: "f" } },
+    { min: 1, max: 1, names: "<file>" },
+  );
+  if (help) {
+    io.out(USAGE);
+    return EXIT_OK;
+  }
+  const file = positionals[0]!;
+  const afterSeqOption = nonNegativeInt("audit tail", values, "after-seq");
+  const n = nonNegativeInt("audit tail", values, "n") ?? 10;
+  let afterSeq = afterSeqOption ?? 0;
+  if (afterSeqOption === undefined) {
+    // The last n records: find the head, then start n before it.
+    let head = 0;
+    for await (const r of readAuditRecords(file)) head = r.seq;
+    afterSeq = Math.max(0, head - n);
+  }
+  if (values["follow"] !== true) {
+    for await (const r of readAuditRecords(file, { afterSeq })) io.out(JSON.stringify(r));
+    return EXIT_OK;
+  }
+  const stop = new AbortController();
+  const onSignal = (): void => stop.abort();
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    for await (const r of followAuditRecords(file, { afterSeq, signal: stop.signal })) io.out(JSON.stringify(r));
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+  return EXIT_OK;
+}
+
+async function exportRecords(args: string[], io: Io): Promise<number> {
+  const { values, positionals, help } = parseCommand(
+    "audit export",
+    args,
+    { "after-seq": { type: "string" }, since: { type: "string" }, format: { type: "string" }, batch: { type: "string" } },
+    { min: 1, max: 1, names: "<file>" },
+  );
+  if (help) {
+    io.out(USAGE);
+    return EXIT_OK;
+  }
+  const format = (stringOption("audit export", values, "format") ?? "jsonl") as ExportFormat;
+  if (!EXPORT_FORMATS.includes(format)) throw new UsageError(`audit export: --format must be ${EXPORT_FORMATS.join(" or ")}, not '${escapeControl(format)}'`);
+  const sinceText = stringOption("audit export", values, "since");
+  let since: Date | undefined;
+  if (sinceText !== undefined) {
+    since = new Date(sinceText);
+    if (Number.isNaN(since.getTime())) throw new UsageError(`audit export: --since must be an ISO-8601 time (e.g. 2026-11-26T00:00:00Z), not '${escapeControl(sinceText)}'`);
+  }
+  const batchSize = nonNegativeInt("audit export", values, "batch") ?? 1000;
+  if (batchSize < 1) throw new UsageError("audit export: --batch must be at least 1");
+  const afterSeq = nonNegativeInt("audit export", values, "after-seq") ?? 0;
+  let batch: AuditRecord[] = [];
+  const flush = (): void => {
+    if (batch.length > 0) io.out(formatRecords(batch, format).replace(/\n$/, ""));
+    batch = [];
+  };
+  for await (const r of readAuditRecords(positionals[0]!, { afterSeq, ...(since ? { since } : {}) })) {
+    batch.push(r);
+    if (batch.length >= batchSize) flush();
+  }
+  flush();
+  return EXIT_OK;
+}

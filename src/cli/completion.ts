@@ -20,7 +20,7 @@ const OPTIONS: Record<string, string[]> = {
   test: ["--filter"],
   fire: ["--bundle", "--input", "--keyring"],
   serve: ["--config", "--port", "--host", "--log-level", "--trust-key", "--key-id", "--max-trust"],
-  audit: ["verify", "--anchor"],
+  audit: ["verify", "tail", "export", "--anchor", "--after-seq", "--since", "--format", "--follow", "-n"],
   bench: ["perf", "sandbox", "--out", "--quick"],
   push: ["--server", "--token"],
   status: ["--server", "--token"],

@@ -22,7 +22,7 @@ import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { pino, type Logger as PinoLogger } from "pino";
-import { assertNodeVersion, buildBundle, createRuntime, generateKeyPair, signArtifact, VcpError, type Runtime, type VcpArtifact } from "../index.js";
+import { assertNodeVersion, buildBundle, createRuntime, generateKeyPair, signArtifact, startAuditSink, VcpError, type AuditSink, type Runtime, type VcpArtifact } from "../index.js";
 import { escapeControl } from "./common.js";
 import { loadConfigFile, resolveConfig, type ResolvedConfig } from "../config/config.js";
 import { createServer, generateToken, hashToken, liveSettingsFor, logLevelOf, partiallyLiveChanges, restartOnlyChanges, runtimeOptionsFor, type VcpServer } from "../server/index.js";
@@ -136,6 +136,7 @@ export async function startServe(args: string[], options: { signals?: boolean; o
   const installed: string[] = [];
   const failed: string[] = [];
   let serving = false;
+  let sink: AuditSink | undefined;
   try {
     if (embedded !== undefined) {
       failed.push(...embedded.failed);
@@ -149,12 +150,27 @@ export async function startServe(args: string[], options: { signals?: boolean; o
       for (const why of failed) logger.error({ policy: why }, "embedded default: policy not installed");
     }
 
+    // Decision-log export: reads the durable audit log, so it never slows a chain (src/audit/sink.ts).
+    const sinkConfig = config.audit.sink;
+    sink = sinkConfig === undefined ? undefined : startAuditSink({
+      path: config.audit.path,
+      cursorFile: join(dirname(config.audit.path), "sink.cursor"),
+      url: sinkConfig.url,
+      format: sinkConfig.format,
+      batchRecords: sinkConfig.batch_records,
+      intervalMs: sinkConfig.interval_ms,
+      timeoutMs: sinkConfig.timeout_ms,
+      maxBackoffMs: sinkConfig.max_backoff_ms,
+      headers: { ...sinkConfig.headers },
+      logger,
+    });
+
     let reloadState: { at: string | null; ok: boolean | null; error: string | null; restart_pending: string[] } = { at: null, ok: null, error: null, restart_pending: [] };
     const server = await createServer({
       runtime,
       settings: liveSettingsFor(config),
       logger,
-      describe: () => ({ config: configPath ?? "embedded default", data_dir: startedWith.data_dir, reload: reloadState }),
+      describe: () => ({ config: configPath ?? "embedded default", data_dir: startedWith.data_dir, reload: reloadState, ...(sink ? { audit_sink: sink.stats() } : {}) }),
     });
     const host = parsed.values.host ?? config.listen.host;
     const url = await server.listen(host, port ?? config.listen.port);
@@ -213,6 +229,7 @@ export async function startServe(args: string[], options: { signals?: boolean; o
           logger.error({ err }, "closing the runtime failed");
           code = 1;
         }
+        await sink?.close(); // its cursor is durable: the next start resumes shipping there
         logger.info({ code }, "stopped");
         detach();
         resolveDone(code);
@@ -262,7 +279,10 @@ export async function startServe(args: string[], options: { signals?: boolean; o
     }
     return { url, server, runtime, done, stop };
   } catch (err) {
-    if (!serving) await runtime.close().catch(() => {});
+    if (!serving) {
+      await sink?.close();
+      await runtime.close().catch(() => {});
+    }
     throw err;
   }
 }

@@ -69,6 +69,19 @@ export const ConfigSchema = z
         path: z.string().default("audit/audit.jsonl"),
         fsync: z.enum(["batch", "always", "never"]).default("batch"),
         rotate_bytes: z.number().int().min(4096).default(104_857_600),
+        // Decision-log export (src/audit/sink.ts): ships the durable log to a receiver, never blocking chains.
+        sink: z
+          .object({
+            url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }),
+            format: z.enum(["jsonl", "otlp"]).default("jsonl"),
+            batch_records: z.number().int().min(1).max(10_000).default(500),
+            interval_ms: z.number().int().min(50).max(60_000).default(1000),
+            timeout_ms: z.number().int().min(100).max(300_000).default(10_000),
+            max_backoff_ms: z.number().int().min(100).max(3_600_000).default(60_000),
+            headers: z.record(z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "must be an HTTP header name"), z.string()).default({}),
+          })
+          .strict()
+          .optional(),
       })
       .strict()
       .default({ path: "audit/audit.jsonl", fsync: "batch", rotate_bytes: 104_857_600 }),

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { GUARD_CODE, call, constitution, events, guardManifest, keys, sha256, signed } from "./helpers.js";
 import { cli } from "../cli/helpers.js";
 
@@ -225,6 +225,44 @@ describe("vcp-hooks serve", () => {
     const again = await serve(dir, ["--config", "vcp.yaml"]);
     again.child.kill("SIGTERM");
     expect(await again.exited).toBe(0);
+  });
+
+  it("audit.sink ships the audit records of served chains to the receiver, with the receiver's own headers; status shows it", async () => {
+    const received: Array<{ seq: number; kind: string }> = [];
+    const auths: Array<string | undefined> = [];
+    const { createServer: createHttpServer } = await import("node:http");
+    const rx = createHttpServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => (body += d));
+      req.on("end", () => {
+        auths.push(req.headers.authorization);
+        for (const line of body.split("\n").filter(Boolean)) received.push(JSON.parse(line) as { seq: number; kind: string });
+        res.end("ok");
+      });
+    });
+    await new Promise<void>((r) => rx.listen(0, "127.0.0.1", r));
+    try {
+      const rxUrl = `http://127.0.0.1:${(rx.address() as { port: number }).port}/logs`;
+      const dir = scratch();
+      vcpYaml(dir, { operator: "op-S", client: "cl-S", extra: `audit: { sink: { url: "${rxUrl}", interval_ms: 50, headers: { Authorization: "Bearer rx-secret" } } }` });
+      const p = await serve(dir, ["--config", "vcp.yaml"]);
+      expect((await call(p.url, "PUT", "/v1/bundles/guard", { token: "op-S", body: signed(guardManifest(), GUARD_CODE) })).status).toBe(201);
+      const open = await call(p.url, "POST", "/v1/sessions", { token: "cl-S", body: { session_id: "s1", context: { user: "ana" }, constitution } });
+      expect(open.status).toBe(201);
+      expect((await call(p.url, "POST", "/v1/sessions/s1/chains/pre_inject", { token: "cl-S", body: { event: events.pre_inject } })).status).toBe(200);
+      const head = (await call(p.url, "GET", "/v1/audit/head", { token: "op-S" })).body as { seq: number };
+      await vi.waitFor(() => expect(received.map((r) => r.seq)).toEqual(Array.from({ length: head.seq }, (_, i) => i + 1)), { timeout: 15_000, interval: 50 });
+      expect(received.some((r) => r.kind === "chain")).toBe(true);
+      expect(new Set(auths)).toEqual(new Set(["Bearer rx-secret"]));
+      const status = (await call(p.url, "GET", "/v1/status", { token: "op-S" })).body as { server: { audit_sink: { cursor_seq: number; url: string } } };
+      expect(status.server.audit_sink).toMatchObject({ url: rxUrl });
+      expect(status.server.audit_sink.cursor_seq).toBeGreaterThanOrEqual(head.seq);
+      expect(p.output()).not.toContain("rx-secret");
+      p.child.kill("SIGTERM");
+      expect(await p.exited).toBe(0);
+    } finally {
+      await new Promise<void>((r) => rx.close(() => r()));
+    }
   });
 
   it("SIGHUP reloads tokens live, keeps the previous config when the new one is invalid, and names restart-only changes", async () => {

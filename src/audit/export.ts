@@ -1,0 +1,52 @@
+/**
+ * Audit records in the two shapes a decision-log consumer takes: JSON lines (each record exactly as
+ * stored, so a receiver can re-verify its hash) and OTLP/JSON logs (OpenTelemetry's `ExportLogsServiceRequest`,
+ * what an OpenTelemetry Collector's otlphttp receiver accepts at `/v1/logs`).
+ */
+import type { AuditRecord } from "./record.js";
+
+export type ExportFormat = "jsonl" | "otlp";
+export const EXPORT_FORMATS: readonly ExportFormat[] = ["jsonl", "otlp"];
+
+/** One JSON line per record, each ending in a newline. */
+export function toJsonLines(records: readonly AuditRecord[]): string {
+  return records.map((r) => `${JSON.stringify(r)}\n`).join("");
+}
+
+type OtlpValue = { stringValue: string } | { intValue: string } | { doubleValue: number } | { boolValue: boolean };
+
+function otlpValue(value: unknown): OtlpValue {
+  if (typeof value === "boolean") return { boolValue: value };
+  if (typeof value === "number") return Number.isSafeInteger(value) ? { intValue: String(value) } : { doubleValue: value };
+  if (typeof value === "string") return { stringValue: value };
+  return { stringValue: JSON.stringify(value) };
+}
+
+function severityOf(r: AuditRecord): { severityNumber: number; severityText: string } {
+  const failed = r.outcome !== undefined && r.outcome !== "ok" && !r.outcome.startsWith("skipped_");
+  return failed || r.status === "aborted" ? { severityNumber: 13, severityText: "WARN" } : { severityNumber: 9, severityText: "INFO" };
+}
+
+/** An OTLP/JSON logs request body holding `records` (one log record each, every field an attribute). */
+export function toOtlpLogs(records: readonly AuditRecord[], service = "vcp-hooks"): string {
+  const logRecords = records.map((r) => {
+    const nanos = `${BigInt(Date.parse(r.ts)) * 1_000_000n}`;
+    const attributes = Object.entries(r)
+      .filter(([, v]) => v !== undefined)
+      .map(([key, v]) => ({ key: `vcp.${key}`, value: otlpValue(v) }));
+    const what = r.kind === "registry" ? (r.event ?? "registry") : r.kind === "chain" ? `chain ${r.hook_type ?? ""} ${r.status ?? ""}` : `hook ${r.hook ?? ""} ${r.outcome ?? ""}`;
+    return { timeUnixNano: nanos, observedTimeUnixNano: nanos, ...severityOf(r), body: { stringValue: what.trim() }, attributes };
+  });
+  return JSON.stringify({
+    resourceLogs: [
+      {
+        resource: { attributes: [{ key: "service.name", value: { stringValue: service } }] },
+        scopeLogs: [{ scope: { name: "vcp-hooks.audit" }, logRecords }],
+      },
+    ],
+  });
+}
+
+export function formatRecords(records: readonly AuditRecord[], format: ExportFormat): string {
+  return format === "jsonl" ? toJsonLines(records) : `${toOtlpLogs(records)}\n`;
+}
