@@ -78,7 +78,9 @@ class UsageError extends Error {}
 
 /** Start the server and return a handle (tests and benches use it in-process; `runServe` waits on it). */
 export async function startServe(args: string[], options: { signals?: boolean; out?: (text: string) => void; env?: NodeJS.ProcessEnv } = {}): Promise<ServeHandle> {
-  const out = options.out ?? ((text: string) => process.stdout.write(text));
+  // The banner (URL, tokens) is for a person: on stdout at a terminal, else on stderr, so it never
+  // lands in the JSON log stream (stdout) a collector reads.
+  const out = options.out ?? ((text: string) => (process.stdout.isTTY ? process.stdout : process.stderr).write(text));
   const env = options.env ?? process.env;
   let parsed;
   try {
@@ -133,6 +135,9 @@ export async function startServe(args: string[], options: { signals?: boolean; o
     integrity: { safetyCriticalRules: [...config.safety_critical_rules], runtimeKey: { keyId: RUNTIME_KEY_ID, privateKeyPem: runtimeKeyPem } },
     logger,
   });
+  // An operator reading the log sees every hook that timed out or failed, with its chain id.
+  runtime.on("hook.timeout", (e) => logger.info({ hook: e.hook, type: e.type, chain_id: e.chain_id, timeout_ms: e.timeout_ms, elapsed_ms: Math.round(e.elapsed_ms) }, "hook timed out"));
+  runtime.on("hook.error", (e) => logger.info({ hook: e.hook, type: e.type, chain_id: e.chain_id, outcome: e.outcome, error: e.error }, "hook failed"));
   const installed: string[] = [];
   const failed: string[] = [];
   let serving = false;

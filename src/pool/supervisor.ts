@@ -140,6 +140,8 @@ export interface SandboxStats {
   watchdogKills: number;
   /** Process id of the current sandbox host, if one is running. */
   hostPid: number | undefined;
+  /** A host is up and its bundles are loaded: chains run now rather than wait (GET /readyz). */
+  ready: boolean;
 }
 
 const DEFAULT_THREADS = 2;
@@ -520,6 +522,7 @@ export class SandboxSupervisor implements Sandbox {
       plansSent: this.plansSent,
       watchdogKills: this.watchdogKills,
       hostPid: this.host?.gone === false ? this.host.child.pid : undefined,
+      ready: this.host?.ready === true && !this.host.gone && !this.reloading && !this.stopping,
     };
   }
 

@@ -32,6 +32,8 @@ export interface ChainBackend {
     watchdogKills?: number;
     /** Pid of the sandbox host process (sandbox backend only). */
     hostPid?: number;
+    /** Chains can run now (false while the sandbox host restarts or reloads). Absent ⇒ always ready. */
+    ready?: boolean;
   };
   close(): Promise<void>;
 }

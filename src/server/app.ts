@@ -19,6 +19,7 @@
  * request's principal to the runtime, which answers SESSION_NOT_FOUND for another client's session
  * (the rule is src/pipeline/access.ts). Operators may read and act on every session.
  */
+import { randomUUID } from "node:crypto";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyBaseLogger } from "fastify";
 import swagger from "@fastify/swagger";
 import { Transform, type TransformCallback } from "node:stream";
@@ -59,6 +60,11 @@ export interface VcpServer {
 
 /** Time for a client to send a whole request; not a limit on the handler. */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** Accepted X-Request-Id values: printable, no spaces, bounded. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Refusals an operator wants in the log at info (auth, size, rate); other 4xx stay at debug. */
+const REFUSALS_LOGGED_AT_INFO = new Set([401, 403, 413, 429]);
+
 /** Hard ceiling for any body, above which no live limit can go (the config schema's max). */
 const BODY_CEILING = 64 * 1024 * 1024;
 /**
@@ -94,6 +100,13 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     // Per-request log lines cost more than a chain on the hot path; errors are logged by the handler.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_CEILING,
+    // X-Request-Id: the caller's, when well-formed (it ties our log lines to theirs), else a new UUID;
+    // echoed on every response (onSend below). A malformed one is never trusted into the logs.
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    },
     // Session ids may be 256 characters (pipeline rule); fastify's default cap is 100.
     routerOptions: { maxParamLength: 300 },
     // A request (headers and body) must arrive within this time: fastify's default (0) would let a
@@ -152,8 +165,9 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
       const roles = config.roles;
       if (roles !== undefined && roles !== null) {
         const principal = live.authenticator.authenticate(request.headers.authorization);
-        requireRole(principal, roles, `${request.method} ${request.routeOptions.url ?? request.url}`);
+        // Set before the role check so a 403 is logged with who was refused; the request ends there.
         request.principal = principal;
+        requireRole(principal, roles, `${request.method} ${request.routeOptions.url ?? request.url}`);
       }
       const kind = config.limit ?? "body";
       const limit = limitOf(kind);
@@ -210,6 +224,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   // headers, a GET with a body): on a kept-alive connection Node would read the rest of the body to
   // find the next request, so a refused 60 MB upload would still be received in full.
   app.addHook("onSend", (request, reply, payload, done) => {
+    void reply.header("x-request-id", request.id);
     if (closing || !request.raw.complete) void reply.header("connection", "close");
     done(null, payload);
   });
@@ -239,7 +254,11 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     }
     const { status, body, internal } = toHttpError(err);
     if (internal) request.log.error({ err, req_id: request.id }, "request failed");
-    else request.log.debug({ code: body.error.code, req_id: request.id }, "request refused");
+    else if (REFUSALS_LOGGED_AT_INFO.has(status)) {
+      // Who was refused and why, without the body or the token: enough to answer "why did my call fail?".
+      const params = request.params as { id?: string } | undefined;
+      request.log.info({ code: body.error.code, status, req_id: request.id, method: request.method, route: request.routeOptions.url ?? request.url.split("?")[0], principal: request.principal?.id, session_id: params?.id }, "request refused");
+    } else request.log.debug({ code: body.error.code, req_id: request.id }, "request refused");
     if (status === 500 && body.error.code === "INTERNAL") body.error.details = { request_id: request.id };
     if (status === 401) void reply.header("www-authenticate", 'Bearer realm="vcp-hooks"');
     if (status === 503) void reply.header("retry-after", "1");
@@ -287,6 +306,12 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
 
   // ── ops ────────────────────────────────────────────────────────────────────────────────────────
   app.get("/healthz", { schema: routes.healthz, config: cfg(null) }, async () => ({ status: closing ? "draining" : "ok" }));
+  // Readiness (a load balancer's question): not while draining, nor while the sandbox host restarts
+  // or reloads its bundles — chains would wait. Liveness stays /healthz.
+  app.get("/readyz", { schema: routes.readyz, config: cfg(null) }, async (_request, reply) => {
+    const ready = !closing && runtime.status().sandbox.ready !== false;
+    return reply.code(ready ? 200 : 503).send({ status: closing ? "draining" : ready ? "ready" : "sandbox_starting" });
+  });
   app.get("/openapi.json", { schema: { hide: true }, config: cfg(null) }, async () => app.swagger());
   app.get("/metrics", { schema: routes.metrics, config: cfg(OPERATOR) }, async (_request, reply) => {
     const own = await metricsRegistry.metrics();

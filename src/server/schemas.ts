@@ -173,6 +173,11 @@ const contextOverrides = { context: anyObject, constitution: anyObject };
 
 export const routes = {
   healthz: { tags: ["ops"], summary: "Liveness", response: { 200: object({ status: { type: "string" } }) } },
+  readyz: {
+    tags: ["ops"],
+    summary: "Readiness: 200 when chains can run now; 503 while draining or while the sandbox host restarts",
+    response: { 200: object({ status: { type: "string" } }), 503: object({ status: { type: "string" } }) },
+  },
   metrics: { tags: ["ops"], summary: "Prometheus metrics (text exposition format)", security: security("operator"), response: { 200: { type: "string" }, ...errors } },
   status: {
     tags: ["ops"],
