@@ -378,8 +378,8 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
           pipeline.open({ session_id: "sup", context: {}, constitution: base });
           const out = await pipeline.violation("sup", violation);
           expect(out).toMatchObject({ outcome: "suppress", reason: "blocked: tone-1", aborted_by: "block" });
-          expect(out.output).toBeUndefined();
-          expect(JSON.stringify(out)).not.toContain("\"output\"");
+          expect(out.output).toBeNull(); // present and null: nothing may be delivered
+          expect(JSON.stringify(out)).not.toContain("You idiot."); // the violating text is nowhere in the result
           // A minor violation is not the hook's business: the default (deliver) applies.
           expect(await pipeline.violation("sup", { ...violation, severity: "minor" })).toMatchObject({ outcome: "deliver", output: "You idiot." });
         } finally {
@@ -405,7 +405,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
           pipeline.open({ session_id: "retry", context: { strictness_level: 3 }, constitution: base });
           let out = await pipeline.violation("retry", violation);
           expect(out).toMatchObject({ outcome: "retry", context: { strictness_level: 5 }, retry_count: 1 });
-          expect(out.output).toBeUndefined();
+          expect(out.output).toBeNull();
           expect(pipeline.get("retry")!.context).toEqual({ strictness_level: 3 });
           const levels: unknown[] = [];
           while (out.outcome === "retry") {
