@@ -132,7 +132,9 @@ function modifiedContext(result: ChainResult): boolean {
  * Semantics, per operation (all of one session serialized through one queue, see queue.ts):
  * - **adapt**: `post_select` (abort ⇒ `cancelled`; a modified constitution replaces the selection),
  *   then — only after it completed — `pre_inject` (abort ⇒ `blocked`). `inject` updates the session's
- *   context, constitution and last known-good to the chain's final values; otherwise nothing changes.
+ *   context, constitution and last known-good to the chain's final values; otherwise nothing changes,
+ *   and the outcome's `constitution` and `context` are null (nothing may be injected; the session's
+ *   constitution is `session_constitution`).
  * - **transition**: `on_transition` before the state changes; abort ⇒ `blocked`, state unchanged;
  *   else state := `to` and the session context := the chain's context. A constitution returned by an
  *   `on_transition` hook is ignored (it would bypass `pre_inject`); only `adapt` changes what is injected.
@@ -148,7 +150,8 @@ function modifiedContext(result: ChainResult): boolean {
  *   `annotations.corrected_output` is a string ⇒ `corrected` (the last such hook in chain order wins;
  *   a later `modify` whose annotations were truncated at the annotation cap ⇒ `suppress`);
  *   else a `modify` of the context ⇒ `retry` with that context and `retry_count + 1`; else the
- *   configured default (`deliver`). The session is not changed: a retry context is for the caller's
+ *   configured default (`deliver`). `output` is the only text the caller may deliver and is null for
+ *   `suppress` and `retry`; `context` is set for `retry` only. The session is not changed: a retry context is for the caller's
  *   regeneration (pass it as `context` to the next `violation`/`adapt`).
  * - **periodic**: see {@link ScheduleEntry}; `modify` of the context ⇒ the session context becomes
  *   it and `onContextReevaluated` fires; abort is continue (the chain does that); a constitution
