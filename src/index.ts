@@ -10,6 +10,10 @@ export { VcpError, ERROR_CODES } from "./errors.js";
 // the runtime applies to every input, exported so adapters (the HTTP server) apply the same one early.
 export { assertInputBounds, jsonValueDepth, DEFAULT_JSON_DEPTH, DEFAULT_INPUT_BYTES, JSON_DEPTH_CEILING } from "./model/json-bounds.js";
 export type { JsonBounds } from "./model/json-bounds.js";
+// The model's JSON Schemas (generated from zod once) and its event check: the HTTP server validates with these.
+export { MODEL_JSON_SCHEMAS, EVENT_SCHEMA_IDS, pointerPath } from "./model/json-schema.js";
+export type { JsonSchema } from "./model/json-schema.js";
+export { assertEvent } from "./model/validate-input.js";
 export type { ErrorCode } from "./errors.js";
 export { HOOK_TYPES, TRUST_LEVELS } from "./model/hook-type.js";
 export type { HookType, TrustLevel, Scope } from "./model/hook-type.js";

@@ -6,7 +6,13 @@ import type { HookEvent } from "./events.js";
 export const VcpContextSchema = z.record(z.string(), z.unknown());
 export type VcpContext = Record<string, unknown>;
 
-/** Session metadata handed to hooks (spec §4.2 `session`). */
+/**
+ * Session metadata handed to hooks (spec §4.2 `session`: "id, scope, timestamps"; §3.6 "session
+ * metadata"). For an open session the runtime builds it in one place, the pipeline's `sessionInfo`,
+ * for every route and every chain: `{ id, created_at, updated_at, state, metadata }` — the caller-facing
+ * id, never the owner or the runtime's session key. A session that was never opened gets what the
+ * caller of `fire` gave (`{ id }` for a bare id).
+ */
 export const SessionInfoSchema = z
   .object({
     id: z.string().min(1).max(256),
@@ -14,6 +20,10 @@ export const SessionInfoSchema = z
     deployment_id: z.string().optional(),
     created_at: z.string().optional(),
     updated_at: z.string().optional(),
+    /** The session's state-machine state (null: none yet). */
+    state: z.string().nullable().optional(),
+    /** The metadata the session was opened with. */
+    metadata: z.record(z.string(), z.unknown()).optional(),
   })
   .loose();
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;

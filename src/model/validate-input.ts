@@ -1,28 +1,20 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { z } from "zod";
+import type { ErrorObject, ValidateFunction } from "ajv";
 import { VcpError } from "../errors.js";
-import { ConstitutionSchema } from "./constitution.js";
-import { EVENT_SCHEMAS } from "./events.js";
 import { HOOK_TYPES, type HookType } from "./hook-type.js";
-import { SessionInfoSchema } from "./input.js";
+import { compileModelSchema, EVENT_SCHEMA_IDS, pointerPath } from "./json-schema.js";
 
-// The zod schemas are the single source; their JSON Schema form is compiled by ajv ONCE at module
-// load so that validating a chain input on the hot path costs a function call, not a compile.
-const ajv = new Ajv({ allErrors: false, strict: false });
-function compileFromZod(schema: z.ZodType): ValidateFunction {
-  return ajv.compile(z.toJSONSchema(schema, { target: "draft-7", unrepresentable: "any", io: "input" }));
-}
-
-const validateConstitution = compileFromZod(ConstitutionSchema);
-const validateSession = compileFromZod(SessionInfoSchema);
-const validateEvent = Object.fromEntries(HOOK_TYPES.map((type) => [type, compileFromZod(EVENT_SCHEMAS[type])])) as Record<
+// The zod schemas are the single source; their JSON Schema form (json-schema.ts) is compiled ONCE at
+// module load so that validating a chain input on the hot path costs a function call, not a compile.
+const validateConstitution = compileModelSchema("Constitution");
+const validateSession = compileModelSchema("SessionInfo");
+const validateEvent = Object.fromEntries(HOOK_TYPES.map((type) => [type, compileModelSchema(EVENT_SCHEMA_IDS[type])])) as Record<
   HookType,
   ValidateFunction
 >;
 
 function fail(field: string, errors: ErrorObject[] | null | undefined): never {
   const first = errors?.[0];
-  const where = first?.instancePath ? `${field}${first.instancePath.replaceAll("/", ".")}` : field;
+  const where = pointerPath(field, first?.instancePath);
   throw new VcpError("INVALID_INPUT", `${where}: ${first?.message ?? "is invalid"}`, { field: where, rule: first?.message });
 }
 
@@ -38,6 +30,15 @@ export function assertChainInput(type: HookType, input: { context: unknown; cons
   if (!isPlainObject(input.context)) throw new VcpError("INVALID_INPUT", "context: must be a JSON object", { field: "context" });
   if (!validateConstitution(input.constitution)) fail("constitution", validateConstitution.errors);
   if (!validateSession(input.session)) fail("session", validateSession.errors);
+  assertEvent(type, input.event);
+}
+
+/**
+ * Validate the event payload of a chain of `type` (spec §4.5), naming it `field` in the error. The
+ * HTTP server calls this too, so `POST …/chains/{type}` refuses what `fire` would refuse even when the
+ * chain is empty and `fire` checks nothing.
+ */
+export function assertEvent(type: HookType, event: unknown, field = "event"): void {
   const validate = validateEvent[type];
-  if (!validate(input.event)) fail("event", validate.errors);
+  if (!validate(event)) fail(field, validate.errors);
 }

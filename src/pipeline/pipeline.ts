@@ -132,7 +132,9 @@ function modifiedContext(result: ChainResult): boolean {
  * Semantics, per operation (all of one session serialized through one queue, see queue.ts):
  * - **adapt**: `post_select` (abort ⇒ `cancelled`; a modified constitution replaces the selection),
  *   then — only after it completed — `pre_inject` (abort ⇒ `blocked`). `inject` updates the session's
- *   context, constitution and last known-good to the chain's final values; otherwise nothing changes.
+ *   context, constitution and last known-good to the chain's final values; otherwise nothing changes,
+ *   and the outcome's `constitution` and `context` are null (nothing may be injected; the session's
+ *   constitution is `session_constitution`).
  * - **transition**: `on_transition` before the state changes; abort ⇒ `blocked`, state unchanged;
  *   else state := `to` and the session context := the chain's context. A constitution returned by an
  *   `on_transition` hook is ignored (it would bypass `pre_inject`); only `adapt` changes what is injected.
@@ -148,7 +150,8 @@ function modifiedContext(result: ChainResult): boolean {
  *   `annotations.corrected_output` is a string ⇒ `corrected` (the last such hook in chain order wins;
  *   a later `modify` whose annotations were truncated at the annotation cap ⇒ `suppress`);
  *   else a `modify` of the context ⇒ `retry` with that context and `retry_count + 1`; else the
- *   configured default (`deliver`). The session is not changed: a retry context is for the caller's
+ *   configured default (`deliver`). `output` is the only text the caller may deliver and is null for
+ *   `suppress` and `retry`; `context` is set for `retry` only. The session is not changed: a retry context is for the caller's
  *   regeneration (pass it as `context` to the next `violation`/`adapt`).
  * - **periodic**: see {@link ScheduleEntry}; `modify` of the context ⇒ the session context becomes
  *   it and `onContextReevaluated` fires; abort is continue (the chain does that); a constitution
@@ -219,7 +222,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     return session !== undefined && maySee(session.owner, access?.principal) ? session : undefined;
   }
 
+  /**
+   * HookInput.session of an open session (spec §4.2): built here only, for the pipeline's own chains
+   * and for `Runtime.fire` on any route (Pipeline.sessionInfo), so a session looks the same to a hook,
+   * and hashes the same in the audit log, whichever way its chain was fired.
+   */
   function sessionInfo(s: Session): SessionInfo {
+    // SECURITY: the caller-facing id and this session's own data only: never the owner or the key
+    // (which names the owner), so a hook cannot learn who else uses an id.
     return { id: s.id, created_at: s.createdAt, updated_at: s.updatedAt, state: s.state, metadata: s.metadata };
   }
 
@@ -434,7 +444,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const trace = [post];
     if (post.status === "aborted") {
       // Spec §3.2: abort cancels the entire adaptation cycle; pre_inject never fires.
-      return { outcome: "cancelled", constitution: s.constitution, context: s.context, reason: post.reason, aborted_by: post.aborted_by, trace };
+      return refused("cancelled", s, post, trace);
     }
     // Spec §5.2: pre_inject starts only here, after every post_select hook completed. The caller's
     // raw text describes the caller's selection; if a hook replaced it, the text is re-rendered.
@@ -448,13 +458,23 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     trace.push(pre);
     if (pre.status === "aborted") {
       // Spec §3.1: injection MUST NOT proceed; the session keeps what it had.
-      return { outcome: "blocked", constitution: s.constitution, context: s.context, reason: pre.reason, aborted_by: pre.aborted_by, trace };
+      return refused("blocked", s, pre, trace);
     }
     s.context = keep(pre.context);
     s.constitution = keep(pre.constitution);
     s.lastKnownGood = s.constitution;
     touch(s);
-    return { outcome: "inject", constitution: s.constitution, context: s.context, reason: null, aborted_by: null, trace };
+    return { outcome: "inject", constitution: s.constitution, context: s.context, session_constitution: s.constitution, reason: null, aborted_by: null, trace };
+  }
+
+  /**
+   * An adaptation that must not inject: nothing in the fields a caller injects from, the session's
+   * unchanged constitution named apart.
+   */
+  function refused(outcome: "cancelled" | "blocked", s: Session, chain: ChainResult, trace: ChainResult[]): AdaptOutcome {
+    // SECURITY: spec §3.1/§3.2 — after an abort nothing may be injected; a caller that skims the body
+    // for `constitution` finds null, never a constitution it could inject by mistake.
+    return { outcome, constitution: null, context: null, session_constitution: s.constitution, reason: chain.reason, aborted_by: chain.aborted_by, trace };
   }
 
   function fallBack(s: Session): void {
@@ -546,6 +566,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     keyOf(id, access) {
       return keyOf(id, access);
+    },
+
+    sessionInfo(key) {
+      const s = sessions.get(key);
+      return s === undefined ? undefined : sessionInfo(s);
     },
 
     close(id, access) {
@@ -697,9 +722,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const chain = await deps.fire("on_violation", { session: sessionInfo(s), sessionKey: s.key, context, constitution: s.constitution, event });
         const trace = [chain];
         const common = { reason: chain.reason, aborted_by: chain.aborted_by, trace };
+        // SECURITY: spec §3.5 — `output` and `context` are always present; null where the outcome forbids their use.
+        const nothing = { output: null, context: null };
         if (chain.status === "aborted") {
           // Spec §3.5: the violating response MUST NOT be delivered: no output at all.
-          return { outcome: "suppress", retry_count: retryCount, ...common };
+          return { outcome: "suppress", ...nothing, retry_count: retryCount, ...common };
         }
         const acted = chain.hook_results.filter((h) => h.status === "modify" && h.outcome === "ok");
         let corrected: string | undefined;
@@ -717,21 +744,22 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             lostBy = undefined;
           }
         }
-        if (corrected !== undefined) return { outcome: "corrected", output: corrected, retry_count: retryCount, ...common };
+        if (corrected !== undefined) return { outcome: "corrected", output: corrected, context: null, retry_count: retryCount, ...common };
         if (lostBy !== undefined) {
           // SECURITY: a correction too large to keep never turns into delivering the violating output.
           return {
             outcome: "suppress",
+            ...nothing,
             retry_count: retryCount,
             ...common,
             reason: `hook ${lostBy} modified the output but its annotations exceeded the annotation cap and were truncated; the violating output is suppressed`,
           };
         }
         if (acted.some((h) => h.modified_context === true)) {
-          return { outcome: "retry", context: chain.context, retry_count: retryCount + 1, ...common };
+          return { outcome: "retry", output: null, context: chain.context, retry_count: retryCount + 1, ...common };
         }
-        if (violationDefault === "suppress") return { outcome: "suppress", retry_count: retryCount, ...common };
-        return { outcome: "deliver", output: input.output, retry_count: retryCount, ...common };
+        if (violationDefault === "suppress") return { outcome: "suppress", ...nothing, retry_count: retryCount, ...common };
+        return { outcome: "deliver", output: input.output, context: null, retry_count: retryCount, ...common };
       });
     },
   };

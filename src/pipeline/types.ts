@@ -154,10 +154,18 @@ export interface AdaptOutcome {
    * cycle (spec §3.2). `blocked`: a `pre_inject` hook aborted; injection must not proceed (spec §3.1).
    */
   outcome: "inject" | "cancelled" | "blocked";
-  /** `inject`: the constitution to inject. Otherwise the session's, unchanged. */
-  constitution: Constitution;
-  /** `inject`: the context to inject with. Otherwise the session's, unchanged. */
-  context: VcpContext;
+  /**
+   * `inject`: the constitution to inject. `null` for `cancelled` and `blocked`: nothing may be
+   * injected, so a caller that reads only this field cannot inject something the hooks refused.
+   */
+  constitution: Constitution | null;
+  /** `inject`: the context to inject with. `null` for `cancelled` and `blocked`, like `constitution`. */
+  context: VcpContext | null;
+  /**
+   * The session's constitution after the operation (for `inject` the same as `constitution`; otherwise
+   * the one it had before, unchanged). Informative: it is not what this cycle may inject.
+   */
+  session_constitution: Constitution;
   reason: string | null;
   aborted_by: string | null;
   /** The chains that ran, in order: post_select, then pre_inject if it ran. */
@@ -237,10 +245,13 @@ export interface ViolationOutcome {
    * `deliver`: the configured default; deliver `output` unchanged.
    */
   outcome: "deliver" | "suppress" | "retry" | "corrected";
-  /** Present for `deliver` and `corrected` only: the one thing the caller may deliver. */
-  output?: string;
-  /** Present for `retry` only: the modified context to regenerate with. */
-  context?: VcpContext;
+  /**
+   * `deliver` and `corrected`: the one thing the caller may deliver. `null` for `suppress` and `retry`:
+   * nothing may be delivered (always present, so a caller never falls back to the violating output).
+   */
+  output: string | null;
+  /** `retry`: the modified context to regenerate with; otherwise `null`. */
+  context: VcpContext | null;
   /** `retry`: the input's count + 1; otherwise the input's count. */
   retry_count: number;
   reason: string | null;
@@ -301,4 +312,9 @@ export interface Pipeline {
    * SESSION_AMBIGUOUS when several owners have that id open and no `owner` says which.
    */
   keyOf(sessionId: string, access?: SessionAccess): string;
+  /**
+   * HookInput.session (spec §4.2) of the open session known by `key` (from {@link Pipeline.keyOf}), or
+   * undefined when none is open under that key. The one shape every chain of an open session gets.
+   */
+  sessionInfo(key: string): SessionInfo | undefined;
 }

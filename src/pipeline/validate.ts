@@ -4,26 +4,22 @@
  * changes nothing. (`Runtime.fire` skips validation for an empty chain, so relying on it would let
  * an invalid constitution into a session whose chains happen to be empty.)
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { z } from "zod";
-import { ConstitutionSchema, RuleSchema } from "../model/constitution.js";
-import { RuleConflictSchema } from "../model/events.js";
+import type { ErrorObject } from "ajv";
 import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
+import { compileModelSchema, pointerPath } from "../model/json-schema.js";
 import { invalidInput } from "./errors.js";
 
-// Compiled once at module load (STYLE.md: never compile a schema per call).
-const ajv = new Ajv({ allErrors: false, strict: false });
-const compile = (schema: z.ZodType): ValidateFunction =>
-  ajv.compile(z.toJSONSchema(schema, { target: "draft-7", unrepresentable: "any", io: "input" }));
-const validateConstitution = compile(ConstitutionSchema);
-const validateRule = compile(RuleSchema);
-const validateRuleConflict = compile(RuleConflictSchema);
+// Compiled once at module load (STYLE.md: never compile a schema per call), from the same generated
+// schemas the HTTP server validates bodies with (model/json-schema.ts).
+const validateConstitution = compileModelSchema("Constitution");
+const validateRule = compileModelSchema("Rule");
+const validateRuleConflict = compileModelSchema("RuleConflict");
 
 const SESSION_ID_MAX = 256;
 
 function describe(field: string, errors: ErrorObject[] | null | undefined): never {
   const first = errors?.[0];
-  const where = first?.instancePath ? `${field}${first.instancePath.replaceAll("/", ".")}` : field;
+  const where = pointerPath(field, first?.instancePath);
   throw invalidInput(where, first?.message ?? "is invalid");
 }
 
@@ -53,20 +49,20 @@ export function assertConstitution(field: string, value: unknown): void {
 export function assertConstitutions(field: string, value: unknown, min: number): void {
   if (!Array.isArray(value)) throw invalidInput(field, "must be an array of constitutions");
   if (value.length < min) throw invalidInput(field, `must hold at least ${min} constitution${min === 1 ? "" : "s"}`);
-  value.forEach((c, i) => assertConstitution(`${field}.${i}`, c));
+  value.forEach((c, i) => assertConstitution(`${field}[${i}]`, c));
 }
 
 export function assertRules(field: string, value: unknown): void {
   if (!Array.isArray(value)) throw invalidInput(field, "must be an array of rules");
   value.forEach((r, i) => {
-    if (!validateRule(r)) describe(`${field}.${i}`, validateRule.errors);
+    if (!validateRule(r)) describe(`${field}[${i}]`, validateRule.errors);
   });
 }
 
 export function assertRuleConflicts(field: string, value: unknown): void {
   if (!Array.isArray(value)) throw invalidInput(field, "must be an array of rule conflicts");
   value.forEach((c, i) => {
-    if (!validateRuleConflict(c)) describe(`${field}.${i}`, validateRuleConflict.errors);
+    if (!validateRuleConflict(c)) describe(`${field}[${i}]`, validateRuleConflict.errors);
   });
 }
 

@@ -141,6 +141,11 @@ export interface BundleSource {
 }
 
 export interface FireInput<T extends HookType = HookType> {
+  /**
+   * The session id, or a SessionInfo. For an open session only the id is read: hooks get the
+   * session's own HookInput.session (`{ id, created_at, updated_at, state, metadata }`), the same as
+   * in its pipeline chains. For a session never opened hooks get what is given (`{ id }` for an id).
+   */
   session: SessionInfo | string;
   context: VcpContext;
   constitution: Constitution;
@@ -682,8 +687,11 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
     async fire(type, input) {
       if (!isHookType(type)) throw unknownType(type);
-      const session: SessionInfo = typeof input.session === "string" ? { id: input.session } : input.session;
-      const key = requireVisibleSession(session?.id, { principal: input.principal, owner: input.owner });
+      const requested: SessionInfo = typeof input.session === "string" ? { id: input.session } : input.session;
+      const key = requireVisibleSession(requested?.id, { principal: input.principal, owner: input.owner });
+      // One HookInput.session per session (spec §4.2): an open session's is built by the pipeline, as
+      // for its own chains, whatever the caller passed; only a session never opened uses the caller's.
+      const session = pipeline.sessionInfo(key) ?? requested;
       return fireKeyed(type, input, session, key);
     },
 

@@ -24,7 +24,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import swagger from "@fastify/swagger";
 import { Transform, type TransformCallback } from "node:stream";
 import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
-import { DEFAULT_JSON_DEPTH, HOOK_TYPES, jsonValueDepth, VcpError, type HookType } from "../index.js";
+import { assertEvent, DEFAULT_JSON_DEPTH, HOOK_TYPES, jsonValueDepth, pointerPath, VcpError, type HookType } from "../index.js";
 import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, type AuthPrincipal, type Role } from "./auth.js";
 import { ERROR_SCHEMA, HttpError, toHttpError } from "./errors.js";
 import type { ServerRuntime } from "./runtime-port.js";
@@ -241,7 +241,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     if (validation !== undefined) {
       const context = (err as { validationContext?: string }).validationContext ?? "body";
       const first = validation[0];
-      const field = `${context}${first?.instancePath.replaceAll("/", ".") ?? ""}`;
+      const field = pointerPath(context, first?.instancePath);
       const config = request.routeOptions.config as Partial<RouteConfig>;
       let code: "INVALID_REQUEST" | "INVALID_BUNDLE" | "UNKNOWN_HOOK_TYPE" = "INVALID_REQUEST";
       if ((context === "params" || context === "querystring") && first?.instancePath === "/type") code = "UNKNOWN_HOOK_TYPE";
@@ -298,6 +298,22 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     const view = runtime.sessions.get(id, accessOf(request)) as Record<string, unknown> | undefined;
     if (view === undefined || view === null) throw new VcpError("SESSION_NOT_FOUND", `session '${id}' is not open`, { session_id: id });
     return view;
+  }
+
+  /**
+   * The event's schema depends on the path's `{type}`, which the route's body schema cannot see: check
+   * it here with the runtime's own validator, before `fire`, which checks nothing for an empty chain
+   * (README: "Empty chains return immediately"). A bad event is then refused whether or not a hook is
+   * installed for the type, like every other body field.
+   */
+  function checkChainEvent(type: HookType, event: unknown): void {
+    try {
+      assertEvent(type, event, "body.event");
+    } catch (err) {
+      if (!(err instanceof VcpError)) throw err;
+      // The same code and details as a route-schema failure: it is one.
+      throw new HttpError("INVALID_REQUEST", err.message, err.details);
+    }
   }
 
   function missing(what: string): never {
@@ -390,6 +406,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     const { id, type } = request.params as { id: string; type: HookType };
     const body = request.body as { context?: object; constitution?: object; event: object };
     const view = sessionOf(id, request);
+    checkChainEvent(type, body.event);
     const context = body.context ?? view?.context;
     const constitution = body.constitution ?? view?.constitution;
     if (context === undefined || constitution === undefined) {

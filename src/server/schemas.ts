@@ -6,7 +6,7 @@
  * Response objects that carry runtime data keep `additionalProperties: true`, so a field the runtime
  * adds later reaches clients without a server change; fields listed are serialized fast.
  */
-import { HOOK_TYPES } from "../index.js";
+import { EVENT_SCHEMA_IDS, HOOK_TYPES, MODEL_JSON_SCHEMAS } from "../index.js";
 
 const NAME = "^[a-z0-9_-]{1,64}$";
 const SESSION_ID = "^[A-Za-z0-9._:-]{1,256}$";
@@ -21,6 +21,17 @@ const anyObject = { type: "object", additionalProperties: true } as const;
 const stringArray = { type: "array", items: { type: "string" } } as const;
 const nullableString = { type: ["string", "null"] } as const;
 const trace = { type: "array", items: { $ref: "ChainResult#" } } as const;
+
+/**
+ * The model's shapes (Constitution, Rule, RuleConflict, VcpContext, the six events…), generated from
+ * the zod model (src/model/json-schema.ts) and registered under their names: request bodies refer to
+ * them, never to a hand-written copy, so the server accepts exactly what the runtime accepts, whether
+ * or not a hook is installed for the chain (issue 11 defect 3).
+ */
+export const ModelSchemas = Object.entries(MODEL_JSON_SCHEMAS).map(([id, schema]) => ({ $id: id, ...schema }));
+const ref = (id: keyof typeof MODEL_JSON_SCHEMAS) => ({ $ref: `${id}#` }) as const;
+const constitutionRef = ref("Constitution");
+const contextRef = ref("VcpContext");
 
 export const errorResponse = { $ref: "VcpErrorResponse#" } as const;
 const errors = { "4xx": errorResponse, "5xx": errorResponse } as const;
@@ -148,9 +159,9 @@ export const AdaptInputSchema = {
   required: ["selected", "candidates", "selection_rationale", "selection_algorithm"],
   additionalProperties: false,
   properties: {
-    context: anyObject,
-    selected: anyObject,
-    candidates: { type: "array", items: anyObject },
+    context: contextRef,
+    selected: constitutionRef,
+    candidates: { type: "array", items: constitutionRef },
     selection_rationale: { type: "string" },
     selection_algorithm: { type: "string" },
     scores: { type: "object", additionalProperties: { type: "number" } },
@@ -160,7 +171,28 @@ export const AdaptInputSchema = {
   },
 } as const;
 
-export const SharedSchemas = [BundleInfoSchema, ResolvedHookSchema, HookExecutionSchema, ChainResultSchema, ArtifactSchema, SessionViewSchema, AdaptInputSchema];
+/**
+ * Output of adapt (DESIGN §4.6). `constitution` and `context` are null unless `outcome` is `inject`:
+ * nothing may be injected then (spec §3.1, §3.2); `session_constitution` names the session's own.
+ */
+export const AdaptOutcomeSchema = {
+  $id: "AdaptOutcome",
+  ...object({
+    outcome: { type: "string", enum: ["inject", "cancelled", "blocked"] },
+    constitution: { type: ["object", "null"], additionalProperties: true, description: "inject: the constitution to inject; null otherwise (nothing may be injected)" },
+    context: { type: ["object", "null"], additionalProperties: true, description: "inject: the context to inject with; null otherwise" },
+    session_constitution: { ...anyObject, description: "the session's constitution after the operation; for cancelled/blocked the unchanged one, not for injection" },
+    reason: nullableString,
+    aborted_by: nullableString,
+    trace,
+  }),
+  required: ["outcome", "constitution", "context", "session_constitution"],
+} as const;
+
+export const SharedSchemas = [
+  ...ModelSchemas,
+  BundleInfoSchema, ResolvedHookSchema, HookExecutionSchema, ChainResultSchema, ArtifactSchema, SessionViewSchema, AdaptInputSchema, AdaptOutcomeSchema,
+];
 
 const nameParams = { type: "object", required: ["name"], properties: { name: { type: "string", pattern: NAME } } } as const;
 const sessionParams = { type: "object", required: ["id"], properties: { id: { type: "string", pattern: SESSION_ID } } } as const;
@@ -169,7 +201,16 @@ const OWNER = { type: "string", minLength: 1, maxLength: 256, description: "oper
 const ownerQuery = { type: "object", additionalProperties: false, properties: { owner: OWNER } } as const;
 const security = (role: "operator" | "client" | "any") => [{ [role === "any" ? "bearer" : role]: [] }];
 
-const contextOverrides = { context: anyObject, constitution: anyObject };
+const contextOverrides = { context: contextRef, constitution: constitutionRef };
+/**
+ * The event of `POST …/chains/{type}`: its schema depends on the path's type, which a body schema
+ * cannot see, so the handler checks it with the runtime's own validator (model/validate-input.ts
+ * `assertEvent`, compiled from the same components) before anything runs.
+ */
+const chainEvent = {
+  type: "object",
+  description: `the event payload of {type} (spec §4.5): ${HOOK_TYPES.map((t) => `${t} ⇒ ${EVENT_SCHEMA_IDS[t]}`).join(", ")}; checked against that schema even when no hook is installed`,
+} as const;
 
 export const routes = {
   healthz: { tags: ["ops"], summary: "Liveness", response: { 200: object({ status: { type: "string" } }) } },
@@ -217,7 +258,7 @@ export const routes = {
       type: "object",
       required: ["context", "constitution"],
       additionalProperties: false,
-      properties: { session_id: { type: "string", pattern: SESSION_ID }, context: anyObject, constitution: anyObject, state: { type: ["string", "null"], maxLength: 256 }, metadata: anyObject },
+      properties: { session_id: { type: "string", pattern: SESSION_ID }, context: contextRef, constitution: constitutionRef, state: { type: ["string", "null"], maxLength: 256 }, metadata: anyObject },
     },
     response: { 201: { $ref: "SessionView#" }, ...errors },
   },
@@ -237,7 +278,7 @@ export const routes = {
     security: security("any"),
     params: { type: "object", required: ["id", "type"], properties: { id: sessionParams.properties.id, type: HookTypeSchema } },
     querystring: ownerQuery,
-    body: { type: "object", required: ["event"], additionalProperties: false, properties: { ...contextOverrides, event: anyObject } },
+    body: { type: "object", required: ["event"], additionalProperties: false, properties: { ...contextOverrides, event: chainEvent } },
     response: { 200: { $ref: "ChainResult#" }, ...errors },
   },
   adapt: {
@@ -246,10 +287,7 @@ export const routes = {
     security: security("any"),
     params: sessionParams, querystring: ownerQuery,
     body: { $ref: "AdaptInput#" },
-    response: {
-      200: object({ outcome: { type: "string", enum: ["inject", "cancelled", "blocked"] }, constitution: anyObject, context: anyObject, reason: nullableString, aborted_by: nullableString, trace }, { required: ["outcome"] }),
-      ...errors,
-    },
+    response: { 200: { $ref: "AdaptOutcome#" }, ...errors },
   },
   transition: {
     tags: ["events"],
@@ -264,7 +302,7 @@ export const routes = {
     },
     response: {
       200: object(
-        { outcome: { type: "string", enum: ["transitioned", "blocked"] }, state: nullableString, previous_state: nullableString, context: anyObject, reason: nullableString, aborted_by: nullableString, trace, adaptation: anyObject },
+        { outcome: { type: "string", enum: ["transitioned", "blocked"] }, state: nullableString, previous_state: nullableString, context: anyObject, reason: nullableString, aborted_by: nullableString, trace, adaptation: { $ref: "AdaptOutcome#" } },
         { required: ["outcome"] },
       ),
       ...errors,
@@ -280,8 +318,8 @@ export const routes = {
       required: ["constitutions", "conflicting_rules", "conflict_severity"],
       additionalProperties: false,
       properties: {
-        constitutions: { type: "array", minItems: 1, items: anyObject },
-        conflicting_rules: { type: "array", items: anyObject },
+        constitutions: { type: "array", minItems: 1, items: constitutionRef },
+        conflicting_rules: { type: "array", items: ref("RuleConflict") },
         conflict_severity: { type: "string", enum: ["warning", "error", "critical"] },
         composition_strategy: { type: "string" },
       },
@@ -305,17 +343,25 @@ export const routes = {
       additionalProperties: false,
       properties: {
         output: { type: "string" },
-        violated_rules: { type: "array", items: anyObject },
+        violated_rules: { type: "array", items: ref("Rule") },
         severity: { type: "string", enum: ["minor", "major", "critical"] },
         violation_evidence: { type: "string" },
         retry_count: { type: "integer", minimum: 0 },
-        context: anyObject,
+        context: contextRef,
       },
     },
     response: {
       200: object(
-        { outcome: { type: "string", enum: ["deliver", "suppress", "retry", "corrected"] }, output: { type: "string" }, context: anyObject, retry_count: { type: "integer" }, reason: nullableString, aborted_by: nullableString, trace },
-        { required: ["outcome"] },
+        {
+          outcome: { type: "string", enum: ["deliver", "suppress", "retry", "corrected"] },
+          output: { ...nullableString, description: "deliver/corrected: what may be delivered; null for suppress and retry (deliver nothing)" },
+          context: { type: ["object", "null"], additionalProperties: true, description: "retry: the context to regenerate with; null otherwise" },
+          retry_count: { type: "integer" },
+          reason: nullableString,
+          aborted_by: nullableString,
+          trace,
+        },
+        { required: ["outcome", "output", "context"] },
       ),
       ...errors,
     },

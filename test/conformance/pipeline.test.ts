@@ -165,7 +165,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         try {
           pipeline.open({ session_id: "cancel", context: { user: "u1" }, constitution: base });
           const out = await pipeline.adapt("cancel", selection());
-          expect(out).toMatchObject({ outcome: "cancelled", reason: "selection not compliant", aborted_by: "veto", constitution: base, context: { user: "u1" } });
+          expect(out).toMatchObject({ outcome: "cancelled", reason: "selection not compliant", aborted_by: "veto", constitution: null, context: null, session_constitution: base });
           expect(out.trace.map((t) => t.type)).toEqual(["post_select"]);
           expect(fired.seen.filter((e) => e.session_id === "cancel").map((e) => e.hook)).toEqual(["veto"]);
           expect(pipeline.get("cancel")).toMatchObject({ constitution: base, last_known_good: base, context: { user: "u1" } });
@@ -192,7 +192,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         try {
           pipeline.open({ session_id: "block", context: { dimensions: { data_sensitivity: 8 } }, constitution: base });
           const out = await pipeline.adapt("block", selection());
-          expect(out).toMatchObject({ outcome: "blocked", reason: "PII present", aborted_by: "pii_gate", constitution: base });
+          expect(out).toMatchObject({ outcome: "blocked", reason: "PII present", aborted_by: "pii_gate", constitution: null, context: null, session_constitution: base });
           expect(out.trace[1]!.hook_results.map((h) => h.hook)).toEqual(["pii_gate"]);
           expect(pipeline.get("block")).toMatchObject({ constitution: base, last_known_good: base, context: { dimensions: { data_sensitivity: 8 } } });
           // The same selection with a harmless context goes through: the gate, not the pipeline, blocked it.
@@ -378,8 +378,8 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
           pipeline.open({ session_id: "sup", context: {}, constitution: base });
           const out = await pipeline.violation("sup", violation);
           expect(out).toMatchObject({ outcome: "suppress", reason: "blocked: tone-1", aborted_by: "block" });
-          expect(out.output).toBeUndefined();
-          expect(JSON.stringify(out)).not.toContain("\"output\"");
+          expect(out.output).toBeNull(); // present and null: nothing may be delivered
+          expect(JSON.stringify(out)).not.toContain("You idiot."); // the violating text is nowhere in the result
           // A minor violation is not the hook's business: the default (deliver) applies.
           expect(await pipeline.violation("sup", { ...violation, severity: "minor" })).toMatchObject({ outcome: "deliver", output: "You idiot." });
         } finally {
@@ -405,7 +405,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
           pipeline.open({ session_id: "retry", context: { strictness_level: 3 }, constitution: base });
           let out = await pipeline.violation("retry", violation);
           expect(out).toMatchObject({ outcome: "retry", context: { strictness_level: 5 }, retry_count: 1 });
-          expect(out.output).toBeUndefined();
+          expect(out.output).toBeNull();
           expect(pipeline.get("retry")!.context).toEqual({ strictness_level: 3 });
           const levels: unknown[] = [];
           while (out.outcome === "retry") {

@@ -309,10 +309,12 @@ describe("sessions and events", () => {
     expect((await cl(h, "DELETE", `/v1/sessions/${id}`)).status).toBe(204);
   });
 
-  it("an invalid event → 400 INVALID_INPUT naming the field", async ({ skip }) => {
+  it("an invalid event → 400 INVALID_REQUEST naming the field (the boundary checks it, hook or no hook)", async ({ skip }) => {
     if (!hasSessions()) skip();
     const r = await cl(h, "POST", "/v1/sessions/s1/chains/pre_inject", { event: { injection_target: "system" } });
-    expectError(r, 400, "INVALID_INPUT");
+    expectError(r, 400, "INVALID_REQUEST");
+    expect(r.body.error.details.field).toBe("body.event");
+    expect(r.body.error.message).toMatch(/injection_format/);
   });
 
   it("session hook allowlist: allowlisted 201, others 403 SESSION_HOOK_NOT_ALLOWED, unknown 404", async ({ skip }) => {
@@ -374,7 +376,7 @@ describe("sessions and events", () => {
     expect(minor.body.outcome).toBe("deliver");
     const critical = await cl(h, "POST", "/v1/sessions/s1/violation", { ...base, severity: "critical" });
     expect(critical.body).toMatchObject({ outcome: "suppress", aborted_by: "judge_violation" });
-    expect(critical.body.output).toBeUndefined();
+    expect(critical.body.output).toBeNull(); // always present; null: deliver nothing
   });
 
   it("GET /v1/audit and /v1/audit/head (operator)", async ({ skip }) => {
