@@ -4,27 +4,23 @@
  * changes nothing. (`Runtime.fire` skips validation for an empty chain, so relying on it would let
  * an invalid constitution into a session whose chains happen to be empty.)
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { z } from "zod";
+import type { ValidateFunction } from "ajv";
 import { ConstitutionSchema, RuleSchema } from "../model/constitution.js";
 import { RuleConflictSchema } from "../model/events.js";
 import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
+import { compileFromZod, describeSchemaError } from "../model/json-schema.js";
 import { invalidInput } from "./errors.js";
 
 // Compiled once at module load (STYLE.md: never compile a schema per call).
-const ajv = new Ajv({ allErrors: false, strict: false });
-const compile = (schema: z.ZodType): ValidateFunction =>
-  ajv.compile(z.toJSONSchema(schema, { target: "draft-7", unrepresentable: "any", io: "input" }));
-const validateConstitution = compile(ConstitutionSchema);
-const validateRule = compile(RuleSchema);
-const validateRuleConflict = compile(RuleConflictSchema);
+const validateConstitution = compileFromZod(ConstitutionSchema);
+const validateRule = compileFromZod(RuleSchema);
+const validateRuleConflict = compileFromZod(RuleConflictSchema);
 
 const SESSION_ID_MAX = 256;
 
-function describe(field: string, errors: ErrorObject[] | null | undefined): never {
-  const first = errors?.[0];
-  const where = first?.instancePath ? `${field}${first.instancePath.replaceAll("/", ".")}` : field;
-  throw invalidInput(where, first?.message ?? "is invalid");
+function describe(root: string, validate: ValidateFunction, value: unknown): never {
+  const { field, rule } = describeSchemaError(validate.errors, root, value);
+  throw invalidInput(field, rule);
 }
 
 /**
@@ -47,26 +43,26 @@ export function assertObject(field: string, value: unknown): asserts value is Re
 }
 
 export function assertConstitution(field: string, value: unknown): void {
-  if (!validateConstitution(value)) describe(field, validateConstitution.errors);
+  if (!validateConstitution(value)) describe(field, validateConstitution, value);
 }
 
 export function assertConstitutions(field: string, value: unknown, min: number): void {
   if (!Array.isArray(value)) throw invalidInput(field, "must be an array of constitutions");
   if (value.length < min) throw invalidInput(field, `must hold at least ${min} constitution${min === 1 ? "" : "s"}`);
-  value.forEach((c, i) => assertConstitution(`${field}.${i}`, c));
+  value.forEach((c, i) => assertConstitution(`${field}[${i}]`, c));
 }
 
 export function assertRules(field: string, value: unknown): void {
   if (!Array.isArray(value)) throw invalidInput(field, "must be an array of rules");
   value.forEach((r, i) => {
-    if (!validateRule(r)) describe(`${field}.${i}`, validateRule.errors);
+    if (!validateRule(r)) describe(`${field}[${i}]`, validateRule, r);
   });
 }
 
 export function assertRuleConflicts(field: string, value: unknown): void {
   if (!Array.isArray(value)) throw invalidInput(field, "must be an array of rule conflicts");
   value.forEach((c, i) => {
-    if (!validateRuleConflict(c)) describe(`${field}.${i}`, validateRuleConflict.errors);
+    if (!validateRuleConflict(c)) describe(`${field}[${i}]`, validateRuleConflict, c);
   });
 }
 

@@ -4,7 +4,8 @@ import { VcpError } from "../errors.js";
 import type { Scope } from "../model/hook-type.js";
 import { HOOK_NAME_PATTERN, HookDefinitionSchema, type ResolvedHook } from "../model/hook.js";
 import { assertPredicateNesting } from "../model/predicate.js";
-import { describeReceived, formatPath, toFrozenJson } from "./json.js";
+import { formatPath } from "../model/zod-errors.js";
+import { describeReceived, toFrozenJson } from "./json.js";
 import type { ActionResolver } from "./types.js";
 
 type ParsedHook = z.output<typeof HookDefinitionSchema>;

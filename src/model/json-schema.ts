@@ -1,0 +1,125 @@
+/**
+ * Hot-path validation of model shapes: the zod schemas of this directory are the single source; their
+ * JSON Schema form is compiled by one ajv instance, once, at module load (STYLE.md: never compile a
+ * schema per call), and a failure is reported as one `{ field, rule }` in the `hooks[2].timeout_ms`
+ * path form the rest of the runtime uses.
+ *
+ * @module
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { z } from "zod";
+import { formatPath } from "./zod-errors.js";
+
+// allErrors: false — validation stops at the first failing keyword, so a hostile input costs one
+// failure, and the errors array holds that failure (and, for a union, each branch's first failure).
+const ajv = new Ajv({ allErrors: false, strict: false });
+
+/**
+ * Compile a zod schema's JSON Schema (draft-7, input form) with the shared ajv instance. `extra` is
+ * merged into the root: for rules zod's refinements hold that JSON Schema cannot be generated from.
+ *
+ * @example
+ * ```ts
+ * const validateConstitution = compileFromZod(ConstitutionSchema);
+ * ```
+ */
+export function compileFromZod<T = unknown>(schema: z.ZodType, extra: Record<string, unknown> = {}): ValidateFunction<T> {
+  return ajv.compile<T>({ ...z.toJSONSchema(schema, { target: "draft-7", unrepresentable: "any", io: "input" }), ...extra });
+}
+
+/** One failed rule: `field` is rooted at the caller's name for the value (`result.modified_constitution.rules`). */
+export interface SchemaProblem {
+  field: string;
+  rule: string;
+}
+
+/**
+ * The failure of an ajv validation as `{ field, rule }`. `root` names the validated value
+ * (`result`, `adapt.constitution`); `value` is the value itself, used to tell array indexes from
+ * object keys in the path.
+ *
+ * A union (zod `.nullable()`, `.or()`: JSON Schema `anyOf`) fails with the first error of each
+ * branch. Reporting the first branch's would call a constitution that lacks `rules` "must be
+ * null" (issue 11). So branches the value is not even of the type of are set aside, and the error
+ * of the branch that remains is reported (`…modified_constitution.rules: is required`); when none
+ * remains, the rule lists every type the union accepts (`must be an object or null`).
+ *
+ * @example
+ * ```ts
+ * if (!validate(value)) throw invalidInput(describeSchemaError(validate.errors, "constitution", value));
+ * ```
+ */
+export function describeSchemaError(errors: readonly ErrorObject[] | null | undefined, root: string, value: unknown): SchemaProblem {
+  const error = mostSpecific(errors ?? []);
+  if (error === undefined) return { field: root, rule: "is invalid" };
+  const path = pointerToPath(error.instancePath, value);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case "required":
+      return { field: joinPath(root, [...path, String(params["missingProperty"])]), rule: "is required" };
+    case "additionalProperties":
+      return { field: joinPath(root, [...path, String(params["additionalProperty"])]), rule: "is not a known field" };
+    case "type":
+      return { field: joinPath(root, path), rule: `must be ${typeList(params["type"])}` };
+    case "enum":
+      return { field: joinPath(root, path), rule: `must be one of ${(params["allowedValues"] as unknown[]).map((v) => JSON.stringify(v)).join(", ")}` };
+    default:
+      return { field: joinPath(root, path), rule: error.message ?? `fails ${error.keyword}` };
+  }
+}
+
+/** The error that says what is wrong: through unions, the branch the value was meant for. */
+function mostSpecific(errors: readonly ErrorObject[]): ErrorObject | undefined {
+  // Without allErrors, ajv stops at the first failing keyword: it is the last error, and errors
+  // before it belong to it (the branches of a union, the `then` of an `if`).
+  const last = errors.at(-1);
+  if (last === undefined) return undefined;
+  if (last.keyword === "if") return mostSpecific(errors.slice(0, -1));
+  if (last.keyword !== "anyOf" && last.keyword !== "oneOf") return errors[0];
+
+  const prefix = `${last.schemaPath}/`;
+  const branches = new Map<string, ErrorObject[]>();
+  for (const e of errors.slice(0, -1)) {
+    if (!e.schemaPath.startsWith(prefix)) continue;
+    const branch = e.schemaPath.slice(prefix.length).split("/", 1)[0] ?? "";
+    branches.set(branch, [...(branches.get(branch) ?? []), e]);
+  }
+  // A branch whose only complaint is the type of the value itself was not the one the value meant.
+  const typeOnly = (errs: ErrorObject[]) => errs.length === 1 && errs[0]!.keyword === "type" && errs[0]!.instancePath === last.instancePath;
+  const meant = [...branches.values()].filter((errs) => !typeOnly(errs));
+  if (meant.length > 0) return mostSpecific(meant[0]!);
+  const types = [...branches.values()].flatMap((errs) => [(errs[0]!.params as { type: unknown }).type].flat());
+  return { ...last, keyword: "type", params: { type: types }, message: `must be ${typeList(types)}` };
+}
+
+const ARTICLE: Record<string, string> = { object: "an object", array: "an array", string: "a string", number: "a number", integer: "an integer", boolean: "a boolean", null: "null" };
+
+function typeList(type: unknown): string {
+  const names = [type].flat().map((t) => ARTICLE[String(t)] ?? String(t));
+  return names.length <= 1 ? (names[0] ?? "valid") : `${names.slice(0, -1).join(", ")} or ${names.at(-1)}`;
+}
+
+/** A JSON Pointer (`/rules/0/id`) as path segments, array indexes as numbers (looked up in `value`). */
+function pointerToPath(pointer: string, value: unknown): PropertyKey[] {
+  if (pointer === "") return [];
+  const path: PropertyKey[] = [];
+  let current = value;
+  for (const raw of pointer.slice(1).split("/")) {
+    const segment = raw.replaceAll("~1", "/").replaceAll("~0", "~");
+    if (Array.isArray(current)) {
+      path.push(Number(segment));
+      current = current[Number(segment)];
+    } else {
+      path.push(segment);
+      current = typeof current === "object" && current !== null && Object.hasOwn(current, segment) ? (current as Record<string, unknown>)[segment] : undefined;
+    }
+  }
+  return path;
+}
+
+/** `root` (which may itself be a dotted name such as `adapt.constitution`) followed by `path`. */
+function joinPath(root: string, path: readonly PropertyKey[]): string {
+  const tail = formatPath(path);
+  if (tail === "") return root;
+  return tail.startsWith("[") ? `${root}${tail}` : `${root}.${tail}`;
+}
