@@ -61,6 +61,8 @@ export function describeSchemaError(errors: readonly ErrorObject[] | null | unde
       return { field: joinPath(root, [...path, String(params["additionalProperty"])]), rule: "is not a known field" };
     case "type":
       return { field: joinPath(root, path), rule: `must be ${typeList(params["type"])}` };
+    case "const":
+      return { field: joinPath(root, path), rule: `must be ${JSON.stringify(params["allowedValue"])}` };
     case "enum":
       return { field: joinPath(root, path), rule: `must be one of ${(params["allowedValues"] as unknown[]).map((v) => JSON.stringify(v)).join(", ")}` };
     default:
@@ -86,6 +88,8 @@ function mostSpecific(errors: readonly ErrorObject[]): ErrorObject | undefined {
   }
   // A branch whose only complaint is the type of the value itself was not the one the value meant.
   const typeOnly = (errs: ErrorObject[]) => errs.length === 1 && errs[0]!.keyword === "type" && errs[0]!.instancePath === last.instancePath;
+  // No branch errors: a oneOf that more than one branch matched; its own message says so.
+  if (branches.size === 0) return last;
   const meant = [...branches.values()].filter((errs) => !typeOnly(errs));
   if (meant.length > 0) return mostSpecific(meant[0]!);
   const types = [...branches.values()].flatMap((errs) => [(errs[0]!.params as { type: unknown }).type].flat());
