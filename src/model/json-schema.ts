@@ -24,7 +24,18 @@ const ajv = new Ajv({ allErrors: false, strict: false });
  * ```
  */
 export function compileFromZod<T = unknown>(schema: z.ZodType, extra: Record<string, unknown> = {}): ValidateFunction<T> {
-  return ajv.compile<T>({ ...z.toJSONSchema(schema, { target: "draft-7", unrepresentable: "any", io: "input" }), ...extra });
+  const generated = z.toJSONSchema(schema, {
+    target: "draft-7",
+    unrepresentable: "any",
+    io: "input",
+    // zod writes `propertyNames: { type: "string" }` for every string-keyed record: always true of
+    // JSON, and a walk over every key of a (1 MiB) context on the hot path. Left out.
+    override: ({ jsonSchema }) => {
+      const names = jsonSchema.propertyNames;
+      if (typeof names === "object" && names !== null && Object.keys(names).length === 1 && (names as { type?: unknown }).type === "string") delete jsonSchema.propertyNames;
+    },
+  });
+  return ajv.compile<T>({ ...generated, ...extra });
 }
 
 /** One failed rule: `field` is rooted at the caller's name for the value (`result.modified_constitution.rules`). */
