@@ -22,7 +22,6 @@ import { isAbsolute, normalize, resolve } from "node:path";
 import { VcpError } from "../errors.js";
 import type { BundleCode } from "../sandbox-host/types.js";
 import { createArtifact, DEFAULT_MAX_CODE_BYTES, type VcpArtifact } from "./artifact.js";
-import { compilePredicate } from "../chain/predicate.js";
 import { loadManifestFile, MANIFEST_FILE, type Manifest } from "./manifest.js";
 
 /** Entry module when the manifest names none (DESIGN §3.1). */
@@ -91,8 +90,10 @@ export interface BuildProblem {
 }
 
 /**
- * Build a policy directory into an unsigned `.vcpb` artifact. Fails with `INVALID_BUNDLE`
- * (manifest), `INVALID_PREDICATE` (a hook condition install would refuse), `BUILD_FAILED` (forbidden, absolute or unresolvable imports, compile errors; each
+ * Build a policy directory into an unsigned `.vcpb` artifact. The manifest is validated by the
+ * function install uses (`parseManifest`), so build refuses what install would: `INVALID_BUNDLE`
+ * (manifest shape), `INVALID_HOOK` (e.g. `hooks[0].fail_closed` on a session-trust bundle),
+ * `INVALID_PREDICATE` (a hook condition, e.g. `hooks[2].condition.value`), `BUILD_FAILED` (forbidden, absolute or unresolvable imports, compile errors; each
  * problem names the file, line and import), `BUNDLE_TOO_LARGE`, or `ACTION_NOT_CALLABLE` (a hook's
  * action is not an exported function; names hook and action). Same input ⇒ byte-identical output.
  *
@@ -106,7 +107,6 @@ export async function buildBundle(dir: string, options: BuildOptions = {}): Prom
   const maxCodeBytes = options.maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES;
   const root = resolve(dir);
   const manifest = await loadManifestFile(dir);
-  checkConditions(manifest);
   const entry = await checkEntry(dir, root, manifest);
   const { code, warnings } = await bundleCode(dir, root, entry);
 
@@ -143,17 +143,6 @@ export async function buildBundle(dir: string, options: BuildOptions = {}): Prom
     );
   }
   return { artifact, warnings };
-}
-
-/**
- * Compile every hook condition as install will (predicate.ts, default limits), so a condition the
- * runtime would refuse — malformed, or over its cost (maxCost) — fails the build, not the deploy.
- * Throws `INVALID_PREDICATE` with the path, e.g. `hooks[2].condition.children[4]`.
- */
-function checkConditions(manifest: Manifest): void {
-  manifest.hooks.forEach((hook, i) => {
-    if (hook.condition != null) compilePredicate(hook.condition, undefined, `hooks[${i}].condition`);
-  });
 }
 
 async function checkEntry(dir: string, root: string, manifest: Manifest): Promise<string> {

@@ -3,29 +3,27 @@ import { join } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { VcpError } from "../errors.js";
-import { HOOK_TYPES, ScopeSchema, TrustLevelSchema } from "../model/hook-type.js";
-import { HOOK_NAME_PATTERN, MAX_TIMEOUT_MS } from "../model/hook.js";
-import { assertPredicateNesting, PredicateSchema } from "../model/predicate.js";
+import { ScopeSchema, TrustLevelSchema, type Scope } from "../model/hook-type.js";
+import { EXPORT_NAME_PATTERN, HookDefinitionSchema, type HookDefinition } from "../model/hook.js";
+import { assertPredicateNesting } from "../model/predicate.js";
 import { describeIssues } from "../model/zod-errors.js";
+import { compileHook } from "../registry/validate.js";
 
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 
-/** One hook of a bundle manifest (DESIGN §3.1): spec §4.1 fields, `action` names an export. */
-export const ManifestHookSchema = z
-  .object({
-    name: z.string({ error: "must be a string" }).regex(HOOK_NAME_PATTERN, "must match [a-z0-9_-]{1,64} (spec §6.2.2)"),
-    type: z.enum(HOOK_TYPES, { error: "must be one of the six hook types (spec §6.2.3)" }),
+/**
+ * One hook of a bundle manifest (DESIGN §3.1): the hook-definition schema of spec §4.1
+ * (src/model/hook.ts) with two manifest forms. `action` names an export of this bundle (the bundle
+ * and digest of the full ActionRef are known only at install); `trust` is the bundle's, not the
+ * hook's; `scope` says whether install registers the hook or only offers it to sessions. Derived,
+ * not copied, so a field rule changed in the model changes `policy.yaml` and its JSON Schema too.
+ */
+export const ManifestHookSchema = HookDefinitionSchema.omit({ action: true, trust: true })
+  .extend({
     action: z
       .string({ error: "must name an exported function" })
-      .regex(/^[A-Za-z_$][A-Za-z0-9_$]{0,127}$/, "must be a JavaScript identifier naming an exported function"),
-    priority: z.number({ error: "must be an integer in [0, 100] (spec §6.2.4)" }).int("must be an integer in [0, 100] (spec §6.2.4)").min(0, "must be an integer in [0, 100] (spec §6.2.4)").max(100, "must be an integer in [0, 100] (spec §6.2.4)"),
-    timeout_ms: z.number({ error: "must be an integer in [1, 30000] (spec §6.2.5)" }).int("must be an integer in [1, 30000] (spec §6.2.5)").min(1, "must be an integer in [1, 30000] (spec §6.2.5)").max(MAX_TIMEOUT_MS, "must be an integer in [1, 30000] (spec §5.4.5)"),
-    fail_closed: z.boolean({ error: "must be a boolean" }).optional(),
-    enabled: z.boolean({ error: "must be a boolean" }).optional(),
+      .regex(EXPORT_NAME_PATTERN, "must be a JavaScript identifier naming an exported function"),
     scope: ScopeSchema.optional(),
-    condition: PredicateSchema.nullable().optional(),
-    description: z.string().max(4096).optional(),
-    metadata: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
 export type ManifestHook = z.infer<typeof ManifestHookSchema>;
@@ -47,8 +45,11 @@ export type Manifest = z.infer<typeof ManifestSchema>;
 export type ManifestInput = z.input<typeof ManifestSchema>;
 
 /**
- * Validate a manifest. Errors name the file (when given), the path (`hooks[2].timeout_ms`) and the
- * rule broken, every broken field at once.
+ * Validate a manifest: the one validation build, sign, verify and install run. Errors name the file
+ * (when given), the path (`hooks[2].timeout_ms`) and the rule broken: `INVALID_BUNDLE` for the shape
+ * (every broken field at once), then, hook by hook, the registry's own checks with their codes:
+ * `INVALID_HOOK` (e.g. `hooks[0].fail_closed` with session trust) and `INVALID_PREDICATE`
+ * (`hooks[1].condition.value`). Each error has `details: { file, problems: [{ field, rule }] }`.
  *
  * @example
  * ```ts
@@ -80,7 +81,67 @@ export function parseManifest(raw: unknown, file = "manifest"): Manifest {
     }
     names.add(hook.name);
   });
+  // The registry's own per-hook validation (trust and fail_closed, the condition compiled with the
+  // install limits, JSON-only metadata), run on what install will register. Build, sign, verify and
+  // install all come through here, so none of them accepts a manifest another refuses. Left to
+  // install, because they need its state: names across bundles, the session allowlist, and whether
+  // each action is an exported function (build checks that in a real isolate).
+  parsed.data.hooks.forEach((hook, index) => {
+    const scope = hook.scope ?? "deployment";
+    try {
+      compileHook(hookDefinition(parsed.data, hook, scope), { scope, seq: 0, at: ["hooks", index] });
+    } catch (err) {
+      throw withFile(err, file);
+    }
+  });
   return parsed.data;
+}
+
+/**
+ * The hook definitions install registers (`deployment`) or offers to sessions (`session`) for a
+ * manifest: each hook of that scope, its action the export of this bundle revision (`digest`).
+ *
+ * @example
+ * ```ts
+ * registry.registerAll(manifestHookDefinitions(manifest, "deployment", artifact.digest), opts);
+ * ```
+ */
+export function manifestHookDefinitions(manifest: Manifest, scope: Scope, digest?: string): HookDefinition[] {
+  return manifest.hooks.filter((hook) => (hook.scope ?? "deployment") === scope).map((hook) => hookDefinition(manifest, hook, scope, digest));
+}
+
+function hookDefinition(manifest: Manifest, hook: ManifestHook, scope: Scope, digest?: string): HookDefinition {
+  return {
+    name: hook.name,
+    type: hook.type,
+    priority: hook.priority,
+    timeout_ms: hook.timeout_ms,
+    action: { bundle: manifest.bundle, export: hook.action, ...(digest !== undefined ? { digest } : {}) },
+    condition: hook.condition ?? null,
+    enabled: hook.enabled ?? true,
+    ...(hook.description !== undefined ? { description: hook.description } : {}),
+    metadata: hook.metadata ?? {},
+    fail_closed: hook.fail_closed ?? false,
+    // DESIGN §3.4: a hook a session registers runs with session trust, whatever the bundle has.
+    trust: scope === "session" ? "session" : manifest.trust,
+  };
+}
+
+/**
+ * A registry refusal (INVALID_HOOK, INVALID_PREDICATE) of a manifest hook, reported like the
+ * manifest's other problems: same code, the file, `problems: [{ field, rule }]` with
+ * `hooks[i].…` paths (so parseManifestYaml adds their line and column).
+ */
+function withFile(err: unknown, file: string): unknown {
+  if (!(err instanceof VcpError) || err.details === undefined) return err;
+  const d = err.details;
+  const issues = Array.isArray(d["issues"]) ? (d["issues"] as ManifestProblem[]) : undefined;
+  const field = typeof d["field"] === "string" ? d["field"] : typeof d["path"] === "string" ? d["path"] : undefined;
+  // A predicate's `received` is already a short string rendering (chain/predicate.ts); keep it in the rule.
+  const received = err.code === "INVALID_PREDICATE" && typeof d["received"] === "string" ? ` (received ${d["received"]})` : "";
+  const problems = issues ?? (field !== undefined ? [{ field, rule: `${String(d["rule"] ?? err.message)}${received}` }] : undefined);
+  if (problems === undefined) return err;
+  return new VcpError(err.code, `${file}: ${problems.map((p) => `${p.field}: ${p.rule}`).join("; ")}`, { ...d, file, problems }, { cause: err });
 }
 
 /** The manifest file of a policy directory (DESIGN §3.1). */
@@ -95,7 +156,8 @@ export interface ManifestProblem {
 }
 
 /**
- * Read and validate `<dir>/policy.yaml`. Errors are `VcpError("INVALID_BUNDLE")` with
+ * Read and validate `<dir>/policy.yaml` ({@link parseManifest}). Errors are `VcpError`s
+ * (`INVALID_BUNDLE`, `INVALID_HOOK`, `INVALID_PREDICATE`) with
  * `details: { file, problems: [{ field, rule, line?, column? }] }`; the message names the file, each
  * path (`hooks[2].timeout_ms`), its line and column, and the rule. YAML syntax errors name the line
  * and column.
@@ -151,7 +213,8 @@ export function parseManifestYaml(text: string, file = MANIFEST_FILE): Manifest 
   try {
     return parseManifest(raw, file);
   } catch (err) {
-    if (!(err instanceof VcpError) || err.code !== "INVALID_BUNDLE" || !Array.isArray(err.details?.["problems"])) throw err;
+    // Manifest problems (INVALID_BUNDLE) and the registry's (INVALID_HOOK, INVALID_PREDICATE) alike.
+    if (!(err instanceof VcpError) || !Array.isArray(err.details?.["problems"])) throw err;
     // Add the line and column of each problem: the node at its path, or the nearest enclosing one
     // (a missing key is reported where its parent mapping starts).
     const problems = (err.details["problems"] as ManifestProblem[]).map((p): ManifestProblem => {
@@ -168,7 +231,7 @@ export function parseManifestYaml(text: string, file = MANIFEST_FILE): Manifest 
       }
       return p;
     });
-    throw new VcpError("INVALID_BUNDLE", `${file}: ${problems.map(formatProblem).join("; ")}`, { file, problems });
+    throw new VcpError(err.code, `${file}: ${problems.map(formatProblem).join("; ")}`, { ...err.details, file, problems }, { cause: err });
   }
 }
 

@@ -1,55 +1,18 @@
-import { Ajv } from "ajv";
-import type { HookResult } from "../model/result.js";
+import { compileFromZod, describeSchemaError } from "../model/json-schema.js";
+import { HookResultSchema, type HookResult } from "../model/result.js";
 import { DEFAULT_JSON_DEPTH, RESULT_ENVELOPE_DEPTH, jsonTextDepth } from "../model/json-bounds.js";
 
 /**
- * JSON Schema of HookResult (spec §4.3), the hot-path twin of the zod `HookResultSchema` in
- * src/model/result.ts (a unit test checks the two agree on generated samples). ajv compiles it once.
+ * HookResult (spec §4.3) as ajv checks it on the hot path: the JSON Schema of the zod
+ * `HookResultSchema` (src/model/result.ts), compiled once. The one rule zod holds as a refinement,
+ * which JSON Schema generation cannot see, is added as `if`/`then` (a unit test checks the two agree).
  */
-export const HOOK_RESULT_JSON_SCHEMA = {
-  type: "object",
-  additionalProperties: false,
-  required: ["status"],
-  properties: {
-    status: { enum: ["continue", "abort", "modify"] },
-    modified_context: { type: ["object", "null"] },
-    modified_constitution: {
-      anyOf: [
-        { type: "null" },
-        {
-          type: "object",
-          required: ["id", "rules"],
-          properties: {
-            id: { type: "string", minLength: 1 },
-            version: { type: "string" },
-            rules: {
-              type: "array",
-              items: {
-                type: "object",
-                required: ["id", "text"],
-                properties: {
-                  id: { type: "string", minLength: 1 },
-                  text: { type: "string" },
-                  safety_critical: { type: "boolean" },
-                },
-              },
-            },
-            signatures: { type: "array", items: { type: "object" } },
-          },
-        },
-      ],
-    },
-    reason: { type: "string", maxLength: 4096 },
-    annotations: { type: "object" },
-    duration_ms: { type: "number" },
-  },
-  // spec §4.3: reason is REQUIRED when status is 'abort'.
-  if: { properties: { status: { const: "abort" } } },
+const validateHookResult = compileFromZod<HookResult>(HookResultSchema, {
+  // spec §4.3: reason is REQUIRED when status is 'abort'. (`required` in the `if`: without it a
+  // result lacking `status` would match and be told it lacks a reason.)
+  if: { required: ["status"], properties: { status: { const: "abort" } } },
   then: { required: ["reason"], properties: { reason: { type: "string", minLength: 1 } } },
-} as const;
-
-const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
-const validateHookResult = ajv.compile<HookResult>(HOOK_RESULT_JSON_SCHEMA);
+});
 
 export type ParsedResult = { ok: true; result: HookResult } | { ok: false; message: string };
 
@@ -84,10 +47,9 @@ export function parseHookResult(resultJson: string, maxDepth: number = DEFAULT_J
     return { ok: false, message: "result is not valid JSON" };
   }
   if (validateHookResult(value)) return { ok: true, result: value };
-  const first = validateHookResult.errors?.[0];
-  const where = first?.instancePath ? `result${first.instancePath.replaceAll("/", ".")}` : "result";
-  const extra = first?.params && "additionalProperty" in first.params ? ` '${String(first.params.additionalProperty)}'` : "";
-  return { ok: false, message: `${where} ${first?.message ?? "does not match HookResult"}${extra} (spec §4.3)` };
+  // `result.modified_constitution.rules: is required`, not the first branch of its null-or-object union.
+  const { field, rule } = describeSchemaError(validateHookResult.errors, "result", value);
+  return { ok: false, message: `${field}: ${rule} (spec §4.3)` };
 }
 
 const HOST_PATH = /(?:file:\/\/)?(?:\/[\w.@+-]+){2,}(?::\d+){0,2}/g;

@@ -8,9 +8,10 @@ const USAGE = `usage: vcp-hooks build <dir> [-o <file.vcpb>] [--json]
 
 Bundle the policy in <dir> (policy.yaml + its entry, default src/index.ts) with esbuild into one
 .vcpb artifact and print its digest. The build fails, writing nothing, on a manifest error (naming
-file, path and rule), a Node built-in / LLM SDK / unresolvable import (naming the file and import), or
-a hook whose action is not an exported function (checked in a real isolate). The same sources give
-the same bytes. The artifact is unsigned: sign it with 'vcp-hooks sign'.
+file, path such as hooks[0].fail_closed, line and rule: the same validation install runs, so trust and
+fail_closed, conditions and metadata are checked here), a Node built-in / LLM SDK / unresolvable import
+(naming the file and import), or a hook whose action is not an exported function (checked in a real
+isolate). The same sources give the same bytes. The artifact is unsigned: sign it with 'vcp-hooks sign'.
 
 Options:
   -o, --out <file>  output file (default <dir>/dist/<bundle>-<version>.vcpb)

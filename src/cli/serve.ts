@@ -103,7 +103,8 @@ export async function startServe(args: string[], options: { signals?: boolean; o
     throw new UsageError((err as Error).message);
   }
   if (parsed.values.help) {
-    out(`${USAGE}\n`);
+    // Help is the command's output (stdout), unlike the banner.
+    (options.out ?? ((text: string) => process.stdout.write(text)))(`${USAGE}\n`);
     const done = Promise.resolve(0);
     return { url: "", server: undefined as never, runtime: undefined as never, done, stop: () => done };
   }

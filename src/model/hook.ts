@@ -3,6 +3,8 @@ import { HOOK_TYPES, HookTypeSchema, ScopeSchema, TrustLevelSchema } from "./hoo
 import { PredicateSchema } from "./predicate.js";
 
 export const HOOK_NAME_PATTERN = /^[a-z0-9_-]{1,64}$/;
+/** What an action's `export` may be: a JavaScript identifier (the name of an exported function). */
+export const EXPORT_NAME_PATTERN = /^[A-Za-z_$][A-Za-z0-9_$]{0,127}$/;
 export const MAX_TIMEOUT_MS = 30_000;
 /** Spec §3.6: periodic hooks never fire more often than once per second. */
 export const MIN_PERIODIC_INTERVAL_MS = 1_000;
@@ -15,7 +17,7 @@ export const DEFAULT_PERIODIC_INTERVAL_MS = 60_000;
 export const ActionRefSchema = z
   .object({
     bundle: z.string().regex(/^[a-z0-9_-]{1,64}$/, "bundle name must match [a-z0-9_-]{1,64}"),
-    export: z.string().regex(/^[A-Za-z_$][A-Za-z0-9_$]{0,127}$/, "must be a JavaScript identifier"),
+    export: z.string().regex(EXPORT_NAME_PATTERN, "must be a JavaScript identifier"),
     /** Content digest of the bundle revision the action belongs to (set by the bundle layer). */
     digest: z.string().optional(),
   })

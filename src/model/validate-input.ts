@@ -1,7 +1,7 @@
-import type { ErrorObject, ValidateFunction } from "ajv";
+import type { ValidateFunction } from "ajv";
 import { VcpError } from "../errors.js";
 import { HOOK_TYPES, type HookType } from "./hook-type.js";
-import { compileModelSchema, EVENT_SCHEMA_IDS, pointerPath } from "./json-schema.js";
+import { compileModelSchema, describeSchemaError, EVENT_SCHEMA_IDS } from "./json-schema.js";
 
 // The zod schemas are the single source; their JSON Schema form (json-schema.ts) is compiled ONCE at
 // module load so that validating a chain input on the hot path costs a function call, not a compile.
@@ -12,10 +12,9 @@ const validateEvent = Object.fromEntries(HOOK_TYPES.map((type) => [type, compile
   ValidateFunction
 >;
 
-function fail(field: string, errors: ErrorObject[] | null | undefined): never {
-  const first = errors?.[0];
-  const where = pointerPath(field, first?.instancePath);
-  throw new VcpError("INVALID_INPUT", `${where}: ${first?.message ?? "is invalid"}`, { field: where, rule: first?.message });
+function fail(root: string, validate: ValidateFunction, value: unknown): never {
+  const { field, rule } = describeSchemaError(validate.errors, root, value);
+  throw new VcpError("INVALID_INPUT", `${field}: ${rule}`, { field, rule });
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -24,12 +23,12 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * Validate the caller-supplied parts of a chain input (spec §4.2, §4.5). Throws VcpError
- * INVALID_INPUT naming the field, e.g. `event.injection_format: must be equal to one of the allowed values`.
+ * INVALID_INPUT naming the field, e.g. `event.injection_format: must be one of "system_prompt", …`.
  */
 export function assertChainInput(type: HookType, input: { context: unknown; constitution: unknown; event: unknown; session: unknown }): void {
   if (!isPlainObject(input.context)) throw new VcpError("INVALID_INPUT", "context: must be a JSON object", { field: "context" });
-  if (!validateConstitution(input.constitution)) fail("constitution", validateConstitution.errors);
-  if (!validateSession(input.session)) fail("session", validateSession.errors);
+  if (!validateConstitution(input.constitution)) fail("constitution", validateConstitution, input.constitution);
+  if (!validateSession(input.session)) fail("session", validateSession, input.session);
   assertEvent(type, input.event);
 }
 
@@ -40,5 +39,5 @@ export function assertChainInput(type: HookType, input: { context: unknown; cons
  */
 export function assertEvent(type: HookType, event: unknown, field = "event"): void {
   const validate = validateEvent[type];
-  if (!validate(event)) fail(field, validate.errors);
+  if (!validate(event)) fail(field, validate, event);
 }

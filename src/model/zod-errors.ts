@@ -1,5 +1,25 @@
 import type { z } from "zod";
 
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/**
+ * A field path as operators write it: `condition.children[0].operator`, `metadata["a b"]`.
+ *
+ * @example
+ * ```ts
+ * formatPath(["condition", "children", 0, "operator"]); // "condition.children[0].operator"
+ * ```
+ */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`;
+    else if (typeof key === "string" && IDENTIFIER.test(key)) out += out === "" ? key : `.${key}`;
+    else out += `[${JSON.stringify(String(key))}]`;
+  }
+  return out;
+}
+
 /** `hooks[2].timeout_ms` style path of a zod issue. */
 export function issuePath(path: readonly PropertyKey[], base = ""): string {
   let out = base;

@@ -4,9 +4,9 @@
  * changes nothing. (`Runtime.fire` skips validation for an empty chain, so relying on it would let
  * an invalid constitution into a session whose chains happen to be empty.)
  */
-import type { ErrorObject } from "ajv";
+import type { ValidateFunction } from "ajv";
 import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
-import { compileModelSchema, pointerPath } from "../model/json-schema.js";
+import { compileModelSchema, describeSchemaError } from "../model/json-schema.js";
 import { invalidInput } from "./errors.js";
 
 // Compiled once at module load (STYLE.md: never compile a schema per call), from the same generated
@@ -17,10 +17,9 @@ const validateRuleConflict = compileModelSchema("RuleConflict");
 
 const SESSION_ID_MAX = 256;
 
-function describe(field: string, errors: ErrorObject[] | null | undefined): never {
-  const first = errors?.[0];
-  const where = pointerPath(field, first?.instancePath);
-  throw invalidInput(where, first?.message ?? "is invalid");
+function describe(root: string, validate: ValidateFunction, value: unknown): never {
+  const { field, rule } = describeSchemaError(validate.errors, root, value);
+  throw invalidInput(field, rule);
 }
 
 /**
@@ -43,7 +42,7 @@ export function assertObject(field: string, value: unknown): asserts value is Re
 }
 
 export function assertConstitution(field: string, value: unknown): void {
-  if (!validateConstitution(value)) describe(field, validateConstitution.errors);
+  if (!validateConstitution(value)) describe(field, validateConstitution, value);
 }
 
 export function assertConstitutions(field: string, value: unknown, min: number): void {
@@ -55,14 +54,14 @@ export function assertConstitutions(field: string, value: unknown, min: number):
 export function assertRules(field: string, value: unknown): void {
   if (!Array.isArray(value)) throw invalidInput(field, "must be an array of rules");
   value.forEach((r, i) => {
-    if (!validateRule(r)) describe(`${field}[${i}]`, validateRule.errors);
+    if (!validateRule(r)) describe(`${field}[${i}]`, validateRule, r);
   });
 }
 
 export function assertRuleConflicts(field: string, value: unknown): void {
   if (!Array.isArray(value)) throw invalidInput(field, "must be an array of rule conflicts");
   value.forEach((c, i) => {
-    if (!validateRuleConflict(c)) describe(`${field}[${i}]`, validateRuleConflict.errors);
+    if (!validateRuleConflict(c)) describe(`${field}[${i}]`, validateRuleConflict, c);
   });
 }
 

@@ -1,24 +1,5 @@
 import { VcpError } from "../errors.js";
-
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-/**
- * A field path as operators write it: `condition.children[0].operator`, `metadata["a b"]`.
- *
- * @example
- * ```ts
- * formatPath(["condition", "children", 0, "operator"]); // "condition.children[0].operator"
- * ```
- */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const key of path) {
-    if (typeof key === "number") out += `[${key}]`;
-    else if (typeof key === "string" && IDENTIFIER.test(key)) out += out === "" ? key : `.${key}`;
-    else out += `[${JSON.stringify(String(key))}]`;
-  }
-  return out;
-}
+import { formatPath } from "../model/zod-errors.js";
 
 /**
  * A deep copy of `value` restricted to JSON data, every object and array frozen. Hooks cross IPC and

@@ -4,7 +4,8 @@ import { VcpError } from "../errors.js";
 import type { Scope } from "../model/hook-type.js";
 import { HOOK_NAME_PATTERN, HookDefinitionSchema, type ResolvedHook } from "../model/hook.js";
 import { assertPredicateNesting } from "../model/predicate.js";
-import { describeReceived, formatPath, toFrozenJson } from "./json.js";
+import { formatPath } from "../model/zod-errors.js";
+import { describeReceived, toFrozenJson } from "./json.js";
 import type { ActionResolver } from "./types.js";
 
 type ParsedHook = z.output<typeof HookDefinitionSchema>;
@@ -18,6 +19,12 @@ export interface CompileHookContext {
   predicateOptions?: PredicateOptions;
   /** Runs after the shape is known, before the costlier checks (the allowlist, spec §8.2.1). */
   admit?: (parsed: ParsedHook) => void;
+  /**
+   * Where the definition sits in the document it came from, e.g. `["hooks", 2]` for a manifest's
+   * third hook: error fields are prefixed with it (`hooks[2].fail_closed`), so a bundle manifest can
+   * run this same validation and still name the hook. Default: none (`fail_closed`).
+   */
+  at?: readonly PropertyKey[];
 }
 
 /**
@@ -36,7 +43,8 @@ export interface CompileHookContext {
  * ```
  */
 export function compileHook(def: unknown, ctx: CompileHookContext): ResolvedHook {
-  const parsed = parseHookDefinition(def);
+  const at = ctx.at ?? [];
+  const parsed = parseHookDefinition(def, at);
   ctx.admit?.(parsed);
 
   // DESIGN §3.4: a session-scope hook runs with session trust whatever it asks for; spec §8.3: the
@@ -49,11 +57,12 @@ export function compileHook(def: unknown, ctx: CompileHookContext): ResolvedHook
       ctx.scope === "session"
         ? "a session-scope hook runs with session trust, which may not abort (spec §8.3), so it cannot be fail_closed"
         : "a hook with session trust may not abort (spec §8.3), so it cannot be fail_closed; declare trust \"deployment\"";
-    throw new VcpError("INVALID_HOOK", `hooks: fail_closed: ${rule}`, { field: "fail_closed", rule, received: true, hook: parsed.name });
+    const field = formatPath([...at, "fail_closed"]);
+    throw new VcpError("INVALID_HOOK", `hooks: ${field}: ${rule}`, { field, rule, received: true, hook: parsed.name });
   }
 
   const condition = parsed.condition ?? null;
-  if (condition !== null) compilePredicate(condition, ctx.predicateOptions, "condition");
+  if (condition !== null) compilePredicate(condition, ctx.predicateOptions, formatPath([...at, "condition"]));
 
   const verdict = ctx.resolveAction ? ctx.resolveAction(parsed.action) : true;
   if (verdict !== true) {
@@ -72,10 +81,10 @@ export function compileHook(def: unknown, ctx: CompileHookContext): ResolvedHook
     type: parsed.type,
     priority: parsed.priority,
     timeout_ms: parsed.timeout_ms,
-    action: toFrozenJson(parsed.action, ["action"]),
-    condition: toFrozenJson(condition, ["condition"]),
+    action: toFrozenJson(parsed.action, [...at, "action"]),
+    condition: toFrozenJson(condition, [...at, "condition"]),
     enabled: parsed.enabled ?? true,
-    metadata: toFrozenJson(parsed.metadata ?? {}, ["metadata"]),
+    metadata: toFrozenJson(parsed.metadata ?? {}, [...at, "metadata"]),
     fail_closed: failClosed,
     trust,
     scope: ctx.scope,
@@ -95,32 +104,32 @@ export function compileHook(def: unknown, ctx: CompileHookContext): ResolvedHook
  * parseHookDefinition({ name: "X" }); // throws INVALID_HOOK, details.field "name"
  * ```
  */
-export function parseHookDefinition(def: unknown): ParsedHook {
+export function parseHookDefinition(def: unknown, at: readonly PropertyKey[] = []): ParsedHook {
   // SECURITY: bound recursion before zod's recursive predicate schema sees the value.
-  if (typeof def === "object" && def !== null) assertPredicateNesting((def as { condition?: unknown }).condition);
+  if (typeof def === "object" && def !== null) assertPredicateNesting((def as { condition?: unknown }).condition, formatPath([...at, "condition"]));
   const result = HookDefinitionSchema.safeParse(def);
   if (result.success) return result.data;
 
   const problems: { field: string; rule: string; received: unknown }[] = [];
   for (const issue of result.error.issues) {
     const path = issue.path as PropertyKey[];
-    const at = valueAt(def, path);
+    const value = valueAt(def, path);
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys) {
         problems.push({
-          field: formatPath([...path, key]),
+          field: formatPath([...at, ...path, key]),
           rule: path.length === 0 ? "is not a field of a hook definition (spec §4.1)" : "is not a known field",
-          received: describeReceived(valueAt(at, [key])),
+          received: describeReceived(valueAt(value, [key])),
         });
       }
     } else if (path.length === 0) {
-      problems.push({ field: "definition", rule: "must be an object", received: describeReceived(def) });
+      problems.push({ field: at.length === 0 ? "definition" : formatPath(at), rule: "must be an object", received: describeReceived(def) });
     } else {
-      const rule = issue.code === "invalid_type" && at === undefined ? "is required" : issue.message;
-      problems.push({ field: formatPath(path), rule, received: describeReceived(at) });
+      const rule = issue.code === "invalid_type" && value === undefined ? "is required" : issue.message;
+      problems.push({ field: formatPath([...at, ...path]), rule, received: describeReceived(value) });
     }
   }
-  const first = problems[0] ?? { field: "definition", rule: "is invalid", received: describeReceived(def) };
+  const first = problems[0] ?? { field: at.length === 0 ? "definition" : formatPath(at), rule: "is invalid", received: describeReceived(def) };
   const message = `hooks: ${problems.map((p) => `${p.field}: ${p.rule}`).join("; ")}`;
   const details: Record<string, unknown> = { ...first, issues: problems.map(({ field, rule }) => ({ field, rule })) };
   const name = valueAt(def, ["name"]);

@@ -3,14 +3,14 @@ import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { acquirePidLock, type PidLock } from "./pid-lock.js";
 import { VcpError } from "../errors.js";
-import { parseManifest, type Manifest, type ManifestInput } from "../bundle/manifest.js";
+import { manifestHookDefinitions, parseManifest, type Manifest, type ManifestInput } from "../bundle/manifest.js";
 import { createArtifact, DEFAULT_MAX_CODE_BYTES, isArtifactLike, verifyArtifact, type VcpArtifact, type VerifiedArtifact } from "../bundle/artifact.js";
 import { loadKeyring, type Keyring, type KeyringInput } from "../bundle/keys.js";
 import { createBundleStore, type BundleStore } from "../bundle/store.js";
 import { compareVersions } from "../bundle/version.js";
 import type { ErrorCode } from "../errors.js";
 import { isHookType, type HookType, type Scope } from "../model/hook-type.js";
-import type { HookDefinition, ResolvedHook } from "../model/hook.js";
+import type { ResolvedHook } from "../model/hook.js";
 import type { Constitution } from "../model/constitution.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";
 import { assertChainInput } from "../model/validate-input.js";
@@ -415,24 +415,6 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     return wire;
   }
 
-  function hookDefinitions(manifest: Manifest, digest: string, scope: Scope): HookDefinition[] {
-    return manifest.hooks
-      .filter((hook) => (hook.scope ?? "deployment") === scope)
-      .map((hook) => ({
-        name: hook.name,
-        type: hook.type,
-        priority: hook.priority,
-        timeout_ms: hook.timeout_ms,
-        action: { bundle: manifest.bundle, export: hook.action, digest },
-        condition: hook.condition ?? null,
-        enabled: hook.enabled ?? true,
-        ...(hook.description !== undefined ? { description: hook.description } : {}),
-        metadata: hook.metadata ?? {},
-        fail_closed: hook.fail_closed ?? false,
-        trust: scope === "session" ? "session" : manifest.trust,
-      }));
-  }
-
   async function releaseIfIdle(digest: string): Promise<void> {
     if (retiredDigests.has(digest) && (inFlightByDigest.get(digest) ?? 0) === 0) {
       retiredDigests.delete(digest);
@@ -546,7 +528,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     // and rolled back if the atomic registry swap refuses it.
     installed.set(manifest.bundle, { info, manifest });
     try {
-      registry.replace(previous?.info.hooks ?? [], hookDefinitions(manifest, digest, "deployment"), {
+      registry.replace(previous?.info.hooks ?? [], manifestHookDefinitions(manifest, "deployment", digest), {
         scope: "deployment",
         principal: how.principal,
       });
@@ -577,7 +559,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   /** Undo a registry swap: deregister `currentHooks`, re-register `previous` (if any) as it was. */
   function restoreHooks(name: string, currentHooks: string[], previous: InstalledBundle | undefined): void {
     try {
-      registry.replace(currentHooks, previous ? hookDefinitions(previous.manifest, previous.info.digest, "deployment") : [], {
+      registry.replace(currentHooks, previous ? manifestHookDefinitions(previous.manifest, "deployment", previous.info.digest) : [], {
         scope: "deployment",
         principal: SYSTEM_PRINCIPAL,
       });
@@ -638,7 +620,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         const key = requireVisibleSession(sessionId, registerOptions);
         const entry = installed.get(ref.bundle);
         if (entry === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${ref.bundle}' is not installed`, { bundle: ref.bundle });
-        const definition = hookDefinitions(entry.manifest, entry.info.digest, "session").find((d) => d.name === ref.hook);
+        const definition = manifestHookDefinitions(entry.manifest, "session", entry.info.digest).find((d) => d.name === ref.hook);
         if (definition === undefined) {
           throw new VcpError("UNKNOWN_HOOK", `bundle '${ref.bundle}' offers no session-scope hook '${ref.hook}'`, { bundle: ref.bundle, hook: ref.hook });
         }

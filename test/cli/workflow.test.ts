@@ -193,6 +193,25 @@ describe("refusals: specific message, exit 1 (2 for usage), nothing changed", ()
     expect(existsSync(join(p, "dist"))).toBe(false);
   });
 
+  // Issue 11 defect 1: build ran a copy of install's validation and let these two through (exit 0).
+  test.each([
+    ["a condition `in` with a number", "    # condition: { field: context.dimensions.data_sensitivity, operator: gte, value: 7 }", "    condition: { field: context.dimensions.data_sensitivity, operator: in, value: 3 }", /INVALID_PREDICATE: .*bad\/policy\.yaml: hooks\[0\]\.condition\.value \(line \d+, column \d+\): in needs an array of JSON values \(received 3\)/],
+    ["fail_closed on a session-trust bundle", "trust: deployment", "trust: session", /INVALID_HOOK: .*bad\/policy\.yaml: hooks\[0\]\.fail_closed \(line \d+, column \d+\): a hook with session trust may not abort \(spec §8\.3\), so it cannot be fail_closed/],
+  ])("build refuses what install refuses: %s, naming hooks[0]…; no artifact written", async (_label, from, to, message) => {
+    const d = scratchDir(dirs);
+    const p = join(d, "bad");
+    cpSync(policy, p, { recursive: true, filter: (src) => !src.includes("/dist") });
+    let yaml = readFileSync(join(p, "policy.yaml"), "utf8");
+    expect(yaml).toContain(from);
+    yaml = yaml.replace(from, to);
+    if (to === "trust: session") yaml = yaml.replace("fail_closed: false", "fail_closed: true");
+    writeFileSync(join(p, "policy.yaml"), yaml);
+    const run = await cli(["build", p]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(message);
+    expect(existsSync(join(p, "dist"))).toBe(false);
+  });
+
   test("a missing export: ACTION_NOT_CALLABLE naming hook, action and the exports; no artifact written", async () => {
     const d = scratchDir(dirs);
     const p = join(d, "noexport");

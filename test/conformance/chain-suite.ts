@@ -511,6 +511,20 @@ export function defineChainConformance(backendName: string, make: Make): void {
         nothing: "function () { }",
         extra_key: "function () { return { status: 'continue', stauts: 'typo' }; }",
         bad_constitution: "function () { return { status: 'modify', modified_constitution: { rules: 'none' } }; }",
+        no_rules: "function () { return { status: 'modify', modified_constitution: { id: 'c' } }; }",
+        bad_context: "function () { return { status: 'modify', modified_context: [] }; }",
+      };
+      // Each error names the real problem: a nullable field's failure is the failure of the branch
+      // the value was meant for, not "must be null" (issue 11 defect 9).
+      const why: Record<string, string> = {
+        no_status: "result.status: is required (spec §4.3)",
+        bad_status: 'result.status: must be one of "continue", "abort", "modify" (spec §4.3)',
+        abort_no_reason: "result.reason: is required (spec §4.3)",
+        not_object: "result: must be an object (spec §4.3)",
+        extra_key: "result.stauts: is not a known field (spec §4.3)",
+        bad_constitution: "result.modified_constitution.id: is required (spec §4.3)",
+        no_rules: "result.modified_constitution.rules: is required (spec §4.3)",
+        bad_context: "result.modified_context: must be an object or null (spec §4.3)",
       };
       const hooks = Object.keys(bad).map((name, i) => ({ name, type: "pre_inject" as const, priority: 90 - i }));
       await withBundles([testBundle(b, [...hooks, { name: "still_runs", type: "pre_inject", priority: 1 }], { ...bad, still_runs: appendTag("ok") })], async () => {
@@ -519,6 +533,8 @@ export function defineChainConformance(backendName: string, make: Make): void {
         expect(r.hook_results.slice(0, hooks.length).map((h) => [h.hook, h.outcome, h.status])).toEqual(hooks.map((h) => [h.name, "invalid_result", "continue"]));
         expect(r.context.trail).toEqual(["ok"]);
         expect(errors.filter((e) => e.outcome === "invalid_result").map((e) => e.hook)).toEqual(hooks.map((h) => h.name));
+        const errorOf = Object.fromEntries(r.hook_results.map((h) => [h.hook, h.error]));
+        for (const [name, message] of Object.entries(why)) expect(errorOf[name], name).toBe(message);
       });
     });
 
@@ -636,7 +652,19 @@ export function defineChainConformance(backendName: string, make: Make): void {
         });
         await expect(rt.fire("pre_inject", { ...fireInput("pre_inject"), constitution: { id: "c" } as never })).rejects.toMatchObject({
           code: "INVALID_INPUT",
-          message: expect.stringContaining("constitution"),
+          message: "constitution.rules: is required",
+          details: { field: "constitution.rules", rule: "is required" },
+        });
+        await expect(rt.fire("pre_inject", { ...fireInput("pre_inject"), constitution: { id: "c", rules: [{ id: "r" }] } as never })).rejects.toMatchObject({
+          message: "constitution.rules[0].text: is required",
+        });
+      });
+      // A nullable event field: the message lists what it may be, not only its first branch.
+      await withBundles([testBundle(`${b}-t`, [{ name: "any_transition", type: "on_transition" }], { any_transition: appendTag("x") })], async () => {
+        const input = fireInput("on_transition");
+        await expect(rt.fire("on_transition", { ...input, event: { ...input.event, previous_state: 5 } as never })).rejects.toMatchObject({
+          code: "INVALID_INPUT",
+          message: "event.previous_state: must be a string or null",
         });
       });
     });

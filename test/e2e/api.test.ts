@@ -313,7 +313,7 @@ describe("sessions and events", () => {
     if (!hasSessions()) skip();
     const r = await cl(h, "POST", "/v1/sessions/s1/chains/pre_inject", { event: { injection_target: "system" } });
     expectError(r, 400, "INVALID_REQUEST");
-    expect(r.body.error.details.field).toBe("body.event");
+    expect(r.body.error.details.field).toBe("body.event.injection_format");
     expect(r.body.error.message).toMatch(/injection_format/);
   });
 

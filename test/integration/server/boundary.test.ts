@@ -57,7 +57,7 @@ describe("defect 3: the HTTP boundary validates every body the same, whether or 
     { what: "a constitution without rules", path: "chains/pre_inject", body: { constitution: { id: "c" }, event: preInject }, field: "body.constitution" },
     { what: "a rule with an empty id", path: "chains/pre_inject", body: { constitution: { id: "c", rules: [{ id: "", text: "x" }] }, event: preInject }, field: "body.constitution.rules[0].id" },
     { what: "an event of the wrong shape for the type", path: "chains/pre_inject", body: { event: { ...preInject, injection_format: "shout" } }, field: "body.event.injection_format" },
-    { what: "an on_violation event without severity", path: "chains/on_violation", body: { event: { output: "o", violated_rules: [], violation_evidence: "e", retry_count: 0 } }, field: "body.event" },
+    { what: "an on_violation event without severity", path: "chains/on_violation", body: { event: { output: "o", violated_rules: [], violation_evidence: "e", retry_count: 0 } }, field: "body.event.severity" },
     { what: "a conflict constitution without rules", path: "conflict", body: { constitutions: [{ id: "x" }], conflicting_rules: [], conflict_severity: "error" }, field: "body.constitutions[0]" },
   ];
 

@@ -1,5 +1,9 @@
 import { afterAll, describe, expect, test } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { buildBundle, refuseImport } from "../../../src/bundle/build.js";
+import { createRuntime } from "../../../src/index.js";
+import { bundleCode } from "../../support/bundles.js";
+import { createVmBackend } from "../../support/vm-backend.js";
 import { serializeArtifact, verifyArtifact } from "../../../src/bundle/artifact.js";
 import { digestOf } from "../../../src/integrity/digest.js";
 import { VcpError } from "../../../src/errors.js";
@@ -192,6 +196,50 @@ describe("buildBundle", () => {
     const d = dir({ "policy.yaml": policyYaml("valueimport", [{ name: "h", action: "act" }]), "src/index.ts": 'import { HOOK_TYPES } from "vcp-hooks";\nexport const act = () => HOOK_TYPES;\n' });
     const err = await buildError(d);
     expect(err.message).toContain("import type");
+  });
+});
+
+// Issue 11 defect 1: build validated a copy of the manifest rules, and let through hooks the
+// registry refuses at install. Both now run parseManifest, which runs the registry's compileHook.
+describe("build and install refuse the same manifests, with the same code and hooks[i] path", () => {
+  const withHook = (lines: string) => PII_YAML.replace("    timeout_ms: 1000", `    timeout_ms: 1000\n${lines}`);
+  const cases: Array<[string, string, string, string, string]> = [
+    // label, policy.yaml, code, field, rule fragment
+    ["a condition `in` with a number", withHook("    condition: { field: context.note, operator: in, value: 3 }"), "INVALID_PREDICATE", "hooks[0].condition.value", "in needs an array of JSON values (received 3)"],
+    ["fail_closed on a session-trust bundle", withHook("    fail_closed: true").replace("trust: deployment", "trust: session"), "INVALID_HOOK", "hooks[0].fail_closed", "may not abort (spec §8.3)"],
+    [
+      "fail_closed on a session-scope hook (runs with session trust)",
+      `${withHook("")}  - { name: watch, type: pre_inject, action: stripPii, priority: 1, timeout_ms: 10, scope: session, fail_closed: true }\n`,
+      "INVALID_HOOK",
+      "hooks[1].fail_closed",
+      "a session-scope hook runs with session trust",
+    ],
+    ["metadata that is not JSON data (.inf)", withHook("    metadata: { limit: .inf }"), "INVALID_HOOK", "hooks[0].metadata.limit", "must be a finite number"],
+  ];
+
+  test.each(cases)("%s", async (_label, yaml, code, field, rule) => {
+    const built = await buildError(dir({ "policy.yaml": yaml, ...TS_POLICY }));
+    const rt = await createRuntime({ backend: createVmBackend() });
+    try {
+      const source = { manifest: parseYaml(yaml) as unknown, code: bundleCode({ stripPii: "function () { return { status: 'continue' }; }" }) };
+      const installed = (await rt.bundles.install(source as never).then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as VcpError;
+      expect(installed).toBeInstanceOf(VcpError);
+      expect(rt.bundles.list()).toEqual([]);
+      for (const err of [built, installed]) {
+        expect(err.code).toBe(code);
+        const problems = err.details?.["problems"] as Array<{ field: string; rule: string }>;
+        expect(problems).toEqual([expect.objectContaining({ field, rule: expect.stringContaining(rule) })]);
+        expect(err.message).toContain(`${field}`);
+        expect(err.message).toContain(rule);
+      }
+      // policy.yaml errors also say where: the line of the offending field.
+      expect(built.message).toMatch(new RegExp(`${field.replace(/[.[\]]/g, "\\$&")} \\(line \\d+, column \\d+\\)`));
+    } finally {
+      await rt.close();
+    }
   });
 });
 

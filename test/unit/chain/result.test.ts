@@ -22,9 +22,22 @@ describe("parseHookResult", () => {
 
   test("the message names the offending field", () => {
     const parsed = parseHookResult('{"status":"continue","stauts":"typo"}');
-    expect(parsed).toEqual({ ok: false, message: expect.stringContaining("'stauts'") });
+    expect(parsed).toEqual({ ok: false, message: "result.stauts: is not a known field (spec §4.3)" });
     const abort = parseHookResult('{"status":"abort"}');
-    expect(abort.ok === false && abort.message).toMatch(/reason/);
+    expect(abort).toEqual({ ok: false, message: "result.reason: is required (spec §4.3)" });
+  });
+
+  // Issue 11 defect 9: a nullable field reported the failure of its `null` branch.
+  test.each([
+    ['{"status":"modify","modified_constitution":{"id":"c"}}', "result.modified_constitution.rules: is required"],
+    ['{"status":"modify","modified_constitution":{"id":"c","rules":[{"id":"r","text":"t"},{"id":"r2"}]}}', "result.modified_constitution.rules[1].text: is required"],
+    ['{"status":"modify","modified_constitution":{"id":"","rules":[]}}', "result.modified_constitution.id: must NOT have fewer than 1 characters"],
+    ['{"status":"modify","modified_constitution":{"id":"c","rules":[],"signatures":[{"sig":7}]}}', "result.modified_constitution.signatures[0].sig: must be a string"],
+    ['{"status":"modify","modified_constitution":"c"}', "result.modified_constitution: must be an object or null"],
+    ['{"status":"modify","modified_context":[1]}', "result.modified_context: must be an object or null"],
+    ['{"status":"modify","modified_context":{"a":1},"annotations":[]}', "result.annotations: must be an object"],
+  ])("a nullable field names the real problem: %s", (text, message) => {
+    expect(parseHookResult(text)).toEqual({ ok: false, message: `${message} (spec §4.3)` });
   });
 
   test("the ajv hot-path schema and the zod model agree on generated results", () => {

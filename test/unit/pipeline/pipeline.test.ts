@@ -58,7 +58,7 @@ describe("sessions", () => {
   test("open validates at the boundary: the error names the field", () => {
     const { pipeline } = setup();
     expect(() => pipeline.open({ session_id: "x", context: [] as never, constitution: baseConstitution })).toThrow(/^context: must be a JSON object/);
-    expect(() => pipeline.open({ session_id: "x", context: {}, constitution: { id: "k", rules: [{ text: "no id" }] } as never })).toThrow(/constitution\.rules\[0\]/);
+    expect(() => pipeline.open({ session_id: "x", context: {}, constitution: { id: "k", rules: [{ text: "no id" }] } as never })).toThrow(/^constitution\.rules\[0\]\.id: is required$/);
     expect(() => pipeline.open({ session_id: "", context: {}, constitution: baseConstitution })).toThrow(/session_id/);
     expect(pipeline.get("x")).toBeUndefined();
   });
@@ -375,7 +375,7 @@ describe("conflict", () => {
     const { pipeline, calls } = conflictSetup("most_restrictive");
     await expect(pipeline.conflict("s1", { ...input, constitutions: [] })).rejects.toThrow(/^constitutions: must hold at least 1/);
     await expect(pipeline.conflict("s1", { ...input, conflict_severity: "fatal" as never })).rejects.toThrow(/^conflict_severity/);
-    await expect(pipeline.conflict("s1", { ...input, conflicting_rules: [{ rule_a: { id: "a" } }] as never })).rejects.toThrow(/^conflicting_rules\[0\]/);
+    await expect(pipeline.conflict("s1", { ...input, conflicting_rules: [{ rule_a: { id: "a" } }] as never })).rejects.toThrow(/^conflicting_rules\[0\]\.rule_b: is required$/);
     expect(calls).toHaveLength(0);
   });
 });
@@ -434,7 +434,7 @@ describe("violation", () => {
     const { pipeline, calls } = setup();
     await expect(pipeline.violation("s1", { ...input, retry_count: -1 })).rejects.toThrow(/^retry_count/);
     await expect(pipeline.violation("s1", { ...input, severity: "bad" as never })).rejects.toThrow(/^severity/);
-    await expect(pipeline.violation("s1", { ...input, violated_rules: [{ text: "x" }] as never })).rejects.toThrow(/^violated_rules\[0\]/);
+    await expect(pipeline.violation("s1", { ...input, violated_rules: [{ text: "x" }] as never })).rejects.toThrow(/^violated_rules\[0\]\.id: is required$/);
     expect(calls).toHaveLength(0);
   });
 });
