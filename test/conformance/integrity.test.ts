@@ -4,14 +4,11 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { createRuntime as createRuntimeDist } from "../../dist/src/index.js";
-import { generateKeyPair } from "../../dist/src/index.js";
 import { contentDigest, signConstitution, verifySignatureChain } from "../../src/integrity/signatures.js";
-import type { Constitution, Runtime, RuntimeOptions } from "../../src/index.js";
+import { createRuntime, generateKeyPair, type Constitution, type Runtime } from "../../src/index.js";
 import { testBundle } from "../support/bundles.js";
 import { events } from "../support/fixtures.js";
 
-const createRuntime = createRuntimeDist as (o?: RuntimeOptions) => Promise<Runtime>;
 const author = generateKeyPair();
 const runtimeKey = generateKeyPair();
 const signed: Constitution = signConstitution(
