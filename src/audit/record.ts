@@ -1,5 +1,6 @@
 import { createHash, createHmac } from "node:crypto";
 import type { Operation } from "fast-json-patch";
+import type { ConstitutionProvenance } from "../chain/types.js";
 import { canonicalJson } from "../integrity/canonical.js";
 import { digestOf } from "../integrity/digest.js";
 
@@ -34,7 +35,7 @@ export interface AuditRecordInput {
    * hook, bundle and bundle_digest it says who turned which constitution into which, also for an
    * unsigned constitution, which carries no modification link (spec §8.2.4 "if signed").
    */
-  provenance?: { parent_digest: string; digest: string };
+  provenance?: ConstitutionProvenance;
   annotations?: unknown;
   /** Registry records: what happened (e.g. "hook.registered"). */
   event?: string;

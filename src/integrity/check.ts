@@ -1,6 +1,6 @@
 import type { KeyObject } from "node:crypto";
 import { createPublicKey } from "node:crypto";
-import type { ConstitutionCheck } from "../chain/types.js";
+import type { ConstitutionCheck, ConstitutionProvenance } from "../chain/types.js";
 import type { Constitution, SignatureLink } from "../model/constitution.js";
 import type { ResolvedHook } from "../model/hook.js";
 import { canonicalJson } from "./canonical.js";
@@ -121,7 +121,7 @@ export function createIntegrityChecker(options: IntegrityOptions): ConstitutionC
     if (chainVerdict !== null) return { ok: false, reason: chainVerdict };
 
     // Who changed what, for the hook result and the audit record, whether or not a chain is extended.
-    const provenance = { parent_digest: previousDigest, digest: contentDigest(proposed) };
+    const provenance: ConstitutionProvenance = { parent_digest: previousDigest, digest: contentDigest(proposed) };
     // Spec §4.3: the replacement reaches the next hook as returned. Spec §8.2.4 keeps a signature chain
     // "(if signed)": an unsigned constitution gets no chain, or it would come out looking signed.
     // (checkSignaturePrefix has already refused links on a proposal whose input carried none.)

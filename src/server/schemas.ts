@@ -78,7 +78,7 @@ export const HookExecutionSchema = {
     modified_context: { type: "boolean" },
     modified_constitution: { type: "boolean" },
     // Who changed the constitution into what: the only record of it when the constitution is unsigned.
-    provenance: { type: "object", additionalProperties: false, properties: { parent_digest: { type: "string" }, digest: { type: "string" } } },
+    provenance: { type: "object", additionalProperties: false, required: ["parent_digest", "digest"], properties: { parent_digest: { type: "string" }, digest: { type: "string" } } },
     // Closed: the runtime's audit-only fields (bundle_digest, modification diff) stay out of the
     // v1 wire shape of DESIGN §6.2.
   }, { additionalProperties: false }),

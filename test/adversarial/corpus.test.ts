@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { createRuntime, VcpError, type ChainResult, type HookExecution, type Runtime } from "../../src/index.js";
 import { buildGuest, buildGuestSource } from "../support/guest-build.js";
 import { CATEGORIES, loadCorpus, type CorpusCase } from "./corpus.js";
-import { attackBundle, attackHookName, attackInput, CONSTITUTION, EVENTS, RUNTIME_OPTIONS } from "../../bench/sandbox/fixtures.js";
+import { attackBundle, attackHookName, attackInput, CONSTITUTION, RUNTIME_OPTIONS } from "../../bench/sandbox/fixtures.js";
 
 const corpus = loadCorpus();
 
