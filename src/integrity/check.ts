@@ -124,7 +124,8 @@ export function createIntegrityChecker(options: IntegrityOptions): ConstitutionC
     const provenance: ConstitutionProvenance = { parent_digest: previousDigest, digest: contentDigest(proposed) };
     // Spec §4.3: the replacement reaches the next hook as returned. Spec §8.2.4 keeps a signature chain
     // "(if signed)": an unsigned constitution gets no chain, or it would come out looking signed.
-    // (checkSignaturePrefix has already refused links on a proposal whose input carried none.)
+    // SECURITY: only after checkSignaturePrefix refused any link on a proposal whose input carried
+    // none, so a guest cannot make an unsigned constitution look signed either.
     if (previousLinks.length === 0) return { ok: true, constitution: proposed, provenance };
 
     let link: ModificationLink = {

@@ -44,9 +44,7 @@ export function resolveHostEntry(moduleUrl: string = import.meta.url): string {
     const built = join(distDir, rel.replace(/\.ts$/, ".js"));
     const builtAt = mtimeMs(built);
     if (builtAt === undefined) stale.push(`src/${rel} (not built)`);
-    else if (builtAt < (mtimeMs(source) ?? 0)) {
-      stale.push(`src/${rel}`);
-    }
+    else if (builtAt < (mtimeMs(source) ?? 0)) stale.push(`src/${rel}`);
   }
   if (stale.length > 0) {
     const named = stale.slice(0, 3).join(", ") + (stale.length > 3 ? ` and ${stale.length - 3} more` : "");
