@@ -28,6 +28,18 @@ export default tseslint.config(
     rules: { "no-restricted-imports": restrict([ISOLATED_VM, PISCINA, ...CHILD_PROCESS, ...IO]) },
   },
   {
+    // One module graph (issue 11): tests import src/ and bench/ sources, never dist/ (a second copy of
+    // every class: `instanceof VcpError` fails across them). The runtime started from the sources forks
+    // the compiled sandbox host itself (src/pool/host-entry.ts); plain-Node child processes a test
+    // starts still load dist/, by path.
+    files: ["test/**/*.ts"],
+    rules: {
+      "no-restricted-imports": restrict([], [
+        { group: ["**/dist/**"], message: "Tests import src/ (one module graph); the sandbox host is started from dist/ by src/pool/host-entry.ts." },
+      ]),
+    },
+  },
+  {
     files: ["src/server/**/*.ts", "src/cli/**/*.ts"],
     rules: {
       "no-restricted-imports": restrict([ISOLATED_VM, PISCINA, ...CHILD_PROCESS], [

@@ -57,7 +57,7 @@ export class Checks {
 
 const SCENARIO_DIR = fileURLToPath(new URL("./scenarios/", import.meta.url));
 
-/** Every scenario under ./scenarios/, sorted by category then id. Runs compiled (dist/bench/…). */
+/** Every scenario under ./scenarios/, sorted by category then id: compiled (dist/bench/…) or from the sources under vitest. */
 export async function loadScenarios(): Promise<Scenario[]> {
   // tsc creates the compiled directory only once it holds a scenario.
   if (!existsSync(SCENARIO_DIR)) return [];

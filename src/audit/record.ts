@@ -1,5 +1,6 @@
 import { createHash, createHmac } from "node:crypto";
 import type { Operation } from "fast-json-patch";
+import type { ConstitutionProvenance } from "../chain/types.js";
 import { canonicalJson } from "../integrity/canonical.js";
 import { digestOf } from "../integrity/digest.js";
 
@@ -29,6 +30,12 @@ export interface AuditRecordInput {
   duration_ms?: number;
   /** RFC 6902 diff of what the hook changed (diffForAudit), not the full content. */
   modification?: Operation[];
+  /**
+   * For a constitution change: content digests before and after (`parent_digest` → `digest`). With
+   * hook, bundle and bundle_digest it says who turned which constitution into which, also for an
+   * unsigned constitution, which carries no modification link (spec §8.2.4 "if signed").
+   */
+  provenance?: ConstitutionProvenance;
   annotations?: unknown;
   /** Registry records: what happened (e.g. "hook.registered"). */
   event?: string;
@@ -50,7 +57,7 @@ export interface AuditRecord extends AuditRecordInput {
 /** Input fields in the order they are written (readability only: the hash is over RFC 8785 form). */
 export const INPUT_FIELDS = [
   "kind", "session", "owner", "chain_id", "hook", "hook_type", "scope", "bundle", "bundle_digest", "input_hash",
-  "status", "outcome", "duration_ms", "modification", "annotations", "event", "details",
+  "status", "outcome", "duration_ms", "modification", "provenance", "annotations", "event", "details",
 ] as const satisfies ReadonlyArray<keyof AuditRecordInput>;
 
 const KINDS = new Set(["hook", "chain", "registry"]);

@@ -15,6 +15,7 @@ import type {
   ChainRequest,
   ChainResult,
   ConstitutionCheck,
+  ConstitutionProvenance,
   HookExecution,
   InvokeOutcome,
 } from "./types.js";
@@ -309,10 +310,11 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
           // The constitution is checked first: a rejected modification is rejected whole, so a hook
           // cannot land its context change while its constitution change is refused.
           let nextConstitution: Constitution | undefined;
+          let provenance: ConstitutionProvenance | undefined;
           if (result.modified_constitution != null) {
-            const verdict = deps.checkConstitution
+            const verdict: ReturnType<ConstitutionCheck> = deps.checkConstitution
               ? deps.checkConstitution(input.constitution, result.modified_constitution, hook, constitutionsToKeep(type, request.event, result.modified_constitution))
-              : ({ ok: true, constitution: result.modified_constitution } as const);
+              : { ok: true, constitution: result.modified_constitution };
             if (!verdict.ok) {
               execution.outcome = "integrity_rejected";
               execution.error = verdict.reason;
@@ -320,12 +322,14 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
               break;
             }
             nextConstitution = verdict.constitution;
+            provenance = verdict.provenance;
           }
           execution.status = "modify";
           const before = deps.diff ? { context: input.context, constitution: input.constitution } : undefined;
           if (nextConstitution !== undefined) {
             input.replaceConstitution(nextConstitution);
             execution.modified_constitution = true;
+            if (provenance !== undefined) execution.provenance = provenance;
           }
           if (result.modified_context != null) {
             input.replaceContext(result.modified_context);

@@ -65,7 +65,17 @@ export type ConstitutionCheck = (
   proposed: Constitution,
   hook: ResolvedHook,
   composedFrom?: readonly Constitution[],
-) => { ok: true; constitution: Constitution } | { ok: false; reason: string };
+) => { ok: true; constitution: Constitution; provenance?: ConstitutionProvenance } | { ok: false; reason: string };
+
+/**
+ * Which content a hook's accepted constitution change turned into which: RFC 8785 content digests
+ * (without `signatures`) before and after. Kept in the hook result and the audit record for every
+ * modification, signed or not; a signed constitution also carries it in its modification link.
+ */
+export interface ConstitutionProvenance {
+  parent_digest: string;
+  digest: string;
+}
 
 /** One entry of `hook_results` (DESIGN §6.2): what the hook returned and what the runtime made of it. */
 export interface HookExecution {
@@ -84,6 +94,8 @@ export interface HookExecution {
   error?: string;
   modified_context?: boolean;
   modified_constitution?: boolean;
+  /** For an accepted constitution change: its content digests before and after (with hook, bundle and bundle_digest: who changed what). */
+  provenance?: ConstitutionProvenance;
   /** Digest of the bundle revision that ran the hook. */
   bundle_digest?: string;
   /** RFC 6902 diff of what a `modify` changed, `{context, constitution}`-rooted (for the audit log). */

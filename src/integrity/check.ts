@@ -1,6 +1,6 @@
 import type { KeyObject } from "node:crypto";
 import { createPublicKey } from "node:crypto";
-import type { ConstitutionCheck } from "../chain/types.js";
+import type { ConstitutionCheck, ConstitutionProvenance } from "../chain/types.js";
 import type { Constitution, SignatureLink } from "../model/constitution.js";
 import type { ResolvedHook } from "../model/hook.js";
 import { canonicalJson } from "./canonical.js";
@@ -55,8 +55,10 @@ type Verdict = ReturnType<ConstitutionCheck>;
  * 2. a signed incoming constitution's chain still verifies (every link against the digest it signed,
  *    in order, attesting the incoming content) and the proposal carries it unchanged as its
  *    `signatures`, adding nothing (a guest cannot forge links);
- * and on success returns the proposal with a modification link appended, signed with the runtime key
- * when one is configured.
+ * On success it returns the proposal and its provenance (`parent_digest` → `digest`, the content
+ * digests before and after). When the incoming constitution was signed, a modification link is
+ * appended to its chain, signed with the runtime key when one is configured; an unsigned one is
+ * returned exactly as the hook proposed it (spec §4.3, §8.2.4 "if signed").
  *
  * Throws a TypeError at construction for an unusable key (bad PEM, not Ed25519, duplicate key id).
  *
@@ -118,10 +120,17 @@ export function createIntegrityChecker(options: IntegrityOptions): ConstitutionC
     const chainVerdict = checkSignaturePrefix(previousDigest, previousLinks, proposedLinks, trusted, verifyOptions);
     if (chainVerdict !== null) return { ok: false, reason: chainVerdict };
 
+    // Who changed what, for the hook result and the audit record, whether or not a chain is extended.
+    const provenance: ConstitutionProvenance = { parent_digest: previousDigest, digest: contentDigest(proposed) };
+    // Spec §4.3: the replacement reaches the next hook as returned. Spec §8.2.4 keeps a signature chain
+    // "(if signed)": an unsigned constitution gets no chain, or it would come out looking signed.
+    // SECURITY: only after checkSignaturePrefix refused any link on a proposal whose input carried
+    // none, so a guest cannot make an unsigned constitution look signed either.
+    if (previousLinks.length === 0) return { ok: true, constitution: proposed, provenance };
+
     let link: ModificationLink = {
       kind: "modification",
-      parent_digest: previousDigest,
-      digest: contentDigest(proposed),
+      ...provenance,
       hook: hook.name,
       bundle: hook.action.bundle,
     };
@@ -131,7 +140,7 @@ export function createIntegrityChecker(options: IntegrityOptions): ConstitutionC
       // Signed here, so valid: the next hook's check need not verify it again.
       rememberVerified(verifiedCache, canonicalJson(link));
     }
-    return { ok: true, constitution: { ...proposed, signatures: [...(previousLinks as SignatureLink[]), link] } };
+    return { ok: true, constitution: { ...proposed, signatures: [...(previousLinks as SignatureLink[]), link] }, provenance };
   }
 }
 

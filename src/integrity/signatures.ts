@@ -18,8 +18,9 @@ import { digestOf } from "./digest.js";
  *   - link i ≥ 1 naming a parent_digest must name link i-1's digest; a signature link without one
  *     co-signs link i-1's content (same digest). So links cannot be reordered, dropped from the
  *     middle, or spliced in from another constitution.
- *   - link 0 names a parent_digest only if it is a modification of an unsigned constitution; a
- *     signature link 0 naming a parent means links before it were stripped.
+ *   - link 0 names a parent_digest only if it is a modification of an unsigned constitution (this
+ *     runtime no longer writes such chains: an unsigned constitution stays unsigned, check.ts; they
+ *     still verify); a signature link 0 naming a parent means links before it were stripped.
  *   - the last link's digest is the digest of the content as it is now: the chain attests the
  *     current content, not some earlier version.
  *

@@ -4,7 +4,6 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync } from "node:fs
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { ChainRequest, ChainResult } from "../chain/types.js";
 import { chainTimeBoundMs } from "../chain/deadline.js";
 import { VcpError } from "../errors.js";
@@ -17,6 +16,7 @@ import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sa
 import { SlowTracker, WorkerShareTracker } from "./admission.js";
 import { attributeCrash, crashedChainValue, type CrashAttribution, type HookIdentity, type PendingTaskView } from "./crash.js";
 import { rebuildEvents } from "./events.js";
+import { resolveHostEntry } from "./host-entry.js";
 import {
   digestFileStem,
   fromWireError,
@@ -338,6 +338,8 @@ export class SandboxSupervisor implements Sandbox {
   private readonly codeDir: string;
   private readonly ownsCodeDir: boolean;
   private readonly slotDir: string;
+  /** The compiled host-main.js to fork (host-entry.ts): resolved once, before anything is created. */
+  private readonly hostEntry: string;
   private readonly slow: SlowTracker;
   private readonly share: WorkerShareTracker | undefined;
   private readonly emitter = new EventEmitter();
@@ -404,6 +406,8 @@ export class SandboxSupervisor implements Sandbox {
     );
     this.share =
       options.fairShare === false ? undefined : new WorkerShareTracker(this.threads, positiveInt(options.fairShare?.windowMs ?? 3000, "fairShare.windowMs"));
+    // Before the code directory exists: a missing or stale build leaves nothing behind.
+    this.hostEntry = resolveHostEntry();
     this.ownsCodeDir = options.codeDir === undefined;
     this.codeDir = options.codeDir ?? mkdtempSync(join(tmpdir(), "vcp-sandbox-"));
     this.slotDir = join(this.codeDir, "slots");
@@ -1022,7 +1026,7 @@ export class SandboxSupervisor implements Sandbox {
       let child: ChildProcess;
       try {
         // process.execPath: the same Node 24 that runs the caller (npm scripts put it first on PATH).
-        child = fork(fileURLToPath(new URL("./host-main.js", import.meta.url)), [], {
+        child = fork(this.hostEntry, [], {
           execPath: process.execPath,
           execArgv: ["--no-node-snapshot"], // isolated-vm requires it, per process (DESIGN §1)
           serialization: "json", // ≈30 µs round trip against ≈120 µs for "advanced" (DESIGN §4.1)

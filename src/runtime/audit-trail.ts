@@ -69,6 +69,7 @@ export async function createAuditTrail(options: AuditOptions) {
         outcome: hook.outcome,
         duration_ms: hook.duration_ms,
         ...(hook.modification !== undefined ? { modification: hook.modification as NonNullable<AuditRecordInput["modification"]> } : {}),
+        ...(hook.provenance !== undefined ? { provenance: hook.provenance } : {}),
         ...(hook.annotations !== undefined ? { annotations: hook.annotations } : {}),
         ...(hook.error !== undefined || hook.reason !== undefined ? { details: { error: hook.error, reason: hook.reason } } : {}),
       }));

@@ -88,6 +88,8 @@ export const HookExecutionSchema = {
     error: { type: "string" },
     modified_context: { type: "boolean" },
     modified_constitution: { type: "boolean" },
+    // Who changed the constitution into what: the only record of it when the constitution is unsigned.
+    provenance: { type: "object", additionalProperties: false, required: ["parent_digest", "digest"], properties: { parent_digest: { type: "string" }, digest: { type: "string" } } },
     // Closed: the runtime's audit-only fields (bundle_digest, modification diff) stay out of the
     // v1 wire shape of DESIGN §6.2.
   }, { additionalProperties: false }),

@@ -9,13 +9,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import type { ChainResult, HookExecution, Runtime } from "../../src/index.js";
-// The sandbox host and its workers are separate processes/threads that load compiled files, so the
-// runtime is imported from the build (`npm test` runs `tsc` first), like test/integration/pool.
-import { createRuntime, VcpError } from "../../dist/src/index.js";
+// One module graph: the runtime from the sources starts the compiled sandbox host (src/pool/host-entry.ts).
+import { createRuntime, VcpError, type ChainResult, type HookExecution, type Runtime } from "../../src/index.js";
 import { buildGuest, buildGuestSource } from "../support/guest-build.js";
 import { CATEGORIES, loadCorpus, type CorpusCase } from "./corpus.js";
-import { attackBundle, attackHookName, attackInput, CONSTITUTION, EVENTS, RUNTIME_OPTIONS } from "../../bench/sandbox/fixtures.js";
+import { attackBundle, attackHookName, attackInput, CONSTITUTION, RUNTIME_OPTIONS } from "../../bench/sandbox/fixtures.js";
 
 const corpus = loadCorpus();
 

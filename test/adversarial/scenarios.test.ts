@@ -1,10 +1,10 @@
 /**
  * Scenario attacks (bench/sandbox/scenario.ts): several tenants at once, asserting tenant isolation
- * and crash attribution. Imported from the build: scenarios start the sandbox host, which loads
- * compiled files (`npm test` runs `tsc` first).
+ * and crash attribution. From the sources: the runtime they start forks the compiled sandbox host
+ * from dist/ (src/pool/host-entry.ts; `npm test` builds first).
  */
 import { expect, test } from "vitest";
-import { loadScenarios, SCENARIO_CATEGORIES } from "../../dist/bench/sandbox/scenario.js";
+import { loadScenarios, SCENARIO_CATEGORIES } from "../../bench/sandbox/scenario.js";
 
 const scenarios = await loadScenarios();
 

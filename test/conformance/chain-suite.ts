@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { BundleSource, Runtime, RuntimeOptions, LifecycleEventMap, LifecycleEventName } from "../../src/index.js";
 import { HOOK_TYPES, type VcpError } from "../../src/index.js";
 import { periodicIntervalMs } from "../../src/model/hook.js";
+import { contentDigest } from "../../src/integrity/signatures.js";
 import { testBundle, withBundles as withBundlesOn } from "../support/bundles.js";
 import { constitution, events, fireInput } from "../support/fixtures.js";
 
@@ -134,6 +135,28 @@ export function defineChainConformance(backendName: string, make: Make): void {
         async () => {
           const r = await rt.fire("post_select", fireInput("post_select"));
           expect(r.constitution.id).toBe("c-compliance");
+        },
+      );
+    });
+
+    test("§4.3 / §8.2.4 an unsigned replacement constitution reaches the next hook and the caller as returned, its provenance in the hook result", async () => {
+      // Issue 11 defect 7: a modification link used to be appended, so an unsigned constitution came out "signed".
+      const b = uniq("unsigned-replace");
+      const replaced = { id: "c-replaced", version: "2", rules: [...constitution.rules, { id: "extra", text: "Cite sources." }] };
+      await withBundles(
+        [testBundle(b, [{ name: "replace", type: "pre_inject", priority: 90 }, { name: "observe", type: "pre_inject", priority: 10 }], {
+          replace: `function () { return { status: 'modify', modified_constitution: ${JSON.stringify(replaced)} }; }`,
+          observe: "function (input) { return { status: 'continue', annotations: { seen: input.constitution } }; }",
+        })],
+        async () => {
+          const r = await rt.fire("pre_inject", fireInput("pre_inject"));
+          expect(r.hook_results[1]!.annotations).toEqual({ seen: replaced });
+          expect(r.constitution).toEqual(replaced);
+          expect(r.hook_results[0]).toMatchObject({
+            hook: "replace", bundle: b, status: "modify", modified_constitution: true,
+            provenance: { parent_digest: contentDigest(constitution), digest: contentDigest(replaced) },
+          });
+          expect(r.hook_results[1]!.provenance).toBeUndefined();
         },
       );
     });

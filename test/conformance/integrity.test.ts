@@ -4,14 +4,11 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { createRuntime as createRuntimeDist } from "../../dist/src/index.js";
-import { generateKeyPair } from "../../dist/src/index.js";
-import { signConstitution, verifySignatureChain } from "../../src/integrity/signatures.js";
-import type { Constitution, Runtime, RuntimeOptions } from "../../src/index.js";
+import { contentDigest, signConstitution, verifySignatureChain } from "../../src/integrity/signatures.js";
+import { createRuntime, generateKeyPair, type Constitution, type Runtime } from "../../src/index.js";
 import { testBundle } from "../support/bundles.js";
 import { events } from "../support/fixtures.js";
 
-const createRuntime = createRuntimeDist as (o?: RuntimeOptions) => Promise<Runtime>;
 const author = generateKeyPair();
 const runtimeKey = generateKeyPair();
 const signed: Constitution = signConstitution(
@@ -51,7 +48,7 @@ beforeAll(async () => {
       strip_sigs: modify("delete c.signatures"),
       forge_link: modify("c.rules[1].text = 'Be verbose.'; c.signatures.push({ kind: 'modification', key_id: 'runtime-1', alg: 'ed25519', digest: 'sha256:' + '0'.repeat(64), sig: 'AAAA' })"),
       legit_edit: modify("c.rules[1].text = 'Be very brief.'"),
-      observer: "function (input) { return { status: 'continue', annotations: { style: input.constitution.rules[1].text, links: input.constitution.signatures.length } }; }",
+      observer: "function (input) { return { status: 'continue', annotations: { style: input.constitution.rules[1].text, links: (input.constitution.signatures || []).length, signed: 'signatures' in input.constitution } }; }",
     }),
   );
 });
@@ -59,8 +56,8 @@ afterAll(async () => {
   await rt?.close();
 });
 
-const fire = (type: "post_select" | "pre_inject" | "on_conflict", attack: string) =>
-  rt.fire(type, { session: "integrity", context: { attack }, constitution: signed, event: events[type] as never });
+const fire = (type: "post_select" | "pre_inject" | "on_conflict", attack: string, constitution: Constitution = signed) =>
+  rt.fire(type, { session: "integrity", context: { attack }, constitution, event: events[type] as never });
 
 test.each([
   ["post_select", "drop", "drop_safety", /no-harm-1/],
@@ -83,7 +80,7 @@ test("§8.2.4 a legitimate modification keeps the signature chain, gains a signe
     ["legit_edit", "ok", "modify"],
     ["observer", "ok", "continue"],
   ]);
-  expect(result.hook_results[1]!.annotations).toEqual({ style: "Be very brief.", links: 2 });
+  expect(result.hook_results[1]!.annotations).toEqual({ style: "Be very brief.", links: 2, signed: true });
   const links = result.constitution.signatures!;
   expect(links[0]).toEqual(signed.signatures![0]);
   expect(links[1]).toMatchObject({ kind: "modification", hook: "legit_edit", bundle: "tamper", key_id: "runtime-1" });
@@ -95,4 +92,23 @@ test("§8.2.4 a legitimate modification keeps the signature chain, gains a signe
   const records = await rt.audit.query({ session: "integrity" });
   const record = records.find((r) => r.chain_id === result.chain_id && r.hook === "legit_edit")!;
   expect(record.modification).toEqual(expect.arrayContaining([expect.objectContaining({ op: "replace", path: "/constitution/rules/1/text", value: "Be very brief." })]));
+  // Who turned which content into which, as the link says.
+  const link = links[1] as { parent_digest: string; digest: string };
+  expect(record.provenance).toEqual({ parent_digest: link.parent_digest, digest: link.digest });
+  expect(result.hook_results[0]!.provenance).toEqual(record.provenance);
+});
+
+test("§8.2.4 an unsigned constitution stays unsigned through a modifying chain (\"if signed\"); the hook result and the audit record say who changed what", async () => {
+  // Issue 11 defect 7: the runtime used to append a (runtime-signed) link, so it came out "signed".
+  const { signatures: _signatures, ...unsigned } = signed;
+  const result = await fire("on_conflict", "none", unsigned);
+  const edited = { ...unsigned, rules: unsigned.rules.map((r, i) => (i === 1 ? { ...r, text: "Be very brief." } : r)) };
+  expect(result.hook_results[1]!.annotations).toEqual({ style: "Be very brief.", links: 0, signed: false });
+  expect(result.constitution).toEqual(edited);
+  const provenance = { parent_digest: contentDigest(unsigned), digest: contentDigest(edited) };
+  expect(result.hook_results[0]).toMatchObject({ hook: "legit_edit", bundle: "tamper", status: "modify", provenance });
+  const records = await rt.audit.query({ session: "integrity" });
+  const record = records.find((r) => r.chain_id === result.chain_id && r.hook === "legit_edit")!;
+  expect(record).toMatchObject({ bundle: "tamper", bundle_digest: expect.stringMatching(/^sha256:/), provenance });
+  expect(record.modification).toEqual([{ op: "replace", path: "/constitution/rules/1/text", value: "Be very brief." }]);
 });

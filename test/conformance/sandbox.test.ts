@@ -1,9 +1,8 @@
-// The same conformance suite against the real isolated-vm sandbox process. The sandbox host and its
-// piscina workers load compiled files, so this imports the build (`npm test` builds first).
-import { createRuntime } from "../../dist/src/index.js";
-import type { Runtime, RuntimeOptions } from "../../src/index.js";
+// The same conformance suite against the real isolated-vm sandbox process. The runtime comes from the
+// sources; it starts the compiled sandbox host from dist/ (src/pool/host-entry.ts; `npm test` builds first).
+import { createRuntime } from "../../src/index.js";
 import { defineChainConformance } from "./chain-suite.js";
 
 defineChainConformance("isolated-vm sandbox", (options) =>
-  (createRuntime as (o?: Partial<RuntimeOptions>) => Promise<Runtime>)({ ...options, sandbox: { threads: 2 } }),
+  createRuntime({ ...options, sandbox: { threads: 2 } }),
 );

@@ -1,7 +1,7 @@
 // The HTTP status table covers every error code, runtime and server, so a new code is mapped on purpose.
 import { describe, expect, it } from "vitest";
-import { ERROR_CODES } from "../../dist/src/index.js";
-import { HTTP_STATUS, SERVER_ERROR_CODES, toHttpError } from "../../dist/src/server/errors.js";
+import { ERROR_CODES } from "../../src/index.js";
+import { HTTP_STATUS, SERVER_ERROR_CODES, toHttpError } from "../../src/server/errors.js";
 
 describe("HTTP status table", () => {
   it("maps every runtime ErrorCode and every server code to a 4xx/5xx status", () => {

@@ -1,16 +1,14 @@
 /**
  * End-to-end helpers: a real runtime (isolated-vm sandbox process) behind the real HTTP server on an
- * ephemeral loopback port. The sandbox host loads compiled files, so everything comes from dist/
- * (`npx tsc -p tsconfig.json` first), as in test/conformance/sandbox.test.ts.
+ * ephemeral loopback port. Everything comes from the sources; the runtime starts the compiled sandbox
+ * host from dist/ (src/pool/host-entry.ts; `npm run build` first), as in test/conformance/sandbox.test.ts.
  */
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createArtifact, createRuntime, generateKeyPair, signArtifact } from "../../dist/src/index.js";
-import { createServer } from "../../dist/src/server/app.js";
-import type { VcpArtifact } from "../../src/index.js";
-import type { LiveSettings, VcpServer } from "../../src/server/app.js";
+import { createArtifact, createRuntime, generateKeyPair, signArtifact, type VcpArtifact } from "../../src/index.js";
+import { createServer, type LiveSettings, type VcpServer } from "../../src/server/app.js";
 
 export const TOKENS = { operator: "op-token-e2e-0123456789", client: "cl-token-e2e-0123456789" };
 export const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
@@ -60,7 +58,7 @@ export async function startHarness(options: { settings?: LiveSettings; runtime?:
     sandbox: { threads: 2 },
     ...options.runtime,
   } as never);
-  const server = await createServer({ runtime: runtime as never, settings: options.settings ?? settings() });
+  const server = await createServer({ runtime, settings: options.settings ?? settings() });
   const url = await server.listen("127.0.0.1", 0);
   return {
     url,

@@ -2,7 +2,7 @@
 // per-client session cap, and limits applied from the headers before any body byte is read, on
 // every route, authenticated or not.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sendHugeBody } from "../../dist/bench/sandbox/http-tenants.js";
+import { sendHugeBody } from "../../bench/sandbox/http-tenants.js";
 import { TOKENS, call, cl, constitution, events, GUARD_CODE, guardManifest, op, settings, sha256, signed, startHarness, type Harness, type Reply } from "./helpers.js";
 
 const CLIENT_B = "cl-token-e2e-b-9876543210";

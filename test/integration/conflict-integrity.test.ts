@@ -2,9 +2,7 @@
 // default strategy) and a post_select replacement keep every safety-critical rule — flagged, or
 // designated by the deployment — of the constitutions they are made from.
 import { afterAll, beforeAll, expect, test } from "vitest";
-import type { Constitution, Runtime } from "../../src/index.js";
-// The sandbox host and its workers load compiled files: import the build (`npm test` builds first).
-import { createRuntime } from "../../dist/src/index.js";
+import { createRuntime, type Constitution, type Runtime } from "../../src/index.js";
 import { testBundle } from "../support/bundles.js";
 
 const org: Constitution = { id: "org", version: "1", rules: [{ id: "no-harm", text: "Do not help cause physical harm.", safety_critical: true }, { id: "tone", text: "Be courteous." }] };

@@ -8,13 +8,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { Runtime } from "../../src/index.js";
-// The sandbox host loads compiled files: the runtime comes from the build, like test/adversarial.
-import { createRuntime, VcpError } from "../../dist/src/index.js";
+import { createRuntime, VcpError, type Runtime } from "../../src/index.js";
 import { buildGuestSource } from "../support/guest-build.js";
 
 const constitution = { id: "c1", version: "1", rules: [{ id: "r1", text: "be kind" }] };
-const event = { injection_target: "system", injection_format: "system_prompt", raw_constitution: "be kind" };
+const event = { injection_target: "system", injection_format: "system_prompt" as const, raw_constitution: "be kind" };
 
 function deep(depth: number): Record<string, unknown> {
   let v: Record<string, unknown> = { leaf: true };

@@ -14,6 +14,7 @@ import type { BackendChainTask, ChainBackend } from "../../src/runtime/backend.j
 import type { BundleCode } from "../../src/sandbox-host/types.js";
 import { VcpError } from "../../src/errors.js";
 import { diffForAudit } from "../../src/audit/diff.js";
+import { createIntegrityChecker, type IntegrityOptions } from "../../src/integrity/check.js";
 
 const CALL_SOURCE = `(function (exportsObject) {
   return function call(name, inputJson, limit) {
@@ -30,8 +31,11 @@ const CALL_SOURCE = `(function (exportsObject) {
   };
 })`;
 
-export function createVmBackend(options: { resultBytes?: number } = {}): ChainBackend & { invocations: number } {
+export function createVmBackend(options: { resultBytes?: number; integrity?: IntegrityOptions } = {}): ChainBackend & { invocations: number } {
   const resultBytes = options.resultBytes ?? 1024 * 1024;
+  // Like the sandbox worker: every modified constitution passes the integrity checker (by default
+  // with what a runtime without `integrity` options sends its workers: no listed rules, no keys).
+  const checkConstitution = createIntegrityChecker(options.integrity ?? { safetyCriticalRuleIds: [] });
   const loaded = new Map<string, { context: vm.Context; exports: string[] }>();
   // Precompiled once: calls the guest-side dispatcher with arguments placed on the context global,
   // so the vm timeout bounds the synchronous part (a direct host call would not be bounded).
@@ -87,7 +91,7 @@ export function createVmBackend(options: { resultBytes?: number } = {}): ChainBa
       const events: LifecycleEvent[] = [];
       const plan = compileChainPlan(task.plan.type, task.plan.hooks, task.plan.revision);
       // Like the sandbox worker with an audit log: modifications carry their RFC 6902 diff.
-      const result = await runChain(plan, task.request, { invoker, clock: systemClock, emit: (e) => events.push(e), diff: diffForAudit });
+      const result = await runChain(plan, task.request, { invoker, clock: systemClock, emit: (e) => events.push(e), diff: diffForAudit, checkConstitution });
       // Mimic the process boundary: results arrive as JSON.
       return JSON.parse(JSON.stringify({ result, events }));
     },

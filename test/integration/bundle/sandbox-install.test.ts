@@ -1,6 +1,7 @@
 /**
  * The bundle pipeline end to end on the real isolated-vm sandbox: build a TypeScript policy, sign,
- * install, fire, restart from the data directory. Imports the build, like test/conformance/sandbox.test.ts.
+ * install, fire, restart from the data directory. In this process from the sources (the runtime forks
+ * the compiled sandbox host, src/pool/host-entry.ts); the child processes below, plain Node, load dist/.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -8,8 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, expect, test } from "vitest";
-import { buildBundle, createRuntime, generateKeyPair, serializeArtifact, signArtifact } from "../../../dist/src/index.js";
-import type { Runtime } from "../../../src/index.js";
+import { buildBundle, createRuntime, generateKeyPair, serializeArtifact, signArtifact, type Runtime } from "../../../src/index.js";
 import { fireInput } from "../../support/fixtures.js";
 import { policyDir, policyYaml, removeDir, TS_POLICY } from "../../unit/bundle/helpers.js";
 
@@ -31,14 +31,14 @@ async function redacted(rt: Runtime): Promise<unknown> {
 test("build → sign → install in the sandbox → fire; reloaded from the data directory after a restart", async () => {
   const { artifact } = await buildBundle(policy);
   const signed = signArtifact(artifact, ops.privateKeyPem, "ops");
-  const first = (await createRuntime({ dataDir, keyring, sandbox: { threads: 1 } })) as unknown as Runtime;
+  const first = (await createRuntime({ dataDir, keyring, sandbox: { threads: 1 } }));
   try {
     expect(await first.bundles.install(signed)).toMatchObject({ bundle: "strip-pii", signed_by: "ops", digest: artifact.digest });
     expect(await redacted(first)).toBe("mail me at [email]");
   } finally {
     await first.close();
   }
-  const second = (await createRuntime({ dataDir, keyring, sandbox: { threads: 1 } })) as unknown as Runtime;
+  const second = (await createRuntime({ dataDir, keyring, sandbox: { threads: 1 } }));
   try {
     expect(second.bundles.list()).toMatchObject([{ bundle: "strip-pii", digest: artifact.digest, signed_by: "ops" }]);
     expect(await redacted(second)).toBe("mail me at [email]");

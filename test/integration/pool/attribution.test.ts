@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { attributeCrash, type HookIdentity, type PendingTaskView } from "../../../dist/src/pool/crash.js";
-import { parseSlot, type SlotRecord } from "../../../dist/src/pool/slots.js";
+import { attributeCrash, type HookIdentity, type PendingTaskView } from "../../../src/pool/crash.js";
+import { parseSlot, type SlotRecord } from "../../../src/pool/slots.js";
 
 // Pure rules of crash attribution (src/pool/crash.ts), on slot records as the supervisor reads them.
 // Each pending task has a hook list; slot records name a hook by its position in that list.

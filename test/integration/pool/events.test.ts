@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
-import { runChain } from "../../../dist/src/chain/execute.js";
-import { compileChainPlan } from "../../../dist/src/chain/plan.js";
-import { EventPacker, packChainValue, rebuildEvents } from "../../../dist/src/pool/events.js";
+import { runChain } from "../../../src/chain/execute.js";
+import { compileChainPlan } from "../../../src/chain/plan.js";
+import { EventPacker, packChainValue, rebuildEvents } from "../../../src/pool/events.js";
 import type { ActionInvoker, ChainRequest, InvokeOutcome } from "../../../src/chain/types.js";
 import type { HookType } from "../../../src/model/hook-type.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";

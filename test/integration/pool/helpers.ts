@@ -5,11 +5,11 @@ import type { BundleCode } from "../../../src/sandbox-host/types.js";
 import type { ChainTask } from "../../../src/pool/index.js";
 
 /**
- * The pool runs compiled JavaScript (the host process and piscina workers load files), so these
- * tests import the build: run `npx tsc -p tsconfig.json` first (`npm test` does).
+ * The pool from the sources: it forks the compiled host from dist/ (src/pool/host-entry.ts), so run
+ * `npm run build` first (`npm test` does).
  */
-export { startSandbox } from "../../../dist/src/pool/index.js";
-export { VcpError } from "../../../dist/src/errors.js";
+export { startSandbox } from "../../../src/pool/index.js";
+export { VcpError } from "../../../src/errors.js";
 
 export function bundle(name: string, code: string, extra: Partial<BundleCode> = {}): BundleCode {
   return {

@@ -208,8 +208,8 @@ describe("integrity checker: modification links (DESIGN §4.5.2)", () => {
     expect(checker(previous, proposed, h1)).toEqual(verdict);
   });
 
-  test("chained modifications by two hooks produce a two-link chain that verifies", () => {
-    const start = baseConstitution();
+  test("chained modifications of a signed constitution by two hooks extend its chain by two links that verify", () => {
+    const start = signed();
     const first = checker(start, harmlessEdit(start), h1);
     expect(first.ok).toBe(true);
     const afterFirst = (first as { constitution: Constitution }).constitution;
@@ -219,25 +219,49 @@ describe("integrity checker: modification links (DESIGN §4.5.2)", () => {
     expect(verdict.ok).toBe(true);
     const result = (verdict as { constitution: Constitution }).constitution;
     const links = result.signatures as ModificationLink[];
-    expect(links.map((l) => [l.kind, l.hook, l.bundle])).toEqual([
+    expect(links[0]).toEqual(start.signatures![0]);
+    expect(links.slice(1).map((l) => [l.kind, l.hook, l.bundle])).toEqual([
       ["modification", "rewrite_tone", "policy-a"],
       ["modification", "add_disclaimer", "policy-b"],
     ]);
-    expect(links[0]!.parent_digest).toBe(contentDigest(start));
-    expect(links[1]!.parent_digest).toBe(links[0]!.digest);
-    expect(links[1]!.digest).toBe(contentDigest(result));
-    expect(verifySignatureChain(result, trusted(rt))).toEqual({ ok: true });
+    expect(links[1]!.parent_digest).toBe(contentDigest(start));
+    expect(links[2]!.parent_digest).toBe(links[1]!.digest);
+    expect(links[2]!.digest).toBe(contentDigest(result));
+    expect(verifySignatureChain(result, trusted(ops, rt))).toEqual({ ok: true });
     // Tampering after the fact breaks it.
     const tampered = { ...result, rules: result.rules.slice(1) };
-    expect(verifySignatureChain(tampered, trusted(rt)).ok).toBe(false);
+    expect(verifySignatureChain(tampered, trusted(ops, rt)).ok).toBe(false);
   });
 
   test("without a runtime key the modification link is unsigned", () => {
-    const keyless = createIntegrityChecker({ safetyCriticalRuleIds: [] });
-    const verdict = keyless(baseConstitution(), harmlessEdit(baseConstitution()), hook("h", "b", null));
+    const keyless = createIntegrityChecker({ safetyCriticalRuleIds: [], trustedConstitutionKeys: trusted(ops) });
+    const verdict = keyless(signed(), harmlessEdit(signed()), hook("h", "b", null));
     expect(verdict.ok).toBe(true);
-    const link = (verdict as { constitution: Constitution }).constitution.signatures![0] as SignatureLink;
+    const link = (verdict as { constitution: Constitution }).constitution.signatures![1] as SignatureLink;
     expect(Object.keys(link).sort()).toEqual(["bundle", "digest", "hook", "kind", "parent_digest"]);
+  });
+
+  // Issue 11 defect 7: a link used to be appended to an unsigned constitution, which then came out "signed".
+  test.each([
+    ["with a runtime key", checker],
+    ["without a runtime key", createIntegrityChecker({ safetyCriticalRuleIds: ["legal-1"] })],
+  ])("an unsigned constitution's replacement comes back exactly as the hook returned it (%s), with its provenance", (_, check) => {
+    const start = baseConstitution();
+    const proposed = harmlessEdit(start);
+    const verdict = check(start, proposed, h1);
+    expect(verdict).toEqual({ ok: true, constitution: proposed, provenance: { parent_digest: contentDigest(start), digest: contentDigest(proposed) } });
+    expect("signatures" in (verdict as { constitution: Constitution }).constitution).toBe(false);
+    // The next hook gets it unsigned too, and its change is traced from the first one's result.
+    const second = harmlessEdit(proposed);
+    second.rules.push({ id: "disclaimer", text: "Not legal advice." });
+    const next = check(proposed, second, h2);
+    expect(next).toEqual({ ok: true, constitution: second, provenance: { parent_digest: contentDigest(proposed), digest: contentDigest(second) } });
+  });
+
+  test("a signed constitution's modification reports the provenance its link records", () => {
+    const verdict = checker(signed(), harmlessEdit(signed()), h1) as { constitution: Constitution; provenance: unknown };
+    const link = verdict.constitution.signatures![1] as ModificationLink;
+    expect(verdict.provenance).toEqual({ parent_digest: link.parent_digest, digest: link.digest });
   });
 });
 
