@@ -2,8 +2,8 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createRuntime } from "../../dist/src/index.js";
-import { createServer } from "../../dist/src/server/app.js";
+import { createRuntime } from "../../src/index.js";
+import { createServer } from "../../src/server/app.js";
 import { call, settings, TOKENS } from "./helpers.js";
 
 const lines: Array<Record<string, unknown>> = [];
