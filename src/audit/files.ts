@@ -1,4 +1,4 @@
-import { readdir } from "node:fs/promises";
+import { open, readdir, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 /*
@@ -43,4 +43,25 @@ export async function listSegments(path: string): Promise<Array<{ n: number; pat
 /** Whether `path` itself names a rotated segment (`….NNNNNN`). */
 export function isSegmentPath(path: string): boolean {
   return /\.\d{6,}$/.test(path);
+}
+
+/** `file` opened for reading, or null when it does not exist (a log not written yet). */
+export async function openIfExists(file: string): Promise<FileHandle | null> {
+  try {
+    return await open(file, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
+}
+
+/** Fill `buf` from `position` (short reads retried); returns the bytes read (less only at end of file). */
+export async function readFully(fh: FileHandle, buf: Buffer, position: number): Promise<number> {
+  let got = 0;
+  while (got < buf.length) {
+    const { bytesRead } = await fh.read(buf, got, buf.length - got, position + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return got;
 }

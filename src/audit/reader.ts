@@ -7,8 +7,8 @@
  * rotates (the live file is renamed to a segment and a new one started), the follower notices the new
  * identity and finds its place again by `seq` — records are never skipped or repeated.
  */
-import { open, stat } from "node:fs/promises";
-import { listSegments } from "./files.js";
+import { stat } from "node:fs/promises";
+import { listSegments, openIfExists, readFully } from "./files.js";
 import type { AuditRecord } from "./record.js";
 
 export interface ReadOptions {
@@ -26,23 +26,13 @@ interface FileRead {
 
 /** Complete lines of `file` from byte `from`, parsed; a file that is missing reads as empty. */
 async function readFrom(file: string, from: number): Promise<FileRead> {
-  let fh;
-  try {
-    fh = await open(file, "r");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { records: [], end: from };
-    throw err;
-  }
+  const fh = await openIfExists(file);
+  if (fh === null) return { records: [], end: from };
   try {
     const { size } = await fh.stat();
     if (size <= from) return { records: [], end: from };
     const buf = Buffer.alloc(size - from);
-    let got = 0;
-    while (got < buf.length) {
-      const { bytesRead } = await fh.read(buf, got, buf.length - got, from + got);
-      if (bytesRead === 0) break;
-      got += bytesRead;
-    }
+    const got = await readFully(fh, buf, from);
     const lastNl = buf.subarray(0, got).lastIndexOf(10);
     if (lastNl < 0) return { records: [], end: from };
     const records: AuditRecord[] = [];

@@ -1,7 +1,7 @@
 import { mkdir, open, rename, type FileHandle } from "node:fs/promises";
 import { dirname, resolve as resolvePath } from "node:path";
 import { VcpError } from "../errors.js";
-import { listSegments, segmentPath } from "./files.js";
+import { listSegments, openIfExists, readFully, segmentPath } from "./files.js";
 import { GENESIS_HASH, hashInput, normalizeInput, recordHash, sealRecord, type AuditRecordInput } from "./record.js";
 
 /*
@@ -470,23 +470,13 @@ function corrupt(file: string, seq: number | undefined, why: string): VcpError {
  * without its newline, are left out). Missing file ⇒ null.
  */
 async function readWindow(file: string): Promise<{ records: string[]; fromStart: boolean } | null> {
-  let fh: FileHandle;
-  try {
-    fh = await open(file, "r");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw err;
-  }
+  const fh = await openIfExists(file);
+  if (fh === null) return null;
   try {
     const { size } = await fh.stat();
     const start = Math.max(0, size - TAIL_CHECK_BYTES);
     const buf = Buffer.alloc(size - start);
-    let got = 0;
-    while (got < buf.length) {
-      const { bytesRead } = await fh.read(buf, got, buf.length - got, start + got);
-      if (bytesRead === 0) break;
-      got += bytesRead;
-    }
+    const got = await readFully(fh, buf, start);
     // Cut on byte 10 before decoding: a window may start inside a multi-byte character.
     const from = start === 0 ? 0 : buf.indexOf(10) + 1;
     const end = buf.lastIndexOf(10, got - 1);
@@ -550,13 +540,8 @@ function parseHead(file: string, line: string): AuditHead {
  * Missing file ⇒ null.
  */
 export async function readTail(file: string): Promise<{ size: number; completeEnd: number; lastLine?: string } | null> {
-  let fh: FileHandle;
-  try {
-    fh = await open(file, "r");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw err;
-  }
+  const fh = await openIfExists(file);
+  if (fh === null) return null;
   try {
     const { size } = await fh.stat();
     const CHUNK = 65_536;
@@ -579,12 +564,7 @@ export async function readTail(file: string): Promise<{ size: number; completeEn
       const n = Math.min(CHUNK, start);
       start -= n;
       const chunk = Buffer.alloc(n);
-      let got = 0;
-      while (got < n) {
-        const { bytesRead } = await fh.read(chunk, got, n - got, start + got);
-        if (bytesRead === 0) break;
-        got += bytesRead;
-      }
+      await readFully(fh, chunk, start);
       tail = Buffer.concat([chunk, tail]);
     }
   } finally {
