@@ -41,6 +41,12 @@ type HookTypeName = "pre_inject" | "post_select" | "on_conflict" | "on_violation
 export interface OutcomeExpectation {
   kind: "outcome";
   outcome: ExpectedOutcome;
+  /**
+   * Outcomes also accepted where scheduling legitimately decides which one the last call sees (e.g.
+   * when isolated-vm notices a memory overshoot); the case still asserts containment: status, the
+   * canary served afterwards, what was recycled. `errorMatches` applies to `outcome` only.
+   */
+  outcomeAlso: ExpectedOutcome[];
   status: "continue" | "abort" | "modify";
   errorMatches: RegExp | null;
   errorNotMatches: RegExp | null;
@@ -130,11 +136,14 @@ export function parseCase(file: string, directory: string): CorpusCase {
     expectation = { kind: "install_error", code: e.install_error, recycled };
   } else {
     if (!(OUTCOMES as readonly string[]).includes(e.outcome)) fail(`expect.outcome must be one of ${OUTCOMES.join(", ")}`);
+    const also: unknown = e.outcome_also ?? [];
+    if (!Array.isArray(also) || also.some((o) => !(OUTCOMES as readonly string[]).includes(o as string))) fail(`expect.outcome_also must be a list of ${OUTCOMES.join(", ")}`);
     if (!["continue", "abort", "modify"].includes(e.status)) fail("expect.status must be continue, abort or modify");
     if (!("error_matches" in e) || !("annotations" in e)) fail("expect.error_matches and expect.annotations are required (null for none)");
     expectation = {
       kind: "outcome",
       outcome: e.outcome,
+      outcomeAlso: also as ExpectedOutcome[],
       status: e.status,
       errorMatches: e.error_matches === null ? null : new RegExp(e.error_matches),
       errorNotMatches: typeof e.error_not_matches === "string" ? new RegExp(e.error_not_matches) : null,

@@ -203,10 +203,11 @@ export async function runCorpusCase(env: CaseEnv, c: CorpusCase): Promise<{ repo
           observed.error_class = classifyError(hook.outcome, hook.error);
           observed.annotations = truncateAnnotations(hook.annotations);
           observed.duration_ms = hook.duration_ms;
-          if (hook.outcome !== e.outcome) reasons.push(`outcome ${hook.outcome}, expected ${e.outcome}`);
+          const accepted = [e.outcome, ...e.outcomeAlso];
+          if (!accepted.includes(hook.outcome as never)) reasons.push(`outcome ${hook.outcome}, expected ${accepted.join(" or ")}`);
           if (hook.status !== e.status) reasons.push(`status ${hook.status}, expected ${e.status}`);
           if (hook.hook !== attackHookName(c)) reasons.push(`hook reported as '${hook.hook}'`);
-          if (e.errorMatches && !e.errorMatches.test(String(hook.error))) reasons.push(`error does not match /${e.errorMatches.source}/`);
+          if (e.errorMatches && hook.outcome === e.outcome && !e.errorMatches.test(String(hook.error))) reasons.push(`error does not match /${e.errorMatches.source}/`);
           if (e.errorNotMatches && e.errorNotMatches.test(String(hook.error ?? ""))) reasons.push(`error matches /${e.errorNotMatches.source}/ (must not)`);
           if (e.annotations) {
             for (const [key, value] of Object.entries(e.annotations)) {
@@ -285,7 +286,7 @@ export async function runCorpusCase(env: CaseEnv, c: CorpusCase): Promise<{ repo
     contained: reasons.length === 0,
     reasons,
     expected: {
-      outcome: e.kind === "outcome" ? e.outcome : null,
+      outcome: e.kind === "outcome" ? [e.outcome, ...e.outcomeAlso].join(" or ") : null,
       status: e.kind === "outcome" ? e.status : null,
       install_error: e.kind === "install_error" ? e.code : null,
       error_matches: e.kind === "outcome" && e.errorMatches ? e.errorMatches.source : null,

@@ -145,10 +145,11 @@ async function runCase(runtime: Runtime, c: CorpusCase, probe: { url: string; hi
     expect(mine, "exactly one result of the attack hook").toHaveLength(1);
     const hook = mine[0] as HookExecution;
     const detail = `outcome=${hook.outcome} status=${hook.status} error=${String(hook.error).slice(0, 300)} annotations=${JSON.stringify(hook.annotations)?.slice(0, 300)}`;
-    expect(hook.outcome, detail).toBe(e.outcome);
+    // outcome_also: outcomes scheduling may legitimately decide (corpus README); containment is asserted below either way.
+    expect([e.outcome, ...e.outcomeAlso], detail).toContain(hook.outcome);
     expect(hook.status, detail).toBe(e.status);
     expect(hook.hook).toBe(attackHookName(c));
-    if (e.errorMatches) expect(String(hook.error), detail).toMatch(e.errorMatches);
+    if (e.errorMatches && hook.outcome === e.outcome) expect(String(hook.error), detail).toMatch(e.errorMatches);
     if (e.errorNotMatches) expect(String(hook.error ?? "")).not.toMatch(e.errorNotMatches);
     if (e.annotations) {
       expect(hook.annotations, detail).toBeTypeOf("object");
