@@ -254,9 +254,12 @@ describe("vcp-hooks serve", () => {
       await vi.waitFor(() => expect(received.map((r) => r.seq)).toEqual(Array.from({ length: head.seq }, (_, i) => i + 1)), { timeout: 15_000, interval: 50 });
       expect(received.some((r) => r.kind === "chain")).toBe(true);
       expect(new Set(auths)).toEqual(new Set(["Bearer rx-secret"]));
-      const status = (await call(p.url, "GET", "/v1/status", { token: "op-S" })).body as { server: { audit_sink: { cursor_seq: number; url: string } } };
-      expect(status.server.audit_sink).toMatchObject({ url: rxUrl });
-      expect(status.server.audit_sink.cursor_seq).toBeGreaterThanOrEqual(head.seq);
+      // The receiver has the records before the sink has its answer and moves its cursor: wait for that.
+      await vi.waitFor(async () => {
+        const status = (await call(p.url, "GET", "/v1/status", { token: "op-S" })).body as { server: { audit_sink: { cursor_seq: number; url: string } } };
+        expect(status.server.audit_sink).toMatchObject({ url: rxUrl });
+        expect(status.server.audit_sink.cursor_seq).toBeGreaterThanOrEqual(head.seq);
+      }, { timeout: 15_000, interval: 50 });
       expect(p.output()).not.toContain("rx-secret");
       p.child.kill("SIGTERM");
       expect(await p.exited).toBe(0);

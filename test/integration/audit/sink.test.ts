@@ -73,22 +73,27 @@ async function log(): Promise<{ dir: string; path: string; writer: AuditWriter; 
 }
 
 function sinkFor(path: string, url: string, extra: Partial<Parameters<typeof startAuditSink>[0]> = {}): AuditSink {
-  const sink = startAuditSink({ path, url, cursorFile: join(path, "..", "sink.cursor"), batchRecords: 10, intervalMs: 20, timeoutMs: 300, maxBackoffMs: 100, ...extra });
+  const sink = startAuditSink({ path, url, cursorFile: join(path, "..", "sink.cursor"), batchRecords: 10, intervalMs: 20, timeoutMs: 5000, maxBackoffMs: 100, ...extra });
   open.push(sink);
   return sink;
 }
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+/**
+ * Delivery is at least once: on a loaded machine a 2xx can arrive after the sink's timeout, and the
+ * batch is sent again. What must hold is that every record arrives, in order of first arrival.
+ */
+const firstArrivals = (seqs: number[]): number[] => [...new Set(seqs)];
 
 describe("audit sink", { timeout: 60_000 }, () => {
-  test("errors, a hang and garbage are retried: every record arrives once and in order, the cursor moves only on 2xx", async () => {
+  test("errors, a hang and garbage are retried: every record arrives, in order, the cursor moves only on 2xx", async () => {
     const l = await log();
     await l.append(30);
     const rx = await receiver(["500", "hang", "400", "garbage"]);
     open.push(rx);
-    const sink = sinkFor(l.path, rx.url);
-    await vi.waitFor(() => expect(sink.stats().cursor_seq).toBe(30), { timeout: 20_000, interval: 20 });
-    expect(rx.accepted).toEqual(range(1, 30));
+    const sink = sinkFor(l.path, rx.url, { timeoutMs: 1500 });
+    await vi.waitFor(() => expect(sink.stats().cursor_seq).toBe(30), { timeout: 30_000, interval: 20 });
+    expect(firstArrivals(rx.accepted)).toEqual(range(1, 30));
     const stats = sink.stats();
     expect(stats.failures).toBeGreaterThanOrEqual(3);
     expect(stats.last_error).not.toBeNull();
@@ -126,13 +131,13 @@ describe("audit sink", { timeout: 60_000 }, () => {
     const back = await receiver([], port);
     open.push(back);
     await vi.waitFor(() => expect(sink.stats().cursor_seq).toBe(32), { timeout: 20_000, interval: 20 });
-    expect(back.accepted).toEqual(range(13, 32));
+    expect(firstArrivals(back.accepted)).toEqual(range(13, 32));
     await sink.close();
 
     await l.append(5);
     const again = sinkFor(l.path, back.url);
     await vi.waitFor(() => expect(again.stats().cursor_seq).toBe(37), { timeout: 20_000, interval: 20 });
-    expect(back.accepted).toEqual(range(13, 37));
+    expect(firstArrivals(back.accepted)).toEqual(range(13, 37));
   });
 
   test("format otlp sends OTLP/JSON logs with every record field as an attribute", async () => {
