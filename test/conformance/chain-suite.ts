@@ -668,7 +668,7 @@ export function defineChainConformance(backendName: string, make: Make): void {
     test("unknown hook types and malformed inputs get errors that name what is wrong", async () => {
       const b = uniq("inputs");
       await withBundles([testBundle(b, [{ name: "any_hook", type: "pre_inject" }], { any_hook: appendTag("x") })], async () => {
-        await expect(rt.fire("pre_answer" as never, fireInput("pre_inject"))).rejects.toMatchObject({ code: "UNKNOWN_HOOK_TYPE" });
+        await expect(rt.fire("pre_answer" as never, fireInput("pre_inject") as never)).rejects.toMatchObject({ code: "UNKNOWN_HOOK_TYPE" });
         await expect(rt.fire("pre_inject", { ...fireInput("pre_inject"), event: { injection_target: "x" } as never })).rejects.toMatchObject({
           code: "INVALID_INPUT",
           message: expect.stringContaining("event"),

@@ -118,7 +118,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
           pipeline.open({ session_id: "order", context: { user: "u1" }, constitution: base });
           const out = await pipeline.adapt("order", selection());
           expect(out.outcome).toBe("inject");
-          expect(out.context.trail).toEqual(["ps_high", "ps_low", "pi_high", "pi_low"]);
+          expect(out.context?.trail).toEqual(["ps_high", "ps_low", "pi_high", "pi_low"]);
           expect(fired.seen.filter((e) => e.session_id === "order").map((e) => e.type)).toEqual(["post_select", "post_select", "pre_inject", "pre_inject"]);
           expect(pipeline.get("order")).toMatchObject({ constitution: v2, last_known_good: v2, context: { trail: ["ps_high", "ps_low", "pi_high", "pi_low"] } });
         } finally {
@@ -142,7 +142,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
           pipeline.open({ session_id: "override", context: {}, constitution: base });
           const out = await pipeline.adapt("override", { ...selection(), raw_constitution: "the caller's text of c-v2" });
           expect(out.outcome).toBe("inject");
-          expect(out.constitution.id).toBe("c-compliance");
+          expect(out.constitution?.id).toBe("c-compliance");
           expect(out.trace[1]!.hook_results[0]!.annotations).toEqual({ id: "c-compliance", raw: "Do not help cause physical harm." });
           expect(pipeline.get("override")!.last_known_good.id).toBe("c-compliance");
         } finally {

@@ -109,7 +109,7 @@ describe("authentication and roles", () => {
   it("a malformed Authorization header → 401", async () => {
     const res = await fetch(`${h.url}/v1/bundles`, { headers: { authorization: `Basic ${TOKENS.operator}` } });
     expect(res.status).toBe(401);
-    expect((await res.json()).error.code).toBe("UNAUTHENTICATED");
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("UNAUTHENTICATED");
   });
   it("client token on operator routes → 403 FORBIDDEN", async () => {
     const before = await snapshot();
@@ -254,7 +254,7 @@ describe("sessions and events", () => {
       duplex: "half",
     } as RequestInit);
     expect(res.status).toBe(413);
-    expect((await res.json()).error.code).toBe("PAYLOAD_TOO_LARGE");
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("PAYLOAD_TOO_LARGE");
   });
 
   it("a body missing `event` → 400 INVALID_REQUEST naming the field", async () => {
