@@ -80,7 +80,9 @@ describe("pid lock", () => {
 
   test("two copies of the lock module in one process (src and dist) still refuse each other", async () => {
     const lockPath = join(tempDir(), "x.lock");
-    const dist = (await import("../../../dist/src/runtime/pid-lock.js")) as typeof import("../../../src/runtime/pid-lock.js");
+    // A URL, not a literal specifier: the type-check runs before the build, when dist/ does not exist yet.
+    const distModule = new URL("../../../dist/src/runtime/pid-lock.js", import.meta.url).href;
+    const dist = (await import(distModule)) as typeof import("../../../src/runtime/pid-lock.js");
     const lock = acquirePidLock(lockPath, "thing");
     try {
       expect(() => dist.acquirePidLock(lockPath, "thing")).toThrow(expect.objectContaining({ code: "DATA_DIR_LOCKED" }));
