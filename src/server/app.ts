@@ -261,7 +261,11 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     } else request.log.debug({ code: body.error.code, req_id: request.id }, "request refused");
     if (status === 500 && body.error.code === "INTERNAL") body.error.details = { request_id: request.id };
     if (status === 401) void reply.header("www-authenticate", 'Bearer realm="vcp-hooks"');
-    if (status === 503) void reply.header("retry-after", "1");
+    // Retry-After (seconds) wherever waiting helps: the rate limit says how long; an overloaded or
+    // restarting sandbox clears within a second or so. A session cap only clears when a session closes.
+    const retryAfterMs = (body.error.details as { retry_after_ms?: unknown } | undefined)?.retry_after_ms;
+    if (typeof retryAfterMs === "number" && Number.isFinite(retryAfterMs)) void reply.header("retry-after", String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
+    else if (status === 503) void reply.header("retry-after", "1");
     return reply.code(status).send(body);
   });
 

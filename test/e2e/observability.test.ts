@@ -60,3 +60,20 @@ describe("observability over HTTP", () => {
     expect(JSON.stringify(lines)).not.toContain("wrong-token-123");
   });
 });
+
+describe("Retry-After", () => {
+  test("a rate-limited registry change is 429 RATE_LIMITED with Retry-After from the limiter", async () => {
+    const { startHarness, op, signed, guardManifest, GUARD_CODE } = await import("./helpers.js");
+    const h = await startHarness({ runtime: { registrationsPerMinute: 1 } });
+    try {
+      expect((await op(h, "PUT", "/v1/bundles/guard", signed(guardManifest(), GUARD_CODE))).status).toBe(201);
+      const limited = await op(h, "PUT", "/v1/bundles/guard", signed(guardManifest({ version: "1.0.1" }), GUARD_CODE));
+      expect(limited.status).toBe(429);
+      expect(limited.body.error.code).toBe("RATE_LIMITED");
+      const seconds = Number(limited.headers.get("retry-after"));
+      expect(Number.isInteger(seconds) && seconds >= 1 && seconds <= 60).toBe(true);
+    } finally {
+      await h.close();
+    }
+  });
+});
