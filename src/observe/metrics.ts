@@ -10,8 +10,62 @@ const LATENCY_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
  * process do not collide). Chain and hook metrics are recorded from each ChainResult on the main
  * thread; gauges that describe the sandbox and audit log are read when scraped.
  */
-export function createMetrics(readGauges: () => { restarts: number; queued: number; inFlight: number; auditLagMs: number; auditPending: number }) {
+/** What the metrics read from the runtime when scraped (cheap reads; no I/O). */
+export interface MetricsSnapshot {
+  restarts: number;
+  queued: number;
+  inFlight: number;
+  auditLagMs: number;
+  auditPending: number;
+  /** Audit records durably written since the log was opened (0 without an audit log). */
+  auditWritten: number;
+  quarantined: number;
+  slowBundles: number;
+  demotedBundles: number;
+  watchdogKills: number;
+  openSessions: number;
+  /** Installed bundles, for vcp_bundle_info. */
+  bundles: ReadonlyArray<{ bundle: string; version: string; digest: string; trust: string; signed_by: string | null }>;
+}
+
+/**
+ * A counter that mirrors a monotonic total kept elsewhere (the supervisor's restart count, the audit
+ * writer's records): on each scrape it adds what the source grew by since the last one.
+ */
+function mirroredCounter(registry: Registry, name: string, help: string, read: () => number): void {
+  let seen = 0;
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const now = read();
+      if (now > seen) this.inc(now - seen);
+      seen = Math.max(seen, now);
+    },
+  });
+}
+
+function gauge(registry: Registry, name: string, help: string, read: () => number): void {
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
+  });
+}
+
+export function createMetrics(readSnapshot: () => MetricsSnapshot) {
   const registry = new Registry();
+  // One snapshot per scrape, shared by every gauge of that scrape.
+  let cached: { at: number; value: MetricsSnapshot } | undefined;
+  const readGauges = (): MetricsSnapshot => {
+    const now = performance.now();
+    if (cached === undefined || now - cached.at > 50) cached = { at: now, value: readSnapshot() };
+    return cached.value;
+  };
   const chains = new Counter({ name: "vcp_chains_total", help: "Hook chains run, by hook type and chain status.", labelNames: ["type", "status"], registers: [registry] });
   const chainSeconds = new Histogram({
     name: "vcp_chain_duration_seconds",
@@ -38,11 +92,48 @@ export function createMetrics(readGauges: () => { restarts: number; queued: numb
   const cascades = new Counter({ name: "vcp_cascade_failures_total", help: "Chains where more than half of the hooks failed (spec §7.3).", labelNames: ["type"], registers: [registry] });
   new Gauge({
     name: "vcp_sandbox_restarts",
-    help: "Times the sandbox host process was restarted after dying.",
+    help: "Times the sandbox host process was restarted after dying (also as the counter vcp_sandbox_restarts_total).",
     registers: [registry],
     collect() {
       this.set(readGauges().restarts);
     },
+  });
+  mirroredCounter(registry, "vcp_sandbox_restarts_total", "Sandbox host processes restarted after dying.", () => readGauges().restarts);
+  mirroredCounter(registry, "vcp_sandbox_watchdog_kills_total", "Sandbox hosts the watchdog killed (a hook past its budget, a wedged host).", () => readGauges().watchdogKills);
+  gauge(registry, "vcp_sandbox_quarantined_bundles", "Bundle revisions quarantined after certainly killing the sandbox host.", () => readGauges().quarantined);
+  gauge(registry, "vcp_sandbox_slow_bundles", "Bundle revisions admitted one chain at a time because their hooks keep timing out.", () => readGauges().slowBundles);
+  gauge(registry, "vcp_sandbox_demoted_bundles", "Bundle revisions capped at their fair share of the worker threads.", () => readGauges().demotedBundles);
+  gauge(registry, "vcp_sessions_open", "Open sessions.", () => readGauges().openSessions);
+  mirroredCounter(registry, "vcp_audit_records_total", "Audit records durably written.", () => readGauges().auditWritten);
+  new Gauge({
+    name: "vcp_bundle_info",
+    help: "Installed bundles (value 1), with version, digest, trust and signing key.",
+    labelNames: ["bundle", "version", "digest", "trust", "signed_by"],
+    registers: [registry],
+    collect() {
+      // Rebuilt per scrape: a removed bundle's series disappears instead of lingering.
+      this.reset();
+      for (const b of readGauges().bundles) this.set({ bundle: b.bundle, version: b.version, digest: b.digest, trust: b.trust, signed_by: b.signed_by ?? "" }, 1);
+    },
+  });
+  const bundleHooks = new Counter({
+    name: "vcp_bundle_hook_executions_total",
+    help: "Hook executions by bundle, hook and outcome (labels bounded by the installed bundles' hooks).",
+    labelNames: ["bundle", "hook", "outcome"],
+    registers: [registry],
+  });
+  const bundleHookSeconds = new Histogram({
+    name: "vcp_bundle_hook_duration_seconds",
+    help: "Hook action latency by bundle and hook (skipped hooks excluded).",
+    labelNames: ["bundle", "hook"],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const bundleChanges = new Counter({
+    name: "vcp_bundle_changes_total",
+    help: "Bundle installs and removals by result (installed, failed, removed).",
+    labelNames: ["result"],
+    registers: [registry],
   });
   new Gauge({
     name: "vcp_sandbox_queue_depth",
@@ -85,11 +176,16 @@ export function createMetrics(readGauges: () => { restarts: number; queued: numb
       if (result.cascade_failure) cascades.inc({ type: result.type });
       for (const hook of result.hook_results) {
         hooks.inc({ type: result.type, outcome: hook.outcome });
+        bundleHooks.inc({ bundle: hook.bundle, hook: hook.hook, outcome: hook.outcome });
         if (SKIPPED_OUTCOMES.has(hook.outcome)) continue;
         hookSeconds.observe({ type: result.type }, hook.duration_ms / 1000);
+        bundleHookSeconds.observe({ bundle: hook.bundle, hook: hook.hook }, hook.duration_ms / 1000);
         if (hook.outcome === "timeout") timeouts.inc({ type: result.type });
         else if (hook.outcome === "error" || hook.outcome === "invalid_result" || hook.outcome === "crashed") errors.inc({ type: result.type, outcome: hook.outcome });
       }
+    },
+    recordBundleChange(result: "installed" | "failed" | "removed"): void {
+      bundleChanges.inc({ result });
     },
     text(): Promise<string> {
       return registry.metrics();

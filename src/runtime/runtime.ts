@@ -313,7 +313,20 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   const metrics = createMetrics(() => {
     const sandbox = backend.stats();
     const auditStats = audit?.stats();
-    return { restarts: sandbox.restarts, queued: sandbox.queued, inFlight: sandbox.inFlight, auditLagMs: auditStats?.lagMs ?? 0, auditPending: auditStats?.pending ?? 0 };
+    return {
+      restarts: sandbox.restarts,
+      queued: sandbox.queued,
+      inFlight: sandbox.inFlight,
+      auditLagMs: auditStats?.lagMs ?? 0,
+      auditPending: auditStats?.pending ?? 0,
+      auditWritten: auditStats?.written ?? 0,
+      quarantined: sandbox.quarantined.length,
+      slowBundles: sandbox.slowBundles.length,
+      demotedBundles: sandbox.demotedBundles?.length ?? 0,
+      watchdogKills: sandbox.watchdogKills ?? 0,
+      openSessions: pipeline.list().length,
+      bundles: [...installed.values()].map((b) => b.info),
+    };
   });
   // Assigned before the registry can emit (bundles reload after it opens).
   let audit: AuditTrail | undefined;
@@ -585,7 +598,17 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   const runtime: Runtime = {
     bundles: {
-      install: (bundle, installOptions = {}) => serially(() => installNow(bundle, installOptions)),
+      install: (bundle, installOptions = {}) =>
+        serially(() => installNow(bundle, installOptions)).then(
+          (info) => {
+            metrics.recordBundleChange("installed");
+            return info;
+          },
+          (err: unknown) => {
+            metrics.recordBundleChange("failed");
+            throw err;
+          },
+        ),
 
       remove: (name, removeOptions = {}) =>
         serially(async () => {
@@ -605,6 +628,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
           }
           retiredDigests.add(entry.info.digest);
           await releaseIfIdle(entry.info.digest);
+          metrics.recordBundleChange("removed");
           return entry.info;
         }),
 

@@ -142,6 +142,10 @@ describe("bundle upload", () => {
     expect(r.body.hooks).toEqual(["redact_pii", "audit_selection", "gate_transition", "resolve_conflict", "judge_violation"]);
     const list = await op(h, "GET", "/v1/bundles");
     expect(list.body.bundles.map((b: any) => b.bundle)).toEqual(["guard"]);
+    // Metrics can say which bundle is installed, by whom it was signed, and count the install.
+    const metrics = (await op(h, "GET", "/metrics")).text;
+    expect(metrics).toContain(`vcp_bundle_info{bundle="guard",version="1.0.0",digest="${artifact.digest}",trust="deployment",signed_by="ops"} 1`);
+    expect(metrics).toMatch(/vcp_bundle_changes_total\{result="installed"\} [1-9]/);
     const one = await op(h, "GET", "/v1/bundles/guard");
     expect(one.status).toBe(200);
     expect(one.body.digest).toBe(artifact.digest);

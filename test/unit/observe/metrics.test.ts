@@ -1,10 +1,15 @@
 import { expect, test } from "vitest";
-import { createMetrics } from "../../../src/observe/metrics.js";
+import { createMetrics, type MetricsSnapshot } from "../../../src/observe/metrics.js";
 import type { ChainResult } from "../../../src/chain/types.js";
+
+const snapshot = (over: Partial<MetricsSnapshot> = {}): MetricsSnapshot => ({
+  restarts: 0, queued: 0, inFlight: 0, auditLagMs: 0, auditPending: 0, auditWritten: 0, quarantined: 0, slowBundles: 0,
+  demotedBundles: 0, watchdogKills: 0, openSessions: 0, bundles: [], ...over,
+});
 
 test("chain results become Prometheus counters and histograms; gauges are read at scrape time", async () => {
   let restarts = 0;
-  const metrics = createMetrics(() => ({ restarts, queued: 3, inFlight: 1, auditLagMs: 250, auditPending: 2 }));
+  const metrics = createMetrics(() => snapshot({ restarts, queued: 3, inFlight: 1, auditLagMs: 250, auditPending: 2 }));
   const result: ChainResult = {
     chain_id: "c", type: "pre_inject", status: "completed", reason: null, aborted_by: null, context: {}, constitution: { id: "k", rules: [] },
     cascade_failure: true, duration_ms: 0.4,
@@ -30,7 +35,7 @@ test("chain results become Prometheus counters and histograms; gauges are read a
 });
 
 test("chain deadline outcomes are counted by outcome, never as timeouts or errors; a skipped hook has no duration sample", async () => {
-  const metrics = createMetrics(() => ({ restarts: 0, queued: 0, inFlight: 0, auditLagMs: 0, auditPending: 0 }));
+  const metrics = createMetrics(() => snapshot());
   metrics.recordChain({
     chain_id: "c", type: "pre_inject", status: "completed", reason: null, aborted_by: null, context: {}, constitution: { id: "k", rules: [] },
     cascade_failure: false, duration_ms: 3,
@@ -45,4 +50,45 @@ test("chain deadline outcomes are counted by outcome, never as timeouts or error
   expect(text).not.toContain("vcp_hook_timeouts_total{");
   expect(text).not.toContain("vcp_hook_errors_total{");
   expect(text).toContain('vcp_hook_duration_seconds_count{type="pre_inject"} 1');
+});
+
+test("per bundle and hook: executions by outcome, latency, bundle_info for installed bundles only, install/remove results", async () => {
+  let bundles: MetricsSnapshot["bundles"] = [{ bundle: "strip-pii", version: "1.2.0", digest: "sha256:ab", trust: "deployment", signed_by: "ops" }];
+  const metrics = createMetrics(() => snapshot({ bundles, quarantined: 1, openSessions: 4 }));
+  metrics.recordChain({
+    chain_id: "c", type: "pre_inject", status: "completed", reason: null, aborted_by: null, context: {}, constitution: { id: "k", rules: [] },
+    cascade_failure: false, duration_ms: 1,
+    hook_results: [
+      { hook: "redact", bundle: "strip-pii", scope: "deployment", trust: "deployment", status: "modify", outcome: "ok", duration_ms: 0.5 },
+      { hook: "slow", bundle: "other", scope: "deployment", trust: "deployment", status: "continue", outcome: "timeout", duration_ms: 100 },
+    ],
+  });
+  metrics.recordBundleChange("installed");
+  metrics.recordBundleChange("failed");
+  let text = await metrics.text();
+  expect(text).toContain('vcp_bundle_hook_executions_total{bundle="strip-pii",hook="redact",outcome="ok"} 1');
+  expect(text).toContain('vcp_bundle_hook_executions_total{bundle="other",hook="slow",outcome="timeout"} 1');
+  expect(text).toContain('vcp_bundle_hook_duration_seconds_count{bundle="other",hook="slow"} 1');
+  expect(text).toContain('vcp_bundle_info{bundle="strip-pii",version="1.2.0",digest="sha256:ab",trust="deployment",signed_by="ops"} 1');
+  expect(text).toContain('vcp_bundle_changes_total{result="failed"} 1');
+  expect(text).toContain("vcp_sandbox_quarantined_bundles 1");
+  expect(text).toContain("vcp_sessions_open 4");
+  bundles = [];
+  await new Promise((r) => setTimeout(r, 60)); // past the per-scrape snapshot
+  text = await metrics.text();
+  expect(text).not.toContain('vcp_bundle_info{bundle="strip-pii"');
+});
+
+test("counters mirrored from the sandbox and the audit log only ever grow, by what the source grew", async () => {
+  let restarts = 1;
+  let written = 10;
+  const metrics = createMetrics(() => snapshot({ restarts, auditWritten: written }));
+  expect(await metrics.text()).toContain("vcp_sandbox_restarts_total 1");
+  restarts = 3;
+  written = 25;
+  await new Promise((r) => setTimeout(r, 60));
+  const text = await metrics.text();
+  expect(text).toContain("vcp_sandbox_restarts_total 3");
+  expect(text).toContain("vcp_audit_records_total 25");
+  expect(text).toMatch(/# TYPE vcp_sandbox_restarts_total counter/);
 });
