@@ -28,7 +28,7 @@ import { assertEvent, DEFAULT_JSON_DEPTH, HOOK_TYPES, jsonValueDepth, pointerPat
 import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, type AuthPrincipal, type Role } from "./auth.js";
 import { ERROR_SCHEMA, HttpError, toHttpError } from "./errors.js";
 import type { ServerRuntime } from "./runtime-port.js";
-import { routes, SharedSchemas } from "./schemas.js";
+import { OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
 
 /** Settings the server reads per request and that a config reload may replace. */
 export interface LiveSettings {
@@ -142,6 +142,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     openapi: {
       openapi: "3.1.0",
       info: { title: "vcp-hooks", version: options.version ?? "0.1.0", description: "HTTP API of the vcp-hooks policy runtime (DESIGN §6.2). Errors are { error: { code, message, details } }." },
+      tags: OPENAPI_TAGS.map((t) => ({ ...t })),
       components: {
         securitySchemes: {
           operator: { type: "http", scheme: "bearer", description: "operator token: bundles, audit, status, metrics" },

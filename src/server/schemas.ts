@@ -214,7 +214,25 @@ const chainEvent = {
   description: `the event payload of {type} (spec §4.5): ${HOOK_TYPES.map((t) => `${t} ⇒ ${EVENT_SCHEMA_IDS[t]}`).join(", ")}; checked against that schema even when no hook is installed`,
 } as const;
 
-export const routes = {
+/**
+ * Every route's schema names its operation after its key here (`getSession`, `fireChain`, …): the
+ * `operationId` that OpenAPI code generators turn into method names, stable across releases.
+ */
+function withOperationIds<T extends Record<string, object>>(table: T): { readonly [K in keyof T]: T[K] & { readonly operationId: K } } {
+  return Object.fromEntries(Object.entries(table).map(([key, schema]) => [key, { ...schema, operationId: key }])) as never;
+}
+
+/** Tags of the OpenAPI document, in the order a reader meets them. */
+export const OPENAPI_TAGS = [
+  { name: "ops", description: "Liveness, readiness, metrics and status" },
+  { name: "bundles", description: "Signed policy bundles (operator)" },
+  { name: "hooks", description: "Resolved chain order" },
+  { name: "sessions", description: "Sessions, owned by the client token that opened them" },
+  { name: "events", description: "Hook chains and pipeline operations on a session" },
+  { name: "audit", description: "The hash-chained audit log (operator)" },
+] as const;
+
+export const routes = withOperationIds({
   healthz: { tags: ["ops"], summary: "Liveness", response: { 200: object({ status: { type: "string" } }) } },
   readyz: {
     tags: ["ops"],
@@ -385,4 +403,4 @@ export const routes = {
     security: security("operator"),
     response: { 200: object({ seq: { type: "integer" }, hash: { type: "string" } }, { required: ["seq", "hash"] }), ...errors },
   },
-} as const;
+} as const);

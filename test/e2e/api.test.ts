@@ -80,6 +80,14 @@ describe("ops routes", () => {
     expect(r.body.paths["/v1/bundles/{name}"].put.requestBody).toBeDefined();
     expect(r.body.paths["/v1/sessions/{id}/chains/{type}"].post.responses["200"]).toBeDefined();
     expect(r.body.components.securitySchemes.operator.scheme).toBe("bearer");
+    // Generated clients name methods after operationIds: every operation has one, unique, and a declared tag.
+    const operations = Object.values(r.body.paths as Record<string, Record<string, { operationId?: string; tags?: string[] }>>).flatMap((p) => Object.values(p));
+    const ids = operations.map((o) => o.operationId);
+    expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    const declared = new Set((r.body.tags as Array<{ name: string }>).map((t) => t.name));
+    expect(operations.every((o) => (o.tags ?? []).every((t) => declared.has(t)))).toBe(true);
+    expect(r.body.paths["/v1/sessions/{id}"].get.operationId).toBe("getSession");
   });
 
   it("GET /metrics is Prometheus text for the operator", async () => {
