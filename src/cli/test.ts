@@ -6,6 +6,7 @@
  * One sandbox serves all directories; each bundle is installed alone, tested, and removed, so a
  * bundle's chains never include another directory's hooks.
  */
+import { watch } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChainResult, Runtime } from "../index.js";
@@ -14,7 +15,7 @@ import type { Mismatch } from "./json-match.js";
 import { LOCAL_TRUST_NOTE, loadLocalBundle, prepareChainInput, startLocalRuntime, type GuestLog } from "./local.js";
 import { checkResult, loadTestCases } from "./test-cases.js";
 
-const USAGE = `usage: vcp-hooks test <dir…> [--filter <regex>] [--json]
+const USAGE = `usage: vcp-hooks test <dir…> [--filter <regex>] [--watch | --json]
 
 Run the cases in <dir>/tests/*.yaml of each policy directory through the real sandbox.
 A directory without policy.yaml whose subdirectories have one (e.g. policies/) tests each of them;
@@ -31,6 +32,8 @@ Bundles are built from source and installed unsigned (${LOCAL_TRUST_NOTE}).
 
 Options:
   --filter <regex>  run only cases whose name matches
+  --watch, -w       keep running: re-run a policy's cases whenever a file under it changes (Ctrl-C stops;
+                    the exit code is the last run's)
   --json            print the report as JSON
 Exit: 0 all cases pass, 1 a case failed or a policy did not build/load, 2 usage error.`;
 
@@ -61,7 +64,7 @@ export const testCommand: Command = {
   summary: "run a policy's tests/*.yaml cases through the real sandbox",
   usage: USAGE,
   async run(args, io) {
-    const { values, positionals, help } = parseCommand("test", args, { filter: { type: "string" } }, { min: 1, max: Infinity, names: "<dir…>" });
+    const { values, positionals, help } = parseCommand("test", args, { filter: { type: "string" }, watch: { type: "boolean", short: "w" } }, { min: 1, max: Infinity, names: "<dir…>" });
     if (help) {
       io.out(USAGE);
       return EXIT_OK;
@@ -73,27 +76,84 @@ export const testCommand: Command = {
     } catch (err) {
       throw new UsageError(`test: --filter is not a regular expression: ${(err as Error).message}`);
     }
+    const watching = values["watch"] === true;
+    if (watching && io.json) throw new UsageError("test: --watch reports for a person and does not combine with --json");
     const dirs = await policyDirs(positionals, io);
     if (dirs.length === 0) throw new UsageError("test: no policy directory among the arguments");
 
     const logs: GuestLog[] = [];
     const runtime = await startLocalRuntime(io, (line) => logs.push(line));
-    const reports: PolicyReport[] = [];
-    try {
-      for (const dir of dirs) reports.push(await testPolicy(runtime, dir, io, filter, logs));
-    } finally {
-      await runtime.close();
+    const runDirs = async (which: readonly string[]): Promise<number> => {
+      const reports: PolicyReport[] = [];
+      for (const dir of which) reports.push(await testPolicy(runtime, dir, io, filter, logs));
+      const failed = reports.filter((r) => !r.passed).length;
+      const cases = reports.flatMap((r) => r.cases);
+      const summary = { policies: reports.length, cases: cases.length, passed: cases.filter((c) => c.passed).length, failed: cases.filter((c) => !c.passed).length, policies_failed: failed };
+      if (io.json) printJson(io, { ok: failed === 0, note: LOCAL_TRUST_NOTE, summary, policies: reports });
+      else {
+        io.out(`\n${summary.passed}/${summary.cases} case(s) passed in ${summary.policies} polic${summary.policies === 1 ? "y" : "ies"}` + (failed > 0 ? `; ${failed} polic${failed === 1 ? "y" : "ies"} failed` : ""));
+      }
+      return failed === 0 ? EXIT_OK : EXIT_FAILED;
+    };
+    if (!watching) {
+      try {
+        return await runDirs(dirs);
+      } finally {
+        await runtime.close();
+      }
     }
-    const failed = reports.filter((r) => !r.passed).length;
-    const cases = reports.flatMap((r) => r.cases);
-    const summary = { policies: reports.length, cases: cases.length, passed: cases.filter((c) => c.passed).length, failed: cases.filter((c) => !c.passed).length, policies_failed: failed };
-    if (io.json) printJson(io, { ok: failed === 0, note: LOCAL_TRUST_NOTE, summary, policies: reports });
-    else {
-      io.out(`\n${summary.passed}/${summary.cases} case(s) passed in ${summary.policies} polic${summary.policies === 1 ? "y" : "ies"}` + (failed > 0 ? `; ${failed} polic${failed === 1 ? "y" : "ies"} failed` : ""));
-    }
-    return failed === 0 ? EXIT_OK : EXIT_FAILED;
+    return watchAndRerun(dirs, runDirs, io, () => runtime.close());
   },
 };
+
+/** Files whose change does not re-run a policy's cases (build output, dependencies, editor droppings). */
+const IGNORED_CHANGE = /(^|[\\/])(dist|node_modules|\.git)([\\/]|$)|(~|\.swp|\.tmp)$/;
+
+/**
+ * `--watch`: run every policy once, then re-run a policy whenever a file under it changes (debounced;
+ * one run at a time, on the same sandbox) until SIGINT/SIGTERM. Resolves with the last run's exit code.
+ */
+async function watchAndRerun(dirs: readonly string[], runDirs: (which: readonly string[]) => Promise<number>, io: Io, close: () => Promise<void>): Promise<number> {
+  let code = await runDirs(dirs).catch((err: unknown) => {
+    io.err(`vcp-hooks test: ${describeError(err)}`);
+    return EXIT_FAILED;
+  });
+  io.out(`watching ${dirs.length} polic${dirs.length === 1 ? "y" : "ies"} for changes (Ctrl-C to stop)`);
+  const pending = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const flush = (): void => {
+    const batch = dirs.filter((d) => pending.has(d));
+    pending.clear();
+    running = running.then(async () => {
+      io.out(`\nchanged: ${batch.map((d) => escapeControl(d)).join(", ")} — running again`);
+      code = await runDirs(batch).catch((err: unknown) => {
+        io.err(`vcp-hooks test: ${describeError(err)}`);
+        return EXIT_FAILED;
+      });
+      io.out(`watching for changes (Ctrl-C to stop)`);
+    });
+  };
+  const watchers = dirs.map((dir) =>
+    watch(dir, { recursive: true }, (_event, file) => {
+      if (file !== null && IGNORED_CHANGE.test(String(file))) return;
+      pending.add(dir);
+      clearTimeout(timer);
+      timer = setTimeout(flush, 200);
+    }),
+  );
+  return new Promise<number>((resolve) => {
+    const stop = (): void => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      clearTimeout(timer);
+      for (const w of watchers) w.close();
+      void running.then(close).then(() => resolve(code));
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+}
 
 /** Directories to test: each argument that has policy.yaml, or its subdirectories that do. */
 async function policyDirs(args: string[], io: Io): Promise<string[]> {
