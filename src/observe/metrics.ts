@@ -129,6 +129,22 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot) {
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
+  // Label children cached per (bundle, hook[, outcome]): prom-client hashes the label set on every
+  // labelled inc/observe, and this runs for every hook of every chain on the main thread.
+  const executionChildren = new Map<string, { inc(): void }>();
+  const durationChildren = new Map<string, { observe(value: number): void }>();
+  const executionOf = (bundle: string, hook: string, outcome: string): { inc(): void } => {
+    const key = `${bundle}\u0000${hook}\u0000${outcome}`;
+    let child = executionChildren.get(key);
+    if (child === undefined) executionChildren.set(key, (child = bundleHooks.labels({ bundle, hook, outcome })));
+    return child;
+  };
+  const durationOf = (bundle: string, hook: string): { observe(value: number): void } => {
+    const key = `${bundle}\u0000${hook}`;
+    let child = durationChildren.get(key);
+    if (child === undefined) durationChildren.set(key, (child = bundleHookSeconds.labels({ bundle, hook })));
+    return child;
+  };
   const bundleChanges = new Counter({
     name: "vcp_bundle_changes_total",
     help: "Bundle installs and removals by result (installed, failed, removed).",
@@ -176,10 +192,10 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot) {
       if (result.cascade_failure) cascades.inc({ type: result.type });
       for (const hook of result.hook_results) {
         hooks.inc({ type: result.type, outcome: hook.outcome });
-        bundleHooks.inc({ bundle: hook.bundle, hook: hook.hook, outcome: hook.outcome });
+        executionOf(hook.bundle, hook.hook, hook.outcome).inc();
         if (SKIPPED_OUTCOMES.has(hook.outcome)) continue;
         hookSeconds.observe({ type: result.type }, hook.duration_ms / 1000);
-        bundleHookSeconds.observe({ bundle: hook.bundle, hook: hook.hook }, hook.duration_ms / 1000);
+        durationOf(hook.bundle, hook.hook).observe(hook.duration_ms / 1000);
         if (hook.outcome === "timeout") timeouts.inc({ type: result.type });
         else if (hook.outcome === "error" || hook.outcome === "invalid_result" || hook.outcome === "crashed") errors.inc({ type: result.type, outcome: hook.outcome });
       }
