@@ -1,0 +1,110 @@
+/**
+ * The event-profile model (PROFILES.md §2). A profile is data plus pure functions: the executor
+ * (`chain/execute.ts`) stays the only engine and asks the profile how to match, decode, chain and fold.
+ * Nothing here does I/O, so a profile runs the same in the main process, a piscina worker or a test.
+ *
+ *   native input ──► plan (matcher, dedup, order) ──► hook 1 ─decode─► output 1 ─┐
+ *                         │ sequential: chainInput(input, output 1) ─► hook 2 …   │ reduce (plan order)
+ *                         │ parallel:   every hook gets the original input        ├──────────────► Aggregated
+ *                         └─ failed hook: failureOutput(…) takes its place ───────┘      │ present
+ *                                                                                       ▼
+ *                                                                       { native, exit_code, stderr? }
+ */
+
+/** A native JSON object as the agent reads or writes it (one hook's stdin or stdout). */
+export type NativeObject = Record<string, unknown>;
+
+/** What the profile's merge rules made of a chain's outputs; profile-specific, JSON-serializable. */
+export type Aggregated = NativeObject;
+
+/** Exit code of the native answer as the agent's own command hooks would report it. */
+export type ExitCode = 0 | 1 | 2;
+
+/** What a hook's output (or a failure) amounts to for the chain; the executor records it. */
+export type Verdict = "allow" | "block" | "modify" | "ask" | "observe";
+
+export interface EventSpec {
+  /** Which input field a definition's `matcher` is tested against, if the event has matchers. */
+  readonly matcher?: string;
+  /** A "before" event: its answer can stop or change what happens next. */
+  readonly pre: boolean;
+  /** Whether a hook of this event can block (a `session`-trust hook never can, spec §8.3). */
+  readonly can_block: boolean;
+  /** Output fields that modify the input or the agent's behaviour (stripped from observers). */
+  readonly modifiable?: readonly string[];
+  /** Deadline class (ai-memory) and its whole-chain deadline. */
+  readonly class?: string;
+  readonly chain_deadline_ms?: number;
+  /** Output is advisory only: nothing a hook returns changes the agent's behaviour. */
+  readonly advisory?: boolean;
+}
+
+/** Deployment settings of one enabled profile (`vcp.yaml` `profiles.<id>`), passed to every function. */
+export interface ProfileContext {
+  /** `strict: true` fixes the upstream surprises listed per profile (PROFILES §1.6). */
+  readonly strict: boolean;
+  /** The rest of the deployment's settings for this profile, validated by `settingsSchema`. */
+  readonly settings: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A decoded value or why it was refused (the executor records a refused output as the hook's failure,
+ * `invalid_result`). A union rather than a bare `{error}` object: native outputs may carry an `error`
+ * field of their own (repo-yaml).
+ */
+export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
+
+/** A compiled `matcher`: true when the definition applies to this input. */
+export type CompiledMatcher = (input: NativeObject) => boolean;
+
+export interface PresentedAnswer {
+  readonly native: NativeObject;
+  readonly exit_code: ExitCode;
+  readonly stderr?: string;
+}
+
+export interface EventProfile {
+  /** Bare name used in paths and manifests: `vcp`, `gemini-cli`, `llxprt`, `claude-code`, … */
+  readonly id: string;
+  /** Pinned upstream version, e.g. `0.x`; manifests may say `<id>@<version>`. */
+  readonly version: string;
+  readonly upstream: { readonly repo: string; readonly commit: string };
+  /** Closed event vocabulary (Amplifier also accepts custom `ns:name`, see `isEvent`). */
+  readonly events: Readonly<Record<string, EventSpec>>;
+  readonly ordering: "priority_desc" | "priority_asc" | "config_order";
+  /** gemini/llxprt: parallel unless one matching definition says `sequential: true`. */
+  readonly execution: "sequential" | "parallel" | "per_definition";
+  readonly timeouts: { readonly default_ms: number; readonly max_ms: number; readonly config_unit: "ms" | "s" };
+  readonly failure: { readonly default: "open" | "closed"; readonly term_grace_ms: number };
+  /** Whether the profile has the `strict` switch (and which surprises it fixes, for the docs). */
+  readonly strictFixes: readonly string[];
+
+  /** True for a known event (override for open vocabularies such as Amplifier's `ns:name`). */
+  isEvent?(event: string): boolean;
+  /** The session id carried in a native input, if the profile has one (PROFILES §8.3). */
+  sessionIdOf(input: NativeObject): string | undefined;
+  /** Validate a native input for `event`; a string names what is wrong (`tool_name: must be a string`). */
+  validateInput(input: unknown, event: string): Decoded<NativeObject>;
+  /**
+   * Compile a definition's matcher for `event` at build/install time. `undefined`, `""` and `"*"`
+   * match everything. Throws an Error naming the problem when RE2 cannot compile the pattern: a bad
+   * matcher is a build error, never a silent exact-string fallback.
+   */
+  compileMatcher(pattern: string | undefined, event: string): CompiledMatcher;
+  /** Turn what an action returned (already JSON-parsed) into a native output, or say why not. */
+  decode(raw: unknown, event: string, ctx: ProfileContext): Decoded<NativeObject>;
+  /** What a failed hook (threw, timed out, invalid output) contributes in its place. */
+  failureOutput(hook: string, why: string, failClosed: boolean, event: string, ctx: ProfileContext): NativeObject;
+  /** Output of a `session`-trust hook with every blocking/modifying field removed (spec §8.3). */
+  observerView(output: NativeObject, event: string): { output: NativeObject; stripped: readonly string[] };
+  /** How the chain treats one output (for the trace, trust checks and `stopsChain`). */
+  verdictOf(output: NativeObject, event: string): Verdict;
+  /** Sequential chaining: the next hook's input after a successful hook (default: unchanged). */
+  chainInput?(input: NativeObject, output: NativeObject, event: string, ctx: ProfileContext): NativeObject;
+  /** True when no later hook may run after this output (Amplifier/ai-memory deny). Default: never. */
+  stopsChain?(output: NativeObject, event: string, ctx: ProfileContext): boolean;
+  /** Fold the outputs, in plan order, by the event's merge rules. Pure; `[]` gives the neutral answer. */
+  reduce(outputs: readonly NativeObject[], event: string, ctx: ProfileContext): Aggregated;
+  /** The agent-facing answer and its exit code. */
+  present(aggregated: Aggregated, event: string, ctx: ProfileContext): PresentedAnswer;
+}
