@@ -1,9 +1,4 @@
-import { fork, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync } from "node:fs";
-import { readFile, rename, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { ChainRequest, ChainResult } from "../chain/types.js";
 import { chainTimeBoundMs } from "../chain/deadline.js";
 import { VcpError } from "../errors.js";
@@ -14,11 +9,13 @@ import { silentLogger, type LifecycleEvent, type Logger } from "../observe/event
 import { assertSandboxLimits, DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/index.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
 import { SlowTracker, WorkerShareTracker } from "./admission.js";
-import { attributeCrash, crashedChainValue, type CrashAttribution, type HookIdentity, type PendingTaskView } from "./crash.js";
+import { CodeStore } from "./code-store.js";
+import { attributeCrash, crashedChainValue, type HookIdentity, type PendingTaskView } from "./crash.js";
 import { rebuildEvents } from "./events.js";
 import { resolveHostEntry } from "./host-entry.js";
+import { forkHost, type HostHandle } from "./host-process.js";
+import { PlanCache, type PlanEntry } from "./plan-cache.js";
 import {
-  digestFileStem,
   fromWireError,
   type BundleMeta,
   type ChainMessage,
@@ -28,7 +25,9 @@ import {
   type WireChainValue,
   type WireError,
 } from "./protocol.js";
-import { monotonicMs, readSlots, threadCpu } from "./slots.js";
+import { planRecovery } from "./recovery.js";
+import { monotonicMs, threadCpu } from "./slots.js";
+import { graceMs, inspectHost, WatchdogTimer, type HostKill, type WatchedChain } from "./watchdog.js";
 
 /**
  * Options of {@link startSandbox}.
@@ -158,112 +157,8 @@ const MAX_START_FAILURES = 5;
  */
 const PROBATION_CHAINS = 8;
 const SUSPECT_MS = 10 * 60_000;
-const STDERR_TAIL_BYTES = 8192;
-const BUNDLE_NAME = /^[a-z0-9_-]{1,64}$/;
-const TRUST = new Set(["system", "deployment", "session"]);
-/** Plan keys the supervisor remembers (and the host holds); the least recently used is forgotten. */
-const PLAN_KEYS = 1024;
-/** How often the watchdog reads the slots while work is in flight. */
-const WATCHDOG_INTERVAL_MS = 250;
-/**
- * A bundle load (compile, top-level code, export listing; the host bounds each run phase by
- * LOAD_TIMEOUT_MS) that has not finished after this long has wedged its worker.
- */
-const LOAD_WATCHDOG_MS = 10_000;
 /** Per executed hook, time an invoke may spend (re)creating the bundle's isolate before the action runs. */
 const HOOK_SETUP_MS = 2_000;
-/**
- * While a hook overruns, its worker thread must use at least this share of one core to count as busy
- * (outcome `timeout`: it ignores termination); below it the thread is wedged (outcome `crashed`: e.g.
- * isolated-vm's fatal-OOM handler sleeps forever on the worker thread). Linux clock ticks are 10 ms.
- */
-const BUSY_SHARE = 0.25;
-const CLOCK_TICK_MS = 10;
-/** Overrun observed for at least this long before the thread's CPU share is trusted. */
-const MIN_SAMPLE_MS = 500;
-
-/**
- * Time past a hook's budget before the watchdog kills the host. Must stay under isolated-vm's own
- * 5 s "Script failed to terminate" give-up, whose catastrophic-error path can crash the host itself.
- */
-function graceMs(budgetMs: number): number {
-  return Math.min(4000, Math.max(1500, Math.ceil(budgetMs / 2)));
-}
-
-/**
- * SECURITY: a wedged host cannot run its own "disconnect" handler, so the main process kills every
- * live host when it exits: no orphan keeps isolates (and their memory) after the runtime is gone.
- */
-const liveHosts = new Set<ChildProcess>();
-let exitHookInstalled = false;
-function trackHost(child: ChildProcess): void {
-  liveHosts.add(child);
-  child.once("exit", () => liveHosts.delete(child));
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on("exit", () => {
-    for (const host of liveHosts) {
-      try {
-        host.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  });
-}
-
-interface HostHandle {
-  child: ChildProcess;
-  generation: number;
-  ready: boolean;
-  exit?: { code: number | null; signal: NodeJS.Signals | null };
-  disconnected: boolean;
-  gone: boolean;
-  stderrTail: string;
-  onReady?: () => void;
-  onGoneBeforeReady?: (why: string) => void;
-  /** Set when the watchdog killed this host, before the SIGKILL: recovery reads it. */
-  killed?: HostKill;
-}
-
-/** Why the watchdog killed a host, and whom to blame. */
-interface HostKill {
-  /**
-   * overrun: a hook ran past budget + grace while its thread kept busy (ignoring termination);
-   * wedged: a hook ran past budget + grace while its thread did nothing (a fatal error inside V8);
-   * deadline: a chain outlived its whole hard deadline; load: a bundle load never finished.
-   */
-  kind: "overrun" | "wedged" | "deadline" | "load";
-  taskId: number;
-  /** The overrunning hook, named by its position in the task's hook list (overrun, wedged). */
-  hook?: HookIdentity;
-  /** Human-readable, for error texts and logs. */
-  detail: string;
-}
-
-/**
- * One hook list as the supervisor knows it: a key that names it to the host for the life of the
- * supervisor, and what admission and the watchdog need, computed once per plan instead of per chain.
- */
-interface PlanEntry {
-  key: number;
-  type: HookType;
-  revision: number;
-  /** Shallow copy of the caller's list: a later chain reuses the key only if every element is the same object. */
-  source: readonly ResolvedHook[];
-  /** The hooks as sent: `action.digest` filled in where the caller left it out. */
-  hooks: readonly ResolvedHook[];
-  /** Hooks without a digest, and the revision they were pinned to (if any) when the entry was made. */
-  pins: readonly { bundle: string; digest: string | undefined }[];
-  /** Enabled hooks and their digests, checked against the loaded bundles on every chain. */
-  enabled: readonly { hook: ResolvedHook; digest: string | undefined }[];
-  /** Distinct digests of the enabled hooks. */
-  digests: readonly string[];
-  /** Sum of the enabled hooks' timeout_ms. */
-  timeoutSum: number;
-  /** Host generation that holds this plan; 0 when none does. */
-  sentTo: number;
-}
 
 interface PendingChain {
   id: number;
@@ -312,7 +207,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 }
 
 /**
- * The main-process half of the sandbox (DESIGN §4.1):
+ * The main-process half of the sandbox (DESIGN §4.1). A facade: the decisions live in parts that
+ * start no process and are unit-tested alone — plan keys (plan-cache.ts), admission (admission.ts),
+ * the watchdog (watchdog.ts), crash attribution and recovery (crash.ts, recovery.ts) — and the I/O in
+ * host-process.ts (fork, host events) and code-store.ts (bundle files, slots). This class owns the
+ * queue, the in-flight map and the host's life, and carries out what the parts decide.
  *
  * ```
  *  runChain ─▶ plan key (hook list sent once per key and host) ─▶ waiting (FIFO; slow/suspect
@@ -335,9 +234,7 @@ export class SandboxSupervisor implements Sandbox {
   private readonly auditDiffs: boolean;
   private readonly logger: Logger;
   private readonly onGuestLog: ((line: GuestLogLine) => void) | undefined;
-  private readonly codeDir: string;
-  private readonly ownsCodeDir: boolean;
-  private readonly slotDir: string;
+  private readonly store: CodeStore;
   /** The compiled host-main.js to fork (host-entry.ts): resolved once, before anything is created. */
   private readonly hostEntry: string;
   private readonly slow: SlowTracker;
@@ -356,7 +253,6 @@ export class SandboxSupervisor implements Sandbox {
   private readonly calls = new Map<number, PendingCall>();
   private readonly callQueue: PendingCall[] = [];
   private readonly loaded = new Map<string, BundleMeta>();
-  private readonly latestByName = new Map<string, string>();
   private readonly quarantined = new Map<string, Record<string, unknown>>();
   /** Crash-suspect digest → when it became one and the chains it has completed alone since. */
   private readonly suspects = new Map<string, { since: number; cleanChains: number }>();
@@ -375,15 +271,13 @@ export class SandboxSupervisor implements Sandbox {
   private restarting: Promise<void> | undefined;
   private onDrained: (() => void) | undefined;
   private onStopped: (() => void) | undefined;
-  private readonly planByList = new WeakMap<readonly ResolvedHook[], PlanEntry>();
-  /** Insertion order = least recently used first. */
-  private readonly planLru = new Map<number, PlanEntry>();
-  private nextPlanKey = 1;
+  private readonly plans = new PlanCache();
   private plansSent = 0;
   private watchdogKills = 0;
-  private watchdog: NodeJS.Timeout | undefined;
-  /** "taskId hook startMs" of an overrunning hook → CPU ticks of its thread when first seen over budget. */
-  private readonly overruns = new Map<string, { ticks: number | undefined; atMs: number }>();
+  private readonly watchdog = new WatchdogTimer(
+    () => this.inFlight.size > 0 || this.loadsInFlight(),
+    () => this.watch(),
+  );
 
   constructor(options: SandboxOptions) {
     this.threads = positiveInt(options.threads ?? DEFAULT_THREADS, "threads");
@@ -408,19 +302,14 @@ export class SandboxSupervisor implements Sandbox {
       options.fairShare === false ? undefined : new WorkerShareTracker(this.threads, positiveInt(options.fairShare?.windowMs ?? 3000, "fairShare.windowMs"));
     // Before the code directory exists: a missing or stale build leaves nothing behind.
     this.hostEntry = resolveHostEntry();
-    this.ownsCodeDir = options.codeDir === undefined;
-    this.codeDir = options.codeDir ?? mkdtempSync(join(tmpdir(), "vcp-sandbox-"));
-    this.slotDir = join(this.codeDir, "slots");
-    mkdirSync(this.slotDir, { recursive: true });
-    // Slots of a previous run in the same directory would alias generation numbers.
-    for (const name of readdirSync(this.slotDir)) if (name.endsWith(".slot")) rmSync(join(this.slotDir, name), { force: true });
+    this.store = new CodeStore(options.codeDir);
   }
 
   async start(): Promise<void> {
     try {
       await this.startHost();
     } catch (err) {
-      this.cleanupDir();
+      this.store.remove();
       throw err;
     }
   }
@@ -429,8 +318,8 @@ export class SandboxSupervisor implements Sandbox {
 
   async loadBundle(bundle: BundleCode): Promise<{ exports: string[] }> {
     this.assertOpen();
-    const meta = this.validateBundle(bundle);
-    await this.storeBundle(bundle, meta);
+    const meta = CodeStore.metaOf(bundle, this.limits.codeBytes);
+    await this.store.put(bundle, meta);
     let value: unknown;
     try {
       value = await this.call({ t: "load", id: this.nextId++, digest: bundle.digest });
@@ -442,7 +331,6 @@ export class SandboxSupervisor implements Sandbox {
       });
     }
     this.loaded.set(bundle.digest, meta);
-    this.latestByName.set(bundle.name, bundle.digest);
     if (this.quarantined.delete(bundle.digest)) {
       this.logger.info({ bundle: bundle.name, digest: bundle.digest }, "sandbox: bundle reloaded, quarantine lifted");
     }
@@ -461,7 +349,6 @@ export class SandboxSupervisor implements Sandbox {
     this.share?.reset(digest);
     if (meta === undefined) return;
     this.loaded.delete(digest);
-    if (this.latestByName.get(meta.name) === digest) this.latestByName.delete(meta.name);
     // The files stay: content-addressed and immutable, they are harmless, and a chain already in
     // flight may still need them on a cold worker. A temporary code directory goes on close().
     await this.call({ t: "unload", id: this.nextId++, digest });
@@ -541,93 +428,12 @@ export class SandboxSupervisor implements Sandbox {
 
   // ── chains ─────────────────────────────────────────────────────────────────────────────────────
 
-  /**
-   * The plan entry of a task's hook list. The runtime hands the same array for every chain of one
-   * registry plan, so the entry (and its key) is found by identity; a list whose elements changed, or
-   * whose unpinned hooks would now pin another revision, gets a new entry. Throws UNKNOWN_BUNDLE when
-   * an enabled hook names a revision that is not loaded (checked on every chain: bundles come and go).
-   */
+  /** The plan entry of a task's hook list (plan-cache.ts); evicted keys the host holds are forgotten there too. */
   private planFor(task: ChainTask): PlanEntry {
-    const list = task.plan.hooks;
-    let entry = this.planByList.get(list);
-    if (entry === undefined || !this.planMatches(entry, task)) {
-      entry = this.createPlan(task);
-      this.planByList.set(list, entry);
-    }
-    for (const { hook, digest } of entry.enabled) {
-      if (digest === undefined || !this.loaded.has(digest)) {
-        throw new VcpError(
-          "UNKNOWN_BUNDLE",
-          `hook ${hook.name} refers to bundle ${hook.action.bundle}${digest ? ` (${digest})` : ""}, which the sandbox has not loaded`,
-          { hook: hook.name, bundle: hook.action.bundle, ...(digest ? { digest } : {}) },
-        );
-      }
-    }
-    // Least recently used first: move to the end.
-    this.planLru.delete(entry.key);
-    this.planLru.set(entry.key, entry);
-    if (this.planLru.size > PLAN_KEYS) this.evictPlans();
-    return entry;
-  }
-
-  private planMatches(entry: PlanEntry, task: ChainTask): boolean {
-    const list = task.plan.hooks;
-    if (entry.type !== task.plan.type || entry.revision !== task.plan.revision || entry.source.length !== list.length) return false;
-    for (let i = 0; i < list.length; i++) if (entry.source[i] !== list[i]) return false;
-    for (const pin of entry.pins) if (this.latestByName.get(pin.bundle) !== pin.digest) return false;
-    return true;
-  }
-
-  private createPlan(task: ChainTask): PlanEntry {
-    const source = task.plan.hooks.slice();
-    let hooks: ResolvedHook[] | undefined;
-    const pins: { bundle: string; digest: string | undefined }[] = [];
-    const enabled: { hook: ResolvedHook; digest: string | undefined }[] = [];
-    const digests: string[] = [];
-    let timeoutSum = 0;
-    for (let i = 0; i < source.length; i++) {
-      const hook = source[i]!;
-      let digest = hook.action.digest;
-      if (digest === undefined) {
-        digest = this.latestByName.get(hook.action.bundle);
-        pins.push({ bundle: hook.action.bundle, digest });
-        if (digest !== undefined) {
-          // Hooks are frozen: copy the one hook that needs its revision pinned for the worker.
-          hooks ??= source.slice();
-          hooks[i] = Object.freeze({ ...hook, action: Object.freeze({ ...hook.action, digest }) });
-        }
-      }
-      if (!hook.enabled) continue;
-      enabled.push({ hook, digest });
-      timeoutSum += hook.timeout_ms;
-      if (digest !== undefined && !digests.includes(digest)) digests.push(digest);
-    }
-    return {
-      key: this.nextPlanKey++,
-      type: task.plan.type,
-      revision: task.plan.revision,
-      source,
-      hooks: hooks ?? source,
-      pins,
-      enabled,
-      digests,
-      timeoutSum,
-      sentTo: 0,
-    };
-  }
-
-  /** Forget the least recently used plans here and in the host (which holds exactly what was sent). */
-  private evictPlans(): void {
-    const forget: number[] = [];
-    for (const [key, entry] of this.planLru) {
-      if (this.planLru.size <= PLAN_KEYS) break;
-      this.planLru.delete(key);
-      if (entry.sentTo !== 0 && entry.sentTo === this.host?.generation) forget.push(key);
-      // Still reachable through planByList while the caller holds the list: then it is sent again.
-      entry.sentTo = 0;
-    }
+    const { entry, evicted } = this.plans.lookup(task.plan, (digest) => this.loaded.has(digest), this.host?.generation ?? 0);
     const host = this.host;
-    if (forget.length > 0 && host?.ready && host.child.connected) host.child.send({ t: "forget", keys: forget } satisfies ToHost);
+    if (evicted.length > 0 && host?.ready && host.child.connected) host.child.send({ t: "forget", keys: evicted } satisfies ToHost);
+    return entry;
   }
 
   private isGated(digest: string, now: number): boolean {
@@ -739,7 +545,7 @@ export class SandboxSupervisor implements Sandbox {
       plan.sentTo = host.generation;
       this.plansSent++;
     }
-    this.armWatchdog();
+    this.watchdog.arm();
   }
 
   /**
@@ -751,7 +557,7 @@ export class SandboxSupervisor implements Sandbox {
   private hardDeadline(entry: PendingChain, now: number): number {
     const plan = entry.plan;
     const deadlineMs = entry.task.request.deadlineMs;
-    const budget = deadlineMs !== undefined ? chainTimeBoundMs(plan.enabled.map((e) => e.hook), deadlineMs) : plan.timeoutSum;
+    const budget = deadlineMs !== undefined ? chainTimeBoundMs(plan.enabled, deadlineMs) : plan.timeoutSum;
     const own = budget + plan.enabled.length * HOOK_SETUP_MS + graceMs(budget);
     let start = now;
     if (this.inFlight.size >= this.threads) {
@@ -843,96 +649,45 @@ export class SandboxSupervisor implements Sandbox {
   // ── watchdog ───────────────────────────────────────────────────────────────────────────────────
 
   /**
-   * A hook that ignores termination (BigInt#toString, Array#fill) or a fatal V8 error that leaves the
-   * host alive but asleep (isolated-vm's OOM handler) would hold a chain, a worker and, in the end,
-   * the whole sandbox forever (DESIGN §4.3). While work is in flight the watchdog reads the slots:
-   *
-   * ```
-   *  slot "I hook start budget tid", running > budget + grace ─▶ SIGKILL the host
-   *       thread used CPU meanwhile  ⇒ kind overrun ⇒ that hook: outcome timeout
-   *       thread asleep              ⇒ kind wedged  ⇒ that hook: outcome crashed
-   *  slot "L start", running > LOAD_WATCHDOG_MS  ─▶ SIGKILL (the load fails INVALID_BUNDLE)
-   *  chain past its hard deadline (no slot says why) ─▶ SIGKILL, attribution by slots as for a crash
-   * ```
-   *
-   * The crash path then answers every in-flight chain, quarantines the culprit and restarts the host.
+   * While work is in flight the watchdog (watchdog.ts) reads the live host's slots and decides; a kill
+   * goes through the crash path, which answers every in-flight chain, quarantines the culprit and
+   * restarts the host.
    */
-  private armWatchdog(): void {
-    if (this.watchdog !== undefined) return;
-    this.watchdog = setInterval(() => this.watch(), WATCHDOG_INTERVAL_MS);
-    this.watchdog.unref();
-  }
-
   private watch(): void {
     const host = this.host;
-    const loads = [...this.calls.values()].some((c) => c.message.t === "load");
-    if (this.inFlight.size === 0 && !loads) {
-      clearInterval(this.watchdog);
-      this.watchdog = undefined;
-      this.overruns.clear();
-      return;
-    }
     if (host === undefined || !host.ready || host.gone || host.killed !== undefined || this.stopping) return;
-    const mono = monotonicMs();
-    const seen = new Set<string>();
-    for (const record of readSlots(this.slotDir, host.generation)) {
-      if (record.startMs === undefined) continue;
-      const ran = mono - record.startMs;
-      if (record.phase === "L") {
-        // SECURITY: a load that never ends wedges a worker; top-level code is guest code too.
-        if (this.calls.get(record.taskId)?.message.t === "load" && ran > LOAD_WATCHDOG_MS) {
-          this.killHost(host, { kind: "load", taskId: record.taskId, detail: `a bundle load ran for ${ran} ms` });
-          return;
-        }
-        continue;
-      }
-      if (record.phase !== "I" || record.hook === undefined || record.budgetMs === undefined) continue;
-      const entry = this.inFlight.get(record.taskId);
-      if (entry === undefined || ran <= record.budgetMs) continue;
-      const key = `${record.taskId} ${record.hook} ${record.startMs}`;
-      seen.add(key);
-      const cpu = host.child.pid !== undefined ? threadCpu(host.child.pid, record.tid ?? 0) : undefined;
-      let sample = this.overruns.get(key);
-      if (sample === undefined) {
-        sample = { ticks: cpu?.ticks, atMs: mono };
-        this.overruns.set(key, sample);
-      }
-      // SECURITY: the isolate's own timeout and the host's async deadline had budget + grace to act.
-      if (ran <= record.budgetMs + graceMs(record.budgetMs) || mono - sample.atMs < MIN_SAMPLE_MS) continue;
-      // Without per-thread CPU (not Linux) an overrun counts as busy: the hook ran past its budget.
-      const busy =
-        cpu === undefined || sample.ticks === undefined || (cpu.ticks - sample.ticks) * CLOCK_TICK_MS >= BUSY_SHARE * (mono - sample.atMs);
-      // SECURITY: the hook at the record's position, never a lookup by name (a session hook may share
-      // its name with another bundle's deployment hook); no match leaves the kill unattributed.
-      const identity = hookIdentityAt(entry, record.position, record.hook);
-      this.killHost(host, {
-        kind: busy ? "overrun" : "wedged",
-        taskId: record.taskId,
-        ...(identity !== undefined ? { hook: identity } : {}),
-        detail: busy
-          ? `hook ${record.hook} ran ${ran} ms against a budget of ${record.budgetMs} ms and ignored termination`
-          : `hook ${record.hook} stopped responding ${ran} ms into a budget of ${record.budgetMs} ms (its worker thread is wedged)`,
-      });
-      return;
-    }
-    for (const key of this.overruns.keys()) if (!seen.has(key)) this.overruns.delete(key);
-    const now = performance.now();
-    for (const entry of this.inFlight.values()) {
-      if (now > entry.hardDeadline) {
-        this.killHost(host, {
-          kind: "deadline",
-          taskId: entry.id,
-          detail: `chain ${entry.task.request.chainId} outlived its hard deadline (${Math.round(entry.hardDeadline - entry.dispatchedAt)} ms after dispatch)`,
-        });
-        return;
-      }
-    }
+    const pid = host.child.pid;
+    const kill = inspectHost(
+      {
+        records: this.store.slots(host.generation),
+        monoMs: monotonicMs(),
+        nowMs: performance.now(),
+        chain: (taskId) => this.watchedChain(taskId),
+        chains: [...this.inFlight.keys()].map((id) => this.watchedChain(id)!),
+        isLoad: (taskId) => this.calls.get(taskId)?.message.t === "load",
+        threadTicks: (tid) => (pid !== undefined ? threadCpu(pid, tid)?.ticks : undefined),
+      },
+      this.watchdog.samples,
+    );
+    if (kill !== undefined) this.killHost(host, kill);
+  }
+
+  private watchedChain(taskId: number): WatchedChain | undefined {
+    const entry = this.inFlight.get(taskId);
+    if (entry === undefined) return undefined;
+    return {
+      id: entry.id,
+      chainId: entry.task.request.chainId,
+      dispatchedAt: entry.dispatchedAt,
+      hardDeadline: entry.hardDeadline,
+      hookAt: (position, name) => hookIdentityAt(entry, position, name),
+    };
   }
 
   private killHost(host: HostHandle, kill: HostKill): void {
     host.killed = kill;
     this.watchdogKills++;
-    this.overruns.clear();
+    this.watchdog.samples.clear();
     this.logger.error({ generation: host.generation, pid: host.child.pid, ...kill }, "sandbox: watchdog kills the sandbox host");
     // SECURITY: SIGKILL, not a request: a wedged or busy host cannot be asked to stop.
     host.child.kill("SIGKILL");
@@ -952,59 +707,13 @@ export class SandboxSupervisor implements Sandbox {
   private sendCall(host: HostHandle, call: PendingCall): void {
     this.calls.set(call.id, call);
     host.child.send(call.message);
-    if (call.message.t === "load") this.armWatchdog();
+    if (call.message.t === "load") this.watchdog.arm();
   }
 
   private onCallReply(call: PendingCall, reply: Extract<FromHost, { t: "reply" }>): void {
     this.calls.delete(call.id);
     if (reply.ok) call.resolve(reply.value);
     else call.reject(fromWireError(reply.error as WireError));
-  }
-
-  // ── bundles on disk ─────────────────────────────────────────────────────────────────────────────
-
-  private validateBundle(bundle: BundleCode): BundleMeta {
-    const invalid = (why: string): VcpError =>
-      new VcpError("INVALID_BUNDLE", `bundle ${String(bundle?.name)}: ${why}`, { bundle: bundle?.name, digest: bundle?.digest });
-    if (typeof bundle?.name !== "string" || !BUNDLE_NAME.test(bundle.name)) throw invalid("name must match [a-z0-9_-]{1,64}");
-    if (typeof bundle.digest !== "string" || digestFileStem(bundle.digest) === undefined) {
-      throw invalid("digest must be sha256:<hex> or a token of [A-Za-z0-9_-]");
-    }
-    if (typeof bundle.code !== "string") throw invalid("code must be a string");
-    const bytes = Buffer.byteLength(bundle.code);
-    if (bytes > this.limits.codeBytes) throw invalid(`code is ${bytes} bytes, over the limit of ${this.limits.codeBytes}`);
-    if (!TRUST.has(bundle.trust)) throw invalid("trust must be system, deployment or session");
-    return {
-      name: bundle.name,
-      digest: bundle.digest,
-      trust: bundle.trust,
-      ...(bundle.memoryMb !== undefined ? { memoryMb: bundle.memoryMb } : {}),
-      ...(bundle.isolation !== undefined ? { isolation: bundle.isolation } : {}),
-    };
-  }
-
-  /**
-   * `<stem>.js` is immutable: an existing file must hold the same code (a digest names one content).
-   * Both files are written to a temporary name and renamed, so a worker never reads half a file.
-   */
-  private async storeBundle(bundle: BundleCode, meta: BundleMeta): Promise<void> {
-    const stem = digestFileStem(bundle.digest)!;
-    const codePath = join(this.codeDir, `${stem}.js`);
-    const existing = await readFile(codePath, "utf8").catch(() => undefined);
-    if (existing !== undefined && existing !== bundle.code) {
-      throw new VcpError("INVALID_BUNDLE", `digest ${bundle.digest} is already stored with different code`, {
-        bundle: bundle.name,
-        digest: bundle.digest,
-      });
-    }
-    const suffix = `.${process.pid}.${this.nextId++}.tmp`;
-    if (existing === undefined) {
-      await writeFile(codePath + suffix, bundle.code);
-      await rename(codePath + suffix, codePath);
-    }
-    const metaPath = join(this.codeDir, `${stem}.json`);
-    await writeFile(metaPath + suffix, JSON.stringify(meta));
-    await rename(metaPath + suffix, metaPath);
   }
 
   // ── host process lifecycle ──────────────────────────────────────────────────────────────────────
@@ -1016,34 +725,31 @@ export class SandboxSupervisor implements Sandbox {
       maxQueue: this.maxQueue,
       limits: this.limits,
       fetch: this.fetchPolicy,
-      codeDir: this.codeDir,
-      slotDir: this.slotDir,
+      codeDir: this.store.dir,
+      slotDir: this.store.slotDir,
       generation,
       integrity: this.integrity,
       auditDiffs: this.auditDiffs,
     };
     return new Promise<void>((resolve, reject) => {
-      let child: ChildProcess;
+      let host: HostHandle;
       try {
-        // process.execPath: the same Node 24 that runs the caller (npm scripts put it first on PATH).
-        child = fork(this.hostEntry, [], {
-          execPath: process.execPath,
-          execArgv: ["--no-node-snapshot"], // isolated-vm requires it, per process (DESIGN §1)
-          serialization: "json", // ≈30 µs round trip against ≈120 µs for "advanced" (DESIGN §4.1)
-          stdio: ["ignore", "ignore", "pipe", "ipc"],
-        });
+        host = forkHost(
+          this.hostEntry,
+          config,
+          (from, message) => this.onHostMessage(from, message),
+          (from, error) => this.onHostGone(from, error),
+        );
       } catch (err) {
         reject(startError(`could not fork the sandbox host: ${(err as Error).message}`));
         return;
       }
-      const host: HostHandle = { child, generation, ready: false, disconnected: false, gone: false, stderrTail: "" };
       this.host = host;
-      trackHost(child);
       const timer = setTimeout(() => {
         const fail = host.onGoneBeforeReady;
         host.gone = true; // this death is a failed start, not a crash to recover from
         if (this.host === host) this.host = undefined;
-        child.kill("SIGKILL");
+        host.child.kill("SIGKILL");
         fail?.(`no ready message within ${START_TIMEOUT_MS} ms`);
       }, START_TIMEOUT_MS);
       host.onReady = () => {
@@ -1056,32 +762,6 @@ export class SandboxSupervisor implements Sandbox {
         host.onGoneBeforeReady = undefined;
         reject(startError(`sandbox host failed to start: ${why}${host.stderrTail ? `\n${host.stderrTail.trim()}` : ""}`));
       };
-      child.stderr?.setEncoding("utf8");
-      child.stderr?.on("data", (chunk: string) => {
-        host.stderrTail = (host.stderrTail + chunk).slice(-STDERR_TAIL_BYTES);
-      });
-      child.on("message", (message: FromHost) => this.onHostMessage(host, message));
-      child.on("error", (err) => {
-        // Spawn failure (no exit follows) or a failed send to a dying child (exit follows).
-        if (child.pid === undefined) {
-          host.exit = { code: null, signal: null };
-          host.disconnected = true;
-          this.onHostGone(host, err.message);
-        }
-      });
-      child.on("exit", (code, signal) => {
-        host.exit = { code, signal };
-        if (host.disconnected || !child.connected) {
-          host.disconnected = true;
-          this.onHostGone(host);
-        }
-      });
-      // Replies still in the pipe are read before "disconnect": act on a death only after both events.
-      child.on("disconnect", () => {
-        host.disconnected = true;
-        if (host.exit) this.onHostGone(host);
-      });
-      child.send({ t: "init", config } satisfies ToHost);
     });
   }
 
@@ -1130,82 +810,32 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   /**
-   * The host died with work in flight (DESIGN §4.1): attribute, answer, quarantine, restart.
-   * The chain that was running the culprit's hook gets a `crashed` (or `timeout`) result for it;
-   * every other chain goes back to the front of the queue once (guest side effects are data only,
-   * so a rerun is safe) and is answered by its own second run — or `crashed` if that dies too.
-   *
-   * When the crash cannot be pinned on one bundle, nobody is blamed yet: every chain goes back to
-   * the queue once, and since its bundles are now suspects it runs alone. The culprit's chain then
-   * kills the host again with nothing else running (certain: it is quarantined and answered
-   * `crashed`), and the bystanders' chains are answered normally instead of `crashed`.
+   * The host died with work in flight (DESIGN §4.1): attribute (crash.ts), decide (recovery.ts), then
+   * carry it out here: answer the culprit's chain, requeue the bystanders, quarantine, restart.
    */
   private recoverFromCrash(host: HostHandle, exit: { code: number | null; signal: NodeJS.Signals | null }): void {
     const now = performance.now();
-    const records = readSlots(this.slotDir, host.generation);
-    this.removeSlots(host.generation);
-    let attribution: CrashAttribution = attributeCrash(records, (taskId) => this.pendingTaskView(taskId));
+    const records = this.store.slots(host.generation);
+    this.store.removeSlots(host.generation);
+    const attribution = attributeCrash(records, (taskId) => this.pendingTaskView(taskId));
     const kill = host.killed;
-    if (kill !== undefined && (kill.kind === "overrun" || kill.kind === "wedged") && kill.hook !== undefined) {
-      // The watchdog saw who overran: that hook is the culprit, the other running hooks are bystanders.
-      attribution.running.set(kill.taskId, kill.hook);
-      attribution = {
-        running: attribution.running,
-        culprits: new Map([[kill.hook.digest, { taskId: kill.taskId, hook: kill.hook, why: kill.kind === "overrun" ? "overran" : "wedged" }]]),
-        suspects: [],
-      };
-    }
-    const how = kill !== undefined ? `killed by the supervisor: ${kill.detail}` : exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
-    const requeue: PendingChain[] = [];
-    let crashed = 0;
-    const entries = [...this.inFlight.values()].sort((a, b) => a.id - b.id);
+    const entries = [...this.inFlight.values()];
+    const inFlight = entries.map((entry) => ({ id: entry.id, chainId: entry.task.request.chainId, dispatches: entry.dispatches, hooks: entry.hooks, entry }));
+    const plan = planRecovery(inFlight, attribution, kill, exit);
     this.inFlight.clear();
-    const culpritTasks = new Set([...attribution.culprits.values()].map((c) => c.taskId));
-    for (const entry of entries) {
-      this.settleChain(entry);
-      const runningHook = attribution.running.get(entry.id);
-      // Not the culprit's chain (or no culprit yet): a bystander, run again rather than answered crashed.
-      if (!culpritTasks.has(entry.id) && entry.dispatches < 2) {
-        requeue.push(entry);
-        continue;
-      }
-      const hook = (runningHook !== undefined ? entry.hooks[runningHook.position] : undefined) ?? entry.hooks.find((h) => h.enabled) ?? entry.hooks[0]!;
-      crashed++;
-      const culprit = kill?.hook !== undefined && kill.taskId === entry.id && runningHook?.position === kill.hook.position;
-      if (culprit && kill.kind === "overrun") {
-        entry.resolve(
-          crashedChainValue(
-            entry.task.plan,
-            entry.task.request,
-            hook,
-            now - entry.dispatchedAt,
-            `timed out: the hook kept running past its budget and ignored termination (${kill.detail}); the sandbox host process was recycled`,
-            "timeout",
-          ),
-        );
-      } else if (culprit && kill.kind === "wedged") {
-        entry.resolve(
-          crashedChainValue(
-            entry.task.plan,
-            entry.task.request,
-            hook,
-            now - entry.dispatchedAt,
-            `sandbox host crashed while the hook ran: ${kill.detail}; the supervisor killed and recycled the host process`,
-          ),
-        );
-      } else {
-        entry.resolve(
-          crashedChainValue(entry.task.plan, entry.task.request, hook, now - entry.dispatchedAt, `sandbox host crashed while the hook ran (${how})`),
-        );
-      }
+    for (const entry of entries) this.settleChain(entry);
+    for (const { chain, hook, outcome, error } of plan.answers) {
+      const entry = chain.entry;
+      entry.resolve(crashedChainValue(entry.task.plan, entry.task.request, hook, now - entry.dispatchedAt, error, outcome));
     }
+    const requeue = plan.requeue.map((chain) => chain.entry);
     this.waiting.unshift(...requeue);
     for (const call of this.calls.values()) {
       if (call.message.t === "load") {
         // `sole`: the load was the only code running, so its bundle is what killed the host.
-        const sole = attribution.soleLoad === call.id || (kill?.kind === "load" && kill.taskId === call.id);
+        const sole = plan.soleLoad === call.id || (kill?.kind === "load" && kill.taskId === call.id);
         call.reject(
-          new VcpError("INVALID_BUNDLE", `the sandbox host died (${how}) while loading bundle ${call.message.digest}`, {
+          new VcpError("INVALID_BUNDLE", `the sandbox host died (${plan.how}) while loading bundle ${call.message.digest}`, {
             digest: call.message.digest,
             sole,
           }),
@@ -1217,21 +847,20 @@ export class SandboxSupervisor implements Sandbox {
     this.calls.clear();
 
     const culprits: Record<string, unknown>[] = [];
-    for (const [digest, culprit] of attribution.culprits) {
-      const entry = entries.find((e) => e.id === culprit.taskId);
+    for (const culprit of plan.culprits) {
       const info = {
-        digest,
-        bundle: this.loaded.get(digest)?.name,
+        digest: culprit.digest,
+        bundle: this.loaded.get(culprit.digest)?.name,
         hook: culprit.hook.hook,
         scope: culprit.hook.scope,
         ...(culprit.hook.sessionId !== undefined ? { session_id: culprit.hook.sessionId } : {}),
-        reason: `was running when the sandbox host died (${how}; ${culprit.why})`,
-        ...(entry ? { chain_id: entry.task.request.chainId } : {}),
+        reason: `was running when the sandbox host died (${plan.how}; ${culprit.why})`,
+        ...(culprit.chainId !== undefined ? { chain_id: culprit.chainId } : {}),
       };
-      this.quarantine(digest, info);
+      this.quarantine(culprit.digest, info);
       culprits.push(info);
     }
-    for (const digest of attribution.suspects) {
+    for (const digest of plan.suspects) {
       if (!this.quarantined.has(digest)) this.suspects.set(digest, { since: now, cleanChains: 0 });
     }
 
@@ -1242,10 +871,10 @@ export class SandboxSupervisor implements Sandbox {
       pid: host.child.pid,
       code: exit.code,
       signal: exit.signal,
-      crashedChains: crashed,
+      crashedChains: plan.answers.length,
       requeuedChains: requeue.length,
       culprits,
-      suspects: attribution.suspects,
+      suspects: plan.suspects,
       stderrTail: host.stderrTail.slice(-2048),
     };
     this.logger.error(info, "sandbox: host process died; restarting");
@@ -1342,15 +971,6 @@ export class SandboxSupervisor implements Sandbox {
     this.checkDrained();
   }
 
-  private removeSlots(generation: number): void {
-    const prefix = `g${generation}-t`;
-    try {
-      for (const name of readdirSync(this.slotDir)) if (name.startsWith(prefix)) unlinkSync(join(this.slotDir, name));
-    } catch {
-      // best effort: a leftover slot of a dead generation is never read again
-    }
-  }
-
   // ── close ──────────────────────────────────────────────────────────────────────────────────────
 
   private assertOpen(): void {
@@ -1392,14 +1012,8 @@ export class SandboxSupervisor implements Sandbox {
       clearTimeout(timer);
     }
     this.host = undefined;
-    clearInterval(this.watchdog);
-    this.watchdog = undefined;
-    this.cleanupDir();
-  }
-
-  private cleanupDir(): void {
-    if (this.ownsCodeDir) rmSync(this.codeDir, { recursive: true, force: true });
-    else rmSync(this.slotDir, { recursive: true, force: true });
+    this.watchdog.stop();
+    this.store.remove();
   }
 }
 

@@ -94,11 +94,10 @@ describe("sandbox pool: chains", () => {
     expect(result.hook_results.map((r) => r.outcome)).toEqual(["skipped_disabled", "ok"]);
   });
 
-  test("a hook without a digest runs the latest loaded revision of its bundle", async () => {
+  test("a hook without a digest is UNKNOWN_BUNDLE: the sandbox never guesses which loaded revision was meant", async () => {
     const h = hook("latest", a);
     const undigested = Object.freeze({ ...h, action: Object.freeze({ bundle: "alpha", export: "act" }) });
-    const { result } = await sandbox.runChain(task([undigested], 10));
-    expect(result.context.trail).toEqual(["alpha"]);
+    await expect(sandbox.runChain(task([undigested], 10))).rejects.toMatchObject({ code: "UNKNOWN_BUNDLE", details: { hook: "latest", bundle: "alpha" } });
   });
 
   test("unloadBundle forgets a revision: chains naming it are UNKNOWN_BUNDLE", async () => {

@@ -1,0 +1,227 @@
+import { describe, expect, test } from "vitest";
+import type { ResolvedHook } from "../../../src/model/hook.js";
+import type { CrashAttribution, HookIdentity } from "../../../src/pool/crash.js";
+import { PlanCache } from "../../../src/pool/plan-cache.js";
+import { planRecovery, type InFlightChain } from "../../../src/pool/recovery.js";
+import type { SlotRecord } from "../../../src/pool/slots.js";
+import { graceMs, inspectHost, LOAD_WATCHDOG_MS, MIN_SAMPLE_MS, type OverrunSamples, type WatchedChain, type WatchdogSnapshot } from "../../../src/pool/watchdog.js";
+
+// The supervisor's parts that decide (plan keys, the watchdog, crash recovery), tested without a process.
+
+let seq = 1;
+function hook(name: string, digest: string | undefined, extra: Partial<ResolvedHook> = {}): ResolvedHook {
+  return Object.freeze({
+    name,
+    type: "pre_inject",
+    priority: 50,
+    timeout_ms: 1000,
+    action: Object.freeze({ bundle: `b-${name}`, export: "act", ...(digest ? { digest } : {}) }),
+    condition: null,
+    enabled: true,
+    metadata: Object.freeze({}),
+    fail_closed: false,
+    trust: "deployment",
+    scope: "deployment",
+    seq: seq++,
+    ...extra,
+  } satisfies ResolvedHook);
+}
+
+describe("PlanCache: a hook list crosses to the host once per plan", () => {
+  const loaded = new Set(["sha256:a", "sha256:b"]);
+  const isLoaded = (d: string): boolean => loaded.has(d);
+
+  test("the same list keeps its key; a new list (or one changed in place) gets a new one", () => {
+    const cache = new PlanCache();
+    const hooks = [hook("x", "sha256:a"), hook("y", "sha256:b")];
+    const first = cache.lookup({ type: "pre_inject", revision: 1, hooks }, isLoaded, 1).entry;
+    expect(cache.lookup({ type: "pre_inject", revision: 1, hooks }, isLoaded, 1).entry.key).toBe(first.key);
+    expect(cache.lookup({ type: "pre_inject", revision: 1, hooks: hooks.slice() }, isLoaded, 1).entry.key).not.toBe(first.key);
+    hooks[1] = hook("z", "sha256:b");
+    const changed = cache.lookup({ type: "pre_inject", revision: 1, hooks }, isLoaded, 1).entry;
+    expect(changed.key).not.toBe(first.key);
+    expect(changed.hooks.map((h) => h.name)).toEqual(["x", "z"]);
+  });
+
+  test("admission figures are computed once: enabled hooks, distinct digests, the timeout sum", () => {
+    const cache = new PlanCache();
+    const hooks = [hook("x", "sha256:a", { timeout_ms: 300 }), hook("y", "sha256:a", { timeout_ms: 200 }), hook("off", "sha256:b", { enabled: false })];
+    const { entry } = cache.lookup({ type: "pre_inject", revision: 1, hooks }, isLoaded, 1);
+    expect(entry.enabled.map((h) => h.name)).toEqual(["x", "y"]);
+    expect(entry.digests).toEqual(["sha256:a"]);
+    expect(entry.timeoutSum).toBe(500);
+  });
+
+  test("an enabled hook of an unloaded revision, or without a revision, is UNKNOWN_BUNDLE on every chain; a disabled one is not", () => {
+    const cache = new PlanCache();
+    const hooks = [hook("x", "sha256:a"), hook("gone", "sha256:zzz", { enabled: false })];
+    expect(() => cache.lookup({ type: "pre_inject", revision: 1, hooks }, isLoaded, 1)).not.toThrow();
+    expect(() => cache.lookup({ type: "pre_inject", revision: 1, hooks }, () => false, 1)).toThrow(expect.objectContaining({ code: "UNKNOWN_BUNDLE", details: { hook: "x", bundle: "b-x", digest: "sha256:a" } }));
+    expect(() => cache.lookup({ type: "pre_inject", revision: 1, hooks: [hook("nodigest", undefined)] }, isLoaded, 1)).toThrow(/nodigest refers to bundle b-nodigest \(no revision\)/);
+  });
+
+  test("past its capacity the least recently used entry is forgotten, and the host is told only of keys it holds", () => {
+    const cache = new PlanCache(2);
+    const lists = [0, 1, 2].map((i) => [hook(`h${i}`, "sha256:a")]);
+    const a = cache.lookup({ type: "pre_inject", revision: 1, hooks: lists[0]! }, isLoaded, 7).entry;
+    a.sentTo = 7;
+    const b = cache.lookup({ type: "pre_inject", revision: 1, hooks: lists[1]! }, isLoaded, 7).entry;
+    b.sentTo = 6; // held by a dead generation
+    cache.lookup({ type: "pre_inject", revision: 1, hooks: lists[0]! }, isLoaded, 7); // a is now most recent
+    const third = cache.lookup({ type: "pre_inject", revision: 1, hooks: lists[2]! }, isLoaded, 7);
+    expect(third.evicted).toEqual([]); // b was evicted, but generation 7 never held it
+    expect(cache.size).toBe(2);
+    expect(b.sentTo).toBe(0);
+    const fourth = cache.lookup({ type: "pre_inject", revision: 1, hooks: [hook("h3", "sha256:a")] }, isLoaded, 7);
+    expect(fourth.evicted).toEqual([a.key]);
+    expect(a.sentTo).toBe(0); // sent again if its list comes back
+  });
+});
+
+function identity(position: number, digest = "sha256:a"): HookIdentity {
+  return { digest, bundle: "b", hook: `h${position}`, scope: "deployment", position };
+}
+
+function watched(id: number, hardDeadline = Number.POSITIVE_INFINITY): WatchedChain {
+  return { id, chainId: `chain-${id}`, dispatchedAt: 0, hardDeadline, hookAt: (position, name) => (position !== undefined && name === `h${position}` ? identity(position) : undefined) };
+}
+
+function snapshot(records: SlotRecord[], monoMs: number, extra: Partial<WatchdogSnapshot> = {}): WatchdogSnapshot {
+  const chains = new Map([[1, watched(1)]]);
+  return {
+    records,
+    monoMs,
+    nowMs: 0,
+    chain: (id) => chains.get(id),
+    chains: chains.values(),
+    isLoad: () => false,
+    threadTicks: () => undefined,
+    ...extra,
+  };
+}
+
+describe("inspectHost: the watchdog's decision", () => {
+  const inside = (startMs: number, budgetMs = 1000): SlotRecord => ({ taskId: 1, phase: "I", hook: "h0", position: 0, startMs, budgetMs, tid: 42 });
+
+  test("a hook within budget + grace is left alone", () => {
+    const samples: OverrunSamples = new Map();
+    expect(inspectHost(snapshot([inside(0)], 1000 + graceMs(1000)), samples)).toBeUndefined();
+  });
+
+  test("past budget + grace, a thread that kept burning CPU is an overrun of that hook (timeout)", () => {
+    const samples: OverrunSamples = new Map();
+    let ticks = 0;
+    const snap = (mono: number): WatchdogSnapshot => snapshot([inside(0)], mono, { threadTicks: () => ticks });
+    expect(inspectHost(snap(1200), samples)).toBeUndefined(); // first sample, over budget
+    ticks = 300; // 3 s of CPU in the next 3 s
+    const kill = inspectHost(snap(1200 + Math.max(MIN_SAMPLE_MS, graceMs(1000)) + 500), samples);
+    expect(kill).toMatchObject({ kind: "overrun", taskId: 1, hook: { position: 0, digest: "sha256:a" } });
+    expect(kill?.detail).toMatch(/ignored termination/);
+  });
+
+  test("past budget + grace, a thread that did nothing is wedged (crashed)", () => {
+    const samples: OverrunSamples = new Map();
+    const snap = (mono: number): WatchdogSnapshot => snapshot([inside(0)], mono, { threadTicks: () => 5 });
+    inspectHost(snap(1100), samples);
+    expect(inspectHost(snap(5000), samples)).toMatchObject({ kind: "wedged", hook: { position: 0 } });
+  });
+
+  test("a slot whose name does not match the hook at its position leaves the kill unattributed", () => {
+    const samples: OverrunSamples = new Map();
+    const record: SlotRecord = { ...inside(0), hook: "someone-else" };
+    inspectHost(snapshot([record], 1100), samples);
+    const kill = inspectHost(snapshot([record], 6000), samples);
+    expect(kill?.kind).toBe("overrun");
+    expect(kill?.hook).toBeUndefined();
+  });
+
+  test("a record of a task no longer in flight is stale and ignored; its samples are dropped", () => {
+    const samples: OverrunSamples = new Map();
+    const stale: SlotRecord = { ...inside(0), taskId: 99 };
+    expect(inspectHost(snapshot([stale], 60_000), samples)).toBeUndefined();
+    inspectHost(snapshot([inside(0)], 1100), samples);
+    expect(samples.size).toBe(1);
+    inspectHost(snapshot([], 1200), samples);
+    expect(samples.size).toBe(0);
+  });
+
+  test("a bundle load running past LOAD_WATCHDOG_MS is killed; a shorter one is not", () => {
+    const load: SlotRecord = { taskId: 5, phase: "L", startMs: 0 };
+    expect(inspectHost(snapshot([load], LOAD_WATCHDOG_MS, { isLoad: (id) => id === 5 }), new Map())).toBeUndefined();
+    expect(inspectHost(snapshot([load], LOAD_WATCHDOG_MS + 1, { isLoad: (id) => id === 5 }), new Map())).toMatchObject({ kind: "load", taskId: 5 });
+  });
+
+  test("a chain past its hard deadline is killed even when no slot says why", () => {
+    const late = watched(3, 100);
+    const kill = inspectHost(snapshot([], 0, { nowMs: 101, chains: [late], chain: () => late }), new Map());
+    expect(kill).toMatchObject({ kind: "deadline", taskId: 3 });
+    expect(kill?.detail).toMatch(/chain-3 outlived its hard deadline/);
+  });
+});
+
+interface Fake extends InFlightChain {
+  tag: string;
+}
+
+function inFlight(id: number, dispatches = 1): Fake {
+  return { id, chainId: `c${id}`, dispatches, hooks: [hook(`h${id}a`, "sha256:a"), hook(`h${id}b`, "sha256:b")], tag: `t${id}` };
+}
+
+function attribution(parts: Partial<CrashAttribution>): CrashAttribution {
+  return { running: new Map(), culprits: new Map(), suspects: [], ...parts };
+}
+
+describe("planRecovery: who is answered, who runs again, who is blamed", () => {
+  const died = { code: null, signal: "SIGABRT" as NodeJS.Signals };
+
+  test("a culprit's chain is answered crashed for the hook it was in; bystanders are requeued in order", () => {
+    const culprit = identity(1, "sha256:b");
+    const plan = planRecovery([inFlight(3), inFlight(1), inFlight(2)], attribution({ running: new Map([[2, culprit]]), culprits: new Map([["sha256:b", { taskId: 2, hook: culprit, why: "catastrophic" }]]) }), undefined, died);
+    expect(plan.requeue.map((c) => c.tag)).toEqual(["t1", "t3"]);
+    expect(plan.answers).toHaveLength(1);
+    expect(plan.answers[0]).toMatchObject({ outcome: "crashed", hook: { name: "h2b" }, chain: { tag: "t2" } });
+    expect(plan.answers[0]!.error).toMatch(/signal SIGABRT/);
+    expect(plan.culprits).toEqual([{ digest: "sha256:b", taskId: 2, hook: culprit, why: "catastrophic", chainId: "c2" }]);
+  });
+
+  test("a bystander that already ran twice is answered, never requeued a third time", () => {
+    const plan = planRecovery([inFlight(1, 2)], attribution({ suspects: ["sha256:a"] }), undefined, { code: 134, signal: null });
+    expect(plan.requeue).toEqual([]);
+    expect(plan.answers[0]).toMatchObject({ outcome: "crashed", hook: { name: "h1a" } });
+    expect(plan.answers[0]!.error).toMatch(/exit code 134/);
+  });
+
+  test("an ambiguous crash blames nobody: everyone runs again, the digests become suspects", () => {
+    const plan = planRecovery([inFlight(1), inFlight(2)], attribution({ suspects: ["sha256:a", "sha256:b"] }), undefined, died);
+    expect(plan.requeue.map((c) => c.id)).toEqual([1, 2]);
+    expect(plan.culprits).toEqual([]);
+    expect(plan.suspects).toEqual(["sha256:a", "sha256:b"]);
+  });
+
+  test("the watchdog's overrun overrides slot attribution: that hook times out, the rest are bystanders", () => {
+    const overran = identity(0, "sha256:a");
+    const plan = planRecovery(
+      [inFlight(1), inFlight(2)],
+      attribution({ suspects: ["sha256:a", "sha256:b"] }),
+      { kind: "overrun", taskId: 2, hook: overran, detail: "hook h2a ran 9000 ms" },
+      { code: null, signal: "SIGKILL" },
+    );
+    expect(plan.suspects).toEqual([]);
+    expect(plan.requeue.map((c) => c.id)).toEqual([1]);
+    expect(plan.answers[0]).toMatchObject({ outcome: "timeout", chain: { id: 2 }, hook: { name: "h2a" } });
+    expect(plan.answers[0]!.error).toMatch(/ignored termination \(hook h2a ran 9000 ms\); the sandbox host process was recycled/);
+    expect(plan.culprits[0]).toMatchObject({ digest: "sha256:a", why: "overran", chainId: "c2" });
+    expect(plan.how).toBe("killed by the supervisor: hook h2a ran 9000 ms");
+  });
+
+  test("a wedged hook is answered crashed and blamed as wedged", () => {
+    const plan = planRecovery([inFlight(4)], attribution({}), { kind: "wedged", taskId: 4, hook: identity(1, "sha256:b"), detail: "asleep" }, { code: null, signal: "SIGKILL" });
+    expect(plan.answers[0]).toMatchObject({ outcome: "crashed", hook: { name: "h4b" } });
+    expect(plan.answers[0]!.error).toMatch(/asleep; the supervisor killed and recycled/);
+    expect(plan.culprits[0]).toMatchObject({ why: "wedged" });
+  });
+
+  test("a sole load is passed on so its bundle's load is blamed", () => {
+    expect(planRecovery([], attribution({ soleLoad: 9 }), undefined, died).soleLoad).toBe(9);
+  });
+});
