@@ -1,0 +1,115 @@
+/**
+ * Helpers shared by the agent profiles (gemini-cli, llxprt, claude-code): RE2 matcher compilation,
+ * zod issue formatting, and small readers over native JSON objects. Pure: no I/O.
+ *
+ * @module
+ */
+import { RE2JS } from "re2js";
+import type { z } from "zod";
+import { VcpError } from "../../errors.js";
+import type { CompiledMatcher, Decoded, NativeObject } from "../types.js";
+
+/** A matcher that applies to every input (no matcher, `""`, `"*"`). */
+export const MATCH_ALL: CompiledMatcher = () => true;
+
+/** True for the patterns every agent treats as "match everything". */
+export function matchesEverything(pattern: string | undefined): boolean {
+  return pattern === undefined || pattern.trim() === "" || pattern.trim() === "*";
+}
+
+/**
+ * Compile an RE2 pattern for an unanchored search. A pattern RE2 cannot compile is a build error
+ * naming the pattern (never the silent exact-string fallback Gemini CLI uses for bad JS regexes).
+ *
+ * @example
+ * ```ts
+ * const search = compileSearch("Edit|Write", "gemini-cli BeforeTool");
+ * search("EditTool"); // true: unanchored
+ * ```
+ */
+export function compileSearch(pattern: string, where: string): (text: string) => boolean {
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(pattern);
+  } catch (err) {
+    throw new VcpError("INVALID_HOOK", `matcher ${JSON.stringify(pattern)} of ${where} is not an RE2 pattern: ${(err as Error).message}`, {
+      field: "matcher",
+      rule: "re2",
+      pattern,
+    });
+  }
+  // SECURITY: RE2 runs in linear time, so a guest-controlled tool name cannot make matching blow up.
+  return (text) => re.matcher(text).find();
+}
+
+/** `path.to.field: message` for the first zod issue (the one a user fixes first). */
+export function formatIssue(error: z.ZodError, prefix = ""): string {
+  const issue = error.issues[0];
+  if (issue === undefined) return `${prefix || "value"}: invalid`;
+  const path = [prefix, ...issue.path.map(String)].filter((p) => p !== "").join(".");
+  return `${path || "(root)"}: ${issue.message}`;
+}
+
+/** Run a compiled zod schema and turn its verdict into a {@link Decoded}. */
+export function decodeWith(schema: z.ZodType, value: unknown, prefix = ""): Decoded<NativeObject> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) return { ok: false, error: formatIssue(parsed.error, prefix) };
+  return { ok: true, value: parsed.data as NativeObject };
+}
+
+/** What a plain JSON value is, for messages ("got array"). */
+export function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
+
+export function isObject(value: unknown): value is NativeObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The `hookSpecificOutput` object of an output, or undefined. */
+export function specificOf(output: NativeObject): NativeObject | undefined {
+  const hso = output["hookSpecificOutput"];
+  return isObject(hso) ? hso : undefined;
+}
+
+export function stringField(object: NativeObject | undefined, key: string): string | undefined {
+  const value = object?.[key];
+  return typeof value === "string" ? value : undefined;
+}
+
+/**
+ * Parse the text a command hook printed: JSON object (a JSON string holding JSON is unwrapped once,
+ * as LLxprt does for double-encoded output), or `undefined` when the text is not a JSON object.
+ */
+export function parseJsonObject(text: string): NativeObject | undefined {
+  try {
+    let parsed: unknown = JSON.parse(text);
+    if (typeof parsed === "string") parsed = JSON.parse(parsed);
+    return isObject(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Result of a command hook as the exec lane (§6) and the adapter (§5) observe it. */
+export interface CommandResult {
+  readonly exitCode: number | null;
+  readonly signal?: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** The runner killed it at its timeout. */
+  readonly timedOut?: boolean;
+}
+
+/**
+ * What a command hook's run amounts to: `output` is the native output the agent would take from it;
+ * `failure`, when set, says the hook failed (non-zero exit other than the blocking code, a signal, a
+ * timeout) so that a `fail_closed` hook's caller replaces `output` by the profile's blocking
+ * `failureOutput(hook, failure, true, …)`.
+ */
+export interface ParsedCommand {
+  readonly output: NativeObject;
+  readonly failure?: string;
+}
