@@ -16,7 +16,8 @@ import { z } from "zod";
 import { claudeCodeProfile } from "../../../src/profiles/claude-code/index.js";
 import { geminiCliProfile } from "../../../src/profiles/gemini-cli/index.js";
 import { llxprtProfile } from "../../../src/profiles/llxprt/index.js";
-import type { EventProfile, NativeObject, ProfileContext } from "../../../src/profiles/types.js";
+import type { EventProfile, NativeObject } from "../../../src/profiles/types.js";
+import { simulate, type SimHook } from "./simulate.js";
 
 const PROFILES: Readonly<Record<string, EventProfile>> = {
   "gemini-cli": geminiCliProfile,
@@ -78,85 +79,14 @@ function loadCases(): Array<{ file: string; data: Case }> {
 
 const clone = <T>(value: T): T => structuredClone(value);
 
-/** Run one hook's action in-process (test-only; the runtime runs it in an isolate). */
-function invoke(hook: HookCase, input: NativeObject): { raw: unknown } | { why: string } {
-  if (hook.throws !== undefined) return { why: hook.throws };
-  if (hook.output !== undefined) return { raw: clone(hook.output) };
-  try {
-    return { raw: new Function("input", hook.action!)(clone(input)) as unknown };
-  } catch (err) {
-    return { why: (err as Error).message };
-  }
-}
-
-interface Simulated {
-  native: NativeObject;
-  exit_code: number;
-  stderr?: string;
-  ran: string[];
-  outcomes: Record<string, string>;
-}
-
-export function simulate(c: Case): Simulated {
-  const profile = PROFILES[c.profile]!;
-  const ctx: ProfileContext = { strict: c.strict ?? false, settings: {} };
-  const valid = profile.validateInput(c.input, c.event);
-  if (!valid.ok) throw new Error(`input refused: ${valid.error}`);
-  const input = c.input as NativeObject;
-
-  // Plan: priority descending, registration order on ties (PROFILES §8.5).
-  const ordered = c.hooks.map((h, i) => ({ h, i })).sort((a, b) => (b.h.priority ?? 50) - (a.h.priority ?? 50) || a.i - b.i).map((x) => x.h);
-  const outcomes: Record<string, string> = {};
-  const planned: HookCase[] = [];
-  const seen = new Set<string>();
-  for (const hook of ordered) {
-    if (!profile.compileMatcher(hook.matcher, c.event)(input)) {
-      outcomes[hook.name] = "skipped_matcher";
-      continue;
-    }
-    const key = `${hook.action_name ?? hook.name}\u0000${hook.matcher ?? ""}`;
-    if (seen.has(key)) {
-      outcomes[hook.name] = "deduplicated";
-      continue;
-    }
-    seen.add(key);
-    planned.push(hook);
-  }
-  const sequential =
-    profile.execution === "sequential" || (profile.execution === "per_definition" && planned.some((h) => h.sequential === true));
-
-  const ran: string[] = [];
-  const outputs: NativeObject[] = [];
-  let current = input;
-  for (const hook of planned) {
-    ran.push(hook.name);
-    const result = invoke(hook, sequential ? current : input);
-    let output: NativeObject;
-    let ok = false;
-    if ("why" in result) {
-      outcomes[hook.name] = "error";
-      output = profile.failureOutput(hook.name, result.why, hook.fail_closed ?? false, c.event, ctx);
-    } else {
-      const decoded = profile.decode(result.raw, c.event, ctx);
-      if (!decoded.ok) {
-        outcomes[hook.name] = "invalid_result";
-        output = profile.failureOutput(hook.name, decoded.error, hook.fail_closed ?? false, c.event, ctx);
-      } else {
-        ok = true;
-        outcomes[hook.name] = "ok";
-        output = decoded.value;
-        if (hook.trust === "session") {
-          const view = profile.observerView(output, c.event);
-          output = view.output;
-          if (view.stripped.length > 0) outcomes[hook.name] = "capability_denied";
-        }
-      }
-    }
-    outputs.push(output);
-    if (sequential && ok && profile.chainInput) current = profile.chainInput(current, output, c.event, ctx);
-  }
-  const answer = profile.present(profile.reduce(outputs, c.event, ctx), c.event, ctx);
-  return { ...answer, ran, outcomes };
+/** A case hook as a {@link SimHook}: `output`, `throws` or an `action` body run in-process (test-only). */
+function toSimHook(hook: HookCase): SimHook {
+  const run = hook.throws !== undefined
+    ? () => { throw new Error(hook.throws); }
+    : hook.output !== undefined
+      ? () => clone(hook.output)
+      : (new Function("input", hook.action!) as (input: NativeObject) => unknown);
+  return { ...hook, run };
 }
 
 const CASES = loadCases();
@@ -177,7 +107,7 @@ test("the case set meets the issue's floor: ≥ 40 gemini-cli + llxprt, ≥ 10 c
 
 describe.each(CASES.filter((c) => c.data.pure !== false).map((c) => [c.file, c.data] as const))("%s", (_file, c) => {
   test(c.name, () => {
-    const got = simulate(c);
+    const got = simulate(PROFILES[c.profile]!, c.event, c.input, c.hooks.map(toSimHook), c.strict ?? false);
     expect(got.native).toEqual(c.expect.native);
     expect(got.exit_code).toBe(c.expect.exit_code);
     if (c.expect.stderr !== undefined) expect(got.stderr).toBe(c.expect.stderr);
