@@ -23,17 +23,20 @@ import { z } from "zod";
 import { VcpError } from "../../errors.js";
 import {
   MATCH_ALL,
+  baseInputShape,
   compileSearch,
-  decodeWith,
+  decodeNative,
   isObject,
-  kindOf,
   matchesEverything,
   parseJsonObject,
+  sessionIdFrom,
   specificOf,
+  stripFields,
+  validateNative,
   type CommandResult,
   type ParsedCommand,
 } from "../common/native.js";
-import type { CompiledMatcher, Decoded, EventProfile, EventSpec, NativeObject, Verdict } from "../types.js";
+import type { CompiledMatcher, EventProfile, EventSpec, NativeObject, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
 
 export const CLAUDE_EVENTS = [
@@ -72,13 +75,7 @@ const EVENTS: Readonly<Record<HookEventName, EventSpec>> = {
 // ── schemas (compiled once) ──────────────────────────────────────────────────────────────────────
 const record = z.record(z.string(), z.unknown());
 function base(event: HookEventName) {
-  return {
-    session_id: z.string().min(1),
-    hook_event_name: z.literal(event, { error: `must be "${event}"` }),
-    transcript_path: z.string().optional(),
-    cwd: z.string().optional(),
-    permission_mode: z.string().optional(),
-  };
+  return { ...baseInputShape(event), permission_mode: z.string().optional() };
 }
 const INPUTS: Readonly<Record<HookEventName, z.ZodType>> = {
   PreToolUse: z.looseObject({ ...base("PreToolUse"), tool_name: z.string(), tool_input: record, tool_use_id: z.string().optional() }),
@@ -134,6 +131,11 @@ function isClaudeEvent(event: string): event is HookEventName {
 }
 
 const unknownEvent = (event: string) => `unknown claude-code event ${JSON.stringify(event)} (known: ${CLAUDE_EVENTS.join(", ")})`;
+
+/** An observer's `continue: true` or `suppressOutput: false` changes nothing; any other value would. */
+function observerControls(path: string, value: unknown): boolean {
+  return !((path === "continue" && value === true) || (path === "suppressOutput" && value === false));
+}
 
 // ── merge ────────────────────────────────────────────────────────────────────────────────────────
 const PERMISSION_RANK: Readonly<Record<string, number>> = { allow: 1, ask: 2, defer: 3, deny: 4 };
@@ -311,16 +313,9 @@ export const claudeCodeProfile: EventProfile = {
   failure: { default: "open", term_grace_ms: 5_000 },
   strictFixes: STRICT_FIXES,
 
-  sessionIdOf(input) {
-    const id = input["session_id"];
-    return typeof id === "string" && id !== "" ? id : undefined;
-  },
+  sessionIdOf: sessionIdFrom,
 
-  validateInput(input, event): Decoded<NativeObject> {
-    if (!isClaudeEvent(event)) return { ok: false, error: unknownEvent(event) };
-    if (!isObject(input)) return { ok: false, error: `input: expected a JSON object, got ${kindOf(input)}` };
-    return decodeWith(INPUTS[event], input);
-  },
+  validateInput: (input, event) => validateNative(input, isClaudeEvent(event) ? INPUTS[event] : undefined, () => unknownEvent(event)),
 
   compileMatcher(pattern, event): CompiledMatcher {
     if (!isClaudeEvent(event)) throw new VcpError("INVALID_HOOK", unknownEvent(event), { field: "event", event });
@@ -336,45 +331,16 @@ export const claudeCodeProfile: EventProfile = {
     return (input) => typeof input[field] === "string" && search(input[field]);
   },
 
-  decode(raw, event): Decoded<NativeObject> {
-    if (!isClaudeEvent(event)) return { ok: false, error: unknownEvent(event) };
-    if (raw === undefined || raw === null) return { ok: true, value: {} };
-    if (typeof raw === "string") {
-      const text = raw.trim();
-      if (text === "") return { ok: true, value: {} };
-      const json = parseJsonObject(text);
-      if (json !== undefined) return decodeWith(OUTPUT_SCHEMA, json);
-      // Plain text: context on UserPromptSubmit/SessionStart, otherwise transcript-only (nothing).
-      return { ok: true, value: parseCommandResult({ exitCode: 0, stdout: text, stderr: "" }, "", event).output };
-    }
-    if (!isObject(raw)) return { ok: false, error: `output: expected a JSON object, got ${kindOf(raw)}` };
-    return decodeWith(OUTPUT_SCHEMA, raw);
-  },
+  // Plain text is context on UserPromptSubmit/SessionStart, otherwise transcript-only (nothing).
+  decode: (raw, event) =>
+    isClaudeEvent(event)
+      ? decodeNative(raw, OUTPUT_SCHEMA, (text) => parseCommandResult({ exitCode: 0, stdout: text, stderr: "" }, "", event).output)
+      : { ok: false, error: unknownEvent(event) },
 
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
 
-  observerView(output, event) {
-    const spec = EVENTS[event as HookEventName];
-    const stripped: string[] = [];
-    const copy: NativeObject = { ...output };
-    const hso = specificOf(output) === undefined ? undefined : { ...specificOf(output) };
-    for (const path of spec?.modifiable ?? CONTROLLED) {
-      if (path.startsWith("hookSpecificOutput.")) {
-        const key = path.slice("hookSpecificOutput.".length);
-        if (hso !== undefined && hso[key] !== undefined) {
-          delete hso[key];
-          stripped.push(path);
-        }
-      } else if (copy[path] !== undefined) {
-        // An observer's `continue: true` or `suppressOutput: false` changes nothing; anything else would.
-        const harmless = (path === "continue" && copy[path] === true) || (path === "suppressOutput" && copy[path] === false);
-        if (!harmless) stripped.push(path);
-        delete copy[path];
-      }
-    }
-    if (hso !== undefined) copy["hookSpecificOutput"] = hso;
-    return { output: copy, stripped };
-  },
+  // An observer cannot grant, deny or rewrite: even a permission `allow` is stripped and reported.
+  observerView: (output, event) => stripFields(output, EVENTS[event as HookEventName]?.modifiable ?? CONTROLLED, observerControls),
 
   verdictOf(output, event): Verdict {
     const hso = specificOf(output);

@@ -5,7 +5,7 @@
  * @module
  */
 import { RE2JS } from "re2js";
-import type { z } from "zod";
+import { z } from "zod";
 import { VcpError } from "../../errors.js";
 import type { CompiledMatcher, Decoded, NativeObject } from "../types.js";
 
@@ -112,4 +112,81 @@ export interface CommandResult {
 export interface ParsedCommand {
   readonly output: NativeObject;
   readonly failure?: string;
+}
+
+/** `session_id` of a native input when it is a non-empty string (PROFILES §8.3). */
+export function sessionIdFrom(input: NativeObject): string | undefined {
+  const id = input["session_id"];
+  return typeof id === "string" && id !== "" ? id : undefined;
+}
+
+/** Input fields every agent sends (the event name must be the event fired). */
+export function baseInputShape(event: string) {
+  return {
+    session_id: z.string().min(1),
+    hook_event_name: z.literal(event, { error: `must be "${event}"` }),
+    transcript_path: z.string().optional(),
+    cwd: z.string().optional(),
+  };
+}
+
+/**
+ * Validate a native input against the event's compiled schema; an unknown event or a non-object is
+ * refused with a message naming it.
+ */
+export function validateNative(
+  input: unknown,
+  schema: z.ZodType | undefined,
+  unknownEvent: () => string,
+): Decoded<NativeObject> {
+  if (schema === undefined) return { ok: false, error: unknownEvent() };
+  if (!isObject(input)) return { ok: false, error: `input: expected a JSON object, got ${kindOf(input)}` };
+  return decodeWith(schema, input);
+}
+
+/**
+ * Remove `paths` (top-level names, or `hookSpecificOutput.<name>`) from a copy of `output` for a
+ * session-trust observer (spec §8.3). `stripped` names the removed fields that would have controlled
+ * the agent (`controls(path, value)`); removing a harmless value (an observer's `decision: "allow"`)
+ * is not reported.
+ */
+export function stripFields(
+  output: NativeObject,
+  paths: readonly string[],
+  controls: (path: string, value: unknown) => boolean,
+): { output: NativeObject; stripped: string[] } {
+  const stripped: string[] = [];
+  const copy: NativeObject = { ...output };
+  const original = specificOf(output);
+  const hso = original === undefined ? undefined : { ...original };
+  for (const path of paths) {
+    const nested = path.startsWith(SPECIFIC);
+    const holder = nested ? hso : copy;
+    const key = nested ? path.slice(SPECIFIC.length) : path;
+    if (holder === undefined || holder[key] === undefined) continue;
+    if (controls(path, holder[key])) stripped.push(path);
+    // SECURITY: an observer's blocking or modifying field never reaches the merge.
+    delete holder[key];
+  }
+  if (hso !== undefined) copy["hookSpecificOutput"] = hso;
+  return { output: copy, stripped };
+}
+
+const SPECIFIC = "hookSpecificOutput.";
+
+/**
+ * Decode what an action returned as the agent would read a command hook's stdout: nothing (or `null`,
+ * or blank text) is the empty output; text holding a JSON object is that object; other text becomes
+ * `plainText(text)`; an object is checked against the compiled `schema`; anything else is refused.
+ */
+export function decodeNative(raw: unknown, schema: z.ZodType, plainText: (text: string) => NativeObject): Decoded<NativeObject> {
+  if (raw === undefined || raw === null) return { ok: true, value: {} };
+  if (typeof raw === "string") {
+    const text = raw.trim();
+    if (text === "") return { ok: true, value: {} };
+    const json = parseJsonObject(text);
+    return json === undefined ? { ok: true, value: plainText(text) } : decodeWith(schema, json);
+  }
+  if (!isObject(raw)) return { ok: false, error: `output: expected a JSON object, got ${kindOf(raw)}` };
+  return decodeWith(schema, raw);
 }

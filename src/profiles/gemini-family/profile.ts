@@ -9,16 +9,17 @@ import { VcpError } from "../../errors.js";
 import {
   MATCH_ALL,
   compileSearch,
-  decodeWith,
+  decodeNative,
   isObject,
-  kindOf,
   matchesEverything,
-  parseJsonObject,
+  sessionIdFrom,
   specificOf,
+  stripFields,
+  validateNative,
   type CommandResult,
   type ParsedCommand,
 } from "../common/native.js";
-import type { CompiledMatcher, Decoded, EventProfile, EventSpec, NativeObject, ProfileContext, Verdict } from "../types.js";
+import type { CompiledMatcher, EventProfile, EventSpec, NativeObject, ProfileContext, Verdict } from "../types.js";
 import { parseGeminiCommand } from "./command.js";
 import { isBlockingDecision, reduceGemini, type GeminiVariant } from "./reduce.js";
 import { GEMINI_EVENTS, OUTPUT_SCHEMA, inputSchemaOf } from "./schemas.js";
@@ -55,9 +56,8 @@ function isGeminiEvent(event: string): event is HookEventName {
   return Object.hasOwn(EVENTS, event);
 }
 
-/** True when an output field counts as "set" for the observer check (an allow is no control). */
+/** True when an observer's field would control the agent (an allow, `continue: true` are no control). */
 function isControlling(field: string, value: unknown): boolean {
-  if (value === undefined) return false;
   if (field === "decision") return value === "block" || value === "deny" || value === "ask";
   if (field === "continue") return value === false;
   if (field === "suppressOutput") return value === true;
@@ -105,16 +105,9 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
     failure: { default: "open", term_grace_ms: 5_000 },
     strictFixes,
 
-    sessionIdOf(input) {
-      const id = input["session_id"];
-      return typeof id === "string" && id !== "" ? id : undefined;
-    },
+    sessionIdOf: sessionIdFrom,
 
-    validateInput(input, event): Decoded<NativeObject> {
-      if (!isGeminiEvent(event)) return { ok: false, error: unknownEvent(event) };
-      if (!isObject(input)) return { ok: false, error: `input: expected a JSON object, got ${kindOf(input)}` };
-      return decodeWith(inputSchemaOf(event), input);
-    },
+    validateInput: (input, event) => validateNative(input, isGeminiEvent(event) ? inputSchemaOf(event) : undefined, () => unknownEvent(event)),
 
     compileMatcher(pattern, event): CompiledMatcher {
       if (!isGeminiEvent(event)) throw new VcpError("INVALID_HOOK", unknownEvent(event), { field: "event", event });
@@ -131,43 +124,13 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
       return (input) => input[field] === trimmed;
     },
 
-    decode(raw, event): Decoded<NativeObject> {
-      if (!isGeminiEvent(event)) return { ok: false, error: unknownEvent(event) };
-      if (raw === undefined || raw === null) return { ok: true, value: {} };
-      if (typeof raw === "string") {
-        // What a command hook printed: JSON, or plain text that becomes a system message.
-        const text = raw.trim();
-        if (text === "") return { ok: true, value: {} };
-        const json = parseJsonObject(text);
-        return json === undefined ? { ok: true, value: { decision: "allow", systemMessage: text } } : decodeWith(OUTPUT_SCHEMA, json);
-      }
-      if (!isObject(raw)) return { ok: false, error: `output: expected a JSON object, got ${kindOf(raw)}` };
-      return decodeWith(OUTPUT_SCHEMA, raw);
-    },
+    // A string is what a command hook printed: JSON, or plain text that becomes a system message.
+    decode: (raw, event) =>
+      isGeminiEvent(event) ? decodeNative(raw, OUTPUT_SCHEMA, (text) => ({ decision: "allow", systemMessage: text })) : { ok: false, error: unknownEvent(event) },
 
     failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
 
-    observerView(output, event) {
-      const spec = EVENTS[event as HookEventName];
-      const stripped: string[] = [];
-      const copy: NativeObject = { ...output };
-      let hso = specificOf(output);
-      hso = hso === undefined ? undefined : { ...hso };
-      for (const path of spec?.modifiable ?? ALWAYS_CONTROLLED) {
-        if (path.startsWith("hookSpecificOutput.")) {
-          const key = path.slice("hookSpecificOutput.".length);
-          if (hso !== undefined && hso[key] !== undefined) {
-            delete hso[key];
-            stripped.push(path);
-          }
-        } else if (copy[path] !== undefined) {
-          if (isControlling(path, copy[path])) stripped.push(path);
-          delete copy[path];
-        }
-      }
-      if (hso !== undefined) copy["hookSpecificOutput"] = hso;
-      return { output: copy, stripped };
-    },
+    observerView: (output, event) => stripFields(output, EVENTS[event as HookEventName]?.modifiable ?? ALWAYS_CONTROLLED, isControlling),
 
     verdictOf(output, event): Verdict {
       const spec = EVENTS[event as HookEventName];

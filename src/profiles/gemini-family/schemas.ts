@@ -6,6 +6,7 @@
  * @module
  */
 import { z } from "zod";
+import { baseInputShape } from "../common/native.js";
 import type { HookEventName } from "./types.js";
 
 export const GEMINI_EVENTS = [
@@ -25,13 +26,7 @@ export const GEMINI_EVENTS = [
 const record = z.record(z.string(), z.unknown());
 
 function base(event: HookEventName) {
-  return {
-    session_id: z.string().min(1),
-    hook_event_name: z.literal(event, { error: `must be "${event}"` }),
-    transcript_path: z.string().optional(),
-    cwd: z.string().optional(),
-    timestamp: z.string().optional(),
-  };
+  return { ...baseInputShape(event), timestamp: z.string().optional() };
 }
 
 const mcpContext = z.looseObject({ server_name: z.string(), tool_name: z.string() });
