@@ -35,8 +35,6 @@ const HookCase = z
     timeout_ms: z.number().int().positive().optional(),
     fail_closed: z.boolean().optional(),
     trust: z.enum(["system", "deployment", "session"]).optional(),
-    /** Name of the action export; hooks sharing it (and the matcher) are one definition (dedup). Default: the hook name. */
-    action_name: z.string().optional(),
     output: z.unknown().optional(),
     throws: z.string().optional(),
     action: z.string().optional(),
@@ -79,14 +77,19 @@ function loadCases(): Array<{ file: string; data: Case }> {
 
 const clone = <T>(value: T): T => structuredClone(value);
 
-/** A case hook as a {@link SimHook}: `output`, `throws` or an `action` body run in-process (test-only). */
+/**
+ * A case hook as a {@link SimHook}: `output`, `throws` or an `action` body run in-process (test-only).
+ * Hooks with the same `output` / `throws` / `action` are the same action, so with the same matcher
+ * they are one definition and dedup keeps the first (PROFILES §8.6).
+ */
 function toSimHook(hook: HookCase): SimHook {
+  const action_name = JSON.stringify([hook.output, hook.throws, hook.action]);
   const run = hook.throws !== undefined
     ? () => { throw new Error(hook.throws); }
     : hook.output !== undefined
       ? () => clone(hook.output)
       : (new Function("input", hook.action!) as (input: NativeObject) => unknown);
-  return { ...hook, run };
+  return { ...hook, action_name, run };
 }
 
 const CASES = loadCases();
