@@ -33,10 +33,8 @@ import {
   specificOf,
   stripFields,
   validateNative,
-  type CommandResult,
-  type ParsedCommand,
 } from "../common/native.js";
-import type { CompiledMatcher, EventProfile, EventSpec, NativeObject, Verdict } from "../types.js";
+import type { CommandResult, CompiledMatcher, EventProfile, ParsedCommand, EventSpec, NativeObject, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
 
 export const CLAUDE_EVENTS = [
@@ -379,7 +377,9 @@ export const claudeCodeProfile: EventProfile = {
   // JSON on stdout with exit 0 is how Claude Code reads every decision; the same object is a valid
   // http-hook 200 body.
   present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+
+  parseCommandResult,
 };
 
-export type { CommandResult, ParsedCommand } from "../common/native.js";
+export type { CommandResult, ParsedCommand } from "../types.js";
 export type * from "./types.js";

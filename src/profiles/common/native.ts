@@ -93,26 +93,7 @@ export function parseJsonObject(text: string): NativeObject | undefined {
   }
 }
 
-/** Result of a command hook as the exec lane (§6) and the adapter (§5) observe it. */
-export interface CommandResult {
-  readonly exitCode: number | null;
-  readonly signal?: string | null;
-  readonly stdout: string;
-  readonly stderr: string;
-  /** The runner killed it at its timeout. */
-  readonly timedOut?: boolean;
-}
-
-/**
- * What a command hook's run amounts to: `output` is the native output the agent would take from it;
- * `failure`, when set, says the hook failed (non-zero exit other than the blocking code, a signal, a
- * timeout) so that a `fail_closed` hook's caller replaces `output` by the profile's blocking
- * `failureOutput(hook, failure, true, …)`.
- */
-export interface ParsedCommand {
-  readonly output: NativeObject;
-  readonly failure?: string;
-}
+export type { CommandResult, ParsedCommand } from "../types.js";
 
 /** `session_id` of a native input when it is a non-empty string (PROFILES §8.3). */
 export function sessionIdFrom(input: NativeObject): string | undefined {

@@ -16,7 +16,8 @@
  *
  * @module
  */
-import { parseJsonObject, type CommandResult, type ParsedCommand } from "../common/native.js";
+import { parseJsonObject } from "../common/native.js";
+import type { CommandResult, ParsedCommand } from "../types.js";
 import type { NativeObject } from "../types.js";
 import type { GeminiVariant } from "./reduce.js";
 

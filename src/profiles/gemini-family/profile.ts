@@ -16,8 +16,6 @@ import {
   specificOf,
   stripFields,
   validateNative,
-  type CommandResult,
-  type ParsedCommand,
 } from "../common/native.js";
 import type { CompiledMatcher, EventProfile, EventSpec, NativeObject, ProfileContext, Verdict } from "../types.js";
 import { parseGeminiCommand } from "./command.js";
@@ -64,10 +62,7 @@ function isControlling(field: string, value: unknown): boolean {
   return true;
 }
 
-/** Parsed command-hook result → native output (the table in `command.ts`). */
-export type GeminiCommandParser = (result: CommandResult, hook: string, event: string) => ParsedCommand;
-
-export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventProfile & { parseCommandResult: GeminiCommandParser } {
+export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventProfile & Required<Pick<EventProfile, "parseCommandResult">> {
   const variant = options.id;
   const unknownEvent = (event: string) => `unknown ${variant} event ${JSON.stringify(event)} (known: ${GEMINI_EVENTS.join(", ")})`;
 
@@ -92,7 +87,7 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
         "BeforeTool: hookSpecificOutput.permissionDecision deny|block blocks when several hooks run too; upstream honours it only when a single hook runs.",
       ];
 
-  const profile: EventProfile & { parseCommandResult: GeminiCommandParser } = {
+  const profile: EventProfile & Required<Pick<EventProfile, "parseCommandResult">> = {
     id: variant,
     version: options.version,
     upstream: options.upstream,

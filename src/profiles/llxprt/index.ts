@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { CommandResult, ParsedCommand } from "../common/native.js";
+import type { CommandResult, ParsedCommand } from "../types.js";
 import { createGeminiFamilyProfile } from "../gemini-family/profile.js";
 
 export const llxprtProfile = createGeminiFamilyProfile({
@@ -34,5 +34,5 @@ export function parseCommandResult(result: CommandResult, hook: string, event: s
   return llxprtProfile.parseCommandResult(result, hook, event);
 }
 
-export type { CommandResult, ParsedCommand } from "../common/native.js";
+export type { CommandResult, ParsedCommand } from "../types.js";
 export type * from "./types.js";

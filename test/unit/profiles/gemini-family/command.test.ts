@@ -45,3 +45,13 @@ describe.each(ROWS)("%s", (_name, result, geminiExpected, llxprtExpected) => {
   test("gemini-cli", () => expect(gemini(result, "h", "BeforeTool")).toEqual(geminiExpected));
   test("llxprt", () => expect(llxprt(result, "h", "BeforeTool")).toEqual(llxprtExpected));
 });
+
+test("each agent profile carries its table as EventProfile.parseCommandResult (for the exec lane and the adapter)", async () => {
+  const { geminiCliProfile } = await import("../../../../src/profiles/gemini-cli/index.js");
+  const { llxprtProfile } = await import("../../../../src/profiles/llxprt/index.js");
+  const { claudeCodeProfile } = await import("../../../../src/profiles/claude-code/index.js");
+  const exit2 = { exitCode: 2, stdout: '{"decision":"allow"}', stderr: "" };
+  expect(geminiCliProfile.parseCommandResult(exit2, "h", "BeforeTool").output).toEqual({ decision: "allow" });
+  expect(llxprtProfile.parseCommandResult(exit2, "h", "BeforeTool").output).toMatchObject({ decision: "deny" });
+  expect(claudeCodeProfile.parseCommandResult?.(exit2, "h", "PreToolUse").output).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+});
