@@ -130,9 +130,9 @@ function isClaudeEvent(event: string): event is HookEventName {
 
 const unknownEvent = (event: string) => `unknown claude-code event ${JSON.stringify(event)} (known: ${CLAUDE_EVENTS.join(", ")})`;
 
-/** An observer's `continue: true` or `suppressOutput: false` changes nothing; any other value would. */
+/** An observer's `continue: true`, `suppressOutput: false` or a lone stopReason changes nothing; anything else would. */
 function observerControls(path: string, value: unknown): boolean {
-  return !((path === "continue" && value === true) || (path === "suppressOutput" && value === false));
+  return !((path === "continue" && value === true) || (path === "suppressOutput" && value === false) || path === "stopReason");
 }
 
 // ── merge ────────────────────────────────────────────────────────────────────────────────────────

@@ -59,7 +59,7 @@ function isControlling(field: string, value: unknown): boolean {
   if (field === "decision") return value === "block" || value === "deny" || value === "ask";
   if (field === "continue") return value === false;
   if (field === "suppressOutput") return value === true;
-  return true;
+  return field !== "stopReason"; // a stopReason without continue:false stops nothing
 }
 
 export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventProfile & Required<Pick<EventProfile, "parseCommandResult">> {

@@ -154,3 +154,9 @@ describe("parseCommandResult: exit 2 = block, other non-zero = non-blocking erro
     expect(got).toEqual(expected);
   });
 });
+
+test("an observer's harmless fields (continue:true, a lone stopReason) are removed without a capability_denied", () => {
+  const v = p.observerView({ continue: true, stopReason: "x", systemMessage: "m" }, "Stop");
+  expect(v).toEqual({ output: { systemMessage: "m" }, stripped: [] });
+  expect(p.observerView({ decision: "block", reason: "r" }, "Stop")).toEqual({ output: { reason: "r" }, stripped: ["decision"] });
+});
