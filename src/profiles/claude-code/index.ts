@@ -121,8 +121,9 @@ const OUTPUT_SCHEMA = z.looseObject({
 });
 
 // ── matching ─────────────────────────────────────────────────────────────────────────────────────
-// A matcher of only name characters (and `|`) is a list of exact names: `Write` ≠ `NotebookWrite`.
-const PLAIN = /^[A-Za-z0-9_|-]+$/;
+// A matcher of only letters, digits, `_` and `|` is a list of exact names (`Write` ≠ `NotebookWrite`);
+// anything else is an unanchored regex (`mcp__memory__.*`, `^Bash`).
+const PLAIN = /^[A-Za-z0-9_|]+$/;
 
 function isClaudeEvent(event: string): event is HookEventName {
   return Object.hasOwn(EVENTS, event);
