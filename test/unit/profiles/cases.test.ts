@@ -63,7 +63,7 @@ type HookCase = z.infer<typeof HookCase>;
 
 function loadCases(): Array<{ file: string; data: Case }> {
   const out: Array<{ file: string; data: Case }> = [];
-  for (const profile of readdirSync(ROOT).sort()) {
+  for (const profile of readdirSync(ROOT, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort()) {
     for (const file of readdirSync(join(ROOT, profile)).filter((f) => f.endsWith(".yaml")).sort()) {
       const path = join(ROOT, profile, file);
       const parsed = Case.safeParse(parse(readFileSync(path, "utf8")));
