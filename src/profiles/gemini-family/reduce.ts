@@ -11,6 +11,11 @@
  * LLxprt differs for two fields: `stopReason` from the first `continue:false`, `systemMessage` the
  * first non-empty one (OR-decision and shallow merges).
  *
+ * Where PROFILES §3.2 and the upstream code read for `upstream.commit` disagree, PROFILES wins (it was
+ * researched from later upstream code): Gemini's aggregator folds an unblocked `ask` to `allow` (kept
+ * here); LLxprt's hookAggregator.ts at 1f48986 still takes the union of tool lists and does not merge
+ * hookSpecificOutput in the OR merge (intersection and shallow merge here).
+ *
  * @module
  */
 import { isObject, specificOf } from "../common/native.js";
