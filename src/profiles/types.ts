@@ -63,6 +63,28 @@ export interface PresentedAnswer {
   readonly stderr?: string;
 }
 
+/** How a command hook ended, as the exec lane (PROFILES §6) and the drop-in adapter (§5) observe it. */
+export interface CommandResult {
+  /** `null` when the process was killed by a signal. */
+  readonly exitCode: number | null;
+  readonly signal?: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** The runner killed it at its timeout. */
+  readonly timedOut?: boolean;
+}
+
+/**
+ * What a command hook's run amounts to: `output` is the native output the agent would take from it;
+ * `failure`, when set, says the run failed (a non-zero exit other than the blocking code, a signal, a
+ * timeout), so the caller of a `fail_closed` hook replaces `output` by `failureOutput(hook, failure,
+ * true, …)` and records the failure.
+ */
+export interface ParsedCommand {
+  readonly output: NativeObject;
+  readonly failure?: string;
+}
+
 export interface EventProfile {
   /** Bare name used in paths and manifests: `vcp`, `gemini-cli`, `llxprt`, `claude-code`, … */
   readonly id: string;
@@ -107,4 +129,10 @@ export interface EventProfile {
   reduce(outputs: readonly NativeObject[], event: string, ctx: ProfileContext): Aggregated;
   /** The agent-facing answer and its exit code. */
   present(aggregated: Aggregated, event: string, ctx: ProfileContext): PresentedAnswer;
+  /**
+   * How the agent reads one of its own command hooks (exit code, stdout, stderr): the profile's
+   * exit-code table (PROFILES §3.2, §3.3). Present on agent profiles; used by the exec lane and the
+   * adapter. Pure.
+   */
+  parseCommandResult?(result: CommandResult, hook: string, event: string): ParsedCommand;
 }

@@ -1,0 +1,173 @@
+/**
+ * Helpers shared by the agent profiles (gemini-cli, llxprt, claude-code): RE2 matcher compilation,
+ * zod issue formatting, and small readers over native JSON objects. Pure: no I/O.
+ *
+ * @module
+ */
+import { RE2JS } from "re2js";
+import { z } from "zod";
+import { VcpError } from "../../errors.js";
+import type { CompiledMatcher, Decoded, NativeObject } from "../types.js";
+
+/** A matcher that applies to every input (no matcher, `""`, `"*"`). */
+export const MATCH_ALL: CompiledMatcher = () => true;
+
+/** True for the patterns every agent treats as "match everything". */
+export function matchesEverything(pattern: string | undefined): boolean {
+  return pattern === undefined || pattern.trim() === "" || pattern.trim() === "*";
+}
+
+/**
+ * Compile an RE2 pattern for an unanchored search. A pattern RE2 cannot compile is a build error
+ * naming the pattern (never the silent exact-string fallback Gemini CLI uses for bad JS regexes).
+ *
+ * @example
+ * ```ts
+ * const search = compileSearch("Edit|Write", "gemini-cli BeforeTool");
+ * search("EditTool"); // true: unanchored
+ * ```
+ */
+export function compileSearch(pattern: string, where: string): (text: string) => boolean {
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(pattern);
+  } catch (err) {
+    throw new VcpError("INVALID_HOOK", `matcher ${JSON.stringify(pattern)} of ${where} is not an RE2 pattern: ${(err as Error).message}`, {
+      field: "matcher",
+      rule: "re2",
+      pattern,
+    });
+  }
+  // SECURITY: RE2 runs in linear time, so a guest-controlled tool name cannot make matching blow up.
+  return (text) => re.matcher(text).find();
+}
+
+/** `path.to.field: message` for the first zod issue (the one a user fixes first). */
+export function formatIssue(error: z.ZodError, prefix = ""): string {
+  const issue = error.issues[0];
+  if (issue === undefined) return `${prefix || "value"}: invalid`;
+  const path = [prefix, ...issue.path.map(String)].filter((p) => p !== "").join(".");
+  return `${path || "(root)"}: ${issue.message}`;
+}
+
+/** Run a compiled zod schema and turn its verdict into a {@link Decoded}. */
+export function decodeWith(schema: z.ZodType, value: unknown, prefix = ""): Decoded<NativeObject> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) return { ok: false, error: formatIssue(parsed.error, prefix) };
+  return { ok: true, value: parsed.data as NativeObject };
+}
+
+/** What a plain JSON value is, for messages ("got array"). */
+export function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
+
+export function isObject(value: unknown): value is NativeObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The `hookSpecificOutput` object of an output, or undefined. */
+export function specificOf(output: NativeObject): NativeObject | undefined {
+  const hso = output["hookSpecificOutput"];
+  return isObject(hso) ? hso : undefined;
+}
+
+export function stringField(object: NativeObject | undefined, key: string): string | undefined {
+  const value = object?.[key];
+  return typeof value === "string" ? value : undefined;
+}
+
+/**
+ * Parse the text a command hook printed: JSON object (a JSON string holding JSON is unwrapped once,
+ * as LLxprt does for double-encoded output), or `undefined` when the text is not a JSON object.
+ */
+export function parseJsonObject(text: string): NativeObject | undefined {
+  try {
+    let parsed: unknown = JSON.parse(text);
+    if (typeof parsed === "string") parsed = JSON.parse(parsed);
+    return isObject(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export type { CommandResult, ParsedCommand } from "../types.js";
+
+/** `session_id` of a native input when it is a non-empty string (PROFILES §8.3). */
+export function sessionIdFrom(input: NativeObject): string | undefined {
+  const id = input["session_id"];
+  return typeof id === "string" && id !== "" ? id : undefined;
+}
+
+/** Input fields every agent sends (the event name must be the event fired). */
+export function baseInputShape(event: string) {
+  return {
+    session_id: z.string().min(1),
+    hook_event_name: z.literal(event, { error: `must be "${event}"` }),
+    transcript_path: z.string().optional(),
+    cwd: z.string().optional(),
+  };
+}
+
+/**
+ * Validate a native input against the event's compiled schema; an unknown event or a non-object is
+ * refused with a message naming it.
+ */
+export function validateNative(
+  input: unknown,
+  schema: z.ZodType | undefined,
+  unknownEvent: () => string,
+): Decoded<NativeObject> {
+  if (schema === undefined) return { ok: false, error: unknownEvent() };
+  if (!isObject(input)) return { ok: false, error: `input: expected a JSON object, got ${kindOf(input)}` };
+  return decodeWith(schema, input);
+}
+
+/**
+ * Remove `paths` (top-level names, or `hookSpecificOutput.<name>`) from a copy of `output` for a
+ * session-trust observer (spec §8.3). `stripped` names the removed fields that would have controlled
+ * the agent (`controls(path, value)`); removing a harmless value (an observer's `decision: "allow"`)
+ * is not reported.
+ */
+export function stripFields(
+  output: NativeObject,
+  paths: readonly string[],
+  controls: (path: string, value: unknown) => boolean,
+): { output: NativeObject; stripped: string[] } {
+  const stripped: string[] = [];
+  const copy: NativeObject = { ...output };
+  const original = specificOf(output);
+  const hso = original === undefined ? undefined : { ...original };
+  for (const path of paths) {
+    const nested = path.startsWith(SPECIFIC);
+    const holder = nested ? hso : copy;
+    const key = nested ? path.slice(SPECIFIC.length) : path;
+    if (holder === undefined || holder[key] === undefined) continue;
+    if (controls(path, holder[key])) stripped.push(path);
+    // SECURITY: an observer's blocking or modifying field never reaches the merge.
+    delete holder[key];
+  }
+  if (hso !== undefined) copy["hookSpecificOutput"] = hso;
+  return { output: copy, stripped };
+}
+
+const SPECIFIC = "hookSpecificOutput.";
+
+/**
+ * Decode what an action returned as the agent would read a command hook's stdout: nothing (or `null`,
+ * or blank text) is the empty output; text holding a JSON object is that object; other text becomes
+ * `plainText(text)`; an object is checked against the compiled `schema`; anything else is refused.
+ */
+export function decodeNative(raw: unknown, schema: z.ZodType, plainText: (text: string) => NativeObject): Decoded<NativeObject> {
+  if (raw === undefined || raw === null) return { ok: true, value: {} };
+  if (typeof raw === "string") {
+    const text = raw.trim();
+    if (text === "") return { ok: true, value: {} };
+    const json = parseJsonObject(text);
+    return json === undefined ? { ok: true, value: plainText(text) } : decodeWith(schema, json);
+  }
+  if (!isObject(raw)) return { ok: false, error: `output: expected a JSON object, got ${kindOf(raw)}` };
+  return decodeWith(schema, raw);
+}

@@ -1,0 +1,77 @@
+/**
+ * How Gemini CLI and LLxprt Code read a finished command hook (PROFILES §3.2 table). Used by the
+ * exec lane (§6) and the drop-in adapter (§5); pure.
+ *
+ * | case                     | gemini-cli                                   | llxprt                                              |
+ * |--------------------------|----------------------------------------------|-----------------------------------------------------|
+ * | text parsed              | stdout.trim() || stderr.trim(), any exit     | stdout JSON only on exit 0                          |
+ * | exit 0 + JSON            | used                                         | used                                                |
+ * | exit 0 + non-JSON text   | allow + systemMessage: text                  | same                                                |
+ * | exit 0, empty            | allow, nothing else                          | same                                                |
+ * | exit 1 + text            | allow + systemMessage "Warning: " + text     | stderr ⇒ same; no stderr ⇒ nothing                  |
+ * | exit 2 + text            | deny, reason = text                          | stderr ⇒ deny with it; none ⇒ deny (fixed text)     |
+ * | exit 2 + JSON            | the JSON decides                             | deny (stdout ignored)                               |
+ * | exit ≥ 3 + text          | deny                                         | allow + "Warning: …"                                |
+ * | signal / timeout         | failure (fail-open)                          | same                                                |
+ *
+ * @module
+ */
+import { parseJsonObject } from "../common/native.js";
+import type { CommandResult, ParsedCommand } from "../types.js";
+import type { NativeObject } from "../types.js";
+import type { GeminiVariant } from "./reduce.js";
+
+export const LLXPRT_EXIT2_FALLBACK = "Hook exited with code 2 without an error message";
+
+function plainText(text: string, exitCode: number, variant: GeminiVariant): NativeObject {
+  if (exitCode === 0) return { decision: "allow", systemMessage: text };
+  if (exitCode === 2 || (variant === "gemini-cli" && exitCode >= 3)) return { decision: "deny", reason: text };
+  return { decision: "allow", systemMessage: `Warning: ${text}` };
+}
+
+/** Why a killed or timed-out run failed, or undefined when it exited. */
+function killedWhy(result: CommandResult): string | undefined {
+  if (result.timedOut === true) return "timed out";
+  if (result.signal) return `killed by ${result.signal}`;
+  if (result.exitCode === null) return "exited without a status";
+  return undefined;
+}
+
+/**
+ * The native output a Gemini-family agent takes from one command hook run.
+ *
+ * @example
+ * ```ts
+ * parseGeminiCommand({ exitCode: 2, stdout: "", stderr: "no rm" }, "h", "BeforeTool", "gemini-cli",
+ *   (why) => ({ decision: "allow", systemMessage: `Warning: h: ${why}` }));
+ * // { output: { decision: "deny", reason: "no rm" } }
+ * ```
+ */
+export function parseGeminiCommand(
+  result: CommandResult,
+  variant: GeminiVariant,
+  failed: (why: string) => NativeObject,
+): ParsedCommand {
+  const killed = killedWhy(result);
+  if (killed !== undefined) return { output: failed(killed), failure: killed };
+  const exitCode = result.exitCode as number;
+  const failure = exitCode !== 0 && exitCode !== 2 ? `exit code ${exitCode}` : undefined;
+  const stdout = result.stdout.trim();
+  const stderr = result.stderr.trim();
+
+  if (variant === "gemini-cli") {
+    const text = stdout || stderr;
+    if (text === "") return failure === undefined ? { output: {} } : { output: {}, failure };
+    const json = parseJsonObject(text);
+    const output = json ?? plainText(text, exitCode, variant);
+    return failure === undefined ? { output } : { output, failure: `${failure}: ${text}` };
+  }
+
+  if (exitCode === 0) {
+    if (stdout === "") return { output: {} };
+    return { output: parseJsonObject(stdout) ?? plainText(stdout, 0, variant) };
+  }
+  if (exitCode === 2) return { output: { decision: "deny", reason: stderr || LLXPRT_EXIT2_FALLBACK } };
+  // Any other code: a non-blocking error; only stderr is read.
+  return { output: stderr === "" ? {} : plainText(stderr, exitCode, variant), failure: stderr === "" ? failure! : `${failure!}: ${stderr}` };
+}

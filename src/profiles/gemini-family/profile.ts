@@ -1,0 +1,166 @@
+/**
+ * The Gemini CLI family as an {@link EventProfile}: `gemini-cli` and its fork `llxprt` share events,
+ * schemas, matching, chaining and failure rules, and differ in a few merge rules and in how a command
+ * hook's exit code is read (see `reduce.ts`, `command.ts`). Pure: no I/O.
+ *
+ * @module
+ */
+import { VcpError } from "../../errors.js";
+import {
+  MATCH_ALL,
+  compileSearch,
+  decodeNative,
+  isObject,
+  matchesEverything,
+  sessionIdFrom,
+  specificOf,
+  stripFields,
+  validateNative,
+} from "../common/native.js";
+import type { CompiledMatcher, EventProfile, EventSpec, NativeObject, ProfileContext, Verdict } from "../types.js";
+import { parseGeminiCommand } from "./command.js";
+import { isBlockingDecision, reduceGemini, type GeminiVariant } from "./reduce.js";
+import { GEMINI_EVENTS, OUTPUT_SCHEMA, inputSchemaOf } from "./schemas.js";
+import type { HookEventName } from "./types.js";
+
+/** Fields whose presence changes what the agent does (stripped from `session`-trust hooks, spec §8.3). */
+const ALWAYS_CONTROLLED = ["decision", "continue", "stopReason", "suppressOutput"] as const;
+
+const EVENTS: Readonly<Record<HookEventName, EventSpec>> = {
+  BeforeTool: { matcher: "tool_name", pre: true, can_block: true, modifiable: [...ALWAYS_CONTROLLED, "hookSpecificOutput.tool_input", "hookSpecificOutput.permissionDecision"] },
+  AfterTool: { matcher: "tool_name", pre: false, can_block: true, modifiable: [...ALWAYS_CONTROLLED, "hookSpecificOutput.tool_output"] },
+  BeforeAgent: { pre: true, can_block: true, modifiable: [...ALWAYS_CONTROLLED] },
+  AfterAgent: { pre: false, can_block: true, modifiable: [...ALWAYS_CONTROLLED, "hookSpecificOutput.clearContext"] },
+  Notification: { pre: false, can_block: false, advisory: true, modifiable: [...ALWAYS_CONTROLLED] },
+  SessionStart: { matcher: "source", pre: true, can_block: false, modifiable: [...ALWAYS_CONTROLLED] },
+  SessionEnd: { matcher: "reason", pre: false, can_block: false, advisory: true, modifiable: [...ALWAYS_CONTROLLED] },
+  PreCompress: { matcher: "trigger", pre: true, can_block: false, advisory: true, modifiable: [...ALWAYS_CONTROLLED] },
+  BeforeModel: { pre: true, can_block: true, modifiable: [...ALWAYS_CONTROLLED, "hookSpecificOutput.llm_request", "hookSpecificOutput.llm_response"] },
+  AfterModel: { pre: false, can_block: true, modifiable: [...ALWAYS_CONTROLLED, "hookSpecificOutput.llm_response"] },
+  BeforeToolSelection: { pre: true, can_block: false, modifiable: [...ALWAYS_CONTROLLED, "hookSpecificOutput.toolConfig"] },
+};
+
+const MODIFYING_SPECIFIC = ["tool_input", "tool_output", "llm_request", "llm_response", "toolConfig", "clearContext"];
+
+const STRICT_MODEL = "BeforeModel/AfterModel: a block (decision block|deny) or continue:false from any hook wins; upstream replaces fields, so a later hook's allow overrides an earlier block.";
+
+export interface GeminiFamilyOptions {
+  readonly id: GeminiVariant;
+  readonly version: string;
+  readonly upstream: { readonly repo: string; readonly commit: string };
+}
+
+function isGeminiEvent(event: string): event is HookEventName {
+  return Object.hasOwn(EVENTS, event);
+}
+
+/** True when an observer's field would control the agent (an allow, `continue: true` are no control). */
+function isControlling(field: string, value: unknown): boolean {
+  if (field === "decision") return value === "block" || value === "deny" || value === "ask";
+  if (field === "continue") return value === false;
+  if (field === "suppressOutput") return value === true;
+  return field !== "stopReason"; // a stopReason without continue:false stops nothing
+}
+
+export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventProfile & Required<Pick<EventProfile, "parseCommandResult">> {
+  const variant = options.id;
+  const unknownEvent = (event: string) => `unknown ${variant} event ${JSON.stringify(event)} (known: ${GEMINI_EVENTS.join(", ")})`;
+
+  function failureOutput(hook: string, why: string, failClosed: boolean, event: string): NativeObject {
+    if (!failClosed) return { decision: "allow", systemMessage: `Warning: ${hook}: ${why}` };
+    const reason = `fail-closed: ${hook}: ${why}`;
+    // SECURITY: a fail-closed hook that fails yields the most restrictive answer the event can carry.
+    if (event === "BeforeToolSelection") {
+      return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, toolConfig: { mode: "NONE", allowedFunctionNames: [] } } };
+    }
+    if (EVENTS[event as HookEventName]?.can_block === true) return { decision: "block", reason };
+    return { decision: "block", reason, continue: false, stopReason: reason };
+  }
+
+  const strictFixes = variant === "gemini-cli"
+    ? [
+        STRICT_MODEL,
+        "BeforeToolSelection: allowedFunctionNames are intersected, so a hook can take away a tool another hook allowed; upstream takes the union (hooks can only add tools).",
+      ]
+    : [
+        STRICT_MODEL,
+        "BeforeTool: hookSpecificOutput.permissionDecision deny|block blocks when several hooks run too; upstream honours it only when a single hook runs.",
+      ];
+
+  const profile: EventProfile & Required<Pick<EventProfile, "parseCommandResult">> = {
+    id: variant,
+    version: options.version,
+    upstream: options.upstream,
+    events: EVENTS,
+    ordering: "priority_desc",
+    execution: "per_definition",
+    // Upstream default 60 s; the sandbox caps any hook at 30 s (spec §5.4). Config unit: milliseconds.
+    timeouts: { default_ms: 60_000, max_ms: 30_000, config_unit: "ms" },
+    // Upstream: SIGTERM at the timeout, SIGKILL 5 s later.
+    failure: { default: "open", term_grace_ms: 5_000 },
+    strictFixes,
+
+    sessionIdOf: sessionIdFrom,
+
+    validateInput: (input, event) => validateNative(input, isGeminiEvent(event) ? inputSchemaOf(event) : undefined, () => unknownEvent(event)),
+
+    compileMatcher(pattern, event): CompiledMatcher {
+      if (!isGeminiEvent(event)) throw new VcpError("INVALID_HOOK", unknownEvent(event), { field: "event", event });
+      if (matchesEverything(pattern)) return MATCH_ALL;
+      const field = EVENTS[event].matcher;
+      // Upstream has no match context for the other events, so their matcher is ignored (all match).
+      if (field === undefined) return MATCH_ALL;
+      const trimmed = pattern!.trim();
+      if (field === "tool_name") {
+        const search = compileSearch(trimmed, `${variant} ${event}`);
+        return (input) => typeof input["tool_name"] === "string" && search(input["tool_name"]);
+      }
+      // Session and compress events: exact match on source / reason / trigger.
+      return (input) => input[field] === trimmed;
+    },
+
+    // A string is what a command hook printed: JSON, or plain text that becomes a system message.
+    decode: (raw, event) =>
+      isGeminiEvent(event) ? decodeNative(raw, OUTPUT_SCHEMA, (text) => ({ decision: "allow", systemMessage: text })) : { ok: false, error: unknownEvent(event) },
+
+    failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
+
+    observerView: (output, event) => stripFields(output, EVENTS[event as HookEventName]?.modifiable ?? ALWAYS_CONTROLLED, isControlling),
+
+    verdictOf(output, event): Verdict {
+      const spec = EVENTS[event as HookEventName];
+      const hso = specificOf(output);
+      if (spec?.can_block === true && isBlockingDecision(output["decision"])) return "block";
+      if (variant === "llxprt" && event === "BeforeTool" && isBlockingDecision(hso?.["permissionDecision"])) return "block";
+      if (output["continue"] === false) return "block";
+      if (output["decision"] === "ask") return "ask";
+      if (hso !== undefined && MODIFYING_SPECIFIC.some((key) => hso[key] !== undefined)) return "modify";
+      return "allow";
+    },
+
+    chainInput(input, output, event) {
+      const hso = specificOf(output);
+      if (hso === undefined) return input;
+      if (event === "BeforeAgent") {
+        const context = hso["additionalContext"];
+        if (typeof context === "string" && typeof input["prompt"] === "string") return { ...input, prompt: `${input["prompt"]}\n\n${context}` };
+      } else if (event === "BeforeModel") {
+        const partial = hso["llm_request"];
+        if (isObject(partial) && isObject(input["llm_request"])) return { ...input, llm_request: { ...input["llm_request"], ...partial } };
+      } else if (event === "BeforeTool") {
+        const partial = hso["tool_input"];
+        if (isObject(partial) && isObject(input["tool_input"])) return { ...input, tool_input: { ...input["tool_input"], ...partial } };
+      }
+      return input;
+    },
+
+    reduce: (outputs, event, ctx: ProfileContext) => reduceGemini(outputs, event, variant, ctx),
+
+    // Native JSON with exit 0 for allow and deny alike: the only code both agents read the same way.
+    present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+
+    parseCommandResult: (result, hook, event) =>
+      parseGeminiCommand(result, variant, (why) => failureOutput(hook, why, false, event)),
+  };
+  return profile;
+}
