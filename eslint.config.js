@@ -24,7 +24,7 @@ export default tseslint.config(
   { files: ["src/pool/**/*.ts"], rules: { "no-restricted-imports": restrict([ISOLATED_VM]) } },
   { files: ["src/sandbox-host/**/*.ts"], rules: { "no-restricted-imports": restrict([PISCINA, ...CHILD_PROCESS]) } },
   {
-    files: ["src/chain/**/*.ts", "src/registry/**/*.ts", "src/integrity/**/*.ts", "src/model/**/*.ts"],
+    files: ["src/chain/**/*.ts", "src/registry/**/*.ts", "src/integrity/**/*.ts", "src/model/**/*.ts", "src/profiles/**/*.ts"],
     rules: { "no-restricted-imports": restrict([ISOLATED_VM, PISCINA, ...CHILD_PROCESS, ...IO]) },
   },
   {

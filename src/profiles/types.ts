@@ -97,6 +97,11 @@ export interface EventProfile {
 
   /** True for a known event (override for open vocabularies such as Amplifier's `ns:name`). */
   isEvent?(event: string): boolean;
+  /**
+   * The spec of an event of an open vocabulary (Amplifier custom `ns:name` events are not in `events`).
+   * The executor looks an event's spec up with `specOf?.(event) ?? events[event]`.
+   */
+  specOf?(event: string): EventSpec | undefined;
   /** The session id carried in a native input, if the profile has one (PROFILES §8.3). */
   sessionIdOf(input: NativeObject): string | undefined;
   /** Validate a native input for `event`; a string names what is wrong (`tool_name: must be a string`). */

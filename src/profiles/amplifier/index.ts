@@ -70,6 +70,7 @@ export const amplifierProfile: EventProfile = {
   ],
 
   isEvent: isAmplifierEvent,
+  specOf: amplifierEventSpec,
 
   sessionIdOf(input: NativeObject): string | undefined {
     const data = input.data;

@@ -201,3 +201,11 @@ describe("amplifier failures, observers, verdicts", () => {
     expect(p.present(agg as unknown as NativeObject, EV, compat)).toEqual({ native: agg, exit_code: 0 });
   });
 });
+
+describe("amplifier custom event specs", () => {
+  it("specOf gives kernel specs and a spec for custom events, nothing for malformed names", () => {
+    expect(p.specOf!("tool:pre")).toBe(p.events["tool:pre"]);
+    expect(p.specOf!("myapp:deploy")).toMatchObject({ can_block: true });
+    expect(p.specOf!("bogus")).toBeUndefined();
+  });
+});
