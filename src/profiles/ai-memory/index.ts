@@ -18,6 +18,37 @@ import { decisionLine, foldAiMemory, type ChainResult } from "./fold.js";
 export { parseCommandResult, decodeDecision, DEFAULT_DENY_CODE, type CommandRun } from "./decision.js";
 export { AI_MEMORY_EVENTS, CLASS_DEADLINES_MS, isPreEvent, type EventClass } from "./events.js";
 export { foldAiMemory, decisionLine, type ChainResult, type QueuedAsk } from "./fold.js";
+export { aiMemorySettingsSchema } from "./settings.js";
+
+/** What an ai-memory action receives: the envelope ai-memory writes to a command hook's stdin. */
+export interface AiMemoryEnvelope<P = Record<string, unknown>> {
+  event: string;
+  payload: P;
+}
+
+/** What an ai-memory action returns (`undefined`, `null` and `{}` allow). */
+export type AiMemoryDecision =
+  | { action: "allow" }
+  | { action: "modify"; delta: MemoryDelta }
+  | { action: "deny"; reason: string; code?: number }
+  | { action: "ask_user"; prompt: string; options: string[]; default?: string }
+  | Record<string, never>
+  | null
+  | undefined;
+
+/** upstream `MemoryDelta`: the fields a `modify` may change. */
+export interface MemoryDelta {
+  tier?: "short" | "mid" | "long";
+  namespace?: string;
+  title?: string;
+  content?: string;
+  tags?: string[];
+  priority?: number;
+  confidence?: number;
+  source?: string;
+  expires_at?: string;
+  metadata?: unknown;
+}
 
 /** upstream `MAX_TIMEOUT_MS`: a hook's `timeout_ms` is capped at 30 s. */
 export const MAX_HOOK_TIMEOUT_MS = 30_000;

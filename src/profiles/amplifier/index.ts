@@ -18,6 +18,7 @@ export type { HookResult, HookAction } from "./output.js";
 export type { AmplifierAnswer, Injection, UserMessage, ApprovalRequest } from "./fold.js";
 export { AMPLIFIER_EVENT_NAMES } from "./events.js";
 export { DEFAULT_INJECTION_SIZE_LIMIT, DEFAULT_INJECTION_BUDGET_PER_TURN } from "./fold.js";
+export { amplifierSettingsSchema } from "./settings.js";
 
 /** What an Amplifier action receives. */
 export interface AmplifierInput {

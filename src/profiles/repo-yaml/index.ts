@@ -22,6 +22,31 @@ export type { RepoYamlBuild, RepoYamlFile, RepoYamlHookDefinition, RepoYamlScrip
 export { compileRepoYamlFilter, RepoYamlMatch } from "./filter.js";
 export { foldRepoYaml } from "./fold.js";
 export { BLOCKED_BY_POLICY, decodeRepoYamlOutput, type RepoYamlHookResult } from "./output.js";
+export { repoYamlSettingsSchema } from "./settings.js";
+
+/** What a repo-yaml action receives (spec/related/repo-local-yaml-hooks.md §4.1). */
+export interface RepoYamlHookContext {
+  event_type: string;
+  session_id: string;
+  timestamp: string;
+  repository_root?: string;
+  stage?: "understand" | "plan" | "act" | "review";
+  /** UserPromptSubmit */
+  user_message?: string;
+  files_touched?: string[];
+  /** PreAbilityCall / PostAbilityCall */
+  ability_id?: string;
+  operation_key?: string;
+  planned_input_summary?: string;
+  status?: "success" | "failure" | "skipped";
+  duration_ms?: number;
+  input_summary?: string;
+  output_summary?: string;
+  tool_call_path?: string;
+  /** SessionStop */
+  changed_files?: string[];
+  [key: string]: unknown;
+}
 
 const ABILITY = new Set(["PreAbilityCall", "PostAbilityCall"]);
 

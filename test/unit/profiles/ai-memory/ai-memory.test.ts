@@ -195,3 +195,14 @@ describe("parseCommandResult (ai-memory command hooks)", () => {
     expect(parseCommandResult({ stdout: "null", exitCode: 0 }, "pre_store", false)).toEqual({ ok: false, error: "hook decision must be a JSON object" });
   });
 });
+
+describe("ai-memory settings", () => {
+  it("required_events must name ai-memory events; unknown settings are refused", async () => {
+    const { aiMemorySettingsSchema } = await import("../../../../src/profiles/ai-memory/index.js");
+    expect(aiMemorySettingsSchema.parse({ required_events: ["pre_store"] })).toEqual({ required_events: ["pre_store"] });
+    const bad = aiMemorySettingsSchema.safeParse({ required_events: ["pre_stor"] });
+    expect(bad.success).toBe(false);
+    expect(bad.error?.issues[0]).toMatchObject({ path: ["required_events", 0], message: "not an ai-memory event" });
+    expect(aiMemorySettingsSchema.safeParse({ fail_mode: "closed" }).success).toBe(false);
+  });
+});

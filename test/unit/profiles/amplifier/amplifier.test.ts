@@ -209,3 +209,12 @@ describe("amplifier custom event specs", () => {
     expect(p.specOf!("bogus")).toBeUndefined();
   });
 });
+
+describe("amplifier settings", () => {
+  it("limits are positive integers; a misspelt key is refused", async () => {
+    const { amplifierSettingsSchema } = await import("../../../../src/profiles/amplifier/index.js");
+    expect(amplifierSettingsSchema.parse({ injection_size_limit: 4096, injection_budget_per_turn: 500 })).toEqual({ injection_size_limit: 4096, injection_budget_per_turn: 500 });
+    expect(amplifierSettingsSchema.safeParse({ injection_size_limit: 0 }).success).toBe(false);
+    expect(amplifierSettingsSchema.safeParse({ injection_size_limmit: 10 }).success).toBe(false);
+  });
+});
