@@ -85,6 +85,22 @@ export interface ParsedCommand {
   readonly failure?: string;
 }
 
+/**
+ * One entry of a chain as `reduceWithHooks` sees it: the output a hook contributed (its decoded output,
+ * its observer view for a `session`-trust hook, or `failureOutput(…)` when it failed), with the hook's
+ * name and the definition flags some folds need. Entries are in plan order and stop where the chain
+ * stopped (`stopsChain`); hooks that did not run (matcher, filter, dedup, deadline skip) have no entry.
+ */
+export interface HookOutputEntry {
+  /** The definition's `name` (for provenance, error texts and AskUser origins). */
+  readonly hook: string;
+  readonly output: NativeObject;
+  /** True when `output` is the hook's `failureOutput(…)` (it threw, timed out or its output was refused). */
+  readonly failed?: boolean;
+  /** The definition's `blocking` flag (repo-yaml, PROFILES §8.8); absent ⇒ false. */
+  readonly blocking?: boolean;
+}
+
 export interface EventProfile {
   /** Bare name used in paths and manifests: `vcp`, `gemini-cli`, `llxprt`, `claude-code`, … */
   readonly id: string;
@@ -103,6 +119,11 @@ export interface EventProfile {
 
   /** True for a known event (override for open vocabularies such as Amplifier's `ns:name`). */
   isEvent?(event: string): boolean;
+  /**
+   * The spec of an event of an open vocabulary (Amplifier custom `ns:name` events are not in `events`).
+   * The executor looks an event's spec up with `specOf?.(event) ?? events[event]`.
+   */
+  specOf?(event: string): EventSpec | undefined;
   /** The session id carried in a native input, if the profile has one (PROFILES §8.3). */
   sessionIdOf(input: NativeObject): string | undefined;
   /** Validate a native input for `event`; a string names what is wrong (`tool_name: must be a string`). */
@@ -115,7 +136,10 @@ export interface EventProfile {
   compileMatcher(pattern: string | undefined, event: string): CompiledMatcher;
   /** Turn what an action returned (already JSON-parsed) into a native output, or say why not. */
   decode(raw: unknown, event: string, ctx: ProfileContext): Decoded<NativeObject>;
-  /** What a failed hook (threw, timed out, invalid output) contributes in its place. */
+  /**
+   * What a failed hook (threw, timed out, invalid output) contributes in its place. `failClosed` is the
+   * definition's `fail_closed`, OR its `blocking` flag for repo-yaml (a failing `blocking` hook blocks).
+   */
   failureOutput(hook: string, why: string, failClosed: boolean, event: string, ctx: ProfileContext): NativeObject;
   /** Output of a `session`-trust hook with every blocking/modifying field removed (spec §8.3). */
   observerView(output: NativeObject, event: string): { output: NativeObject; stripped: readonly string[] };
@@ -135,4 +159,54 @@ export interface EventProfile {
    * adapter. Pure.
    */
   parseCommandResult?(result: CommandResult, hook: string, event: string): ParsedCommand;
+
+  // ── Optional members (issue 14). Each says how the executor must use it; absent ⇒ the default. ──
+
+  /**
+   * Runtime-owned input fields (Amplifier: `data.timestamp`, RFC 3339 UTC, replacing any caller value).
+   * The executor calls it ONCE per chain, only when at least one hook will run (an empty plan answers
+   * from the unstamped input), with the runtime clock's time as `nowIso`
+   * (`new Date(clock.now()).toISOString()`); the result is what the first hook receives and what
+   * `reduceWithHooks` gets as `input`. Pure: the same `nowIso` gives the same input.
+   */
+  stampInput?(input: NativeObject, event: string, nowIso: string): NativeObject;
+  /**
+   * Fold with provenance. When present the executor calls this INSTEAD of `reduce`, with one entry per
+   * hook that produced an output (see {@link HookOutputEntry}) and `input` = the chain's input as the
+   * first hook received it (after `stampInput`); for an empty plan it is called with `[]` and the
+   * unstamped input (unless `emptyPlanAnswer` answered). Amplifier needs the hook names for injection
+   * provenance and the input for the neutral `continue` answer's `data`; ai-memory names the hook of
+   * each queued AskUser; repo-yaml needs each hook's `blocking` flag.
+   */
+  reduceWithHooks?(entries: readonly HookOutputEntry[], event: string, ctx: ProfileContext, input: NativeObject): Aggregated;
+  /**
+   * Answer for an event whose plan is empty, instead of the neutral answer (ai-memory `required_events`:
+   * deny 503). The executor calls it before anything else when no hook applies; `undefined` ⇒ the
+   * profile's neutral answer as usual. The result goes to `present` unchanged.
+   */
+  emptyPlanAnswer?(event: string, ctx: ProfileContext): Aggregated | undefined;
+  /**
+   * Per-hook time budget under a whole-chain deadline (ai-memory class deadlines, `EventSpec.
+   * chain_deadline_ms`). Before starting each hook the executor calls it with the hook's effective
+   * `timeout_ms` and the milliseconds elapsed since the chain started; the hook runs with the returned
+   * budget as its timeout. `undefined` means the chain deadline is already spent: the executor increments
+   * `vcp_timeout_violations_total{profile,event}`, records the hook `deadline_exhausted` and asks
+   * `deadlineExhaustedOutput`. A hook that then times out also increments that metric (PROFILES §8.10).
+   */
+  hookBudgetMs?(timeoutMs: number, event: string, elapsedMs: number): number | undefined;
+  /**
+   * What a hook skipped for an exhausted chain deadline contributes: `undefined` ⇒ nothing (the hook
+   * is skipped, the chain goes on: fail-open); an output ⇒ it is added as that hook's entry (`failed:
+   * true`) and then `stopsChain` is asked as for any output (ai-memory fail-closed: deny code 504).
+   * `failClosed` is the definition's `fail_closed`.
+   */
+  deadlineExhaustedOutput?(hook: string, failClosed: boolean, event: string, ctx: ProfileContext): NativeObject | undefined;
+  /**
+   * Compile a definition's `match` filters (repo-yaml: `ability_scope`, `min_duration_ms`,
+   * `only_if_changed_paths`, PROFILES §8.8) at build/install time, like `compileMatcher`; throws an
+   * Error naming the bad field. A hook runs only when `compileMatcher(…)(input)` AND this filter hold;
+   * otherwise it is recorded `skipped_matcher`. `match` absent ⇒ the executor does not call it.
+   * A profile without it refuses definitions that carry `match` (build error).
+   */
+  compileFilter?(match: unknown, event: string): CompiledMatcher;
 }

@@ -1,0 +1,159 @@
+/**
+ * The `repo-yaml` profile (PROFILES §3.6, §8.8): repository-local YAML hooks
+ * (`spec/related/repo-local-yaml-hooks.md`, a design with no upstream code).
+ *
+ * One hook per `.system/hooks/<id>.yaml`; its handler is a sandboxed action
+ * `(input: HookContext) => HookResult`. Hooks run in config (file-name) order, sequentially; their
+ * results are merged (lists concatenated, first `new_intent` wins). On PreAbilityCall a `blocking: true`
+ * hook blocks with `error: "blocked_by_policy"` (exit code 2), and blocks too when it fails. Other
+ * failures are non-fatal.
+ */
+import picomatch from "picomatch";
+import type {
+  Aggregated, CompiledMatcher, Decoded, EventProfile, EventSpec, HookOutputEntry, NativeObject, PresentedAnswer, Verdict,
+} from "../types.js";
+import { REPO_YAML_EVENTS_LIST } from "./build.js";
+import { compileRepoYamlFilter } from "./filter.js";
+import { foldRepoYaml } from "./fold.js";
+import { BLOCKED_BY_POLICY, decodeRepoYamlOutput } from "./output.js";
+
+export { buildFromRepoYaml, registrationJson, REPO_YAML_EVENTS_LIST } from "./build.js";
+export type { RepoYamlBuild, RepoYamlFile, RepoYamlHookDefinition, RepoYamlScriptHook } from "./build.js";
+export { compileRepoYamlFilter, RepoYamlMatch } from "./filter.js";
+export { foldRepoYaml } from "./fold.js";
+export { BLOCKED_BY_POLICY, decodeRepoYamlOutput, type RepoYamlHookResult } from "./output.js";
+export { repoYamlSettingsSchema } from "./settings.js";
+
+/** What a repo-yaml action receives (spec/related/repo-local-yaml-hooks.md §4.1). */
+export interface RepoYamlHookContext {
+  event_type: string;
+  session_id: string;
+  timestamp: string;
+  repository_root?: string;
+  stage?: "understand" | "plan" | "act" | "review";
+  /** UserPromptSubmit */
+  user_message?: string;
+  files_touched?: string[];
+  /** PreAbilityCall / PostAbilityCall */
+  ability_id?: string;
+  operation_key?: string;
+  planned_input_summary?: string;
+  status?: "success" | "failure" | "skipped";
+  duration_ms?: number;
+  input_summary?: string;
+  output_summary?: string;
+  tool_call_path?: string;
+  /** SessionStop */
+  changed_files?: string[];
+  [key: string]: unknown;
+}
+
+const ABILITY = new Set(["PreAbilityCall", "PostAbilityCall"]);
+
+export const REPO_YAML_EVENTS: Readonly<Record<string, EventSpec>> = Object.freeze(
+  Object.fromEntries(
+    REPO_YAML_EVENTS_LIST.map((name) => {
+      const spec: EventSpec = {
+        ...(ABILITY.has(name) ? { matcher: "ability_id" } : {}),
+        pre: name === "PreAbilityCall" || name === "UserPromptSubmit" || name === "SessionStart",
+        can_block: name === "PreAbilityCall",
+        modifiable: name === "PreAbilityCall" ? ["error"] : [],
+      };
+      return [name, spec];
+    }),
+  ),
+);
+
+function isObject(v: unknown): v is NativeObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * @example
+ * ```ts
+ * import { repoYamlProfile } from "./profiles/repo-yaml/index.js";
+ * const ctx = { strict: false, settings: {} };
+ * const agg = repoYamlProfile.reduceWithHooks!([{ hook: "guard", blocking: true, output: { error: "blocked_by_policy" } }], "PreAbilityCall", ctx, {});
+ * repoYamlProfile.present(agg, "PreAbilityCall", ctx); // { native: { error: "blocked_by_policy" }, exit_code: 2 }
+ * ```
+ */
+export const repoYamlProfile: EventProfile = {
+  id: "repo-yaml",
+  version: "1",
+  upstream: { repo: "spec/related/repo-local-yaml-hooks.md", commit: "none (a design document without upstream code)" },
+  events: REPO_YAML_EVENTS,
+  ordering: "config_order",
+  execution: "sequential",
+  timeouts: { default_ms: 30_000, max_ms: 30_000, config_unit: "ms" },
+  failure: { default: "open", term_grace_ms: 5_000 },
+  strictFixes: [],
+
+  sessionIdOf(input: NativeObject): string | undefined {
+    return typeof input.session_id === "string" ? input.session_id : undefined;
+  },
+
+  validateInput(input: unknown, event: string): Decoded<NativeObject> {
+    if (!Object.hasOwn(REPO_YAML_EVENTS, event)) return { ok: false, error: `event: ${JSON.stringify(event)} is not a repo-yaml event (${REPO_YAML_EVENTS_LIST.join(", ")})` };
+    if (!isObject(input)) return { ok: false, error: "input: must be the hook context object" };
+    if (input.event_type !== undefined && input.event_type !== event) {
+      return { ok: false, error: `event_type: the input names ${JSON.stringify(input.event_type)} but was sent to ${JSON.stringify(event)}` };
+    }
+    if (input.session_id !== undefined && typeof input.session_id !== "string") return { ok: false, error: "session_id: must be a string" };
+    if (ABILITY.has(event) && typeof input.ability_id !== "string") return { ok: false, error: `ability_id: required (a string) on ${event}` };
+    if (input.duration_ms !== undefined && (typeof input.duration_ms !== "number" || input.duration_ms < 0)) {
+      return { ok: false, error: "duration_ms: must be a non-negative number" };
+    }
+    for (const key of ["changed_files", "files_touched"]) {
+      const v = input[key];
+      if (v !== undefined && (!Array.isArray(v) || !v.every((p) => typeof p === "string"))) return { ok: false, error: `${key}: must be an array of strings` };
+    }
+    return { ok: true, value: { ...input, event_type: event } };
+  },
+
+  /** A `matcher` is a glob on `ability_id` (the same test as `match.ability_scope`); ability events only. */
+  compileMatcher(pattern: string | undefined, event: string): CompiledMatcher {
+    if (pattern === undefined || pattern === "" || pattern === "*") return () => true;
+    if (!ABILITY.has(event)) throw new Error(`matcher ${JSON.stringify(pattern)} on ${event}: only PreAbilityCall and PostAbilityCall have an ability_id to match`);
+    let test: (s: string) => boolean;
+    try {
+      test = picomatch(pattern, { dot: true });
+    } catch (e) {
+      throw new Error(`matcher ${JSON.stringify(pattern)}: not a valid glob: ${(e as Error).message}`);
+    }
+    return (input) => typeof input.ability_id === "string" && test(input.ability_id);
+  },
+
+  compileFilter: compileRepoYamlFilter,
+
+  decode(raw: unknown): Decoded<NativeObject> {
+    return decodeRepoYamlOutput(raw);
+  },
+
+  failureOutput(hook: string, why: string, failClosed: boolean): NativeObject {
+    if (failClosed) return { logs: [{ level: "error", message: `${hook} failed: ${why}` }], error: BLOCKED_BY_POLICY };
+    return { logs: [{ level: "warn", message: `${hook} failed: ${why}` }] };
+  },
+
+  observerView(output: NativeObject): { output: NativeObject; stripped: readonly string[] } {
+    if (output.error === undefined) return { output, stripped: [] };
+    const { error: _error, ...rest } = output;
+    return { output: rest, stripped: ["error"] };
+  },
+
+  verdictOf(output: NativeObject, event: string): Verdict {
+    return event === "PreAbilityCall" && output.error === BLOCKED_BY_POLICY ? "block" : "observe";
+  },
+
+  reduce(outputs: readonly NativeObject[], event: string): Aggregated {
+    // Without the definitions' `blocking` flags nothing can block: the executor must use reduceWithHooks.
+    return foldRepoYaml(outputs.map((output, i) => ({ hook: `hook-${i}`, output })), event);
+  },
+
+  reduceWithHooks(entries: readonly HookOutputEntry[], event: string): Aggregated {
+    return foldRepoYaml(entries, event);
+  },
+
+  present(aggregated: Aggregated): PresentedAnswer {
+    return { native: aggregated, exit_code: aggregated.error === BLOCKED_BY_POLICY ? 2 : 0 };
+  },
+};
