@@ -61,6 +61,7 @@ export { verifyAuditLog } from "./audit/verify.js";
 export { readAuditRecords, followAuditRecords, type ReadOptions as AuditReadOptions } from "./audit/reader.js";
 export { formatRecords, EXPORT_FORMATS, type ExportFormat } from "./audit/export.js";
 export { startAuditSink, readSinkCursor, type AuditSink, type AuditSinkOptions, type AuditSinkStats } from "./audit/sink.js";
+export { createAuditSinkMetrics } from "./observe/metrics.js";
 export type { AuditVerdict, VerifyAuditOptions } from "./audit/verify.js";
 export type { AuditRecord, AuditRecordInput } from "./audit/record.js";
 export type { AuditOptions, AuditQuery } from "./runtime/audit-trail.js";

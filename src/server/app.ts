@@ -23,7 +23,7 @@ import { randomUUID } from "node:crypto";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyBaseLogger } from "fastify";
 import swagger from "@fastify/swagger";
 import { Transform, type TransformCallback } from "node:stream";
-import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { assertEvent, DEFAULT_JSON_DEPTH, HOOK_TYPES, jsonValueDepth, pointerPath, VcpError, type HookType } from "../index.js";
 import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, type AuthPrincipal, type Role } from "./auth.js";
 import { ERROR_SCHEMA, HttpError, toHttpError } from "./errors.js";
@@ -46,6 +46,10 @@ export interface ServerOptions {
   /** Extra fields for GET /v1/status `server` (config source, reload state). */
   describe?: () => Record<string, unknown>;
   version?: string;
+  /** Labels of `vcp_build_info` (e.g. `vcp-hooks version --json`); default the version and Node's. */
+  buildInfo?: Readonly<Record<string, string | boolean | null>>;
+  /** More Prometheus text for GET /metrics (the audit sink's metrics), read at scrape time. */
+  extraMetrics?: ReadonlyArray<() => Promise<string>>;
 }
 
 export interface VcpServer {
@@ -135,6 +139,14 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
     registers: [metricsRegistry],
   });
+  // Every 429 by its code: RATE_LIMITED (registrations per principal, spec §8.2.5), SESSION_LIMIT.
+  const rateLimitRefusals = new Counter({ name: "vcp_rate_limit_refusals_total", help: "Requests refused with 429, by error code (RATE_LIMITED, SESSION_LIMIT).", labelNames: ["reason"], registers: [metricsRegistry] });
+  new Gauge({
+    name: "vcp_build_info",
+    help: "The running build (value 1): package version, commit, Node, V8 and isolated-vm versions.",
+    labelNames: ["version", "commit", "node", "v8", "isolated_vm"],
+    registers: [metricsRegistry],
+  }).set(buildInfoLabels(options), 1);
 
   for (const schema of [ERROR_SCHEMA, ...SharedSchemas]) app.addSchema(schema);
 
@@ -260,6 +272,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
       const params = request.params as { id?: string } | undefined;
       request.log.info({ code: body.error.code, status, req_id: request.id, method: request.method, route: request.routeOptions.url ?? request.url.split("?")[0], principal: request.principal?.id, session_id: params?.id }, "request refused");
     } else request.log.debug({ code: body.error.code, req_id: request.id }, "request refused");
+    if (status === 429) rateLimitRefusals.inc({ reason: body.error.code });
     if (status === 500 && body.error.code === "INTERNAL") body.error.details = { request_id: request.id };
     if (status === 401) void reply.header("www-authenticate", 'Bearer realm="vcp-hooks"');
     // Retry-After (seconds) wherever waiting helps: the rate limit says how long; an overloaded or
@@ -335,10 +348,9 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   });
   app.get("/openapi.json", { schema: { hide: true }, config: cfg(null) }, async () => app.swagger());
   app.get("/metrics", { schema: routes.metrics, config: cfg(OPERATOR) }, async (_request, reply) => {
-    const own = await metricsRegistry.metrics();
-    const runtimeText = runtime.metrics ? await runtime.metrics() : "";
+    const parts = await Promise.all([runtime.metrics ? runtime.metrics() : "", ...(options.extraMetrics ?? []).map((text) => text()), metricsRegistry.metrics()]);
     void reply.header("content-type", metricsRegistry.contentType);
-    return runtimeText.length > 0 ? `${runtimeText.trimEnd()}\n${own}` : own;
+    return `${parts.map((p) => p.trimEnd()).filter((p) => p.length > 0).join("\n")}\n`;
   });
   app.get("/v1/status", { schema: routes.status, config: cfg(OPERATOR) }, async () => ({
     ...runtime.status(),
@@ -480,6 +492,18 @@ function compileSettings(settings: LiveSettings): CompiledSettings {
     bodyLimit: Math.min(settings.limits.body_bytes, BODY_CEILING),
     bundleLimit: Math.min(settings.limits.bundle_bytes + BUNDLE_ENVELOPE_BYTES, BODY_CEILING),
     allowlist: new Set(settings.sessionHookAllowlist),
+  };
+}
+
+function buildInfoLabels(options: ServerOptions): Record<string, string> {
+  const given = options.buildInfo ?? {};
+  const text = (v: unknown, fallback: string) => (typeof v === "string" ? v : fallback);
+  return {
+    version: text(given["version"], options.version ?? "0.1.0"),
+    commit: text(given["commit"], "unknown"),
+    node: text(given["node"], process.versions.node),
+    v8: text(given["v8"], process.versions.v8),
+    isolated_vm: text(given["isolated-vm"], "unknown"),
   };
 }
 
