@@ -20,6 +20,7 @@ export type { HookType, TrustLevel, Scope } from "./model/hook-type.js";
 export type { HookDefinition, ResolvedHook, ActionRef } from "./model/hook.js";
 export type { HookInput, VcpContext, SessionInfo } from "./model/input.js";
 export type { HookResult, ResultStatus, Outcome } from "./model/result.js";
+export { OUTCOMES } from "./model/result.js";
 export type { Constitution, Rule } from "./model/constitution.js";
 export type { Predicate, PredicateOperator } from "./model/predicate.js";
 export type {

@@ -26,7 +26,7 @@ import { Transform, type TransformCallback } from "node:stream";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { assertEvent, DEFAULT_JSON_DEPTH, HOOK_TYPES, jsonValueDepth, pointerPath, VcpError, type HookType } from "../index.js";
 import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, type AuthPrincipal, type Role } from "./auth.js";
-import { ERROR_SCHEMA, HttpError, toHttpError } from "./errors.js";
+import { ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS, HttpError, toHttpError } from "./errors.js";
 import type { ServerRuntime } from "./runtime-port.js";
 import { OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
 
@@ -64,6 +64,8 @@ export interface VcpServer {
 
 /** Time for a client to send a whole request; not a limit on the handler. */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** A Host header the OpenAPI document may name as its server: a hostname or IP literal, optional port. */
+const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 /** Accepted X-Request-Id values: printable, no spaces, bounded. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Refusals an operator wants in the log at info (auth, size, rate); other 4xx stay at debug. */
@@ -148,7 +150,22 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     registers: [metricsRegistry],
   }).set(buildInfoLabels(options), 1);
 
-  for (const schema of [ERROR_SCHEMA, ...SharedSchemas]) app.addSchema(schema);
+  for (const schema of [ERROR_SCHEMA, ...ERROR_SCHEMAS_BY_STATUS, ...SharedSchemas]) app.addSchema(schema);
+
+  // Every registered method of every path, so a known path with the wrong method is 405 with Allow
+  // (RFC 9110 §15.5.6), not 404. Filled as routes register (route files included), read on a miss.
+  const methodsByPattern = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+  app.addHook("onRoute", (route) => {
+    let entry = methodsByPattern.get(route.url);
+    if (entry === undefined) methodsByPattern.set(route.url, (entry = { pattern: routePattern(route.url), methods: new Set() }));
+    for (const method of [route.method].flat()) entry.methods.add(method);
+  });
+  const allowedMethods = (url: string): string[] => {
+    const path = url.split("?")[0] ?? "";
+    const methods = new Set<string>();
+    for (const { pattern, methods: ms } of methodsByPattern.values()) if (pattern.test(path)) for (const m of ms) methods.add(m);
+    return [...methods].sort();
+  };
 
   await app.register(swagger, {
     openapi: {
@@ -170,9 +187,14 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   // SECURITY: every request passes here before fastify reads a byte of its body (onRequest runs
   // before preParsing and the content-type parsers), known route or not, authenticated or not. An
   // unknown route, a bad token and an oversized Content-Length are answered from the headers alone.
-  app.addHook("onRequest", (request, _reply, done) => {
+  app.addHook("onRequest", (request, reply, done) => {
     if (closing) return done(new HttpError("SHUTTING_DOWN", "the server is shutting down"));
-    if (request.is404) return done(noRoute(request.method, request.url));
+    if (request.is404) {
+      const allow = allowedMethods(request.url);
+      if (allow.length === 0) return done(noRoute(request.method, request.url));
+      void reply.header("allow", allow.join(", "));
+      return done(new HttpError("METHOD_NOT_ALLOWED", `${request.method} is not allowed on ${request.url.split("?")[0]}: use ${allow.join(", ")}`, { allow }));
+    }
     const config = request.routeOptions.config as Partial<RouteConfig>;
     try {
       const roles = config.roles;
@@ -346,7 +368,13 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     const ready = !closing && runtime.status().sandbox.ready !== false;
     return reply.code(ready ? 200 : 503).send({ status: closing ? "draining" : ready ? "ready" : "sandbox_starting" });
   });
-  app.get("/openapi.json", { schema: { hide: true }, config: cfg(null) }, async () => app.swagger());
+  // `servers`: this server as the caller reached it, so a client generated from the document targets
+  // it; a Host header that is not a plain host[:port] gets the relative "/" instead of being echoed.
+  app.get("/openapi.json", { schema: { hide: true }, config: cfg(null) }, async (request) => {
+    const host = request.headers.host;
+    const url = typeof host === "string" && HOST.test(host) ? `${request.protocol}://${host}` : "/";
+    return { ...app.swagger(), servers: [{ url, description: "this vcp-hooks server" }] };
+  });
   app.get("/metrics", { schema: routes.metrics, config: cfg(OPERATOR) }, async (_request, reply) => {
     const parts = await Promise.all([runtime.metrics ? runtime.metrics() : "", ...(options.extraMetrics ?? []).map((text) => text()), metricsRegistry.metrics()]);
     void reply.header("content-type", metricsRegistry.contentType);
@@ -364,9 +392,13 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     if (artifact.manifest.bundle !== name) {
       throw new VcpError("INVALID_BUNDLE", `the path names bundle '${name}' but the manifest is bundle '${artifact.manifest.bundle}'`, { field: "manifest.bundle", path: name, manifest: artifact.manifest.bundle });
     }
+    // The digest already active under this name: installing is a no-op (the runtime returns its info);
+    // 200 with `unchanged: true` tells a deploy script nothing changed, 201 that a new revision is live.
+    const unchanged = runtime.bundles.get(name)?.digest === (request.body as { digest: string }).digest;
     const info = await runtime.bundles.install(artifact, principalOf(request));
+    if (unchanged && info.digest === (request.body as { digest: string }).digest) return reply.code(200).send({ ...info, unchanged: true });
     request.log.info({ bundle: info.bundle, version: info.version, digest: info.digest, by: request.principal!.id }, "bundle installed over HTTP");
-    return reply.code(201).send(info);
+    return reply.code(201).send({ ...info, unchanged: false });
   });
   app.get("/v1/bundles", { schema: routes.listBundles, config: cfg(OPERATOR) }, async () => ({ bundles: runtime.bundles.list() }));
   app.get("/v1/bundles/:name", { schema: routes.getBundle, config: cfg(OPERATOR) }, async (request) => {
@@ -505,6 +537,15 @@ function buildInfoLabels(options: ServerOptions): Record<string, string> {
     v8: text(given["v8"], process.versions.v8),
     isolated_vm: text(given["isolated-vm"], "unknown"),
   };
+}
+
+/** `/v1/sessions/:id/chains/:type` → a RegExp matching concrete paths (a parameter is one segment). */
+function routePattern(url: string): RegExp {
+  const source = url
+    .split("/")
+    .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment === "*" ? ".*" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .join("/");
+  return new RegExp(`^${source}$`);
 }
 
 function noRoute(method: string, url: string): HttpError {
