@@ -28,7 +28,7 @@ import { assertEvent, DEFAULT_JSON_DEPTH, HOOK_TYPES, jsonValueDepth, pointerPat
 import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, type AuthPrincipal, type Role } from "./auth.js";
 import { ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS, HttpError, toHttpError } from "./errors.js";
 import type { ServerRuntime } from "./runtime-port.js";
-import { OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
+import { documentRouteSchema, OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
 
 /** Settings the server reads per request and that a config reload may replace. */
 export interface LiveSettings {
@@ -170,7 +170,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   await app.register(swagger, {
     openapi: {
       openapi: "3.1.0",
-      info: { title: "vcp-hooks", version: options.version ?? "0.1.0", description: "HTTP API of the vcp-hooks policy runtime (DESIGN §6.2). Errors are { error: { code, message, details } }." },
+      info: { title: "vcp-hooks", version: options.version ?? "0.1.0", license: { name: "Apache-2.0", identifier: "Apache-2.0" }, description: "HTTP API of the vcp-hooks policy runtime (DESIGN §6.2). Errors are { error: { code, message, details } }." },
       tags: OPENAPI_TAGS.map((t) => ({ ...t })),
       components: {
         securitySchemes: {
@@ -180,6 +180,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
         },
       },
     },
+    transform: ({ schema, url }) => ({ schema: documentRouteSchema(schema as Record<string, unknown> | undefined) as never, url }),
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
   });
 

@@ -250,6 +250,26 @@ const chainEvent = {
 } as const;
 
 /**
+ * The `event` as the OpenAPI document shows it: one of the model's six event schemas, so a generated
+ * client can build one. Document only (see {@link documentRouteSchema}): validation stays with the
+ * handler, which knows the path's `{type}` and names the exact field that is wrong.
+ */
+const chainEventDocumented = {
+  anyOf: HOOK_TYPES.map((t) => ({ $ref: `${EVENT_SCHEMA_IDS[t]}#` })),
+  description: chainEvent.description,
+} as const;
+
+/**
+ * A route's schema as published in GET /openapi.json (@fastify/swagger `transform`): the same
+ * schema, except where the document can say more than request validation can check.
+ */
+export function documentRouteSchema(schema: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined {
+  if (schema === undefined || schema["operationId"] !== routes.fireChain.operationId) return schema === undefined ? undefined : { ...schema };
+  const body = routes.fireChain.body;
+  return { ...schema, body: { ...body, properties: { ...body.properties, event: chainEventDocumented } } };
+}
+
+/**
  * Every route's schema names its operation after its key here (`getSession`, `fireChain`, …): the
  * `operationId` that OpenAPI code generators turn into method names, stable across releases.
  */
@@ -268,10 +288,11 @@ export const OPENAPI_TAGS = [
 ] as const;
 
 export const routes = withOperationIds({
-  healthz: { tags: ["ops"], summary: "Liveness", response: { 200: object({ status: { type: "string" } }), ...errors() } },
+  healthz: { tags: ["ops"], summary: "Liveness", security: [], response: { 200: object({ status: { type: "string" } }), ...errors() } },
   readyz: {
     tags: ["ops"],
     summary: "Readiness: 200 when chains can run now; 503 while draining or while the sandbox host restarts",
+    security: [],
     // 503 is either "not ready" ({ status }) or, once draining has begun, the SHUTTING_DOWN error.
     response: { 200: object({ status: { type: "string" } }), 500: { $ref: "VcpError500#" }, 503: { anyOf: [object({ status: { type: "string", enum: ["draining", "sandbox_starting"] } }, { required: ["status"] }), { $ref: "VcpError503#" }] } },
   },
