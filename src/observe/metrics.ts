@@ -68,15 +68,19 @@ function gauge(registry: Registry, name: string, help: string, read: () => numbe
   });
 }
 
-export function createMetrics(readSnapshot: () => MetricsSnapshot) {
-  const registry = new Registry();
-  // One snapshot per scrape, shared by every gauge of that scrape.
-  let cached: { at: number; value: MetricsSnapshot } | undefined;
-  const readGauges = (): MetricsSnapshot => {
+/** One read per scrape, shared by every metric of that scrape (a scrape collects all within ~50 ms). */
+function oncePerScrape<T>(read: () => T): () => T {
+  let cached: { at: number; value: T } | undefined;
+  return () => {
     const now = performance.now();
-    if (cached === undefined || now - cached.at > 50) cached = { at: now, value: readSnapshot() };
+    if (cached === undefined || now - cached.at > 50) cached = { at: now, value: read() };
     return cached.value;
   };
+}
+
+export function createMetrics(readSnapshot: () => MetricsSnapshot) {
+  const registry = new Registry();
+  const readGauges = oncePerScrape(readSnapshot);
   const chains = new Counter({ name: "vcp_chains_total", help: "Hook chains run, by hook type and chain status.", labelNames: ["type", "status"], registers: [registry] });
   const chainSeconds = new Histogram({
     name: "vcp_chain_duration_seconds",
@@ -273,12 +277,7 @@ export type Metrics = ReturnType<typeof createMetrics>;
  */
 export function createAuditSinkMetrics(read: () => AuditSinkStats) {
   const registry = new Registry();
-  let cached: { at: number; value: AuditSinkStats } | undefined;
-  const stats = (): AuditSinkStats => {
-    const now = performance.now();
-    if (cached === undefined || now - cached.at > 50) cached = { at: now, value: read() };
-    return cached.value;
-  };
+  const stats = oncePerScrape(read);
   gauge(registry, "vcp_audit_sink_lag_records", "Audit records written but not yet acknowledged by the sink's receiver (read ahead so far).", () => stats().lag_records);
   gauge(registry, "vcp_audit_sink_lag_seconds", "Age of the oldest audit record read and not yet acknowledged by the receiver (0 when caught up).", () => stats().lag_seconds);
   gauge(registry, "vcp_audit_sink_cursor_seq", "seq of the last audit record the receiver acknowledged.", () => stats().cursor_seq);
