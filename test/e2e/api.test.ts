@@ -476,3 +476,22 @@ describe("live settings and removal", () => {
     expect((await op(h, "GET", "/v1/hooks")).body.hooks).toEqual([]);
   });
 });
+
+describe("the document matches what the server answered", () => {
+  // Every status this file's requests got on a documented operation (from vcp_http_requests_total,
+  // which the server records for each response) is one the operation declares in /openapi.json: a
+  // generated client never meets an undeclared status.
+  it("every status answered above is declared for its operation", async () => {
+    const doc = (await call(h.url, "GET", "/openapi.json")).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const metrics = (await op(h, "GET", "/metrics")).text;
+    const seen = [...metrics.matchAll(/^vcp_http_requests_total\{method="([A-Z]+)",route="([^"]+)",status="(\d{3})"\} \d+/gm)].map(([, method, route, status]) => ({
+      method: method!.toLowerCase(),
+      path: route!.replace(/:([A-Za-z]+)/g, "{$1}"),
+      status: status!,
+    }));
+    const checked = seen.filter((s) => doc.paths[s.path]?.[s.method] !== undefined);
+    expect(checked.length).toBeGreaterThan(20);
+    const undeclared = checked.filter((s) => doc.paths[s.path]![s.method]!.responses[s.status] === undefined).map((s) => `${s.method.toUpperCase()} ${s.path} ${s.status}`);
+    expect(undeclared).toEqual([]);
+  });
+});
