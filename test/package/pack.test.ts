@@ -92,6 +92,13 @@ describe("the packed tarball installs into an empty project", { timeout: 300_000
     );
     expect(cli.code).toBe(1);
     expect({ code: /UNSUPPORTED_NODE/.exec(cli.stderr)?.[0], says: cli.stderr }).toEqual(expected);
+    // With --json the error is JSON on stdout, as for every other failure.
+    const json = await run(oldNode, [join(project, "node_modules/vcp-hooks/dist/src/cli/main.js"), "--json", "version"], { cwd: project }).then(
+      () => ({ stdout: "" }),
+      (err: { stdout: string }) => ({ stdout: err.stdout }),
+    );
+    const jsonError = (JSON.parse(json.stdout) as { error: { code: string; message: string } }).error;
+    expect({ code: jsonError.code, says: jsonError.message }).toEqual(expected);
 
     // The library imported by the user's own script on that node: createRuntime refuses with a VcpError.
     writeFileSync(
