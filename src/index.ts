@@ -20,6 +20,7 @@ export type { HookType, TrustLevel, Scope } from "./model/hook-type.js";
 export type { HookDefinition, ResolvedHook, ActionRef } from "./model/hook.js";
 export type { HookInput, VcpContext, SessionInfo } from "./model/input.js";
 export type { HookResult, ResultStatus, Outcome } from "./model/result.js";
+export { OUTCOMES } from "./model/result.js";
 export type { Constitution, Rule } from "./model/constitution.js";
 export type { Predicate, PredicateOperator } from "./model/predicate.js";
 export type {
@@ -61,6 +62,7 @@ export { verifyAuditLog } from "./audit/verify.js";
 export { readAuditRecords, followAuditRecords, type ReadOptions as AuditReadOptions } from "./audit/reader.js";
 export { formatRecords, EXPORT_FORMATS, type ExportFormat } from "./audit/export.js";
 export { startAuditSink, readSinkCursor, type AuditSink, type AuditSinkOptions, type AuditSinkStats } from "./audit/sink.js";
+export { createAuditSinkMetrics } from "./observe/metrics.js";
 export type { AuditVerdict, VerifyAuditOptions } from "./audit/verify.js";
 export type { AuditRecord, AuditRecordInput } from "./audit/record.js";
 export type { AuditOptions, AuditQuery } from "./runtime/audit-trail.js";

@@ -51,6 +51,8 @@ export interface AuditSinkStats {
   /** Highest seq read from the log; `lag_records` = this − cursor. */
   read_seq: number;
   lag_records: number;
+  /** Age in seconds of the oldest record read and not yet acknowledged (0 when caught up). */
+  lag_seconds: number;
   shipped_records: number;
   batches: number;
   failures: number;
@@ -124,7 +126,7 @@ export function startAuditSink(options: AuditSinkOptions): AuditSink {
   let wakeConsumer: (() => void) | null = null;
   let wakeProducer: (() => void) | null = null;
   const stats: AuditSinkStats = {
-    url: options.url, format, cursor_seq: cursor, read_seq: cursor, lag_records: 0, shipped_records: 0, batches: 0,
+    url: options.url, format, cursor_seq: cursor, read_seq: cursor, lag_records: 0, lag_seconds: 0, shipped_records: 0, batches: 0,
     failures: 0, consecutive_failures: 0, last_error: null, last_success_at: null, stalled: false,
   };
   const sleep = (ms: number): Promise<void> => abortableSleep(ms, stop.signal);
@@ -199,7 +201,11 @@ export function startAuditSink(options: AuditSinkOptions): AuditSink {
   ]);
 
   return {
-    stats: () => ({ ...stats }),
+    stats: () => {
+      // The queue starts at the record after the cursor: its timestamp is how far the receiver is behind.
+      const oldest = queue[0] === undefined ? Number.NaN : Date.parse(queue[0].ts);
+      return { ...stats, lag_seconds: Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1000) : 0 };
+    },
     async close() {
       stop.abort();
       wakeProducer?.();

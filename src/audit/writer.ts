@@ -54,6 +54,8 @@ export interface AuditWriterOptions {
   maxFieldBytes?: number;
   /** Wall clock for `ts` (tests); default Date.now. */
   now?: () => number;
+  /** Called with the seconds each fdatasync of a batch took (the audit fsync latency metric). */
+  onSync?: (seconds: number) => void;
 }
 
 export interface AuditHead {
@@ -72,6 +74,10 @@ export interface AuditWriterStats {
   batches: number;
   fsyncs: number;
   rotations: number;
+  /** Bytes of durably written records since open. */
+  bytes: number;
+  /** Writes or syncs that failed (each poisons the writer until it is reopened): 0 or 1 per writer. */
+  writeFailures: number;
 }
 
 export interface AuditWriter {
@@ -143,7 +149,7 @@ export async function openAuditLog(options: AuditWriterOptions): Promise<AuditWr
   }
 }
 
-type ResolvedOptions = Required<Omit<AuditWriterOptions, "redact">> & Pick<AuditWriterOptions, "redact">;
+type ResolvedOptions = Required<Omit<AuditWriterOptions, "redact" | "onSync">> & Pick<AuditWriterOptions, "redact" | "onSync">;
 
 function validateOptions(o: AuditWriterOptions): ResolvedOptions {
   const bad = (field: string, rule: string) => new VcpError("INVALID_CONFIG", `audit.${field} ${rule}`, { field: `audit.${field}` });
@@ -175,6 +181,8 @@ class Writer implements AuditWriter {
   private batches = 0;
   private fsyncs = 0;
   private rotations = 0;
+  private bytes = 0;
+  private writeFailures = 0;
 
   constructor(
     private readonly path: string,
@@ -247,6 +255,8 @@ class Writer implements AuditWriter {
       batches: this.batches,
       fsyncs: this.fsyncs,
       rotations: this.rotations,
+      bytes: this.bytes,
+      writeFailures: this.writeFailures,
     };
   }
 
@@ -300,9 +310,12 @@ class Writer implements AuditWriter {
         await writeAll(this.fd, buf);
         this.size += buf.length;
         if (this.opts.fsync !== "never") {
+          const syncStart = performance.now();
           await this.fd.datasync();
           this.fsyncs++;
+          this.opts.onSync?.((performance.now() - syncStart) / 1000);
         }
+        this.bytes += buf.length;
         this.batches++;
         const done = this.inflight;
         this.inflight = [];
@@ -361,6 +374,7 @@ class Writer implements AuditWriter {
       { cause },
     );
     this.failure = err;
+    this.writeFailures++;
     for (const e of [...this.inflight, ...this.queue.splice(0)]) e.reject(err);
     this.inflight = [];
     for (const w of this.waiters.splice(0)) w.reject(err);

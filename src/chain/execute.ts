@@ -128,6 +128,8 @@ function skippedExecution(hook: ResolvedHook, outcome: "skipped_disabled" | "ski
     status: "continue",
     outcome,
     duration_ms: 0,
+    // Which revision was skipped: a skip is as much a decision of that revision as a run.
+    ...(hook.action.digest !== undefined ? { bundle_digest: hook.action.digest } : {}),
   };
 }
 

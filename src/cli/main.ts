@@ -77,6 +77,8 @@ export async function main(argv: string[], io: Io = processIo(argv.includes("--j
     const { assertNodeVersion } = await import("../index.js");
     assertNodeVersion();
   } catch (err) {
+    // --json promises errors as JSON on stdout: a script checking the code sees UNSUPPORTED_NODE too.
+    if (io.json) printJson(io, errorJson(err));
     io.err(`vcp-hooks: ${describeError(err)}`);
     return EXIT_FAILED;
   }

@@ -81,7 +81,7 @@ export const pushCommand: Command = {
     if (typeof name !== "string") throw new CheckFailed(`${positionals[0]}: the artifact has no manifest.bundle`, "INVALID_BUNDLE");
     const info = (await request(target, "PUT", `/v1/bundles/${encodeURIComponent(name)}`, artifact)) as Record<string, unknown>;
     if (io.json) printJson(io, info);
-    else io.out(`installed ${String(info["bundle"])}@${String(info["version"])} on ${target.server} (digest ${String(info["digest"]).slice(0, 16)}…, trust ${String(info["trust"])}, signed by ${String(info["signed_by"] ?? "nobody")})`);
+    else io.out(`${info["unchanged"] === true ? "already installed (nothing changed):" : "installed"} ${String(info["bundle"])}@${String(info["version"])} on ${target.server} (digest ${String(info["digest"]).slice(0, 16)}…, trust ${String(info["trust"])}, signed by ${String(info["signed_by"] ?? "nobody")})`);
     return EXIT_OK;
   },
 };

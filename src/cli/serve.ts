@@ -22,8 +22,9 @@ import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { pino, type Logger as PinoLogger } from "pino";
-import { assertNodeVersion, buildBundle, createRuntime, generateKeyPair, signArtifact, startAuditSink, VcpError, type AuditSink, type Runtime, type VcpArtifact } from "../index.js";
+import { assertNodeVersion, buildBundle, createAuditSinkMetrics, createRuntime, generateKeyPair, signArtifact, startAuditSink, VcpError, type AuditSink, type Runtime, type VcpArtifact } from "../index.js";
 import { escapeControl } from "./common.js";
+import { versionInfo } from "./version.js";
 import { loadConfigFile, resolveConfig, type ResolvedConfig } from "../config/config.js";
 import { createServer, generateToken, hashToken, liveSettingsFor, logLevelOf, partiallyLiveChanges, restartOnlyChanges, runtimeOptionsFor, type VcpServer } from "../server/index.js";
 
@@ -172,10 +173,14 @@ export async function startServe(args: string[], options: { signals?: boolean; o
     });
 
     let reloadState: { at: string | null; ok: boolean | null; error: string | null; restart_pending: string[] } = { at: null, ok: null, error: null, restart_pending: [] };
+    const running = versionInfo();
     const server = await createServer({
       runtime,
       settings: liveSettingsFor(config),
       logger,
+      version: running.version,
+      buildInfo: { ...running },
+      ...(sink !== undefined ? { extraMetrics: [createAuditSinkMetrics(sink.stats).text] } : {}),
       describe: () => ({ config: configPath ?? "embedded default", data_dir: startedWith.data_dir, reload: reloadState, ...(sink ? { audit_sink: sink.stats() } : {}) }),
     });
     const host = parsed.values.host ?? config.listen.host;

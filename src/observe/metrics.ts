@@ -1,6 +1,11 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ChainResult } from "../chain/types.js";
 import { SKIPPED_OUTCOMES } from "../model/result.js";
+import type { AuditSinkStats } from "../audit/sink.js";
+import type { ProcessUsage } from "./proc-usage.js";
+
+/** fdatasync latency buckets in seconds: 100 µs (page cache on tmpfs) … 2.5 s (a saturated disk). */
+const FSYNC_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 /** Latency buckets in seconds: 50 µs … 5 s, dense where chains usually land (0.1–2 ms). */
 const LATENCY_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
@@ -19,6 +24,12 @@ export interface MetricsSnapshot {
   auditPending: number;
   /** Audit records durably written since the log was opened (0 without an audit log). */
   auditWritten: number;
+  /** Bytes of those records. */
+  auditBytes: number;
+  /** Audit writes or syncs that failed (each withholds chain results until the log is reopened). */
+  auditWriteFailures: number;
+  /** The sandbox host process (Linux /proc), when one is running. */
+  host: { pid: number; usage: ProcessUsage } | undefined;
   quarantined: number;
   slowBundles: number;
   demotedBundles: number;
@@ -57,15 +68,19 @@ function gauge(registry: Registry, name: string, help: string, read: () => numbe
   });
 }
 
-export function createMetrics(readSnapshot: () => MetricsSnapshot) {
-  const registry = new Registry();
-  // One snapshot per scrape, shared by every gauge of that scrape.
-  let cached: { at: number; value: MetricsSnapshot } | undefined;
-  const readGauges = (): MetricsSnapshot => {
+/** One read per scrape, shared by every metric of that scrape (a scrape collects all within ~50 ms). */
+function oncePerScrape<T>(read: () => T): () => T {
+  let cached: { at: number; value: T } | undefined;
+  return () => {
     const now = performance.now();
-    if (cached === undefined || now - cached.at > 50) cached = { at: now, value: readSnapshot() };
+    if (cached === undefined || now - cached.at > 50) cached = { at: now, value: read() };
     return cached.value;
   };
+}
+
+export function createMetrics(readSnapshot: () => MetricsSnapshot) {
+  const registry = new Registry();
+  const readGauges = oncePerScrape(readSnapshot);
   const chains = new Counter({ name: "vcp_chains_total", help: "Hook chains run, by hook type and chain status.", labelNames: ["type", "status"], registers: [registry] });
   const chainSeconds = new Histogram({
     name: "vcp_chain_duration_seconds",
@@ -105,6 +120,41 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot) {
   gauge(registry, "vcp_sandbox_demoted_bundles", "Bundle revisions capped at their fair share of the worker threads.", () => readGauges().demotedBundles);
   gauge(registry, "vcp_sessions_open", "Open sessions.", () => readGauges().openSessions);
   mirroredCounter(registry, "vcp_audit_records_total", "Audit records durably written.", () => readGauges().auditWritten);
+  mirroredCounter(registry, "vcp_audit_bytes_total", "Bytes of audit records durably written.", () => readGauges().auditBytes);
+  mirroredCounter(registry, "vcp_audit_write_failures_total", "Audit log writes or syncs that failed (chain results are withheld with AUDIT_WRITE_FAILED until the log is reopened).", () => readGauges().auditWriteFailures);
+  const auditSync = new Histogram({
+    name: "vcp_audit_fsync_duration_seconds",
+    help: "Time of each audit log fdatasync (one per group-commit batch).",
+    buckets: FSYNC_BUCKETS,
+    registers: [registry],
+  });
+  new Gauge({
+    name: "vcp_sandbox_host_resident_memory_bytes",
+    help: "Resident memory of the sandbox host process (Linux /proc/<pid>/status VmRSS; 0 while no host runs).",
+    registers: [registry],
+    collect() {
+      this.set(readGauges().host?.usage.rssBytes ?? 0);
+    },
+  });
+  // The host's CPU time restarts at 0 with each new host process: count per pid, so a restart never
+  // makes the counter go down (a counter that decreases reads as a reset to Prometheus' rate()).
+  let cpuPid: number | undefined;
+  let cpuSeen = 0;
+  new Counter({
+    name: "vcp_sandbox_host_cpu_seconds_total",
+    help: "User and system CPU time of the sandbox host processes (Linux /proc/<pid>/stat), summed over restarts.",
+    registers: [registry],
+    collect() {
+      const host = readGauges().host;
+      if (host === undefined) return;
+      if (host.pid !== cpuPid) {
+        cpuPid = host.pid;
+        cpuSeen = 0;
+      }
+      if (host.usage.cpuSeconds > cpuSeen) this.inc(host.usage.cpuSeconds - cpuSeen);
+      cpuSeen = Math.max(cpuSeen, host.usage.cpuSeconds);
+    },
+  });
   new Gauge({
     name: "vcp_bundle_info",
     help: "Installed bundles (value 1), with version, digest, trust and signing key.",
@@ -203,6 +253,10 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot) {
     recordBundleChange(result: "installed" | "failed" | "removed"): void {
       bundleChanges.inc({ result });
     },
+    /** One audit fdatasync took this long (AuditOptions.onSync). */
+    observeAuditSync(seconds: number): void {
+      auditSync.observe(seconds);
+    },
     text(): Promise<string> {
       return registry.metrics();
     },
@@ -211,3 +265,30 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot) {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * Metrics of the decision-log sink (src/audit/sink.ts), read from its stats at scrape time. The sink's
+ * spool is the audit log itself, so it never drops a record: `vcp_audit_sink_dropped_records_total`
+ * stays 0 by design and exists so an alert written for other shippers has a series to watch.
+ *
+ * @example
+ * const sinkMetrics = createAuditSinkMetrics(() => sink.stats());
+ * const text = await sinkMetrics.text();
+ */
+export function createAuditSinkMetrics(read: () => AuditSinkStats) {
+  const registry = new Registry();
+  const stats = oncePerScrape(read);
+  gauge(registry, "vcp_audit_sink_lag_records", "Audit records written but not yet acknowledged by the sink's receiver (read ahead so far).", () => stats().lag_records);
+  gauge(registry, "vcp_audit_sink_lag_seconds", "Age of the oldest audit record read and not yet acknowledged by the receiver (0 when caught up).", () => stats().lag_seconds);
+  gauge(registry, "vcp_audit_sink_cursor_seq", "seq of the last audit record the receiver acknowledged.", () => stats().cursor_seq);
+  gauge(registry, "vcp_audit_sink_stalled", "1 while the read-ahead window is full and reading waits for the receiver.", () => (stats().stalled ? 1 : 0));
+  mirroredCounter(registry, "vcp_audit_sink_shipped_records_total", "Audit records the receiver acknowledged.", () => stats().shipped_records);
+  mirroredCounter(registry, "vcp_audit_sink_failures_total", "Batches the receiver did not acknowledge (error status, no answer in time, refused connection); each is retried.", () => stats().failures);
+  mirroredCounter(registry, "vcp_audit_sink_dropped_records_total", "Audit records the sink gave up on: always 0, the records stay in the audit log until acknowledged.", () => 0);
+  return {
+    registry,
+    text(): Promise<string> {
+      return registry.metrics();
+    },
+  };
+}

@@ -13,6 +13,8 @@ export interface AuditOptions {
   maxPending?: number;
   /** Keys whose values are redacted in annotations and details (default DEFAULT_REDACT_KEYS); secret shapes always are. */
   redactKeys?: readonly string[];
+  /** Seconds each fdatasync took (the runtime's audit fsync latency histogram). */
+  onSync?: (seconds: number) => void;
 }
 
 export interface AuditQuery {
@@ -38,6 +40,7 @@ export async function createAuditTrail(options: AuditOptions) {
     maxPending: options.maxPending ?? 4096,
     // Secrets in annotations and error text are redacted before they are hashed into the log.
     redact: createRedactor({ keys: [...(options.redactKeys ?? DEFAULT_REDACT_KEYS)] }),
+    ...(options.onSync !== undefined ? { onSync: options.onSync } : {}),
   });
 
   return {

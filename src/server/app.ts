@@ -23,12 +23,12 @@ import { randomUUID } from "node:crypto";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyBaseLogger } from "fastify";
 import swagger from "@fastify/swagger";
 import { Transform, type TransformCallback } from "node:stream";
-import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { assertEvent, DEFAULT_JSON_DEPTH, HOOK_TYPES, jsonValueDepth, pointerPath, VcpError, type HookType } from "../index.js";
 import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, type AuthPrincipal, type Role } from "./auth.js";
-import { ERROR_SCHEMA, HttpError, toHttpError } from "./errors.js";
+import { ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS, HttpError, toHttpError } from "./errors.js";
 import type { ServerRuntime } from "./runtime-port.js";
-import { OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
+import { documentRouteSchema, OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
 
 /** Settings the server reads per request and that a config reload may replace. */
 export interface LiveSettings {
@@ -46,6 +46,10 @@ export interface ServerOptions {
   /** Extra fields for GET /v1/status `server` (config source, reload state). */
   describe?: () => Record<string, unknown>;
   version?: string;
+  /** Labels of `vcp_build_info` (e.g. `vcp-hooks version --json`); default the version and Node's. */
+  buildInfo?: Readonly<Record<string, string | boolean | null>>;
+  /** More Prometheus text for GET /metrics (the audit sink's metrics), read at scrape time. */
+  extraMetrics?: ReadonlyArray<() => Promise<string>>;
 }
 
 export interface VcpServer {
@@ -60,6 +64,8 @@ export interface VcpServer {
 
 /** Time for a client to send a whole request; not a limit on the handler. */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** A Host header the OpenAPI document may name as its server: a hostname or IP literal, optional port. */
+const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 /** Accepted X-Request-Id values: printable, no spaces, bounded. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Refusals an operator wants in the log at info (auth, size, rate); other 4xx stay at debug. */
@@ -135,13 +141,36 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
     registers: [metricsRegistry],
   });
+  // Every 429 by its code: RATE_LIMITED (registrations per principal, spec §8.2.5), SESSION_LIMIT.
+  const rateLimitRefusals = new Counter({ name: "vcp_rate_limit_refusals_total", help: "Requests refused with 429, by error code (RATE_LIMITED, SESSION_LIMIT).", labelNames: ["reason"], registers: [metricsRegistry] });
+  new Gauge({
+    name: "vcp_build_info",
+    help: "The running build (value 1): package version, commit, Node, V8 and isolated-vm versions.",
+    labelNames: ["version", "commit", "node", "v8", "isolated_vm"],
+    registers: [metricsRegistry],
+  }).set(buildInfoLabels(options), 1);
 
-  for (const schema of [ERROR_SCHEMA, ...SharedSchemas]) app.addSchema(schema);
+  for (const schema of [ERROR_SCHEMA, ...ERROR_SCHEMAS_BY_STATUS, ...SharedSchemas]) app.addSchema(schema);
+
+  // Every registered method of every path, so a known path with the wrong method is 405 with Allow
+  // (RFC 9110 §15.5.6), not 404. Filled as routes register (route files included), read on a miss.
+  const methodsByPattern = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+  app.addHook("onRoute", (route) => {
+    let entry = methodsByPattern.get(route.url);
+    if (entry === undefined) methodsByPattern.set(route.url, (entry = { pattern: routePattern(route.url), methods: new Set() }));
+    for (const method of [route.method].flat()) entry.methods.add(method);
+  });
+  const allowedMethods = (url: string): string[] => {
+    const path = url.split("?")[0] ?? "";
+    const methods = new Set<string>();
+    for (const { pattern, methods: ms } of methodsByPattern.values()) if (pattern.test(path)) for (const m of ms) methods.add(m);
+    return [...methods].sort();
+  };
 
   await app.register(swagger, {
     openapi: {
       openapi: "3.1.0",
-      info: { title: "vcp-hooks", version: options.version ?? "0.1.0", description: "HTTP API of the vcp-hooks policy runtime (DESIGN §6.2). Errors are { error: { code, message, details } }." },
+      info: { title: "vcp-hooks", version: options.version ?? "0.1.0", license: { name: "Apache-2.0", identifier: "Apache-2.0" }, description: "HTTP API of the vcp-hooks policy runtime (DESIGN §6.2). Errors are { error: { code, message, details } }." },
       tags: OPENAPI_TAGS.map((t) => ({ ...t })),
       components: {
         securitySchemes: {
@@ -151,6 +180,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
         },
       },
     },
+    transform: ({ schema, url }) => ({ schema: documentRouteSchema(schema as Record<string, unknown> | undefined) as never, url }),
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
   });
 
@@ -158,9 +188,14 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   // SECURITY: every request passes here before fastify reads a byte of its body (onRequest runs
   // before preParsing and the content-type parsers), known route or not, authenticated or not. An
   // unknown route, a bad token and an oversized Content-Length are answered from the headers alone.
-  app.addHook("onRequest", (request, _reply, done) => {
+  app.addHook("onRequest", (request, reply, done) => {
     if (closing) return done(new HttpError("SHUTTING_DOWN", "the server is shutting down"));
-    if (request.is404) return done(noRoute(request.method, request.url));
+    if (request.is404) {
+      const allow = allowedMethods(request.url);
+      if (allow.length === 0) return done(noRoute(request.method, request.url));
+      void reply.header("allow", allow.join(", "));
+      return done(new HttpError("METHOD_NOT_ALLOWED", `${request.method} is not allowed on ${request.url.split("?")[0]}: use ${allow.join(", ")}`, { allow }));
+    }
     const config = request.routeOptions.config as Partial<RouteConfig>;
     try {
       const roles = config.roles;
@@ -260,6 +295,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
       const params = request.params as { id?: string } | undefined;
       request.log.info({ code: body.error.code, status, req_id: request.id, method: request.method, route: request.routeOptions.url ?? request.url.split("?")[0], principal: request.principal?.id, session_id: params?.id }, "request refused");
     } else request.log.debug({ code: body.error.code, req_id: request.id }, "request refused");
+    if (status === 429) rateLimitRefusals.inc({ reason: body.error.code });
     if (status === 500 && body.error.code === "INTERNAL") body.error.details = { request_id: request.id };
     if (status === 401) void reply.header("www-authenticate", 'Bearer realm="vcp-hooks"');
     // Retry-After (seconds) wherever waiting helps: the rate limit says how long; an overloaded or
@@ -333,12 +369,17 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     const ready = !closing && runtime.status().sandbox.ready !== false;
     return reply.code(ready ? 200 : 503).send({ status: closing ? "draining" : ready ? "ready" : "sandbox_starting" });
   });
-  app.get("/openapi.json", { schema: { hide: true }, config: cfg(null) }, async () => app.swagger());
+  // `servers`: this server as the caller reached it, so a client generated from the document targets
+  // it; a Host header that is not a plain host[:port] gets the relative "/" instead of being echoed.
+  app.get("/openapi.json", { schema: { hide: true }, config: cfg(null) }, async (request) => {
+    const host = request.headers.host;
+    const url = typeof host === "string" && HOST.test(host) ? `${request.protocol}://${host}` : "/";
+    return { ...app.swagger(), servers: [{ url, description: "this vcp-hooks server" }] };
+  });
   app.get("/metrics", { schema: routes.metrics, config: cfg(OPERATOR) }, async (_request, reply) => {
-    const own = await metricsRegistry.metrics();
-    const runtimeText = runtime.metrics ? await runtime.metrics() : "";
+    const parts = await Promise.all([runtime.metrics ? runtime.metrics() : "", ...(options.extraMetrics ?? []).map((text) => text()), metricsRegistry.metrics()]);
     void reply.header("content-type", metricsRegistry.contentType);
-    return runtimeText.length > 0 ? `${runtimeText.trimEnd()}\n${own}` : own;
+    return `${parts.map((p) => p.trimEnd()).filter((p) => p.length > 0).join("\n")}\n`;
   });
   app.get("/v1/status", { schema: routes.status, config: cfg(OPERATOR) }, async () => ({
     ...runtime.status(),
@@ -352,9 +393,13 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     if (artifact.manifest.bundle !== name) {
       throw new VcpError("INVALID_BUNDLE", `the path names bundle '${name}' but the manifest is bundle '${artifact.manifest.bundle}'`, { field: "manifest.bundle", path: name, manifest: artifact.manifest.bundle });
     }
+    // The digest already active under this name: installing is a no-op (the runtime returns its info);
+    // 200 with `unchanged: true` tells a deploy script nothing changed, 201 that a new revision is live.
+    const unchanged = runtime.bundles.get(name)?.digest === (request.body as { digest: string }).digest;
     const info = await runtime.bundles.install(artifact, principalOf(request));
+    if (unchanged && info.digest === (request.body as { digest: string }).digest) return reply.code(200).send({ ...info, unchanged: true });
     request.log.info({ bundle: info.bundle, version: info.version, digest: info.digest, by: request.principal!.id }, "bundle installed over HTTP");
-    return reply.code(201).send(info);
+    return reply.code(201).send({ ...info, unchanged: false });
   });
   app.get("/v1/bundles", { schema: routes.listBundles, config: cfg(OPERATOR) }, async () => ({ bundles: runtime.bundles.list() }));
   app.get("/v1/bundles/:name", { schema: routes.getBundle, config: cfg(OPERATOR) }, async (request) => {
@@ -481,6 +526,27 @@ function compileSettings(settings: LiveSettings): CompiledSettings {
     bundleLimit: Math.min(settings.limits.bundle_bytes + BUNDLE_ENVELOPE_BYTES, BODY_CEILING),
     allowlist: new Set(settings.sessionHookAllowlist),
   };
+}
+
+function buildInfoLabels(options: ServerOptions): Record<string, string> {
+  const given = options.buildInfo ?? {};
+  const text = (v: unknown, fallback: string) => (typeof v === "string" ? v : fallback);
+  return {
+    version: text(given["version"], options.version ?? "0.1.0"),
+    commit: text(given["commit"], "unknown"),
+    node: text(given["node"], process.versions.node),
+    v8: text(given["v8"], process.versions.v8),
+    isolated_vm: text(given["isolated-vm"], "unknown"),
+  };
+}
+
+/** `/v1/sessions/:id/chains/:type` → a RegExp matching concrete paths (a parameter is one segment). */
+function routePattern(url: string): RegExp {
+  const source = url
+    .split("/")
+    .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment === "*" ? ".*" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .join("/");
+  return new RegExp(`^${source}$`);
 }
 
 function noRoute(method: string, url: string): HttpError {

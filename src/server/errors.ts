@@ -3,7 +3,7 @@
  * own codes) to an HTTP status. Every error leaves the server as
  * `{ "error": { "code", "message", "details" } }` (DESIGN §6.2).
  */
-import { VcpError, type ErrorCode } from "../index.js";
+import { ERROR_CODES, VcpError, type ErrorCode } from "../index.js";
 
 /**
  * Codes only the HTTP adapter produces. Kept here, not in src/errors.ts, until the lead merges them
@@ -12,7 +12,8 @@ import { VcpError, type ErrorCode } from "../index.js";
 export const SERVER_ERROR_CODES = {
   UNAUTHENTICATED: "No bearer token, or a token that matches no configured principal.",
   FORBIDDEN: "The token's role may not use this route (operator: bundles, audit, status; client: sessions, events).",
-  NOT_FOUND: "No route matches the method and path.",
+  NOT_FOUND: "No route has this path (a known path with a method it lacks is 405 METHOD_NOT_ALLOWED).",
+  METHOD_NOT_ALLOWED: "The path exists but not with this method; the Allow header lists the methods it has.",
   PAYLOAD_TOO_LARGE: "The request body exceeds limits.body_bytes (limits.bundle_bytes for bundle uploads).",
   MALFORMED_JSON: "The request body is not valid JSON.",
   UNSUPPORTED_MEDIA_TYPE: "The request body is not application/json (or application/vnd.vcp.bundle+json for uploads).",
@@ -54,6 +55,7 @@ export const HTTP_STATUS: Readonly<Partial<Record<AnyErrorCode, number>>> & Read
   TRUST_EXCEEDS_KEY: 403,
   // existence
   NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
   // GET /v1/audit on a runtime started without an audit log: there is no such resource
   AUDIT_DISABLED: 404,
   SESSION_NOT_FOUND: 404,
@@ -140,20 +142,47 @@ function clientError(status: number, code: ServerErrorCode, message: string) {
   return { status, body: { error: { code, message } }, internal: false };
 }
 
-/** JSON schema of the error body, shared by every route's responses (and the OpenAPI document). */
-export const ERROR_SCHEMA = {
-  $id: "VcpErrorResponse",
+/**
+ * Every code a response can carry, with its HTTP status: THE function the OpenAPI error schemas are
+ * generated from. It reads whichever table holds the codes (today ERROR_CODES plus the server's own
+ * codes, mapped by HTTP_STATUS), so moving the server codes and statuses into src/errors.ts changes
+ * this function only, and the document follows.
+ */
+export function errorStatusTable(): ReadonlyMap<string, number> {
+  const table = new Map<string, number>();
+  for (const code of [...Object.keys(ERROR_CODES), ...Object.keys(SERVER_ERROR_CODES)] as AnyErrorCode[]) table.set(code, HTTP_STATUS[code] ?? 500);
+  return table;
+}
+
+/** The codes answered with `status`, sorted (a stable document). */
+export function errorCodesFor(status: number): string[] {
+  return [...errorStatusTable()].filter(([, s]) => s === status).map(([code]) => code).sort();
+}
+
+/** Every status some code maps to, ascending. */
+export function errorStatuses(): number[] {
+  return [...new Set(errorStatusTable().values())].sort((a, b) => a - b);
+}
+
+const errorBody = (codes: readonly string[], description: string) => ({
   type: "object",
+  description,
   required: ["error"],
   properties: {
     error: {
       type: "object",
       required: ["code", "message"],
       properties: {
-        code: { type: "string" },
-        message: { type: "string" },
-        details: {},
+        code: { type: "string", enum: [...codes] },
+        message: { type: "string", description: "what is wrong, naming the field or limit" },
+        details: { description: "structured data about the error (field, limit, retry_after_ms, request_id, …)" },
       },
     },
   },
-} as const;
+});
+
+/** JSON schema of the error body with every code (the OpenAPI document's `VcpErrorResponse`). */
+export const ERROR_SCHEMA = { $id: "VcpErrorResponse", ...errorBody([...errorStatusTable().keys()].sort(), "Any error: { error: { code, message, details } }") };
+
+/** `VcpError<status>`: the error body of one status, its `code` an enum of exactly the codes answered with that status. */
+export const ERROR_SCHEMAS_BY_STATUS = errorStatuses().map((status) => ({ $id: `VcpError${status}`, ...errorBody(errorCodesFor(status), `The error answers with HTTP ${status}`) }));

@@ -6,7 +6,8 @@
  * Response objects that carry runtime data keep `additionalProperties: true`, so a field the runtime
  * adds later reaches clients without a server change; fields listed are serialized fast.
  */
-import { EVENT_SCHEMA_IDS, HOOK_TYPES, MODEL_JSON_SCHEMAS } from "../index.js";
+import { EVENT_SCHEMA_IDS, HOOK_TYPES, MODEL_JSON_SCHEMAS, OUTCOMES } from "../index.js";
+import { errorStatuses } from "./errors.js";
 
 const NAME = "^[a-z0-9_-]{1,64}$";
 const SESSION_ID = "^[A-Za-z0-9._:-]{1,256}$";
@@ -34,7 +35,28 @@ const constitutionRef = ref("Constitution");
 const contextRef = ref("VcpContext");
 
 export const errorResponse = { $ref: "VcpErrorResponse#" } as const;
-const errors = { "4xx": errorResponse, "5xx": errorResponse } as const;
+/** Statuses any route can answer: an unexpected error, draining (SHUTTING_DOWN), an overloaded or restarting sandbox. */
+const ALWAYS = [500, 503] as const;
+/**
+ * The error responses of a route: each status it can answer, with `VcpError<status>` whose `code` is
+ * the enum of the codes of that status (generated from the one error table, src/server/errors.ts).
+ * A status no code maps to is a mistake here, refused when the module loads.
+ */
+function errors(...statuses: number[]): Record<number, { $ref: string }> {
+  const known = new Set(errorStatuses());
+  const out: Record<number, { $ref: string }> = {};
+  for (const status of [...statuses, ...ALWAYS].sort((a, b) => a - b)) {
+    if (!known.has(status)) throw new Error(`schemas: no error code answers with HTTP ${status}`);
+    out[status] = { $ref: `VcpError${status}#` };
+  }
+  return out;
+}
+/** Authenticated routes: no or a wrong token (401), a token of the other role (403). */
+const AUTH = [401, 403] as const;
+/** Routes with a JSON body: schema failure (400), too large (413), not JSON (415). */
+const BODY = [400, 413, 415] as const;
+/** Routes on one session: bad id (400), not open or not the caller's (404), ambiguous owner (409), partial runtime (501). */
+const SESSION = [400, 404, 409, 501] as const;
 
 export const HookTypeSchema = { type: "string", enum: [...HOOK_TYPES] } as const;
 
@@ -52,6 +74,15 @@ export const BundleInfoSchema = {
     errors: { type: "array", items: anyObject },
   }),
   required: ["bundle", "version", "digest", "hooks"],
+} as const;
+
+/** The answer of PUT /v1/bundles/{name}: the bundle's info and whether the upload changed anything. */
+const installed = {
+  ...object({
+    ...BundleInfoSchema.properties,
+    unchanged: { type: "boolean", description: "true: the uploaded digest was already installed, nothing changed (200); false: a new revision is live (201)" },
+  }),
+  required: [...BundleInfoSchema.required, "unchanged"],
 } as const;
 
 export const ResolvedHookSchema = {
@@ -79,8 +110,13 @@ export const HookExecutionSchema = {
     bundle: { type: "string" },
     scope: { type: "string" },
     trust: { type: "string" },
+    bundle_digest: { type: "string", description: "digest of the bundle revision whose hook ran (or was skipped)" },
     status: { type: "string" },
-    outcome: { type: "string" },
+    outcome: {
+      type: "string",
+      enum: [...OUTCOMES],
+      description: "ok, or why not: skipped_predicate (its condition did not match), skipped_disabled (disabled, e.g. after a cascading failure), skipped_deadline (the chain deadline was spent before its turn) — a skipped hook never ran; the other outcomes are failures treated as continue unless fail_closed",
+    },
     duration_ms: { type: "number" },
     cpu_ms: { type: "number" },
     reason: { type: "string" },
@@ -90,8 +126,7 @@ export const HookExecutionSchema = {
     modified_constitution: { type: "boolean" },
     // Who changed the constitution into what: the only record of it when the constitution is unsigned.
     provenance: { type: "object", additionalProperties: false, required: ["parent_digest", "digest"], properties: { parent_digest: { type: "string" }, digest: { type: "string" } } },
-    // Closed: the runtime's audit-only fields (bundle_digest, modification diff) stay out of the
-    // v1 wire shape of DESIGN §6.2.
+    // Closed: the modification diff is audit-only and stays out of the v1 wire shape of DESIGN §6.2.
   }, { additionalProperties: false }),
 } as const;
 
@@ -215,6 +250,26 @@ const chainEvent = {
 } as const;
 
 /**
+ * The `event` as the OpenAPI document shows it: one of the model's six event schemas, so a generated
+ * client can build one. Document only (see {@link documentRouteSchema}): validation stays with the
+ * handler, which knows the path's `{type}` and names the exact field that is wrong.
+ */
+const chainEventDocumented = {
+  anyOf: HOOK_TYPES.map((t) => ({ $ref: `${EVENT_SCHEMA_IDS[t]}#` })),
+  description: chainEvent.description,
+} as const;
+
+/**
+ * A route's schema as published in GET /openapi.json (@fastify/swagger `transform`): the same
+ * schema, except where the document can say more than request validation can check.
+ */
+export function documentRouteSchema(schema: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined {
+  if (schema === undefined || schema["operationId"] !== routes.fireChain.operationId) return schema === undefined ? undefined : { ...schema };
+  const body = routes.fireChain.body;
+  return { ...schema, body: { ...body, properties: { ...body.properties, event: chainEventDocumented } } };
+}
+
+/**
  * Every route's schema names its operation after its key here (`getSession`, `fireChain`, …): the
  * `operationId` that OpenAPI code generators turn into method names, stable across releases.
  */
@@ -233,42 +288,48 @@ export const OPENAPI_TAGS = [
 ] as const;
 
 export const routes = withOperationIds({
-  healthz: { tags: ["ops"], summary: "Liveness", response: { 200: object({ status: { type: "string" } }) } },
+  healthz: { tags: ["ops"], summary: "Liveness", security: [], response: { 200: object({ status: { type: "string" } }), ...errors() } },
   readyz: {
     tags: ["ops"],
     summary: "Readiness: 200 when chains can run now; 503 while draining or while the sandbox host restarts",
-    response: { 200: object({ status: { type: "string" } }), 503: object({ status: { type: "string" } }) },
+    security: [],
+    // 503 is either "not ready" ({ status }) or, once draining has begun, the SHUTTING_DOWN error.
+    response: { 200: object({ status: { type: "string" } }), 500: { $ref: "VcpError500#" }, 503: { anyOf: [object({ status: { type: "string", enum: ["draining", "sandbox_starting"] } }, { required: ["status"] }), { $ref: "VcpError503#" }] } },
   },
-  metrics: { tags: ["ops"], summary: "Prometheus metrics (text exposition format)", security: security("operator"), response: { 200: { type: "string" }, ...errors } },
+  metrics: { tags: ["ops"], summary: "Prometheus metrics (text exposition format)", security: security("operator"), response: { 200: { description: "Prometheus text exposition format 0.0.4", content: { "text/plain": { schema: { type: "string" } } } }, ...errors(...AUTH) } },
   status: {
     tags: ["ops"],
     summary: "Bundles with revision and activation time, per-hook counters and latency, sandbox state",
     security: security("operator"),
-    response: { 200: object({ bundles: { type: "array", items: { $ref: "BundleInfo#" } }, hooks: { type: "array", items: anyObject }, registry_revision: { type: "integer" }, sandbox: anyObject, server: anyObject }), ...errors },
+    response: { 200: object({ bundles: { type: "array", items: { $ref: "BundleInfo#" } }, hooks: { type: "array", items: anyObject }, registry_revision: { type: "integer" }, sandbox: anyObject, server: anyObject }), ...errors(...AUTH) },
   },
   installBundle: {
     tags: ["bundles"],
-    summary: "Install or hot-swap a signed bundle (.vcpb)",
+    summary: "Install or hot-swap a signed bundle (.vcpb): 201 when a new revision is live, 200 with unchanged: true when this digest was already the installed one",
     consumes: ["application/vnd.vcp.bundle+json", "application/json"],
     security: security("operator"),
     params: nameParams,
     body: { $ref: "VcpBundleArtifact#" },
-    response: { 201: { $ref: "BundleInfo#" }, ...errors },
+    response: {
+      201: { description: "installed: this revision is now live (unchanged: false)", ...installed },
+      200: { description: "this digest was already the installed revision: nothing changed (unchanged: true)", ...installed },
+      ...errors(...AUTH, ...BODY, 409),
+    },
   },
   listBundles: {
     tags: ["bundles"],
     summary: "Installed bundles",
     security: security("operator"),
-    response: { 200: object({ bundles: { type: "array", items: { $ref: "BundleInfo#" } } }), ...errors },
+    response: { 200: object({ bundles: { type: "array", items: { $ref: "BundleInfo#" } } }), ...errors(...AUTH) },
   },
-  getBundle: { tags: ["bundles"], summary: "One installed bundle", security: security("operator"), params: nameParams, response: { 200: { $ref: "BundleInfo#" }, ...errors } },
-  removeBundle: { tags: ["bundles"], summary: "Remove a bundle and all its hooks", security: security("operator"), params: nameParams, response: { 200: { $ref: "BundleInfo#" }, ...errors } },
+  getBundle: { tags: ["bundles"], summary: "One installed bundle", security: security("operator"), params: nameParams, response: { 200: { $ref: "BundleInfo#" }, ...errors(...AUTH, 400, 404) } },
+  removeBundle: { tags: ["bundles"], summary: "Remove a bundle and all its hooks", security: security("operator"), params: nameParams, response: { 200: { $ref: "BundleInfo#" }, ...errors(...AUTH, 400, 404) } },
   hooks: {
     tags: ["hooks"],
     summary: "The resolved chain order (spec §5.1) for one type, or every type",
     security: security("any"),
     querystring: { type: "object", additionalProperties: false, properties: { type: HookTypeSchema, session: { type: "string", pattern: SESSION_ID }, owner: OWNER } },
-    response: { 200: object({ hooks: { type: "array", items: { $ref: "ResolvedHook#" } } }), ...errors },
+    response: { 200: object({ hooks: { type: "array", items: { $ref: "ResolvedHook#" } } }), ...errors(...AUTH, 400, 404, 409) },
   },
   openSession: {
     tags: ["sessions"],
@@ -280,17 +341,17 @@ export const routes = withOperationIds({
       additionalProperties: false,
       properties: { session_id: { type: "string", pattern: SESSION_ID }, context: contextRef, constitution: constitutionRef, state: { type: ["string", "null"], maxLength: 256 }, metadata: anyObject },
     },
-    response: { 201: { $ref: "SessionView#" }, ...errors },
+    response: { 201: { $ref: "SessionView#" }, ...errors(...AUTH, ...BODY, 409, 429, 501) },
   },
-  getSession: { tags: ["sessions"], summary: "A session's state (clients: only sessions they opened, others are 404; operators: any)", security: security("any"), params: sessionParams, querystring: ownerQuery, response: { 200: { $ref: "SessionView#" }, ...errors } },
-  closeSession: { tags: ["sessions"], summary: "Close a session and drop its hooks", security: security("any"), params: sessionParams, querystring: ownerQuery, response: { 204: { type: "null" }, ...errors } },
+  getSession: { tags: ["sessions"], summary: "A session's state (clients: only sessions they opened, others are 404; operators: any)", security: security("any"), params: sessionParams, querystring: ownerQuery, response: { 200: { $ref: "SessionView#" }, ...errors(...AUTH, ...SESSION) } },
+  closeSession: { tags: ["sessions"], summary: "Close a session and drop its hooks", security: security("any"), params: sessionParams, querystring: ownerQuery, response: { 204: { type: "null" }, ...errors(...AUTH, ...SESSION) } },
   registerSessionHook: {
     tags: ["sessions"],
     summary: "Register an allowlisted session-scope hook for this session",
     security: security("any"),
     params: sessionParams, querystring: ownerQuery,
     body: { type: "object", required: ["bundle", "hook"], additionalProperties: false, properties: { bundle: { type: "string", pattern: NAME }, hook: { type: "string", pattern: "^[a-z0-9_-]{1,64}$" } } },
-    response: { 201: { $ref: "ResolvedHook#" }, ...errors },
+    response: { 201: { $ref: "ResolvedHook#" }, ...errors(...AUTH, ...BODY, ...SESSION, 429) },
   },
   fireChain: {
     tags: ["events"],
@@ -299,7 +360,7 @@ export const routes = withOperationIds({
     params: { type: "object", required: ["id", "type"], properties: { id: sessionParams.properties.id, type: HookTypeSchema } },
     querystring: ownerQuery,
     body: { type: "object", required: ["event"], additionalProperties: false, properties: { ...contextOverrides, event: chainEvent } },
-    response: { 200: { $ref: "ChainResult#" }, ...errors },
+    response: { 200: { $ref: "ChainResult#" }, ...errors(...AUTH, ...BODY, ...SESSION) },
   },
   adapt: {
     tags: ["events"],
@@ -307,7 +368,7 @@ export const routes = withOperationIds({
     security: security("any"),
     params: sessionParams, querystring: ownerQuery,
     body: { $ref: "AdaptInput#" },
-    response: { 200: { $ref: "AdaptOutcome#" }, ...errors },
+    response: { 200: { $ref: "AdaptOutcome#" }, ...errors(...AUTH, ...BODY, ...SESSION) },
   },
   transition: {
     tags: ["events"],
@@ -325,7 +386,7 @@ export const routes = withOperationIds({
         { outcome: { type: "string", enum: ["transitioned", "blocked"] }, state: nullableString, previous_state: nullableString, context: anyObject, reason: nullableString, aborted_by: nullableString, trace, adaptation: { $ref: "AdaptOutcome#" } },
         { required: ["outcome"] },
       ),
-      ...errors,
+      ...errors(...AUTH, ...BODY, ...SESSION),
     },
   },
   conflict: {
@@ -349,7 +410,7 @@ export const routes = withOperationIds({
         { outcome: { type: "string", enum: ["resolved", "default", "failed"] }, constitution: anyObject, strategy: { type: "string" }, dropped_rules: stringArray, reason: nullableString, aborted_by: nullableString, trace },
         { required: ["outcome"] },
       ),
-      ...errors,
+      ...errors(...AUTH, ...BODY, ...SESSION),
     },
   },
   violation: {
@@ -383,7 +444,7 @@ export const routes = withOperationIds({
         },
         { required: ["outcome", "output", "context"] },
       ),
-      ...errors,
+      ...errors(...AUTH, ...BODY, ...SESSION),
     },
   },
   audit: {
@@ -395,12 +456,12 @@ export const routes = withOperationIds({
       additionalProperties: false,
       properties: { session: { type: "string", pattern: SESSION_ID }, owner: OWNER, since: { type: "integer", minimum: 0, description: "return records with seq > since" }, limit: { type: "integer", minimum: 1, maximum: 10000, default: 100 } },
     },
-    response: { 200: object({ records: { type: "array", items: anyObject } }), ...errors },
+    response: { 200: object({ records: { type: "array", items: anyObject } }), ...errors(...AUTH, 400, 404, 501) },
   },
   auditHead: {
     tags: ["audit"],
     summary: "The audit log's head (seq and hash) for anchoring",
     security: security("operator"),
-    response: { 200: object({ seq: { type: "integer" }, hash: { type: "string" } }, { required: ["seq", "hash"] }), ...errors },
+    response: { 200: object({ seq: { type: "integer" }, hash: { type: "string" } }, { required: ["seq", "hash"] }), ...errors(...AUTH, 404, 501) },
   },
 } as const);

@@ -90,6 +90,28 @@ describe("ops routes", () => {
     expect(r.body.paths["/v1/sessions/{id}"].get.operationId).toBe("getSession");
   });
 
+  it("GET /openapi.json: servers, text/plain metrics, and per status the closed enum of error codes from the error table", async () => {
+    const { errorStatusTable } = await import("../../src/server/errors.js");
+    const r = await call(h.url, "GET", "/openapi.json");
+    expect(r.body.servers).toEqual([{ url: h.url, description: expect.any(String) }]);
+    expect(Object.keys(r.body.paths["/metrics"].get.responses["200"].content)).toEqual(["text/plain"]);
+    const schemas = r.body.components.schemas;
+    // Every code of the table is in exactly the enum of its status, and in no other.
+    for (const [code, status] of errorStatusTable()) {
+      expect(schemas[`VcpError${status}`].properties.error.properties.code.enum, code).toContain(code);
+    }
+    const inEnums = Object.keys(schemas).filter((k) => /^VcpError\d{3}$/.test(k)).flatMap((k) => schemas[k].properties.error.properties.code.enum);
+    expect(inEnums.sort()).toEqual([...errorStatusTable().keys()].sort());
+    expect(schemas.VcpError429.properties.error.properties.code.enum).toEqual(["RATE_LIMITED", "SESSION_LIMIT"]);
+    // A route names the statuses it answers, each with its own schema.
+    const open = r.body.paths["/v1/sessions"].post.responses;
+    expect(Object.keys(open).sort()).toEqual(["201", "400", "401", "403", "409", "413", "415", "429", "500", "501", "503"]);
+    expect(open["429"].content["application/json"].schema.$ref).toBe("#/components/schemas/VcpError429");
+    // Hook results say why a hook was skipped: the outcome is a closed enum, skip reasons included.
+    expect(schemas.HookExecution.properties.outcome.enum).toEqual(expect.arrayContaining(["skipped_predicate", "skipped_disabled", "skipped_deadline"]));
+    expect(schemas.HookExecution.properties.bundle_digest.type).toBe("string");
+  });
+
   it("GET /metrics is Prometheus text for the operator", async () => {
     const r = await op(h, "GET", "/metrics");
     expect(r.status).toBe(200);
@@ -139,6 +161,17 @@ describe("authentication and roles", () => {
   it("unknown route → 404 NOT_FOUND in the error shape", async () => {
     expectError(await op(h, "GET", "/v1/nope"), 404, "NOT_FOUND");
   });
+
+  it("a known path with a wrong method → 405 METHOD_NOT_ALLOWED with Allow, before authentication", async () => {
+    const r = await call(h.url, "PATCH", "/v1/bundles/guard");
+    expectError(r, 405, "METHOD_NOT_ALLOWED");
+    expect(r.headers.get("allow")).toBe("DELETE, GET, HEAD, PUT");
+    const chain = await call(h.url, "GET", "/v1/sessions/s1/chains/pre_inject", { token: TOKENS.client });
+    expectError(chain, 405, "METHOD_NOT_ALLOWED");
+    expect(chain.headers.get("allow")).toBe("POST");
+    // A path no route has stays 404, whatever the method.
+    expectError(await call(h.url, "PATCH", "/v1/bundles/guard/extra"), 404, "NOT_FOUND");
+  });
 });
 
 describe("bundle upload", () => {
@@ -146,7 +179,7 @@ describe("bundle upload", () => {
     const artifact = signed(guardManifest(), GUARD_CODE);
     const r = await op(h, "PUT", "/v1/bundles/guard", artifact);
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ bundle: "guard", version: "1.0.0", digest: artifact.digest });
+    expect(r.body).toMatchObject({ bundle: "guard", version: "1.0.0", digest: artifact.digest, unchanged: false });
     expect(r.body.hooks).toEqual(["redact_pii", "audit_selection", "gate_transition", "resolve_conflict", "judge_violation"]);
     const list = await op(h, "GET", "/v1/bundles");
     expect(list.body.bundles.map((b: any) => b.bundle)).toEqual(["guard"]);
@@ -208,10 +241,11 @@ describe("bundle upload", () => {
     });
   }
 
-  it("accepts the bundle media type application/vnd.vcp.bundle+json (same digest: a no-op)", async () => {
+  it("accepts the bundle media type application/vnd.vcp.bundle+json; the installed digest again is 200 unchanged: true, a no-op", async () => {
     const before = await snapshot();
     const r = await call(h.url, "PUT", "/v1/bundles/guard", { token: TOKENS.operator, body: signed(guardManifest(), GUARD_CODE), contentType: "application/vnd.vcp.bundle+json" });
-    expect(r.status).toBe(201);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ bundle: "guard", unchanged: true });
     expect(await snapshot()).toEqual(before);
   });
 
@@ -307,6 +341,9 @@ describe("sessions and events", () => {
     expect(Object.keys(fired.body)).toEqual(["chain_id", "type", "status", "reason", "aborted_by", "context", "constitution", "cascade_failure", "hook_results", "duration_ms"]);
     expect(fired.body.hook_results[0].modification).toBeUndefined();
     expect(fired.body.hook_results).toEqual([expect.objectContaining({ hook: "redact_pii", bundle: "guard", status: "modify", outcome: "ok", annotations: { redacted: true } })]);
+    // Which revision decided, as in the library's result and the audit record.
+    const installed = (await op(h, "GET", "/v1/bundles/guard")).body.digest;
+    expect(fired.body.hook_results[0].bundle_digest).toBe(installed);
 
     const overridden = await cl(h, "POST", "/v1/sessions/s1/chains/post_select", { context: { note: "x" }, event: events.post_select });
     expect(overridden.status).toBe(200);
@@ -437,5 +474,24 @@ describe("live settings and removal", () => {
     expect(r.body.bundle).toBe("guard");
     expect((await op(h, "GET", "/v1/bundles")).body.bundles).toEqual([]);
     expect((await op(h, "GET", "/v1/hooks")).body.hooks).toEqual([]);
+  });
+});
+
+describe("the document matches what the server answered", () => {
+  // Every status this file's requests got on a documented operation (from vcp_http_requests_total,
+  // which the server records for each response) is one the operation declares in /openapi.json: a
+  // generated client never meets an undeclared status.
+  it("every status answered above is declared for its operation", async () => {
+    const doc = (await call(h.url, "GET", "/openapi.json")).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const metrics = (await op(h, "GET", "/metrics")).text;
+    const seen = [...metrics.matchAll(/^vcp_http_requests_total\{method="([A-Z]+)",route="([^"]+)",status="(\d{3})"\} \d+/gm)].map(([, method, route, status]) => ({
+      method: method!.toLowerCase(),
+      path: route!.replace(/:([A-Za-z]+)/g, "{$1}"),
+      status: status!,
+    }));
+    const checked = seen.filter((s) => doc.paths[s.path]?.[s.method] !== undefined);
+    expect(checked.length).toBeGreaterThan(20);
+    const undeclared = checked.filter((s) => doc.paths[s.path]![s.method]!.responses[s.status] === undefined).map((s) => `${s.method.toUpperCase()} ${s.path} ${s.status}`);
+    expect(undeclared).toEqual([]);
   });
 });

@@ -171,6 +171,10 @@ describe("vcp-hooks serve", () => {
     expect(pushed.code).toBe(0);
     expect(pushed.stdout).toMatch(/installed guard@1\.0\.0 .*signed by ops/);
     expect((await call(p.url, "GET", "/v1/bundles/guard", { token: "op-push" })).body).toMatchObject({ version: "1.0.0", signed_by: "ops" });
+    // The same file again: nothing changes, and push says so (200 unchanged: true).
+    const again = await cli(["push", "guard.vcpb", "--server", p.url, "--token", "op-push"], { cwd: dir });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^already installed \(nothing changed\): guard@1\.0\.0 /);
 
     const refused = await cli(["push", "stranger.vcpb", "--server", p.url, "--token", "op-push"], { cwd: dir });
     expect(refused.code).toBe(1);
@@ -261,6 +265,12 @@ describe("vcp-hooks serve", () => {
         expect(status.server.audit_sink.cursor_seq).toBeGreaterThanOrEqual(head.seq);
       }, { timeout: 15_000, interval: 50 });
       expect(p.output()).not.toContain("rx-secret");
+      // serve wires the sink's metrics and the build into GET /metrics.
+      const metrics = (await call(p.url, "GET", "/metrics", { token: "op-S" })).text;
+      expect(metrics).toMatch(/^vcp_audit_sink_lag_records \d+$/m);
+      expect(metrics).toMatch(/^vcp_audit_sink_shipped_records_total [1-9]/m);
+      expect(metrics).toMatch(/^vcp_build_info\{version="\d+\.\d+\.\d+",commit="(?:[0-9a-f]{40}|unknown)",node="24\./m);
+      expect(metrics).toMatch(/^vcp_sandbox_host_resident_memory_bytes [1-9]/m);
       p.child.kill("SIGTERM");
       expect(await p.exited).toBe(0);
     } finally {

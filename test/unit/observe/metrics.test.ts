@@ -4,7 +4,7 @@ import type { ChainResult } from "../../../src/chain/types.js";
 
 const snapshot = (over: Partial<MetricsSnapshot> = {}): MetricsSnapshot => ({
   restarts: 0, queued: 0, inFlight: 0, auditLagMs: 0, auditPending: 0, auditWritten: 0, quarantined: 0, slowBundles: 0,
-  demotedBundles: 0, watchdogKills: 0, openSessions: 0, bundles: [], ...over,
+  demotedBundles: 0, watchdogKills: 0, openSessions: 0, bundles: [], auditBytes: 0, auditWriteFailures: 0, host: undefined, ...over,
 });
 
 test("chain results become Prometheus counters and histograms; gauges are read at scrape time", async () => {
@@ -91,4 +91,35 @@ test("counters mirrored from the sandbox and the audit log only ever grow, by wh
   expect(text).toContain("vcp_sandbox_restarts_total 3");
   expect(text).toContain("vcp_audit_records_total 25");
   expect(text).toMatch(/# TYPE vcp_sandbox_restarts_total counter/);
+});
+
+test("sandbox host RSS and CPU from /proc; CPU never goes down across a host restart; audit bytes, fsync latency, write failures", async () => {
+  let host: MetricsSnapshot["host"] = { pid: 100, usage: { rssBytes: 50_000_000, cpuSeconds: 3 } };
+  const metrics = createMetrics(() => snapshot({ host, auditBytes: 4096, auditWriteFailures: 1 }));
+  metrics.observeAuditSync(0.002);
+  let text = await metrics.text();
+  expect(text).toMatch(/^vcp_sandbox_host_resident_memory_bytes 50000000$/m);
+  expect(text).toMatch(/^vcp_sandbox_host_cpu_seconds_total 3$/m);
+  expect(text).toMatch(/^vcp_audit_bytes_total 4096$/m);
+  expect(text).toMatch(/^vcp_audit_write_failures_total 1$/m);
+  expect(text).toMatch(/^vcp_audit_fsync_duration_seconds_bucket\{le="0.0025"\} 1$/m);
+  // A new host process starts its CPU time at 0: the counter keeps its total and adds the new host's.
+  host = { pid: 200, usage: { rssBytes: 40_000_000, cpuSeconds: 0.5 } };
+  await new Promise((r) => setTimeout(r, 60));
+  text = await metrics.text();
+  expect(text).toMatch(/^vcp_sandbox_host_cpu_seconds_total 3.5$/m);
+  // No host running: 0, never the dead host's last value.
+  host = undefined;
+  await new Promise((r) => setTimeout(r, 60));
+  text = await metrics.text();
+  expect(text).toMatch(/^vcp_sandbox_host_resident_memory_bytes 0$/m);
+});
+
+test("readProcessUsage reads this very process from /proc (Linux)", async () => {
+  const { readProcessUsage } = await import("../../../src/observe/proc-usage.js");
+  const usage = readProcessUsage(process.pid);
+  expect(usage?.rssBytes).toBeGreaterThan(1_000_000);
+  expect(usage?.cpuSeconds).toBeGreaterThan(0);
+  expect(readProcessUsage(undefined)).toBeUndefined();
+  expect(readProcessUsage(2 ** 30)).toBeUndefined(); // no such process
 });
