@@ -150,7 +150,7 @@ async function runOnPool(message: ChainMessage | LoadMessage): Promise<WorkerRep
 
 function sendReply(id: number, reply: WorkerReply): void {
   try {
-    send(reply.ok ? { t: "reply", id, ok: true, value: reply.value, ...(reply.logs ? { logs: reply.logs } : {}) }
+    send(reply.ok ? { t: "reply", id, ok: true, ...(reply.json !== undefined ? { json: reply.json } : { value: reply.value }), ...(reply.logs ? { logs: reply.logs } : {}) }
       : { t: "reply", id, ok: false, error: reply.error, ...(reply.logs ? { logs: reply.logs } : {}) });
   } catch (err) {
     // SECURITY: replies are bounded in depth by construction (worker.ts); should one still not

@@ -58,7 +58,7 @@ export function forkHost(
   const child = fork(entry, [], {
     execPath: process.execPath,
     execArgv: ["--no-node-snapshot"], // isolated-vm requires it, per process (DESIGN §1)
-    serialization: "json", // ≈30 µs round trip against ≈120 µs for "advanced" (DESIGN §4.1)
+    serialization: "json", // ≈30 µs round trip against ≈120 µs for "advanced" with object payloads (DESIGN §4.1); chain payloads are strings now, where both cost the same (bench/profile-chain.ts)
     stdio: ["ignore", "ignore", "pipe", "ipc"],
   });
   const host: HostHandle = { child, generation: config.generation, ready: false, disconnected: false, gone: false, stderrTail: "" };

@@ -1,5 +1,5 @@
 import type { IntegrityOptions } from "../integrity/check.js";
-import type { ChainRequest, ChainResult } from "../chain/types.js";
+import type { ChainResult } from "../chain/types.js";
 import type { ErrorCode } from "../errors.js";
 import { VcpError } from "../errors.js";
 import type { HookType } from "../model/hook-type.js";
@@ -38,7 +38,11 @@ import type { FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/t
  * bound is enforced before a value is accepted, not when it is sent. A send that throws anyway fails
  * that one chain (supervisor.ts dispatch, host-main.ts sendReply).
  *
- * Copying is the cost of a chain (DESIGN §4.1), so neither direction repeats what the receiver has:
+ * Copying is the cost of a chain (DESIGN §4.1). The payloads of a chain cross as JSON text made once
+ * at each end (`rq` in, `json` out): the host's main thread only relays strings, where it would
+ * otherwise parse, structured-clone and re-serialize both object trees (measured with
+ * bench/profile-chain.ts: about half of that thread's time per chain). Neither direction repeats what
+ * the receiver has:
  * - the hook list of a plan crosses once per (plan key, host generation); later chains name the key;
  * - the reply omits `context`/`constitution` when no hook replaced them, and the per-hook
  *   `hook.fired`/`hook.completed` events, which the supervisor rebuilds from `hook_results` (events.ts).
@@ -77,7 +81,12 @@ export interface ChainMessage {
   k: number;
   /** The hook list, present the first time key `k` goes to this host (or, host → worker, to a worker that missed it). */
   plan?: WirePlan;
-  request: ChainRequest;
+  /**
+   * The ChainRequest as JSON text, serialized once in the main process. The host forwards it as one
+   * string (nothing to parse into objects, and a string crosses to the worker as a copy of its bytes
+   * rather than a structured clone of a tree); the worker parses it once.
+   */
+  rq: string;
   /** Digests of this plan that are quarantined; their hooks are answered `crashed` without running. */
   q?: string[];
 }
@@ -98,7 +107,8 @@ export type ToHost =
 
 export type FromHost =
   | { t: "ready"; pid: number }
-  | { t: "reply"; id: number; ok: true; value: unknown; logs?: GuestLogLine[] }
+  /** `json`: a chain reply, the WireChainValue as JSON text (the worker serialized it); `value`: anything else. */
+  | { t: "reply"; id: number; ok: true; value?: unknown; json?: string; logs?: GuestLogLine[] }
   | { t: "reply"; id: number; ok: false; error: WireError; logs?: GuestLogLine[] };
 
 /**
@@ -106,7 +116,7 @@ export type FromHost =
  * worker does not have the plan of key `k` (nothing ran); the host runs the task again with the plan.
  */
 export type WorkerReply =
-  | { ok: true; value: unknown; logs?: GuestLogLine[] }
+  | { ok: true; value?: unknown; json?: string; logs?: GuestLogLine[] }
   | { ok: false; error: WireError; logs?: GuestLogLine[]; miss?: true };
 
 /** A chain result plus all of its lifecycle events, in emission order (what the runtime consumes). */

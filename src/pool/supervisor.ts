@@ -524,7 +524,14 @@ export class SandboxSupervisor implements Sandbox {
     let q: string[] | undefined;
     for (const digest of entry.digests) if (this.quarantined.has(digest)) (q ??= []).push(digest);
     const plan = entry.plan;
-    const message: ChainMessage = { t: "chain", id: entry.id, k: plan.key, request: entry.task.request };
+    let message: ChainMessage;
+    try {
+      // Serialized here once; the host relays the text (protocol.ts).
+      message = { t: "chain", id: entry.id, k: plan.key, rq: JSON.stringify(entry.task.request) };
+    } catch (err) {
+      this.failUnsendable(entry, err);
+      return;
+    }
     const carriesPlan = plan.sentTo !== host.generation;
     // First chain of this plan for this host (a restarted host starts with none).
     if (carriesPlan) message.plan = { type: plan.type, revision: plan.revision, hooks: plan.hooks };
@@ -532,13 +539,7 @@ export class SandboxSupervisor implements Sandbox {
     try {
       host.child.send(message);
     } catch (err) {
-      // SECURITY: the runtime bounds inputs before they get here (model/json-bounds.ts); should a request
-      // still not serialize, it fails alone: not in flight, and its plan not recorded as sent to a host
-      // that never received it (every later chain of the plan would fail on the missing plan).
-      this.settleChain(entry);
-      entry.reject(
-        new VcpError("INVALID_INPUT", `the chain input could not be sent to the sandbox: ${err instanceof Error ? err.message : String(err)}`, { field: "input", rule: "json" }),
-      );
+      this.failUnsendable(entry, err);
       return;
     }
     if (carriesPlan) {
@@ -546,6 +547,18 @@ export class SandboxSupervisor implements Sandbox {
       this.plansSent++;
     }
     this.watchdog.arm();
+  }
+
+  /**
+   * SECURITY: the runtime bounds inputs before they get here (model/json-bounds.ts); should a request
+   * still not serialize, it fails alone: not in flight, and its plan not recorded as sent to a host
+   * that never received it (every later chain of the plan would fail on the missing plan).
+   */
+  private failUnsendable(entry: PendingChain, err: unknown): void {
+    this.settleChain(entry);
+    entry.reject(
+      new VcpError("INVALID_INPUT", `the chain input could not be sent to the sandbox: ${err instanceof Error ? err.message : String(err)}`, { field: "input", rule: "json" }),
+    );
   }
 
   /**
@@ -595,7 +608,7 @@ export class SandboxSupervisor implements Sandbox {
         const probation = this.suspects.get(digest);
         if (probation !== undefined) probation.cleanChains++;
       }
-      const value = rebuildEvents(reply.value as WireChainValue, entry.task.request);
+      const value = rebuildEvents(JSON.parse(reply.json!) as WireChainValue, entry.task.request);
       this.recordUsage(entry, value.result);
       entry.resolve(value);
     } else {

@@ -11,9 +11,12 @@ export const LOAD_WATCHDOG_MS = 10_000;
 /**
  * While a hook overruns, its worker thread must use at least this share of one core to count as busy
  * (outcome `timeout`: it ignores termination); below it the thread is wedged (outcome `crashed`: e.g.
- * isolated-vm's fatal-OOM handler sleeps forever on the worker thread). Linux clock ticks are 10 ms.
+ * isolated-vm's fatal-OOM handler sleeps forever on the worker thread, using no CPU at all). Linux
+ * clock ticks are 10 ms. Low on purpose: on a machine with a dozen runnable threads per core pair a
+ * spinning thread still gets over 10% of a core, and a wedged one gets none (was 0.25, which judged
+ * a spinning hook "wedged" at a load average of 13).
  */
-export const BUSY_SHARE = 0.25;
+export const BUSY_SHARE = 0.05;
 export const CLOCK_TICK_MS = 10;
 /** Overrun observed for at least this long before the thread's CPU share is trusted. */
 export const MIN_SAMPLE_MS = 500;

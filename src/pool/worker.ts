@@ -5,7 +5,7 @@ import { runChain, type ChainDeps } from "../chain/execute.js";
 import { createIntegrityChecker } from "../integrity/check.js";
 import { capAuditDiff, diffForAudit } from "../audit/diff.js";
 import { compileChainPlan } from "../chain/plan.js";
-import type { ActionInvoker, ChainPlan, InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { ActionInvoker, ChainPlan, ChainRequest, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import { VcpError } from "../errors.js";
 import { systemClock } from "../observe/events.js";
 import { createIsolateHost } from "../sandbox-host/index.js";
@@ -177,8 +177,12 @@ async function runChainTask(message: ChainMessage): Promise<WorkerReply> {
   // the worker's previous task must not stand in for it when the host dies here.
   slot.chainCode(taskId);
   try {
-    const result = await runChain(cached.plan, message.request, chainDeps);
-    return { ok: true, value: packChainValue(result, message.request, packer) };
+    // SECURITY: the runtime bounded this input's depth and size before it was serialized (json-bounds.ts).
+    const request = JSON.parse(message.rq) as ChainRequest;
+    const result = await runChain(cached.plan, request, chainDeps);
+    // SECURITY: every guest-derived value in the reply is depth-bounded (chainDeps.limits, the isolate),
+    // so this serializes; if it still threw, the task's catch answers the chain with an error.
+    return { ok: true, json: JSON.stringify(packChainValue(result, request, packer)) };
   } finally {
     slot.chainCode(taskId);
   }
