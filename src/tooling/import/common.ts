@@ -74,7 +74,7 @@ export const MAX_TIMEOUT_MS = 30_000;
 
 /** A unique manifest hook name (`[a-z0-9_-]{1,64}`) from free text. */
 export function hookName(base: string, taken: Set<string>): string {
-  let stem = base.toLowerCase().replace(/[^a-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 56) || "hook";
+  let stem = base.toLowerCase().replace(/[^a-z0-9_]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 56) || "hook";
   if (!/^[a-z0-9]/.test(stem)) stem = `h-${stem}`.slice(0, 56);
   let name = stem;
   for (let i = 2; taken.has(name); i++) name = `${stem}-${i}`;
@@ -158,7 +158,7 @@ export function resolveCommand(original: string, projectVars: readonly string[],
   const plain = words !== undefined && words.length > 0 && !SHELL_SYNTAX.test(expanded.replace(/'[^']*'/g, "''"));
   if (!plain) {
     hook.warnings.push("runs as a shell string (/bin/sh -c), pinned by its text only: needs exec.shell: true; scripts it calls are not pinned");
-    return { command: expanded, sha256: sha256Hex(expanded), shell: true };
+    return { command: expanded, sha256: sha256Hex(expanded), cwd: ctx.projectDir, shell: true };
   }
   const [first, ...args] = words as [string, ...string[]];
   let program = first;
@@ -173,7 +173,7 @@ export function resolveCommand(original: string, projectVars: readonly string[],
       const bytes = file.bytes;
       if (file.executable && bytes[0] === 0x23 && bytes[1] === 0x21) {
         hook.conversions.push(`'${program} ${args[0]}' runs the script directly through its #! line, so the script itself is pinned`);
-        return { command: script, sha256: sha256Hex(bytes), ...(args.length > 1 ? { args: args.slice(1) } : {}) };
+        return { command: script, sha256: sha256Hex(bytes), ...(args.length > 1 ? { args: args.slice(1) } : {}), cwd: ctx.projectDir };
       }
       throw new ImportError(`'${program} ${args[0]}': the script has no #! line or is not executable, so only the interpreter could be pinned; add a #! line and chmod +x, then import again`);
     } else {
@@ -183,7 +183,8 @@ export function resolveCommand(original: string, projectVars: readonly string[],
   const file = ctx.readFile(program);
   if (file === undefined) throw new ImportError(`${program} does not exist (or is not a regular file); nothing to pin`);
   if (!file.executable) hook.warnings.push(`${program} is not executable (chmod +x) — it will fail to start`);
-  return { command: program, sha256: sha256Hex(file.bytes), ...(args.length > 0 ? { args } : {}) };
+  // The agents run hooks in the project directory; so does the lane.
+  return { command: program, sha256: sha256Hex(file.bytes), ...(args.length > 0 ? { args } : {}), cwd: ctx.projectDir };
 }
 
 // ── matchers ──────────────────────────────────────────────────────────────────────────────────────

@@ -30,7 +30,8 @@ function neutralAnswer(profile: string): Record<string, unknown> {
   return profile === "ai-memory" ? { action: "allow" } : {};
 }
 
-const exportName = (hook: string) => hook.replace(/[-_]+([a-z0-9])/g, (_m, c: string) => c.toUpperCase()).replace(/^[0-9]/, (d) => `h${d}`);
+/** `shell-guard` → `shellGuardHook`: an identifier that is never a reserved word. */
+const exportName = (hook: string) => `${hook.replace(/[-_]+([a-z0-9])/g, (_m, c: string) => c.toUpperCase()).replace(/^[0-9]/, (d) => `h${d}`)}Hook`;
 
 /** Text safe inside a `/* … *\/` comment and on one report line. */
 const commentSafe = (s: string) => s.replace(/\*\//g, "*\\/").replace(/[\u0000-\u001f\u007f]/g, " ");

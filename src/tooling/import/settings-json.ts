@@ -142,6 +142,7 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
           conversions: [...matcherConversions],
           warnings: [],
         };
+        if (typeof hook.name === "string" && hook.name !== imported.name) imported.conversions.push(`name '${hook.name}' → '${imported.name}' (hook names are [a-z0-9_-]{1,64})`);
         if (toGemini && targetEvent !== event) imported.conversions.push(`event ${event} → ${targetEvent}`);
         if (matcher !== undefined) imported.matcher = matcher;
         if (g.sequential === true && profile !== "claude-code") imported.sequential = true;
