@@ -11,7 +11,7 @@ const IO = ["node:fs", "fs", "node:fs/promises", "node:net", "node:http", "node:
 }));
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "bench/reports/**", "coverage/**", "sandbox/corpus/**"] },
+  { ignores: ["dist/**", "node_modules/**", "bench/reports/**", "coverage/**", "sandbox/corpus/**", "test/cli/import/golden/**"] },
   ...tseslint.configs.recommended,
   {
     rules: {
