@@ -9,14 +9,15 @@
  *   server down / slow / 4xx / 5xx / bad stdin ─► --on-error warn | block | allow
  *
  * Cold start matters (it runs once per agent event), so this module imports only node builtins and the
- * dependency-free secret scrubber: no zod, fastify, pino, isolated-vm, nor src/index.ts. main.ts
+ * dependency-free secret scrubber: no zod, fastify, pino, isolated-vm, nor src/index.ts. A one-shot
+ * plain-HTTP POST goes over node:net; node:http, node:https (TLS) and node:readline load only for an
+ * https server or daemon mode. main.ts
  * dispatches here before loading anything else. Nothing here calls into the runtime.
  */
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
-import { request as httpRequest, Agent as HttpAgent, type IncomingMessage } from "node:http";
-import { request as httpsRequest, Agent as HttpsAgent } from "node:https";
+import type { Agent as HttpAgent, IncomingMessage } from "node:http";
+import type { Agent as HttpsAgent } from "node:https";
 import { dirname, join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { redactString } from "../audit/redact-string.js";
@@ -77,7 +78,7 @@ class AdapterError extends Error {}
 
 /** The server's answer as the agent expects it (PROFILES §5). */
 export function renderAnswer(dialect: Dialect, answer: RouteAnswer): Rendered {
-  const stderr = typeof answer.stderr === "string" && answer.stderr !== "" ? line(answer.stderr) : "";
+  const stderr = typeof answer.stderr === "string" && answer.stderr !== "" ? line(answer.stderr, true) : "";
   const json = JSON.stringify(answer.native);
   switch (dialect) {
     case "gemini":
@@ -115,10 +116,14 @@ export function renderFailure(dialect: Dialect, mode: OnError, why: string, daem
   return { stdout: "", stderr: line(`vcp-hooks hook: ${why} (on-error=warn)`), exitCode: 1 };
 }
 
-/** One redacted stderr line: secret shapes replaced, control characters spelled out, capped. */
-function line(text: string): string {
+/**
+ * Redacted stderr text: secret shapes replaced, control characters spelled out, capped. `multiline`
+ * keeps line breaks (a hook's own stderr); otherwise the text is one line (the adapter's messages).
+ */
+function line(text: string, multiline = false): string {
   // SECURITY: server messages and hook stderr may echo tokens; redact before the agent logs them.
-  const safe = redactString(text).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  const controls = multiline ? /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g : /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g;
+  const safe = redactString(text.replace(/\n+$/, "")).replace(controls, (c) => (c === "\n" ? "\\n" : c === "\r" ? "\\r" : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`));
   const capped = safe.length > 4096 ? `${safe.slice(0, 4096)}…` : safe;
   return capped.endsWith("\n") ? capped : `${capped}\n`;
 }
@@ -170,36 +175,40 @@ function readStdin(): Promise<string> {
 
 type AnyAgent = HttpAgent | HttpsAgent;
 
-function postEvent(opts: HookOptions, event: string, bodyText: string, agent: AnyAgent | undefined): Promise<RouteAnswer> {
+/** One HTTP exchange: the status and the body text (capped at MAX_BYTES). */
+interface Exchanged {
+  status: number;
+  text: string;
+}
+
+async function postEvent(opts: HookOptions, event: string, bodyText: string, agent: AnyAgent | undefined): Promise<RouteAnswer> {
   const url = new URL(`v1/profiles/${encodeURIComponent(PROFILE_OF[opts.dialect])}/events/${encodeURIComponent(event)}`, opts.server.href.endsWith("/") ? opts.server : `${opts.server.href}/`);
   const token = process.env[opts.tokenEnv];
-  const headers: Record<string, string | number> = { "content-type": "application/json", "content-length": Buffer.byteLength(bodyText), accept: "application/json" };
+  const headers: Record<string, string> = { "content-type": "application/json", "content-length": String(Buffer.byteLength(bodyText)), accept: "application/json" };
   if (token !== undefined && token !== "") headers["authorization"] = `Bearer ${token}`;
-  const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+  const { status, text } = url.protocol === "http:" && agent === undefined ? await exchangeNet(url, headers, bodyText, opts.timeoutMs) : await exchangeHttp(url, headers, bodyText, opts.timeoutMs, agent);
+  if (status < 200 || status > 299) throw new AdapterError(`${url.origin} answered ${status}${serverMessage(text)}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new AdapterError(`${url.origin} answered ${status} with a body that is not JSON`);
+  }
+  const answer = parsed as Partial<RouteAnswer> | null;
+  if (typeof answer !== "object" || answer === null || typeof answer.native !== "object" || answer.native === null || Array.isArray(answer.native) || typeof answer.exit_code !== "number") {
+    throw new AdapterError(`${url.origin} answered ${status} without { native, exit_code }: is --server a vcp-hooks server with profiles?`);
+  }
+  return answer as RouteAnswer;
+}
+
+/** node:http / node:https (loaded on first use): https servers and the daemon's keep-alive connection. */
+async function exchangeHttp(url: URL, headers: Record<string, string>, bodyText: string, timeoutMs: number, agent: AnyAgent | undefined): Promise<Exchanged> {
+  const send = url.protocol === "https:" ? (await import("node:https")).request : (await import("node:http")).request;
   return new Promise((done, fail) => {
-    const req = send(url, { method: "POST", headers, agent, timeout: opts.timeoutMs }, (res) => {
-      readBody(res).then((text) => {
-        const status = res.statusCode ?? 0;
-        if (status < 200 || status > 299) {
-          fail(new AdapterError(`${url.origin} answered ${status}${serverMessage(text)}`));
-          return;
-        }
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          fail(new AdapterError(`${url.origin} answered ${status} with a body that is not JSON`));
-          return;
-        }
-        const answer = parsed as Partial<RouteAnswer> | null;
-        if (typeof answer !== "object" || answer === null || typeof answer.native !== "object" || answer.native === null || Array.isArray(answer.native) || typeof answer.exit_code !== "number") {
-          fail(new AdapterError(`${url.origin} answered ${status} without { native, exit_code }: is --server a vcp-hooks server with profiles?`));
-          return;
-        }
-        done(answer as RouteAnswer);
-      }, fail);
+    const req = send(url, { method: "POST", headers, agent, timeout: timeoutMs }, (res) => {
+      readBody(res).then((text) => done({ status: res.statusCode ?? 0, text }), fail);
     });
-    req.once("timeout", () => req.destroy(new AdapterError(`no answer from ${url.origin} within ${opts.timeoutMs} ms`)));
+    req.once("timeout", () => req.destroy(new AdapterError(`no answer from ${url.origin} within ${timeoutMs} ms`)));
     req.once("error", (err) => fail(err instanceof AdapterError ? err : new AdapterError(`${url.origin} unreachable: ${(err as NodeJS.ErrnoException).code ?? err.message}`)));
     req.end(bodyText);
   });
@@ -220,6 +229,84 @@ function readBody(res: IncomingMessage): Promise<string> {
     res.once("end", () => done(Buffer.concat(chunks).toString("utf8")));
     res.once("error", (e) => fail(e instanceof AdapterError ? e : new AdapterError(`the answer was cut off: ${e.message}`)));
   });
+}
+
+/**
+ * One-shot plain-HTTP exchange over node:net (`Connection: close`). Why not node:http: loading it costs
+ * several times the rest of this adapter's start (bench/adapter.ts), and a one-shot POST needs only a
+ * request line, headers, and a response read to EOF (Content-Length or chunked).
+ */
+async function exchangeNet(url: URL, headers: Record<string, string>, bodyText: string, timeoutMs: number): Promise<Exchanged> {
+  const { connect } = await import("node:net");
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  const port = Number(url.port || 80);
+  const head = [`POST ${url.pathname}${url.search} HTTP/1.1`, `host: ${url.host}`, "connection: close", ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), "", ""].join("\r\n");
+  return new Promise((done, fail) => {
+    const socket = connect({ host, port });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const finish = (err: Error | undefined, value?: Exchanged) => {
+      if (settled) return;
+      settled = true;
+      socket.destroy();
+      if (err) fail(err);
+      else done(value!);
+    };
+    socket.setTimeout(timeoutMs, () => finish(new AdapterError(`no answer from ${url.origin} within ${timeoutMs} ms`)));
+    socket.once("error", (err: NodeJS.ErrnoException) => finish(new AdapterError(`${url.origin} unreachable: ${err.code ?? err.message}`)));
+    socket.on("data", (c: Buffer) => {
+      size += c.length;
+      // SECURITY: the cap applies while reading, before anything is parsed.
+      if (size > MAX_BYTES + 65536) return finish(new AdapterError(`the server's answer is larger than ${MAX_BYTES} bytes`));
+      chunks.push(c);
+    });
+    socket.once("end", () => {
+      try {
+        finish(undefined, parseResponse(Buffer.concat(chunks), url.origin));
+      } catch (err) {
+        finish(err as Error);
+      }
+    });
+    // No half-close after the body: Node's HTTP server drops a request whose client ended its side
+    // before the answer; `connection: close` makes the server end the connection after answering.
+    socket.write(head);
+    socket.write(bodyText);
+  });
+}
+
+/** Status and body of a complete HTTP/1.1 response (read to EOF). */
+export function parseResponse(raw: Buffer, origin: string): Exchanged {
+  const split = raw.indexOf("\r\n\r\n");
+  if (split === -1) throw new AdapterError(`${origin} closed the connection without a complete answer`);
+  const lines = raw.subarray(0, split).toString("latin1").split("\r\n");
+  const status = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? "");
+  if (!status) throw new AdapterError(`${origin} did not answer HTTP/1.1`);
+  const header = (name: string) => lines.slice(1).find((l) => l.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
+  let body = raw.subarray(split + 4);
+  if (/\bchunked\b/i.test(header("transfer-encoding") ?? "")) {
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (;;) {
+      const eol = body.indexOf("\r\n", at);
+      if (eol === -1) throw new AdapterError(`${origin} sent a cut-off chunked answer`);
+      const len = Number.parseInt(body.subarray(at, eol).toString("latin1"), 16);
+      if (!Number.isFinite(len) || len < 0) throw new AdapterError(`${origin} sent a malformed chunked answer`);
+      if (len === 0) break;
+      parts.push(body.subarray(eol + 2, eol + 2 + len));
+      at = eol + 2 + len + 2;
+    }
+    body = Buffer.concat(parts);
+  } else {
+    const length = header("content-length");
+    if (length !== undefined) {
+      const n = Number(length);
+      if (!Number.isInteger(n) || n < 0 || body.length < n) throw new AdapterError(`${origin} sent a cut-off answer`);
+      body = body.subarray(0, n);
+    }
+  }
+  if (body.length > MAX_BYTES) throw new AdapterError(`the server's answer is larger than ${MAX_BYTES} bytes`);
+  return { status: Number(status[1]), text: body.toString("utf8") };
 }
 
 /** `: CODE: message` from the server's `{ error: { code, message } }`, or nothing. */
@@ -301,7 +388,8 @@ async function exitWith(r: Rendered): Promise<never> {
  * next envelope is read after the previous answer is written), over one keep-alive connection.
  */
 async function runDaemon(opts: HookOptions): Promise<number> {
-  const agent = opts.server.protocol === "https:" ? new HttpsAgent({ keepAlive: true, maxSockets: 1 }) : new HttpAgent({ keepAlive: true, maxSockets: 1 });
+  const agent = opts.server.protocol === "https:" ? new (await import("node:https")).Agent({ keepAlive: true, maxSockets: 1 }) : new (await import("node:http")).Agent({ keepAlive: true, maxSockets: 1 });
+  const { createInterface } = await import("node:readline");
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const text of lines) {
     if (text.trim() === "") continue;
@@ -425,8 +513,7 @@ export async function runHook(argv: string[]): Promise<number> {
   }
   if (parsed.error !== undefined) {
     // A broken settings line is the adapter's failure: the --on-error rule, never a silent exit 2.
-    const r = renderFailure(parsed.dialect ?? "gemini", parsed.onError, `bad arguments: ${parsed.error}`);
-    return exitWith({ ...r, stderr: r.stderr + (parsed.onError === "warn" ? "Run 'vcp-hooks hook --help' for usage.\n" : "") });
+    return exitWith(renderFailure(parsed.dialect ?? "gemini", parsed.onError, `bad arguments: ${parsed.error}; see 'vcp-hooks hook --help'`));
   }
   if (parsed.shim) {
     try {

@@ -67,9 +67,7 @@ for (const profile of Object.keys(blocked)) {
   describe.skipIf(parser === undefined)(`${profile} exit-code table${parser === undefined ? " (parseCommandResult not on this branch)" : ""}`, () => {
     test.each(rows.map((r) => [r.row, r] as const))("%s", async (_name, row) => {
       const spec: CommandSpec = {
-        command: row.timeout ? "/bin/sh" : FIXTURE,
-        sha256: row.timeout ? createHash("sha256").update("sleep 30").digest("hex") : SHA,
-        ...(row.timeout ? { shell: true, command: "sleep 30" } : { args: row.args }),
+        ...(row.timeout ? { command: "sleep 30", sha256: createHash("sha256").update("sleep 30").digest("hex"), shell: true } : { command: FIXTURE, sha256: SHA, args: row.args }),
         env_allow: ["PATH"],
         max_output_bytes: 65536,
         timeout_ms: row.timeout ? 200 : 10_000,
