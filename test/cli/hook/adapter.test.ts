@@ -298,5 +298,8 @@ registerHooks({ resolve(spec, ctx, next) { const r = next(spec, ctx); appendFile
     const loaded = readFileSync(log, "utf8");
     expect(loaded).toContain("cli/hook.js");
     for (const heavy of ["/zod/", "/fastify/", "/pino/", "/isolated-vm/", "dist/src/index.js", "/piscina/"]) expect(loaded, heavy).not.toContain(heavy);
+    // A one-shot plain-HTTP POST goes over node:net; node:http (and TLS) are not loaded at all.
+    expect(loaded.split("\n")).not.toContain("node:http");
+    expect(loaded.split("\n")).not.toContain("node:https");
   });
 });
