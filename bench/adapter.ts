@@ -59,6 +59,7 @@ async function main(): Promise<void> {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const hookArgs = ["hook", "BeforeTool", "--dialect", "gemini", "--server", url];
   const script = `cat >/dev/null; echo '{"decision":"allow"}'`;
+  const nodeScript = `process.stdin.resume(); process.stdin.on("end", () => console.log('{"decision":"allow"}'))`;
 
   const rows: Array<{ name: string; run: () => Promise<number>; ns: number[] }> = [
     { name: "sh -c true", run: () => runOnce("/bin/sh", ["-c", "true"], ""), ns: [] },
@@ -71,6 +72,15 @@ async function main(): Promise<void> {
       run: async () => {
         let total = 0;
         for (let i = 0; i < 5; i++) total += await runOnce("/bin/sh", ["-c", script], INPUT);
+        return total;
+      },
+      ns: [],
+    },
+    {
+      name: "5-hook event: 5 spawned scripts (node, sequential)",
+      run: async () => {
+        let total = 0;
+        for (let i = 0; i < 5; i++) total += await runOnce(process.execPath, ["-e", nodeScript], INPUT);
         return total;
       },
       ns: [],
@@ -112,8 +122,9 @@ async function main(): Promise<void> {
     return { name: r.name, stats, ratio_to_node_e: stats.p50_us / nodeP50 };
   });
   const adapterP50 = table[2]!.stats.p50_us;
-  const fiveP50 = table.find((r) => r.name.startsWith("5-hook"))!.stats.p50_us;
-  const report = { schema: "vcp-hooks/bench-adapter", version: 1, five_hook_ratio_adapter_to_scripts: adapterP50 / fiveP50, route: "stand-in (node:http, answers at once)", samples, environment: environment(), rows: table };
+  const fiveP50 = table.find((r) => r.name.startsWith("5-hook") && r.name.includes("(sh"))!.stats.p50_us;
+  const fiveNodeP50 = table.find((r) => r.name.startsWith("5-hook") && r.name.includes("(node"))!.stats.p50_us;
+  const report = { schema: "vcp-hooks/bench-adapter", version: 1, five_hook_ratio_adapter_to_sh_scripts: adapterP50 / fiveP50, five_hook_ratio_adapter_to_node_scripts: adapterP50 / fiveNodeP50, route: "stand-in (node:http, answers at once)", samples, environment: environment(), rows: table };
   const ms = (us: number) => (us / 1000).toFixed(1);
   const md = [
     "# Adapter cold start",
@@ -124,7 +135,7 @@ async function main(): Promise<void> {
     "|---|---:|---:|---:|",
     ...table.map((r) => `| ${r.name} | ${ms(r.stats.p50_us)} | ${ms(r.stats.p99_us)} | ${r.ratio_to_node_e.toFixed(2)} |`),
     "",
-    `A 5-hook event: one adapter process (p50 ${ms(adapterP50)} ms, plus the server's chain, not measured here) vs 5 spawned sh scripts (p50 ${ms(fiveP50)} ms): ratio ${(adapterP50 / fiveP50).toFixed(2)}.`,
+    `A 5-hook event: one adapter process (p50 ${ms(adapterP50)} ms, plus the server's chain, not measured here) vs 5 spawned sh scripts (p50 ${ms(fiveP50)} ms): ratio ${(adapterP50 / fiveP50).toFixed(2)}; vs 5 spawned node scripts (p50 ${ms(fiveNodeP50)} ms): ratio ${(adapterP50 / fiveNodeP50).toFixed(2)}.`,
     "",
   ].join("\n");
   const files = writeReport(outDir, report, md);
