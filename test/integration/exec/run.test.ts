@@ -107,6 +107,23 @@ describe("runCommandHook", () => {
     expect((await refusal(runCommandHook({ ...spec("no-read.sh"), command: "no-read.sh" }, ""))).code).toBe("EXEC_SPAWN_FAILED");
   });
 
+  test("wrapper: the argv prefix runs the pinned file (here /usr/bin/env as a stand-in for bwrap)", async () => {
+    const r = await runCommandHook(spec("echo-stdin.sh", { wrapper: ["/usr/bin/env", "VCP_WRAPPED=1"] }), "via wrapper");
+    expect(r).toMatchObject({ exitCode: 0, stdout: "via wrapper" });
+    const missing = await refusal(runCommandHook(spec("echo-stdin.sh", { wrapper: ["/nonexistent/bwrap"] }), ""));
+    expect(missing.code).toBe("EXEC_SPAWN_FAILED");
+    expect(missing.message).toContain("could not be started");
+  });
+
+  test("a pinned file without the execute bit is EXEC_SPAWN_FAILED, not run", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vcp-exec-"));
+    dirs.push(dir);
+    const file = join(dir, "plain.sh");
+    writeFileSync(file, "#!/bin/sh\necho ran\n", { mode: 0o644 });
+    const err = await refusal(runCommandHook({ ...spec("no-read.sh"), command: file, sha256: sha(file) }, ""));
+    expect(err.code).toBe("EXEC_SPAWN_FAILED");
+  });
+
   test("only env_allow variables reach the script", async () => {
     const r = await runCommandHook(spec("env.sh", { env_allow: ["PATH", "VCP_TEST_OK"] }), "", {
       env: { PATH: process.env["PATH"], VCP_TEST_OK: "yes", VCP_CLIENT_TOKEN: "secret-token", HOME: "/root" },
