@@ -389,23 +389,60 @@ async function exitWith(r: Rendered): Promise<never> {
  */
 async function runDaemon(opts: HookOptions): Promise<number> {
   const agent = opts.server.protocol === "https:" ? new (await import("node:https")).Agent({ keepAlive: true, maxSockets: 1 }) : new (await import("node:http")).Agent({ keepAlive: true, maxSockets: 1 });
-  const { createInterface } = await import("node:readline");
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  for await (const text of lines) {
-    if (text.trim() === "") continue;
-    if (Buffer.byteLength(text) > MAX_BYTES) {
+  for await (const text of boundedLines(process.stdin, MAX_BYTES)) {
+    if (text === undefined) {
       await emit(renderFailure(opts.dialect, opts.onError, `envelope larger than ${MAX_BYTES} bytes`, true));
       continue;
     }
+    if (text.trim() === "") continue;
     // Each envelope has its own deadline; a stuck request is abandoned, never waited on past it.
+    let timer: NodeJS.Timeout | undefined;
     const answer = await Promise.race([
       answerOne(opts, text, agent),
-      new Promise<Rendered>((done) => setTimeout(() => done(renderFailure(opts.dialect, opts.onError, `no answer within ${opts.timeoutMs} ms`, true)), opts.timeoutMs + 1000).unref()),
+      new Promise<Rendered>((done) => {
+        timer = setTimeout(() => done(renderFailure(opts.dialect, opts.onError, `no answer within ${opts.timeoutMs} ms`, true)), opts.timeoutMs + 1000);
+      }),
     ]);
+    clearTimeout(timer);
     await emit({ ...answer, exitCode: 0 });
   }
   agent.destroy();
   return 0;
+}
+
+/**
+ * Lines of a stream, each at most `max` bytes; a longer line is skipped as it arrives (never buffered
+ * whole) and yields `undefined` in its place, so the daemon still owes it one answer line.
+ */
+export async function* boundedLines(stream: NodeJS.ReadableStream, max: number): AsyncGenerator<string | undefined> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let overflow = false;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    let at = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, at);
+      const piece = chunk.subarray(at, nl === -1 ? chunk.length : nl);
+      // SECURITY: the cap applies while reading: an endless line costs no more than `max` bytes.
+      if (!overflow) {
+        if (size + piece.length > max) {
+          overflow = true;
+          parts = [];
+        } else {
+          parts.push(piece);
+          size += piece.length;
+        }
+      }
+      if (nl === -1) break;
+      yield overflow ? undefined : Buffer.concat(parts).toString("utf8");
+      parts = [];
+      size = 0;
+      overflow = false;
+      at = nl + 1;
+    }
+  }
+  if (overflow) yield undefined;
+  else if (size > 0) yield Buffer.concat(parts).toString("utf8");
 }
 
 // ── shim ──────────────────────────────────────────────────────────────────────────────────────────

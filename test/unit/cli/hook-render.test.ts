@@ -64,3 +64,14 @@ test("shimText quotes every baked-in argument", () => {
   const text = shimText(["--server", "http://h:1/it's"], "/usr/bin/node", "/opt/x/main.js");
   expect(text).toContain(`exec '/usr/bin/node' '/opt/x/main.js' hook '--server' 'http://h:1/it'\\''s'`);
 });
+
+describe("boundedLines (daemon input)", () => {
+  test("splits across chunks, and an over-long line becomes one undefined without being buffered", async () => {
+    const { Readable } = await import("node:stream");
+    const { boundedLines } = await import("../../../src/cli/hook.js");
+    const chunks = [Buffer.from('{"a":1}\n{"b"'), Buffer.from(':2}\n' + "x".repeat(50)), Buffer.from("x".repeat(50) + "\nlast")];
+    const got: Array<string | undefined> = [];
+    for await (const l of boundedLines(Readable.from(chunks), 64)) got.push(l);
+    expect(got).toEqual(['{"a":1}', '{"b":2}', undefined, "last"]);
+  });
+});
