@@ -232,6 +232,9 @@ describe("--record", () => {
       answer: ANSWERS.gemini.deny,
       rendered: { exit_code: 0 },
     });
+    // The recording is what shadow replay reads.
+    const { readRecordings } = await import("../../../src/tooling/replay.js");
+    expect(readRecordings(dir)).toMatchObject({ recordings: [{ profile: "gemini-cli", event: "BeforeTool", answer: ANSWERS.gemini.deny }], skipped: [] });
   });
 });
 
