@@ -11,7 +11,7 @@ const IO = ["node:fs", "fs", "node:fs/promises", "node:net", "node:http", "node:
 }));
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "bench/reports/**", "coverage/**", "sandbox/corpus/**"] },
+  { ignores: ["dist/**", "node_modules/**", "bench/reports/**", "coverage/**", "sandbox/corpus/**", "test/cli/import/golden/**"] },
   ...tseslint.configs.recommended,
   {
     rules: {
@@ -44,7 +44,10 @@ export default tseslint.config(
     rules: {
       "no-restricted-imports": restrict([ISOLATED_VM, PISCINA, ...CHILD_PROCESS], [
         // Adapters: the public API, plus the deployment config they load and (for `vcp-hooks serve`) the server.
-        { group: ["../*", "!../index.js", "!../config", "!../config/*", "!../server", "!../server/*"], message: "server/ and cli/ import only from src/index.ts, src/config/ and (cli) src/server/ (STYLE.md)." },
+        // Two exceptions: the `hook` adapter's light entry may use the dependency-free scrubber (importing
+        // src/index.ts would load the whole runtime per agent event), and `import` uses the pure
+        // converters of src/tooling/ (authoring tools, not the runtime).
+        { group: ["../*", "!../index.js", "!../config", "!../config/*", "!../server", "!../server/*", "!../audit", "../audit/*", "!../audit/redact-string.js", "!../tooling", "!../tooling/**"], message: "server/ and cli/ import only from src/index.ts, src/config/, src/tooling/ and (cli) src/server/ (STYLE.md)." },
       ]),
     },
   },

@@ -70,6 +70,11 @@ export const ERROR_CODES = {
   DATA_DIR_LOCKED: "Another live process holds the data directory (or audit log) lock; details name the lock file and the holder's pid.",
   AUDIT_LOG_CORRUPT: "The audit log's tail does not verify at start (two writers, or an edit); details name the file and seq. Run `vcp-hooks audit verify`.",
   STORE_CORRUPT: "The data directory's installed bundles cannot be read or written, or the index and a stored artifact disagree.",
+  EXEC_DISABLED: "A bundle carries an exec hook (command lane, PROFILES §6) and the deployment has exec.enabled off.",
+  EXEC_NOT_ALLOWED: "An exec hook came from a bundle that is not signed with trust system (or from a session registration); details name the hook and the trust.",
+  EXEC_SHELL_DISABLED: "An exec hook's command is a shell string and the deployment has exec.shell off (or the hook did not ask for shell).",
+  EXEC_HASH_MISMATCH: "An exec hook's executable no longer has the SHA-256 it was pinned with; it was not run. Details name the file, the pinned and the actual hash.",
+  EXEC_SPAWN_FAILED: "An exec hook's executable could not be opened or started (missing, not executable, wrapper missing); details name the file and the system error.",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,4 +1,8 @@
 import { pino, type DestinationStream, type Logger as PinoLogger, type LevelWithSilent } from "pino";
+import { redactString } from "./redact-string.js";
+
+// The string scrubber lives apart so light entries (the `vcp-hooks hook` adapter) can use it without pino.
+export { redactString };
 
 /** Replaces the value of a configured key. */
 export const REDACTED = "[REDACTED]";
@@ -8,30 +12,6 @@ export const DEFAULT_REDACT_KEYS: readonly string[] = [
   "authorization", "proxy-authorization", "cookie", "set-cookie", "password", "passwd", "secret",
   "client_secret", "token", "access_token", "refresh_token", "id_token", "api_key", "private_key",
   "private_key_pem", "token_sha256",
-];
-
-/*
- * Secret shapes found inside strings, replaced wherever they occur. Each pattern is linear: no nested
- * quantifiers, so a hostile string cannot make redaction slow.
- */
-const SHAPES: ReadonlyArray<{ name: string; pattern: RegExp; replace: string }> = [
-  // A PEM private key; an unterminated one (cut off) is redacted to the end of the string.
-  {
-    name: "pem",
-    pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*$)/g,
-    replace: "[REDACTED:private-key]",
-  },
-  { name: "bearer", pattern: /\b(Bearer)\s+[A-Za-z0-9\-._~+/]+=*/gi, replace: "$1 [REDACTED]" },
-  { name: "basic", pattern: /\b(Basic)\s+[A-Za-z0-9+/]{8,}=*/g, replace: "$1 [REDACTED]" },
-  // JSON Web Tokens: base64url header and payload that both start with `{"` (eyJ).
-  { name: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, replace: "[REDACTED:jwt]" },
-  // OpenAI / Anthropic style keys: sk-…, sk-proj-…, sk-ant-api03-…
-  { name: "sk", pattern: /\bsk-[A-Za-z0-9][A-Za-z0-9_-]{15,}/g, replace: "[REDACTED:api-key]" },
-  // AWS access key ids (long-term AKIA, temporary ASIA).
-  { name: "aws", pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, replace: "[REDACTED:aws-key]" },
-  // GitHub and Slack tokens.
-  { name: "github", pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})/g, replace: "[REDACTED:github-token]" },
-  { name: "slack", pattern: /\bxox[abprs]-[A-Za-z0-9-]{10,}/g, replace: "[REDACTED:slack-token]" },
 ];
 
 export interface RedactorOptions {
@@ -47,24 +27,6 @@ export interface RedactorOptions {
 export type Redactor = (value: unknown) => unknown;
 
 const normalizeKey = (key: string) => key.toLowerCase().replace(/[-_\s]/g, "");
-
-/**
- * Replace the secret shapes (PEM private keys, Bearer/Basic credentials, JWTs, `sk-…` and AWS `AKIA…`
- * keys, GitHub and Slack tokens) inside one string. Does not truncate.
- *
- * @example
- * ```ts
- * redactString("Authorization: Bearer abc.def"); // "Authorization: Bearer [REDACTED]"
- * ```
- */
-export function redactString(text: string): string {
-  let out = text;
-  for (const { pattern, replace } of SHAPES) {
-    pattern.lastIndex = 0;
-    out = out.replace(pattern, replace);
-  }
-  return out;
-}
 
 /**
  * Build a redactor for audit payloads and log fields: configured keys are replaced at any depth,

@@ -8,8 +8,15 @@
  */
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
-import { versionInfo } from "./version.js";
-import { describeError, errorJson, EXIT_FAILED, EXIT_OK, EXIT_USAGE, printJson, processIo, UsageError, type Command, type Io } from "./common.js";
+import type { Command, Io } from "./common.js";
+
+// Everything else loads on demand: `vcp-hooks hook` (the agent adapter, run once per agent event) must
+// start without src/index.ts, zod, pino or isolated-vm, so this file imports no module of ours eagerly.
+const EXIT_OK = 0;
+const EXIT_FAILED = 1;
+const EXIT_USAGE = 2;
+type Common = typeof import("./common.js");
+let common: Common | undefined;
 
 /** Commands in help order; each module is loaded only when its command runs. */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
@@ -29,6 +36,19 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   token: { summary: "create a bearer token and print its vcp.yaml auth entry (token_sha256)", load: async () => (await import("./token.js")).tokenCommand },
   completion: { summary: "print a bash or zsh completion script", load: async () => (await import("./completion.js")).completionCommand(Object.keys(COMMANDS)) },
   version: { summary: "print the package, commit, Node, V8 and isolated-vm versions (--json)", load: async () => (await import("./version.js")).versionCommand },
+  import: { summary: "import claude|gemini|llxprt|ai-memory|repo-yaml <config> -o <out>: agent hooks → pinned exec bundle, stubs, report", load: async () => (await import("./import.js")).importCommand },
+  hook: { summary: "hook <Event> --dialect gemini|llxprt|claude|ai-memory|repo-yaml: the agent adapter (stdin → server → native answer)", load: async () => hookCommand },
+};
+
+const hookCommand: Command = {
+  name: "hook",
+  summary: "the agent adapter",
+  usage: "",
+  async run(args) {
+    // Loads only node builtins; prints its own usage and renders its own errors (--on-error).
+    const { runHook } = await import("./hook.js");
+    return runHook(args.filter((a) => a !== "--json"));
+  },
 };
 
 const serveCommand: Command = {
@@ -42,13 +62,13 @@ const serveCommand: Command = {
   },
 };
 
-function version(): string {
-  return versionInfo().version;
+async function version(): Promise<string> {
+  return (await import("./version.js")).versionInfo().version;
 }
 
-function overallHelp(): string {
+function overallHelp(version: string): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
-  return `vcp-hooks ${version()}: sandboxed policy runtime for the VCP Hook System 1.0.0
+  return `vcp-hooks ${version}: sandboxed policy runtime for the VCP Hook System 1.0.0
 
 usage: vcp-hooks <command> [options]      (from a checkout: bin/vcp-hooks … or npm run vcp-hooks -- …)
 
@@ -72,7 +92,12 @@ A typical flow:
 }
 
 /** Run the CLI with `argv` (without node and script); resolves with the exit code. */
-export async function main(argv: string[], io: Io = processIo(argv.includes("--json"))): Promise<number> {
+export async function main(argv: string[], givenIo?: Io): Promise<number> {
+  // The adapter first, before anything heavy is loaded (the Node check too: it lives in src/index.ts).
+  if (argv[0] === "hook") return hookCommand.run(argv.slice(1), givenIo as Io);
+  common ??= await import("./common.js");
+  const { describeError, errorJson, printJson, processIo, UsageError } = common;
+  const io = givenIo ?? processIo(argv.includes("--json"));
   try {
     const { assertNodeVersion } = await import("../index.js");
     assertNodeVersion();
@@ -88,11 +113,11 @@ export async function main(argv: string[], io: Io = processIo(argv.includes("--j
     if (flag !== "--json" && flag !== "--help" && flag !== "-h" && flag !== "--version") return usage(io, new UsageError(`unknown option '${flag}'`));
   }
   if (leading.includes("--version")) {
-    io.out(version());
+    io.out(await version());
     return EXIT_OK;
   }
   if (commandAt === -1) {
-    io.out(overallHelp());
+    io.out(overallHelp(await version()));
     return leading.includes("--help") || leading.includes("-h") ? EXIT_OK : EXIT_USAGE;
   }
   const name = argv[commandAt]!;
@@ -100,7 +125,7 @@ export async function main(argv: string[], io: Io = processIo(argv.includes("--j
   if (name === "help") {
     const topic = argv[commandAt + 1];
     if (topic !== undefined && Object.hasOwn(COMMANDS, topic)) return main([topic, "--help"], io);
-    io.out(overallHelp());
+    io.out(overallHelp(await version()));
     return EXIT_OK;
   }
   if (entry === undefined) return usage(io, new UsageError(`unknown command '${name}' (commands: ${Object.keys(COMMANDS).join(", ")})`));
@@ -119,7 +144,8 @@ export async function main(argv: string[], io: Io = processIo(argv.includes("--j
   }
 }
 
-function usage(io: Io, err: UsageError, command?: string): number {
+function usage(io: Io, err: Error, command?: string): number {
+  const { errorJson, printJson } = common!;
   if (io.json) printJson(io, errorJson(err));
   io.err(`vcp-hooks: ${err.message}\nRun 'vcp-hooks ${command !== undefined ? `${command} ` : ""}--help' for usage.`);
   return EXIT_USAGE;

@@ -115,6 +115,17 @@ export const ConfigSchema = z
         json_depth: DEFAULT_JSON_DEPTH, input_bytes: DEFAULT_INPUT_BYTES,
         annotation_bytes_per_hook: DEFAULT_ANNOTATION_BYTES_PER_HOOK, annotation_bytes_per_chain: DEFAULT_ANNOTATION_BYTES_PER_CHAIN,
       }),
+    // The command lane (PROFILES §6): existing hook scripts, outside the sandbox. Off by default.
+    exec: z
+      .object({
+        enabled: z.boolean().default(false),
+        shell: z.boolean().default(false),
+        env_allow: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")).max(256).default(["PATH", "HOME", "LANG"]),
+        wrapper: z.array(z.string().min(1)).min(1).max(64).optional(),
+        max_output_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1_048_576),
+      })
+      .strict()
+      .default({ enabled: false, shell: false, env_allow: ["PATH", "HOME", "LANG"], max_output_bytes: 1_048_576 }),
     // The library's list: `serve` must not redact less than `createRuntime` does.
     redact_keys: z.array(z.string().min(1)).default([...DEFAULT_REDACT_KEYS]),
     log_level: z.enum(["debug", "info", "warn", "error"]).optional(),

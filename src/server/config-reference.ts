@@ -62,6 +62,12 @@ export const FIELD_DOCS: Readonly<Record<string, string>> = {
   "limits.annotation_bytes_per_hook": "Above it a hook's `annotations` become `{ \"_truncated\": true, \"bytes\", \"limit\", \"cap\": \"per_hook\" }`; its status, reason and modifications stand.",
   "limits.annotation_bytes_per_chain": "Above it the chain's largest annotations are truncated first (`\"cap\": \"per_chain\"`).",
   "limits.result_bytes": "Largest serialized hook result; above it the hook's outcome is `invalid_result`.",
+  exec: "The command lane (PROFILES §6): hooks that run an existing script outside the sandbox, only from signed `system`-trust bundles, each pinned by SHA-256 and re-hashed before every spawn. Their results are marked `sandboxed: false`.",
+  "exec.enabled": "Allow exec hooks at all; off, a bundle carrying one is refused with `EXEC_DISABLED`.",
+  "exec.shell": "Allow an exec hook's command to be a shell string (`sh -c`); off, it is refused with `EXEC_SHELL_DISABLED`.",
+  "exec.env_allow": "Environment variables passed to a script; every other variable of the server is withheld.",
+  "exec.wrapper": "Optional argv prefix every script runs under, e.g. `[bwrap, --ro-bind, /, /, --unshare-net, --]` or a `systemd-run` line.",
+  "exec.max_output_bytes": "Bytes kept of a script's stdout and of its stderr each; beyond it the output is cut and the result marked `truncated`.",
   redact_keys: "Keys whose values are replaced by `[redacted]` in annotations, error details and guest logs before they are logged or audited (secret shapes — bearer tokens, PEM keys, `sk-…`, `AKIA…`, JWTs — always are).",
   log_level: "Operational log level (`debug`, `info`, `warn`, `error`); `--log-level` and `VCP_LOG_LEVEL` take precedence. Default `info`.",
 };

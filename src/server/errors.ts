@@ -70,6 +70,13 @@ export const HTTP_STATUS: Readonly<Partial<Record<AnyErrorCode, number>>> & Read
   BUNDLE_QUARANTINED: 409,
   PAYLOAD_TOO_LARGE: 413,
   BUNDLE_TOO_LARGE: 413,
+  // the command lane: refusals of an exec hook at install are trust/deployment decisions
+  EXEC_DISABLED: 403,
+  EXEC_NOT_ALLOWED: 403,
+  EXEC_SHELL_DISABLED: 403,
+  // a pinned script that changed or cannot start: the server's state is wrong, not the request
+  EXEC_HASH_MISMATCH: 500,
+  EXEC_SPAWN_FAILED: 500,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
   SESSION_LIMIT: 429,

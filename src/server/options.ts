@@ -29,6 +29,7 @@ export const RESTART_FIELDS = [
   "audit",
   "fetch",
   "chain_deadline_ms",
+  "exec",
   "cascade",
   "conflict_strategy",
   "safety_critical_rules",

@@ -1,0 +1,160 @@
+/**
+ * The importer's output files, as text keyed by relative path (pure; src/cli/import.ts writes them):
+ *
+ *   exec/policy.yaml           pinned exec hooks, trust: system, unsigned until `vcp-hooks sign`
+ *   profile.yaml               the deployment settings to merge into vcp.yaml (profile, exec lane)
+ *   stubs/<hook>/policy.yaml   a sandboxed port's manifest (action instead of exec)
+ *   stubs/<hook>/src/index.ts  a typed stub with the original command in a comment
+ *   stubs/<hook>/tests/<hook>.yaml   one native test case
+ *   report.md                  every conversion, warning and refusal
+ */
+import { stringify } from "yaml";
+import type { ImportedHook, ImportResult } from "./common.js";
+
+/** A native sample input per profile and event family, for the stub's test case. */
+function sampleInput(profile: string, event: string): Record<string, unknown> {
+  switch (profile) {
+    case "ai-memory":
+      return { event, payload: { namespace: "default", content: "example" } };
+    case "repo-yaml":
+      return { event_type: event, session_id: "s-test", ability_id: "example.ability" };
+    case "claude-code":
+      return { session_id: "s-test", transcript_path: "/tmp/t.jsonl", cwd: "/tmp", permission_mode: "default", hook_event_name: event, ...(event.includes("ToolUse") ? { tool_name: "Bash", tool_input: { command: "ls" } } : {}) };
+    default:
+      return { session_id: "s-test", transcript_path: "/tmp/t.jsonl", cwd: "/tmp", hook_event_name: event, timestamp: "2026-01-01T00:00:00Z", ...(event.endsWith("Tool") ? { tool_name: "run_shell_command", tool_input: { command: "ls" } } : {}) };
+  }
+}
+
+/** The answer that lets everything through, per profile (a fresh stub's behaviour). */
+function neutralAnswer(profile: string): Record<string, unknown> {
+  return profile === "ai-memory" ? { action: "allow" } : {};
+}
+
+/** `shell-guard` → `shellGuardHook`: an identifier that is never a reserved word. */
+const exportName = (hook: string) => `${hook.replace(/[-_]+([a-z0-9])/g, (_m, c: string) => c.toUpperCase()).replace(/^[0-9]/, (d) => `h${d}`)}Hook`;
+
+/** Text safe inside a `/* … *\/` comment and on one report line. */
+const commentSafe = (s: string) => s.replace(/\*\//g, "*\\/").replace(/[\u0000-\u001f\u007f]/g, " ");
+const mdSafe = (s: string) => s.replace(/[\u0000-\u001f\u007f]/g, " ").replace(/`/g, "'");
+
+function manifestHook(h: ImportedHook, form: "exec" | "action"): Record<string, unknown> {
+  return {
+    name: h.name,
+    event: h.event,
+    ...(h.matcher !== undefined ? { matcher: h.matcher } : {}),
+    ...(h.match !== undefined ? { match: h.match } : {}),
+    ...(h.blocking !== undefined ? { blocking: h.blocking } : {}),
+    ...(h.sequential !== undefined ? { sequential: h.sequential } : {}),
+    ...(h.priority !== undefined ? { priority: h.priority } : {}),
+    ...(h.timeout_ms !== undefined ? { timeout_ms: h.timeout_ms } : {}),
+    ...(h.fail_closed !== undefined ? { fail_closed: h.fail_closed } : {}),
+    ...(h.enabled !== undefined ? { enabled: h.enabled } : {}),
+    ...(form === "exec" ? { exec: h.exec } : { action: exportName(h.name) }),
+  };
+}
+
+/**
+ * @example
+ * ```ts
+ * for (const [path, text] of renderImport(result, "claude", ".claude/settings.json")) write(join(out, path), text);
+ * ```
+ */
+export function renderImport(result: ImportResult, bundle: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const header = (what: string) => `# ${what}\n# Written by 'vcp-hooks import ${result.format}'. Review report.md before using it.\n`;
+  if (result.hooks.length > 0) {
+    files.set(
+      "exec/policy.yaml",
+      `${header("Pinned exec hooks (command lane, PROFILES §6). Unsigned: sign with a system-trust key ('vcp-hooks sign').")}${stringify(
+        {
+          bundle: `${bundle}-exec`,
+          version: "0.1.0",
+          description: `Exec hooks imported from ${result.format} configuration`,
+          profile: result.profile,
+          trust: "system",
+          hooks: result.hooks.map((h) => manifestHook(h, "exec")),
+        },
+        { lineWidth: 0 },
+      )}`,
+    );
+  }
+  files.set(
+    "profile.yaml",
+    `${header("Deployment settings to merge into vcp.yaml (pin the profile version your catalogue enables).")}${stringify(
+      {
+        profiles: { [result.profile]: { strict: false } },
+        exec: { enabled: true, shell: result.needsShell, env_allow: result.envAllow },
+      },
+      { lineWidth: 0 },
+    )}`,
+  );
+  for (const h of result.hooks) {
+    const fn = exportName(h.name);
+    const types = `import type { HookOutput, NativeInput } from "vcp-hooks/profiles/${result.profile}";`;
+    files.set(
+      `stubs/${h.name}/src/index.ts`,
+      `/*
+ * Sandboxed port of an imported ${result.format} command hook (${commentSafe(h.at)}).
+ * Event ${h.event}${h.matcher !== undefined ? `, matcher ${commentSafe(h.matcher)}` : ""}.
+ * Original command: ${commentSafe(h.original)}
+ *
+ * Move the script's logic here: the function receives exactly the JSON the script read on stdin and
+ * returns exactly the JSON it would print. Until then it allows everything.
+ */
+${types}
+
+export function ${fn}(input: NativeInput): HookOutput {
+  void input;
+  return ${JSON.stringify(neutralAnswer(result.profile))};
+}
+`,
+    );
+    files.set(
+      `stubs/${h.name}/policy.yaml`,
+      `${header(`Sandboxed port of ${h.name}`)}${stringify({ bundle: h.name, version: "0.1.0", profile: result.profile, trust: "deployment", hooks: [manifestHook(h, "action")] }, { lineWidth: 0 })}`,
+    );
+    files.set(
+      `stubs/${h.name}/tests/${h.name}.yaml`,
+      `${header(`A native case for ${h.name}: replace the expectation with what the original script answers.`)}${stringify(
+        { cases: [{ name: `${h.name}: the stub allows`, event: h.event, input: sampleInput(result.profile, h.event), expect: { native: neutralAnswer(result.profile), exit_code: 0 } }] },
+        { lineWidth: 0 },
+      )}`,
+    );
+  }
+  files.set("report.md", renderReport(result));
+  return files;
+}
+
+function renderReport(r: ImportResult): string {
+  const lines = [
+    `# Import report: ${r.format} → profile ${r.profile}`,
+    "",
+    `Hooks converted: ${r.hooks.length}. Refused: ${r.refused.length}. Nothing was executed.`,
+    "",
+    "Next: review this report, then `vcp-hooks sign exec/…` with a key whose `max_trust` is `system`, merge",
+    "`profile.yaml` into `vcp.yaml`, and port each hook under `stubs/` into a sandboxed policy.",
+    "",
+  ];
+  if (r.notes.length > 0) {
+    lines.push("## Notes", "");
+    for (const n of r.notes) lines.push(`- ${mdSafe(n)}`);
+    lines.push("");
+  }
+  lines.push("## Hooks", "");
+  for (const h of r.hooks) {
+    lines.push(`### ${h.name}`, "");
+    lines.push(`- from: \`${mdSafe(h.at)}\``);
+    lines.push(`- event: ${h.event}${h.matcher !== undefined ? `, matcher \`${mdSafe(h.matcher)}\`` : ""}`);
+    lines.push(`- original command: \`${mdSafe(h.original)}\``);
+    lines.push(`- pinned: ${h.exec.shell ? "shell string" : `\`${mdSafe(h.exec.command)}\``} sha256 \`${h.exec.sha256}\`${h.exec.args ? `, args \`${mdSafe(JSON.stringify(h.exec.args))}\`` : ""}`);
+    for (const c of h.conversions) lines.push(`- converted: ${mdSafe(c)}`);
+    for (const w of h.warnings) lines.push(`- **check**: ${mdSafe(w)}`);
+    lines.push("");
+  }
+  if (r.refused.length > 0) {
+    lines.push("## Refused", "");
+    for (const x of r.refused) lines.push(`- \`${mdSafe(x.at)}\`: ${mdSafe(x.why)}`);
+    lines.push("");
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,206 @@
+/**
+ * Importers for the `settings.json` family: Claude Code (`.claude/settings.json`), Gemini CLI
+ * (`.gemini/settings.json`) and LLxprt Code (`.llxprt/settings.json`). All three nest
+ * `hooks.<Event>[] = { matcher?, sequential?, hooks: [{ type: "command", command, timeout?, name? }] }`;
+ * they differ in units (Claude: seconds, Gemini/LLxprt: ms), matcher rules (Claude: a plain word is an
+ * exact match; Gemini: an unanchored regex search) and event and tool names.
+ */
+import {
+  capTimeout, hookName, ImportError, isAll, isPlainWord, re2Problem, resolveCommand,
+  type ImportContext, type ImportedHook, type ImportResult,
+} from "./common.js";
+
+export const CLAUDE_TO_GEMINI_EVENT: Readonly<Record<string, string>> = {
+  PreToolUse: "BeforeTool",
+  PostToolUse: "AfterTool",
+  UserPromptSubmit: "BeforeAgent",
+  Stop: "AfterAgent",
+  PreCompact: "PreCompress",
+  SessionStart: "SessionStart",
+  SessionEnd: "SessionEnd",
+  Notification: "Notification",
+};
+
+export const CLAUDE_TO_GEMINI_TOOL: Readonly<Record<string, string>> = {
+  Bash: "run_shell_command",
+  Edit: "replace",
+  MultiEdit: "replace",
+  Write: "write_file",
+  Read: "read_file",
+  Glob: "glob",
+  Grep: "search_file_content",
+  LS: "list_directory",
+  WebFetch: "web_fetch",
+  WebSearch: "google_web_search",
+  TodoWrite: "write_todos",
+};
+
+const CLAUDE_EVENTS = new Set([...Object.keys(CLAUDE_TO_GEMINI_EVENT), "SubagentStop", "PermissionRequest"]);
+const GEMINI_EVENTS = new Set(["BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "Notification", "SessionStart", "SessionEnd", "PreCompress", "BeforeModel", "AfterModel", "BeforeToolSelection"]);
+const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PermissionRequest", "BeforeTool", "AfterTool"]);
+
+export type SettingsFormat = "claude" | "gemini" | "llxprt";
+export type SettingsTarget = "claude-code" | "gemini-cli" | "llxprt";
+
+const PROJECT_VARS: Record<SettingsFormat, string[]> = {
+  claude: ["CLAUDE_PROJECT_DIR"],
+  gemini: ["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
+  llxprt: ["LLXPRT_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
+};
+
+/**
+ * Convert one settings.json text. `target` defaults to the format's own profile; a Claude file may be
+ * imported for Gemini CLI or LLxprt (events, tool names and matchers are converted, each reported).
+ *
+ * @example
+ * ```ts
+ * const result = importSettingsJson(text, "claude", "gemini-cli", ctx);
+ * ```
+ */
+export function importSettingsJson(text: string, format: SettingsFormat, target: SettingsTarget | undefined, ctx: ImportContext): ImportResult {
+  const profile: SettingsTarget = target ?? (format === "claude" ? "claude-code" : format === "gemini" ? "gemini-cli" : "llxprt");
+  if (format !== "claude" && profile === "claude-code") throw new ImportError(`a ${format} settings file cannot be imported for claude-code`);
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new ImportError(`${ctx.source} is not JSON: ${(err as Error).message}`);
+  }
+  const hooksRoot = (doc as { hooks?: unknown } | null)?.hooks;
+  const result: ImportResult = { profile, format, hooks: [], refused: [], notes: [], needsShell: false, envAllow: ["PATH", "HOME", "LANG"] };
+  if (typeof hooksRoot !== "object" || hooksRoot === null || Array.isArray(hooksRoot)) {
+    throw new ImportError(`${ctx.source} has no "hooks" object`);
+  }
+  const toGemini = format === "claude" && profile !== "claude-code";
+  if (toGemini) result.notes.push(`Claude Code events and tool names converted to ${profile}'s (PreToolUse→BeforeTool, Bash→run_shell_command, …)`);
+  const taken = new Set<string>();
+  for (const [event, groups] of Object.entries(hooksRoot as Record<string, unknown>)) {
+    // Gemini keeps `hooks.enabled` / `hooks.disabled` next to the events in some versions.
+    if (format !== "claude" && (event === "enabled" || event === "disabled" || event === "notifications")) continue;
+    const known = format === "claude" ? CLAUDE_EVENTS : GEMINI_EVENTS;
+    if (!known.has(event)) {
+      result.refused.push({ at: `hooks.${event}`, why: `unknown ${format} event '${event}'` });
+      continue;
+    }
+    let targetEvent = event;
+    if (toGemini) {
+      const mapped = CLAUDE_TO_GEMINI_EVENT[event];
+      if (mapped === undefined) {
+        result.refused.push({ at: `hooks.${event}`, why: `Claude Code event ${event} has no ${profile} equivalent` });
+        continue;
+      }
+      targetEvent = mapped;
+    }
+    if (!Array.isArray(groups)) {
+      result.refused.push({ at: `hooks.${event}`, why: "must be a list of matcher groups" });
+      continue;
+    }
+    groups.forEach((group: unknown, gi) => {
+      const at = `hooks.${event}[${gi}]`;
+      if (typeof group !== "object" || group === null) {
+        result.refused.push({ at, why: "a matcher group must be an object" });
+        return;
+      }
+      const g = group as { matcher?: unknown; sequential?: unknown; hooks?: unknown };
+      if (g.matcher !== undefined && typeof g.matcher !== "string") {
+        result.refused.push({ at: `${at}.matcher`, why: "the matcher must be a string" });
+        return;
+      }
+      const matcherConversions: string[] = [];
+      let matcher: string | undefined;
+      try {
+        matcher = convertMatcher(g.matcher as string | undefined, event, format, profile, matcherConversions);
+      } catch (err) {
+        result.refused.push({ at: `${at}.matcher`, why: (err as Error).message });
+        return;
+      }
+      if (!Array.isArray(g.hooks)) {
+        result.refused.push({ at: `${at}.hooks`, why: "must be a list of hooks" });
+        return;
+      }
+      g.hooks.forEach((h: unknown, hi) => {
+        const hat = `${at}.hooks[${hi}]`;
+        const hook = h as { type?: unknown; command?: unknown; timeout?: unknown; name?: unknown; url?: unknown } | null;
+        if (typeof hook !== "object" || hook === null) {
+          result.refused.push({ at: hat, why: "a hook must be an object" });
+          return;
+        }
+        if (hook.type !== "command") {
+          result.refused.push({ at: hat, why: `type '${String(hook.type)}' is not a command hook (only command hooks run in the command lane; point an http hook at the profile route instead)` });
+          return;
+        }
+        if (typeof hook.command !== "string") {
+          result.refused.push({ at: `${hat}.command`, why: "must be a string" });
+          return;
+        }
+        const imported: ImportedHook = {
+          name: hookName(typeof hook.name === "string" ? hook.name : `${targetEvent}-${matcher ?? "all"}`, taken),
+          event: targetEvent,
+          exec: { command: "", sha256: "" },
+          original: hook.command,
+          at: hat,
+          conversions: [...matcherConversions],
+          warnings: [],
+        };
+        if (typeof hook.name === "string" && hook.name !== imported.name) imported.conversions.push(`name '${hook.name}' → '${imported.name}' (hook names are [a-z0-9_-]{1,64})`);
+        if (toGemini && targetEvent !== event) imported.conversions.push(`event ${event} → ${targetEvent}`);
+        if (matcher !== undefined) imported.matcher = matcher;
+        if (g.sequential === true && profile !== "claude-code") imported.sequential = true;
+        if (hook.timeout !== undefined) {
+          if (typeof hook.timeout !== "number" || !(hook.timeout > 0)) {
+            result.refused.push({ at: `${hat}.timeout`, why: "must be a positive number" });
+            return;
+          }
+          let ms = hook.timeout;
+          if (format === "claude") {
+            ms = Math.round(hook.timeout * 1000);
+            imported.conversions.push(`timeout ${hook.timeout} s → ${ms} ms`);
+          }
+          imported.timeout_ms = capTimeout(Math.max(1, Math.round(ms)), imported.conversions, "timeout");
+        }
+        try {
+          imported.exec = resolveCommand(hook.command, PROJECT_VARS[format], ctx, imported);
+        } catch (err) {
+          result.refused.push({ at: `${hat}.command`, why: (err as Error).message });
+          return;
+        }
+        if (imported.exec.shell) result.needsShell = true;
+        if (/\$\{?CLAUDE_PROJECT_DIR|\$\{?GEMINI_PROJECT_DIR|\$\{?LLXPRT_PROJECT_DIR/.test(hook.command) && imported.exec.shell) {
+          imported.warnings.push("the shell string read a project-dir variable; it was expanded at import");
+        }
+        result.hooks.push(imported);
+      });
+    });
+  }
+  return result;
+}
+
+/**
+ * A matcher in the target's terms. Claude: a plain word (or `A|B` of plain words) matches exactly, so
+ * for Gemini/LLxprt (unanchored search) it becomes `^(?:…)$`, tool names mapped. Any regex is checked
+ * with RE2; one RE2 cannot compile is refused (never a silent exact match).
+ */
+function convertMatcher(matcher: string | undefined, event: string, format: SettingsFormat, profile: SettingsTarget, conversions: string[]): string | undefined {
+  if (isAll(matcher)) return undefined;
+  const m = matcher!;
+  if (!TOOL_EVENTS.has(event)) {
+    // Lifecycle events: an exact string (source / reason / trigger), not a regex.
+    return m;
+  }
+  const problem = re2Problem(m);
+  if (problem !== undefined) throw new ImportError(`matcher '${m}' is not a regex RE2 can compile (${problem}); rewrite it without look-around or back-references`);
+  if (format !== "claude" || profile === "claude-code") return m;
+  const words = m.split("|");
+  if (words.every(isPlainWord)) {
+    const mapped = words.map((w) => CLAUDE_TO_GEMINI_TOOL[w] ?? w);
+    for (const [i, w] of words.entries()) {
+      if (mapped[i] !== w) conversions.push(`tool ${w} → ${mapped[i]}`);
+      else conversions.push(`tool ${w} kept: no known ${profile} name (check it)`);
+    }
+    const anchored = `^(?:${[...new Set(mapped)].join("|")})$`;
+    conversions.push(`matcher '${m}' → '${anchored}' (Claude matches a plain name exactly; ${profile} searches unanchored)`);
+    return anchored;
+  }
+  conversions.push(`matcher '${m}' is a regex kept as is: Claude tool names in it are not converted (check it against ${profile}'s tool names)`);
+  return m;
+}

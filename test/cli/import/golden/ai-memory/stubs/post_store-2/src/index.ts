@@ -1,0 +1,14 @@
+/*
+ * Sandboxed port of an imported ai-memory command hook (hook[1]).
+ * Event post_store, matcher team/*.
+ * Original command: scripts/auto-link
+ *
+ * Move the script's logic here: the function receives exactly the JSON the script read on stdin and
+ * returns exactly the JSON it would print. Until then it allows everything.
+ */
+import type { HookOutput, NativeInput } from "vcp-hooks/profiles/ai-memory";
+
+export function postStore2Hook(input: NativeInput): HookOutput {
+  void input;
+  return {"action":"allow"};
+}

@@ -1,0 +1,14 @@
+/*
+ * Sandboxed port of an imported claude command hook (hooks.SubagentStop[0].hooks[0]).
+ * Event SubagentStop.
+ * Original command: $CLAUDE_PROJECT_DIR/.claude/hooks/inject-context.sh
+ *
+ * Move the script's logic here: the function receives exactly the JSON the script read on stdin and
+ * returns exactly the JSON it would print. Until then it allows everything.
+ */
+import type { HookOutput, NativeInput } from "vcp-hooks/profiles/claude-code";
+
+export function subagentstopAllHook(input: NativeInput): HookOutput {
+  void input;
+  return {};
+}

@@ -1,0 +1,14 @@
+/*
+ * Sandboxed port of an imported gemini command hook (hooks.BeforeTool[0].hooks[0]).
+ * Event BeforeTool, matcher run_shell_command.
+ * Original command: $GEMINI_PROJECT_DIR/.gemini/hooks/shell-guard.sh
+ *
+ * Move the script's logic here: the function receives exactly the JSON the script read on stdin and
+ * returns exactly the JSON it would print. Until then it allows everything.
+ */
+import type { HookOutput, NativeInput } from "vcp-hooks/profiles/gemini-cli";
+
+export function shellGuardHook(input: NativeInput): HookOutput {
+  void input;
+  return {};
+}

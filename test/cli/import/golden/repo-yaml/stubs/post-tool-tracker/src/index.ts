@@ -1,0 +1,14 @@
+/*
+ * Sandboxed port of an imported repo-yaml command hook (post-tool-tracker.yaml: handler.command).
+ * Event PostAbilityCall.
+ * Original command: ./scripts/hooks/post_tool_use_tracker.sh
+ *
+ * Move the script's logic here: the function receives exactly the JSON the script read on stdin and
+ * returns exactly the JSON it would print. Until then it allows everything.
+ */
+import type { HookOutput, NativeInput } from "vcp-hooks/profiles/repo-yaml";
+
+export function postToolTrackerHook(input: NativeInput): HookOutput {
+  void input;
+  return {};
+}

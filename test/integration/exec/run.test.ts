@@ -1,0 +1,222 @@
+// The command lane (PROFILES §6) with real scripts: pinning, process groups, timeouts, orphans, caps,
+// environment and redaction. No timed assertions beyond generous upper bounds that a hang would break.
+import { createHash } from "node:crypto";
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync, renameSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, test } from "vitest";
+import { runCommandHook, type CommandSpec } from "../../../src/pool/exec/run.js";
+import { runExecHooks, type ParseCommandResult } from "../../../src/pool/exec/hook.js";
+import { VcpError } from "../../../src/errors.js";
+
+const FIXTURES = resolve("test/integration/exec/fixtures");
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const sha = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
+
+function spec(name: string, over: Partial<CommandSpec> = {}): CommandSpec {
+  const command = join(FIXTURES, name);
+  return { command, sha256: sha(command), env_allow: ["PATH", "HOME", "LANG"], max_output_bytes: 65536, timeout_ms: 10_000, term_grace_ms: 1000, ...over };
+}
+
+async function refusal(p: Promise<unknown>): Promise<VcpError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(VcpError);
+  return err as VcpError;
+}
+
+/** Running (a zombie left for a container's pid 1 to reap counts as ended). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state !== "Z" && state !== "X";
+  } catch {
+    return false;
+  }
+}
+
+async function waitGone(pid: number): Promise<boolean> {
+  for (let i = 0; i < 100 && alive(pid); i++) await new Promise((s) => setTimeout(s, 100));
+  return !alive(pid);
+}
+
+describe("runCommandHook", () => {
+  test("stdin is written once and closed; stdout, stderr and the exit code come back; sandboxed: false", async () => {
+    const input = JSON.stringify({ tool_name: "run_shell_command", tool_input: { command: "ls" } });
+    const r = await runCommandHook(spec("echo-stdin.sh"), input);
+    expect(r).toMatchObject({ exitCode: 0, signal: null, stdout: input, stderr: `read ${input.length} bytes`, timedOut: false, truncated: false, sandboxed: false });
+    expect(r.sha256).toBe(sha(join(FIXTURES, "echo-stdin.sh")));
+  });
+
+  test("exit codes and texts are reported as the script left them", async () => {
+    const r = await runCommandHook(spec("exit-code.sh", { args: ["2", "", "rm -rf is not allowed"] }), "{}");
+    expect(r).toMatchObject({ exitCode: 2, signal: null, stdout: "", stderr: "rm -rf is not allowed" });
+  });
+
+  test("a script that never reads stdin does not fail the run (EPIPE ignored)", async () => {
+    const r = await runCommandHook(spec("no-read.sh"), "x".repeat(1024 * 1024));
+    expect(r).toMatchObject({ exitCode: 0, stdout: "ok\n" });
+  });
+
+  test("a changed script is refused with EXEC_HASH_MISMATCH and not run", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vcp-exec-"));
+    dirs.push(dir);
+    const file = join(dir, "hook.sh");
+    const marker = join(dir, "ran");
+    writeFileSync(file, `#!/bin/sh\necho first\n`, { mode: 0o755 });
+    const pinned = sha(file);
+    writeFileSync(file, `#!/bin/sh\ntouch ${marker}\necho swapped\n`, { mode: 0o755 });
+    const err = await refusal(runCommandHook({ ...spec("echo-stdin.sh"), command: file, sha256: pinned }, "{}"));
+    expect(err.code).toBe("EXEC_HASH_MISMATCH");
+    expect(err.message).toContain(file);
+    expect(err.details).toMatchObject({ pinned, actual: sha(file) });
+    expect(() => readFileSync(marker)).toThrow();
+  });
+
+  test("a script swapped by rename after pinning is refused; the pinned one runs again once restored", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vcp-exec-"));
+    dirs.push(dir);
+    const file = join(dir, "hook.sh");
+    copyFileSync(join(FIXTURES, "no-read.sh"), file);
+    chmodSync(file, 0o755);
+    const pinned = sha(file);
+    writeFileSync(join(dir, "evil.sh"), "#!/bin/sh\necho evil\n", { mode: 0o755 });
+    renameSync(join(dir, "evil.sh"), file);
+    expect((await refusal(runCommandHook({ ...spec("no-read.sh"), command: file, sha256: pinned }, ""))).code).toBe("EXEC_HASH_MISMATCH");
+    copyFileSync(join(FIXTURES, "no-read.sh"), file);
+    expect((await runCommandHook({ ...spec("no-read.sh"), command: file, sha256: pinned }, "")).stdout).toBe("ok\n");
+  });
+
+  test("a shell string needs exec.shell (EXEC_SHELL_DISABLED), and then runs pinned by its text", async () => {
+    const command = "printf '%s' \"$(cat)\" | tr a-z A-Z";
+    const s: CommandSpec = { ...spec("no-read.sh"), command, sha256: createHash("sha256").update(command).digest("hex"), shell: true };
+    const err = await refusal(runCommandHook(s, "abc"));
+    expect(err.code).toBe("EXEC_SHELL_DISABLED");
+    expect((await runCommandHook(s, "abc", { shellAllowed: true })).stdout).toBe("ABC");
+    expect((await refusal(runCommandHook({ ...s, command: `${command} ; true` }, "abc", { shellAllowed: true }))).code).toBe("EXEC_HASH_MISMATCH");
+  });
+
+  test("a missing executable or a relative path is EXEC_SPAWN_FAILED naming it", async () => {
+    const err = await refusal(runCommandHook({ ...spec("no-read.sh"), command: join(FIXTURES, "nope.sh") }, ""));
+    expect(err.code).toBe("EXEC_SPAWN_FAILED");
+    expect(err.message).toContain("nope.sh");
+    expect((await refusal(runCommandHook({ ...spec("no-read.sh"), command: "no-read.sh" }, ""))).code).toBe("EXEC_SPAWN_FAILED");
+  });
+
+  test("wrapper: the argv prefix runs the pinned file (here /usr/bin/env as a stand-in for bwrap)", async () => {
+    const r = await runCommandHook(spec("echo-stdin.sh", { wrapper: ["/usr/bin/env", "VCP_WRAPPED=1"] }), "via wrapper");
+    expect(r).toMatchObject({ exitCode: 0, stdout: "via wrapper" });
+    const missing = await refusal(runCommandHook(spec("echo-stdin.sh", { wrapper: ["/nonexistent/bwrap"] }), ""));
+    expect(missing.code).toBe("EXEC_SPAWN_FAILED");
+    expect(missing.message).toContain("could not be started");
+  });
+
+  test("a pinned file without the execute bit is EXEC_SPAWN_FAILED, not run", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vcp-exec-"));
+    dirs.push(dir);
+    const file = join(dir, "plain.sh");
+    writeFileSync(file, "#!/bin/sh\necho ran\n", { mode: 0o644 });
+    const err = await refusal(runCommandHook({ ...spec("no-read.sh"), command: file, sha256: sha(file) }, ""));
+    expect(err.code).toBe("EXEC_SPAWN_FAILED");
+  });
+
+  test("only env_allow variables reach the script", async () => {
+    const r = await runCommandHook(spec("env.sh", { env_allow: ["PATH", "VCP_TEST_OK"] }), "", {
+      env: { PATH: process.env["PATH"], VCP_TEST_OK: "yes", VCP_CLIENT_TOKEN: "secret-token", HOME: "/root" },
+    });
+    const names = r.stdout.trim().split("\n").map((l) => l.split("=")[0]).filter((n) => n !== "PWD" && n !== "SHLVL" && n !== "_");
+    expect(names.sort()).toEqual(["PATH", "VCP_TEST_OK"]);
+    expect(r.stdout).not.toContain("secret-token");
+  });
+
+  test("output over max_output_bytes is cut and marked truncated; the script still ends normally", async () => {
+    const r = await runCommandHook(spec("flood.sh", { max_output_bytes: 4096 }), "");
+    expect(r.exitCode).toBe(0);
+    expect(r.truncated).toBe(true);
+    expect(r.stdout).toBe("a".repeat(4096));
+    expect(r.stderr).toBe("b".repeat(4096));
+  });
+
+  test("stderr is redacted (bearer tokens, sk- keys)", async () => {
+    const r = await runCommandHook(spec("secret.sh"), "");
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain("Bearer [REDACTED]");
+    expect(r.stderr).toContain("[REDACTED:api-key]");
+    expect(r.stderr).not.toContain("abcdefghijklmnop");
+  });
+
+  test("`trap '' TERM; sleep 60` ends by timeout + grace + 1 s, killed with SIGKILL, group included", async () => {
+    const started = Date.now();
+    const r = await runCommandHook(spec("trap-term.sh", { timeout_ms: 300, term_grace_ms: 300 }), "");
+    const took = Date.now() - started;
+    expect(r.timedOut).toBe(true);
+    expect(r.signal).toBe("SIGKILL");
+    expect(r.exitCode).toBeNull();
+    // An upper bound a hang (60 s) would break by far; the contract is 300 + 300 + 1000 ms plus spawn.
+    expect(took).toBeLessThan(15_000);
+  });
+
+  test("with term_grace_ms 0 (ai-memory's wire) a timeout kills at once", async () => {
+    const r = await runCommandHook(spec("trap-term.sh", { timeout_ms: 200, term_grace_ms: 0 }), "");
+    expect(r).toMatchObject({ timedOut: true, signal: "SIGKILL" });
+  });
+
+  test("an orphan holding stdout does not hang the run, and is ended with its group", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vcp-exec-"));
+    dirs.push(dir);
+    const pidFile = join(dir, "orphan.pid");
+    const started = Date.now();
+    const r = await runCommandHook(spec("orphan.sh", { args: [pidFile] }), "");
+    expect(r).toMatchObject({ exitCode: 0, stdout: "started\n", timedOut: false });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    // The orphan `sleep 60` got the group's SIGKILL: nothing the hook left behind keeps running.
+    expect(await waitGone(Number(readFileSync(pidFile, "utf8").trim()))).toBe(true);
+  });
+
+  test("two exec hooks on one event each read the full stdin", async () => {
+    const input = JSON.stringify({ prompt: "p".repeat(200_000) });
+    const parse: ParseCommandResult = (res) => ({ stdout_bytes: res.stdout.length, exit: res.exitCode });
+    const runs = await runExecHooks([{ name: "a", spec: spec("echo-stdin.sh", { max_output_bytes: 1 << 20 }) }, { name: "b", spec: spec("echo-stdin.sh", { max_output_bytes: 1 << 20 }) }], "BeforeAgent", input, parse);
+    expect(runs.map((r) => r.output)).toEqual([{ stdout_bytes: input.length, exit: 0 }, { stdout_bytes: input.length, exit: 0 }]);
+    expect(runs.map((r) => r.record)).toMatchObject([
+      { hook: "a", sandboxed: false, outcome: "ok", exit_code: 0 },
+      { hook: "b", sandboxed: false, outcome: "ok", exit_code: 0 },
+    ]);
+  });
+
+  test("runExecHook: refusal, non-zero exit and signal become records (exec_refused, exec_nonzero, exec_signal)", async () => {
+    const parse: ParseCommandResult = (res, hook) => ({ hook, code: res.exitCode, signal: res.signal });
+    const runs = await runExecHooks(
+      [
+        { name: "changed", spec: { ...spec("no-read.sh"), sha256: "0".repeat(64) } },
+        { name: "two", spec: spec("exit-code.sh", { args: ["2", "", "no"] }) },
+        { name: "slow", spec: spec("trap-term.sh", { timeout_ms: 200, term_grace_ms: 100 }) },
+      ],
+      "BeforeTool",
+      "{}",
+      parse,
+    );
+    expect(runs[0]).toMatchObject({ output: undefined, record: { outcome: "exec_refused", error_code: "EXEC_HASH_MISMATCH", sandboxed: false } });
+    expect(runs[0]!.error?.code).toBe("EXEC_HASH_MISMATCH");
+    expect(runs[1]).toMatchObject({ output: { hook: "two", code: 2 }, record: { outcome: "exec_nonzero", exit_code: 2 } });
+    expect(runs[2]).toMatchObject({ output: { hook: "slow", signal: "SIGKILL" }, record: { outcome: "exec_signal", timed_out: true } });
+  });
+});
+
+describe("process group", () => {
+  test("a timeout reaches the script's children", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vcp-exec-"));
+    dirs.push(dir);
+    const pidFile = join(dir, "child.pid");
+    const file = join(dir, "tree.sh");
+    writeFileSync(file, `#!/bin/sh\nsleep 60 >/dev/null 2>&1 &\necho $! > ${pidFile}\nwait\n`, { mode: 0o755 });
+    const r = await runCommandHook({ ...spec("no-read.sh"), command: file, sha256: sha(file), timeout_ms: 500, term_grace_ms: 500 }, "");
+    expect(r.timedOut).toBe(true);
+    const pid = Number(readFileSync(pidFile, "utf8").trim());
+    expect(await waitGone(pid)).toBe(true);
+  });
+});
