@@ -184,7 +184,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, runtime: Serve
           unsubscribe = undefined;
         }
       };
-      request.raw.on("close", stop);
+      // The response's close, not the request's: a GET request "closes" as soon as its (empty) body is read.
       res.on("close", stop);
       res.on("error", stop);
       logStream(request, "decision stream opened");
