@@ -1,0 +1,163 @@
+// The operator console in a real browser: headless Chromium from Debian's package (`apt-get install
+// chromium`; .ci/run installs it), driven by playwright-core — nothing is downloaded at test time —
+// against the real server and runtime. Screenshots of each page go to test-results/console/.
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { renderHtml } from "../../bench/sandbox/report-html.js";
+import { makeCase, makeReport, notContained } from "../unit/bench/sandbox-fixtures.js";
+import { call, constitution, events, signed, TOKENS } from "./helpers.js";
+import { CONSOLE_CODE, consoleManifest, startConsoleHarness, XSS, type ConsoleHarness } from "./console-helpers.js";
+
+const CHROMIUM = process.env.VCP_CHROMIUM ?? "/usr/bin/chromium";
+const SHOTS = join(import.meta.dirname, "..", "..", "test-results", "console");
+// CI installs Chromium (.ci/run), so there a missing binary fails the run; elsewhere the file is skipped.
+const available = existsSync(CHROMIUM);
+if (!available && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs it with apt-get install -y chromium`);
+
+describe.skipIf(!available)("operator console in Chromium", () => {
+  let h: ConsoleHarness;
+  let browser: Browser;
+  let page: Page;
+  const dialogs: string[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    h = await startConsoleHarness();
+    const cases = [
+      makeCase("cpu-loop", "resource-exhaustion"),
+      makeCase("heap-bomb", "resource-exhaustion", { background: { window_ms: 300, samples: 80, p50_ms: 1.2, p99_ms: 5.5, errors: 0, error_kinds: {}, p50_ratio: 1.2, p99_ratio: 2.7 } }),
+      notContained(makeCase("fork-bomb", "process-killers"), `guest said ${XSS}`),
+    ];
+    const report = makeReport(cases);
+    writeFileSync(join(h.reportDir, "report.json"), JSON.stringify(report));
+    writeFileSync(join(h.reportDir, "report.html"), renderHtml(report));
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.on("dialog", (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+  }, 60_000);
+
+  const shot = (name: string, p: Page = page) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });
+
+  async function login(p: Page, token: string): Promise<void> {
+    await p.locator("#token").fill(token);
+    await p.keyboard.press("Enter");
+  }
+
+  it("a wrong token, then a client token, show the login form with the server's reason; the operator token gets in", async () => {
+    await page.goto(`${h.url}/console`);
+    await expect.poll(() => page.locator("label[for=token]").textContent()).toBe("Operator token");
+    await login(page, "not-a-token");
+    await expect.poll(() => page.locator("#login-error").textContent()).toBe("UNAUTHENTICATED: the bearer token matches no configured principal");
+    await shot("login");
+    await login(page, TOKENS.client);
+    await expect.poll(() => page.locator("#login-error").textContent()).toMatch(/^FORBIDDEN: a client token may not use GET \/v1\/status/);
+    await login(page, TOKENS.operator);
+    await page.locator("h1", { hasText: "Bundles" }).waitFor();
+    // The token is in this tab's session storage and in no URL.
+    expect(await page.evaluate(() => sessionStorage.getItem("vcp-hooks.operator-token"))).toBe(TOKENS.operator);
+    expect(page.url()).not.toContain(TOKENS.operator);
+  }, 60_000);
+
+  it("uploads a signed bundle with the file picker and lists it; a tampered one shows the server's code and message verbatim", async () => {
+    await page.locator("#bundle-file").setInputFiles({ name: "console-demo.vcpb", mimeType: "application/json", buffer: Buffer.from(JSON.stringify(signed(consoleManifest(), CONSOLE_CODE))) });
+    await page.locator('#bundles-table tr[data-bundle="console-demo"]').waitFor();
+    const row = await page.locator('#bundles-table tr[data-bundle="console-demo"]').innerText();
+    expect(row).toContain("1.0.0");
+    expect(row).toContain("ops");
+    expect(row).toContain("deployment");
+    const tampered = signed(consoleManifest("1.0.1"), CONSOLE_CODE);
+    (tampered as { code: string }).code += "\n// changed after signing";
+    await page.locator("#bundle-file").setInputFiles({ name: "tampered.vcpb", mimeType: "application/json", buffer: Buffer.from(JSON.stringify(tampered)) });
+    const direct = await call(h.url, "PUT", "/v1/bundles/console-demo", { token: TOKENS.operator, raw: JSON.stringify(tampered), contentType: "application/vnd.vcp.bundle+json" });
+    await expect.poll(() => page.locator(".message.error").innerText()).toBe(`${direct.body.error.code} ${direct.body.error.message}`);
+    // The refused install is listed with its error, and the installed revision stayed.
+    await expect.poll(() => page.locator('#bundles-table tr[data-bundle="console-demo"] ul.errors').innerText(), { timeout: 15_000 }).toContain(direct.body.error.code);
+    await shot("bundles");
+  }, 60_000);
+
+  it("shows the resolved chain order", async () => {
+    await page.locator('nav a[data-page="chains"]').click();
+    await page.locator("section.chain", { hasText: "pre_inject" }).waitFor();
+    expect(await page.locator("section.chain").first().innerText()).toMatch(/redact_note\s+console-demo\s+50\s+deployment/);
+    await shot("chains");
+  }, 30_000);
+
+  it("a chain fired through the API appears in live decisions; its trace shows guest text as text, and the layout does not move", async () => {
+    await page.locator('nav a[data-page="decisions"]').click();
+    await expect.poll(() => page.locator("#stream-state").textContent(), { timeout: 15_000 }).toMatch(/^Live/);
+    const boxes = () => page.evaluate(() => ["form.filters", "#stream-state", "#decisions", "#trace"].map((s) => JSON.stringify(document.querySelector(s)!.getBoundingClientRect())));
+    const before = await boxes();
+    const opened = await call(h.url, "POST", "/v1/sessions", { token: TOKENS.client, body: { session_id: "browser-1", context: { note: "mail ana@example.org" }, constitution } });
+    expect(opened.status).toBe(201);
+    for (let i = 0; i < 20; i++) {
+      const fired = await call(h.url, "POST", "/v1/sessions/browser-1/chains/pre_inject", { token: TOKENS.client, body: { event: events.pre_inject } });
+      expect(fired.status).toBe(200);
+    }
+    await expect.poll(() => page.locator("#decisions-body tr").count(), { timeout: 15_000 }).toBe(20);
+    expect(await boxes()).toEqual(before);
+    await page.locator("#decisions-body tr").first().click();
+    const annotations = page.locator("#trace pre.annotations");
+    await annotations.waitFor();
+    expect(await annotations.textContent()).toContain(XSS);
+    expect(await page.locator("#trace img").count()).toBe(0);
+    expect(await page.locator("#trace ul.diff").innerText()).toContain('/context/note: "mail [email]"');
+    // Keyboard: a row is focusable and Enter opens its trace.
+    await page.locator("#decisions-body tr").nth(1).focus();
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.locator("#decisions-body tr").nth(1).getAttribute("aria-current")).toBe("true");
+    expect(dialogs).toEqual([]);
+    await shot("decisions");
+  }, 60_000);
+
+  it("health shows per-hook calls and latency charts, the sandbox and the audit head", async () => {
+    await page.locator('nav a[data-page="health"]').click();
+    const card = page.locator("article.hook-card", { hasText: "redact_note" });
+    await card.waitFor();
+    await expect.poll(() => card.locator("dl.stats").innerText(), { timeout: 10_000 }).toMatch(/calls\s+20/);
+    expect(await card.locator("svg.spark").count()).toBe(2);
+    const head = await call(h.url, "GET", "/v1/audit/head", { token: TOKENS.operator });
+    await expect.poll(() => page.locator("#audit-head").textContent(), { timeout: 10_000 }).toMatch(/^sha256:/);
+    expect(head.body.hash).toMatch(/^sha256:/);
+    // Let a second poll draw the sparklines.
+    await page.waitForTimeout(2500);
+    await shot("health");
+  }, 30_000);
+
+  it("shows the security report and the approvals placeholder", async () => {
+    await page.locator('nav a[data-page="security"]').click();
+    await expect.poll(() => page.locator("#verdict").innerText()).toBe("FAIL — 1 of 3 cases NOT contained");
+    expect(await page.locator("figure.chart svg rect").count()).toBeGreaterThan(0);
+    expect(await page.locator("#cases").innerText()).toContain(`guest said ${XSS}`);
+    await shot("security");
+    await page.locator('nav a[data-page="approvals"]').click();
+    await expect.poll(() => page.locator("#no-approvals").innerText()).toContain("Approvals arrive with the Amplifier profile.");
+    expect(dialogs).toEqual([]);
+  }, 30_000);
+
+  it("at a 390 px phone width nothing overflows sideways", async () => {
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    try {
+      await phone.goto(`${h.url}/console`);
+      await login(phone, TOKENS.operator);
+      for (const id of ["bundles", "decisions", "health", "security"]) {
+        await phone.evaluate((page) => (location.hash = `#/${page}`), id);
+        await phone.locator(`.page-${id}`).waitFor();
+        await phone.waitForTimeout(400);
+        expect(await phone.evaluate(() => document.documentElement.scrollWidth), id).toBeLessThanOrEqual(390);
+        await shot(`${id}-phone`, phone);
+      }
+    } finally {
+      await phone.close();
+    }
+  }, 60_000);
+});
