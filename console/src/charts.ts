@@ -49,13 +49,13 @@ export function stackedBar(parts: ReadonlyArray<{ label: string; value: number; 
 
 /** Horizontal bars for labelled values with an optional reference line (e.g. the quiet baseline). */
 export function barChart(rows: ReadonlyArray<{ label: string; value: number | null; bad?: boolean }>, options: { label: string; unit: string; reference?: number | null; width?: number }): SVGElement {
-  const width = options.width ?? 520;
+  const width = options.width ?? 640;
   const labelW = Math.min(200, Math.round(width * 0.4));
   const rowH = 16;
   const height = rows.length * rowH + 18;
   const max = Math.max(1e-9, options.reference ?? 0, ...rows.map((r) => r.value ?? 0));
   const scale = (v: number) => (v / max) * (width - labelW - 60);
-  const root = svg("svg", { viewBox: `0 0 ${width} ${height}`, width: "100%", role: "img", "aria-label": options.label, class: "barchart", preserveAspectRatio: "xMinYMin meet" });
+  const root = svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": options.label, class: "barchart", preserveAspectRatio: "xMinYMin meet" });
   root.appendChild(svg("title", {}, options.label));
   rows.forEach((r, i) => {
     const top = i * rowH + 2;

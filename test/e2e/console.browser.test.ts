@@ -7,7 +7,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderHtml } from "../../bench/sandbox/report-html.js";
 import { makeCase, makeReport, notContained } from "../unit/bench/sandbox-fixtures.js";
-import { call, constitution, events, signed, TOKENS } from "./helpers.js";
+import { call, constitution, events, settings, signed, TOKENS } from "./helpers.js";
 import { CONSOLE_CODE, consoleManifest, startConsoleHarness, XSS, type ConsoleHarness } from "./console-helpers.js";
 
 const CHROMIUM = process.env.VCP_CHROMIUM ?? "/usr/bin/chromium";
@@ -119,6 +119,16 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     await shot("decisions");
   }, 60_000);
 
+  it("a dropped stream says so, reconnects with backoff, and is live again", async () => {
+    // Cut every connection of the server, the page's stream included (as a proxy or network would).
+    h.server.app.server.closeAllConnections();
+    await expect.poll(() => page.locator("#stream-state").textContent(), { timeout: 10_000 }).toMatch(/^Stream dropped \(.*\)\. Reconnecting in 1 s \(attempt 1\)/);
+    expect(await page.locator("#stream-state").getAttribute("role")).toBe("status");
+    await expect.poll(() => page.locator("#stream-state").textContent(), { timeout: 15_000 }).toMatch(/^Live/);
+    // The rows already shown stay.
+    expect(await page.locator("#decisions-body tr").count()).toBe(20);
+  }, 40_000);
+
   it("health shows per-hook calls and latency charts, the sandbox and the audit head", async () => {
     await page.locator('nav a[data-page="health"]').click();
     const card = page.locator("article.hook-card", { hasText: "redact_note" });
@@ -142,6 +152,17 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     await page.locator('nav a[data-page="approvals"]').click();
     await expect.poll(() => page.locator("#no-approvals").innerText()).toContain("Approvals arrive with the Amplifier profile.");
     expect(dialogs).toEqual([]);
+  }, 30_000);
+
+  it("a token revoked while the page is open (config reload) sends the operator back to the login form with the reason", async () => {
+    h.server.update({ ...settings(), auth: settings().auth.filter((a) => a.role !== "operator") });
+    try {
+      await page.locator('nav a[data-page="bundles"]').click();
+      await expect.poll(() => page.locator("#login-error").textContent(), { timeout: 15_000 }).toBe("UNAUTHENTICATED: the bearer token matches no configured principal");
+      expect(await page.evaluate(() => sessionStorage.getItem("vcp-hooks.operator-token"))).toBeNull();
+    } finally {
+      h.server.update(settings());
+    }
   }, 30_000);
 
   it("at a 390 px phone width nothing overflows sideways", async () => {

@@ -198,7 +198,7 @@ export function mountDecisions(root: HTMLElement): () => void {
           if (event.event === "hello") {
             attempt = 0;
             const hello = JSON.parse(event.data) as { max_events_per_second: number };
-            state_(`Live · the server sends at most ${hello.max_events_per_second} chains/s to this page and samples above that`, "ok");
+            state_(`Live · at most ${hello.max_events_per_second} chains/s shown; the server samples above that`, "ok");
           } else if (event.event === "stats") {
             const s = JSON.parse(event.data) as { sampled_out: number; dropped: number };
             sampledOut = s.sampled_out;
