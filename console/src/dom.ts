@@ -52,6 +52,7 @@ export function jsonText(value: unknown, max = 4000): string {
 
 export function fmtMs(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return "–";
+  if (ms === 0) return "0 ms";
   if (ms < 1) return `${(ms * 1000).toFixed(0)} µs`;
   return `${ms.toFixed(ms < 10 ? 2 : ms < 100 ? 1 : 0)} ms`;
 }

@@ -46,6 +46,14 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     await h?.close();
   }, 60_000);
 
+  /** Fire `n` pre_inject chains in session browser-1 through the API, as a client would. */
+  async function fire(n: number): Promise<void> {
+    for (let i = 0; i < n; i++) {
+      const fired = await call(h.url, "POST", "/v1/sessions/browser-1/chains/pre_inject", { token: TOKENS.client, body: { event: events.pre_inject } });
+      expect(fired.status).toBe(200);
+    }
+  }
+
   const shot = (name: string, p: Page = page) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });
 
   async function login(p: Page, token: string): Promise<void> {
@@ -134,12 +142,17 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     const card = page.locator("article.hook-card", { hasText: "redact_note" });
     await card.waitFor();
     await expect.poll(() => card.locator("dl.stats").innerText(), { timeout: 10_000 }).toMatch(/calls\s+20/);
+    // Traffic across a few polls, so the sparklines have something to draw.
+    for (let round = 0; round < 3; round++) {
+      await fire(4 + round * 3);
+      await page.waitForTimeout(2100);
+    }
+    await expect.poll(() => card.locator("dl.stats").innerText(), { timeout: 10_000 }).toMatch(/calls\s+41/);
+    expect(await card.locator("svg.spark path").count()).toBeGreaterThanOrEqual(2);
     expect(await card.locator("svg.spark").count()).toBe(2);
     const head = await call(h.url, "GET", "/v1/audit/head", { token: TOKENS.operator });
     await expect.poll(() => page.locator("#audit-head").textContent(), { timeout: 10_000 }).toMatch(/^sha256:/);
     expect(head.body.hash).toMatch(/^sha256:/);
-    // Let a second poll draw the sparklines.
-    await page.waitForTimeout(2500);
     await shot("health");
   }, 30_000);
 
@@ -173,6 +186,11 @@ describe.skipIf(!available)("operator console in Chromium", () => {
       for (const id of ["bundles", "decisions", "health", "security"]) {
         await phone.evaluate((page) => (location.hash = `#/${page}`), id);
         await phone.locator(`.page-${id}`).waitFor();
+        if (id === "decisions") {
+          await expect.poll(() => phone.locator("#stream-state").textContent(), { timeout: 15_000 }).toMatch(/^Live/);
+          await fire(3);
+          await expect.poll(() => phone.locator("#decisions-body tr").count(), { timeout: 15_000 }).toBe(3);
+        }
         await phone.waitForTimeout(400);
         expect(await phone.evaluate(() => document.documentElement.scrollWidth), id).toBeLessThanOrEqual(390);
         await shot(`${id}-phone`, phone);
