@@ -21,10 +21,16 @@ describe.skipIf(!available)("operator console in Chromium", () => {
   let browser: Browser;
   let page: Page;
   const dialogs: string[] = [];
+  /** CSP violations and uncaught page errors: there must be none. */
+  const problems: string[] = [];
+
+  /** Every input and select of the page has a label a screen reader announces. */
+  const unlabelled = (p: Page) => p.evaluate<string[]>(`[...document.querySelectorAll("input, select")].filter((e) => e.labels.length === 0).map((e) => e.id || e.name)`);
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    h = await startConsoleHarness();
+    // 25 chains/s per page: the 20-chain burst below fits, 150 chains at once are sampled.
+    h = await startConsoleHarness({ stream: { maxEventsPerSecond: 25 } });
     const cases = [
       makeCase("cpu-loop", "resource-exhaustion"),
       makeCase("heap-bomb", "resource-exhaustion", { background: { window_ms: 300, samples: 80, p50_ms: 1.2, p99_ms: 5.5, errors: 0, error_kinds: {}, p50_ratio: 1.2, p99_ratio: 2.7 } }),
@@ -35,6 +41,10 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     writeFileSync(join(h.reportDir, "report.html"), renderHtml(report));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.on("console", (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(m.text());
+    });
+    page.on("pageerror", (err) => problems.push(String(err)));
     page.on("dialog", (d) => {
       dialogs.push(d.message());
       void d.dismiss();
@@ -91,11 +101,23 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     // The refused install is listed with its error, and the installed revision stayed.
     await expect.poll(() => page.locator('#bundles-table tr[data-bundle="console-demo"] ul.errors').innerText(), { timeout: 15_000 }).toContain(direct.body.error.code);
     await shot("bundles");
+    expect(await unlabelled(page)).toEqual([]);
+    // Drag and drop: an update to 1.0.1 dropped on the drop zone is installed and listed.
+    const update = JSON.stringify(signed(consoleManifest("1.0.1"), CONSOLE_CODE));
+    const transfer = await page.evaluateHandle(`(() => { const t = new DataTransfer(); t.items.add(new File([${JSON.stringify(update)}], "console-demo-1.0.1.vcpb", { type: "application/json" })); return t; })()`);
+    await page.dispatchEvent("#dropzone", "drop", { dataTransfer: transfer });
+    await expect.poll(() => page.locator(".message.ok").innerText()).toMatch(/^Installed console-demo@1\.0\.1 \(sha256:/);
+    await expect.poll(() => page.locator('#bundles-table tr[data-bundle="console-demo"] td').first().innerText()).toBe("1.0.1");
   }, 60_000);
 
   it("shows the resolved chain order", async () => {
-    await page.locator('nav a[data-page="chains"]').click();
+    // Keyboard only: from the first page link, Tab reaches the next one and Enter opens it.
+    await page.locator('nav a[data-page="bundles"]').focus();
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate<string>("document.activeElement.dataset.page")).toBe("chains");
+    await page.keyboard.press("Enter");
     await page.locator("section.chain", { hasText: "pre_inject" }).waitFor();
+    expect(await page.locator('nav a[aria-current="page"]').innerText()).toBe("Chains");
     expect(await page.locator("section.chain").first().innerText()).toMatch(/redact_note\s+console-demo\s+50\s+deployment/);
     await shot("chains");
   }, 30_000);
@@ -103,7 +125,8 @@ describe.skipIf(!available)("operator console in Chromium", () => {
   it("a chain fired through the API appears in live decisions; its trace shows guest text as text, and the layout does not move", async () => {
     await page.locator('nav a[data-page="decisions"]').click();
     await expect.poll(() => page.locator("#stream-state").textContent(), { timeout: 15_000 }).toMatch(/^Live/);
-    const boxes = () => page.evaluate(() => ["form.filters", "#stream-state", "#decisions", "#trace"].map((s) => JSON.stringify(document.querySelector(s)!.getBoundingClientRect())));
+    // Strings run in the page (this file is type-checked without the DOM library).
+    const boxes = () => page.evaluate<string[]>(`["form.filters", "#stream-state", "#decisions", "#trace"].map((s) => JSON.stringify(document.querySelector(s).getBoundingClientRect()))`);
     const before = await boxes();
     const opened = await call(h.url, "POST", "/v1/sessions", { token: TOKENS.client, body: { session_id: "browser-1", context: { note: "mail ana@example.org" }, constitution } });
     expect(opened.status).toBe(201);
@@ -124,6 +147,7 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     await page.keyboard.press("Enter");
     await expect.poll(() => page.locator("#decisions-body tr").nth(1).getAttribute("aria-current")).toBe("true");
     expect(dialogs).toEqual([]);
+    expect(await unlabelled(page)).toEqual([]);
     await shot("decisions");
   }, 60_000);
 
@@ -167,6 +191,34 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     expect(dialogs).toEqual([]);
   }, 30_000);
 
+  it("150 chains at once: the server samples above the page's rate, the page says how many, and stays usable", async () => {
+    await page.locator('nav a[data-page="decisions"]').click();
+    await expect.poll(() => page.locator("#stream-state").textContent(), { timeout: 15_000 }).toMatch(/^Live · at most 25 chains\/s/);
+    const total = 150;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < total) {
+          next++;
+          const fired = await call(h.url, "POST", "/v1/sessions/browser-1/chains/pre_inject", { token: TOKENS.client, body: { event: events.pre_inject } });
+          expect(fired.status).toBe(200);
+        }
+      }),
+    );
+    const counts = async () => {
+      const m = /^(\d+) received · (\d+) sampled out by the server · (\d+) dropped$/.exec((await page.locator("#stream-counters").textContent()) ?? "");
+      return m ? { received: Number(m[1]), sampled: Number(m[2]), dropped: Number(m[3]) } : null;
+    };
+    await expect.poll(async () => { const c = await counts(); return c && c.received + c.sampled + c.dropped; }, { timeout: 15_000 }).toBe(total);
+    const c = (await counts())!;
+    expect(c.sampled).toBeGreaterThan(0);
+    await expect.poll(() => page.locator("#decisions-body tr").count()).toBe(c.received);
+    // Still responsive: the controls answer.
+    await page.locator("button", { hasText: "Pause" }).click();
+    expect(await page.locator("button", { hasText: "Resume" }).getAttribute("aria-pressed")).toBe("true");
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it("a token revoked while the page is open (config reload) sends the operator back to the login form with the reason", async () => {
     h.server.update({ ...settings(), auth: settings().auth.filter((a) => a.role !== "operator") });
     try {
@@ -184,7 +236,7 @@ describe.skipIf(!available)("operator console in Chromium", () => {
       await phone.goto(`${h.url}/console`);
       await login(phone, TOKENS.operator);
       for (const id of ["bundles", "decisions", "health", "security"]) {
-        await phone.evaluate((page) => (location.hash = `#/${page}`), id);
+        await phone.evaluate(`location.hash = "#/${id}"`);
         await phone.locator(`.page-${id}`).waitFor();
         if (id === "decisions") {
           await expect.poll(() => phone.locator("#stream-state").textContent(), { timeout: 15_000 }).toMatch(/^Live/);
@@ -192,7 +244,7 @@ describe.skipIf(!available)("operator console in Chromium", () => {
           await expect.poll(() => phone.locator("#decisions-body tr").count(), { timeout: 15_000 }).toBe(3);
         }
         await phone.waitForTimeout(400);
-        expect(await phone.evaluate(() => document.documentElement.scrollWidth), id).toBeLessThanOrEqual(390);
+        expect(await phone.evaluate<number>("document.documentElement.scrollWidth"), id).toBeLessThanOrEqual(390);
         await shot(`${id}-phone`, phone);
       }
     } finally {

@@ -38,7 +38,9 @@ interface Track {
   rate: Array<number | null>;
   p50: Array<number | null>;
   p99: Array<number | null>;
+  timeouts: Array<number | null>;
   prevCalls: number | null;
+  prevTimeouts: number | null;
   prevBuckets: Array<[number, number]> | null;
 }
 
@@ -105,11 +107,13 @@ export function mountHealth(root: HTMLElement): () => void {
     for (const hook of status.hooks) {
       const key = `${hook.scope}\u0000${hook.bundle}\u0000${hook.hook}\u0000${hook.session_id ?? ""}`;
       let t = tracks.get(key);
-      if (t === undefined) tracks.set(key, (t = { rate: [], p50: [], p99: [], prevCalls: null, prevBuckets: null }));
+      if (t === undefined) tracks.set(key, (t = { rate: [], timeouts: [], p50: [], p99: [], prevCalls: null, prevTimeouts: null, prevBuckets: null }));
       const cumulative = buckets(samples, HOOK_SECONDS, { bundle: hook.bundle, hook: hook.hook });
       const interval = t.prevBuckets === null ? null : subtract(cumulative, t.prevBuckets);
       const rate = dt !== null && t.prevCalls !== null ? Math.max(0, hook.calls - t.prevCalls) / dt : null;
       push(t.rate, rate);
+      push(t.timeouts, dt !== null && t.prevTimeouts !== null ? Math.max(0, hook.timeouts - t.prevTimeouts) / dt : null);
+      t.prevTimeouts = hook.timeouts;
       push(t.p50, interval ? ms(quantile(0.5, interval)) : null);
       push(t.p99, interval ? ms(quantile(0.99, interval)) : null);
       t.prevCalls = hook.calls;
@@ -141,9 +145,15 @@ export function mountHealth(root: HTMLElement): () => void {
             `Outcomes of ${hook.hook}: ${outcomes.map(([o, n]) => `${o} ${n}`).join(", ") || "none yet"}`,
           ),
           h("p", { class: "legend" }, outcomes.map(([o, n]) => `${o} ${n}`).join(" · ") || "no calls yet"),
-          h("div", { class: "chart-label" }, "calls/s"),
-          sparkline([{ values: t.rate, className: "line-rate" }], `Calls per second of ${hook.hook}, last ${t.rate.length} samples`),
-          h("div", { class: "chart-label" }, h("span", { class: "key-p50" }, "p50"), " / ", h("span", { class: "key-p99" }, "p99"), " (ms)"),
+          h("div", { class: "chart-label" }, h("span", { class: "key-rate" }, "calls/s"), " · ", h("span", { class: "key-timeouts" }, "timeouts"), ` (max ${fmtNum(maxOf(t.rate))}/s)`),
+          sparkline(
+            [
+              { values: t.rate, className: "line-rate" },
+              { values: t.timeouts, className: "line-timeouts" },
+            ],
+            `Calls and timeouts per second of ${hook.hook}, last ${t.rate.length} samples`,
+          ),
+          h("div", { class: "chart-label" }, h("span", { class: "key-p50" }, "p50"), " / ", h("span", { class: "key-p99" }, "p99"), ` per interval (max ${fmtMs(maxOf(t.p99))})`),
           sparkline(
             [
               { values: t.p50, className: "line-p50" },
@@ -166,6 +176,15 @@ export function mountHealth(root: HTMLElement): () => void {
 function push(list: Array<number | null>, value: number | null): void {
   list.push(value);
   if (list.length > HISTORY) list.shift();
+}
+
+function maxOf(values: ReadonlyArray<number | null>): number | null {
+  const finite = values.filter((v): v is number => v !== null && Number.isFinite(v));
+  return finite.length === 0 ? null : Math.max(...finite);
+}
+
+function fmtNum(value: number | null): string {
+  return value === null ? "–" : value.toFixed(value < 10 ? 1 : 0);
 }
 
 function ms(seconds: number | null): number | null {
