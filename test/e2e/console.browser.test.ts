@@ -186,6 +186,8 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     expect(await page.locator("figure.chart svg rect").count()).toBeGreaterThan(0);
     expect(await page.locator("#cases").innerText()).toContain(`guest said ${XSS}`);
     await shot("security");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.locator("button", { hasText: "Download report.html" }).click()]);
+    expect(download.suggestedFilename()).toBe("vcp-hooks-security-report.html");
     await page.locator('nav a[data-page="approvals"]').click();
     await expect.poll(() => page.locator("#no-approvals").innerText()).toContain("Approvals arrive with the Amplifier profile.");
     expect(dialogs).toEqual([]);

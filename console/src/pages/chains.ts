@@ -29,7 +29,7 @@ export function groupOf(hook: Hook): string {
 
 export function mountChains(root: HTMLElement): () => void {
   const body = h("div", {});
-  const session = h("input", { id: "chains-session", type: "text", name: "session", autocomplete: "off", placeholder: "deployment chains only" });
+  const session = h("input", { id: "chains-session", type: "text", name: "session", autocomplete: "off", placeholder: "optional" });
   const form = h(
     "form",
     { class: "filters", "aria-label": "Chain filter" },

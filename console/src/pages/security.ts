@@ -110,7 +110,8 @@ export function mountSecurity(root: HTMLElement): () => void {
             h("figcaption", {}, k.title),
             barChart(
               cases.map((c) => ({ label: c.id, value: c.background?.p99_ms ?? null, bad: !c.contained })),
-              { label: `Bystander p99 latency during ${k.title} attacks`, unit: "ms", reference: r.baseline.p99_ms },
+              // Drawn at the width it is shown at, so its text stays readable on a phone.
+              { label: `Bystander p99 latency during ${k.title} attacks`, unit: "ms", reference: r.baseline.p99_ms, width: Math.max(280, Math.min(640, document.documentElement.clientWidth - 56)) },
             ),
           ),
         ),
