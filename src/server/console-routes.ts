@@ -238,7 +238,11 @@ export class StreamClient {
 
   hello(): void {
     this.write(`event: hello\ndata: ${JSON.stringify({ max_events_per_second: this.settings.maxEventsPerSecond, buffer_events: this.settings.bufferEvents, filter: this.filter })}\n\n`);
-    this.timers.push(setInterval(() => this.write(": heartbeat\n\n"), this.settings.heartbeatMs).unref());
+    // A blocked client gets no heartbeat: it has data waiting already, and nothing piles up behind it.
+    const beat = (): void => {
+      if (!this.blocked) this.write(": heartbeat\n\n");
+    };
+    this.timers.push(setInterval(beat, this.settings.heartbeatMs).unref());
     this.timers.push(setInterval(() => this.stats(), this.settings.statsMs).unref());
   }
 

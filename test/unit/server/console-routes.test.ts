@@ -1,4 +1,4 @@
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import type { ChainCompletedEvent } from "../../../src/index.js";
 import { DEFAULT_STREAM_SETTINGS, serializeDecision, StreamClient } from "../../../src/server/console-routes.js";
 
@@ -66,6 +66,25 @@ describe("decision stream client", () => {
     expect(client.sent).toBe(4);
     client.stats();
     expect(socket.written.at(-1)).toBe(`event: stats\ndata: {"sent":4,"sampled_out":0,"dropped":2,"queued":0}\n\n`);
+  });
+
+  test("hello, then a heartbeat comment every heartbeatMs and stats only when they changed; none of it after close", () => {
+    vi.useFakeTimers();
+    try {
+      const socket = fakeSocket();
+      const client = new StreamClient(socket, { session: "s1" }, { ...DEFAULT_STREAM_SETTINGS, heartbeatMs: 1000, statsMs: 500 });
+      client.hello();
+      expect(socket.written[0]).toBe(`event: hello\ndata: {"max_events_per_second":50,"buffer_events":256,"filter":{"session":"s1"}}\n\n`);
+      vi.advanceTimersByTime(1000);
+      expect(socket.written.filter((w) => w === ": heartbeat\n\n")).toHaveLength(1);
+      expect(socket.written.filter((w) => w.startsWith("event: stats"))).toHaveLength(1);
+      client.close();
+      const before = socket.written.length;
+      vi.advanceTimersByTime(5000);
+      expect(socket.written).toHaveLength(before);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   test("filters by session, bundle and outcome (a chain's status counts as an outcome: aborted)", () => {
