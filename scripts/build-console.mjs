@@ -1,6 +1,6 @@
 // Builds the operator console (console/ → dist/console): app.js bundled by esbuild from
 // console/src/main.ts, plus index.html and style.css copied as they are. No CDN, no runtime fetch
-// outside the server: everything the page loads is one of these three files.
+// outside the server: everything the page loads is one of these files (and favicon.svg).
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { build } from "esbuild";
 
@@ -19,4 +19,4 @@ await build({
   legalComments: "none",
   logLevel: "warning",
 });
-for (const file of ["index.html", "style.css"]) copyFileSync(`console/${file}`, `${out}/${file}`);
+for (const file of ["index.html", "style.css", "favicon.svg"]) copyFileSync(`console/${file}`, `${out}/${file}`);

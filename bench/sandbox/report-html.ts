@@ -31,6 +31,7 @@ figure{background:#fff;border:1px solid #d9dee5;border-radius:6px;padding:.5rem 
 figcaption{font-weight:600}
 svg text{font:11px system-ui,sans-serif;fill:#1c2430}
 .wrap{overflow-x:auto}
+#cases td{overflow-wrap:anywhere}#cases th{min-width:12rem}
 pre{white-space:pre-wrap;background:#fff;border:1px solid #d9dee5;padding:.5rem;font-size:.8rem}
 `;
 

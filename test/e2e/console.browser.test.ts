@@ -45,6 +45,11 @@ describe.skipIf(!available)("operator console in Chromium", () => {
       if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(m.text());
     });
     page.on("pageerror", (err) => problems.push(String(err)));
+    // Every asset the page loads exists (the icon included): no 404 outside the API.
+    page.on("response", (r) => {
+      const path = new URL(r.url()).pathname;
+      if (r.status() >= 400 && !path.startsWith("/v1/")) problems.push(`${r.status()} ${path}`);
+    });
     page.on("dialog", (d) => {
       dialogs.push(d.message());
       void d.dismiss();
