@@ -258,4 +258,19 @@ describe.skipIf(!available)("operator console in Chromium", () => {
       await phone.close();
     }
   }, 60_000);
+
+  it("removes a bundle in two steps (no modal dialog)", async () => {
+    await page.goto(`${h.url}/console#/bundles`);
+    await login(page, TOKENS.operator);
+    const remove = page.locator('#bundles-table tr[data-bundle="console-demo"] button');
+    await remove.click();
+    await expect.poll(() => remove.innerText()).toBe("Confirm remove");
+    // One click only arms it: the bundle is still installed.
+    expect((await call(h.url, "GET", "/v1/bundles/console-demo", { token: TOKENS.operator })).status).toBe(200);
+    await remove.click();
+    await expect.poll(() => page.locator(".message.ok").innerText()).toBe("Removed console-demo@1.0.1");
+    await expect.poll(() => page.locator("#bundles-table").count()).toBe(0);
+    expect((await call(h.url, "GET", "/v1/bundles/console-demo", { token: TOKENS.operator })).status).toBe(404);
+    expect(dialogs).toEqual([]);
+  }, 30_000);
 });
