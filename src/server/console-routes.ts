@@ -17,7 +17,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, extname, join, resolve } from "node:path";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { ChainCompletedEvent } from "../index.js";
 import { HttpError } from "./errors.js";
 import type { ServerRuntime } from "./runtime-port.js";
@@ -177,8 +177,10 @@ export async function registerConsoleRoutes(app: FastifyInstance, runtime: Serve
       unsubscribe ??= runtime.on!("chain.completed", onChain);
       client.hello();
       const stop = (): void => {
+        if (!clients.has(client)) return;
         client.close();
         clients.delete(client);
+        request.log.info({ req_id: request.id, principal: request.principal?.id, sent: client.sent, sampled_out: client.sampledOut, dropped: client.dropped }, "decision stream closed");
         if (clients.size === 0 && unsubscribe !== undefined) {
           unsubscribe();
           unsubscribe = undefined;
@@ -187,7 +189,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, runtime: Serve
       // The response's close, not the request's: a GET request "closes" as soon as its (empty) body is read.
       res.on("close", stop);
       res.on("error", stop);
-      logStream(request, "decision stream opened");
+      request.log.info({ req_id: request.id, principal: request.principal?.id, query: request.query }, "decision stream opened");
     },
   );
 
@@ -329,10 +331,6 @@ export function serializeDecision(event: ChainCompletedEvent): string {
   }
   // SECURITY: JSON.stringify never emits a raw newline, so one `data:` line carries the whole event.
   return `event: decision\nid: ${event.chain_id}\ndata: ${json}\n\n`;
-}
-
-function logStream(request: FastifyRequest, message: string): void {
-  request.log.info({ req_id: request.id, principal: request.principal?.id, query: request.query }, message);
 }
 
 interface Asset {
