@@ -4,28 +4,7 @@
  */
 import { api, ApiError } from "../api.js";
 import { h, jsonText, replace } from "../dom.js";
-
-interface Hook {
-  name: string;
-  type: string;
-  priority: number;
-  timeout_ms: number;
-  action: { bundle: string; export: string; digest?: string };
-  condition: unknown;
-  enabled: boolean;
-  fail_closed: boolean;
-  trust: string;
-  scope: string;
-  session_id?: string;
-  profile?: string;
-  event?: string;
-  matcher?: string;
-}
-
-export function groupOf(hook: Hook): string {
-  if (hook.profile !== undefined || hook.event !== undefined) return `${hook.profile ?? "vcp"} · ${hook.event ?? hook.type}`;
-  return hook.type;
-}
+import { groupOf, type Hook } from "../group.js";
 
 export function mountChains(root: HTMLElement): () => void {
   const body = h("div", {});
