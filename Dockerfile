@@ -13,6 +13,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json README.md ./
 COPY scripts ./scripts
 COPY src ./src
+COPY console ./console
 COPY bench ./bench
 COPY bin ./bin
 COPY schemas ./schemas

@@ -3,7 +3,8 @@
  * sandbox/corpus/ through the real runtime (real bundles, the real sandbox process) while
  * well-behaved chains of other bundles run concurrently, plus integrity attacks on the constitution
  * checker, plus the scenario attacks (bench/sandbox/scenario.ts: several tenants at once, for the
- * tenant-isolation and attribution categories). Writes report.json (versioned schema, bench/sandbox/report.ts) and report.md; with
+ * tenant-isolation and attribution categories). Writes report.json (versioned schema, bench/sandbox/report.ts), report.md and
+ * report.html (self-contained, bench/sandbox/report-html.ts: what the operator console shows); with
  * --compare, also compare.json and compare.md against an earlier report.json.
  *
  *   node --no-node-snapshot dist/bench/sandbox.js [--out dir] [--compare report.json] [--quick] [--filter regex]
@@ -19,7 +20,7 @@
  *            ├─ background window (≥ minWindowMs) ──────────────────────────────┤
  * ```
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
@@ -31,6 +32,7 @@ import { assertComparable, compareReports, renderComparison, type Comparison } f
 import { loadCorpus, type CorpusCase } from "./sandbox/corpus.js";
 import { BUNDLE_MEMORY_MB, RUNTIME_OPTIONS, WELL_BEHAVED_BUNDLES, checkWellBehaved, installWellBehaved, wellBehavedInput } from "./sandbox/fixtures.js";
 import { runIntegrityCases } from "./sandbox/integrity.js";
+import { renderHtml } from "./sandbox/report-html.js";
 import { BackgroundLoad } from "./sandbox/load.js";
 import { runScenarios } from "./sandbox/scenarios-run.js";
 import {
@@ -65,7 +67,7 @@ export interface SandboxBenchResult {
   report: SandboxReport;
   exitCode: 0 | 1;
   comparison?: Comparison;
-  files: { json: string; md: string; compareJson?: string; compareMd?: string };
+  files: { json: string; md: string; html: string; compareJson?: string; compareMd?: string };
 }
 
 const BACKGROUND_IN_FLIGHT = 4;
@@ -306,13 +308,17 @@ export async function runSandboxBench(options: SandboxBenchOptions = {}): Promis
     cases: reports,
     summary: summarize(reports),
   };
-  const files: SandboxBenchResult["files"] = writeReport(outDir, report, renderMarkdown(report));
+  const written = writeReport(outDir, report, renderMarkdown(report));
+  // report.html: the self-contained page the operator console offers (GET /v1/console/security-report.html).
+  const html = join(outDir, "report.html");
+  writeFileSync(html, renderHtml(report));
+  const files: SandboxBenchResult["files"] = { ...written, html };
   let comparison: Comparison | undefined;
   if (base !== undefined) {
     comparison = compareReports(base, report);
-    const written = writeReport(outDir, comparison, renderComparison(comparison), "compare");
-    files.compareJson = written.json;
-    files.compareMd = written.md;
+    const compared = writeReport(outDir, comparison, renderComparison(comparison), "compare");
+    files.compareJson = compared.json;
+    files.compareMd = compared.md;
   }
   return { report, exitCode: exitCodeOf(report), ...(comparison ? { comparison } : {}), files };
 }
@@ -349,7 +355,7 @@ if (isMain) {
           `${comparison.new_cases.length} new, ${comparison.removed_cases.length} removed, ${comparison.changed.length} changed, ${comparison.latency.length} latency deltas → ${files.compareMd}\n`,
       );
     }
-    process.stdout.write(`report: ${files.json}, ${files.md} (${report.duration_s.toFixed(0)} s)\n`);
+    process.stdout.write(`report: ${files.json}, ${files.md}, ${files.html} (${report.duration_s.toFixed(0)} s)\n`);
     return exitCode;
   };
   run().then(

@@ -35,7 +35,7 @@ export type {
   PeriodicEvent,
 } from "./model/events.js";
 export type { ChainResult, HookExecution } from "./chain/types.js";
-export type { LifecycleEventMap, LifecycleEventName } from "./observe/events.js";
+export type { LifecycleEventMap, LifecycleEventName, ChainCompletedEvent } from "./observe/events.js";
 export type { Manifest, ManifestInput } from "./bundle/manifest.js";
 // Policy bundles (DESIGN §3): manifest, build, artifact, keys — the API of `vcp-hooks build|keygen|sign|verify`.
 export { loadManifestFile, parseManifestYaml, manifestJsonSchema, renderManifestJsonSchema, MANIFEST_FILE } from "./bundle/manifest.js";

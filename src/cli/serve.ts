@@ -182,6 +182,7 @@ export async function startServe(args: string[], options: { signals?: boolean; o
       buildInfo: { ...running },
       ...(sink !== undefined ? { extraMetrics: [createAuditSinkMetrics(sink.stats).text] } : {}),
       describe: () => ({ config: configPath ?? "embedded default", data_dir: startedWith.data_dir, reload: reloadState, ...(sink ? { audit_sink: sink.stats() } : {}) }),
+      console: { securityReportDir: startedWith.console.security_report_dir },
     });
     const host = parsed.values.host ?? config.listen.host;
     const url = await server.listen(host, port ?? config.listen.port);

@@ -129,6 +129,11 @@ export const ConfigSchema = z
     // The library's list: `serve` must not redact less than `createRuntime` does.
     redact_keys: z.array(z.string().min(1)).default([...DEFAULT_REDACT_KEYS]),
     log_level: z.enum(["debug", "info", "warn", "error"]).optional(),
+    // The operator console (src/server/console-routes.ts).
+    console: z
+      .object({ security_report_dir: z.string().min(1).default("bench/reports/sandbox") })
+      .strict()
+      .default({ security_report_dir: "bench/reports/sandbox" }),
   })
   .strict();
 
@@ -169,6 +174,7 @@ export function resolveConfig(raw: unknown, baseDir: string, source: string | nu
   const abs = (p: string, base: string) => (isAbsolute(p) ? p : resolve(base, p));
   config.data_dir = abs(config.data_dir, baseDir);
   config.audit.path = abs(config.audit.path, config.data_dir);
+  config.console.security_report_dir = abs(config.console.security_report_dir, baseDir);
   for (const key of config.keyring.keys) {
     if (key.public_key_file !== undefined) key.public_key_file = abs(key.public_key_file, baseDir);
   }

@@ -28,6 +28,42 @@ export interface LifecycleEventMap {
     /** The owner of `disabled_session` (null: the embedding application); ids are per owner. */
     disabled_owner?: string | null;
   };
+  /**
+   * One finished chain with its per-hook results, as the audit trail records it: annotations, error
+   * text, reasons and the RFC 6902 modification diffs with secrets redacted (DESIGN §5). Emitted after
+   * the chain's audit records are durable, and built only while someone listens (the operator
+   * console's live decisions stream, `GET /v1/decisions/stream`).
+   */
+  "chain.completed": ChainCompletedEvent;
+}
+
+/** Payload of `chain.completed`: a chain result without the context and constitution themselves. */
+export interface ChainCompletedEvent {
+  chain_id: string;
+  type: HookType;
+  /** ISO-8601 wall-clock time the chain finished. */
+  ts: string;
+  session_id: string;
+  /** The owner of the session when a principal opened it (session ids are per owner). */
+  owner?: string;
+  status: "completed" | "aborted";
+  reason: string | null;
+  aborted_by: string | null;
+  cascade_failure: boolean;
+  duration_ms: number;
+  hooks: Array<{
+    hook: string;
+    bundle: string;
+    scope: Scope;
+    status: ResultStatus;
+    outcome: Outcome;
+    duration_ms: number;
+    reason?: string;
+    error?: string;
+    annotations?: unknown;
+    /** RFC 6902 diff of a `modify`, `{context, constitution}`-rooted, redacted. */
+    modification?: unknown;
+  }>;
 }
 export type LifecycleEventName = keyof LifecycleEventMap;
 export type LifecycleEvent = { [K in LifecycleEventName]: { event: K; payload: LifecycleEventMap[K] } }[LifecycleEventName];

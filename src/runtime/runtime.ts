@@ -18,7 +18,7 @@ import { assertInputBounds, CHAIN_INPUT_ENVELOPES, resolveJsonBounds, type JsonB
 import type { HookEventMap } from "../model/events.js";
 import type { ChainPlan, ChainResult } from "../chain/types.js";
 import { cascadeDisableTargets } from "../chain/cascade.js";
-import { systemClock, silentLogger, type Clock, type LifecycleEvent, type LifecycleEventMap, type LifecycleEventName, type Logger } from "../observe/events.js";
+import { systemClock, silentLogger, type ChainCompletedEvent, type Clock, type LifecycleEvent, type LifecycleEventMap, type LifecycleEventName, type Logger } from "../observe/events.js";
 import { createRegistry, type Principal, type Registry, type RegistrySnapshot } from "../registry/index.js";
 import type { SandboxOptions } from "../pool/index.js";
 import type { ChainBackend } from "./backend.js";
@@ -345,6 +345,33 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   const inFlightByDigest = new Map<string, number>();
   const retiredDigests = new Set<string>();
   let closed = false;
+
+  // SECURITY: the live decisions stream shows what the audit log records, redacted the same way.
+  const redactEvent = createRedactor({ keys: [...(options.redactKeys ?? DEFAULT_REDACT_KEYS)] });
+  const chainCompleted = (result: ChainResult, sessionId: string, owner: string | null): ChainCompletedEvent => ({
+    chain_id: result.chain_id,
+    type: result.type,
+    ts: new Date(clock.wallNow()).toISOString(),
+    session_id: sessionId,
+    ...(owner !== null ? { owner } : {}),
+    status: result.status,
+    reason: result.reason === null ? null : (redactEvent(result.reason) as string),
+    aborted_by: result.aborted_by,
+    cascade_failure: result.cascade_failure,
+    duration_ms: result.duration_ms,
+    hooks: result.hook_results.map((h) => ({
+      hook: h.hook,
+      bundle: h.bundle,
+      scope: h.scope,
+      status: h.status,
+      outcome: h.outcome,
+      duration_ms: h.duration_ms,
+      ...(h.reason !== undefined ? { reason: redactEvent(h.reason) as string } : {}),
+      ...(h.error !== undefined ? { error: redactEvent(h.error) as string } : {}),
+      ...(h.annotations !== undefined ? { annotations: redactEvent(h.annotations) } : {}),
+      ...(h.modification !== undefined ? { modification: redactEvent(h.modification) } : {}),
+    })),
+  });
 
   const emit = (raw: LifecycleEvent): void => {
     const event = withCallerSessionId(raw);
@@ -835,6 +862,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
           throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: result.chain_id }, { cause: err });
         });
       }
+      // Built only while someone listens: nothing on the hot path otherwise.
+      if (listeners.get("chain.completed")?.size) emit({ event: "chain.completed", payload: chainCompleted(result, session.id, keyParts(key).owner) });
       return result;
     } finally {
       for (const digest of wire.digests) {

@@ -25,6 +25,7 @@ import swagger from "@fastify/swagger";
 import { Transform, type TransformCallback } from "node:stream";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { assertEvent, DEFAULT_JSON_DEPTH, HOOK_TYPES, jsonValueDepth, pointerPath, VcpError, type HookType } from "../index.js";
+import { registerConsoleRoutes, type ConsoleOptions } from "./console-routes.js";
 import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, type AuthPrincipal, type Role } from "./auth.js";
 import { ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS, HttpError, toHttpError } from "./errors.js";
 import type { ServerRuntime } from "./runtime-port.js";
@@ -50,6 +51,8 @@ export interface ServerOptions {
   buildInfo?: Readonly<Record<string, string | boolean | null>>;
   /** More Prometheus text for GET /metrics (the audit sink's metrics), read at scrape time. */
   extraMetrics?: ReadonlyArray<() => Promise<string>>;
+  /** The operator console under /console (src/server/console-routes.ts). */
+  console?: ConsoleOptions;
 }
 
 export interface VcpServer {
@@ -485,6 +488,8 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     if (runtime.audit === undefined) missing("audit.head");
     return runtime.audit.head();
   });
+
+  await registerConsoleRoutes(app, runtime, options.console);
 
   function limitOf(kind: "body" | "bundle"): number {
     return kind === "bundle" ? live.bundleLimit : live.bodyLimit;

@@ -57,6 +57,8 @@ export const FIELD_DOCS: Readonly<Record<string, string>> = {
   "limits.bundle_bytes": "Largest bundle upload (and bundle code size).",
   "limits.registrations_per_minute": "Registry changes (bundle installs, session hooks) per principal per minute.",
   "limits.sessions_per_client": "Open sessions one client principal may hold; one more is refused with 429 `SESSION_LIMIT`. Operators and the embedding application are not counted.",
+  console: "The operator console at `/console` (bundles, chains, live decisions, health, security report).",
+  "console.security_report_dir": "Directory holding the latest `npm run bench:sandbox` report (`report.json`, `report.html`) that the console's Security page shows, relative to the config file's directory.",
   "limits.json_depth": "Deepest nesting of every input field, every hook result field, `chain_state` and `vcp.log` fields (`event`/`session` may add one level for the fields they carry; HTTP bodies `json_depth + 2`); deeper input is `INVALID_INPUT`, a deeper result `invalid_result`.",
   "limits.input_bytes": "Serialized size of each input field and of a chain's fields together; larger is `INVALID_INPUT` (HTTP 400).",
   "limits.annotation_bytes_per_hook": "Above it a hook's `annotations` become `{ \"_truncated\": true, \"bytes\", \"limit\", \"cap\": \"per_hook\" }`; its status, reason and modifications stand.",

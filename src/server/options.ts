@@ -11,7 +11,7 @@
  *   listen, data_dir, pool, keyring, require_signatures, audit, fetch, chain_deadline_ms, cascade,
  *   conflict_strategy, safety_critical_rules, limits.registrations_per_minute, limits.result_bytes,
  *   limits.sessions_per_client, limits.json_depth, limits.input_bytes, limits.annotation_bytes_per_hook/_per_chain,
- *   redact_keys — they are owned by the runtime or the sandbox process, built once at start.
+ *   redact_keys, console — they are owned by the runtime or the sandbox process, built once at start.
  */
 import { isDeepStrictEqual } from "node:util";
 import type { ResolvedConfig } from "../config/config.js";
@@ -41,6 +41,7 @@ export const RESTART_FIELDS = [
   "limits.annotation_bytes_per_hook",
   "limits.annotation_bytes_per_chain",
   "redact_keys",
+  "console",
 ] as const;
 
 export function liveSettingsFor(config: ResolvedConfig): LiveSettings {

@@ -4,7 +4,7 @@
  * answer 501 NOT_IMPLEMENTED instead of failing to start. Results are passed through as JSON: the
  * route's response schema decides what goes on the wire.
  */
-import type { BundleInfo, ChainResult, HookType, ResolvedHook, RuntimeStatus } from "../index.js";
+import type { BundleInfo, ChainCompletedEvent, ChainResult, HookType, ResolvedHook, RuntimeStatus } from "../index.js";
 
 export interface PortPrincipal {
   id: string;
@@ -38,6 +38,8 @@ export interface ServerRuntime {
     head(): unknown;
   };
   metrics?(): Promise<string>;
+  /** Lifecycle events; the console's live decisions stream listens to `chain.completed`. */
+  on?(event: "chain.completed", listener: (payload: ChainCompletedEvent) => void): () => void;
   status(): RuntimeStatus;
   /** The runtime's input bounds; without them the server assumes the defaults. */
   readonly limits?: { readonly json_depth: number };

@@ -119,6 +119,8 @@ describe("the packed tarball installs into an empty project", { timeout: 300_000
     expect(files).toContain("dist/src/index.js");
     expect(files).toContain("dist/src/pool/host-main.js");
     expect(files).toContain("bin/vcp-hooks");
+    // The operator console `vcp-hooks serve` answers at /console.
+    for (const asset of ["index.html", "app.js", "style.css"]) expect(files).toContain(`dist/console/${asset}`);
     expect(files.some((f) => f.startsWith("src/") || f.startsWith("test/"))).toBe(false);
   });
 });

@@ -20,6 +20,13 @@ describe("resolveConfig", () => {
     expect(Object.isFrozen(config.limits)).toBe(true);
   });
 
+  test("console.security_report_dir: the bench's output by default, relative to the config file's directory, and never empty", () => {
+    expect(resolveConfig({}, "/srv/vcp").console.security_report_dir).toBe("/srv/vcp/bench/reports/sandbox");
+    expect(resolveConfig({ console: { security_report_dir: "/var/lib/vcp/report" } }, "/srv/vcp").console.security_report_dir).toBe("/var/lib/vcp/report");
+    expect(() => resolveConfig({ console: { security_report_dir: "" } }, "/srv/vcp")).toThrow(/console\.security_report_dir/);
+    expect(() => resolveConfig({ console: { report: "x" } }, "/srv/vcp")).toThrow(/console/);
+  });
+
   test("serve redacts by default every key the library redacts (access_token, cookie, private_key, …)", () => {
     const config = resolveConfig({}, "/srv/vcp");
     expect(config.redact_keys).toEqual(DEFAULT_REDACT_KEYS);

@@ -1,0 +1,93 @@
+/**
+ * Chains: the resolved order of every chain, as GET /v1/hooks returns it. Grouped by hook type, or
+ * by `profile` and `event` for hooks that carry them (the event-profile framework adds these fields).
+ */
+import { api, ApiError } from "../api.js";
+import { h, jsonText, replace } from "../dom.js";
+import { groupOf, type Hook } from "../group.js";
+
+export function mountChains(root: HTMLElement): () => void {
+  const body = h("div", {});
+  const session = h("input", { id: "chains-session", type: "text", name: "session", autocomplete: "off", placeholder: "optional" });
+  const form = h(
+    "form",
+    { class: "filters", "aria-label": "Chain filter" },
+    h("label", { for: "chains-session" }, "Session id"),
+    session,
+    h("button", { type: "submit" }, "Show"),
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    void refresh();
+  });
+  root.append(h("h1", {}, "Chains"), h("p", { class: "hint" }, "The resolved order of every chain: the order hooks run in (priority, then scope, then registration)."), form, body);
+
+  async function refresh(): Promise<void> {
+    const q = session.value.trim();
+    let hooks: Hook[];
+    try {
+      hooks = (await api<{ hooks: Hook[] }>("GET", `/v1/hooks${q ? `?session=${encodeURIComponent(q)}` : ""}`)).hooks;
+    } catch (err) {
+      replace(body, h("p", { class: "error", role: "alert" }, err instanceof ApiError ? `${err.code}: ${err.message}` : String(err)));
+      return;
+    }
+    if (hooks.length === 0) {
+      replace(body, h("p", {}, "No hook is registered."));
+      return;
+    }
+    const groups = new Map<string, Hook[]>();
+    for (const hook of hooks) {
+      const key = groupOf(hook);
+      let list = groups.get(key);
+      if (list === undefined) groups.set(key, (list = []));
+      list.push(hook);
+    }
+    const hasMatcher = hooks.some((x) => x.matcher !== undefined);
+    replace(
+      body,
+      ...[...groups].map(([name, list]) =>
+        h(
+          "section",
+          { class: "chain", "aria-label": `Chain ${name}` },
+          h("h2", {}, name, h("span", { class: "count" }, ` ${list.length} hook${list.length === 1 ? "" : "s"}`)),
+          h(
+            "div",
+            { class: "table-wrap" },
+            h(
+              "table",
+              {},
+              h(
+                "thead",
+                {},
+                h("tr", {}, ...["#", "Hook", "Bundle", "Priority", "Scope", ...(hasMatcher ? ["Matcher"] : []), "Condition", "Enabled", "Timeout", "Fail-closed"].map((t) => h("th", { scope: "col" }, t))),
+              ),
+              h(
+                "tbody",
+                {},
+                ...list.map((hook, i) =>
+                  h(
+                    "tr",
+                    { class: hook.enabled ? "" : "disabled" },
+                    h("td", {}, String(i + 1)),
+                    h("th", { scope: "row" }, hook.name),
+                    h("td", {}, hook.action.bundle),
+                    h("td", {}, String(hook.priority)),
+                    h("td", {}, hook.scope === "session" && hook.session_id ? `session ${hook.session_id}` : hook.scope),
+                    hasMatcher ? h("td", {}, hook.matcher ?? "*") : null,
+                    h("td", {}, hook.condition === null || hook.condition === undefined ? "always" : h("code", { class: "cond" }, jsonText(hook.condition, 400))),
+                    h("td", {}, hook.enabled ? "yes" : h("span", { class: "chip bad" }, "disabled")),
+                    h("td", {}, `${hook.timeout_ms} ms`),
+                    h("td", {}, hook.fail_closed ? "yes" : "no"),
+                  ),
+                ),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+  void refresh();
+  const timer = window.setInterval(() => void refresh(), 10_000);
+  return () => window.clearInterval(timer);
+}

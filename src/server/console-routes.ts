@@ -1,0 +1,371 @@
+/**
+ * The operator console (issue 17): its static page under `/console`, the live decisions stream
+ * `GET /v1/decisions/stream` (server-sent events), and the latest sandbox-bench security report.
+ *
+ * ```
+ *  runtime "chain.completed" ─▶ filter (session, bundle, outcome: the client's query)
+ *                             ─▶ token bucket, `maxEventsPerSecond` per client ─ over it ⇒ sampled_out++
+ *                             ─▶ socket writable? write : queue (≤ bufferEvents) ─ full ⇒ dropped++
+ *  every statsMs: `event: stats` {sent, sampled_out, dropped}; every heartbeatMs: a `:` comment line
+ * ```
+ *
+ * Static assets are read once at registration (built by `npm run build` into dist/console); every
+ * console response carries `Content-Security-Policy: default-src 'self'` and no asset ever loads
+ * anything from outside the server. The page itself needs no token to load; every API call it makes
+ * sends the operator token (kept in sessionStorage) in the Authorization header, never in a URL.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, extname, join, resolve } from "node:path";
+import type { FastifyInstance } from "fastify";
+import type { ChainCompletedEvent } from "../index.js";
+import { HttpError } from "./errors.js";
+import type { ServerRuntime } from "./runtime-port.js";
+
+export interface ConsoleOptions {
+  /** Directory of the built console (index.html, app.js, style.css). Default: dist/console. */
+  assetsDir?: string;
+  /** Directory `npm run bench:sandbox` writes report.json / report.html to. Default: bench/reports/sandbox under the working directory. */
+  securityReportDir?: string;
+  /** Per-client decision stream settings (tests lower them). */
+  stream?: Partial<StreamSettings>;
+}
+
+export interface StreamSettings {
+  /** Chains sent per second per client before it samples (the rest are counted as `sampled_out`). */
+  maxEventsPerSecond: number;
+  /** Serialized events queued for a client whose socket is not draining; beyond that they are `dropped`. */
+  bufferEvents: number;
+  /** A comment line this often keeps proxies from closing an idle stream. */
+  heartbeatMs: number;
+  /** How often the `stats` event reports the client's counters. */
+  statsMs: number;
+}
+
+export const DEFAULT_STREAM_SETTINGS: StreamSettings = { maxEventsPerSecond: 50, bufferEvents: 256, heartbeatMs: 15_000, statsMs: 1_000 };
+
+/** Serialized events larger than this are sent without their annotations and diffs (marked `_truncated`). */
+const MAX_EVENT_BYTES = 64 * 1024;
+
+/** `default-src 'self'`: no inline script, no CDN, no fetch outside the server. */
+const CONSOLE_CSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+/** The downloadable report.html is inline-styled and script-free: it gets no script at all. */
+const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; sandbox";
+
+const CONTENT_TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".map": "application/json; charset=utf-8",
+  ".json": "application/json; charset=utf-8",
+};
+
+const OPERATOR = { roles: ["operator"] } as const;
+const PUBLIC = { roles: null } as const;
+
+/**
+ * Register the console's routes on the server (called once from createServer).
+ *
+ * @example
+ * ```ts
+ * await registerConsoleRoutes(app, runtime, { securityReportDir: "bench/reports/sandbox" });
+ * ```
+ */
+export async function registerConsoleRoutes(app: FastifyInstance, runtime: ServerRuntime, options: ConsoleOptions = {}): Promise<void> {
+  const assets = loadAssets(options.assetsDir ?? defaultAssetsDir());
+  const reportDir = resolve(options.securityReportDir ?? join("bench", "reports", "sandbox"));
+  const settings: StreamSettings = { ...DEFAULT_STREAM_SETTINGS, ...options.stream };
+
+  const sendAsset = (name: string) => {
+    const asset = assets.get(name);
+    if (asset === undefined) {
+      throw new HttpError("NOT_FOUND", assets.size === 0 ? "the console is not built: run npm run build (it writes dist/console)" : `no console asset ${name}`);
+    }
+    return asset;
+  };
+  app.get("/console", { schema: { hide: true }, config: PUBLIC }, async (_request, reply) => {
+    const asset = sendAsset("index.html");
+    return reply.headers(asset.headers).send(asset.body);
+  });
+  app.get("/console/*", { schema: { hide: true }, config: PUBLIC }, async (request, reply) => {
+    const name = (request.params as { "*": string })["*"];
+    // Client-side routes (/console/bundles, …) get the page; files are looked up by exact name only.
+    const asset = name === "" || !name.includes(".") ? sendAsset("index.html") : sendAsset(name);
+    return reply.headers(asset.headers).send(asset.body);
+  });
+
+  // ── the latest security report of `npm run bench:sandbox` ──────────────────────────────────────
+  const noReport = () =>
+    new HttpError("NOT_FOUND", "no security report yet: run npm run bench:sandbox (it writes report.json and report.html)", { dir: reportDir });
+  app.get(
+    "/v1/console/security-report",
+    { schema: { tags: ["ops"], operationId: "getSecurityReport", summary: "The latest sandbox-bench report (report.json), 404 before the first run", security: [{ operator: [] }] }, config: OPERATOR },
+    async (_request, reply) => {
+      const text = await readFile(join(reportDir, "report.json"), "utf8").catch(() => {
+        throw noReport();
+      });
+      return reply.header("content-type", "application/json; charset=utf-8").header("cache-control", "no-store").send(text);
+    },
+  );
+  app.get(
+    "/v1/console/security-report.html",
+    { schema: { tags: ["ops"], operationId: "getSecurityReportHtml", summary: "The latest sandbox-bench report as self-contained HTML (a download)", security: [{ operator: [] }] }, config: OPERATOR },
+    async (_request, reply) => {
+      const html = await readFile(join(reportDir, "report.html")).catch(() => {
+        throw noReport();
+      });
+      return reply
+        .header("content-type", "text/html; charset=utf-8")
+        .header("content-security-policy", REPORT_CSP)
+        .header("x-content-type-options", "nosniff")
+        .header("content-disposition", 'attachment; filename="vcp-hooks-security-report.html"')
+        .header("cache-control", "no-store")
+        .send(html);
+    },
+  );
+
+  // ── live decisions (operator): server-sent events of chain.completed ───────────────────────────
+  const clients = new Set<StreamClient>();
+  let unsubscribe: (() => void) | undefined;
+  const onChain = (event: ChainCompletedEvent): void => {
+    // Serialized at most once per event, and only when a client takes it.
+    let wire: string | undefined;
+    for (const client of clients) {
+      if (!client.wants(event)) continue;
+      if (!client.admit()) continue;
+      wire ??= serializeDecision(event);
+      client.push(wire);
+    }
+  };
+
+  app.get(
+    "/v1/decisions/stream",
+    {
+      schema: {
+        tags: ["ops"],
+        operationId: "streamDecisions",
+        summary: "Server-sent events: every chain as it completes (per-hook outcome, duration, annotations, modification diff), sampled above a per-client rate",
+        security: [{ operator: [] }],
+        querystring: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            session: { type: "string", minLength: 1, maxLength: 256 },
+            bundle: { type: "string", minLength: 1, maxLength: 64 },
+            outcome: { type: "string", minLength: 1, maxLength: 32 },
+          },
+        },
+      },
+      config: OPERATOR,
+    },
+    (request, reply) => {
+      if (runtime.on === undefined) throw new HttpError("NOT_IMPLEMENTED", "this runtime does not provide lifecycle events (runtime.on)", { operation: "on" });
+      const filter = request.query as StreamFilter;
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-store",
+        "x-accel-buffering": "no",
+        "x-request-id": request.id,
+        connection: "keep-alive",
+      });
+      const client = new StreamClient(res, filter, settings);
+      clients.add(client);
+      unsubscribe ??= runtime.on!("chain.completed", onChain);
+      client.hello();
+      const stop = (): void => {
+        if (!clients.has(client)) return;
+        client.close();
+        clients.delete(client);
+        request.log.info({ req_id: request.id, principal: request.principal?.id, sent: client.sent, sampled_out: client.sampledOut, dropped: client.dropped }, "decision stream closed");
+        if (clients.size === 0 && unsubscribe !== undefined) {
+          unsubscribe();
+          unsubscribe = undefined;
+        }
+      };
+      // The response's close, not the request's: a GET request "closes" as soon as its (empty) body is read.
+      res.on("close", stop);
+      res.on("error", stop);
+      request.log.info({ req_id: request.id, principal: request.principal?.id, query: request.query }, "decision stream opened");
+    },
+  );
+
+  // An open stream is never idle: end them all before the server waits for its connections.
+  app.addHook("preClose", (done) => {
+    for (const client of clients) client.end();
+    done();
+  });
+}
+
+interface StreamFilter {
+  session?: string;
+  bundle?: string;
+  outcome?: string;
+}
+
+interface Writable {
+  write(chunk: string): boolean;
+  end(): void;
+  once(event: "drain", listener: () => void): unknown;
+  readonly writableEnded: boolean;
+}
+
+/**
+ * One stream client: its filter, token bucket, queue and counters. Exported for the unit test of
+ * sampling and dropping (no sockets needed).
+ */
+export class StreamClient {
+  sent = 0;
+  sampledOut = 0;
+  dropped = 0;
+  private tokens: number;
+  private refilledAt: number;
+  private readonly queue: string[] = [];
+  private blocked = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private lastStats = "";
+
+  constructor(
+    private readonly out: Writable,
+    private readonly filter: StreamFilter,
+    private readonly settings: StreamSettings,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.tokens = settings.maxEventsPerSecond;
+    this.refilledAt = now();
+  }
+
+  hello(): void {
+    this.write(`event: hello\ndata: ${JSON.stringify({ max_events_per_second: this.settings.maxEventsPerSecond, buffer_events: this.settings.bufferEvents, filter: this.filter })}\n\n`);
+    // A blocked client gets no heartbeat: it has data waiting already, and nothing piles up behind it.
+    const beat = (): void => {
+      if (!this.blocked) this.write(": heartbeat\n\n");
+    };
+    this.timers.push(setInterval(beat, this.settings.heartbeatMs).unref());
+    this.timers.push(setInterval(() => this.stats(), this.settings.statsMs).unref());
+  }
+
+  wants(event: ChainCompletedEvent): boolean {
+    const f = this.filter;
+    if (f.session !== undefined && event.session_id !== f.session) return false;
+    if (f.bundle !== undefined && !event.hooks.some((h) => h.bundle === f.bundle)) return false;
+    if (f.outcome !== undefined && !event.hooks.some((h) => h.outcome === f.outcome) && event.status !== f.outcome) return false;
+    return true;
+  }
+
+  /** The token bucket: `maxEventsPerSecond` sustained, as many in a burst. */
+  admit(): boolean {
+    const now = this.now();
+    const rate = this.settings.maxEventsPerSecond;
+    this.tokens = Math.min(rate, this.tokens + ((now - this.refilledAt) / 1000) * rate);
+    this.refilledAt = now;
+    if (this.tokens < 1) {
+      this.sampledOut++;
+      return false;
+    }
+    this.tokens -= 1;
+    return true;
+  }
+
+  push(wire: string): void {
+    if (this.blocked) {
+      if (this.queue.length >= this.settings.bufferEvents) this.dropped++;
+      else this.queue.push(wire);
+      return;
+    }
+    this.sent++;
+    this.write(wire);
+  }
+
+  /** Counters as an SSE event, sent only when they changed (a quiet stream stays quiet). */
+  stats(): void {
+    if (this.blocked) return;
+    const text = JSON.stringify({ sent: this.sent, sampled_out: this.sampledOut, dropped: this.dropped, queued: this.queue.length });
+    if (text === this.lastStats) return;
+    this.lastStats = text;
+    this.write(`event: stats\ndata: ${text}\n\n`);
+  }
+
+  private write(text: string): void {
+    if (this.out.writableEnded) return;
+    if (!this.out.write(text) && !this.blocked) {
+      this.blocked = true;
+      this.out.once("drain", () => this.drain());
+    }
+  }
+
+  private drain(): void {
+    this.blocked = false;
+    while (!this.blocked && this.queue.length > 0) {
+      this.sent++;
+      this.write(this.queue.shift()!);
+    }
+  }
+
+  end(): void {
+    this.close();
+    if (!this.out.writableEnded) this.out.end();
+  }
+
+  close(): void {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers.length = 0;
+  }
+}
+
+/** One SSE `decision` event. Guest text stays JSON data here; the page renders it as text only. */
+export function serializeDecision(event: ChainCompletedEvent): string {
+  let json = JSON.stringify(event);
+  if (json.length > MAX_EVENT_BYTES) {
+    json = JSON.stringify({
+      ...event,
+      hooks: event.hooks.map(({ annotations, modification, ...rest }) => ({
+        ...rest,
+        ...(annotations !== undefined ? { annotations: { _truncated: true } } : {}),
+        ...(modification !== undefined ? { modification: [{ op: "_truncated" }] } : {}),
+      })),
+    });
+  }
+  // SECURITY: JSON.stringify never emits a raw newline, so one `data:` line carries the whole event.
+  return `event: decision\nid: ${event.chain_id}\ndata: ${json}\n\n`;
+}
+
+interface Asset {
+  body: Buffer;
+  headers: Record<string, string>;
+}
+
+/** Every file of the built console, read once; an unbuilt console is an empty map (404 with a hint). */
+function loadAssets(dir: string): Map<string, Asset> {
+  const out = new Map<string, Asset>();
+  if (!existsSync(join(dir, "index.html"))) return out;
+  for (const name of readdirSync(dir)) {
+    const file = join(dir, name);
+    if (!statSync(file).isFile()) continue;
+    out.set(name, {
+      body: readFileSync(file),
+      headers: {
+        "content-type": CONTENT_TYPES[extname(name)] ?? "application/octet-stream",
+        "content-security-policy": CONSOLE_CSP,
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer",
+        "cache-control": "no-cache",
+      },
+    });
+  }
+  return out;
+}
+
+/**
+ * dist/console: next to the compiled server (dist/src/server → dist/console), or, when the server
+ * runs from the sources (tests), the repository's dist/console.
+ */
+function defaultAssetsDir(): string {
+  const here = import.meta.dirname;
+  const compiled = resolve(here, "..", "..", "console");
+  if (existsSync(join(compiled, "app.js"))) return compiled;
+  return resolve(dirname(dirname(here)), "dist", "console");
+}
