@@ -964,6 +964,13 @@ export class SandboxSupervisor implements Sandbox {
         });
       } catch (err) {
         const hostDied = this.host !== host;
+        if (!hostDied && err instanceof VcpError && err.details?.["timed_out"] === true) {
+          // Its top-level code ran past the load budget on a busy machine (it loaded within it at
+          // install): not a crash and not a refusal. It stays loaded; a worker loads it on first use
+          // within the hook's own budget (isolate-host.ts), where a slow start is that hook's timeout.
+          this.logger.warn({ digest, bundle: meta.name }, "sandbox: bundle reload ran past its load budget after a restart; it loads on first use");
+          continue;
+        }
         // SECURITY: a host death is this bundle's doing only when its load was the only code running.
         if (!hostDied || (err instanceof VcpError && err.details?.["sole"] === true)) {
           this.quarantine(digest, {
