@@ -69,6 +69,10 @@ export const ERROR_CODES = {
   VERSION_DOWNGRADE: "The bundle's version is lower than the installed one; pass allowDowngrade to roll back on purpose.",
   DATA_DIR_LOCKED: "Another live process holds the data directory (or audit log) lock; details name the lock file and the holder's pid.",
   AUDIT_LOG_CORRUPT: "The audit log's tail does not verify at start (two writers, or an edit); details name the file and seq. Run `vcp-hooks audit verify`.",
+  UNKNOWN_PROFILE: "No event profile of that name (or pinned version) is in the catalogue (PROFILES §8.2); details name the profile and the known ones.",
+  UNKNOWN_EVENT: "The event is not one of the profile's events; details name the profile, the event and the known events.",
+  INVALID_MATCHER: "A hook's matcher cannot be compiled (RE2 syntax) for its event; details name the hook and the pattern.",
+  PROFILE_DISABLED: "The profile is in the catalogue but not enabled in this deployment (vcp.yaml `profiles:`); nothing was installed or run.",
   STORE_CORRUPT: "The data directory's installed bundles cannot be read or written, or the index and a stored artifact disagree.",
 } as const;
 

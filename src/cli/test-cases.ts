@@ -25,6 +25,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseDocument } from "yaml";
 import { z } from "zod";
+import { OUTCOMES } from "../index.js";
 import { HOOK_TYPES, VcpError, type ChainResult, type HookType } from "../index.js";
 import { matchExact, matchSubset, show, type Mismatch } from "./json-match.js";
 
@@ -35,7 +36,7 @@ const HookExpectSchema = z
   .object({
     status: z.enum(["continue", "abort", "modify"]).optional(),
     outcome: z
-      .enum(["ok", "skipped_disabled", "skipped_predicate", "skipped_deadline", "timeout", "deadline_exceeded", "error", "invalid_result", "capability_denied", "integrity_rejected", "crashed"])
+      .enum(OUTCOMES)
       .optional(),
     reason: Reason.optional(),
     annotations: Json.optional(),
