@@ -8,6 +8,7 @@ import type { ChainRequest, ChainResult } from "../chain/types.js";
 import { chainTimeBoundMs } from "../chain/deadline.js";
 import { VcpError } from "../errors.js";
 import type { HookType } from "../model/hook-type.js";
+import type { ProfilePlanRef } from "../chain/plan.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { IntegrityOptions } from "../integrity/check.js";
 import { silentLogger, type LifecycleEvent, type Logger } from "../observe/events.js";
@@ -67,11 +68,13 @@ export interface SandboxOptions {
   integrity?: IntegrityOptions;
   /** Attach RFC 6902 diffs of each modification to hook results (for the audit log). Default false. */
   auditDiffs?: boolean;
+  /** Module URLs of event profiles (default export) the workers register besides the built-in ones. */
+  profileModules?: readonly string[];
 }
 
 /** One chain for the sandbox: the hooks in spec §5.1 order (as the registry snapshot lists them) and the request. */
 export interface ChainTask {
-  plan: { type: HookType; revision: number; hooks: readonly ResolvedHook[] };
+  plan: { type: HookType; revision: number; hooks: readonly ResolvedHook[]; profile?: ProfilePlanRef };
   request: ChainRequest;
 }
 
@@ -248,6 +251,7 @@ interface HostKill {
 interface PlanEntry {
   key: number;
   type: HookType;
+  profile?: ProfilePlanRef;
   revision: number;
   /** Shallow copy of the caller's list: a later chain reuses the key only if every element is the same object. */
   source: readonly ResolvedHook[];
@@ -333,6 +337,7 @@ export class SandboxSupervisor implements Sandbox {
   private readonly fetchPolicy: FetchPolicy;
   private readonly integrity: IntegrityOptions;
   private readonly auditDiffs: boolean;
+  private readonly profileModules: string[];
   private readonly logger: Logger;
   private readonly onGuestLog: ((line: GuestLogLine) => void) | undefined;
   private readonly codeDir: string;
@@ -397,6 +402,7 @@ export class SandboxSupervisor implements Sandbox {
     this.fetchPolicy = options.fetch ?? DEFAULT_FETCH;
     this.integrity = options.integrity ?? { safetyCriticalRuleIds: [] };
     this.auditDiffs = options.auditDiffs === true;
+    this.profileModules = [...(options.profileModules ?? [])];
     this.logger = options.logger ?? silentLogger;
     this.onGuestLog = options.onGuestLog;
     const slowBundle = options.slowBundle ?? { timeouts: 3, windowMs: 60_000 };
@@ -572,7 +578,7 @@ export class SandboxSupervisor implements Sandbox {
 
   private planMatches(entry: PlanEntry, task: ChainTask): boolean {
     const list = task.plan.hooks;
-    if (entry.type !== task.plan.type || entry.revision !== task.plan.revision || entry.source.length !== list.length) return false;
+    if (entry.type !== task.plan.type || entry.profile !== task.plan.profile || entry.revision !== task.plan.revision || entry.source.length !== list.length) return false;
     for (let i = 0; i < list.length; i++) if (entry.source[i] !== list[i]) return false;
     for (const pin of entry.pins) if (this.latestByName.get(pin.bundle) !== pin.digest) return false;
     return true;
@@ -605,6 +611,7 @@ export class SandboxSupervisor implements Sandbox {
     return {
       key: this.nextPlanKey++,
       type: task.plan.type,
+      ...(task.plan.profile !== undefined ? { profile: task.plan.profile } : {}),
       revision: task.plan.revision,
       source,
       hooks: hooks ?? source,
@@ -721,7 +728,7 @@ export class SandboxSupervisor implements Sandbox {
     const message: ChainMessage = { t: "chain", id: entry.id, k: plan.key, request: entry.task.request };
     const carriesPlan = plan.sentTo !== host.generation;
     // First chain of this plan for this host (a restarted host starts with none).
-    if (carriesPlan) message.plan = { type: plan.type, revision: plan.revision, hooks: plan.hooks };
+    if (carriesPlan) message.plan = { type: plan.type, revision: plan.revision, hooks: plan.hooks, ...(plan.profile !== undefined ? { profile: plan.profile } : {}) };
     if (q) message.q = q;
     try {
       host.child.send(message);
@@ -1021,6 +1028,7 @@ export class SandboxSupervisor implements Sandbox {
       generation,
       integrity: this.integrity,
       auditDiffs: this.auditDiffs,
+      ...(this.profileModules.length > 0 ? { profileModules: this.profileModules } : {}),
     };
     return new Promise<void>((resolve, reject) => {
       let child: ChildProcess;
