@@ -143,6 +143,28 @@ function hookDefinition(manifest: Manifest, hook: ManifestHook, scope: Scope, di
   };
 }
 
+/** A hook definition of an event-profile bundle: the registry's definition plus its event, matcher and `sequential`. */
+export type ProfileHookDefinition = HookDefinition & { event: string; matcher?: string; sequential?: boolean };
+
+/**
+ * The hook definitions of an event-profile bundle (none for a `vcp@1` bundle), every one deployment
+ * scope, its action the export of this bundle revision. `type` is the placeholder the VCP machinery needs.
+ *
+ * @example
+ * ```ts
+ * store.set(manifest.bundle, manifestProfileHooks(manifest, artifact.digest));
+ * ```
+ */
+export function manifestProfileHooks(manifest: Manifest, digest?: string): ProfileHookDefinition[] {
+  if (isVcpManifest(manifest)) return [];
+  return manifest.hooks.map((hook) => ({
+    ...hookDefinition(manifest, { ...hook, type: "pre_inject" }, "deployment", digest),
+    event: hook.event!,
+    ...(hook.matcher !== undefined ? { matcher: hook.matcher } : {}),
+    ...(hook.sequential !== undefined ? { sequential: hook.sequential } : {}),
+  }));
+}
+
 /** Whether the manifest is a `vcp@1` bundle (no `profile`, or one naming vcp). */
 export function isVcpManifest(manifest: Pick<Manifest, "profile">): boolean {
   return manifest.profile === undefined || manifest.profile === VCP_PROFILE_ID || manifest.profile.startsWith(`${VCP_PROFILE_ID}@`);
