@@ -24,6 +24,8 @@ export { OUTCOMES } from "./model/result.js";
 export { getProfile, listProfiles, parseProfileRef, registerProfile, isProfileEvent } from "./profiles/index.js";
 export type { EventProfile, EventSpec, ProfileContext, NativeObject, PresentedAnswer, Verdict, ExitCode } from "./profiles/index.js";
 export type { ProfileChainAnswer } from "./chain/types.js";
+export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry } from "./runtime/fire-profile.js";
+export type { ProfileDeployment } from "./runtime/profile-hooks.js";
 export type { Constitution, Rule } from "./model/constitution.js";
 export type { Predicate, PredicateOperator } from "./model/predicate.js";
 export type {

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { answerWithout } from "../chain/execute-profile.js";
-import type { ChainResult } from "../chain/types.js";
+import type { ChainResult, HookExecution } from "../chain/types.js";
 import { VcpError } from "../errors.js";
 import type { Constitution } from "../model/constitution.js";
 import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
@@ -31,12 +31,27 @@ export interface ProfileFireInput {
   principal?: SessionPrincipal;
 }
 
+/** The chain behind a profile answer: per-hook executions in plan order (skipped ones included). */
+export interface ProfileChainResult {
+  chain_id: string;
+  profile: string;
+  event: string;
+  /** How the matching hooks ran (parallel groups run one by one on the original input, PROFILES §1.5). */
+  mode: "sequential" | "parallel";
+  /** `aborted` when the answer blocks or a hook stopped the chain. */
+  status: "completed" | "aborted";
+  /** The first hook whose output blocks (or that stopped the chain), if any. */
+  aborted_by: string | null;
+  hook_results: HookExecution[];
+  duration_ms: number;
+}
+
 /** What `runtime.fireProfile` answers: the native answer and the chain result with per-hook outcomes. */
 export interface ProfileFireResult {
   native: NativeObject;
   exit_code: ExitCode;
   stderr?: string;
-  result: ChainResult;
+  result: ProfileChainResult;
 }
 
 /** One enabled profile as `GET /v1/profiles` lists it. */
@@ -174,7 +189,7 @@ export function createProfileFirer(deps: Deps) {
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
         profile: { profile: profile.id, event, mode: "sequential", ...answer },
       };
-      return { ...answer, result };
+      return { ...answer, result: profileResult(result) };
     }
     deps.assertOpen();
     const audit = deps.audit();
@@ -213,7 +228,7 @@ export function createProfileFirer(deps: Deps) {
       });
     }
     const answer = result.profile!;
-    return { native: answer.native, exit_code: answer.exit_code, ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}), result };
+    return { native: answer.native, exit_code: answer.exit_code, ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}), result: profileResult(result) };
   }
 
   return {
@@ -251,6 +266,21 @@ export function createProfileFirer(deps: Deps) {
         deduplicated_by: duplicateOf ?? null,
       }));
     },
+  };
+}
+
+/** The caller's view of a profile chain: no VCP placeholders (type, context, constitution). */
+function profileResult(result: ChainResult): ProfileChainResult {
+  const answer = result.profile!;
+  return {
+    chain_id: result.chain_id,
+    profile: answer.profile,
+    event: answer.event,
+    mode: answer.mode,
+    status: result.status,
+    aborted_by: result.aborted_by,
+    hook_results: result.hook_results,
+    duration_ms: result.duration_ms,
   };
 }
 

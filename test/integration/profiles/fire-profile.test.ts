@@ -6,22 +6,12 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createRuntime, registerProfile, VcpError, type Runtime } from "../../../src/index.js";
 import echoProfile from "../../support/echo-profile.js";
-import { bundleCode } from "../../support/bundles.js";
+import { profileBundle } from "../../support/bundles.js";
 
 const ECHO_MODULE = pathToFileURL(fileURLToPath(new URL("../../support/echo-profile.ts", import.meta.url))).href;
 
 function echoBundle(name: string, hooks: Array<Record<string, unknown> & { name: string }>, actions: Record<string, string>, extra: Record<string, unknown> = {}) {
-  return {
-    manifest: {
-      bundle: name,
-      version: "1.0.0",
-      trust: "deployment",
-      profile: "echo",
-      ...extra,
-      hooks: hooks.map((h) => ({ action: h.name, event: "Check", priority: 50, timeout_ms: 1000, ...h })),
-    },
-    code: bundleCode(actions),
-  };
+  return profileBundle(name, "echo", hooks, actions, extra, "Check");
 }
 
 let runtime: Runtime;
@@ -107,7 +97,7 @@ describe("fireProfile through the sandbox", () => {
     try {
       const parallel = await runtime.fireProfile("echo", "Check", { input: { tool: "rm" } });
       expect(parallel.native).toEqual({ input: { tool: "safe" }, message: "tool=rm" });
-      expect(parallel.result.profile?.mode).toBe("parallel");
+      expect(parallel.result.mode).toBe("parallel");
       await runtime.bundles.install(
         echoBundle("b-seq", [{ name: "rewrite", priority: 60, sequential: true }, { name: "report", priority: 40 }], {
           rewrite: "() => ({ input: { tool: 'safe' } })",
@@ -116,7 +106,7 @@ describe("fireProfile through the sandbox", () => {
       );
       const sequential = await runtime.fireProfile("echo", "Check", { input: { tool: "rm" } });
       expect(sequential.native).toEqual({ input: { tool: "safe" }, message: "tool=safe" });
-      expect(sequential.result.profile?.mode).toBe("sequential");
+      expect(sequential.result.mode).toBe("sequential");
     } finally {
       await runtime.bundles.remove("b-seq");
     }
