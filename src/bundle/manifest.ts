@@ -368,11 +368,16 @@ function parseFieldPath(field: string): Array<string | number> {
 export function manifestJsonSchema(): Record<string, unknown> {
   const generated = z.toJSONSchema(ManifestSchema, { io: "input", target: "draft-2020-12" }) as Record<string, unknown>;
   const { $schema, ...rest } = generated;
+  // parseManifest's profile rule, for editors: vcp@1 hooks need a `type`, other profiles' an `event`.
+  const requireInHooks = (field: string) => ({ properties: { hooks: { items: { required: [field] } } } });
   return {
     $schema,
     title: "vcp-hooks policy bundle manifest (policy.yaml)",
-    description: "A policy bundle manifest: DESIGN §3.1 of vcp-hooks, hook fields of VCP Hook System spec §4.1. Generated from src/bundle/manifest.ts; do not edit.",
+    description: "A policy bundle manifest: DESIGN §3.1 of vcp-hooks, hook fields of VCP Hook System spec §4.1 (event profiles: PROFILES §2). Generated from src/bundle/manifest.ts; do not edit.",
     ...rest,
+    if: { anyOf: [{ not: { required: ["profile"] } }, { properties: { profile: { pattern: `^${VCP_PROFILE_ID}(@.*)?$` } } }] },
+    then: requireInHooks("type"),
+    else: requireInHooks("event"),
   };
 }
 
