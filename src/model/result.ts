@@ -77,6 +77,9 @@ export const SKIPPED_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>([
   "deduplicated",
 ]);
 
+/** {@link SKIPPED_OUTCOMES} as a list (for `includes` on plain data). */
+export const SKIPPED_OUTCOME_LIST: readonly Outcome[] = Object.freeze([...SKIPPED_OUTCOMES]);
+
 /**
  * Outcomes where the chain deadline left the hook without a verdict. Not failures (above), but a
  * `fail_closed` hook aborts the chain on them: no verdict from a fail-closed hook means no go.
