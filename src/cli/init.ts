@@ -8,6 +8,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { getProfile, HOOK_TYPES, isProfileEvent, listProfiles, type EventProfile, type HookType, type NativeObject } from "../index.js";
+import { loadProfileModules } from "./local.js";
 import { CheckFailed, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command } from "./common.js";
 
 const USAGE = `usage: vcp-hooks init <dir> [--name <bundle>] [--type <hook type>] [--json]
@@ -59,12 +60,13 @@ export const initCommand: Command = {
   summary: "scaffold a policy directory (policy.yaml, src/index.ts, tests/, tsconfig.json)",
   usage: USAGE,
   async run(args, io) {
-    const { values, positionals, help } = parseCommand("init", args, { name: { type: "string" }, type: { type: "string" }, profile: { type: "string" }, event: { type: "string" } }, { min: 1, max: 1, names: "<dir>" });
+    const { values, positionals, help } = parseCommand("init", args, { name: { type: "string" }, type: { type: "string" }, profile: { type: "string" }, event: { type: "string" }, "profile-module": { type: "string", multiple: true } }, { min: 1, max: 1, names: "<dir>" });
     if (help) {
       io.out(USAGE);
       return EXIT_OK;
     }
     const dir = positionals[0]!;
+    await loadProfileModules((values["profile-module"] as string[] | undefined) ?? []);
     const profileRef = stringOption("init", values, "profile");
     const profile = profileRef === undefined || /^vcp(@|$)/.test(profileRef) ? undefined : getProfile(profileRef);
     const event = stringOption("init", values, "event") ?? (profile !== undefined ? Object.keys(profile.events)[0]! : undefined);
