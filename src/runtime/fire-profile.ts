@@ -129,6 +129,14 @@ export function createProfileFirer(deps: Deps) {
     if (owner !== null) perOwner.set(owner, Math.max(0, (perOwner.get(owner) ?? 1) - 1));
   }
 
+  function sweepExpired(now: number): void {
+    for (const [key, entry] of sessions) {
+      const id = key.slice(0, key.indexOf("\u0000"));
+      const ttl = deps.enabled.get(id)?.sessionTtlMs ?? 0;
+      if (now - entry.lastUsed > ttl) forget(key, entry.owner);
+    }
+  }
+
   /** PROFILES §8.3: created on first use, owned by its sender, expired after the profile's idle TTL. */
   function implicitSession(enabled: EnabledProfile, id: string, principal: SessionPrincipal | undefined): string {
     const now = deps.clock.now();
@@ -141,6 +149,8 @@ export function createProfileFirer(deps: Deps) {
     }
     if (entry === undefined) {
       if (owner !== null && principal?.role === "client") {
+        // Idle sessions stop counting once expired, even if their id is never sent again.
+        if ((perOwner.get(owner) ?? 0) >= deps.maxSessionsPerOwner) sweepExpired(now);
         const count = perOwner.get(owner) ?? 0;
         if (count >= deps.maxSessionsPerOwner) {
           throw new VcpError("SESSION_LIMIT", `principal '${owner}' already has ${count} open ${enabled.profile.id} sessions (limits.sessions_per_client); they expire after profiles.${enabled.profile.id}.session_ttl_s idle`, {

@@ -8,6 +8,7 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from "fastify";
 import type { Role } from "./auth.js";
 import { HttpError } from "./errors.js";
+import type { HookType } from "../index.js";
 import type { ServerRuntime } from "./runtime-port.js";
 import { routes } from "./schemas.js";
 
@@ -34,6 +35,8 @@ export function profilePlanOf(runtime: ServerRuntime, profile: string | undefine
   if (profile === undefined || event === undefined) {
     throw new HttpError("INVALID_REQUEST", "querystring: profile and event go together (a profile plan is keyed by both)", { field: profile === undefined ? "querystring.profile" : "querystring.event" });
   }
+  // vcp@1's events are its hook types: its plan is the VCP chain order (the existing ?type= view).
+  if (/^vcp(@|$)/.test(profile)) return { hooks: runtime.hooks.chain(event as HookType) };
   return { hooks: profilesOf(runtime).plan(profile, event) };
 }
 
