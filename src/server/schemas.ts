@@ -78,18 +78,23 @@ export const ResolvedHookSchema = {
   }),
 } as const;
 
+/** What every hook execution carries, VCP and event-profile chains alike. */
+const HOOK_EXECUTION_COMMON = {
+  hook: { type: "string" },
+  bundle: { type: "string" },
+  scope: { type: "string" },
+  trust: { type: "string" },
+  status: { type: "string" },
+  outcome: { type: "string" },
+  duration_ms: { type: "number" },
+  cpu_ms: { type: "number" },
+  reason: { type: "string" },
+} as const;
+
 export const HookExecutionSchema = {
   $id: "HookExecution",
   ...object({
-    hook: { type: "string" },
-    bundle: { type: "string" },
-    scope: { type: "string" },
-    trust: { type: "string" },
-    status: { type: "string" },
-    outcome: { type: "string" },
-    duration_ms: { type: "number" },
-    cpu_ms: { type: "number" },
-    reason: { type: "string" },
+    ...HOOK_EXECUTION_COMMON,
     annotations: anyObject,
     error: { type: "string" },
     modified_context: { type: "boolean" },
@@ -209,20 +214,7 @@ export const ProfileChainResultSchema = {
     aborted_by: nullableString,
     hook_results: {
       type: "array",
-      items: object({
-        hook: { type: "string" },
-        bundle: { type: "string" },
-        scope: { type: "string" },
-        trust: { type: "string" },
-        status: { type: "string" },
-        outcome: { type: "string" },
-        verdict: { type: "string" },
-        duration_ms: { type: "number" },
-        cpu_ms: { type: "number" },
-        reason: { type: "string" },
-        error: { type: "string" },
-        stripped: stringArray,
-      }),
+      items: object({ ...HOOK_EXECUTION_COMMON, error: { type: "string" }, verdict: { type: "string" }, stripped: stringArray }),
     },
     duration_ms: { type: "number" },
   }),
