@@ -125,3 +125,35 @@ describe("fireProfile through the sandbox", () => {
     expect(out.result.hook_results).toEqual([]);
   });
 });
+
+describe("profile bundles in the data directory", () => {
+  test("a restart reloads an installed profile bundle and its plan; swapping it for a VCP bundle of the same name drops its hooks", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const dataDir = mkdtempSync(join(tmpdir(), "vcp-profiles-"));
+    try {
+      const first = await createRuntime({ dataDir, profileModules: [ECHO_MODULE] });
+      await first.bundles.install(echoBundle("keep", [{ name: "guard" }], { guard: "() => ({ decision: 'block', reason: 'kept' })" }));
+      await first.close();
+      const second = await createRuntime({ dataDir, profileModules: [ECHO_MODULE] });
+      try {
+        expect(second.profiles.plan("echo", "Check").map((h) => h.name)).toEqual(["guard"]);
+        const out = await second.fireProfile("echo", "Check", { input: { tool: "x" } });
+        expect(out).toMatchObject({ exit_code: 2, native: { decision: "block", reason: "kept" } });
+        const records = await second.audit.query({});
+        expect(records.some((r) => r.kind === "chain" && r.profile === "echo" && r.profile_event === "Check")).toBe(true);
+        await second.bundles.install({
+          manifest: { bundle: "keep", version: "2.0.0", trust: "deployment", hooks: [{ name: "vcp_hook", type: "pre_inject", action: "v", priority: 50, timeout_ms: 1000 }] },
+          code: "var __vcp_bundle = { v: function () { return { status: 'continue' }; } };",
+        });
+        expect(second.profiles.plan("echo", "Check")).toEqual([]);
+        expect(second.hooks.chain("pre_inject").map((h) => h.name)).toEqual(["vcp_hook"]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
