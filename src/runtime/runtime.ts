@@ -147,6 +147,8 @@ export interface BundleInfo {
   signed_by: string | null;
   /** Failed install attempts since this revision became active, oldest first (at most 5). */
   errors: BundleInstallError[];
+  /** Event-profile bundles only: the profile their hooks belong to, `<id>@<version>` (absent for vcp@1). */
+  profile?: string;
 }
 
 /** What `bundles.install` takes: a manifest (DESIGN §3.1) and the esbuild output of its code. */
@@ -595,6 +597,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       activated_at: how.activatedAt ?? new Date(clock.wallNow()).toISOString(),
       signed_by: verified.key_id,
       errors: [],
+      ...(isVcpManifest(manifest) ? {} : { profile: profileRefOf(manifest) }),
     };
     // The registry resolves actions against `installed`, so the new revision is entered first
     // and rolled back if the atomic registry swap refuses it.
@@ -652,6 +655,11 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     }
     if (previous) installed.set(name, previous);
     else installed.delete(name);
+  }
+
+  function profileRefOf(manifest: Manifest): string {
+    const profile = profileFirer.assertEnabled(manifest.profile!).profile;
+    return `${profile.id}@${profile.version}`;
   }
 
   /** The hook names a bundle has in the VCP registry (an event-profile bundle has none there). */

@@ -50,6 +50,7 @@ export const BundleInfoSchema = {
     activated_at: { type: "string" },
     signed_by: nullableString,
     errors: { type: "array", items: anyObject },
+    profile: { type: "string" },
   }),
   required: ["bundle", "version", "digest", "hooks"],
 } as const;

@@ -139,6 +139,7 @@ describe("profile bundles in the data directory", () => {
       const second = await createRuntime({ dataDir, profileModules: [ECHO_MODULE] });
       try {
         expect(second.profiles.plan("echo", "Check").map((h) => h.name)).toEqual(["guard"]);
+        expect(second.bundles.get("keep")?.profile).toBe("echo@1");
         const out = await second.fireProfile("echo", "Check", { input: { tool: "x" } });
         expect(out).toMatchObject({ exit_code: 2, native: { decision: "block", reason: "kept" } });
         const records = await second.audit.query({});
