@@ -119,6 +119,23 @@ describe("fireProfile through the sandbox", () => {
     await expect(runtime.fireProfile("echo", "Check", { input: { tool: "x", deep: JSON.parse("[".repeat(100) + "]".repeat(100)) } })).rejects.toBeInstanceOf(VcpError);
   });
 
+  test("native calls: async actions settle, an action returning nothing is decoded by the profile, the input carries no chain_state", async () => {
+    await runtime.bundles.install(
+      echoBundle("b-native", [{ name: "later", priority: 60 }, { name: "nothing", priority: 50 }, { name: "keys", priority: 40 }], {
+        later: "async (input) => ({ message: 'async ' + input.tool })",
+        nothing: "() => undefined",
+        keys: "(input) => ({ message: Object.keys(input).sort().join(',') })",
+      }),
+    );
+    try {
+      const out = await runtime.fireProfile("echo", "Check", { input: { tool: "x", session_id: "n1" } });
+      expect(out.result.hook_results.map((h) => h.outcome)).toEqual(["ok", "ok", "ok"]);
+      expect(out.native).toEqual({ message: "async x\nsession_id,tool" });
+    } finally {
+      await runtime.bundles.remove("b-native");
+    }
+  }, 60_000);
+
   test("an empty plan answers the neutral answer without dispatch", async () => {
     const out = await runtime.fireProfile("echo", "Notice", { input: {} });
     expect(out).toMatchObject({ native: {}, exit_code: 0 });
