@@ -12,7 +12,8 @@ import type { ChainResult, HookExecution } from "../chain/types.js";
 import { VcpError } from "../errors.js";
 import type { Constitution } from "../model/constitution.js";
 import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
-import type { Clock } from "../observe/events.js";
+import { FAILURE_OUTCOMES } from "../model/result.js";
+import type { Clock, Logger } from "../observe/events.js";
 import type { Metrics } from "../observe/metrics.js";
 import { maySee, sessionKey, type SessionPrincipal } from "../pipeline/access.js";
 import { assertProfileEvent, getProfile, VCP_PROFILE_ID } from "../profiles/index.js";
@@ -89,6 +90,8 @@ interface Deps {
   audit: () => AuditTrail | undefined;
   metrics: Metrics;
   clock: Clock;
+  /** Failed profile hooks are logged at info (they fail open by the profile's rule, never silently). */
+  logger?: Logger;
   inputBounds: JsonBounds;
   maxSessionsPerOwner: number;
   assertOpen(): void;
@@ -230,6 +233,13 @@ export function createProfileFirer(deps: Deps) {
       result = { ...result, profile: { profile: profile.id, event, mode: "sequential", ...answer } };
     }
     deps.metrics.recordProfileChain(result);
+    if (deps.logger?.isLevelEnabled("info") === true) {
+      for (const h of result.hook_results) {
+        if (FAILURE_OUTCOMES.has(h.outcome) || h.outcome === "capability_denied" || h.outcome === "deadline_exceeded") {
+          deps.logger.info({ profile: profile.id, event, hook: h.hook, bundle: h.bundle, chain_id: result.chain_id, outcome: h.outcome, error: h.error }, "profile hook failed");
+        }
+      }
+    }
     if (audit !== undefined) {
       const owner = key === undefined ? null : sessions.get(`${profile.id}\u0000${sessionId}`)?.owner ?? null;
       // spec §8.2.3: the chain's records are durable before its answer is handed out.

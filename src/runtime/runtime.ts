@@ -478,6 +478,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     audit: () => audit,
     metrics,
     clock,
+    logger,
     inputBounds,
     maxSessionsPerOwner,
     assertOpen,
