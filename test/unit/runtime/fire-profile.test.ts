@@ -67,3 +67,20 @@ describe("implicit profile sessions", () => {
     await expect(f.fire("vcp", "pre_inject", { input: {} })).rejects.toMatchObject({ code: "UNKNOWN_PROFILE" });
   });
 });
+
+describe("fireProfile on the in-process test backend", () => {
+  test("the vm backend runs profile chains as the sandbox worker does", async () => {
+    const { createRuntime } = await import("../../../src/index.js");
+    const { createVmBackend } = await import("../../support/vm-backend.js");
+    const { profileBundle } = await import("../../support/bundles.js");
+    const runtime = await createRuntime({ backend: createVmBackend() });
+    try {
+      await runtime.bundles.install(profileBundle("vmb", "echo", [{ name: "guard", matcher: "^rm$" }, { name: "quiet" }], { guard: "() => ({ decision: 'block', reason: 'no' })", quiet: "() => undefined" }, {}, "Check"));
+      const out = await runtime.fireProfile("echo", "Check", { input: { tool: "rm" } });
+      expect(out).toMatchObject({ exit_code: 2, native: { decision: "block", reason: "no" } });
+      expect(out.result.hook_results.map((h) => h.outcome)).toEqual(["ok", "ok"]);
+    } finally {
+      await runtime.close();
+    }
+  });
+});
