@@ -7,7 +7,7 @@ const PISCINA = { name: "piscina", message: "Only src/pool/ may import piscina (
 const CHILD_PROCESS = ["node:child_process", "child_process"].map((name) => ({ name, message: "Only src/pool/ starts processes for the sandbox (STYLE.md)." }));
 const IO = ["node:fs", "fs", "node:fs/promises", "node:net", "node:http", "node:https", "pino"].map((name) => ({
   name,
-  message: "Core modules (chain, registry, integrity, model) do no I/O: take a Logger/Clock instead (STYLE.md).",
+  message: "Core modules (chain, registry, integrity, model, profiles) do no I/O: take a Logger/Clock instead (STYLE.md).",
 }));
 
 export default tseslint.config(

@@ -20,7 +20,12 @@ export type { HookType, TrustLevel, Scope } from "./model/hook-type.js";
 export type { HookDefinition, ResolvedHook, ActionRef } from "./model/hook.js";
 export type { HookInput, VcpContext, SessionInfo } from "./model/input.js";
 export type { HookResult, ResultStatus, Outcome } from "./model/result.js";
-export { OUTCOMES } from "./model/result.js";
+export { OUTCOMES, SKIPPED_OUTCOME_LIST } from "./model/result.js";
+export { getProfile, listProfiles, parseProfileRef, registerProfile, isProfileEvent } from "./profiles/index.js";
+export type { EventProfile, EventSpec, ProfileContext, NativeObject, PresentedAnswer, Verdict, ExitCode } from "./profiles/index.js";
+export type { ProfileChainAnswer } from "./chain/types.js";
+export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry } from "./runtime/fire-profile.js";
+export type { ProfileDeployment } from "./runtime/profile-hooks.js";
 export type { Constitution, Rule } from "./model/constitution.js";
 export type { Predicate, PredicateOperator } from "./model/predicate.js";
 export type {

@@ -20,6 +20,9 @@ export interface AuditRecordInput {
   chain_id?: string;
   hook?: string;
   hook_type?: string;
+  /** Event-profile chains (PROFILES §8.12): the profile id and its event, in place of `hook_type`. */
+  profile?: string;
+  profile_event?: string;
   scope?: string;
   bundle?: string;
   bundle_digest?: string;
@@ -56,7 +59,7 @@ export interface AuditRecord extends AuditRecordInput {
 
 /** Input fields in the order they are written (readability only: the hash is over RFC 8785 form). */
 export const INPUT_FIELDS = [
-  "kind", "session", "owner", "chain_id", "hook", "hook_type", "scope", "bundle", "bundle_digest", "input_hash",
+  "kind", "session", "owner", "chain_id", "hook", "hook_type", "profile", "profile_event", "scope", "bundle", "bundle_digest", "input_hash",
   "status", "outcome", "duration_ms", "modification", "provenance", "annotations", "event", "details",
 ] as const satisfies ReadonlyArray<keyof AuditRecordInput>;
 

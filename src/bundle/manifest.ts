@@ -8,6 +8,8 @@ import { EXPORT_NAME_PATTERN, HookDefinitionSchema, type HookDefinition } from "
 import { assertPredicateNesting } from "../model/predicate.js";
 import { describeIssues } from "../model/zod-errors.js";
 import { compileHook } from "../registry/validate.js";
+import { getProfile, isProfileEvent, VCP_PROFILE_ID } from "../profiles/index.js";
+import type { EventProfile } from "../profiles/types.js";
 
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 
@@ -24,6 +26,13 @@ export const ManifestHookSchema = HookDefinitionSchema.omit({ action: true, trus
       .string({ error: "must name an exported function" })
       .regex(EXPORT_NAME_PATTERN, "must be a JavaScript identifier naming an exported function"),
     scope: ScopeSchema.optional(),
+    // `vcp@1` hooks name a `type`; the hooks of any other profile name an `event` instead (PROFILES §2).
+    type: HookDefinitionSchema.shape.type.optional(),
+    event: z.string({ error: "must be a string naming one of the profile's events" }).min(1).max(128).optional(),
+    /** Matched against the event's matcher field (RE2; PROFILES §3.2). Not for `vcp@1`. */
+    matcher: z.string({ error: "must be a string (an RE2 pattern)" }).max(1024).optional(),
+    /** gemini-cli/llxprt: this definition makes its matching group run sequentially. */
+    sequential: z.boolean({ error: "must be a boolean" }).optional(),
   })
   .strict();
 export type ManifestHook = z.infer<typeof ManifestHookSchema>;
@@ -38,6 +47,8 @@ export const ManifestSchema = z
     entry: z.string().optional(),
     limits: z.object({ memory_mb: z.number().int().min(8, "must be at least 8").max(4096).optional() }).strict().optional(),
     isolation: z.enum(["shared", "per_session"]).default("shared"),
+    /** Event profile of every hook of the bundle: `name` or `name@version` (PROFILES §8.2). Absent ⇒ `vcp@1`. */
+    profile: z.string({ error: "must be a string: <name> or <name>@<version>" }).max(100).optional(),
     hooks: z.array(ManifestHookSchema).min(1, "a bundle declares at least one hook").max(256),
   })
   .strict();
@@ -81,6 +92,7 @@ export function parseManifest(raw: unknown, file = "manifest"): Manifest {
     }
     names.add(hook.name);
   });
+  const profile = checkProfileFields(parsed.data, file);
   // The registry's own per-hook validation (trust and fail_closed, the condition compiled with the
   // install limits, JSON-only metadata), run on what install will register. Build, sign, verify and
   // install all come through here, so none of them accepts a manifest another refuses. Left to
@@ -89,7 +101,9 @@ export function parseManifest(raw: unknown, file = "manifest"): Manifest {
   parsed.data.hooks.forEach((hook, index) => {
     const scope = hook.scope ?? "deployment";
     try {
-      compileHook(hookDefinition(parsed.data, hook, scope), { scope, seq: 0, at: ["hooks", index] });
+      // A profile hook is checked with a placeholder type: the rules checked here do not depend on it.
+      const definition = hookDefinition(parsed.data, hook, scope);
+      compileHook(profile.id === VCP_PROFILE_ID ? definition : { ...definition, type: "pre_inject" }, { scope, seq: 0, at: ["hooks", index] });
     } catch (err) {
       throw withFile(err, file);
     }
@@ -107,13 +121,15 @@ export function parseManifest(raw: unknown, file = "manifest"): Manifest {
  * ```
  */
 export function manifestHookDefinitions(manifest: Manifest, scope: Scope, digest?: string): HookDefinition[] {
+  // Profile hooks never enter the VCP registry (runtime/profile-hooks.ts keeps them).
+  if (!isVcpManifest(manifest)) return [];
   return manifest.hooks.filter((hook) => (hook.scope ?? "deployment") === scope).map((hook) => hookDefinition(manifest, hook, scope, digest));
 }
 
 function hookDefinition(manifest: Manifest, hook: ManifestHook, scope: Scope, digest?: string): HookDefinition {
   return {
     name: hook.name,
-    type: hook.type,
+    type: hook.type!,
     priority: hook.priority,
     timeout_ms: hook.timeout_ms,
     action: { bundle: manifest.bundle, export: hook.action, ...(digest !== undefined ? { digest } : {}) },
@@ -125,6 +141,94 @@ function hookDefinition(manifest: Manifest, hook: ManifestHook, scope: Scope, di
     // DESIGN §3.4: a hook a session registers runs with session trust, whatever the bundle has.
     trust: scope === "session" ? "session" : manifest.trust,
   };
+}
+
+/** A hook definition of an event-profile bundle: the registry's definition plus its event, matcher and `sequential`. */
+export type ProfileHookDefinition = HookDefinition & { event: string; matcher?: string; sequential?: boolean };
+
+/**
+ * The hook definitions of an event-profile bundle (none for a `vcp@1` bundle), every one deployment
+ * scope, its action the export of this bundle revision. `type` is the placeholder the VCP machinery needs.
+ *
+ * @example
+ * ```ts
+ * store.set(manifest.bundle, manifestProfileHooks(manifest, artifact.digest));
+ * ```
+ */
+export function manifestProfileHooks(manifest: Manifest, digest?: string): ProfileHookDefinition[] {
+  if (isVcpManifest(manifest)) return [];
+  return manifest.hooks.map((hook) => ({
+    ...hookDefinition(manifest, { ...hook, type: "pre_inject" }, "deployment", digest),
+    event: hook.event!,
+    ...(hook.matcher !== undefined ? { matcher: hook.matcher } : {}),
+    ...(hook.sequential !== undefined ? { sequential: hook.sequential } : {}),
+  }));
+}
+
+/** Whether the manifest is a `vcp@1` bundle (no `profile`, or one naming vcp). */
+export function isVcpManifest(manifest: Pick<Manifest, "profile">): boolean {
+  return manifest.profile === undefined || manifest.profile === VCP_PROFILE_ID || manifest.profile.startsWith(`${VCP_PROFILE_ID}@`);
+}
+
+/**
+ * The catalogued profile of a validated manifest.
+ *
+ * @example
+ * ```ts
+ * manifestProfile(manifest).id; // "vcp" when the manifest names none
+ * ```
+ */
+export function manifestProfile(manifest: Pick<Manifest, "profile">): EventProfile {
+  return getProfile(manifest.profile ?? VCP_PROFILE_ID);
+}
+
+function problem(code: "INVALID_BUNDLE" | "UNKNOWN_PROFILE" | "UNKNOWN_EVENT" | "INVALID_MATCHER", file: string, field: string, rule: string, extra: Record<string, unknown> = {}): VcpError {
+  return new VcpError(code, `${file}: ${field}: ${rule}`, { file, ...extra, problems: [{ field, rule }] });
+}
+
+/**
+ * PROFILES §2 manifest rules: the profile is catalogued; `vcp@1` hooks have a `type` and none of the
+ * profile fields; other profiles' hooks have an `event` of that profile (no `type`), a matcher the
+ * profile compiles (RE2: a bad pattern is an error naming the hook, never a silent exact match),
+ * `sequential` only where the profile runs per definition, and no session scope.
+ */
+function checkProfileFields(manifest: Manifest, file: string): EventProfile {
+  let profile: EventProfile;
+  try {
+    profile = manifestProfile(manifest);
+  } catch (err) {
+    if (err instanceof VcpError) throw problem("UNKNOWN_PROFILE", file, "profile", err.message, { profile: manifest.profile });
+    throw err;
+  }
+  manifest.hooks.forEach((hook, i) => {
+    const at = `hooks[${i}]`;
+    if (profile.id === VCP_PROFILE_ID) {
+      if (hook.type === undefined) throw problem("INVALID_BUNDLE", file, `${at}.type`, "must be one of the six hook types (spec §6.2.3)");
+      for (const field of ["event", "matcher", "sequential"] as const) {
+        if (hook[field] !== undefined) throw problem("INVALID_BUNDLE", file, `${at}.${field}`, `only for bundles of an event profile other than vcp@1 (set profile:; vcp@1 hooks use type and condition)`);
+      }
+      return;
+    }
+    if (hook.type !== undefined) throw problem("INVALID_BUNDLE", file, `${at}.type`, `a ${profile.id} hook names an event, not a VCP hook type (PROFILES §2)`);
+    if (hook.event === undefined) throw problem("INVALID_BUNDLE", file, `${at}.event`, `required: one of the events of profile ${profile.id}: ${Object.keys(profile.events).join(", ")}`);
+    if (!isProfileEvent(profile, hook.event)) {
+      throw problem("UNKNOWN_EVENT", file, `${at}.event`, `'${hook.event}' is not an event of profile ${profile.id}; its events: ${Object.keys(profile.events).join(", ")}`, { profile: profile.id, event: hook.event, hook: hook.name });
+    }
+    if (hook.scope === "session") throw problem("INVALID_BUNDLE", file, `${at}.scope`, `session-scope hooks are not supported for profile ${profile.id}; a session-trust bundle's hooks observe (spec §8.3)`);
+    if (hook.sequential !== undefined && profile.execution !== "per_definition") {
+      throw problem("INVALID_BUNDLE", file, `${at}.sequential`, `profile ${profile.id} runs its hooks ${profile.execution === "sequential" ? "sequentially" : "in parallel"} always; sequential is only for profiles whose definitions choose (gemini-cli, llxprt)`);
+    }
+    if (hook.timeout_ms > profile.timeouts.max_ms) {
+      throw problem("INVALID_BUNDLE", file, `${at}.timeout_ms`, `must be at most ${profile.timeouts.max_ms} for profile ${profile.id}`);
+    }
+    try {
+      profile.compileMatcher(hook.matcher, hook.event);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw problem("INVALID_MATCHER", file, `${at}.matcher`, `hook '${hook.name}': ${why}`, { hook: hook.name, matcher: hook.matcher });
+    }
+  });
+  return profile;
 }
 
 /**
@@ -264,11 +368,16 @@ function parseFieldPath(field: string): Array<string | number> {
 export function manifestJsonSchema(): Record<string, unknown> {
   const generated = z.toJSONSchema(ManifestSchema, { io: "input", target: "draft-2020-12" }) as Record<string, unknown>;
   const { $schema, ...rest } = generated;
+  // parseManifest's profile rule, for editors: vcp@1 hooks need a `type`, other profiles' an `event`.
+  const requireInHooks = (field: string) => ({ properties: { hooks: { items: { required: [field] } } } });
   return {
     $schema,
     title: "vcp-hooks policy bundle manifest (policy.yaml)",
-    description: "A policy bundle manifest: DESIGN §3.1 of vcp-hooks, hook fields of VCP Hook System spec §4.1. Generated from src/bundle/manifest.ts; do not edit.",
+    description: "A policy bundle manifest: DESIGN §3.1 of vcp-hooks, hook fields of VCP Hook System spec §4.1 (event profiles: PROFILES §2). Generated from src/bundle/manifest.ts; do not edit.",
     ...rest,
+    if: { anyOf: [{ not: { required: ["profile"] } }, { properties: { profile: { pattern: `^${VCP_PROFILE_ID}(@.*)?$` } } }] },
+    then: requireInHooks("type"),
+    else: requireInHooks("event"),
   };
 }
 

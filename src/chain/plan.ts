@@ -2,6 +2,7 @@ import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import { compilePredicate, type CompiledPredicate } from "./predicate.js";
 import type { ChainPlan, PlannedHook } from "./types.js";
+import type { CompiledMatcher, EventProfile } from "../profiles/types.js";
 
 // Predicates compile once per hook object; hooks are frozen and replaced (never mutated) on change,
 // so a WeakMap keyed by the hook is an exact cache and frees itself when a hook is deregistered.
@@ -28,4 +29,100 @@ function compiledConditionOf(hook: ResolvedHook): CompiledPredicate | null {
 export function compileChainPlan(type: HookType, hooks: readonly ResolvedHook[], revision: number): ChainPlan {
   const planned: PlannedHook[] = hooks.map((hook) => Object.freeze({ hook, predicate: compiledConditionOf(hook) }));
   return Object.freeze({ type, revision, hooks: Object.freeze(planned) });
+}
+
+// ── event profiles (PROFILES §8.5, §8.6) ───────────────────────────────────────────────────────
+
+/** Which profile chain a plan runs, and the deployment's settings for it: all the worker needs to look the profile up. */
+export interface ProfilePlanRef {
+  readonly id: string;
+  readonly event: string;
+  readonly strict: boolean;
+  readonly settings: Readonly<Record<string, unknown>>;
+}
+
+/** A profile hook as the executor runs it: predicate and matcher compiled once, its dedup verdict fixed. */
+export interface PlannedProfileHook {
+  readonly hook: ResolvedHook;
+  readonly predicate: CompiledPredicate | null;
+  readonly matcher: CompiledMatcher;
+  /** Name of the earlier hook in plan order with the same (bundle digest, action, matcher): this one is `deduplicated`. */
+  readonly duplicateOf?: string;
+}
+
+export interface ProfileChainPlan {
+  readonly profile: ProfilePlanRef;
+  readonly revision: number;
+  readonly hooks: readonly PlannedProfileHook[];
+}
+
+const compiledMatchers = new WeakMap<ResolvedHook, CompiledMatcher>();
+
+function compiledMatcherOf(profile: EventProfile, hook: ResolvedHook, event: string): CompiledMatcher {
+  let compiled = compiledMatchers.get(hook);
+  if (compiled === undefined) {
+    compiled = profile.compileMatcher(hook.matcher, event);
+    compiledMatchers.set(hook, compiled);
+  }
+  return compiled;
+}
+
+/**
+ * PROFILES §8.5: the profile's priority rule (descending; Amplifier ascending; config order keeps
+ * registration order), then deployment before session scope, then registration order. Stable, pure.
+ *
+ * @example
+ * ```ts
+ * const ordered = orderProfileHooks(profile, hooks.filter((h) => h.event === "BeforeTool"));
+ * ```
+ */
+export function orderProfileHooks(profile: Pick<EventProfile, "ordering">, hooks: readonly ResolvedHook[]): ResolvedHook[] {
+  const sign = profile.ordering === "priority_asc" ? 1 : profile.ordering === "priority_desc" ? -1 : 0;
+  return [...hooks].sort(
+    (a, b) =>
+      sign * (a.priority - b.priority) ||
+      (a.scope === b.scope ? 0 : a.scope === "deployment" ? -1 : 1) ||
+      a.seq - b.seq,
+  );
+}
+
+/**
+ * Build the immutable plan of one profile event from hooks already in {@link orderProfileHooks}
+ * order: predicates and matchers compiled once (a matcher RE2 refuses throws here, at install, never
+ * per event), and the dedup key (bundle digest, action, matcher) fixed: later duplicates are
+ * recorded `deduplicated` (PROFILES §8.6).
+ *
+ * @example
+ * ```ts
+ * const plan = compileProfilePlan(profile, { id: "gemini-cli", event: "BeforeTool", strict: false, settings: {} }, ordered, 3);
+ * ```
+ */
+export function compileProfilePlan(profile: EventProfile, ref: ProfilePlanRef, hooks: readonly ResolvedHook[], revision: number): ProfileChainPlan {
+  const firstByKey = new Map<string, string>();
+  const planned = hooks.map((hook): PlannedProfileHook => {
+    const key = JSON.stringify([hook.action.digest ?? hook.action.bundle, hook.action.export, hook.matcher ?? ""]);
+    const first = firstByKey.get(key);
+    if (first === undefined) firstByKey.set(key, hook.name);
+    return Object.freeze({
+      hook,
+      predicate: compiledConditionOf(hook),
+      matcher: compiledMatcherOf(profile, hook, ref.event),
+      ...(first !== undefined ? { duplicateOf: first } : {}),
+    });
+  });
+  return Object.freeze({ profile: Object.freeze({ ...ref }), revision, hooks: Object.freeze(planned) });
+}
+
+/**
+ * How the matching hooks of one event run: the profile's mode, or for `per_definition` sequential as
+ * soon as one matching definition says `sequential: true` (gemini-cli, llxprt), else parallel.
+ *
+ * @example
+ * ```ts
+ * executionModeOf(profile, matching.map((p) => p.hook)); // "parallel"
+ * ```
+ */
+export function executionModeOf(profile: Pick<EventProfile, "execution">, matching: readonly Pick<ResolvedHook, "sequential">[]): "sequential" | "parallel" {
+  if (profile.execution !== "per_definition") return profile.execution;
+  return matching.some((h) => h.sequential === true) ? "sequential" : "parallel";
 }

@@ -5,6 +5,7 @@ import type { SessionInfo, VcpContext } from "../model/input.js";
 import type { Outcome, ResultStatus } from "../model/result.js";
 import type { HookEvent } from "../model/events.js";
 import type { CompiledPredicate } from "./predicate.js";
+import type { ExitCode, NativeObject, Verdict } from "../profiles/types.js";
 
 /**
  * A hook as the executor runs it: the registry's frozen definition plus its predicate, compiled
@@ -35,6 +36,12 @@ export interface InvokeRequest {
   readonly inputJson: string;
   /** Time the action may use: min(timeout_ms, remaining chain deadline). */
   readonly budgetMs: number;
+  /**
+   * An event-profile call (PROFILES §1.3): `inputJson` is the agent's native input, handed to the
+   * action as is (no `chain_state`), and an `undefined` result comes back as `null` for the profile
+   * to decode. Absent ⇒ a VCP call.
+   */
+  readonly native?: boolean;
 }
 
 /**
@@ -100,6 +107,21 @@ export interface HookExecution {
   bundle_digest?: string;
   /** RFC 6902 diff of what a `modify` changed, `{context, constitution}`-rooted (for the audit log). */
   modification?: unknown[];
+  /** Event-profile chains: what the hook's output (or its failure output) amounts to (profiles/types.ts). */
+  verdict?: Verdict;
+  /** Event-profile chains: output fields removed from a `session`-trust hook's output (spec §8.3). */
+  stripped?: string[];
+}
+
+/** What an event-profile chain answered the agent (PROFILES §2 `present`), carried on its ChainResult. */
+export interface ProfileChainAnswer {
+  profile: string;
+  event: string;
+  /** How the matching hooks ran (PROFILES §1.5: parallel groups run one by one on the original input). */
+  mode: "sequential" | "parallel";
+  native: NativeObject;
+  exit_code: ExitCode;
+  stderr?: string;
 }
 
 export interface ChainResult {
@@ -113,6 +135,8 @@ export interface ChainResult {
   cascade_failure: boolean;
   hook_results: HookExecution[];
   duration_ms: number;
+  /** Event-profile chains only: the merged native answer (absent for `vcp@1` chains). */
+  profile?: ProfileChainAnswer;
 }
 
 /** Everything one chain execution needs besides the plan. */

@@ -42,7 +42,7 @@ export const buildCommand: Command = {
     } else {
       io.out(`built ${file}`);
       io.out(`  bundle   ${manifest.bundle} ${manifest.version} (trust requested: ${manifest.trust})`);
-      io.out(`  hooks    ${manifest.hooks.map((h) => `${h.name} [${h.type}]`).join(", ")}`);
+      io.out(`  hooks    ${manifest.hooks.map((h) => `${h.name} [${h.type ?? h.event}]`).join(", ")}`);
       io.out(`  digest   ${artifact.digest}`);
       io.out(`  size     ${bytes} bytes (unsigned; sign with: vcp-hooks sign ${file} --key <pem> --key-id <id>)`);
     }

@@ -4,12 +4,13 @@
  * statuses and outcomes, durations, annotations and the keys the chain changed.
  */
 import { readFile } from "node:fs/promises";
-import { HOOK_TYPES, loadKeyring, type ChainResult, type HookType, type Keyring } from "../index.js";
+import { getProfile, HOOK_TYPES, isProfileEvent, loadKeyring, type ChainResult, type HookType, type Keyring, type ProfileFireResult } from "../index.js";
 import { CheckFailed, escapeControl, EXIT_OK, parseCommand, printJson, progress, requireOption, stringOption, UsageError, type Command } from "./common.js";
 import { changedKeys, show, type Change } from "./json-match.js";
-import { LOCAL_TRUST_NOTE, loadLocalBundle, prepareChainInput, startLocalRuntime, type GuestLog } from "./local.js";
+import { LOCAL_TRUST_NOTE, loadLocalBundle, loadProfileModules, prepareChainInput, startLocalRuntime, type GuestLog } from "./local.js";
 
 const USAGE = `usage: vcp-hooks fire <type> --bundle <file.vcpb|dir> [--bundle …] --input <file.json|-|'{…}'> [--keyring <file>] [--json]
+       vcp-hooks fire --profile <name> <Event> --bundle … --input <native.json|-|'{…}'> [--profile-module <file>] [--json]
 
 Run one <type> chain (${HOOK_TYPES.join(", ")}) locally over the given bundles and print the
 trace: hook order, predicate skips, status and outcome per hook, durations, annotations, guest logs,
@@ -22,7 +23,13 @@ Bundles: a policy directory is built first; a .vcpb has its digest and manifest 
 signatures too when --keyring is given (without one they are not checked). Nothing is installed
 anywhere: ${LOCAL_TRUST_NOTE}.
 
+With --profile (an event profile: gemini-cli, llxprt, claude-code, …) the input is the agent's
+native input JSON, exactly what its command hook reads on stdin, and the output is the trace and the
+merged native answer with its exit code.
+
 Options:
+  --profile <name>  run <Event> of this event profile instead of a VCP hook type
+  --profile-module <file>  load an event profile module (default export) first (repeatable)
   --bundle <path>   a .vcpb file or a policy directory (repeatable)
   --input <input>   chain input: a JSON file, - for stdin, or inline JSON ('{"context":…}')
   --keyring <file>  verify .vcpb signatures against this keyring
@@ -37,13 +44,21 @@ export const fireCommand: Command = {
     const { values, positionals, help } = parseCommand(
       "fire",
       args,
-      { bundle: { type: "string", multiple: true, short: "b" }, input: { type: "string", short: "i" }, keyring: { type: "string" } },
+      {
+        bundle: { type: "string", multiple: true, short: "b" },
+        input: { type: "string", short: "i" },
+        keyring: { type: "string" },
+        profile: { type: "string" },
+        "profile-module": { type: "string", multiple: true },
+      },
       { min: 1, max: 1, names: "<type>" },
     );
     if (help) {
       io.out(USAGE);
       return EXIT_OK;
     }
+    const profile = stringOption("fire", values, "profile");
+    if (profile !== undefined) return fireProfileEvent(profile, positionals[0]!, values, io);
     const type = positionals[0]!;
     if (!(HOOK_TYPES as readonly string[]).includes(type)) throw new UsageError(`fire: unknown hook type '${type}' (expected one of ${HOOK_TYPES.join(", ")})`);
     const bundles = (values["bundle"] as string[] | undefined) ?? [];
@@ -95,6 +110,64 @@ export const fireCommand: Command = {
     return EXIT_OK;
   },
 };
+
+/** `fire --profile <name> <Event>`: one event of an agent's hook system, its native answer and exit code. */
+async function fireProfileEvent(profile: string, event: string, values: Record<string, unknown>, io: Parameters<Command["run"]>[1]): Promise<number> {
+  const bundles = (values["bundle"] as string[] | undefined) ?? [];
+  if (bundles.length === 0) throw new UsageError("fire: option '--bundle' is required");
+  const inputPath = requireOption("fire", values, "input");
+  const keyringPath = stringOption("fire", values, "keyring");
+  const modules = await loadProfileModules((values["profile-module"] as string[] | undefined) ?? []);
+  // Unknown profile or event: refused before anything is built or started.
+  const known = getProfile(profile);
+  if (!isProfileEvent(known, event)) throw new UsageError(`fire: profile ${known.id} has no event '${event}' (its events: ${Object.keys(known.events).join(", ")})`);
+  const input = await readInput(inputPath);
+  const keyring: Keyring | undefined = keyringPath === undefined ? undefined : await loadKeyring(keyringPath);
+  const loaded = [];
+  for (const path of bundles) loaded.push(await loadLocalBundle(path, io, keyring));
+  const logs: GuestLog[] = [];
+  const runtime = await startLocalRuntime(io, (line) => {
+    logs.push(line);
+    if (!io.json) io.out(`  [guest ${line.bundle}/${line.hook}] ${line.level}: ${escapeControl(line.message)}${line.fields ? ` ${escapeControl(JSON.stringify(line.fields))}` : ""}`);
+  }, modules);
+  try {
+    for (const b of loaded) {
+      progress(io, `installing ${b.artifact.manifest.bundle} ${b.artifact.manifest.version}`);
+      await runtime.bundles.install(b.artifact);
+    }
+    const plan = runtime.profiles.plan(profile, event);
+    if (plan.length === 0) io.err(`note: no ${known.id} hook for ${event} in the given bundles; the answer is the neutral one`);
+    const out = await runtime.fireProfile(profile, event, { input });
+    if (io.json) printJson(io, { note: LOCAL_TRUST_NOTE, ...out, logs });
+    else io.out(formatProfileTrace(out, new Map(plan.map((h) => [h.name, h.priority]))));
+  } finally {
+    await runtime.close();
+  }
+  return EXIT_OK;
+}
+
+/** The human trace of one profile chain and its native answer. Guest-controlled text is escaped. */
+export function formatProfileTrace(out: ProfileFireResult, priorities: Map<string, number>): string {
+  const r = out.result;
+  const lines: string[] = [];
+  lines.push(`${r.profile} ${escapeControl(r.event)} chain ${r.chain_id.slice(0, 8)}: exit ${out.exit_code} (${r.mode}${r.aborted_by !== null ? `, blocked by ${escapeControl(r.aborted_by)}` : ""})`);
+  lines.push(`  ${r.hook_results.length} hook(s), ${r.duration_ms.toFixed(2)} ms`);
+  const nameWidth = Math.max(4, ...r.hook_results.map((h) => h.hook.length));
+  const bundleWidth = Math.max(6, ...r.hook_results.map((h) => h.bundle.length));
+  lines.push(`  ${"#".padStart(2)}  ${"hook".padEnd(nameWidth)}  ${"bundle".padEnd(bundleWidth)}  prio  ${"verdict".padEnd(8)}  ${"outcome".padEnd(18)}  ms`);
+  r.hook_results.forEach((h, i) => {
+    const prio = String(priorities.get(h.hook) ?? "").padStart(4);
+    lines.push(`  ${String(i + 1).padStart(2)}  ${h.hook.padEnd(nameWidth)}  ${h.bundle.padEnd(bundleWidth)}  ${prio}  ${(h.verdict ?? "-").padEnd(8)}  ${h.outcome.padEnd(18)}  ${h.duration_ms.toFixed(3)}`);
+    const pad = " ".repeat(8);
+    if (h.reason) lines.push(`${pad}reason: ${escapeControl(h.reason)}`);
+    if (h.error) lines.push(`${pad}error: ${escapeControl(h.error)}`);
+    if (h.stripped && h.stripped.length > 0) lines.push(`${pad}stripped (session trust): ${h.stripped.map(escapeControl).join(", ")}`);
+  });
+  lines.push(`  native answer (exit ${out.exit_code}):`);
+  for (const line of JSON.stringify(out.native, null, 2).split("\n")) lines.push(`    ${escapeControl(line)}`);
+  if (out.stderr !== undefined) lines.push(`  stderr: ${escapeControl(out.stderr)}`);
+  return lines.join("\n");
+}
 
 /** `--input` names inline JSON when it starts with `{` (a file name never does in practice). */
 function isInlineJson(value: string): boolean {

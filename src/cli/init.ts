@@ -7,10 +7,12 @@ import { existsSync, readdirSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { HOOK_TYPES, type HookType } from "../index.js";
+import { getProfile, HOOK_TYPES, isProfileEvent, listProfiles, type EventProfile, type HookType, type NativeObject } from "../index.js";
+import { loadProfileModules } from "./local.js";
 import { CheckFailed, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command } from "./common.js";
 
 const USAGE = `usage: vcp-hooks init <dir> [--name <bundle>] [--type <hook type>] [--json]
+       vcp-hooks init <dir> --profile <name> [--event <Event>] [--name <bundle>] [--json]
 
 Create a new policy directory:
   policy.yaml          the manifest (bundle, version, trust, hooks)
@@ -23,6 +25,9 @@ Refuses to write into an existing non-empty directory.
 Options:
   --name <bundle>   bundle name, [a-z0-9_-]{1,64} (default: from the directory name)
   --type <type>     hook type of the example hook (default pre_inject): ${HOOK_TYPES.join(", ")}
+  --profile <name>  an event-profile policy instead (${listProfiles().map((p) => p.id).join(", ")}): the action
+                    takes the agent's native input JSON and returns its native output JSON
+  --event <Event>   the profile event of the example hook (default: the profile's first event)
   --json            print { dir, bundle, files }
 Exit: 0 created, 1 the directory exists, 2 usage error.
 Next: vcp-hooks test <dir> · vcp-hooks build <dir>`;
@@ -55,12 +60,17 @@ export const initCommand: Command = {
   summary: "scaffold a policy directory (policy.yaml, src/index.ts, tests/, tsconfig.json)",
   usage: USAGE,
   async run(args, io) {
-    const { values, positionals, help } = parseCommand("init", args, { name: { type: "string" }, type: { type: "string" } }, { min: 1, max: 1, names: "<dir>" });
+    const { values, positionals, help } = parseCommand("init", args, { name: { type: "string" }, type: { type: "string" }, profile: { type: "string" }, event: { type: "string" }, "profile-module": { type: "string", multiple: true } }, { min: 1, max: 1, names: "<dir>" });
     if (help) {
       io.out(USAGE);
       return EXIT_OK;
     }
     const dir = positionals[0]!;
+    await loadProfileModules((values["profile-module"] as string[] | undefined) ?? []);
+    const profileRef = stringOption("init", values, "profile");
+    const profile = profileRef === undefined || /^vcp(@|$)/.test(profileRef) ? undefined : getProfile(profileRef);
+    const event = stringOption("init", values, "event") ?? (profile !== undefined ? Object.keys(profile.events)[0]! : undefined);
+    if (profile !== undefined && !isProfileEvent(profile, event!)) throw new UsageError(`init: profile ${profile.id} has no event '${event}' (its events: ${Object.keys(profile.events).join(", ")})`);
     const type = (stringOption("init", values, "type") ?? "pre_inject") as HookType;
     if (!HOOK_TYPES.includes(type)) throw new UsageError(`init: unknown hook type '${type}' (expected one of ${HOOK_TYPES.join(", ")})`);
     const bundle = stringOption("init", values, "name") ?? defaultName(dir);
@@ -68,15 +78,16 @@ export const initCommand: Command = {
     if (existsSync(dir) && readdirSync(dir).length > 0) {
       throw new CheckFailed(`${dir} already exists and is not empty; refusing to overwrite (choose a new directory)`, "FILE_EXISTS");
     }
-    const files = scaffold(bundle, type, dir);
+    const files = profile !== undefined ? scaffoldProfile(bundle, profile, event!, dir) : scaffold(bundle, type, dir);
     for (const [path, text] of Object.entries(files)) {
       const full = join(dir, path);
       await mkdir(dirname(full), { recursive: true });
       await writeFile(full, text, { flag: "wx" });
     }
-    if (io.json) printJson(io, { dir, bundle, type, files: Object.keys(files) });
+    const what = profile !== undefined ? `${profile.id} ${event}` : type;
+    if (io.json) printJson(io, { dir, bundle, ...(profile !== undefined ? { profile: profile.id, event } : { type }), files: Object.keys(files) });
     else {
-      io.out(`created ${dir}/ (bundle '${bundle}', one ${type} hook)`);
+      io.out(`created ${dir}/ (bundle '${bundle}', one ${what} hook)`);
       for (const f of Object.keys(files)) io.out(`  ${f}`);
       io.out(`next:\n  vcp-hooks test ${dir}\n  vcp-hooks build ${dir}`);
     }
@@ -198,6 +209,68 @@ ${abortExpect}
       2,
     )}\n`,
     ".gitignore": "dist/\n",
+  };
+}
+
+/**
+ * An event-profile policy (PROFILES §1.3): one hook of `event` whose action takes the agent's native
+ * input JSON and returns native output JSON, and a test case whose expectation is the profile's own
+ * answer to the scaffolded output (so the generated policy passes its test as generated).
+ */
+export function scaffoldProfile(bundle: string, profile: EventProfile, event: string, dir: string): Record<string, string> {
+  const hookName = "check_event";
+  const spec = profile.events[event];
+  const input: NativeObject = { session_id: "s1", hook_event_name: event };
+  const ctx = { strict: false, settings: {} };
+  const decoded = profile.decode({}, event, ctx);
+  const answer = profile.present(profile.reduce(decoded.ok ? [decoded.value] : [], event, ctx), event, ctx);
+  const inputOk = profile.validateInput(input, event);
+  const files = scaffold(bundle, "pre_inject", dir);
+  return {
+    ...files,
+    "policy.yaml": `# yaml-language-server: $schema=${manifestSchemaPath(dir)}
+# Policy bundle manifest (DESIGN §3.1) of the event profile ${profile.id}@${profile.version} (PROFILES §2).
+bundle: ${bundle}
+version: 0.1.0
+description: Example ${profile.id} ${event} policy generated by vcp-hooks init
+profile: ${profile.id}@${profile.version}
+trust: deployment          # session trust may only observe: blocking/modifying fields are stripped
+entry: src/index.ts
+limits: { memory_mb: 32 }
+hooks:
+  - name: ${hookName}
+    event: ${event}
+    action: checkEvent     # exported function of src/index.ts
+${spec?.matcher !== undefined ? `    matcher: "*"           # RE2, tested against the input's ${spec.matcher}\n` : ""}    priority: 50           # 0-100, higher runs first
+    timeout_ms: 1000       # 1-${Math.min(profile.timeouts.max_ms, 30_000)}
+    fail_closed: false     # true: a failure of this hook produces ${profile.id}'s blocking answer
+${profile.execution === "per_definition" ? "    sequential: false      # true: the matching hooks run one after another, chaining their input\n" : ""}`,
+    "src/index.ts": `/**
+ * ${hookName} (${profile.id} ${event}): receives exactly the JSON a ${profile.id} command hook reads on
+ * stdin and returns exactly the JSON it would print. Runs in an isolate: ECMAScript built-ins and the
+ * frozen \`vcp\` object only (no Node APIs, no network).
+ */
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type NativeInput = { [key: string]: Json };
+type NativeOutput = { [key: string]: Json };
+
+export function checkEvent(input: NativeInput): NativeOutput {
+  vcp.log("debug", "event seen", { event: input["hook_event_name"] ?? "${event}" });
+  return {};
+}
+`,
+    "tests/example.yaml": `# Cases for 'vcp-hooks test': the agent's native input in, the merged native answer expected.
+${inputOk.ok ? "" : `# NOTE: fill in the input: ${profile.id} ${event} wants more (${inputOk.error}).\n`}defaults:
+  event: ${event}
+cases:
+  - name: the scaffolded hook answers ${profile.id}'s neutral answer
+    input: ${JSON.stringify(input)}
+    expect:
+      native: ${JSON.stringify(answer.native)}
+      exit_code: ${answer.exit_code}
+      hooks:
+        ${hookName}: { outcome: ok }
+`,
   };
 }
 

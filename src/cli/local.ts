@@ -4,9 +4,13 @@
  * chain input file format.
  */
 import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import {
   buildBundle,
   createRuntime,
+  registerProfile,
+  type EventProfile,
   readArtifactFile,
   verifyArtifact,
   VcpError,
@@ -31,12 +35,28 @@ export const LOCAL_TRUST_NOTE = "signatures not required (local development: req
  * Start the real sandbox with signatures optional. Guest log lines go to `onGuestLog`.
  * The note on stderr says so, because nothing here is what a production install would accept.
  */
-export async function startLocalRuntime(io: Io, onGuestLog: (line: GuestLog) => void): Promise<Runtime> {
+export async function startLocalRuntime(io: Io, onGuestLog: (line: GuestLog) => void, profileModules: readonly string[] = []): Promise<Runtime> {
   progress(io, `starting the sandbox; ${LOCAL_TRUST_NOTE}`);
   return createRuntime({
     requireSignatures: false,
     sandbox: { threads: 1, onGuestLog: (line) => onGuestLog(line as GuestLog) },
+    ...(profileModules.length > 0 ? { profileModules } : {}),
   });
+}
+
+/**
+ * `--profile-module <file>`: event profiles of an embedder (a module whose default export is an
+ * EventProfile), registered here before any policy directory is built (its manifest names the
+ * profile) and handed to the sandbox. Returns their file URLs.
+ */
+export async function loadProfileModules(paths: readonly string[]): Promise<string[]> {
+  const urls = paths.map((p) => pathToFileURL(resolve(p)).href);
+  for (const url of urls) {
+    const mod = (await import(url)) as { default?: EventProfile };
+    if (mod.default === undefined) throw new CheckFailed(`--profile-module ${url}: no default export (an EventProfile)`, "INVALID_CONFIG");
+    registerProfile(mod.default);
+  }
+  return urls;
 }
 
 export interface LoadedBundle {

@@ -25,7 +25,8 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseDocument } from "yaml";
 import { z } from "zod";
-import { HOOK_TYPES, VcpError, type ChainResult, type HookType } from "../index.js";
+import { OUTCOMES } from "../index.js";
+import { HOOK_TYPES, VcpError, type ChainResult, type HookType, type ProfileFireResult } from "../index.js";
 import { matchExact, matchSubset, show, type Mismatch } from "./json-match.js";
 
 const Json = z.record(z.string(), z.unknown());
@@ -35,10 +36,12 @@ const HookExpectSchema = z
   .object({
     status: z.enum(["continue", "abort", "modify"]).optional(),
     outcome: z
-      .enum(["ok", "skipped_disabled", "skipped_predicate", "skipped_deadline", "timeout", "deadline_exceeded", "error", "invalid_result", "capability_denied", "integrity_rejected", "crashed"])
+      .enum(OUTCOMES)
       .optional(),
     reason: Reason.optional(),
     annotations: Json.optional(),
+    /** Event-profile policies: allow | block | modify | ask | observe. */
+    verdict: z.enum(["allow", "block", "modify", "ask", "observe"]).optional(),
   })
   .strict();
 
@@ -54,6 +57,10 @@ const ExpectSchema = z
     constitution: Json.optional(),
     constitution_equals: Json.optional(),
     annotations: Json.optional(),
+    // Event-profile policies (PROFILES §2): the merged native answer (exact), its exit code and stderr.
+    native: Json.optional(),
+    exit_code: z.union([z.literal(0), z.literal(1), z.literal(2)]).optional(),
+    stderr: z.string().optional(),
   })
   .strict();
 
@@ -63,6 +70,8 @@ const CaseSchema = z
   .object({
     name: z.string({ error: "must be a string" }).min(1, "must not be empty"),
     type: HookTypeSchema.optional(),
+    /** Event-profile policies: the profile event (the input is the agent's native input JSON). */
+    event: z.string().min(1).max(128).optional(),
     input: Json.optional(),
     expect: ExpectSchema,
   })
@@ -70,7 +79,7 @@ const CaseSchema = z
 
 const FileSchema = z
   .object({
-    defaults: z.object({ type: HookTypeSchema.optional(), input: Json.optional() }).strict().optional(),
+    defaults: z.object({ type: HookTypeSchema.optional(), event: z.string().min(1).max(128).optional(), input: Json.optional() }).strict().optional(),
     cases: z.array(CaseSchema, { error: "must be a list of cases" }).min(1, "must hold at least one case"),
   })
   .strict();
@@ -81,7 +90,10 @@ export interface TestCase {
   file: string;
   index: number;
   name: string;
-  type: HookType;
+  /** The hook type, or for an event-profile policy the profile event. */
+  type: HookType | string;
+  /** True when the case names an `event` (an event-profile policy's case). */
+  native: boolean;
   /** Raw input; `prepareChainInput` checks it when the case runs. */
   input: Record<string, unknown>;
   expect: CaseExpect;
@@ -107,9 +119,10 @@ export async function loadTestCases(dir: string): Promise<TestCase[]> {
     }
     const { defaults, cases: fileCases } = parsed.data;
     fileCases.forEach((c, index) => {
-      const type = c.type ?? defaults?.type;
-      if (type === undefined) throw new VcpError("INVALID_INPUT", `${file}: cases[${index}].type: missing (and no defaults.type)`, { file });
-      cases.push({ file, index, name: c.name, type, input: { ...defaults?.input, ...c.input }, expect: c.expect });
+      const event = c.event ?? (c.type === undefined ? defaults?.event : undefined);
+      const type = event ?? c.type ?? defaults?.type;
+      if (type === undefined) throw new VcpError("INVALID_INPUT", `${file}: cases[${index}].type: missing (and no defaults.type; an event-profile policy's case names an event)`, { file });
+      cases.push({ file, index, name: c.name, type, native: event !== undefined, input: { ...defaults?.input, ...c.input }, expect: c.expect });
     });
   }
   return cases;
@@ -153,6 +166,33 @@ export function checkResult(expect: CaseExpect, result: ChainResult): Mismatch[]
     out.push(...matchSubset(expect.annotations, merged, "annotations"));
   }
   return out;
+}
+
+/**
+ * Every way an event-profile answer differs from `expect`: the native answer (exact), exit code,
+ * stderr, chain status and blocker, and per hook outcome, verdict and reason.
+ */
+export function checkProfileResult(expect: CaseExpect, out: ProfileFireResult): Mismatch[] {
+  const result = out.result;
+  const mismatches: Mismatch[] = [];
+  if (expect.native !== undefined) mismatches.push(...matchExact(expect.native, out.native, "native"));
+  if (expect.exit_code !== undefined && expect.exit_code !== out.exit_code) mismatches.push({ path: "exit_code", expected: String(expect.exit_code), actual: String(out.exit_code) });
+  if (expect.stderr !== undefined && expect.stderr !== out.stderr) mismatches.push({ path: "stderr", expected: show(expect.stderr), actual: show(out.stderr ?? null) });
+  if (expect.status !== undefined && expect.status !== result.status) mismatches.push({ path: "status", expected: expect.status, actual: result.status });
+  if (expect.aborted_by !== undefined && expect.aborted_by !== result.aborted_by) mismatches.push({ path: "aborted_by", expected: show(expect.aborted_by), actual: show(result.aborted_by) });
+  for (const [hook, want] of Object.entries(expect.hooks ?? {})) {
+    const got = result.hook_results.find((h) => h.hook === hook);
+    const path = `hooks.${hook}`;
+    if (got === undefined) {
+      mismatches.push({ path, expected: "the hook in the chain", actual: `not in the chain (hooks: ${result.hook_results.map((h) => h.hook).join(", ") || "none"})` });
+      continue;
+    }
+    if (want.outcome !== undefined && want.outcome !== got.outcome) mismatches.push({ path: `${path}.outcome`, expected: want.outcome, actual: got.outcome + (got.error ? ` (${got.error})` : "") });
+    if (want.verdict !== undefined && want.verdict !== got.verdict) mismatches.push({ path: `${path}.verdict`, expected: want.verdict, actual: String(got.verdict ?? "none") });
+    if (want.status !== undefined && want.status !== got.status) mismatches.push({ path: `${path}.status`, expected: want.status, actual: got.status });
+    if (want.reason !== undefined) checkReason(want.reason, got.reason ?? null, `${path}.reason`, mismatches);
+  }
+  return mismatches;
 }
 
 function checkReason(want: string | null | { matches: string }, got: string | null, path: string, out: Mismatch[]): void {

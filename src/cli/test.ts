@@ -9,11 +9,11 @@
 import { watch } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { ChainResult, Runtime } from "../index.js";
+import { SKIPPED_OUTCOME_LIST, type ChainResult, type HookType, type Runtime } from "../index.js";
 import { CheckFailed, describeError, escapeControl, EXIT_FAILED, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
 import type { Mismatch } from "./json-match.js";
-import { LOCAL_TRUST_NOTE, loadLocalBundle, prepareChainInput, startLocalRuntime, type GuestLog } from "./local.js";
-import { checkResult, loadTestCases } from "./test-cases.js";
+import { LOCAL_TRUST_NOTE, loadLocalBundle, loadProfileModules, prepareChainInput, startLocalRuntime, type GuestLog } from "./local.js";
+import { checkProfileResult, checkResult, loadTestCases } from "./test-cases.js";
 
 const USAGE = `usage: vcp-hooks test <dir…> [--filter <regex>] [--watch | --json]
 
@@ -28,10 +28,15 @@ annotations (subset of all hooks' annotations). Matchers: { $matches: regex }, {
 { $type: string|number|boolean|object|array|null }; { $now_ms: offset } in an input is the current
 time plus offset. See README "Writing a policy".
 
+An event-profile policy (policy.yaml \`profile: gemini-cli\`, …) has cases that name an \`event\`
+and give the agent's native input JSON as \`input\`; they expect \`native\` (the merged native
+answer, exact), \`exit_code\`, \`stderr\`, status/aborted_by, and per hook outcome and verdict.
+
 Bundles are built from source and installed unsigned (${LOCAL_TRUST_NOTE}).
 
 Options:
   --filter <regex>  run only cases whose name matches
+  --profile-module <file>  load an event profile module (default export) first (repeatable)
   --watch, -w       keep running: re-run a policy's cases whenever a file under it changes (Ctrl-C stops;
                     the exit code is the last run's)
   --json            print the report as JSON
@@ -64,7 +69,12 @@ export const testCommand: Command = {
   summary: "run a policy's tests/*.yaml cases through the real sandbox",
   usage: USAGE,
   async run(args, io) {
-    const { values, positionals, help } = parseCommand("test", args, { filter: { type: "string" }, watch: { type: "boolean", short: "w" } }, { min: 1, max: Infinity, names: "<dir…>" });
+    const { values, positionals, help } = parseCommand(
+      "test",
+      args,
+      { filter: { type: "string" }, watch: { type: "boolean", short: "w" }, "profile-module": { type: "string", multiple: true } },
+      { min: 1, max: Infinity, names: "<dir…>" },
+    );
     if (help) {
       io.out(USAGE);
       return EXIT_OK;
@@ -82,7 +92,8 @@ export const testCommand: Command = {
     if (dirs.length === 0) throw new UsageError("test: no policy directory among the arguments");
 
     const logs: GuestLog[] = [];
-    const runtime = await startLocalRuntime(io, (line) => logs.push(line));
+    const modules = await loadProfileModules((values["profile-module"] as string[] | undefined) ?? []);
+    const runtime = await startLocalRuntime(io, (line) => logs.push(line), modules);
     const runDirs = async (which: readonly string[]): Promise<number> => {
       const reports: PolicyReport[] = [];
       for (const dir of which) reports.push(await testPolicy(runtime, dir, io, filter, logs));
@@ -203,8 +214,27 @@ async function testPolicy(runtime: Runtime, dir: string, io: Io, filter: RegExp 
       const started = performance.now();
       const entry: CaseReport = { file: c.file, name: c.name, type: c.type, passed: false, duration_ms: 0, mismatches: [], logs: [] };
       try {
+        if (manifest.profile !== undefined && !/^vcp(@|$)/.test(manifest.profile)) {
+          // An event-profile policy: the input is the agent's native JSON; the answer is checked natively.
+          if (!c.native) throw new CheckFailed(`${c.file}: case '${c.name}': a ${manifest.profile} policy's case names an event, not a type`, "INVALID_INPUT");
+          const out = await runtime.fireProfile(manifest.profile, c.type, { input: c.input });
+          for (const h of out.result.hook_results) if (!SKIPPED_OUTCOME_LIST.includes(h.outcome)) exercised.add(h.hook);
+          entry.mismatches = checkProfileResult(c.expect, out);
+          entry.passed = entry.mismatches.length === 0;
+          entry.result = {
+            status: out.result.status,
+            reason: `exit ${out.exit_code}: ${JSON.stringify(out.native)}`,
+            aborted_by: out.result.aborted_by,
+            hooks: out.result.hook_results.map((h) => ({ hook: h.hook, status: h.verdict ?? h.status, outcome: h.outcome, ...(h.error ? { error: h.error } : {}) })),
+          };
+          entry.duration_ms = Math.round((performance.now() - started) * 100) / 100;
+          entry.logs = [...logs];
+          report.cases.push(entry);
+          if (!io.json) printCase(io, entry);
+          continue;
+        }
         const input = prepareChainInput(c.input, `${c.file}: case '${c.name}' input`);
-        const result = await runtime.fire(c.type, {
+        const result = await runtime.fire(c.type as HookType, {
           session: input.session === undefined ? { id: `test-${c.index}` } : (input.session as { id: string }),
           context: input.context,
           constitution: input.constitution as never,

@@ -41,7 +41,7 @@ export const verifyCommand: Command = {
       io.out(`  digest         ${verified.digest} (matches manifest and code)`);
       io.out(`  signed by      ${verified.key_id} (max_trust ${maxTrust ?? "?"})`);
       io.out(`  trust granted  ${verified.trust}`);
-      io.out(`  hooks          ${manifest.hooks.map((h) => `${h.name} [${h.type}]`).join(", ")}`);
+      io.out(`  hooks          ${manifest.hooks.map((h) => `${h.name} [${h.type ?? h.event}]`).join(", ")}`);
     }
     return EXIT_OK;
   },

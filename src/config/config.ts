@@ -5,6 +5,7 @@ import { z } from "zod";
 import { DEFAULT_REDACT_KEYS } from "../audit/redact.js";
 import { VcpError } from "../errors.js";
 import { HOOK_TYPES, TrustLevelSchema } from "../model/hook-type.js";
+import { getProfile } from "../profiles/index.js";
 import { describeIssues } from "../model/zod-errors.js";
 import { DEFAULT_INPUT_BYTES, DEFAULT_JSON_DEPTH, INPUT_BYTES_CEILING, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
 import { DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "../chain/annotations.js";
@@ -62,6 +63,18 @@ export const ConfigSchema = z
       })
       .strict()
       .default({ processes: 1, threads: 2, isolate_memory_mb: 64, max_queue: 1024 }),
+    profiles: z
+      .record(
+        z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}(@[0-9A-Za-z.x-]{1,32})?$/, "keys are <name> or <name>@<version> (e.g. gemini-cli@0.x)"),
+        z
+          .object({
+            strict: z.boolean({ error: "must be a boolean" }).default(false),
+            session_ttl_s: z.number().int().min(1).max(31_536_000).default(86_400),
+          })
+          // Profile-specific settings (e.g. ai-memory required_events) are the profile's to check.
+          .catchall(z.unknown()),
+      )
+      .optional(),
     chain_deadline_ms: z.partialRecord(z.enum(HOOK_TYPES), z.number().int().min(1).max(300_000)).default({}),
     cascade: z.object({ disable_failing_hooks: z.boolean().default(false) }).strict().default({ disable_failing_hooks: false }),
     audit: z
@@ -177,6 +190,14 @@ export function resolveConfig(raw: unknown, baseDir: string, source: string | nu
   config.console.security_report_dir = abs(config.console.security_report_dir, baseDir);
   for (const key of config.keyring.keys) {
     if (key.public_key_file !== undefined) key.public_key_file = abs(key.public_key_file, baseDir);
+  }
+  for (const ref of Object.keys(config.profiles ?? {})) {
+    try {
+      getProfile(ref);
+    } catch (err) {
+      // SECURITY: a deployment that names a profile this runtime cannot run must not start silently without it.
+      throw new VcpError("INVALID_CONFIG", `${source ?? "config"}: profiles.${ref}: ${err instanceof Error ? err.message : String(err)}`, { field: `profiles.${ref}`, file: source });
+    }
   }
   const ids = new Set<string>();
   for (const [i, entry] of config.auth.entries()) {

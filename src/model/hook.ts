@@ -76,6 +76,15 @@ export interface ResolvedHook {
   readonly session_id?: string;
   /** Monotonic registration sequence number: the tiebreak of spec §5.1.2. */
   readonly seq: number;
+  /**
+   * Event-profile hooks only (PROFILES §2; absent for `vcp@1`): the profile id, its event, the
+   * definition's matcher and `sequential`. Such a hook never enters the VCP registry; `type` is then
+   * a placeholder the VCP machinery (supervisor, crash attribution) needs and nothing decides on.
+   */
+  readonly profile?: string;
+  readonly event?: string;
+  readonly matcher?: string;
+  readonly sequential?: boolean;
 }
 
 /** The `interval_ms` of a periodic hook, clamped to spec §3.6's once-per-second floor. */

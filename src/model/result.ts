@@ -49,6 +49,8 @@ export const OUTCOMES = [
   "skipped_disabled",
   "skipped_predicate",
   "skipped_deadline",
+  "skipped_matcher",
+  "deduplicated",
   "timeout",
   "deadline_exceeded",
   "error",
@@ -66,7 +68,17 @@ export type Outcome = (typeof OUTCOMES)[number];
 export const FAILURE_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>(["timeout", "error", "invalid_result", "crashed"]);
 
 /** Outcomes of hooks whose action never ran: not calls, not "executed" for spec §7.3 cascades. */
-export const SKIPPED_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>(["skipped_disabled", "skipped_predicate", "skipped_deadline"]);
+export const SKIPPED_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>([
+  "skipped_disabled",
+  "skipped_predicate",
+  "skipped_deadline",
+  // Event profiles (PROFILES §8.6): the definition's matcher did not match, or an identical one ran.
+  "skipped_matcher",
+  "deduplicated",
+]);
+
+/** {@link SKIPPED_OUTCOMES} as a list (for `includes` on plain data). */
+export const SKIPPED_OUTCOME_LIST: readonly Outcome[] = Object.freeze([...SKIPPED_OUTCOMES]);
 
 /**
  * Outcomes where the chain deadline left the hook without a verdict. Not failures (above), but a

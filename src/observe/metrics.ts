@@ -104,6 +104,26 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot) {
     labelNames: ["type", "outcome"],
     registers: [registry],
   });
+  // Event-profile chains (PROFILES §2) have their own series: the VCP series keep their label sets.
+  const profileChains = new Counter({
+    name: "vcp_profile_chains_total",
+    help: "Event-profile chains run, by profile, event and the answer's exit code.",
+    labelNames: ["profile", "event", "exit_code"],
+    registers: [registry],
+  });
+  const profileChainSeconds = new Histogram({
+    name: "vcp_profile_chain_duration_seconds",
+    help: "Event-profile chain latency as measured inside the sandbox, by profile and event.",
+    labelNames: ["profile", "event"],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const profileHooks = new Counter({
+    name: "vcp_profile_hooks_total",
+    help: "Event-profile hook executions by profile, event and outcome.",
+    labelNames: ["profile", "event", "outcome"],
+    registers: [registry],
+  });
   const cascades = new Counter({ name: "vcp_cascade_failures_total", help: "Chains where more than half of the hooks failed (spec §7.3).", labelNames: ["type"], registers: [registry] });
   new Gauge({
     name: "vcp_sandbox_restarts",
@@ -248,6 +268,17 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot) {
         durationOf(hook.bundle, hook.hook).observe(hook.duration_ms / 1000);
         if (hook.outcome === "timeout") timeouts.inc({ type: result.type });
         else if (hook.outcome === "error" || hook.outcome === "invalid_result" || hook.outcome === "crashed") errors.inc({ type: result.type, outcome: hook.outcome });
+      }
+    },
+    recordProfileChain(result: ChainResult): void {
+      const answer = result.profile;
+      if (answer === undefined) return;
+      profileChains.inc({ profile: answer.profile, event: answer.event, exit_code: String(answer.exit_code) });
+      profileChainSeconds.observe({ profile: answer.profile, event: answer.event }, result.duration_ms / 1000);
+      for (const hook of result.hook_results) {
+        profileHooks.inc({ profile: answer.profile, event: answer.event, outcome: hook.outcome });
+        executionOf(hook.bundle, hook.hook, hook.outcome).inc();
+        if (!SKIPPED_OUTCOMES.has(hook.outcome)) durationOf(hook.bundle, hook.hook).observe(hook.duration_ms / 1000);
       }
     },
     recordBundleChange(result: "installed" | "failed" | "removed"): void {

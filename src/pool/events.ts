@@ -88,6 +88,7 @@ export function rebuildEvents(wire: WireChainValue, request: ChainRequest): Chai
     cascade_failure: packed.cascade_failure,
     hook_results: packed.hook_results,
     duration_ms: packed.duration_ms,
+    ...(packed.profile !== undefined ? { profile: packed.profile } : {}),
   };
   const { type, chain_id: chainId } = result;
   const sessionId = request.session.id;

@@ -1,4 +1,5 @@
 import { VcpError } from "../errors.js";
+import type { ProfilePlanRef } from "../chain/plan.js";
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 
@@ -8,6 +9,8 @@ export const PLAN_KEYS = 1024;
 /** The part of a chain task the plan cache reads: its type, registry revision and hook list. */
 export interface PlanSource {
   readonly type: HookType;
+  /** An event-profile chain's profile, event and deployment settings (frozen; compared by identity). */
+  readonly profile?: ProfilePlanRef;
   readonly revision: number;
   readonly hooks: readonly ResolvedHook[];
 }
@@ -19,6 +22,7 @@ export interface PlanSource {
 export interface PlanEntry {
   readonly key: number;
   readonly type: HookType;
+  readonly profile?: ProfilePlanRef;
   readonly revision: number;
   /**
    * A copy of the caller's list, taken when the entry was made: what is sent to the host, and what a
@@ -102,7 +106,17 @@ export class PlanCache {
       const digest = hook.action.digest;
       if (digest !== undefined && !digests.includes(digest)) digests.push(digest);
     }
-    return { key: this.nextKey++, type: plan.type, revision: plan.revision, hooks: plan.hooks.slice(), enabled, digests, timeoutSum, sentTo: 0 };
+    return {
+      key: this.nextKey++,
+      type: plan.type,
+      ...(plan.profile !== undefined ? { profile: plan.profile } : {}),
+      revision: plan.revision,
+      hooks: plan.hooks.slice(),
+      enabled,
+      digests,
+      timeoutSum,
+      sentTo: 0,
+    };
   }
 
   /** Forget the least recently used entries; return the keys `generation` holds. */
@@ -121,7 +135,7 @@ export class PlanCache {
 
 function sameList(entry: PlanEntry, plan: PlanSource): boolean {
   const list = plan.hooks;
-  if (entry.type !== plan.type || entry.revision !== plan.revision || entry.hooks.length !== list.length) return false;
+  if (entry.type !== plan.type || entry.profile !== plan.profile || entry.revision !== plan.revision || entry.hooks.length !== list.length) return false;
   for (let i = 0; i < list.length; i++) if (entry.hooks[i] !== list[i]) return false;
   return true;
 }

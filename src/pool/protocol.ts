@@ -2,6 +2,7 @@ import type { IntegrityOptions } from "../integrity/check.js";
 import type { ChainResult } from "../chain/types.js";
 import type { ErrorCode } from "../errors.js";
 import { VcpError } from "../errors.js";
+import type { ProfilePlanRef } from "../chain/plan.js";
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { InputSummary, LifecycleEvent } from "../observe/events.js";
@@ -64,6 +65,8 @@ export interface HostConfig {
   integrity: IntegrityOptions;
   /** Compute RFC 6902 diffs of modifications for the audit log. */
   auditDiffs: boolean;
+  /** Module URLs of embedder event profiles each worker imports and registers at start (RuntimeOptions.profileModules). */
+  profileModules?: string[];
 }
 
 /** The plan as it travels: the worker compiles it (cached per revision) with compileChainPlan. */
@@ -71,6 +74,8 @@ export interface WirePlan {
   type: HookType;
   revision: number;
   hooks: readonly ResolvedHook[];
+  /** Event-profile chains: which profile and event the worker runs the hooks as (chain/plan.ts). */
+  profile?: ProfilePlanRef;
 }
 
 export interface ChainMessage {

@@ -3,6 +3,7 @@ import type { ChainRequest, ChainResult } from "../chain/types.js";
 import { chainTimeBoundMs } from "../chain/deadline.js";
 import { VcpError } from "../errors.js";
 import type { HookType } from "../model/hook-type.js";
+import type { ProfilePlanRef } from "../chain/plan.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { IntegrityOptions } from "../integrity/check.js";
 import { silentLogger, type LifecycleEvent, type Logger } from "../observe/events.js";
@@ -66,11 +67,13 @@ export interface SandboxOptions {
   integrity?: IntegrityOptions;
   /** Attach RFC 6902 diffs of each modification to hook results (for the audit log). Default false. */
   auditDiffs?: boolean;
+  /** Module URLs of event profiles (default export) the workers register besides the built-in ones. */
+  profileModules?: readonly string[];
 }
 
 /** One chain for the sandbox: the hooks in spec §5.1 order (as the registry snapshot lists them) and the request. */
 export interface ChainTask {
-  plan: { type: HookType; revision: number; hooks: readonly ResolvedHook[] };
+  plan: { type: HookType; revision: number; hooks: readonly ResolvedHook[]; profile?: ProfilePlanRef };
   request: ChainRequest;
 }
 
@@ -232,6 +235,7 @@ export class SandboxSupervisor implements Sandbox {
   private readonly fetchPolicy: FetchPolicy;
   private readonly integrity: IntegrityOptions;
   private readonly auditDiffs: boolean;
+  private readonly profileModules: string[];
   private readonly logger: Logger;
   private readonly onGuestLog: ((line: GuestLogLine) => void) | undefined;
   private readonly store: CodeStore;
@@ -291,6 +295,7 @@ export class SandboxSupervisor implements Sandbox {
     this.fetchPolicy = options.fetch ?? DEFAULT_FETCH;
     this.integrity = options.integrity ?? { safetyCriticalRuleIds: [] };
     this.auditDiffs = options.auditDiffs === true;
+    this.profileModules = [...(options.profileModules ?? [])];
     this.logger = options.logger ?? silentLogger;
     this.onGuestLog = options.onGuestLog;
     const slowBundle = options.slowBundle ?? { timeouts: 3, windowMs: 60_000 };
@@ -534,7 +539,7 @@ export class SandboxSupervisor implements Sandbox {
     }
     const carriesPlan = plan.sentTo !== host.generation;
     // First chain of this plan for this host (a restarted host starts with none).
-    if (carriesPlan) message.plan = { type: plan.type, revision: plan.revision, hooks: plan.hooks };
+    if (carriesPlan) message.plan = { type: plan.type, revision: plan.revision, hooks: plan.hooks, ...(plan.profile !== undefined ? { profile: plan.profile } : {}) };
     if (q) message.q = q;
     try {
       host.child.send(message);
@@ -743,6 +748,7 @@ export class SandboxSupervisor implements Sandbox {
       generation,
       integrity: this.integrity,
       auditDiffs: this.auditDiffs,
+      ...(this.profileModules.length > 0 ? { profileModules: this.profileModules } : {}),
     };
     return new Promise<void>((resolve, reject) => {
       let host: HostHandle;

@@ -4,7 +4,10 @@ import { BroadcastChannel, threadId, workerData } from "node:worker_threads";
 import { runChain, type ChainDeps } from "../chain/execute.js";
 import { createIntegrityChecker } from "../integrity/check.js";
 import { capAuditDiff, diffForAudit } from "../audit/diff.js";
-import { compileChainPlan } from "../chain/plan.js";
+import { compileChainPlan, compileProfilePlan, orderProfileHooks, type ProfileChainPlan } from "../chain/plan.js";
+import { runProfileChain } from "../chain/execute-profile.js";
+import { findProfile, registerProfile } from "../profiles/index.js";
+import type { EventProfile } from "../profiles/types.js";
 import type { ActionInvoker, ChainPlan, ChainRequest, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import { VcpError } from "../errors.js";
 import { systemClock } from "../observe/events.js";
@@ -34,6 +37,13 @@ import { SlotWriter, currentTid, monotonicMs } from "./slots.js";
  */
 
 const config = workerData as HostConfig;
+// Embedder profiles (RuntimeOptions.profileModules): host code the embedder chose, loaded before any
+// chain, so their chains find them in this thread's catalogue exactly as in the main process.
+for (const url of config.profileModules ?? []) {
+  const mod = (await import(url)) as { default?: EventProfile; profile?: EventProfile };
+  const profile = mod.default ?? mod.profile;
+  if (profile !== undefined) registerProfile(profile);
+}
 const MAX_LOG_LINES_PER_TASK = 1000;
 const PLAN_CACHE_SIZE = 256;
 
@@ -105,6 +115,8 @@ const plans = new Map<number, CachedPlan>();
 
 interface CachedPlan {
   plan: ChainPlan;
+  /** Event-profile chains: the profile plan the executor's profile path runs (chain/execute-profile.ts). */
+  profile?: ProfileChainPlan;
   /** Hook object → its position in the hook list as sent (compileChainPlan keeps the objects). */
   positions: ReadonlyMap<ResolvedHook, number>;
 }
@@ -118,8 +130,14 @@ function planFor(message: ChainMessage): CachedPlan | undefined {
     return plan;
   }
   if (message.plan === undefined) return undefined;
-  const { type, revision, hooks } = message.plan;
+  const { type, revision, hooks, profile: ref } = message.plan;
   plan = { plan: compileChainPlan(type, hooks, revision), positions: new Map(hooks.map((hook, i) => [hook, i])) };
+  if (ref !== undefined) {
+    const profile = findProfile(ref.id);
+    if (profile === undefined) throw new VcpError("UNKNOWN_PROFILE", `profile '${ref.id}' is not in the sandbox host's catalogue`, { profile: ref.id });
+    // The supervisor sends the hooks in plan order already; ordering again is a no-op kept as a guard.
+    plan.profile = compileProfilePlan(profile, ref, orderProfileHooks(profile, hooks), revision);
+  }
   if (plans.size >= PLAN_CACHE_SIZE) plans.delete(plans.keys().next().value as number);
   plans.set(message.k, plan);
   return plan;
@@ -179,7 +197,10 @@ async function runChainTask(message: ChainMessage): Promise<WorkerReply> {
   try {
     // SECURITY: the runtime bounded this input's depth and size before it was serialized (json-bounds.ts).
     const request = JSON.parse(message.rq) as ChainRequest;
-    const result = await runChain(cached.plan, request, chainDeps);
+    const result =
+      cached.profile !== undefined
+        ? await runProfileChain(cached.profile, request, { invoker, clock: systemClock, limits: { jsonDepth: config.limits.jsonDepth } })
+        : await runChain(cached.plan, request, chainDeps);
     // SECURITY: every guest-derived value in the reply is depth-bounded (chainDeps.limits, the isolate),
     // so this serializes; if it still threw, the task's catch answers the chain with an error.
     return { ok: true, json: JSON.stringify(packChainValue(result, request, packer)) };

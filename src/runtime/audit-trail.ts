@@ -57,13 +57,15 @@ export async function createAuditTrail(options: AuditOptions) {
     async recordChain(result: ChainResult, session: { id: string; owner: string | null }, inputHash: string, disabledHooks: readonly string[] = []): Promise<void> {
       const sessionId = session.id;
       const owner = session.owner !== null ? { owner: session.owner } : {};
+      // An event-profile chain names its profile and event; its `type` is a placeholder, never recorded.
+      const origin = result.profile !== undefined ? { profile: result.profile.profile, profile_event: result.profile.event } : { hook_type: result.type };
       const records: AuditRecordInput[] = result.hook_results.map((hook) => ({
         kind: "hook",
         session: sessionId,
         ...owner,
         chain_id: result.chain_id,
         hook: hook.hook,
-        hook_type: result.type,
+        ...origin,
         scope: hook.scope,
         bundle: hook.bundle,
         ...(hook.bundle_digest !== undefined ? { bundle_digest: hook.bundle_digest } : {}),
@@ -81,12 +83,13 @@ export async function createAuditTrail(options: AuditOptions) {
         session: sessionId,
         ...owner,
         chain_id: result.chain_id,
-        hook_type: result.type,
+        ...origin,
         input_hash: inputHash,
         status: result.status,
         duration_ms: result.duration_ms,
         details: {
           aborted_by: result.aborted_by, reason: result.reason, cascade_failure: result.cascade_failure, hooks: result.hook_results.length,
+          ...(result.profile !== undefined ? { exit_code: result.profile.exit_code, mode: result.profile.mode } : {}),
           // Cascade disables are session-local (spec §7.3.4): say so, and in which session.
           ...(disabledHooks.length > 0 ? { disabled_hooks: [...disabledHooks], disabled_scope: "session", disabled_session: sessionId } : {}),
         },

@@ -1,4 +1,5 @@
 import type { ChainRequest, ChainResult } from "../chain/types.js";
+import type { ProfilePlanRef } from "../chain/plan.js";
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { LifecycleEvent } from "../observe/events.js";
@@ -6,7 +7,7 @@ import type { BundleCode } from "../sandbox-host/types.js";
 
 /** One chain as sent to a backend: the plan's hooks as plain data plus the request. */
 export interface BackendChainTask {
-  plan: { type: HookType; revision: number; hooks: readonly ResolvedHook[] };
+  plan: { type: HookType; revision: number; hooks: readonly ResolvedHook[]; profile?: ProfilePlanRef };
   request: ChainRequest;
 }
 

@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { acquirePidLock, type PidLock } from "./pid-lock.js";
 import { VcpError } from "../errors.js";
-import { manifestHookDefinitions, parseManifest, type Manifest, type ManifestInput } from "../bundle/manifest.js";
+import { isVcpManifest, manifestHookDefinitions, manifestProfileHooks, parseManifest, type Manifest, type ManifestInput } from "../bundle/manifest.js";
 import { createArtifact, DEFAULT_MAX_CODE_BYTES, isArtifactLike, verifyArtifact, type VcpArtifact, type VerifiedArtifact } from "../bundle/artifact.js";
 import { loadKeyring, type Keyring, type KeyringInput } from "../bundle/keys.js";
 import { createBundleStore, type BundleStore } from "../bundle/store.js";
@@ -22,6 +22,10 @@ import { systemClock, silentLogger, type ChainCompletedEvent, type Clock, type L
 import { createRegistry, type Principal, type Registry, type RegistrySnapshot } from "../registry/index.js";
 import type { SandboxOptions } from "../pool/index.js";
 import type { ChainBackend } from "./backend.js";
+import { createProfileHookStore, resolveEnabledProfiles, type ProfileDeployment } from "./profile-hooks.js";
+import { createProfileFirer, type ProfileFireInput, type ProfileFireResult, type ProfileListing, type ProfilePlanEntry } from "./fire-profile.js";
+import { registerProfile } from "../profiles/index.js";
+import type { EventProfile } from "../profiles/types.js";
 import { createHookStats, type HookStatsView } from "./stats.js";
 import { createPipeline } from "../pipeline/index.js";
 import { sessionNotFound } from "../pipeline/errors.js";
@@ -58,6 +62,17 @@ export interface RuntimeOptions {
   chainDeadlineMs?: Partial<Record<HookType, number>>;
   /** Disable hooks that failed in a cascading failure until re-enabled (spec §7.3.4). Default false. */
   cascade?: { disableFailingHooks?: boolean };
+  /**
+   * Enabled event profiles (vcp.yaml `profiles:`, PROFILES §8.2): `<name>` or `<name>@<version>` →
+   * `{ strict?, session_ttl_s?, …profile settings }`. Default: every catalogued profile, non-strict.
+   * `vcp@1` is always enabled. A bundle of a profile not enabled is refused with PROFILE_DISABLED.
+   */
+  profiles?: Readonly<Record<string, ProfileDeployment>>;
+  /**
+   * Module URLs (`file://…`) of embedder event profiles, each with the profile as its default export:
+   * registered in this process's catalogue and in every sandbox worker's before anything runs.
+   */
+  profileModules?: readonly string[];
   logger?: Logger;
   clock?: Clock;
   /**
@@ -133,6 +148,8 @@ export interface BundleInfo {
   signed_by: string | null;
   /** Failed install attempts since this revision became active, oldest first (at most 5). */
   errors: BundleInstallError[];
+  /** Event-profile bundles only: the profile their hooks belong to, `<id>@<version>` (absent for vcp@1). */
+  profile?: string;
 }
 
 /** What `bundles.install` takes: a manifest (DESIGN §3.1) and the esbuild output of its code. */
@@ -233,6 +250,17 @@ export interface Runtime {
   };
   /** Run the chain of `type` for one event (spec §5). An empty chain returns at once. */
   fire<T extends HookType>(type: T, input: FireInput<T>): Promise<ChainResult>;
+  /**
+   * One event of an agent's hook system (PROFILES §2): the native input in, the merged native answer,
+   * its exit code and the chain result out. The input's `session_id` keys an implicit session owned by
+   * `principal`. Errors: UNKNOWN_PROFILE, UNKNOWN_EVENT, PROFILE_DISABLED, INVALID_INPUT, SESSION_NOT_FOUND.
+   */
+  fireProfile(profile: string, event: string, input: ProfileFireInput): Promise<ProfileFireResult>;
+  /** The enabled event profiles (`GET /v1/profiles`) and the resolved plan of one event (`GET /v1/hooks?profile=…&event=…`). */
+  profiles: {
+    list(): ProfileListing[];
+    plan(profile: string, event: string): ProfilePlanEntry[];
+  };
   on<K extends LifecycleEventName>(event: K, listener: (payload: LifecycleEventMap[K]) => void): () => void;
   status(): RuntimeStatus;
   /** The audit log (DESIGN §6.2 `GET /v1/audit`, `GET /v1/audit/head`); AUDIT_DISABLED when off. */
@@ -415,6 +443,13 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     throw new VcpError("INVALID_CONFIG", "maxSessionsPerOwner must be a positive integer", { field: "maxSessionsPerOwner" });
   }
   const inputBounds: JsonBounds = resolveJsonBounds(options.inputLimits);
+  for (const url of options.profileModules ?? []) {
+    const mod = (await import(url)) as { default?: EventProfile };
+    if (mod.default === undefined) throw new VcpError("INVALID_CONFIG", `profileModules: ${url} has no default export (an EventProfile)`, { field: "profileModules" });
+    registerProfile(mod.default);
+  }
+  const enabledProfiles = resolveEnabledProfiles(options.profiles);
+  const profileHooks = createProfileHookStore();
   const store: BundleStore | undefined = options.dataDir === undefined ? undefined : createBundleStore(options.dataDir);
   // Bundle changes run one at a time: install awaits the sandbox between reading and swapping.
   let bundleQueue: Promise<unknown> = Promise.resolve();
@@ -448,6 +483,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         ...(options.integrity?.trustedConstitutionKeys ? { trustedConstitutionKeys: options.integrity.trustedConstitutionKeys } : {}),
       },
       auditDiffs: auditOptions !== undefined,
+      ...(options.profileModules !== undefined ? { profileModules: options.profileModules } : {}),
     }));
 
   // Per plan: the plain hook list sent to the sandbox, and the digests it pins. Plans are rebuilt
@@ -470,6 +506,30 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       await backend.unloadBundle(digest).catch((err: unknown) => logger.warn({ err, digest }, "unloading a retired bundle failed"));
     }
   }
+
+  const profileFirer = createProfileFirer({
+    enabled: enabledProfiles,
+    store: profileHooks,
+    backend,
+    audit: () => audit,
+    metrics,
+    clock,
+    logger,
+    inputBounds,
+    maxSessionsPerOwner,
+    assertOpen,
+    pin: (digests) => {
+      for (const digest of digests) inFlightByDigest.set(digest, (inFlightByDigest.get(digest) ?? 0) + 1);
+    },
+    unpin: (digests) => {
+      for (const digest of digests) {
+        const left = (inFlightByDigest.get(digest) ?? 1) - 1;
+        if (left === 0) inFlightByDigest.delete(digest);
+        else inFlightByDigest.set(digest, left);
+        if (left === 0 && retiredDigests.has(digest)) void releaseIfIdle(digest);
+      }
+    },
+  });
 
   /**
    * With a principal that is not the embedding application, the session must be open and visible to
@@ -532,6 +592,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     how: { principal: Principal; allowDowngrade: boolean; persist: boolean; activatedAt?: string },
   ): Promise<BundleInfo> {
     const { manifest, digest } = verified;
+    // PROFILE_DISABLED before anything is loaded or swapped: the installed revision stays as it was.
+    if (!isVcpManifest(manifest)) profileFirer.assertEnabled(manifest.profile!);
     const previous = installed.get(manifest.bundle);
     // The same revision again is a no-op, unless the sandbox quarantined it: reloading lifts that.
     if (previous !== undefined && previous.info.digest === digest && !backend.stats().quarantined.includes(digest)) return previous.info;
@@ -572,15 +634,20 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       activated_at: how.activatedAt ?? new Date(clock.wallNow()).toISOString(),
       signed_by: verified.key_id,
       errors: [],
+      ...(isVcpManifest(manifest) ? {} : { profile: profileRefOf(manifest) }),
     };
     // The registry resolves actions against `installed`, so the new revision is entered first
     // and rolled back if the atomic registry swap refuses it.
     installed.set(manifest.bundle, { info, manifest });
     try {
-      registry.replace(previous?.info.hooks ?? [], manifestHookDefinitions(manifest, "deployment", digest), {
+      // Profile hooks are compiled before the registry swap, so a refusal leaves both untouched.
+      const profileHookList = isVcpManifest(manifest) ? undefined : profileHooks.compile(profileFirer.assertEnabled(manifest.profile!).profile.id, manifestProfileHooks(manifest, digest));
+      registry.replace(registeredHooks(previous), manifestHookDefinitions(manifest, "deployment", digest), {
         scope: "deployment",
         principal: how.principal,
       });
+      if (profileHookList !== undefined) profileHooks.set(manifest.bundle, profileHookList[0]?.profile ?? "", profileHookList);
+      else profileHooks.delete(manifest.bundle);
     } catch (err) {
       if (previous) installed.set(manifest.bundle, previous);
       else installed.delete(manifest.bundle);
@@ -592,7 +659,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         await store.activate(verified.artifact, { bundle: info.bundle, version: info.version, digest, activated_at: info.activated_at, signed_by: info.signed_by });
       } catch (err) {
         // Not persisted ⇒ not installed: a restart must not bring back something else than what runs.
-        restoreHooks(manifest.bundle, info.hooks, previous);
+        restoreHooks(manifest.bundle, registeredHooks({ info, manifest }), previous);
         if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
         throw storeFailure(err, `persisting bundle '${manifest.bundle}'`);
       }
@@ -607,6 +674,14 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   /** Undo a registry swap: deregister `currentHooks`, re-register `previous` (if any) as it was. */
   function restoreHooks(name: string, currentHooks: string[], previous: InstalledBundle | undefined): void {
+    profileHooks.delete(name);
+    if (previous !== undefined && !isVcpManifest(previous.manifest)) {
+      try {
+        profileHooks.set(name, previous.manifest.profile!, profileHooks.compile(profileFirer.assertEnabled(previous.manifest.profile!).profile.id, manifestProfileHooks(previous.manifest, previous.info.digest)));
+      } catch (err) {
+        logger.error({ err, bundle: name }, "could not restore the previous profile hooks after a failed bundle change");
+      }
+    }
     try {
       registry.replace(currentHooks, previous ? manifestHookDefinitions(previous.manifest, "deployment", previous.info.digest) : [], {
         scope: "deployment",
@@ -617,6 +692,16 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     }
     if (previous) installed.set(name, previous);
     else installed.delete(name);
+  }
+
+  function profileRefOf(manifest: Manifest): string {
+    const profile = profileFirer.assertEnabled(manifest.profile!).profile;
+    return `${profile.id}@${profile.version}`;
+  }
+
+  /** The hook names a bundle has in the VCP registry (an event-profile bundle has none there). */
+  function registeredHooks(entry: InstalledBundle | undefined): string[] {
+    return entry === undefined || !isVcpManifest(entry.manifest) ? [] : entry.info.hooks;
   }
 
   /** Status: a failed attempt is recorded on the installed revision it did not replace. */
@@ -651,7 +736,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
           assertOpen();
           const entry = installed.get(name);
           if (entry === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${name}' is not installed`, { bundle: name });
-          registry.replace(entry.info.hooks, [], { scope: "deployment", principal: removeOptions.principal ?? LOCAL_OPERATOR });
+          registry.replace(registeredHooks(entry), [], { scope: "deployment", principal: removeOptions.principal ?? LOCAL_OPERATOR });
+          profileHooks.delete(name);
           installed.delete(name);
           if (store !== undefined) {
             try {
@@ -725,6 +811,13 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
           principal: setOptions.principal ?? LOCAL_OPERATOR,
         }));
       },
+    },
+
+    fireProfile: (profile, event, input) => profileFirer.fire(profile, event, input),
+
+    profiles: {
+      list: () => profileFirer.list(),
+      plan: (profile, event) => profileFirer.plan(profile, event),
     },
 
     async fire(type, input) {

@@ -75,7 +75,7 @@ export interface IsolateHostOptions {
 /** One context of a bundle's isolate with the guest functions the prelude returned. */
 interface GuestContext {
   readonly context: ivm.Context;
-  readonly run: ivm.Reference<(name: string, input: string, callId: string, nowMs: number) => string>;
+  readonly run: ivm.Reference<(name: string, input: string, callId: string, nowMs: number, native: boolean) => string>;
   readonly deliver: ivm.Reference<(id: string, reply: string) => void>;
 }
 
@@ -291,7 +291,8 @@ class SandboxIsolateHost implements IsolateHost {
       // SECURITY: only three primitive strings cross into the isolate; the timeout bounds all
       // synchronous guest work including the microtasks V8 drains before applySync returns.
       // SECURITY: the call's frozen clock (whole milliseconds): the guest's only time source.
-      out = guest.run.applySync(undefined, [exportName, req.inputJson, call.id, Math.floor(this.#clock.wallNow())], { timeout: runBudgetMs });
+      // SECURITY: `native` crosses as a primitive boolean (event-profile calls, chain/types.ts InvokeRequest).
+      out = guest.run.applySync(undefined, [exportName, req.inputJson, call.id, Math.floor(this.#clock.wallNow()), req.native === true], { timeout: runBudgetMs });
     } catch (err) {
       return this.#failure(entry, iso, err, t0, cpu0);
     }

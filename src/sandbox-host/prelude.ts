@@ -12,7 +12,7 @@
  *  script.runSync(bundle code)          ─▶ bundle top level assigns __vcp_bundle (trapped)
  *  finish()                             ─▶ capture exports, delete trap, tame + deep-freeze intrinsics,
  *                                          lock global bindings; return "name\nname…"
- *  run(export, inputJson, callId, now)  ─▶ "R<n>:<result><chain_state>" | "T<n>:<msg><stack>" | "I<msg>" | "P<id>"
+ *  run(export, inputJson, callId, now, native?) ─▶ "R<n>:<result><chain_state>" | "T<n>:<msg><stack>" | "I<msg>" | "P<id>"
  *  settledCb(id, reply)  (after "P")   ◀─  the guest promise settled: the same encoding, strings only
  *  deliver(id, reply)  (vcp.fetch only) ─▶ settles the guest promise of one fetch
  * ```
@@ -608,18 +608,25 @@ function utf8Bytes(s) {
   return n;
 }
 
-function serialize(result, input) {
+function serialize(result, input, nat) {
   let r;
   // SECURITY: getters, proxies, toJSON and cycles run here in the guest, under the isolate timeout.
   try { r = JSONstringify(result); } catch (e) { return "Iresult is not JSON-serializable: " + shortMessage(e); }
+  // Event profiles: an action that returns nothing is decoded by its profile (ai-memory: allow).
+  if (nat === true && r === undefined) r = "null";
   if (typeof r !== "string") return "Iresult is undefined or not JSON-serializable";
-  let cs;
-  try { cs = input !== null && typeof input === "object" ? input.chain_state : undefined; }
-  catch (e) { return "Ichain_state could not be read: " + shortMessage(e); }
-  if (cs === null || typeof cs !== "object" || ArrayIsArray(cs)) return "Ichain_state must be a JSON object";
   let c;
-  try { c = JSONstringify(cs); } catch (e) { return "Ichain_state is not JSON-serializable: " + shortMessage(e); }
-  if (typeof c !== "string" || c[0] !== "{") return "Ichain_state must serialize to a JSON object";
+  if (nat === true) {
+    // SECURITY: a native input has no chain_state: the guest's input object is never read back.
+    c = "{}";
+  } else {
+    let cs;
+    try { cs = input !== null && typeof input === "object" ? input.chain_state : undefined; }
+    catch (e) { return "Ichain_state could not be read: " + shortMessage(e); }
+    if (cs === null || typeof cs !== "object" || ArrayIsArray(cs)) return "Ichain_state must be a JSON object";
+    try { c = JSONstringify(cs); } catch (e) { return "Ichain_state is not JSON-serializable: " + shortMessage(e); }
+    if (typeof c !== "string" || c[0] !== "{") return "Ichain_state must serialize to a JSON object";
+  }
   const chars = r.length + c.length;
   // SECURITY: oversized results never leave the isolate (the host re-checks the length).
   if (chars > RESULT_BYTES || (chars * 3 > RESULT_BYTES && utf8Bytes(r) + utf8Bytes(c) > RESULT_BYTES)) {
@@ -634,11 +641,11 @@ function serialize(result, input) {
 
 // Async results: the host learns of a settlement through settledCb(id, reply), never through a
 // promise it would have to chain on inside the isolate.
-function settleLater(id, out, input, then) {
+function settleLater(id, out, input, then, nat) {
   let done = false;
   // SECURITY: one-shot, and tagged with this call's id: a handler a guest kept from an earlier call is ignored by the host.
   const report = (reply) => { if (!done) { done = true; settledCb(id, reply); } };
-  const onFulfilled = (v) => { report(serialize(v, input)); };
+  const onFulfilled = (v) => { report(serialize(v, input, nat)); };
   const onRejected = (e) => { report(encodeThrow(e)); };
   try {
     // SECURITY: intrinsic then, captured before bundle code ran; a replaced Promise.prototype.then is never called.
@@ -648,7 +655,7 @@ function settleLater(id, out, input, then) {
   }
 }
 
-function run(name, inputJson, callId, nowMs) {
+function run(name, inputJson, callId, nowMs, nat) {
   if (typeof nowMs === "number") callNow = nowMs; // SECURITY: the clock moves only here, between calls.
   const fn = fns === null ? undefined : fns[name];
   if (typeof fn !== "function") return "Iaction is not an exported function of the bundle";
@@ -665,11 +672,11 @@ function run(name, inputJson, callId, nowMs) {
     } catch (e) { return encodeThrow(e); }
     if (typeof then === "function") {
       const id = StringCtor(callId);
-      settleLater(id, out, input, then);
+      settleLater(id, out, input, then, nat === true);
       return "P" + id;
     }
   }
-  return serialize(out, input);
+  return serialize(out, input, nat === true);
 }
 
 function deliver(id, reply) {

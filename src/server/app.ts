@@ -30,6 +30,7 @@ import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, t
 import { ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS, HttpError, toHttpError } from "./errors.js";
 import type { ServerRuntime } from "./runtime-port.js";
 import { documentRouteSchema, OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
+import { profilePlanOf, registerProfileRoutes } from "./profile-routes.js";
 
 /** Settings the server reads per request and that a config reload may replace. */
 export interface LiveSettings {
@@ -419,11 +420,14 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   });
 
   app.get("/v1/hooks", { schema: routes.hooks, config: cfg(BOTH) }, async (request) => {
-    const { type, session } = request.query as { type?: HookType; session?: string };
+    const { type, session, profile, event } = request.query as { type?: HookType; session?: string; profile?: string; event?: string };
+    if (profile !== undefined || event !== undefined) return profilePlanOf(runtime, profile, event);
     if (session !== undefined) sessionOf(session, request);
     const types = type === undefined ? HOOK_TYPES : [type];
     return { hooks: types.flatMap((t) => runtime.hooks.chain(t, session, accessOf(request))) };
   });
+
+  registerProfileRoutes(app, runtime, { cfg, principalOf });
 
   // ── sessions and events (clients own the sessions they open; operators see and act on all) ──────
   app.post("/v1/sessions", { schema: routes.openSession, config: cfg(CLIENT, { limit: "body" }) }, async (request, reply) => {

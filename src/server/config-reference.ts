@@ -34,6 +34,8 @@ export const FIELD_DOCS: Readonly<Record<string, string>> = {
   "pool.threads": "Worker threads in the sandbox process (each runs one chain at a time).",
   "pool.isolate_memory_mb": "Default heap limit of one isolate (a bundle's `limits.memory_mb` may lower it).",
   "pool.max_queue": "Chains that may wait for a worker; above it a chain is refused with `SANDBOX_OVERLOADED`.",
+  profiles:
+    "Event profiles this deployment runs (PROFILES §8.2): a map of `<name>@<version>` (or the bare name) to its settings. A bundle of a profile not listed is refused at install with `PROFILE_DISABLED`. Absent: every profile in the catalogue is enabled, non-strict. `GET /v1/profiles` lists what is enabled. Each entry: `strict` (fix the upstream surprises the profile documents, PROFILES §1.6; default false), `session_ttl_s` (idle time after which an implicit session `(profile, session_id)` expires, PROFILES §8.3; default 86400), and the profile's own settings. `vcp@1` is always enabled.",
   chain_deadline_ms: "Optional whole-chain deadline per hook type (e.g. `{ pre_inject: 200 }`).",
   cascade: "Cascade-failure handling (spec §7).",
   "cascade.disable_failing_hooks": "Disable the hooks that failed in a cascade failure, in that chain's session only (other sessions keep running them; otherwise only report it).",

@@ -44,6 +44,7 @@ export const HTTP_STATUS: Readonly<Partial<Record<AnyErrorCode, number>>> & Read
   // a digest that does not match is a corrupt/tampered body: the request is wrong, not the caller
   DIGEST_MISMATCH: 400,
   INVALID_CONFIG: 400,
+  INVALID_MATCHER: 400,
   // who may do what
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
@@ -53,6 +54,7 @@ export const HTTP_STATUS: Readonly<Partial<Record<AnyErrorCode, number>>> & Read
   UNSIGNED_BUNDLE: 403,
   SIGNATURE_INVALID: 403,
   TRUST_EXCEEDS_KEY: 403,
+  PROFILE_DISABLED: 403,
   // existence
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
@@ -61,6 +63,8 @@ export const HTTP_STATUS: Readonly<Partial<Record<AnyErrorCode, number>>> & Read
   SESSION_NOT_FOUND: 404,
   UNKNOWN_BUNDLE: 404,
   UNKNOWN_HOOK: 404,
+  UNKNOWN_PROFILE: 404,
+  UNKNOWN_EVENT: 404,
   // state conflicts
   DUPLICATE_HOOK: 409,
   VERSION_DOWNGRADE: 409,

@@ -29,6 +29,12 @@ export interface ServerRuntime {
     chain(type: HookType, sessionId?: string, options?: { principal?: PortPrincipal }): ResolvedHook[];
   };
   fire(type: HookType, input: any): Promise<ChainResult>;
+  /** Event profiles (PROFILES §2); absent ⇒ their routes answer 501. */
+  fireProfile?(profile: string, event: string, input: { input: unknown; principal?: PortPrincipal }): Promise<{ native: Record<string, unknown>; exit_code: number; stderr?: string; result: unknown }>;
+  profiles?: {
+    list(): unknown[];
+    plan(profile: string, event: string): unknown[];
+  };
   adapt?(sessionId: string, input: any, options?: { principal?: PortPrincipal }): Promise<unknown>;
   transition?(sessionId: string, input: any, options?: { principal?: PortPrincipal }): Promise<unknown>;
   conflict?(sessionId: string, input: any, options?: { principal?: PortPrincipal }): Promise<unknown>;

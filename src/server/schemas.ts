@@ -72,6 +72,7 @@ export const BundleInfoSchema = {
     activated_at: { type: "string" },
     signed_by: nullableString,
     errors: { type: "array", items: anyObject },
+    profile: { type: "string" },
   }),
   required: ["bundle", "version", "digest", "hooks"],
 } as const;
@@ -100,26 +101,38 @@ export const ResolvedHookSchema = {
     action: anyObject,
     condition: { anyOf: [anyObject, { type: "null" }] },
     metadata: anyObject,
+    // Event-profile plans (GET /v1/hooks?profile=…&event=…, PROFILES §2).
+    bundle: { type: "string" },
+    event: { type: "string" },
+    matcher: nullableString,
+    sequential: { type: "boolean" },
+    deduplicated_by: nullableString,
   }),
+} as const;
+
+/** What every hook execution carries, VCP and event-profile chains alike. */
+const HOOK_EXECUTION_COMMON = {
+  hook: { type: "string" },
+  bundle: { type: "string" },
+  scope: { type: "string" },
+  trust: { type: "string" },
+  bundle_digest: { type: "string", description: "digest of the bundle revision whose hook ran (or was skipped)" },
+  status: { type: "string" },
+  outcome: {
+    type: "string",
+    enum: [...OUTCOMES],
+    description:
+      "ok, or why not: skipped_predicate (its condition did not match), skipped_disabled (disabled, e.g. after a cascading failure), skipped_deadline (the chain deadline was spent before its turn), skipped_matcher (an event-profile matcher did not match), deduplicated (an identical definition ran in its place) — a skipped hook never ran; the other outcomes are failures treated as continue unless fail_closed",
+  },
+  duration_ms: { type: "number" },
+  cpu_ms: { type: "number" },
+  reason: { type: "string" },
 } as const;
 
 export const HookExecutionSchema = {
   $id: "HookExecution",
   ...object({
-    hook: { type: "string" },
-    bundle: { type: "string" },
-    scope: { type: "string" },
-    trust: { type: "string" },
-    bundle_digest: { type: "string", description: "digest of the bundle revision whose hook ran (or was skipped)" },
-    status: { type: "string" },
-    outcome: {
-      type: "string",
-      enum: [...OUTCOMES],
-      description: "ok, or why not: skipped_predicate (its condition did not match), skipped_disabled (disabled, e.g. after a cascading failure), skipped_deadline (the chain deadline was spent before its turn) — a skipped hook never ran; the other outcomes are failures treated as continue unless fail_closed",
-    },
-    duration_ms: { type: "number" },
-    cpu_ms: { type: "number" },
-    reason: { type: "string" },
+    ...HOOK_EXECUTION_COMMON,
     annotations: anyObject,
     error: { type: "string" },
     modified_context: { type: "boolean" },
@@ -226,9 +239,27 @@ export const AdaptOutcomeSchema = {
   required: ["outcome", "constitution", "context", "session_constitution"],
 } as const;
 
+/** The chain behind a profile answer (runtime/fire-profile.ts ProfileChainResult). */
+export const ProfileChainResultSchema = {
+  $id: "ProfileChainResult",
+  ...object({
+    chain_id: { type: "string" },
+    profile: { type: "string" },
+    event: { type: "string" },
+    mode: { type: "string", enum: ["sequential", "parallel"] },
+    status: { type: "string", enum: ["completed", "aborted"] },
+    aborted_by: nullableString,
+    hook_results: {
+      type: "array",
+      items: object({ ...HOOK_EXECUTION_COMMON, error: { type: "string" }, verdict: { type: "string" }, stripped: stringArray }),
+    },
+    duration_ms: { type: "number" },
+  }),
+} as const;
+
 export const SharedSchemas = [
   ...ModelSchemas,
-  BundleInfoSchema, ResolvedHookSchema, HookExecutionSchema, ChainResultSchema, ArtifactSchema, SessionViewSchema, AdaptInputSchema, AdaptOutcomeSchema,
+  BundleInfoSchema, ResolvedHookSchema, HookExecutionSchema, ChainResultSchema, ProfileChainResultSchema, ArtifactSchema, SessionViewSchema, AdaptInputSchema, AdaptOutcomeSchema,
 ];
 
 const nameParams = { type: "object", required: ["name"], properties: { name: { type: "string", pattern: NAME } } } as const;
@@ -285,7 +316,10 @@ export const OPENAPI_TAGS = [
   { name: "sessions", description: "Sessions, owned by the client token that opened them" },
   { name: "events", description: "Hook chains and pipeline operations on a session" },
   { name: "audit", description: "The hash-chained audit log (operator)" },
+  { name: "profiles", description: "Event profiles: other agents' hook systems (Gemini CLI, LLxprt, Claude Code…) on the same sandbox" },
 ] as const;
+
+
 
 export const routes = withOperationIds({
   healthz: { tags: ["ops"], summary: "Liveness", security: [], response: { 200: object({ status: { type: "string" } }), ...errors() } },
@@ -328,8 +362,51 @@ export const routes = withOperationIds({
     tags: ["hooks"],
     summary: "The resolved chain order (spec §5.1) for one type, or every type",
     security: security("any"),
-    querystring: { type: "object", additionalProperties: false, properties: { type: HookTypeSchema, session: { type: "string", pattern: SESSION_ID }, owner: OWNER } },
+    querystring: {
+      type: "object",
+      additionalProperties: false,
+      properties: { type: HookTypeSchema, session: { type: "string", pattern: SESSION_ID }, owner: OWNER, profile: { type: "string", maxLength: 100 }, event: { type: "string", maxLength: 128 } },
+    },
     response: { 200: object({ hooks: { type: "array", items: { $ref: "ResolvedHook#" } } }), ...errors(...AUTH, 400, 404, 409) },
+  },
+  listProfiles: {
+    tags: ["profiles"],
+    summary: "The enabled event profiles: id, pinned version, upstream commit, events, strict",
+    security: security("any"),
+    response: {
+      200: object({
+        profiles: {
+          type: "array",
+          items: object({
+            id: { type: "string" },
+            version: { type: "string" },
+            upstream: object({ repo: { type: "string" }, commit: { type: "string" } }),
+            events: stringArray,
+            strict: { type: "boolean" },
+            execution: { type: "string" },
+            ordering: { type: "string" },
+          }),
+        },
+      }),
+      ...errors(...AUTH),
+    },
+  },
+  fireProfileEvent: {
+    tags: ["profiles"],
+    summary: "One event of an agent's hook system: the native input JSON in, the merged native answer out (with ?answer=native, the native JSON alone and X-VCP-Exit-Code)",
+    security: security("client"),
+    params: { type: "object", required: ["profile", "event"], properties: { profile: { type: "string", maxLength: 100 }, event: { type: "string", maxLength: 128 } } },
+    querystring: { type: "object", additionalProperties: false, properties: { answer: { type: "string", enum: ["envelope", "native"] } } },
+    body: { description: "The agent's native input JSON (what its command hook reads on stdin)" },
+    response: {
+      200: object({
+        native: anyObject,
+        exit_code: { type: "integer", enum: [0, 1, 2] },
+        stderr: { type: "string" },
+        result: { $ref: "ProfileChainResult#" },
+      }, { description: "The envelope; with ?answer=native the native JSON object alone, its exit code in the X-VCP-Exit-Code header" }),
+      ...errors(...AUTH, ...BODY, 404, 429),
+    },
   },
   openSession: {
     tags: ["sessions"],

@@ -45,3 +45,28 @@ export async function withBundles<T>(runtime: Pick<Runtime, "bundles">, sources:
     for (const name of installed.reverse()) await runtime.bundles.remove(name);
   }
 }
+
+/**
+ * A bundle of an event profile (PROFILES §2): each hook names an `event` (default `defaultEvent`)
+ * instead of a type; `action` defaults to the hook's name, priority to 50, timeout_ms to 1000.
+ */
+export function profileBundle(
+  name: string,
+  profile: string,
+  hooks: Array<Record<string, unknown> & { name: string }>,
+  actions: Record<string, Action | string>,
+  extra: Record<string, unknown> = {},
+  defaultEvent?: string,
+): BundleSource {
+  return {
+    manifest: {
+      bundle: name,
+      version: "1.0.0",
+      trust: "deployment",
+      profile,
+      ...extra,
+      hooks: hooks.map((h) => ({ action: h.name, ...(defaultEvent !== undefined ? { event: defaultEvent } : {}), priority: 50, timeout_ms: 1000, ...h })),
+    } as unknown as ManifestInput,
+    code: bundleCode(actions),
+  };
+}

@@ -6,7 +6,9 @@
  * deadline.
  */
 import vm from "node:vm";
-import { compileChainPlan } from "../../src/chain/plan.js";
+import { compileChainPlan, compileProfilePlan, orderProfileHooks } from "../../src/chain/plan.js";
+import { runProfileChain } from "../../src/chain/execute-profile.js";
+import { findProfile } from "../../src/profiles/index.js";
 import { runChain } from "../../src/chain/execute.js";
 import type { ActionInvoker, InvokeOutcome, InvokeRequest } from "../../src/chain/types.js";
 import { systemClock, type LifecycleEvent } from "../../src/observe/events.js";
@@ -17,13 +19,14 @@ import { diffForAudit } from "../../src/audit/diff.js";
 import { createIntegrityChecker, type IntegrityOptions } from "../../src/integrity/check.js";
 
 const CALL_SOURCE = `(function (exportsObject) {
-  return function call(name, inputJson, limit) {
+  return function call(name, inputJson, limit, native) {
     const input = JSON.parse(inputJson);
     const finish = (r) => {
+      if (native && r === undefined) r = null;
       const text = JSON.stringify(r);
       if (text === undefined) return { invalid: "result is not JSON (undefined)" };
       if (text.length > limit) return { invalid: "result exceeds " + limit + " bytes" };
-      return { resultJson: text, chainStateJson: JSON.stringify(input.chain_state) };
+      return { resultJson: text, chainStateJson: native ? "{}" : JSON.stringify(input.chain_state) };
     };
     const r = exportsObject[name](input);
     if (r && typeof r.then === "function") return r.then(finish);
@@ -39,7 +42,7 @@ export function createVmBackend(options: { resultBytes?: number; integrity?: Int
   const loaded = new Map<string, { context: vm.Context; exports: string[] }>();
   // Precompiled once: calls the guest-side dispatcher with arguments placed on the context global,
   // so the vm timeout bounds the synchronous part (a direct host call would not be bounded).
-  const callScript = new vm.Script("__vcp_dispatch(__vcp_args[0], __vcp_args[1], __vcp_args[2])");
+  const callScript = new vm.Script("__vcp_dispatch(__vcp_args[0], __vcp_args[1], __vcp_args[2], __vcp_args[3])");
 
   const invoker: ActionInvoker = {
     async invoke(request: InvokeRequest): Promise<InvokeOutcome> {
@@ -48,7 +51,7 @@ export function createVmBackend(options: { resultBytes?: number; integrity?: Int
       if (bundle === undefined) return { kind: "threw", message: `bundle ${request.hook.action.bundle} not loaded` };
       const started = performance.now();
       try {
-        bundle.context.__vcp_args = [request.hook.action.export, request.inputJson, resultBytes];
+        bundle.context.__vcp_args = [request.hook.action.export, request.inputJson, resultBytes, request.native === true];
         const value = callScript.runInContext(bundle.context, { timeout: request.budgetMs });
         const settled = await Promise.race([
           Promise.resolve(value),
@@ -89,6 +92,13 @@ export function createVmBackend(options: { resultBytes?: number; integrity?: Int
     },
     async runChain(task: BackendChainTask) {
       const events: LifecycleEvent[] = [];
+      if (task.plan.profile !== undefined) {
+        // Event-profile chains, as the sandbox worker runs them (chain/execute-profile.ts).
+        const profile = findProfile(task.plan.profile.id)!;
+        const profilePlan = compileProfilePlan(profile, task.plan.profile, orderProfileHooks(profile, task.plan.hooks), task.plan.revision);
+        const result = await runProfileChain(profilePlan, task.request, { invoker, clock: systemClock });
+        return JSON.parse(JSON.stringify({ result, events }));
+      }
       const plan = compileChainPlan(task.plan.type, task.plan.hooks, task.plan.revision);
       // Like the sandbox worker with an audit log: modifications carry their RFC 6902 diff.
       const result = await runChain(plan, task.request, { invoker, clock: systemClock, emit: (e) => events.push(e), diff: diffForAudit, checkConstitution });

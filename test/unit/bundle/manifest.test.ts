@@ -155,6 +155,9 @@ describe("schemas/policy.schema.json", () => {
     const hook = schema.properties.hooks.items;
     expect(hook.properties.timeout_ms).toMatchObject({ type: "integer", minimum: 1, maximum: 30000 });
     expect(hook.properties.priority).toMatchObject({ type: "integer", minimum: 0, maximum: 100 });
-    expect(hook.required).toEqual(expect.arrayContaining(["name", "type", "action", "priority", "timeout_ms"]));
+    expect(hook.required).toEqual(expect.arrayContaining(["name", "action", "priority", "timeout_ms"]));
+    // vcp@1 bundles (no profile, or profile vcp…) need a type; other event profiles an event (PROFILES §2).
+    expect(schema.then.properties.hooks.items.required).toEqual(["type"]);
+    expect(schema.else.properties.hooks.items.required).toEqual(["event"]);
   });
 });

@@ -1,0 +1,267 @@
+/**
+ * The executor's event-profile path (PROFILES §1, §2, §8): the same per-hook machinery as
+ * `runChain` (chain deadline, predicates under the bundle's `maxCost`, invocation through the
+ * ActionInvoker, the closed set of outcomes, guest text sanitized), with the profile deciding what a
+ * hook's output means. `vcp@1` never comes here: VCP chains keep running through `runChain`.
+ *
+ *   plan order ──► disabled? ─► skipped_disabled     matching hooks ──► mode (per_definition: any sequential ⇒ sequential)
+ *                  duplicate? ─► deduplicated           │ sequential: input = chainInput(input, output) after a successful hook
+ *                  matcher ✗ ─► skipped_matcher         │ parallel:   every hook gets the ORIGINAL input, one after another
+ *                                                       ▼
+ *        returned ─► JSON (depth-bounded) ─► decode ─► observerView (session trust) ─► output ─┐
+ *        threw · timeout · invalid · crashed ─► failureOutput(hook, why, fail_closed) ─────────┤ reduce (plan order) ─► present
+ *        stopsChain(output) ⇒ no later hook runs                                              ┘
+ */
+import type { Clock } from "../observe/events.js";
+import { ChainDeadline } from "./deadline.js";
+import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
+import { DEFAULT_JSON_DEPTH, jsonTextDepth } from "../model/json-bounds.js";
+import { parseGuestJson, sanitizeGuestText } from "./result.js";
+import { executionModeOf, type PlannedProfileHook, type ProfileChainPlan } from "./plan.js";
+import type { ActionInvoker, ChainRequest, ChainResult, HookExecution, InvokeOutcome } from "./types.js";
+import type { ResolvedHook } from "../model/hook.js";
+import type { ResultStatus } from "../model/result.js";
+import { VcpError } from "../errors.js";
+import { findProfile } from "../profiles/index.js";
+import type { EventProfile, NativeObject, ProfileContext, Verdict } from "../profiles/types.js";
+
+export interface ProfileChainDeps {
+  invoker: ActionInvoker;
+  clock: Clock;
+  /** `jsonDepth` bounds what a hook returns (the isolate enforces it too; this is the host's backstop). Default 64. */
+  limits?: { jsonDepth?: number };
+  /** Where to find the profile; default the catalogue (profiles/index.ts). */
+  profileOf?: (id: string) => EventProfile | undefined;
+}
+
+function statusOf(verdict: Verdict): ResultStatus {
+  return verdict === "block" ? "abort" : verdict === "modify" ? "modify" : "continue";
+}
+
+function skipped(hook: ResolvedHook, outcome: HookExecution["outcome"]): HookExecution {
+  return { hook: hook.name, bundle: hook.action.bundle, scope: hook.scope, trust: hook.trust, status: "continue", outcome, duration_ms: 0 };
+}
+
+/**
+ * Run one event-profile chain. `request.event` is the agent's native input (validated by the caller
+ * with `profile.validateInput`); the answer is on `result.profile`. An empty or wholly skipped plan
+ * touches no invoker and answers the profile's neutral `present(reduce([]))`.
+ *
+ * @example
+ * ```ts
+ * const result = await runProfileChain(plan, { chainId, context: {}, constitution, event: nativeInput, session: { id: "s1" } }, { invoker, clock });
+ * console.log(result.profile?.native, result.profile?.exit_code);
+ * ```
+ */
+export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequest, deps: ProfileChainDeps): Promise<ChainResult> {
+  const { clock } = deps;
+  const startedAt = clock.now();
+  const profile = (deps.profileOf ?? findProfile)(plan.profile.id);
+  if (profile === undefined) {
+    throw new VcpError("UNKNOWN_PROFILE", `profile '${plan.profile.id}' is not in this process's catalogue`, { profile: plan.profile.id });
+  }
+  const event = plan.profile.event;
+  const ctx: ProfileContext = { strict: plan.profile.strict, settings: plan.profile.settings };
+  const original = request.event as NativeObject;
+  const jsonDepth = deps.limits?.jsonDepth ?? DEFAULT_JSON_DEPTH;
+  const hookResults: HookExecution[] = [];
+
+  // Which definitions apply: matchers test the ORIGINAL input (upstream plans before anything runs).
+  const matching: Array<{ planned: PlannedProfileHook; slot: number }> = [];
+  for (const planned of plan.hooks) {
+    const { hook } = planned;
+    if (!hook.enabled) hookResults.push(skipped(hook, "skipped_disabled"));
+    else if (planned.duplicateOf !== undefined) {
+      const execution = skipped(hook, "deduplicated");
+      execution.reason = `same bundle, action and matcher as '${planned.duplicateOf}', which runs in its place (PROFILES §8.6)`;
+      hookResults.push(execution);
+    } else if (!planned.matcher(original)) hookResults.push(skipped(hook, "skipped_matcher"));
+    else {
+      // A placeholder keeps results in plan order; the hook's execution replaces it below.
+      matching.push({ planned, slot: hookResults.length });
+      hookResults.push(skipped(hook, "ok"));
+    }
+  }
+  const mode = executionModeOf(profile, matching.map((m) => m.planned.hook));
+  const outputs: NativeObject[] = [];
+  const deadline = new ChainDeadline(request.deadlineMs ?? profile.events[event]?.chain_deadline_ms, clock, startedAt);
+  const meters = new Map<string, PredicateMeter>();
+  const originalJson = JSON.stringify(original);
+  let current = original;
+  let currentJson = originalJson;
+  let stoppedBy: string | null = null;
+  const unrun = new Set(matching.map((m) => m.slot));
+
+  for (const { planned, slot } of matching) {
+    const { hook, predicate } = planned;
+    unrun.delete(slot);
+    const inputNow = mode === "sequential" ? current : original;
+    const inputJson = mode === "sequential" ? currentJson : originalJson;
+
+    let conditionFailure: string | undefined;
+    if (predicate !== null) {
+      let meter = meters.get(hook.action.bundle);
+      if (meter === undefined) meters.set(hook.action.bundle, (meter = { left: DEFAULT_PREDICATE_MAX_COST }));
+      let fires = true;
+      try {
+        fires = predicate(inputNow, meter);
+      } catch (err) {
+        if (!(err instanceof PredicateBudgetExceeded)) throw err;
+        conditionFailure = `condition not evaluated: the conditions of bundle '${hook.action.bundle}' used up their cost budget of ${DEFAULT_PREDICATE_MAX_COST} units for this chain (limit maxCost)`;
+      }
+      if (!fires) {
+        hookResults[slot] = skipped(hook, "skipped_predicate");
+        continue;
+      }
+    }
+
+    const budgetMs = deadline.budgetFor(hook);
+    const execution: HookExecution = { hook: hook.name, bundle: hook.action.bundle, scope: hook.scope, trust: hook.trust, status: "continue", outcome: "ok", duration_ms: 0 };
+    if (hook.action.digest !== undefined) execution.bundle_digest = hook.action.digest;
+    let output: NativeObject | undefined;
+    let failureWhy: string | undefined;
+    if (budgetMs <= 0) {
+      execution.outcome = "skipped_deadline";
+      failureWhy = "the chain deadline was spent before it ran";
+    } else {
+      const hookStart = clock.now();
+      let invoked: InvokeOutcome;
+      if (conditionFailure !== undefined) invoked = { kind: "threw", message: conditionFailure };
+      else {
+        try {
+          // SECURITY: per-session guest state is kept by the session's key: two owners' equal ids never share it.
+          invoked = await deps.invoker.invoke({ hook, chainId: request.chainId, sessionId: request.sessionKey ?? request.session.id, inputJson, budgetMs, native: true });
+        } catch (err) {
+          invoked = { kind: "threw", message: `sandbox failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
+        }
+      }
+      execution.duration_ms = clock.now() - hookStart;
+      deadline.charge(hook, execution.duration_ms);
+      if ("cpuMs" in invoked && invoked.cpuMs !== undefined) execution.cpu_ms = invoked.cpuMs;
+      switch (invoked.kind) {
+        case "returned": {
+          const decoded = decodeOutput(profile, invoked.resultJson, event, ctx, jsonDepth);
+          if (!decoded.ok) {
+            execution.outcome = "invalid_result";
+            failureWhy = sanitizeGuestText(decoded.error);
+            break;
+          }
+          output = decoded.value;
+          if (hook.trust === "session") {
+            // SECURITY: spec §8.3 in every profile — a session-trust hook observes and annotates; it
+            // never blocks or modifies: whatever could is removed before the output is folded.
+            const view = profile.observerView(output, event);
+            output = view.output;
+            if (view.stripped.length > 0) {
+              execution.outcome = "capability_denied";
+              execution.stripped = [...view.stripped];
+              execution.error = `a session-trust hook cannot set ${view.stripped.join(", ")} (spec §8.3)`;
+            }
+          }
+          break;
+        }
+        case "threw":
+          execution.outcome = "error";
+          failureWhy = sanitizeGuestText(invoked.message);
+          break;
+        case "timeout":
+          if (budgetMs < hook.timeout_ms) {
+            execution.outcome = "deadline_exceeded";
+            deadline.exhaust(hook);
+            failureWhy = `stopped by the chain deadline after ${Math.round(invoked.elapsedMs)} ms: the deadline left it ${budgetMs} ms of its timeout_ms ${hook.timeout_ms}`;
+          } else {
+            execution.outcome = "timeout";
+            failureWhy = `timed out after ${Math.round(invoked.elapsedMs)} ms (budget ${budgetMs} ms, timeout_ms ${hook.timeout_ms})`;
+          }
+          break;
+        case "invalid":
+          execution.outcome = "invalid_result";
+          failureWhy = sanitizeGuestText(invoked.message);
+          break;
+        case "crashed":
+          execution.outcome = "crashed";
+          failureWhy = sanitizeGuestText(invoked.message);
+          break;
+      }
+    }
+    if (failureWhy !== undefined) {
+      execution.error = failureWhy;
+      // The profile's own rule for a failed hook: fail-open warning, or its blocking answer when fail_closed.
+      output = profile.failureOutput(hook.name, failureWhy, hook.fail_closed, event, ctx);
+    }
+    const verdict = profile.verdictOf(output!, event);
+    execution.verdict = verdict;
+    execution.status = statusOf(verdict);
+    hookResults[slot] = execution;
+    outputs.push(output!);
+    if (failureWhy === undefined && mode === "sequential" && profile.chainInput !== undefined) {
+      const next = profile.chainInput(current, output!, event, ctx);
+      if (next !== current) {
+        current = next;
+        currentJson = JSON.stringify(next);
+      }
+    }
+    if (profile.stopsChain?.(output!, event, ctx) === true) {
+      stoppedBy = hook.name;
+      break;
+    }
+  }
+  // Hooks a stop left unrun are not reported (as runChain does after an abort).
+  const reported = unrun.size === 0 ? hookResults : hookResults.filter((_, i) => !unrun.has(i));
+
+  const aggregated = profile.reduce(outputs, event, ctx);
+  const answer = profile.present(aggregated, event, ctx);
+  const blocked = profile.verdictOf(aggregated, event) === "block";
+  const blocker = stoppedBy ?? (blocked ? (reported.find((e) => e.verdict === "block")?.hook ?? null) : null);
+  return {
+    chain_id: request.chainId,
+    type: "pre_inject",
+    status: blocker !== null || blocked ? "aborted" : "completed",
+    reason: null,
+    aborted_by: blocker,
+    context: request.context,
+    constitution: request.constitution,
+    cascade_failure: false,
+    hook_results: reported,
+    duration_ms: clock.now() - startedAt,
+    profile: {
+      profile: profile.id,
+      event,
+      mode,
+      native: answer.native,
+      exit_code: answer.exit_code,
+      ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}),
+    },
+  };
+}
+
+/** JSON text from the sandbox → the profile's native output, depth-bounded before it is parsed. */
+function decodeOutput(profile: EventProfile, resultJson: string, event: string, ctx: ProfileContext, jsonDepth: number) {
+  // SECURITY: host backstop of the isolate's depth bound, checked on the text before parsing.
+  if (jsonTextDepth(resultJson, jsonDepth + 1) > jsonDepth + 1) {
+    return { ok: false as const, error: `output nests deeper than ${jsonDepth} levels (limits.json_depth)` };
+  }
+  let raw: unknown;
+  try {
+    raw = parseGuestJson(resultJson);
+  } catch {
+    return { ok: false as const, error: "output is not valid JSON" };
+  }
+  return profile.decode(raw, event, ctx);
+}
+
+/**
+ * The answer of a profile chain whose result carries none (the sandbox host died mid-chain and the
+ * supervisor answered for it, or nothing ran): each failed hook's failure output, folded and presented.
+ *
+ * @example
+ * ```ts
+ * const answer = result.profile ?? answerWithout(profile, result, "BeforeTool", ctx);
+ * ```
+ */
+export function answerWithout(profile: EventProfile, result: ChainResult, event: string, ctx: ProfileContext, failClosed: (hook: string) => boolean) {
+  const outputs = result.hook_results
+    .filter((e) => e.outcome === "crashed" || e.outcome === "timeout")
+    .map((e) => profile.failureOutput(e.hook, e.error ?? e.outcome, failClosed(e.hook), event, ctx));
+  return profile.present(profile.reduce(outputs, event, ctx), event, ctx);
+}

@@ -1,0 +1,307 @@
+/**
+ * `runtime.fireProfile` (PROFILES §2 "Interfaces", §8.1, §8.3): one event of an agent's hook system,
+ * its native input in, the merged native answer out, run on the sandbox like any chain.
+ *
+ *   profile + event ─► enabled? (PROFILE_DISABLED) ─► input bounds (before any work) ─► validateInput
+ *        ─► implicit session (profile, session_id): owner check, idle expiry ─► plan (store; built at install)
+ *        ─► empty: the neutral answer, no dispatch │ else: sandbox ─► answer ─► metrics ─► audit (durable) ─► caller
+ */
+import { randomUUID } from "node:crypto";
+import { answerWithout } from "../chain/execute-profile.js";
+import type { ChainResult, HookExecution } from "../chain/types.js";
+import { VcpError } from "../errors.js";
+import type { Constitution } from "../model/constitution.js";
+import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
+import { FAILURE_OUTCOMES } from "../model/result.js";
+import type { Clock, Logger } from "../observe/events.js";
+import type { Metrics } from "../observe/metrics.js";
+import { maySee, sessionKey, type SessionPrincipal } from "../pipeline/access.js";
+import { assertProfileEvent, getProfile, VCP_PROFILE_ID } from "../profiles/index.js";
+import type { ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
+import type { AuditTrail } from "./audit-trail.js";
+import type { ChainBackend } from "./backend.js";
+import type { EnabledProfile, ProfileHookStore } from "./profile-hooks.js";
+
+/** What `runtime.fireProfile` takes besides the profile and event. */
+export interface ProfileFireInput {
+  /** The agent's native input JSON (what its command hook reads on stdin). */
+  input: unknown;
+  /** Session id; default the input's own (`session_id` for most profiles). */
+  session?: string;
+  /** Who sends the event: the implicit session is theirs (others get SESSION_NOT_FOUND). */
+  principal?: SessionPrincipal;
+}
+
+/** The chain behind a profile answer: per-hook executions in plan order (skipped ones included). */
+export interface ProfileChainResult {
+  chain_id: string;
+  profile: string;
+  event: string;
+  /** How the matching hooks ran (parallel groups run one by one on the original input, PROFILES §1.5). */
+  mode: "sequential" | "parallel";
+  /** `aborted` when the answer blocks or a hook stopped the chain. */
+  status: "completed" | "aborted";
+  /** The first hook whose output blocks (or that stopped the chain), if any. */
+  aborted_by: string | null;
+  hook_results: HookExecution[];
+  duration_ms: number;
+}
+
+/** What `runtime.fireProfile` answers: the native answer and the chain result with per-hook outcomes. */
+export interface ProfileFireResult {
+  native: NativeObject;
+  exit_code: ExitCode;
+  stderr?: string;
+  result: ProfileChainResult;
+}
+
+/** One enabled profile as `GET /v1/profiles` lists it. */
+export interface ProfileListing {
+  id: string;
+  version: string;
+  upstream: { repo: string; commit: string };
+  events: string[];
+  strict: boolean;
+  execution: string;
+  ordering: string;
+}
+
+/** One hook of a resolved profile plan as `GET /v1/hooks?profile=…&event=…` shows it. */
+export interface ProfilePlanEntry {
+  name: string;
+  bundle: string;
+  event: string;
+  priority: number;
+  timeout_ms: number;
+  trust: string;
+  scope: string;
+  enabled: boolean;
+  fail_closed: boolean;
+  matcher: string | null;
+  sequential: boolean;
+  /** Set when an earlier hook with the same (bundle digest, action, matcher) runs in its place. */
+  deduplicated_by: string | null;
+}
+
+interface Deps {
+  enabled: ReadonlyMap<string, EnabledProfile>;
+  store: ProfileHookStore;
+  backend: ChainBackend;
+  audit: () => AuditTrail | undefined;
+  metrics: Metrics;
+  clock: Clock;
+  /** Failed profile hooks are logged at info (they fail open by the profile's rule, never silently). */
+  logger?: Logger;
+  inputBounds: JsonBounds;
+  maxSessionsPerOwner: number;
+  assertOpen(): void;
+  /** Mark the digests in flight (hot swap keeps their isolates until released). */
+  pin(digests: readonly string[]): void;
+  unpin(digests: readonly string[]): void;
+}
+
+// The VCP machinery around a chain (crash attribution, input summaries) reads a constitution; a
+// profile chain has none, and its executor never looks at this one.
+const NO_CONSTITUTION = Object.freeze({ id: "(event-profile)", version: "0", rules: [] }) as unknown as Constitution;
+
+/**
+ * @example
+ * ```ts
+ * const profiles = createProfileFirer({ enabled, store, backend, audit: () => audit, metrics, clock, inputBounds, maxSessionsPerOwner: 100, assertOpen, pin, unpin });
+ * const { native, exit_code } = await profiles.fire("gemini-cli", "BeforeTool", { input });
+ * ```
+ */
+export function createProfileFirer(deps: Deps) {
+  const sessions = new Map<string, { owner: string | null; lastUsed: number }>();
+  const perOwner = new Map<string, number>();
+
+  function enabledProfile(ref: string): EnabledProfile {
+    const profile = getProfile(ref);
+    const enabled = deps.enabled.get(profile.id);
+    if (enabled === undefined) {
+      throw new VcpError("PROFILE_DISABLED", `profile ${profile.id}@${profile.version} is not enabled in this deployment (vcp.yaml profiles:)`, {
+        profile: profile.id,
+        enabled: [...deps.enabled.keys()],
+      });
+    }
+    return enabled;
+  }
+
+  function forget(key: string, owner: string | null): void {
+    sessions.delete(key);
+    if (owner !== null) perOwner.set(owner, Math.max(0, (perOwner.get(owner) ?? 1) - 1));
+  }
+
+  function sweepExpired(now: number): void {
+    for (const [key, entry] of sessions) {
+      const id = key.slice(0, key.indexOf("\u0000"));
+      const ttl = deps.enabled.get(id)?.sessionTtlMs ?? 0;
+      if (now - entry.lastUsed > ttl) forget(key, entry.owner);
+    }
+  }
+
+  /** PROFILES §8.3: created on first use, owned by its sender, expired after the profile's idle TTL. */
+  function implicitSession(enabled: EnabledProfile, id: string, principal: SessionPrincipal | undefined): string {
+    const now = deps.clock.now();
+    const key = `${enabled.profile.id}\u0000${id}`;
+    const owner = principal === undefined ? null : principal.id;
+    let entry = sessions.get(key);
+    if (entry !== undefined && now - entry.lastUsed > enabled.sessionTtlMs) {
+      forget(key, entry.owner);
+      entry = undefined;
+    }
+    if (entry === undefined) {
+      if (owner !== null && principal?.role === "client") {
+        // Idle sessions stop counting once expired, even if their id is never sent again.
+        if ((perOwner.get(owner) ?? 0) >= deps.maxSessionsPerOwner) sweepExpired(now);
+        const count = perOwner.get(owner) ?? 0;
+        if (count >= deps.maxSessionsPerOwner) {
+          throw new VcpError("SESSION_LIMIT", `principal '${owner}' already has ${count} open ${enabled.profile.id} sessions (limits.sessions_per_client); they expire after profiles.${enabled.profile.id}.session_ttl_s idle`, {
+            owner,
+            limit: deps.maxSessionsPerOwner,
+          });
+        }
+        perOwner.set(owner, count + 1);
+      }
+      entry = { owner, lastUsed: now };
+      sessions.set(key, entry);
+    } else if (!maySee(entry.owner, principal)) {
+      // SECURITY: another principal's implicit session is "not found", exactly like a missing one.
+      throw new VcpError("SESSION_NOT_FOUND", `no open session '${id}'`, { session: id });
+    }
+    entry.lastUsed = now;
+    // SECURITY: per-session guest state (isolation: per_session) is keyed by owner and profile, never by the bare id.
+    return sessionKey(entry.owner, `${enabled.profile.id}:${id}`);
+  }
+
+  async function fire(ref: string, event: string, request: ProfileFireInput): Promise<ProfileFireResult> {
+    const enabled = enabledProfile(ref);
+    const profile = enabled.profile;
+    if (profile.id === VCP_PROFILE_ID) {
+      // vcp@1 chains keep their own path and input shape (spec §4.2): sessions, context, constitution.
+      throw new VcpError("UNKNOWN_PROFILE", "vcp@1 events are fired with runtime.fire / POST /v1/sessions/{id}/chains/{type}, not as a native event profile", { profile: ref });
+    }
+    assertProfileEvent(profile, event);
+    // SECURITY: depth and size bounds before any work on the input (validation, hashing, the sandbox).
+    assertInputBounds({ input: request.input }, deps.inputBounds);
+    const valid = profile.validateInput(request.input, event);
+    if (!valid.ok) {
+      throw new VcpError("INVALID_INPUT", `${profile.id} ${event} input: ${valid.error}`, { profile: profile.id, event, field: valid.error.split(":")[0], rule: valid.error });
+    }
+    const input = valid.value;
+    const ctx: ProfileContext = { strict: enabled.strict, settings: enabled.settings };
+    const sessionId = request.session ?? profile.sessionIdOf(input);
+    const key = sessionId === undefined ? undefined : implicitSession(enabled, sessionId, request.principal);
+    const { ref: planRef, hooks, plan } = deps.store.plan(enabled, event);
+    const chainId = randomUUID();
+    if (hooks.length === 0) {
+      // No hook for the event: the profile's neutral answer, nothing dispatched (LLxprt "zero overhead").
+      const answer = profile.present(profile.reduce([], event, ctx), event, ctx);
+      const result: ChainResult = {
+        chain_id: chainId, type: "pre_inject", status: "completed", reason: null, aborted_by: null,
+        context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
+        profile: { profile: profile.id, event, mode: "sequential", ...answer },
+      };
+      return { ...answer, result: profileResult(result) };
+    }
+    deps.assertOpen();
+    const audit = deps.audit();
+    const session = { id: sessionId ?? "" };
+    const inputHash = audit?.inputHash({ context: null, constitution: null, event: { profile: profile.id, event, input }, session });
+    const digests = [...new Set(hooks.map((h) => h.action.digest).filter((d): d is string => d !== undefined))];
+    deps.pin(digests);
+    let result: ChainResult;
+    try {
+      ({ result } = await deps.backend.runChain({
+        plan: { type: "pre_inject", revision: plan.revision, hooks, profile: planRef },
+        request: {
+          chainId,
+          context: {},
+          constitution: NO_CONSTITUTION,
+          event: input,
+          session: { id: sessionId ?? "(none)" },
+          ...(key !== undefined ? { sessionKey: key } : {}),
+        },
+      }));
+    } finally {
+      deps.unpin(digests);
+    }
+    if (result.profile === undefined) {
+      // The sandbox host died mid-chain and the supervisor answered for it: fold what it reported.
+      const failClosed = new Map(hooks.map((h) => [h.name, h.fail_closed]));
+      const answer = answerWithout(profile, result, event, ctx, (name) => failClosed.get(name) === true);
+      result = { ...result, profile: { profile: profile.id, event, mode: "sequential", ...answer } };
+    }
+    deps.metrics.recordProfileChain(result);
+    if (deps.logger?.isLevelEnabled("info") === true) {
+      for (const h of result.hook_results) {
+        if (FAILURE_OUTCOMES.has(h.outcome) || h.outcome === "capability_denied" || h.outcome === "deadline_exceeded") {
+          deps.logger.info({ profile: profile.id, event, hook: h.hook, bundle: h.bundle, chain_id: result.chain_id, outcome: h.outcome, error: h.error }, "profile hook failed");
+        }
+      }
+    }
+    if (audit !== undefined) {
+      const owner = key === undefined ? null : sessions.get(`${profile.id}\u0000${sessionId}`)?.owner ?? null;
+      // spec §8.2.3: the chain's records are durable before its answer is handed out.
+      await audit.recordChain(result, { id: session.id, owner }, inputHash!).catch((err: unknown) => {
+        throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: result.chain_id }, { cause: err });
+      });
+    }
+    const answer = result.profile!;
+    return { native: answer.native, exit_code: answer.exit_code, ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}), result: profileResult(result) };
+  }
+
+  return {
+    fire,
+    /** PROFILE_DISABLED unless the manifest's profile is enabled (install refuses before anything changes). */
+    assertEnabled(ref: string): EnabledProfile {
+      return enabledProfile(ref);
+    },
+    list(): ProfileListing[] {
+      return [...deps.enabled.values()].map(({ profile, strict }) => ({
+        id: profile.id,
+        version: profile.version,
+        upstream: { repo: profile.upstream.repo, commit: profile.upstream.commit },
+        events: Object.keys(profile.events),
+        strict,
+        execution: profile.execution,
+        ordering: profile.ordering,
+      }));
+    },
+    plan(ref: string, event: string): ProfilePlanEntry[] {
+      const enabled = enabledProfile(ref);
+      assertProfileEvent(enabled.profile, event);
+      return deps.store.plan(enabled, event).plan.hooks.map(({ hook, duplicateOf }) => ({
+        name: hook.name,
+        bundle: hook.action.bundle,
+        event,
+        priority: hook.priority,
+        timeout_ms: hook.timeout_ms,
+        trust: hook.trust,
+        scope: hook.scope,
+        enabled: hook.enabled,
+        fail_closed: hook.fail_closed,
+        matcher: hook.matcher ?? null,
+        sequential: hook.sequential === true,
+        deduplicated_by: duplicateOf ?? null,
+      }));
+    },
+  };
+}
+
+/** The caller's view of a profile chain: no VCP placeholders (type, context, constitution). */
+function profileResult(result: ChainResult): ProfileChainResult {
+  const answer = result.profile!;
+  return {
+    chain_id: result.chain_id,
+    profile: answer.profile,
+    event: answer.event,
+    mode: answer.mode,
+    status: result.status,
+    aborted_by: result.aborted_by,
+    hook_results: result.hook_results,
+    duration_ms: result.duration_ms,
+  };
+}
+
+export type ProfileFirer = ReturnType<typeof createProfileFirer>;

@@ -1,0 +1,64 @@
+/**
+ * Event-profile routes (PROFILES §2 "Interfaces", §8.1): `GET /v1/profiles` and
+ * `POST /v1/profiles/{profile}/events/{event}`. The body is the agent's native input, size- and
+ * depth-checked by the server's body limit like every other body before the runtime sees it; the
+ * runtime bounds and validates it again before any work. `?answer=native` answers the native JSON
+ * alone with the exit code in `X-VCP-Exit-Code`: the form a Claude Code http hook URL reads.
+ */
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from "fastify";
+import type { Role } from "./auth.js";
+import { HttpError } from "./errors.js";
+import type { HookType } from "../index.js";
+import type { ServerRuntime } from "./runtime-port.js";
+import { routes } from "./schemas.js";
+
+interface Helpers {
+  cfg(roles: readonly Role[] | null, extra?: { limit?: "body" | "bundle" }): object;
+  principalOf(request: FastifyRequest): { principal: { id: string; role: "operator" | "client" } };
+}
+
+/** The exit-code header of `?answer=native` (PROFILES §8.1). */
+export const EXIT_CODE_HEADER = "x-vcp-exit-code";
+
+function profilesOf(runtime: ServerRuntime): NonNullable<ServerRuntime["profiles"]> {
+  if (runtime.profiles === undefined || runtime.fireProfile === undefined) {
+    throw new HttpError("NOT_IMPLEMENTED", "this runtime does not provide event profiles yet", { operation: "profiles" });
+  }
+  return runtime.profiles;
+}
+
+/**
+ * `GET /v1/hooks?profile=…&event=…`: the resolved plan of one profile event (order, dedup, matcher,
+ * sequential). Both query fields are needed: a profile's hooks are keyed by (profile, event).
+ */
+export function profilePlanOf(runtime: ServerRuntime, profile: string | undefined, event: string | undefined): { hooks: unknown[] } {
+  if (profile === undefined || event === undefined) {
+    throw new HttpError("INVALID_REQUEST", "querystring: profile and event go together (a profile plan is keyed by both)", { field: profile === undefined ? "querystring.profile" : "querystring.event" });
+  }
+  // vcp@1's events are its hook types: its plan is the VCP chain order (the existing ?type= view).
+  if (/^vcp(@|$)/.test(profile)) return { hooks: runtime.hooks.chain(event as HookType) };
+  return { hooks: profilesOf(runtime).plan(profile, event) };
+}
+
+/**
+ * @example
+ * ```ts
+ * registerProfileRoutes(app, runtime, { cfg, principalOf });
+ * ```
+ */
+export function registerProfileRoutes(app: FastifyInstance, runtime: ServerRuntime, { cfg, principalOf }: Helpers): void {
+  app.get("/v1/profiles", { schema: routes.listProfiles, config: cfg(["operator", "client"]) as FastifyContextConfig }, async () => ({ profiles: profilesOf(runtime).list() }));
+
+  app.post("/v1/profiles/:profile/events/:event", { schema: routes.fireProfileEvent, config: cfg(["client"], { limit: "body" }) as FastifyContextConfig }, async (request, reply) => {
+    profilesOf(runtime);
+    const { profile, event } = request.params as { profile: string; event: string };
+    const { answer } = request.query as { answer?: "envelope" | "native" };
+    // The session is the input's own `session_id`, owned by this caller (PROFILES §8.3).
+    const out = await runtime.fireProfile!(profile, event, { input: request.body, ...principalOf(request) });
+    if (answer === "native") {
+      void reply.header(EXIT_CODE_HEADER, String(out.exit_code));
+      return reply.code(200).send(out.native);
+    }
+    return out;
+  });
+}

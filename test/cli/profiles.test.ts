@@ -1,0 +1,58 @@
+// The event-profile workflow through the built CLI: init --profile → test → fire --profile, with the
+// toy echo profile loaded by --profile-module (test/support/echo-profile.ts; Node strips its types).
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, test } from "vitest";
+import { cleanup, cli, scratchDir } from "./helpers.js";
+
+const dirs: string[] = [];
+afterAll(() => cleanup(dirs));
+const ECHO = resolve("test/support/echo-profile.ts");
+
+describe("init --profile → test → fire --profile", () => {
+  const work = scratchDir(dirs);
+  const policy = join(work, "notice-policy");
+
+  test("init --profile scaffolds a profile policy that passes its own test", async () => {
+    const init = await cli(["init", policy, "--profile", "echo", "--event", "Notice", "--profile-module", ECHO]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain("one echo Notice hook");
+    const run = await cli(["test", policy, "--profile-module", ECHO], { timeoutMs: 120_000 });
+    expect(run.stdout + run.stderr).toContain("✓ the scaffolded hook answers echo's neutral answer");
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+  }, 180_000);
+
+  test("test reports a native mismatch; fire --profile prints the trace and the merged native answer", async () => {
+    const dir = join(work, "guard");
+    mkdirSync(join(dir, "src"), { recursive: true });
+    mkdirSync(join(dir, "tests"), { recursive: true });
+    writeFileSync(
+      join(dir, "policy.yaml"),
+      "bundle: guard\nversion: 1.0.0\nprofile: echo\ntrust: deployment\nhooks:\n  - { name: no_rm, event: Check, matcher: '^rm$', action: noRm, priority: 60, timeout_ms: 1000 }\n  - { name: note, event: Check, action: note, priority: 50, timeout_ms: 1000 }\n",
+    );
+    writeFileSync(join(dir, "src", "index.ts"), "export function noRm() { return { decision: 'block', reason: 'no rm' }; }\nexport function note(input: { tool: string }) { return { message: 'saw ' + input.tool }; }\n");
+    writeFileSync(
+      join(dir, "tests", "cases.yaml"),
+      "defaults: { event: Check }\ncases:\n  - name: rm is blocked\n    input: { tool: rm }\n    expect: { native: { decision: block, reason: 'no rm', message: 'saw rm' }, exit_code: 2, hooks: { no_rm: { verdict: block } } }\n  - name: wrong on purpose\n    input: { tool: ls }\n    expect: { exit_code: 2 }\n",
+    );
+    const run = await cli(["test", dir, "--profile-module", ECHO], { timeoutMs: 120_000 });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("✓ rm is blocked");
+    expect(run.stdout).toContain("✗ wrong on purpose");
+    expect(run.stdout).toContain("exit_code");
+
+    const fire = await cli(["fire", "--profile", "echo", "Check", "--bundle", dir, "--input", '{"tool":"rm"}', "--profile-module", ECHO], { timeoutMs: 120_000 });
+    expect(fire.code, fire.stderr).toBe(0);
+    expect(fire.stdout).toMatch(/echo Check chain \w+: exit 2 \(parallel, blocked by no_rm\)/);
+    expect(fire.stdout).toContain("native answer (exit 2):");
+    expect(fire.stdout).toContain('"reason": "no rm"');
+    const json = await cli(["fire", "--profile", "echo", "Check", "--bundle", dir, "--input", '{"tool":"ls"}', "--profile-module", ECHO, "--json"], { timeoutMs: 120_000 });
+    expect(json.code, json.stderr).toBe(0);
+    const out = JSON.parse(json.stdout);
+    expect(out).toMatchObject({ native: { message: "saw ls" }, exit_code: 0 });
+    expect(out.result.hook_results.map((h: { outcome: string }) => h.outcome)).toEqual(["skipped_matcher", "ok"]);
+    const bad = await cli(["fire", "--profile", "echo", "Nope", "--bundle", dir, "--input", "{}", "--profile-module", ECHO]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("has no event 'Nope'");
+  }, 300_000);
+});

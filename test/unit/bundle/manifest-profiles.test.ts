@@ -1,0 +1,96 @@
+// Manifest rules of event profiles (PROFILES §2) in parseManifest, the one validation build and install
+// run: bad input → a coded error whose message names the path; the profile catalogue; config profiles:.
+import { describe, expect, test } from "vitest";
+import { parseManifest, parseManifestYaml } from "../../../src/bundle/manifest.js";
+import { resolveConfig } from "../../../src/config/config.js";
+import { getProfile, listProfiles, parseProfileRef, registerProfile, vcpProfile } from "../../../src/profiles/index.js";
+import { resolveEnabledProfiles } from "../../../src/runtime/profile-hooks.js";
+import echoProfile from "../../support/echo-profile.js";
+
+registerProfile(echoProfile);
+
+const hook = (extra: Record<string, unknown> = {}) => ({ name: "h", action: "h", priority: 50, timeout_ms: 1000, event: "Check", ...extra });
+const manifest = (extra: Record<string, unknown> = {}, hooks: unknown[] = [hook()]) => ({ bundle: "b", version: "1.0.0", profile: "echo", hooks, ...extra });
+
+describe("parseManifest with a profile", () => {
+  test("a valid echo manifest parses; vcp manifests without profile are unchanged", () => {
+    expect(parseManifest(manifest()).profile).toBe("echo");
+    const vcp = parseManifest({ bundle: "v", version: "1.0.0", hooks: [{ name: "v", type: "pre_inject", action: "v", priority: 50, timeout_ms: 1000 }] });
+    expect(vcp.profile).toBeUndefined();
+    expect(vcp.hooks[0]).not.toHaveProperty("event");
+  });
+
+  test.each([
+    ["unknown profile", manifest({ profile: "nosuch" }), "UNKNOWN_PROFILE", "profile: unknown profile 'nosuch'"],
+    ["pinned version that is not the catalogued one", manifest({ profile: "echo@2" }), "UNKNOWN_PROFILE", "profile: profile 'echo@2': this runtime pins echo@1"],
+    ["malformed reference", manifest({ profile: "Echo!" }), "UNKNOWN_PROFILE", "profile: 'Echo!' is not a profile reference"],
+    ["unknown event", manifest({}, [hook({ event: "Nope" })]), "UNKNOWN_EVENT", "hooks[0].event: 'Nope' is not an event of profile echo"],
+    ["missing event", manifest({}, [hook({ event: undefined })]), "INVALID_BUNDLE", "hooks[0].event: required"],
+    ["a VCP type on a profile hook", manifest({}, [hook({ type: "pre_inject" })]), "INVALID_BUNDLE", "hooks[0].type: a echo hook names an event"],
+    ["a matcher RE2 cannot compile", manifest({}, [hook(), hook({ name: "g", matcher: "(?<=a)b" })]), "INVALID_MATCHER", "hooks[1].matcher: hook 'g':"],
+    ["sequential on a vcp hook", { bundle: "v", version: "1.0.0", hooks: [{ name: "v", type: "pre_inject", action: "v", priority: 50, timeout_ms: 1000, sequential: true }] }, "INVALID_BUNDLE", "hooks[0].sequential: only for bundles of an event profile"],
+    ["a vcp hook without type", { bundle: "v", version: "1.0.0", hooks: [{ name: "v", action: "v", priority: 50, timeout_ms: 1000 }] }, "INVALID_BUNDLE", "hooks[0].type: must be one of the six hook types"],
+    ["session scope on a profile hook", manifest({}, [hook({ scope: "session" })]), "INVALID_BUNDLE", "hooks[0].scope: session-scope hooks are not supported"],
+    ["a matcher that is not a string", manifest({}, [hook({ matcher: 5 })]), "INVALID_BUNDLE", "hooks[0].matcher: must be a string"],
+  ])("%s → %s naming the path", (_name, raw, code, message) => {
+    let caught: unknown;
+    try {
+      parseManifest(raw, "policy.yaml");
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toMatchObject({ code });
+    expect((caught as Error).message).toContain(message);
+  });
+
+  test("sequential on a profile that does not run per definition is refused", () => {
+    registerProfile({ ...echoProfile, id: "echo-seq", execution: "sequential" });
+    expect(() => parseManifest(manifest({ profile: "echo-seq" }, [hook({ sequential: true })]))).toThrow(/hooks\[0\]\.sequential: profile echo-seq runs its hooks sequentially always/);
+  });
+
+  test("the YAML form adds the line of the bad matcher", () => {
+    const yaml = "bundle: b\nversion: 1.0.0\nprofile: echo\nhooks:\n  - name: h\n    action: h\n    event: Check\n    priority: 50\n    timeout_ms: 1000\n    matcher: \"(?<=a)b\"\n";
+    expect(() => parseManifestYaml(yaml, "policy.yaml")).toThrow(/hooks\[0\]\.matcher \(line 10, column \d+\)/);
+  });
+});
+
+describe("the profile catalogue", () => {
+  test("vcp@1 is built in and cannot be replaced; references parse", () => {
+    expect(getProfile("vcp")).toBe(vcpProfile);
+    expect(getProfile("vcp@1")).toBe(vcpProfile);
+    expect(Object.keys(vcpProfile.events)).toEqual(["pre_inject", "post_select", "on_transition", "on_conflict", "on_violation", "periodic"]);
+    expect(vcpProfile).toMatchObject({ ordering: "priority_desc", execution: "sequential" });
+    expect(parseProfileRef("gemini-cli@0.x")).toEqual({ name: "gemini-cli", version: "0.x" });
+    expect(() => registerProfile({ ...echoProfile, id: "vcp" })).toThrow(/built in/);
+    expect(listProfiles().map((p) => p.id)).toEqual(expect.arrayContaining(["vcp", "echo"]));
+  });
+});
+
+describe("deployment profiles:", () => {
+  test("absent: every catalogued profile is enabled, non-strict, with the default session TTL", () => {
+    const enabled = resolveEnabledProfiles(undefined);
+    expect([...enabled.keys()]).toEqual(expect.arrayContaining(listProfiles().map((p) => p.id)));
+    expect(enabled.get("echo")).toMatchObject({ strict: false, sessionTtlMs: 86_400_000 });
+  });
+
+  test("listed: only those (and vcp), with their strict switch, TTL and own settings", () => {
+    const enabled = resolveEnabledProfiles({ "echo@1": { strict: true, session_ttl_s: 60, flavour: "x" } });
+    expect([...enabled.keys()].sort()).toEqual(["echo", "vcp"]);
+    expect(enabled.get("echo")).toMatchObject({ strict: true, sessionTtlMs: 60_000, settings: { flavour: "x" } });
+  });
+
+  test.each([
+    [{ nosuch: {} }, "profiles.nosuch"],
+    [{ "echo@9": {} }, "profiles.echo@9"],
+    [{ echo: {}, "echo@1": {} }, "listed twice"],
+    [{ echo: { strict: "yes" } }, "profiles.echo.strict"],
+  ])("bad profiles %j → INVALID_CONFIG naming %s", (config, where) => {
+    expect(() => resolveEnabledProfiles(config as never)).toThrow(expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringContaining(where) }));
+  });
+
+  test("vcp.yaml profiles: is validated against the catalogue at load", () => {
+    expect(resolveConfig({ profiles: { "echo@1": { strict: true } } }, "/tmp").profiles).toEqual({ "echo@1": { strict: true, session_ttl_s: 86_400 } });
+    expect(() => resolveConfig({ profiles: { nosuch: {} } }, "/tmp")).toThrow(expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringContaining("profiles.nosuch") }));
+    expect(() => resolveConfig({ profiles: { echo: { session_ttl_s: 0 } } }, "/tmp")).toThrow(expect.objectContaining({ code: "INVALID_CONFIG" }));
+  });
+});

@@ -1,0 +1,173 @@
+// The executor's event-profile path (chain/execute-profile.ts) and profile planning (chain/plan.ts)
+// with a test ActionInvoker and the toy echo profile (test/support/echo-profile.ts).
+import { describe, expect, test } from "vitest";
+import { answerWithout, runProfileChain } from "../../../src/chain/execute-profile.js";
+import { compileProfilePlan, executionModeOf, orderProfileHooks, type ProfilePlanRef } from "../../../src/chain/plan.js";
+import type { ActionInvoker, ChainRequest, InvokeOutcome, InvokeRequest } from "../../../src/chain/types.js";
+import type { ResolvedHook } from "../../../src/model/hook.js";
+import echoProfile from "../../support/echo-profile.js";
+
+let seq = 0;
+function hook(name: string, extra: Partial<ResolvedHook> = {}): ResolvedHook {
+  return Object.freeze({
+    name, type: "pre_inject" as const, priority: 50, timeout_ms: 100,
+    action: { bundle: "b", export: name, digest: "sha256:0" }, condition: null, enabled: true, metadata: {},
+    fail_closed: false, trust: "deployment" as const, scope: "deployment" as const, seq: ++seq,
+    profile: "echo", event: "Check", ...extra,
+  });
+}
+
+function invoker(actions: Record<string, (input: any) => unknown>, calls: InvokeRequest[] = []): ActionInvoker {
+  return {
+    async invoke(request): Promise<InvokeOutcome> {
+      calls.push(request);
+      const out = actions[request.hook.name]!(JSON.parse(request.inputJson));
+      if (out && typeof out === "object" && "kind" in out) return out as InvokeOutcome;
+      return { kind: "returned", resultJson: out === undefined ? "null" : JSON.stringify(out), chainStateJson: "{}" };
+    },
+  };
+}
+
+const ref = (strict = false): ProfilePlanRef => ({ id: "echo", event: "Check", strict, settings: {} });
+const request = (input: Record<string, unknown>): ChainRequest => ({
+  chainId: "c1", context: {}, constitution: { id: "none", rules: [] } as never, event: input, session: { id: "s1" },
+});
+let t = 0;
+const deps = (inv: ActionInvoker) => ({ invoker: inv, clock: { now: () => (t += 1), wallNow: () => 0 }, profileOf: (id: string) => (id === "echo" ? echoProfile : undefined) });
+const plan = (hooks: ResolvedHook[], strict = false) => compileProfilePlan(echoProfile, ref(strict), orderProfileHooks(echoProfile, hooks), 1);
+
+describe("profile planning", () => {
+  test("priority descending, then deployment before session scope, then registration order", () => {
+    const a = hook("a", { priority: 50, seq: 3 });
+    const b = hook("b", { priority: 90, seq: 4 });
+    const c = hook("c", { priority: 50, seq: 1, scope: "session" });
+    const d = hook("d", { priority: 50, seq: 2 });
+    expect(orderProfileHooks(echoProfile, [a, b, c, d]).map((h) => h.name)).toEqual(["b", "d", "a", "c"]);
+    expect(orderProfileHooks({ ordering: "priority_asc" }, [a, b, c, d]).map((h) => h.name)).toEqual(["d", "a", "c", "b"]);
+    expect(orderProfileHooks({ ordering: "config_order" }, [a, b, c, d]).map((h) => h.name)).toEqual(["d", "a", "b", "c"]);
+  });
+
+  test("dedup key is (bundle digest, action, matcher): the first in plan order runs, later ones are marked", () => {
+    const first = hook("first", { action: { bundle: "b", export: "same", digest: "sha256:1" } });
+    const twin = hook("twin", { action: { bundle: "b", export: "same", digest: "sha256:1" } });
+    const otherMatcher = hook("other_matcher", { action: { bundle: "b", export: "same", digest: "sha256:1" }, matcher: "x" });
+    const otherDigest = hook("other_digest", { action: { bundle: "b", export: "same", digest: "sha256:2" } });
+    const p = plan([first, twin, otherMatcher, otherDigest]);
+    expect(p.hooks.map((h) => [h.hook.name, h.duplicateOf ?? null])).toEqual([
+      ["first", null],
+      ["twin", "first"],
+      ["other_matcher", null],
+      ["other_digest", null],
+    ]);
+  });
+
+  test("execution mode: per_definition is sequential as soon as one matching definition says so", () => {
+    expect(executionModeOf(echoProfile, [{ sequential: false }, {}])).toBe("parallel");
+    expect(executionModeOf(echoProfile, [{}, { sequential: true }])).toBe("sequential");
+    expect(executionModeOf({ execution: "sequential" }, [])).toBe("sequential");
+  });
+
+  test("a matcher RE2 cannot compile fails the plan, never an exact-string fallback", () => {
+    expect(() => plan([hook("bad", { matcher: "(?<=x)y" })])).toThrow();
+  });
+});
+
+describe("runProfileChain", () => {
+  test("an empty or wholly unmatched plan never touches the invoker and answers the neutral answer", async () => {
+    const calls: InvokeRequest[] = [];
+    const empty = await runProfileChain(plan([]), request({ tool: "x" }), deps(invoker({}, calls)));
+    expect(empty.profile).toMatchObject({ native: {}, exit_code: 0 });
+    const unmatched = await runProfileChain(plan([hook("h", { matcher: "^rm$" })]), request({ tool: "ls" }), deps(invoker({ h: () => ({ decision: "block" }) }, calls)));
+    expect(unmatched.hook_results.map((r) => r.outcome)).toEqual(["skipped_matcher"]);
+    expect(unmatched.profile?.native).toEqual({});
+    expect(calls).toHaveLength(0);
+  });
+
+  test("the action receives the native input exactly, as a native call", async () => {
+    const calls: InvokeRequest[] = [];
+    const input = { session_id: "s", tool: "rm", args: { path: "/" } };
+    await runProfileChain(plan([hook("h")]), request(input), deps(invoker({ h: () => ({}) }, calls)));
+    expect(JSON.parse(calls[0]!.inputJson)).toEqual(input);
+    expect(calls[0]!.native).toBe(true);
+  });
+
+  test("parallel: every hook gets the original input; outputs fold in plan order whatever they say", async () => {
+    const seen: unknown[] = [];
+    const actions = {
+      a: (i: any) => (seen.push(i.tool), { input: { tool: "safe" }, message: "a" }),
+      b: (i: any) => (seen.push(i.tool), { decision: "block", reason: "b" }),
+      c: (i: any) => (seen.push(i.tool), { decision: "allow", reason: "c", message: "c" }),
+    };
+    const result = await runProfileChain(plan([hook("a", { priority: 90 }), hook("b", { priority: 80 }), hook("c", { priority: 70 })]), request({ tool: "rm" }), deps(invoker(actions)));
+    expect(seen).toEqual(["rm", "rm", "rm"]);
+    expect(result.profile).toMatchObject({ mode: "parallel", exit_code: 2, native: { decision: "block", reason: "b\nc", message: "a\nc", input: { tool: "safe" } } });
+    expect(result.status).toBe("aborted");
+    expect(result.aborted_by).toBe("b");
+  });
+
+  test("sequential: the next hook sees chainInput of the previous output, only after a success", async () => {
+    const seen: unknown[] = [];
+    const actions = {
+      a: (i: any) => (seen.push(i.tool), { input: { tool: "safe" } }),
+      broken: (i: any) => (seen.push(i.tool), { kind: "threw", message: "boom" }),
+      c: (i: any) => (seen.push(i.tool), {}),
+    };
+    const hooks = [hook("a", { priority: 90, sequential: true }), hook("broken", { priority: 80 }), hook("c", { priority: 70 })];
+    const result = await runProfileChain(plan(hooks), request({ tool: "rm" }), deps(invoker(actions)));
+    expect(seen).toEqual(["rm", "safe", "safe"]);
+    expect(result.profile?.mode).toBe("sequential");
+    expect(result.profile?.native).toEqual({ input: { tool: "safe" }, message: "Warning: broken: boom" });
+  });
+
+  test("failures map to outcomes and the profile's failure output; fail_closed and strict block", async () => {
+    const actions = {
+      threw: () => ({ kind: "threw", message: "boom at /home/user/secret/file.js:1:2" }),
+      slow: () => ({ kind: "timeout", elapsedMs: 120 }),
+      invalid: () => ({ colour: "blue" }),
+      crashed: () => ({ kind: "crashed", message: "host died" }),
+      deep: () => ({ kind: "returned", resultJson: "[".repeat(100) + "]".repeat(100), chainStateJson: "{}" }),
+    };
+    const hooks = Object.keys(actions).map((n) => hook(n));
+    const open = await runProfileChain(plan(hooks), request({ tool: "x" }), deps(invoker(actions)));
+    expect(Object.fromEntries(open.hook_results.map((r) => [r.hook, r.outcome]))).toEqual({ threw: "error", slow: "timeout", invalid: "invalid_result", crashed: "crashed", deep: "invalid_result" });
+    expect(open.profile?.exit_code).toBe(0);
+    expect(String(open.profile?.native["message"])).not.toContain("/home/user");
+    expect(open.hook_results.find((r) => r.hook === "deep")?.error).toContain("limits.json_depth");
+
+    const closed = await runProfileChain(plan([hook("threw", { fail_closed: true })]), request({ tool: "x" }), deps(invoker(actions)));
+    expect(closed.profile).toMatchObject({ exit_code: 2, native: { decision: "block" } });
+    expect(closed.hook_results[0]?.verdict).toBe("block");
+
+    const strict = await runProfileChain(plan([hook("threw")], true), request({ tool: "x" }), deps(invoker(actions)));
+    expect(strict.profile?.exit_code).toBe(2);
+  });
+
+  test("a session-trust hook is an observer: blocking and modifying fields are stripped (capability_denied)", async () => {
+    const result = await runProfileChain(plan([hook("obs", { trust: "session" })]), request({ tool: "x" }), deps(invoker({ obs: () => ({ decision: "block", input: { tool: "y" }, message: "saw" }) })));
+    expect(result.hook_results[0]).toMatchObject({ outcome: "capability_denied", stripped: ["decision", "input"] });
+    expect(result.profile).toMatchObject({ exit_code: 0, native: { message: "saw" } });
+  });
+
+  test("stopsChain ends the chain: later hooks do not run and are not reported", async () => {
+    const calls: InvokeRequest[] = [];
+    const result = await runProfileChain(plan([hook("stop", { priority: 90 }), hook("later", { priority: 10 })]), request({ tool: "x" }), deps(invoker({ stop: () => ({ stop: true, message: "halt" }), later: () => ({}) }, calls)));
+    expect(calls.map((c) => c.hook.name)).toEqual(["stop"]);
+    expect(result.hook_results.map((r) => r.hook)).toEqual(["stop"]);
+    expect(result.aborted_by).toBe("stop");
+  });
+
+  test("disabled and duplicate hooks are recorded in plan order and never run", async () => {
+    const calls: InvokeRequest[] = [];
+    const same = { bundle: "b", export: "same", digest: "sha256:9" };
+    const hooks = [hook("off", { enabled: false, priority: 90 }), hook("one", { action: same, priority: 80 }), hook("two", { action: same, priority: 70 })];
+    const result = await runProfileChain(plan(hooks), request({ tool: "x" }), deps(invoker({ one: () => ({ message: "once" }) }, calls)));
+    expect(result.hook_results.map((r) => [r.hook, r.outcome])).toEqual([["off", "skipped_disabled"], ["one", "ok"], ["two", "deduplicated"]]);
+    expect(calls).toHaveLength(1);
+    expect(result.profile?.native).toEqual({ message: "once" });
+  });
+
+  test("answerWithout: a crashed chain's answer is the failed hooks' failure outputs", () => {
+    const answer = answerWithout(echoProfile, { hook_results: [{ hook: "h", outcome: "crashed", error: "host died" }] } as never, "Check", { strict: false, settings: {} }, () => true);
+    expect(answer).toMatchObject({ exit_code: 2, native: { decision: "block", reason: "fail-closed: h: host died" } });
+  });
+});
