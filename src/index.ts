@@ -5,7 +5,9 @@
 export { createRuntime, assertNodeVersion } from "./runtime/runtime.js";
 export type { Runtime, RuntimeOptions, RuntimeStatus, BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions } from "./runtime/runtime.js";
 export type { ChainBackend, BackendChainTask } from "./runtime/backend.js";
-export { VcpError, ERROR_CODES } from "./errors.js";
+export { VcpError, ERROR_CODES, httpStatusOf } from "./errors.js";
+// The operational logger (pino, redacting) that `vcp-hooks serve` uses; pass it as `logger` to createRuntime.
+export { createOperationalLogger, LOG_LEVELS, type OperationalLogger, type OperationalLoggerOptions } from "./observe/logger.js";
 // Bounds on JSON crossing a boundary (DESIGN §6.4 limits.json_depth / limits.input_bytes): the rule
 // the runtime applies to every input, exported so adapters (the HTTP server) apply the same one early.
 export { assertInputBounds, jsonValueDepth, DEFAULT_JSON_DEPTH, DEFAULT_INPUT_BYTES, JSON_DEPTH_CEILING } from "./model/json-bounds.js";
@@ -14,7 +16,7 @@ export type { JsonBounds } from "./model/json-bounds.js";
 export { MODEL_JSON_SCHEMAS, EVENT_SCHEMA_IDS, pointerPath } from "./model/json-schema.js";
 export type { JsonSchema } from "./model/json-schema.js";
 export { assertEvent } from "./model/validate-input.js";
-export type { ErrorCode } from "./errors.js";
+export type { ErrorCode, ErrorInfo } from "./errors.js";
 export { HOOK_TYPES, TRUST_LEVELS } from "./model/hook-type.js";
 export type { HookType, TrustLevel, Scope } from "./model/hook-type.js";
 export type { HookDefinition, ResolvedHook, ActionRef } from "./model/hook.js";
