@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ChainRequest, ChainResult } from "../chain/types.js";
 import { chainTimeBoundMs } from "../chain/deadline.js";
+import { emptyChainResult } from "../chain/contract.js";
 import { VcpError } from "../errors.js";
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
@@ -472,7 +473,7 @@ export class SandboxSupervisor implements Sandbox {
     if (this.broken) return Promise.reject(this.broken);
     if (task.plan.hooks.length === 0) {
       // The runtime short-circuits empty chains before they get here (DESIGN §4.1); answer the same way.
-      return Promise.resolve({ result: emptyResult(task), events: [] });
+      return Promise.resolve({ result: emptyChainResult(task.plan.type, task.request), events: [] });
     }
     let plan: PlanEntry;
     try {
@@ -1420,21 +1421,6 @@ function hookIdentityAt(entry: PendingChain, position: number | undefined, name:
     scope: hook.scope,
     ...(hook.session_id !== undefined ? { sessionId: hook.session_id } : {}),
     position,
-  };
-}
-
-function emptyResult(task: ChainTask): ChainResult {
-  return {
-    chain_id: task.request.chainId,
-    type: task.plan.type,
-    status: "completed",
-    reason: null,
-    aborted_by: null,
-    context: task.request.context,
-    constitution: task.request.constitution,
-    cascade_failure: false,
-    hook_results: [],
-    duration_ms: 0,
   };
 }
 

@@ -18,6 +18,7 @@ import { assertInputBounds, CHAIN_INPUT_ENVELOPES, resolveJsonBounds, type JsonB
 import type { HookEventMap } from "../model/events.js";
 import type { ChainPlan, ChainResult } from "../chain/types.js";
 import { cascadeDisableTargets } from "../chain/cascade.js";
+import { emptyChainResult } from "../chain/contract.js";
 import { systemClock, silentLogger, type Clock, type LifecycleEvent, type LifecycleEventMap, type LifecycleEventName, type Logger } from "../observe/events.js";
 import { createRegistry, type Principal, type Registry, type RegistrySnapshot } from "../registry/index.js";
 import type { SandboxOptions } from "../pool/index.js";
@@ -777,10 +778,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     if (input.hooks !== undefined) plan = onlyHooks(plan, input.hooks);
     if (plan.hooks.length === 0) {
       // Empty chain: no validation beyond the type, no dispatch (LLxprt's zero overhead when disabled).
-      return {
-        chain_id: randomUUID(), type, status: "completed", reason: null, aborted_by: null,
-        context: input.context, constitution: input.constitution, cascade_failure: false, hook_results: [], duration_ms: 0,
-      };
+      return emptyChainResult(type, { chainId: randomUUID(), context: input.context, constitution: input.constitution });
     }
     // SECURITY: depth and size bounds before any work on the input: a too-deep input must not reach
     // the audit hash, the sandbox IPC or a worker's structured clone, and nothing is marked in flight

@@ -22,7 +22,7 @@ import {
 import { GUEST_GLOBAL_ALLOWLIST, PRELUDE_SOURCE } from "./prelude.js";
 import { DEFAULT_JSON_DEPTH, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
 import { DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "../chain/annotations.js";
-import { MESSAGE_MAX_CHARS, scrubGuestText, STACK_MAX_CHARS } from "./scrub.js";
+import { MESSAGE_MAX_CHARS, sanitizeGuestText, STACK_MAX_CHARS } from "../chain/guest-text.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, IsolateHost, SandboxLimits } from "./types.js";
 
 /**
@@ -364,8 +364,8 @@ class SandboxIsolateHost implements IsolateHost {
       this.#discardIsolate(entry, iso);
       return { kind: "timeout", elapsedMs: this.#clock.now() - t0, cpuMs };
     }
-    const stack = err instanceof Error && typeof err.stack === "string" ? scrubGuestText(err.stack) : undefined;
-    return { kind: "threw", message: scrubGuestText(message, MESSAGE_MAX_CHARS), stack, cpuMs };
+    const stack = err instanceof Error && typeof err.stack === "string" ? sanitizeGuestText(err.stack) : undefined;
+    return { kind: "threw", message: sanitizeGuestText(message, MESSAGE_MAX_CHARS), stack, cpuMs };
   }
 
   /** Decode the prelude's reply without parsing the result JSON (the executor owns that). */
@@ -385,11 +385,11 @@ class SandboxIsolateHost implements IsolateHost {
     if (tag === 0x54 /* T */) {
       const split = splitLengthPrefixed(out);
       if (split === undefined) return { kind: "invalid", message: "malformed sandbox reply", cpuMs };
-      const stack = split[1] === "" ? undefined : scrubGuestText(split[1], STACK_MAX_CHARS);
-      return { kind: "threw", message: scrubGuestText(split[0], MESSAGE_MAX_CHARS), stack, cpuMs };
+      const stack = split[1] === "" ? undefined : sanitizeGuestText(split[1], STACK_MAX_CHARS);
+      return { kind: "threw", message: sanitizeGuestText(split[0], MESSAGE_MAX_CHARS), stack, cpuMs };
     }
     if (tag === 0x49 /* I */) {
-      return { kind: "invalid", message: scrubGuestText(out.slice(1), MESSAGE_MAX_CHARS), cpuMs };
+      return { kind: "invalid", message: sanitizeGuestText(out.slice(1), MESSAGE_MAX_CHARS), cpuMs };
     }
     return { kind: "invalid", message: "malformed sandbox reply", cpuMs };
   }
@@ -706,8 +706,8 @@ function toInvalidBundle(bundle: BundleCode, err: unknown, memoryMb: number, tim
   const timedOut = raw === TIMED_OUT_MESSAGE;
   if (timedOut) message = `top-level code did not finish within ${timeoutMs} ms`;
   else if (/memory limit/i.test(raw)) message = `isolate memory limit exceeded (${memoryMb} MiB)`;
-  else message = scrubGuestText(raw, MESSAGE_MAX_CHARS);
-  const stack = err instanceof Error && typeof err.stack === "string" ? scrubGuestText(err.stack) : undefined;
+  else message = sanitizeGuestText(raw, MESSAGE_MAX_CHARS);
+  const stack = err instanceof Error && typeof err.stack === "string" ? sanitizeGuestText(err.stack) : undefined;
   return new VcpError("INVALID_BUNDLE", `bundle ${bundle.name}: ${message}`, {
     bundle: bundle.name,
     digest: bundle.digest,
