@@ -16,6 +16,9 @@ export type { JsonBounds } from "./model/json-bounds.js";
 export { MODEL_JSON_SCHEMAS, EVENT_SCHEMA_IDS, pointerPath } from "./model/json-schema.js";
 export type { JsonSchema } from "./model/json-schema.js";
 export { assertEvent } from "./model/validate-input.js";
+// Every name pattern (hook, bundle, export, key id, session id, …): regex, JSON Schema pattern and rule text.
+export * as NAME_PATTERNS from "./model/names.js";
+export type { NamePattern } from "./model/names.js";
 export type { ErrorCode, ErrorInfo } from "./errors.js";
 export { HOOK_TYPES, TRUST_LEVELS } from "./model/hook-type.js";
 export type { HookType, TrustLevel, Scope } from "./model/hook-type.js";

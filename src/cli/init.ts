@@ -7,7 +7,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { HOOK_TYPES, type HookType } from "../index.js";
+import { HOOK_TYPES, NAME_PATTERNS, type HookType } from "../index.js";
 import { CheckFailed, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command } from "./common.js";
 
 const USAGE = `usage: vcp-hooks init <dir> [--name <bundle>] [--type <hook type>] [--json]
@@ -64,7 +64,7 @@ export const initCommand: Command = {
     const type = (stringOption("init", values, "type") ?? "pre_inject") as HookType;
     if (!HOOK_TYPES.includes(type)) throw new UsageError(`init: unknown hook type '${type}' (expected one of ${HOOK_TYPES.join(", ")})`);
     const bundle = stringOption("init", values, "name") ?? defaultName(dir);
-    if (!/^[a-z0-9_-]{1,64}$/.test(bundle)) throw new UsageError(`init: bundle name '${bundle}' must match [a-z0-9_-]{1,64} (pass --name)`);
+    if (!NAME_PATTERNS.BUNDLE_NAME.regex.test(bundle)) throw new UsageError(`init: bundle name '${bundle}' ${NAME_PATTERNS.BUNDLE_NAME.rule} (pass --name)`);
     if (existsSync(dir) && readdirSync(dir).length > 0) {
       throw new CheckFailed(`${dir} already exists and is not empty; refusing to overwrite (choose a new directory)`, "FILE_EXISTS");
     }

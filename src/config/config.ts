@@ -8,6 +8,7 @@ import { HOOK_TYPES, TrustLevelSchema } from "../model/hook-type.js";
 import { describeIssues } from "../model/zod-errors.js";
 import { DEFAULT_INPUT_BYTES, DEFAULT_JSON_DEPTH, INPUT_BYTES_CEILING, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
 import { DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "../chain/annotations.js";
+import { SESSION_HOOK_REF } from "../model/names.js";
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
@@ -50,7 +51,7 @@ export const ConfigSchema = z
       .strict()
       .default({ keys: [] }),
     require_signatures: z.boolean().default(true),
-    session_hook_allowlist: z.array(z.string().regex(/^[a-z0-9_-]{1,64}\/[a-z0-9_-]{1,64}$/, "entries are bundle/hook")).default([]),
+    session_hook_allowlist: z.array(z.string().regex(SESSION_HOOK_REF.regex, "entries are bundle/hook")).default([]),
     safety_critical_rules: z.array(z.string().min(1)).default([]),
     conflict_strategy: z.enum(["most_restrictive", "highest_priority", "reject"]).default("most_restrictive"),
     pool: z

@@ -5,6 +5,7 @@
  */
 import { pino, type DestinationStream, type Logger as PinoLogger, type LevelWithSilent } from "pino";
 import { createRedactor, DEFAULT_REDACT_KEYS, REDACTED } from "../audit/redact.js";
+import { IDENTIFIER } from "../model/names.js";
 
 export type { PinoLogger as OperationalLogger };
 
@@ -45,7 +46,7 @@ export function createOperationalLogger(options: OperationalLoggerOptions = {}):
   const keys = [...new Set([...(options.redactKeys ?? DEFAULT_REDACT_KEYS), ...ALWAYS_REDACTED])];
   const redact = createRedactor({ keys, maxStringLength: options.maxStringLength ?? 4096 });
   // pino paths only take identifier-like keys; the redactor covers the rest.
-  const paths = keys.filter((k) => /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(k)).flatMap((k) => [k, `*.${k}`]);
+  const paths = keys.filter((k) => IDENTIFIER.regex.test(k)).flatMap((k) => [k, `*.${k}`]);
   const config = {
     level: options.level ?? "info",
     base: options.base ?? null,

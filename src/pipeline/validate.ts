@@ -8,6 +8,7 @@ import type { ValidateFunction } from "ajv";
 import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
 import { compileModelSchema, describeSchemaError } from "../model/json-schema.js";
 import { invalidInput } from "./errors.js";
+import { SESSION_ID } from "../model/names.js";
 
 // Compiled once at module load (STYLE.md: never compile a schema per call), from the same generated
 // schemas the HTTP server validates bodies with (model/json-schema.ts).
@@ -15,7 +16,6 @@ const validateConstitution = compileModelSchema("Constitution");
 const validateRule = compileModelSchema("Rule");
 const validateRuleConflict = compileModelSchema("RuleConflict");
 
-const SESSION_ID_MAX = 256;
 
 function describe(root: string, validate: ValidateFunction, value: unknown): never {
   const { field, rule } = describeSchemaError(validate.errors, root, value);
@@ -84,9 +84,9 @@ export function assertString(field: string, value: unknown, options: { nonEmpty?
 }
 
 export function assertSessionId(field: string, value: unknown): asserts value is string {
-  if (typeof value !== "string" || value.length === 0 || value.length > SESSION_ID_MAX) {
-    throw invalidInput(field, `must be a string of 1-${SESSION_ID_MAX} characters`);
-  }
+  if (typeof value !== "string") throw invalidInput(field, "must be a string");
+  // The same rule as the HTTP route's `{id}` (model/names.ts): a session id made here is addressable there.
+  if (!SESSION_ID.regex.test(value)) throw invalidInput(field, SESSION_ID.rule);
 }
 
 export function assertRetryCount(field: string, value: unknown): asserts value is number {

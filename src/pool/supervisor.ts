@@ -30,6 +30,7 @@ import {
   type WireError,
 } from "./protocol.js";
 import { monotonicMs, readSlots, threadCpu } from "./slots.js";
+import { BUNDLE_NAME } from "../model/names.js";
 
 /**
  * Options of {@link startSandbox}.
@@ -160,7 +161,6 @@ const MAX_START_FAILURES = 5;
 const PROBATION_CHAINS = 8;
 const SUSPECT_MS = 10 * 60_000;
 const STDERR_TAIL_BYTES = 8192;
-const BUNDLE_NAME = /^[a-z0-9_-]{1,64}$/;
 const TRUST = new Set(["system", "deployment", "session"]);
 /** Plan keys the supervisor remembers (and the host holds); the least recently used is forgotten. */
 const PLAN_KEYS = 1024;
@@ -967,7 +967,7 @@ export class SandboxSupervisor implements Sandbox {
   private validateBundle(bundle: BundleCode): BundleMeta {
     const invalid = (why: string): VcpError =>
       new VcpError("INVALID_BUNDLE", `bundle ${String(bundle?.name)}: ${why}`, { bundle: bundle?.name, digest: bundle?.digest });
-    if (typeof bundle?.name !== "string" || !BUNDLE_NAME.test(bundle.name)) throw invalid("name must match [a-z0-9_-]{1,64}");
+    if (typeof bundle?.name !== "string" || !BUNDLE_NAME.regex.test(bundle.name)) throw invalid(`name ${BUNDLE_NAME.rule}`);
     if (typeof bundle.digest !== "string" || digestFileStem(bundle.digest) === undefined) {
       throw invalid("digest must be sha256:<hex> or a token of [A-Za-z0-9_-]");
     }

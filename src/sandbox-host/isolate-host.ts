@@ -24,6 +24,7 @@ import { DEFAULT_JSON_DEPTH, JSON_DEPTH_CEILING } from "../model/json-bounds.js"
 import { DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "../chain/annotations.js";
 import { MESSAGE_MAX_CHARS, sanitizeGuestText, STACK_MAX_CHARS } from "../chain/guest-text.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, IsolateHost, SandboxLimits } from "./types.js";
+import { EXPORT_NAME } from "../model/names.js";
 
 /**
  * Limits used when the deployment config says nothing (DESIGN §6.4 defaults).
@@ -54,7 +55,6 @@ export const LOAD_TIMEOUT_MS = 1000;
 /** isolated-vm refuses smaller heaps. */
 const MIN_MEMORY_MB = 8;
 const TIMED_OUT_MESSAGE = "Script execution timed out.";
-const EXPORT_NAME = /^[A-Za-z_$][A-Za-z0-9_$]{0,127}$/;
 
 export interface IsolateHostOptions {
   limits: SandboxLimits;
@@ -436,7 +436,7 @@ class SandboxIsolateHost implements IsolateHost {
       calls: 0,
     };
     const first = this.#ensureIsolate(entry, timeoutMs);
-    const names = first.names.split("\n").filter((n) => n !== "" && EXPORT_NAME.test(n));
+    const names = first.names.split("\n").filter((n) => n !== "" && EXPORT_NAME.regex.test(n));
     entry.exports.push(...names);
     for (const n of names) (entry.exportSet as Set<string>).add(n);
     this.#entries.set(bundle.digest, entry);

@@ -6,10 +6,11 @@
  * Response objects that carry runtime data keep `additionalProperties: true`, so a field the runtime
  * adds later reaches clients without a server change; fields listed are serialized fast.
  */
-import { EVENT_SCHEMA_IDS, HOOK_TYPES, MODEL_JSON_SCHEMAS } from "../index.js";
+import { EVENT_SCHEMA_IDS, HOOK_TYPES, MODEL_JSON_SCHEMAS, NAME_PATTERNS } from "../index.js";
 
-const NAME = "^[a-z0-9_-]{1,64}$";
-const SESSION_ID = "^[A-Za-z0-9._:-]{1,256}$";
+const BUNDLE_NAME = NAME_PATTERNS.BUNDLE_NAME.pattern;
+const HOOK_NAME = NAME_PATTERNS.HOOK_NAME.pattern;
+const SESSION_ID = NAME_PATTERNS.SESSION_ID.pattern;
 
 const object = (properties: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
   type: "object",
@@ -121,9 +122,9 @@ export const ArtifactSchema = {
   additionalProperties: false,
   properties: {
     format: { type: "string", const: "vcp-bundle/1" },
-    manifest: { type: "object", additionalProperties: true, required: ["bundle"], properties: { bundle: { type: "string", pattern: NAME } } },
+    manifest: { type: "object", additionalProperties: true, required: ["bundle"], properties: { bundle: { type: "string", pattern: BUNDLE_NAME } } },
     code: { type: "string", minLength: 1 },
-    digest: { type: "string", pattern: "^sha256:[0-9a-f]{64}$" },
+    digest: { type: "string", pattern: NAME_PATTERNS.DIGEST.pattern },
     signatures: {
       type: "array",
       maxItems: 16,
@@ -131,7 +132,7 @@ export const ArtifactSchema = {
         type: "object",
         required: ["key_id", "alg", "sig"],
         additionalProperties: false,
-        properties: { key_id: { type: "string", minLength: 1, maxLength: 128 }, alg: { type: "string" }, sig: { type: "string", maxLength: 1024 } },
+        properties: { key_id: { type: "string", pattern: NAME_PATTERNS.KEY_ID.pattern }, alg: { type: "string" }, sig: { type: "string", maxLength: 1024 } },
       },
     },
   },
@@ -196,7 +197,7 @@ export const SharedSchemas = [
   BundleInfoSchema, ResolvedHookSchema, HookExecutionSchema, ChainResultSchema, ArtifactSchema, SessionViewSchema, AdaptInputSchema, AdaptOutcomeSchema,
 ];
 
-const nameParams = { type: "object", required: ["name"], properties: { name: { type: "string", pattern: NAME } } } as const;
+const nameParams = { type: "object", required: ["name"], properties: { name: { type: "string", pattern: BUNDLE_NAME } } } as const;
 const sessionParams = { type: "object", required: ["id"], properties: { id: { type: "string", pattern: SESSION_ID } } } as const;
 /** Session ids are per owner: an operator names a client's session with `owner` (clients' `owner` is ignored). */
 const OWNER = { type: "string", minLength: 1, maxLength: 256, description: "operators: the principal id that opened the session (needed when two owners use the same session id)" } as const;
@@ -289,7 +290,7 @@ export const routes = withOperationIds({
     summary: "Register an allowlisted session-scope hook for this session",
     security: security("any"),
     params: sessionParams, querystring: ownerQuery,
-    body: { type: "object", required: ["bundle", "hook"], additionalProperties: false, properties: { bundle: { type: "string", pattern: NAME }, hook: { type: "string", pattern: "^[a-z0-9_-]{1,64}$" } } },
+    body: { type: "object", required: ["bundle", "hook"], additionalProperties: false, properties: { bundle: { type: "string", pattern: BUNDLE_NAME }, hook: { type: "string", pattern: HOOK_NAME } } },
     response: { 201: { $ref: "ResolvedHook#" }, ...errors },
   },
   fireChain: {

@@ -63,6 +63,14 @@ describe("sessions", () => {
     expect(pipeline.get("x")).toBeUndefined();
   });
 
+  test("a session id follows the same rule as the HTTP route's {id}: one the API could not address is refused", () => {
+    const { pipeline } = setup();
+    for (const id of ["has space", "a/b", "x".repeat(257)]) {
+      expect(() => pipeline.open({ session_id: id, context: {}, constitution: baseConstitution })).toThrow(/^session_id: must match \[A-Za-z0-9\._:-\]\{1,256\}$/);
+    }
+    expect(pipeline.open({ session_id: "tenant-1:chat.42_a", context: {}, constitution: baseConstitution }).session_id).toBe("tenant-1:chat.42_a");
+  });
+
   test("an operation on an unknown or closed session is SESSION_NOT_FOUND", async () => {
     const { pipeline, calls } = setup();
     await pipeline.adapt("nope", adaptInput()).then(
