@@ -6,6 +6,8 @@ export { createRuntime, assertNodeVersion } from "./runtime/runtime.js";
 export type { Runtime, RuntimeOptions, RuntimeStatus, BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions } from "./runtime/runtime.js";
 export type { ChainBackend, BackendChainTask } from "./runtime/backend.js";
 export { VcpError, ERROR_CODES, httpStatusOf } from "./errors.js";
+// Every default (limits, timeouts, audit, pool sizes, redact keys…), in the wire names of vcp.yaml.
+export { DEFAULTS } from "./config/defaults.js";
 // The operational logger (pino, redacting) that `vcp-hooks serve` uses; pass it as `logger` to createRuntime.
 export { createOperationalLogger, LOG_LEVELS, type OperationalLogger, type OperationalLoggerOptions } from "./observe/logger.js";
 // Bounds on JSON crossing a boundary (DESIGN §6.4 limits.json_depth / limits.input_bytes): the rule

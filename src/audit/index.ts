@@ -11,7 +11,6 @@ export { segmentPath, listSegments } from "./files.js";
 export {
   createRedactor,
   redactString,
-  DEFAULT_REDACT_KEYS,
   REDACTED,
   type Redactor,
   type RedactorOptions,

@@ -6,12 +6,6 @@
 /** Replaces the value of a configured key. */
 export const REDACTED = "[REDACTED]";
 
-/** Key names worth redacting in most deployments; pass them (or your own) as `keys`. */
-export const DEFAULT_REDACT_KEYS: readonly string[] = [
-  "authorization", "proxy-authorization", "cookie", "set-cookie", "password", "passwd", "secret",
-  "client_secret", "token", "access_token", "refresh_token", "id_token", "api_key", "private_key",
-  "private_key_pem", "token_sha256",
-];
 
 /*
  * Secret shapes found inside strings, replaced wherever they occur. Each pattern is linear: no nested

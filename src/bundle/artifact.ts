@@ -20,12 +20,13 @@ import { trustRank, type TrustLevel } from "../model/hook-type.js";
 import { keyringIndex, type Keyring } from "./keys.js";
 import { parseManifest, type Manifest } from "./manifest.js";
 import { DIGEST, KEY_ID } from "../model/names.js";
+import { DEFAULTS } from "../config/defaults.js";
 
 export const ARTIFACT_FORMAT = "vcp-bundle/1";
 /** Media type of a serialized `.vcpb` (DESIGN §3.2). */
 export const ARTIFACT_MEDIA_TYPE = "application/vnd.vcp.bundle+json";
 /** Default cap on a bundle's code, bytes (DESIGN §3.2, §6.4 `limits.bundle_bytes`). */
-export const DEFAULT_MAX_CODE_BYTES = 5 * 1024 * 1024;
+export const DEFAULT_MAX_CODE_BYTES = DEFAULTS.limits.bundle_bytes;
 
 export interface ArtifactSignature {
   key_id: string;

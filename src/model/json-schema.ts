@@ -21,6 +21,7 @@ import { EVENT_SCHEMAS, RuleConflictSchema } from "./events.js";
 import { HOOK_TYPES, type HookType } from "./hook-type.js";
 import { SessionInfoSchema, VcpContextSchema } from "./input.js";
 import { formatPath } from "./zod-errors.js";
+import { deepFreeze } from "./deep-freeze.js";
 
 /** A JSON Schema (draft-07) as a plain object. */
 export type JsonSchema = Readonly<Record<string, unknown>>;
@@ -211,12 +212,4 @@ export function pointerPath(base: string, instancePath: string | undefined): str
     out += /^(0|[1-9][0-9]*)$/.test(key) ? `[${key}]` : out === "" ? key : `.${key}`;
   }
   return out;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

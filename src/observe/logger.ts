@@ -4,7 +4,8 @@
  * it (they log through the `Logger` interface of ./events.ts, and the host forwards their lines).
  */
 import { pino, type DestinationStream, type Logger as PinoLogger, type LevelWithSilent } from "pino";
-import { createRedactor, DEFAULT_REDACT_KEYS, REDACTED } from "../audit/redact.js";
+import { createRedactor, REDACTED } from "../audit/redact.js";
+import { DEFAULTS } from "../config/defaults.js";
 import { IDENTIFIER } from "../model/names.js";
 
 export type { PinoLogger as OperationalLogger };
@@ -21,7 +22,7 @@ const ALWAYS_REDACTED = ["authorization", "token"];
 export interface OperationalLoggerOptions {
   /** Default "info". */
   level?: LevelWithSilent;
-  /** Keys to redact (plus `authorization` and `token`, always); default DEFAULT_REDACT_KEYS. */
+  /** Keys to redact (plus `authorization` and `token`, always); default DEFAULTS.redact_keys. */
   redactKeys?: readonly string[];
   /** Strings in log fields are cut to this many characters after redaction; default 4096. */
   maxStringLength?: number;
@@ -43,7 +44,7 @@ export interface OperationalLoggerOptions {
  * ```
  */
 export function createOperationalLogger(options: OperationalLoggerOptions = {}): PinoLogger {
-  const keys = [...new Set([...(options.redactKeys ?? DEFAULT_REDACT_KEYS), ...ALWAYS_REDACTED])];
+  const keys = [...new Set([...(options.redactKeys ?? DEFAULTS.redact_keys), ...ALWAYS_REDACTED])];
   const redact = createRedactor({ keys, maxStringLength: options.maxStringLength ?? 4096 });
   // pino paths only take identifier-like keys; the redactor covers the rest.
   const paths = keys.filter((k) => IDENTIFIER.regex.test(k)).flatMap((k) => [k, `*.${k}`]);

@@ -9,6 +9,7 @@ import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
 import { compileModelSchema, describeSchemaError } from "../model/json-schema.js";
 import { invalidInput } from "./errors.js";
 import { SESSION_ID } from "../model/names.js";
+import { deepFreeze } from "../model/deep-freeze.js";
 
 // Compiled once at module load (STYLE.md: never compile a schema per call), from the same generated
 // schemas the HTTP server validates bodies with (model/json-schema.ts).
@@ -107,12 +108,4 @@ export function frozenJsonCopy<T>(field: string, value: T): T {
   }
   if (text === undefined) throw invalidInput(field, "must be JSON");
   return deepFreeze(JSON.parse(text) as T);
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

@@ -31,6 +31,7 @@ import {
 } from "./protocol.js";
 import { monotonicMs, readSlots, threadCpu } from "./slots.js";
 import { BUNDLE_NAME } from "../model/names.js";
+import { DEFAULTS } from "../config/defaults.js";
 
 /**
  * Options of {@link startSandbox}.
@@ -146,9 +147,7 @@ export interface SandboxStats {
   ready: boolean;
 }
 
-const DEFAULT_THREADS = 2;
-const DEFAULT_MAX_QUEUE = 1024;
-const DEFAULT_FETCH: FetchPolicy = Object.freeze({ allowHosts: [], denyLlmHosts: [] });
+const DEFAULT_FETCH: FetchPolicy = Object.freeze({ allowHosts: [...DEFAULTS.fetch.allow_hosts], denyLlmHosts: [...DEFAULTS.fetch.deny_llm_hosts] });
 const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 10_000;
 /** Consecutive failed host starts before the sandbox gives up (SANDBOX_START_FAILED). */
@@ -387,8 +386,8 @@ export class SandboxSupervisor implements Sandbox {
   private readonly overruns = new Map<string, { ticks: number | undefined; atMs: number }>();
 
   constructor(options: SandboxOptions) {
-    this.threads = positiveInt(options.threads ?? DEFAULT_THREADS, "threads");
-    this.maxQueue = nonNegativeInt(options.maxQueue ?? DEFAULT_MAX_QUEUE, "maxQueue");
+    this.threads = positiveInt(options.threads ?? DEFAULTS.pool.threads, "threads");
+    this.maxQueue = nonNegativeInt(options.maxQueue ?? DEFAULTS.pool.max_queue, "maxQueue");
     // Up to min(threads, maxQueue) chains wait inside the host so a freed worker starts the next chain
     // without an IPC round trip; the rest wait here, where admission and crash recovery can see them.
     this.hostCap = this.threads + Math.min(this.threads, this.maxQueue);

@@ -29,7 +29,8 @@ import { sessionNotFound } from "../pipeline/errors.js";
 import { keyParts } from "../pipeline/access.js";
 import { createMetrics } from "../observe/metrics.js";
 import { createAuditTrail, defaultAuditPath, type AuditOptions, type AuditQuery, type AuditTrail } from "./audit-trail.js";
-import { createRedactor, DEFAULT_REDACT_KEYS, type AuditRecord } from "../audit/index.js";
+import { createRedactor, type AuditRecord } from "../audit/index.js";
+import { DEFAULTS } from "../config/defaults.js";
 import type { GuestLogLine } from "../sandbox-host/types.js";
 import type {
   AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, ContextReevaluation, HookRef, OpenSessionInput, Pipeline,
@@ -103,7 +104,7 @@ export interface RuntimeOptions {
    */
   /**
    * Keys whose values are redacted from guest `vcp.log` fields and audit annotations (DESIGN §5);
-   * common secret shapes are always redacted. Default: the audit module's DEFAULT_REDACT_KEYS.
+   * common secret shapes are always redacted. Default: DEFAULTS.redact_keys (config/defaults.ts).
    */
   redactKeys?: readonly string[];
   integrity?: {
@@ -256,8 +257,6 @@ interface InstalledBundle {
 }
 
 const MAX_RECORDED_ERRORS = 5;
-/** Open sessions per owner when `maxSessionsPerOwner` is not given (README: limits.sessions_per_client). */
-export const DEFAULT_MAX_SESSIONS_PER_OWNER = 100;
 
 /**
  * Create a vcp-hooks runtime: registry, sandbox process and chain execution behind one API.
@@ -358,7 +357,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     clock,
     emit,
     sessionHookAllowlist: options.sessionHookAllowlist ?? [],
-    registrationsPerMinute: options.registrationsPerMinute ?? 30,
+    registrationsPerMinute: options.registrationsPerMinute ?? DEFAULTS.limits.registrations_per_minute,
     resolveAction: (ref) => {
       const bundle = installed.get(ref.bundle);
       // During install the bundle is verified before it is entered here; see install().
@@ -375,7 +374,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   if (!Number.isSafeInteger(maxBundleBytes) || maxBundleBytes < 1) {
     throw new VcpError("INVALID_CONFIG", "maxBundleBytes must be a positive integer", { field: "maxBundleBytes" });
   }
-  const maxSessionsPerOwner = options.maxSessionsPerOwner ?? DEFAULT_MAX_SESSIONS_PER_OWNER;
+  const maxSessionsPerOwner = options.maxSessionsPerOwner ?? DEFAULTS.limits.sessions_per_client;
   if (!Number.isSafeInteger(maxSessionsPerOwner) || maxSessionsPerOwner < 1) {
     throw new VcpError("INVALID_CONFIG", "maxSessionsPerOwner must be a positive integer", { field: "maxSessionsPerOwner" });
   }
@@ -955,7 +954,7 @@ function onlyHooks(plan: ChainPlan, refs: readonly HookRef[]): ChainPlan {
  * the caller's sink or the operational log (DESIGN §5: operational logs redact secrets).
  */
 function redactedGuestLog(keys: readonly string[] | undefined, sink: ((line: GuestLogLine) => void) | undefined, logger: Logger) {
-  const redact = createRedactor({ keys: [...(keys ?? DEFAULT_REDACT_KEYS)] });
+  const redact = createRedactor({ keys: [...(keys ?? DEFAULTS.redact_keys)] });
   return (line: GuestLogLine): void => {
     const clean: GuestLogLine = { ...line, message: redact(line.message) as string, ...(line.fields ? { fields: redact(line.fields) as Record<string, unknown> } : {}) };
     if (sink) sink(clean);

@@ -25,6 +25,7 @@ import { DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK }
 import { MESSAGE_MAX_CHARS, sanitizeGuestText, STACK_MAX_CHARS } from "../chain/guest-text.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, IsolateHost, SandboxLimits } from "./types.js";
 import { EXPORT_NAME } from "../model/names.js";
+import { DEFAULTS } from "../config/defaults.js";
 
 /**
  * Limits used when the deployment config says nothing (DESIGN §6.4 defaults).
@@ -35,9 +36,9 @@ import { EXPORT_NAME } from "../model/names.js";
  * ```
  */
 export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
-  isolateMemoryMb: 64,
-  resultBytes: 1024 * 1024,
-  codeBytes: 5 * 1024 * 1024,
+  isolateMemoryMb: DEFAULTS.pool.isolate_memory_mb,
+  resultBytes: DEFAULTS.limits.result_bytes,
+  codeBytes: DEFAULTS.limits.bundle_bytes,
   logLinesPerCall: 20,
   logLineBytes: 4096,
   perSessionContexts: 64,

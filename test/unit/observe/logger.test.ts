@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, test } from "vitest";
-import { DEFAULT_REDACT_KEYS } from "../../../src/audit/redact.js";
+import { DEFAULTS } from "../../../src/config/defaults.js";
 import { createOperationalLogger } from "../../../src/observe/logger.js";
 
 const JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
@@ -48,6 +48,6 @@ describe("createOperationalLogger (pino)", () => {
   });
 
   test("the default keys cover the config's token hashes and common credentials", () => {
-    for (const k of ["authorization", "password", "token_sha256", "api_key", "private_key_pem"]) expect(DEFAULT_REDACT_KEYS).toContain(k);
+    for (const k of ["authorization", "password", "token_sha256", "api_key", "private_key_pem"]) expect(DEFAULTS.redact_keys).toContain(k);
   });
 });
