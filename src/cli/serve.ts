@@ -21,9 +21,10 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { assertNodeVersion, buildBundle, createOperationalLogger, createRuntime, LOG_LEVELS, generateKeyPair, signArtifact, startAuditSink, VcpError, type AuditSink, type OperationalLogger, type Runtime, type VcpArtifact } from "../index.js";
+import { assertNodeVersion, createOperationalLogger, createRuntime, LOG_LEVELS, startAuditSink, VcpError, type AuditSink, type OperationalLogger, type Runtime, type VcpArtifact } from "../index.js";
+import { buildBundle, generateKeyPair, signArtifact } from "../tooling.js";
 import { escapeControl } from "./common.js";
-import { loadConfigFile, resolveConfig, type ResolvedConfig } from "../config/config.js";
+import { loadConfigFile, resolveConfig, type ResolvedConfig } from "../index.js";
 import { createServer, generateToken, hashToken, liveSettingsFor, logLevelOf, partiallyLiveChanges, restartOnlyChanges, runtimeOptionsFor, type VcpServer } from "../server/index.js";
 
 const USAGE = `usage: vcp-hooks serve [--config vcp.yaml] [--port N] [--host H] [--log-level debug|info|warn|error]

@@ -121,7 +121,7 @@ export type ConfigInput = z.input<typeof ConfigSchema>;
 
 /** A validated config: defaults applied, paths absolute, deeply frozen. */
 export type ResolvedConfig = DeepReadonly<z.output<typeof ConfigSchema>> & { readonly source: string | null };
-type DeepReadonly<T> = T extends (infer U)[] ? ReadonlyArray<DeepReadonly<U>> : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
+export type DeepReadonly<T> = T extends (infer U)[] ? ReadonlyArray<DeepReadonly<U>> : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
 
 /**
  * Validate a config object. Relative paths (`data_dir`, `audit.path` under `data_dir`, key files)

@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, expect, test } from "vitest";
-import { buildBundle, createRuntime, generateKeyPair, serializeArtifact, signArtifact, type Runtime } from "../../../src/index.js";
+import { createRuntime, type Runtime } from "../../../src/index.js";
+import { buildBundle, generateKeyPair, serializeArtifact, signArtifact } from "../../../src/tooling.js";
 import { fireInput } from "../../support/fixtures.js";
 import { policyDir, policyYaml, removeDir, TS_POLICY } from "../../unit/bundle/helpers.js";
 
