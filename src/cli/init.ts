@@ -7,7 +7,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { HOOK_TYPES, NAME_PATTERNS, type HookType } from "../index.js";
+import { EVENT_SCHEMA_IDS, HOOK_TYPES, NAME_PATTERNS, type HookType } from "../index.js";
 import { CheckFailed, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command } from "./common.js";
 
 const USAGE = `usage: vcp-hooks init <dir> [--name <bundle>] [--type <hook type>] [--json]
@@ -26,15 +26,6 @@ Options:
   --json            print { dir, bundle, files }
 Exit: 0 created, 1 the directory exists, 2 usage error.
 Next: vcp-hooks test <dir> · vcp-hooks build <dir>`;
-
-const EVENT_TYPES: Record<HookType, string> = {
-  pre_inject: "PreInjectEvent",
-  post_select: "PostSelectEvent",
-  on_transition: "TransitionEvent",
-  on_conflict: "ConflictEvent",
-  on_violation: "ViolationEvent",
-  periodic: "PeriodicEvent",
-};
 
 /** A valid sample event per type (spec §4.5), for the generated tests. */
 const SAMPLE_EVENTS: Record<HookType, unknown> = {
@@ -103,7 +94,8 @@ function manifestSchemaPath(dir: string): string {
 }
 
 export function scaffold(bundle: string, type: HookType, dir: string): Record<string, string> {
-  const eventType = EVENT_TYPES[type];
+  // The event interface policy code imports: the model's component name (model/json-schema.ts).
+  const eventType = EVENT_SCHEMA_IDS[type];
   const hookName = "check_topic";
   // A periodic abort is treated as continue (spec §3.6), so its "blocked" case completes.
   const abortExpect =
