@@ -20,6 +20,7 @@ import { trustRank, type TrustLevel } from "../model/hook-type.js";
 import { keyringIndex, type Keyring } from "./keys.js";
 import { parseManifest, type Manifest } from "./manifest.js";
 import { DIGEST, KEY_ID } from "../model/names.js";
+import { jsonSchemaOf, type JsonSchema } from "../model/json-schema.js";
 import { DEFAULTS } from "../config/defaults.js";
 
 export const ARTIFACT_FORMAT = "vcp-bundle/1";
@@ -269,6 +270,13 @@ export function verifyArtifact(input: unknown, options: VerifyOptions = {}): Ver
 }
 
 type ArtifactShape = z.infer<typeof ArtifactShapeSchema>;
+
+/**
+ * The outer shape of a `.vcpb` as JSON Schema, generated from the schema {@link parseArtifact} checks:
+ * the HTTP upload route validates bodies with it (server/schemas.ts), so the route refuses exactly
+ * what installing would refuse at this stage (the manifest is checked in full after the digest).
+ */
+export const ARTIFACT_JSON_SCHEMA: JsonSchema = jsonSchemaOf(ArtifactShapeSchema);
 
 function checkShape(input: unknown): ArtifactShape {
   const parsed = ArtifactShapeSchema.safeParse(input);

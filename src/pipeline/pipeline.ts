@@ -21,20 +21,7 @@ import type {
 } from "./types.js";
 import { DEFAULT_JSON_BOUNDS } from "../model/json-bounds.js";
 import { isTruncatedAnnotations } from "../chain/annotations.js";
-import {
-  assertBoundedFields,
-  assertConstitution,
-  assertConstitutions,
-  assertObject,
-  assertOneOf,
-  assertRetryCount,
-  assertRuleConflicts,
-  assertRules,
-  assertScores,
-  assertSessionId,
-  assertString,
-  frozenJsonCopy,
-} from "./validate.js";
+import { assertBoundedFields, assertPipelineInput, frozenJsonCopy, isPlainObject } from "./validate.js";
 
 interface Session {
   /** The caller-facing id: unique per owner only. */
@@ -60,9 +47,6 @@ interface Session {
 const ADAPT_FIELDS = [
   "context", "selected", "candidates", "selection_rationale", "selection_algorithm", "scores", "injection_target", "injection_format", "raw_constitution",
 ] as const;
-const INJECTION_FORMATS = ["system_prompt", "prefix", "suffix", "metadata"] as const;
-const CONFLICT_SEVERITIES = ["warning", "error", "critical"] as const;
-const VIOLATION_SEVERITIES = ["minor", "major", "critical"] as const;
 
 /**
  * The unprocessed constitution text handed to `pre_inject` when the caller gave none: one rule per line.
@@ -238,19 +222,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   // ── operations ────────────────────────────────────────────────────────────────────────────────
 
-  function checkAdaptInput(input: AdaptInput, prefix = ""): void {
-    assertBoundedFields(input, ADAPT_FIELDS, bounds, prefix);
-    assertObject(prefix || "input", input);
-    if (input.context !== undefined) assertObject(`${prefix}context`, input.context);
-    assertConstitution(`${prefix}selected`, input.selected);
-    assertConstitutions(`${prefix}candidates`, input.candidates, 0);
-    assertString(`${prefix}selection_rationale`, input.selection_rationale);
-    assertString(`${prefix}selection_algorithm`, input.selection_algorithm);
-    if (input.scores !== undefined) assertScores(`${prefix}scores`, input.scores);
-    if (input.injection_target !== undefined) assertString(`${prefix}injection_target`, input.injection_target);
-    if (input.injection_format !== undefined) assertOneOf(`${prefix}injection_format`, input.injection_format, INJECTION_FORMATS);
-    if (input.raw_constitution !== undefined) assertString(`${prefix}raw_constitution`, input.raw_constitution);
-  }
 
   async function runAdapt(s: Session, input: AdaptInput): Promise<AdaptOutcome> {
     const context = input.context !== undefined ? frozenJsonCopy("context", input.context) : s.context;
@@ -329,13 +300,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const pipeline: Pipeline = {
     open(input, access) {
       assertBoundedFields(input, ["session_id", "context", "constitution", "state", "metadata"], bounds);
-      assertObject("input", input);
+      assertPipelineInput("OpenSessionInput", input);
       const id = input.session_id ?? randomUUID();
-      assertSessionId("session_id", id);
-      assertObject("context", input.context);
-      assertConstitution("constitution", input.constitution);
-      if (input.state !== undefined && input.state !== null) assertString("state", input.state, { nonEmpty: true });
-      if (input.metadata !== undefined) assertObject("metadata", input.metadata);
       const owner = access?.principal?.id ?? null;
       const key = sessionKey(owner, id);
       // SECURITY: only the caller's own namespace is checked: another owner's use of the id is invisible.
@@ -410,7 +376,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     adapt(id, input, access) {
       try {
-        checkAdaptInput(input);
+        assertBoundedFields(input, ADAPT_FIELDS, bounds);
+        assertPipelineInput("AdaptInput", input);
       } catch (err) {
         return Promise.reject(err);
       }
@@ -420,11 +387,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     transition(id, input, access) {
       try {
         assertBoundedFields(input, ["to", "trigger", "metadata"], bounds);
-        assertObject("input", input);
-        assertString("to", input.to, { nonEmpty: true });
-        assertString("trigger", input.trigger);
-        if (input.metadata !== undefined) assertObject("metadata", input.metadata);
-        if (input.adapt !== undefined) checkAdaptInput(input.adapt, "adapt.");
+        if (isPlainObject(input)) assertBoundedFields(input.adapt, ADAPT_FIELDS, bounds, "adapt.");
+        assertPipelineInput("TransitionInput", input);
       } catch (err) {
         return Promise.reject(err);
       }
@@ -456,11 +420,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     conflict(id, input, access) {
       try {
         assertBoundedFields(input, ["constitutions", "conflicting_rules", "conflict_severity", "composition_strategy"], bounds);
-        assertObject("input", input);
-        assertConstitutions("constitutions", input.constitutions, 1);
-        assertRuleConflicts("conflicting_rules", input.conflicting_rules);
-        assertOneOf("conflict_severity", input.conflict_severity, CONFLICT_SEVERITIES);
-        if (input.composition_strategy !== undefined) assertString("composition_strategy", input.composition_strategy);
+        assertPipelineInput("ConflictInput", input);
       } catch (err) {
         return Promise.reject(err);
       }
@@ -519,13 +479,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     violation(id, input, access) {
       try {
         assertBoundedFields(input, ["output", "violated_rules", "severity", "violation_evidence", "retry_count", "context"], bounds);
-        assertObject("input", input);
-        assertString("output", input.output);
-        assertRules("violated_rules", input.violated_rules);
-        assertOneOf("severity", input.severity, VIOLATION_SEVERITIES);
-        assertString("violation_evidence", input.violation_evidence);
-        if (input.retry_count !== undefined) assertRetryCount("retry_count", input.retry_count);
-        if (input.context !== undefined) assertObject("context", input.context);
+        assertPipelineInput("ViolationInput", input);
       } catch (err) {
         return Promise.reject(err);
       }

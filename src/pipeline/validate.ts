@@ -8,19 +8,33 @@ import type { ValidateFunction } from "ajv";
 import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
 import { compileModelSchema, describeSchemaError } from "../model/json-schema.js";
 import { invalidInput } from "./errors.js";
-import { SESSION_ID } from "../model/names.js";
 import { deepFreeze } from "../model/deep-freeze.js";
 
-// Compiled once at module load (STYLE.md: never compile a schema per call), from the same generated
-// schemas the HTTP server validates bodies with (model/json-schema.ts).
-const validateConstitution = compileModelSchema("Constitution");
-const validateRule = compileModelSchema("Rule");
-const validateRuleConflict = compileModelSchema("RuleConflict");
-
+/**
+ * The operations' inputs (model/pipeline-input.ts), compiled once at module load (STYLE.md: never
+ * per call) from the same generated schemas the HTTP routes validate bodies with.
+ */
+const PIPELINE_INPUT_VALIDATORS = {
+  OpenSessionInput: compileModelSchema("OpenSessionInput"),
+  AdaptInput: compileModelSchema("AdaptInput"),
+  TransitionInput: compileModelSchema("TransitionInput"),
+  ConflictInput: compileModelSchema("ConflictInput"),
+  ViolationInput: compileModelSchema("ViolationInput"),
+} as const;
 
 function describe(root: string, validate: ValidateFunction, value: unknown): never {
   const { field, rule } = describeSchemaError(validate.errors, root, value);
-  throw invalidInput(field, rule);
+  // Fields of an operation's input are named as the caller wrote them (`context`), the input itself `input`.
+  throw invalidInput(field === "" ? "input" : field, rule);
+}
+
+/**
+ * The shape of an operation's input (open, adapt, transition, conflict, violation), or INVALID_INPUT
+ * naming the first field that breaks it (`constitution.rules[0].id: is required`).
+ */
+export function assertPipelineInput(name: keyof typeof PIPELINE_INPUT_VALIDATORS, input: unknown): void {
+  const validate = PIPELINE_INPUT_VALIDATORS[name];
+  if (!validate(input)) describe("", validate, input);
 }
 
 /**
@@ -36,62 +50,6 @@ export function assertBoundedFields(input: unknown, fields: readonly string[], b
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-export function assertObject(field: string, value: unknown): asserts value is Record<string, unknown> {
-  if (!isPlainObject(value)) throw invalidInput(field, "must be a JSON object");
-}
-
-export function assertConstitution(field: string, value: unknown): void {
-  if (!validateConstitution(value)) describe(field, validateConstitution, value);
-}
-
-export function assertConstitutions(field: string, value: unknown, min: number): void {
-  if (!Array.isArray(value)) throw invalidInput(field, "must be an array of constitutions");
-  if (value.length < min) throw invalidInput(field, `must hold at least ${min} constitution${min === 1 ? "" : "s"}`);
-  value.forEach((c, i) => assertConstitution(`${field}[${i}]`, c));
-}
-
-export function assertRules(field: string, value: unknown): void {
-  if (!Array.isArray(value)) throw invalidInput(field, "must be an array of rules");
-  value.forEach((r, i) => {
-    if (!validateRule(r)) describe(`${field}[${i}]`, validateRule, r);
-  });
-}
-
-export function assertRuleConflicts(field: string, value: unknown): void {
-  if (!Array.isArray(value)) throw invalidInput(field, "must be an array of rule conflicts");
-  value.forEach((c, i) => {
-    if (!validateRuleConflict(c)) describe(`${field}[${i}]`, validateRuleConflict, c);
-  });
-}
-
-export function assertOneOf<T extends string>(field: string, value: unknown, allowed: readonly T[]): asserts value is T {
-  if (typeof value !== "string" || !(allowed as readonly string[]).includes(value)) {
-    throw invalidInput(field, `must be one of ${allowed.join(", ")}`);
-  }
-}
-
-export function assertScores(field: string, value: unknown): void {
-  assertObject(field, value);
-  for (const [key, score] of Object.entries(value)) {
-    if (typeof score !== "number" || !Number.isFinite(score)) throw invalidInput(`${field}.${key}`, "must be a finite number");
-  }
-}
-
-export function assertString(field: string, value: unknown, options: { nonEmpty?: boolean } = {}): asserts value is string {
-  if (typeof value !== "string") throw invalidInput(field, "must be a string");
-  if (options.nonEmpty === true && value.length === 0) throw invalidInput(field, "must be a non-empty string");
-}
-
-export function assertSessionId(field: string, value: unknown): asserts value is string {
-  if (typeof value !== "string") throw invalidInput(field, "must be a string");
-  // The same rule as the HTTP route's `{id}` (model/names.ts): a session id made here is addressable there.
-  if (!SESSION_ID.regex.test(value)) throw invalidInput(field, SESSION_ID.rule);
-}
-
-export function assertRetryCount(field: string, value: unknown): asserts value is number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw invalidInput(field, "must be an integer >= 0");
 }
 
 /**

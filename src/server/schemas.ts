@@ -6,7 +6,7 @@
  * Response objects that carry runtime data keep `additionalProperties: true`, so a field the runtime
  * adds later reaches clients without a server change; fields listed are serialized fast.
  */
-import { EVENT_SCHEMA_IDS, HOOK_TYPES, MODEL_JSON_SCHEMAS, NAME_PATTERNS } from "../index.js";
+import { ARTIFACT_JSON_SCHEMA, EVENT_SCHEMA_IDS, HOOK_TYPES, MODEL_JSON_SCHEMAS, NAME_PATTERNS } from "../index.js";
 
 const BUNDLE_NAME = NAME_PATTERNS.BUNDLE_NAME.pattern;
 const HOOK_NAME = NAME_PATTERNS.HOOK_NAME.pattern;
@@ -114,29 +114,21 @@ export const ChainResultSchema = {
   required: ["chain_id", "type", "status", "reason", "aborted_by", "context", "constitution", "cascade_failure", "hook_results", "duration_ms"],
 } as const;
 
-/** The `.vcpb` artifact (DESIGN §3.2). Signatures are optional here: the runtime refuses an unsigned bundle with UNSIGNED_BUNDLE, never a schema error. */
+/**
+ * The `.vcpb` artifact (DESIGN §3.2): the outer shape install checks (ARTIFACT_JSON_SCHEMA, generated
+ * from bundle/artifact.ts), plus the manifest's `bundle` name, which the route compares with the path
+ * before anything else. The rest of the manifest is checked by install, after the digest. An empty
+ * `signatures` list passes here: the runtime refuses it with UNSIGNED_BUNDLE, never a schema error.
+ */
+const artifactShape = ARTIFACT_JSON_SCHEMA as { properties: Record<string, object> };
 export const ArtifactSchema = {
   $id: "VcpBundleArtifact",
-  type: "object",
-  required: ["format", "manifest", "code", "digest"],
-  additionalProperties: false,
+  ...ARTIFACT_JSON_SCHEMA,
   properties: {
-    format: { type: "string", const: "vcp-bundle/1" },
-    manifest: { type: "object", additionalProperties: true, required: ["bundle"], properties: { bundle: { type: "string", pattern: BUNDLE_NAME } } },
-    code: { type: "string", minLength: 1 },
-    digest: { type: "string", pattern: NAME_PATTERNS.DIGEST.pattern },
-    signatures: {
-      type: "array",
-      maxItems: 16,
-      items: {
-        type: "object",
-        required: ["key_id", "alg", "sig"],
-        additionalProperties: false,
-        properties: { key_id: { type: "string", pattern: NAME_PATTERNS.KEY_ID.pattern }, alg: { type: "string" }, sig: { type: "string", maxLength: 1024 } },
-      },
-    },
+    ...artifactShape.properties,
+    manifest: { ...artifactShape.properties["manifest"], required: ["bundle"], properties: { bundle: { type: "string", pattern: BUNDLE_NAME } } },
   },
-} as const;
+};
 
 export const SessionViewSchema = {
   $id: "SessionView",
@@ -153,25 +145,6 @@ export const SessionViewSchema = {
     periodic: { type: "array", items: anyObject },
   }),
   required: ["session_id"],
-} as const;
-
-/** Input of adapt (DESIGN §4.6): the caller's selection. */
-export const AdaptInputSchema = {
-  $id: "AdaptInput",
-  type: "object",
-  required: ["selected", "candidates", "selection_rationale", "selection_algorithm"],
-  additionalProperties: false,
-  properties: {
-    context: contextRef,
-    selected: constitutionRef,
-    candidates: { type: "array", items: constitutionRef },
-    selection_rationale: { type: "string" },
-    selection_algorithm: { type: "string" },
-    scores: { type: "object", additionalProperties: { type: "number" } },
-    injection_target: { type: "string" },
-    injection_format: { type: "string", enum: ["system_prompt", "prefix", "suffix", "metadata"] },
-    raw_constitution: { type: "string" },
-  },
 } as const;
 
 /**
@@ -194,7 +167,7 @@ export const AdaptOutcomeSchema = {
 
 export const SharedSchemas = [
   ...ModelSchemas,
-  BundleInfoSchema, ResolvedHookSchema, HookExecutionSchema, ChainResultSchema, ArtifactSchema, SessionViewSchema, AdaptInputSchema, AdaptOutcomeSchema,
+  BundleInfoSchema, ResolvedHookSchema, HookExecutionSchema, ChainResultSchema, ArtifactSchema, SessionViewSchema, AdaptOutcomeSchema,
 ];
 
 const nameParams = { type: "object", required: ["name"], properties: { name: { type: "string", pattern: BUNDLE_NAME } } } as const;
@@ -275,12 +248,7 @@ export const routes = withOperationIds({
     tags: ["sessions"],
     summary: "Open a session",
     security: security("client"),
-    body: {
-      type: "object",
-      required: ["context", "constitution"],
-      additionalProperties: false,
-      properties: { session_id: { type: "string", pattern: SESSION_ID }, context: contextRef, constitution: constitutionRef, state: { type: ["string", "null"], maxLength: 256 }, metadata: anyObject },
-    },
+    body: ref("OpenSessionInput"),
     response: { 201: { $ref: "SessionView#" }, ...errors },
   },
   getSession: { tags: ["sessions"], summary: "A session's state (clients: only sessions they opened, others are 404; operators: any)", security: security("any"), params: sessionParams, querystring: ownerQuery, response: { 200: { $ref: "SessionView#" }, ...errors } },
@@ -307,7 +275,7 @@ export const routes = withOperationIds({
     summary: "post_select then pre_inject: the constitution to inject, or why not",
     security: security("any"),
     params: sessionParams, querystring: ownerQuery,
-    body: { $ref: "AdaptInput#" },
+    body: ref("AdaptInput"),
     response: { 200: { $ref: "AdaptOutcome#" }, ...errors },
   },
   transition: {
@@ -315,12 +283,7 @@ export const routes = withOperationIds({
     summary: "on_transition before the state changes; abort keeps the previous state",
     security: security("any"),
     params: sessionParams, querystring: ownerQuery,
-    body: {
-      type: "object",
-      required: ["to", "trigger"],
-      additionalProperties: false,
-      properties: { to: { type: "string", minLength: 1, maxLength: 256 }, trigger: { type: "string", maxLength: 1024 }, metadata: anyObject, adapt: { $ref: "AdaptInput#" } },
-    },
+    body: ref("TransitionInput"),
     response: {
       200: object(
         { outcome: { type: "string", enum: ["transitioned", "blocked"] }, state: nullableString, previous_state: nullableString, context: anyObject, reason: nullableString, aborted_by: nullableString, trace, adaptation: { $ref: "AdaptOutcome#" } },
@@ -334,17 +297,7 @@ export const routes = withOperationIds({
     summary: "on_conflict: a modify resolves; none ⇒ the configured strategy; abort ⇒ last known-good",
     security: security("any"),
     params: sessionParams, querystring: ownerQuery,
-    body: {
-      type: "object",
-      required: ["constitutions", "conflicting_rules", "conflict_severity"],
-      additionalProperties: false,
-      properties: {
-        constitutions: { type: "array", minItems: 1, items: constitutionRef },
-        conflicting_rules: { type: "array", items: ref("RuleConflict") },
-        conflict_severity: { type: "string", enum: ["warning", "error", "critical"] },
-        composition_strategy: { type: "string" },
-      },
-    },
+    body: ref("ConflictInput"),
     response: {
       200: object(
         { outcome: { type: "string", enum: ["resolved", "default", "failed"] }, constitution: anyObject, strategy: { type: "string" }, dropped_rules: stringArray, reason: nullableString, aborted_by: nullableString, trace },
@@ -358,19 +311,7 @@ export const routes = withOperationIds({
     summary: "on_violation before any default response",
     security: security("any"),
     params: sessionParams, querystring: ownerQuery,
-    body: {
-      type: "object",
-      required: ["output", "violated_rules", "severity", "violation_evidence"],
-      additionalProperties: false,
-      properties: {
-        output: { type: "string" },
-        violated_rules: { type: "array", items: ref("Rule") },
-        severity: { type: "string", enum: ["minor", "major", "critical"] },
-        violation_evidence: { type: "string" },
-        retry_count: { type: "integer", minimum: 0 },
-        context: contextRef,
-      },
-    },
+    body: ref("ViolationInput"),
     response: {
       200: object(
         {
