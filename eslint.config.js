@@ -1,14 +1,46 @@
 // Lint: correctness rules plus the module map of STYLE.md, enforced by rule rather than review.
 import tseslint from "typescript-eslint";
 
-const restrict = (paths, patterns = []) => ["error", { paths, patterns }];
-const ISOLATED_VM = { name: "isolated-vm", message: "Only src/sandbox-host/ may import isolated-vm (STYLE.md)." };
-const PISCINA = { name: "piscina", message: "Only src/pool/ may import piscina (STYLE.md)." };
-const CHILD_PROCESS = ["node:child_process", "child_process"].map((name) => ({ name, message: "Only src/pool/ starts processes for the sandbox (STYLE.md)." }));
-const IO = ["node:fs", "fs", "node:fs/promises", "node:net", "node:http", "node:https", "pino"].map((name) => ({
-  name,
-  message: "Core modules (chain, registry, integrity, model, profiles) do no I/O: take a Logger/Clock instead (STYLE.md).",
-}));
+/**
+ * Which library a folder of src/ may import, as one table: every library listed here is refused
+ * everywhere in src/ except the folders named for it. (One `no-restricted-imports` entry per folder
+ * below is built from this table: in a flat config the last matching entry wins, so each must carry
+ * the whole list.)
+ */
+const ONLY_IN = [
+  { names: ["isolated-vm"], folders: ["sandbox-host"], why: "Only src/sandbox-host/ may import isolated-vm (STYLE.md)." },
+  { names: ["piscina", "node:child_process", "child_process"], folders: ["pool"], why: "Only src/pool/ starts workers and processes for the sandbox (STYLE.md)." },
+  // The operational logger (observe/logger.ts): pino stays out of the sandbox workers and the core.
+  { names: ["pino"], folders: ["observe"], why: "Only src/observe/ may import pino: log through the Logger interface (STYLE.md)." },
+  { names: ["fastify", "@fastify/swagger"], folders: ["server"], why: "Only src/server/ may import fastify (STYLE.md)." },
+];
+/** Core modules take a Logger and a Clock as arguments: no I/O library, so they run the same anywhere. */
+const CORE = ["chain", "registry", "integrity", "model", "profiles"];
+const IO = ["node:fs", "fs", "node:fs/promises", "fs/promises", "node:net", "net", "node:http", "http", "node:https", "https", "node:dgram", "node:dns", "node:worker_threads", "prom-client", "undici"];
+const CORE_WHY = "Core modules (chain, registry, integrity, model, profiles) do no I/O: take a Logger/Clock instead (STYLE.md).";
+
+/** server/ and cli/ are adapters over the public entries; a need for more means the API lacks something. */
+const PUBLIC_ENTRIES = ["!../index.js", "!../tooling.js", "!../testing.js"];
+const ADAPTER_WHY = "server/ and cli/ import only the public entries src/index.ts, src/tooling.ts and src/testing.ts (cli/serve also the HTTP adapter, src/server/index.ts) (STYLE.md).";
+
+function restrictedFor(folder) {
+  const paths = ONLY_IN.filter((rule) => !rule.folders.includes(folder)).flatMap((rule) => rule.names.map((name) => ({ name, message: rule.why })));
+  if (CORE.includes(folder)) paths.push(...IO.map((name) => ({ name, message: CORE_WHY })));
+  const patterns = [];
+  if (folder === "server") patterns.push({ group: ["../*", ...PUBLIC_ENTRIES], message: ADAPTER_WHY });
+  // Two cli/ exceptions: the `hook` adapter's light entry may use the dependency-free scrubber (importing
+  // src/index.ts would load the whole runtime per agent event), and `import` uses the pure converters of
+  // src/tooling/ (authoring tools, not the runtime).
+  if (folder === "cli") {
+    patterns.push({
+      group: ["../*", ...PUBLIC_ENTRIES, "!../server", "../server/*", "!../server/index.js", "!../audit", "../audit/*", "!../audit/redact-string.js", "!../tooling", "!../tooling/**"],
+      message: ADAPTER_WHY,
+    });
+  }
+  return ["error", { paths, patterns }];
+}
+
+const FOLDERS = ["audit", "bundle", "chain", "cli", "config", "integrity", "model", "observe", "pipeline", "pool", "profiles", "registry", "runtime", "sandbox-host", "server"];
 
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "bench/reports/**", "coverage/**", "sandbox/corpus/**", "test/cli/import/golden/**"] },
@@ -20,13 +52,9 @@ export default tseslint.config(
       "@typescript-eslint/no-this-alias": "off",
     },
   },
-  { files: ["src/**/*.ts"], ignores: ["src/sandbox-host/**", "src/pool/**"], rules: { "no-restricted-imports": restrict([ISOLATED_VM, PISCINA, ...CHILD_PROCESS]) } },
-  { files: ["src/pool/**/*.ts"], rules: { "no-restricted-imports": restrict([ISOLATED_VM]) } },
-  { files: ["src/sandbox-host/**/*.ts"], rules: { "no-restricted-imports": restrict([PISCINA, ...CHILD_PROCESS]) } },
-  {
-    files: ["src/chain/**/*.ts", "src/registry/**/*.ts", "src/integrity/**/*.ts", "src/model/**/*.ts", "src/profiles/**/*.ts"],
-    rules: { "no-restricted-imports": restrict([ISOLATED_VM, PISCINA, ...CHILD_PROCESS, ...IO]) },
-  },
+  // Files directly under src/ (the entries, errors.ts) and any folder not listed: the library rules only.
+  { files: ["src/**/*.ts"], rules: { "no-restricted-imports": restrictedFor("") } },
+  ...FOLDERS.map((folder) => ({ files: [`src/${folder}/**/*.ts`], rules: { "no-restricted-imports": restrictedFor(folder) } })),
   {
     // One module graph (issue 11): tests import src/ and bench/ sources, never dist/ (a second copy of
     // every class: `instanceof VcpError` fails across them). The runtime started from the sources forks
@@ -39,16 +67,8 @@ export default tseslint.config(
       ]),
     },
   },
-  {
-    files: ["src/server/**/*.ts", "src/cli/**/*.ts"],
-    rules: {
-      "no-restricted-imports": restrict([ISOLATED_VM, PISCINA, ...CHILD_PROCESS], [
-        // Adapters: the public API, plus the deployment config they load and (for `vcp-hooks serve`) the server.
-        // Two exceptions: the `hook` adapter's light entry may use the dependency-free scrubber (importing
-        // src/index.ts would load the whole runtime per agent event), and `import` uses the pure
-        // converters of src/tooling/ (authoring tools, not the runtime).
-        { group: ["../*", "!../index.js", "!../config", "!../config/*", "!../server", "!../server/*", "!../audit", "../audit/*", "!../audit/redact-string.js", "!../tooling", "!../tooling/**"], message: "server/ and cli/ import only from src/index.ts, src/config/, src/tooling/ and (cli) src/server/ (STYLE.md)." },
-      ]),
-    },
-  },
 );
+
+function restrict(paths, patterns = []) {
+  return ["error", { paths, patterns }];
+}

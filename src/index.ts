@@ -1,11 +1,31 @@
 /**
  * vcp-hooks public API: the runtime, its types, and the types policy authors use
  * (`import type { HookInput, HookResult } from "vcp-hooks"`).
+ *
+ * Two more entries hold what a running deployment does not need:
+ * - `vcp-hooks/tooling` (src/tooling.ts): build, sign and verify policy bundles, keyrings, and read,
+ *   verify and export audit logs offline (the API of `vcp-hooks build|keygen|sign|verify|audit`);
+ * - `vcp-hooks/testing` (src/testing.ts): the `ChainBackend` contract, to run chains somewhere other
+ *   than the isolated-vm sandbox in tests.
+ * Every type a signature here names is exported here or from one of those (a test checks it).
  */
 export { createRuntime, assertNodeVersion } from "./runtime/runtime.js";
 export type { Runtime, RuntimeOptions, RuntimeStatus, BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions } from "./runtime/runtime.js";
-export type { ChainBackend, BackendChainTask } from "./runtime/backend.js";
-export { VcpError, ERROR_CODES } from "./errors.js";
+export type { HookStatsView } from "./runtime/stats.js";
+export type { SandboxOptions } from "./pool/supervisor.js";
+export type { SandboxLimits, FetchPolicy, GuestLogLine } from "./sandbox-host/types.js";
+export type { Principal } from "./registry/types.js";
+export { VcpError, ERROR_CODES, httpStatusOf } from "./errors.js";
+export type { ErrorCode, ErrorInfo } from "./errors.js";
+// Every default (limits, timeouts, audit, pool sizes, redact keys…), in the wire names of vcp.yaml.
+export { DEFAULTS } from "./config/defaults.js";
+// The deployment config (vcp.yaml, DESIGN §6.4): validated once, frozen.
+export { ConfigSchema, loadConfigFile, resolveConfig } from "./config/config.js";
+export type { ConfigInput, DeepReadonly, ResolvedConfig } from "./config/config.js";
+// Logging: the interface the runtime takes, and the operational logger (pino, redacting) that
+// `vcp-hooks serve` uses; pass it as `logger` to createRuntime.
+export type { Logger, Clock, LifecycleEvent, LifecycleEventMap, LifecycleEventName, InputSummary } from "./observe/events.js";
+export { createOperationalLogger, LOG_LEVELS, type OperationalLogger, type OperationalLoggerOptions } from "./observe/logger.js";
 // Bounds on JSON crossing a boundary (DESIGN §6.4 limits.json_depth / limits.input_bytes): the rule
 // the runtime applies to every input, exported so adapters (the HTTP server) apply the same one early.
 export { assertInputBounds, jsonValueDepth, DEFAULT_JSON_DEPTH, DEFAULT_INPUT_BYTES, JSON_DEPTH_CEILING } from "./model/json-bounds.js";
@@ -14,7 +34,9 @@ export type { JsonBounds } from "./model/json-bounds.js";
 export { MODEL_JSON_SCHEMAS, EVENT_SCHEMA_IDS, pointerPath } from "./model/json-schema.js";
 export type { JsonSchema } from "./model/json-schema.js";
 export { assertEvent } from "./model/validate-input.js";
-export type { ErrorCode } from "./errors.js";
+// Every name pattern (hook, bundle, export, key id, session id, …): regex, JSON Schema pattern and rule text.
+export * as NAME_PATTERNS from "./model/names.js";
+export type { NamePattern } from "./model/names.js";
 export { HOOK_TYPES, TRUST_LEVELS } from "./model/hook-type.js";
 export type { HookType, TrustLevel, Scope } from "./model/hook-type.js";
 export type { HookDefinition, ResolvedHook, ActionRef } from "./model/hook.js";
@@ -39,41 +61,27 @@ export type {
   ViolationEvent,
   PeriodicEvent,
 } from "./model/events.js";
-export type { ChainResult, HookExecution } from "./chain/types.js";
-export type { LifecycleEventMap, LifecycleEventName, ChainCompletedEvent } from "./observe/events.js";
+export type { ChainResult, HookExecution, ConstitutionProvenance } from "./chain/types.js";
+export type { ChainCompletedEvent } from "./observe/events.js";
 export type { Manifest, ManifestInput } from "./bundle/manifest.js";
-// Policy bundles (DESIGN §3): manifest, build, artifact, keys — the API of `vcp-hooks build|keygen|sign|verify`.
-export { loadManifestFile, parseManifestYaml, manifestJsonSchema, renderManifestJsonSchema, MANIFEST_FILE } from "./bundle/manifest.js";
-export type { ManifestProblem } from "./bundle/manifest.js";
-export { buildBundle, refuseImport, DEFAULT_ENTRY, LLM_SDK_PACKAGES } from "./bundle/build.js";
-export type { BuildOptions, BuildResult, BuildProblem, ExportProbe } from "./bundle/build.js";
-export {
-  createArtifact,
-  serializeArtifact,
-  parseArtifact,
-  readArtifactFile,
-  signArtifact,
-  verifyArtifact,
-  ARTIFACT_FORMAT,
-  ARTIFACT_MEDIA_TYPE,
-  DEFAULT_MAX_CODE_BYTES,
-} from "./bundle/artifact.js";
-export type { VcpArtifact, ArtifactSignature, VerifiedArtifact, VerifyOptions } from "./bundle/artifact.js";
-export { generateKeyPair, loadKeyring } from "./bundle/keys.js";
-export type { Keyring, KeyringKey, KeyringInput, KeyPairPem } from "./bundle/keys.js";
-// Audit log (DESIGN §5): `vcp-hooks audit verify`, and the record types of `runtime.audit.query`.
-export { verifyAuditLog } from "./audit/verify.js";
-// Decision-log export: read the log back (`audit tail|export`) and ship it (`audit.sink`).
-export { readAuditRecords, followAuditRecords, type ReadOptions as AuditReadOptions } from "./audit/reader.js";
-export { formatRecords, EXPORT_FORMATS, type ExportFormat } from "./audit/export.js";
+// A `.vcpb` to install (`runtime.bundles.install(await readArtifactFile(path))`); building and signing
+// one is `vcp-hooks/tooling`.
+export { readArtifactFile, parseArtifact, ARTIFACT_JSON_SCHEMA, ARTIFACT_MEDIA_TYPE, DEFAULT_MAX_CODE_BYTES } from "./bundle/artifact.js";
+export type { VcpArtifact, ArtifactSignature } from "./bundle/artifact.js";
+export type { KeyringInput } from "./bundle/keys.js";
+// Audit log (DESIGN §5): the record types of `runtime.audit.query`, and the decision-log sink (`audit.sink`).
 export { startAuditSink, readSinkCursor, type AuditSink, type AuditSinkOptions, type AuditSinkStats } from "./audit/sink.js";
 export { createAuditSinkMetrics } from "./observe/metrics.js";
 export type { AuditVerdict, VerifyAuditOptions } from "./audit/verify.js";
 export type { AuditRecord, AuditRecordInput } from "./audit/record.js";
+export type { AuditHead } from "./audit/writer.js";
 export type { AuditOptions, AuditQuery } from "./runtime/audit-trail.js";
 // Constitution integrity (DESIGN §4.5): sign constitutions and check their chains of custody.
 export { signConstitution, verifySignatureChain } from "./integrity/signatures.js";
+export type { ChainVerdict, KeySet, TrustedKey, VerifyChainOptions } from "./integrity/signatures.js";
+export type { IntegrityOptions } from "./integrity/check.js";
 // Pipeline (DESIGN §4.6): session views and the outcome shapes of adapt/transition/conflict/violation.
+export type { ConflictStrategy } from "./pipeline/strategies.js";
 export type {
   SessionView,
   OpenSessionInput,
@@ -87,6 +95,8 @@ export type {
   ViolationOutcome,
   ContextReevaluation,
   PeriodicTickReport,
+  PeriodicStatus,
+  HookRef,
   SessionAccess,
   SessionPrincipal,
 } from "./pipeline/index.js";

@@ -1,7 +1,7 @@
 /**
  * Audit log (DESIGN §5, spec §8.2.3): a hash-chained, append-only JSONL writer with group commit,
  * backpressure and rotation; its verifier; RFC 6902 diffs and input hashes for records; and
- * redaction for audit payloads and operational (pino) logs.
+ * redaction for audit payloads and log lines (the operational logger is src/observe/logger.ts).
  */
 export { openAuditLog, type AuditWriter, type AuditWriterOptions, type AuditWriterStats, type AuditHead } from "./writer.js";
 export { verifyAuditLog, type AuditVerdict, type VerifyAuditOptions } from "./verify.js";
@@ -10,13 +10,10 @@ export { diffForAudit } from "./diff.js";
 export { segmentPath, listSegments } from "./files.js";
 export {
   createRedactor,
-  createOperationalLogger,
   redactString,
-  DEFAULT_REDACT_KEYS,
   REDACTED,
   type Redactor,
   type RedactorOptions,
-  type OperationalLoggerOptions,
 } from "./redact.js";
 export { readAuditRecords, followAuditRecords, type ReadOptions } from "./reader.js";
 export { formatRecords, toJsonLines, toOtlpLogs, EXPORT_FORMATS, type ExportFormat } from "./export.js";

@@ -1,18 +1,15 @@
-import { pino, type DestinationStream, type Logger as PinoLogger, type LevelWithSilent } from "pino";
+/*
+ * Redaction for audit payloads, guest log lines and the operational log (src/observe/logger.ts).
+ * No I/O and no pino: the sandbox workers import this module.
+ */
 import { redactString } from "./redact-string.js";
 
-// The string scrubber lives apart so light entries (the `vcp-hooks hook` adapter) can use it without pino.
+// The string scrubber lives apart so light entries (the `vcp-hooks hook` adapter) can use it without this module.
 export { redactString };
 
 /** Replaces the value of a configured key. */
 export const REDACTED = "[REDACTED]";
 
-/** Key names worth redacting in most deployments; pass them (or your own) as `keys`. */
-export const DEFAULT_REDACT_KEYS: readonly string[] = [
-  "authorization", "proxy-authorization", "cookie", "set-cookie", "password", "passwd", "secret",
-  "client_secret", "token", "access_token", "refresh_token", "id_token", "api_key", "private_key",
-  "private_key_pem", "token_sha256",
-];
 
 export interface RedactorOptions {
   /** Keys whose values are replaced wholesale, matched at any depth, ignoring case, `-` and `_`. */
@@ -93,53 +90,4 @@ function truncate(text: string, max: number): string {
   const code = text.charCodeAt(cut - 1);
   if (code >= 0xd800 && code <= 0xdbff) cut--; // do not split a surrogate pair
   return `${text.slice(0, cut)}…[truncated ${text.length - cut} chars]`;
-}
-
-export interface OperationalLoggerOptions {
-  /** Default "info". */
-  level?: LevelWithSilent;
-  /** Keys to redact; default DEFAULT_REDACT_KEYS. */
-  redactKeys?: readonly string[];
-  /** Strings in log fields are cut to this many characters after redaction; default 4096. */
-  maxStringLength?: number;
-  /** Where lines go; default stdout. */
-  destination?: DestinationStream;
-  /** Fields on every line (e.g. `{ component: "server" }`); pid and hostname are not added. */
-  base?: Record<string, unknown>;
-}
-
-/**
- * The operational logger (pino): separate from the audit log, and redacting. Configured keys are
- * censored by pino's own path redaction at the top level and one level down, and everywhere by the
- * redactor, which also removes secret shapes from every string field and from the message.
- *
- * @example
- * ```ts
- * const log = createOperationalLogger({ level: "info" });
- * log.info({ headers: { authorization: "Bearer abc" } }, "request"); // authorization: "[REDACTED]"
- * ```
- */
-export function createOperationalLogger(options: OperationalLoggerOptions = {}): PinoLogger {
-  const keys = options.redactKeys ?? DEFAULT_REDACT_KEYS;
-  const redact = createRedactor({ keys, maxStringLength: options.maxStringLength ?? 4096 });
-  const maxString = options.maxStringLength ?? 4096;
-  // pino paths only take identifier-like keys; the redactor covers the rest.
-  const paths = keys.filter((k) => /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(k)).flatMap((k) => [k, `*.${k}`]);
-  const config = {
-    level: options.level ?? "info",
-    base: options.base ?? null,
-    redact: { paths, censor: REDACTED },
-    formatters: {
-      // SECURITY: every structured field passes through the redactor before serialization.
-      log: (object: Record<string, unknown>) => redact(object) as Record<string, unknown>,
-    },
-    hooks: {
-      logMethod(this: PinoLogger, args: unknown[], method: (...a: unknown[]) => void): void {
-        // SECURITY: messages and their interpolation arguments are redacted too.
-        const safe = args.map((a) => (typeof a === "string" ? truncate(redactString(a), maxString) : a));
-        method.apply(this, safe);
-      },
-    },
-  };
-  return options.destination ? pino(config as never, options.destination) : pino(config as never);
 }

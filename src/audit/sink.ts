@@ -22,6 +22,7 @@ import { silentLogger, type Logger } from "../observe/events.js";
 import { formatRecords, type ExportFormat } from "./export.js";
 import { abortableSleep, followAuditRecords } from "./reader.js";
 import type { AuditRecord } from "./record.js";
+import { DEFAULTS } from "../config/defaults.js";
 
 export interface AuditSinkOptions {
   /** The audit log (`audit.path`); rotations are followed. */
@@ -112,10 +113,10 @@ async function writeSinkCursor(file: string, seq: number): Promise<void> {
  */
 export function startAuditSink(options: AuditSinkOptions): AuditSink {
   const format = options.format ?? "jsonl";
-  const batchRecords = options.batchRecords ?? 500;
-  const intervalMs = options.intervalMs ?? 1000;
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const maxBackoffMs = options.maxBackoffMs ?? 60_000;
+  const batchRecords = options.batchRecords ?? DEFAULTS.audit.sink.batch_records;
+  const intervalMs = options.intervalMs ?? DEFAULTS.audit.sink.interval_ms;
+  const timeoutMs = options.timeoutMs ?? DEFAULTS.audit.sink.timeout_ms;
+  const maxBackoffMs = options.maxBackoffMs ?? DEFAULTS.audit.sink.max_backoff_ms;
   const logger = options.logger ?? silentLogger;
   const readAhead = batchRecords * 4;
   mkdirSync(dirname(options.cursorFile), { recursive: true });

@@ -17,14 +17,17 @@ import { VcpError } from "../errors.js";
 import { canonicalJson } from "../integrity/canonical.js";
 import { digestOf } from "../integrity/digest.js";
 import { trustRank, type TrustLevel } from "../model/hook-type.js";
-import { KEY_ID_PATTERN, keyringIndex, type Keyring } from "./keys.js";
+import { keyringIndex, type Keyring } from "./keys.js";
 import { parseManifest, type Manifest } from "./manifest.js";
+import { DIGEST, KEY_ID } from "../model/names.js";
+import { jsonSchemaOf, type JsonSchema } from "../model/json-schema.js";
+import { DEFAULTS } from "../config/defaults.js";
 
 export const ARTIFACT_FORMAT = "vcp-bundle/1";
 /** Media type of a serialized `.vcpb` (DESIGN §3.2). */
 export const ARTIFACT_MEDIA_TYPE = "application/vnd.vcp.bundle+json";
 /** Default cap on a bundle's code, bytes (DESIGN §3.2, §6.4 `limits.bundle_bytes`). */
-export const DEFAULT_MAX_CODE_BYTES = 5 * 1024 * 1024;
+export const DEFAULT_MAX_CODE_BYTES = DEFAULTS.limits.bundle_bytes;
 
 export interface ArtifactSignature {
   key_id: string;
@@ -43,7 +46,6 @@ export interface VcpArtifact {
   signatures: ArtifactSignature[];
 }
 
-const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
 
 // Outer shape only: the manifest is validated by parseManifest after the digest check, so the
 // digest is computed over exactly the JSON that was signed.
@@ -52,11 +54,11 @@ const ArtifactShapeSchema = z
     format: z.literal(ARTIFACT_FORMAT, { error: `must be "${ARTIFACT_FORMAT}"` }),
     manifest: z.record(z.string(), z.unknown(), { error: "must be an object" }),
     code: z.string({ error: "must be a string" }),
-    digest: z.string({ error: "must be a string" }).regex(DIGEST_PATTERN, "must be sha256:<64 lowercase hex digits>"),
+    digest: z.string({ error: "must be a string" }).regex(DIGEST.regex, "must be sha256:<64 lowercase hex digits>"),
     signatures: z.array(
       z
         .object({
-          key_id: z.string({ error: "must be a string" }).regex(KEY_ID_PATTERN, "must match [A-Za-z0-9._-]{1,128}"),
+          key_id: z.string({ error: "must be a string" }).regex(KEY_ID.regex, KEY_ID.rule),
           alg: z.string({ error: "must be a string" }),
           sig: z.string({ error: "must be a base64 string" }).max(1024, "is too long for a signature"),
         })
@@ -161,8 +163,8 @@ export function isArtifactLike(value: unknown): value is { format: unknown } {
  * ```
  */
 export function signArtifact(artifact: VcpArtifact, privateKeyPem: string, keyId: string): VcpArtifact {
-  if (!KEY_ID_PATTERN.test(keyId)) {
-    throw new VcpError("INVALID_CONFIG", `key id '${keyId}' must match [A-Za-z0-9._-]{1,128}`, { field: "key_id" });
+  if (!KEY_ID.regex.test(keyId)) {
+    throw new VcpError("INVALID_CONFIG", `key id '${keyId}' ${KEY_ID.rule}`, { field: "key_id" });
   }
   const shape = checkShape(artifact);
   checkDigest(shape);
@@ -268,6 +270,13 @@ export function verifyArtifact(input: unknown, options: VerifyOptions = {}): Ver
 }
 
 type ArtifactShape = z.infer<typeof ArtifactShapeSchema>;
+
+/**
+ * The outer shape of a `.vcpb` as JSON Schema, generated from the schema {@link parseArtifact} checks:
+ * the HTTP upload route validates bodies with it (server/schemas.ts), so the route refuses exactly
+ * what installing would refuse at this stage (the manifest is checked in full after the digest).
+ */
+export const ARTIFACT_JSON_SCHEMA: JsonSchema = jsonSchemaOf(ArtifactShapeSchema);
 
 function checkShape(input: unknown): ArtifactShape {
   const parsed = ArtifactShapeSchema.safeParse(input);

@@ -10,9 +10,8 @@ import { z } from "zod";
 import { VcpError } from "../errors.js";
 import { TrustLevelSchema, type TrustLevel } from "../model/hook-type.js";
 import { describeIssues } from "../model/zod-errors.js";
+import { KEY_ID } from "../model/names.js";
 
-/** `key_id` pattern: short, printable, safe in file names and logs. */
-export const KEY_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** One trusted key, resolved: `public_key` is an SPKI PEM of an Ed25519 key. */
 export interface KeyringKey {
@@ -28,7 +27,7 @@ export interface Keyring {
 
 const KeyEntrySchema = z
   .object({
-    key_id: z.string({ error: "must be a string" }).regex(KEY_ID_PATTERN, "must match [A-Za-z0-9._-]{1,128}"),
+    key_id: z.string({ error: "must be a string" }).regex(KEY_ID.regex, KEY_ID.rule),
     public_key: z.string({ error: "must be a PEM string" }).optional(),
     public_key_file: z.string({ error: "must be a file path" }).min(1, "must be a file path").optional(),
     max_trust: TrustLevelSchema,

@@ -4,7 +4,8 @@ import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { VcpError } from "../errors.js";
 import { ScopeSchema, TrustLevelSchema, type Scope } from "../model/hook-type.js";
-import { EXPORT_NAME_PATTERN, HookDefinitionSchema, type HookDefinition } from "../model/hook.js";
+import { HookDefinitionSchema, type HookDefinition } from "../model/hook.js";
+import { BUNDLE_NAME, EXPORT_NAME } from "../model/names.js";
 import { assertPredicateNesting } from "../model/predicate.js";
 import { describeIssues } from "../model/zod-errors.js";
 import { compileHook } from "../registry/validate.js";
@@ -24,7 +25,7 @@ export const ManifestHookSchema = HookDefinitionSchema.omit({ action: true, trus
   .extend({
     action: z
       .string({ error: "must name an exported function" })
-      .regex(EXPORT_NAME_PATTERN, "must be a JavaScript identifier naming an exported function"),
+      .regex(EXPORT_NAME.regex, "must be a JavaScript identifier naming an exported function"),
     scope: ScopeSchema.optional(),
     // `vcp@1` hooks name a `type`; the hooks of any other profile name an `event` instead (PROFILES §2).
     type: HookDefinitionSchema.shape.type.optional(),
@@ -40,7 +41,7 @@ export type ManifestHook = z.infer<typeof ManifestHookSchema>;
 /** `policy.yaml` / the `manifest` of a `.vcpb` (DESIGN §3.1). */
 export const ManifestSchema = z
   .object({
-    bundle: z.string({ error: "must be a string" }).regex(/^[a-z0-9_-]{1,64}$/, "must match [a-z0-9_-]{1,64}"),
+    bundle: z.string({ error: "must be a string" }).regex(BUNDLE_NAME.regex, BUNDLE_NAME.rule),
     version: z.string({ error: "must be a string" }).regex(SEMVER, "must be a semantic version (e.g. 1.2.0)"),
     description: z.string().max(4096).optional(),
     trust: TrustLevelSchema.default("session"),

@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { VcpError } from "../errors.js";
 import { serializeArtifact, type VcpArtifact } from "./artifact.js";
+import { BUNDLE_NAME, DIGEST } from "../model/names.js";
 
 export const INDEX_FORMAT = "vcp-installed/1";
 
@@ -52,9 +53,9 @@ export interface BundleStore {
 // SECURITY: names and digests from the index become path segments; only these shapes are accepted.
 const EntrySchema = z
   .object({
-    bundle: z.string().regex(/^[a-z0-9_-]{1,64}$/),
+    bundle: z.string().regex(BUNDLE_NAME.regex),
     version: z.string().max(256),
-    digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+    digest: z.string().regex(DIGEST.regex),
     activated_at: z.string().max(64),
     signed_by: z.string().max(128).nullable(),
   })

@@ -15,9 +15,10 @@
  *   hide what a deployment hook recorded by running first and filling the budget).
  */
 import type { HookExecution } from "./types.js";
+import { DEFAULTS } from "../config/defaults.js";
 
-export const DEFAULT_ANNOTATION_BYTES_PER_HOOK = 64 * 1024;
-export const DEFAULT_ANNOTATION_BYTES_PER_CHAIN = 256 * 1024;
+export const DEFAULT_ANNOTATION_BYTES_PER_HOOK = DEFAULTS.limits.annotation_bytes_per_hook;
+export const DEFAULT_ANNOTATION_BYTES_PER_CHAIN = DEFAULTS.limits.annotation_bytes_per_chain;
 
 export interface AnnotationLimits {
   readonly perHook: number;

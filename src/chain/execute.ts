@@ -1,5 +1,4 @@
 import type { Constitution } from "../model/constitution.js";
-import type { ResolvedHook } from "../model/hook.js";
 import type { VcpContext } from "../model/input.js";
 import type { ResultStatus } from "../model/result.js";
 import type { Clock, EventSink, InputSummary } from "../observe/events.js";
@@ -8,7 +7,9 @@ import { ChainDeadline } from "./deadline.js";
 import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
 import { DEFAULT_JSON_DEPTH, jsonTextDepth } from "../model/json-bounds.js";
 import { AnnotationBudget, DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "./annotations.js";
-import { parseGuestJson, parseHookResult, sanitizeGuestText } from "./result.js";
+import { parseGuestJson, parseHookResult } from "./result.js";
+import { sanitizeGuestText, STACK_MAX_CHARS } from "./guest-text.js";
+import { emptyChainResult, hookCompletedEvent, hookExecution, hookFiredEvent } from "./contract.js";
 import type {
   ActionInvoker,
   ChainPlan,
@@ -119,20 +120,6 @@ class ChainInput {
   }
 }
 
-function skippedExecution(hook: ResolvedHook, outcome: "skipped_disabled" | "skipped_predicate" | "skipped_deadline"): HookExecution {
-  return {
-    hook: hook.name,
-    bundle: hook.action.bundle,
-    scope: hook.scope,
-    trust: hook.trust,
-    status: "continue",
-    outcome,
-    duration_ms: 0,
-    // Which revision was skipped: a skip is as much a decision of that revision as a run.
-    ...(hook.action.digest !== undefined ? { bundle_digest: hook.action.digest } : {}),
-  };
-}
-
 /**
  * Run one hook chain (spec §5, §7; DESIGN §4.2–§4.4) against an action invoker.
  *
@@ -173,9 +160,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
   let status: ChainResult["status"] = "completed";
   let reason: string | null = null;
   let abortedBy: string | null = null;
-  if (plan.hooks.length === 0) {
-    return finish();
-  }
+  if (plan.hooks.length === 0) return emptyChainResult(type, request);
 
   const input = new ChainInput(request);
   const deadline = new ChainDeadline(request.deadlineMs, clock, startedAt);
@@ -191,7 +176,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
   for (const { hook, predicate } of plan.hooks) {
     if (!hook.enabled) {
       emit({ event: "hook.skipped", payload: { hook: hook.name, type, chain_id: chainId, reason: "disabled" } });
-      hookResults.push(skippedExecution(hook, "skipped_disabled"));
+      hookResults.push(hookExecution(hook, "skipped_disabled", 0));
       continue;
     }
     let conditionFailure: string | undefined;
@@ -215,7 +200,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
         event: "hook.skipped",
         payload: { hook: hook.name, type, chain_id: chainId, reason: "predicate_false", predicate: hook.condition },
       });
-      hookResults.push(skippedExecution(hook, "skipped_predicate"));
+      hookResults.push(hookExecution(hook, "skipped_predicate", 0));
       continue;
     }
 
@@ -223,7 +208,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
     if (budgetMs <= 0) {
       // Its share of the chain deadline is spent: the hook never runs, and that is not its failure.
       emit({ event: "hook.skipped", payload: { hook: hook.name, type, chain_id: chainId, reason: "chain_deadline" } });
-      const skipped = skippedExecution(hook, "skipped_deadline");
+      const skipped = hookExecution(hook, "skipped_deadline", 0);
       if (hook.fail_closed && type !== "periodic") {
         // spec §7.4: a fail-closed hook that gave no verdict stops the chain.
         skipped.status = "abort";
@@ -239,7 +224,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
     }
     const inputJson = input.json();
     const summary = input.summary(inputJson.length);
-    emit({ event: "hook.fired", payload: { hook: hook.name, type, chain_id: chainId, session_id: request.session.id, input_summary: summary } });
+    emit(hookFiredEvent(hook.name, type, chainId, request.session.id, summary));
 
     const hookStart = clock.now();
     let invoked: InvokeOutcome;
@@ -256,16 +241,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
     const durationMs = clock.now() - hookStart;
     deadline.charge(hook, durationMs);
 
-    const execution: HookExecution = {
-      hook: hook.name,
-      bundle: hook.action.bundle,
-      scope: hook.scope,
-      trust: hook.trust,
-      status: "continue",
-      outcome: "ok",
-      duration_ms: durationMs,
-    };
-    if (hook.action.digest !== undefined) execution.bundle_digest = hook.action.digest;
+    const execution = hookExecution(hook, "ok", durationMs);
     if ("cpuMs" in invoked && invoked.cpuMs !== undefined) execution.cpu_ms = invoked.cpuMs;
     let failureWhy: string | undefined;
     let wantsAbort = false;
@@ -351,7 +327,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
           event: "hook.error",
           payload: {
             hook: hook.name, type, chain_id: chainId, outcome: "error", error: failureWhy,
-            ...(invoked.stack ? { stack: sanitizeGuestText(invoked.stack, 4096) } : {}),
+            ...(invoked.stack ? { stack: sanitizeGuestText(invoked.stack, STACK_MAX_CHARS) } : {}),
             input_summary: summary,
           },
         });
@@ -399,10 +375,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       execution.reason = `fail-closed: ${hook.name}: ${execution.error ?? execution.outcome}`;
     }
     hookResults.push(execution);
-    emit({
-      event: "hook.completed",
-      payload: { hook: hook.name, type, chain_id: chainId, status: execution.status, outcome: execution.outcome, duration_ms: durationMs },
-    });
+    emit(hookCompletedEvent(execution, type, chainId));
     if (wantsAbort) {
       status = "aborted";
       reason = execution.reason ?? "aborted";
@@ -423,15 +396,15 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
   annotations.settle();
   return finish(input, cascade);
 
-  function finish(state?: ChainInput, cascadeFailure = false): ChainResult {
+  function finish(state: ChainInput, cascadeFailure: boolean): ChainResult {
     return {
       chain_id: chainId,
       type,
       status,
       reason,
       aborted_by: abortedBy,
-      context: state ? state.context : request.context,
-      constitution: state ? state.constitution : request.constitution,
+      context: state.context,
+      constitution: state.constitution,
       cascade_failure: cascadeFailure,
       hook_results: hookResults,
       duration_ms: clock.now() - startedAt,

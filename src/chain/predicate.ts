@@ -90,6 +90,7 @@
 import { RE2JS } from "re2js";
 import { VcpError } from "../errors.js";
 import { PREDICATE_OPERATORS, type PredicateOperator } from "../model/predicate.js";
+import { IDENTIFIER } from "../model/names.js";
 
 /**
  * Cost units left to the evaluations that charge it (see "cost" above). `left` only goes down.
@@ -479,10 +480,9 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 function keyPath(base: string, key: string): string {
-  return IDENTIFIER.test(key) ? `${base}.${key}` : `${base}[${JSON.stringify(key)}]`;
+  return IDENTIFIER.regex.test(key) ? `${base}.${key}` : `${base}[${JSON.stringify(key)}]`;
 }
 
 /**

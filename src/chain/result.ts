@@ -51,14 +51,3 @@ export function parseHookResult(resultJson: string, maxDepth: number = DEFAULT_J
   const { field, rule } = describeSchemaError(validateHookResult.errors, "result", value);
   return { ok: false, message: `${field}: ${rule} (spec §4.3)` };
 }
-
-const HOST_PATH = /(?:file:\/\/)?(?:\/[\w.@+-]+){2,}(?::\d+){0,2}/g;
-
-/**
- * Make guest error text safe for logs: host file paths removed, length capped. Guest stacks carry
- * only the script names the sandbox gave them, but messages can quote anything.
- */
-export function sanitizeGuestText(text: string, maxChars = 2048): string {
-  const cleaned = text.replace(HOST_PATH, "<path>");
-  return cleaned.length > maxChars ? `${cleaned.slice(0, maxChars)}… (${cleaned.length - maxChars} more chars)` : cleaned;
-}

@@ -1,13 +1,11 @@
 /**
- * `vcp-hooks audit verify <file…>`: check a hash-chained audit log (DESIGN §5). The verifier is
- * looked up on the public API at run time, so this command degrades to "not available" in a build
- * that does not export it yet, rather than failing to load the whole CLI.
+ * `vcp-hooks audit verify <file…>`: check a hash-chained audit log (DESIGN §5).
  *
  * `vcp-hooks audit tail|export <file>`: the decision log read back — records after a seq or since a
  * time, as stored JSON lines or OTLP/JSON logs; `tail --follow` keeps printing new records.
  */
-import * as api from "../index.js";
-import { EXPORT_FORMATS, followAuditRecords, formatRecords, readAuditRecords, type AuditRecord, type ExportFormat } from "../index.js";
+import type { AuditHead, AuditRecord } from "../index.js";
+import { EXPORT_FORMATS, followAuditRecords, formatRecords, readAuditRecords, verifyAuditLog, type ExportFormat } from "../tooling.js";
 import { CheckFailed, escapeControl, EXIT_FAILED, EXIT_OK, EXIT_USAGE, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
 
 const USAGE = `usage: vcp-hooks audit verify <file…> [--anchor <seq>:<hash>] [--json]
@@ -27,16 +25,7 @@ GET /v1/audit/head) also catches records cut off the end.
 Options:
   --anchor <seq>:<hash>  a head that must still be in the log
   --json                 print the verdict as JSON
-Exit: 0 intact, 1 broken (names the first bad seq), 2 usage error or not available in this build.`;
-
-interface AuditHead {
-  seq: number;
-  hash: string;
-}
-type Verdict =
-  | { ok: true; records: number; head: AuditHead; torn_tail?: boolean }
-  | { ok: false; records: number; first_bad_seq: number; reason: string; file?: string; line?: number };
-type VerifyAuditLog = (paths: string[], options?: { anchor?: AuditHead }) => Promise<Verdict>;
+Exit: 0 intact, 1 broken (names the first bad seq), 2 usage error.`;
 
 export const auditCommand: Command = {
   name: "audit",
@@ -63,12 +52,7 @@ export const auditCommand: Command = {
       if (!m) throw new UsageError(`audit verify: --anchor must be <seq>:<hash>, not '${escapeControl(anchorText)}'`);
       anchor = { seq: Number(m[1]), hash: m[2]! };
     }
-    const verify = (api as unknown as Record<string, unknown>)["verifyAuditLog"];
-    if (typeof verify !== "function") {
-      io.err("vcp-hooks audit verify: not available in this build (verifyAuditLog is not exported by the library yet)");
-      return EXIT_USAGE;
-    }
-    const verdict = await (verify as VerifyAuditLog)(positionals, anchor === undefined ? {} : { anchor });
+    const verdict = await verifyAuditLog(positionals, anchor === undefined ? {} : { anchor });
     if (io.json) printJson(io, verdict);
     else if (verdict.ok) {
       io.out(`OK ${verdict.records} record(s); head seq ${verdict.head.seq} ${verdict.head.hash}${verdict.torn_tail ? " (a torn final line, never acknowledged, was ignored)" : ""}`);

@@ -1,7 +1,7 @@
 /** `vcp-hooks build <dir> [-o file]`: a policy directory → an unsigned `.vcpb` (DESIGN §3.2). */
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { buildBundle, serializeArtifact } from "../index.js";
+import { buildBundle, serializeArtifact } from "../tooling.js";
 import { EXIT_OK, parseCommand, printJson, progress, stringOption, type Command } from "./common.js";
 
 const USAGE = `usage: vcp-hooks build <dir> [-o <file.vcpb>] [--json]

@@ -4,8 +4,9 @@
  * it (the keyring's key files and keys). Exit 0 valid, 1 invalid, 2 usage.
  */
 import { existsSync } from "node:fs";
-import { loadKeyring, VcpError } from "../index.js";
-import { loadConfigFile, type ResolvedConfig } from "../config/config.js";
+import { VcpError } from "../index.js";
+import { loadKeyring } from "../tooling.js";
+import { loadConfigFile, type ResolvedConfig } from "../index.js";
 import { EXIT_FAILED, EXIT_OK, parseCommand, printJson, UsageError, type Command } from "./common.js";
 
 const USAGE = `usage: vcp-hooks config check [--config vcp.yaml] [--json]

@@ -4,7 +4,8 @@
  * statuses and outcomes, durations, annotations and the keys the chain changed.
  */
 import { readFile } from "node:fs/promises";
-import { getProfile, HOOK_TYPES, isProfileEvent, loadKeyring, type ChainResult, type HookType, type Keyring, type ProfileFireResult } from "../index.js";
+import { getProfile, HOOK_TYPES, isProfileEvent, type ChainResult, type HookType, type ProfileFireResult } from "../index.js";
+import { loadKeyring, type Keyring } from "../tooling.js";
 import { CheckFailed, escapeControl, EXIT_OK, parseCommand, printJson, progress, requireOption, stringOption, UsageError, type Command } from "./common.js";
 import { changedKeys, show, type Change } from "./json-match.js";
 import { LOCAL_TRUST_NOTE, loadLocalBundle, loadProfileModules, prepareChainInput, startLocalRuntime, type GuestLog } from "./local.js";

@@ -7,7 +7,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { getProfile, HOOK_TYPES, isProfileEvent, listProfiles, type EventProfile, type HookType, type NativeObject } from "../index.js";
+import { EVENT_SCHEMA_IDS, getProfile, HOOK_TYPES, isProfileEvent, listProfiles, NAME_PATTERNS, type EventProfile, type HookType, type NativeObject } from "../index.js";
 import { loadProfileModules } from "./local.js";
 import { CheckFailed, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command } from "./common.js";
 
@@ -31,15 +31,6 @@ Options:
   --json            print { dir, bundle, files }
 Exit: 0 created, 1 the directory exists, 2 usage error.
 Next: vcp-hooks test <dir> · vcp-hooks build <dir>`;
-
-const EVENT_TYPES: Record<HookType, string> = {
-  pre_inject: "PreInjectEvent",
-  post_select: "PostSelectEvent",
-  on_transition: "TransitionEvent",
-  on_conflict: "ConflictEvent",
-  on_violation: "ViolationEvent",
-  periodic: "PeriodicEvent",
-};
 
 /** A valid sample event per type (spec §4.5), for the generated tests. */
 const SAMPLE_EVENTS: Record<HookType, unknown> = {
@@ -74,7 +65,7 @@ export const initCommand: Command = {
     const type = (stringOption("init", values, "type") ?? "pre_inject") as HookType;
     if (!HOOK_TYPES.includes(type)) throw new UsageError(`init: unknown hook type '${type}' (expected one of ${HOOK_TYPES.join(", ")})`);
     const bundle = stringOption("init", values, "name") ?? defaultName(dir);
-    if (!/^[a-z0-9_-]{1,64}$/.test(bundle)) throw new UsageError(`init: bundle name '${bundle}' must match [a-z0-9_-]{1,64} (pass --name)`);
+    if (!NAME_PATTERNS.BUNDLE_NAME.regex.test(bundle)) throw new UsageError(`init: bundle name '${bundle}' ${NAME_PATTERNS.BUNDLE_NAME.rule} (pass --name)`);
     if (existsSync(dir) && readdirSync(dir).length > 0) {
       throw new CheckFailed(`${dir} already exists and is not empty; refusing to overwrite (choose a new directory)`, "FILE_EXISTS");
     }
@@ -114,7 +105,8 @@ function manifestSchemaPath(dir: string): string {
 }
 
 export function scaffold(bundle: string, type: HookType, dir: string): Record<string, string> {
-  const eventType = EVENT_TYPES[type];
+  // The event interface policy code imports: the model's component name (model/json-schema.ts).
+  const eventType = EVENT_SCHEMA_IDS[type];
   const hookName = "check_topic";
   // A periodic abort is treated as continue (spec §3.6), so its "blocked" case completes.
   const abortExpect =

@@ -2,7 +2,7 @@
 import { basename, resolve } from "node:path";
 import { existsSync } from "node:fs";
 import { rm, writeFile } from "node:fs/promises";
-import { generateKeyPair } from "../index.js";
+import { generateKeyPair } from "../tooling.js";
 import { CheckFailed, EXIT_OK, parseCommand, printJson, requireOption, stringOption, UsageError, type Command } from "./common.js";
 
 const USAGE = `usage: vcp-hooks keygen --out <prefix> [--key-id <id>] [--max-trust <level>] [--json]

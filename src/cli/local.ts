@@ -6,28 +6,12 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import {
-  buildBundle,
-  createRuntime,
-  registerProfile,
-  type EventProfile,
-  readArtifactFile,
-  verifyArtifact,
-  VcpError,
-  type Keyring,
-  type Runtime,
-  type VcpArtifact,
-} from "../index.js";
+import { createRuntime, readArtifactFile, registerProfile, VcpError, type EventProfile, type GuestLogLine, type Runtime, type VcpArtifact } from "../index.js";
+import { buildBundle, verifyArtifact, type Keyring } from "../tooling.js";
 import { CheckFailed, progress, type Io } from "./common.js";
 
-/** A guest `vcp.log` line as the sandbox reports it. */
-export interface GuestLog {
-  bundle: string;
-  hook: string;
-  level: string;
-  message: string;
-  fields?: unknown;
-}
+/** A guest `vcp.log` line as the sandbox reports it (redacted and truncated). */
+export type GuestLog = GuestLogLine;
 
 export const LOCAL_TRUST_NOTE = "signatures not required (local development: requireSignatures false)";
 
@@ -39,7 +23,7 @@ export async function startLocalRuntime(io: Io, onGuestLog: (line: GuestLog) => 
   progress(io, `starting the sandbox; ${LOCAL_TRUST_NOTE}`);
   return createRuntime({
     requireSignatures: false,
-    sandbox: { threads: 1, onGuestLog: (line) => onGuestLog(line as GuestLog) },
+    sandbox: { threads: 1, onGuestLog },
     ...(profileModules.length > 0 ? { profileModules } : {}),
   });
 }

@@ -4,10 +4,10 @@
  * The server is `--server` or VCP_SERVER (default http://127.0.0.1:8787); the operator token is
  * `--token` or VCP_OPERATOR_TOKEN. A server's error is printed verbatim (code and message).
  */
-import { readArtifactFile } from "../index.js";
+import { DEFAULTS, readArtifactFile } from "../index.js";
 import { CheckFailed, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
 
-const DEFAULT_SERVER = "http://127.0.0.1:8787";
+const DEFAULT_SERVER = `http://${DEFAULTS.listen.host}:${DEFAULTS.listen.port}`;
 const REQUEST_TIMEOUT_MS = 60_000;
 
 interface Target {

@@ -21,11 +21,11 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { pino, type Logger as PinoLogger } from "pino";
-import { assertNodeVersion, buildBundle, createAuditSinkMetrics, createRuntime, generateKeyPair, signArtifact, startAuditSink, VcpError, type AuditSink, type Runtime, type VcpArtifact } from "../index.js";
+import { assertNodeVersion, createAuditSinkMetrics, createOperationalLogger, createRuntime, LOG_LEVELS, startAuditSink, VcpError, type AuditSink, type OperationalLogger, type Runtime, type VcpArtifact } from "../index.js";
+import { buildBundle, generateKeyPair, signArtifact } from "../tooling.js";
 import { escapeControl } from "./common.js";
 import { versionInfo } from "./version.js";
-import { loadConfigFile, resolveConfig, type ResolvedConfig } from "../config/config.js";
+import { loadConfigFile, resolveConfig, type ResolvedConfig } from "../index.js";
 import { createServer, generateToken, hashToken, liveSettingsFor, logLevelOf, partiallyLiveChanges, restartOnlyChanges, runtimeOptionsFor, type VcpServer } from "../server/index.js";
 
 const USAGE = `usage: vcp-hooks serve [--config vcp.yaml] [--port N] [--host H] [--log-level debug|info|warn|error]
@@ -122,13 +122,10 @@ export async function startServe(args: string[], options: { signals?: boolean; o
   let config: ResolvedConfig = configPath !== undefined ? loadConfigFile(configPath) : embedded!.config;
   const startedWith = config;
   const level = parsed.values["log-level"] ?? env.VCP_LOG_LEVEL ?? logLevelOf(config) ?? "info";
-  if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(level)) throw new UsageError(`--log-level: '${level}' is not a pino level`);
-  const logger: PinoLogger = pino({
-    level,
-    base: { svc: "vcp-hooks" },
-    // SECURITY: tokens must never reach a log line, whatever a future log call includes.
-    redact: { paths: ["req.headers.authorization", "headers.authorization", "authorization", "token", "*.token"], censor: "[redacted]" },
-  });
+  if (!isLogLevel(level)) throw new UsageError(`--log-level: '${level}' is not a pino level (${LOG_LEVELS.join(", ")})`);
+  // SECURITY: the operational logger redacts the configured keys (the library's list by default) and,
+  // always, authorization and token: credentials never reach a log line, whatever a log call includes.
+  const logger: OperationalLogger = createOperationalLogger({ level, base: { svc: "vcp-hooks" }, redactKeys: config.redact_keys });
 
   // The runtime key signs constitution modification links (DESIGN §4.5); it lives in the data dir.
   const runtimeKeyPem = loadOrCreatePrivateKey(join(config.data_dir, "runtime-key.pem"));
@@ -419,4 +416,8 @@ export function tokenSha256(token: string): string {
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   process.exitCode = await runServe(process.argv.slice(2));
+}
+
+function isLogLevel(level: string): level is (typeof LOG_LEVELS)[number] {
+  return (LOG_LEVELS as readonly string[]).includes(level);
 }

@@ -1,6 +1,7 @@
 /** `vcp-hooks sign <file.vcpb> --key <pem> --key-id <id> [-o file]`: add an Ed25519 signature. */
 import { readFile } from "node:fs/promises";
-import { readArtifactFile, serializeArtifact, signArtifact, type VcpArtifact } from "../index.js";
+import { readArtifactFile, type VcpArtifact } from "../index.js";
+import { serializeArtifact, signArtifact } from "../tooling.js";
 import { writeAtomic } from "./build.js";
 import { CheckFailed, EXIT_OK, parseCommand, printJson, requireOption, stringOption, type Command } from "./common.js";
 

@@ -1,5 +1,6 @@
 /** `vcp-hooks verify <file.vcpb> --keyring <file>`: would this artifact install, and with what trust? */
-import { loadKeyring, readArtifactFile, verifyArtifact } from "../index.js";
+import { readArtifactFile } from "../index.js";
+import { loadKeyring, verifyArtifact } from "../tooling.js";
 import { EXIT_OK, parseCommand, printJson, requireOption, type Command } from "./common.js";
 
 const USAGE = `usage: vcp-hooks verify <file.vcpb> --keyring <keyring.yaml> [--json]

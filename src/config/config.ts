@@ -2,27 +2,29 @@ import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import YAML from "yaml";
 import { z } from "zod";
-import { DEFAULT_REDACT_KEYS } from "../audit/redact.js";
+import { DEFAULTS } from "./defaults.js";
 import { VcpError } from "../errors.js";
 import { HOOK_TYPES, TrustLevelSchema } from "../model/hook-type.js";
 import { getProfile } from "../profiles/index.js";
 import { describeIssues } from "../model/zod-errors.js";
-import { DEFAULT_INPUT_BYTES, DEFAULT_JSON_DEPTH, INPUT_BYTES_CEILING, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
-import { DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "../chain/annotations.js";
+import { INPUT_BYTES_CEILING, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
+import { SESSION_HOOK_REF } from "../model/names.js";
+import { deepFreeze } from "../model/deep-freeze.js";
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
 /**
- * The deployment config `vcp.yaml` (DESIGN §6.4). Every limit has a safe default; unknown keys are
- * errors so a typo never silently falls back to a default.
+ * The deployment config `vcp.yaml` (DESIGN §6.4). Every limit has a safe default, from
+ * config/defaults.ts (the library reads the same ones); unknown keys are errors so a typo never
+ * silently falls back to a default.
  */
 export const ConfigSchema = z
   .object({
     listen: z
-      .object({ host: z.string().default("127.0.0.1"), port: z.number().int().min(0).max(65535).default(8787) })
+      .object({ host: z.string().default(DEFAULTS.listen.host), port: z.number().int().min(0).max(65535).default(DEFAULTS.listen.port) })
       .strict()
-      .default({ host: "127.0.0.1", port: 8787 }),
-    data_dir: z.string().default("./.vcp"),
+      .default({ ...DEFAULTS.listen }),
+    data_dir: z.string().default(DEFAULTS.data_dir),
     auth: z
       .array(
         z
@@ -51,18 +53,18 @@ export const ConfigSchema = z
       .strict()
       .default({ keys: [] }),
     require_signatures: z.boolean().default(true),
-    session_hook_allowlist: z.array(z.string().regex(/^[a-z0-9_-]{1,64}\/[a-z0-9_-]{1,64}$/, "entries are bundle/hook")).default([]),
+    session_hook_allowlist: z.array(z.string().regex(SESSION_HOOK_REF.regex, "entries are bundle/hook")).default([]),
     safety_critical_rules: z.array(z.string().min(1)).default([]),
     conflict_strategy: z.enum(["most_restrictive", "highest_priority", "reject"]).default("most_restrictive"),
     pool: z
       .object({
-        processes: z.literal(1, { error: "only 1 sandbox process is supported" }).default(1),
-        threads: z.number().int().min(1).max(64).default(2),
-        isolate_memory_mb: z.number().int().min(8).max(4096).default(64),
-        max_queue: z.number().int().min(1).max(1_000_000).default(1024),
+        processes: z.literal(1, { error: "only 1 sandbox process is supported" }).default(DEFAULTS.pool.processes),
+        threads: z.number().int().min(1).max(64).default(DEFAULTS.pool.threads),
+        isolate_memory_mb: z.number().int().min(8).max(4096).default(DEFAULTS.pool.isolate_memory_mb),
+        max_queue: z.number().int().min(1).max(1_000_000).default(DEFAULTS.pool.max_queue),
       })
       .strict()
-      .default({ processes: 1, threads: 2, isolate_memory_mb: 64, max_queue: 1024 }),
+      .default({ ...DEFAULTS.pool }),
     profiles: z
       .record(
         z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}(@[0-9A-Za-z.x-]{1,32})?$/, "keys are <name> or <name>@<version> (e.g. gemini-cli@0.x)"),
@@ -79,55 +81,49 @@ export const ConfigSchema = z
     cascade: z.object({ disable_failing_hooks: z.boolean().default(false) }).strict().default({ disable_failing_hooks: false }),
     audit: z
       .object({
-        path: z.string().default("audit/audit.jsonl"),
-        fsync: z.enum(["batch", "always", "never"]).default("batch"),
-        rotate_bytes: z.number().int().min(4096).default(104_857_600),
+        path: z.string().default(DEFAULTS.audit.path),
+        fsync: z.enum(["batch", "always", "never"]).default(DEFAULTS.audit.fsync),
+        rotate_bytes: z.number().int().min(4096).default(DEFAULTS.audit.rotate_bytes),
         // Decision-log export (src/audit/sink.ts): ships the durable log to a receiver, never blocking chains.
         sink: z
           .object({
             url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }),
-            format: z.enum(["jsonl", "otlp"]).default("jsonl"),
-            batch_records: z.number().int().min(1).max(10_000).default(500),
-            interval_ms: z.number().int().min(50).max(60_000).default(1000),
-            timeout_ms: z.number().int().min(100).max(300_000).default(10_000),
-            max_backoff_ms: z.number().int().min(100).max(3_600_000).default(60_000),
+            format: z.enum(["jsonl", "otlp"]).default(DEFAULTS.audit.sink.format),
+            batch_records: z.number().int().min(1).max(10_000).default(DEFAULTS.audit.sink.batch_records),
+            interval_ms: z.number().int().min(50).max(60_000).default(DEFAULTS.audit.sink.interval_ms),
+            timeout_ms: z.number().int().min(100).max(300_000).default(DEFAULTS.audit.sink.timeout_ms),
+            max_backoff_ms: z.number().int().min(100).max(3_600_000).default(DEFAULTS.audit.sink.max_backoff_ms),
             headers: z.record(z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "must be an HTTP header name"), z.string()).default({}),
           })
           .strict()
           .optional(),
       })
       .strict()
-      .default({ path: "audit/audit.jsonl", fsync: "batch", rotate_bytes: 104_857_600 }),
+      .default({ path: DEFAULTS.audit.path, fsync: DEFAULTS.audit.fsync, rotate_bytes: DEFAULTS.audit.rotate_bytes }),
     fetch: z
       .object({
-        allow_hosts: z.array(z.string().min(1)).default([]),
-        deny_llm_hosts: z
-          .array(z.string().min(1))
-          .default(["api.openai.com", "api.anthropic.com", "generativelanguage.googleapis.com", "api.mistral.ai", "api.cohere.com", "api.groq.com"]),
+        allow_hosts: z.array(z.string().min(1)).default(() => [...DEFAULTS.fetch.allow_hosts]),
+        deny_llm_hosts: z.array(z.string().min(1)).default(() => [...DEFAULTS.fetch.deny_llm_hosts]),
       })
       .strict()
-      .default({ allow_hosts: [], deny_llm_hosts: ["api.openai.com", "api.anthropic.com", "generativelanguage.googleapis.com", "api.mistral.ai", "api.cohere.com", "api.groq.com"] }),
+      .default(() => ({ allow_hosts: [...DEFAULTS.fetch.allow_hosts], deny_llm_hosts: [...DEFAULTS.fetch.deny_llm_hosts] })),
     limits: z
       .object({
-        body_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1_048_576),
-        bundle_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(5_242_880),
-        registrations_per_minute: z.number().int().min(1).max(100_000).default(30),
-        result_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1_048_576),
+        body_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULTS.limits.body_bytes),
+        bundle_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULTS.limits.bundle_bytes),
+        registrations_per_minute: z.number().int().min(1).max(100_000).default(DEFAULTS.limits.registrations_per_minute),
+        result_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULTS.limits.result_bytes),
         // Open sessions per principal (DESIGN §6.5); each holds its context, constitutions and timers.
-        sessions_per_client: z.number().int().min(1).max(1_000_000).default(100),
+        sessions_per_client: z.number().int().min(1).max(1_000_000).default(DEFAULTS.limits.sessions_per_client),
         // model/json-bounds.ts: every input field, hook result field, chain state and log fields.
-        json_depth: z.number().int().min(2).max(JSON_DEPTH_CEILING).default(DEFAULT_JSON_DEPTH),
-        input_bytes: z.number().int().min(1024).max(INPUT_BYTES_CEILING).default(DEFAULT_INPUT_BYTES),
+        json_depth: z.number().int().min(2).max(JSON_DEPTH_CEILING).default(DEFAULTS.limits.json_depth),
+        input_bytes: z.number().int().min(1024).max(INPUT_BYTES_CEILING).default(DEFAULTS.limits.input_bytes),
         // chain/annotations.ts: above a cap, a hook's annotations become a { _truncated } marker.
-        annotation_bytes_per_hook: z.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULT_ANNOTATION_BYTES_PER_HOOK),
-        annotation_bytes_per_chain: z.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULT_ANNOTATION_BYTES_PER_CHAIN),
+        annotation_bytes_per_hook: z.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULTS.limits.annotation_bytes_per_hook),
+        annotation_bytes_per_chain: z.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULTS.limits.annotation_bytes_per_chain),
       })
       .strict()
-      .default({
-        body_bytes: 1_048_576, bundle_bytes: 5_242_880, registrations_per_minute: 30, result_bytes: 1_048_576, sessions_per_client: 100,
-        json_depth: DEFAULT_JSON_DEPTH, input_bytes: DEFAULT_INPUT_BYTES,
-        annotation_bytes_per_hook: DEFAULT_ANNOTATION_BYTES_PER_HOOK, annotation_bytes_per_chain: DEFAULT_ANNOTATION_BYTES_PER_CHAIN,
-      }),
+      .default({ ...DEFAULTS.limits }),
     // The command lane (PROFILES §6): existing hook scripts, outside the sandbox. Off by default.
     exec: z
       .object({
@@ -140,7 +136,7 @@ export const ConfigSchema = z
       .strict()
       .default({ enabled: false, shell: false, env_allow: ["PATH", "HOME", "LANG"], max_output_bytes: 1_048_576 }),
     // The library's list: `serve` must not redact less than `createRuntime` does.
-    redact_keys: z.array(z.string().min(1)).default([...DEFAULT_REDACT_KEYS]),
+    redact_keys: z.array(z.string().min(1)).default(() => [...DEFAULTS.redact_keys]),
     log_level: z.enum(["debug", "info", "warn", "error"]).optional(),
     // The operator console (src/server/console-routes.ts).
     console: z
@@ -154,15 +150,7 @@ export type ConfigInput = z.input<typeof ConfigSchema>;
 
 /** A validated config: defaults applied, paths absolute, deeply frozen. */
 export type ResolvedConfig = DeepReadonly<z.output<typeof ConfigSchema>> & { readonly source: string | null };
-type DeepReadonly<T> = T extends (infer U)[] ? ReadonlyArray<DeepReadonly<U>> : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
+export type DeepReadonly<T> = T extends (infer U)[] ? ReadonlyArray<DeepReadonly<U>> : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
 
 /**
  * Validate a config object. Relative paths (`data_dir`, `audit.path` under `data_dir`, key files)

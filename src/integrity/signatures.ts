@@ -2,6 +2,7 @@ import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 
 import type { Constitution, SignatureLink } from "../model/constitution.js";
 import { canonicalJson } from "./canonical.js";
 import { digestOf } from "./digest.js";
+import { DIGEST } from "../model/names.js";
 
 /*
  * Signature chain of a constitution (DESIGN §4.5, spec §8.2.4).
@@ -63,7 +64,6 @@ export interface VerifyChainOptions {
 
 /** Bound on a verifiedCache; cleared wholesale when full (cheap, and misses only cost a verify). */
 const VERIFIED_CACHE_MAX = 4096;
-const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
 /** An Ed25519 signature is 64 bytes: 88 base64 characters. Strict, so a sig has exactly one spelling. */
 const SIG_PATTERN = /^[A-Za-z0-9+/]{86}==$/;
 
@@ -198,10 +198,10 @@ export function verifyLinks(links: readonly unknown[], keys: KeySet, options: Ve
     const link = raw as SignatureLink & { kind?: unknown; hook?: unknown; bundle?: unknown };
     const isModification = link.kind === "modification";
     if (link.kind !== undefined && !isModification) return { ok: false, reason: `signature link ${i} has unknown kind ${JSON.stringify(link.kind)}` };
-    if (typeof link.digest !== "string" || !DIGEST_PATTERN.test(link.digest)) {
+    if (typeof link.digest !== "string" || !DIGEST.regex.test(link.digest)) {
       return { ok: false, reason: `signature link ${i} has no valid digest (want sha256:<64 hex>)` };
     }
-    if (link.parent_digest !== undefined && (typeof link.parent_digest !== "string" || !DIGEST_PATTERN.test(link.parent_digest))) {
+    if (link.parent_digest !== undefined && (typeof link.parent_digest !== "string" || !DIGEST.regex.test(link.parent_digest))) {
       return { ok: false, reason: `signature link ${i} has an invalid parent_digest` };
     }
     if (isModification && (typeof link.hook !== "string" || typeof link.bundle !== "string" || link.parent_digest === undefined)) {

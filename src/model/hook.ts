@@ -1,10 +1,8 @@
 import { z } from "zod";
 import { HOOK_TYPES, HookTypeSchema, ScopeSchema, TrustLevelSchema } from "./hook-type.js";
 import { PredicateSchema } from "./predicate.js";
+import { BUNDLE_NAME, EXPORT_NAME, HOOK_NAME } from "./names.js";
 
-export const HOOK_NAME_PATTERN = /^[a-z0-9_-]{1,64}$/;
-/** What an action's `export` may be: a JavaScript identifier (the name of an exported function). */
-export const EXPORT_NAME_PATTERN = /^[A-Za-z_$][A-Za-z0-9_$]{0,127}$/;
 export const MAX_TIMEOUT_MS = 30_000;
 /** Spec §3.6: periodic hooks never fire more often than once per second. */
 export const MIN_PERIODIC_INTERVAL_MS = 1_000;
@@ -16,8 +14,8 @@ export const DEFAULT_PERIODIC_INTERVAL_MS = 60_000;
  */
 export const ActionRefSchema = z
   .object({
-    bundle: z.string().regex(/^[a-z0-9_-]{1,64}$/, "bundle name must match [a-z0-9_-]{1,64}"),
-    export: z.string().regex(EXPORT_NAME_PATTERN, "must be a JavaScript identifier"),
+    bundle: z.string().regex(BUNDLE_NAME.regex, `bundle name ${BUNDLE_NAME.rule}`),
+    export: z.string().regex(EXPORT_NAME.regex, "must be a JavaScript identifier"),
     /** Content digest of the bundle revision the action belongs to (set by the bundle layer). */
     digest: z.string().optional(),
   })
@@ -33,7 +31,7 @@ export const HookDefinitionSchema = z
   .object({
     name: z
       .string({ error: "must be a string" })
-      .regex(HOOK_NAME_PATTERN, "must match [a-z0-9_-]{1,64} (spec §6.2.2)"),
+      .regex(HOOK_NAME.regex, `${HOOK_NAME.rule} (spec §6.2.2)`),
     type: z.enum(HOOK_TYPES, { error: "must be one of the six hook types (spec §6.2.3)" }),
     priority: z
       .number({ error: "must be an integer in [0, 100] (spec §6.2.4)" })

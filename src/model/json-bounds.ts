@@ -19,16 +19,17 @@
  * {@link jsonTextDepth} is written so its source can run there (see prelude.ts).
  */
 import { VcpError } from "../errors.js";
+import { DEFAULTS } from "../config/defaults.js";
 
 /** Default deepest nesting of an input field, a hook result field, chain state or log fields. */
-export const DEFAULT_JSON_DEPTH = 64;
+export const DEFAULT_JSON_DEPTH = DEFAULTS.limits.json_depth;
 /**
  * Highest configurable depth. Measured on Node 24: structured clone from a worker fails near 2,300
  * levels and IPC JSON near 6,000; the wire envelopes add < 10 levels. 256 keeps a wide margin.
  */
 export const JSON_DEPTH_CEILING = 256;
 /** Default cap on one input field's serialized size (= the default `limits.result_bytes`). */
-export const DEFAULT_INPUT_BYTES = 1024 * 1024;
+export const DEFAULT_INPUT_BYTES = DEFAULTS.limits.input_bytes;
 /** Highest configurable input size (the HTTP body ceiling). */
 export const INPUT_BYTES_CEILING = 64 * 1024 * 1024;
 /** A hook result wraps its fields one level deep (`{"modified_context": …}`). */

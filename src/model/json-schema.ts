@@ -20,7 +20,9 @@ import { ConstitutionSchema, RuleSchema } from "./constitution.js";
 import { EVENT_SCHEMAS, RuleConflictSchema } from "./events.js";
 import { HOOK_TYPES, type HookType } from "./hook-type.js";
 import { SessionInfoSchema, VcpContextSchema } from "./input.js";
+import { AdaptInputSchema, ConflictInputSchema, OpenSessionInputSchema, TransitionInputSchema, ViolationInputSchema } from "./pipeline-input.js";
 import { formatPath } from "./zod-errors.js";
+import { deepFreeze } from "./deep-freeze.js";
 
 /** A JSON Schema (draft-07) as a plain object. */
 export type JsonSchema = Readonly<Record<string, unknown>>;
@@ -73,6 +75,12 @@ export const MODEL_JSON_SCHEMAS: Readonly<Record<string, JsonSchema>> = Object.f
   RuleConflict: jsonSchemaOf(RuleConflictSchema),
   VcpContext: jsonSchemaOf(VcpContextSchema),
   SessionInfo: jsonSchemaOf(SessionInfoSchema),
+  // The pipeline's operation inputs (pipeline-input.ts): the HTTP bodies of open/adapt/transition/conflict/violation.
+  OpenSessionInput: jsonSchemaOf(OpenSessionInputSchema),
+  AdaptInput: jsonSchemaOf(AdaptInputSchema),
+  TransitionInput: jsonSchemaOf(TransitionInputSchema),
+  ConflictInput: jsonSchemaOf(ConflictInputSchema),
+  ViolationInput: jsonSchemaOf(ViolationInputSchema),
   ...Object.fromEntries(HOOK_TYPES.map((type) => [EVENT_SCHEMA_IDS[type], jsonSchemaOf(EVENT_SCHEMAS[type])])),
 });
 
@@ -126,6 +134,11 @@ export function describeSchemaError(errors: readonly ErrorObject[] | null | unde
       return { field: joinPath(root, path), rule: `must be ${typeList(params["type"])}` };
     case "const":
       return { field: joinPath(root, path), rule: `must be ${JSON.stringify(params["allowedValue"])}` };
+    case "pattern":
+      // The rule as model/names.ts words it: `must match [a-z0-9_-]{1,64}`.
+      return { field: joinPath(root, path), rule: `must match ${String(params["pattern"]).replace(/^\^/, "").replace(/\$$/, "")}` };
+    case "minItems":
+      return { field: joinPath(root, path), rule: `must hold at least ${String(params["limit"])} item${params["limit"] === 1 ? "" : "s"}` };
     case "enum":
       return { field: joinPath(root, path), rule: `must be one of ${(params["allowedValues"] as unknown[]).map((v) => JSON.stringify(v)).join(", ")}` };
     default:
@@ -187,7 +200,7 @@ function pointerToPath(pointer: string, value: unknown): PropertyKey[] {
 /** `root` (which may itself be a dotted name such as `adapt.constitution`) followed by `path`. */
 function joinPath(root: string, path: readonly PropertyKey[]): string {
   const tail = formatPath(path);
-  if (tail === "") return root;
+  if (tail === "" || root === "") return tail === "" ? root : tail;
   return tail.startsWith("[") ? `${root}${tail}` : `${root}.${tail}`;
 }
 
@@ -211,12 +224,4 @@ export function pointerPath(base: string, instancePath: string | undefined): str
     out += /^(0|[1-9][0-9]*)$/.test(key) ? `[${key}]` : out === "" ? key : `.${key}`;
   }
   return out;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

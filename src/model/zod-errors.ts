@@ -1,6 +1,6 @@
 import type { z } from "zod";
+import { IDENTIFIER } from "./names.js";
 
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /**
  * A field path as operators write it: `condition.children[0].operator`, `metadata["a b"]`.
@@ -14,7 +14,7 @@ export function formatPath(path: readonly PropertyKey[]): string {
   let out = "";
   for (const key of path) {
     if (typeof key === "number") out += `[${key}]`;
-    else if (typeof key === "string" && IDENTIFIER.test(key)) out += out === "" ? key : `.${key}`;
+    else if (typeof key === "string" && IDENTIFIER.regex.test(key)) out += out === "" ? key : `.${key}`;
     else out += `[${JSON.stringify(String(key))}]`;
   }
   return out;

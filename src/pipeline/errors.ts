@@ -1,9 +1,6 @@
 import { VcpError } from "../errors.js";
 
-/** The pipeline's own error codes (their meanings live in ERROR_CODES, src/errors.ts). */
-export const PIPELINE_ERROR_CODES = ["SESSION_NOT_FOUND", "SESSION_EXISTS", "SESSION_LIMIT", "SESSION_AMBIGUOUS"] as const;
-
-export type PipelineErrorCode = (typeof PIPELINE_ERROR_CODES)[number];
+/* The pipeline's errors; their codes, statuses and meanings live in ERROR_CODES (src/errors.ts). */
 
 export function sessionNotFound(sessionId: string): VcpError {
   return new VcpError("SESSION_NOT_FOUND", `session '${sessionId}' is not open`, { session_id: sessionId });

@@ -6,5 +6,4 @@ export { createPipeline, renderConstitution } from "./pipeline.js";
 export { createSerialQueue, type SerialQueue } from "./queue.js";
 export { applyConflictStrategy, compositionBase, compositionId, highestPriority, mostRestrictive, CONFLICT_STRATEGIES } from "./strategies.js";
 export type { StrategyResult } from "./strategies.js";
-export { PIPELINE_ERROR_CODES, type PipelineErrorCode } from "./errors.js";
 export type * from "./types.js";

@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto";
 import type { ChainResult } from "../chain/types.js";
 import type { Constitution } from "../model/constitution.js";
 import type { ConflictEvent, PostSelectEvent, PreInjectEvent, TransitionEvent, ViolationEvent } from "../model/events.js";
-import { periodicIntervalMs } from "../model/hook.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";
 import { maySee, sessionKey, type SessionAccess } from "./access.js";
 import { sessionAmbiguous, sessionExists, sessionLimit, sessionNotFound } from "./errors.js";
+import { createPeriodicScheduler, type ScheduleEntry } from "./periodic.js";
 import { createSerialQueue, type SerialQueue } from "./queue.js";
 import { keepsSafetyRulesOf } from "../integrity/check.js";
 import { applyConflictStrategy, compositionBase } from "./strategies.js";
@@ -13,8 +13,6 @@ import type {
   AdaptInput,
   AdaptOutcome,
   ConflictOutcome,
-  HookRef,
-  PeriodicStatus,
   Pipeline,
   PipelineDeps,
   SessionView,
@@ -23,47 +21,7 @@ import type {
 } from "./types.js";
 import { DEFAULT_JSON_BOUNDS } from "../model/json-bounds.js";
 import { isTruncatedAnnotations } from "../chain/annotations.js";
-import {
-  assertBoundedFields,
-  assertConstitution,
-  assertConstitutions,
-  assertObject,
-  assertOneOf,
-  assertRetryCount,
-  assertRuleConflicts,
-  assertRules,
-  assertScores,
-  assertSessionId,
-  assertString,
-  frozenJsonCopy,
-} from "./validate.js";
-
-/**
- * One periodic hook's schedule in one session (spec §3.6, §10.3).
- *
- * ```
- *   armed ──timer──▶ pending (queued behind the session's other work) ──turn──▶ running
- *     ▲                                                                  │
- *     └──────────── re-armed for interval_ms when the tick STARTS ◀──────┘
- * ```
- * Re-arming at the start of a tick (not at the timer expiry) keeps consecutive fires of a hook at
- * least `interval_ms` (≥ 1000 ms) apart even when a tick waited for its turn, and leaves at most one
- * tick of a hook queued: ticks never pile up behind a slow operation.
- */
-interface ScheduleEntry {
-  readonly key: string;
-  readonly ref: HookRef;
-  intervalMs: number;
-  tickCount: number;
-  skipped: number;
-  /** clock.now() of the previous fire of this hook, or when its schedule started. */
-  lastFireAt: number;
-  timer: unknown;
-  armed: boolean;
-  /** A tick is queued and has not started yet. */
-  pending: boolean;
-  removed: boolean;
-}
+import { assertBoundedFields, assertPipelineInput, frozenJsonCopy, isPlainObject } from "./validate.js";
 
 interface Session {
   /** The caller-facing id: unique per owner only. */
@@ -80,6 +38,7 @@ interface Session {
   readonly createdAt: string;
   updatedAt: string;
   readonly queue: SerialQueue;
+  /** Its periodic hooks' timers (periodic.ts). */
   readonly schedule: Map<string, ScheduleEntry>;
   closing: Promise<void> | undefined;
 }
@@ -88,17 +47,6 @@ interface Session {
 const ADAPT_FIELDS = [
   "context", "selected", "candidates", "selection_rationale", "selection_algorithm", "scores", "injection_target", "injection_format", "raw_constitution",
 ] as const;
-const INJECTION_FORMATS = ["system_prompt", "prefix", "suffix", "metadata"] as const;
-const CONFLICT_SEVERITIES = ["warning", "error", "critical"] as const;
-const VIOLATION_SEVERITIES = ["minor", "major", "critical"] as const;
-
-const defaultSetTimer = (fn: () => void, ms: number): unknown => {
-  const handle = setTimeout(fn, ms);
-  // A session's timers must not keep the process alive on their own.
-  handle.unref?.();
-  return handle;
-};
-const defaultClearTimer = (handle: unknown): void => clearTimeout(handle as ReturnType<typeof setTimeout>);
 
 /**
  * The unprocessed constitution text handed to `pre_inject` when the caller gave none: one rule per line.
@@ -119,10 +67,6 @@ function keep<T>(value: T): T {
 
 function modifiedConstitution(result: ChainResult): boolean {
   return result.hook_results.some((h) => h.status === "modify" && h.modified_constitution === true);
-}
-
-function modifiedContext(result: ChainResult): boolean {
-  return result.hook_results.some((h) => h.status === "modify" && h.modified_context === true);
 }
 
 /**
@@ -153,7 +97,7 @@ function modifiedContext(result: ChainResult): boolean {
  *   configured default (`deliver`). `output` is the only text the caller may deliver and is null for
  *   `suppress` and `retry`; `context` is set for `retry` only. The session is not changed: a retry context is for the caller's
  *   regeneration (pass it as `context` to the next `violation`/`adapt`).
- * - **periodic**: see {@link ScheduleEntry}; `modify` of the context ⇒ the session context becomes
+ * - **periodic** (periodic.ts): `modify` of the context ⇒ the session context becomes
  *   it and `onContextReevaluated` fires; abort is continue (the chain does that); a constitution
  *   returned by a periodic hook is ignored.
  *
@@ -171,9 +115,7 @@ function modifiedContext(result: ChainResult): boolean {
  * ```
  */
 export function createPipeline(deps: PipelineDeps): Pipeline {
-  const { clock, logger } = deps;
-  const setTimer = deps.setTimer ?? defaultSetTimer;
-  const clearTimer = deps.clearTimer ?? defaultClearTimer;
+  const { clock } = deps;
   const violationDefault = deps.violationDefault ?? "deliver";
   const safetyIds: ReadonlySet<string> = new Set(deps.safetyCriticalRuleIds ?? []);
   // SECURITY: every input field is bounded in depth and size before anything copies, walks or stores it.
@@ -187,7 +129,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const maxPerOwner = deps.maxSessionsPerOwner ?? Number.POSITIVE_INFINITY;
   let unsubscribe: (() => void) | undefined;
   let reconcileQueued = false;
-  let warnedUnfiltered = false;
 
   const now = (): string => new Date(clock.wallNow()).toISOString();
 
@@ -238,13 +179,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   function view(s: Session): SessionView {
-    const periodic: PeriodicStatus[] = [...s.schedule.values()].map((e) => ({
-      hook: e.ref.name,
-      scope: e.ref.scope,
-      interval_ms: e.intervalMs,
-      tick_count: e.tickCount,
-      skipped: e.skipped,
-    }));
+    const periodic = periodicScheduler.status(s);
     return Object.freeze({
       session_id: s.id,
       owner: s.owner,
@@ -270,132 +205,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     return session.queue.run(() => op(session));
   }
 
-  // ── periodic scheduler ────────────────────────────────────────────────────────────────────────
+  // ── periodic scheduler (periodic.ts) ──────────────────────────────────────────────────────────
 
-  function arm(s: Session, entry: ScheduleEntry, ms: number): void {
-    if (entry.armed) clearTimer(entry.timer);
-    entry.armed = true;
-    entry.timer = setTimer(() => onTimer(s, entry), Math.max(0, ms));
-  }
-
-  function disarm(entry: ScheduleEntry): void {
-    if (entry.armed) clearTimer(entry.timer);
-    entry.armed = false;
-    entry.timer = undefined;
-  }
-
-  function onTimer(s: Session, entry: ScheduleEntry): void {
-    entry.armed = false;
-    entry.timer = undefined;
-    if (entry.removed) return;
-    if (entry.pending) {
-      // Only reachable after a reschedule re-armed a hook whose tick is still queued: one queued
-      // tick per hook is enough, the queued one will see the newest context.
-      entry.skipped++;
-      return;
-    }
-    entry.pending = true;
-    s.queue.run(() => runTick(s, entry)).catch((err: unknown) => {
-      logger.error({ err, session_id: s.id, hook: entry.ref.name }, "periodic tick failed");
-    });
-  }
-
-  async function runTick(s: Session, entry: ScheduleEntry): Promise<void> {
-    entry.pending = false;
-    // Ticks stop when the session closes (stopSchedule marks every entry removed), including ticks
-    // that were waiting for their turn, and when the hook left the registry.
-    if (entry.removed) return;
-    const startedAt = clock.now();
-    const elapsedMs = Math.max(0, Math.round(startedAt - entry.lastFireAt));
-    entry.lastFireAt = startedAt;
-    entry.tickCount++;
-    const tickCount = entry.tickCount;
-    const intervalMs = entry.intervalMs;
-    arm(s, entry, intervalMs);
-    const previousContext = s.context;
-    const report = { session_id: s.id, owner: s.owner, hook: entry.ref.name, scope: entry.ref.scope, tick_count: tickCount, elapsed_ms: elapsedMs, interval_ms: intervalMs };
-    let result: ChainResult;
-    try {
-      result = await deps.fire("periodic", {
-        session: sessionInfo(s), sessionKey: s.key,
-        context: s.context,
-        constitution: s.constitution,
-        event: { elapsed_ms: elapsedMs, interval_ms: intervalMs, tick_count: tickCount },
-        hooks: [entry.ref],
-      });
-    } catch (err) {
-      logger.warn({ err, session_id: s.id, hook: entry.ref.name }, "periodic chain could not run");
-      notify(() => deps.onPeriodicTick?.({ ...report, error: err, context_reevaluated: false }));
-      return;
-    }
-    if (!warnedUnfiltered && result.hook_results.some((h) => h.hook !== entry.ref.name || h.scope !== entry.ref.scope)) {
-      warnedUnfiltered = true;
-      logger.warn({ session_id: s.id, hook: entry.ref.name }, "fire() ran periodic hooks other than the one due: it ignores `hooks`, so per-hook intervals (spec §3.6) are not kept");
-    }
-    // Spec §3.6: modify triggers a context re-evaluation with the modified context. A session that
-    // started closing while the chain ran is not updated: it is going away.
-    const reevaluate = s.closing === undefined && result.status === "completed" && modifiedContext(result);
-    if (reevaluate) {
-      s.context = keep(result.context);
-      touch(s);
-    }
-    notify(() => deps.onPeriodicTick?.({ ...report, result, context_reevaluated: reevaluate }));
-    if (reevaluate) {
-      notify(() =>
-        deps.onContextReevaluated?.({ session_id: s.id, owner: s.owner, hook: entry.ref.name, scope: entry.ref.scope, previous_context: previousContext, context: s.context, result }),
-      );
-    }
-  }
-
-  function notify(call: () => void): void {
-    try {
-      call();
-    } catch (err) {
-      logger.warn({ err }, "pipeline listener threw");
-    }
-  }
-
-  /** Bring a session's timers in line with its current periodic hooks (new, removed, re-timed). */
-  function reconcile(s: Session): void {
-    if (s.closing !== undefined) return;
-    let hooks;
-    try {
-      hooks = deps.periodicHooks(s.key);
-    } catch (err) {
-      logger.warn({ err, session_id: s.id }, "could not read the periodic hooks; schedule unchanged");
-      return;
-    }
-    const seen = new Set<string>();
-    const at = clock.now();
-    for (const hook of hooks) {
-      if (hook.type !== "periodic" || !hook.enabled) continue;
-      const key = `${hook.scope}/${hook.name}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      // Spec §3.6: clamped to ≥ 1000 ms here, the only place an interval enters the schedule.
-      const intervalMs = periodicIntervalMs(hook);
-      const existing = s.schedule.get(key);
-      if (existing === undefined) {
-        const entry: ScheduleEntry = {
-          key, ref: { name: hook.name, scope: hook.scope }, intervalMs, tickCount: 0, skipped: 0,
-          lastFireAt: at, timer: undefined, armed: false, pending: false, removed: false,
-        };
-        s.schedule.set(key, entry);
-        arm(s, entry, intervalMs);
-      } else if (existing.intervalMs !== intervalMs) {
-        existing.intervalMs = intervalMs;
-        // A queued tick re-arms with the new interval when it starts; an armed timer moves now,
-        // still measured from the hook's previous fire.
-        if (existing.armed) arm(s, existing, existing.lastFireAt + intervalMs - at);
-      }
-    }
-    for (const [key, entry] of s.schedule) {
-      if (seen.has(key)) continue;
-      entry.removed = true;
-      disarm(entry);
-      s.schedule.delete(key);
-    }
-  }
+  const periodicScheduler = createPeriodicScheduler<Session>({ ...deps, sessionInfo, touch });
 
   function onRegistryChange(): void {
     // Coalesce a burst of registry events (a bundle install registers many hooks) into one pass,
@@ -404,33 +216,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     reconcileQueued = true;
     queueMicrotask(() => {
       reconcileQueued = false;
-      for (const s of sessions.values()) reconcile(s);
+      for (const s of sessions.values()) periodicScheduler.reconcile(s);
     });
-  }
-
-  function stopSchedule(s: Session): void {
-    for (const entry of s.schedule.values()) {
-      entry.removed = true;
-      disarm(entry);
-    }
-    s.schedule.clear();
   }
 
   // ── operations ────────────────────────────────────────────────────────────────────────────────
 
-  function checkAdaptInput(input: AdaptInput, prefix = ""): void {
-    assertBoundedFields(input, ADAPT_FIELDS, bounds, prefix);
-    assertObject(prefix || "input", input);
-    if (input.context !== undefined) assertObject(`${prefix}context`, input.context);
-    assertConstitution(`${prefix}selected`, input.selected);
-    assertConstitutions(`${prefix}candidates`, input.candidates, 0);
-    assertString(`${prefix}selection_rationale`, input.selection_rationale);
-    assertString(`${prefix}selection_algorithm`, input.selection_algorithm);
-    if (input.scores !== undefined) assertScores(`${prefix}scores`, input.scores);
-    if (input.injection_target !== undefined) assertString(`${prefix}injection_target`, input.injection_target);
-    if (input.injection_format !== undefined) assertOneOf(`${prefix}injection_format`, input.injection_format, INJECTION_FORMATS);
-    if (input.raw_constitution !== undefined) assertString(`${prefix}raw_constitution`, input.raw_constitution);
-  }
 
   async function runAdapt(s: Session, input: AdaptInput): Promise<AdaptOutcome> {
     const context = input.context !== undefined ? frozenJsonCopy("context", input.context) : s.context;
@@ -485,7 +276,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   /** Stop the session's timers, let its queued operations finish, then forget it (key, id index, owner count). */
   function closeSession(s: Session): Promise<void> {
     if (s.closing !== undefined) return s.closing;
-    stopSchedule(s);
+    periodicScheduler.stop(s);
     s.closing = (async () => {
       // Operations accepted before close still run; ticks already queued see `closing` and stop.
       await s.queue.idle();
@@ -509,13 +300,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const pipeline: Pipeline = {
     open(input, access) {
       assertBoundedFields(input, ["session_id", "context", "constitution", "state", "metadata"], bounds);
-      assertObject("input", input);
+      assertPipelineInput("OpenSessionInput", input);
       const id = input.session_id ?? randomUUID();
-      assertSessionId("session_id", id);
-      assertObject("context", input.context);
-      assertConstitution("constitution", input.constitution);
-      if (input.state !== undefined && input.state !== null) assertString("state", input.state, { nonEmpty: true });
-      if (input.metadata !== undefined) assertObject("metadata", input.metadata);
       const owner = access?.principal?.id ?? null;
       const key = sessionKey(owner, id);
       // SECURITY: only the caller's own namespace is checked: another owner's use of the id is invisible.
@@ -547,7 +333,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       keys.add(key);
       keysById.set(id, keys);
       if (owner !== null) ownedCount.set(owner, held + 1);
-      reconcile(session);
+      periodicScheduler.reconcile(session);
       return view(session);
     },
 
@@ -590,7 +376,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     adapt(id, input, access) {
       try {
-        checkAdaptInput(input);
+        assertBoundedFields(input, ADAPT_FIELDS, bounds);
+        assertPipelineInput("AdaptInput", input);
       } catch (err) {
         return Promise.reject(err);
       }
@@ -600,11 +387,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     transition(id, input, access) {
       try {
         assertBoundedFields(input, ["to", "trigger", "metadata"], bounds);
-        assertObject("input", input);
-        assertString("to", input.to, { nonEmpty: true });
-        assertString("trigger", input.trigger);
-        if (input.metadata !== undefined) assertObject("metadata", input.metadata);
-        if (input.adapt !== undefined) checkAdaptInput(input.adapt, "adapt.");
+        if (isPlainObject(input)) assertBoundedFields(input.adapt, ADAPT_FIELDS, bounds, "adapt.");
+        assertPipelineInput("TransitionInput", input);
       } catch (err) {
         return Promise.reject(err);
       }
@@ -636,11 +420,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     conflict(id, input, access) {
       try {
         assertBoundedFields(input, ["constitutions", "conflicting_rules", "conflict_severity", "composition_strategy"], bounds);
-        assertObject("input", input);
-        assertConstitutions("constitutions", input.constitutions, 1);
-        assertRuleConflicts("conflicting_rules", input.conflicting_rules);
-        assertOneOf("conflict_severity", input.conflict_severity, CONFLICT_SEVERITIES);
-        if (input.composition_strategy !== undefined) assertString("composition_strategy", input.composition_strategy);
+        assertPipelineInput("ConflictInput", input);
       } catch (err) {
         return Promise.reject(err);
       }
@@ -699,13 +479,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     violation(id, input, access) {
       try {
         assertBoundedFields(input, ["output", "violated_rules", "severity", "violation_evidence", "retry_count", "context"], bounds);
-        assertObject("input", input);
-        assertString("output", input.output);
-        assertRules("violated_rules", input.violated_rules);
-        assertOneOf("severity", input.severity, VIOLATION_SEVERITIES);
-        assertString("violation_evidence", input.violation_evidence);
-        if (input.retry_count !== undefined) assertRetryCount("retry_count", input.retry_count);
-        if (input.context !== undefined) assertObject("context", input.context);
+        assertPipelineInput("ViolationInput", input);
       } catch (err) {
         return Promise.reject(err);
       }

@@ -8,18 +8,33 @@ import type { ValidateFunction } from "ajv";
 import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
 import { compileModelSchema, describeSchemaError } from "../model/json-schema.js";
 import { invalidInput } from "./errors.js";
+import { deepFreeze } from "../model/deep-freeze.js";
 
-// Compiled once at module load (STYLE.md: never compile a schema per call), from the same generated
-// schemas the HTTP server validates bodies with (model/json-schema.ts).
-const validateConstitution = compileModelSchema("Constitution");
-const validateRule = compileModelSchema("Rule");
-const validateRuleConflict = compileModelSchema("RuleConflict");
-
-const SESSION_ID_MAX = 256;
+/**
+ * The operations' inputs (model/pipeline-input.ts), compiled once at module load (STYLE.md: never
+ * per call) from the same generated schemas the HTTP routes validate bodies with.
+ */
+const PIPELINE_INPUT_VALIDATORS = {
+  OpenSessionInput: compileModelSchema("OpenSessionInput"),
+  AdaptInput: compileModelSchema("AdaptInput"),
+  TransitionInput: compileModelSchema("TransitionInput"),
+  ConflictInput: compileModelSchema("ConflictInput"),
+  ViolationInput: compileModelSchema("ViolationInput"),
+} as const;
 
 function describe(root: string, validate: ValidateFunction, value: unknown): never {
   const { field, rule } = describeSchemaError(validate.errors, root, value);
-  throw invalidInput(field, rule);
+  // Fields of an operation's input are named as the caller wrote them (`context`), the input itself `input`.
+  throw invalidInput(field === "" ? "input" : field, rule);
+}
+
+/**
+ * The shape of an operation's input (open, adapt, transition, conflict, violation), or INVALID_INPUT
+ * naming the first field that breaks it (`constitution.rules[0].id: is required`).
+ */
+export function assertPipelineInput(name: keyof typeof PIPELINE_INPUT_VALIDATORS, input: unknown): void {
+  const validate = PIPELINE_INPUT_VALIDATORS[name];
+  if (!validate(input)) describe("", validate, input);
 }
 
 /**
@@ -37,62 +52,6 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-export function assertObject(field: string, value: unknown): asserts value is Record<string, unknown> {
-  if (!isPlainObject(value)) throw invalidInput(field, "must be a JSON object");
-}
-
-export function assertConstitution(field: string, value: unknown): void {
-  if (!validateConstitution(value)) describe(field, validateConstitution, value);
-}
-
-export function assertConstitutions(field: string, value: unknown, min: number): void {
-  if (!Array.isArray(value)) throw invalidInput(field, "must be an array of constitutions");
-  if (value.length < min) throw invalidInput(field, `must hold at least ${min} constitution${min === 1 ? "" : "s"}`);
-  value.forEach((c, i) => assertConstitution(`${field}[${i}]`, c));
-}
-
-export function assertRules(field: string, value: unknown): void {
-  if (!Array.isArray(value)) throw invalidInput(field, "must be an array of rules");
-  value.forEach((r, i) => {
-    if (!validateRule(r)) describe(`${field}[${i}]`, validateRule, r);
-  });
-}
-
-export function assertRuleConflicts(field: string, value: unknown): void {
-  if (!Array.isArray(value)) throw invalidInput(field, "must be an array of rule conflicts");
-  value.forEach((c, i) => {
-    if (!validateRuleConflict(c)) describe(`${field}[${i}]`, validateRuleConflict, c);
-  });
-}
-
-export function assertOneOf<T extends string>(field: string, value: unknown, allowed: readonly T[]): asserts value is T {
-  if (typeof value !== "string" || !(allowed as readonly string[]).includes(value)) {
-    throw invalidInput(field, `must be one of ${allowed.join(", ")}`);
-  }
-}
-
-export function assertScores(field: string, value: unknown): void {
-  assertObject(field, value);
-  for (const [key, score] of Object.entries(value)) {
-    if (typeof score !== "number" || !Number.isFinite(score)) throw invalidInput(`${field}.${key}`, "must be a finite number");
-  }
-}
-
-export function assertString(field: string, value: unknown, options: { nonEmpty?: boolean } = {}): asserts value is string {
-  if (typeof value !== "string") throw invalidInput(field, "must be a string");
-  if (options.nonEmpty === true && value.length === 0) throw invalidInput(field, "must be a non-empty string");
-}
-
-export function assertSessionId(field: string, value: unknown): asserts value is string {
-  if (typeof value !== "string" || value.length === 0 || value.length > SESSION_ID_MAX) {
-    throw invalidInput(field, `must be a string of 1-${SESSION_ID_MAX} characters`);
-  }
-}
-
-export function assertRetryCount(field: string, value: unknown): asserts value is number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw invalidInput(field, "must be an integer >= 0");
-}
-
 /**
  * A deep, frozen JSON copy of a caller's value. Session state holds only such copies: the caller
  * cannot change a session behind the pipeline's back, and what hooks see is exactly what JSON carries
@@ -107,12 +66,4 @@ export function frozenJsonCopy<T>(field: string, value: T): T {
   }
   if (text === undefined) throw invalidInput(field, "must be JSON");
   return deepFreeze(JSON.parse(text) as T);
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

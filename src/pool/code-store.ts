@@ -6,8 +6,8 @@ import { VcpError } from "../errors.js";
 import type { BundleCode } from "../sandbox-host/types.js";
 import { digestFileStem, type BundleMeta } from "./protocol.js";
 import { readSlots, type SlotRecord } from "./slots.js";
+import { BUNDLE_NAME } from "../model/names.js";
 
-const BUNDLE_NAME = /^[a-z0-9_-]{1,64}$/;
 const TRUST = new Set(["system", "deployment", "session"]);
 
 /**
@@ -41,7 +41,7 @@ export class CodeStore {
   static metaOf(bundle: BundleCode, codeBytesLimit: number): BundleMeta {
     const invalid = (why: string): VcpError =>
       new VcpError("INVALID_BUNDLE", `bundle ${String(bundle?.name)}: ${why}`, { bundle: bundle?.name, digest: bundle?.digest });
-    if (typeof bundle?.name !== "string" || !BUNDLE_NAME.test(bundle.name)) throw invalid("name must match [a-z0-9_-]{1,64}");
+    if (typeof bundle?.name !== "string" || !BUNDLE_NAME.regex.test(bundle.name)) throw invalid(`name ${BUNDLE_NAME.rule}`);
     // SECURITY: the digest names files in the code directory; only sha256:<hex> or a plain token.
     if (typeof bundle.digest !== "string" || digestFileStem(bundle.digest) === undefined) {
       throw invalid("digest must be sha256:<hex> or a token of [A-Za-z0-9_-]");

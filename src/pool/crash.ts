@@ -1,4 +1,5 @@
-import type { ChainRequest, HookExecution } from "../chain/types.js";
+import { failureEventOf, hookCompletedEvent, hookExecution, hookFiredEvent } from "../chain/contract.js";
+import type { ChainRequest } from "../chain/types.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { LifecycleEvent } from "../observe/events.js";
 import type { ChainValue } from "./protocol.js";
@@ -139,16 +140,9 @@ export function crashedChainValue(
   outcome: "crashed" | "timeout" = "crashed",
 ): ChainValue {
   const failClosed = hook.fail_closed && plan.type !== "periodic";
-  const execution: HookExecution = {
-    hook: hook.name,
-    bundle: hook.action.bundle,
-    scope: hook.scope,
-    trust: hook.trust,
-    status: failClosed ? "abort" : "continue",
-    outcome,
-    duration_ms: durationMs,
-    error,
-  };
+  const execution = hookExecution(hook, outcome, durationMs);
+  execution.status = failClosed ? "abort" : "continue";
+  execution.error = error;
   const reason = outcome === "crashed" ? `fail-closed: ${hook.name}: sandbox crashed` : `fail-closed: ${hook.name}: ${error}`;
   if (failClosed) execution.reason = reason;
   const summary = {
@@ -158,16 +152,13 @@ export function crashedChainValue(
     input_bytes: approximateInputBytes(request),
   };
   const common = { hook: hook.name, type: plan.type, chain_id: request.chainId };
-  // The order runChain emits for one executed hook: fired · error|timeout · completed.
+  // The order runChain emits for one executed hook (chain/contract.ts): fired · error|timeout · completed.
   const events: LifecycleEvent[] = [
-    { event: "hook.fired", payload: { ...common, session_id: request.session.id, input_summary: { ...summary } } },
-    outcome === "crashed"
+    hookFiredEvent(hook.name, plan.type, request.chainId, request.session.id, { ...summary }),
+    failureEventOf(outcome) === "hook.error"
       ? { event: "hook.error", payload: { ...common, outcome, error, input_summary: summary } }
       : { event: "hook.timeout", payload: { ...common, timeout_ms: hook.timeout_ms, elapsed_ms: durationMs, input_summary: summary } },
-    {
-      event: "hook.completed",
-      payload: { ...common, status: execution.status, outcome, duration_ms: durationMs },
-    },
+    hookCompletedEvent(execution, plan.type, request.chainId),
   ];
   return {
     result: {

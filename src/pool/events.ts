@@ -1,24 +1,16 @@
+import { failureEventOf, hookCompletedEvent, hookFiredEvent } from "../chain/contract.js";
 import type { ChainRequest, ChainResult } from "../chain/types.js";
 import { SKIPPED_OUTCOMES } from "../model/result.js";
 import type { InputSummary, LifecycleEvent } from "../observe/events.js";
 import type { ChainValue, WireChainValue } from "./protocol.js";
 
 /**
- * Lifecycle events on the wire (DESIGN §4.1: the budget goes to copying). runChain emits, per hook:
- *
- * ```
- *  disabled / predicate false /
- *  chain deadline spent         hook.skipped
- *  executed                     hook.fired · [hook.error | hook.timeout] · hook.completed
- *  after the loop               [hook.cascade_failure]
- * ```
- *
- * `hook.completed` repeats fields of the hook's `hook_results` entry, and `hook.fired` those plus the
- * input summary, so the worker sends neither: {@link EventPacker} keeps the other events and one input
- * summary per executed hook (`0` when unchanged), and {@link rebuildEvents} puts the same events back
- * in the same order on the main side. Which of error/timeout follows a `hook.fired` is fixed by the
- * hook's outcome: `error`, `crashed`, `invalid_result` ⇒ `hook.error`; `timeout` ⇒ `hook.timeout`;
- * anything else (including `deadline_exceeded`) ⇒ none.
+ * Lifecycle events on the wire (DESIGN §4.1: the budget goes to copying). runChain emits them in the
+ * order of chain/contract.ts. `hook.completed` repeats fields of the hook's `hook_results` entry, and
+ * `hook.fired` those plus the input summary, so the worker sends neither: {@link EventPacker} keeps the
+ * other events and one input summary per executed hook (`0` when unchanged), and {@link rebuildEvents}
+ * puts the same events back in the same order on the main side, with the contract's builders and its
+ * rule for which event follows `hook.fired` (`failureEventOf`).
  */
 export class EventPacker {
   events: LifecycleEvent[] = [];
@@ -113,17 +105,14 @@ export function rebuildEvents(wire: WireChainValue, request: ChainRequest): Chai
     const inputSummary: InputSummary = summary
       ? { ...summary }
       : { session_id: sessionId, constitution_id: result.constitution.id, context_keys: 0, input_bytes: 0 };
-    events.push({ event: "hook.fired", payload: { hook, type, chain_id: chainId, session_id: sessionId, input_summary: inputSummary } });
-    const expected = outcome === "timeout" ? "hook.timeout" : outcome === "error" || outcome === "crashed" || outcome === "invalid_result" ? "hook.error" : undefined;
+    events.push(hookFiredEvent(hook, type, chainId, sessionId, inputSummary));
+    const expected = failureEventOf(outcome);
     const between = rest[next];
     if (expected !== undefined && between?.event === expected && between.payload.hook === hook) {
       events.push(between);
       next++;
     }
-    events.push({
-      event: "hook.completed",
-      payload: { hook, type, chain_id: chainId, status: execution.status, outcome, duration_ms: execution.duration_ms },
-    });
+    events.push(hookCompletedEvent(execution, type, chainId));
   }
   // hook.cascade_failure, and anything runChain may emit that this module does not know about.
   for (; next < rest.length; next++) events.push(rest[next]!);

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { ChainRequest, ChainResult } from "../chain/types.js";
 import { chainTimeBoundMs } from "../chain/deadline.js";
+import { emptyChainResult } from "../chain/contract.js";
 import { VcpError } from "../errors.js";
 import type { HookType } from "../model/hook-type.js";
 import type { ProfilePlanRef } from "../chain/plan.js";
@@ -29,6 +30,7 @@ import {
 import { planRecovery } from "./recovery.js";
 import { monotonicMs, threadCpu } from "./slots.js";
 import { graceMs, inspectHost, WatchdogTimer, type HostKill, type WatchedChain } from "./watchdog.js";
+import { DEFAULTS } from "../config/defaults.js";
 
 /**
  * Options of {@link startSandbox}.
@@ -146,9 +148,7 @@ export interface SandboxStats {
   ready: boolean;
 }
 
-const DEFAULT_THREADS = 2;
-const DEFAULT_MAX_QUEUE = 1024;
-const DEFAULT_FETCH: FetchPolicy = Object.freeze({ allowHosts: [], denyLlmHosts: [] });
+const DEFAULT_FETCH: FetchPolicy = Object.freeze({ allowHosts: [...DEFAULTS.fetch.allow_hosts], denyLlmHosts: [...DEFAULTS.fetch.deny_llm_hosts] });
 const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 10_000;
 /** Consecutive failed host starts before the sandbox gives up (SANDBOX_START_FAILED). */
@@ -284,8 +284,8 @@ export class SandboxSupervisor implements Sandbox {
   );
 
   constructor(options: SandboxOptions) {
-    this.threads = positiveInt(options.threads ?? DEFAULT_THREADS, "threads");
-    this.maxQueue = nonNegativeInt(options.maxQueue ?? DEFAULT_MAX_QUEUE, "maxQueue");
+    this.threads = positiveInt(options.threads ?? DEFAULTS.pool.threads, "threads");
+    this.maxQueue = nonNegativeInt(options.maxQueue ?? DEFAULTS.pool.max_queue, "maxQueue");
     // Up to min(threads, maxQueue) chains wait inside the host so a freed worker starts the next chain
     // without an IPC round trip; the rest wait here, where admission and crash recovery can see them.
     this.hostCap = this.threads + Math.min(this.threads, this.maxQueue);
@@ -364,7 +364,7 @@ export class SandboxSupervisor implements Sandbox {
     if (this.broken) return Promise.reject(this.broken);
     if (task.plan.hooks.length === 0) {
       // The runtime short-circuits empty chains before they get here (DESIGN §4.1); answer the same way.
-      return Promise.resolve({ result: emptyResult(task), events: [] });
+      return Promise.resolve({ result: emptyChainResult(task.plan.type, task.request), events: [] });
     }
     let plan: PlanEntry;
     try {
@@ -1060,21 +1060,6 @@ function hookIdentityAt(entry: PendingChain, position: number | undefined, name:
     scope: hook.scope,
     ...(hook.session_id !== undefined ? { sessionId: hook.session_id } : {}),
     position,
-  };
-}
-
-function emptyResult(task: ChainTask): ChainResult {
-  return {
-    chain_id: task.request.chainId,
-    type: task.plan.type,
-    status: "completed",
-    reason: null,
-    aborted_by: null,
-    context: task.request.context,
-    constitution: task.request.constitution,
-    cascade_failure: false,
-    hook_results: [],
-    duration_ms: 0,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Clock } from "../observe/events.js";
+import { DEFAULTS } from "../config/defaults.js";
 
-export const DEFAULT_REGISTRATIONS_PER_MINUTE = 30;
+export const DEFAULT_REGISTRATIONS_PER_MINUTE = DEFAULTS.limits.registrations_per_minute;
 const WINDOW_MS = 60_000;
 
 /** Verdict of one {@link RateLimiter.take}. */

@@ -7,8 +7,8 @@ import { createRateLimiter, DEFAULT_REGISTRATIONS_PER_MINUTE } from "./rate-limi
 import { createSnapshot, EMPTY_STATE, type HookTable, type RegistryState } from "./snapshot.js";
 import type { RegisterOptions, Registry, RegistryOptions, RegistrySnapshot } from "./types.js";
 import { compileHook } from "./validate.js";
+import { SESSION_HOOK_REF } from "../model/names.js";
 
-const ALLOWLIST_ENTRY = /^[a-z0-9_-]{1,64}\/[a-z0-9_-]{1,64}$/;
 /** Principal id reported for changes the runtime makes on its own (session close). */
 const SYSTEM_PRINCIPAL_ID = "system";
 
@@ -37,7 +37,7 @@ export function createRegistry(options: RegistryOptions): Registry {
     });
   }
   for (const entry of options.sessionHookAllowlist ?? []) {
-    if (typeof entry !== "string" || !ALLOWLIST_ENTRY.test(entry)) {
+    if (typeof entry !== "string" || !SESSION_HOOK_REF.regex.test(entry)) {
       throw new VcpError("INVALID_CONFIG", `registry: session hook allowlist entry "${String(entry)}" must be "bundle/hook"`, {
         field: "sessionHookAllowlist",
         received: entry,

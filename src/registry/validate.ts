@@ -2,7 +2,8 @@ import type { z } from "zod";
 import { compilePredicate, type PredicateOptions } from "../chain/predicate.js";
 import { VcpError } from "../errors.js";
 import type { Scope } from "../model/hook-type.js";
-import { HOOK_NAME_PATTERN, HookDefinitionSchema, type ResolvedHook } from "../model/hook.js";
+import { HookDefinitionSchema, type ResolvedHook } from "../model/hook.js";
+import { HOOK_NAME } from "../model/names.js";
 import { assertPredicateNesting } from "../model/predicate.js";
 import { formatPath } from "../model/zod-errors.js";
 import { describeReceived, toFrozenJson } from "./json.js";
@@ -133,7 +134,7 @@ export function parseHookDefinition(def: unknown, at: readonly PropertyKey[] = [
   const message = `hooks: ${problems.map((p) => `${p.field}: ${p.rule}`).join("; ")}`;
   const details: Record<string, unknown> = { ...first, issues: problems.map(({ field, rule }) => ({ field, rule })) };
   const name = valueAt(def, ["name"]);
-  if (typeof name === "string" && HOOK_NAME_PATTERN.test(name)) details["hook"] = name;
+  if (typeof name === "string" && HOOK_NAME.regex.test(name)) details["hook"] = name;
   throw new VcpError("INVALID_HOOK", message, details);
 }
 

@@ -1,8 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createRedactor, DEFAULT_REDACT_KEYS, hashInput, listSegments, openAuditLog, type AuditRecord, type AuditRecordInput, type AuditWriter } from "../audit/index.js";
+import { createRedactor, hashInput, listSegments, openAuditLog, type AuditRecord, type AuditRecordInput, type AuditWriter } from "../audit/index.js";
 import type { ChainResult } from "../chain/types.js";
 import type { LifecycleEvent } from "../observe/events.js";
+import { DEFAULTS } from "../config/defaults.js";
 
 /** Where and how the runtime writes its audit log (DESIGN §5, `audit` in vcp.yaml). */
 export interface AuditOptions {
@@ -11,7 +12,7 @@ export interface AuditOptions {
   rotateBytes?: number;
   /** Records waiting for the group commit before `append` applies backpressure. Default 4096. */
   maxPending?: number;
-  /** Keys whose values are redacted in annotations and details (default DEFAULT_REDACT_KEYS); secret shapes always are. */
+  /** Keys whose values are redacted in annotations and details (default DEFAULTS.redact_keys, config/defaults.ts); secret shapes always are. */
   redactKeys?: readonly string[];
   /** Seconds each fdatasync took (the runtime's audit fsync latency histogram). */
   onSync?: (seconds: number) => void;
@@ -35,11 +36,11 @@ export interface AuditQuery {
 export async function createAuditTrail(options: AuditOptions) {
   const writer: AuditWriter = await openAuditLog({
     path: options.path,
-    fsync: options.fsync ?? "batch",
-    rotateBytes: options.rotateBytes ?? 104_857_600,
-    maxPending: options.maxPending ?? 4096,
+    fsync: options.fsync ?? DEFAULTS.audit.fsync,
+    rotateBytes: options.rotateBytes ?? DEFAULTS.audit.rotate_bytes,
+    maxPending: options.maxPending ?? DEFAULTS.audit.max_pending,
     // Secrets in annotations and error text are redacted before they are hashed into the log.
-    redact: createRedactor({ keys: [...(options.redactKeys ?? DEFAULT_REDACT_KEYS)] }),
+    redact: createRedactor({ keys: [...(options.redactKeys ?? DEFAULTS.redact_keys)] }),
     ...(options.onSync !== undefined ? { onSync: options.onSync } : {}),
   });
 

@@ -18,6 +18,7 @@ import { assertInputBounds, CHAIN_INPUT_ENVELOPES, resolveJsonBounds, type JsonB
 import type { HookEventMap } from "../model/events.js";
 import type { ChainPlan, ChainResult } from "../chain/types.js";
 import { cascadeDisableTargets } from "../chain/cascade.js";
+import { emptyChainResult } from "../chain/contract.js";
 import { systemClock, silentLogger, type ChainCompletedEvent, type Clock, type LifecycleEvent, type LifecycleEventMap, type LifecycleEventName, type Logger } from "../observe/events.js";
 import { createRegistry, type Principal, type Registry, type RegistrySnapshot } from "../registry/index.js";
 import type { SandboxOptions } from "../pool/index.js";
@@ -33,7 +34,8 @@ import { keyParts } from "../pipeline/access.js";
 import { createMetrics } from "../observe/metrics.js";
 import { readProcessUsage } from "../observe/proc-usage.js";
 import { createAuditTrail, defaultAuditPath, type AuditOptions, type AuditQuery, type AuditTrail } from "./audit-trail.js";
-import { createRedactor, DEFAULT_REDACT_KEYS, type AuditRecord } from "../audit/index.js";
+import { createRedactor, type AuditRecord } from "../audit/index.js";
+import { DEFAULTS } from "../config/defaults.js";
 import type { GuestLogLine } from "../sandbox-host/types.js";
 import type {
   AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, ContextReevaluation, HookRef, OpenSessionInput, Pipeline,
@@ -118,7 +120,7 @@ export interface RuntimeOptions {
    */
   /**
    * Keys whose values are redacted from guest `vcp.log` fields and audit annotations (DESIGN §5);
-   * common secret shapes are always redacted. Default: the audit module's DEFAULT_REDACT_KEYS.
+   * common secret shapes are always redacted. Default: DEFAULTS.redact_keys (config/defaults.ts).
    */
   redactKeys?: readonly string[];
   integrity?: {
@@ -284,8 +286,6 @@ interface InstalledBundle {
 }
 
 const MAX_RECORDED_ERRORS = 5;
-/** Open sessions per owner when `maxSessionsPerOwner` is not given (README: limits.sessions_per_client). */
-export const DEFAULT_MAX_SESSIONS_PER_OWNER = 100;
 
 /**
  * Create a vcp-hooks runtime: registry, sandbox process and chain execution behind one API.
@@ -375,7 +375,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   let closed = false;
 
   // SECURITY: the live decisions stream shows what the audit log records, redacted the same way.
-  const redactEvent = createRedactor({ keys: [...(options.redactKeys ?? DEFAULT_REDACT_KEYS)] });
+  const redactEvent = createRedactor({ keys: [...(options.redactKeys ?? DEFAULTS.redact_keys)] });
   const chainCompleted = (result: ChainResult, sessionId: string, owner: string | null): ChainCompletedEvent => ({
     chain_id: result.chain_id,
     type: result.type,
@@ -421,7 +421,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     clock,
     emit,
     sessionHookAllowlist: options.sessionHookAllowlist ?? [],
-    registrationsPerMinute: options.registrationsPerMinute ?? 30,
+    registrationsPerMinute: options.registrationsPerMinute ?? DEFAULTS.limits.registrations_per_minute,
     resolveAction: (ref) => {
       const bundle = installed.get(ref.bundle);
       // During install the bundle is verified before it is entered here; see install().
@@ -438,7 +438,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   if (!Number.isSafeInteger(maxBundleBytes) || maxBundleBytes < 1) {
     throw new VcpError("INVALID_CONFIG", "maxBundleBytes must be a positive integer", { field: "maxBundleBytes" });
   }
-  const maxSessionsPerOwner = options.maxSessionsPerOwner ?? DEFAULT_MAX_SESSIONS_PER_OWNER;
+  const maxSessionsPerOwner = options.maxSessionsPerOwner ?? DEFAULTS.limits.sessions_per_client;
   if (!Number.isSafeInteger(maxSessionsPerOwner) || maxSessionsPerOwner < 1) {
     throw new VcpError("INVALID_CONFIG", "maxSessionsPerOwner must be a positive integer", { field: "maxSessionsPerOwner" });
   }
@@ -906,10 +906,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     if (input.hooks !== undefined) plan = onlyHooks(plan, input.hooks);
     if (plan.hooks.length === 0) {
       // Empty chain: no validation beyond the type, no dispatch (LLxprt's zero overhead when disabled).
-      return {
-        chain_id: randomUUID(), type, status: "completed", reason: null, aborted_by: null,
-        context: input.context, constitution: input.constitution, cascade_failure: false, hook_results: [], duration_ms: 0,
-      };
+      return emptyChainResult(type, { chainId: randomUUID(), context: input.context, constitution: input.constitution });
     }
     // SECURITY: depth and size bounds before any work on the input: a too-deep input must not reach
     // the audit hash, the sandbox IPC or a worker's structured clone, and nothing is marked in flight
@@ -1088,7 +1085,7 @@ function onlyHooks(plan: ChainPlan, refs: readonly HookRef[]): ChainPlan {
  * the caller's sink or the operational log (DESIGN §5: operational logs redact secrets).
  */
 function redactedGuestLog(keys: readonly string[] | undefined, sink: ((line: GuestLogLine) => void) | undefined, logger: Logger) {
-  const redact = createRedactor({ keys: [...(keys ?? DEFAULT_REDACT_KEYS)] });
+  const redact = createRedactor({ keys: [...(keys ?? DEFAULTS.redact_keys)] });
   return (line: GuestLogLine): void => {
     const clean: GuestLogLine = { ...line, message: redact(line.message) as string, ...(line.fields ? { fields: redact(line.fields) as Record<string, unknown> } : {}) };
     if (sink) sink(clean);

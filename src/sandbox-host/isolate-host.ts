@@ -22,8 +22,10 @@ import {
 import { GUEST_GLOBAL_ALLOWLIST, PRELUDE_SOURCE } from "./prelude.js";
 import { DEFAULT_JSON_DEPTH, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
 import { DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "../chain/annotations.js";
-import { MESSAGE_MAX_CHARS, scrubGuestText, STACK_MAX_CHARS } from "./scrub.js";
+import { MESSAGE_MAX_CHARS, sanitizeGuestText, STACK_MAX_CHARS } from "../chain/guest-text.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, IsolateHost, SandboxLimits } from "./types.js";
+import { EXPORT_NAME } from "../model/names.js";
+import { DEFAULTS } from "../config/defaults.js";
 
 /**
  * Limits used when the deployment config says nothing (DESIGN §6.4 defaults).
@@ -34,9 +36,9 @@ import type { BundleCode, FetchPolicy, GuestLogLine, IsolateHost, SandboxLimits 
  * ```
  */
 export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
-  isolateMemoryMb: 64,
-  resultBytes: 1024 * 1024,
-  codeBytes: 5 * 1024 * 1024,
+  isolateMemoryMb: DEFAULTS.pool.isolate_memory_mb,
+  resultBytes: DEFAULTS.limits.result_bytes,
+  codeBytes: DEFAULTS.limits.bundle_bytes,
   logLinesPerCall: 20,
   logLineBytes: 4096,
   perSessionContexts: 64,
@@ -54,7 +56,6 @@ export const LOAD_TIMEOUT_MS = 1000;
 /** isolated-vm refuses smaller heaps. */
 const MIN_MEMORY_MB = 8;
 const TIMED_OUT_MESSAGE = "Script execution timed out.";
-const EXPORT_NAME = /^[A-Za-z_$][A-Za-z0-9_$]{0,127}$/;
 
 export interface IsolateHostOptions {
   limits: SandboxLimits;
@@ -365,8 +366,8 @@ class SandboxIsolateHost implements IsolateHost {
       this.#discardIsolate(entry, iso);
       return { kind: "timeout", elapsedMs: this.#clock.now() - t0, cpuMs };
     }
-    const stack = err instanceof Error && typeof err.stack === "string" ? scrubGuestText(err.stack) : undefined;
-    return { kind: "threw", message: scrubGuestText(message, MESSAGE_MAX_CHARS), stack, cpuMs };
+    const stack = err instanceof Error && typeof err.stack === "string" ? sanitizeGuestText(err.stack) : undefined;
+    return { kind: "threw", message: sanitizeGuestText(message, MESSAGE_MAX_CHARS), stack, cpuMs };
   }
 
   /** Decode the prelude's reply without parsing the result JSON (the executor owns that). */
@@ -386,11 +387,11 @@ class SandboxIsolateHost implements IsolateHost {
     if (tag === 0x54 /* T */) {
       const split = splitLengthPrefixed(out);
       if (split === undefined) return { kind: "invalid", message: "malformed sandbox reply", cpuMs };
-      const stack = split[1] === "" ? undefined : scrubGuestText(split[1], STACK_MAX_CHARS);
-      return { kind: "threw", message: scrubGuestText(split[0], MESSAGE_MAX_CHARS), stack, cpuMs };
+      const stack = split[1] === "" ? undefined : sanitizeGuestText(split[1], STACK_MAX_CHARS);
+      return { kind: "threw", message: sanitizeGuestText(split[0], MESSAGE_MAX_CHARS), stack, cpuMs };
     }
     if (tag === 0x49 /* I */) {
-      return { kind: "invalid", message: scrubGuestText(out.slice(1), MESSAGE_MAX_CHARS), cpuMs };
+      return { kind: "invalid", message: sanitizeGuestText(out.slice(1), MESSAGE_MAX_CHARS), cpuMs };
     }
     return { kind: "invalid", message: "malformed sandbox reply", cpuMs };
   }
@@ -437,7 +438,7 @@ class SandboxIsolateHost implements IsolateHost {
       calls: 0,
     };
     const first = this.#ensureIsolate(entry, timeoutMs);
-    const names = first.names.split("\n").filter((n) => n !== "" && EXPORT_NAME.test(n));
+    const names = first.names.split("\n").filter((n) => n !== "" && EXPORT_NAME.regex.test(n));
     entry.exports.push(...names);
     for (const n of names) (entry.exportSet as Set<string>).add(n);
     this.#entries.set(bundle.digest, entry);
@@ -707,8 +708,8 @@ function toInvalidBundle(bundle: BundleCode, err: unknown, memoryMb: number, tim
   const timedOut = raw === TIMED_OUT_MESSAGE;
   if (timedOut) message = `top-level code did not finish within ${timeoutMs} ms`;
   else if (/memory limit/i.test(raw)) message = `isolate memory limit exceeded (${memoryMb} MiB)`;
-  else message = scrubGuestText(raw, MESSAGE_MAX_CHARS);
-  const stack = err instanceof Error && typeof err.stack === "string" ? scrubGuestText(err.stack) : undefined;
+  else message = sanitizeGuestText(raw, MESSAGE_MAX_CHARS);
+  const stack = err instanceof Error && typeof err.stack === "string" ? sanitizeGuestText(err.stack) : undefined;
   return new VcpError("INVALID_BUNDLE", `bundle ${bundle.name}: ${message}`, {
     bundle: bundle.name,
     digest: bundle.digest,

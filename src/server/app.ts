@@ -9,7 +9,7 @@
  *          (an error answered before the body was read closes the connection: the body is never drained)
  *          ─▶ JSON parse (secure-json-parse, __proto__ refused) ─▶ schema validation (ajv, compiled at registration)
  *          ─▶ handler: one runtime call ─▶ response serializer (compiled at registration)
- *  any throw ─▶ errorHandler: HTTP_STATUS table ─▶ { "error": { code, message, details } }
+ *  any throw ─▶ errorHandler: status from the error table (ERROR_CODES) ─▶ { "error": { code, message, details } }
  * ```
  *
  * Settings that may change on SIGHUP (tokens, limits, allowlist) live in one object that `update()`
@@ -24,11 +24,10 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import swagger from "@fastify/swagger";
 import { Transform, type TransformCallback } from "node:stream";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import { assertEvent, DEFAULT_JSON_DEPTH, HOOK_TYPES, jsonValueDepth, pointerPath, VcpError, type HookType } from "../index.js";
+import { assertEvent, HOOK_TYPES, httpStatusOf, jsonValueDepth, pointerPath, VcpError, type AuditQuery, type Constitution, type HookEvent, type HookType, type OpenSessionInput, type Runtime, type SessionAccess, type SessionView, type VcpArtifact, type VcpContext } from "../index.js";
 import { registerConsoleRoutes, type ConsoleOptions } from "./console-routes.js";
 import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, type AuthPrincipal, type Role } from "./auth.js";
-import { ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS, HttpError, toHttpError } from "./errors.js";
-import type { ServerRuntime } from "./runtime-port.js";
+import { ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS, toHttpError } from "./errors.js";
 import { documentRouteSchema, OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
 import { profilePlanOf, registerProfileRoutes } from "./profile-routes.js";
 
@@ -41,7 +40,7 @@ export interface LiveSettings {
 }
 
 export interface ServerOptions {
-  runtime: ServerRuntime;
+  runtime: Runtime;
   settings: LiveSettings;
   /** A pino logger; default silent. Never receives tokens (the Authorization header is redacted). */
   logger?: FastifyBaseLogger;
@@ -193,12 +192,12 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   // before preParsing and the content-type parsers), known route or not, authenticated or not. An
   // unknown route, a bad token and an oversized Content-Length are answered from the headers alone.
   app.addHook("onRequest", (request, reply, done) => {
-    if (closing) return done(new HttpError("SHUTTING_DOWN", "the server is shutting down"));
+    if (closing) return done(new VcpError("SHUTTING_DOWN", "the server is shutting down"));
     if (request.is404) {
       const allow = allowedMethods(request.url);
       if (allow.length === 0) return done(noRoute(request.method, request.url));
       void reply.header("allow", allow.join(", "));
-      return done(new HttpError("METHOD_NOT_ALLOWED", `${request.method} is not allowed on ${request.url.split("?")[0]}: use ${allow.join(", ")}`, { allow }));
+      return done(new VcpError("METHOD_NOT_ALLOWED", `${request.method} is not allowed on ${request.url.split("?")[0]}: use ${allow.join(", ")}`, { allow }));
     }
     const config = request.routeOptions.config as Partial<RouteConfig>;
     try {
@@ -242,7 +241,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   // SECURITY: the runtime's depth rule (model/json-bounds.ts), applied to the whole parsed body before
   // schema validation or any handler walks it; each field is then bounded exactly by the runtime.
   // Parsing itself is not recursive in V8, and the body size was capped before it.
-  const bodyDepthLimit = (runtime.limits?.json_depth ?? DEFAULT_JSON_DEPTH) + BODY_ENVELOPE_DEPTH;
+  const bodyDepthLimit = runtime.limits.json_depth + BODY_ENVELOPE_DEPTH;
   app.addHook("preValidation", (request, _reply, done) => {
     const config = request.routeOptions.config as Partial<RouteConfig>;
     if (config.limit !== "body" || request.body === undefined || request.body === null) return done();
@@ -290,7 +289,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
         code === "UNKNOWN_HOOK_TYPE"
           ? `unknown hook type: expected one of ${HOOK_TYPES.join(", ")} (spec §3)`
           : `${field}: ${first?.message ?? "is invalid"}`;
-      return reply.code(400).send({ error: { code, message, details: { field, rule: first?.message, params: first?.params } } });
+      return reply.code(httpStatusOf(code)).send({ error: { code, message, details: { field, rule: first?.message, params: first?.params } } });
     }
     const { status, body, internal } = toHttpError(err);
     if (internal) request.log.error({ err, req_id: request.id }, "request failed");
@@ -338,10 +337,9 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
    * The session as the caller may see it, or SESSION_NOT_FOUND: another client's session gets the
    * same answer as one that does not exist (the runtime decides, src/pipeline/access.ts).
    */
-  function sessionOf(id: string, request: FastifyRequest): Record<string, unknown> | undefined {
-    if (runtime.sessions.get === undefined) return undefined;
-    const view = runtime.sessions.get(id, accessOf(request)) as Record<string, unknown> | undefined;
-    if (view === undefined || view === null) throw new VcpError("SESSION_NOT_FOUND", `session '${id}' is not open`, { session_id: id });
+  function sessionOf(id: string, request: FastifyRequest): SessionView {
+    const view = runtime.sessions.get(id, accessOf(request));
+    if (view === undefined) throw new VcpError("SESSION_NOT_FOUND", `session '${id}' is not open`, { session_id: id });
     return view;
   }
 
@@ -357,12 +355,8 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     } catch (err) {
       if (!(err instanceof VcpError)) throw err;
       // The same code and details as a route-schema failure: it is one.
-      throw new HttpError("INVALID_REQUEST", err.message, err.details);
+      throw new VcpError("INVALID_REQUEST", err.message, err.details);
     }
-  }
-
-  function missing(what: string): never {
-    throw new HttpError("NOT_IMPLEMENTED", `this runtime does not provide ${what} yet`, { operation: what });
   }
 
   // ── ops ────────────────────────────────────────────────────────────────────────────────────────
@@ -381,7 +375,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     return { ...app.swagger(), servers: [{ url, description: "this vcp-hooks server" }] };
   });
   app.get("/metrics", { schema: routes.metrics, config: cfg(OPERATOR) }, async (_request, reply) => {
-    const parts = await Promise.all([runtime.metrics ? runtime.metrics() : "", ...(options.extraMetrics ?? []).map((text) => text()), metricsRegistry.metrics()]);
+    const parts = await Promise.all([runtime.metrics(), ...(options.extraMetrics ?? []).map((text) => text()), metricsRegistry.metrics()]);
     void reply.header("content-type", metricsRegistry.contentType);
     return `${parts.map((p) => p.trimEnd()).filter((p) => p.length > 0).join("\n")}\n`;
   });
@@ -393,7 +387,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   // ── bundles (operator) ─────────────────────────────────────────────────────────────────────────
   app.put("/v1/bundles/:name", { schema: routes.installBundle, config: cfg(OPERATOR, { limit: "bundle", invalid: "INVALID_BUNDLE" }) }, async (request, reply) => {
     const { name } = request.params as { name: string };
-    const artifact = request.body as { manifest: { bundle: string } };
+    const artifact = request.body as VcpArtifact;
     if (artifact.manifest.bundle !== name) {
       throw new VcpError("INVALID_BUNDLE", `the path names bundle '${name}' but the manifest is bundle '${artifact.manifest.bundle}'`, { field: "manifest.bundle", path: name, manifest: artifact.manifest.bundle });
     }
@@ -431,12 +425,10 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
 
   // ── sessions and events (clients own the sessions they open; operators see and act on all) ──────
   app.post("/v1/sessions", { schema: routes.openSession, config: cfg(CLIENT, { limit: "body" }) }, async (request, reply) => {
-    if (runtime.sessions.open === undefined) missing("sessions.open");
-    const view = await runtime.sessions.open(request.body, principalOf(request));
+    const view = runtime.sessions.open(request.body as OpenSessionInput, principalOf(request));
     return reply.code(201).send(view);
   });
   app.get("/v1/sessions/:id", { schema: routes.getSession, config: cfg(BOTH) }, async (request) => {
-    if (runtime.sessions.get === undefined) missing("sessions.get");
     return sessionOf((request.params as { id: string }).id, request);
   });
   app.delete("/v1/sessions/:id", { schema: routes.closeSession, config: cfg(BOTH) }, async (request, reply) => {
@@ -461,35 +453,29 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   });
   app.post("/v1/sessions/:id/chains/:type", { schema: routes.fireChain, config: cfg(BOTH, { limit: "body" }) }, async (request) => {
     const { id, type } = request.params as { id: string; type: HookType };
-    const body = request.body as { context?: object; constitution?: object; event: object };
+    const body = request.body as { context?: VcpContext; constitution?: Constitution; event: HookEvent };
     const view = sessionOf(id, request);
     checkChainEvent(type, body.event);
-    const context = body.context ?? view?.context;
-    const constitution = body.constitution ?? view?.constitution;
-    if (context === undefined || constitution === undefined) {
-      throw new HttpError("INVALID_REQUEST", "body.context and body.constitution are required when the runtime keeps no session state", { field: context === undefined ? "body.context" : "body.constitution" });
-    }
-    return runtime.fire(type, { session: id, context, constitution, event: body.event, ...accessOf(request) });
+    // Omitted fields default to the session's own (the body schema allows leaving them out).
+    const context = body.context ?? view.context;
+    const constitution = body.constitution ?? view.constitution;
+    return runtime.fire(type, { session: id, context, constitution, event: body.event as never, ...accessOf(request) });
   });
   for (const op of ["adapt", "transition", "conflict", "violation"] as const) {
     app.post(`/v1/sessions/:id/${op}`, { schema: routes[op], config: cfg(BOTH, { limit: "body" }) }, async (request) => {
       const { id } = request.params as { id: string };
-      const fn = runtime[op];
-      if (fn === undefined) missing(op);
       sessionOf(id, request);
-      return fn.call(runtime, id, request.body ?? {}, accessOf(request));
+      // The route's body schema is the model's schema of this operation's input (schemas.ts).
+      return (runtime[op] as (id: string, input: unknown, access: SessionAccess) => Promise<unknown>).call(runtime, id, request.body ?? {}, accessOf(request));
     });
   }
 
   // ── audit (operator) ───────────────────────────────────────────────────────────────────────────
   app.get("/v1/audit", { schema: routes.audit, config: cfg(OPERATOR) }, async (request) => {
-    if (runtime.audit === undefined) missing("audit.query");
-    const query = request.query as { session?: string; owner?: string; since?: number; limit?: number };
-    const result = await runtime.audit.query(query);
-    return Array.isArray(result) ? { records: result } : result;
+    const query = request.query as AuditQuery;
+    return { records: await runtime.audit.query(query) };
   });
   app.get("/v1/audit/head", { schema: routes.auditHead, config: cfg(OPERATOR) }, async () => {
-    if (runtime.audit === undefined) missing("audit.head");
     return runtime.audit.head();
   });
 
@@ -558,12 +544,12 @@ function routePattern(url: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-function noRoute(method: string, url: string): HttpError {
-  return new HttpError("NOT_FOUND", `no route ${method} ${url.split("?")[0]}`);
+function noRoute(method: string, url: string): VcpError {
+  return new VcpError("NOT_FOUND", `no route ${method} ${url.split("?")[0]}`);
 }
 
-function tooLarge(kind: "body" | "bundle", limit: number): HttpError {
-  return new HttpError("PAYLOAD_TOO_LARGE", `request body exceeds ${limit} bytes (${kind === "bundle" ? "limits.bundle_bytes plus 64 KiB for the manifest and signatures" : "limits.body_bytes"})`, { limit_bytes: limit });
+function tooLarge(kind: "body" | "bundle", limit: number): VcpError {
+  return new VcpError("PAYLOAD_TOO_LARGE", `request body exceeds ${limit} bytes (${kind === "bundle" ? "limits.bundle_bytes plus 64 KiB for the manifest and signatures" : "limits.body_bytes"})`, { limit_bytes: limit });
 }
 
 export type { FastifyReply };

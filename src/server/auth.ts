@@ -3,7 +3,7 @@
  * hex), and a presented token is hashed and compared against every stored hash in constant time.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { HttpError } from "./errors.js";
+import { VcpError } from "../index.js";
 
 export type Role = "operator" | "client";
 
@@ -44,10 +44,10 @@ export function createAuthenticator(entries: readonly AuthEntry[]): Authenticato
     size: table.length,
     authenticate(header) {
       if (header === undefined || header.length === 0) {
-        throw new HttpError("UNAUTHENTICATED", "missing bearer token: send 'Authorization: Bearer <token>'");
+        throw new VcpError("UNAUTHENTICATED", "missing bearer token: send 'Authorization: Bearer <token>'");
       }
       const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
-      if (match === null) throw new HttpError("UNAUTHENTICATED", "the Authorization header is not 'Bearer <token>'");
+      if (match === null) throw new VcpError("UNAUTHENTICATED", "the Authorization header is not 'Bearer <token>'");
       const presented = createHash("sha256").update(match[1]!, "utf8").digest();
       let found: (typeof table)[number] | undefined;
       // SECURITY: compare against every entry with timingSafeEqual and no early exit, so the time
@@ -55,7 +55,7 @@ export function createAuthenticator(entries: readonly AuthEntry[]): Authenticato
       for (const entry of table) {
         if (timingSafeEqual(presented, entry.hash) && found === undefined) found = entry;
       }
-      if (found === undefined) throw new HttpError("UNAUTHENTICATED", "the bearer token matches no configured principal");
+      if (found === undefined) throw new VcpError("UNAUTHENTICATED", "the bearer token matches no configured principal");
       return { id: found.id, role: found.role };
     },
   };
@@ -64,6 +64,6 @@ export function createAuthenticator(entries: readonly AuthEntry[]): Authenticato
 /** The role check of one route: operator routes refuse client tokens and vice versa. */
 export function requireRole(principal: AuthPrincipal, roles: readonly Role[], route: string): void {
   if (!roles.includes(principal.role)) {
-    throw new HttpError("FORBIDDEN", `a ${principal.role} token may not use ${route} (needs ${roles.join(" or ")})`, { role: principal.role, required: roles });
+    throw new VcpError("FORBIDDEN", `a ${principal.role} token may not use ${route} (needs ${roles.join(" or ")})`, { role: principal.role, required: roles });
   }
 }

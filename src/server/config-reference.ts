@@ -6,7 +6,7 @@
  * field has no prose, no reload class, or docs/config.md is out of date (`npm run docs:config`).
  */
 import { z } from "zod";
-import { ConfigSchema } from "../config/config.js";
+import { ConfigSchema } from "../index.js";
 import { LIVE_FIELDS, RESTART_FIELDS } from "./options.js";
 
 /** What each field does, by path (`auth[].id` for fields of list items). */

@@ -18,9 +18,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, extname, join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
-import type { ChainCompletedEvent } from "../index.js";
-import { HttpError } from "./errors.js";
-import type { ServerRuntime } from "./runtime-port.js";
+import { VcpError, type ChainCompletedEvent, type Runtime } from "../index.js";
 
 export interface ConsoleOptions {
   /** Directory of the built console (index.html, app.js, style.css). Default: dist/console. */
@@ -73,7 +71,7 @@ const PUBLIC = { roles: null } as const;
  * await registerConsoleRoutes(app, runtime, { securityReportDir: "bench/reports/sandbox" });
  * ```
  */
-export async function registerConsoleRoutes(app: FastifyInstance, runtime: ServerRuntime, options: ConsoleOptions = {}): Promise<void> {
+export async function registerConsoleRoutes(app: FastifyInstance, runtime: Runtime, options: ConsoleOptions = {}): Promise<void> {
   const assets = loadAssets(options.assetsDir ?? defaultAssetsDir());
   const reportDir = resolve(options.securityReportDir ?? join("bench", "reports", "sandbox"));
   const settings: StreamSettings = { ...DEFAULT_STREAM_SETTINGS, ...options.stream };
@@ -81,7 +79,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, runtime: Serve
   const sendAsset = (name: string) => {
     const asset = assets.get(name);
     if (asset === undefined) {
-      throw new HttpError("NOT_FOUND", assets.size === 0 ? "the console is not built: run npm run build (it writes dist/console)" : `no console asset ${name}`);
+      throw new VcpError("NOT_FOUND", assets.size === 0 ? "the console is not built: run npm run build (it writes dist/console)" : `no console asset ${name}`);
     }
     return asset;
   };
@@ -98,7 +96,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, runtime: Serve
 
   // ── the latest security report of `npm run bench:sandbox` ──────────────────────────────────────
   const noReport = () =>
-    new HttpError("NOT_FOUND", "no security report yet: run npm run bench:sandbox (it writes report.json and report.html)", { dir: reportDir });
+    new VcpError("NOT_FOUND", "no security report yet: run npm run bench:sandbox (it writes report.json and report.html)", { dir: reportDir });
   app.get(
     "/v1/console/security-report",
     { schema: { tags: ["ops"], operationId: "getSecurityReport", summary: "The latest sandbox-bench report (report.json), 404 before the first run", security: [{ operator: [] }] }, config: OPERATOR },
@@ -161,7 +159,6 @@ export async function registerConsoleRoutes(app: FastifyInstance, runtime: Serve
       config: OPERATOR,
     },
     (request, reply) => {
-      if (runtime.on === undefined) throw new HttpError("NOT_IMPLEMENTED", "this runtime does not provide lifecycle events (runtime.on)", { operation: "on" });
       const filter = request.query as StreamFilter;
       reply.hijack();
       const res = reply.raw;

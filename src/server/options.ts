@@ -14,7 +14,7 @@
  *   redact_keys, console — they are owned by the runtime or the sandbox process, built once at start.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { ResolvedConfig } from "../config/config.js";
+import type { ResolvedConfig } from "../index.js";
 import type { LiveSettings } from "./app.js";
 
 export const LIVE_FIELDS = ["auth", "limits.body_bytes", "limits.bundle_bytes", "session_hook_allowlist", "log_level"] as const;

@@ -7,9 +7,7 @@
  */
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from "fastify";
 import type { Role } from "./auth.js";
-import { HttpError } from "./errors.js";
-import type { HookType } from "../index.js";
-import type { ServerRuntime } from "./runtime-port.js";
+import { VcpError, type HookType, type Runtime } from "../index.js";
 import { routes } from "./schemas.js";
 
 interface Helpers {
@@ -20,24 +18,17 @@ interface Helpers {
 /** The exit-code header of `?answer=native` (PROFILES §8.1). */
 export const EXIT_CODE_HEADER = "x-vcp-exit-code";
 
-function profilesOf(runtime: ServerRuntime): NonNullable<ServerRuntime["profiles"]> {
-  if (runtime.profiles === undefined || runtime.fireProfile === undefined) {
-    throw new HttpError("NOT_IMPLEMENTED", "this runtime does not provide event profiles yet", { operation: "profiles" });
-  }
-  return runtime.profiles;
-}
-
 /**
  * `GET /v1/hooks?profile=…&event=…`: the resolved plan of one profile event (order, dedup, matcher,
  * sequential). Both query fields are needed: a profile's hooks are keyed by (profile, event).
  */
-export function profilePlanOf(runtime: ServerRuntime, profile: string | undefined, event: string | undefined): { hooks: unknown[] } {
+export function profilePlanOf(runtime: Runtime, profile: string | undefined, event: string | undefined): { hooks: unknown[] } {
   if (profile === undefined || event === undefined) {
-    throw new HttpError("INVALID_REQUEST", "querystring: profile and event go together (a profile plan is keyed by both)", { field: profile === undefined ? "querystring.profile" : "querystring.event" });
+    throw new VcpError("INVALID_REQUEST", "querystring: profile and event go together (a profile plan is keyed by both)", { field: profile === undefined ? "querystring.profile" : "querystring.event" });
   }
   // vcp@1's events are its hook types: its plan is the VCP chain order (the existing ?type= view).
   if (/^vcp(@|$)/.test(profile)) return { hooks: runtime.hooks.chain(event as HookType) };
-  return { hooks: profilesOf(runtime).plan(profile, event) };
+  return { hooks: runtime.profiles.plan(profile, event) };
 }
 
 /**
@@ -46,15 +37,14 @@ export function profilePlanOf(runtime: ServerRuntime, profile: string | undefine
  * registerProfileRoutes(app, runtime, { cfg, principalOf });
  * ```
  */
-export function registerProfileRoutes(app: FastifyInstance, runtime: ServerRuntime, { cfg, principalOf }: Helpers): void {
-  app.get("/v1/profiles", { schema: routes.listProfiles, config: cfg(["operator", "client"]) as FastifyContextConfig }, async () => ({ profiles: profilesOf(runtime).list() }));
+export function registerProfileRoutes(app: FastifyInstance, runtime: Runtime, { cfg, principalOf }: Helpers): void {
+  app.get("/v1/profiles", { schema: routes.listProfiles, config: cfg(["operator", "client"]) as FastifyContextConfig }, async () => ({ profiles: runtime.profiles.list() }));
 
   app.post("/v1/profiles/:profile/events/:event", { schema: routes.fireProfileEvent, config: cfg(["client"], { limit: "body" }) as FastifyContextConfig }, async (request, reply) => {
-    profilesOf(runtime);
     const { profile, event } = request.params as { profile: string; event: string };
     const { answer } = request.query as { answer?: "envelope" | "native" };
     // The session is the input's own `session_id`, owned by this caller (PROFILES §8.3).
-    const out = await runtime.fireProfile!(profile, event, { input: request.body, ...principalOf(request) });
+    const out = await runtime.fireProfile(profile, event, { input: request.body, ...principalOf(request) });
     if (answer === "native") {
       void reply.header(EXIT_CODE_HEADER, String(out.exit_code));
       return reply.code(200).send(out.native);

@@ -6,11 +6,12 @@
  * Response objects that carry runtime data keep `additionalProperties: true`, so a field the runtime
  * adds later reaches clients without a server change; fields listed are serialized fast.
  */
-import { EVENT_SCHEMA_IDS, HOOK_TYPES, MODEL_JSON_SCHEMAS, OUTCOMES } from "../index.js";
+import { ARTIFACT_JSON_SCHEMA, EVENT_SCHEMA_IDS, HOOK_TYPES, MODEL_JSON_SCHEMAS, NAME_PATTERNS, OUTCOMES } from "../index.js";
 import { errorStatuses } from "./errors.js";
 
-const NAME = "^[a-z0-9_-]{1,64}$";
-const SESSION_ID = "^[A-Za-z0-9._:-]{1,256}$";
+const BUNDLE_NAME = NAME_PATTERNS.BUNDLE_NAME.pattern;
+const HOOK_NAME = NAME_PATTERNS.HOOK_NAME.pattern;
+const SESSION_ID = NAME_PATTERNS.SESSION_ID.pattern;
 
 const object = (properties: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
   type: "object",
@@ -55,8 +56,8 @@ function errors(...statuses: number[]): Record<number, { $ref: string }> {
 const AUTH = [401, 403] as const;
 /** Routes with a JSON body: schema failure (400), too large (413), not JSON (415). */
 const BODY = [400, 413, 415] as const;
-/** Routes on one session: bad id (400), not open or not the caller's (404), ambiguous owner (409), partial runtime (501). */
-const SESSION = [400, 404, 409, 501] as const;
+/** Routes on one session: bad id (400), not open or not the caller's (404), ambiguous owner (409). */
+const SESSION = [400, 404, 409] as const;
 
 export const HookTypeSchema = { type: "string", enum: [...HOOK_TYPES] } as const;
 
@@ -161,29 +162,21 @@ export const ChainResultSchema = {
   required: ["chain_id", "type", "status", "reason", "aborted_by", "context", "constitution", "cascade_failure", "hook_results", "duration_ms"],
 } as const;
 
-/** The `.vcpb` artifact (DESIGN §3.2). Signatures are optional here: the runtime refuses an unsigned bundle with UNSIGNED_BUNDLE, never a schema error. */
+/**
+ * The `.vcpb` artifact (DESIGN §3.2): the outer shape install checks (ARTIFACT_JSON_SCHEMA, generated
+ * from bundle/artifact.ts), plus the manifest's `bundle` name, which the route compares with the path
+ * before anything else. The rest of the manifest is checked by install, after the digest. An empty
+ * `signatures` list passes here: the runtime refuses it with UNSIGNED_BUNDLE, never a schema error.
+ */
+const artifactShape = ARTIFACT_JSON_SCHEMA as { properties: Record<string, object> };
 export const ArtifactSchema = {
   $id: "VcpBundleArtifact",
-  type: "object",
-  required: ["format", "manifest", "code", "digest"],
-  additionalProperties: false,
+  ...ARTIFACT_JSON_SCHEMA,
   properties: {
-    format: { type: "string", const: "vcp-bundle/1" },
-    manifest: { type: "object", additionalProperties: true, required: ["bundle"], properties: { bundle: { type: "string", pattern: NAME } } },
-    code: { type: "string", minLength: 1 },
-    digest: { type: "string", pattern: "^sha256:[0-9a-f]{64}$" },
-    signatures: {
-      type: "array",
-      maxItems: 16,
-      items: {
-        type: "object",
-        required: ["key_id", "alg", "sig"],
-        additionalProperties: false,
-        properties: { key_id: { type: "string", minLength: 1, maxLength: 128 }, alg: { type: "string" }, sig: { type: "string", maxLength: 1024 } },
-      },
-    },
+    ...artifactShape.properties,
+    manifest: { ...artifactShape.properties["manifest"], required: ["bundle"], properties: { bundle: { type: "string", pattern: BUNDLE_NAME } } },
   },
-} as const;
+};
 
 export const SessionViewSchema = {
   $id: "SessionView",
@@ -200,25 +193,6 @@ export const SessionViewSchema = {
     periodic: { type: "array", items: anyObject },
   }),
   required: ["session_id"],
-} as const;
-
-/** Input of adapt (DESIGN §4.6): the caller's selection. */
-export const AdaptInputSchema = {
-  $id: "AdaptInput",
-  type: "object",
-  required: ["selected", "candidates", "selection_rationale", "selection_algorithm"],
-  additionalProperties: false,
-  properties: {
-    context: contextRef,
-    selected: constitutionRef,
-    candidates: { type: "array", items: constitutionRef },
-    selection_rationale: { type: "string" },
-    selection_algorithm: { type: "string" },
-    scores: { type: "object", additionalProperties: { type: "number" } },
-    injection_target: { type: "string" },
-    injection_format: { type: "string", enum: ["system_prompt", "prefix", "suffix", "metadata"] },
-    raw_constitution: { type: "string" },
-  },
 } as const;
 
 /**
@@ -259,10 +233,10 @@ export const ProfileChainResultSchema = {
 
 export const SharedSchemas = [
   ...ModelSchemas,
-  BundleInfoSchema, ResolvedHookSchema, HookExecutionSchema, ChainResultSchema, ProfileChainResultSchema, ArtifactSchema, SessionViewSchema, AdaptInputSchema, AdaptOutcomeSchema,
+  BundleInfoSchema, ResolvedHookSchema, HookExecutionSchema, ChainResultSchema, ProfileChainResultSchema, ArtifactSchema, SessionViewSchema, AdaptOutcomeSchema,
 ];
 
-const nameParams = { type: "object", required: ["name"], properties: { name: { type: "string", pattern: NAME } } } as const;
+const nameParams = { type: "object", required: ["name"], properties: { name: { type: "string", pattern: BUNDLE_NAME } } } as const;
 const sessionParams = { type: "object", required: ["id"], properties: { id: { type: "string", pattern: SESSION_ID } } } as const;
 /** Session ids are per owner: an operator names a client's session with `owner` (clients' `owner` is ignored). */
 const OWNER = { type: "string", minLength: 1, maxLength: 256, description: "operators: the principal id that opened the session (needed when two owners use the same session id)" } as const;
@@ -412,13 +386,8 @@ export const routes = withOperationIds({
     tags: ["sessions"],
     summary: "Open a session",
     security: security("client"),
-    body: {
-      type: "object",
-      required: ["context", "constitution"],
-      additionalProperties: false,
-      properties: { session_id: { type: "string", pattern: SESSION_ID }, context: contextRef, constitution: constitutionRef, state: { type: ["string", "null"], maxLength: 256 }, metadata: anyObject },
-    },
-    response: { 201: { $ref: "SessionView#" }, ...errors(...AUTH, ...BODY, 409, 429, 501) },
+    body: ref("OpenSessionInput"),
+    response: { 201: { $ref: "SessionView#" }, ...errors(...AUTH, ...BODY, 409, 429) },
   },
   getSession: { tags: ["sessions"], summary: "A session's state (clients: only sessions they opened, others are 404; operators: any)", security: security("any"), params: sessionParams, querystring: ownerQuery, response: { 200: { $ref: "SessionView#" }, ...errors(...AUTH, ...SESSION) } },
   closeSession: { tags: ["sessions"], summary: "Close a session and drop its hooks", security: security("any"), params: sessionParams, querystring: ownerQuery, response: { 204: { type: "null" }, ...errors(...AUTH, ...SESSION) } },
@@ -427,7 +396,7 @@ export const routes = withOperationIds({
     summary: "Register an allowlisted session-scope hook for this session",
     security: security("any"),
     params: sessionParams, querystring: ownerQuery,
-    body: { type: "object", required: ["bundle", "hook"], additionalProperties: false, properties: { bundle: { type: "string", pattern: NAME }, hook: { type: "string", pattern: "^[a-z0-9_-]{1,64}$" } } },
+    body: { type: "object", required: ["bundle", "hook"], additionalProperties: false, properties: { bundle: { type: "string", pattern: BUNDLE_NAME }, hook: { type: "string", pattern: HOOK_NAME } } },
     response: { 201: { $ref: "ResolvedHook#" }, ...errors(...AUTH, ...BODY, ...SESSION, 429) },
   },
   fireChain: {
@@ -444,7 +413,7 @@ export const routes = withOperationIds({
     summary: "post_select then pre_inject: the constitution to inject, or why not",
     security: security("any"),
     params: sessionParams, querystring: ownerQuery,
-    body: { $ref: "AdaptInput#" },
+    body: ref("AdaptInput"),
     response: { 200: { $ref: "AdaptOutcome#" }, ...errors(...AUTH, ...BODY, ...SESSION) },
   },
   transition: {
@@ -452,12 +421,7 @@ export const routes = withOperationIds({
     summary: "on_transition before the state changes; abort keeps the previous state",
     security: security("any"),
     params: sessionParams, querystring: ownerQuery,
-    body: {
-      type: "object",
-      required: ["to", "trigger"],
-      additionalProperties: false,
-      properties: { to: { type: "string", minLength: 1, maxLength: 256 }, trigger: { type: "string", maxLength: 1024 }, metadata: anyObject, adapt: { $ref: "AdaptInput#" } },
-    },
+    body: ref("TransitionInput"),
     response: {
       200: object(
         { outcome: { type: "string", enum: ["transitioned", "blocked"] }, state: nullableString, previous_state: nullableString, context: anyObject, reason: nullableString, aborted_by: nullableString, trace, adaptation: { $ref: "AdaptOutcome#" } },
@@ -471,17 +435,7 @@ export const routes = withOperationIds({
     summary: "on_conflict: a modify resolves; none ⇒ the configured strategy; abort ⇒ last known-good",
     security: security("any"),
     params: sessionParams, querystring: ownerQuery,
-    body: {
-      type: "object",
-      required: ["constitutions", "conflicting_rules", "conflict_severity"],
-      additionalProperties: false,
-      properties: {
-        constitutions: { type: "array", minItems: 1, items: constitutionRef },
-        conflicting_rules: { type: "array", items: ref("RuleConflict") },
-        conflict_severity: { type: "string", enum: ["warning", "error", "critical"] },
-        composition_strategy: { type: "string" },
-      },
-    },
+    body: ref("ConflictInput"),
     response: {
       200: object(
         { outcome: { type: "string", enum: ["resolved", "default", "failed"] }, constitution: anyObject, strategy: { type: "string" }, dropped_rules: stringArray, reason: nullableString, aborted_by: nullableString, trace },
@@ -495,19 +449,7 @@ export const routes = withOperationIds({
     summary: "on_violation before any default response",
     security: security("any"),
     params: sessionParams, querystring: ownerQuery,
-    body: {
-      type: "object",
-      required: ["output", "violated_rules", "severity", "violation_evidence"],
-      additionalProperties: false,
-      properties: {
-        output: { type: "string" },
-        violated_rules: { type: "array", items: ref("Rule") },
-        severity: { type: "string", enum: ["minor", "major", "critical"] },
-        violation_evidence: { type: "string" },
-        retry_count: { type: "integer", minimum: 0 },
-        context: contextRef,
-      },
-    },
+    body: ref("ViolationInput"),
     response: {
       200: object(
         {

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { contentDigest, signConstitution, verifySignatureChain } from "../../src/integrity/signatures.js";
-import { createRuntime, generateKeyPair, type Constitution, type Runtime } from "../../src/index.js";
+import { createRuntime, type Constitution, type Runtime } from "../../src/index.js";
+import { generateKeyPair } from "../../src/tooling.js";
 import { testBundle } from "../support/bundles.js";
 import { events } from "../support/fixtures.js";
 

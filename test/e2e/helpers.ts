@@ -7,7 +7,8 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createArtifact, createRuntime, generateKeyPair, signArtifact, type VcpArtifact } from "../../src/index.js";
+import { createRuntime, type VcpArtifact } from "../../src/index.js";
+import { createArtifact, generateKeyPair, signArtifact } from "../../src/tooling.js";
 import { createServer, type LiveSettings, type VcpServer } from "../../src/server/app.js";
 
 export const TOKENS = { operator: "op-token-e2e-0123456789", client: "cl-token-e2e-0123456789" };

@@ -113,10 +113,24 @@ describe("the packed tarball installs into an empty project", { timeout: 300_000
     expect({ code: refused.code, says: refused.message }).toEqual(expected);
   });
 
+  test("vcp-hooks/tooling and vcp-hooks/testing resolve from the installed package", async () => {
+    const script = `
+      const tooling = await import("vcp-hooks/tooling");
+      const testing = await import("vcp-hooks/testing");
+      const root = await import("vcp-hooks");
+      console.log(JSON.stringify({ build: typeof tooling.buildBundle, sign: typeof tooling.signArtifact, testing: Object.keys(testing).length, rootHasBuild: "buildBundle" in root }));
+    `;
+    writeFileSync(join(project, "entries.mjs"), script);
+    const node = join(project, "node_modules", ".bin", "node");
+    const { stdout } = await run(node, ["entries.mjs"], { cwd: project });
+    expect(JSON.parse(stdout.trim())).toEqual({ build: "function", sign: "function", testing: 0, rootHasBuild: false });
+  });
+
   test("the tarball holds the build, not the sources or the tests", async () => {
     const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: REPO, maxBuffer: 16 * 2 ** 20 });
     const files = (JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
     expect(files).toContain("dist/src/index.js");
+    for (const entry of ["index", "tooling", "testing"]) expect(files).toContain(`dist/src/${entry}.d.ts`);
     expect(files).toContain("dist/src/pool/host-main.js");
     expect(files).toContain("bin/vcp-hooks");
     // The operator console `vcp-hooks serve` answers at /console.

@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, expect, test } from "vitest";
-import { buildBundle, createRuntime, generateKeyPair, serializeArtifact, signArtifact, type Runtime } from "../../../src/index.js";
+import { createRuntime, type Runtime } from "../../../src/index.js";
+import { buildBundle, generateKeyPair, serializeArtifact, signArtifact } from "../../../src/tooling.js";
 import { fireInput } from "../../support/fixtures.js";
 import { policyDir, policyYaml, removeDir, TS_POLICY } from "../../unit/bundle/helpers.js";
 
@@ -49,7 +50,7 @@ test("build → sign → install in the sandbox → fire; reloaded from the data
 
 test("buildBundle in a process without --no-node-snapshot (the CLI's case) checks exports in a sandbox process, same bytes", async () => {
   const inProcess = serializeArtifact((await buildBundle(policy)).artifact);
-  const script = `import("${new URL("../../../dist/src/index.js", import.meta.url).href}").then(async (m) => {
+  const script = `import("${new URL("../../../dist/src/tooling.js", import.meta.url).href}").then(async (m) => {
     const { artifact } = await m.buildBundle(${JSON.stringify(policy)});
     process.stdout.write(m.serializeArtifact(artifact));
   }).catch((e) => { process.stderr.write(String(e && e.message)); process.exit(1); });`;
@@ -60,7 +61,7 @@ test("buildBundle in a process without --no-node-snapshot (the CLI's case) check
 test("a missing export is caught by the sandbox-process check too", async () => {
   const broken = policyDir({ "policy.yaml": policyYaml("ghost", [{ name: "ghost_hook", action: "missingFn" }]), ...TS_POLICY });
   try {
-    const script = `import("${new URL("../../../dist/src/index.js", import.meta.url).href}").then((m) => m.buildBundle(${JSON.stringify(broken)}))
+    const script = `import("${new URL("../../../dist/src/tooling.js", import.meta.url).href}").then((m) => m.buildBundle(${JSON.stringify(broken)}))
       .then(() => process.exit(0), (e) => { process.stdout.write(JSON.stringify({ code: e.code, message: e.message })); process.exit(1); });`;
     const result = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, NODE_OPTIONS: "" } }).then(
       () => undefined,

@@ -94,8 +94,15 @@ describe("defect 3: the HTTP boundary validates every body the same, whether or 
   test("the OpenAPI document describes constitutions with the model's schema, not an open object", async () => {
     const doc = (await server.app.inject({ method: "GET", url: "/openapi.json" })).json();
     expect(doc.components.schemas.Constitution.required).toEqual(["id", "rules"]);
+    // The body is the model's own OpenSessionInput (model/pipeline-input.ts), the schema the runtime validates with.
     const open = doc.paths["/v1/sessions"].post.requestBody.content["application/json"].schema;
-    expect(open.properties.constitution.$ref).toMatch(/Constitution$/);
+    expect(open.$ref).toMatch(/OpenSessionInput$/);
+    const body = doc.components.schemas.OpenSessionInput;
+    expect(body.properties.constitution.required).toEqual(["id", "rules"]);
+    expect(body.additionalProperties).toBe(false);
+    for (const op of ["adapt", "transition", "conflict", "violation"]) {
+      expect(doc.paths[`/v1/sessions/{id}/${op}`].post.requestBody.content["application/json"].schema.$ref).toMatch(new RegExp(`${op[0]!.toUpperCase()}${op.slice(1)}Input$`));
+    }
   });
 });
 

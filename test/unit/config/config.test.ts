@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { loadConfigFile, resolveConfig } from "../../../src/config/config.js";
-import { DEFAULT_REDACT_KEYS } from "../../../src/audit/redact.js";
+import { DEFAULTS } from "../../../src/config/defaults.js";
 
 describe("resolveConfig", () => {
   test("an empty config gets the safe defaults of DESIGN §6.4, paths resolved against the base dir", () => {
@@ -29,7 +29,7 @@ describe("resolveConfig", () => {
 
   test("serve redacts by default every key the library redacts (access_token, cookie, private_key, …)", () => {
     const config = resolveConfig({}, "/srv/vcp");
-    expect(config.redact_keys).toEqual(DEFAULT_REDACT_KEYS);
+    expect(config.redact_keys).toEqual(DEFAULTS.redact_keys);
     expect(config.redact_keys).toEqual(expect.arrayContaining(["access_token", "client_secret", "cookie", "private_key"]));
   });
 

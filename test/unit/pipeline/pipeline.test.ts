@@ -57,10 +57,18 @@ describe("sessions", () => {
 
   test("open validates at the boundary: the error names the field", () => {
     const { pipeline } = setup();
-    expect(() => pipeline.open({ session_id: "x", context: [] as never, constitution: baseConstitution })).toThrow(/^context: must be a JSON object/);
+    expect(() => pipeline.open({ session_id: "x", context: [] as never, constitution: baseConstitution })).toThrow(/^context: must be an object$/);
     expect(() => pipeline.open({ session_id: "x", context: {}, constitution: { id: "k", rules: [{ text: "no id" }] } as never })).toThrow(/^constitution\.rules\[0\]\.id: is required$/);
     expect(() => pipeline.open({ session_id: "", context: {}, constitution: baseConstitution })).toThrow(/session_id/);
     expect(pipeline.get("x")).toBeUndefined();
+  });
+
+  test("a session id follows the same rule as the HTTP route's {id}: one the API could not address is refused", () => {
+    const { pipeline } = setup();
+    for (const id of ["has space", "a/b", "x".repeat(257)]) {
+      expect(() => pipeline.open({ session_id: id, context: {}, constitution: baseConstitution })).toThrow(/^session_id: must match \[A-Za-z0-9\._:-\]\{1,256\}$/);
+    }
+    expect(pipeline.open({ session_id: "tenant-1:chat.42_a", context: {}, constitution: baseConstitution }).session_id).toBe("tenant-1:chat.42_a");
   });
 
   test("an operation on an unknown or closed session is SESSION_NOT_FOUND", async () => {
@@ -282,6 +290,9 @@ describe("transition", () => {
   test("to must be a non-empty string; the adapt part is validated before anything fires", async () => {
     const { pipeline, calls } = setup();
     await expect(pipeline.transition("s1", { to: "", trigger: "t" })).rejects.toThrow(/^to:/);
+    // The HTTP route's rules are the runtime's (model/pipeline-input.ts): a long state, a misspelt field.
+    await expect(pipeline.transition("s1", { to: "x".repeat(257), trigger: "t" })).rejects.toThrow(/^to: /);
+    await expect(pipeline.transition("s1", { to: "x", trigger: "t", metdata: {} } as never)).rejects.toThrow(/^metdata: is not a known field$/);
     await expect(pipeline.transition("s1", { to: "x", trigger: "t", adapt: adaptInput({ candidates: "all" as never }) })).rejects.toThrow(/^adapt\.candidates/);
     expect(calls).toHaveLength(0);
   });

@@ -1,0 +1,24 @@
+/**
+ * `vcp-hooks/tooling`: what builds, signs and checks things outside a running deployment — policy
+ * bundles (DESIGN §3: manifest, build, artifact, keys) and audit logs read back offline (DESIGN §5:
+ * verify, tail, export). The API of `vcp-hooks build|keygen|sign|verify|audit`. The runtime itself
+ * is the root entry, `vcp-hooks`.
+ *
+ * @example
+ * ```ts
+ * import { buildBundle, signArtifact } from "vcp-hooks/tooling";
+ * const { artifact } = await buildBundle("policies/strip-pii");
+ * ```
+ */
+export { loadManifestFile, parseManifestYaml, manifestJsonSchema, renderManifestJsonSchema, MANIFEST_FILE } from "./bundle/manifest.js";
+export type { ManifestProblem } from "./bundle/manifest.js";
+export { buildBundle, refuseImport, DEFAULT_ENTRY, LLM_SDK_PACKAGES } from "./bundle/build.js";
+export type { BuildOptions, BuildResult, BuildProblem, ExportProbe } from "./bundle/build.js";
+export { createArtifact, serializeArtifact, signArtifact, verifyArtifact, ARTIFACT_FORMAT } from "./bundle/artifact.js";
+export type { VerifiedArtifact, VerifyOptions } from "./bundle/artifact.js";
+export { generateKeyPair, loadKeyring } from "./bundle/keys.js";
+export type { Keyring, KeyringKey, KeyPairPem } from "./bundle/keys.js";
+export { verifyAuditLog } from "./audit/verify.js";
+export type { AuditVerdict, VerifyAuditOptions } from "./audit/verify.js";
+export { readAuditRecords, followAuditRecords, type ReadOptions as AuditReadOptions } from "./audit/reader.js";
+export { formatRecords, EXPORT_FORMATS, type ExportFormat } from "./audit/export.js";
