@@ -49,8 +49,8 @@ describe("chain contract", () => {
     expect(Object.keys(crash.result)).toEqual(Object.keys(executor.result));
   });
 
-  test("a skipped hook's record names no bundle revision; an executed one does", () => {
-    expect(hookExecution(hook(), "skipped_predicate", 0)).not.toHaveProperty("bundle_digest");
+  test("a hook's record names its bundle revision, whether it ran or was skipped", () => {
+    expect(hookExecution(hook(), "skipped_predicate", 0)).toMatchObject({ bundle_digest: "sha256:abc", outcome: "skipped_predicate" });
     expect(hookExecution(hook(), "ok", 3)).toMatchObject({ bundle_digest: "sha256:abc", status: "continue", duration_ms: 3 });
   });
 
