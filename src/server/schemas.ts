@@ -475,12 +475,12 @@ export const routes = withOperationIds({
       additionalProperties: false,
       properties: { session: { type: "string", pattern: SESSION_ID }, owner: OWNER, since: { type: "integer", minimum: 0, description: "return records with seq > since" }, limit: { type: "integer", minimum: 1, maximum: 10000, default: 100 } },
     },
-    response: { 200: object({ records: { type: "array", items: anyObject } }), ...errors(...AUTH, 400, 404, 501) },
+    response: { 200: object({ records: { type: "array", items: anyObject } }), ...errors(...AUTH, 400, 404) },
   },
   auditHead: {
     tags: ["audit"],
     summary: "The audit log's head (seq and hash) for anchoring",
     security: security("operator"),
-    response: { 200: object({ seq: { type: "integer" }, hash: { type: "string" } }, { required: ["seq", "hash"] }), ...errors(...AUTH, 404, 501) },
+    response: { 200: object({ seq: { type: "integer" }, hash: { type: "string" } }, { required: ["seq", "hash"] }), ...errors(...AUTH, 404) },
   },
 } as const);

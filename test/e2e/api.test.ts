@@ -105,7 +105,7 @@ describe("ops routes", () => {
     expect(schemas.VcpError429.properties.error.properties.code.enum).toEqual(["RATE_LIMITED", "SESSION_LIMIT"]);
     // A route names the statuses it answers, each with its own schema.
     const open = r.body.paths["/v1/sessions"].post.responses;
-    expect(Object.keys(open).sort()).toEqual(["201", "400", "401", "403", "409", "413", "415", "429", "500", "501", "503"]);
+    expect(Object.keys(open).sort()).toEqual(["201", "400", "401", "403", "409", "413", "415", "429", "500", "503"]);
     expect(open["429"].content["application/json"].schema.$ref).toBe("#/components/schemas/VcpError429");
     // Hook results say why a hook was skipped: the outcome is a closed enum, skip reasons included.
     expect(schemas.HookExecution.properties.outcome.enum).toEqual(expect.arrayContaining(["skipped_predicate", "skipped_disabled", "skipped_deadline"]));
