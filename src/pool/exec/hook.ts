@@ -4,6 +4,7 @@
  * The profile's parser is a parameter: this file knows the lane, not any agent's protocol.
  */
 import { VcpError } from "../../errors.js";
+import type { CommandResult as ProfileCommandResult, ParsedCommand } from "../../profiles/types.js";
 import { runCommandHook, type CommandOptions, type CommandResult, type CommandSpec } from "./run.js";
 
 /** What a profile's `parseCommandResult` reads: the process's end and output. */
@@ -14,8 +15,12 @@ export interface CommandOutcome {
   readonly stderr: string;
 }
 
-/** A profile's exit-code table: `(result, hook name, event) → native output`. Pure. */
-export type ParseCommandResult = (result: CommandOutcome, hook: string, event: string) => Record<string, unknown>;
+/**
+ * A profile's exit-code table (`EventProfile.parseCommandResult`): `(result, hook name, event) →
+ * { output, failure? }`. Pure. `failure` set ⇒ the run failed (the caller applies the profile's
+ * failure rule: `failureOutput`, or its blocking answer for a fail-closed hook).
+ */
+export type ParseCommandResult = (result: ProfileCommandResult, hook: string, event: string) => ParsedCommand;
 
 /** Per-hook record for results, audit and status (PROFILES §6). */
 export interface ExecRecord {
@@ -36,6 +41,8 @@ export interface ExecRecord {
 export interface ExecHookRun {
   /** The profile's reading of the run; `undefined` when the hook was refused before it started. */
   readonly output: Record<string, unknown> | undefined;
+  /** Set when the profile's table reads the run as a failure (timeout, signal, an exit code that is not a decision). */
+  readonly failure?: string;
   readonly record: ExecRecord;
   readonly raw?: CommandResult;
   /** Why it was not run (a coded error the caller audits and treats as the hook's failure). */
@@ -73,8 +80,10 @@ export async function runExecHook(
     };
   }
   const outcome = raw.signal !== null || raw.timedOut ? "exec_signal" : raw.exitCode === 0 ? "ok" : "exec_nonzero";
+  const parsed = parse({ exitCode: raw.exitCode, signal: raw.signal, stdout: raw.stdout, stderr: raw.stderr, timedOut: raw.timedOut }, hook, event);
   return {
-    output: parse({ exitCode: raw.exitCode, signal: raw.signal, stdout: raw.stdout, stderr: raw.stderr }, hook, event),
+    output: parsed.output,
+    ...(parsed.failure !== undefined ? { failure: parsed.failure } : {}),
     raw,
     record: {
       hook,

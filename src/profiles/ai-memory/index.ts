@@ -11,7 +11,7 @@ import picomatch from "picomatch";
 import type {
   Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict,
 } from "../types.js";
-import { decodeDecision } from "./decision.js";
+import { decodeDecision, parseCommandResult as parseAiMemoryCommand } from "./decision.js";
 import { AI_MEMORY_EVENTS } from "./events.js";
 import { decisionLine, foldAiMemory, type ChainResult } from "./fold.js";
 
@@ -109,6 +109,15 @@ const OBSERVER_ALLOW: NativeObject = Object.freeze({ action: "allow" });
  * ```
  */
 export const aiMemoryProfile: EventProfile = {
+  /**
+   * ai-memory's own command hooks (exec lane, adapter): the last non-empty stdout line is the decision;
+   * a timeout or a non-zero exit is a hook error, which the caller turns into the fail mode's answer.
+   * Compatibility mode (the strict switch is a deployment setting the lane does not see here).
+   */
+  parseCommandResult(result, _hook, event) {
+    const decoded = parseAiMemoryCommand({ stdout: result.stdout, stderr: result.stderr, exitCode: result.exitCode, ...(result.timedOut === true ? { timedOut: true } : {}) }, event, false);
+    return decoded.ok ? { output: decoded.value } : { output: {}, failure: decoded.error };
+  },
   id: "ai-memory",
   version: "0.7",
   upstream: { repo: "alphaonedev/ai-memory-mcp", commit: "e2b954475ec031469c4a4c3b370653376105cf41" },

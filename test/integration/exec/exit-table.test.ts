@@ -1,7 +1,6 @@
 // Every row of the exit-code tables (PROFILES §3.2 gemini-cli / llxprt, §3.3 claude-code, §3.5
 // ai-memory), each produced by a real fixture script through the command lane and read by the
-// profile's own `parseCommandResult`. The profile modules are built on another branch: until they are
-// merged, each profile's block is skipped (and says so); nothing here fakes a parser.
+// profile's own `parseCommandResult` (from the catalogue; a profile without one is skipped and says so).
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -12,21 +11,11 @@ import type { CommandSpec } from "../../../src/pool/exec/run.js";
 const FIXTURE = join(resolve("test/integration/exec/fixtures"), "exit-code.sh");
 const SHA = createHash("sha256").update(readFileSync(FIXTURE)).digest("hex");
 
+/** The profile's own table, from the catalogue (EventProfile.parseCommandResult). */
 async function findParser(profile: string): Promise<ParseCommandResult | undefined> {
-  for (const candidate of [`../../../src/profiles/${profile}/index.js`, `../../../src/profiles/${profile}/command.js`, `../../../src/profiles/${profile}.js`]) {
-    try {
-      const mod = (await import(/* @vite-ignore */ candidate)) as Record<string, unknown>;
-      const direct = mod["parseCommandResult"];
-      if (typeof direct === "function") return direct as ParseCommandResult;
-      for (const value of Object.values(mod)) {
-        const nested = (value as { parseCommandResult?: unknown } | null)?.parseCommandResult;
-        if (typeof nested === "function") return nested.bind(value) as ParseCommandResult;
-      }
-    } catch {
-      // not on this branch
-    }
-  }
-  return undefined;
+  const { getProfile } = await import("../../../src/profiles/index.js");
+  const table = getProfile(profile).parseCommandResult;
+  return table === undefined ? undefined : (table.bind(getProfile(profile)) as ParseCommandResult);
 }
 
 type Native = Record<string, unknown>;
@@ -53,7 +42,9 @@ const ROWS: Row[] = [
   { row: "exit 1 + stderr: allow + Warning", args: ["1", "", "oops"], expect: { "gemini-cli": { blocked: false, contains: "Warning: oops" }, llxprt: { blocked: false, contains: "Warning: oops" }, "claude-code": { blocked: false } } },
   { row: "exit 1 + stdout only: gemini warns, llxprt says nothing", args: ["1", "only out", ""], expect: { "gemini-cli": { blocked: false, contains: "Warning: only out" }, llxprt: { blocked: false, lacks: "only out" } } },
   { row: "exit 2 + stderr: deny with it", args: ["2", "", "not allowed"], expect: { "gemini-cli": { blocked: true, contains: "not allowed" }, llxprt: { blocked: true, contains: "not allowed" }, "claude-code": { blocked: true, contains: "not allowed" } } },
-  { row: "exit 2, no text: llxprt's fallback reason", args: ["2", "", ""], expect: { "gemini-cli": { blocked: true }, llxprt: { blocked: true, contains: "Hook exited with code 2 without an error message" } } },
+  // Gemini reads `stdout.trim() || stderr.trim()` whatever the code: with no text there is nothing to
+  // act on and the hook contributes nothing (upstream hookRunner); LLxprt denies with its fallback.
+  { row: "exit 2, no text: gemini contributes nothing, llxprt's fallback reason", args: ["2", "", ""], expect: { "gemini-cli": { blocked: false }, llxprt: { blocked: true, contains: "Hook exited with code 2 without an error message" } } },
   { row: "exit 2 + JSON: gemini lets the JSON decide, llxprt denies", args: ["2", '{"decision":"allow"}', ""], expect: { "gemini-cli": { blocked: false }, llxprt: { blocked: true } } },
   { row: "exit >= 3 + text: gemini denies, llxprt warns", args: ["3", "", "bad"], expect: { "gemini-cli": { blocked: true, contains: "bad" }, llxprt: { blocked: false, contains: "Warning: bad" }, "claude-code": { blocked: false } } },
   { row: "killed at the timeout: failure, fail-open", args: ["0", "", ""], timeout: true, expect: { "gemini-cli": { blocked: false }, llxprt: { blocked: false }, "claude-code": { blocked: false }, "ai-memory": { blocked: false } } },

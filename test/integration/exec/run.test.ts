@@ -179,7 +179,7 @@ describe("runCommandHook", () => {
 
   test("two exec hooks on one event each read the full stdin", async () => {
     const input = JSON.stringify({ prompt: "p".repeat(200_000) });
-    const parse: ParseCommandResult = (res) => ({ stdout_bytes: res.stdout.length, exit: res.exitCode });
+    const parse: ParseCommandResult = (res) => ({ output: { stdout_bytes: res.stdout.length, exit: res.exitCode } });
     const runs = await runExecHooks([{ name: "a", spec: spec("echo-stdin.sh", { max_output_bytes: 1 << 20 }) }, { name: "b", spec: spec("echo-stdin.sh", { max_output_bytes: 1 << 20 }) }], "BeforeAgent", input, parse);
     expect(runs.map((r) => r.output)).toEqual([{ stdout_bytes: input.length, exit: 0 }, { stdout_bytes: input.length, exit: 0 }]);
     expect(runs.map((r) => r.record)).toMatchObject([
@@ -189,7 +189,7 @@ describe("runCommandHook", () => {
   });
 
   test("runExecHook: refusal, non-zero exit and signal become records (exec_refused, exec_nonzero, exec_signal)", async () => {
-    const parse: ParseCommandResult = (res, hook) => ({ hook, code: res.exitCode, signal: res.signal });
+    const parse: ParseCommandResult = (res, hook) => ({ output: { hook, code: res.exitCode, signal: res.signal } });
     const runs = await runExecHooks(
       [
         { name: "changed", spec: { ...spec("no-read.sh"), sha256: "0".repeat(64) } },
