@@ -6,7 +6,9 @@
 // code; then each --on-error mode once the server has stopped.
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { buildBundle, signArtifact, type VcpArtifact } from "../../src/index.js";
+import { signArtifact } from "../../src/bundle/artifact.js";
+import { buildBundle } from "../../src/bundle/build.js";
+import type { VcpArtifact } from "../../src/index.js";
 import { bundleCode } from "../support/bundles.js";
 import { hook, type Run } from "../cli/hook/stand-in.js";
 import { keys, op, signed, startHarness, TOKENS, type Harness } from "./helpers.js";

@@ -5,7 +5,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { buildBundle, serializeArtifact } from "../../../src/index.js";
+import { serializeArtifact } from "../../../src/bundle/artifact.js";
+import { buildBundle } from "../../../src/bundle/build.js";
 import { MAIN, runProcess, type Run } from "./stand-in.js";
 
 let dir = "";
