@@ -17,7 +17,7 @@ const OPTIONS: Record<string, string[]> = {
   keygen: ["--out", "--key-id", "--max-trust"],
   sign: ["--key", "--key-id", "-o"],
   verify: ["--keyring"],
-  test: ["--filter", "--watch"],
+  test: ["--filter", "--watch", "--replay", "--bundle"],
   fire: ["--bundle", "--input", "--keyring"],
   serve: ["--config", "--port", "--host", "--log-level", "--trust-key", "--key-id", "--max-trust"],
   audit: ["verify", "tail", "export", "--anchor", "--after-seq", "--since", "--format", "--follow", "-n"],

@@ -12,7 +12,8 @@
  * dependency-free secret scrubber: no zod, fastify, pino, isolated-vm, nor src/index.ts. A one-shot
  * plain-HTTP POST goes over node:net; node:http, node:https (TLS) and node:readline load only for an
  * https server or daemon mode. main.ts
- * dispatches here before loading anything else. Nothing here calls into the runtime.
+ * dispatches here before loading anything else. Only `--embedded --bundle …` calls into the runtime,
+ * through hook-embedded.ts, imported on that path alone.
  */
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import type { Agent as HttpAgent, IncomingMessage } from "node:http";
@@ -45,7 +46,9 @@ Reads one event JSON from stdin, asks the server's profile route, prints the age
   --timeout-ms N        request deadline (default ${DEFAULT_TIMEOUT_MS}); the adapter ends by N + 1 s
   --record DIR          save each input and answer as a JSON file (for vcp-hooks test --replay)
   --daemon              ai-memory: stay resident, one NDJSON envelope in, one decision line out
-  --embedded --bundle   not available in this build: run 'vcp-hooks serve' and point --server at it`;
+  --embedded --bundle F no server: run the event through an in-process runtime over the bundles F
+                        (.vcpb files or policy directories, repeatable; installed unsigned, as
+                        'vcp-hooks fire' does). For CI; each event starts a sandbox (seconds, not ms)`;
 
 interface HookOptions {
   dialect: Dialect;
@@ -56,6 +59,8 @@ interface HookOptions {
   timeoutMs: number;
   record: string | undefined;
   daemon: boolean;
+  /** `--embedded`: the bundles to run in-process (absolute paths); undefined ⇒ ask the server. */
+  embedded: string[] | undefined;
 }
 
 /** What the server's profile route answers (PROFILES §8.1). */
@@ -320,6 +325,16 @@ function serverMessage(text: string): string {
   return "";
 }
 
+/** `--embedded`: the heavy runtime module loads here, on this path only. */
+async function fireInProcess(opts: HookOptions, bundles: string[], event: string, body: Record<string, unknown>): Promise<RouteAnswer> {
+  try {
+    const { fireEmbedded } = await import("./hook-embedded.js");
+    return await fireEmbedded(bundles, PROFILE_OF[opts.dialect], event, body);
+  } catch (err) {
+    throw new AdapterError(`embedded runtime: ${(err as Error).message}`);
+  }
+}
+
 // ── recording ─────────────────────────────────────────────────────────────────────────────────────
 
 let recordSeq = 0;
@@ -355,7 +370,7 @@ async function answerOne(opts: HookOptions, text: string, agent: AnyAgent | unde
   let parsed: { body: Record<string, unknown>; event: string } | undefined;
   try {
     parsed = parseEvent(opts.dialect, text, opts.event);
-    const answer = await postEvent(opts, parsed.event, text, agent);
+    const answer = opts.embedded !== undefined ? await fireInProcess(opts, opts.embedded, parsed.event, parsed.body) : await postEvent(opts, parsed.event, text, agent);
     const rendered = renderAnswer(opts.dialect, answer);
     if (opts.record !== undefined) record(opts.record, opts, parsed.event, parsed.body, answer, rendered);
     return rendered;
@@ -503,7 +518,13 @@ function parseOptions(argv: string[]): { opts?: HookOptions; shim?: { dialect: s
   const base = { onError, ...(dialect ? { dialect } : {}) };
   if (values["help"] === true) return { ...base, help: true };
   if (!(ON_ERROR as readonly string[]).includes(onErrorRaw)) return { ...base, error: `--on-error must be warn, block or allow, not '${onErrorRaw}'` };
-  if (values["embedded"] === true || values["bundle"] !== undefined) return { ...base, error: "--embedded --bundle is not available in this build; run 'vcp-hooks serve' and use --server" };
+  const bundles = (values["bundle"] as unknown as string[] | undefined) ?? [];
+  const embedded = values["embedded"] === true;
+  if (!embedded && bundles.length > 0) return { ...base, error: "--bundle needs --embedded (without it the adapter asks the server, which has its own bundles)" };
+  if (embedded && bundles.length === 0) return { ...base, error: "--embedded needs at least one --bundle <file.vcpb|policy dir>" };
+  if (embedded && values["server"] !== undefined) return { ...base, error: "--embedded runs without a server: drop --server" };
+  if (embedded && values["daemon"] === true) return { ...base, error: "--embedded with --daemon is not supported: run 'vcp-hooks serve' for a resident adapter" };
+  if (bundles.some((b) => b === "")) return { ...base, error: "--bundle must name a file or directory" };
   let timeoutMs = DEFAULT_TIMEOUT_MS;
   if (values["timeout-ms"] !== undefined) {
     timeoutMs = Number(values["timeout-ms"]);
@@ -521,7 +542,8 @@ function parseOptions(argv: string[]): { opts?: HookOptions; shim?: { dialect: s
   if (values["write-shim"] !== undefined) {
     if (values["write-shim"] !== "ai-memory") return { ...base, error: `--write-shim supports ai-memory only, not '${String(values["write-shim"])}'` };
     if (typeof values["out"] !== "string") return { ...base, error: "--write-shim needs --out <path>" };
-    const args = ["--dialect", "ai-memory", "--server", server.href, "--token-env", tokenEnv, "--on-error", onError, "--timeout-ms", String(timeoutMs)];
+    const target = embedded ? ["--embedded", ...bundles.flatMap((b) => ["--bundle", resolve(b)])] : ["--server", server.href, "--token-env", tokenEnv];
+    const args = ["--dialect", "ai-memory", ...target, "--on-error", onError, "--timeout-ms", String(timeoutMs)];
     if (values["daemon"] === true) args.push("--daemon");
     if (typeof values["record"] === "string") args.push("--record", resolve(values["record"]));
     return { ...base, shim: { dialect: "ai-memory", out: values["out"], args } };
@@ -534,7 +556,7 @@ function parseOptions(argv: string[]): { opts?: HookOptions; shim?: { dialect: s
   if (event !== undefined && !/^[A-Za-z][A-Za-z0-9_:.-]{0,127}$/.test(event)) return { ...base, error: `'${event}' is not an event name` };
   return {
     ...base,
-    opts: { dialect, event, server, tokenEnv, onError, timeoutMs, record: values["record"] as string | undefined, daemon: values["daemon"] === true },
+    opts: { dialect, event, server, tokenEnv, onError, timeoutMs, record: values["record"] as string | undefined, daemon: values["daemon"] === true, embedded: embedded ? bundles.map((b) => resolve(b)) : undefined },
   };
 }
 

@@ -14,8 +14,10 @@ import { CheckFailed, describeError, escapeControl, EXIT_FAILED, EXIT_OK, parseC
 import type { Mismatch } from "./json-match.js";
 import { LOCAL_TRUST_NOTE, loadLocalBundle, loadProfileModules, prepareChainInput, startLocalRuntime, type GuestLog } from "./local.js";
 import { checkProfileResult, checkResult, loadTestCases } from "./test-cases.js";
+import { readRecordings, replay, type Difference, type ReplayAnswer } from "../tooling/replay.js";
 
 const USAGE = `usage: vcp-hooks test <dir…> [--filter <regex>] [--watch | --json]
+       vcp-hooks test --replay <dir> --bundle <port.vcpb|dir> [--bundle …] [--json]
 
 Run the cases in <dir>/tests/*.yaml of each policy directory through the real sandbox.
 A directory without policy.yaml whose subdirectories have one (e.g. policies/) tests each of them;
@@ -34,13 +36,21 @@ answer, exact), \`exit_code\`, \`stderr\`, status/aborted_by, and per hook outco
 
 Bundles are built from source and installed unsigned (${LOCAL_TRUST_NOTE}).
 
+Shadow replay (--replay): the events that 'vcp-hooks hook --record <dir>' saved are run again through
+the given bundles (a JS port of your old hook scripts) and every answer that differs from the recorded
+one is listed, field by field (native JSON paths, exit_code). Recordings without an answer (the adapter
+failed) are skipped and said so.
+
 Options:
   --filter <regex>  run only cases whose name matches
   --profile-module <file>  load an event profile module (default export) first (repeatable)
   --watch, -w       keep running: re-run a policy's cases whenever a file under it changes (Ctrl-C stops;
                     the exit code is the last run's)
+  --replay <dir>    shadow replay of the recordings in <dir> (needs --bundle)
+  --bundle <path>   with --replay: a .vcpb file or a policy directory (repeatable)
   --json            print the report as JSON
-Exit: 0 all cases pass, 1 a case failed or a policy did not build/load, 2 usage error.`;
+Exit: 0 all cases pass (replay: every replayed answer is the recorded one), 1 a case failed, a replayed
+answer differs, nothing could be replayed, or a policy did not build/load, 2 usage error.`;
 
 export interface CaseReport {
   file: string;
@@ -72,13 +82,30 @@ export const testCommand: Command = {
     const { values, positionals, help } = parseCommand(
       "test",
       args,
-      { filter: { type: "string" }, watch: { type: "boolean", short: "w" }, "profile-module": { type: "string", multiple: true } },
-      { min: 1, max: Infinity, names: "<dir…>" },
+      {
+        filter: { type: "string" },
+        watch: { type: "boolean", short: "w" },
+        "profile-module": { type: "string", multiple: true },
+        replay: { type: "string" },
+        bundle: { type: "string", multiple: true, short: "b" },
+      },
+      { min: 0, max: Infinity, names: "<dir…>" },
     );
     if (help) {
       io.out(USAGE);
       return EXIT_OK;
     }
+    const replayDir = stringOption("test", values, "replay");
+    const bundles = (values["bundle"] as string[] | undefined) ?? [];
+    if (replayDir !== undefined) {
+      if (positionals.length > 0) throw new UsageError(`test: --replay takes no policy directories (got '${positionals[0]}'); give the port with --bundle`);
+      if (bundles.length === 0) throw new UsageError("test: --replay needs --bundle <port.vcpb|dir> (the port to compare with the recorded answers)");
+      if (values["watch"] === true || values["filter"] !== undefined) throw new UsageError("test: --replay does not combine with --watch or --filter");
+      const modules = await loadProfileModules((values["profile-module"] as string[] | undefined) ?? []);
+      return runReplay(replayDir, bundles, io, modules);
+    }
+    if (bundles.length > 0) throw new UsageError("test: --bundle is for --replay; policy directories are given as arguments");
+    if (positionals.length === 0) throw new UsageError("test: missing <dir…>");
     const filterText = stringOption("test", values, "filter");
     let filter: RegExp | undefined;
     try {
@@ -291,4 +318,66 @@ function printCase(io: Io, c: CaseReport): void {
     );
   }
   for (const l of c.logs) io.out(`      [guest ${escapeControl(l.hook)}] ${l.level}: ${escapeControl(l.message)}${l.fields ? ` ${escapeControl(JSON.stringify(l.fields))}` : ""}`);
+}
+
+// ── shadow replay (PROFILES §7) ───────────────────────────────────────────────────────────────────
+
+/**
+ * `test --replay DIR --bundle port.vcpb…`: run every recording of `dir` through the port (installed
+ * unsigned on a local sandbox) and list each answer that differs from the recorded one.
+ */
+async function runReplay(dir: string, bundlePaths: readonly string[], io: Io, modules: readonly string[]): Promise<number> {
+  const info = await stat(dir).catch(() => undefined);
+  if (info === undefined || !info.isDirectory()) throw new CheckFailed(`--replay ${dir}: no such directory`, "NOT_FOUND");
+  const { recordings, skipped } = readRecordings(dir);
+  if (recordings.length === 0) {
+    throw new CheckFailed(`--replay ${dir}: no recordings (write them with 'vcp-hooks hook <Event> --dialect … --record ${dir}')${skipped.length > 0 ? `; unreadable: ${skipped.map((s) => `${s.file} (${s.why})`).join(", ")}` : ""}`, "NOT_FOUND");
+  }
+  const loaded = [];
+  for (const path of bundlePaths) loaded.push(await loadLocalBundle(path, io));
+  const logs: GuestLog[] = [];
+  const runtime = await startLocalRuntime(io, (line) => logs.push(line), modules);
+  let report;
+  try {
+    for (const b of loaded) await runtime.bundles.install(b.artifact);
+    report = await replay(recordings, (profile, event, input) => runtime.fireProfile(profile, event, { input }));
+  } finally {
+    await runtime.close();
+  }
+  report.skipped.unshift(...skipped);
+  const ok = report.differences.length === 0 && report.replayed > 0;
+  if (io.json) {
+    printJson(io, { ok, note: LOCAL_TRUST_NOTE, dir, bundles: loaded.map((b) => ({ path: b.path, bundle: b.artifact.manifest.bundle, version: b.artifact.manifest.version })), ...report });
+  } else {
+    for (const d of report.differences) io.out(formatDifference(d));
+    for (const s of report.skipped) io.out(`  - ${escapeControl(s.file)}: skipped: ${escapeControl(s.why)}`);
+    io.out(
+      `\n${report.replayed} recording(s) replayed: ${report.same} same, ${report.differences.length} different` +
+        (report.skipped.length > 0 ? `, ${report.skipped.length} skipped` : "") +
+        (report.replayed === 0 ? " (nothing could be replayed)" : ""),
+    );
+  }
+  return ok ? EXIT_OK : EXIT_FAILED;
+}
+
+/** One difference: the file and event, then each path with the recorded and the replayed value. */
+function formatDifference(d: Difference): string {
+  const lines = [`  ✗ ${escapeControl(d.file)} [${escapeControl(d.event)}]`];
+  for (const path of d.paths) {
+    lines.push(`      ${escapeControl(path)}: recorded ${showAt(d.recorded, path)} → port ${showAt(d.replayed, path)}`);
+  }
+  return lines.join("\n");
+}
+
+/** The value at `native/a/b` or `exit_code` of an answer, as short escaped JSON ("(absent)" when missing). */
+function showAt(answer: ReplayAnswer, path: string): string {
+  let value: unknown = answer;
+  const parts = path === "exit_code" ? ["exit_code"] : ["native", ...path.slice("native".length).split("/").filter((p) => p !== "").map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))];
+  for (const part of parts) {
+    if (typeof value !== "object" || value === null) return "(absent)";
+    value = (value as Record<string, unknown>)[part];
+  }
+  if (value === undefined) return "(absent)";
+  const text = JSON.stringify(value);
+  return escapeControl(text.length > 200 ? `${text.slice(0, 200)}…` : text);
 }

@@ -1,4 +1,4 @@
-// The example policies of spec §9 (policies/*): every case of `vcp-hooks test policies/*` passes
+// The example policies of spec §9 and of the agent profiles (policies/*): every case of `vcp-hooks test policies/*` passes
 // through the real sandbox, every hook is covered, and the policies type-check against the author types.
 import { execFileSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
@@ -11,9 +11,20 @@ const POLICIES = readdirSync("policies")
   .filter((p) => statSync(p).isDirectory())
   .sort();
 
-const EXPECTED = ["audit-selection", "mode-change-notice", "org-conflict-resolver", "staleness-check", "strip-pii", "violation-retry"];
+// The six VCP examples of spec §9 and the three agent-profile examples (PROFILES §3.2, §3.3).
+const EXPECTED = [
+  "audit-selection",
+  "claude-safe-shell",
+  "gemini-safe-shell",
+  "llxprt-safe-shell",
+  "mode-change-notice",
+  "org-conflict-resolver",
+  "staleness-check",
+  "strip-pii",
+  "violation-retry",
+];
 
-test("policies/ holds the six examples of spec §9", () => {
+test("policies/ holds the six examples of spec §9 and the three agent-profile examples", () => {
   expect(POLICIES.map((p) => p.split("/")[1])).toEqual(EXPECTED);
 });
 
