@@ -78,6 +78,9 @@ export const ERROR_CODES = {
   EXEC_NOT_ALLOWED: "An exec hook came from a bundle that is not signed with trust system (or from a session registration); details name the hook and the trust.",
   EXEC_SHELL_DISABLED: "An exec hook's command is a shell string and the deployment has exec.shell off (or the hook did not ask for shell).",
   EXEC_HASH_MISMATCH: "An exec hook's executable no longer has the SHA-256 it was pinned with; it was not run. Details name the file, the pinned and the actual hash.",
+  APPROVAL_NOT_FOUND: "No approval of that id is visible to the caller (never asked, forgotten after its retention, or another client's: the same answer).",
+  APPROVAL_DECIDED: "The approval was already decided or expired; the first decision (or the timeout default) stands. Details name the state and decision.",
+  APPROVAL_LIMIT: "Too many pending approvals: per session (approvals.max_pending_per_session) or in the whole runtime (approvals.max_pending); nothing was asked.",
   EXEC_SPAWN_FAILED: "An exec hook's executable could not be opened or started (missing, not executable, wrapper missing); details name the file and the system error.",
 } as const;
 

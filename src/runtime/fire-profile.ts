@@ -30,6 +30,12 @@ export interface ProfileFireInput {
   session?: string;
   /** Who sends the event: the implicit session is theirs (others get SESSION_NOT_FOUND). */
   principal?: SessionPrincipal;
+  /**
+   * Amplifier `ask_user` (PROFILES §8.9): wait for the approval's decision (or its default at the
+   * timeout) and answer the decided `continue` / `deny`. Default false: answer at once with the
+   * pending approval's `id` and `expires_at`.
+   */
+  waitApproval?: boolean;
 }
 
 /** The chain behind a profile answer: per-hook executions in plan order (skipped ones included). */
@@ -253,6 +259,10 @@ export function createProfileFirer(deps: Deps) {
 
   return {
     fire,
+    /** The owner of the live implicit session `(profile, id)`: `null` for the embedding application's, `undefined` when none is open. */
+    ownerOf(profileId: string, id: string): string | null | undefined {
+      return sessions.get(`${profileId}\u0000${id}`)?.owner;
+    },
     /** PROFILE_DISABLED unless the manifest's profile is enabled (install refuses before anything changes). */
     assertEnabled(ref: string): EnabledProfile {
       return enabledProfile(ref);

@@ -31,6 +31,7 @@ import { ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS, HttpError, toHttpError } from ".
 import type { ServerRuntime } from "./runtime-port.js";
 import { documentRouteSchema, OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
 import { profilePlanOf, registerProfileRoutes } from "./profile-routes.js";
+import { registerApprovalRoutes, type ApprovalStreamSettings } from "./approval-routes.js";
 
 /** Settings the server reads per request and that a config reload may replace. */
 export interface LiveSettings {
@@ -54,6 +55,8 @@ export interface ServerOptions {
   extraMetrics?: ReadonlyArray<() => Promise<string>>;
   /** The operator console under /console (src/server/console-routes.ts). */
   console?: ConsoleOptions;
+  /** The approval stream's per-client buffer and heartbeat (tests lower them). */
+  approvalStream?: Partial<ApprovalStreamSettings>;
 }
 
 export interface VcpServer {
@@ -428,6 +431,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   });
 
   registerProfileRoutes(app, runtime, { cfg, principalOf });
+  registerApprovalRoutes(app, runtime, { cfg, principalOf }, options.approvalStream);
 
   // ── sessions and events (clients own the sessions they open; operators see and act on all) ──────
   app.post("/v1/sessions", { schema: routes.openSession, config: cfg(CLIENT, { limit: "body" }) }, async (request, reply) => {

@@ -65,6 +65,8 @@ export const HTTP_STATUS: Readonly<Partial<Record<AnyErrorCode, number>>> & Read
   UNKNOWN_HOOK: 404,
   UNKNOWN_PROFILE: 404,
   UNKNOWN_EVENT: 404,
+  // another client's approval is "not found", exactly like a missing one
+  APPROVAL_NOT_FOUND: 404,
   // state conflicts
   DUPLICATE_HOOK: 409,
   VERSION_DOWNGRADE: 409,
@@ -72,6 +74,8 @@ export const HTTP_STATUS: Readonly<Partial<Record<AnyErrorCode, number>>> & Read
   // only operators can get it: clients always address their own sessions
   SESSION_AMBIGUOUS: 409,
   BUNDLE_QUARANTINED: 409,
+  // the first decision stands
+  APPROVAL_DECIDED: 409,
   PAYLOAD_TOO_LARGE: 413,
   BUNDLE_TOO_LARGE: 413,
   // the command lane: refusals of an exec hook at install are trust/deployment decisions
@@ -84,6 +88,7 @@ export const HTTP_STATUS: Readonly<Partial<Record<AnyErrorCode, number>>> & Read
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
   SESSION_LIMIT: 429,
+  APPROVAL_LIMIT: 429,
   INTERNAL: 500,
   NOT_IMPLEMENTED: 501,
   UNSUPPORTED_NODE: 500,

@@ -52,9 +52,10 @@ export function registerProfileRoutes(app: FastifyInstance, runtime: ServerRunti
   app.post("/v1/profiles/:profile/events/:event", { schema: routes.fireProfileEvent, config: cfg(["client"], { limit: "body" }) as FastifyContextConfig }, async (request, reply) => {
     profilesOf(runtime);
     const { profile, event } = request.params as { profile: string; event: string };
-    const { answer } = request.query as { answer?: "envelope" | "native" };
-    // The session is the input's own `session_id`, owned by this caller (PROFILES §8.3).
-    const out = await runtime.fireProfile!(profile, event, { input: request.body, ...principalOf(request) });
+    const { answer, wait_approval } = request.query as { answer?: "envelope" | "native"; wait_approval?: 0 | 1 };
+    // The session is the input's own `session_id`, owned by this caller (PROFILES §8.3). An Amplifier
+    // ask_user answer carries its pending approval; `wait_approval=1` answers the decision (§8.9).
+    const out = await runtime.fireProfile!(profile, event, { input: request.body, ...principalOf(request), ...(wait_approval === 1 ? { waitApproval: true } : {}) });
     if (answer === "native") {
       void reply.header(EXIT_CODE_HEADER, String(out.exit_code));
       return reply.code(200).send(out.native);
