@@ -360,9 +360,9 @@ export function createApprovals(deps: Deps) {
     },
 
     /** Resolves with the approval once it is decided or expired (at once if it already is). */
-    wait(id: string, options: { principal?: SessionPrincipal } = {}): Promise<Approval> {
+    async wait(id: string, options: { principal?: SessionPrincipal } = {}): Promise<Approval> {
       const entry = visible(id, options.principal);
-      if (entry.view.state !== "pending") return Promise.resolve(copy(entry.view));
+      if (entry.view.state !== "pending") return copy(entry.view);
       return new Promise((resolve) => entry.waiters.push(resolve));
     },
 
