@@ -70,6 +70,8 @@ export interface ProfileListing {
   strict: boolean;
   execution: string;
   ordering: string;
+  /** The deployment's settings of the profile (e.g. ai-memory `required_events`), for `vcp-hooks doctor`. */
+  settings: Record<string, unknown>;
 }
 
 /** One hook of a resolved profile plan as `GET /v1/hooks?profile=…&event=…` shows it. */
@@ -268,7 +270,7 @@ export function createProfileFirer(deps: Deps) {
       return enabledProfile(ref);
     },
     list(): ProfileListing[] {
-      return [...deps.enabled.values()].map(({ profile, strict }) => ({
+      return [...deps.enabled.values()].map(({ profile, strict, settings }) => ({
         id: profile.id,
         version: profile.version,
         upstream: { repo: profile.upstream.repo, commit: profile.upstream.commit },
@@ -276,6 +278,7 @@ export function createProfileFirer(deps: Deps) {
         strict,
         execution: profile.execution,
         ordering: profile.ordering,
+        settings: { ...settings },
       }));
     },
     plan(ref: string, event: string): ProfilePlanEntry[] {

@@ -412,6 +412,7 @@ export const routes = withOperationIds({
             strict: { type: "boolean" },
             execution: { type: "string" },
             ordering: { type: "string" },
+            settings: { ...anyObject, description: "The deployment's settings of the profile (e.g. ai-memory required_events)" },
           }),
         },
       }),
