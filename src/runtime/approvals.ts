@@ -100,6 +100,9 @@ export const MAX_DECISION_LENGTH = 256;
 /** Longest prompt and option text kept (a hook's text; the rest is cut, marked with an ellipsis). */
 const MAX_TEXT = 4096;
 const MAX_OPTIONS = 16;
+/** Sessions with "allow always" grants remembered (oldest forgotten first), and grants per session. */
+const MAX_ALLOW_ALWAYS_SESSIONS = 10_000;
+const MAX_ALLOW_ALWAYS_PER_SESSION = 256;
 
 /** Granted for allow / allow once / allow always (any case); anything else is a denial. */
 export function isGranting(decision: string): boolean {
@@ -347,9 +350,13 @@ export function createApprovals(deps: Deps) {
       const granted = isGranting(decision);
       const by = options.principal?.id ?? "embedding-application";
       if (granted && decision.trim().toLowerCase() === ALLOW_ALWAYS) {
+        // Bounded: a forgotten grant only means the user is asked again.
         let set = allowAlways.get(entry.ownerKey);
-        if (set === undefined) allowAlways.set(entry.ownerKey, (set = new Set()));
-        set.add(`${entry.view.hook}:${entry.view.prompt}`);
+        if (set === undefined) {
+          if (allowAlways.size >= MAX_ALLOW_ALWAYS_SESSIONS) allowAlways.delete(allowAlways.keys().next().value!);
+          allowAlways.set(entry.ownerKey, (set = new Set()));
+        }
+        if (set.size < MAX_ALLOW_ALWAYS_PER_SESSION) set.add(`${entry.view.hook}:${entry.view.prompt}`);
       }
       const out = settle(entry, granted ? "granted" : "denied", decision, by);
       // The decision stands even if the audit write fails (the caller gets the error and the log has a gap the operator sees).
