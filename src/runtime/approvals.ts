@@ -130,6 +130,8 @@ interface Entry {
   view: Approval;
   ownerKey: string;
   timer?: NodeJS.Timeout;
+  /** A decision's audit record is being written: the approval stays pending until it is durable. */
+  deciding?: boolean;
   waiters: Array<(view: Approval) => void>;
 }
 
@@ -219,12 +221,12 @@ export function createApprovals(deps: Deps) {
   }
 
   /** Move a pending approval to its final state; listeners and waiters learn of it synchronously. */
-  function settle(entry: Entry, state: Exclude<ApprovalState, "pending">, decision: string, by: string): Approval {
+  function settle(entry: Entry, state: Exclude<ApprovalState, "pending">, decision: string, by: string, at: string = iso(deps.clock.wallNow())): Approval {
     const view = entry.view;
     view.state = state;
     view.decision = decision;
     view.decided_by = by;
-    view.decided_at = iso(deps.clock.wallNow());
+    view.decided_at = at;
     retire(entry);
     const out = copy(view);
     emit({ type: state === "expired" ? "expired" : "decided", approval: out });
@@ -233,7 +235,8 @@ export function createApprovals(deps: Deps) {
   }
 
   function expire(entry: Entry, by: string): void {
-    if (entry.view.state !== "pending") return;
+    // A decision being written when the timer fires wins (it came first); if its write fails, decide() expires it.
+    if (entry.view.state !== "pending" || entry.deciding) return;
     const out = settle(entry, "expired", entry.view.default, by);
     void auditRecord("approval_decision", out).catch((err: unknown) => deps.logger?.error({ err, approval: out.id }, "audit: the expiry of an approval could not be written"));
   }
@@ -343,12 +346,30 @@ export function createApprovals(deps: Deps) {
       if (typeof decision !== "string" || decision.trim() === "" || decision.length > MAX_DECISION_LENGTH) {
         throw new VcpError("INVALID_INPUT", `decision: must be a non-empty string of at most ${MAX_DECISION_LENGTH} characters (allow, allow once, allow always grant; anything else denies)`, { field: "decision", rule: "string" });
       }
-      if (entry.view.state !== "pending") {
+      if (entry.view.state !== "pending" || entry.deciding === true) {
         const v = entry.view;
+        if (entry.deciding === true) {
+          throw new VcpError("APPROVAL_DECIDED", `approval '${id}' is being decided by another request; the first decision stands`, { approval_id: id, state: "pending", deciding: true });
+        }
         throw new VcpError("APPROVAL_DECIDED", `approval '${id}' is already ${v.state}${v.decided_by === "timeout" ? ` (it expired at ${v.expires_at}; the default '${v.default}' applied)` : ` ('${v.decision ?? ""}' by ${v.decided_by ?? "?"})`}; the first decision stands`, { approval_id: id, state: v.state, decision: v.decision, decided_by: v.decided_by });
       }
       const granted = isGranting(decision);
       const by = options.principal?.id ?? "embedding-application";
+      const state = granted ? "granted" : "denied";
+      const at = iso(deps.clock.wallNow());
+      // Durable before visible (as a chain's records are before its answer): a decision the log
+      // could not take is not made — the approval stays pending (or expires if its time ran out).
+      entry.deciding = true;
+      try {
+        await auditRecord("approval_decision", { ...entry.view, state, decision, decided_by: by, decided_at: at });
+      } catch (err) {
+        entry.deciding = false;
+        if (Date.parse(entry.view.expires_at) <= deps.clock.wallNow()) expire(entry, "timeout");
+        throw auditFailed(err, id);
+      }
+      entry.deciding = false;
+      // Closed while the record was written: the shutdown expiry already answered its waiters.
+      if (entry.view.state !== "pending") return copy(entry.view);
       if (granted && decision.trim().toLowerCase() === ALLOW_ALWAYS) {
         // Bounded: a forgotten grant only means the user is asked again.
         let set = allowAlways.get(entry.ownerKey);
@@ -358,12 +379,7 @@ export function createApprovals(deps: Deps) {
         }
         if (set.size < MAX_ALLOW_ALWAYS_PER_SESSION) set.add(`${entry.view.hook}:${entry.view.prompt}`);
       }
-      const out = settle(entry, granted ? "granted" : "denied", decision, by);
-      // The decision stands even if the audit write fails (the caller gets the error and the log has a gap the operator sees).
-      await auditRecord("approval_decision", out).catch((err: unknown) => {
-        throw auditFailed(err, id);
-      });
-      return out;
+      return settle(entry, state, decision, by, at);
     },
 
     /** Resolves with the approval once it is decided or expired (at once if it already is). */
