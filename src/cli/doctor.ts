@@ -17,7 +17,8 @@ const USAGE = `usage: vcp-hooks doctor [--config vcp.yaml] [--json]
 
 Reports deployment problems: ai-memory required_events that no enabled hook handles (each such event
 is denied with 503), profiles enabled with no bundle, bundles of profiles that are not enabled; and
-notes: exec hooks, hooks on advisory events, every profile enabled because profiles: is absent.
+notes: exec hooks, hooks on advisory events, timeouts that look like seconds, every profile enabled
+because profiles: is absent.
 Local mode (default) reads the config (default ./vcp.yaml) and the bundles installed in its data_dir;
 --server reads a running server (GET /v1/profiles, /v1/status, /v1/hooks) with an operator token
 (--token or VCP_OPERATOR_TOKEN). Exit 1 when there is a problem, 0 when there is none.`;

@@ -8,7 +8,7 @@
  *    ─► required_events with no enabled hook  (problem: every such event is denied 503)
  *    ─► profile enabled, no bundle of it       (problem; a note when `profiles:` is absent and all are on)
  *    ─► bundle of a profile not enabled        (problem: refused at install / not run)
- *    ─► hooks on advisory events, exec hooks   (notes)
+ *    ─► hooks on advisory events, exec hooks, timeouts that look like seconds   (notes)
  * ```
  * Problems need action (exit 1); notes are information.
  */
@@ -19,7 +19,7 @@ export type Severity = "problem" | "note";
 
 export interface Finding {
   severity: Severity;
-  code: "REQUIRED_EVENT_WITHOUT_HOOK" | "PROFILE_WITHOUT_BUNDLE" | "BUNDLE_OF_DISABLED_PROFILE" | "HOOK_ON_ADVISORY_EVENT" | "EXEC_HOOK" | "ALL_PROFILES_ENABLED";
+  code: "REQUIRED_EVENT_WITHOUT_HOOK" | "PROFILE_WITHOUT_BUNDLE" | "BUNDLE_OF_DISABLED_PROFILE" | "HOOK_ON_ADVISORY_EVENT" | "EXEC_HOOK" | "ALL_PROFILES_ENABLED" | "TIMEOUT_UNIT";
   message: string;
   profile?: string;
   event?: string;
@@ -40,7 +40,7 @@ export interface DeploymentView {
     /** The profile id (`vcp` for a VCP bundle). */
     profile: string;
     /** Hooks with their events, when the view knows them (a local data directory does; a server's status does not). */
-    hooks?: ReadonlyArray<{ name: string; event: string; enabled: boolean; exec: boolean }>;
+    hooks?: ReadonlyArray<{ name: string; event: string; enabled: boolean; exec: boolean; timeout_ms?: number }>;
   }>;
   /** Enabled hooks of one profile event (a server answers per event; a local view counts its bundles' hooks). */
   enabledHooks(profile: string, event: string): Promise<number>;
@@ -110,6 +110,10 @@ export async function diagnose(view: DeploymentView): Promise<Finding[]> {
       if (h.exec) {
         out.push({ severity: "note", code: "EXEC_HOOK", bundle: b.bundle, hook: h.name, profile: id, message: `hook ${b.bundle}/${h.name} is an exec hook: it runs a command outside the sandbox (sandboxed: false)` });
       }
+      // Upstream configs in seconds (Claude Code `timeout: 30`) copied into timeout_ms by hand.
+      if (profile?.timeouts.config_unit === "s" && h.timeout_ms !== undefined && h.timeout_ms > 0 && h.timeout_ms < 100) {
+        out.push({ severity: "note", code: "TIMEOUT_UNIT", bundle: b.bundle, hook: h.name, profile: id, message: `hook ${b.bundle}/${h.name} has timeout_ms ${h.timeout_ms}: ${id} configs count seconds, manifests count milliseconds — did you mean ${h.timeout_ms * 1000}?` });
+      }
       const spec = profile === undefined ? undefined : (profile.specOf?.(h.event) ?? profile.events[h.event]);
       if (spec?.advisory === true) {
         out.push({ severity: "note", code: "HOOK_ON_ADVISORY_EVENT", bundle: b.bundle, hook: h.name, profile: id, event: h.event, message: `hook ${b.bundle}/${h.name} is on ${id} event ${h.event}, which is advisory: nothing it returns changes the agent's behaviour` });
@@ -129,13 +133,14 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** The hooks of a stored manifest as doctor reads them (no verification: this is a report, not an install). */
-export function manifestHooks(manifest: unknown): Array<{ name: string; event: string; enabled: boolean; exec: boolean }> {
+export function manifestHooks(manifest: unknown): Array<{ name: string; event: string; enabled: boolean; exec: boolean; timeout_ms?: number }> {
   if (!isObject(manifest) || !Array.isArray(manifest.hooks)) return [];
   return manifest.hooks.filter(isObject).map((h) => ({
     name: typeof h.name === "string" ? h.name : "(unnamed)",
     event: typeof h.event === "string" ? h.event : typeof h.type === "string" ? h.type : "",
     enabled: h.enabled !== false,
     exec: h.exec !== undefined,
+    ...(typeof h.timeout_ms === "number" ? { timeout_ms: h.timeout_ms } : {}),
   }));
 }
 

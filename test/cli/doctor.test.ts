@@ -15,7 +15,8 @@ afterEach(() => cleanup(dirs));
 
 const MEMORY = profileBundle("memory-guard", "ai-memory", [{ name: "check_store", event: "pre_store" }], { check_store: "() => ({ action: 'allow' })" });
 const AMPLIFIER = profileBundle("amp-guard", "amplifier", [{ name: "note", event: "tool:pre" }], { note: "() => ({ action: 'continue' })" });
-const CLAUDE = profileBundle("claude-guard", "claude-code", [{ name: "pre", event: "PreToolUse" }], { pre: "() => ({})" });
+// timeout_ms 30: a Claude Code `timeout: 30` (seconds) copied by hand — a note.
+const CLAUDE = profileBundle("claude-guard", "claude-code", [{ name: "pre", event: "PreToolUse", timeout_ms: 30 }], { pre: "() => ({})" });
 
 /** Install bundles into a data directory the way `serve` stores them, then stop. */
 async function installInto(dataDir: string, bundles: BundleSource[]): Promise<void> {
@@ -50,6 +51,7 @@ describe("vcp-hooks doctor", () => {
       ["BUNDLE_OF_DISABLED_PROFILE", "claude-code", "claude-guard"],
     ]);
     expect(report.findings.find((f) => f.code === "REQUIRED_EVENT_WITHOUT_HOOK")!.message).toContain("503");
+    expect(report.findings.find((f) => f.code === "TIMEOUT_UNIT")).toMatchObject({ severity: "note", bundle: "claude-guard" });
 
     const human = await cli(["doctor", "--config", file]);
     expect(human.code).toBe(1);
