@@ -87,24 +87,10 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: ServerRunt
       "x-request-id": request.id,
       connection: "keep-alive",
     });
-    const queue: string[] = [];
-    let blocked = false;
     let ended = false;
+    const out = boundedWriter(res, settings.bufferEvents, () => end("overflow"));
     const write = (text: string): void => {
-      if (ended || res.writableEnded) return;
-      if (blocked) {
-        // SECURITY: bounded per client: a reader that stops reading is cut off, not buffered for.
-        if (queue.length >= settings.bufferEvents) return end("overflow");
-        queue.push(text);
-        return;
-      }
-      if (!res.write(text)) {
-        blocked = true;
-        res.once("drain", () => {
-          blocked = false;
-          while (!blocked && queue.length > 0) write(queue.shift()!);
-        });
-      }
+      if (!ended) out.write(text);
     };
     const send = (type: string, approval: { id: string }): void => {
       // SECURITY: JSON.stringify never emits a raw newline: one `data:` line carries the whole approval.
@@ -115,7 +101,7 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: ServerRunt
       if (wants(event.approval)) send(event.type, event.approval);
     });
     const heartbeat = setInterval(() => {
-      if (!blocked) write(": heartbeat\n\n");
+      if (!out.blocked) write(": heartbeat\n\n");
     }, settings.heartbeatMs).unref();
     const client = { end: () => end("server closing") };
     function end(why: string): void {
@@ -140,4 +126,46 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: ServerRunt
     for (const client of [...clients]) client.end();
     done();
   });
+}
+
+interface Sink {
+  write(chunk: string): boolean;
+  once(event: "drain", listener: () => void): unknown;
+  readonly writableEnded: boolean;
+}
+
+/**
+ * Writes to a socket; while it is not draining, up to `bufferEvents` events wait in order. One more
+ * calls `overflow` (the route ends the stream) and is not queued: memory per client stays bounded.
+ * Exported for its unit test (no sockets needed).
+ */
+export function boundedWriter(sink: Sink, bufferEvents: number, overflow: () => void) {
+  const queue: string[] = [];
+  const state = {
+    blocked: false,
+    get queued(): number {
+      return queue.length;
+    },
+    write(text: string): void {
+      if (sink.writableEnded) return;
+      if (state.blocked) {
+        // SECURITY: bounded per client: a reader that stops reading is cut off, not buffered for.
+        if (queue.length >= bufferEvents) {
+          queue.length = 0;
+          overflow();
+          return;
+        }
+        queue.push(text);
+        return;
+      }
+      if (!sink.write(text)) {
+        state.blocked = true;
+        sink.once("drain", () => {
+          state.blocked = false;
+          while (!state.blocked && queue.length > 0) state.write(queue.shift()!);
+        });
+      }
+    },
+  };
+  return state;
 }
