@@ -60,9 +60,9 @@ export interface ApprovalEvent {
 
 /** Bounds of the coordinator (vcp.yaml `approvals:`). Every one applies before an approval is created. */
 export interface ApprovalLimits {
-  /** Pending approvals one session may have; one more is APPROVAL_LIMIT. Default 16. */
+  /** Pending approvals one session may have; one more is APPROVAL_LIMIT. Default 64. */
   maxPendingPerSession: number;
-  /** Pending approvals in the whole runtime. Default 1024. */
+  /** Pending approvals in the whole runtime. Default 4096. */
   maxPending: number;
   /** Cap on a hook's `approval_timeout`, seconds. Default 3600. */
   maxTimeoutS: number;
@@ -70,7 +70,7 @@ export interface ApprovalLimits {
   retainDecided: number;
 }
 
-export const DEFAULT_APPROVAL_LIMITS: Readonly<ApprovalLimits> = Object.freeze({ maxPendingPerSession: 16, maxPending: 1024, maxTimeoutS: 3600, retainDecided: 1024 });
+export const DEFAULT_APPROVAL_LIMITS: Readonly<ApprovalLimits> = Object.freeze({ maxPendingPerSession: 64, maxPending: 4096, maxTimeoutS: 3600, retainDecided: 1024 });
 
 /** What a profile answer asks (the fold's `approval` plus where the chain ran). */
 export interface ApprovalAsk {

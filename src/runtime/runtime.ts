@@ -124,7 +124,7 @@ export interface RuntimeOptions {
   redactKeys?: readonly string[];
   /**
    * Approvals of Amplifier `ask_user` answers (PROFILES §3.4, vcp.yaml `approvals:`): pending ones
-   * per session (default 16) and in all (default 1024), the cap on a hook's `approval_timeout`
+   * per session (default 64) and in all (default 4096), the cap on a hook's `approval_timeout`
    * (default 3600 s), and how many decided ones stay readable (default 1024).
    */
   approvals?: Partial<ApprovalLimits>;
