@@ -36,6 +36,8 @@ export interface ProfileFireInput {
    * pending approval's `id` and `expires_at`.
    */
   waitApproval?: boolean;
+  /** Stop waiting for the approval when aborted (the caller went away): the answer is the pending ask. */
+  signal?: AbortSignal;
 }
 
 /** The chain behind a profile answer: per-hook executions in plan order (skipped ones included). */

@@ -580,7 +580,21 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       timeoutS: typeof a.timeout_s === "number" ? a.timeout_s : 300,
     });
     if (input.waitApproval !== true || approval.state !== "pending") return answerWithApproval(out, approval);
-    return answerWithApproval(out, await approvals.wait(approval.id));
+    const signal = input.signal;
+    if (signal === undefined) return answerWithApproval(out, await approvals.wait(approval.id));
+    // The caller went away (or the server is closing): the approval stays pending, nobody waits for it.
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<undefined>((resolve) => {
+      onAbort = () => resolve(undefined);
+      if (signal.aborted) resolve(undefined);
+      else signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      const settled = await Promise.race([approvals.wait(approval.id), aborted]);
+      return answerWithApproval(out, settled ?? approval);
+    } finally {
+      signal.removeEventListener("abort", onAbort!);
+    }
   }
 
   /**

@@ -30,7 +30,7 @@ export interface ServerRuntime {
   };
   fire(type: HookType, input: any): Promise<ChainResult>;
   /** Event profiles (PROFILES §2); absent ⇒ their routes answer 501. */
-  fireProfile?(profile: string, event: string, input: { input: unknown; principal?: PortPrincipal; waitApproval?: boolean }): Promise<{ native: Record<string, unknown>; exit_code: number; stderr?: string; result: unknown }>;
+  fireProfile?(profile: string, event: string, input: { input: unknown; principal?: PortPrincipal; waitApproval?: boolean; signal?: AbortSignal }): Promise<{ native: Record<string, unknown>; exit_code: number; stderr?: string; result: unknown }>;
   /** Approvals of Amplifier `ask_user` answers (PROFILES §3.4); absent ⇒ their routes answer 501. */
   approvals?: {
     list(query: { session?: string; state?: "pending" | "granted" | "denied" | "expired"; principal?: PortPrincipal }): Array<{ id: string; owner: string | null; session: string; state: string }>;

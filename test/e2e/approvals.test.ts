@@ -252,6 +252,21 @@ describe("approvals over HTTP", () => {
     await call(url, "POST", `/v1/approvals/${id}`, { token: TOKENS.client, body: { decision: "deny" } });
   }, 30_000);
 
+  test("a closing server answers its waiting requests with the pending ask instead of holding shutdown", async () => {
+    const second = await createServer({ runtime, settings: settings({ auth: [{ id: "app", role: "client", token_sha256: sha256(TOKENS.client) }] }) });
+    const secondUrl = await second.listen("127.0.0.1", 0);
+    const waiting = call(secondUrl, "POST", "/v1/profiles/amplifier/events/tool:pre?wait_approval=1", { token: TOKENS.client, body: { event: "tool:pre", data: { session_id: "h9", tool_name: "rm" } } });
+    const [pending] = await pendingIn("h9");
+    await second.close();
+    const res = await waiting;
+    expect(res.status).toBe(200);
+    expect(res.body.native.action).toBe("ask_user");
+    expect(res.body.native.approval).toMatchObject({ id: pending!.id, state: "pending" });
+    // Still pending and decidable through the server that stays up.
+    const decided = await call(url, "POST", `/v1/approvals/${pending!.id}`, { token: TOKENS.client, body: { decision: "deny" } });
+    expect(decided.body.state).toBe("denied");
+  }, 30_000);
+
   test("approvals are in the audit log: the request and the decision, with who decided", async () => {
     const res = await fire("h8");
     const id = res.body.native.approval.id as string;

@@ -159,6 +159,22 @@ describe("approvals in the library", () => {
     await expect(ask(rt, "s9", {}, { principal: alice })).resolves.toMatchObject({ native: { action: "ask_user" } });
   });
 
+  test("a waiting caller that goes away (signal aborted) gets the pending ask; the approval stays pending and decidable", async () => {
+    const rt = await runtime();
+    const controller = new AbortController();
+    const waiting = rt.fireProfile("amplifier", "tool:pre", { input: { event: "tool:pre", data: { session_id: "s11", tool_name: "rm" } }, principal: alice, waitApproval: true, signal: controller.signal });
+    let pending = rt.approvals.list({ session: "s11", state: "pending" });
+    for (let i = 0; pending.length === 0 && i < 200; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      pending = rt.approvals.list({ session: "s11", state: "pending" });
+    }
+    controller.abort();
+    const out = await waiting;
+    expect(out.native.action).toBe("ask_user");
+    expect(out.native.approval).toMatchObject({ id: pending[0]!.id, state: "pending" });
+    await expect(rt.approvals.decide(pending[0]!.id, "allow", { principal: alice })).resolves.toMatchObject({ state: "granted" });
+  });
+
   test("a bad decision is INVALID_INPUT and changes nothing", async () => {
     const rt = await runtime();
     const out = await ask(rt, "s10", {}, { principal: alice });
