@@ -50,6 +50,9 @@ export type { ProfilePlanRef } from "./chain/plan.js";
 export type { ProfileChainAnswer } from "./chain/types.js";
 export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry } from "./runtime/fire-profile.js";
 export type { ProfileDeployment } from "./runtime/profile-hooks.js";
+// Approvals of Amplifier `ask_user` answers (PROFILES §3.4): `runtime.approvals`.
+export { isGranting, DEFAULT_APPROVAL_LIMITS } from "./runtime/approvals.js";
+export type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery, ApprovalState } from "./runtime/approvals.js";
 export type { Constitution, Rule } from "./model/constitution.js";
 export type { Predicate, PredicateOperator } from "./model/predicate.js";
 export type {

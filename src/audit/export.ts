@@ -34,7 +34,11 @@ export function toOtlpLogs(records: readonly AuditRecord[], service = "vcp-hooks
     const attributes = Object.entries(r)
       .filter(([, v]) => v !== undefined)
       .map(([key, v]) => ({ key: `vcp.${key}`, value: otlpValue(v) }));
-    const what = r.kind === "registry" ? (r.event ?? "registry") : r.kind === "chain" ? `chain ${r.hook_type ?? ""} ${r.status ?? ""}` : `hook ${r.hook ?? ""} ${r.outcome ?? ""}`;
+    const what =
+      r.kind === "registry" ? (r.event ?? "registry")
+      : r.kind === "chain" ? `chain ${r.hook_type ?? ""} ${r.status ?? ""}`
+      : r.kind === "approval_request" || r.kind === "approval_decision" ? `${r.kind} ${r.hook ?? ""} ${r.status ?? ""}`
+      : `hook ${r.hook ?? ""} ${r.outcome ?? ""}`;
     return { timeUnixNano: nanos, observedTimeUnixNano: nanos, ...severityOf(r), body: { stringValue: what.trim() }, attributes };
   });
   return JSON.stringify({

@@ -12,8 +12,11 @@ export const GENESIS_HASH = `sha256:${"0".repeat(64)}`;
  * spec's snake_case. The writer adds `seq`, `ts`, `prev` and `hash`; unknown fields are dropped.
  */
 export interface AuditRecordInput {
-  /** One record per hook execution, per chain, and per registry change. */
-  kind: "hook" | "chain" | "registry";
+  /**
+   * One record per hook execution, per chain, and per registry change; approvals (Amplifier
+   * `ask_user`, PROFILES §3.4) add one record when asked and one when decided or expired.
+   */
+  kind: "hook" | "chain" | "registry" | "approval_request" | "approval_decision";
   session?: string;
   /** Id of the principal that opened the session (DESIGN §6.5); absent when the embedding application did. */
   owner?: string;
@@ -63,7 +66,7 @@ export const INPUT_FIELDS = [
   "status", "outcome", "duration_ms", "modification", "provenance", "annotations", "event", "details",
 ] as const satisfies ReadonlyArray<keyof AuditRecordInput>;
 
-const KINDS = new Set(["hook", "chain", "registry"]);
+const KINDS = new Set(["hook", "chain", "registry", "approval_request", "approval_decision"]);
 
 /** The hash a record carries: digest of the record without its `hash` field. */
 export function recordHash(record: Omit<AuditRecord, "hash"> | Record<string, unknown>): string {
@@ -78,7 +81,7 @@ export function recordHash(record: Omit<AuditRecord, "hash"> | Record<string, un
  */
 export function normalizeInput(input: AuditRecordInput): Record<string, unknown> {
   if (input === null || typeof input !== "object" || !KINDS.has(input.kind)) {
-    throw new TypeError(`audit record kind must be hook, chain or registry, got ${JSON.stringify((input as { kind?: unknown } | null)?.kind)}`);
+    throw new TypeError(`audit record kind must be hook, chain, registry, approval_request or approval_decision, got ${JSON.stringify((input as { kind?: unknown } | null)?.kind)}`);
   }
   const out: Record<string, unknown> = {};
   for (const field of INPUT_FIELDS) {

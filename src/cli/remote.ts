@@ -10,12 +10,12 @@ import { CheckFailed, EXIT_OK, parseCommand, printJson, stringOption, UsageError
 const DEFAULT_SERVER = `http://${DEFAULTS.listen.host}:${DEFAULTS.listen.port}`;
 const REQUEST_TIMEOUT_MS = 60_000;
 
-interface Target {
+export interface Target {
   server: string;
   token: string;
 }
 
-function targetOf(command: string, values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Target {
+export function targetOf(command: string, values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Target {
   const server = (stringOption(command, values, "server") ?? env["VCP_SERVER"] ?? DEFAULT_SERVER).replace(/\/+$/, "");
   let url: URL;
   try {
@@ -30,7 +30,7 @@ function targetOf(command: string, values: Record<string, unknown>, env: NodeJS.
 }
 
 /** One request; a non-2xx answer becomes a CheckFailed carrying the server's own code and message. */
-async function request(target: Target, method: string, path: string, body?: unknown): Promise<unknown> {
+export async function request(target: Target, method: string, path: string, body?: unknown): Promise<unknown> {
   let response: Response;
   try {
     response = await fetch(`${target.server}${path}`, {
@@ -57,7 +57,7 @@ async function request(target: Target, method: string, path: string, body?: unkn
   return parsed;
 }
 
-const CONNECTION_OPTIONS = { server: { type: "string" }, token: { type: "string" } } as const;
+export const CONNECTION_OPTIONS = { server: { type: "string" }, token: { type: "string" } } as const;
 
 const PUSH_USAGE = `usage: vcp-hooks push <file.vcpb> [--server URL] [--token T] [--json]
 

@@ -77,6 +77,16 @@ export const ConfigSchema = z
           .catchall(z.unknown()),
       )
       .optional(),
+    // Approvals of Amplifier ask_user answers (src/runtime/approvals.ts, PROFILES §3.4).
+    approvals: z
+      .object({
+        max_pending_per_session: z.number().int().min(1).max(10_000).default(64),
+        max_pending: z.number().int().min(1).max(1_000_000).default(4096),
+        max_timeout_s: z.number().int().min(1).max(86_400).default(3600),
+        retain_decided: z.number().int().min(1).max(1_000_000).default(1024),
+      })
+      .strict()
+      .default({ max_pending_per_session: 64, max_pending: 4096, max_timeout_s: 3600, retain_decided: 1024 }),
     chain_deadline_ms: z.partialRecord(z.enum(HOOK_TYPES), z.number().int().min(1).max(300_000)).default({}),
     cascade: z.object({ disable_failing_hooks: z.boolean().default(false) }).strict().default({ disable_failing_hooks: false }),
     audit: z

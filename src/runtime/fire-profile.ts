@@ -30,6 +30,14 @@ export interface ProfileFireInput {
   session?: string;
   /** Who sends the event: the implicit session is theirs (others get SESSION_NOT_FOUND). */
   principal?: SessionPrincipal;
+  /**
+   * Amplifier `ask_user` (PROFILES §8.9): wait for the approval's decision (or its default at the
+   * timeout) and answer the decided `continue` / `deny`. Default false: answer at once with the
+   * pending approval's `id` and `expires_at`.
+   */
+  waitApproval?: boolean;
+  /** Stop waiting for the approval when aborted (the caller went away): the answer is the pending ask. */
+  signal?: AbortSignal;
 }
 
 /** The chain behind a profile answer: per-hook executions in plan order (skipped ones included). */
@@ -64,6 +72,8 @@ export interface ProfileListing {
   strict: boolean;
   execution: string;
   ordering: string;
+  /** The deployment's settings of the profile (e.g. ai-memory `required_events`), for `vcp-hooks doctor`. */
+  settings: Record<string, unknown>;
 }
 
 /** One hook of a resolved profile plan as `GET /v1/hooks?profile=…&event=…` shows it. */
@@ -253,12 +263,16 @@ export function createProfileFirer(deps: Deps) {
 
   return {
     fire,
+    /** The owner of the live implicit session `(profile, id)`: `null` for the embedding application's, `undefined` when none is open. */
+    ownerOf(profileId: string, id: string): string | null | undefined {
+      return sessions.get(`${profileId}\u0000${id}`)?.owner;
+    },
     /** PROFILE_DISABLED unless the manifest's profile is enabled (install refuses before anything changes). */
     assertEnabled(ref: string): EnabledProfile {
       return enabledProfile(ref);
     },
     list(): ProfileListing[] {
-      return [...deps.enabled.values()].map(({ profile, strict }) => ({
+      return [...deps.enabled.values()].map(({ profile, strict, settings }) => ({
         id: profile.id,
         version: profile.version,
         upstream: { repo: profile.upstream.repo, commit: profile.upstream.commit },
@@ -266,6 +280,7 @@ export function createProfileFirer(deps: Deps) {
         strict,
         execution: profile.execution,
         ordering: profile.ordering,
+        settings: { ...settings },
       }));
     },
     plan(ref: string, event: string): ProfilePlanEntry[] {

@@ -24,6 +24,7 @@ import { createRegistry, type Principal, type Registry, type RegistrySnapshot } 
 import type { SandboxOptions } from "../pool/index.js";
 import type { ChainBackend } from "./backend.js";
 import { createProfileHookStore, resolveEnabledProfiles, type ProfileDeployment } from "./profile-hooks.js";
+import { answerWithApproval, askingHook, createApprovals, type Approval, type ApprovalEvent, type ApprovalLimits, type ApprovalQuery } from "./approvals.js";
 import { createProfileFirer, type ProfileFireInput, type ProfileFireResult, type ProfileListing, type ProfilePlanEntry } from "./fire-profile.js";
 import { registerProfile } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
@@ -123,6 +124,12 @@ export interface RuntimeOptions {
    * common secret shapes are always redacted. Default: DEFAULTS.redact_keys (config/defaults.ts).
    */
   redactKeys?: readonly string[];
+  /**
+   * Approvals of Amplifier `ask_user` answers (PROFILES §3.4, vcp.yaml `approvals:`): pending ones
+   * per session (default 64) and in all (default 4096), the cap on a hook's `approval_timeout`
+   * (default 3600 s), and how many decided ones stay readable (default 1024).
+   */
+  approvals?: Partial<ApprovalLimits>;
   integrity?: {
     safetyCriticalRules?: readonly string[];
     runtimeKey?: { keyId: string; privateKeyPem: string };
@@ -262,6 +269,20 @@ export interface Runtime {
   profiles: {
     list(): ProfileListing[];
     plan(profile: string, event: string): ProfilePlanEntry[];
+  };
+  /**
+   * Approvals (PROFILES §3.4, §8.9): every Amplifier `ask_user` answer of `fireProfile` is a pending
+   * approval its session's owner (or an operator, or the embedding application) decides. A client
+   * principal sees and decides only approvals of its own sessions (another's is APPROVAL_NOT_FOUND).
+   */
+  approvals: {
+    list(query?: ApprovalQuery): Approval[];
+    get(id: string, options?: { principal?: Principal }): Approval;
+    /** Granted for allow / allow once / allow always (any case); anything else denies. APPROVAL_DECIDED once settled. */
+    decide(id: string, decision: string, options?: { principal?: Principal }): Promise<Approval>;
+    /** Resolves once the approval is decided or expired. */
+    wait(id: string, options?: { principal?: Principal }): Promise<Approval>;
+    on(event: "approval", listener: (event: ApprovalEvent) => void): () => void;
   };
   on<K extends LifecycleEventName>(event: K, listener: (payload: LifecycleEventMap[K]) => void): () => void;
   status(): RuntimeStatus;
@@ -530,6 +551,51 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       }
     },
   });
+
+  const approvals = createApprovals({ clock, audit: () => audit, logger, ...(options.approvals !== undefined ? { limits: options.approvals } : {}) });
+
+  /**
+   * The coordinator's side of a profile answer (PROFILES §8.9): an Amplifier `ask_user` becomes a
+   * pending approval (or is granted at once from the session's "allow always" cache); with
+   * `waitApproval` the answer is the decided continue / deny.
+   */
+  async function fireProfileCoordinated(profile: string, event: string, input: ProfileFireInput): Promise<ProfileFireResult> {
+    const out = await profileFirer.fire(profile, event, input);
+    const asked = out.native.approval;
+    if (out.result.profile !== "amplifier" || out.native.action !== "ask_user" || typeof asked !== "object" || asked === null || Array.isArray(asked)) return out;
+    const a = asked as { hook?: unknown; prompt?: unknown; options?: unknown; default?: unknown; timeout_s?: unknown };
+    const data = (input.input as { data?: { session_id?: unknown } } | null)?.data;
+    const session = input.session ?? (typeof data?.session_id === "string" ? data.session_id : "");
+    const owner = session === "" ? (input.principal?.id ?? null) : (profileFirer.ownerOf("amplifier", session) ?? input.principal?.id ?? null);
+    const approval = await approvals.request({
+      profile: "amplifier",
+      event,
+      session,
+      owner,
+      chainId: out.result.chain_id,
+      hook: askingHook(out, typeof a.hook === "string" ? a.hook : "(unknown)"),
+      prompt: typeof a.prompt === "string" ? a.prompt : "Allow this operation?",
+      options: Array.isArray(a.options) ? a.options.filter((o): o is string => typeof o === "string") : ["Allow", "Deny"],
+      default: a.default === "allow" ? "allow" : "deny",
+      timeoutS: typeof a.timeout_s === "number" ? a.timeout_s : 300,
+    });
+    if (input.waitApproval !== true || approval.state !== "pending") return answerWithApproval(out, approval);
+    const signal = input.signal;
+    if (signal === undefined) return answerWithApproval(out, await approvals.wait(approval.id));
+    // The caller went away (or the server is closing): the approval stays pending, nobody waits for it.
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<undefined>((resolve) => {
+      onAbort = () => resolve(undefined);
+      if (signal.aborted) resolve(undefined);
+      else signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      const settled = await Promise.race([approvals.wait(approval.id), aborted]);
+      return answerWithApproval(out, settled ?? approval);
+    } finally {
+      signal.removeEventListener("abort", onAbort!);
+    }
+  }
 
   /**
    * With a principal that is not the embedding application, the session must be open and visible to
@@ -813,7 +879,15 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       },
     },
 
-    fireProfile: (profile, event, input) => profileFirer.fire(profile, event, input),
+    fireProfile: (profile, event, input) => fireProfileCoordinated(profile, event, input),
+
+    approvals: {
+      list: (query) => approvals.list(query),
+      get: (id, access) => approvals.get(id, access),
+      decide: (id, decision, access) => approvals.decide(id, decision, access),
+      wait: (id, access) => approvals.wait(id, access),
+      on: (event, listener) => approvals.on(event, listener),
+    },
 
     profiles: {
       list: () => profileFirer.list(),
@@ -869,6 +943,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       if (closed) return;
       // Sessions first: queued pipeline work and periodic ticks finish before the sandbox stops.
       await pipeline.closeAll();
+      // Pending approvals expire with their defaults (and are recorded) while the audit log is open.
+      await approvals.close();
       closed = true;
       try {
         await backend.close();

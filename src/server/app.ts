@@ -30,6 +30,7 @@ import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, t
 import { ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS, toHttpError } from "./errors.js";
 import { documentRouteSchema, OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
 import { profilePlanOf, registerProfileRoutes } from "./profile-routes.js";
+import { registerApprovalRoutes, type ApprovalStreamSettings } from "./approval-routes.js";
 
 /** Settings the server reads per request and that a config reload may replace. */
 export interface LiveSettings {
@@ -53,6 +54,8 @@ export interface ServerOptions {
   extraMetrics?: ReadonlyArray<() => Promise<string>>;
   /** The operator console under /console (src/server/console-routes.ts). */
   console?: ConsoleOptions;
+  /** The approval stream's per-client buffer and heartbeat (tests lower them). */
+  approvalStream?: Partial<ApprovalStreamSettings>;
 }
 
 export interface VcpServer {
@@ -422,6 +425,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   });
 
   registerProfileRoutes(app, runtime, { cfg, principalOf });
+  registerApprovalRoutes(app, runtime, { cfg, principalOf }, options.approvalStream);
 
   // ── sessions and events (clients own the sessions they open; operators see and act on all) ──────
   app.post("/v1/sessions", { schema: routes.openSession, config: cfg(CLIENT, { limit: "body" }) }, async (request, reply) => {

@@ -36,6 +36,11 @@ export const FIELD_DOCS: Readonly<Record<string, string>> = {
   "pool.max_queue": "Chains that may wait for a worker; above it a chain is refused with `SANDBOX_OVERLOADED`.",
   profiles:
     "Event profiles this deployment runs (PROFILES §8.2): a map of `<name>@<version>` (or the bare name) to its settings. A bundle of a profile not listed is refused at install with `PROFILE_DISABLED`. Absent: every profile in the catalogue is enabled, non-strict. `GET /v1/profiles` lists what is enabled. Each entry: `strict` (fix the upstream surprises the profile documents, PROFILES §1.6; default false), `session_ttl_s` (idle time after which an implicit session `(profile, session_id)` expires, PROFILES §8.3; default 86400), and the profile's own settings. `vcp@1` is always enabled.",
+  approvals: "Approvals of Amplifier `ask_user` answers (PROFILES §3.4): each is pending until the session's owner or an operator decides it (`POST /v1/approvals/{id}`) or its timeout applies the hook's `approval_default`. Every limit applies before an approval is created.",
+  "approvals.max_pending_per_session": "Pending approvals one session may have; one more ask is refused with `APPROVAL_LIMIT` (429).",
+  "approvals.max_pending": "Pending approvals in the whole runtime; one more ask is refused with `APPROVAL_LIMIT` (429).",
+  "approvals.max_timeout_s": "Cap on a hook's `approval_timeout` (seconds); a longer one waits this long, then applies its default.",
+  "approvals.retain_decided": "Decided and expired approvals kept readable (`GET /v1/approvals`, oldest forgotten first); the audit log keeps every one.",
   chain_deadline_ms: "Optional whole-chain deadline per hook type (e.g. `{ pre_inject: 200 }`).",
   cascade: "Cascade-failure handling (spec §7).",
   "cascade.disable_failing_hooks": "Disable the hooks that failed in a cascade failure, in that chain's session only (other sessions keep running them; otherwise only report it).",

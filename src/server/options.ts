@@ -8,7 +8,7 @@
  *   so raising it needs a restart) and session_hook_allowlist (the server checks the live list
  *   before the runtime checks its start-time list: removals are live, additions need a restart).
  * Need a restart (a reload that changes them keeps the running values and logs which ones):
- *   listen, data_dir, pool, keyring, require_signatures, audit, fetch, chain_deadline_ms, cascade,
+ *   listen, data_dir, pool, keyring, require_signatures, audit, fetch, chain_deadline_ms, approvals, cascade,
  *   conflict_strategy, safety_critical_rules, limits.registrations_per_minute, limits.result_bytes,
  *   limits.sessions_per_client, limits.json_depth, limits.input_bytes, limits.annotation_bytes_per_hook/_per_chain,
  *   redact_keys, console — they are owned by the runtime or the sandbox process, built once at start.
@@ -31,6 +31,7 @@ export const RESTART_FIELDS = [
   "chain_deadline_ms",
   "exec",
   "profiles",
+  "approvals",
   "cascade",
   "conflict_strategy",
   "safety_critical_rules",
@@ -70,6 +71,12 @@ export function runtimeOptionsFor(config: ResolvedConfig) {
     maxSessionsPerOwner: config.limits.sessions_per_client,
     chainDeadlineMs: { ...config.chain_deadline_ms },
     ...(config.profiles !== undefined ? { profiles: Object.fromEntries(Object.entries(config.profiles).map(([ref, settings]) => [ref, { ...settings }])) } : {}),
+    approvals: {
+      maxPendingPerSession: config.approvals.max_pending_per_session,
+      maxPending: config.approvals.max_pending,
+      maxTimeoutS: config.approvals.max_timeout_s,
+      retainDecided: config.approvals.retain_decided,
+    },
     cascade: { disableFailingHooks: config.cascade.disable_failing_hooks },
     conflictStrategy: config.conflict_strategy,
     redactKeys: [...config.redact_keys],

@@ -38,13 +38,34 @@ export function profilePlanOf(runtime: Runtime, profile: string | undefined, eve
  * ```
  */
 export function registerProfileRoutes(app: FastifyInstance, runtime: Runtime, { cfg, principalOf }: Helpers): void {
+  // Requests waiting for an approval (?wait_approval=1): a closing server stops their wait (they
+  // answer the pending ask) instead of holding shutdown until the approvals time out.
+  const waiting = new Set<AbortController>();
+  app.addHook("preClose", (done) => {
+    for (const controller of waiting) controller.abort();
+    done();
+  });
+
   app.get("/v1/profiles", { schema: routes.listProfiles, config: cfg(["operator", "client"]) as FastifyContextConfig }, async () => ({ profiles: runtime.profiles.list() }));
 
   app.post("/v1/profiles/:profile/events/:event", { schema: routes.fireProfileEvent, config: cfg(["client"], { limit: "body" }) as FastifyContextConfig }, async (request, reply) => {
     const { profile, event } = request.params as { profile: string; event: string };
-    const { answer } = request.query as { answer?: "envelope" | "native" };
-    // The session is the input's own `session_id`, owned by this caller (PROFILES §8.3).
-    const out = await runtime.fireProfile(profile, event, { input: request.body, ...principalOf(request) });
+    const { answer, wait_approval } = request.query as { answer?: "envelope" | "native"; wait_approval?: 0 | 1 };
+    // The session is the input's own `session_id`, owned by this caller (PROFILES §8.3). An Amplifier
+    // ask_user answer carries its pending approval; `wait_approval=1` answers the decision (§8.9).
+    let controller: AbortController | undefined;
+    if (wait_approval === 1) {
+      controller = new AbortController();
+      waiting.add(controller);
+      // The response's close before it was sent: the client went away; nobody waits for its approval.
+      reply.raw.once("close", () => controller!.abort());
+    }
+    let out: Awaited<ReturnType<Runtime["fireProfile"]>>;
+    try {
+      out = await runtime.fireProfile(profile, event, { input: request.body, ...principalOf(request), ...(controller !== undefined ? { waitApproval: true, signal: controller.signal } : {}) });
+    } finally {
+      if (controller !== undefined) waiting.delete(controller);
+    }
     if (answer === "native") {
       void reply.header(EXIT_CODE_HEADER, String(out.exit_code));
       return reply.code(200).send(out.native);

@@ -231,9 +231,35 @@ export const ProfileChainResultSchema = {
   }),
 } as const;
 
+/** An approval of an Amplifier `ask_user` answer (PROFILES §8.9, src/runtime/approvals.ts). */
+export const ApprovalSchema = {
+  $id: "Approval",
+  ...object({
+    id: { type: "string" },
+    session: { type: "string" },
+    owner: nullableString,
+    profile: { type: "string" },
+    event: { type: "string" },
+    chain_id: nullableString,
+    hook: { type: "string" },
+    prompt: { type: "string", description: "The hook's text: show it as text, never as markup" },
+    options: stringArray,
+    default: { type: "string", enum: ["allow", "deny"] },
+    timeout_s: { type: "number" },
+    created_at: { type: "string" },
+    expires_at: { type: "string" },
+    state: { type: "string", enum: ["pending", "granted", "denied", "expired"] },
+    decision: { type: "string" },
+    decided_by: { type: "string", description: "The principal that decided; `timeout` when it expired; `allow_always` when the session's cache granted it" },
+    decided_at: { type: "string" },
+  }),
+  required: ["id", "session", "hook", "prompt", "options", "default", "expires_at", "state"],
+} as const;
+
 export const SharedSchemas = [
   ...ModelSchemas,
   BundleInfoSchema, ResolvedHookSchema, HookExecutionSchema, ChainResultSchema, ProfileChainResultSchema, ArtifactSchema, SessionViewSchema, AdaptOutcomeSchema,
+  ApprovalSchema,
 ];
 
 const nameParams = { type: "object", required: ["name"], properties: { name: { type: "string", pattern: BUNDLE_NAME } } } as const;
@@ -291,6 +317,7 @@ export const OPENAPI_TAGS = [
   { name: "events", description: "Hook chains and pipeline operations on a session" },
   { name: "audit", description: "The hash-chained audit log (operator)" },
   { name: "profiles", description: "Event profiles: other agents' hook systems (Gemini CLI, LLxprt, Claude Code…) on the same sandbox" },
+  { name: "approvals", description: "Amplifier ask_user approvals: pending until the session's owner or an operator decides, or the timeout applies the default" },
 ] as const;
 
 
@@ -359,6 +386,7 @@ export const routes = withOperationIds({
             strict: { type: "boolean" },
             execution: { type: "string" },
             ordering: { type: "string" },
+            settings: { ...anyObject, description: "The deployment's settings of the profile (e.g. ai-memory required_events)" },
           }),
         },
       }),
@@ -370,7 +398,14 @@ export const routes = withOperationIds({
     summary: "One event of an agent's hook system: the native input JSON in, the merged native answer out (with ?answer=native, the native JSON alone and X-VCP-Exit-Code)",
     security: security("client"),
     params: { type: "object", required: ["profile", "event"], properties: { profile: { type: "string", maxLength: 100 }, event: { type: "string", maxLength: 128 } } },
-    querystring: { type: "object", additionalProperties: false, properties: { answer: { type: "string", enum: ["envelope", "native"] } } },
+    querystring: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        answer: { type: "string", enum: ["envelope", "native"] },
+        wait_approval: { type: "integer", enum: [0, 1], description: "1: an Amplifier ask_user answer waits for its approval's decision (or the default at the timeout) and answers the decided continue / deny" },
+      },
+    },
     body: { description: "The agent's native input JSON (what its command hook reads on stdin)" },
     response: {
       200: object({
@@ -381,6 +416,39 @@ export const routes = withOperationIds({
       }, { description: "The envelope; with ?answer=native the native JSON object alone, its exit code in the X-VCP-Exit-Code header" }),
       ...errors(...AUTH, ...BODY, 404, 429),
     },
+  },
+  listApprovals: {
+    tags: ["approvals"],
+    summary: "Approvals, oldest first: a client's token sees those of its own sessions, an operator's sees all",
+    security: security("any"),
+    querystring: {
+      type: "object",
+      additionalProperties: false,
+      properties: { session: { type: "string", pattern: SESSION_ID }, state: { type: "string", enum: ["pending", "granted", "denied", "expired"] } },
+    },
+    response: { 200: object({ approvals: { type: "array", items: { $ref: "Approval#" } } }), ...errors(...AUTH, 400) },
+  },
+  getApproval: {
+    tags: ["approvals"],
+    summary: "One approval (another client's is 404, like a missing one)",
+    security: security("any"),
+    params: { type: "object", required: ["id"], properties: { id: { type: "string", minLength: 1, maxLength: 64 } } },
+    response: { 200: { $ref: "Approval#" }, ...errors(...AUTH, 404) },
+  },
+  decideApproval: {
+    tags: ["approvals"],
+    summary: "Decide a pending approval: allow, allow once, allow always (any case) grant; anything else denies. Decided or expired: 409, the first decision stands",
+    security: security("any"),
+    params: { type: "object", required: ["id"], properties: { id: { type: "string", minLength: 1, maxLength: 64 } } },
+    body: { type: "object", required: ["decision"], additionalProperties: false, properties: { decision: { type: "string", minLength: 1, maxLength: 256 } } },
+    response: { 200: { $ref: "Approval#" }, ...errors(...AUTH, ...BODY, 404, 409) },
+  },
+  streamApprovals: {
+    tags: ["approvals"],
+    summary: "Server-sent events: `new`, `decided` and `expired` approvals (a client's token: its own sessions'); the pending ones first, heartbeats while idle",
+    security: security("any"),
+    querystring: { type: "object", additionalProperties: false, properties: { session: { type: "string", pattern: SESSION_ID } } },
+    response: { 200: { description: "text/event-stream", content: { "text/event-stream": { schema: { type: "string" } } } }, ...errors(...AUTH, 400) },
   },
   openSession: {
     tags: ["sessions"],

@@ -185,7 +185,7 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     await shot("health");
   }, 30_000);
 
-  it("shows the security report and the approvals placeholder", async () => {
+  it("shows the security report and an empty approvals page", async () => {
     await page.locator('nav a[data-page="security"]').click();
     await expect.poll(() => page.locator("#verdict").innerText()).toBe("FAIL — 1 of 3 cases NOT contained");
     expect(await page.locator("figure.chart svg rect").count()).toBeGreaterThan(0);
@@ -194,9 +194,50 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     const [download] = await Promise.all([page.waitForEvent("download"), page.locator("button", { hasText: "Download report.html" }).click()]);
     expect(download.suggestedFilename()).toBe("vcp-hooks-security-report.html");
     await page.locator('nav a[data-page="approvals"]').click();
-    await expect.poll(() => page.locator("#no-approvals").innerText()).toContain("Approvals arrive with the Amplifier profile.");
+    await expect.poll(() => page.locator("#no-approvals").innerText()).toBe("No approvals yet.");
     expect(dialogs).toEqual([]);
   }, 30_000);
+
+  it("an Amplifier chain that asks: the dialog shows the prompt (as text), options and a countdown; the operator allows; the waiting request answers continue", async () => {
+    const amplifier = {
+      bundle: "console-ask",
+      version: "1.0.0",
+      trust: "deployment",
+      profile: "amplifier",
+      hooks: [{ name: "prod_guard", event: "tool:pre", action: "ask", priority: 10, timeout_ms: 2000 }],
+    };
+    const code = `var __vcp_bundle = { ask: function (input) { return { action: "ask_user", approval_prompt: "Deploy to prod? " + input.data.note, approval_options: ["Allow once", "Allow always", "Deny"], approval_timeout: 120, approval_default: "deny" }; } };`;
+    const installed = await call(h.url, "PUT", "/v1/bundles/console-ask", { token: TOKENS.operator, body: signed(amplifier, code) });
+    expect(installed.status).toBe(201);
+    await page.locator('nav a[data-page="approvals"]').click();
+    await expect.poll(() => page.locator("#approvals-state").textContent(), { timeout: 15_000 }).toMatch(/^Live/);
+    // The agent's request waits for the decision (?wait_approval=1).
+    const waiting = call(h.url, "POST", "/v1/profiles/amplifier/events/tool:pre?wait_approval=1", { token: TOKENS.client, body: { event: "tool:pre", data: { session_id: "amp-1", note: XSS } } });
+    const dialog = page.locator("#approval-dialog");
+    await dialog.waitFor({ timeout: 15_000 });
+    expect(await page.locator("#approval-prompt").innerText()).toBe(`Deploy to prod? ${XSS}`);
+    expect(await page.locator("#approval-prompt img").count()).toBe(0);
+    expect(await page.locator("#approval-hook").innerText()).toBe("prod_guard");
+    expect(await dialog.locator("button").allInnerTexts()).toEqual(["Allow once", "Allow always", "Deny"]);
+    await expect.poll(() => page.locator("#approval-countdown").innerText()).toMatch(/^[12]:\d\d$/);
+    const first = await page.locator("#approval-countdown").innerText();
+    await expect.poll(() => page.locator("#approval-countdown").innerText(), { timeout: 10_000 }).not.toBe(first);
+    await shot("approvals");
+    await dialog.locator("button", { hasText: "Allow once" }).click();
+    const answered = await waiting;
+    expect(answered.status).toBe(200);
+    expect(answered.body.native.action).toBe("continue");
+    expect(answered.body.native.approval).toMatchObject({ state: "granted", decision: "Allow once", decided_by: "ops" });
+    await expect.poll(() => page.locator("#approval-dialog").count()).toBe(0);
+    await expect.poll(() => page.locator('#approvals-rows tr[data-state="granted"]').count()).toBe(1);
+    expect(await page.locator('#approvals-rows tr[data-state="granted"]').innerText()).toContain("ops");
+    const listed = await call(h.url, "GET", "/v1/approvals?session=amp-1", { token: TOKENS.operator });
+    expect(listed.body.approvals.map((a: { state: string }) => a.state)).toEqual(["granted"]);
+    // Later tests count the installed bundles: this one goes again.
+    expect((await call(h.url, "DELETE", "/v1/bundles/console-ask", { token: TOKENS.operator })).status).toBe(200);
+    expect(dialogs).toEqual([]);
+    expect(problems).toEqual([]);
+  }, 60_000);
 
   it("150 chains at once: the server samples above the page's rate, the page says how many, and stays usable", async () => {
     await page.locator('nav a[data-page="decisions"]').click();
@@ -242,7 +283,7 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     try {
       await phone.goto(`${h.url}/console`);
       await login(phone, TOKENS.operator);
-      for (const id of ["bundles", "decisions", "health", "security"]) {
+      for (const id of ["bundles", "decisions", "health", "security", "approvals"]) {
         await phone.evaluate(`location.hash = "#/${id}"`);
         await phone.locator(`.page-${id}`).waitFor();
         if (id === "decisions") {

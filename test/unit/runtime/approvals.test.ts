@@ -1,0 +1,85 @@
+// The approvals coordinator alone (src/runtime/approvals.ts): decisions are durable before they are
+// visible, an unwritable request creates nothing, concurrent decisions, shutdown, granting words.
+import { describe, expect, test } from "vitest";
+import { createApprovals, isGranting, type ApprovalAsk } from "../../../src/runtime/approvals.js";
+import { systemClock } from "../../../src/observe/events.js";
+
+function coordinator() {
+  const records: Array<Record<string, unknown>> = [];
+  const io = { fail: false, gate: undefined as Promise<void> | undefined };
+  const audit = {
+    writer: {
+      append: async (record: Record<string, unknown>) => {
+        if (io.gate !== undefined) await io.gate;
+        if (io.fail) throw new Error("disk full");
+        records.push(record);
+      },
+    },
+  };
+  const approvals = createApprovals({ clock: systemClock, audit: () => audit as never });
+  return { approvals, records, io };
+}
+
+const ask = (over: Partial<ApprovalAsk> = {}): ApprovalAsk => ({
+  profile: "amplifier", event: "tool:pre", session: "s1", owner: "alice", hook: "guard", prompt: "Run rm?", options: ["Allow", "Deny"], default: "deny", timeoutS: 60, ...over,
+});
+
+describe("approvals coordinator", () => {
+  test("granted only for allow / allow once / allow always, in any case and spacing", () => {
+    for (const yes of ["allow", "Allow", " ALLOW ONCE ", "Allow Always"]) expect(isGranting(yes), yes).toBe(true);
+    for (const no of ["deny", "allowed", "allow twice", "yes", "ok", "always allow"]) expect(isGranting(no), no).toBe(false);
+  });
+
+  test("a request the audit log cannot take is not created (no pending approval, nothing counted)", async () => {
+    const { approvals, io } = coordinator();
+    io.fail = true;
+    await expect(approvals.request(ask())).rejects.toMatchObject({ code: "AUDIT_WRITE_FAILED" });
+    expect(approvals.list()).toEqual([]);
+    expect(approvals.stats().pending).toBe(0);
+    await approvals.close();
+  });
+
+  test("a decision the audit log cannot take is not made: the approval stays pending and can be decided again", async () => {
+    const { approvals, records, io } = coordinator();
+    const a = await approvals.request(ask());
+    io.fail = true;
+    await expect(approvals.decide(a.id, "allow")).rejects.toMatchObject({ code: "AUDIT_WRITE_FAILED" });
+    expect(approvals.get(a.id).state).toBe("pending");
+    io.fail = false;
+    await expect(approvals.decide(a.id, "deny")).resolves.toMatchObject({ state: "denied" });
+    expect(records.map((r) => [r.kind, r.status])).toEqual([["approval_request", "pending"], ["approval_decision", "denied"]]);
+    await approvals.close();
+  });
+
+  test("while one decision is being recorded a second one is APPROVAL_DECIDED; the first stands", async () => {
+    const { approvals, io } = coordinator();
+    const a = await approvals.request(ask());
+    let open!: () => void;
+    io.gate = new Promise<void>((r) => (open = r));
+    const first = approvals.decide(a.id, "allow");
+    await expect(approvals.decide(a.id, "deny")).rejects.toMatchObject({ code: "APPROVAL_DECIDED" });
+    open();
+    io.gate = undefined;
+    await expect(first).resolves.toMatchObject({ state: "granted", decision: "allow" });
+    expect(approvals.get(a.id)).toMatchObject({ state: "granted", decision: "allow" });
+    await approvals.close();
+  });
+
+  test("close expires pending approvals with their defaults and answers their waiters", async () => {
+    const { approvals, records } = coordinator();
+    const a = await approvals.request(ask({ default: "allow" }));
+    const waiting = approvals.wait(a.id);
+    await approvals.close();
+    await expect(waiting).resolves.toMatchObject({ state: "expired", decision: "allow", decided_by: "shutdown" });
+    expect(records.at(-1)).toMatchObject({ kind: "approval_decision", status: "expired" });
+    await expect(approvals.request(ask())).rejects.toMatchObject({ code: "SANDBOX_CLOSED" });
+  });
+
+  test("prompts and options are bounded; at most 16 options are kept", async () => {
+    const { approvals } = coordinator();
+    const a = await approvals.request(ask({ prompt: "x".repeat(10_000), options: Array.from({ length: 40 }, (_, i) => `opt${i}`) }));
+    expect(a.prompt.length).toBeLessThanOrEqual(4097);
+    expect(a.options).toHaveLength(16);
+    await approvals.close();
+  });
+});
