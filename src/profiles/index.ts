@@ -11,6 +11,7 @@
  * ```
  */
 import { VcpError } from "../errors.js";
+import { describeIssues } from "../model/zod-errors.js";
 import type { EventProfile } from "./types.js";
 import { vcpProfile } from "./vcp/index.js";
 import { geminiCliProfile } from "./gemini-cli/index.js";
@@ -154,4 +155,40 @@ export function registerProfile(profile: EventProfile): void {
 
 function knownRefs(): string[] {
   return [...catalogue.values()].map((p) => `${p.id}@${p.version}`);
+}
+
+/**
+ * Check a deployment's settings for one profile (`vcp.yaml` `profiles.<ref>` without `strict`) against
+ * the profile's `settingsSchema`; a profile without one takes only `session_ttl_s`. Returns the
+ * settings as the schema parsed them. A refused setting is `INVALID_CONFIG` naming
+ * `profiles.<ref>.<field>`: a misspelt limit must never silently be the default.
+ *
+ * @example
+ * ```ts
+ * checkProfileSettings(getProfile("ai-memory"), "ai-memory@0.7", { required_events: ["pre_stor"] });
+ * // throws INVALID_CONFIG "profiles.ai-memory@0.7.required_events[0]: not an ai-memory event"
+ * ```
+ */
+export function checkProfileSettings(profile: EventProfile, ref: string, settings: Readonly<Record<string, unknown>>, source?: string): Record<string, unknown> {
+  const where = source !== undefined ? `${source}: ` : "";
+  if (profile.settingsSchema === undefined) {
+    for (const key of Object.keys(settings)) {
+      if (key === "session_ttl_s") continue;
+      throw new VcpError("INVALID_CONFIG", `${where}profiles.${ref}.${key}: unknown setting: profile ${profile.id} has no settings besides strict and session_ttl_s`, {
+        field: `profiles.${ref}.${key}`,
+        ...(source !== undefined ? { file: source } : {}),
+      });
+    }
+    return { ...settings };
+  }
+  const parsed = profile.settingsSchema.safeParse(settings);
+  if (!parsed.success) {
+    const problems = describeIssues(parsed.error, `profiles.${ref}`);
+    throw new VcpError("INVALID_CONFIG", `${where}${problems.map((p) => `${p.field}: ${p.rule}`).join("; ")}`, {
+      field: problems[0]!.field,
+      problems,
+      ...(source !== undefined ? { file: source } : {}),
+    });
+  }
+  return { ...(parsed.data as Record<string, unknown>) };
 }

@@ -10,6 +10,7 @@
  *                                                                                       ▼
  *                                                                       { native, exit_code, stderr? }
  */
+import type { z } from "zod";
 
 /** A native JSON object as the agent reads or writes it (one hook's stdin or stdout). */
 export type NativeObject = Record<string, unknown>;
@@ -209,4 +210,17 @@ export interface EventProfile {
    * A profile without it refuses definitions that carry `match` (build error).
    */
   compileFilter?(match: unknown, event: string): CompiledMatcher;
+  /**
+   * Definitions may carry `blocking: true` (repo-yaml, PROFILES §8.8). The executor then fails such a
+   * hook closed (`failureOutput(…, fail_closed || blocking, …)`) and passes the flag to
+   * `reduceWithHooks`. A profile without it refuses definitions that carry `blocking` (build error).
+   */
+  readonly blockingHooks?: boolean;
+  /**
+   * Schema of the deployment's profile-specific settings (`vcp.yaml` `profiles.<name>`, besides
+   * `strict`; `session_ttl_s` included). Checked once, when the deployment is resolved: a setting it
+   * refuses is `INVALID_CONFIG` naming `profiles.<name>.<field>`. Absent ⇒ the profile has no settings
+   * beyond `strict` and `session_ttl_s`, and any other key is refused the same way.
+   */
+  readonly settingsSchema?: z.ZodType;
 }

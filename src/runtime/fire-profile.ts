@@ -7,7 +7,7 @@
  *        ─► empty: the neutral answer, no dispatch │ else: sandbox ─► answer ─► metrics ─► audit (durable) ─► caller
  */
 import { randomUUID } from "node:crypto";
-import { answerWithout } from "../chain/execute-profile.js";
+import { answerWithout, presentEmpty } from "../chain/execute-profile.js";
 import type { ChainResult, HookExecution } from "../chain/types.js";
 import { VcpError } from "../errors.js";
 import type { Constitution } from "../model/constitution.js";
@@ -196,7 +196,7 @@ export function createProfileFirer(deps: Deps) {
     const chainId = randomUUID();
     if (hooks.length === 0) {
       // No hook for the event: the profile's neutral answer, nothing dispatched (LLxprt "zero overhead").
-      const answer = profile.present(profile.reduce([], event, ctx), event, ctx);
+      const answer = presentEmpty(profile, event, ctx, input);
       const result: ChainResult = {
         chain_id: chainId, type: "pre_inject", status: "completed", reason: null, aborted_by: null,
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
@@ -229,8 +229,10 @@ export function createProfileFirer(deps: Deps) {
     if (result.profile === undefined) {
       // The sandbox host died mid-chain and the supervisor answered for it: fold what it reported.
       const failClosed = new Map(hooks.map((h) => [h.name, h.fail_closed]));
-      const answer = answerWithout(profile, result, event, ctx, (name) => failClosed.get(name) === true);
-      result = { ...result, profile: { profile: profile.id, event, mode: "sequential", ...answer } };
+      const blocking = new Map(hooks.map((h) => [h.name, h.blocking === true]));
+      const answer = answerWithout(profile, result, event, ctx, (name) => failClosed.get(name) === true, input, (name) => blocking.get(name) === true);
+      const timeouts = result.hook_results.filter((h) => h.outcome === "timeout").length;
+      result = { ...result, profile: { profile: profile.id, event, mode: "sequential", ...answer, ...(timeouts > 0 ? { timeout_violations: timeouts } : {}) } };
     }
     deps.metrics.recordProfileChain(result);
     if (deps.logger?.isLevelEnabled("info") === true) {
