@@ -106,10 +106,20 @@ export function ranHooks(result: ProfileFireResult["result"]): string[] {
 
 type HookCase = z.infer<typeof HookCaseSchema>;
 
+/** Whether an `action` is one expression (`{ a: 1 }`, `input.x`) rather than a function body (`while (true) {}`, `return …`). Syntax only: nothing runs. */
+function isExpression(source: string): boolean {
+  try {
+    new Function("input", `return (${source}\n);`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The guest source of one hook's action: a fixed output, a throw, or a function body of `(input)`. */
 function actionSource(hook: HookCase): string {
   if (hook.throws !== undefined) return `function (input) { throw new Error(${JSON.stringify(hook.throws)}); }`;
-  if (hook.action !== undefined) return /\breturn\b|;/.test(hook.action) ? `function (input) { ${hook.action} }` : `function (input) { return (${hook.action}); }`;
+  if (hook.action !== undefined) return isExpression(hook.action) ? `function (input) { return (${hook.action}\n); }` : `function (input) { ${hook.action}\n}`;
   return `function (input) { return ${JSON.stringify(hook.output ?? null)}; }`;
 }
 
@@ -156,6 +166,8 @@ export function createCaseRunner(options: { profileModules?: string[] } = {}) {
           requireSignatures: false,
           audit: false,
           sandbox: { threads: 1 },
+          // Every case installs and removes its bundles: far more registry changes than spec §8.2.5's default 30/min.
+          registrationsPerMinute: 1_000_000,
           profiles: { [profile]: { ...settings, strict } },
           ...(options.profileModules !== undefined ? { profileModules: options.profileModules } : {}),
         });
