@@ -159,9 +159,10 @@ function knownRefs(): string[] {
 
 /**
  * Check a deployment's settings for one profile (`vcp.yaml` `profiles.<ref>` without `strict`) against
- * the profile's `settingsSchema`; a profile without one takes only `session_ttl_s`. Returns the
- * settings as the schema parsed them. A refused setting is `INVALID_CONFIG` naming
- * `profiles.<ref>.<field>`: a misspelt limit must never silently be the default.
+ * the profile's `settingsSchema` (every built-in profile has one); a profile without one (an
+ * embedder's) gets its settings as given. Returns the settings as the schema parsed them. A refused
+ * setting is `INVALID_CONFIG` naming `profiles.<ref>.<field>`: a misspelt limit must never silently be
+ * the default.
  *
  * @example
  * ```ts
@@ -170,21 +171,15 @@ function knownRefs(): string[] {
  * ```
  */
 export function checkProfileSettings(profile: EventProfile, ref: string, settings: Readonly<Record<string, unknown>>, source?: string): Record<string, unknown> {
-  const where = source !== undefined ? `${source}: ` : "";
-  if (profile.settingsSchema === undefined) {
-    for (const key of Object.keys(settings)) {
-      if (key === "session_ttl_s") continue;
-      throw new VcpError("INVALID_CONFIG", `${where}profiles.${ref}.${key}: unknown setting: profile ${profile.id} has no settings besides strict and session_ttl_s`, {
-        field: `profiles.${ref}.${key}`,
-        ...(source !== undefined ? { file: source } : {}),
-      });
-    }
-    return { ...settings };
-  }
+  if (profile.settingsSchema === undefined) return { ...settings };
   const parsed = profile.settingsSchema.safeParse(settings);
   if (!parsed.success) {
-    const problems = describeIssues(parsed.error, `profiles.${ref}`);
-    throw new VcpError("INVALID_CONFIG", `${where}${problems.map((p) => `${p.field}: ${p.rule}`).join("; ")}`, {
+    // An unknown key is named as the field itself (`profiles.amplifier.injection_size_limmit`).
+    const problems = describeIssues(parsed.error, `profiles.${ref}`).map((p, i) => {
+      const issue = parsed.error.issues[i]!;
+      return issue.code === "unrecognized_keys" ? { field: `${p.field}.${issue.keys.join(",")}`, rule: "unknown setting" } : p;
+    });
+    throw new VcpError("INVALID_CONFIG", `${source !== undefined ? `${source}: ` : ""}${problems.map((p) => `${p.field}: ${p.rule}`).join("; ")}`, {
       field: problems[0]!.field,
       problems,
       ...(source !== undefined ? { file: source } : {}),

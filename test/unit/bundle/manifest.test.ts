@@ -155,9 +155,11 @@ describe("schemas/policy.schema.json", () => {
     const hook = schema.properties.hooks.items;
     expect(hook.properties.timeout_ms).toMatchObject({ type: "integer", minimum: 1, maximum: 30000 });
     expect(hook.properties.priority).toMatchObject({ type: "integer", minimum: 0, maximum: 100 });
-    expect(hook.required).toEqual(expect.arrayContaining(["name", "action", "priority", "timeout_ms"]));
-    // vcp@1 bundles (no profile, or profile vcp…) need a type; other event profiles an event (PROFILES §2).
-    expect(schema.then.properties.hooks.items.required).toEqual(["type"]);
+    expect(hook.required).toEqual(expect.arrayContaining(["name", "action", "timeout_ms"]));
+    // vcp@1 bundles (no profile, or profile vcp…) need a type and a priority (spec §6.2.4); other event
+    // profiles an event, and their priority defaults to 50 (PROFILES §2, §8.5).
+    expect(hook.required).not.toContain("priority");
+    expect(schema.then.properties.hooks.items.required).toEqual(["type", "priority"]);
     expect(schema.else.properties.hooks.items.required).toEqual(["event"]);
   });
 });
