@@ -104,6 +104,8 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
   let currentJson = originalJson;
   let stoppedBy: string | null = null;
   let timeoutViolations = 0;
+  // Whether any hook produced an entry: if none did, the fold sees the unstamped input (no handler ran).
+  let ranAny = false;
   const unrun = new Set(matching.map((m) => m.slot));
 
   for (const { planned, slot } of matching) {
@@ -112,7 +114,9 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
     const inputNow = mode === "sequential" ? current : original;
     const inputJson = mode === "sequential" ? currentJson : originalJson;
     // repo-yaml: a failing `blocking` hook blocks like a fail_closed one (PROFILES §8.8).
-    const failClosed = hook.fail_closed || hook.blocking === true;
+    // SECURITY: never for a session-trust hook (spec §8.3: it cannot block); the manifest refuses that pair too.
+    const blocking = hook.blocking === true && hook.trust !== "session";
+    const failClosed = (hook.fail_closed && hook.trust !== "session") || blocking;
 
     let conditionFailure: string | undefined;
     if (predicate !== null) {
@@ -142,7 +146,7 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
         timeoutViolations++;
         execution.outcome = "deadline_exhausted";
         execution.error = `the ${spec?.class ?? event} chain deadline${spec?.chain_deadline_ms !== undefined ? ` of ${spec.chain_deadline_ms} ms` : ""} was spent before it ran`;
-        const exhausted = profile.deadlineExhaustedOutput?.(hook.name, hook.fail_closed, event, ctx);
+        const exhausted = profile.deadlineExhaustedOutput?.(hook.name, hook.fail_closed && hook.trust !== "session", event, ctx);
         if (exhausted === undefined) {
           hookResults[slot] = execution;
           continue;
@@ -151,7 +155,8 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
         execution.verdict = verdict;
         execution.status = statusOf(verdict);
         hookResults[slot] = execution;
-        entries.push({ hook: hook.name, output: exhausted, failed: true, ...(hook.blocking !== undefined ? { blocking: hook.blocking } : {}) });
+        ranAny = true;
+        entries.push({ hook: hook.name, output: exhausted, failed: true, ...(blocking ? { blocking } : {}) });
         if (profile.stopsChain?.(exhausted, event, ctx) === true) {
           stoppedBy = hook.name;
           break;
@@ -240,8 +245,9 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
     hookResults[slot] = execution;
     const entry: { hook: string; output: NativeObject; failed?: boolean; blocking?: boolean } = { hook: hook.name, output: output! };
     if (failureWhy !== undefined) entry.failed = true;
-    if (hook.blocking !== undefined) entry.blocking = hook.blocking;
+    if (blocking) entry.blocking = true;
     entries.push(entry);
+    ranAny = true;
     if (failureWhy === undefined && mode === "sequential" && profile.chainInput !== undefined) {
       const next = profile.chainInput(current, output!, event, ctx);
       if (next !== current) {
@@ -257,7 +263,8 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
   // Hooks a stop left unrun are not reported (as runChain does after an abort).
   const reported = unrun.size === 0 ? hookResults : hookResults.filter((_, i) => !unrun.has(i));
 
-  const aggregated = foldEntries(profile, entries, event, ctx, original);
+  // Amplifier: "no timestamp when no handler runs" (every matching hook skipped by its condition).
+  const aggregated = foldEntries(profile, entries, event, ctx, ranAny ? original : unstamped);
   const answer = profile.present(aggregated, event, ctx);
   const blocked = profile.verdictOf(aggregated, event) === "block";
   return profileResult(request, reported, stoppedBy, blocked, startedAt, clock, profile, event, mode, answer, timeoutViolations);

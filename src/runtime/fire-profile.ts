@@ -229,7 +229,8 @@ export function createProfileFirer(deps: Deps) {
     if (result.profile === undefined) {
       // The sandbox host died mid-chain and the supervisor answered for it: fold what it reported.
       const failClosed = new Map(hooks.map((h) => [h.name, h.fail_closed]));
-      const blocking = new Map(hooks.map((h) => [h.name, h.blocking === true]));
+      // SECURITY: a session-trust hook never blocks, not even by failing (spec §8.3).
+      const blocking = new Map(hooks.map((h) => [h.name, h.blocking === true && h.trust !== "session"]));
       const answer = answerWithout(profile, result, event, ctx, (name) => failClosed.get(name) === true, input, (name) => blocking.get(name) === true);
       const timeouts = result.hook_results.filter((h) => h.outcome === "timeout").length;
       result = { ...result, profile: { profile: profile.id, event, mode: "sequential", ...answer, ...(timeouts > 0 ? { timeout_violations: timeouts } : {}) } };
