@@ -79,6 +79,10 @@ export interface ProfilePlanEntry {
   fail_closed: boolean;
   matcher: string | null;
   sequential: boolean;
+  /** repo-yaml `match` filters as written (PROFILES §8.8), null when none. */
+  match: unknown;
+  /** repo-yaml `blocking` (PROFILES §8.8). */
+  blocking: boolean;
   /** Set when an earlier hook with the same (bundle digest, action, matcher) runs in its place. */
   deduplicated_by: string | null;
 }
@@ -286,6 +290,8 @@ export function createProfileFirer(deps: Deps) {
         fail_closed: hook.fail_closed,
         matcher: hook.matcher ?? null,
         sequential: hook.sequential === true,
+        match: hook.match ?? null,
+        blocking: hook.blocking === true,
         deduplicated_by: duplicateOf ?? null,
       }));
     },

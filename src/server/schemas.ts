@@ -106,6 +106,9 @@ export const ResolvedHookSchema = {
     event: { type: "string" },
     matcher: nullableString,
     sequential: { type: "boolean" },
+    // repo-yaml (PROFILES §8.8): the definition's `match` filters as written, and `blocking`.
+    match: { anyOf: [anyObject, { type: "null" }] },
+    blocking: { type: "boolean" },
     deduplicated_by: nullableString,
   }),
 } as const;

@@ -70,6 +70,7 @@ describe("repo-yaml match and blocking", () => {
     });
     await runtime.bundles.install(good);
     try {
+      expect(runtime.profiles.plan("repo-yaml", "PreAbilityCall")).toEqual([expect.objectContaining({ name: "guard", priority: 50, match: { ability_scope: "fs.*" }, blocking: true })]);
       const bad = profileBundle("r-guard", "repo-yaml", [{ name: "guard", event: "PreAbilityCall", match: { only_if_changed_paths: [] } }], { guard: "() => ({})" }, { version: "1.0.1" });
       const err = await runtime.bundles.install(bad).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(VcpError);
