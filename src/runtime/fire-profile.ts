@@ -242,7 +242,7 @@ export function createProfileFirer(deps: Deps) {
     deps.metrics.recordProfileChain(result);
     if (deps.logger?.isLevelEnabled("info") === true) {
       for (const h of result.hook_results) {
-        if (FAILURE_OUTCOMES.has(h.outcome) || h.outcome === "capability_denied" || h.outcome === "deadline_exceeded") {
+        if (FAILURE_OUTCOMES.has(h.outcome) || h.outcome === "capability_denied" || h.outcome === "deadline_exceeded" || h.outcome === "deadline_exhausted") {
           deps.logger.info({ profile: profile.id, event, hook: h.hook, bundle: h.bundle, chain_id: result.chain_id, outcome: h.outcome, error: h.error }, "profile hook failed");
         }
       }
