@@ -4,7 +4,7 @@ import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { VcpError } from "../errors.js";
 import { ScopeSchema, TrustLevelSchema, type Scope } from "../model/hook-type.js";
-import { EXPORT_NAME_PATTERN, HookDefinitionSchema, type HookDefinition } from "../model/hook.js";
+import { EXPORT_NAME_PATTERN, HookDefinitionSchema, MAX_TIMEOUT_MS, type HookDefinition } from "../model/hook.js";
 import { assertPredicateNesting } from "../model/predicate.js";
 import { describeIssues } from "../model/zod-errors.js";
 import { compileHook } from "../registry/validate.js";
@@ -29,6 +29,9 @@ export const ManifestHookSchema = HookDefinitionSchema.omit({ action: true, trus
     // Required for `vcp@1` hooks (spec §6.2.4, checked below); 50 when an event-profile hook gives none
     // (PROFILES §8.5), so hooks without one keep registration order.
     priority: HookDefinitionSchema.shape.priority.optional(),
+    // Required for `vcp@1` hooks (spec §6.2.5); an event-profile hook without one gets its profile's
+    // default timeout, capped at the sandbox's 30 000 ms (PROFILES §3.2: Gemini's 60 s ⇒ 30 s).
+    timeout_ms: HookDefinitionSchema.shape.timeout_ms.optional(),
     // `vcp@1` hooks name a `type`; the hooks of any other profile name an `event` instead (PROFILES §2).
     type: HookDefinitionSchema.shape.type.optional(),
     event: z.string({ error: "must be a string naming one of the profile's events" }).min(1).max(128).optional(),
@@ -60,10 +63,11 @@ export const ManifestSchema = z
   })
   .strict()
   .superRefine((manifest, ctx) => {
-    // spec §6.2.4: every VCP hook states its priority (only event-profile hooks default it).
+    // spec §6.2.4, §6.2.5: every VCP hook states its priority and timeout (only event-profile hooks default them).
     if (!isVcpManifest(manifest)) return;
     manifest.hooks.forEach((hook, i) => {
       if (hook.priority === undefined) ctx.addIssue({ code: "custom", path: ["hooks", i, "priority"], message: "must be an integer in [0, 100] (spec §6.2.4)" });
+      if (hook.timeout_ms === undefined) ctx.addIssue({ code: "custom", path: ["hooks", i, "timeout_ms"], message: "must be an integer in [1, 30000] (spec §6.2.5)" });
     });
   });
 export type Manifest = z.infer<typeof ManifestSchema>;
@@ -145,7 +149,7 @@ function hookDefinition(manifest: Manifest, hook: ManifestHook, scope: Scope, di
     name: hook.name,
     type: hook.type!,
     priority: hook.priority ?? DEFAULT_PROFILE_PRIORITY,
-    timeout_ms: hook.timeout_ms,
+    timeout_ms: hook.timeout_ms ?? defaultProfileTimeoutMs(manifest),
     action: { bundle: manifest.bundle, export: hook.action, ...(digest !== undefined ? { digest } : {}) },
     condition: hook.condition ?? null,
     enabled: hook.enabled ?? true,
@@ -159,6 +163,16 @@ function hookDefinition(manifest: Manifest, hook: ManifestHook, scope: Scope, di
 
 /** PROFILES §8.5: an event-profile hook without a `priority` has 50. */
 export const DEFAULT_PROFILE_PRIORITY = 50;
+
+/**
+ * The `timeout_ms` of an event-profile hook that gives none: the profile's default, capped at its
+ * maximum and at the sandbox's 30 000 ms (spec §5.4.5). Only reached for profile manifests (VCP
+ * hooks must state theirs).
+ */
+function defaultProfileTimeoutMs(manifest: Pick<Manifest, "profile">): number {
+  const profile = manifestProfile(manifest);
+  return Math.min(profile.timeouts.default_ms, profile.timeouts.max_ms, MAX_TIMEOUT_MS);
+}
 
 /** A hook definition of an event-profile bundle: the registry's definition plus its event, matcher, `sequential`, `match` and `blocking`. */
 export type ProfileHookDefinition = HookDefinition & { event: string; matcher?: string; sequential?: boolean; match?: unknown; blocking?: boolean };
@@ -237,7 +251,7 @@ function checkProfileFields(manifest: Manifest, file: string): EventProfile {
     if (hook.sequential !== undefined && profile.execution !== "per_definition") {
       throw problem("INVALID_BUNDLE", file, `${at}.sequential`, `profile ${profile.id} runs its hooks ${profile.execution === "sequential" ? "sequentially" : "in parallel"} always; sequential is only for profiles whose definitions choose (gemini-cli, llxprt)`);
     }
-    if (hook.timeout_ms > profile.timeouts.max_ms) {
+    if (hook.timeout_ms !== undefined && hook.timeout_ms > profile.timeouts.max_ms) {
       throw problem("INVALID_BUNDLE", file, `${at}.timeout_ms`, `must be at most ${profile.timeouts.max_ms} for profile ${profile.id}`);
     }
     try {
@@ -413,7 +427,7 @@ export function manifestJsonSchema(): Record<string, unknown> {
     description: "A policy bundle manifest: DESIGN §3.1 of vcp-hooks, hook fields of VCP Hook System spec §4.1 (event profiles: PROFILES §2). Generated from src/bundle/manifest.ts; do not edit.",
     ...rest,
     if: { anyOf: [{ not: { required: ["profile"] } }, { properties: { profile: { pattern: `^${VCP_PROFILE_ID}(@.*)?$` } } }] },
-    then: requireInHooks("type", "priority"),
+    then: requireInHooks("type", "priority", "timeout_ms"),
     else: requireInHooks("event"),
   };
 }

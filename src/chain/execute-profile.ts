@@ -104,6 +104,7 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
   let currentJson = originalJson;
   let stoppedBy: string | null = null;
   let timeoutViolations = 0;
+  let classDeadlineSpent = false;
   // Whether any hook produced an entry: if none did, the fold sees the unstamped input (no handler ran).
   let ranAny = false;
   const unrun = new Set(matching.map((m) => m.slot));
@@ -140,7 +141,9 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
 
     let budgetMs = deadline.budgetFor(hook);
     if (profile.hookBudgetMs !== undefined) {
-      const classBudget = profile.hookBudgetMs(hook.timeout_ms, event, clock.now() - startedAt);
+      // A hook stopped at the class deadline spent it, even if the clock reads a millisecond short
+      // (timers and clocks disagree slightly): the next hooks must not run on a sliver of time.
+      const classBudget = classDeadlineSpent ? undefined : profile.hookBudgetMs(hook.timeout_ms, event, clock.now() - startedAt);
       if (classBudget === undefined) {
         // The event class's chain deadline is spent (PROFILES §3.5): counted, then open ⇒ skip, closed ⇒ its answer.
         timeoutViolations++;
@@ -218,6 +221,7 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
           if (budgetMs < hook.timeout_ms) {
             execution.outcome = "deadline_exceeded";
             deadline.exhaust(hook);
+            if (profile.hookBudgetMs !== undefined) classDeadlineSpent = true;
             failureWhy = `stopped by the chain deadline after ${Math.round(invoked.elapsedMs)} ms: the deadline left it ${budgetMs} ms of its timeout_ms ${hook.timeout_ms}`;
           } else {
             execution.outcome = "timeout";

@@ -194,8 +194,6 @@ export function createCaseRunner(options: { profileModules?: string[] } = {}) {
       const key = `${hook.bundle ?? "main"}\u0000${hook.trust ?? "deployment"}`;
       groups.set(key, [...(groups.get(key) ?? []), hook]);
     }
-    const profile = getProfile(c.profile);
-    const defaultTimeout = Math.min(profile.timeouts.default_ms, 30_000);
     const artifacts: Promise<VcpArtifact>[] = [];
     for (const [key, hooks] of groups) {
       const trust = key.split("\u0000")[1]!;
@@ -211,7 +209,8 @@ export function createCaseRunner(options: { profileModules?: string[] } = {}) {
           action: name,
           // No priority: a profile manifest defaults it to 50 (PROFILES §8.5).
           ...(hook.priority !== undefined ? { priority: hook.priority } : {}),
-          timeout_ms: hook.timeout_ms ?? defaultTimeout,
+          // No timeout_ms: the manifest gives the profile's default, capped at 30 000 ms.
+          ...(hook.timeout_ms !== undefined ? { timeout_ms: hook.timeout_ms } : {}),
           ...(hook.matcher !== undefined ? { matcher: hook.matcher } : {}),
           ...(hook.match !== undefined ? { match: hook.match } : {}),
           ...(hook.blocking !== undefined ? { blocking: hook.blocking } : {}),

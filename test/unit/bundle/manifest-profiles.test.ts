@@ -65,6 +65,15 @@ describe("repo-yaml match and blocking, default priority (PROFILES §8.5, §8.8)
   });
 
   test.each([
+    ["gemini-cli", "BeforeTool", 30_000], // upstream 60 s, capped at the sandbox's 30 s
+    ["ai-memory", "pre_store", 5_000],
+    ["repo-yaml", "SessionStart", 30_000],
+  ])("a %s hook without timeout_ms gets the profile's default (%s → %d ms)", (profile, event, ms) => {
+    const m = parseManifest({ bundle: "t", version: "1.0.0", profile, trust: "deployment", hooks: [{ name: "h", action: "h", event }] });
+    expect(manifestProfileHooks(m)[0]).toMatchObject({ timeout_ms: ms, priority: 50 });
+  });
+
+  test.each([
     ["an empty ability_scope glob", repo([repoHook({ match: { ability_scope: "" } })]), "INVALID_MATCHER", "hooks[0].match.ability_scope: hook 'guard':"],
     ["a changed-paths glob that is not a string", repo([repoHook({ match: { only_if_changed_paths: ["src/**", 7] } })]), "INVALID_MATCHER", "hooks[0].match.only_if_changed_paths[1]: hook 'guard':"],
     ["an unknown match filter", repo([repoHook({ match: { abilty_scope: "fs.*" } })]), "INVALID_MATCHER", "hooks[0].match: hook 'guard': unknown field(s): abilty_scope"],
@@ -74,6 +83,7 @@ describe("repo-yaml match and blocking, default priority (PROFILES §8.5, §8.8)
     ["match on a profile without match filters", manifest({}, [hook({ match: { ability_scope: "x" } })]), "INVALID_BUNDLE", "hooks[0].match: profile echo has no match filters"],
     ["blocking on a profile without blocking hooks", manifest({}, [hook({ blocking: true })]), "INVALID_BUNDLE", "hooks[0].blocking: profile echo has no blocking hooks"],
     ["match on a vcp hook", { bundle: "v", version: "1.0.0", hooks: [{ name: "v", type: "pre_inject", action: "v", priority: 50, timeout_ms: 1000, match: {} }] }, "INVALID_BUNDLE", "hooks[0].match: only for bundles of an event profile"],
+    ["a vcp hook without timeout_ms (spec §6.2.5: no default)", { bundle: "v", version: "1.0.0", hooks: [{ name: "v", type: "pre_inject", action: "v", priority: 50 }] }, "INVALID_BUNDLE", "hooks[0].timeout_ms: must be an integer in [1, 30000] (spec §6.2.5)"],
     ["a vcp hook without priority (spec §6.2.4: no default)", { bundle: "v", version: "1.0.0", hooks: [{ name: "v", type: "pre_inject", action: "v", timeout_ms: 1000 }] }, "INVALID_BUNDLE", "hooks[0].priority: must be an integer in [0, 100] (spec §6.2.4)"],
   ])("%s → %s naming the path", (_name, raw, code, message) => {
     let caught: unknown;
