@@ -115,7 +115,9 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
     const inputNow = mode === "sequential" ? current : original;
     const inputJson = mode === "sequential" ? currentJson : originalJson;
     // repo-yaml: a failing `blocking` hook blocks like a fail_closed one (PROFILES §8.8).
-    // SECURITY: never for a session-trust hook (spec §8.3: it cannot block); the manifest refuses that pair too.
+    // SECURITY: never for a session-trust hook (spec §8.3: it cannot block). Install refuses fail_closed
+    // with session trust; a session-trust `blocking` hook runs as an observer (its block is stripped,
+    // its failure is a warning), as repo-yaml hooks from an untrusted repository must.
     const blocking = hook.blocking === true && hook.trust !== "session";
     const failClosed = (hook.fail_closed && hook.trust !== "session") || blocking;
 
