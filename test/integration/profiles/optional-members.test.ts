@@ -57,9 +57,14 @@ describe("ai-memory class deadlines (hookBudgetMs, deadlineExhaustedOutput)", ()
     } finally {
       await runtime.bundles.remove("m-slow");
     }
+    const chains = (text: string) => Number(text.split("\n").find((l) => l.startsWith('vcp_profile_chains_total{profile="ai-memory",event="pre_delete"'))?.split(" ").pop() ?? 0);
+    const chainsBefore = chains(await runtime.metrics());
     const required = await runtime.fireProfile("ai-memory", "pre_delete", { input: { event: "pre_delete", payload: { id: "m1" } } });
     expect(required.native).toEqual({ action: "deny", reason: "required event pre_delete has no enabled hook (required_events, enforce mode)", code: 503 });
     expect(required.result.hook_results).toEqual([]);
+    // A refusal is a decision: metered (and audited) like a chain, unlike the neutral empty answer.
+    expect(required.result.status).toBe("aborted");
+    expect(chains(await runtime.metrics()) - chainsBefore).toBe(1);
   }, 60_000);
 });
 
