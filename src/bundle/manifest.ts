@@ -4,7 +4,7 @@ import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { VcpError } from "../errors.js";
 import { ScopeSchema, TrustLevelSchema, type Scope } from "../model/hook-type.js";
-import { HookDefinitionSchema, type HookDefinition } from "../model/hook.js";
+import { HookDefinitionSchema, MAX_TIMEOUT_MS, type HookDefinition } from "../model/hook.js";
 import { BUNDLE_NAME, EXPORT_NAME } from "../model/names.js";
 import { assertPredicateNesting } from "../model/predicate.js";
 import { describeIssues } from "../model/zod-errors.js";
@@ -27,6 +27,12 @@ export const ManifestHookSchema = HookDefinitionSchema.omit({ action: true, trus
       .string({ error: "must name an exported function" })
       .regex(EXPORT_NAME.regex, "must be a JavaScript identifier naming an exported function"),
     scope: ScopeSchema.optional(),
+    // Required for `vcp@1` hooks (spec §6.2.4, checked below); 50 when an event-profile hook gives none
+    // (PROFILES §8.5), so hooks without one keep registration order.
+    priority: HookDefinitionSchema.shape.priority.optional(),
+    // Required for `vcp@1` hooks (spec §6.2.5); an event-profile hook without one gets its profile's
+    // default timeout, capped at the sandbox's 30 000 ms (PROFILES §3.2: Gemini's 60 s ⇒ 30 s).
+    timeout_ms: HookDefinitionSchema.shape.timeout_ms.optional(),
     // `vcp@1` hooks name a `type`; the hooks of any other profile name an `event` instead (PROFILES §2).
     type: HookDefinitionSchema.shape.type.optional(),
     event: z.string({ error: "must be a string naming one of the profile's events" }).min(1).max(128).optional(),
@@ -34,6 +40,10 @@ export const ManifestHookSchema = HookDefinitionSchema.omit({ action: true, trus
     matcher: z.string({ error: "must be a string (an RE2 pattern)" }).max(1024).optional(),
     /** gemini-cli/llxprt: this definition makes its matching group run sequentially. */
     sequential: z.boolean({ error: "must be a boolean" }).optional(),
+    /** repo-yaml `match` filters (PROFILES §8.8), compiled by the profile's `compileFilter` at build and install. */
+    match: z.unknown().optional(),
+    /** repo-yaml: a `blocking` hook's `blocked_by_policy` blocks, and so does its failure (PROFILES §8.8). */
+    blocking: z.boolean({ error: "must be a boolean" }).optional(),
   })
   .strict();
 export type ManifestHook = z.infer<typeof ManifestHookSchema>;
@@ -52,7 +62,15 @@ export const ManifestSchema = z
     profile: z.string({ error: "must be a string: <name> or <name>@<version>" }).max(100).optional(),
     hooks: z.array(ManifestHookSchema).min(1, "a bundle declares at least one hook").max(256),
   })
-  .strict();
+  .strict()
+  .superRefine((manifest, ctx) => {
+    // spec §6.2.4, §6.2.5: every VCP hook states its priority and timeout (only event-profile hooks default them).
+    if (!isVcpManifest(manifest)) return;
+    manifest.hooks.forEach((hook, i) => {
+      if (hook.priority === undefined) ctx.addIssue({ code: "custom", path: ["hooks", i, "priority"], message: "must be an integer in [0, 100] (spec §6.2.4)" });
+      if (hook.timeout_ms === undefined) ctx.addIssue({ code: "custom", path: ["hooks", i, "timeout_ms"], message: "must be an integer in [1, 30000] (spec §6.2.5)" });
+    });
+  });
 export type Manifest = z.infer<typeof ManifestSchema>;
 export type ManifestInput = z.input<typeof ManifestSchema>;
 
@@ -131,8 +149,8 @@ function hookDefinition(manifest: Manifest, hook: ManifestHook, scope: Scope, di
   return {
     name: hook.name,
     type: hook.type!,
-    priority: hook.priority,
-    timeout_ms: hook.timeout_ms,
+    priority: hook.priority ?? DEFAULT_PROFILE_PRIORITY,
+    timeout_ms: hook.timeout_ms ?? defaultProfileTimeoutMs(manifest),
     action: { bundle: manifest.bundle, export: hook.action, ...(digest !== undefined ? { digest } : {}) },
     condition: hook.condition ?? null,
     enabled: hook.enabled ?? true,
@@ -144,8 +162,21 @@ function hookDefinition(manifest: Manifest, hook: ManifestHook, scope: Scope, di
   };
 }
 
-/** A hook definition of an event-profile bundle: the registry's definition plus its event, matcher and `sequential`. */
-export type ProfileHookDefinition = HookDefinition & { event: string; matcher?: string; sequential?: boolean };
+/** PROFILES §8.5: an event-profile hook without a `priority` has 50. */
+export const DEFAULT_PROFILE_PRIORITY = 50;
+
+/**
+ * The `timeout_ms` of an event-profile hook that gives none: the profile's default, capped at its
+ * maximum and at the sandbox's 30 000 ms (spec §5.4.5). Only reached for profile manifests (VCP
+ * hooks must state theirs).
+ */
+function defaultProfileTimeoutMs(manifest: Pick<Manifest, "profile">): number {
+  const profile = manifestProfile(manifest);
+  return Math.min(profile.timeouts.default_ms, profile.timeouts.max_ms, MAX_TIMEOUT_MS);
+}
+
+/** A hook definition of an event-profile bundle: the registry's definition plus its event, matcher, `sequential`, `match` and `blocking`. */
+export type ProfileHookDefinition = HookDefinition & { event: string; matcher?: string; sequential?: boolean; match?: unknown; blocking?: boolean };
 
 /**
  * The hook definitions of an event-profile bundle (none for a `vcp@1` bundle), every one deployment
@@ -163,6 +194,8 @@ export function manifestProfileHooks(manifest: Manifest, digest?: string): Profi
     event: hook.event!,
     ...(hook.matcher !== undefined ? { matcher: hook.matcher } : {}),
     ...(hook.sequential !== undefined ? { sequential: hook.sequential } : {}),
+    ...(hook.match !== undefined ? { match: hook.match } : {}),
+    ...(hook.blocking !== undefined ? { blocking: hook.blocking } : {}),
   }));
 }
 
@@ -205,7 +238,7 @@ function checkProfileFields(manifest: Manifest, file: string): EventProfile {
     const at = `hooks[${i}]`;
     if (profile.id === VCP_PROFILE_ID) {
       if (hook.type === undefined) throw problem("INVALID_BUNDLE", file, `${at}.type`, "must be one of the six hook types (spec §6.2.3)");
-      for (const field of ["event", "matcher", "sequential"] as const) {
+      for (const field of ["event", "matcher", "sequential", "match", "blocking"] as const) {
         if (hook[field] !== undefined) throw problem("INVALID_BUNDLE", file, `${at}.${field}`, `only for bundles of an event profile other than vcp@1 (set profile:; vcp@1 hooks use type and condition)`);
       }
       return;
@@ -219,7 +252,7 @@ function checkProfileFields(manifest: Manifest, file: string): EventProfile {
     if (hook.sequential !== undefined && profile.execution !== "per_definition") {
       throw problem("INVALID_BUNDLE", file, `${at}.sequential`, `profile ${profile.id} runs its hooks ${profile.execution === "sequential" ? "sequentially" : "in parallel"} always; sequential is only for profiles whose definitions choose (gemini-cli, llxprt)`);
     }
-    if (hook.timeout_ms > profile.timeouts.max_ms) {
+    if (hook.timeout_ms !== undefined && hook.timeout_ms > profile.timeouts.max_ms) {
       throw problem("INVALID_BUNDLE", file, `${at}.timeout_ms`, `must be at most ${profile.timeouts.max_ms} for profile ${profile.id}`);
     }
     try {
@@ -227,6 +260,24 @@ function checkProfileFields(manifest: Manifest, file: string): EventProfile {
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       throw problem("INVALID_MATCHER", file, `${at}.matcher`, `hook '${hook.name}': ${why}`, { hook: hook.name, matcher: hook.matcher });
+    }
+    if (hook.match !== undefined) {
+      if (profile.compileFilter === undefined) {
+        throw problem("INVALID_BUNDLE", file, `${at}.match`, `profile ${profile.id} has no match filters (only repo-yaml hooks take match; use matcher or a condition)`);
+      }
+      try {
+        profile.compileFilter(hook.match, hook.event);
+      } catch (err) {
+        // The profile names the field (`match.ability_scope: …`); the error names it under the hook.
+        const why = err instanceof Error ? err.message : String(err);
+        const field = /^(match(?:[.[][^:\s]*)?): /.exec(why);
+        const path = field !== null ? `${at}.${field[1]}` : `${at}.match`;
+        const rule = field !== null ? why.slice(field[0].length) : why;
+        throw problem("INVALID_MATCHER", file, path, `hook '${hook.name}': ${rule}`, { hook: hook.name, match: hook.match });
+      }
+    }
+    if (hook.blocking !== undefined && profile.blockingHooks !== true) {
+      throw problem("INVALID_BUNDLE", file, `${at}.blocking`, `profile ${profile.id} has no blocking hooks (blocking is a repo-yaml field; use fail_closed)`);
     }
   });
   return profile;
@@ -370,14 +421,14 @@ export function manifestJsonSchema(): Record<string, unknown> {
   const generated = z.toJSONSchema(ManifestSchema, { io: "input", target: "draft-2020-12" }) as Record<string, unknown>;
   const { $schema, ...rest } = generated;
   // parseManifest's profile rule, for editors: vcp@1 hooks need a `type`, other profiles' an `event`.
-  const requireInHooks = (field: string) => ({ properties: { hooks: { items: { required: [field] } } } });
+  const requireInHooks = (...fields: string[]) => ({ properties: { hooks: { items: { required: fields } } } });
   return {
     $schema,
     title: "vcp-hooks policy bundle manifest (policy.yaml)",
     description: "A policy bundle manifest: DESIGN §3.1 of vcp-hooks, hook fields of VCP Hook System spec §4.1 (event profiles: PROFILES §2). Generated from src/bundle/manifest.ts; do not edit.",
     ...rest,
     if: { anyOf: [{ not: { required: ["profile"] } }, { properties: { profile: { pattern: `^${VCP_PROFILE_ID}(@.*)?$` } } }] },
-    then: requireInHooks("type"),
+    then: requireInHooks("type", "priority", "timeout_ms"),
     else: requireInHooks("event"),
   };
 }

@@ -8,9 +8,12 @@
  *                  duplicate? ─► deduplicated           │ sequential: input = chainInput(input, output) after a successful hook
  *                  matcher ✗ ─► skipped_matcher         │ parallel:   every hook gets the ORIGINAL input, one after another
  *                                                       ▼
+ *        no hook applies ─► emptyPlanAnswer?(event) ?? neutral answer (no stamp, no dispatch) ─► present
+ *        else: input = stampInput?(input, event, now) once ─► per hook: budget = hookBudgetMs?(timeout, elapsed)
+ *              (undefined ⇒ deadline_exhausted: deadlineExhaustedOutput?(hook, fail_closed) or skip)
  *        returned ─► JSON (depth-bounded) ─► decode ─► observerView (session trust) ─► output ─┐
- *        threw · timeout · invalid · crashed ─► failureOutput(hook, why, fail_closed) ─────────┤ reduce (plan order) ─► present
- *        stopsChain(output) ⇒ no later hook runs                                              ┘
+ *        threw · timeout · invalid · crashed ─► failureOutput(hook, why, fail_closed ∨ blocking) ┤ reduceWithHooks?(entries, input)
+ *        stopsChain(output) ⇒ no later hook runs                                              ┘   ?? reduce(outputs) ─► present
  */
 import type { Clock } from "../observe/events.js";
 import { ChainDeadline } from "./deadline.js";
@@ -24,7 +27,7 @@ import type { ResolvedHook } from "../model/hook.js";
 import type { ResultStatus } from "../model/result.js";
 import { VcpError } from "../errors.js";
 import { findProfile } from "../profiles/index.js";
-import type { EventProfile, NativeObject, ProfileContext, Verdict } from "../profiles/types.js";
+import type { Aggregated, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict } from "../profiles/types.js";
 
 export interface ProfileChainDeps {
   invoker: ActionInvoker;
@@ -63,11 +66,13 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
   }
   const event = plan.profile.event;
   const ctx: ProfileContext = { strict: plan.profile.strict, settings: plan.profile.settings };
-  const original = request.event as NativeObject;
+  const spec = profile.specOf?.(event) ?? profile.events[event];
+  const unstamped = request.event as NativeObject;
   const jsonDepth = deps.limits?.jsonDepth ?? DEFAULT_JSON_DEPTH;
   const hookResults: HookExecution[] = [];
 
-  // Which definitions apply: matchers test the ORIGINAL input (upstream plans before anything runs).
+  // Which definitions apply: matchers (and `match` filters) test the input as the agent sent it
+  // (upstream plans before anything runs).
   const matching: Array<{ planned: PlannedProfileHook; slot: number }> = [];
   for (const planned of plan.hooks) {
     const { hook } = planned;
@@ -76,7 +81,7 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
       const execution = skipped(hook, "deduplicated");
       execution.reason = `same bundle, action and matcher as '${planned.duplicateOf}', which runs in its place (PROFILES §8.6)`;
       hookResults.push(execution);
-    } else if (!planned.matcher(original)) hookResults.push(skipped(hook, "skipped_matcher"));
+    } else if (!planned.matcher(unstamped)) hookResults.push(skipped(hook, "skipped_matcher"));
     else {
       // A placeholder keeps results in plan order; the hook's execution replaces it below.
       matching.push({ planned, slot: hookResults.length });
@@ -84,13 +89,25 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
     }
   }
   const mode = executionModeOf(profile, matching.map((m) => m.planned.hook));
-  const outputs: NativeObject[] = [];
-  const deadline = new ChainDeadline(request.deadlineMs ?? profile.events[event]?.chain_deadline_ms, clock, startedAt);
+  if (matching.length === 0) {
+    // No hook applies: the profile's answer for an empty plan (ai-memory required_events), no stamp.
+    return profileResult(request, hookResults, null, false, startedAt, clock, profile, event, mode, presentEmpty(profile, event, ctx, unstamped), 0);
+  }
+  // Runtime-owned input fields (Amplifier data.timestamp), stamped once per chain that runs a hook.
+  const original = profile.stampInput !== undefined ? profile.stampInput(unstamped, event, new Date(clock.wallNow()).toISOString()) : unstamped;
+  const entries: HookOutputEntry[] = [];
+  // A profile with per-hook budgets (ai-memory class deadlines) owns the chain deadline: ChainDeadline
+  // then only applies a caller's explicit one.
+  const deadline = new ChainDeadline(request.deadlineMs ?? (profile.hookBudgetMs === undefined ? spec?.chain_deadline_ms : undefined), clock, startedAt);
   const meters = new Map<string, PredicateMeter>();
   const originalJson = JSON.stringify(original);
   let current = original;
   let currentJson = originalJson;
   let stoppedBy: string | null = null;
+  let timeoutViolations = 0;
+  let classDeadlineSpent = false;
+  // Whether any hook produced an entry: if none did, the fold sees the unstamped input (no handler ran).
+  let ranAny = false;
   const unrun = new Set(matching.map((m) => m.slot));
 
   for (const { planned, slot } of matching) {
@@ -98,6 +115,12 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
     unrun.delete(slot);
     const inputNow = mode === "sequential" ? current : original;
     const inputJson = mode === "sequential" ? currentJson : originalJson;
+    // repo-yaml: a failing `blocking` hook blocks like a fail_closed one (PROFILES §8.8).
+    // SECURITY: never for a session-trust hook (spec §8.3: it cannot block). Install refuses fail_closed
+    // with session trust; a session-trust `blocking` hook runs as an observer (its block is stripped,
+    // its failure is a warning), as repo-yaml hooks from an untrusted repository must.
+    const blocking = hook.blocking === true && hook.trust !== "session";
+    const failClosed = (hook.fail_closed && hook.trust !== "session") || blocking;
 
     let conditionFailure: string | undefined;
     if (predicate !== null) {
@@ -116,9 +139,39 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
       }
     }
 
-    const budgetMs = deadline.budgetFor(hook);
     const execution: HookExecution = { hook: hook.name, bundle: hook.action.bundle, scope: hook.scope, trust: hook.trust, status: "continue", outcome: "ok", duration_ms: 0 };
     if (hook.action.digest !== undefined) execution.bundle_digest = hook.action.digest;
+
+    let budgetMs = deadline.budgetFor(hook);
+    if (profile.hookBudgetMs !== undefined) {
+      // A hook stopped at the class deadline spent it, even if the clock reads a millisecond short
+      // (timers and clocks disagree slightly): the next hooks must not run on a sliver of time.
+      const classBudget = classDeadlineSpent ? undefined : profile.hookBudgetMs(hook.timeout_ms, event, clock.now() - startedAt);
+      if (classBudget === undefined) {
+        // The event class's chain deadline is spent (PROFILES §3.5): counted, then open ⇒ skip, closed ⇒ its answer.
+        timeoutViolations++;
+        execution.outcome = "deadline_exhausted";
+        execution.error = `the ${spec?.class ?? event} chain deadline${spec?.chain_deadline_ms !== undefined ? ` of ${spec.chain_deadline_ms} ms` : ""} was spent before it ran`;
+        const exhausted = profile.deadlineExhaustedOutput?.(hook.name, hook.fail_closed && hook.trust !== "session", event, ctx);
+        if (exhausted === undefined) {
+          hookResults[slot] = execution;
+          continue;
+        }
+        const verdict = profile.verdictOf(exhausted, event);
+        execution.verdict = verdict;
+        execution.status = statusOf(verdict);
+        hookResults[slot] = execution;
+        ranAny = true;
+        entries.push({ hook: hook.name, output: exhausted, failed: true, ...(blocking ? { blocking } : {}) });
+        if (profile.stopsChain?.(exhausted, event, ctx) === true) {
+          stoppedBy = hook.name;
+          break;
+        }
+        continue;
+      }
+      budgetMs = Math.min(budgetMs, Math.max(1, Math.floor(classBudget)));
+    }
+
     let output: NativeObject | undefined;
     let failureWhy: string | undefined;
     if (budgetMs <= 0) {
@@ -166,9 +219,12 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
           failureWhy = sanitizeGuestText(invoked.message);
           break;
         case "timeout":
+          // PROFILES §8.10: a hook timeout, like an exhausted chain deadline, is a timeout violation.
+          timeoutViolations++;
           if (budgetMs < hook.timeout_ms) {
             execution.outcome = "deadline_exceeded";
             deadline.exhaust(hook);
+            if (profile.hookBudgetMs !== undefined) classDeadlineSpent = true;
             failureWhy = `stopped by the chain deadline after ${Math.round(invoked.elapsedMs)} ms: the deadline left it ${budgetMs} ms of its timeout_ms ${hook.timeout_ms}`;
           } else {
             execution.outcome = "timeout";
@@ -188,13 +244,17 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
     if (failureWhy !== undefined) {
       execution.error = failureWhy;
       // The profile's own rule for a failed hook: fail-open warning, or its blocking answer when fail_closed.
-      output = profile.failureOutput(hook.name, failureWhy, hook.fail_closed, event, ctx);
+      output = profile.failureOutput(hook.name, failureWhy, failClosed, event, ctx);
     }
     const verdict = profile.verdictOf(output!, event);
     execution.verdict = verdict;
     execution.status = statusOf(verdict);
     hookResults[slot] = execution;
-    outputs.push(output!);
+    const entry: { hook: string; output: NativeObject; failed?: boolean; blocking?: boolean } = { hook: hook.name, output: output! };
+    if (failureWhy !== undefined) entry.failed = true;
+    if (blocking) entry.blocking = true;
+    entries.push(entry);
+    ranAny = true;
     if (failureWhy === undefined && mode === "sequential" && profile.chainInput !== undefined) {
       const next = profile.chainInput(current, output!, event, ctx);
       if (next !== current) {
@@ -210,9 +270,38 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
   // Hooks a stop left unrun are not reported (as runChain does after an abort).
   const reported = unrun.size === 0 ? hookResults : hookResults.filter((_, i) => !unrun.has(i));
 
-  const aggregated = profile.reduce(outputs, event, ctx);
+  // Amplifier: "no timestamp when no handler runs" (every matching hook skipped by its condition).
+  const aggregated = foldEntries(profile, entries, event, ctx, ranAny ? original : unstamped);
   const answer = profile.present(aggregated, event, ctx);
   const blocked = profile.verdictOf(aggregated, event) === "block";
+  return profileResult(request, reported, stoppedBy, blocked, startedAt, clock, profile, event, mode, answer, timeoutViolations);
+}
+
+/** The fold: `reduceWithHooks` (hook names, flags, the chain's input) when the profile has it, else `reduce`. */
+function foldEntries(profile: EventProfile, entries: readonly HookOutputEntry[], event: string, ctx: ProfileContext, input: NativeObject): Aggregated {
+  return profile.reduceWithHooks !== undefined ? profile.reduceWithHooks(entries, event, ctx, input) : profile.reduce(entries.map((e) => e.output), event, ctx);
+}
+
+/**
+ * The answer of an event no hook applies to (PROFILES §2 "Empty plan"): the profile's
+ * `emptyPlanAnswer` (ai-memory `required_events`: deny 503), else its neutral answer from the
+ * unstamped input. Used by the executor and by `fireProfile` when the event has no hook at all.
+ *
+ * @example
+ * ```ts
+ * presentEmpty(aiMemoryProfile, "pre_store", { strict: false, settings: { required_events: ["pre_store"] } }, input).native;
+ * // { action: "deny", reason: "required event pre_store has no enabled hook …", code: 503 }
+ * ```
+ */
+export function presentEmpty(profile: EventProfile, event: string, ctx: ProfileContext, input: NativeObject): PresentedAnswer {
+  const aggregated = profile.emptyPlanAnswer?.(event, ctx) ?? foldEntries(profile, [], event, ctx, input);
+  return profile.present(aggregated, event, ctx);
+}
+
+function profileResult(
+  request: ChainRequest, reported: HookExecution[], stoppedBy: string | null, blocked: boolean, startedAt: number, clock: Clock,
+  profile: EventProfile, event: string, mode: "sequential" | "parallel", answer: PresentedAnswer, timeoutViolations: number,
+): ChainResult {
   const blocker = stoppedBy ?? (blocked ? (reported.find((e) => e.verdict === "block")?.hook ?? null) : null);
   return {
     chain_id: request.chainId,
@@ -232,6 +321,8 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
       native: answer.native,
       exit_code: answer.exit_code,
       ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}),
+      // Counted here in the worker, added to vcp_timeout_violations_total in the main process (PROFILES §8.10).
+      ...(timeoutViolations > 0 ? { timeout_violations: timeoutViolations } : {}),
     },
   };
 }
@@ -260,9 +351,9 @@ function decodeOutput(profile: EventProfile, resultJson: string, event: string, 
  * const answer = result.profile ?? answerWithout(profile, result, "BeforeTool", ctx);
  * ```
  */
-export function answerWithout(profile: EventProfile, result: ChainResult, event: string, ctx: ProfileContext, failClosed: (hook: string) => boolean) {
-  const outputs = result.hook_results
+export function answerWithout(profile: EventProfile, result: ChainResult, event: string, ctx: ProfileContext, failClosed: (hook: string) => boolean, input: NativeObject = {}, blocking: (hook: string) => boolean = () => false) {
+  const entries: HookOutputEntry[] = result.hook_results
     .filter((e) => e.outcome === "crashed" || e.outcome === "timeout")
-    .map((e) => profile.failureOutput(e.hook, e.error ?? e.outcome, failClosed(e.hook), event, ctx));
-  return profile.present(profile.reduce(outputs, event, ctx), event, ctx);
+    .map((e) => ({ hook: e.hook, output: profile.failureOutput(e.hook, e.error ?? e.outcome, failClosed(e.hook) || blocking(e.hook), event, ctx), failed: true, blocking: blocking(e.hook) }));
+  return profile.present(foldEntries(profile, entries, event, ctx, input), event, ctx);
 }

@@ -58,10 +58,19 @@ export interface ProfileChainPlan {
 
 const compiledMatchers = new WeakMap<ResolvedHook, CompiledMatcher>();
 
+/**
+ * The definition's `matcher` AND its `match` filters (repo-yaml, PROFILES §8.8), compiled once per hook
+ * object. A profile without `compileFilter` never sees a `match`: the manifest refuses it at build.
+ */
 function compiledMatcherOf(profile: EventProfile, hook: ResolvedHook, event: string): CompiledMatcher {
   let compiled = compiledMatchers.get(hook);
   if (compiled === undefined) {
-    compiled = profile.compileMatcher(hook.matcher, event);
+    const matcher = profile.compileMatcher(hook.matcher, event);
+    if (hook.match !== undefined && profile.compileFilter === undefined) {
+      throw new Error(`hook '${hook.name}': profile ${profile.id} has no match filters`);
+    }
+    const filter = hook.match !== undefined ? profile.compileFilter!(hook.match, event) : undefined;
+    compiled = filter === undefined ? matcher : (input) => matcher(input) && filter(input);
     compiledMatchers.set(hook, compiled);
   }
   return compiled;
@@ -90,7 +99,9 @@ export function orderProfileHooks(profile: Pick<EventProfile, "ordering">, hooks
  * Build the immutable plan of one profile event from hooks already in {@link orderProfileHooks}
  * order: predicates and matchers compiled once (a matcher RE2 refuses throws here, at install, never
  * per event), and the dedup key (bundle digest, action, matcher) fixed: later duplicates are
- * recorded `deduplicated` (PROFILES §8.6).
+ * recorded `deduplicated` (PROFILES §8.6). repo-yaml's `match` filters and `blocking` flag are part of
+ * the key: they change when the definition applies and what its output means, so two definitions
+ * that differ there are not identical.
  *
  * @example
  * ```ts
@@ -100,7 +111,7 @@ export function orderProfileHooks(profile: Pick<EventProfile, "ordering">, hooks
 export function compileProfilePlan(profile: EventProfile, ref: ProfilePlanRef, hooks: readonly ResolvedHook[], revision: number): ProfileChainPlan {
   const firstByKey = new Map<string, string>();
   const planned = hooks.map((hook): PlannedProfileHook => {
-    const key = JSON.stringify([hook.action.digest ?? hook.action.bundle, hook.action.export, hook.matcher ?? ""]);
+    const key = JSON.stringify([hook.action.digest ?? hook.action.bundle, hook.action.export, hook.matcher ?? "", hook.match ?? null, hook.blocking === true]);
     const first = firstByKey.get(key);
     if (first === undefined) firstByKey.set(key, hook.name);
     return Object.freeze({

@@ -122,6 +122,12 @@ export interface ProfileChainAnswer {
   native: NativeObject;
   exit_code: ExitCode;
   stderr?: string;
+  /**
+   * Timeout violations of the chain (PROFILES §8.10): hooks that timed out or were stopped by the
+   * chain deadline, and hooks skipped because their class deadline was spent. Counted in the worker;
+   * the main process adds them to `vcp_timeout_violations_total{profile,event}`. Absent when none.
+   */
+  timeout_violations?: number;
 }
 
 export interface ChainResult {

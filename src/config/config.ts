@@ -5,7 +5,8 @@ import { z } from "zod";
 import { DEFAULTS } from "./defaults.js";
 import { VcpError } from "../errors.js";
 import { HOOK_TYPES, TrustLevelSchema } from "../model/hook-type.js";
-import { getProfile } from "../profiles/index.js";
+import { checkProfileSettings, getProfile } from "../profiles/index.js";
+import type { EventProfile } from "../profiles/types.js";
 import { describeIssues } from "../model/zod-errors.js";
 import { INPUT_BYTES_CEILING, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
 import { SESSION_HOOK_REF } from "../model/names.js";
@@ -189,13 +190,17 @@ export function resolveConfig(raw: unknown, baseDir: string, source: string | nu
   for (const key of config.keyring.keys) {
     if (key.public_key_file !== undefined) key.public_key_file = abs(key.public_key_file, baseDir);
   }
-  for (const ref of Object.keys(config.profiles ?? {})) {
+  for (const [ref, entry] of Object.entries(config.profiles ?? {})) {
+    let profile: EventProfile;
     try {
-      getProfile(ref);
+      profile = getProfile(ref);
     } catch (err) {
       // SECURITY: a deployment that names a profile this runtime cannot run must not start silently without it.
       throw new VcpError("INVALID_CONFIG", `${source ?? "config"}: profiles.${ref}: ${err instanceof Error ? err.message : String(err)}`, { field: `profiles.${ref}`, file: source });
     }
+    // The profile's own settings (ai-memory required_events, amplifier injection limits), checked by its schema.
+    const { strict: _strict, ...settings } = entry;
+    checkProfileSettings(profile, ref, settings, source ?? "config");
   }
   const ids = new Set<string>();
   for (const [i, entry] of config.auth.entries()) {

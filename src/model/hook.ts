@@ -83,6 +83,10 @@ export interface ResolvedHook {
   readonly event?: string;
   readonly matcher?: string;
   readonly sequential?: boolean;
+  /** repo-yaml `match` filters as written (compiled by the profile's `compileFilter` when planned). */
+  readonly match?: unknown;
+  /** repo-yaml `blocking` (PROFILES §8.8): its `blocked_by_policy`, or its failure, blocks. */
+  readonly blocking?: boolean;
 }
 
 /** The `interval_ms` of a periodic hook, clamped to spec §3.6's once-per-second floor. */

@@ -43,6 +43,9 @@ export const HookResultSchema = z
  * - `deadline_exceeded`: the hook ran with a budget the chain deadline had cut below its own
  *   `timeout_ms`, and was stopped there. It did not exceed its `timeout_ms`, so it is not a timeout
  *   in the sense of spec §5.4.
+ * Event profiles with class deadlines (ai-memory, `EventProfile.hookBudgetMs`) add
+ * `deadline_exhausted`: the event class's chain deadline was spent before the hook's turn, so it never
+ * ran; a `fail_closed` hook then contributes the profile's answer for it (ai-memory: deny 504).
  */
 export const OUTCOMES = [
   "ok",
@@ -51,6 +54,7 @@ export const OUTCOMES = [
   "skipped_deadline",
   "skipped_matcher",
   "deduplicated",
+  "deadline_exhausted",
   "timeout",
   "deadline_exceeded",
   "error",
@@ -75,6 +79,8 @@ export const SKIPPED_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>([
   // Event profiles (PROFILES §8.6): the definition's matcher did not match, or an identical one ran.
   "skipped_matcher",
   "deduplicated",
+  // Event profiles with class deadlines (ai-memory, PROFILES §3.5): the chain deadline was spent before its turn.
+  "deadline_exhausted",
 ]);
 
 /** {@link SKIPPED_OUTCOMES} as a list (for `includes` on plain data). */
@@ -84,4 +90,4 @@ export const SKIPPED_OUTCOME_LIST: readonly Outcome[] = Object.freeze([...SKIPPE
  * Outcomes where the chain deadline left the hook without a verdict. Not failures (above), but a
  * `fail_closed` hook aborts the chain on them: no verdict from a fail-closed hook means no go.
  */
-export const DEADLINE_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>(["skipped_deadline", "deadline_exceeded"]);
+export const DEADLINE_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>(["skipped_deadline", "deadline_exceeded", "deadline_exhausted"]);

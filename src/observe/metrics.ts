@@ -118,6 +118,14 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot) {
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
+  // PROFILES §8.10 (ai-memory's timeout_violations_total): hooks that timed out or were stopped by the
+  // chain deadline, and hooks skipped because their event class's deadline was already spent.
+  const timeoutViolations = new Counter({
+    name: "vcp_timeout_violations_total",
+    help: "Event-profile timeout violations (a hook timed out, or its chain deadline was spent), by profile and event.",
+    labelNames: ["profile", "event"],
+    registers: [registry],
+  });
   const profileHooks = new Counter({
     name: "vcp_profile_hooks_total",
     help: "Event-profile hook executions by profile, event and outcome.",
@@ -275,6 +283,7 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot) {
       if (answer === undefined) return;
       profileChains.inc({ profile: answer.profile, event: answer.event, exit_code: String(answer.exit_code) });
       profileChainSeconds.observe({ profile: answer.profile, event: answer.event }, result.duration_ms / 1000);
+      if (answer.timeout_violations !== undefined && answer.timeout_violations > 0) timeoutViolations.inc({ profile: answer.profile, event: answer.event }, answer.timeout_violations);
       for (const hook of result.hook_results) {
         profileHooks.inc({ profile: answer.profile, event: answer.event, outcome: hook.outcome });
         executionOf(hook.bundle, hook.hook, hook.outcome).inc();

@@ -11,6 +11,7 @@
  * ```
  */
 import { VcpError } from "../errors.js";
+import { describeIssues } from "../model/zod-errors.js";
 import type { EventProfile } from "./types.js";
 import { vcpProfile } from "./vcp/index.js";
 import { geminiCliProfile } from "./gemini-cli/index.js";
@@ -154,4 +155,35 @@ export function registerProfile(profile: EventProfile): void {
 
 function knownRefs(): string[] {
   return [...catalogue.values()].map((p) => `${p.id}@${p.version}`);
+}
+
+/**
+ * Check a deployment's settings for one profile (`vcp.yaml` `profiles.<ref>` without `strict`) against
+ * the profile's `settingsSchema` (every built-in profile has one); a profile without one (an
+ * embedder's) gets its settings as given. Returns the settings as the schema parsed them. A refused
+ * setting is `INVALID_CONFIG` naming `profiles.<ref>.<field>`: a misspelt limit must never silently be
+ * the default.
+ *
+ * @example
+ * ```ts
+ * checkProfileSettings(getProfile("ai-memory"), "ai-memory@0.7", { required_events: ["pre_stor"] });
+ * // throws INVALID_CONFIG "profiles.ai-memory@0.7.required_events[0]: not an ai-memory event"
+ * ```
+ */
+export function checkProfileSettings(profile: EventProfile, ref: string, settings: Readonly<Record<string, unknown>>, source?: string): Record<string, unknown> {
+  if (profile.settingsSchema === undefined) return { ...settings };
+  const parsed = profile.settingsSchema.safeParse(settings);
+  if (!parsed.success) {
+    // An unknown key is named as the field itself (`profiles.amplifier.injection_size_limmit`).
+    const problems = describeIssues(parsed.error, `profiles.${ref}`).map((p, i) => {
+      const issue = parsed.error.issues[i]!;
+      return issue.code === "unrecognized_keys" ? { field: `${p.field}.${issue.keys.join(",")}`, rule: "unknown setting" } : p;
+    });
+    throw new VcpError("INVALID_CONFIG", `${source !== undefined ? `${source}: ` : ""}${problems.map((p) => `${p.field}: ${p.rule}`).join("; ")}`, {
+      field: problems[0]!.field,
+      problems,
+      ...(source !== undefined ? { file: source } : {}),
+    });
+  }
+  return { ...(parsed.data as Record<string, unknown>) };
 }

@@ -10,6 +10,7 @@
  *                                                                                       ▼
  *                                                                       { native, exit_code, stderr? }
  */
+import type { z } from "zod";
 
 /** A native JSON object as the agent reads or writes it (one hook's stdin or stdout). */
 export type NativeObject = Record<string, unknown>;
@@ -166,7 +167,8 @@ export interface EventProfile {
    * Runtime-owned input fields (Amplifier: `data.timestamp`, RFC 3339 UTC, replacing any caller value).
    * The executor calls it ONCE per chain, only when at least one hook will run (an empty plan answers
    * from the unstamped input), with the runtime clock's time as `nowIso`
-   * (`new Date(clock.now()).toISOString()`); the result is what the first hook receives and what
+   * (`new Date(clock.wallNow()).toISOString()`: `Clock.now` is monotonic, not wall time); the result is
+   * what the first hook receives and what
    * `reduceWithHooks` gets as `input`. Pure: the same `nowIso` gives the same input.
    */
   stampInput?(input: NativeObject, event: string, nowIso: string): NativeObject;
@@ -192,6 +194,8 @@ export interface EventProfile {
    * budget as its timeout. `undefined` means the chain deadline is already spent: the executor increments
    * `vcp_timeout_violations_total{profile,event}`, records the hook `deadline_exhausted` and asks
    * `deadlineExhaustedOutput`. A hook that then times out also increments that metric (PROFILES §8.10).
+   * A hook stopped at a budget below its own `timeout_ms` has spent the chain deadline: the executor
+   * treats every later hook as exhausted without asking (clocks and timers disagree by a millisecond).
    */
   hookBudgetMs?(timeoutMs: number, event: string, elapsedMs: number): number | undefined;
   /**
@@ -209,4 +213,17 @@ export interface EventProfile {
    * A profile without it refuses definitions that carry `match` (build error).
    */
   compileFilter?(match: unknown, event: string): CompiledMatcher;
+  /**
+   * Definitions may carry `blocking: true` (repo-yaml, PROFILES §8.8). The executor then fails such a
+   * hook closed (`failureOutput(…, fail_closed || blocking, …)`) and passes the flag to
+   * `reduceWithHooks`. A profile without it refuses definitions that carry `blocking` (build error).
+   */
+  readonly blockingHooks?: boolean;
+  /**
+   * Schema of the deployment's profile-specific settings (`vcp.yaml` `profiles.<name>`, besides
+   * `strict`; `session_ttl_s` included). Checked once, when the deployment is resolved: a setting it
+   * refuses is `INVALID_CONFIG` naming `profiles.<name>.<field>`. Absent ⇒ the profile has no settings
+   * beyond `strict` and `session_ttl_s`, and any other key is refused the same way.
+   */
+  readonly settingsSchema?: z.ZodType;
 }

@@ -7,7 +7,7 @@
  *        ─► empty: the neutral answer, no dispatch │ else: sandbox ─► answer ─► metrics ─► audit (durable) ─► caller
  */
 import { randomUUID } from "node:crypto";
-import { answerWithout } from "../chain/execute-profile.js";
+import { answerWithout, presentEmpty } from "../chain/execute-profile.js";
 import type { ChainResult, HookExecution } from "../chain/types.js";
 import { VcpError } from "../errors.js";
 import type { Constitution } from "../model/constitution.js";
@@ -89,6 +89,10 @@ export interface ProfilePlanEntry {
   fail_closed: boolean;
   matcher: string | null;
   sequential: boolean;
+  /** repo-yaml `match` filters as written (PROFILES §8.8), null when none. */
+  match: unknown;
+  /** repo-yaml `blocking` (PROFILES §8.8). */
+  blocking: boolean;
   /** Set when an earlier hook with the same (bundle digest, action, matcher) runs in its place. */
   deduplicated_by: string | null;
 }
@@ -204,9 +208,12 @@ export function createProfileFirer(deps: Deps) {
     const key = sessionId === undefined ? undefined : implicitSession(enabled, sessionId, request.principal);
     const { ref: planRef, hooks, plan } = deps.store.plan(enabled, event);
     const chainId = randomUUID();
-    if (hooks.length === 0) {
-      // No hook for the event: the profile's neutral answer, nothing dispatched (LLxprt "zero overhead").
-      const answer = profile.present(profile.reduce([], event, ctx), event, ctx);
+    // An event without hooks that the profile answers itself (ai-memory required_events: deny 503) is a
+    // decision, metered and audited like a chain; the neutral answer is not (LLxprt "zero overhead").
+    const ownAnswer = hooks.length === 0 ? profile.emptyPlanAnswer?.(event, ctx) : undefined;
+    if (hooks.length === 0 && ownAnswer === undefined) {
+      // No hook for the event: the profile's neutral answer, nothing dispatched.
+      const answer = presentEmpty(profile, event, ctx, input);
       const result: ChainResult = {
         chain_id: chainId, type: "pre_inject", status: "completed", reason: null, aborted_by: null,
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
@@ -218,6 +225,17 @@ export function createProfileFirer(deps: Deps) {
     const audit = deps.audit();
     const session = { id: sessionId ?? "" };
     const inputHash = audit?.inputHash({ context: null, constitution: null, event: { profile: profile.id, event, input }, session });
+    const owner = key === undefined ? null : sessions.get(`${profile.id}\u0000${sessionId}`)?.owner ?? null;
+    if (ownAnswer !== undefined) {
+      const answer = profile.present(ownAnswer, event, ctx);
+      const blocked = profile.verdictOf(answer.native, event) === "block";
+      const result: ChainResult = {
+        chain_id: chainId, type: "pre_inject", status: blocked ? "aborted" : "completed", reason: null, aborted_by: null,
+        context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
+        profile: { profile: profile.id, event, mode: "sequential", ...answer },
+      };
+      return finish(result, profile.id, event, audit, owner, session.id, inputHash);
+    }
     const digests = [...new Set(hooks.map((h) => h.action.digest).filter((d): d is string => d !== undefined))];
     deps.pin(digests);
     let result: ChainResult;
@@ -239,21 +257,30 @@ export function createProfileFirer(deps: Deps) {
     if (result.profile === undefined) {
       // The sandbox host died mid-chain and the supervisor answered for it: fold what it reported.
       const failClosed = new Map(hooks.map((h) => [h.name, h.fail_closed]));
-      const answer = answerWithout(profile, result, event, ctx, (name) => failClosed.get(name) === true);
-      result = { ...result, profile: { profile: profile.id, event, mode: "sequential", ...answer } };
+      // SECURITY: a session-trust hook never blocks, not even by failing (spec §8.3).
+      const blocking = new Map(hooks.map((h) => [h.name, h.blocking === true && h.trust !== "session"]));
+      const answer = answerWithout(profile, result, event, ctx, (name) => failClosed.get(name) === true, input, (name) => blocking.get(name) === true);
+      const timeouts = result.hook_results.filter((h) => h.outcome === "timeout").length;
+      result = { ...result, profile: { profile: profile.id, event, mode: "sequential", ...answer, ...(timeouts > 0 ? { timeout_violations: timeouts } : {}) } };
     }
+    return finish(result, profile.id, event, audit, owner, session.id, inputHash);
+  }
+
+  /** Metrics, failed-hook logging and the durable audit record of one profile chain, then the caller's answer. */
+  async function finish(
+    result: ChainResult, profileId: string, event: string, audit: AuditTrail | undefined, owner: string | null, sessionId: string, inputHash: string | undefined,
+  ): Promise<ProfileFireResult> {
     deps.metrics.recordProfileChain(result);
     if (deps.logger?.isLevelEnabled("info") === true) {
       for (const h of result.hook_results) {
-        if (FAILURE_OUTCOMES.has(h.outcome) || h.outcome === "capability_denied" || h.outcome === "deadline_exceeded") {
-          deps.logger.info({ profile: profile.id, event, hook: h.hook, bundle: h.bundle, chain_id: result.chain_id, outcome: h.outcome, error: h.error }, "profile hook failed");
+        if (FAILURE_OUTCOMES.has(h.outcome) || h.outcome === "capability_denied" || h.outcome === "deadline_exceeded" || h.outcome === "deadline_exhausted") {
+          deps.logger.info({ profile: profileId, event, hook: h.hook, bundle: h.bundle, chain_id: result.chain_id, outcome: h.outcome, error: h.error }, "profile hook failed");
         }
       }
     }
     if (audit !== undefined) {
-      const owner = key === undefined ? null : sessions.get(`${profile.id}\u0000${sessionId}`)?.owner ?? null;
       // spec §8.2.3: the chain's records are durable before its answer is handed out.
-      await audit.recordChain(result, { id: session.id, owner }, inputHash!).catch((err: unknown) => {
+      await audit.recordChain(result, { id: sessionId, owner }, inputHash!).catch((err: unknown) => {
         throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: result.chain_id }, { cause: err });
       });
     }
@@ -298,6 +325,8 @@ export function createProfileFirer(deps: Deps) {
         fail_closed: hook.fail_closed,
         matcher: hook.matcher ?? null,
         sequential: hook.sequential === true,
+        match: hook.match ?? null,
+        blocking: hook.blocking === true,
         deduplicated_by: duplicateOf ?? null,
       }));
     },

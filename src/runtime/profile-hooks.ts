@@ -8,7 +8,7 @@
 import { compileProfilePlan, orderProfileHooks, type ProfileChainPlan, type ProfilePlanRef } from "../chain/plan.js";
 import { VcpError } from "../errors.js";
 import type { ResolvedHook } from "../model/hook.js";
-import { getProfile, listProfiles, VCP_PROFILE_ID } from "../profiles/index.js";
+import { checkProfileSettings, getProfile, listProfiles, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
 import type { ProfileHookDefinition } from "../bundle/manifest.js";
 import { compileHook } from "../registry/validate.js";
@@ -56,7 +56,9 @@ export function resolveEnabledProfiles(config: Readonly<Record<string, ProfileDe
     if (ttl !== undefined && (typeof ttl !== "number" || !Number.isSafeInteger(ttl) || ttl < 1)) {
       throw new VcpError("INVALID_CONFIG", `profiles.${ref}.session_ttl_s: must be a positive integer (seconds)`, { field: `profiles.${ref}.session_ttl_s` });
     }
-    enabled.set(profile.id, Object.freeze({ profile, strict: strict === true, sessionTtlMs: (ttl ?? DEFAULT_SESSION_TTL_S) * 1000, settings: Object.freeze({ ...settings }) }));
+    // The profile's own settings, checked by its schema (a bad one names profiles.<ref>.<field>).
+    const { session_ttl_s: _ttl, ...own } = checkProfileSettings(profile, ref, ttl !== undefined ? { ...settings, session_ttl_s: ttl } : settings);
+    enabled.set(profile.id, Object.freeze({ profile, strict: strict === true, sessionTtlMs: (ttl ?? DEFAULT_SESSION_TTL_S) * 1000, settings: Object.freeze(own) }));
   }
   if (!enabled.has(VCP_PROFILE_ID)) {
     const vcp = getProfile(VCP_PROFILE_ID);
@@ -93,7 +95,7 @@ export function createProfileHookStore() {
     /** Compile a bundle's hooks (the registry's per-hook rules) without storing them: throws on the first bad hook. */
     compile(profile: string, definitions: readonly ProfileHookDefinition[]): ResolvedHook[] {
       return definitions.map((def, index) => {
-        const { event, matcher, sequential, ...vcp } = def;
+        const { event, matcher, sequential, match, blocking, ...vcp } = def;
         const compiled = compileHook(vcp, { scope: "deployment", seq: ++seq, at: ["hooks", index] });
         return Object.freeze({
           ...compiled,
@@ -101,6 +103,8 @@ export function createProfileHookStore() {
           event,
           ...(matcher !== undefined ? { matcher } : {}),
           ...(sequential !== undefined ? { sequential } : {}),
+          ...(match !== undefined ? { match } : {}),
+          ...(blocking !== undefined ? { blocking } : {}),
         });
       });
     },

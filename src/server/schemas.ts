@@ -107,6 +107,9 @@ export const ResolvedHookSchema = {
     event: { type: "string" },
     matcher: nullableString,
     sequential: { type: "boolean" },
+    // repo-yaml (PROFILES §8.8): the definition's `match` filters as written, and `blocking`.
+    match: { anyOf: [anyObject, { type: "null" }] },
+    blocking: { type: "boolean" },
     deduplicated_by: nullableString,
   }),
 } as const;
@@ -123,7 +126,7 @@ const HOOK_EXECUTION_COMMON = {
     type: "string",
     enum: [...OUTCOMES],
     description:
-      "ok, or why not: skipped_predicate (its condition did not match), skipped_disabled (disabled, e.g. after a cascading failure), skipped_deadline (the chain deadline was spent before its turn), skipped_matcher (an event-profile matcher did not match), deduplicated (an identical definition ran in its place) — a skipped hook never ran; the other outcomes are failures treated as continue unless fail_closed",
+      "ok, or why not: skipped_predicate (its condition did not match), skipped_disabled (disabled, e.g. after a cascading failure), skipped_deadline (the chain deadline was spent before its turn), skipped_matcher (an event-profile matcher did not match), deduplicated (an identical definition ran in its place), deadline_exhausted (an event-profile class deadline, e.g. ai-memory's, was spent before its turn; a fail_closed hook then contributes the profile's refusal) — a skipped hook never ran; the other outcomes are failures treated as continue unless fail_closed",
   },
   duration_ms: { type: "number" },
   cpu_ms: { type: "number" },

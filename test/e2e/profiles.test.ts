@@ -127,6 +127,27 @@ describe("profile routes", () => {
     expect(half.status).toBe(400);
   });
 
+  test("repo-yaml match and blocking over HTTP: a bad filter is refused naming hooks[i].match.<field>; the plan shows both; a blocking guard answers exit 2", async () => {
+    const repo = (hooks: unknown[], version = "1.0.0") => ({ bundle: "repo-guard", version, trust: "deployment", profile: "repo-yaml", hooks });
+    const guardCode = bundleCode({ guard: "() => ({ error: 'blocked_by_policy' })" });
+    // Signing runs the same parseManifest as install (the install refusal is in test/integration/profiles).
+    expect(() => signed(repo([{ name: "guard", event: "PreAbilityCall", action: "guard", timeout_ms: 1000, match: { ability_scope: 7 } }]), guardCode)).toThrow(
+      expect.objectContaining({ code: "INVALID_MATCHER", message: expect.stringContaining("hooks[0].match.ability_scope") }),
+    );
+    const good = await op(h, "PUT", "/v1/bundles/repo-guard", signed(repo([{ name: "guard", event: "PreAbilityCall", action: "guard", timeout_ms: 1000, match: { ability_scope: "db.*" }, blocking: true }]), guardCode));
+    expect(good.status).toBe(201);
+    try {
+      const plan = await cl(h, "GET", "/v1/hooks?profile=repo-yaml&event=PreAbilityCall");
+      expect(plan.body.hooks).toEqual([expect.objectContaining({ name: "guard", priority: 50, match: { ability_scope: "db.*" }, blocking: true })]);
+      const blocked = await cl(h, "POST", "/v1/profiles/repo-yaml/events/PreAbilityCall", { session_id: "r1", ability_id: "db.migrate" });
+      expect(blocked.body).toMatchObject({ native: { error: "blocked_by_policy" }, exit_code: 2 });
+      const other = await cl(h, "POST", "/v1/profiles/repo-yaml/events/PreAbilityCall", { session_id: "r1", ability_id: "fs.read" });
+      expect(other.body).toMatchObject({ native: {}, exit_code: 0 });
+    } finally {
+      expect((await op(h, "DELETE", "/v1/bundles/repo-guard")).status).toBeLessThan(300);
+    }
+  }, 30_000);
+
   test("the audit log names the profile and its event on profile chains", async () => {
     await cl(h, "POST", "/v1/profiles/echo/events/Check", { session_id: "audited", tool: "rm" });
     const audit = await op(h, "GET", "/v1/audit?limit=1000");

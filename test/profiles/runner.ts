@@ -4,16 +4,17 @@
  * (`POST /v1/profiles/{profile}/events/{event}` on a server on an ephemeral port), and both answers
  * are checked against the case's `expect`.
  *
- * Cost (one busy 2-core machine): one runtime (one sandbox host) and one server per (profile, strict)
- * pair, created on first use; each case's hooks are built by the real build path (esbuild, manifest
+ * Cost (one busy 2-core machine): one runtime (one sandbox host) and one server per (profile, strict,
+ * settings) combination, created on first use; each case's hooks are built by the real build path (esbuild, manifest
  * validation) once per distinct hook set, installed under case-unique bundle names, and removed after
  * the case, so every case sees only its own hooks. The build's export check runs in node:vm here
  * (test-only: the sandbox checks the exports again at install, where it counts).
  *
  * Case file: one case, a YAML list of cases, or `{ cases: [...] }`. Fields (all of them supported):
- * name, upstream?, profile, event, strict?, pure?, hooks[{ name, bundle?, event?, matcher?,
- * sequential?, priority?, timeout_ms?, fail_closed?, trust?, condition?, output | throws | action }],
- * input, expect{ native?, exit_code?, ran?, outcomes?, stderr? }.
+ * name, upstream?, profile, event, strict?, settings?, pure?, hooks[{ name, bundle?, event?, matcher?,
+ * match?, blocking?, sequential?, priority?, timeout_ms?, fail_closed?, trust?, condition?,
+ * output | throws | action }], input, expect{ native?, native_subset?, exit_code?, ran?, outcomes?, stderr? }.
+ * `pure: false` only tells the pure simulators (test/unit/profiles) to skip a case; this runner runs all.
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -33,6 +34,10 @@ const HookCaseSchema = z
     bundle: z.string().regex(/^[a-z0-9_-]{1,40}$/).optional(),
     event: z.string().optional(),
     matcher: z.string().optional(),
+    /** repo-yaml `match` filters (PROFILES §8.8), compiled by the profile's `compileFilter` at build. */
+    match: z.unknown().optional(),
+    /** repo-yaml: a `blocking` hook's `blocked_by_policy` (or failure) blocks PreAbilityCall. */
+    blocking: z.boolean().optional(),
     sequential: z.boolean().optional(),
     priority: z.number().int().optional(),
     timeout_ms: z.number().int().optional(),
@@ -53,12 +58,17 @@ export const ProfileCaseSchema = z
     profile: z.string(),
     event: z.string(),
     strict: z.boolean().optional(),
+    /** The deployment's settings for the profile (vcp.yaml `profiles.<name>`, besides `strict`). */
+    settings: z.record(z.string(), z.unknown()).optional(),
+    /** `false`: the case needs the real runtime (timeouts, deadlines); the pure simulators skip it. */
     pure: z.boolean().optional(),
     hooks: z.array(HookCaseSchema),
     input: z.unknown(),
     expect: z
       .object({
         native: z.unknown().optional(),
+        /** The native answer contains these fields (objects: recursively; arrays: element by element, same length). */
+        native_subset: z.unknown().optional(),
         exit_code: z.number().int().optional(),
         ran: z.array(z.string()).optional(),
         outcomes: z.record(z.string(), z.string()).optional(),
@@ -96,10 +106,20 @@ export function ranHooks(result: ProfileFireResult["result"]): string[] {
 
 type HookCase = z.infer<typeof HookCaseSchema>;
 
+/** Whether an `action` is one expression (`{ a: 1 }`, `input.x`) rather than a function body (`while (true) {}`, `return …`). Syntax only: nothing runs. */
+function isExpression(source: string): boolean {
+  try {
+    new Function("input", `return (${source}\n);`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The guest source of one hook's action: a fixed output, a throw, or a function body of `(input)`. */
 function actionSource(hook: HookCase): string {
   if (hook.throws !== undefined) return `function (input) { throw new Error(${JSON.stringify(hook.throws)}); }`;
-  if (hook.action !== undefined) return /\breturn\b|;/.test(hook.action) ? `function (input) { ${hook.action} }` : `function (input) { return (${hook.action}); }`;
+  if (hook.action !== undefined) return isExpression(hook.action) ? `function (input) { return (${hook.action}\n); }` : `function (input) { ${hook.action}\n}`;
   return `function (input) { return ${JSON.stringify(hook.output ?? null)}; }`;
 }
 
@@ -137,8 +157,8 @@ export function createCaseRunner(options: { profileModules?: string[] } = {}) {
   const token = "profile-case-client-token-0123456789";
   let counter = 0;
 
-  function lane(profile: string, strict: boolean): Promise<Lane> {
-    const key = `${profile}\u0000${strict}`;
+  function lane(profile: string, strict: boolean, settings: Record<string, unknown>): Promise<Lane> {
+    const key = `${profile}\u0000${strict}\u0000${JSON.stringify(settings)}`;
     let existing = lanes.get(key);
     if (existing === undefined) {
       existing = (async () => {
@@ -146,7 +166,9 @@ export function createCaseRunner(options: { profileModules?: string[] } = {}) {
           requireSignatures: false,
           audit: false,
           sandbox: { threads: 1 },
-          profiles: { [profile]: { strict } },
+          // Every case installs and removes its bundles: far more registry changes than spec §8.2.5's default 30/min.
+          registrationsPerMinute: 1_000_000,
+          profiles: { [profile]: { ...settings, strict } },
           ...(options.profileModules !== undefined ? { profileModules: options.profileModules } : {}),
         });
         const server = await createServer({
@@ -172,8 +194,6 @@ export function createCaseRunner(options: { profileModules?: string[] } = {}) {
       const key = `${hook.bundle ?? "main"}\u0000${hook.trust ?? "deployment"}`;
       groups.set(key, [...(groups.get(key) ?? []), hook]);
     }
-    const profile = getProfile(c.profile);
-    const defaultTimeout = Math.min(profile.timeouts.default_ms, 30_000);
     const artifacts: Promise<VcpArtifact>[] = [];
     for (const [key, hooks] of groups) {
       const trust = key.split("\u0000")[1]!;
@@ -187,9 +207,13 @@ export function createCaseRunner(options: { profileModules?: string[] } = {}) {
           name: hook.name,
           event: hook.event ?? c.event,
           action: name,
-          priority: hook.priority ?? 50,
-          timeout_ms: hook.timeout_ms ?? defaultTimeout,
+          // No priority: a profile manifest defaults it to 50 (PROFILES §8.5).
+          ...(hook.priority !== undefined ? { priority: hook.priority } : {}),
+          // No timeout_ms: the manifest gives the profile's default, capped at 30 000 ms.
+          ...(hook.timeout_ms !== undefined ? { timeout_ms: hook.timeout_ms } : {}),
           ...(hook.matcher !== undefined ? { matcher: hook.matcher } : {}),
+          ...(hook.match !== undefined ? { match: hook.match } : {}),
+          ...(hook.blocking !== undefined ? { blocking: hook.blocking } : {}),
           ...(hook.sequential !== undefined ? { sequential: hook.sequential } : {}),
           ...(hook.fail_closed !== undefined ? { fail_closed: hook.fail_closed } : {}),
           ...(hook.condition !== undefined ? { condition: hook.condition } : {}),
@@ -215,7 +239,7 @@ export function createCaseRunner(options: { profileModules?: string[] } = {}) {
   }
 
   async function run(c: ProfileCase): Promise<CaseRun> {
-    const { runtime, url } = await lane(c.profile, c.strict === true);
+    const { runtime, url } = await lane(c.profile, c.strict === true, c.settings ?? {});
     const artifacts = await bundlesOf(c);
     const names: string[] = [];
     try {

@@ -19,6 +19,7 @@ export { parseCommandResult, decodeDecision, DEFAULT_DENY_CODE, type CommandRun 
 export { AI_MEMORY_EVENTS, CLASS_DEADLINES_MS, isPreEvent, type EventClass } from "./events.js";
 export { foldAiMemory, decisionLine, type ChainResult, type QueuedAsk } from "./fold.js";
 export { aiMemorySettingsSchema } from "./settings.js";
+import { aiMemorySettingsSchema } from "./settings.js";
 
 /** What an ai-memory action receives: the envelope ai-memory writes to a command hook's stdin. */
 export interface AiMemoryEnvelope<P = Record<string, unknown>> {
@@ -127,6 +128,7 @@ export const aiMemoryProfile: EventProfile = {
   timeouts: { default_ms: 5_000, max_ms: MAX_HOOK_TIMEOUT_MS, config_unit: "ms" },
   // Upstream kills a timed-out hook at once (kill_on_drop): no grace.
   failure: { default: "open", term_grace_ms: 0 },
+  settingsSchema: aiMemorySettingsSchema,
   strictFixes: [
     "an allow (or a fail-open hook error) keeps the AskUsers queued before it (upstream clears them)",
     "a modify delta with a key that is not a memory field is refused (upstream drops the key silently)",

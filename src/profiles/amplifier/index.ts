@@ -19,6 +19,7 @@ export type { AmplifierAnswer, Injection, UserMessage, ApprovalRequest } from ".
 export { AMPLIFIER_EVENT_NAMES } from "./events.js";
 export { DEFAULT_INJECTION_SIZE_LIMIT, DEFAULT_INJECTION_BUDGET_PER_TURN } from "./fold.js";
 export { amplifierSettingsSchema } from "./settings.js";
+import { amplifierSettingsSchema } from "./settings.js";
 
 /** What an Amplifier action receives. */
 export interface AmplifierInput {
@@ -66,6 +67,7 @@ export const amplifierProfile: EventProfile = {
   // Upstream `emit` has no per-handler timeout; the runtime's default sandbox limits apply.
   timeouts: { default_ms: 30_000, max_ms: 30_000, config_unit: "ms" },
   failure: { default: "open", term_grace_ms: 5_000 },
+  settingsSchema: amplifierSettingsSchema,
   strictFixes: [
     "an ask_user or inject_context answer keeps the data accumulated by earlier modify results (upstream drops it)",
   ],

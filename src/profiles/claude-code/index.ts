@@ -33,6 +33,7 @@ import {
   specificOf,
   stripFields,
   validateNative,
+  agentSettingsSchema,
 } from "../common/native.js";
 import type { CommandResult, CompiledMatcher, EventProfile, ParsedCommand, EventSpec, NativeObject, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
@@ -310,6 +311,7 @@ export const claudeCodeProfile: EventProfile = {
   // Claude Code configures `timeout` in seconds (default 60 s); the sandbox caps any hook at 30 s.
   timeouts: { default_ms: 60_000, max_ms: 30_000, config_unit: "s" },
   failure: { default: "open", term_grace_ms: 5_000 },
+  settingsSchema: agentSettingsSchema,
   strictFixes: STRICT_FIXES,
 
   sessionIdOf: sessionIdFrom,

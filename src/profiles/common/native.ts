@@ -9,6 +9,14 @@ import { z } from "zod";
 import { VcpError } from "../../errors.js";
 import type { CompiledMatcher, Decoded, NativeObject } from "../types.js";
 
+/**
+ * Deployment settings of the agent profiles (gemini-cli, llxprt, claude-code), besides `strict`: only
+ * `session_ttl_s`. Strict, so a misspelt setting is refused rather than silently ignored.
+ */
+export const agentSettingsSchema = z.strictObject({
+  session_ttl_s: z.number().int().positive().optional(),
+});
+
 /** A matcher that applies to every input (no matcher, `""`, `"*"`). */
 export const MATCH_ALL: CompiledMatcher = () => true;
 

@@ -16,6 +16,7 @@ import {
   specificOf,
   stripFields,
   validateNative,
+  agentSettingsSchema,
 } from "../common/native.js";
 import type { CompiledMatcher, EventProfile, EventSpec, NativeObject, ProfileContext, Verdict } from "../types.js";
 import { parseGeminiCommand } from "./command.js";
@@ -98,6 +99,7 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
     timeouts: { default_ms: 60_000, max_ms: 30_000, config_unit: "ms" },
     // Upstream: SIGTERM at the timeout, SIGKILL 5 s later.
     failure: { default: "open", term_grace_ms: 5_000 },
+    settingsSchema: agentSettingsSchema,
     strictFixes,
 
     sessionIdOf: sessionIdFrom,

@@ -23,6 +23,7 @@ export { compileRepoYamlFilter, RepoYamlMatch } from "./filter.js";
 export { foldRepoYaml } from "./fold.js";
 export { BLOCKED_BY_POLICY, decodeRepoYamlOutput, type RepoYamlHookResult } from "./output.js";
 export { repoYamlSettingsSchema } from "./settings.js";
+import { repoYamlSettingsSchema } from "./settings.js";
 
 /** What a repo-yaml action receives (spec/related/repo-local-yaml-hooks.md §4.1). */
 export interface RepoYamlHookContext {
@@ -86,6 +87,7 @@ export const repoYamlProfile: EventProfile = {
   execution: "sequential",
   timeouts: { default_ms: 30_000, max_ms: 30_000, config_unit: "ms" },
   failure: { default: "open", term_grace_ms: 5_000 },
+  settingsSchema: repoYamlSettingsSchema,
   strictFixes: [],
 
   sessionIdOf(input: NativeObject): string | undefined {
@@ -124,6 +126,7 @@ export const repoYamlProfile: EventProfile = {
   },
 
   compileFilter: compileRepoYamlFilter,
+  blockingHooks: true,
 
   decode(raw: unknown): Decoded<NativeObject> {
     return decodeRepoYamlOutput(raw);

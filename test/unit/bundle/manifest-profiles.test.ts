@@ -1,7 +1,7 @@
 // Manifest rules of event profiles (PROFILES §2) in parseManifest, the one validation build and install
 // run: bad input → a coded error whose message names the path; the profile catalogue; config profiles:.
 import { describe, expect, test } from "vitest";
-import { parseManifest, parseManifestYaml } from "../../../src/bundle/manifest.js";
+import { manifestProfileHooks, parseManifest, parseManifestYaml } from "../../../src/bundle/manifest.js";
 import { resolveConfig } from "../../../src/config/config.js";
 import { getProfile, listProfiles, parseProfileRef, registerProfile, vcpProfile } from "../../../src/profiles/index.js";
 import { resolveEnabledProfiles } from "../../../src/runtime/profile-hooks.js";
@@ -54,6 +54,49 @@ describe("parseManifest with a profile", () => {
   });
 });
 
+describe("repo-yaml match and blocking, default priority (PROFILES §8.5, §8.8)", () => {
+  const repoHook = (extra: Record<string, unknown> = {}) => ({ name: "guard", action: "guard", timeout_ms: 1000, event: "PreAbilityCall", ...extra });
+  const repo = (hooks: unknown[]) => ({ bundle: "r", version: "1.0.0", profile: "repo-yaml", trust: "deployment", hooks });
+
+  test("match and blocking reach the profile hook definitions; a profile hook without priority has 50", () => {
+    const m = parseManifest(repo([repoHook({ match: { ability_scope: "fs.*", only_if_changed_paths: ["src/**"] }, blocking: true })]));
+    expect(manifestProfileHooks(m, "d1")[0]).toMatchObject({ name: "guard", priority: 50, blocking: true, match: { ability_scope: "fs.*", only_if_changed_paths: ["src/**"] } });
+    expect(manifestProfileHooks(parseManifest(manifest({}, [hook({ priority: undefined })])))[0]!.priority).toBe(50);
+  });
+
+  test.each([
+    ["gemini-cli", "BeforeTool", 30_000], // upstream 60 s, capped at the sandbox's 30 s
+    ["ai-memory", "pre_store", 5_000],
+    ["repo-yaml", "SessionStart", 30_000],
+  ])("a %s hook without timeout_ms gets the profile's default (%s → %d ms)", (profile, event, ms) => {
+    const m = parseManifest({ bundle: "t", version: "1.0.0", profile, trust: "deployment", hooks: [{ name: "h", action: "h", event }] });
+    expect(manifestProfileHooks(m)[0]).toMatchObject({ timeout_ms: ms, priority: 50 });
+  });
+
+  test.each([
+    ["an empty ability_scope glob", repo([repoHook({ match: { ability_scope: "" } })]), "INVALID_MATCHER", "hooks[0].match.ability_scope: hook 'guard':"],
+    ["a changed-paths glob that is not a string", repo([repoHook({ match: { only_if_changed_paths: ["src/**", 7] } })]), "INVALID_MATCHER", "hooks[0].match.only_if_changed_paths[1]: hook 'guard':"],
+    ["an unknown match filter", repo([repoHook({ match: { abilty_scope: "fs.*" } })]), "INVALID_MATCHER", "hooks[0].match: hook 'guard': unknown field(s): abilty_scope"],
+    ["ability_scope on an event without ability_id", repo([repoHook({ event: "UserPromptSubmit", match: { ability_scope: "fs.*" } })]), "INVALID_MATCHER", "hooks[0].match.ability_scope: hook 'guard': UserPromptSubmit has no ability_id"],
+    ["min_duration_ms before the call ran", repo([repoHook({ match: { min_duration_ms: 10 } })]), "INVALID_MATCHER", "hooks[0].match.min_duration_ms: hook 'guard': PreAbilityCall has no duration_ms"],
+    ["blocking that is not a boolean", repo([repoHook({ blocking: "yes" })]), "INVALID_BUNDLE", "hooks[0].blocking: must be a boolean"],
+    ["match on a profile without match filters", manifest({}, [hook({ match: { ability_scope: "x" } })]), "INVALID_BUNDLE", "hooks[0].match: profile echo has no match filters"],
+    ["blocking on a profile without blocking hooks", manifest({}, [hook({ blocking: true })]), "INVALID_BUNDLE", "hooks[0].blocking: profile echo has no blocking hooks"],
+    ["match on a vcp hook", { bundle: "v", version: "1.0.0", hooks: [{ name: "v", type: "pre_inject", action: "v", priority: 50, timeout_ms: 1000, match: {} }] }, "INVALID_BUNDLE", "hooks[0].match: only for bundles of an event profile"],
+    ["a vcp hook without timeout_ms (spec §6.2.5: no default)", { bundle: "v", version: "1.0.0", hooks: [{ name: "v", type: "pre_inject", action: "v", priority: 50 }] }, "INVALID_BUNDLE", "hooks[0].timeout_ms: must be an integer in [1, 30000] (spec §6.2.5)"],
+    ["a vcp hook without priority (spec §6.2.4: no default)", { bundle: "v", version: "1.0.0", hooks: [{ name: "v", type: "pre_inject", action: "v", timeout_ms: 1000 }] }, "INVALID_BUNDLE", "hooks[0].priority: must be an integer in [0, 100] (spec §6.2.4)"],
+  ])("%s → %s naming the path", (_name, raw, code, message) => {
+    let caught: unknown;
+    try {
+      parseManifest(raw, "policy.yaml");
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toMatchObject({ code });
+    expect((caught as Error).message).toContain(message);
+  });
+});
+
 describe("the profile catalogue", () => {
   test("vcp@1 is built in and cannot be replaced; references parse", () => {
     expect(getProfile("vcp")).toBe(vcpProfile);
@@ -86,6 +129,23 @@ describe("deployment profiles:", () => {
     [{ echo: { strict: "yes" } }, "profiles.echo.strict"],
   ])("bad profiles %j → INVALID_CONFIG naming %s", (config, where) => {
     expect(() => resolveEnabledProfiles(config as never)).toThrow(expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringContaining(where) }));
+  });
+
+  test("a profile's own settings reach its context, checked by its settings schema", () => {
+    const enabled = resolveEnabledProfiles({ "ai-memory@0.7": { strict: true, required_events: ["pre_store"] }, amplifier: { injection_size_limit: 4096 } });
+    expect(enabled.get("ai-memory")).toMatchObject({ strict: true, settings: { required_events: ["pre_store"] } });
+    expect(enabled.get("amplifier")!.settings).toEqual({ injection_size_limit: 4096 });
+  });
+
+  test.each([
+    [{ "ai-memory@0.7": { required_events: ["pre_stor"] } }, "profiles.ai-memory@0.7.required_events[0]: not an ai-memory event"],
+    [{ amplifier: { injection_size_limmit: 4096 } }, "profiles.amplifier.injection_size_limmit: unknown setting"],
+    [{ amplifier: { injection_budget_per_turn: 0 } }, "profiles.amplifier.injection_budget_per_turn:"],
+    [{ "gemini-cli": { required_events: [] } }, "profiles.gemini-cli.required_events: unknown setting"],
+    [{ "repo-yaml": { blocking: true } }, "profiles.repo-yaml.blocking: unknown setting"],
+  ])("bad profile settings %j → INVALID_CONFIG naming %s (runtime and vcp.yaml)", (config, where) => {
+    expect(() => resolveEnabledProfiles(config as never)).toThrow(expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringContaining(where) }));
+    expect(() => resolveConfig({ profiles: config }, "/tmp", "vcp.yaml")).toThrow(expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringContaining(`vcp.yaml: ${where}`) }));
   });
 
   test("vcp.yaml profiles: is validated against the catalogue at load", () => {

@@ -155,9 +155,12 @@ describe("schemas/policy.schema.json", () => {
     const hook = schema.properties.hooks.items;
     expect(hook.properties.timeout_ms).toMatchObject({ type: "integer", minimum: 1, maximum: 30000 });
     expect(hook.properties.priority).toMatchObject({ type: "integer", minimum: 0, maximum: 100 });
-    expect(hook.required).toEqual(expect.arrayContaining(["name", "action", "priority", "timeout_ms"]));
-    // vcp@1 bundles (no profile, or profile vcp…) need a type; other event profiles an event (PROFILES §2).
-    expect(schema.then.properties.hooks.items.required).toEqual(["type"]);
+    expect(hook.required).toEqual(expect.arrayContaining(["name", "action"]));
+    // vcp@1 bundles (no profile, or profile vcp…) need a type, a priority and a timeout (spec §6.2.4,
+    // §6.2.5); other event profiles an event, and default priority 50 (PROFILES §8.5) and the profile's timeout.
+    expect(hook.required).not.toContain("priority");
+    expect(hook.required).not.toContain("timeout_ms");
+    expect(schema.then.properties.hooks.items.required).toEqual(["type", "priority", "timeout_ms"]);
     expect(schema.else.properties.hooks.items.required).toEqual(["event"]);
   });
 });

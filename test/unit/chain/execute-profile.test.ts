@@ -171,3 +171,92 @@ describe("runProfileChain", () => {
     expect(answer).toMatchObject({ exit_code: 2, native: { decision: "block", reason: "fail-closed: h: host died" } });
   });
 });
+
+// The optional members of EventProfile (profiles/types.ts, issue 14), on a copy of the echo profile.
+describe("optional profile members", () => {
+  const NOW = 1_764_129_600_000; // 2025-11-26T04:00:00.000Z
+  type Entry = { hook: string; output: Record<string, unknown>; failed?: boolean; blocking?: boolean };
+  function withMembers(extra: Partial<typeof echoProfile>, log: { stamps: number; folds: Array<{ entries: Entry[]; input: Record<string, unknown> }>; failClosed: boolean[] }) {
+    return {
+      ...echoProfile,
+      stampInput: (input: Record<string, unknown>, _event: string, nowIso: string) => {
+        log.stamps++;
+        return { ...input, stamped: nowIso };
+      },
+      reduceWithHooks: (entries: readonly Entry[], event: string, ctx: never, input: Record<string, unknown>) => {
+        log.folds.push({ entries: [...entries], input });
+        return echoProfile.reduce(entries.map((e) => e.output), event, ctx);
+      },
+      failureOutput: (hook: string, why: string, failClosed: boolean, event: string, ctx: never) => {
+        log.failClosed.push(failClosed);
+        return echoProfile.failureOutput(hook, why, failClosed, event, ctx);
+      },
+      ...extra,
+    } as typeof echoProfile;
+  }
+  const run = (profile: typeof echoProfile, hooks: ResolvedHook[], actions: Record<string, (input: any) => unknown>, calls: InvokeRequest[] = [], input: Record<string, unknown> = { tool: "x" }) => {
+    let now = 0;
+    const p = compileProfilePlan(profile, ref(), orderProfileHooks(profile, hooks), 1);
+    return runProfileChain(p, request(input), { invoker: invoker(actions, calls), clock: { now: () => (now += 1), wallNow: () => NOW }, profileOf: () => profile });
+  };
+
+  test("stampInput runs once per chain with the wall clock; the first hook and reduceWithHooks get the stamped input, with hook names and flags", async () => {
+    const log = { stamps: 0, folds: [] as Array<{ entries: Entry[]; input: Record<string, unknown> }>, failClosed: [] as boolean[] };
+    const profile = withMembers({ blockingHooks: true }, log);
+    const calls: InvokeRequest[] = [];
+    const result = await run(profile, [hook("first", { priority: 90 }), hook("guard", { priority: 10, blocking: true })], { first: () => ({ message: "hi" }), guard: () => ({ kind: "threw", message: "boom" }) }, calls);
+    expect(log.stamps).toBe(1);
+    expect(JSON.parse(calls[0]!.inputJson)).toEqual({ tool: "x", stamped: "2025-11-26T04:00:00.000Z" });
+    expect(log.folds).toEqual([{ entries: [{ hook: "first", output: { message: "hi" } }, { hook: "guard", output: expect.any(Object), failed: true, blocking: true }], input: { tool: "x", stamped: "2025-11-26T04:00:00.000Z" } }]);
+    // A failing blocking hook fails closed (failureOutput(…, true)); the echo profile then blocks.
+    expect(log.failClosed).toEqual([true]);
+    expect(result.profile?.exit_code).toBe(2);
+  });
+
+  test("a session-trust blocking hook never fails closed (spec §8.3)", async () => {
+    const log = { stamps: 0, folds: [] as Array<{ entries: Entry[]; input: Record<string, unknown> }>, failClosed: [] as boolean[] };
+    const result = await run(withMembers({ blockingHooks: true }, log), [hook("obs", { trust: "session", blocking: true })], { obs: () => ({ kind: "threw", message: "boom" }) });
+    expect(log.failClosed).toEqual([false]);
+    expect(log.folds[0]!.entries).toEqual([{ hook: "obs", output: expect.any(Object), failed: true }]);
+    expect(result.profile?.exit_code).toBe(0);
+  });
+
+  test("no hook applies: emptyPlanAnswer answers, nothing is stamped or run", async () => {
+    const log = { stamps: 0, folds: [] as Array<{ entries: Entry[]; input: Record<string, unknown> }>, failClosed: [] as boolean[] };
+    const calls: InvokeRequest[] = [];
+    const profile = withMembers({ emptyPlanAnswer: () => ({ decision: "block", reason: "required" }) }, log);
+    const result = await run(profile, [hook("other", { matcher: "^rm$" })], {}, calls);
+    expect(result.hook_results.map((r) => r.outcome)).toEqual(["skipped_matcher"]);
+    expect(result.profile).toMatchObject({ exit_code: 2, native: { decision: "block", reason: "required" } });
+    expect([log.stamps, calls.length, log.folds.length]).toEqual([0, 0, 0]);
+  });
+
+  test("hookBudgetMs sets each hook's budget; undefined ⇒ deadline_exhausted, fail-open skipped, fail-closed its output; both counted as timeout violations", async () => {
+    const log = { stamps: 0, folds: [] as Array<{ entries: Entry[]; input: Record<string, unknown> }>, failClosed: [] as boolean[] };
+    const asked: Array<[string, boolean]> = [];
+    const profile = withMembers({
+      // 3 ms of chain deadline: the fake clock advances 1 ms per reading.
+      hookBudgetMs: (timeoutMs: number, _event: string, elapsedMs: number) => (elapsedMs >= 3 ? undefined : Math.min(timeoutMs, 3 - elapsedMs)),
+      deadlineExhaustedOutput: (name: string, failClosed: boolean) => {
+        asked.push([name, failClosed]);
+        return failClosed ? { decision: "block", reason: `${name}: deadline` } : undefined;
+      },
+    }, log);
+    const calls: InvokeRequest[] = [];
+    const result = await run(profile, [hook("fast", { priority: 90 }), hook("open", { priority: 50 }), hook("closed", { priority: 10, fail_closed: true })], { fast: () => ({ message: "ok" }), open: () => ({}), closed: () => ({}) }, calls);
+    expect(calls.map((c) => [c.hook.name, c.budgetMs])).toEqual([["fast", 2]]);
+    expect(result.hook_results.map((r) => [r.hook, r.outcome])).toEqual([["fast", "ok"], ["open", "deadline_exhausted"], ["closed", "deadline_exhausted"]]);
+    expect(asked).toEqual([["open", false], ["closed", true]]);
+    expect(log.folds[0]!.entries.map((e) => [e.hook, e.failed ?? false])).toEqual([["fast", false], ["closed", true]]);
+    expect(result.profile).toMatchObject({ exit_code: 2, native: { decision: "block", reason: "closed: deadline", message: "ok" }, timeout_violations: 2 });
+    expect(result.aborted_by).toBe("closed");
+  });
+
+  test("compileFilter is ANDed with the matcher; a definition with match on a profile without it is refused when planned", async () => {
+    const log = { stamps: 0, folds: [] as Array<{ entries: Entry[]; input: Record<string, unknown> }>, failClosed: [] as boolean[] };
+    const profile = withMembers({ compileFilter: (match: unknown) => (input: Record<string, unknown>) => input["size"] === (match as { size: number }).size }, log);
+    const result = await run(profile, [hook("big", { match: { size: 2 } }), hook("small", { match: { size: 1 } })], { big: () => ({ message: "big" }), small: () => ({ message: "small" }) }, [], { tool: "x", size: 1 });
+    expect(result.hook_results.map((r) => [r.hook, r.outcome])).toEqual([["big", "skipped_matcher"], ["small", "ok"]]);
+    expect(() => compileProfilePlan(echoProfile, ref(), [hook("m", { match: { size: 1 } })], 1)).toThrow(/has no match filters/);
+  });
+});

@@ -105,7 +105,8 @@ export function simulate(c: ProfileCase): SimulatedRun {
     }
     let failed = false;
     if (output === undefined) {
-      output = p.failureOutput(h.name, why!, (h.fail_closed ?? false) || (h.blocking ?? false), c.event, ctx);
+      // Session trust never blocks, not even by failing (spec §8.3), as in the executor.
+      output = p.failureOutput(h.name, why!, h.trust !== "session" && ((h.fail_closed ?? false) || (h.blocking ?? false)), c.event, ctx);
       failed = true;
     } else if (h.trust === "session") {
       const view = p.observerView(output, c.event);
@@ -116,7 +117,7 @@ export function simulate(c: ProfileCase): SimulatedRun {
     }
     const entry: { hook: string; output: NativeObject; failed?: boolean; blocking?: boolean } = { hook: h.name, output };
     if (failed) entry.failed = true;
-    if (h.blocking !== undefined) entry.blocking = h.blocking;
+    if (h.blocking === true && h.trust !== "session") entry.blocking = true;
     entries.push(entry);
     if (p.stopsChain?.(output, c.event, ctx)) break;
     if (!failed && p.chainInput) input = p.chainInput(input, output, c.event, ctx);
