@@ -3,14 +3,15 @@ import { join } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { VcpError } from "../errors.js";
-import { ScopeSchema, TrustLevelSchema, type Scope } from "../model/hook-type.js";
-import { HookDefinitionSchema, MAX_TIMEOUT_MS, type HookDefinition } from "../model/hook.js";
+import { ScopeSchema, TrustLevelSchema } from "../model/hook-type.js";
+import { HookDefinitionSchema } from "../model/hook.js";
 import { BUNDLE_NAME, EXPORT_NAME } from "../model/names.js";
 import { assertPredicateNesting } from "../model/predicate.js";
 import { describeIssues } from "../model/zod-errors.js";
 import { compileHook } from "../registry/validate.js";
-import { getProfile, isProfileEvent, VCP_PROFILE_ID } from "../profiles/index.js";
+import { isProfileEvent, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
+import { hookDefinition, isVcpManifest, manifestProfile } from "./hooks.js";
 
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 
@@ -128,92 +129,6 @@ export function parseManifest(raw: unknown, file = "manifest"): Manifest {
     }
   });
   return parsed.data;
-}
-
-/**
- * The hook definitions install registers (`deployment`) or offers to sessions (`session`) for a
- * manifest: each hook of that scope, its action the export of this bundle revision (`digest`).
- *
- * @example
- * ```ts
- * registry.registerAll(manifestHookDefinitions(manifest, "deployment", artifact.digest), opts);
- * ```
- */
-export function manifestHookDefinitions(manifest: Manifest, scope: Scope, digest?: string): HookDefinition[] {
-  // Profile hooks never enter the VCP registry (runtime/profile-hooks.ts keeps them).
-  if (!isVcpManifest(manifest)) return [];
-  return manifest.hooks.filter((hook) => (hook.scope ?? "deployment") === scope).map((hook) => hookDefinition(manifest, hook, scope, digest));
-}
-
-function hookDefinition(manifest: Manifest, hook: ManifestHook, scope: Scope, digest?: string): HookDefinition {
-  return {
-    name: hook.name,
-    type: hook.type!,
-    priority: hook.priority ?? DEFAULT_PROFILE_PRIORITY,
-    timeout_ms: hook.timeout_ms ?? defaultProfileTimeoutMs(manifest),
-    action: { bundle: manifest.bundle, export: hook.action, ...(digest !== undefined ? { digest } : {}) },
-    condition: hook.condition ?? null,
-    enabled: hook.enabled ?? true,
-    ...(hook.description !== undefined ? { description: hook.description } : {}),
-    metadata: hook.metadata ?? {},
-    fail_closed: hook.fail_closed ?? false,
-    // DESIGN §3.4: a hook a session registers runs with session trust, whatever the bundle has.
-    trust: scope === "session" ? "session" : manifest.trust,
-  };
-}
-
-/** PROFILES §8.5: an event-profile hook without a `priority` has 50. */
-export const DEFAULT_PROFILE_PRIORITY = 50;
-
-/**
- * The `timeout_ms` of an event-profile hook that gives none: the profile's default, capped at its
- * maximum and at the sandbox's 30 000 ms (spec §5.4.5). Only reached for profile manifests (VCP
- * hooks must state theirs).
- */
-function defaultProfileTimeoutMs(manifest: Pick<Manifest, "profile">): number {
-  const profile = manifestProfile(manifest);
-  return Math.min(profile.timeouts.default_ms, profile.timeouts.max_ms, MAX_TIMEOUT_MS);
-}
-
-/** A hook definition of an event-profile bundle: the registry's definition plus its event, matcher, `sequential`, `match` and `blocking`. */
-export type ProfileHookDefinition = HookDefinition & { event: string; matcher?: string; sequential?: boolean; match?: unknown; blocking?: boolean };
-
-/**
- * The hook definitions of an event-profile bundle (none for a `vcp@1` bundle), every one deployment
- * scope, its action the export of this bundle revision. `type` is the placeholder the VCP machinery needs.
- *
- * @example
- * ```ts
- * store.set(manifest.bundle, manifestProfileHooks(manifest, artifact.digest));
- * ```
- */
-export function manifestProfileHooks(manifest: Manifest, digest?: string): ProfileHookDefinition[] {
-  if (isVcpManifest(manifest)) return [];
-  return manifest.hooks.map((hook) => ({
-    ...hookDefinition(manifest, { ...hook, type: "pre_inject" }, "deployment", digest),
-    event: hook.event!,
-    ...(hook.matcher !== undefined ? { matcher: hook.matcher } : {}),
-    ...(hook.sequential !== undefined ? { sequential: hook.sequential } : {}),
-    ...(hook.match !== undefined ? { match: hook.match } : {}),
-    ...(hook.blocking !== undefined ? { blocking: hook.blocking } : {}),
-  }));
-}
-
-/** Whether the manifest is a `vcp@1` bundle (no `profile`, or one naming vcp). */
-export function isVcpManifest(manifest: Pick<Manifest, "profile">): boolean {
-  return manifest.profile === undefined || manifest.profile === VCP_PROFILE_ID || manifest.profile.startsWith(`${VCP_PROFILE_ID}@`);
-}
-
-/**
- * The catalogued profile of a validated manifest.
- *
- * @example
- * ```ts
- * manifestProfile(manifest).id; // "vcp" when the manifest names none
- * ```
- */
-export function manifestProfile(manifest: Pick<Manifest, "profile">): EventProfile {
-  return getProfile(manifest.profile ?? VCP_PROFILE_ID);
 }
 
 function problem(code: "INVALID_BUNDLE" | "UNKNOWN_PROFILE" | "UNKNOWN_EVENT" | "INVALID_MATCHER", file: string, field: string, rule: string, extra: Record<string, unknown> = {}): VcpError {

@@ -22,7 +22,7 @@ import { VcpError } from "../errors.js";
 import type { Clock, Logger } from "../observe/events.js";
 import { maySee, type SessionPrincipal } from "../pipeline/access.js";
 import type { AuditTrail } from "./audit-trail.js";
-import type { ProfileFireResult } from "./fire-profile.js";
+import type { ProfileFireInput, ProfileFireResult, ProfileFirer } from "./fire-profile.js";
 
 export type ApprovalState = "pending" | "granted" | "denied" | "expired";
 
@@ -461,4 +461,58 @@ export function answerWithApproval(out: ProfileFireResult, approval: Approval): 
  */
 export function askingHook(out: ProfileFireResult, fallback: string): string {
   return out.result.hook_results.find((h) => h.verdict === "ask")?.hook ?? fallback;
+}
+
+/**
+ * The coordinator's side of a profile answer (PROFILES §8.9): an Amplifier `ask_user` becomes a
+ * pending approval (or is granted at once from the session's "allow always" cache); with
+ * `waitApproval` the answer is the decided continue / deny.
+ *
+ * @example
+ * ```ts
+ * const out = await fireWithApproval({ firer, approvals }, "amplifier", "tool:pre", { input, waitApproval: true });
+ * ```
+ */
+export async function fireWithApproval(
+  deps: { firer: Pick<ProfileFirer, "fire" | "ownerOf">; approvals: Approvals },
+  profile: string,
+  event: string,
+  input: ProfileFireInput,
+): Promise<ProfileFireResult> {
+  const { firer, approvals } = deps;
+  const out = await firer.fire(profile, event, input);
+  const asked = out.native.approval;
+  if (out.result.profile !== "amplifier" || out.native.action !== "ask_user" || typeof asked !== "object" || asked === null || Array.isArray(asked)) return out;
+  const a = asked as { hook?: unknown; prompt?: unknown; options?: unknown; default?: unknown; timeout_s?: unknown };
+  const data = (input.input as { data?: { session_id?: unknown } } | null)?.data;
+  const session = input.session ?? (typeof data?.session_id === "string" ? data.session_id : "");
+  const owner = session === "" ? (input.principal?.id ?? null) : (firer.ownerOf("amplifier", session) ?? input.principal?.id ?? null);
+  const approval = await approvals.request({
+    profile: "amplifier",
+    event,
+    session,
+    owner,
+    chainId: out.result.chain_id,
+    hook: askingHook(out, typeof a.hook === "string" ? a.hook : "(unknown)"),
+    prompt: typeof a.prompt === "string" ? a.prompt : "Allow this operation?",
+    options: Array.isArray(a.options) ? a.options.filter((o): o is string => typeof o === "string") : ["Allow", "Deny"],
+    default: a.default === "allow" ? "allow" : "deny",
+    timeoutS: typeof a.timeout_s === "number" ? a.timeout_s : 300,
+  });
+  if (input.waitApproval !== true || approval.state !== "pending") return answerWithApproval(out, approval);
+  const signal = input.signal;
+  if (signal === undefined) return answerWithApproval(out, await approvals.wait(approval.id));
+  // The caller went away (or the server is closing): the approval stays pending, nobody waits for it.
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined);
+    if (signal.aborted) resolve(undefined);
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    const settled = await Promise.race([approvals.wait(approval.id), aborted]);
+    return answerWithApproval(out, settled ?? approval);
+  } finally {
+    signal.removeEventListener("abort", onAbort!);
+  }
 }

@@ -10,7 +10,7 @@ import { VcpError } from "../errors.js";
 import type { ResolvedHook } from "../model/hook.js";
 import { checkProfileSettings, getProfile, listProfiles, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
-import type { ProfileHookDefinition } from "../bundle/manifest.js";
+import type { ProfileHookDefinition } from "../bundle/hooks.js";
 import { compileHook } from "../registry/validate.js";
 
 /** Deployment settings of one profile (vcp.yaml `profiles.<ref>`, RuntimeOptions.profiles). */

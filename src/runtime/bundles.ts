@@ -1,0 +1,412 @@
+/*
+ * The bundle manager: every change to the installed policy, one at a time.
+ *
+ *   install(input) ─ verify ─► activate: load in sandbox ─► atomic registry swap ─► persist ─► retire old
+ *   restore()      ─ read data dir ─ re-verify ─► activate (no persist)
+ *   remove(name)   ─ registry swap ─► persist ─► retire
+ *
+ * A retired revision's isolates are released (`backend.unloadBundle`) only once no chain that started
+ * on it is in flight (spec §6.3, DESIGN §3.4 hot swap): every chain pins the digests of its plan
+ * (`RevisionPins`) for as long as it runs. A failure anywhere leaves the installed revision as it was
+ * and is recorded on it (`BundleInfo.errors`).
+ */
+import { VcpError, type ErrorCode } from "../errors.js";
+import { isVcpManifest, manifestHookDefinitions, manifestHookNames, manifestProfileHooks } from "../bundle/hooks.js";
+import { parseManifest, type Manifest } from "../bundle/manifest.js";
+import { createArtifact, isArtifactLike, verifyArtifact, type VerifiedArtifact } from "../bundle/artifact.js";
+import type { Keyring } from "../bundle/keys.js";
+import type { BundleStore } from "../bundle/store.js";
+import { compareVersions } from "../bundle/version.js";
+import type { HookDefinition } from "../model/hook.js";
+import type { Clock, Logger } from "../observe/events.js";
+import type { Metrics } from "../observe/metrics.js";
+import type { ActionResolver, Principal, Registry } from "../registry/index.js";
+import type { ChainBackend } from "./backend.js";
+import type { EnabledProfile, ProfileHookStore } from "./profile-hooks.js";
+import type { BundleInfo, BundleInstallError, InstallOptions } from "./types.js";
+
+export const SYSTEM_PRINCIPAL: Principal = Object.freeze({ id: "runtime", role: "system" });
+export const LOCAL_OPERATOR: Principal = Object.freeze({ id: "local-operator", role: "operator" });
+
+const MAX_RECORDED_ERRORS = 5;
+
+/** In-flight chains per bundle digest, and the retired revisions waiting for them to finish. */
+export interface RevisionPins {
+  /** A chain starts on these revisions. */
+  pin(digests: readonly string[]): void;
+  /** That chain finished: a retired revision no chain uses any more is unloaded. */
+  unpin(digests: readonly string[]): void;
+  /** This revision is no longer installed: unload it now if idle, else when its last chain finishes. */
+  retire(digest: string): Promise<void>;
+  /** Chains in flight on a revision (0 when none). */
+  inFlight(digest: string): number;
+}
+
+/**
+ * @example
+ * ```ts
+ * const pins = createRevisionPins({ backend, logger });
+ * pins.pin([digest]);
+ * await pins.retire(digest); // still in flight: kept loaded
+ * pins.unpin([digest]);      // now unloaded
+ * ```
+ */
+export function createRevisionPins(deps: { backend: Pick<ChainBackend, "unloadBundle">; logger: Logger }): RevisionPins {
+  const inFlightByDigest = new Map<string, number>();
+  const retiredDigests = new Set<string>();
+
+  async function releaseIfIdle(digest: string): Promise<void> {
+    if (retiredDigests.has(digest) && (inFlightByDigest.get(digest) ?? 0) === 0) {
+      retiredDigests.delete(digest);
+      await deps.backend.unloadBundle(digest).catch((err: unknown) => deps.logger.warn({ err, digest }, "unloading a retired bundle failed"));
+    }
+  }
+
+  return {
+    pin(digests) {
+      for (const digest of digests) inFlightByDigest.set(digest, (inFlightByDigest.get(digest) ?? 0) + 1);
+    },
+    unpin(digests) {
+      for (const digest of digests) {
+        const left = (inFlightByDigest.get(digest) ?? 1) - 1;
+        if (left === 0) inFlightByDigest.delete(digest);
+        else inFlightByDigest.set(digest, left);
+        if (left === 0 && retiredDigests.has(digest)) void releaseIfIdle(digest);
+      }
+    },
+    async retire(digest) {
+      retiredDigests.add(digest);
+      await releaseIfIdle(digest);
+    },
+    inFlight: (digest) => inFlightByDigest.get(digest) ?? 0,
+  };
+}
+
+export interface BundleManagerDeps {
+  backend: ChainBackend;
+  registry: Registry;
+  pins: RevisionPins;
+  profileHooks: ProfileHookStore;
+  /** PROFILE_DISABLED unless the profile is enabled (fire-profile.ts `assertEnabled`). */
+  enabledProfile(ref: string): EnabledProfile;
+  /** The data directory's bundle store; undefined: nothing persists. */
+  store: BundleStore | undefined;
+  keyring: Keyring | undefined;
+  requireSignatures: boolean;
+  maxBundleBytes: number;
+  metrics: Pick<Metrics, "recordBundleChange">;
+  clock: Clock;
+  logger: Logger;
+  /** SANDBOX_CLOSED once the runtime is closed. */
+  assertOpen(): void;
+}
+
+export interface BundleManager {
+  install(input: unknown, options: InstallOptions): Promise<BundleInfo>;
+  remove(name: string, principal: Principal | undefined): Promise<BundleInfo>;
+  /** Reinstall what the data directory holds, re-verified; a bundle that no longer verifies stops the start. */
+  restore(): Promise<void>;
+  /** By name: stable across restarts and hot swaps (chain order is `hooks.chain`, not this). */
+  list(): BundleInfo[];
+  get(name: string): BundleInfo | undefined;
+  /** Installed bundles in the order they were first installed (metrics' `vcp_bundle_info`). */
+  infos(): BundleInfo[];
+  /** The definition of an installed bundle's session-scope hook (UNKNOWN_BUNDLE, UNKNOWN_HOOK). */
+  sessionHook(bundle: string, hook: string): HookDefinition;
+  /** The registry's action check: only an installed revision's exports run. */
+  resolveAction: ActionResolver;
+}
+
+interface InstalledBundle {
+  info: BundleInfo;
+  manifest: Manifest;
+}
+
+/**
+ * @example
+ * ```ts
+ * const bundles = createBundleManager({ backend, registry, pins, profileHooks, enabledProfile, store, keyring,
+ *   requireSignatures: false, maxBundleBytes: 5 << 20, metrics, clock, logger, assertOpen });
+ * await bundles.install({ manifest, code }, {});
+ * ```
+ */
+export function createBundleManager(deps: BundleManagerDeps): BundleManager {
+  const { backend, registry, pins, profileHooks, store, clock, logger } = deps;
+  const installed = new Map<string, InstalledBundle>();
+  const verifyOptions = { requireSignatures: deps.requireSignatures, maxCodeBytes: deps.maxBundleBytes, ...(deps.keyring !== undefined ? { keyring: deps.keyring } : {}) };
+  // Bundle changes run one at a time: install awaits the sandbox between reading and swapping.
+  let bundleQueue: Promise<unknown> = Promise.resolve();
+  const serially = <T>(task: () => Promise<T>): Promise<T> => {
+    const run = bundleQueue.then(task, task);
+    bundleQueue = run.catch(() => undefined);
+    return run;
+  };
+
+  async function installNow(input: unknown, installOptions: InstallOptions): Promise<BundleInfo> {
+    deps.assertOpen();
+    try {
+      const verified = verifyInstallInput(input);
+      return await activate(verified, {
+        principal: installOptions.principal ?? LOCAL_OPERATOR,
+        allowDowngrade: installOptions.allowDowngrade === true,
+        persist: true,
+      });
+    } catch (err) {
+      recordFailure(input, err);
+      throw err;
+    }
+  }
+
+  /** A `.vcpb` is verified (digest, manifest, signatures, trust); a source is accepted only when signatures are optional. */
+  function verifyInstallInput(input: unknown): VerifiedArtifact {
+    if (isArtifactLike(input)) return verifyArtifact(input, verifyOptions);
+    if (typeof input !== "object" || input === null || !("manifest" in input)) {
+      throw new VcpError("INVALID_BUNDLE", "expected a .vcpb artifact ({ format, manifest, code, digest, signatures }) or a { manifest, code } source", { field: "(root)" });
+    }
+    const source = input as { manifest: unknown; code?: unknown };
+    if (deps.requireSignatures) {
+      const name = bundleNameOf(input) ?? "(unnamed)";
+      throw new VcpError("UNSIGNED_BUNDLE", `bundle '${name}': a { manifest, code } source is unsigned and signatures are required; install a signed .vcpb`, { bundle: name });
+    }
+    const manifest = parseManifest(source.manifest);
+    if (typeof source.code !== "string" || source.code.length === 0) {
+      throw new VcpError("INVALID_BUNDLE", `bundle '${manifest.bundle}': code must be a non-empty string`, { field: "code" });
+    }
+    const bytes = Buffer.byteLength(source.code, "utf8");
+    if (bytes > deps.maxBundleBytes) {
+      throw new VcpError("BUNDLE_TOO_LARGE", `bundle '${manifest.bundle}': code is ${bytes} bytes, above the cap of ${deps.maxBundleBytes}`, { bundle: manifest.bundle, bytes, limit: deps.maxBundleBytes });
+    }
+    const artifact = createArtifact(manifest, source.code);
+    return { artifact, manifest, digest: artifact.digest, trust: manifest.trust, key_id: null };
+  }
+
+  async function activate(
+    verified: VerifiedArtifact,
+    how: { principal: Principal; allowDowngrade: boolean; persist: boolean; activatedAt?: string },
+  ): Promise<BundleInfo> {
+    const { manifest, digest } = verified;
+    // PROFILE_DISABLED before anything is loaded or swapped: the installed revision stays as it was.
+    if (!isVcpManifest(manifest)) deps.enabledProfile(manifest.profile!);
+    const previous = installed.get(manifest.bundle);
+    // The same revision again is a no-op, unless the sandbox quarantined it: reloading lifts that.
+    if (previous !== undefined && previous.info.digest === digest && !backend.stats().quarantined.includes(digest)) return previous.info;
+    if (previous !== undefined && !how.allowDowngrade && compareVersions(manifest.version, previous.info.version) < 0) {
+      throw new VcpError(
+        "VERSION_DOWNGRADE",
+        `bundle '${manifest.bundle}': version ${manifest.version} is lower than the installed ${previous.info.version}; install with allowDowngrade to roll back`,
+        { bundle: manifest.bundle, installed: previous.info.version, requested: manifest.version },
+      );
+    }
+    const code = verified.artifact.code;
+    const memoryMb = manifest.limits?.memory_mb;
+    const { exports } = await backend.loadBundle({
+      name: manifest.bundle,
+      digest,
+      code,
+      trust: verified.trust,
+      isolation: manifest.isolation,
+      ...(memoryMb !== undefined ? { memoryMb } : {}),
+    });
+    const exported = new Set(exports);
+    const missing = manifest.hooks.find((hook) => !exported.has(hook.action));
+    if (missing !== undefined) {
+      if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
+      throw new VcpError(
+        "ACTION_NOT_CALLABLE",
+        `bundle '${manifest.bundle}': hook '${missing.name}' names action '${missing.action}', which is not an exported function (spec §6.2.6); exports: ${exports.join(", ") || "none"}`,
+        { bundle: manifest.bundle, hook: missing.name, action: missing.action, exports },
+      );
+    }
+    const info: BundleInfo = {
+      bundle: manifest.bundle,
+      version: manifest.version,
+      digest,
+      trust: verified.trust,
+      hooks: manifestHookNames(manifest, "deployment"),
+      session_hooks: manifestHookNames(manifest, "session"),
+      activated_at: how.activatedAt ?? new Date(clock.wallNow()).toISOString(),
+      signed_by: verified.key_id,
+      errors: [],
+      ...(isVcpManifest(manifest) ? {} : { profile: profileRefOf(manifest) }),
+    };
+    // The registry resolves actions against `installed`, so the new revision is entered first
+    // and rolled back if the atomic registry swap refuses it.
+    installed.set(manifest.bundle, { info, manifest });
+    try {
+      // Profile hooks are compiled before the registry swap, so a refusal leaves both untouched.
+      const profileHookList = isVcpManifest(manifest) ? undefined : profileHooks.compile(deps.enabledProfile(manifest.profile!).profile.id, manifestProfileHooks(manifest, digest));
+      registry.replace(registeredHooks(previous), manifestHookDefinitions(manifest, "deployment", digest), {
+        scope: "deployment",
+        principal: how.principal,
+      });
+      if (profileHookList !== undefined) profileHooks.set(manifest.bundle, profileHookList[0]?.profile ?? "", profileHookList);
+      else profileHooks.delete(manifest.bundle);
+    } catch (err) {
+      if (previous) installed.set(manifest.bundle, previous);
+      else installed.delete(manifest.bundle);
+      if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
+      throw err;
+    }
+    if (how.persist && store !== undefined) {
+      try {
+        await store.activate(verified.artifact, { bundle: info.bundle, version: info.version, digest, activated_at: info.activated_at, signed_by: info.signed_by });
+      } catch (err) {
+        // Not persisted ⇒ not installed: a restart must not bring back something else than what runs.
+        restoreHooks(manifest.bundle, registeredHooks({ info, manifest }), previous);
+        if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
+        throw storeFailure(err, `persisting bundle '${manifest.bundle}'`);
+      }
+    }
+    if (previous && previous.info.digest !== digest) await pins.retire(previous.info.digest);
+    logger.info({ bundle: info.bundle, version: info.version, digest, signed_by: info.signed_by }, "bundle installed");
+    return info;
+  }
+
+  /** Undo a registry swap: deregister `currentHooks`, re-register `previous` (if any) as it was. */
+  function restoreHooks(name: string, currentHooks: string[], previous: InstalledBundle | undefined): void {
+    profileHooks.delete(name);
+    if (previous !== undefined && !isVcpManifest(previous.manifest)) {
+      try {
+        profileHooks.set(name, previous.manifest.profile!, profileHooks.compile(deps.enabledProfile(previous.manifest.profile!).profile.id, manifestProfileHooks(previous.manifest, previous.info.digest)));
+      } catch (err) {
+        logger.error({ err, bundle: name }, "could not restore the previous profile hooks after a failed bundle change");
+      }
+    }
+    try {
+      registry.replace(currentHooks, previous ? manifestHookDefinitions(previous.manifest, "deployment", previous.info.digest) : [], {
+        scope: "deployment",
+        principal: SYSTEM_PRINCIPAL,
+      });
+    } catch (err) {
+      logger.error({ err, bundle: name }, "could not restore the previous hooks after a failed bundle change");
+    }
+    if (previous) installed.set(name, previous);
+    else installed.delete(name);
+  }
+
+  function profileRefOf(manifest: Manifest): string {
+    const profile = deps.enabledProfile(manifest.profile!).profile;
+    return `${profile.id}@${profile.version}`;
+  }
+
+  /** Status: a failed attempt is recorded on the installed revision it did not replace. */
+  function recordFailure(input: unknown, err: unknown): void {
+    const name = bundleNameOf(input);
+    const entry = name === undefined ? undefined : installed.get(name);
+    if (entry === undefined || name === undefined) return;
+    const failure: BundleInstallError = {
+      code: err instanceof VcpError ? err.code : "INTERNAL",
+      message: err instanceof Error ? err.message : String(err),
+      at: new Date(clock.wallNow()).toISOString(),
+    };
+    installed.set(name, { ...entry, info: { ...entry.info, errors: [...entry.info.errors, failure].slice(-MAX_RECORDED_ERRORS) } });
+  }
+
+  async function removeNow(name: string, principal: Principal | undefined): Promise<BundleInfo> {
+    deps.assertOpen();
+    const entry = installed.get(name);
+    if (entry === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${name}' is not installed`, { bundle: name });
+    registry.replace(registeredHooks(entry), [], { scope: "deployment", principal: principal ?? LOCAL_OPERATOR });
+    profileHooks.delete(name);
+    installed.delete(name);
+    if (store !== undefined) {
+      try {
+        await store.remove(name);
+      } catch (err) {
+        // Not persisted ⇒ not removed: put the hooks back so memory and disk agree.
+        restoreHooks(entry.manifest.bundle, [], entry);
+        throw storeFailure(err, `removing bundle '${name}'`);
+      }
+    }
+    await pins.retire(entry.info.digest);
+    deps.metrics.recordBundleChange("removed");
+    return entry.info;
+  }
+
+  /**
+   * Reinstall what the data directory holds, re-verified against the current keyring. A bundle that
+   * no longer verifies stops the start: running without a policy the operator installed would be a
+   * silent fail-open.
+   */
+  async function restore(): Promise<void> {
+    if (store === undefined) return;
+    let stored;
+    try {
+      stored = await store.loadInstalled();
+    } catch (err) {
+      await backend.close().catch(() => undefined);
+      throw err;
+    }
+    for (const { entry, file, artifact } of stored) {
+      try {
+        const verified = verifyArtifact(artifact, verifyOptions);
+        if (verified.digest !== entry.digest || verified.manifest.bundle !== entry.bundle) {
+          throw new VcpError("STORE_CORRUPT", `${file} holds ${verified.manifest.bundle} ${verified.digest}, not the revision the index names`, { file });
+        }
+        await activate(verified, { principal: SYSTEM_PRINCIPAL, allowDowngrade: true, persist: false, activatedAt: entry.activated_at });
+      } catch (err) {
+        await backend.close().catch(() => undefined);
+        const code: ErrorCode = err instanceof VcpError ? err.code : "STORE_CORRUPT";
+        const details = err instanceof VcpError ? err.details : undefined;
+        throw new VcpError(
+          code,
+          `reloading installed bundle '${entry.bundle}' from ${file}: ${err instanceof Error ? err.message : String(err)} (reinstall it, or remove its entry from ${store.dir}/installed.json)`,
+          { ...details, bundle: entry.bundle, file },
+          { cause: err },
+        );
+      }
+    }
+  }
+
+  return {
+    install: (input, installOptions) =>
+      serially(() => installNow(input, installOptions)).then(
+        (info) => {
+          deps.metrics.recordBundleChange("installed");
+          return info;
+        },
+        (err: unknown) => {
+          deps.metrics.recordBundleChange("failed");
+          throw err;
+        },
+      ),
+    remove: (name, principal) => serially(() => removeNow(name, principal)),
+    restore,
+    list: () => [...installed.values()].map((b) => b.info).sort((a, b) => (a.bundle < b.bundle ? -1 : a.bundle > b.bundle ? 1 : 0)),
+    get: (name) => installed.get(name)?.info,
+    infos: () => [...installed.values()].map((b) => b.info),
+    sessionHook(bundle, hook) {
+      const entry = installed.get(bundle);
+      if (entry === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${bundle}' is not installed`, { bundle });
+      const definition = manifestHookDefinitions(entry.manifest, "session", entry.info.digest).find((d) => d.name === hook);
+      if (definition === undefined) {
+        throw new VcpError("UNKNOWN_HOOK", `bundle '${bundle}' offers no session-scope hook '${hook}'`, { bundle, hook });
+      }
+      return definition;
+    },
+    resolveAction(ref) {
+      const bundle = installed.get(ref.bundle);
+      // During install the bundle is verified before it is entered here; see activate().
+      if (bundle === undefined) return `bundle '${ref.bundle}' is not installed`;
+      if (ref.digest !== undefined && ref.digest !== bundle.info.digest) return `bundle '${ref.bundle}' revision ${ref.digest} is not the installed one`;
+      return true;
+    },
+  };
+}
+
+/** The hook names a bundle has in the VCP registry (an event-profile bundle has none there). */
+function registeredHooks(entry: InstalledBundle | undefined): string[] {
+  return entry === undefined || !isVcpManifest(entry.manifest) ? [] : entry.info.hooks;
+}
+
+/** The `bundle` name an install input claims, for status; undefined when it names none. */
+function bundleNameOf(input: unknown): string | undefined {
+  const manifest = typeof input === "object" && input !== null ? (input as { manifest?: unknown }).manifest : undefined;
+  const name = typeof manifest === "object" && manifest !== null ? (manifest as { bundle?: unknown }).bundle : undefined;
+  return typeof name === "string" ? name : undefined;
+}
+
+function storeFailure(err: unknown, what: string): VcpError {
+  if (err instanceof VcpError) return err;
+  return new VcpError("STORE_CORRUPT", `${what}: the data directory could not be written: ${err instanceof Error ? err.message : String(err)}`, {}, { cause: err });
+}

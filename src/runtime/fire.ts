@@ -1,0 +1,189 @@
+/*
+ * The VCP fire path: one chain of one hook type for one session, in execution order.
+ *
+ *   plan (registry snapshot, cached per plan) ─ empty? ─► empty result, nothing else
+ *     └► input bounds ─► open? ─► input schema ─► audit input hash ─► pin revisions
+ *        ─► sandbox runChain ─► cascade disables ─► events ─► stats, metrics
+ *        ─► audit records durable ─► chain.completed ─► unpin revisions
+ *
+ * The session is already resolved by the caller (runtime.ts `fire`, or the pipeline): `key` addresses
+ * every session table (access.ts `sessionKey`); the hooks and every record see `session.id`.
+ */
+import { randomUUID } from "node:crypto";
+import { VcpError } from "../errors.js";
+import type { HookType } from "../model/hook-type.js";
+import type { ResolvedHook } from "../model/hook.js";
+import type { SessionInfo } from "../model/input.js";
+import { assertChainInput } from "../model/validate-input.js";
+import { assertInputBounds, CHAIN_INPUT_ENVELOPES, type JsonBounds } from "../model/json-bounds.js";
+import type { ChainPlan, ChainResult } from "../chain/types.js";
+import { cascadeDisableTargets } from "../chain/cascade.js";
+import { emptyChainResult } from "../chain/contract.js";
+import type { Logger } from "../observe/events.js";
+import type { EventBus } from "../observe/event-bus.js";
+import type { Metrics } from "../observe/metrics.js";
+import type { Registry } from "../registry/index.js";
+import { keyParts } from "../pipeline/access.js";
+import type { HookRef } from "../pipeline/index.js";
+import type { ChainBackend } from "./backend.js";
+import type { AuditTrail } from "./audit-trail.js";
+import type { createHookStats } from "./stats.js";
+import { SYSTEM_PRINCIPAL, type RevisionPins } from "./bundles.js";
+import type { FireInput } from "./types.js";
+
+export interface ChainFirerDeps {
+  registry: Registry;
+  backend: ChainBackend;
+  pins: RevisionPins;
+  bus: EventBus;
+  audit: AuditTrail | undefined;
+  stats: ReturnType<typeof createHookStats>;
+  metrics: Metrics;
+  logger: Logger;
+  inputBounds: JsonBounds;
+  /** Optional whole-chain deadline per hook type, ms (DESIGN §4.3). */
+  chainDeadlineMs: Partial<Record<HookType, number>> | undefined;
+  /** `cascade.disableFailingHooks` (spec §7.3.4). */
+  disableFailingHooks: boolean;
+  assertOpen(): void;
+}
+
+export interface ChainFirer {
+  /**
+   * Run one chain for the session known by `key` (access.ts `sessionKey`): the registry's session
+   * tables, per-session isolates and cascade disables use the key; the hooks and every record see
+   * the caller's own `session.id`, and audit records the owner.
+   */
+  fireKeyed<T extends HookType>(type: T, input: FireInput<T>, session: SessionInfo, key: string): Promise<ChainResult>;
+}
+
+/**
+ * @example
+ * ```ts
+ * const firer = createChainFirer({ registry, backend, pins, bus, audit, stats, metrics, logger, inputBounds,
+ *   chainDeadlineMs: undefined, disableFailingHooks: false, assertOpen });
+ * const result = await firer.fireKeyed("pre_inject", input, { id: "s1" }, "s1");
+ * ```
+ */
+export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
+  const { registry, backend, pins, bus, audit, stats, metrics, logger, inputBounds } = deps;
+
+  async function fireKeyed<T extends HookType>(type: T, input: FireInput<T>, session: SessionInfo, key: string): Promise<ChainResult> {
+    let plan = registry.snapshot().chain(type, key);
+    if (input.hooks !== undefined) plan = onlyHooks(plan, input.hooks);
+    if (plan.hooks.length === 0) {
+      // Empty chain: no validation beyond the type, no dispatch (LLxprt's zero overhead when disabled).
+      return emptyChainResult(type, { chainId: randomUUID(), context: input.context, constitution: input.constitution });
+    }
+    // SECURITY: depth and size bounds before any work on the input: a too-deep input must not reach
+    // the audit hash, the sandbox IPC or a worker's structured clone, and nothing is marked in flight
+    // for it. An empty chain does none of that (it hands the caller's own objects back), so it stays
+    // free; the HTTP server bounds every body itself.
+    assertInputBounds({ context: input.context, constitution: input.constitution, event: input.event, session }, inputBounds, CHAIN_INPUT_ENVELOPES);
+    deps.assertOpen();
+    assertChainInput(type, { context: input.context, constitution: input.constitution, event: input.event, session });
+    const wire = wireOf(plan);
+    const inputHash = audit?.inputHash({ context: input.context, constitution: input.constitution, event: input.event, session });
+    pins.pin(wire.digests);
+    const deadlineMs = deps.chainDeadlineMs?.[type];
+    try {
+      const { result, events } = await backend.runChain({
+        plan: { type, revision: plan.revision, hooks: wire.hooks },
+        request: {
+          chainId: randomUUID(),
+          context: input.context,
+          constitution: input.constitution,
+          event: input.event,
+          session,
+          ...(key !== session.id ? { sessionKey: key } : {}),
+          ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+        },
+      });
+      let disabledHooks: string[] = [];
+      if (result.cascade_failure) {
+        logger.warn({ chain_id: result.chain_id, type }, "cascading hook failure (spec §7.3)");
+        if (deps.disableFailingHooks) disabledHooks = disableFailing(result, key);
+      }
+      for (const event of events) {
+        // The chain's hook.cascade_failure cannot know what the runtime disabled; say it here.
+        if (event.event === "hook.cascade_failure") {
+          const where = disabledHooks.length > 0 ? { disabled_scope: "session" as const, disabled_session: session.id, disabled_owner: keyParts(key).owner } : {};
+          bus.emit({ event: event.event, payload: { ...event.payload, disabled: disabledHooks.length > 0, disabled_hooks: disabledHooks, ...where } });
+        } else bus.emit(event);
+      }
+      stats.record(result);
+      metrics.recordChain(result);
+      // spec §8.2.3: the chain's records are durable before its result is handed out.
+      if (audit !== undefined) {
+        await audit.recordChain(result, { id: session.id, owner: keyParts(key).owner }, inputHash!, disabledHooks).catch((err: unknown) => {
+          throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: result.chain_id }, { cause: err });
+        });
+      }
+      // Built only while someone listens: nothing on the hot path otherwise.
+      bus.chainCompleted(result, session.id, keyParts(key).owner);
+      return result;
+    } finally {
+      pins.unpin(wire.digests);
+    }
+  }
+
+  /**
+   * Spec §7.3.4 with `cascade.disableFailingHooks`: disable the failing hooks that chain/cascade.ts
+   * allows (never from a session-trust or session-scope cause to a hook above it), every one of them
+   * in this session only (a deployment hook keeps running for every other session). Returns the
+   * names actually disabled.
+   */
+  function disableFailing(result: ChainResult, key: string): string[] {
+    const disabled: string[] = [];
+    for (const execution of cascadeDisableTargets(result.hook_results)) {
+      try {
+        // SECURITY: always in this session only, deployment-scope hooks included: one client's input
+        // must never switch policy off for another tenant; only an operator disables a hook globally.
+        registry.setEnabled(execution.hook, false, { scope: execution.scope, sessionId: key, principal: SYSTEM_PRINCIPAL });
+        disabled.push(execution.hook);
+        logger.warn({ hook: execution.hook, scope: execution.scope, session: keyParts(key).id, owner: keyParts(key).owner, chain_id: result.chain_id }, "hook disabled in this session after a cascading failure (spec §7.3.4); re-enable it with hooks.setEnabled(name, true, { sessionId })");
+      } catch (err) {
+        logger.warn({ err, hook: execution.hook }, "could not disable a failing hook");
+      }
+    }
+    return disabled;
+  }
+
+  return { fireKeyed };
+}
+
+// Per plan: the plain hook list sent to the sandbox, and the digests it pins. Plans are rebuilt
+// only when the registry changes, so this is computed once per plan, not per event.
+const planWire = new WeakMap<ChainPlan, { hooks: ResolvedHook[]; digests: string[] }>();
+function wireOf(plan: ChainPlan): { hooks: ResolvedHook[]; digests: string[] } {
+  let wire = planWire.get(plan);
+  if (wire === undefined) {
+    const hooks = plan.hooks.map((p) => p.hook);
+    const digests = [...new Set(hooks.map((h) => h.action.digest).filter((d): d is string => d !== undefined))];
+    wire = { hooks, digests };
+    planWire.set(plan, wire);
+  }
+  return wire;
+}
+
+// Plans filtered to named hooks, cached per plan so a periodic timer does not rebuild one per tick.
+const filteredPlans = new WeakMap<ChainPlan, Map<string, ChainPlan>>();
+function onlyHooks(plan: ChainPlan, refs: readonly HookRef[]): ChainPlan {
+  const key = refs.map((r) => `${r.scope}:${r.name}`).join(",");
+  let byKey = filteredPlans.get(plan);
+  if (byKey === undefined) {
+    byKey = new Map();
+    filteredPlans.set(plan, byKey);
+  }
+  let filtered = byKey.get(key);
+  if (filtered === undefined) {
+    filtered = Object.freeze({ ...plan, hooks: plan.hooks.filter((p) => refs.some((r) => r.name === p.hook.name && r.scope === p.hook.scope)) });
+    byKey.set(key, filtered);
+  }
+  return filtered;
+}
+
+/** UNKNOWN_HOOK_TYPE for a type outside spec §3. */
+export function unknownType(type: unknown): VcpError {
+  return new VcpError("UNKNOWN_HOOK_TYPE", `unknown hook type '${String(type)}': expected one of pre_inject, post_select, on_transition, on_conflict, on_violation, periodic (spec §3)`, { type: String(type) });
+}

@@ -1,0 +1,283 @@
+/*
+ * The public types of the runtime facade (runtime.ts): its options, the Runtime interface and the
+ * shapes it hands out. Re-exported by src/index.ts through runtime.ts.
+ */
+import type { ErrorCode } from "../errors.js";
+import type { Manifest, ManifestInput } from "../bundle/manifest.js";
+import type { VcpArtifact } from "../bundle/artifact.js";
+import type { Keyring, KeyringInput } from "../bundle/keys.js";
+import type { HookType, Scope } from "../model/hook-type.js";
+import type { ResolvedHook } from "../model/hook.js";
+import type { Constitution } from "../model/constitution.js";
+import type { SessionInfo, VcpContext } from "../model/input.js";
+import type { HookEventMap } from "../model/events.js";
+import type { ChainResult } from "../chain/types.js";
+import type { Clock, LifecycleEventMap, LifecycleEventName, Logger } from "../observe/events.js";
+import type { Principal } from "../registry/index.js";
+import type { SandboxOptions } from "../pool/index.js";
+import type { ChainBackend } from "./backend.js";
+import type { ProfileDeployment } from "./profile-hooks.js";
+import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "./approvals.js";
+import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry } from "./fire-profile.js";
+import type { HookStatsView } from "./stats.js";
+import type { AuditOptions, AuditQuery } from "./audit-trail.js";
+import type { AuditRecord } from "../audit/index.js";
+import type {
+  AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, ContextReevaluation, HookRef, OpenSessionInput,
+  PeriodicTickReport, SessionAccess, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
+} from "../pipeline/index.js";
+
+/** Options of {@link createRuntime}. Every field has a safe default. */
+export interface RuntimeOptions {
+  /** Options of the isolated-vm sandbox process (threads, limits, fetch policy). */
+  sandbox?: SandboxOptions;
+  /**
+   * Run chains on this backend instead of starting the sandbox process. For tests and embedding
+   * experiments only: the default sandbox is the security boundary.
+   */
+  backend?: ChainBackend;
+  /** `bundle/hook` entries clients may register per session (spec §8.2.1). Default: none. */
+  sessionHookAllowlist?: readonly string[];
+  /** Registrations and deregistrations per principal per minute (spec §8.2.5). Default 30. */
+  registrationsPerMinute?: number;
+  /**
+   * Open sessions one principal may own at once (DESIGN §6.5; `limits.sessions_per_client`). Opening
+   * one more is SESSION_LIMIT. Sessions opened without a principal are not counted. Default 100.
+   */
+  maxSessionsPerOwner?: number;
+  /** Optional whole-chain deadline per hook type, ms (DESIGN §4.3). */
+  chainDeadlineMs?: Partial<Record<HookType, number>>;
+  /** Disable hooks that failed in a cascading failure until re-enabled (spec §7.3.4). Default false. */
+  cascade?: { disableFailingHooks?: boolean };
+  /**
+   * Enabled event profiles (vcp.yaml `profiles:`, PROFILES §8.2): `<name>` or `<name>@<version>` →
+   * `{ strict?, session_ttl_s?, …profile settings }`. Default: every catalogued profile, non-strict.
+   * `vcp@1` is always enabled. A bundle of a profile not enabled is refused with PROFILE_DISABLED.
+   */
+  profiles?: Readonly<Record<string, ProfileDeployment>>;
+  /**
+   * Module URLs (`file://…`) of embedder event profiles, each with the profile as its default export:
+   * registered in this process's catalogue and in every sandbox worker's before anything runs.
+   */
+  profileModules?: readonly string[];
+  logger?: Logger;
+  clock?: Clock;
+  /**
+   * Data directory (DESIGN §6.4 `data_dir`): installed bundles persist in `<dataDir>/bundles/` and are
+   * reloaded, and re-verified, at start. Default: none (nothing persists).
+   */
+  dataDir?: string;
+  /** Trusted signing keys (DESIGN §3.3): a keyring file (YAML/JSON), or its contents. Default: none. */
+  keyring?: Keyring | KeyringInput | string;
+  /**
+   * Refuse unsigned bundles (DESIGN §3.3). Default: `true` when a keyring is configured, `false`
+   * without one (development and tests, where `{ manifest, code }` sources are installed). A signed
+   * bundle whose signatures do not verify is refused either way.
+   */
+  requireSignatures?: boolean;
+  /** Cap on a bundle's code, bytes (DESIGN §6.4 `limits.bundle_bytes`). Default 5 MiB. */
+  maxBundleBytes?: number;
+  /**
+   * Bounds on every input that enters through `fire`, `sessions.open` and the pipeline operations
+   * (DESIGN §6.4 `limits.json_depth`, `limits.input_bytes`): each field nests at most `maxDepth`
+   * (default 64, at most 256) and serializes to at most `maxBytes` (default 1 MiB); so does the sum
+   * of a chain's fields. The same depth bounds every hook result field inside the sandbox.
+   */
+  inputLimits?: { maxDepth?: number; maxBytes?: number };
+  /** Default conflict resolution when no on_conflict hook resolves (spec §3.4). Default most_restrictive. */
+  conflictStrategy?: "most_restrictive" | "highest_priority" | "reject";
+  /** What a violation with no hook decision does (spec §3.5 "default violation response"). Default deliver. */
+  violationDefault?: "deliver" | "suppress";
+  /** Called when a periodic hook's modify re-evaluated a session's context (spec §3.6). */
+  onContextReevaluated?: (notice: ContextReevaluation) => void;
+  /** Called after every periodic tick, including failed ones. */
+  onPeriodicTick?: (report: PeriodicTickReport) => void;
+  /**
+   * The tamper-evident audit log (spec §8.2.3, DESIGN §5). Default: `<dataDir>/audit/audit.jsonl`
+   * when `dataDir` is set, otherwise none. `false` turns it off. `fire` resolves only after the
+   * chain's records are durably written (group commit).
+   */
+  audit?: AuditOptions | false;
+  /**
+   * Constitution integrity (spec §8.2.4, DESIGN §4.5), checked in the sandbox after every modifying
+   * hook: rule ids that are safety-critical in addition to those flagged in a constitution, the
+   * runtime key that signs modification links, and keys trusted to have signed constitutions.
+   */
+  /**
+   * Keys whose values are redacted from guest `vcp.log` fields and audit annotations (DESIGN §5);
+   * common secret shapes are always redacted. Default: DEFAULTS.redact_keys (config/defaults.ts).
+   */
+  redactKeys?: readonly string[];
+  /**
+   * Approvals of Amplifier `ask_user` answers (PROFILES §3.4, vcp.yaml `approvals:`): pending ones
+   * per session (default 64) and in all (default 4096), the cap on a hook's `approval_timeout`
+   * (default 3600 s), and how many decided ones stay readable (default 1024).
+   */
+  approvals?: Partial<ApprovalLimits>;
+  integrity?: {
+    safetyCriticalRules?: readonly string[];
+    runtimeKey?: { keyId: string; privateKeyPem: string };
+    trustedConstitutionKeys?: ReadonlyArray<{ key_id: string; public_key_pem: string }>;
+  };
+}
+
+/** Why the last install attempt of an installed bundle failed (the installed revision stayed active). */
+export interface BundleInstallError {
+  code: ErrorCode | "INTERNAL";
+  message: string;
+  at: string;
+}
+
+/** A bundle as installed: the manifest normalized, its digest, and when it became active. */
+export interface BundleInfo {
+  bundle: string;
+  version: string;
+  digest: string;
+  trust: Manifest["trust"];
+  hooks: string[];
+  session_hooks: string[];
+  activated_at: string;
+  /** Key id of the best verifying signature, or null for an unsigned bundle (signatures not required). */
+  signed_by: string | null;
+  /** Failed install attempts since this revision became active, oldest first (at most 5). */
+  errors: BundleInstallError[];
+  /** Event-profile bundles only: the profile their hooks belong to, `<id>@<version>` (absent for vcp@1). */
+  profile?: string;
+}
+
+/** What `bundles.install` takes: a manifest (DESIGN §3.1) and the esbuild output of its code. */
+export interface BundleSource {
+  manifest: ManifestInput;
+  code: string;
+}
+
+export interface FireInput<T extends HookType = HookType> {
+  /**
+   * The session id, or a SessionInfo. For an open session only the id is read: hooks get the
+   * session's own HookInput.session (`{ id, created_at, updated_at, state, metadata }`), the same as
+   * in its pipeline chains. For a session never opened hooks get what is given (`{ id }` for an id).
+   */
+  session: SessionInfo | string;
+  context: VcpContext;
+  constitution: Constitution;
+  event: HookEventMap[T];
+  /** Run only these hooks of the chain (the periodic scheduler fires one hook per timer). */
+  hooks?: readonly HookRef[];
+  /**
+   * Who fires (DESIGN §6.5): a client principal may fire only in an open session it owns; any other
+   * session is SESSION_NOT_FOUND. Absent: the embedding application, which may fire for any session id.
+   */
+  principal?: Principal;
+  /**
+   * Whose `session` id is meant (ids are per owner): for operators and the embedding application;
+   * a client always fires in its own sessions. Absent: see `Pipeline.keyOf`.
+   */
+  owner?: string | null;
+}
+
+export interface RuntimeStatus {
+  bundles: BundleInfo[];
+  hooks: HookStatsView[];
+  registry_revision: number;
+  sandbox: ReturnType<ChainBackend["stats"]>;
+  audit: { enabled: boolean; head: { seq: number; hash: string } | null; pending: number; lag_ms: number };
+}
+
+/** Options of `bundles.install`. */
+export interface InstallOptions {
+  principal?: Principal;
+  /** Allow installing a lower version than the installed one (a deliberate rollback). Default false. */
+  allowDowngrade?: boolean;
+}
+
+export interface Runtime {
+  bundles: {
+    /**
+     * Install a verified `.vcpb` artifact, or (only when signatures are not required) a
+     * `{ manifest, code }` source. Same digest as installed: a no-op returning its info. Another
+     * revision: an atomic hot swap. A failure changes nothing and is recorded in `errors`.
+     */
+    install(bundle: VcpArtifact | BundleSource, options?: InstallOptions): Promise<BundleInfo>;
+    remove(name: string, options?: { principal?: Principal }): Promise<BundleInfo>;
+    list(): BundleInfo[];
+    get(name: string): BundleInfo | undefined;
+  };
+  /**
+   * Sessions belong to the principal that opened them (DESIGN §6.5). Every operation takes an
+   * optional `{ principal }`: a client principal sees and acts only on its own sessions (another's is
+   * SESSION_NOT_FOUND, exactly like a missing one); operators and the runtime see all; no principal
+   * means the embedding application, which sees all. The rule is `maySee` in src/pipeline/access.ts.
+   */
+  sessions: {
+    /** Open a session owned by `principal`: its context, constitution, state and last known-good constitution (DESIGN §4.6). */
+    open(input: OpenSessionInput, options?: SessionAccess): SessionView;
+    get(sessionId: string, options?: SessionAccess): SessionView | undefined;
+    /** The sessions `principal` may see. */
+    list(options?: SessionAccess): SessionView[];
+    /** Register an allowlisted `scope: session` hook of an installed bundle for one session (DESIGN §3.4). */
+    registerHook(sessionId: string, ref: { bundle: string; hook: string }, options?: { principal?: Principal; owner?: string | null }): ResolvedHook;
+    /** Close a session: its periodic timers stop and its session-scope hooks go (spec §6.1). */
+    close(sessionId: string, options?: SessionAccess): Promise<void>;
+  };
+  /** post_select then pre_inject for a session (spec §3.1, §3.2, §5.2). */
+  adapt(sessionId: string, input: AdaptInput, options?: SessionAccess): Promise<AdaptOutcome>;
+  /** on_transition before the state changes; abort keeps the state (spec §3.3). */
+  transition(sessionId: string, input: TransitionInput, options?: SessionAccess): Promise<TransitionOutcome>;
+  /** on_conflict before the default strategy; abort falls back to last known-good (spec §3.4). */
+  conflict(sessionId: string, input: ConflictInput, options?: SessionAccess): Promise<ConflictOutcome>;
+  /** on_violation before any default response; abort suppresses the output (spec §3.5). */
+  violation(sessionId: string, input: ViolationInput, options?: SessionAccess): Promise<ViolationOutcome>;
+  hooks: {
+    /**
+     * The resolved chain order for a type and optional session (DESIGN §6.2 `GET /v1/hooks`). With a
+     * session and a principal, the session must be one the principal may see (SESSION_NOT_FOUND otherwise).
+     */
+    chain(type: HookType, sessionId?: string, options?: SessionAccess): ResolvedHook[];
+    /**
+     * Re-enable (or disable) a hook, e.g. after a cascade disabled it (spec §7.3.4). Without a
+     * `sessionId`: globally (a deployment hook by default; operators only). With a `sessionId`: in that
+     * session only: its session-scope hook of that name, else the deployment hook there (scope
+     * `deployment` names the deployment hook explicitly). Cascades disable hooks per session this way.
+     */
+    setEnabled(name: string, enabled: boolean, options?: { scope?: Scope; sessionId?: string; owner?: string | null; principal?: Principal }): ResolvedHook;
+  };
+  /** Run the chain of `type` for one event (spec §5). An empty chain returns at once. */
+  fire<T extends HookType>(type: T, input: FireInput<T>): Promise<ChainResult>;
+  /**
+   * One event of an agent's hook system (PROFILES §2): the native input in, the merged native answer,
+   * its exit code and the chain result out. The input's `session_id` keys an implicit session owned by
+   * `principal`. Errors: UNKNOWN_PROFILE, UNKNOWN_EVENT, PROFILE_DISABLED, INVALID_INPUT, SESSION_NOT_FOUND.
+   */
+  fireProfile(profile: string, event: string, input: ProfileFireInput): Promise<ProfileFireResult>;
+  /** The enabled event profiles (`GET /v1/profiles`) and the resolved plan of one event (`GET /v1/hooks?profile=…&event=…`). */
+  profiles: {
+    list(): ProfileListing[];
+    plan(profile: string, event: string): ProfilePlanEntry[];
+  };
+  /**
+   * Approvals (PROFILES §3.4, §8.9): every Amplifier `ask_user` answer of `fireProfile` is a pending
+   * approval its session's owner (or an operator, or the embedding application) decides. A client
+   * principal sees and decides only approvals of its own sessions (another's is APPROVAL_NOT_FOUND).
+   */
+  approvals: {
+    list(query?: ApprovalQuery): Approval[];
+    get(id: string, options?: { principal?: Principal }): Approval;
+    /** Granted for allow / allow once / allow always (any case); anything else denies. APPROVAL_DECIDED once settled. */
+    decide(id: string, decision: string, options?: { principal?: Principal }): Promise<Approval>;
+    /** Resolves once the approval is decided or expired. */
+    wait(id: string, options?: { principal?: Principal }): Promise<Approval>;
+    on(event: "approval", listener: (event: ApprovalEvent) => void): () => void;
+  };
+  on<K extends LifecycleEventName>(event: K, listener: (payload: LifecycleEventMap[K]) => void): () => void;
+  status(): RuntimeStatus;
+  /** The audit log (DESIGN §6.2 `GET /v1/audit`, `GET /v1/audit/head`); AUDIT_DISABLED when off. */
+  audit: {
+    query(query?: AuditQuery): Promise<AuditRecord[]>;
+    head(): { seq: number; hash: string };
+  };
+  /** Prometheus text exposition of the runtime's metrics (DESIGN §6.2 `GET /metrics`). */
+  metrics(): Promise<string>;
+  /** The input bounds in force (wire names of DESIGN §6.4), for adapters that check bodies early. */
+  readonly limits: { readonly json_depth: number; readonly input_bytes: number };
+  close(): Promise<void>;
+}
