@@ -19,6 +19,8 @@ const CORE = ["chain", "registry", "integrity", "model", "profiles"];
 const IO = ["node:fs", "fs", "node:fs/promises", "fs/promises", "node:net", "net", "node:http", "http", "node:https", "https", "node:dgram", "node:dns", "node:worker_threads", "prom-client", "undici"];
 const CORE_WHY = "Core modules (chain, registry, integrity, model, profiles) do no I/O: take a Logger/Clock instead (STYLE.md).";
 
+const EVENT_BUS_WHY = "src/observe/event-bus.ts does no I/O and takes its redactor and clock as arguments (issue 11).";
+
 /** server/ and cli/ are adapters over the public entries; a need for more means the API lacks something. */
 const PUBLIC_ENTRIES = ["!../index.js", "!../tooling.js", "!../testing.js"];
 const ADAPTER_WHY = "server/ and cli/ import only the public entries src/index.ts, src/tooling.ts and src/testing.ts (cli/serve also the HTTP adapter, src/server/index.ts) (STYLE.md).";
@@ -55,6 +57,17 @@ export default tseslint.config(
   // Files directly under src/ (the entries, errors.ts) and any folder not listed: the library rules only.
   { files: ["src/**/*.ts"], rules: { "no-restricted-imports": restrictedFor("") } },
   ...FOLDERS.map((folder) => ({ files: [`src/${folder}/**/*.ts`], rules: { "no-restricted-imports": restrictedFor(folder) } })),
+  // The runtime's event bus (issue 11) is core-like though it lives in observe/: no I/O, and its
+  // redactor and clock come in as arguments, so it imports neither the audit trail nor the runtime.
+  {
+    files: ["src/observe/event-bus.ts"],
+    rules: {
+      "no-restricted-imports": (([level, { paths, patterns }]) => [level, {
+        paths: [...paths, ...IO.map((name) => ({ name, message: EVENT_BUS_WHY }))],
+        patterns: [...patterns, { group: ["../audit/*", "../runtime/*", "../pool/*", "../pipeline/*"], message: EVENT_BUS_WHY }],
+      }])(restrictedFor("observe")),
+    },
+  },
   {
     // One module graph (issue 11): tests import src/ and bench/ sources, never dist/ (a second copy of
     // every class: `instanceof VcpError` fails across them). The runtime started from the sources forks

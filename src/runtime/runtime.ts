@@ -1,41 +1,41 @@
 /*
- * createRuntime: the facade behind src/index.ts. It turns options into parts and wires them, in the
- * order they start; each concern lives in its own file.
+ * createRuntime: the facade behind src/index.ts. It turns options into parts and wires them in the
+ * order they start (top to bottom below); each concern lives in its own file.
  *
  * ```
- *  options ─► locks (pid-lock.ts) ─► settings (keyring, bounds, profiles)
+ *  options ─► pid locks (pid-lock.ts) ─► bus (observe/event-bus.ts), stats, metrics
+ *          ─► registry (registry/) ── hook.registered/deregistered ─► audit + bus
+ *          ─► settings (settings.ts): keyring, limits, input bounds, event profiles
+ *          ─► audit trail (audit-trail.ts) ─► backend: the sandbox process (sandbox.ts → pool/)
  *
- *   bus (observe/event-bus.ts) ◄──── registry events ◄──┐          ◄── chain events ────────┐
- *   audit (audit-trail.ts) ◄──────── registry records ──┤          ◄── chain records ───────┤
- *   backend (sandbox process, pool/) ◄── load/unload ─┐  │                                   │
- *                                                     │  │                                   │
- *   pins (bundles.ts: in-flight per digest) ◄─────────┼──┼──── pin/unpin ───────┬────────────┤
- *   registry (registry/) ◄── swap ── bundles (bundles.ts: verify, activate,     │            │
- *        │                           restore, remove)                          │            │
- *        └──── chain plans ──────► fire (fire.ts: the VCP chain) ──────────────┘────────────┘
- *                                   ▲                   fire-profile.ts (event profiles) ─┘
- *   pipeline (pipeline/: sessions, adapt…, periodic) ─┘   approvals.ts (ask_user answers)
+ *                       ┌──────────── backend.loadBundle / unloadBundle / runChain ───────────┐
+ *   pins (bundles.ts) ◄─┤ in flight per digest                                               │
+ *     ▲     ▲           │                                                                    │
+ *     │     └─ bundles (bundles.ts): verify ─► load ─► registry swap ─► persist ─► retire ───┤
+ *     │                                                                                      │
+ *     ├──── fire (fire.ts): plan ─► bounds ─► runChain ─► events (bus) ─► audit ─────────────┤
+ *     │       ▲                                                                              │
+ *     │       └── pipeline (pipeline/): sessions, adapt/transition/conflict/violation,       │
+ *     │                                  periodic timers                                     │
+ *     └──── fireProfile (fire-profile.ts) ─► approvals (approvals.ts: ask_user) ─────────────┘
+ *
+ *  last: bundles.restore() reinstalls what the data directory holds.
  * ```
  */
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { acquirePidLock, type PidLock } from "./pid-lock.js";
 import { VcpError } from "../errors.js";
-import { DEFAULT_MAX_CODE_BYTES } from "../bundle/artifact.js";
-import { loadKeyring } from "../bundle/keys.js";
 import { createBundleStore } from "../bundle/store.js";
 import { isHookType } from "../model/hook-type.js";
 import type { SessionInfo } from "../model/input.js";
-import { resolveJsonBounds } from "../model/json-bounds.js";
 import { systemClock, silentLogger } from "../observe/events.js";
 import { createEventBus } from "../observe/event-bus.js";
 import { createRegistry, type Registry } from "../registry/index.js";
 import type { ChainBackend } from "./backend.js";
-import { createProfileHookStore, resolveEnabledProfiles } from "./profile-hooks.js";
+import { createProfileHookStore } from "./profile-hooks.js";
 import { createApprovals, fireWithApproval } from "./approvals.js";
 import { createProfileFirer } from "./fire-profile.js";
-import { registerProfile } from "../profiles/index.js";
-import type { EventProfile } from "../profiles/types.js";
 import { createHookStats } from "./stats.js";
 import { createPipeline, type Pipeline, type SessionAccess } from "../pipeline/index.js";
 import { sessionNotFound } from "../pipeline/errors.js";
@@ -48,6 +48,7 @@ import { createBundleManager, createRevisionPins, LOCAL_OPERATOR } from "./bundl
 import { createChainFirer, unknownType } from "./fire.js";
 import { callerHook, withCallerSessionId } from "./caller-view.js";
 import { startBackend } from "./sandbox.js";
+import { resolveSettings } from "./settings.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
 export type { BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions, Runtime, RuntimeOptions, RuntimeStatus } from "./types.js";
@@ -150,22 +151,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   });
 
   // ── settings, resolved before anything starts so a bad keyring or limit fails fast ───────────
-  const keyring = options.keyring === undefined ? undefined : await loadKeyring(options.keyring);
-  const maxBundleBytes = options.maxBundleBytes ?? DEFAULT_MAX_CODE_BYTES;
-  if (!Number.isSafeInteger(maxBundleBytes) || maxBundleBytes < 1) {
-    throw new VcpError("INVALID_CONFIG", "maxBundleBytes must be a positive integer", { field: "maxBundleBytes" });
-  }
-  const maxSessionsPerOwner = options.maxSessionsPerOwner ?? DEFAULTS.limits.sessions_per_client;
-  if (!Number.isSafeInteger(maxSessionsPerOwner) || maxSessionsPerOwner < 1) {
-    throw new VcpError("INVALID_CONFIG", "maxSessionsPerOwner must be a positive integer", { field: "maxSessionsPerOwner" });
-  }
-  const inputBounds = resolveJsonBounds(options.inputLimits);
-  for (const url of options.profileModules ?? []) {
-    const mod = (await import(url)) as { default?: EventProfile };
-    if (mod.default === undefined) throw new VcpError("INVALID_CONFIG", `profileModules: ${url} has no default export (an EventProfile)`, { field: "profileModules" });
-    registerProfile(mod.default);
-  }
-  const enabledProfiles = resolveEnabledProfiles(options.profiles);
+  const { keyring, requireSignatures, maxBundleBytes, maxSessionsPerOwner, inputBounds, enabledProfiles } = await resolveSettings(options);
   const profileHooks = createProfileHookStore();
 
   // ── audit log, then the sandbox ─────────────────────────────────────────────────────────────
@@ -189,7 +175,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   const bundles = createBundleManager({
     backend, registry, pins, profileHooks, enabledProfile: (ref) => profileFirer.assertEnabled(ref),
     store: options.dataDir === undefined ? undefined : createBundleStore(options.dataDir),
-    keyring, requireSignatures: options.requireSignatures ?? keyring !== undefined, maxBundleBytes,
+    keyring, requireSignatures, maxBundleBytes,
     metrics, clock, logger, assertOpen,
   });
   const firer = createChainFirer({

@@ -1,0 +1,57 @@
+/*
+ * The options of createRuntime that are checked before anything starts, so a bad keyring, limit or
+ * profile module fails fast, with nothing open yet but the pid locks.
+ */
+import { VcpError } from "../errors.js";
+import { DEFAULT_MAX_CODE_BYTES } from "../bundle/artifact.js";
+import { loadKeyring, type Keyring } from "../bundle/keys.js";
+import { DEFAULTS } from "../config/defaults.js";
+import { resolveJsonBounds, type JsonBounds } from "../model/json-bounds.js";
+import { registerProfile } from "../profiles/index.js";
+import type { EventProfile } from "../profiles/types.js";
+import { resolveEnabledProfiles, type EnabledProfile } from "./profile-hooks.js";
+import type { RuntimeOptions } from "./types.js";
+
+export interface RuntimeSettings {
+  keyring: Keyring | undefined;
+  /** Default: `true` when a keyring is configured (DESIGN §3.3). */
+  requireSignatures: boolean;
+  maxBundleBytes: number;
+  maxSessionsPerOwner: number;
+  inputBounds: JsonBounds;
+  enabledProfiles: ReadonlyMap<string, EnabledProfile>;
+}
+
+/**
+ * Resolve and check the settings; registers `profileModules` in this process's profile catalogue.
+ *
+ * @example
+ * ```ts
+ * const { inputBounds, requireSignatures } = await resolveSettings({ keyring: "keys.yaml" });
+ * ```
+ */
+export async function resolveSettings(options: RuntimeOptions): Promise<RuntimeSettings> {
+  const keyring = options.keyring === undefined ? undefined : await loadKeyring(options.keyring);
+  const maxBundleBytes = options.maxBundleBytes ?? DEFAULT_MAX_CODE_BYTES;
+  if (!Number.isSafeInteger(maxBundleBytes) || maxBundleBytes < 1) {
+    throw new VcpError("INVALID_CONFIG", "maxBundleBytes must be a positive integer", { field: "maxBundleBytes" });
+  }
+  const maxSessionsPerOwner = options.maxSessionsPerOwner ?? DEFAULTS.limits.sessions_per_client;
+  if (!Number.isSafeInteger(maxSessionsPerOwner) || maxSessionsPerOwner < 1) {
+    throw new VcpError("INVALID_CONFIG", "maxSessionsPerOwner must be a positive integer", { field: "maxSessionsPerOwner" });
+  }
+  const inputBounds = resolveJsonBounds(options.inputLimits);
+  for (const url of options.profileModules ?? []) {
+    const mod = (await import(url)) as { default?: EventProfile };
+    if (mod.default === undefined) throw new VcpError("INVALID_CONFIG", `profileModules: ${url} has no default export (an EventProfile)`, { field: "profileModules" });
+    registerProfile(mod.default);
+  }
+  return {
+    keyring,
+    requireSignatures: options.requireSignatures ?? keyring !== undefined,
+    maxBundleBytes,
+    maxSessionsPerOwner,
+    inputBounds,
+    enabledProfiles: resolveEnabledProfiles(options.profiles),
+  };
+}
