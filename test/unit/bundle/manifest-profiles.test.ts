@@ -1,7 +1,8 @@
 // Manifest rules of event profiles (PROFILES §2) in parseManifest, the one validation build and install
 // run: bad input → a coded error whose message names the path; the profile catalogue; config profiles:.
 import { describe, expect, test } from "vitest";
-import { manifestProfileHooks, parseManifest, parseManifestYaml } from "../../../src/bundle/manifest.js";
+import { parseManifest, parseManifestYaml } from "../../../src/bundle/manifest.js";
+import { manifestProfileHooks } from "../../../src/bundle/hooks.js";
 import { resolveConfig } from "../../../src/config/config.js";
 import { getProfile, listProfiles, parseProfileRef, registerProfile, vcpProfile } from "../../../src/profiles/index.js";
 import { resolveEnabledProfiles } from "../../../src/runtime/profile-hooks.js";
