@@ -11,6 +11,7 @@
  * gets the pending approvals again. Who may see what is the runtime's rule (src/pipeline/access.ts):
  * another client's approval is 404 here and never appears on its stream.
  */
+import { openEventStream } from "./sse.js";
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from "fastify";
 import type { Role } from "./auth.js";
 import type { Principal, Runtime } from "../index.js";
@@ -70,15 +71,7 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: Runtime, {
     const approvals = runtime.approvals;
     const { principal } = principalOf(request);
     const { session } = request.query as { session?: string };
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store",
-      "x-accel-buffering": "no",
-      "x-request-id": request.id,
-      connection: "keep-alive",
-    });
+    const res = openEventStream(request, reply);
     let ended = false;
     const out = boundedWriter(res, settings.bufferEvents, () => end("overflow"));
     const write = (text: string): void => {

@@ -14,6 +14,7 @@
  * anything from outside the server. The page itself needs no token to load; every API call it makes
  * sends the operator token (kept in sessionStorage) in the Authorization header, never in a URL.
  */
+import { openEventStream } from "./sse.js";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, extname, join, resolve } from "node:path";
@@ -160,15 +161,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, runtime: Runti
     },
     (request, reply) => {
       const filter = request.query as StreamFilter;
-      reply.hijack();
-      const res = reply.raw;
-      res.writeHead(200, {
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-store",
-        "x-accel-buffering": "no",
-        "x-request-id": request.id,
-        connection: "keep-alive",
-      });
+      const res = openEventStream(request, reply);
       const client = new StreamClient(res, filter, settings);
       clients.add(client);
       unsubscribe ??= runtime.on!("chain.completed", onChain);
