@@ -7,7 +7,7 @@ import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { buildBundle, serializeArtifact, type BuildResult } from "../tooling.js";
 import { EXIT_OK, parseCommand, printJson, progress, stringOption, UsageError, type Command } from "./common.js";
-import { readRepoYamlDir, repoYamlSource } from "./repo-yaml-dir.js";
+import { readRepoYamlDir, repoYamlExportError, repoYamlSource } from "./repo-yaml-dir.js";
 
 const USAGE = `usage: vcp-hooks build <dir> [-o <file.vcpb>] [--json]
        vcp-hooks build --from repo-yaml <.system/hooks dir> [--name <bundle>] [--bundle-version <semver>]
@@ -74,7 +74,10 @@ export const buildCommand: Command = {
         version: stringOption("build", values, "bundle-version") ?? "1.0.0",
         trust: stringOption("build", values, "trust") ?? "deployment",
       });
-      built = await buildBundle(dir, { generated });
+      const { origins, ...source } = generated;
+      built = await buildBundle(dir, { generated: source }).catch((err: unknown) => {
+        throw repoYamlExportError(err, origins);
+      });
     } else {
       built = await buildBundle(dir);
     }
