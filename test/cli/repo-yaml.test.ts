@@ -3,6 +3,11 @@
 import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
+import { createRuntime } from "../../src/index.js";
+import { createServer } from "../../src/server/app.js";
+import { sha256 } from "../e2e/helpers.js";
+import { profileBundle } from "../support/bundles.js";
+import { createVmBackend } from "../support/vm-backend.js";
 import { cleanup, cli, scratchDir } from "./helpers.js";
 
 const FIXTURE = "test/cli/repo-yaml/hooks";
@@ -61,5 +66,68 @@ describe("build --from repo-yaml", () => {
     expect(error.message).toMatch(message);
     expect(error.code).toBe(file === "40_export.yaml" ? "ACTION_NOT_CALLABLE" : "BUILD_FAILED");
     expect(existsSync(out)).toBe(false);
+  }, 60_000);
+});
+
+describe("hooks list --format repo-yaml", () => {
+  test("--bundle: a .system/hooks/ directory and a .vcpb print the registration JSON, handlers as the YAML wrote them, in run order", async () => {
+    const out = scratchDir(dirs);
+    const built = await cli(["build", "--from", "repo-yaml", FIXTURE, "--name", "fixture-hooks", "-o", join(out, "f.vcpb")]);
+    expect(built.code).toBe(0);
+    const run = await cli(["hooks", "list", "--format", "repo-yaml", "--bundle", join(out, "f.vcpb"), "--bundle", "policies/repo-yaml-hooks", "--bundle", "policies/gemini-safe-shell"], { timeoutMs: 120_000 });
+    expect(run.stderr).toContain("gemini-safe-shell: profile gemini-cli, not repo-yaml");
+    expect(run.code).toBe(0);
+    // Within a profile plan, equal priorities keep registration order: the fixture's bundle was installed first.
+    expect(JSON.parse(run.stdout)).toEqual({
+      UserPromptSubmit: [{ id: "prompt_log", handler: { kind: "action", module: "handlers/docs.ts", export: "logPrompt" } }],
+      PreAbilityCall: [
+        { id: "scope_guard", handler: { kind: "action", module: "handlers/guard.ts", export: "guardScope" } },
+        { id: "ability_scope_guard", handler: { kind: "action", bundle: "repo-yaml-hooks", export: "guardAbilityScope" } },
+      ],
+      PostAbilityCall: [
+        { id: "suggest_docs", handler: { kind: "action", module: "handlers/docs.ts", export: "suggestDocs" } },
+        { id: "suggest_billing_runbook", handler: { kind: "action", bundle: "repo-yaml-hooks", export: "suggestBillingRunbook" } },
+      ],
+    });
+    // The directory itself works too; two bundles of one name are refused (one would replace the other).
+    const clash = await cli(["hooks", "list", "--format", "repo-yaml", "--bundle", FIXTURE, "--bundle", "policies/repo-yaml-hooks"], { timeoutMs: 120_000 });
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toContain("are both bundle 'repo-yaml-hooks'");
+  }, 180_000);
+
+  test("--server: the running deployment's plans in run order (repo-yaml: registration order), disabled hooks left out", async () => {
+    const runtime = await createRuntime({ backend: createVmBackend(), audit: false });
+    const server = await createServer({
+      runtime,
+      settings: { auth: [{ id: "ops", role: "operator", token_sha256: sha256("op-token-hooks-0123456789") }], limits: { body_bytes: 65536, bundle_bytes: 262144 }, sessionHookAllowlist: [] },
+    });
+    try {
+      await runtime.bundles.install(
+        profileBundle("repo-a", "repo-yaml", [
+          { name: "first", event: "PreAbilityCall", priority: 10 },
+          { name: "off", event: "PreAbilityCall", enabled: false },
+          { name: "track", event: "PostAbilityCall" },
+        ], { first: "() => ({})", off: "() => ({})", track: "() => ({})" }),
+      );
+      await runtime.bundles.install(profileBundle("repo-b", "repo-yaml", [{ name: "second", event: "PreAbilityCall", priority: 90 }], { second: "() => ({})" }));
+      const url = await server.listen("127.0.0.1", 0);
+      const run = await cli(["hooks", "list", "--format", "repo-yaml", "--server", url, "--token", "op-token-hooks-0123456789"]);
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual({
+        PreAbilityCall: [
+          // config_order: a higher priority does not move repo-b's hook ahead of one registered earlier.
+          { id: "first", handler: { kind: "action", bundle: "repo-a" } },
+          { id: "second", handler: { kind: "action", bundle: "repo-b" } },
+        ],
+        PostAbilityCall: [{ id: "track", handler: { kind: "action", bundle: "repo-a" } }],
+      });
+      const usage = await cli(["hooks", "list", "--format", "json", "--server", url]);
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toContain("the only format is repo-yaml");
+    } finally {
+      await server.close();
+      await runtime.close();
+    }
   }, 60_000);
 });
