@@ -24,5 +24,6 @@ export { readAuditRecords, followAuditRecords, type ReadOptions as AuditReadOpti
 export { formatRecords, EXPORT_FORMATS, type ExportFormat } from "./audit/export.js";
 export type { GeneratedSource } from "./bundle/build.js";
 // `vcp-hooks build --from repo-yaml` and `hooks list --format repo-yaml` (PROFILES §3.6, §8.8).
-export { buildFromRepoYaml, registrationJson, REPO_YAML_EVENTS_LIST } from "./profiles/repo-yaml/build.js";
+export { buildFromRepoYaml, REPO_YAML_EVENTS_LIST } from "./profiles/repo-yaml/build.js";
 export type { RepoYamlBuild, RepoYamlFile, RepoYamlHookDefinition, RepoYamlScriptHook } from "./profiles/repo-yaml/build.js";
+export type { RepoYamlMatch } from "./profiles/repo-yaml/filter.js";
