@@ -22,3 +22,8 @@ export { verifyAuditLog } from "./audit/verify.js";
 export type { AuditVerdict, VerifyAuditOptions } from "./audit/verify.js";
 export { readAuditRecords, followAuditRecords, type ReadOptions as AuditReadOptions } from "./audit/reader.js";
 export { formatRecords, EXPORT_FORMATS, type ExportFormat } from "./audit/export.js";
+export type { GeneratedSource } from "./bundle/build.js";
+// `vcp-hooks build --from repo-yaml` and `hooks list --format repo-yaml` (PROFILES §3.6, §8.8).
+export { buildFromRepoYaml, REPO_YAML_EVENTS_LIST } from "./profiles/repo-yaml/build.js";
+export type { RepoYamlBuild, RepoYamlFile, RepoYamlHookDefinition, RepoYamlScriptHook } from "./profiles/repo-yaml/build.js";
+export type { RepoYamlMatch } from "./profiles/repo-yaml/filter.js";

@@ -32,6 +32,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   bench: { summary: "bench perf|sandbox: run a bench", load: async () => (await import("./bench.js")).benchCommand },
   push: { summary: "upload a .vcpb to a running server (PUT /v1/bundles/<name>)", load: async () => (await import("./remote.js")).pushCommand },
   status: { summary: "a running server's bundles, sandbox and audit state (GET /v1/status)", load: async () => (await import("./remote.js")).statusCommand },
+  hooks: { summary: "hooks list --format repo-yaml: the registration JSON of the repo-yaml hooks (local bundles or --server)", load: async () => (await import("./hooks.js")).hooksCommand },
   doctor: { summary: "report deployment problems: required events without hooks, profiles without bundles, bundles of disabled profiles", load: async () => (await import("./doctor.js")).doctorCommand },
   config: { summary: "config check [--config vcp.yaml]: validate a deployment config without starting", load: async () => (await import("./config.js")).configCommand },
   token: { summary: "create a bearer token and print its vcp.yaml auth entry (token_sha256)", load: async () => (await import("./token.js")).tokenCommand },

@@ -11,20 +11,23 @@ const POLICIES = readdirSync("policies")
   .filter((p) => statSync(p).isDirectory())
   .sort();
 
-// The six VCP examples of spec §9 and the three agent-profile examples (PROFILES §3.2, §3.3).
+// The six VCP examples of spec §9 and the six agent-profile examples (PROFILES §3.2–§3.6).
 const EXPECTED = [
+  "ai-memory-guard",
+  "amplifier-guard",
   "audit-selection",
   "claude-safe-shell",
   "gemini-safe-shell",
   "llxprt-safe-shell",
   "mode-change-notice",
   "org-conflict-resolver",
+  "repo-yaml-hooks",
   "staleness-check",
   "strip-pii",
   "violation-retry",
 ];
 
-test("policies/ holds the six examples of spec §9 and the three agent-profile examples", () => {
+test("policies/ holds the six examples of spec §9 and the six agent-profile examples", () => {
   expect(POLICIES.map((p) => p.split("/")[1])).toEqual(EXPECTED);
 });
 

@@ -192,6 +192,19 @@ describe("buildBundle", () => {
     expect(err.details).toMatchObject({ path: "hooks[0].condition.children[4]", rule: expect.stringContaining("limit maxCost") });
   });
 
+  test("generated: a tool's manifest and entry (build --from repo-yaml) go through parseManifest, esbuild and the import guard", async () => {
+    const d = dir({ "h/guard.ts": "export function guard() { return {}; }\n", "h/bad.ts": 'import "node:fs";\nexport function bad() { return {}; }\n' });
+    const manifest = { bundle: "gen", version: "1.0.0", profile: "repo-yaml@1", trust: "deployment", hooks: [{ name: "g", event: "PreAbilityCall", action: "guard", blocking: true }] };
+    const generated = { manifest, manifestFile: ".system/hooks", entry: 'export { guard } from "./h/guard.ts";\n', entryName: "(gen).ts" };
+    const { artifact } = await buildBundle(d, { generated });
+    expect(artifact.manifest).toMatchObject({ bundle: "gen", profile: "repo-yaml@1", hooks: [{ name: "g", action: "guard", blocking: true }] });
+    // The same validation as policy.yaml, naming the given origin.
+    await expect(buildBundle(d, { generated: { ...generated, manifest: { ...manifest, version: "one" } } })).rejects.toMatchObject({ code: "INVALID_BUNDLE", message: expect.stringContaining(".system/hooks: version:") });
+    // A module the entry re-exports is checked like any other.
+    const err = await buildBundle(d, { generated: { ...generated, entry: 'export { bad as guard } from "./h/bad.ts";\n' } }).then(() => undefined, (e: unknown) => e);
+    expect(err).toMatchObject({ code: "BUILD_FAILED", details: { problems: [expect.objectContaining({ file: "h/bad.ts", import: "node:fs" })] } });
+  });
+
   test("a value import of vcp-hooks is refused with a hint to use import type", async () => {
     const d = dir({ "policy.yaml": policyYaml("valueimport", [{ name: "h", action: "act" }]), "src/index.ts": 'import { HOOK_TYPES } from "vcp-hooks";\nexport const act = () => HOOK_TYPES;\n' });
     const err = await buildError(d);

@@ -1,0 +1,133 @@
+// `vcp-hooks build --from repo-yaml` and `vcp-hooks hooks list --format repo-yaml` (PROFILES §3.6, §8.8)
+// over the fixture directory test/cli/repo-yaml/hooks (one YAML file per hook, handlers under it).
+import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, test } from "vitest";
+import { createRuntime } from "../../src/index.js";
+import { createServer } from "../../src/server/app.js";
+import { sha256 } from "../e2e/helpers.js";
+import { profileBundle } from "../support/bundles.js";
+import { createVmBackend } from "../support/vm-backend.js";
+import { cleanup, cli, scratchDir } from "./helpers.js";
+
+const FIXTURE = "test/cli/repo-yaml/hooks";
+const dirs: string[] = [];
+afterAll(() => cleanup(dirs));
+
+describe("build --from repo-yaml", () => {
+  test("builds a repo-yaml@1 bundle in file-name order that blocks and suggests like the YAML says; the same bytes from another place", async () => {
+    const out = scratchDir(dirs);
+    const run = await cli(["build", "--from", "repo-yaml", FIXTURE, "-o", join(out, "a.vcpb"), "--json"]);
+    expect(run.stderr).toContain("30_disabled.yaml: hook 'old_tracker' is disabled");
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as { bundle: string; hooks: string[]; digest: string };
+    // 05_prompt_log.yml < 10_scope_guard.yaml < 20_suggest_docs.yaml; the disabled script hook is left out.
+    expect(report).toMatchObject({ bundle: "repo-yaml-hooks", hooks: ["prompt_log", "scope_guard", "suggest_docs"] });
+    const artifact = JSON.parse(readFileSync(join(out, "a.vcpb"), "utf8")) as { manifest: { profile: string; trust: string; hooks: Array<Record<string, unknown>> } };
+    expect(artifact.manifest.profile).toBe("repo-yaml@1");
+    expect(artifact.manifest.trust).toBe("deployment");
+    expect(artifact.manifest.hooks[1]).toMatchObject({ name: "scope_guard", event: "PreAbilityCall", action: "guardScope", blocking: true });
+    expect(artifact.manifest.hooks[2]).toMatchObject({ name: "suggest_docs", match: { ability_scope: "billing_*", min_duration_ms: 1000 } });
+
+    // The bundle runs: an ability outside workflow.* is blocked (exit code 2), a slow billing one gets its runbook.
+    writeFileSync(join(out, "pre.json"), JSON.stringify({ session_id: "s1", ability_id: "shell.rm" }));
+    const blocked = await cli(["fire", "--profile", "repo-yaml", "PreAbilityCall", "--bundle", join(out, "a.vcpb"), "--input", join(out, "pre.json"), "--json"]);
+    expect(JSON.parse(blocked.stdout)).toMatchObject({ native: { error: "blocked_by_policy", messages_to_user: ["shell.rm is outside workflow.*"] }, exit_code: 2 });
+    writeFileSync(join(out, "post.json"), JSON.stringify({ session_id: "s1", ability_id: "billing_regression", status: "success", duration_ms: 187000 }));
+    const post = await cli(["fire", "--profile", "repo-yaml", "PostAbilityCall", "--bundle", join(out, "a.vcpb"), "--input", join(out, "post.json"), "--json"]);
+    expect(JSON.parse(post.stdout)).toMatchObject({ native: { suggested_documents: [{ path: "docs/runbooks/billing.md", reason: "billing_regression ran slowly" }] }, exit_code: 0 });
+
+    // Built from a copy elsewhere: byte-identical (paths in the bundle are relative to the directory).
+    const copy = join(scratchDir(dirs), "hooks");
+    cpSync(FIXTURE, copy, { recursive: true });
+    const again = await cli(["build", "--from", "repo-yaml", copy, "-o", join(out, "b.vcpb"), "--json"]);
+    expect(again.code).toBe(0);
+    expect(readFileSync(join(out, "b.vcpb"), "utf8")).toBe(readFileSync(join(out, "a.vcpb"), "utf8"));
+  }, 120_000);
+
+  const BAD: Array<{ name: string; file: string; text: string; message: RegExp }> = [
+    { name: "not valid YAML", file: "40_broken.yaml", text: "id: broken\nevent_type: [PreAbilityCall\n", message: /40_broken\.yaml: \(yaml\): not valid YAML/ },
+    { name: "no id", file: "40_noid.yaml", text: "event_type: PreAbilityCall\nhandler: { kind: action, module: handlers/guard.ts, export: guardScope }\n", message: /40_noid\.yaml: id: / },
+    { name: "no event_type", file: "40_noevent.yaml", text: "id: no_event\nhandler: { kind: action, module: handlers/guard.ts, export: guardScope }\n", message: /40_noevent\.yaml: event_type: / },
+    { name: "an unknown event_type", file: "40_event.yaml", text: "id: bad_event\nevent_type: PreToolUse\nhandler: { kind: action, module: handlers/guard.ts, export: guardScope }\n", message: /40_event\.yaml: event_type: / },
+    { name: "a script handler", file: "40_script.yaml", text: "id: tracker\nevent_type: PostAbilityCall\nhandler: { kind: script, command: ./track.sh }\n", message: /40_script\.yaml: handler\.kind: 'script' \(\.\/track\.sh\) runs a command, which needs the command lane/ },
+    { name: "a module outside the directory", file: "40_outside.yaml", text: "id: outside\nevent_type: SessionStart\nhandler: { kind: action, module: ../evil.ts, export: run }\n", message: /40_outside\.yaml: handler\.module: "\.\.\/evil\.ts" must be a relative path inside/ },
+    { name: "a module that does not exist", file: "40_missing.yaml", text: "id: missing\nevent_type: SessionStart\nhandler: { kind: action, module: handlers/nope.ts, export: run }\n", message: /40_missing\.yaml: handler\.module: "handlers\/nope\.ts" does not exist/ },
+    { name: "an export that is not a function", file: "40_export.yaml", text: "id: ghost\nevent_type: SessionEnd\nhandler: { kind: action, module: handlers/docs.ts, export: ghost }\n", message: /40_export\.yaml: handler\.export: "ghost" is not an exported function of handlers\/docs\.ts/ },
+  ];
+  test.each(BAD)("$name: the build fails naming the file and the field, and writes nothing", async ({ file, text, message }) => {
+    const dir = join(scratchDir(dirs), "hooks");
+    cpSync(FIXTURE, dir, { recursive: true });
+    writeFileSync(join(dir, file), text);
+    const out = join(dir, "..", "x.vcpb");
+    const run = await cli(["build", "--from", "repo-yaml", dir, "-o", out, "--json"]);
+    expect(run.code).toBe(1);
+    const { error } = JSON.parse(run.stdout) as { error: { code: string; message: string } };
+    expect(error.message).toMatch(message);
+    expect(error.code).toBe(file === "40_export.yaml" ? "ACTION_NOT_CALLABLE" : "BUILD_FAILED");
+    expect(existsSync(out)).toBe(false);
+  }, 60_000);
+});
+
+describe("hooks list --format repo-yaml", () => {
+  test("--bundle: a .system/hooks/ directory and a .vcpb print the registration JSON, handlers as the YAML wrote them, in run order", async () => {
+    const out = scratchDir(dirs);
+    const built = await cli(["build", "--from", "repo-yaml", FIXTURE, "--name", "fixture-hooks", "-o", join(out, "f.vcpb")]);
+    expect(built.code).toBe(0);
+    const run = await cli(["hooks", "list", "--format", "repo-yaml", "--bundle", join(out, "f.vcpb"), "--bundle", "policies/repo-yaml-hooks", "--bundle", "policies/gemini-safe-shell"], { timeoutMs: 120_000 });
+    expect(run.stderr).toContain("gemini-safe-shell: profile gemini-cli, not repo-yaml");
+    expect(run.code).toBe(0);
+    // Within a profile plan, equal priorities keep registration order: the fixture's bundle was installed first.
+    expect(JSON.parse(run.stdout)).toEqual({
+      UserPromptSubmit: [{ id: "prompt_log", handler: { kind: "action", module: "handlers/docs.ts", export: "logPrompt" } }],
+      PreAbilityCall: [
+        { id: "scope_guard", handler: { kind: "action", module: "handlers/guard.ts", export: "guardScope" } },
+        { id: "ability_scope_guard", handler: { kind: "action", bundle: "repo-yaml-hooks", export: "guardAbilityScope" } },
+      ],
+      PostAbilityCall: [
+        { id: "suggest_docs", handler: { kind: "action", module: "handlers/docs.ts", export: "suggestDocs" } },
+        { id: "suggest_billing_runbook", handler: { kind: "action", bundle: "repo-yaml-hooks", export: "suggestBillingRunbook" } },
+      ],
+    });
+    // The directory itself works too; two bundles of one name are refused (one would replace the other).
+    const clash = await cli(["hooks", "list", "--format", "repo-yaml", "--bundle", FIXTURE, "--bundle", "policies/repo-yaml-hooks"], { timeoutMs: 120_000 });
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toContain("are both bundle 'repo-yaml-hooks'");
+  }, 180_000);
+
+  test("--server: the running deployment's plans in run order (repo-yaml: registration order), disabled hooks left out", async () => {
+    const runtime = await createRuntime({ backend: createVmBackend(), audit: false });
+    const server = await createServer({
+      runtime,
+      settings: { auth: [{ id: "ops", role: "operator", token_sha256: sha256("op-token-hooks-0123456789") }], limits: { body_bytes: 65536, bundle_bytes: 262144 }, sessionHookAllowlist: [] },
+    });
+    try {
+      await runtime.bundles.install(
+        profileBundle("repo-a", "repo-yaml", [
+          { name: "first", event: "PreAbilityCall", priority: 10 },
+          { name: "off", event: "PreAbilityCall", enabled: false },
+          { name: "track", event: "PostAbilityCall" },
+        ], { first: "() => ({})", off: "() => ({})", track: "() => ({})" }),
+      );
+      await runtime.bundles.install(profileBundle("repo-b", "repo-yaml", [{ name: "second", event: "PreAbilityCall", priority: 90 }], { second: "() => ({})" }));
+      const url = await server.listen("127.0.0.1", 0);
+      const run = await cli(["hooks", "list", "--format", "repo-yaml", "--server", url, "--token", "op-token-hooks-0123456789"]);
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual({
+        PreAbilityCall: [
+          // config_order: a higher priority does not move repo-b's hook ahead of one registered earlier.
+          { id: "first", handler: { kind: "action", bundle: "repo-a" } },
+          { id: "second", handler: { kind: "action", bundle: "repo-b" } },
+        ],
+        PostAbilityCall: [{ id: "track", handler: { kind: "action", bundle: "repo-a" } }],
+      });
+      const usage = await cli(["hooks", "list", "--format", "json", "--server", url]);
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toContain("the only format is repo-yaml");
+    } finally {
+      await server.close();
+      await runtime.close();
+    }
+  }, 60_000);
+});
