@@ -95,7 +95,7 @@ describe("hooks list --format repo-yaml", () => {
     expect(clash.stderr).toContain("are both bundle 'repo-yaml-hooks'");
   }, 180_000);
 
-  test("--server: the running deployment's plans in run order (repo-yaml: registration order), disabled hooks left out", async () => {
+  test("--server: the running deployment's plans in run order (repo-yaml: priority, then registration order), disabled hooks left out", async () => {
     const runtime = await createRuntime({ backend: createVmBackend(), audit: false });
     const server = await createServer({
       runtime,
@@ -116,9 +116,9 @@ describe("hooks list --format repo-yaml", () => {
       expect(run.code).toBe(0);
       expect(JSON.parse(run.stdout)).toEqual({
         PreAbilityCall: [
-          // config_order: a higher priority does not move repo-b's hook ahead of one registered earlier.
-          { id: "first", handler: { kind: "action", bundle: "repo-a" } },
+          // Priority first (PROFILES §8.5): repo-b's 90 runs before repo-a's 10 although registered later.
           { id: "second", handler: { kind: "action", bundle: "repo-b" } },
+          { id: "first", handler: { kind: "action", bundle: "repo-a" } },
         ],
         PostAbilityCall: [{ id: "track", handler: { kind: "action", bundle: "repo-a" } }],
       });

@@ -83,7 +83,8 @@ export const repoYamlProfile: EventProfile = {
   version: "1",
   upstream: { repo: "spec/related/repo-local-yaml-hooks.md", commit: "none (a design document without upstream code)" },
   events: REPO_YAML_EVENTS,
-  ordering: "config_order",
+  // PROFILES §8.5: priority like every profile (default 50, so hooks without one keep file-name order).
+  ordering: "priority_desc",
   execution: "sequential",
   timeouts: { default_ms: 30_000, max_ms: 30_000, config_unit: "ms" },
   failure: { default: "open", term_grace_ms: 5_000 },

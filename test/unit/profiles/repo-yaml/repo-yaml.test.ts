@@ -172,8 +172,8 @@ describe("repo-yaml builder", () => {
 });
 
 describe("repo-yaml profile shape", () => {
-  it("config order, sequential, only PreAbilityCall can block, exit code 0 by default", () => {
-    expect(p.ordering).toBe("config_order");
+  it("priority order (PROFILES §8.5; default 50 keeps file-name order), sequential, only PreAbilityCall can block, exit code 0 by default", () => {
+    expect(p.ordering).toBe("priority_desc");
     expect(p.execution).toBe("sequential");
     expect(Object.entries(p.events).filter(([, s]) => s.can_block).map(([e]) => e)).toEqual(["PreAbilityCall"]);
     expect(p.present({} as NativeObject, "SessionStart", ctx)).toEqual({ native: {}, exit_code: 0 });
