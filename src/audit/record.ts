@@ -75,9 +75,10 @@ export function recordHash(record: Omit<AuditRecord, "hash"> | Record<string, un
 }
 
 /**
- * Keep the known input fields, as plain JSON data. The JSON round trip makes what is hashed exactly
- * what a reader parses back (toJSON, undefined members, -0 all normalized). Throws a TypeError for
- * a value JSON cannot carry (BigInt, cycles) or a bad `kind`.
+ * Keep the known input fields, as plain JSON data: exactly `JSON.parse(JSON.stringify(fields))`, so
+ * what is hashed is what a reader parses back (toJSON, undefined members, -0 all normalized). Strings,
+ * booleans and numbers (most fields) are mapped directly; object fields take the JSON round trip.
+ * Throws a TypeError for a value JSON cannot carry (BigInt, cycles) or a bad `kind`.
  */
 export function normalizeInput(input: AuditRecordInput): Record<string, unknown> {
   if (input === null || typeof input !== "object" || !KINDS.has(input.kind)) {
@@ -86,9 +87,28 @@ export function normalizeInput(input: AuditRecordInput): Record<string, unknown>
   const out: Record<string, unknown> = {};
   for (const field of INPUT_FIELDS) {
     const value = input[field];
-    if (value !== undefined) out[field] = value;
+    switch (typeof value) {
+      case "undefined":
+      case "function":
+      case "symbol":
+        continue; // JSON leaves such members out
+      case "string":
+      case "boolean":
+        out[field] = value; // what JSON.parse(JSON.stringify(value)) gives back, lone surrogates included
+        continue;
+      case "number":
+        out[field] = Number.isFinite(value) ? value + 0 : null; // -0 → 0, NaN and ±Infinity → null, as JSON does
+        continue;
+      default:
+        // Objects (and a BigInt, which throws here as before): the round trip, one field at a time.
+        if (value === null) out[field] = null;
+        else {
+          const text = JSON.stringify(value); // undefined when a toJSON answers undefined: left out, as JSON does
+          if (text !== undefined) out[field] = JSON.parse(text);
+        }
+    }
   }
-  return JSON.parse(JSON.stringify(out)) as Record<string, unknown>;
+  return out;
 }
 
 /**

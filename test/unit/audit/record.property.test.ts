@@ -30,6 +30,36 @@ const input: fc.Arbitrary<AuditRecordInput> = fc
     { requiredKeys: ["kind"] },
   ) as fc.Arbitrary<AuditRecordInput>;
 
+describe("normalizeInput", () => {
+  test("is exactly the JSON round trip of the known fields, whatever their values", () => {
+    const odd = fc.oneof(
+      fc.anything({ maxDepth: 2, withBoxedValues: true, withNullPrototype: true, withObjectString: true, withSparseArray: true, withDate: true }),
+      fc.constantFrom(-0, Number.NaN, Number.POSITIVE_INFINITY, "\uD800", undefined, () => 1, Symbol("s"), { toJSON: () => undefined }, { toJSON: () => ({ b: 1, a: -0 }) }, new Date(0), new String("boxed")),
+    );
+    const fields = fc.dictionary(fc.constantFrom(...INPUT_FIELDS, "not_a_field", "seq", "hash"), odd, { maxKeys: 8 });
+    fc.assert(
+      fc.property(fields, (extra) => {
+        const record = { ...extra, kind: "hook" } as unknown as AuditRecordInput;
+        const known: Record<string, unknown> = {};
+        for (const field of INPUT_FIELDS) if (record[field] !== undefined) known[field] = record[field];
+        const expected = JSON.parse(JSON.stringify(known)) as Record<string, unknown>;
+        const got = normalizeInput(record);
+        expect(JSON.stringify(got)).toBe(JSON.stringify(expected));
+        expect(got).toStrictEqual(expected);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  test("refuses what JSON cannot carry", () => {
+    expect(() => normalizeInput({ kind: "hook", details: { n: 1n } })).toThrow(TypeError);
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    expect(() => normalizeInput({ kind: "hook", annotations: cycle })).toThrow(TypeError);
+    expect(() => normalizeInput({ kind: "nope" } as unknown as AuditRecordInput)).toThrow(TypeError);
+  });
+});
+
 describe("sealing a prepared record", () => {
   test("the line and hash are byte-identical to sealing the whole record object", () => {
     fc.assert(
