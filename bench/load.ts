@@ -14,7 +14,8 @@
  * concurrency 32. `--repeat R` runs each step R times and reports medians. `--baseline` starts a second
  * server from another build (e.g. the previous commit, built in a scratch copy) and alternates the
  * steps between the two, baseline first, so before/after figures come from one run.
- * `VCP_LOAD_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR"` profiles the server process (of this build);
+ * `VCP_LOAD_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR"` profiles the server process (of this build;
+ * `node dist/bench/lib/cpu-profile-categories.js DIR/<file> <requests>` splits it per request);
  * the bench prints how many requests it served in all, to turn profile time into time per request.
  *
  * Each step is bounded by time (wrk -d) and the whole run by steps × seconds × repeats. Prints a
