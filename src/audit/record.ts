@@ -1,4 +1,4 @@
-import { createHash, createHmac } from "node:crypto";
+import { createHmac, hash as sha256 } from "node:crypto";
 import type { Operation } from "fast-json-patch";
 import type { ConstitutionProvenance } from "../chain/types.js";
 import { canonicalJson } from "../integrity/canonical.js";
@@ -75,9 +75,10 @@ export function recordHash(record: Omit<AuditRecord, "hash"> | Record<string, un
 }
 
 /**
- * Keep the known input fields, as plain JSON data. The JSON round trip makes what is hashed exactly
- * what a reader parses back (toJSON, undefined members, -0 all normalized). Throws a TypeError for
- * a value JSON cannot carry (BigInt, cycles) or a bad `kind`.
+ * Keep the known input fields, as plain JSON data: exactly `JSON.parse(JSON.stringify(fields))`, so
+ * what is hashed is what a reader parses back (toJSON, undefined members, -0 all normalized). Strings,
+ * booleans and numbers (most fields) are mapped directly; object fields take the JSON round trip.
+ * Throws a TypeError for a value JSON cannot carry (BigInt, cycles) or a bad `kind`.
  */
 export function normalizeInput(input: AuditRecordInput): Record<string, unknown> {
   if (input === null || typeof input !== "object" || !KINDS.has(input.kind)) {
@@ -86,17 +87,97 @@ export function normalizeInput(input: AuditRecordInput): Record<string, unknown>
   const out: Record<string, unknown> = {};
   for (const field of INPUT_FIELDS) {
     const value = input[field];
-    if (value !== undefined) out[field] = value;
+    switch (typeof value) {
+      case "undefined":
+      case "function":
+      case "symbol":
+        continue; // JSON leaves such members out
+      case "string":
+      case "boolean":
+        out[field] = value; // what JSON.parse(JSON.stringify(value)) gives back, lone surrogates included
+        continue;
+      case "number":
+        out[field] = Number.isFinite(value) ? value + 0 : null; // -0 → 0, NaN and ±Infinity → null, as JSON does
+        continue;
+      default:
+        // Objects (and a BigInt, which throws here as before): the round trip, one field at a time.
+        if (value === null) out[field] = null;
+        else {
+          const text = JSON.stringify(value); // undefined when a toJSON answers undefined: left out, as JSON does
+          if (text !== undefined) out[field] = JSON.parse(text);
+        }
+    }
   }
-  return JSON.parse(JSON.stringify(out)) as Record<string, unknown>;
+  return out;
+}
+
+/**
+ * The members a record is hashed by, in RFC 8785 order (UTF-16 code units of the names, all ASCII
+ * here): the input fields around the three the writer adds at admission. Sorted once, at load.
+ */
+const CANONICAL_ORDER: readonly string[] = [...INPUT_FIELDS, "seq", "ts", "prev"].sort();
+
+/**
+ * A record's normalized fields, turned into text once, before admission (where seq, ts and prev are
+ * not known yet and the writer is not ordered): everything {@link sealPrepared} needs to hash and
+ * write the record with string concatenation only.
+ */
+export interface PreparedRecord {
+  /** `JSON.stringify(fields)` without its braces: the middle of the stored line, in INPUT_FIELDS order. */
+  readonly json: string;
+  /**
+   * The RFC 8785 members of the fields, `"name":<canonical value>`, joined with commas in four runs:
+   * those that sort before `prev`, between `prev` and `seq`, between `seq` and `ts`, after `ts`.
+   */
+  readonly canonical: readonly [string, string, string, string];
+}
+
+/**
+ * Turn normalized fields (plain JSON data, see {@link normalizeInput}) into a {@link PreparedRecord}.
+ * The hashed text is what {@link recordHash} computes from the stored line parsed back: the same
+ * members, each value's canonical form, in canonical order.
+ */
+export function prepareRecord(fields: Record<string, unknown>): PreparedRecord {
+  const runs: [string[], string[], string[], string[]] = [[], [], [], []];
+  let run = 0;
+  for (const name of CANONICAL_ORDER) {
+    if (name === "prev" || name === "seq" || name === "ts") {
+      run++;
+      continue;
+    }
+    const value = fields[name];
+    if (value !== undefined) runs[run]!.push(`"${name}":${canonicalJson(value)}`);
+  }
+  const json = JSON.stringify(fields);
+  return { json: json.slice(1, -1), canonical: [runs[0].join(","), runs[1].join(","), runs[2].join(","), runs[3].join(",")] };
+}
+
+/**
+ * Seal a prepared record at admission: its hash (sha256 of the RFC 8785 form of the record without
+ * `hash`) and its line with trailing newline, `{"seq",…,"ts",…,<fields>,"prev",…,"hash",…}`.
+ */
+export function sealPrepared(prepared: PreparedRecord, seq: number, prev: string, ts: string): { hash: string; line: string } {
+  const prevText = JSON.stringify(prev);
+  const tsText = JSON.stringify(ts);
+  const [beforePrev, beforeSeq, beforeTs, afterTs] = prepared.canonical;
+  let text = "{";
+  if (beforePrev.length > 0) text += `${beforePrev},`;
+  text += `"prev":${prevText}`;
+  if (beforeSeq.length > 0) text += `,${beforeSeq}`;
+  text += `,"seq":${JSON.stringify(seq)}`;
+  if (beforeTs.length > 0) text += `,${beforeTs}`;
+  text += `,"ts":${tsText}`;
+  if (afterTs.length > 0) text += `,${afterTs}`;
+  text += "}";
+  const hash = `sha256:${sha256("sha256", text, "hex")}`;
+  const fields = prepared.json.length > 0 ? `${prepared.json},` : "";
+  return { hash, line: `{"seq":${JSON.stringify(seq)},"ts":${tsText},${fields}"prev":${prevText},"hash":"${hash}"}\n` };
 }
 
 /** Build the stored record and its line (with trailing newline) from normalized fields. */
 export function sealRecord(fields: Record<string, unknown>, seq: number, prev: string, ts: string): { record: AuditRecord; line: string } {
-  const unsealed = { seq, ts, ...fields, prev };
-  const hash = digestOf(unsealed);
-  const record = { ...unsealed, hash } as AuditRecord;
-  return { record, line: `${JSON.stringify(record)}\n` };
+  const { hash, line } = sealPrepared(prepareRecord(fields), seq, prev, ts);
+  return { record: { seq, ts, ...fields, prev, hash } as AuditRecord, line };
 }
 
 /**
@@ -112,6 +193,6 @@ export function sealRecord(fields: Record<string, unknown>, seq: number, prev: s
  */
 export function hashInput(value: unknown, key?: string | Buffer): string {
   const text = canonicalJson(value);
-  if (key === undefined) return `sha256:${createHash("sha256").update(text).digest("hex")}`;
+  if (key === undefined) return `sha256:${sha256("sha256", text, "hex")}`;
   return `hmac-sha256:${createHmac("sha256", key).update(text).digest("hex")}`;
 }

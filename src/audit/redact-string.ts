@@ -29,6 +29,14 @@ const SHAPES: ReadonlyArray<{ name: string; pattern: RegExp; replace: string }> 
 ];
 
 /**
+ * A literal every shape above starts with (matched ignoring case: a superset of each pattern's own
+ * start). A string without one cannot match any shape, so the eight replaces are skipped: most audit
+ * payload strings (keys, hook reasons, short values) take this path. Keep it in step with SHAPES: the
+ * property test in test/unit/audit/redact.test.ts checks that skipping never changes a result.
+ */
+const ANY_SHAPE = /-----BEGIN |bearer|basic|eyJ|sk-|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abprs]-/i;
+
+/**
  * Replace the secret shapes (PEM private keys, Bearer/Basic credentials, JWTs, `sk-…` and AWS `AKIA…`
  * keys, GitHub and Slack tokens) inside one string. Does not truncate.
  *
@@ -38,6 +46,12 @@ const SHAPES: ReadonlyArray<{ name: string; pattern: RegExp; replace: string }> 
  * ```
  */
 export function redactString(text: string): string {
+  if (!ANY_SHAPE.test(text)) return text;
+  return redactAllShapes(text);
+}
+
+/** Every replace, without the prefilter (exported for the test that keeps ANY_SHAPE honest). */
+export function redactAllShapes(text: string): string {
   let out = text;
   for (const { pattern, replace } of SHAPES) {
     pattern.lastIndex = 0;

@@ -2,7 +2,7 @@ import { mkdir, open, rename, type FileHandle } from "node:fs/promises";
 import { dirname, resolve as resolvePath } from "node:path";
 import { VcpError } from "../errors.js";
 import { listSegments, openIfExists, readFully, segmentPath } from "./files.js";
-import { GENESIS_HASH, hashInput, normalizeInput, recordHash, sealRecord, type AuditRecordInput } from "./record.js";
+import { GENESIS_HASH, hashInput, normalizeInput, prepareRecord, recordHash, sealPrepared, type AuditRecordInput, type PreparedRecord } from "./record.js";
 
 /*
  * Group commit.
@@ -106,7 +106,7 @@ interface Entry {
 }
 
 interface Waiter {
-  fields: Record<string, unknown>;
+  fields: PreparedRecord;
   since: number;
   resolve: (head: AuditHead) => void;
   reject: (err: Error) => void;
@@ -183,6 +183,9 @@ class Writer implements AuditWriter {
   private rotations = 0;
   private bytes = 0;
   private writeFailures = 0;
+  /** The last `ts` written and its millisecond: records admitted in the same millisecond share the text. */
+  private tsMs = Number.NaN;
+  private tsText = "";
 
   constructor(
     private readonly path: string,
@@ -200,7 +203,7 @@ class Writer implements AuditWriter {
   append(input: AuditRecordInput): Promise<AuditHead> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new Error(`audit log ${this.path} is closed`));
-    let fields: Record<string, unknown>;
+    let fields: PreparedRecord;
     try {
       fields = this.prepare(input);
     } catch (err) {
@@ -264,27 +267,43 @@ class Writer implements AuditWriter {
     return this.queue.length + this.inflight.length;
   }
 
-  /** Normalize to JSON, redact, then cap payload sizes (in that order). */
-  private prepare(input: AuditRecordInput): Record<string, unknown> {
+  /**
+   * Normalize to JSON, redact, then cap payload sizes (in that order), and turn the result into the
+   * text sealing needs (record.ts prepareRecord): all of it before admission, none of it per seq.
+   */
+  private prepare(input: AuditRecordInput): PreparedRecord {
     const fields = normalizeInput(input);
     for (const key of PAYLOAD_FIELDS) {
       if (!(key in fields)) continue;
       let value = fields[key];
       // SECURITY: redaction precedes the size cap, so a secret cannot survive by being cut in half.
-      if (this.opts.redact) value = JSON.parse(JSON.stringify(this.opts.redact(value) ?? null));
-      const bytes = Buffer.byteLength(JSON.stringify(value));
+      // One JSON text of the redacted value serves both the cap and the round trip that makes what
+      // is hashed exactly what a reader parses back (the redactor is any function).
+      const text = JSON.stringify(this.opts.redact ? (this.opts.redact(value) ?? null) : value);
+      if (this.opts.redact) value = JSON.parse(text);
+      const bytes = Buffer.byteLength(text);
       if (bytes > this.opts.maxFieldBytes) value = { truncated: true, bytes, hash: hashInput(value) };
       fields[key] = value;
     }
-    return fields;
+    return prepareRecord(fields);
   }
 
-  private admit(fields: Record<string, unknown>, resolve: (h: AuditHead) => void, reject: (e: Error) => void): void {
+  private admit(fields: PreparedRecord, resolve: (h: AuditHead) => void, reject: (e: Error) => void): void {
     const seq = this.admitted.seq + 1;
-    const { record, line } = sealRecord(fields, seq, this.admitted.hash, new Date(this.opts.now()).toISOString());
-    this.admitted = { seq, hash: record.hash };
-    this.queue.push({ seq, hash: record.hash, line, since: performance.now(), resolve, reject });
+    const { hash, line } = sealPrepared(fields, seq, this.admitted.hash, this.timestamp());
+    this.admitted = { seq, hash };
+    this.queue.push({ seq, hash, line, since: performance.now(), resolve, reject });
     this.schedule();
+  }
+
+  /** ISO-8601 `ts` of a record admitted now. */
+  private timestamp(): string {
+    const ms = this.opts.now();
+    if (ms !== this.tsMs) {
+      this.tsText = new Date(ms).toISOString();
+      this.tsMs = ms;
+    }
+    return this.tsText;
   }
 
   private schedule(): void {
