@@ -2,8 +2,10 @@
 // server: createServer + a real runtime (sandbox process, isolates) on an ephemeral port, with the
 // example policies policies/{gemini,llxprt,claude}-safe-shell built, signed and installed, plus a small
 // probe bundle per profile for the answers the examples never give (ask on gemini, stop everywhere).
-// For each dialect: allow, deny/block, ask (gemini, claude), modify and stop, checked on stdout and exit
-// code; then each --on-error mode once the server has stopped.
+// For each agent dialect: allow, deny/block, ask (gemini, claude), modify and stop, checked on stdout and
+// exit code; ai-memory (deny, modify, allow, and the resident --daemon) and repo-yaml (block with exit 2,
+// allow, a suggestion) against policies/ai-memory-guard and policies/repo-yaml-hooks; then each
+// --on-error mode once the server has stopped.
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { signArtifact } from "../../src/bundle/artifact.js";
@@ -62,7 +64,13 @@ beforeAll(async () => {
     const probe = await op(h!, "PUT", `/v1/bundles/e2e-probe-${d}`, signed(probeManifest(d), PROBE_CODE));
     expect(probe.status, JSON.stringify(probe.body)).toBe(201);
   }
-}, 120_000);
+  // The ai-memory and repo-yaml dialects answer from their own example policies.
+  for (const name of ["ai-memory-guard", "repo-yaml-hooks"]) {
+    const { artifact } = await buildBundle(resolve("policies", name));
+    const policy = await op(h!, "PUT", `/v1/bundles/${name}`, signArtifact(artifact, keys.ops.privateKeyPem, "ops") as VcpArtifact);
+    expect(policy.status, JSON.stringify(policy.body)).toBe(201);
+  }
+}, 180_000);
 afterAll(async () => {
   await h?.close();
 });
@@ -167,6 +175,58 @@ test("a wrong token is a 401 the adapter reports by --on-error, naming the serve
 }, 60_000);
 
 // Last: stop the server, then every --on-error mode for every dialect gets its rule.
+describe("--dialect ai-memory against the real server (policies/ai-memory-guard)", () => {
+  const memory = (args: string[], stdin: string): Promise<Run> => hook({ url, token: TOKENS.client }, ["--dialect", "ai-memory", "--timeout-ms", "30000", ...args], stdin);
+  const envelope = (event: string, payload: Record<string, unknown>) => JSON.stringify({ event, payload });
+
+  test("deny: a memory holding an AWS key is refused with code 451, one decision line, exit 0", async () => {
+    const r = await memory([], envelope("pre_store", { title: "deploy notes", content: "use AKIAABCDEFGHIJKLMNOP for the bucket", namespace: "ops" }));
+    expect(r.code, r.stderr).toBe(0);
+    expect(answer(r)).toEqual({ action: "deny", reason: "the memory's content contains a secret (aws_access_key); store a reference instead", code: 451 });
+  }, 60_000);
+
+  test("modify and allow: the tagger's delta on pre_store, a plain allow on pre_recall", async () => {
+    const stored = await memory([], envelope("pre_store", { title: "deploy notes", content: "the bucket is in eu-west-1", tags: ["ops"] }));
+    expect(stored.code, stored.stderr).toBe(0);
+    expect(answer(stored)).toEqual({ action: "modify", delta: { tags: ["ops", "guarded"] } });
+    const recalled = await memory([], envelope("pre_recall", { query: "deploy", namespace: "ops" }));
+    expect(answer(recalled)).toEqual({ action: "allow" });
+  }, 60_000);
+
+  test("daemon: one resident process answers each NDJSON envelope with one decision line, in order", async () => {
+    const stdin = [
+      envelope("pre_recall", { query: "token", namespace: "credentials/aws" }),
+      envelope("pre_recall", { query: "deploy", namespace: "ops" }),
+    ].join("\n") + "\n";
+    const r = await memory(["--daemon"], stdin);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim().split("\n").map((line) => JSON.parse(line) as unknown)).toEqual([
+      { action: "deny", reason: "recall from the credentials namespace is not allowed", code: 403 },
+      { action: "allow" },
+    ]);
+  }, 60_000);
+});
+
+describe("--dialect repo-yaml against the real server (policies/repo-yaml-hooks)", () => {
+  const repo = (event: string, stdin: Record<string, unknown>): Promise<Run> =>
+    hook({ url, token: TOKENS.client }, [event, "--dialect", "repo-yaml", "--timeout-ms", "30000"], JSON.stringify(stdin));
+
+  test("block: an ability outside the scope is blocked_by_policy, exit 2", async () => {
+    const r = await repo("PreAbilityCall", { session_id: "adapter-repo", ability_id: "shell.exec", planned_input_summary: "rm -rf build" });
+    expect(r.code, r.stderr).toBe(2);
+    expect(answer(r)).toMatchObject({ error: "blocked_by_policy", messages_to_user: [expect.stringContaining("shell.exec is outside")] });
+  }, 60_000);
+
+  test("allow and suggest: a workflow ability passes (exit 0); a slow billing ability gets its runbook", async () => {
+    const ok = await repo("PreAbilityCall", { session_id: "adapter-repo", ability_id: "workflow.billing.regression" });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(answer(ok)).not.toHaveProperty("error");
+    const slow = await repo("PostAbilityCall", { session_id: "adapter-repo", ability_id: "billing_regression", status: "failure", duration_ms: 187000 });
+    expect(slow.code, slow.stderr).toBe(0);
+    expect(answer(slow)).toMatchObject({ suggested_documents: [{ path: "docs/runbooks/billing.md" }] });
+  }, 60_000);
+});
+
 describe("with the server stopped", () => {
   beforeAll(async () => {
     await h?.close();
