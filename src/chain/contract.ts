@@ -86,3 +86,19 @@ export function hookCompletedEvent(execution: HookExecution, type: HookType, cha
     payload: { hook: execution.hook, type, chain_id: chainId, status: execution.status, outcome: execution.outcome, duration_ms: execution.duration_ms },
   };
 }
+
+/**
+ * The error text of a hook stopped at its own `timeout_ms` (spec §5.4), in VCP and event-profile
+ * chains alike.
+ */
+export function timeoutText(elapsedMs: number, budgetMs: number, timeoutMs: number): string {
+  return `timed out after ${Math.round(elapsedMs)} ms (budget ${budgetMs} ms, timeout_ms ${timeoutMs})`;
+}
+
+/**
+ * The error text of a hook the whole-chain deadline stopped before its own `timeout_ms`
+ * (`deadline_exceeded`, DESIGN §4.3): the deadline, not the hook, ran out.
+ */
+export function deadlineCutText(elapsedMs: number, budgetMs: number, timeoutMs: number): string {
+  return `stopped by the chain deadline after ${Math.round(elapsedMs)} ms: the deadline left it ${budgetMs} ms of its timeout_ms ${timeoutMs}`;
+}

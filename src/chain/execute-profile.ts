@@ -15,6 +15,7 @@
  *        threw · timeout · invalid · crashed ─► failureOutput(hook, why, fail_closed ∨ blocking) ┤ reduceWithHooks?(entries, input)
  *        stopsChain(output) ⇒ no later hook runs                                              ┘   ?? reduce(outputs) ─► present
  */
+import { deadlineCutText, timeoutText } from "./contract.js";
 import type { Clock } from "../observe/events.js";
 import { ChainDeadline } from "./deadline.js";
 import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
@@ -225,10 +226,10 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
             execution.outcome = "deadline_exceeded";
             deadline.exhaust(hook);
             if (profile.hookBudgetMs !== undefined) classDeadlineSpent = true;
-            failureWhy = `stopped by the chain deadline after ${Math.round(invoked.elapsedMs)} ms: the deadline left it ${budgetMs} ms of its timeout_ms ${hook.timeout_ms}`;
+            failureWhy = deadlineCutText(invoked.elapsedMs, budgetMs, hook.timeout_ms);
           } else {
             execution.outcome = "timeout";
-            failureWhy = `timed out after ${Math.round(invoked.elapsedMs)} ms (budget ${budgetMs} ms, timeout_ms ${hook.timeout_ms})`;
+            failureWhy = timeoutText(invoked.elapsedMs, budgetMs, hook.timeout_ms);
           }
           break;
         case "invalid":

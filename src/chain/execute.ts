@@ -9,7 +9,7 @@ import { DEFAULT_JSON_DEPTH, jsonTextDepth } from "../model/json-bounds.js";
 import { AnnotationBudget, DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "./annotations.js";
 import { parseGuestJson, parseHookResult } from "./result.js";
 import { sanitizeGuestText, STACK_MAX_CHARS } from "./guest-text.js";
-import { emptyChainResult, hookCompletedEvent, hookExecution, hookFiredEvent } from "./contract.js";
+import { emptyChainResult, hookCompletedEvent, hookExecution, hookFiredEvent, deadlineCutText, timeoutText } from "./contract.js";
 import type {
   ActionInvoker,
   ChainPlan,
@@ -339,12 +339,12 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
           execution.outcome = "deadline_exceeded";
           // Its tier's share is spent, whatever the clocks measured (a timer may fire a hair early).
           deadline.exhaust(hook);
-          execution.error = `stopped by the chain deadline after ${Math.round(invoked.elapsedMs)} ms: the deadline left it ${budgetMs} ms of its timeout_ms ${hook.timeout_ms}`;
+          execution.error = deadlineCutText(invoked.elapsedMs, budgetMs, hook.timeout_ms);
           if (hook.fail_closed) wantsAbort = true;
           break;
         }
         execution.outcome = "timeout";
-        failureWhy = `timed out after ${Math.round(invoked.elapsedMs)} ms (budget ${budgetMs} ms, timeout_ms ${hook.timeout_ms})`;
+        failureWhy = timeoutText(invoked.elapsedMs, budgetMs, hook.timeout_ms);
         emit({
           event: "hook.timeout",
           payload: { hook: hook.name, type, chain_id: chainId, timeout_ms: hook.timeout_ms, elapsed_ms: invoked.elapsedMs, input_summary: summary },
