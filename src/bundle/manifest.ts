@@ -177,6 +177,12 @@ function checkProfileFields(manifest: Manifest, file: string): EventProfile {
     if (!isProfileEvent(profile, hook.event)) {
       throw problem("UNKNOWN_EVENT", file, `${at}.event`, `'${hook.event}' is not an event of profile ${profile.id}; its events: ${Object.keys(profile.events).join(", ")}`, { profile: profile.id, event: hook.event, hook: hook.name });
     }
+    if (hook.scope === "session" && hook.exec !== undefined) {
+      // SECURITY: scripts run unsandboxed with the server's user: never something a session registers (PROFILES §6).
+      throw new VcpError("EXEC_NOT_ALLOWED", `${file}: ${at}.scope: exec hook '${hook.name}' cannot be registered per session (the command lane takes deployment hooks of system-trust bundles only)`, {
+        file, hook: hook.name, scope: "session", problems: [{ field: `${at}.scope`, rule: "exec hooks cannot be registered per session" }],
+      });
+    }
     if (hook.scope === "session") throw problem("INVALID_BUNDLE", file, `${at}.scope`, `session-scope hooks are not supported for profile ${profile.id}; a session-trust bundle's hooks observe (spec §8.3)`);
     if (hook.sequential !== undefined && profile.execution !== "per_definition") {
       throw problem("INVALID_BUNDLE", file, `${at}.sequential`, `profile ${profile.id} runs its hooks ${profile.execution === "sequential" ? "sequentially" : "in parallel"} always; sequential is only for profiles whose definitions choose (gemini-cli, llxprt)`);
