@@ -30,6 +30,8 @@ export const SYSTEM_PRINCIPAL: Principal = Object.freeze({ id: "runtime", role: 
 export const LOCAL_OPERATOR: Principal = Object.freeze({ id: "local-operator", role: "operator" });
 
 const MAX_RECORDED_ERRORS = 5;
+/** No command lane: what a deployment that says nothing about `exec` gets (PROFILES §6: off by default). */
+const EXEC_OFF = Object.freeze({ enabled: false, shell: false });
 
 /** In-flight chains per bundle digest, and the retired revisions waiting for them to finish. */
 export interface RevisionPins {
@@ -100,8 +102,8 @@ export interface BundleManagerDeps {
   logger: Logger;
   /** SANDBOX_CLOSED once the runtime is closed. */
   assertOpen(): void;
-  /** The deployment's command lane switches (vcp.yaml `exec`, PROFILES §6): the install gate of exec hooks. */
-  exec: { readonly enabled: boolean; readonly shell: boolean };
+  /** The deployment's command lane switches (vcp.yaml `exec`, PROFILES §6): the install gate of exec hooks. Default off. */
+  exec?: { readonly enabled: boolean; readonly shell: boolean };
   /** An install was refused (any code): the runtime audits it. Never called for restore. */
   onRefused?(refusal: { bundle: string | undefined; digest: string | undefined; error: unknown; principal: Principal }): Promise<void>;
 }
@@ -213,7 +215,7 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
         trust: verified.trust,
         signed: verified.key_id !== null,
         scope: hook.scope ?? "deployment",
-        config: deps.exec,
+        config: deps.exec ?? EXEC_OFF,
         file: `bundle '${manifest.bundle}'`,
       });
     });

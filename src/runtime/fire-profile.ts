@@ -116,8 +116,8 @@ interface Deps {
   /** Mark the digests in flight (hot swap keeps their isolates until released). */
   pin(digests: readonly string[]): void;
   unpin(digests: readonly string[]): void;
-  /** The command lane's settings (PROFILES §6): chains with exec hooks spawn with these. */
-  exec: ExecDeployment;
+  /** The command lane's settings (PROFILES §6): chains with exec hooks spawn with these (install refuses exec hooks without them). */
+  exec?: ExecDeployment;
   /** Per-hook counters of `runtime.status()` (profile hooks are listed there too). */
   stats?: ReturnType<typeof createHookStats>;
   /** `limits.json_depth`: bounds what a hook returns when the executor runs in this process. */
@@ -285,9 +285,12 @@ export function createProfileFirer(deps: Deps) {
    */
   function runWithExecHooks(profile: ReturnType<typeof getProfile>, plan: ProfileChainPlan, request: ChainRequest): Promise<ChainResult> {
     const backend = deps.backend;
+    // SECURITY: no settings, no lane: every script is refused at spawn (EXEC_DISABLED), whatever was installed.
+    const exec = deps.exec;
     const invoker = createLaneInvoker({
-      settings: deps.exec,
-      shellAllowed: deps.exec.shell,
+      settings: exec ?? { env_allow: [], max_output_bytes: 1024 },
+      shellAllowed: exec?.shell === true,
+      enabled: exec?.enabled === true,
       termGraceMs: profile.failure.term_grace_ms,
       stdinLine: profile.commandStdin === "json_line",
       sandboxed: (call: InvokeRequest): Promise<InvokeOutcome> =>

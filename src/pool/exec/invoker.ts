@@ -20,6 +20,8 @@ export interface LaneInvokerOptions {
   settings: ExecSettings;
   /** Config `exec.shell`: honoured again at spawn time, whatever install saw. */
   shellAllowed: boolean;
+  /** Config `exec.enabled`: checked again at spawn time; off, every script is refused (EXEC_DISABLED). */
+  enabled: boolean;
   /** The profile's SIGTERM → SIGKILL grace (`EventProfile.failure.term_grace_ms`; ai-memory 0). */
   termGraceMs: number;
   /** Write the input as one line (with a final newline), as ai-memory's wire does; default the JSON alone. */
@@ -31,7 +33,7 @@ export interface LaneInvokerOptions {
 /**
  * @example
  * ```ts
- * const invoker = createLaneInvoker({ settings: config.exec, shellAllowed: false, termGraceMs: 5000,
+ * const invoker = createLaneInvoker({ settings: config.exec, enabled: true, shellAllowed: false, termGraceMs: 5000,
  *   sandboxed: (request) => backend.invokeAction!(request) });
  * const result = await runProfileChain(plan, request, { invoker, clock });
  * ```
@@ -41,6 +43,10 @@ export function createLaneInvoker(options: LaneInvokerOptions): ActionInvoker {
     async invoke(request: InvokeRequest): Promise<InvokeOutcome> {
       const exec = request.hook.exec;
       if (exec === undefined) return options.sandboxed(request);
+      if (!options.enabled) {
+        // SECURITY: the deployment's switch is the lane's first gate at spawn time too, not only at install.
+        return { kind: "command", sha256: exec.sha256, refused: { code: "EXEC_DISABLED", message: `exec hook ${request.hook.name}: exec.enabled is off in this deployment; the script was not run` } };
+      }
       // The executor's budget (min(timeout_ms, what the chain deadline leaves)) is the script's timeout;
       // the profile's grace and the lane's 1 s for orphaned pipes come on top (run.ts).
       const spec = commandSpecOf(exec, options.settings, { timeout_ms: Math.max(1, Math.ceil(request.budgetMs)), term_grace_ms: options.termGraceMs });
