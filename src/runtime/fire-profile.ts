@@ -99,6 +99,8 @@ export interface ProfilePlanEntry {
   blocking: boolean;
   /** Set when an earlier hook with the same (bundle digest, action, matcher) runs in its place. */
   deduplicated_by: string | null;
+  /** Exec hooks (PROFILES §6): the pinned command this hook runs outside the sandbox; null for a sandboxed hook. */
+  exec: { command: string; sha256: string; shell: boolean } | null;
 }
 
 interface Deps {
@@ -364,6 +366,7 @@ export function createProfileFirer(deps: Deps) {
         match: hook.match ?? null,
         blocking: hook.blocking === true,
         deduplicated_by: duplicateOf ?? null,
+        exec: hook.exec !== undefined ? { command: hook.exec.command, sha256: hook.exec.sha256, shell: hook.exec.shell === true } : null,
       }));
     },
   };

@@ -111,6 +111,8 @@ export const ResolvedHookSchema = {
     match: { anyOf: [anyObject, { type: "null" }] },
     blocking: { type: "boolean" },
     deduplicated_by: nullableString,
+    // The command lane (PROFILES §6): an exec hook's pinned command; null for a sandboxed hook.
+    exec: { anyOf: [object({ command: { type: "string" }, sha256: { type: "string" }, shell: { type: "boolean" } }), { type: "null" }] },
   }),
 } as const;
 
