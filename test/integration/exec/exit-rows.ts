@@ -8,6 +8,7 @@ export const blocked: Record<string, (n: Native) => boolean> = {
   llxprt: (n) => n["decision"] === "block" || n["decision"] === "deny",
   "claude-code": (n) => n["decision"] === "block" || (n["hookSpecificOutput"] as Native | undefined)?.["permissionDecision"] === "deny",
   "ai-memory": (n) => n["action"] === "deny",
+  "repo-yaml": (n) => n["error"] === "blocked_by_policy",
 };
 
 export interface Row {
@@ -32,6 +33,9 @@ export const ROWS: Row[] = [
   { row: "exit >= 3 + text: gemini denies, llxprt warns", args: ["3", "", "bad"], expect: { "gemini-cli": { blocked: true, contains: "bad" }, llxprt: { blocked: false, contains: "Warning: bad" }, "claude-code": { blocked: false } } },
   { row: "killed at the timeout: failure, fail-open", args: ["0", "", ""], timeout: true, expect: { "gemini-cli": { blocked: false }, llxprt: { blocked: false }, "claude-code": { blocked: false }, "ai-memory": { blocked: false } } },
   { row: "ai-memory: the last non-empty stdout line decides", args: ["0", '{"action":"allow"}\n{"action":"deny","reason":"pii","code":451}\n\n', ""], expect: { "ai-memory": { blocked: true, contains: "451" } } },
+  { row: "repo-yaml: exit 0 + a JSON object: used", args: ["0", '{"logs":[{"level":"info","message":"recorded"}]}', ""], expect: { "repo-yaml": { blocked: false, contains: "recorded" } } },
+  { row: "repo-yaml: non-zero exit is the hook's failure (a warning log)", args: ["1", "", "oops"], expect: { "repo-yaml": { blocked: false, contains: "exit code 1: oops" } } },
+  { row: "repo-yaml: stdout that is not a JSON object is the hook's failure", args: ["0", "plain words", ""], expect: { "repo-yaml": { blocked: false, contains: "stdout is not a JSON object" } } },
   { row: "ai-memory: non-zero exit is an error (fail-open ⇒ allow)", args: ["1", '{"action":"deny","reason":"x"}', ""], expect: { "ai-memory": { blocked: false } } },
 ];
 

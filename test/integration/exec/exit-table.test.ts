@@ -31,7 +31,7 @@ for (const profile of Object.keys(blocked)) {
         timeout_ms: row.timeout ? 200 : 10_000,
         term_grace_ms: 100,
       };
-      const run = await runExecHook("h", profile === "ai-memory" ? "pre_store" : profile === "claude-code" ? "PreToolUse" : "BeforeTool", spec, "{}", parser!, { shellAllowed: true });
+      const run = await runExecHook("h", profile === "ai-memory" ? "pre_store" : profile === "claude-code" ? "PreToolUse" : profile === "repo-yaml" ? "PreAbilityCall" : "BeforeTool", spec, "{}", parser!, { shellAllowed: true });
       const want = row.expect[profile]!;
       expect(run.output).toBeDefined();
       expect(blocked[profile]!(run.output!), text(run.output!)).toBe(want.blocked);

@@ -13,12 +13,13 @@ import { blocked, ROWS, text } from "./exit-rows.js";
 const FIXTURE = join(resolve("test/integration/exec/fixtures"), "exit-code.sh");
 const SHA = createHash("sha256").update(readFileSync(FIXTURE)).digest("hex");
 const system = generateKeyPair();
-const EVENT: Record<string, string> = { "gemini-cli": "BeforeTool", llxprt: "BeforeTool", "claude-code": "PreToolUse", "ai-memory": "pre_store" };
+const EVENT: Record<string, string> = { "gemini-cli": "BeforeTool", llxprt: "BeforeTool", "claude-code": "PreToolUse", "ai-memory": "pre_store", "repo-yaml": "PreAbilityCall" };
 const INPUT: Record<string, Record<string, unknown>> = {
   "gemini-cli": { session_id: "t", transcript_path: "/t", cwd: "/tmp", hook_event_name: "BeforeTool", timestamp: "2026-11-26T00:00:00Z", tool_name: "run_shell_command", tool_input: { command: "ls" } },
   llxprt: { session_id: "t", transcript_path: "/t", cwd: "/tmp", hook_event_name: "BeforeTool", timestamp: "2026-11-26T00:00:00Z", tool_name: "run_shell_command", tool_input: { command: "ls" } },
   "claude-code": { session_id: "t", transcript_path: "/t", cwd: "/tmp", permission_mode: "default", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } },
   "ai-memory": { event: "pre_store", payload: { content: "x" } },
+  "repo-yaml": { event_type: "PreAbilityCall", session_id: "t", ability_id: "billing.regression" },
 };
 
 let runtime: Runtime;

@@ -205,6 +205,24 @@ describe("exec hooks through runtime.fireProfile", () => {
       await runtime.bundles.remove("mem");
     }
   }, 60_000);
+
+  test("repo-yaml: a script handler's JSON is folded; a failing blocking script blocks (exit code 2)", async () => {
+    const file = join(tempDir(), "track.sh");
+    writeFileSync(file, "#!/bin/sh\ncat >/dev/null\nprintf '%s' '{\"messages_to_user\":[\"tracked\"]}'\n");
+    chmodSync(file, 0o755);
+    const failing = join(tempDir(), "fail.sh");
+    writeFileSync(failing, "#!/bin/sh\necho broken >&2\nexit 1\n");
+    chmodSync(failing, 0o755);
+    await runtime.bundles.install(bySystem(execBundle("repo", "repo-yaml", [execHook("track", "PreAbilityCall", file), execHook("gate", "PreAbilityCall", failing, { blocking: true })])));
+    try {
+      const out = await runtime.fireProfile("repo-yaml", "PreAbilityCall", { input: { event_type: "PreAbilityCall", session_id: "r1", ability_id: "billing.regression" } });
+      expect(out.native).toMatchObject({ messages_to_user: ["tracked"], error: "blocked_by_policy" });
+      expect(out.exit_code).toBe(2);
+      expect(out.result.hook_results.map((h) => [h.hook, h.outcome, h.sandboxed])).toEqual([["track", "ok", false], ["gate", "exec_nonzero", false]]);
+    } finally {
+      await runtime.bundles.remove("repo");
+    }
+  }, 60_000);
 });
 
 describe("install refusals are coded and audited", () => {
