@@ -1,5 +1,5 @@
 import type { IntegrityOptions } from "../integrity/check.js";
-import type { ChainResult } from "../chain/types.js";
+import type { ChainResult, InvokeOutcome } from "../chain/types.js";
 import type { ErrorCode } from "../errors.js";
 import { VcpError } from "../errors.js";
 import type { ProfilePlanRef } from "../chain/plan.js";
@@ -94,6 +94,12 @@ export interface ChainMessage {
   rq: string;
   /** Digests of this plan that are quarantined; their hooks are answered `crashed` without running. */
   q?: string[];
+  /**
+   * A one-action task (a chain with exec hooks runs its executor in the main process, PROFILES §6):
+   * the worker invokes the plan's only hook on `inputJson` (native) within `budgetMs` and answers a
+   * one-hook result plus the raw outcome (`WireChainValue.invoked`) instead of running a chain.
+   */
+  inv?: { inputJson: string; budgetMs: number };
 }
 
 export interface LoadMessage {
@@ -140,6 +146,8 @@ export interface WireChainValue {
   result: Omit<ChainResult, "context" | "constitution"> & Partial<Pick<ChainResult, "context" | "constitution">>;
   events: LifecycleEvent[];
   sums: (InputSummary | 0)[];
+  /** One-action tasks (`ChainMessage.inv`): what the action did, for the main-process executor. */
+  invoked?: InvokeOutcome;
 }
 
 /** A VcpError as JSON; `code` is absent for an unexpected (non-Vcp) error. */
