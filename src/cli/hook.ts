@@ -356,7 +356,9 @@ function record(dir: string, opts: HookOptions, event: string, input: unknown, a
       rendered: { stdout: rendered.stdout, exit_code: rendered.exitCode },
       ...(error !== undefined ? { error } : {}),
     };
-    writeFileSync(`${file}.tmp`, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 });
+    // SECURITY: 'wx' (O_CREAT|O_EXCL) never follows or reuses an entry someone planted under this name
+    // (a symlink in a shared --record directory would otherwise redirect the write anywhere).
+    writeFileSync(`${file}.tmp`, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600, flag: "wx" });
     renameSync(`${file}.tmp`, file);
   } catch (err) {
     // A recording failure never changes the agent's answer.

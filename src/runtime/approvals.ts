@@ -474,7 +474,7 @@ export function askingHook(out: ProfileFireResult, fallback: string): string {
  * ```
  */
 export async function fireWithApproval(
-  deps: { firer: Pick<ProfileFirer, "fire" | "ownerOf">; approvals: Approvals },
+  deps: { firer: Pick<ProfileFirer, "fire">; approvals: Approvals },
   profile: string,
   event: string,
   input: ProfileFireInput,
@@ -486,7 +486,8 @@ export async function fireWithApproval(
   const a = asked as { hook?: unknown; prompt?: unknown; options?: unknown; default?: unknown; timeout_s?: unknown };
   const data = (input.input as { data?: { session_id?: unknown } } | null)?.data;
   const session = input.session ?? (typeof data?.session_id === "string" ? data.session_id : "");
-  const owner = session === "" ? (input.principal?.id ?? null) : (firer.ownerOf("amplifier", session) ?? input.principal?.id ?? null);
+  // Implicit sessions are per owner (fire-profile.ts): the session that asked is the sender's own.
+  const owner = input.principal?.id ?? null;
   const approval = await approvals.request({
     profile: "amplifier",
     event,
