@@ -55,7 +55,8 @@ export interface TenantServer {
   close(): Promise<void>;
 }
 
-export async function startTenantServer(options: { maxSessionsPerOwner?: number; bodyBytes?: number } = {}): Promise<TenantServer> {
+/** `bundles`: installed after the tenant probe (event-profile bundles for the profile-boundary scenarios). */
+export async function startTenantServer(options: { maxSessionsPerOwner?: number; bodyBytes?: number; bundles?: readonly BundleSource[] } = {}): Promise<TenantServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "vcp-tenants-"));
   let runtime: Runtime | undefined;
   try {
@@ -68,6 +69,7 @@ export async function startTenantServer(options: { maxSessionsPerOwner?: number;
       sandbox: { threads: 1 },
     });
     await runtime.bundles.install(TENANT_BUNDLE);
+    for (const bundle of options.bundles ?? []) await runtime.bundles.install(bundle);
     const server = await createServer({
       runtime,
       settings: {
