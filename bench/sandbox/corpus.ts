@@ -80,8 +80,9 @@ export interface ProfileAttack {
   input: Record<string, unknown>;
   matcher: string | null;
   sequential: boolean;
-  /** repo-yaml `blocking` (PROFILES §8.8). */
+  /** repo-yaml `blocking` and `match` filters (PROFILES §8.8). */
   blocking: boolean;
+  match: Record<string, unknown> | null;
   /** Install the profile's well-behaved companion hook on the same event; it must run `ok` after the attack. */
   companion: boolean;
   /** Keys (dotted paths) of the native answer, each deep-equal to the value given. */
@@ -236,6 +237,7 @@ function parseProfile(p: Record<string, any>, fail: (why: string) => never): Pro
     matcher: typeof p["matcher"] === "string" ? p["matcher"] : null,
     sequential: p["sequential"] === true,
     blocking: p["blocking"] === true,
+    match: typeof p["match"] === "object" && p["match"] !== null ? (expand(p["match"]) as Record<string, unknown>) : null,
     companion: p["companion"] === true,
     native: (expand(e["native"] ?? {}) as Record<string, unknown>),
     nativeMatches: matches,
@@ -256,8 +258,10 @@ export function expand(value: unknown): unknown {
     return String(o["prefix"] ?? "") + unit.repeat(count) + String(o["suffix"] ?? "");
   }
   if (Array.isArray(o["range"]) && keys.length === 1) {
-    const [prefix, count] = o["range"] as [string, number];
-    return Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+    const [prefix, count] = o["range"] as [unknown, number];
+    // The prefix may itself be a compact form (`{"range": [{"repeat": ["a", 200]}, 3]}`).
+    const text = String(expand(prefix));
+    return Array.from({ length: count }, (_, i) => `${text}${i}`);
   }
   if (typeof o["nest"] === "number" && "leaf" in o && keys.length === 2) {
     let p: unknown = expand(o["leaf"]);

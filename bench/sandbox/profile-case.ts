@@ -79,6 +79,7 @@ export function profileAttackBundle(c: CorpusCase, code: string, names: { bundle
           ...(p.matcher !== null ? { matcher: p.matcher } : {}),
           ...(p.sequential ? { sequential: true } : {}),
           ...(p.blocking ? { blocking: true } : {}),
+          ...(p.match !== null ? { match: p.match } : {}),
           ...(c.hook.condition !== null ? { condition: c.hook.condition } : {}),
         },
       ],
