@@ -88,7 +88,7 @@ export const ERROR_CODES = {
   // another client's approval answers exactly as an unknown id: ids never leak
   APPROVAL_NOT_FOUND: { status: 404, description: "No approval of that id is visible to the caller (never asked, forgotten after approvals.retain_decided, or another client's)." },
   APPROVAL_DECIDED: { status: 409, description: "The approval was already decided, is being decided by another request, or expired; the first decision (or the timeout's default) stands." },
-  APPROVAL_LIMIT: { status: 429, description: "The session (approvals.max_pending_per_session) or the runtime (approvals.max_pending) already has as many pending approvals as allowed; nothing was asked." },
+  APPROVAL_LIMIT: { status: 429, description: "The session (approvals.max_pending_per_session), the client (approvals.max_pending_per_client) or the runtime (approvals.max_pending) already has as many pending approvals as allowed; nothing was asked." },
   // ── the command lane (PROFILES §6): refusals at install are trust/deployment decisions ──
   EXEC_DISABLED: { status: 403, description: "A bundle carries an exec hook (command lane, PROFILES §6) and the deployment has exec.enabled off." },
   EXEC_NOT_ALLOWED: { status: 403, description: "An exec hook came from a bundle that is not signed with trust system (or from a session registration); details name the hook and the trust." },

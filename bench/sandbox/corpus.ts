@@ -30,10 +30,16 @@ export const CATEGORIES = [
   "result-tampering",
   "cross-call",
   "predicate-dos",
+  "profile-hooks",
 ] as const;
 export type Category = (typeof CATEGORIES)[number];
 
-export const OUTCOMES = ["ok", "skipped_predicate", "timeout", "error", "invalid_result", "capability_denied", "crashed"] as const;
+export const OUTCOMES = [
+  "ok", "skipped_predicate", "timeout", "error", "invalid_result", "capability_denied", "crashed",
+  // Event-profile chains only (PROFILES §2): a matcher that did not match, a hook cut at (or never run
+  // for lack of) its event class's chain deadline.
+  "skipped_matcher", "deadline_exceeded", "deadline_exhausted",
+] as const;
 export type ExpectedOutcome = (typeof OUTCOMES)[number];
 export type Recycled = "none" | "isolate" | "process";
 type HookTypeName = "pre_inject" | "post_select" | "on_conflict" | "on_violation" | "periodic";
@@ -62,12 +68,42 @@ export interface InstallErrorExpectation {
   recycled: Recycled;
 }
 
+/**
+ * An attack through an event profile (`profile` in the metadata, README "Profile cases"): the action
+ * speaks the profile's native protocol and the chain is fired with `runtime.fireProfile`.
+ */
+export interface ProfileAttack {
+  /** Profile name as a manifest and the route say it: `gemini-cli`, `claude-code`, `amplifier`, … */
+  id: string;
+  event: string;
+  /** Native input, merged over the profile's default input for the event (fixtures.ts). */
+  input: Record<string, unknown>;
+  matcher: string | null;
+  sequential: boolean;
+  /** repo-yaml `blocking` and `match` filters (PROFILES §8.8). */
+  blocking: boolean;
+  match: Record<string, unknown> | null;
+  /** Install the profile's well-behaved companion hook on the same event; it must run `ok` after the attack. */
+  companion: boolean;
+  /** Keys (dotted paths) of the native answer, each deep-equal to the value given. */
+  native: Record<string, unknown>;
+  /** Keys (dotted paths) of the native answer whose JSON text must match the expression. */
+  nativeMatches: Record<string, RegExp>;
+  /** Dotted paths that must be absent from the native answer. */
+  nativeAbsent: string[];
+  exitCode: number | null;
+  /** Cap on the JSON size of the native answer (what the agent has to read). */
+  maxNativeBytes: number;
+}
+
 export interface CorpusCase {
   id: string;
   category: Category;
   title: string;
   file: string;
-  hook: { type: HookTypeName; timeout_ms: number; trust: "system" | "deployment" | "session"; condition: unknown; fail_closed: boolean };
+  /** `type` is null for a profile case (its event is `profile.event`). */
+  hook: { type: HookTypeName | null; timeout_ms: number; trust: "system" | "deployment" | "session"; condition: unknown; fail_closed: boolean };
+  profile: ProfileAttack | null;
   isolation: "shared" | "per_session";
   calls: number;
   sessions: string[];
@@ -119,7 +155,9 @@ export function parseCase(file: string, directory: string): CorpusCase {
   }
   if (typeof meta["title"] !== "string" || meta["title"].length === 0) fail("title is required");
   const hook = meta["hook"] ?? fail("hook is required");
-  if (!HOOK_TYPES.has(hook.type)) fail(`hook.type must be one of ${[...HOOK_TYPES].join(", ")} (on_transition is the canary's)`);
+  const profile = meta["profile"] === undefined ? null : parseProfile(meta["profile"], fail);
+  if (profile === null && !HOOK_TYPES.has(hook.type)) fail(`hook.type must be one of ${[...HOOK_TYPES].join(", ")} (on_transition is the canary's)`);
+  if (profile !== null && hook.type !== undefined) fail("a profile case names its event in profile.event, not hook.type");
   if (!Number.isInteger(hook.timeout_ms)) fail("hook.timeout_ms must be an integer");
   if (!["system", "deployment", "session"].includes(hook.trust)) fail("hook.trust must be system, deployment or session");
   if (!("condition" in hook)) fail("hook.condition is required (null for none)");
@@ -160,18 +198,52 @@ export function parseCase(file: string, directory: string): CorpusCase {
     title: meta["title"],
     file,
     hook: {
-      type: hook.type,
+      type: profile === null ? hook.type : null,
       timeout_ms: hook.timeout_ms,
       trust: hook.trust,
       condition: expand(hook.condition),
       fail_closed: hook.fail_closed === true,
     },
+    profile,
     isolation: meta["isolation"] === "per_session" ? "per_session" : "shared",
     calls,
     sessions,
     input: (expand(meta["input"] ?? {}) as CorpusCase["input"]),
     networkProbe: meta["network_probe"] === true,
     expect: expectation,
+  };
+}
+
+const PROFILE_IDS = new Set(["gemini-cli", "llxprt", "claude-code", "amplifier", "ai-memory", "repo-yaml"]);
+
+function parseProfile(p: Record<string, any>, fail: (why: string) => never): ProfileAttack {
+  if (typeof p !== "object" || p === null) fail("profile must be an object");
+  if (!PROFILE_IDS.has(p["id"])) fail(`profile.id must be one of ${[...PROFILE_IDS].join(", ")}`);
+  if (typeof p["event"] !== "string" || p["event"] === "") fail("profile.event is required");
+  const input = expand(p["input"] ?? {});
+  if (typeof input !== "object" || input === null || Array.isArray(input)) fail("profile.input must be an object");
+  const e = p["expect"] ?? {};
+  const matches: Record<string, RegExp> = {};
+  for (const [k, v] of Object.entries((e["native_matches"] ?? {}) as Record<string, unknown>)) {
+    if (typeof v !== "string") fail(`profile.expect.native_matches.${k} must be a regular expression string`);
+    matches[k] = new RegExp(v as string);
+  }
+  const absent: unknown = e["native_absent"] ?? [];
+  if (!Array.isArray(absent) || absent.some((a) => typeof a !== "string")) fail("profile.expect.native_absent must be a list of paths");
+  return {
+    id: p["id"],
+    event: p["event"],
+    input: input as Record<string, unknown>,
+    matcher: typeof p["matcher"] === "string" ? p["matcher"] : null,
+    sequential: p["sequential"] === true,
+    blocking: p["blocking"] === true,
+    match: typeof p["match"] === "object" && p["match"] !== null ? (expand(p["match"]) as Record<string, unknown>) : null,
+    companion: p["companion"] === true,
+    native: (expand(e["native"] ?? {}) as Record<string, unknown>),
+    nativeMatches: matches,
+    nativeAbsent: absent as string[],
+    exitCode: typeof e["exit_code"] === "number" ? e["exit_code"] : null,
+    maxNativeBytes: typeof e["max_native_bytes"] === "number" ? e["max_native_bytes"] : 65_536,
   };
 }
 
@@ -186,8 +258,10 @@ export function expand(value: unknown): unknown {
     return String(o["prefix"] ?? "") + unit.repeat(count) + String(o["suffix"] ?? "");
   }
   if (Array.isArray(o["range"]) && keys.length === 1) {
-    const [prefix, count] = o["range"] as [string, number];
-    return Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+    const [prefix, count] = o["range"] as [unknown, number];
+    // The prefix may itself be a compact form (`{"range": [{"repeat": ["a", 200]}, 3]}`).
+    const text = String(expand(prefix));
+    return Array.from({ length: count }, (_, i) => `${text}${i}`);
   }
   if (typeof o["nest"] === "number" && "leaf" in o && keys.length === 2) {
     let p: unknown = expand(o["leaf"]);

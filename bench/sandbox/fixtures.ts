@@ -10,6 +10,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { BundleSource, ChainResult, FireInput, Runtime, RuntimeOptions } from "../../src/index.js";
 import { buildGuestText } from "../lib/guest-build.js";
 import type { CorpusCase } from "./corpus.js";
+import { profileAttackBundle } from "./profile-case.js";
 
 export const RUNTIME_OPTIONS = {
   sandbox: {
@@ -51,11 +52,12 @@ export function attackInput(c: CorpusCase, call: number, probeUrl: string): Fire
     session: { id: c.sessions[call] ?? `s-${c.id}` },
     context,
     constitution: (c.input.constitution ?? structuredClone(CONSTITUTION)) as FireInput["constitution"],
-    event: (c.input.event ?? structuredClone(EVENTS[c.hook.type])) as never,
+    event: (c.input.event ?? structuredClone(EVENTS[c.hook.type ?? "pre_inject"])) as never,
   };
 }
 
 export function attackBundle(c: CorpusCase, code: string): BundleSource {
+  if (c.profile !== null) return profileAttackBundle(c, code, { bundle: attackBundleName(c), hook: attackHookName(c), memoryMb: BUNDLE_MEMORY_MB });
   return {
     manifest: {
       bundle: attackBundleName(c),
@@ -66,7 +68,7 @@ export function attackBundle(c: CorpusCase, code: string): BundleSource {
       hooks: [
         {
           name: attackHookName(c),
-          type: c.hook.type,
+          type: c.hook.type!,
           action: "action",
           priority: 50,
           timeout_ms: c.hook.timeout_ms,

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createRuntime, type BundleSource, type Runtime } from "../../src/index.js";
+import { createRuntime, type BundleSource, type Runtime, type RuntimeOptions } from "../../src/index.js";
 import { createServer, type VcpServer } from "../../src/server/index.js";
 
 export const TENANT_TOKENS = {
@@ -55,7 +55,8 @@ export interface TenantServer {
   close(): Promise<void>;
 }
 
-export async function startTenantServer(options: { maxSessionsPerOwner?: number; bodyBytes?: number } = {}): Promise<TenantServer> {
+/** `bundles`: installed after the tenant probe (event-profile bundles for the profile-boundary scenarios). */
+export async function startTenantServer(options: { maxSessionsPerOwner?: number; bodyBytes?: number; bundles?: readonly BundleSource[]; approvals?: RuntimeOptions["approvals"] } = {}): Promise<TenantServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "vcp-tenants-"));
   let runtime: Runtime | undefined;
   try {
@@ -65,9 +66,11 @@ export async function startTenantServer(options: { maxSessionsPerOwner?: number;
       sessionHookAllowlist: ["tenant-probe/watch"],
       registrationsPerMinute: 10_000,
       ...(options.maxSessionsPerOwner !== undefined ? { maxSessionsPerOwner: options.maxSessionsPerOwner } : {}),
+      ...(options.approvals !== undefined ? { approvals: options.approvals } : {}),
       sandbox: { threads: 1 },
     });
     await runtime.bundles.install(TENANT_BUNDLE);
+    for (const bundle of options.bundles ?? []) await runtime.bundles.install(bundle);
     const server = await createServer({
       runtime,
       settings: {

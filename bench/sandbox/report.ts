@@ -29,6 +29,8 @@ export const REPORT_CATEGORIES = [
   { id: "predicate-dos", title: "Predicate DoS" },
   { id: "tenant-isolation", title: "Tenant isolation" },
   { id: "attribution", title: "Attribution" },
+  { id: "profile-hooks", title: "Profile hooks" },
+  { id: "profile-boundary", title: "Profile boundary" },
 ] as const;
 export type ReportCategory = (typeof REPORT_CATEGORIES)[number]["id"];
 

@@ -7,12 +7,13 @@
  * the sandbox; nothing here imports or evaluates them.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { ChainResult, HookExecution, Runtime } from "../../src/index.js";
+import type { ChainResult, HookExecution, ProfileFireResult, Runtime } from "../../src/index.js";
 import { buildGuestFile } from "../lib/guest-build.js";
 import { nowNs } from "../lib/stats.js";
 import type { CorpusCase } from "./corpus.js";
 import { attackBundle, attackBundleName, attackHookName, attackInput, checkWellBehaved, wellBehavedInput } from "./fixtures.js";
 import type { BackgroundLoad } from "./load.js";
+import { checkProfileAttack, companionBundleName, installCompanion, profileAttackInput } from "./profile-case.js";
 import type { CaseObserved, CaseReport, CaseWindow, RecycleKind, ReportCategory, WindowStats } from "./report.js";
 
 export interface CaseEnv {
@@ -138,6 +139,7 @@ export async function runCorpusCase(env: CaseEnv, c: CorpusCase): Promise<{ repo
     notes.push("background load paused: the case needs its calls on the same worker's isolate");
   }
   load.reset();
+  if (c.profile?.companion === true) await withDeadline(installCompanion(runtime, c.profile), 30_000, `install the ${c.profile.id} companion`);
   const windowStart = nowNs();
   let attackStart = windowStart;
   let installed = false;
@@ -180,14 +182,36 @@ export async function runCorpusCase(env: CaseEnv, c: CorpusCase): Promise<{ repo
         observed.error_class = classifyError(null, observed.error, observed.install_error);
         reasons.push(`install refused (${observed.install_error}), expected the attack to run`);
       }
-      if (info !== undefined) {
+      if (info !== undefined && c.profile !== null) {
+        // A profile case: the attack (and the companion after it) on one native event.
+        let out: ProfileFireResult | undefined;
+        for (let call = 0; call < c.calls; call++) {
+          attackStart = nowNs();
+          out = await withDeadline(runtime.fireProfile(c.profile.id, c.profile.event, { input: profileAttackInput(c, call) }), e.maxFireMs + 10_000, `fire #${call + 1} of ${c.id}`);
+          regainedMs = Number(nowNs() - attackStart) / 1e6;
+        }
+        if (out === undefined) throw new Error("no call was made");
+        observed.chain_status = out.result.status;
+        const checked = checkProfileAttack(c, out, attackBundleName(c), attackHookName(c));
+        reasons.push(...checked.reasons);
+        const hook = checked.hook;
+        if (hook !== undefined) {
+          observed.outcome = hook.outcome;
+          observed.status = hook.status;
+          observed.error = truncate(hook.error);
+          observed.error_class = classifyError(hook.outcome, hook.error);
+          observed.duration_ms = hook.duration_ms;
+          if (e.outcome === "crashed" && !runtime.status().sandbox.quarantined.includes(info.digest)) reasons.push("crashed but the bundle was not quarantined");
+        }
+        if (regainedMs !== null && regainedMs > e.maxFireMs) reasons.push(`host regained control after ${regainedMs.toFixed(0)} ms, cap ${e.maxFireMs} ms`);
+      } else if (info !== undefined) {
         let result: ChainResult | undefined;
         let input = attackInput(c, 0, env.probe.url);
         for (let call = 0; call < c.calls; call++) {
           input = attackInput(c, call, env.probe.url);
           const sentContext = structuredClone(input.context);
           attackStart = nowNs();
-          result = await withDeadline(runtime.fire(c.hook.type, input), e.maxFireMs + 10_000, `fire #${call + 1} of ${c.id}`);
+          result = await withDeadline(runtime.fire(c.hook.type!, input), e.maxFireMs + 10_000, `fire #${call + 1} of ${c.id}`);
           regainedMs = Number(nowNs() - attackStart) / 1e6;
           input.context = sentContext;
         }
@@ -276,6 +300,11 @@ export async function runCorpusCase(env: CaseEnv, c: CorpusCase): Promise<{ repo
     }
   }
   if (!wedged && runtime.bundles.get(attackBundleName(c)) !== undefined) reasons.push("the attack bundle is still installed");
+  if (!wedged && c.profile?.companion === true) {
+    await withDeadline(runtime.bundles.remove(companionBundleName(c.profile.id)), 15_000, "remove the companion").catch((err: unknown) => {
+      reasons.push(`the companion could not be removed: ${(err as Error).message}`);
+    });
+  }
 
   const recycle = inferRecycle(observed.outcome, observed.error, restarts);
   const report: CaseReport = {

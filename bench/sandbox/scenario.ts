@@ -13,7 +13,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /** Report categories only scenarios fill (see REPORT_CATEGORIES in ./report.ts). */
-export const SCENARIO_CATEGORIES = ["tenant-isolation", "attribution"] as const;
+export const SCENARIO_CATEGORIES = ["tenant-isolation", "attribution", "profile-boundary"] as const;
 export type ScenarioCategory = (typeof SCENARIO_CATEGORIES)[number];
 
 export interface ScenarioOutcome {

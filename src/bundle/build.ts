@@ -16,9 +16,10 @@
  * with --no-node-snapshot, else in a short-lived sandbox process).
  */
 import { build, type BuildFailure, type BuildOptions as EsbuildOptions, type Message, type Plugin } from "esbuild";
+import { realpathSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { isBuiltin } from "node:module";
-import { isAbsolute, normalize, resolve } from "node:path";
+import { isAbsolute, normalize, resolve, sep } from "node:path";
 import { VcpError } from "../errors.js";
 import type { BundleCode } from "../sandbox-host/types.js";
 import { createArtifact, DEFAULT_MAX_CODE_BYTES, type VcpArtifact } from "./artifact.js";
@@ -91,6 +92,12 @@ export interface GeneratedSource {
   entry: string;
   /** The entry's file name as messages and the bundle show it, e.g. `(repo-yaml entry).ts`. */
   entryName: string;
+  /**
+   * Every file the build reads must lie inside the directory (symlinks resolved): for sources from an
+   * untrusted place (`build --from repo-yaml` of a cloned repository), whose modules could otherwise
+   * import `../../../home/me/.config/…/credentials.json` and carry the builder's files into the bundle.
+   */
+  confined?: boolean;
 }
 
 export interface BuildResult {
@@ -132,7 +139,7 @@ export async function buildBundle(dir: string, options: BuildOptions = {}): Prom
   // run pinned scripts through the command lane, never the sandbox.
   if (!hasActionHooks(manifest)) return { artifact: createArtifact(manifest, ""), warnings: [] };
   const entry = generated !== undefined ? generated.entryName : await checkEntry(dir, root, manifest);
-  const { code, warnings } = await bundleCode(dir, root, entry, generated?.entry);
+  const { code, warnings } = await bundleCode(dir, root, entry, generated?.entry, generated?.confined === true);
 
   const size = Buffer.byteLength(code, "utf8");
   if (size > maxCodeBytes) {
@@ -154,7 +161,7 @@ export async function buildBundle(dir: string, options: BuildOptions = {}): Prom
   const callable = new Set(exports);
   const broken = manifest.hooks.filter((h): h is typeof h & { action: string } => h.action !== undefined && !callable.has(h.action));
   if (broken.length > 0) {
-    const all = await exportNames(root, entry, generated?.entry).catch(() => [] as string[]);
+    const all = await exportNames(root, entry, generated?.entry, generated?.confined === true).catch(() => [] as string[]);
     const problems = broken.map((h) => ({
       hook: h.name,
       action: h.action,
@@ -190,14 +197,14 @@ function entryOptions(root: string, entry: string, contents: string | undefined)
   return { stdin: { contents, resolveDir: root, sourcefile: entry, loader: "ts" } };
 }
 
-async function bundleCode(dir: string, root: string, entry: string, contents?: string): Promise<{ code: string; warnings: string[] }> {
+async function bundleCode(dir: string, root: string, entry: string, contents?: string, confined = false): Promise<{ code: string; warnings: string[] }> {
   let result;
   try {
     result = await build({
       ...ESBUILD_OPTIONS,
       absWorkingDir: root,
       ...entryOptions(root, entry, contents),
-      plugins: [importGuard()],
+      plugins: [importGuard(confined ? realpathSync(root) : undefined)],
     });
   } catch (err) {
     const failure = err as Partial<BuildFailure>;
@@ -250,7 +257,8 @@ function packageName(spec: string): string {
   return spec.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] ?? spec);
 }
 
-function importGuard(): Plugin {
+/** `confinedTo`: a real directory path every loaded file must lie inside (see {@link GeneratedSource.confined}). */
+function importGuard(confinedTo?: string): Plugin {
   return {
     name: "vcp-import-guard",
     setup(b) {
@@ -259,6 +267,20 @@ function importGuard(): Plugin {
         if (args.kind === "entry-point") return undefined;
         const rule = refuseImport(args.path);
         if (rule === undefined) return undefined;
+        return { errors: [{ text: rule, detail: { import: args.path, rule } }] };
+      });
+      if (confinedTo === undefined) return;
+      // Every file esbuild is about to read, whatever import (or symlink) led to it.
+      b.onLoad({ filter: /.*/, namespace: "file" }, (args) => {
+        let real: string;
+        try {
+          real = realpathSync(args.path);
+        } catch {
+          real = args.path;
+        }
+        // SECURITY: an untrusted directory's modules must not read the builder's files into the bundle.
+        if (real === confinedTo || real.startsWith(confinedTo + sep)) return undefined;
+        const rule = `reads ${real}, outside ${confinedTo}: a build from an untrusted directory may only import files inside it`;
         return { errors: [{ text: rule, detail: { import: args.path, rule } }] };
       });
     },
@@ -285,9 +307,9 @@ function formatProblem(p: BuildProblem): string {
 }
 
 /** All export names of the entry (functions or not), for the ACTION_NOT_CALLABLE message. */
-async function exportNames(root: string, entry: string, contents?: string): Promise<string[]> {
+async function exportNames(root: string, entry: string, contents?: string, confined = false): Promise<string[]> {
   const { globalName: _globalName, ...options } = ESBUILD_OPTIONS;
-  const result = await build({ ...options, format: "esm", metafile: true, absWorkingDir: root, ...entryOptions(root, entry, contents), plugins: [importGuard()] });
+  const result = await build({ ...options, format: "esm", metafile: true, absWorkingDir: root, ...entryOptions(root, entry, contents), plugins: [importGuard(confined ? realpathSync(root) : undefined)] });
   return Object.values(result.metafile?.outputs ?? {}).flatMap((o) => o.exports);
 }
 

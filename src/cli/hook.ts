@@ -84,7 +84,7 @@ class AdapterError extends Error {}
 /** The server's answer as the agent expects it (PROFILES §5). */
 export function renderAnswer(dialect: Dialect, answer: RouteAnswer): Rendered {
   const stderr = typeof answer.stderr === "string" && answer.stderr !== "" ? line(answer.stderr, true) : "";
-  const json = JSON.stringify(answer.native);
+  const json = jsonLine(answer.native);
   switch (dialect) {
     case "gemini":
     case "llxprt":
@@ -101,23 +101,34 @@ export function renderAnswer(dialect: Dialect, answer: RouteAnswer): Rendered {
   }
 }
 
+/**
+ * One line of JSON for the agent's stdout. JSON.stringify escapes every character below U+0020 but
+ * leaves NEL (U+0085) and the Unicode line and paragraph separators raw: valid JSON, yet a line break
+ * to readers that split on them (Python's `str.splitlines`), which would cut a decision line — an
+ * ai-memory daemon reads one NDJSON line per decision — in two. Escaped, the JSON value is the same.
+ */
+export function jsonLine(value: unknown): string {
+  // SECURITY: hook text (reasons, messages) must not be able to split the answer line.
+  return JSON.stringify(value).replace(/[\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** What `--on-error` makes of a failure (PROFILES §5, §8.11). `daemon`: a line is owed for every envelope. */
 export function renderFailure(dialect: Dialect, mode: OnError, why: string, daemon = false): Rendered {
   const reason = `vcp-hooks unavailable: ${why}`;
   if (mode === "allow") {
-    return { stdout: dialect === "ai-memory" && daemon ? `${JSON.stringify({ action: "allow" })}\n` : "", stderr: "", exitCode: 0 };
+    return { stdout: dialect === "ai-memory" && daemon ? `${jsonLine({ action: "allow" })}\n` : "", stderr: "", exitCode: 0 };
   }
   if (mode === "block") {
-    if (dialect === "ai-memory") return { stdout: `${JSON.stringify({ action: "deny", reason, code: 503 })}\n`, stderr: line(`vcp-hooks hook: ${why}`), exitCode: 0 };
+    if (dialect === "ai-memory") return { stdout: `${jsonLine({ action: "deny", reason, code: 503 })}\n`, stderr: line(`vcp-hooks hook: ${why}`), exitCode: 0 };
     if (dialect === "repo-yaml") {
-      return { stdout: `${JSON.stringify({ error: "blocked_by_policy", logs: [{ level: "error", message: reason }] })}\n`, stderr: line(`vcp-hooks hook: ${why}`), exitCode: 2 };
+      return { stdout: `${jsonLine({ error: "blocked_by_policy", logs: [{ level: "error", message: reason }] })}\n`, stderr: line(`vcp-hooks hook: ${why}`), exitCode: 2 };
     }
     // gemini/llxprt: exit 2 with the reason on stderr = deny with that reason; Claude: exit 2 = block.
     return { stdout: "", stderr: line(reason), exitCode: 2 };
   }
   // warn: the agent's own non-blocking error (exit 1 + stderr). A daemon owes a line: an action ai-memory
   // does not know is a hook error, so ai-memory's own fail_mode decides, as for exit 1.
-  if (dialect === "ai-memory" && daemon) return { stdout: `${JSON.stringify({ action: "error", reason })}\n`, stderr: line(`vcp-hooks hook: ${why}`), exitCode: 1 };
+  if (dialect === "ai-memory" && daemon) return { stdout: `${jsonLine({ action: "error", reason })}\n`, stderr: line(`vcp-hooks hook: ${why}`), exitCode: 1 };
   return { stdout: "", stderr: line(`vcp-hooks hook: ${why} (on-error=warn)`), exitCode: 1 };
 }
 
@@ -356,7 +367,9 @@ function record(dir: string, opts: HookOptions, event: string, input: unknown, a
       rendered: { stdout: rendered.stdout, exit_code: rendered.exitCode },
       ...(error !== undefined ? { error } : {}),
     };
-    writeFileSync(`${file}.tmp`, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 });
+    // SECURITY: 'wx' (O_CREAT|O_EXCL) never follows or reuses an entry someone planted under this name
+    // (a symlink in a shared --record directory would otherwise redirect the write anywhere).
+    writeFileSync(`${file}.tmp`, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600, flag: "wx" });
     renameSync(`${file}.tmp`, file);
   } catch (err) {
     // A recording failure never changes the agent's answer.

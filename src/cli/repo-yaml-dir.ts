@@ -18,6 +18,9 @@ export interface RepoYamlBundleOptions {
   trust: string;
 }
 
+/** Largest `.system/hooks/*.yaml` file read: a hook definition is a few hundred bytes. */
+export const MAX_HOOK_FILE_BYTES = 256 * 1024;
+
 function fail(file: string, field: string, rule: string): never {
   throw new VcpError("BUILD_FAILED", `${file}: ${field}: ${rule}`, { file, field, rule });
 }
@@ -38,11 +41,21 @@ export async function readRepoYamlDir(dir: string): Promise<RepoYamlBuild> {
   const files: RepoYamlFile[] = [];
   for (const name of names) {
     const path = join(dir, name);
+    // SECURITY: the size limit applies before the file is read or parsed (the directory may be hostile).
+    const size = (await stat(path)).size;
+    if (size > MAX_HOOK_FILE_BYTES) fail(path, "(file)", `is ${size} bytes; a hook file may be at most ${MAX_HOOK_FILE_BYTES} bytes`);
     const doc = parseDocument(await readFile(path, "utf8"), { prettyErrors: false });
     const error = doc.errors[0];
     if (error !== undefined) fail(path, "(yaml)", `not valid YAML: ${error.message.split("\n")[0]}`);
+    let value: unknown;
+    try {
+      // The yaml library refuses alias expansion past its maxAliasCount ("billion laughs").
+      value = doc.toJS();
+    } catch (err) {
+      fail(path, "(yaml)", `cannot be read: ${(err as Error).message.split("\n")[0]}`);
+    }
     // The path, not the bare name, so messages name the file; the sort order is the same (one directory).
-    files.push({ name: path, doc: doc.toJS() });
+    files.push({ name: path, doc: value });
   }
   return buildFromRepoYaml(files);
 }
@@ -97,6 +110,8 @@ export async function repoYamlSource(dir: string, build: RepoYamlBuild, options:
     manifestFile: dir,
     entry: `${lines.join("\n")}\n`,
     entryName: "(repo-yaml entry).ts",
+    // SECURITY: a repository's hooks directory is untrusted: its modules may import only files inside it.
+    confined: true,
     origins,
   };
 }

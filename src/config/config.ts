@@ -83,11 +83,12 @@ export const ConfigSchema = z
       .object({
         max_pending_per_session: z.number().int().min(1).max(10_000).default(64),
         max_pending: z.number().int().min(1).max(1_000_000).default(4096),
+        max_pending_per_client: z.number().int().min(1).max(1_000_000).default(256),
         max_timeout_s: z.number().int().min(1).max(86_400).default(3600),
         retain_decided: z.number().int().min(1).max(1_000_000).default(1024),
       })
       .strict()
-      .default({ max_pending_per_session: 64, max_pending: 4096, max_timeout_s: 3600, retain_decided: 1024 }),
+      .default({ max_pending_per_session: 64, max_pending: 4096, max_pending_per_client: 256, max_timeout_s: 3600, retain_decided: 1024 }),
     chain_deadline_ms: z.partialRecord(z.enum(HOOK_TYPES), z.number().int().min(1).max(300_000)).default({}),
     cascade: z.object({ disable_failing_hooks: z.boolean().default(false) }).strict().default({ disable_failing_hooks: false }),
     audit: z

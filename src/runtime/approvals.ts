@@ -64,13 +64,19 @@ export interface ApprovalLimits {
   maxPendingPerSession: number;
   /** Pending approvals in the whole runtime. Default 4096. */
   maxPending: number;
+  /**
+   * Pending approvals of one client principal, over all its sessions. Default 256. Without it one
+   * client (100 sessions × 64) could take the whole runtime's `maxPending` and every other client's
+   * ask would be refused — a refusal its agent adapter may turn into a fail-open.
+   */
+  maxPendingPerClient: number;
   /** Cap on a hook's `approval_timeout`, seconds. Default 3600. */
   maxTimeoutS: number;
   /** Decided and expired approvals kept for reading (oldest forgotten first). Default 1024. */
   retainDecided: number;
 }
 
-export const DEFAULT_APPROVAL_LIMITS: Readonly<ApprovalLimits> = Object.freeze({ maxPendingPerSession: 64, maxPending: 4096, maxTimeoutS: 3600, retainDecided: 1024 });
+export const DEFAULT_APPROVAL_LIMITS: Readonly<ApprovalLimits> = Object.freeze({ maxPendingPerSession: 64, maxPending: 4096, maxPendingPerClient: 256, maxTimeoutS: 3600, retainDecided: 1024 });
 
 /** What a profile answer asks (the fold's `approval` plus where the chain ran). */
 export interface ApprovalAsk {
@@ -147,6 +153,7 @@ export function createApprovals(deps: Deps) {
   const limits: ApprovalLimits = {
     maxPendingPerSession: positiveInt(deps.limits?.maxPendingPerSession, DEFAULT_APPROVAL_LIMITS.maxPendingPerSession, "max_pending_per_session"),
     maxPending: positiveInt(deps.limits?.maxPending, DEFAULT_APPROVAL_LIMITS.maxPending, "max_pending"),
+    maxPendingPerClient: positiveInt(deps.limits?.maxPendingPerClient, DEFAULT_APPROVAL_LIMITS.maxPendingPerClient, "max_pending_per_client"),
     maxTimeoutS: positiveInt(deps.limits?.maxTimeoutS, DEFAULT_APPROVAL_LIMITS.maxTimeoutS, "max_timeout_s"),
     retainDecided: positiveInt(deps.limits?.retainDecided, DEFAULT_APPROVAL_LIMITS.retainDecided, "retain_decided"),
   };
@@ -154,6 +161,8 @@ export function createApprovals(deps: Deps) {
   /** Decided ids, oldest first: forgotten beyond `retainDecided`. */
   const decided: string[] = [];
   const pendingBySession = new Map<string, number>();
+  /** Pending approvals per client principal (the embedding application's, owner null, are not counted). */
+  const pendingByOwner = new Map<string, number>();
   let pending = 0;
   /** "allow always" per session (owner-scoped key) → the `hook:prompt` keys it granted. */
   const allowAlways = new Map<string, Set<string>>();
@@ -215,6 +224,12 @@ export function createApprovals(deps: Deps) {
     const left = (pendingBySession.get(key) ?? 1) - 1;
     if (left <= 0) pendingBySession.delete(key);
     else pendingBySession.set(key, left);
+    const owner = entry.view.owner;
+    if (owner !== null) {
+      const mine = (pendingByOwner.get(owner) ?? 1) - 1;
+      if (mine <= 0) pendingByOwner.delete(owner);
+      else pendingByOwner.set(owner, mine);
+    }
     if (entry.timer !== undefined) clearTimeout(entry.timer);
     decided.push(entry.view.id);
     while (decided.length > limits.retainDecided) entries.delete(decided.shift()!);
@@ -261,6 +276,11 @@ export function createApprovals(deps: Deps) {
         if (inSession >= limits.maxPendingPerSession) {
           throw new VcpError("APPROVAL_LIMIT", `session '${ask.session}' already has ${inSession} pending approvals (approvals.max_pending_per_session ${limits.maxPendingPerSession}); decide or let them expire first`, { session: ask.session, limit: limits.maxPendingPerSession, scope: "session" });
         }
+        // SECURITY: one client's asks cannot take the whole runtime's pool from the others.
+        const ofOwner = ask.owner === null ? 0 : (pendingByOwner.get(ask.owner) ?? 0);
+        if (ask.owner !== null && ofOwner >= limits.maxPendingPerClient) {
+          throw new VcpError("APPROVAL_LIMIT", `principal '${ask.owner}' already has ${ofOwner} pending approvals (approvals.max_pending_per_client ${limits.maxPendingPerClient}); decide or let them expire first`, { owner: ask.owner, limit: limits.maxPendingPerClient, scope: "client" });
+        }
         if (pending >= limits.maxPending) {
           throw new VcpError("APPROVAL_LIMIT", `the runtime already has ${pending} pending approvals (approvals.max_pending ${limits.maxPending})`, { limit: limits.maxPending, scope: "runtime" });
         }
@@ -303,6 +323,7 @@ export function createApprovals(deps: Deps) {
       entries.set(view.id, entry);
       pending++;
       pendingBySession.set(key, (pendingBySession.get(key) ?? 0) + 1);
+      if (ask.owner !== null) pendingByOwner.set(ask.owner, (pendingByOwner.get(ask.owner) ?? 0) + 1);
       try {
         await auditRecord("approval_request", view);
       } catch (err) {
@@ -474,7 +495,7 @@ export function askingHook(out: ProfileFireResult, fallback: string): string {
  * ```
  */
 export async function fireWithApproval(
-  deps: { firer: Pick<ProfileFirer, "fire" | "ownerOf">; approvals: Approvals },
+  deps: { firer: Pick<ProfileFirer, "fire">; approvals: Approvals },
   profile: string,
   event: string,
   input: ProfileFireInput,
@@ -486,7 +507,8 @@ export async function fireWithApproval(
   const a = asked as { hook?: unknown; prompt?: unknown; options?: unknown; default?: unknown; timeout_s?: unknown };
   const data = (input.input as { data?: { session_id?: unknown } } | null)?.data;
   const session = input.session ?? (typeof data?.session_id === "string" ? data.session_id : "");
-  const owner = session === "" ? (input.principal?.id ?? null) : (firer.ownerOf("amplifier", session) ?? input.principal?.id ?? null);
+  // Implicit sessions are per owner (fire-profile.ts): the session that asked is the sender's own.
+  const owner = input.principal?.id ?? null;
   const approval = await approvals.request({
     profile: "amplifier",
     event,

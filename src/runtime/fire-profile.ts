@@ -17,7 +17,7 @@ import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
 import { FAILURE_OUTCOMES } from "../model/result.js";
 import type { Clock, Logger } from "../observe/events.js";
 import type { Metrics } from "../observe/metrics.js";
-import { maySee, sessionKey, type SessionPrincipal } from "../pipeline/access.js";
+import { sessionKey, type SessionPrincipal } from "../pipeline/access.js";
 import { assertProfileEvent, getProfile, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
 import type { AuditTrail } from "./audit-trail.js";
@@ -166,11 +166,21 @@ export function createProfileFirer(deps: Deps) {
     }
   }
 
-  /** PROFILES §8.3: created on first use, owned by its sender, expired after the profile's idle TTL. */
+  /**
+   * The table key of the implicit session `(profile, owner, id)`: the profile id first (sweepExpired
+   * reads it back), then the owner-scoped session key.
+   */
+  function tableKey(profileId: string, owner: string | null, id: string): string {
+    // SECURITY: session ids are per owner (src/pipeline/access.ts): another principal sending the same
+    // session_id gets its own session — it can neither reach, detect nor squat this one.
+    return `${profileId}\u0000${sessionKey(owner, id)}`;
+  }
+
+  /** PROFILES §8.3: created on first use, owned by its sender (ids per owner), expired after the profile's idle TTL. */
   function implicitSession(enabled: EnabledProfile, id: string, principal: SessionPrincipal | undefined): string {
     const now = deps.clock.now();
-    const key = `${enabled.profile.id}\u0000${id}`;
     const owner = principal === undefined ? null : principal.id;
+    const key = tableKey(enabled.profile.id, owner, id);
     let entry = sessions.get(key);
     if (entry !== undefined && now - entry.lastUsed > enabled.sessionTtlMs) {
       forget(key, entry.owner);
@@ -191,9 +201,6 @@ export function createProfileFirer(deps: Deps) {
       }
       entry = { owner, lastUsed: now };
       sessions.set(key, entry);
-    } else if (!maySee(entry.owner, principal)) {
-      // SECURITY: another principal's implicit session is "not found", exactly like a missing one.
-      throw new VcpError("SESSION_NOT_FOUND", `no open session '${id}'`, { session: id });
     }
     entry.lastUsed = now;
     // SECURITY: per-session guest state (isolation: per_session) is keyed by owner and profile, never by the bare id.
@@ -237,7 +244,7 @@ export function createProfileFirer(deps: Deps) {
     const audit = deps.audit();
     const session = { id: sessionId ?? "" };
     const inputHash = audit?.inputHash({ context: null, constitution: null, event: { profile: profile.id, event, input }, session });
-    const owner = key === undefined ? null : sessions.get(`${profile.id}\u0000${sessionId}`)?.owner ?? null;
+    const owner = key === undefined ? null : (request.principal?.id ?? null);
     if (ownAnswer !== undefined) {
       const answer = profile.present(ownAnswer, event, ctx);
       const blocked = profile.verdictOf(answer.native, event) === "block";
@@ -328,10 +335,7 @@ export function createProfileFirer(deps: Deps) {
 
   return {
     fire,
-    /** The owner of the live implicit session `(profile, id)`: `null` for the embedding application's, `undefined` when none is open. */
-    ownerOf(profileId: string, id: string): string | null | undefined {
-      return sessions.get(`${profileId}\u0000${id}`)?.owner;
-    },
+
     /** PROFILE_DISABLED unless the manifest's profile is enabled (install refuses before anything changes). */
     assertEnabled(ref: string): EnabledProfile {
       return enabledProfile(ref);

@@ -39,6 +39,7 @@ export const FIELD_DOCS: Readonly<Record<string, string>> = {
   approvals: "Approvals of Amplifier `ask_user` answers (PROFILES §3.4): each is pending until the session's owner or an operator decides it (`POST /v1/approvals/{id}`) or its timeout applies the hook's `approval_default`. Every limit applies before an approval is created.",
   "approvals.max_pending_per_session": "Pending approvals one session may have; one more ask is refused with `APPROVAL_LIMIT` (429).",
   "approvals.max_pending": "Pending approvals in the whole runtime; one more ask is refused with `APPROVAL_LIMIT` (429).",
+  "approvals.max_pending_per_client": "Pending approvals of one client token over all its sessions; one more ask is refused with `APPROVAL_LIMIT` (429), so one client cannot take the whole runtime's `max_pending` from the others.",
   "approvals.max_timeout_s": "Cap on a hook's `approval_timeout` (seconds); a longer one waits this long, then applies its default.",
   "approvals.retain_decided": "Decided and expired approvals kept readable (`GET /v1/approvals`, oldest forgotten first); the audit log keeps every one.",
   chain_deadline_ms: "Optional whole-chain deadline per hook type (e.g. `{ pre_inject: 200 }`).",

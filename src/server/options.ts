@@ -74,6 +74,7 @@ export function runtimeOptionsFor(config: ResolvedConfig) {
     approvals: {
       maxPendingPerSession: config.approvals.max_pending_per_session,
       maxPending: config.approvals.max_pending,
+      maxPendingPerClient: config.approvals.max_pending_per_client,
       maxTimeoutS: config.approvals.max_timeout_s,
       retainDecided: config.approvals.retain_decided,
     },

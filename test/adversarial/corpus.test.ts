@@ -10,10 +10,11 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 // One module graph: the runtime from the sources starts the compiled sandbox host (src/pool/host-entry.ts).
-import { createRuntime, VcpError, type ChainResult, type HookExecution, type Runtime } from "../../src/index.js";
+import { createRuntime, VcpError, type ChainResult, type HookExecution, type ProfileFireResult, type Runtime } from "../../src/index.js";
 import { buildGuest, buildGuestSource } from "../support/guest-build.js";
 import { CATEGORIES, loadCorpus, type CorpusCase } from "./corpus.js";
 import { attackBundle, attackHookName, attackInput, CONSTITUTION, RUNTIME_OPTIONS } from "../../bench/sandbox/fixtures.js";
+import { checkProfileAttack, companionBundleName, installCompanion, profileAttackInput } from "../../bench/sandbox/profile-case.js";
 
 const corpus = loadCorpus();
 
@@ -124,6 +125,11 @@ async function runCase(runtime: Runtime, c: CorpusCase, probe: { url: string; hi
     return;
   }
 
+  if (c.profile !== null) {
+    await runProfileCase(runtime, c, { manifest, code }, restartsBefore);
+    return;
+  }
+
   const info = await runtime.bundles.install({ manifest, code });
   try {
     let result: ChainResult | undefined;
@@ -135,7 +141,7 @@ async function runCase(runtime: Runtime, c: CorpusCase, probe: { url: string; hi
       const t0 = performance.now();
       // A fire that never returns would otherwise hang this and every later case (vitest only
       // times the test out); fail fast and let the describe block start a fresh runtime.
-      result = await withDeadline(runtime.fire(c.hook.type, input), e.maxFireMs + 10_000, `fire #${call + 1} of ${c.id}`);
+      result = await withDeadline(runtime.fire(c.hook.type!, input), e.maxFireMs + 10_000, `fire #${call + 1} of ${c.id}`);
       fireMs = performance.now() - t0;
       input.context = sentContext;
     }
@@ -184,6 +190,40 @@ async function runCase(runtime: Runtime, c: CorpusCase, probe: { url: string; hi
     await withDeadline(runtime.bundles.remove(manifest.bundle), 15_000, `remove ${manifest.bundle}`);
   }
   expect(runtime.bundles.get(manifest.bundle)).toBeUndefined();
+}
+
+/**
+ * A profile case (corpus README "Profile cases"): the attack hook, and the profile's companion after
+ * it, on one native event fired with runtime.fireProfile; one shared check (bench/sandbox/profile-case.ts).
+ */
+async function runProfileCase(runtime: Runtime, c: CorpusCase, source: Parameters<Runtime["bundles"]["install"]>[0], restartsBefore: number): Promise<void> {
+  const p = c.profile!;
+  const e = c.expect;
+  if (e.kind !== "outcome") throw new Error(`${c.id}: a profile case expects an outcome`);
+  if (p.companion) await installCompanion(runtime, p);
+  try {
+    const info = await runtime.bundles.install(source);
+    try {
+      let out: ProfileFireResult | undefined;
+      let fireMs = 0;
+      for (let call = 0; call < c.calls; call++) {
+        const t0 = performance.now();
+        out = await withDeadline(runtime.fireProfile(p.id, p.event, { input: profileAttackInput(c, call) }), e.maxFireMs + 10_000, `fire #${call + 1} of ${c.id}`);
+        fireMs = performance.now() - t0;
+      }
+      const { reasons } = checkProfileAttack(c, out!, source.manifest.bundle, attackHookName(c));
+      expect(reasons, JSON.stringify(out!.native).slice(0, 400)).toEqual([]);
+      expect(fireMs, "wall time of the attack chain").toBeLessThanOrEqual(e.maxFireMs);
+      if (e.outcome === "crashed") expect(runtime.status().sandbox.quarantined).toContain(info.digest);
+      await assertRecycled(runtime, e.recycled, restartsBefore);
+      await assertCanaryServes(runtime);
+    } finally {
+      await withDeadline(runtime.bundles.remove(source.manifest.bundle), 15_000, `remove ${source.manifest.bundle}`);
+    }
+  } finally {
+    if (p.companion) await withDeadline(runtime.bundles.remove(companionBundleName(p.id)), 15_000, "remove the companion");
+  }
+  expect(runtime.bundles.get(source.manifest.bundle)).toBeUndefined();
 }
 
 async function assertRecycled(runtime: Runtime, recycled: "none" | "isolate" | "process", before: number): Promise<void> {

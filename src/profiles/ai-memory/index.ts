@@ -7,7 +7,7 @@
  * stops the chain; `modify` (pre_ events only) changes the payload later hooks see; `ask_user` is
  * queued. A failed hook allows (fail-open) or, with `fail_closed`, denies with code 503.
  */
-import picomatch from "picomatch";
+import { compileGlob } from "../common/glob.js";
 import type {
   Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict,
 } from "../types.js";
@@ -158,7 +158,7 @@ export const aiMemoryProfile: EventProfile = {
     if (pattern === undefined || pattern === "" || pattern === "*") return () => true;
     let test: (s: string) => boolean;
     try {
-      test = picomatch(pattern, { dot: true });
+      test = compileGlob(pattern);
     } catch (e) {
       throw new Error(`matcher ${JSON.stringify(pattern)} on ${event}: not a valid namespace glob: ${(e as Error).message}`);
     }

@@ -54,6 +54,16 @@ function isObject(v: unknown): v is NativeObject {
 
 class Refused extends Error {}
 
+/**
+ * `target[key] = value` as an own data property, whatever the key: an own `"__proto__"` key (JSON.parse
+ * makes one; a command hook's stdout or a library caller's object may carry it) stays a plain key
+ * instead of replacing the prototype of the answer's `extensions`.
+ */
+function keep(target: NativeObject, key: string, value: unknown): void {
+  // SECURITY: defineProperty never invokes the __proto__ setter (Object.assign and `=` would).
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 function oneOf<T extends string>(raw: NativeObject, key: string, allowed: readonly T[], fallback: T): T {
   const v = raw[key];
   if (v === undefined || v === null) return fallback;
@@ -125,9 +135,9 @@ export function decodeHookResult(raw: unknown): Decoded<HookResult> {
     const extensions: NativeObject = {};
     if (raw.extensions !== undefined && raw.extensions !== null) {
       if (!isObject(raw.extensions)) throw new Refused("extensions: must be an object");
-      Object.assign(extensions, raw.extensions);
+      for (const [k, v] of Object.entries(raw.extensions)) keep(extensions, k, v);
     }
-    for (const [k, v] of Object.entries(raw)) if (!KNOWN.has(k)) extensions[k] = v;
+    for (const [k, v] of Object.entries(raw)) if (!KNOWN.has(k)) keep(extensions, k, v);
     r.extensions = extensions;
     return { ok: true, value: r };
   } catch (e) {

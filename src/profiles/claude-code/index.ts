@@ -25,6 +25,7 @@ import {
   MATCH_ALL,
   baseInputShape,
   compileSearch,
+  matchedField,
   decodeNative,
   isObject,
   matchesEverything,
@@ -77,10 +78,10 @@ function base(event: HookEventName) {
   return { ...baseInputShape(event), permission_mode: z.string().optional() };
 }
 const INPUTS: Readonly<Record<HookEventName, z.ZodType>> = {
-  PreToolUse: z.looseObject({ ...base("PreToolUse"), tool_name: z.string(), tool_input: record, tool_use_id: z.string().optional() }),
+  PreToolUse: z.looseObject({ ...base("PreToolUse"), tool_name: matchedField(), tool_input: record, tool_use_id: z.string().optional() }),
   PostToolUse: z.looseObject({
     ...base("PostToolUse"),
-    tool_name: z.string(),
+    tool_name: matchedField(),
     tool_input: record,
     tool_response: z.unknown().refine((v) => v !== undefined, "is required"),
     tool_use_id: z.string().optional(),
@@ -89,10 +90,10 @@ const INPUTS: Readonly<Record<HookEventName, z.ZodType>> = {
   Stop: z.looseObject({ ...base("Stop"), stop_hook_active: z.boolean().optional() }),
   SubagentStop: z.looseObject({ ...base("SubagentStop"), stop_hook_active: z.boolean().optional() }),
   SessionStart: z.looseObject({ ...base("SessionStart"), source: z.enum(["startup", "resume", "clear", "compact"]) }),
-  SessionEnd: z.looseObject({ ...base("SessionEnd"), reason: z.string() }),
+  SessionEnd: z.looseObject({ ...base("SessionEnd"), reason: matchedField() }),
   PreCompact: z.looseObject({ ...base("PreCompact"), trigger: z.enum(["manual", "auto"]), custom_instructions: z.string().optional() }),
-  Notification: z.looseObject({ ...base("Notification"), message: z.string(), notification_type: z.string().optional() }),
-  PermissionRequest: z.looseObject({ ...base("PermissionRequest"), tool_name: z.string(), tool_input: record, permission_suggestions: z.array(z.unknown()).optional() }),
+  Notification: z.looseObject({ ...base("Notification"), message: z.string(), notification_type: matchedField().optional() }),
+  PermissionRequest: z.looseObject({ ...base("PermissionRequest"), tool_name: matchedField(), tool_input: record, permission_suggestions: z.array(z.unknown()).optional() }),
 };
 
 const OUTPUT_SCHEMA = z.looseObject({

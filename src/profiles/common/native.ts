@@ -17,6 +17,18 @@ export const agentSettingsSchema = z.strictObject({
   session_ttl_s: z.number().int().positive().optional(),
 });
 
+/** Longest input field a matcher searches (tool names, SessionEnd reasons, notification types). */
+export const MAX_MATCHED_FIELD_LENGTH = 1024;
+
+/**
+ * An input field an RE2 matcher searches. RE2 is linear in the text, but with a large constant for
+ * some patterns (`(.*){1000}` scans a 64 KiB tool name for 13 s on the host, per hook), so the text
+ * is bounded where the input is validated: before any work.
+ */
+export const matchedField = (): z.ZodString =>
+  // SECURITY: the length bound a matcher's cost rests on, applied with the input's validation.
+  z.string().max(MAX_MATCHED_FIELD_LENGTH, `must be at most ${MAX_MATCHED_FIELD_LENGTH} characters (a field matchers search)`);
+
 /** A matcher that applies to every input (no matcher, `""`, `"*"`). */
 export const MATCH_ALL: CompiledMatcher = () => true;
 

@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import { baseInputShape } from "../common/native.js";
+import { baseInputShape, matchedField } from "../common/native.js";
 import type { HookEventName } from "./types.js";
 
 export const GEMINI_EVENTS = [
@@ -38,10 +38,10 @@ const llmRequest = z.looseObject({
 const llmResponse = z.looseObject({ text: z.string().optional(), candidates: z.array(z.unknown()).optional() });
 
 const INPUTS: Readonly<Record<HookEventName, z.ZodType>> = {
-  BeforeTool: z.looseObject({ ...base("BeforeTool"), tool_name: z.string(), tool_input: record, mcp_context: mcpContext.optional() }),
+  BeforeTool: z.looseObject({ ...base("BeforeTool"), tool_name: matchedField(), tool_input: record, mcp_context: mcpContext.optional() }),
   AfterTool: z.looseObject({
     ...base("AfterTool"),
-    tool_name: z.string(),
+    tool_name: matchedField(),
     tool_input: record,
     tool_response: record,
     mcp_context: mcpContext.optional(),

@@ -1,7 +1,7 @@
-import picomatch from "picomatch";
 import { z } from "zod";
 import type { CompiledMatcher, NativeObject } from "../types.js";
 import { describeIssues } from "../../model/zod-errors.js";
+import { compileGlob } from "../common/glob.js";
 
 /** A hook file's `match` (PROFILES §8.8): every filter given must hold. */
 export const RepoYamlMatch = z.strictObject({
@@ -15,7 +15,7 @@ const ABILITY_EVENTS = new Set(["PreAbilityCall", "PostAbilityCall"]);
 
 function glob(pattern: string, field: string): (s: string) => boolean {
   try {
-    return picomatch(pattern, { dot: true });
+    return compileGlob(pattern);
   } catch (e) {
     throw new Error(`match.${field}: ${JSON.stringify(pattern)} is not a valid glob: ${(e as Error).message}`);
   }

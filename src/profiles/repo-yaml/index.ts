@@ -8,7 +8,7 @@
  * hook blocks with `error: "blocked_by_policy"` (exit code 2), and blocks too when it fails. Other
  * failures are non-fatal.
  */
-import picomatch from "picomatch";
+import { compileGlob } from "../common/glob.js";
 import type {
   Aggregated, CommandResult, CompiledMatcher, Decoded, EventProfile, EventSpec, HookOutputEntry, NativeObject, ParsedCommand, PresentedAnswer, Verdict,
 } from "../types.js";
@@ -120,7 +120,7 @@ export const repoYamlProfile: EventProfile = {
     if (!ABILITY.has(event)) throw new Error(`matcher ${JSON.stringify(pattern)} on ${event}: only PreAbilityCall and PostAbilityCall have an ability_id to match`);
     let test: (s: string) => boolean;
     try {
-      test = picomatch(pattern, { dot: true });
+      test = compileGlob(pattern);
     } catch (e) {
       throw new Error(`matcher ${JSON.stringify(pattern)}: not a valid glob: ${(e as Error).message}`);
     }

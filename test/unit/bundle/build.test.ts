@@ -205,6 +205,26 @@ describe("buildBundle", () => {
     expect(err).toMatchObject({ code: "BUILD_FAILED", details: { problems: [expect.objectContaining({ file: "h/bad.ts", import: "node:fs" })] } });
   });
 
+  test("generated + confined (build --from repo-yaml): a module may read only files inside the directory, whatever import or symlink leads out", async () => {
+    const d = dir({
+      "hooks/guard.ts": 'import secret from "../secret.json";\nexport function guard() { return { messages_to_user: [JSON.stringify(secret)] }; }\n',
+      "hooks/ok.ts": 'import { helper } from "./lib/helper.ts";\nexport function guard() { return { messages_to_user: [helper()] }; }\n',
+      "hooks/lib/helper.ts": 'export const helper = () => "inside";\n',
+      "secret.json": '{"token":"builder-secret"}',
+    });
+    const manifest = { bundle: "gen", version: "1.0.0", profile: "repo-yaml@1", trust: "deployment", hooks: [{ name: "g", event: "PreAbilityCall", action: "guard" }] };
+    const hooks = `${d}/hooks`;
+    const generated = { manifest, manifestFile: hooks, entry: 'export { guard } from "./guard.ts";\n', entryName: "(gen).ts", confined: true };
+    const err = await buildBundle(hooks, { generated }).then(() => undefined, (e: unknown) => e);
+    expect(err).toMatchObject({ code: "BUILD_FAILED", message: expect.stringMatching(/secret\.json, outside .*may only import files inside it/) });
+    expect(String((err as Error).message)).not.toContain("builder-secret");
+    // Files inside build as before; unconfined (a policy directory of one's own) is unchanged.
+    const { artifact } = await buildBundle(hooks, { generated: { ...generated, entry: 'export { guard } from "./ok.ts";\n' } });
+    expect(artifact.code).toContain("inside");
+    const open = await buildBundle(hooks, { generated: { ...generated, confined: false } });
+    expect(open.artifact.code).toContain("builder-secret");
+  });
+
   test("a value import of vcp-hooks is refused with a hint to use import type", async () => {
     const d = dir({ "policy.yaml": policyYaml("valueimport", [{ name: "h", action: "act" }]), "src/index.ts": 'import { HOOK_TYPES } from "vcp-hooks";\nexport const act = () => HOOK_TYPES;\n' });
     const err = await buildError(d);

@@ -75,3 +75,24 @@ describe("boundedLines (daemon input)", () => {
     expect(got).toEqual(['{"a":1}', '{"b":2}', undefined, "last"]);
   });
 });
+
+describe("hook text cannot split or smuggle the answer line", () => {
+  const hostile = "no\r\nX: 1\u001b[2J\u0007\u0000 a\u0085b\u2028c\u2029d";
+  test.each(["gemini", "llxprt", "claude", "ai-memory", "repo-yaml"] as const)("%s: stdout is one JSON line carrying the text exactly; stderr holds no terminal control", (dialect) => {
+    const r = renderAnswer(dialect, { native: { decision: "block", reason: hostile }, exit_code: 2, stderr: hostile });
+    expect(r.stdout.endsWith("\n")).toBe(true);
+    // Every reader's line breaks: \n, \r, and the ones Python's splitlines adds.
+    expect(r.stdout.slice(0, -1)).not.toMatch(/[\n\r\u000b\u000c\u001c-\u001e\u0085\u2028\u2029]/);
+    expect(JSON.parse(r.stdout).reason).toBe(hostile);
+    expect(r.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(r.stderr).toContain("\\x1b[2J");
+  });
+
+  test("--on-error block renders the failure text as one line too", () => {
+    const r = renderFailure("ai-memory", "block", `server said ${hostile}`);
+    expect(r.stdout.slice(0, -1)).not.toMatch(/[\n\r\u0085\u2028\u2029]/);
+    expect(JSON.parse(r.stdout).reason).toContain(hostile);
+    expect(r.stderr.split("\n")).toHaveLength(2);
+    expect(r.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+  });
+});

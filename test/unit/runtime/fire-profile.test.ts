@@ -1,5 +1,6 @@
-// Implicit sessions of profile events (PROFILES §8.3): created on first use, owned by the sender,
-// invisible to others (SESSION_NOT_FOUND), expired after the profile's idle TTL, capped per client.
+// Implicit sessions of profile events (PROFILES §8.3): created on first use, owned by the sender, ids
+// per owner (another client's equal id is its own session: it can neither reach nor squat this one),
+// expired after the profile's idle TTL, capped per client.
 import { describe, expect, test } from "vitest";
 import { createMetrics } from "../../../src/observe/metrics.js";
 import { registerProfile } from "../../../src/profiles/index.js";
@@ -34,23 +35,27 @@ const bob = { id: "bob", role: "client" } as const;
 const fire = (f: ReturnType<typeof firer>["f"], principal: { id: string; role: "client" }, session: string) => f.fire("echo", "Notice", { input: { session_id: session }, principal });
 
 describe("implicit profile sessions", () => {
-  test("the first sender owns the session; another client gets SESSION_NOT_FOUND; an empty plan dispatches nothing", async () => {
-    const { f, dispatched } = firer();
+  test("session ids are per owner: another client's equal id is its own session, so it can neither reach nor squat the first; an empty plan dispatches nothing", async () => {
+    const { f, dispatched } = firer({ cap: 1 });
     await expect(fire(f, alice, "s1")).resolves.toMatchObject({ native: {}, exit_code: 0 });
-    await expect(fire(f, bob, "s1")).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
+    // Bob sending alice's id opens bob's own session (it counts against bob's cap, not alice's).
+    await expect(fire(f, bob, "s1")).resolves.toMatchObject({ exit_code: 0 });
+    await expect(fire(f, bob, "s2")).rejects.toMatchObject({ code: "SESSION_LIMIT" });
     await expect(fire(f, alice, "s1")).resolves.toMatchObject({ exit_code: 0 });
+    // A squatter first: the rightful sender is still served.
+    await expect(fire(f, bob, "s1")).resolves.toMatchObject({ exit_code: 0 });
     expect(dispatched).toHaveLength(0);
   });
 
-  test("after session_ttl_s idle the session expires and the id is free again", async () => {
-    const { f, advance } = firer({ ttlS: 10 });
+  test("after session_ttl_s idle the session expires and stops counting against its owner's cap", async () => {
+    const { f, advance } = firer({ ttlS: 10, cap: 1 });
     await fire(f, alice, "s1");
     advance(5_000);
     await fire(f, alice, "s1"); // use resets the idle clock
     advance(9_000);
-    await expect(fire(f, bob, "s1")).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
+    await expect(fire(f, alice, "s2")).rejects.toMatchObject({ code: "SESSION_LIMIT" });
     advance(11_000);
-    await expect(fire(f, bob, "s1")).resolves.toMatchObject({ exit_code: 0 });
+    await expect(fire(f, alice, "s2")).resolves.toMatchObject({ exit_code: 0 });
   });
 
   test("a client has at most maxSessionsPerOwner live sessions; expired ones stop counting", async () => {

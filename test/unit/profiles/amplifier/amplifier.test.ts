@@ -218,3 +218,17 @@ describe("amplifier settings", () => {
     expect(amplifierSettingsSchema.safeParse({ injection_size_limmit: 10 }).success).toBe(false);
   });
 });
+
+describe("decodeHookResult and __proto__ keys", () => {
+  it("an own __proto__ key (as JSON.parse makes it) stays a plain key of extensions, never its prototype", async () => {
+    const { decodeHookResult } = await import("../../../../src/profiles/amplifier/output.js");
+    const raw = JSON.parse('{"action":"continue","__proto__":{"polluted":"top"},"extensions":{"__proto__":{"polluted":"ext"},"k":1}}') as unknown;
+    const d = decodeHookResult(raw);
+    expect(d.ok).toBe(true);
+    const ext = (d as { value: { extensions: Record<string, unknown> } }).value.extensions;
+    expect(Object.getPrototypeOf(ext)).toBe(Object.prototype);
+    expect(ext["polluted"]).toBeUndefined();
+    expect(Object.keys(ext).sort()).toEqual(["__proto__", "k"]);
+    expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
+  });
+});
