@@ -34,7 +34,7 @@ import { isHookType } from "../model/hook-type.js";
 import type { SessionInfo } from "../model/input.js";
 import { systemClock, silentLogger } from "../observe/events.js";
 import { createEventBus } from "../observe/event-bus.js";
-import { createRegistry, type Registry } from "../registry/index.js";
+import { createRegistry, registryRateLimited, type Principal, type Registry } from "../registry/index.js";
 import type { ChainBackend } from "./backend.js";
 import { createProfileHookStore } from "./profile-hooks.js";
 import { createApprovals, fireWithApproval } from "./approvals.js";
@@ -52,7 +52,7 @@ import { createChainFirer, unknownType } from "./fire.js";
 import { callerHook, withCallerSessionId } from "./caller-view.js";
 import { startBackend } from "./sandbox.js";
 import { resolveSettings } from "./settings.js";
-import { openSharedStore, type SharedStore } from "../store/index.js";
+import { createSharedRateLimiter, openSharedStore, type SharedStore } from "../store/index.js";
 import { createBundleSync } from "./bundle-sync.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
@@ -121,6 +121,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   // ── observation: events, per-hook stats, metrics (read lazily from the parts below) ──────────
   const bus = createEventBus({ clock, logger, redact: createRedactor({ keys: [...(options.redactKeys ?? DEFAULTS.redact_keys)] }) });
   const stats = createHookStats();
+  const registrationsPerMinute = options.registrationsPerMinute ?? DEFAULTS.limits.registrations_per_minute;
   const metrics = createMetrics(() => {
     const sandbox = backend.stats();
     const auditStats = audit?.stats();
@@ -156,7 +157,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       bus.emit(event);
     },
     sessionHookAllowlist: options.sessionHookAllowlist ?? [],
-    registrationsPerMinute: options.registrationsPerMinute ?? DEFAULTS.limits.registrations_per_minute,
+    registrationsPerMinute,
     // Only an installed revision's exports run (bundles.ts; created below, before any install).
     resolveAction: (ref) => bundles.resolveAction(ref),
   });
@@ -218,6 +219,23 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   });
 
   /**
+   * Registry changes per principal (spec §8.2.5) across every replica, with a shared store: taken
+   * before any work on the change, on Redis's clock. The registry's own limiter still counts this
+   * replica's changes; it can only refuse what the shared one already would. The embedding
+   * application (no principal) and the runtime itself are not counted.
+   *
+   * Hook point: a registry change reached through an async path calls this first (bundle installs
+   * and removals do; session hook registration and setEnabled are synchronous today and keep the
+   * per-replica limit until they become async with Redis-backed sessions).
+   */
+  const sharedRegistryLimiter = shared === undefined ? undefined : createSharedRateLimiter(shared.connection, { scope: "registry", perMinute: registrationsPerMinute, what: "registry change" });
+  async function admitRegistryChange(principal: Principal | undefined): Promise<void> {
+    if (sharedRegistryLimiter === undefined || principal === undefined || principal.role === "system") return;
+    const decision = await sharedRegistryLimiter.take(principal.id);
+    if (!decision.ok) throw registryRateLimited(principal.id, registrationsPerMinute, decision.retryAfterMs, true);
+  }
+
+  /**
    * With a principal that is not the embedding application, the session must be open and visible to
    * it (src/pipeline/access.ts); the error is the one a missing session gets, so ownership never
    * reveals existence. Without a principal: nothing to check (the embedding application). Returns the
@@ -231,8 +249,14 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   const runtime: Runtime = {
     bundles: {
-      install: (bundle, installOptions = {}) => bundles.install(bundle, installOptions),
-      remove: (name, removeOptions = {}) => bundles.remove(name, removeOptions.principal),
+      async install(bundle, installOptions = {}) {
+        await admitRegistryChange(installOptions.principal);
+        return bundles.install(bundle, installOptions);
+      },
+      async remove(name, removeOptions = {}) {
+        await admitRegistryChange(removeOptions.principal);
+        return bundles.remove(name, removeOptions.principal);
+      },
       list: () => bundles.list(),
       get: (name) => bundles.get(name),
     },

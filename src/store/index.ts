@@ -149,3 +149,4 @@ export async function openSharedStore(
   };
 }
 export { sharedBundleState, type SharedBundleEntry, type SharedBundleState } from "./bundles.js";
+export { createSharedRateLimiter, type SharedRateLimiter } from "./rate-limit.js";

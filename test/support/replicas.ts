@@ -61,6 +61,10 @@ export interface ReplicaSetOptions {
   perReplica?: Record<string, Record<string, unknown>>;
   /** Replica names; default A, B, C, … */
   names?: string[];
+  /** The deployment signing key (key_id `ops`); default: a fresh one. */
+  signingKey?: { privateKeyPem: string; publicKeyPem: string };
+  /** More bearer tokens, added to the shared `auth:` (stored as SHA-256 hashes, as always). */
+  extraAuth?: Array<{ id: string; role: "operator" | "client"; token: string }>;
 }
 
 export interface ReplicaSet {
@@ -85,7 +89,7 @@ export async function startReplicas(options: ReplicaSetOptions = {}): Promise<Re
   const root = mkdtempSync(join(tmpdir(), "vcp-replicas-"));
   const prefix = `t${randomBytes(4).toString("hex")}`;
   const tokens = { operator: `vcp_op_${randomBytes(12).toString("hex")}`, client: `vcp_cl_${randomBytes(12).toString("hex")}`, client2: `vcp_cl_${randomBytes(12).toString("hex")}` };
-  const keyPair = generateKeyPair();
+  const keyPair = options.signingKey ?? generateKeyPair();
   const signingKey = { ...keyPair, keyId: "ops" };
   const hash = (token: string) => createHash("sha256").update(token).digest("hex");
   const base: Record<string, unknown> = {
@@ -95,6 +99,7 @@ export async function startReplicas(options: ReplicaSetOptions = {}): Promise<Re
       { id: "ops", role: "operator", token_sha256: hash(tokens.operator) },
       { id: "app", role: "client", token_sha256: hash(tokens.client) },
       { id: "app2", role: "client", token_sha256: hash(tokens.client2) },
+      ...(options.extraAuth ?? []).map((e) => ({ id: e.id, role: e.role, token_sha256: hash(e.token) })),
     ],
     keyring: { keys: [{ key_id: "ops", public_key: keyPair.publicKeyPem, max_trust: "deployment" }] },
     require_signatures: true,
