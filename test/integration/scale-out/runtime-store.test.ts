@@ -5,12 +5,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createRuntime, type Runtime } from "../../../src/index.js";
+import { createRuntime, type BundleSource, type Runtime } from "../../../src/index.js";
 import { createVmBackend } from "../../support/vm-backend.js";
 import { startRedisServer, type RedisServerHandle } from "../../support/redis-server.js";
 import { waitFor } from "../../support/replicas.js";
 
-const source = (version: string) => ({
+const source = (version: string): BundleSource => ({
   manifest: { bundle: "lib-marker", version, trust: "deployment", hooks: [{ name: "lib_mark", type: "pre_inject", action: "mark", priority: 50, timeout_ms: 1000 }] },
   code: `var __vcp_bundle = { mark: function () { return { status: "continue", annotations: { v: ${JSON.stringify(version)} } }; } };`,
 });
