@@ -141,8 +141,21 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       watchdogKills: sandbox.watchdogKills ?? 0,
       openSessions: pipeline.list().length,
       bundles: bundles.infos(),
+      ...(shared === undefined ? {} : { store: storeGauges(shared) }),
     };
-  });
+  }, { sharedStore: shared !== undefined });
+  function storeGauges(store: SharedStore) {
+    const view = store.status();
+    const report = bundleSync?.report();
+    return {
+      connected: view.connection.connected,
+      reconnects: view.connection.reconnects,
+      revision: report?.revision ?? null,
+      desiredRevision: bundleSync?.desiredRevision() ?? null,
+      refused: report?.refused.length ?? 0,
+      liveReplicas: view.replicas.filter((r) => r.live).length,
+    };
+  }
   // Assigned before the registry can emit (bundles are restored after it opens).
   let audit: AuditTrail | undefined;
 
