@@ -136,6 +136,7 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
       if (artifact === undefined) {
         throw new VcpError("STORE_UNAVAILABLE", `bundle '${entry.bundle}' ${entry.digest}: the shared store no longer holds this artifact (a newer revision replaced it)`, { operation: "reading a bundle artifact", bundle: entry.bundle, digest: entry.digest });
       }
+      // SECURITY: applyShared verifies the artifact with this replica's keyring (bundles.ts); the store is not trusted.
       const info = await manager.applyShared(artifact);
       refused.delete(entry.bundle);
       logger.info({ bundle: info.bundle, version: info.version, digest: info.digest, revision: entry.seq, by: entry.by }, "store: bundle activated (shared revision)");
