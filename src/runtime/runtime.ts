@@ -19,6 +19,9 @@
  *     │                                  periodic timers                                     │
  *     └──── fireProfile (fire-profile.ts) ─► approvals (approvals.ts: ask_user) ─────────────┘
  *
+ *  store (store/): with `store: { kind: "redis" }` a SharedStore (connection, key helpers, replica
+ *  presence), opened after the settings and before the audit trail, handed to the parts that share state.
+ *
  *  last: bundles.restore() reinstalls what the data directory holds.
  * ```
  */
@@ -31,7 +34,7 @@ import { isHookType } from "../model/hook-type.js";
 import type { SessionInfo } from "../model/input.js";
 import { systemClock, silentLogger } from "../observe/events.js";
 import { createEventBus } from "../observe/event-bus.js";
-import { createRegistry, type Registry } from "../registry/index.js";
+import { createRegistry, registryRateLimited, type Principal, type Registry } from "../registry/index.js";
 import type { ChainBackend } from "./backend.js";
 import { createProfileHookStore } from "./profile-hooks.js";
 import { createApprovals, fireWithApproval } from "./approvals.js";
@@ -49,6 +52,8 @@ import { createChainFirer, unknownType } from "./fire.js";
 import { callerHook, withCallerSessionId } from "./caller-view.js";
 import { startBackend } from "./sandbox.js";
 import { resolveSettings } from "./settings.js";
+import { createSharedRateLimiter, openSharedStore, type SharedStore } from "../store/index.js";
+import { createBundleSync } from "./bundle-sync.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
 export type { BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions, Runtime, RuntimeOptions, RuntimeStatus } from "./types.js";
@@ -70,6 +75,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   // read or written; released by close(), or here when the start fails.
   const auditOptions = resolveAuditOptions(options);
   const locks: PidLock[] = [];
+  let shared: SharedStore | undefined;
   try {
     if (options.dataDir !== undefined) {
       mkdirSync(options.dataDir, { recursive: true });
@@ -79,8 +85,13 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       mkdirSync(dirname(auditOptions.path), { recursive: true });
       locks.push(acquirePidLock(`${auditOptions.path}.lock`, `audit log ${resolve(auditOptions.path)}`));
     }
-    return await startRuntime(options, auditOptions, () => releaseAll(locks));
+    // ── the shared store (issue 18): undefined with `kind: local`, and then no Redis is touched ─────
+    // Parts that share state across replicas take `shared` (its `connection.run`/`eval`/`keys`, its
+    // `replicaId`); everything else runs exactly as without it.
+    if (options.store?.kind === "redis") shared = await openSharedStore(options.store, { dataDir: options.dataDir, logger: options.logger ?? silentLogger });
+    return await startRuntime(options, auditOptions, shared, () => releaseAll(locks));
   } catch (err) {
+    await shared?.close().catch(() => undefined);
     releaseAll(locks);
     throw err;
   }
@@ -99,7 +110,7 @@ function resolveAuditOptions(options: RuntimeOptions): AuditOptions | undefined 
   return options.audit ?? (options.dataDir !== undefined ? { path: defaultAuditPath(options.dataDir), ...(options.redactKeys ? { redactKeys: options.redactKeys } : {}) } : undefined);
 }
 
-async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions | undefined, releaseLocks: () => void): Promise<Runtime> {
+async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions | undefined, shared: SharedStore | undefined, releaseLocks: () => void): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
   let closed = false;
@@ -110,6 +121,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   // ── observation: events, per-hook stats, metrics (read lazily from the parts below) ──────────
   const bus = createEventBus({ clock, logger, redact: createRedactor({ keys: [...(options.redactKeys ?? DEFAULTS.redact_keys)] }) });
   const stats = createHookStats();
+  const registrationsPerMinute = options.registrationsPerMinute ?? DEFAULTS.limits.registrations_per_minute;
   const metrics = createMetrics(() => {
     const sandbox = backend.stats();
     const auditStats = audit?.stats();
@@ -129,8 +141,21 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       watchdogKills: sandbox.watchdogKills ?? 0,
       openSessions: pipeline.list().length,
       bundles: bundles.infos(),
+      ...(shared === undefined ? {} : { store: storeGauges(shared) }),
     };
-  });
+  }, { sharedStore: shared !== undefined });
+  function storeGauges(store: SharedStore) {
+    const view = store.status();
+    const report = bundleSync?.report();
+    return {
+      connected: view.connection.connected,
+      reconnects: view.connection.reconnects,
+      revision: report?.revision ?? null,
+      desiredRevision: bundleSync?.desiredRevision() ?? null,
+      refused: report?.refused.length ?? 0,
+      liveReplicas: view.replicas.filter((r) => r.live).length,
+    };
+  }
   // Assigned before the registry can emit (bundles are restored after it opens).
   let audit: AuditTrail | undefined;
 
@@ -145,7 +170,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       bus.emit(event);
     },
     sessionHookAllowlist: options.sessionHookAllowlist ?? [],
-    registrationsPerMinute: options.registrationsPerMinute ?? DEFAULTS.limits.registrations_per_minute,
+    registrationsPerMinute,
     // Only an installed revision's exports run (bundles.ts; created below, before any install).
     resolveAction: (ref) => bundles.resolveAction(ref),
   });
@@ -173,6 +198,10 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     inputBounds, maxSessionsPerOwner, assertOpen, pin: pins.pin, unpin: pins.unpin,
     exec, stats, jsonDepth: inputBounds.maxDepth,
   });
+  // With a shared store, installs and removals are published for every replica, and each replica
+  // reconciles to the shared revisions (bundle-sync.ts); started after restore() below.
+  const bundleSync = shared === undefined ? undefined : createBundleSync({ shared, logger });
+  if (bundleSync !== undefined) shared!.setReport(() => bundleSync.report());
   const bundles = createBundleManager({
     backend, registry, pins, profileHooks, enabledProfile: (ref) => profileFirer.assertEnabled(ref),
     store: options.dataDir === undefined ? undefined : createBundleStore(options.dataDir),
@@ -190,6 +219,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         ...(coded?.details !== undefined ? { details: coded.details } : {}),
       });
     },
+    ...(bundleSync !== undefined ? { publisher: bundleSync.publisher } : {}),
   });
   const firer = createChainFirer({
     registry, backend, pins, bus, audit, stats, metrics, logger, inputBounds, assertOpen,
@@ -215,6 +245,23 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   });
 
   /**
+   * Registry changes per principal (spec §8.2.5) across every replica, with a shared store: taken
+   * before any work on the change, on Redis's clock. The registry's own limiter still counts this
+   * replica's changes; it can only refuse what the shared one already would. The embedding
+   * application (no principal) and the runtime itself are not counted.
+   *
+   * Hook point: a registry change reached through an async path calls this first (bundle installs
+   * and removals do; session hook registration and setEnabled are synchronous today and keep the
+   * per-replica limit until they become async with Redis-backed sessions).
+   */
+  const sharedRegistryLimiter = shared === undefined ? undefined : createSharedRateLimiter(shared.connection, { scope: "registry", perMinute: registrationsPerMinute, what: "registry change" });
+  async function admitRegistryChange(principal: Principal | undefined): Promise<void> {
+    if (sharedRegistryLimiter === undefined || principal === undefined || principal.role === "system") return;
+    const decision = await sharedRegistryLimiter.take(principal.id);
+    if (!decision.ok) throw registryRateLimited(principal.id, registrationsPerMinute, decision.retryAfterMs, true);
+  }
+
+  /**
    * With a principal that is not the embedding application, the session must be open and visible to
    * it (src/pipeline/access.ts); the error is the one a missing session gets, so ownership never
    * reveals existence. Without a principal: nothing to check (the embedding application). Returns the
@@ -228,8 +275,14 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   const runtime: Runtime = {
     bundles: {
-      install: (bundle, installOptions = {}) => bundles.install(bundle, installOptions),
-      remove: (name, removeOptions = {}) => bundles.remove(name, removeOptions.principal),
+      async install(bundle, installOptions = {}) {
+        await admitRegistryChange(installOptions.principal);
+        return bundles.install(bundle, installOptions);
+      },
+      async remove(name, removeOptions = {}) {
+        await admitRegistryChange(removeOptions.principal);
+        return bundles.remove(name, removeOptions.principal);
+      },
       list: () => bundles.list(),
       get: (name) => bundles.get(name),
     },
@@ -320,6 +373,10 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         audit: audit === undefined
           ? { enabled: false, head: null, pending: 0, lag_ms: 0 }
           : { enabled: true, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
+        store: shared === undefined ? { kind: "local" } : {
+          ...shared.status(),
+          bundles: { revision: bundleSync!.report().revision, desired_revision: bundleSync!.desiredRevision(), refused: bundleSync!.report().refused },
+        },
       };
     },
 
@@ -341,10 +398,12 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       await pipeline.closeAll();
       // Pending approvals expire with their defaults (and are recorded) while the audit log is open.
       await approvals.close();
+      await bundleSync?.close();
       closed = true;
       try {
         await backend.close();
         await audit?.close();
+        await shared?.close();
       } finally {
         releaseLocks();
       }
@@ -359,6 +418,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     await audit?.close().catch(() => undefined);
     throw err;
   }
+  // Then the shared revisions (store.kind redis): a replica serves what its peers serve from its first request.
+  await bundleSync?.start(bundles);
   return runtime;
 }
 
