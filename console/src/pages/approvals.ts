@@ -10,7 +10,7 @@
 import { api, apiOptional, ApiError, authHeaders, check, errorText } from "../api.js";
 import { fmtClock } from "../format.js";
 import { h, replace } from "../dom.js";
-import { liveStream } from "../sse.js";
+import { liveStream } from "../live-stream.js";
 
 export interface Approval {
   id: string;

@@ -8,7 +8,7 @@
 import { authHeaders, check } from "../api.js";
 import { fmtClock } from "../format.js";
 import { fmtMs, h, jsonText, replace } from "../dom.js";
-import { liveStream } from "../sse.js";
+import { liveStream } from "../live-stream.js";
 
 export interface Decision {
   chain_id: string;
