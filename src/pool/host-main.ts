@@ -1,26 +1,32 @@
+import { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { BroadcastChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { VcpError } from "../errors.js";
+import { copyBytes, encodeFrame, FrameKind, FrameReader, FrameWriter, HOST_EXIT_PROTOCOL, sections, type FrameHeader } from "./frames.js";
 import {
   UNLOAD_CHANNEL,
   toWireError,
-  type ChainMessage,
+  type CallMessage,
+  type ChainTask,
   type FromHost,
   type HostConfig,
   type LoadMessage,
   type ToHost,
   type WireError,
-  type WirePlan,
-  type WorkerReply,
+  type WireReply,
 } from "./protocol.js";
 
 /**
  * Sandbox host process entry (DESIGN §4.1). Started by the supervisor with
- * `fork(host-main.js, { execArgv: ["--no-node-snapshot"], serialization: "json" })`: isolated-vm needs
- * the flag on the process, and it cannot be set per worker thread. This process owns the piscina pool
- * and nothing else; it is disposable. Any fatal error in an isolate ends it, and the supervisor starts
- * a new one.
+ * `fork(host-main.js, { execArgv: ["--no-node-snapshot"], stdio: [.., "ipc", "pipe"] })`: isolated-vm
+ * needs the flag on the process, and it cannot be set per worker thread. This process owns the
+ * piscina pool and nothing else; it is disposable. Any fatal error in an isolate ends it, and the
+ * supervisor starts a new one.
+ *
+ * Its main thread is a router: frames arrive on fd 4 (frames.ts), a chain frame goes to a worker as
+ * its own buffer (transferred, not cloned), the worker's reply frame goes back out as it came. It
+ * parses nothing but headers, the rare call frames, and nothing a guest wrote.
  */
 
 const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
@@ -34,18 +40,20 @@ if (NODE_MAJOR < 24 || process.send === undefined) {
   process.exit(78);
 }
 
+/** The supervisor's end of the frame channel is this process's fd 4 (host-process.ts). */
+const FRAME_FD = 4;
+
 let pool: Piscina | undefined;
 let unloads: BroadcastChannel | undefined;
+let frameBytes = 0;
+let frames: Socket | undefined;
+let writer: FrameWriter | undefined;
 /**
- * Hook lists by plan key, as the supervisor sent them. The supervisor bounds this (it sends `forget`
- * for keys it evicts) and re-sends every plan to a new host generation.
+ * Hook lists by plan key, as JSON bytes the supervisor sent. The supervisor bounds this (it sends
+ * `forget` for keys it evicts) and re-sends every plan to a new host generation.
  */
-const plans = new Map<number, WirePlan>();
-
-function send(message: FromHost): void {
-  // A send after the supervisor went away would throw; the disconnect handler ends the process anyway.
-  if (process.connected) process.send?.(message);
-}
+const plans = new Map<number, Uint8Array>();
+const ACCEPTS: ReadonlySet<FrameKind> = new Set([FrameKind.chain, FrameKind.call]);
 
 // SECURITY: the supervisor is gone (or closed the channel): never leave isolates running
 // unsupervised. A host whose main thread is wedged cannot run this; the supervisor kills it on exit.
@@ -53,28 +61,62 @@ process.on("disconnect", () => process.exit(0));
 
 process.on("message", (raw: unknown) => {
   const message = raw as ToHost;
-  switch (message.t) {
-    case "init":
-      void init(message.config);
-      break;
-    case "chain":
-      void runChainMessage(message);
-      break;
+  if (message.t === "init") void init(message.config);
+});
+
+function openFrames(limit: number): void {
+  frameBytes = limit;
+  const socket = new Socket({ fd: FRAME_FD, readable: true, writable: true });
+  frames = socket;
+  writer = new FrameWriter(socket);
+  const reader = new FrameReader(limit, ACCEPTS, onFrame, (err) => {
+    // SECURITY: a corrupt stream cannot be resynchronized, and a frame cut short may have been the
+    // start of anything. Die loudly: the supervisor answers the chains in flight and restarts a host.
+    process.stderr.write(`vcp-hooks sandbox host: ${err.message}\n`);
+    process.exit(HOST_EXIT_PROTOCOL);
+  });
+  socket.on("data", (chunk: Buffer) => reader.push(chunk));
+  socket.on("end", () => {
+    reader.end();
+    process.exit(0); // the supervisor closed the channel: it is gone
+  });
+  socket.on("error", () => process.exit(0));
+}
+
+function onFrame(frame: Uint8Array, header: FrameHeader, owned: boolean): void {
+  if (header.kind === FrameKind.chain) {
+    if (header.planBytes > 0) {
+      const { plan } = sections(header);
+      plans.set(header.key, copyBytes(frame, plan[0], plan[1]));
+    }
+    // One copy into a buffer of its own (unless the reader already made one), then moved to the worker.
+    void runChainFrame(header, owned ? frame : copyBytes(frame));
+    return;
+  }
+  let call: CallMessage;
+  try {
+    const { payload } = sections(header);
+    call = JSON.parse(Buffer.from(frame.buffer, frame.byteOffset + payload[0], payload[1] - payload[0]).toString("utf8")) as CallMessage;
+  } catch (err) {
+    process.stderr.write(`vcp-hooks sandbox host: unreadable call frame: ${(err as Error).message}\n`);
+    process.exit(HOST_EXIT_PROTOCOL);
+  }
+  switch (call.t) {
     case "load":
-      void runTask(message);
+      void runLoad(call);
       break;
     case "forget":
-      for (const key of message.keys) plans.delete(key);
+      for (const key of call.keys) plans.delete(key);
       break;
     case "unload":
-      unloads?.postMessage(message.digest);
-      send({ t: "reply", id: message.id, ok: true, value: null });
+      unloads?.postMessage(call.digest);
+      reply(call.id, { ok: true, value: null });
       break;
     case "close":
-      void close(message.id);
+      void close(call.id);
       break;
   }
-});
+}
 
 async function init(config: HostConfig): Promise<void> {
   unloads = new BroadcastChannel(UNLOAD_CHANNEL);
@@ -97,9 +139,9 @@ async function init(config: HostConfig): Promise<void> {
   pool.on("error", (err: Error) => process.stderr.write(`vcp-hooks sandbox worker error: ${err.stack ?? err.message}\n`));
   // One task before "ready": a worker module that cannot load (isolated-vm, --no-node-snapshot) fails
   // the start, where the supervisor reports SANDBOX_START_FAILED, instead of every chain.
-  let ping: WorkerReply;
+  let ping: WireReply;
   try {
-    ping = (await pool.run({ t: "ping" })) as WorkerReply;
+    ping = (await pool.run({ t: "ping" })) as WireReply;
   } catch (err) {
     ping = { ok: false, error: toWireError(err) };
   }
@@ -107,57 +149,57 @@ async function init(config: HostConfig): Promise<void> {
     process.stderr.write(`vcp-hooks sandbox worker failed to start: ${ping.error.message}\n`);
     process.exit(70);
   }
-  send({ t: "ready", pid: process.pid });
+  openFrames(config.frameBytes);
+  // A send after the supervisor went away would throw; the disconnect handler ends the process anyway.
+  if (process.connected) process.send?.({ t: "ready", pid: process.pid } satisfies FromHost);
 }
 
 /**
- * A chain: remember its plan when the supervisor sent one, and hand the worker only the key. A worker
- * that has not compiled that key answers `miss` before running anything, and gets the task again with
- * the hook list attached (once per worker and key).
+ * A chain: the worker gets the frame (its plan section, when the supervisor sent one, is stored
+ * above). A worker that has not compiled that key runs nothing and moves the chain frame back (a
+ * returned frame of kind `chain` is that miss); the task runs again with the plan bytes attached, on
+ * whichever worker is free (once per worker and key).
  */
-async function runChainMessage(message: ChainMessage): Promise<void> {
-  let plan = message.plan;
-  if (plan !== undefined) plans.set(message.k, plan);
-  else plan = plans.get(message.k);
+async function runChainFrame(header: FrameHeader, frame: Uint8Array): Promise<void> {
+  const first = await runOnPool({ t: "chain", frame }, [frame.buffer as ArrayBuffer]);
+  if (!(first instanceof Uint8Array) || first[4] !== FrameKind.chain) {
+    forward(header.id, first);
+    return;
+  }
+  const plan = plans.get(header.key);
   if (plan === undefined) {
     // The supervisor sends a plan before naming its key; this is a protocol bug, not a guest's doing.
-    send({ t: "reply", id: message.id, ok: false, error: { code: "SANDBOX_START_FAILED", message: `sandbox host has no plan ${message.k}` } });
+    reply(header.id, { ok: false, error: { code: "SANDBOX_PROTOCOL_ERROR", message: `sandbox host has no plan ${header.key}` } });
     return;
   }
-  const reply = await runOnPool(message);
-  if (!reply.ok && reply.miss === true) {
-    message.plan = plan;
-    sendReply(message.id, await runOnPool(message));
-    return;
-  }
-  sendReply(message.id, reply);
+  const copy = copyBytes(plan);
+  forward(header.id, await runOnPool({ t: "chain", frame: first, plan: copy }, [first.buffer as ArrayBuffer, copy.buffer as ArrayBuffer]));
 }
 
-async function runTask(message: LoadMessage): Promise<void> {
-  sendReply(message.id, await runOnPool(message));
+async function runLoad(message: LoadMessage): Promise<void> {
+  forward(message.id, await runOnPool(message, []));
 }
 
-async function runOnPool(message: ChainMessage | LoadMessage): Promise<WorkerReply> {
-  if (pool === undefined) {
-    return { ok: false, error: { code: "SANDBOX_START_FAILED", message: "sandbox host is not initialised" } };
-  }
+/** What a task came back with: a finished reply frame (moved here), or an error made on this side. */
+async function runOnPool(task: ChainTask | LoadMessage, transferList: ArrayBuffer[]): Promise<Uint8Array | WireError> {
+  if (pool === undefined) return { code: "SANDBOX_START_FAILED", message: "sandbox host is not initialised" };
   try {
-    return (await pool.run(message)) as WorkerReply;
+    return (await pool.run(task, { transferList })) as Uint8Array;
   } catch (err) {
-    return { ok: false, error: piscinaError(err) };
+    return piscinaError(err);
   }
 }
 
-function sendReply(id: number, reply: WorkerReply): void {
-  try {
-    send(reply.ok ? { t: "reply", id, ok: true, ...(reply.json !== undefined ? { json: reply.json } : { value: reply.value }), ...(reply.logs ? { logs: reply.logs } : {}) }
-      : { t: "reply", id, ok: false, error: reply.error, ...(reply.logs ? { logs: reply.logs } : {}) });
-  } catch (err) {
-    // SECURITY: replies are bounded in depth by construction (worker.ts); should one still not
-    // serialize, its chain fails with an error instead of never settling until the watchdog kills
-    // this process and every other tenant's chain in it.
-    send({ t: "reply", id, ok: false, error: { message: `the sandbox reply could not be sent: ${err instanceof Error ? err.message : String(err)}` } });
-  }
+function forward(id: number, result: Uint8Array | WireError): void {
+  if (result instanceof Uint8Array) writer?.write(result);
+  else reply(id, { ok: false, error: result });
+}
+
+/** A reply made on this thread (unload, close, a pool error): never guest data. */
+function reply(id: number, payload: WireReply, then?: () => void): void {
+  const frame = encodeFrame(FrameKind.reply, id, 0, { payload: JSON.stringify(payload) }, frameBytes, "reply");
+  if (then !== undefined && writer !== undefined) writer.writeThen(frame, then);
+  else writer?.write(frame);
 }
 
 function piscinaError(err: unknown): WireError {
@@ -171,9 +213,6 @@ async function close(id: number): Promise<void> {
   // Graceful: piscina finishes running and queued tasks before its workers stop.
   await pool?.close();
   unloads?.close();
-  if (process.connected && process.send) {
-    process.send({ t: "reply", id, ok: true, value: null } satisfies FromHost, () => process.exit(0));
-  } else {
-    process.exit(0);
-  }
+  if (writer !== undefined && frames?.writable === true) reply(id, { ok: true, value: null }, () => process.exit(0));
+  else process.exit(0);
 }

@@ -14,16 +14,19 @@ import { systemClock } from "../observe/events.js";
 import { createIsolateHost } from "../sandbox-host/index.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { BundleCode, GuestLogLine } from "../sandbox-host/types.js";
+import { move } from "piscina";
 import {
   UNLOAD_CHANNEL,
   digestFileStem,
   toWireError,
   type BundleMeta,
-  type ChainMessage,
+  type ChainTask,
   type HostConfig,
   type LoadMessage,
-  type WorkerReply,
+  type WirePlan,
+  type WireReply,
 } from "./protocol.js";
+import { encodeFrame, frameText, FrameKind, readHeader, sections, type FrameHeader } from "./frames.js";
 import { EventPacker, packChainValue } from "./events.js";
 import { SlotWriter, currentTid, monotonicMs } from "./slots.js";
 
@@ -121,16 +124,19 @@ interface CachedPlan {
   positions: ReadonlyMap<ResolvedHook, number>;
 }
 
-function planFor(message: ChainMessage): CachedPlan | undefined {
-  let plan = plans.get(message.k);
+/** The cached plan of `key`, compiled from `planText()` (the plan's JSON, if this task carries it) on a miss. */
+function planFor(key: number, planText: () => string | undefined): CachedPlan | undefined {
+  let plan = plans.get(key);
   if (plan !== undefined) {
     // Least recently used goes first: re-insert on use.
-    plans.delete(message.k);
-    plans.set(message.k, plan);
+    plans.delete(key);
+    plans.set(key, plan);
     return plan;
   }
-  if (message.plan === undefined) return undefined;
-  const { type, revision, hooks, profile: ref } = message.plan;
+  const text = planText();
+  if (text === undefined) return undefined;
+  // The supervisor serialized this from the registry's validated hook list (protocol.ts).
+  const { type, revision, hooks, profile: ref } = JSON.parse(text) as WirePlan;
   plan = { plan: compileChainPlan(type, hooks, revision), positions: new Map(hooks.map((hook, i) => [hook, i])) };
   if (ref !== undefined) {
     const profile = findProfile(ref.id);
@@ -139,7 +145,7 @@ function planFor(message: ChainMessage): CachedPlan | undefined {
     plan.profile = compileProfilePlan(profile, ref, orderProfileHooks(profile, hooks), revision);
   }
   if (plans.size >= PLAN_CACHE_SIZE) plans.delete(plans.keys().next().value as number);
-  plans.set(message.k, plan);
+  plans.set(key, plan);
   return plan;
 }
 
@@ -181,35 +187,47 @@ const chainDeps: ChainDeps = {
   },
 };
 
-async function runChainTask(message: ChainMessage): Promise<WorkerReply> {
-  const cached = planFor(message);
-  if (cached === undefined) {
-    // Nothing ran: the host sends the task again with the hook list attached.
-    return { ok: false, miss: true, error: { message: `plan ${message.k} is not cached in this worker` } };
-  }
-  taskId = message.id;
+const CHAIN_FRAMES: ReadonlySet<FrameKind> = new Set([FrameKind.chain]);
+
+/** One chain: its reply, or (a miss: no plan for its key here, nothing ran) the frame handed back. */
+async function runChainTask(task: ChainTask, header: FrameHeader): Promise<WireReply | Uint8Array> {
+  const frame = task.frame;
+  const at = sections(header);
+  const cached = planFor(header.key, () =>
+    header.planBytes > 0 ? frameText(frame, at.plan[0], at.plan[1]) : task.plan !== undefined ? frameText(task.plan, 0, task.plan.length) : undefined,
+  );
+  // Nothing ran: the host runs the task again with the hook list attached.
+  if (cached === undefined) return frame;
+  taskId = header.id;
   positions = cached.positions;
-  quarantined = message.q !== undefined && message.q.length > 0 ? new Set(message.q) : null;
+  quarantined = header.quarantineBytes > 0 ? new Set(JSON.parse(frameText(frame, at.quarantine[0], at.quarantine[1])) as string[]) : null;
   packer.reset();
   // SECURITY: this task's chain code (predicates before the first hook) is now running; the record of
   // the worker's previous task must not stand in for it when the host dies here.
   slot.chainCode(taskId);
   try {
     // SECURITY: the runtime bounded this input's depth and size before it was serialized (json-bounds.ts).
-    const request = JSON.parse(message.rq) as ChainRequest;
+    const request = parseRequest(frameText(frame, at.payload[0], at.payload[1]));
     const result =
       cached.profile !== undefined
         ? await runProfileChain(cached.profile, request, { invoker, clock: systemClock, limits: { jsonDepth: config.limits.jsonDepth } })
         : await runChain(cached.plan, request, chainDeps);
-    // SECURITY: every guest-derived value in the reply is depth-bounded (chainDeps.limits, the isolate),
-    // so this serializes; if it still threw, the task's catch answers the chain with an error.
-    return { ok: true, json: JSON.stringify(packChainValue(result, request, packer)) };
+    return { ok: true, value: packChainValue(result, request, packer) };
   } finally {
     slot.chainCode(taskId);
   }
 }
 
-async function loadTask(message: LoadMessage): Promise<WorkerReply> {
+/** The supervisor wrote this JSON; text that does not parse is a corrupt frame, not a bad input. */
+function parseRequest(text: string): ChainRequest {
+  try {
+    return JSON.parse(text) as ChainRequest;
+  } catch (err) {
+    throw new VcpError("SANDBOX_PROTOCOL_ERROR", `corrupt chain frame: the request does not parse (${(err as Error).message})`);
+  }
+}
+
+async function loadTask(message: LoadMessage): Promise<WireReply> {
   const bundle = readBundle(message.digest);
   if (bundle === undefined) {
     throw new VcpError("INVALID_BUNDLE", `bundle ${message.digest} is missing from the code directory`, {
@@ -226,18 +244,53 @@ async function loadTask(message: LoadMessage): Promise<WorkerReply> {
   }
 }
 
-/** The piscina task function. Errors are returned as data: structured clone would drop `code`. */
-export default async function task(message: ChainMessage | LoadMessage | { t: "ping" }): Promise<WorkerReply> {
-  if (message.t === "ping") return { ok: true, value: threadId };
-  logs = [];
+/**
+ * The reply frame of task `id`, in a buffer of its own, moved (not copied) to the host's main thread,
+ * which writes it out unread.
+ */
+function replyFrame(id: number, reply: WireReply): unknown {
+  let frame: Uint8Array;
   try {
-    const reply = message.t === "chain" ? await runChainTask(message) : await loadTask(message);
-    if (logs.length > 0) reply.logs = logs;
-    return reply;
+    // SECURITY: every guest-derived value in the reply is depth-bounded (chainDeps.limits, the isolate),
+    // so this serializes; if it still threw, the chain is answered with that error.
+    frame = encodeFrame(FrameKind.reply, id, 0, { payload: JSON.stringify(reply) }, config.frameBytes, "sandbox reply");
   } catch (err) {
-    const reply: WorkerReply = { ok: false, error: toWireError(err) };
+    // Over the frame limit (refused before the frame was allocated), or unserializable: the chain gets
+    // a coded error naming the limit; the guest's logs of this task are dropped with the reply.
+    const error = err instanceof VcpError ? err : new VcpError("SANDBOX_FRAME_TOO_LARGE", `the sandbox reply could not be serialized: ${(err as Error).message}`, { limit: config.frameBytes });
+    frame = encodeFrame(FrameKind.reply, id, 0, { payload: JSON.stringify({ ok: false, error: toWireError(error) } satisfies WireReply) }, config.frameBytes, "sandbox reply");
+  }
+  return move(frame);
+}
+
+/**
+ * The piscina task function: a finished reply frame, moved to the host (a chain frame moved back on a
+ * miss). Errors are replies too, so their `code` survives.
+ */
+export default async function task(message: ChainTask | LoadMessage | { t: "ping" }): Promise<unknown> {
+  if (message.t === "ping") return { ok: true, value: threadId } satisfies WireReply;
+  logs = [];
+  let id = 0;
+  try {
+    let reply: WireReply;
+    if (message.t === "chain") {
+      const header = readHeader(message.frame, CHAIN_FRAMES);
+      // The host checked this header before it routed the frame; a failure here is a protocol bug.
+      if (typeof header === "string") throw new VcpError("SANDBOX_PROTOCOL_ERROR", `corrupt chain frame in the worker: ${header}`);
+      id = header.id;
+      const outcome = await runChainTask(message, header);
+      if (outcome instanceof Uint8Array) return move(outcome);
+      reply = outcome;
+    } else {
+      id = message.id;
+      reply = await loadTask(message);
+    }
     if (logs.length > 0) reply.logs = logs;
-    return reply;
+    return replyFrame(id, reply);
+  } catch (err) {
+    const reply: WireReply = { ok: false, error: toWireError(err) };
+    if (logs.length > 0) reply.logs = logs;
+    return replyFrame(id, reply);
   } finally {
     quarantined = null;
   }
