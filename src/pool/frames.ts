@@ -7,9 +7,11 @@ import { VcpError } from "../errors.js";
  * Node IPC channel is kept for `init`/`ready` and for its disconnect semantics only.
  *
  * A frame is a fixed header and an opaque body. The host's main thread routes a frame by its header
- * and never parses the body: a chain frame is copied once into its own ArrayBuffer and transferred to
- * a worker; the worker's reply comes back as a finished frame (also transferred) and is written out
- * as it is. JSON is made once at the sending end and parsed once at the receiving end.
+ * and never parses the body: it decodes a chain frame's sections to strings for the worker and writes
+ * the worker's reply text out behind a new header. JSON is made once at the sending end and parsed
+ * once at the receiving end. (Measured: handing the worker its frame as a transferred ArrayBuffer and
+ * moving a finished reply frame back cost the workers more CPU per chain than two string copies —
+ * an ArrayBuffer with its own backing store per message — so strings cross the thread boundary.)
  *
  * ```
  *  offset  size  field
@@ -119,14 +121,6 @@ export function readHeader(frame: Uint8Array, accepts: ReadonlySet<FrameKind>): 
   const quarantineBytes = view.getUint32(24, true);
   if (bytes < FRAME_HEADER_BYTES || FRAME_HEADER_BYTES + planBytes + quarantineBytes > bytes) return "frame sections larger than the frame";
   return { kind, id, key: view.getUint32(16, true), planBytes, quarantineBytes, bytes };
-}
-
-/**
- * A copy of `bytes[start, end)` in an ArrayBuffer of its own (transferable). Not `Buffer#slice`, which
- * is a view: transferring a view's buffer would detach every other frame read into the same chunk.
- */
-export function copyBytes(bytes: Uint8Array, start = 0, end = bytes.length): Uint8Array {
-  return new Uint8Array(bytes.subarray(start, end));
 }
 
 /** UTF-8 text of `frame[start, end)`, without copying the bytes first. */
@@ -262,8 +256,9 @@ export class FrameReader {
 }
 
 /**
- * Writes frames to a stream, coalescing every frame written before the event loop's check phase into
- * one `writev` (one syscall under load instead of one per frame; at once when idle).
+ * Writes frames to a stream: a 32-byte header and the sections as strings, encoded to UTF-8 once, by
+ * the stream's writev, straight into the socket write. Every frame written before the event loop's
+ * check phase leaves in one `writev` (one syscall under load instead of one per frame; at once when idle).
  */
 export class FrameWriter {
   private corked = false;
@@ -271,26 +266,39 @@ export class FrameWriter {
   /** `undefined`: a channel that never opened (a failed spawn); writes go nowhere. */
   constructor(private readonly stream: Writable | undefined) {}
 
-  write(frame: Uint8Array): void {
+  /**
+   * Queue one frame. Throws SANDBOX_FRAME_TOO_LARGE naming `limit` (nothing written) when it would be
+   * larger. `done`: flush now and call back once the bytes are with the operating system.
+   */
+  write(kind: FrameKind, id: number, key: number, texts: FrameTexts, limit: number, what: string, done?: () => void): void {
+    const planBytes = texts.plan !== undefined ? Buffer.byteLength(texts.plan, "utf8") : 0;
+    const quarantineBytes = texts.quarantine !== undefined ? Buffer.byteLength(texts.quarantine, "utf8") : 0;
+    const bytes = FRAME_HEADER_BYTES + planBytes + quarantineBytes + Buffer.byteLength(texts.payload, "utf8");
+    // SECURITY: the limit applies before anything is written; the receiver would refuse the frame anyway.
+    if (bytes > limit) throw frameTooLarge(bytes, limit, what);
     const stream = this.stream;
-    if (stream === undefined || stream.destroyed || stream.writableEnded) return; // the peer is gone; its exit is handled elsewhere
+    if (stream === undefined || stream.destroyed || stream.writableEnded) {
+      // The peer is gone; its exit is handled elsewhere.
+      done?.();
+      return;
+    }
+    // From Node's shared pool: the header is only written, never transferred.
+    const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+    writeHeader(header, kind, id, key, planBytes, quarantineBytes, bytes);
     if (!this.corked) {
       this.corked = true;
       stream.cork();
       setImmediate(this.flush);
     }
-    stream.write(frame);
-  }
-
-  /** Write `frame` and everything before it now; `done` once the bytes are with the operating system. */
-  writeThen(frame: Uint8Array, done: () => void): void {
-    const stream = this.stream;
-    if (stream === undefined || stream.destroyed || stream.writableEnded) {
-      done();
-      return;
+    stream.write(header);
+    if (texts.plan !== undefined) stream.write(texts.plan, "utf8");
+    if (texts.quarantine !== undefined) stream.write(texts.quarantine, "utf8");
+    if (done !== undefined) {
+      stream.write(texts.payload, "utf8", () => done());
+      this.flush();
+    } else {
+      stream.write(texts.payload, "utf8");
     }
-    stream.write(frame, () => done());
-    this.flush();
   }
 
   private readonly flush = (): void => {

@@ -3,8 +3,9 @@ import { fileURLToPath } from "node:url";
 import { BroadcastChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { VcpError } from "../errors.js";
-import { copyBytes, encodeFrame, FrameKind, FrameReader, FrameWriter, HOST_EXIT_PROTOCOL, sections, type FrameHeader } from "./frames.js";
+import { FrameKind, FrameReader, FrameWriter, frameText, HOST_EXIT_PROTOCOL, sections, type FrameHeader } from "./frames.js";
 import {
+  PLAN_MISS,
   UNLOAD_CHANNEL,
   toWireError,
   type CallMessage,
@@ -24,9 +25,9 @@ import {
  * piscina pool and nothing else; it is disposable. Any fatal error in an isolate ends it, and the
  * supervisor starts a new one.
  *
- * Its main thread is a router: frames arrive on fd 4 (frames.ts), a chain frame goes to a worker as
- * its own buffer (transferred, not cloned), the worker's reply frame goes back out as it came. It
- * parses nothing but headers, the rare call frames, and nothing a guest wrote.
+ * Its main thread is a router: frames arrive on fd 4 (frames.ts), a chain frame's sections go to a
+ * worker as strings, the worker's reply text goes back out behind a header. It parses nothing but
+ * headers and the rare call frames, and nothing a guest wrote.
  */
 
 const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
@@ -49,10 +50,10 @@ let frameBytes = 0;
 let frames: Socket | undefined;
 let writer: FrameWriter | undefined;
 /**
- * Hook lists by plan key, as JSON bytes the supervisor sent. The supervisor bounds this (it sends
+ * Hook lists by plan key, as the JSON text the supervisor sent. The supervisor bounds this (it sends
  * `forget` for keys it evicts) and re-sends every plan to a new host generation.
  */
-const plans = new Map<number, Uint8Array>();
+const plans = new Map<number, string>();
 const ACCEPTS: ReadonlySet<FrameKind> = new Set([FrameKind.chain, FrameKind.call]);
 
 // SECURITY: the supervisor is gone (or closed the channel): never leave isolates running
@@ -83,14 +84,16 @@ function openFrames(limit: number): void {
   socket.on("error", () => process.exit(0));
 }
 
-function onFrame(frame: Uint8Array, header: FrameHeader, owned: boolean): void {
+function onFrame(frame: Uint8Array, header: FrameHeader): void {
   if (header.kind === FrameKind.chain) {
+    const at = sections(header);
+    const task: ChainTask = { t: "chain", id: header.id, key: header.key, rq: frameText(frame, at.payload[0], at.payload[1]) };
     if (header.planBytes > 0) {
-      const { plan } = sections(header);
-      plans.set(header.key, copyBytes(frame, plan[0], plan[1]));
+      task.plan = frameText(frame, at.plan[0], at.plan[1]);
+      plans.set(header.key, task.plan);
     }
-    // One copy into a buffer of its own (unless the reader already made one), then moved to the worker.
-    void runChainFrame(header, owned ? frame : copyBytes(frame));
+    if (header.quarantineBytes > 0) task.q = frameText(frame, at.quarantine[0], at.quarantine[1]);
+    void runChain(task);
     return;
   }
   let call: CallMessage;
@@ -155,51 +158,57 @@ async function init(config: HostConfig): Promise<void> {
 }
 
 /**
- * A chain: the worker gets the frame (its plan section, when the supervisor sent one, is stored
- * above). A worker that has not compiled that key runs nothing and moves the chain frame back (a
- * returned frame of kind `chain` is that miss); the task runs again with the plan bytes attached, on
- * whichever worker is free (once per worker and key).
+ * A chain: a worker that has not compiled its plan key (and got no plan with it) runs nothing and
+ * answers PLAN_MISS; the task runs again with the plan text attached, on whichever worker is free
+ * (once per worker and key).
  */
-async function runChainFrame(header: FrameHeader, frame: Uint8Array): Promise<void> {
-  const first = await runOnPool({ t: "chain", frame }, [frame.buffer as ArrayBuffer]);
-  if (!(first instanceof Uint8Array) || first[4] !== FrameKind.chain) {
-    forward(header.id, first);
-    return;
+async function runChain(task: ChainTask): Promise<void> {
+  let result = await runOnPool(task);
+  if (result === PLAN_MISS) {
+    const plan = plans.get(task.key);
+    if (plan === undefined) {
+      // The supervisor sends a plan before naming its key; this is a protocol bug, not a guest's doing.
+      reply(task.id, { ok: false, error: { code: "SANDBOX_PROTOCOL_ERROR", message: `sandbox host has no plan ${task.key}` } });
+      return;
+    }
+    task.plan = plan;
+    result = await runOnPool(task);
   }
-  const plan = plans.get(header.key);
-  if (plan === undefined) {
-    // The supervisor sends a plan before naming its key; this is a protocol bug, not a guest's doing.
-    reply(header.id, { ok: false, error: { code: "SANDBOX_PROTOCOL_ERROR", message: `sandbox host has no plan ${header.key}` } });
-    return;
-  }
-  const copy = copyBytes(plan);
-  forward(header.id, await runOnPool({ t: "chain", frame: first, plan: copy }, [first.buffer as ArrayBuffer, copy.buffer as ArrayBuffer]));
+  forward(task.id, result);
 }
 
 async function runLoad(message: LoadMessage): Promise<void> {
-  forward(message.id, await runOnPool(message, []));
+  forward(message.id, await runOnPool(message));
 }
 
-/** What a task came back with: a finished reply frame (moved here), or an error made on this side. */
-async function runOnPool(task: ChainTask | LoadMessage, transferList: ArrayBuffer[]): Promise<Uint8Array | WireError> {
+/** What a task came back with: the reply as JSON text (the worker checked its size), or an error made on this side. */
+async function runOnPool(task: ChainTask | LoadMessage): Promise<string | WireError> {
   if (pool === undefined) return { code: "SANDBOX_START_FAILED", message: "sandbox host is not initialised" };
   try {
-    return (await pool.run(task, { transferList })) as Uint8Array;
+    return (await pool.run(task)) as string;
   } catch (err) {
     return piscinaError(err);
   }
 }
 
-function forward(id: number, result: Uint8Array | WireError): void {
-  if (result instanceof Uint8Array) writer?.write(result);
-  else reply(id, { ok: false, error: result });
+function forward(id: number, result: string | WireError): void {
+  if (typeof result !== "string") {
+    reply(id, { ok: false, error: result });
+    return;
+  }
+  try {
+    writer?.write(FrameKind.reply, id, 0, { payload: result }, frameBytes, "sandbox reply");
+  } catch (err) {
+    // The worker refuses replies over the limit before they get here; should one still be larger, its
+    // chain fails with the coded error instead of the frame being sent.
+    reply(id, { ok: false, error: toWireError(err) });
+  }
 }
 
 /** A reply made on this thread (unload, close, a pool error): never guest data. */
 function reply(id: number, payload: WireReply, then?: () => void): void {
-  const frame = encodeFrame(FrameKind.reply, id, 0, { payload: JSON.stringify(payload) }, frameBytes, "reply");
-  if (then !== undefined && writer !== undefined) writer.writeThen(frame, then);
-  else writer?.write(frame);
+  if (writer === undefined) return then?.();
+  writer.write(FrameKind.reply, id, 0, { payload: JSON.stringify(payload) }, frameBytes, "reply", then);
 }
 
 function piscinaError(err: unknown): WireError {

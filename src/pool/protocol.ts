@@ -16,11 +16,10 @@ import type { FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/t
  *  ─────────────────────────            ────────────────────                 ──────────────
  *  IPC {t:"init", config}         ───▶  new Piscina(...)
  *                                 ◀───  IPC {t:"ready"}
- *  frame chain(id, k, plan?, q?, rq) ─▶ plans[k] ??= plan bytes; copy the  ─▶ decode header; plans[k] ??
- *                                       frame once, transfer to a worker      miss; parse rq; runChain;
- *                                 ◀───  write the worker's reply frame  ◀───  reply frame, transferred
- *                                       as it is (on a worker miss the host runs the task again with the
- *                                       plan bytes attached)
+ *  frame chain(id, k, plan?, q?, rq) ─▶ plans[k] ??= plan text; decode the ─▶ plans[k] ?? miss; parse
+ *                                       sections to strings for a worker      rq; runChain; the reply
+ *                                 ◀───  header + the worker's reply text ◀──  as JSON text, size-checked
+ *                                       (on a worker miss the host runs the task again with the plan text)
  *  frame call {t:"forget", keys}  ───▶  drop plans the supervisor evicted
  *  frame call {t:"load", id, digest} ─▶ pool.run                          ───▶ IsolateHost.load(codeDir file)
  *  frame call {t:"unload", id, digest} ▶ BroadcastChannel to every worker
@@ -80,14 +79,26 @@ export interface WirePlan {
   profile?: ProfilePlanRef;
 }
 
-/** A piscina task: one chain frame as the host received it (transferred), and the plan bytes after a miss. */
+/**
+ * A piscina task: one chain, as the text sections of its frame (the host decoded them, parsed nothing).
+ * Strings cross the thread boundary as one copy each.
+ */
 export interface ChainTask {
   t: "chain";
-  /** The whole chain frame (header, plan and quarantine sections, request JSON), in a buffer of its own. */
-  frame: Uint8Array;
-  /** The hook list of the frame's plan key as JSON bytes, when the worker answered `miss` before. */
-  plan?: Uint8Array;
+  /** Supervisor task id: names the chain in crash-attribution slots. */
+  id: number;
+  /** Plan key: names one hook list for the life of the supervisor (never reused). */
+  key: number;
+  /** The ChainRequest as JSON text, serialized once in the main process; the worker parses it once. */
+  rq: string;
+  /** Quarantined digests of this plan as a JSON array; their hooks are answered `crashed` without running. */
+  q?: string;
+  /** The hook list (WirePlan JSON) of `key`: when the frame carried it, or after the worker missed it. */
+  plan?: string;
 }
+
+/** A worker's answer to a chain task whose plan key it has not compiled and that carried no plan: nothing ran. */
+export const PLAN_MISS = "miss";
 
 export interface LoadMessage {
   t: "load";

@@ -15,7 +15,7 @@ import { CodeStore } from "./code-store.js";
 import { attributeCrash, crashedChainValue, type HookIdentity, type PendingTaskView } from "./crash.js";
 import { rebuildEvents } from "./events.js";
 import { resolveHostEntry } from "./host-entry.js";
-import { DEFAULT_FRAME_BYTES, encodeFrame, FrameKind, frameText, MAX_FRAME_BYTES, MIN_FRAME_BYTES, protocolError, sections, type FrameHeader } from "./frames.js";
+import { DEFAULT_FRAME_BYTES, FrameKind, frameText, MAX_FRAME_BYTES, MIN_FRAME_BYTES, protocolError, sections, type FrameHeader } from "./frames.js";
 import { forkHost, type HostHandle } from "./host-process.js";
 import { PlanCache, type PlanEntry } from "./plan-cache.js";
 import {
@@ -545,13 +545,12 @@ export class SandboxSupervisor implements Sandbox {
     const plan = entry.plan;
     // First chain of this plan for this host (a restarted host starts with none).
     const carriesPlan = plan.sentTo !== host.generation;
-    let frame: Uint8Array;
     try {
       // Serialized here once, parsed once in the worker; the host routes the frame by its header (protocol.ts).
       const wirePlan: WirePlan | undefined = carriesPlan
         ? { type: plan.type, revision: plan.revision, hooks: plan.hooks, ...(plan.profile !== undefined ? { profile: plan.profile } : {}) }
         : undefined;
-      frame = encodeFrame(
+      host.writer.write(
         FrameKind.chain,
         entry.id,
         plan.key,
@@ -564,10 +563,10 @@ export class SandboxSupervisor implements Sandbox {
         "chain request",
       );
     } catch (err) {
+      // Nothing was written: over the frame limit, or an input that is not JSON.
       this.failUnsendable(entry, err);
       return;
     }
-    host.writer.write(frame);
     if (carriesPlan) {
       plan.sentTo = host.generation;
       this.plansSent++;
@@ -759,9 +758,7 @@ export class SandboxSupervisor implements Sandbox {
 
   /** Calls are rare and small; their frames carry the message as JSON. */
   private sendCallFrame(host: HostHandle, message: CallMessage, then?: () => void): void {
-    const frame = encodeFrame(FrameKind.call, message.id, 0, { payload: JSON.stringify(message) }, this.frameBytes, `${message.t} call`);
-    if (then !== undefined) host.writer.writeThen(frame, then);
-    else host.writer.write(frame);
+    host.writer.write(FrameKind.call, message.id, 0, { payload: JSON.stringify(message) }, this.frameBytes, `${message.t} call`, then);
   }
 
   private onCallReply(call: PendingCall, reply: WireReply): void {

@@ -14,8 +14,8 @@ import { systemClock } from "../observe/events.js";
 import { createIsolateHost } from "../sandbox-host/index.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { BundleCode, GuestLogLine } from "../sandbox-host/types.js";
-import { move } from "piscina";
 import {
+  PLAN_MISS,
   UNLOAD_CHANNEL,
   digestFileStem,
   toWireError,
@@ -26,7 +26,7 @@ import {
   type WirePlan,
   type WireReply,
 } from "./protocol.js";
-import { encodeFrame, frameText, FrameKind, readHeader, sections, type FrameHeader } from "./frames.js";
+import { FRAME_HEADER_BYTES, frameTooLarge } from "./frames.js";
 import { EventPacker, packChainValue } from "./events.js";
 import { SlotWriter, currentTid, monotonicMs } from "./slots.js";
 
@@ -187,27 +187,21 @@ const chainDeps: ChainDeps = {
   },
 };
 
-const CHAIN_FRAMES: ReadonlySet<FrameKind> = new Set([FrameKind.chain]);
-
-/** One chain: its reply, or (a miss: no plan for its key here, nothing ran) the frame handed back. */
-async function runChainTask(task: ChainTask, header: FrameHeader): Promise<WireReply | Uint8Array> {
-  const frame = task.frame;
-  const at = sections(header);
-  const cached = planFor(header.key, () =>
-    header.planBytes > 0 ? frameText(frame, at.plan[0], at.plan[1]) : task.plan !== undefined ? frameText(task.plan, 0, task.plan.length) : undefined,
-  );
+/** One chain: its reply, or PLAN_MISS (no plan for its key here and none attached: nothing ran). */
+async function runChainTask(task: ChainTask): Promise<WireReply | typeof PLAN_MISS> {
+  const cached = planFor(task.key, () => task.plan);
   // Nothing ran: the host runs the task again with the hook list attached.
-  if (cached === undefined) return frame;
-  taskId = header.id;
+  if (cached === undefined) return PLAN_MISS;
+  taskId = task.id;
   positions = cached.positions;
-  quarantined = header.quarantineBytes > 0 ? new Set(JSON.parse(frameText(frame, at.quarantine[0], at.quarantine[1])) as string[]) : null;
+  quarantined = task.q !== undefined ? new Set(JSON.parse(task.q) as string[]) : null;
   packer.reset();
   // SECURITY: this task's chain code (predicates before the first hook) is now running; the record of
   // the worker's previous task must not stand in for it when the host dies here.
   slot.chainCode(taskId);
   try {
     // SECURITY: the runtime bounded this input's depth and size before it was serialized (json-bounds.ts).
-    const request = parseRequest(frameText(frame, at.payload[0], at.payload[1]));
+    const request = parseRequest(task.rq);
     const result =
       cached.profile !== undefined
         ? await runProfileChain(cached.profile, request, { invoker, clock: systemClock, limits: { jsonDepth: config.limits.jsonDepth } })
@@ -245,52 +239,49 @@ async function loadTask(message: LoadMessage): Promise<WireReply> {
 }
 
 /**
- * The reply frame of task `id`, in a buffer of its own, moved (not copied) to the host's main thread,
- * which writes it out unread.
+ * The reply as JSON text, one serialization of the whole reply (the chain value inline, not a JSON
+ * string inside JSON); the host writes it out behind a frame header without reading it.
  */
-function replyFrame(id: number, reply: WireReply): unknown {
-  let frame: Uint8Array;
+function replyText(reply: WireReply): string {
+  let text: string;
   try {
     // SECURITY: every guest-derived value in the reply is depth-bounded (chainDeps.limits, the isolate),
     // so this serializes; if it still threw, the chain is answered with that error.
-    frame = encodeFrame(FrameKind.reply, id, 0, { payload: JSON.stringify(reply) }, config.frameBytes, "sandbox reply");
+    text = JSON.stringify(reply);
   } catch (err) {
-    // Over the frame limit (refused before the frame was allocated), or unserializable: the chain gets
-    // a coded error naming the limit; the guest's logs of this task are dropped with the reply.
-    const error = err instanceof VcpError ? err : new VcpError("SANDBOX_FRAME_TOO_LARGE", `the sandbox reply could not be serialized: ${(err as Error).message}`, { limit: config.frameBytes });
-    frame = encodeFrame(FrameKind.reply, id, 0, { payload: JSON.stringify({ ok: false, error: toWireError(error) } satisfies WireReply) }, config.frameBytes, "sandbox reply");
+    return JSON.stringify({ ok: false, error: toWireError(new Error(`the sandbox reply could not be serialized: ${(err as Error).message}`)) } satisfies WireReply);
   }
-  return move(frame);
+  const bytes = FRAME_HEADER_BYTES + Buffer.byteLength(text, "utf8");
+  if (bytes > config.frameBytes) {
+    // SECURITY: refused here, before the host allocates or writes anything for it. The chain gets the
+    // coded error naming the limit; the guest's logs of this task go with the reply.
+    return JSON.stringify({ ok: false, error: toWireError(frameTooLarge(bytes, config.frameBytes, "sandbox reply")) } satisfies WireReply);
+  }
+  return text;
 }
 
 /**
- * The piscina task function: a finished reply frame, moved to the host (a chain frame moved back on a
- * miss). Errors are replies too, so their `code` survives.
+ * The piscina task function: the reply as JSON text (PLAN_MISS for a chain whose plan this worker
+ * lacks). Errors are replies too, so their `code` survives.
  */
 export default async function task(message: ChainTask | LoadMessage | { t: "ping" }): Promise<unknown> {
   if (message.t === "ping") return { ok: true, value: threadId } satisfies WireReply;
   logs = [];
-  let id = 0;
   try {
     let reply: WireReply;
     if (message.t === "chain") {
-      const header = readHeader(message.frame, CHAIN_FRAMES);
-      // The host checked this header before it routed the frame; a failure here is a protocol bug.
-      if (typeof header === "string") throw new VcpError("SANDBOX_PROTOCOL_ERROR", `corrupt chain frame in the worker: ${header}`);
-      id = header.id;
-      const outcome = await runChainTask(message, header);
-      if (outcome instanceof Uint8Array) return move(outcome);
+      const outcome = await runChainTask(message);
+      if (outcome === PLAN_MISS) return PLAN_MISS;
       reply = outcome;
     } else {
-      id = message.id;
       reply = await loadTask(message);
     }
     if (logs.length > 0) reply.logs = logs;
-    return replyFrame(id, reply);
+    return replyText(reply);
   } catch (err) {
     const reply: WireReply = { ok: false, error: toWireError(err) };
     if (logs.length > 0) reply.logs = logs;
-    return replyFrame(id, reply);
+    return replyText(reply);
   } finally {
     quarantined = null;
   }

@@ -156,47 +156,72 @@ describe("frames: reading a byte stream", () => {
 });
 
 describe("frames: writing", () => {
-  test("frames written in one event-loop turn leave in one writev", async () => {
-    const calls: number[] = [];
-    const sink = new Writable({
+  function sink(): { stream: Writable; writes: number[]; bytes: Buffer[] } {
+    const writes: number[] = [];
+    const bytes: Buffer[] = [];
+    const stream = new Writable({
+      decodeStrings: true,
       write(chunk: Buffer, _encoding, done) {
-        calls.push(1);
+        writes.push(1);
+        bytes.push(chunk);
         done();
       },
       writev(chunks, done) {
-        calls.push(chunks.length);
+        writes.push(chunks.length);
+        for (const { chunk } of chunks) bytes.push(chunk as Buffer);
         done();
       },
     });
-    const writer = new FrameWriter(sink);
-    for (let i = 1; i <= 5; i++) writer.write(encodeFrame(FrameKind.reply, i, 0, { payload: "{}" }, LIMIT, "reply"));
-    expect(calls).toEqual([]);
+    return { stream, writes, bytes };
+  }
+
+  test("what the writer writes is what the reader reads: header, sections and UTF-8 text", async () => {
+    const out = sink();
+    const writer = new FrameWriter(out.stream);
+    writer.write(FrameKind.chain, 3, 11, { plan: '{"hooks":["ü"]}', quarantine: '["d"]', payload: '{"x":"☃"}' }, LIMIT, "chain request");
+    writer.write(FrameKind.call, 4, 0, { payload: '{"t":"close","id":4}' }, LIMIT, "close call");
     await new Promise((r) => setImmediate(r));
-    expect(calls).toEqual([5]);
-    writer.write(encodeFrame(FrameKind.reply, 6, 0, { payload: "{}" }, LIMIT, "reply"));
-    await new Promise((r) => setImmediate(r));
-    expect(calls).toEqual([5, 1]);
+    const { r, frames, errors } = reader();
+    r.push(Buffer.concat(out.bytes));
+    expect(errors).toEqual([]);
+    expect(frames.map((f) => [f.header.kind, f.header.id, f.header.key, ...f.texts])).toEqual([
+      [FrameKind.chain, 3, 11, '{"hooks":["ü"]}', '["d"]', '{"x":"☃"}'],
+      [FrameKind.call, 4, 0, "", "", '{"t":"close","id":4}'],
+    ]);
   });
 
-  test("writeThen flushes at once and calls back once the bytes are written", async () => {
-    const seen: number[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        seen.push(readHeaderId(chunk));
-        done();
-      },
-      writev(chunks, done) {
-        for (const { chunk } of chunks) seen.push(readHeaderId(chunk as Buffer));
-        done();
-      },
-    });
-    const writer = new FrameWriter(sink);
-    writer.write(encodeFrame(FrameKind.reply, 1, 0, { payload: "{}" }, LIMIT, "reply"));
-    await new Promise<void>((resolve) => writer.writeThen(encodeFrame(FrameKind.reply, 2, 0, { payload: "{}" }, LIMIT, "reply"), resolve));
-    expect(seen).toEqual([1, 2]);
+  test("frames written in one event-loop turn leave in one writev", async () => {
+    const out = sink();
+    const writer = new FrameWriter(out.stream);
+    for (let i = 1; i <= 5; i++) writer.write(FrameKind.reply, i, 0, { payload: "{}" }, LIMIT, "reply");
+    expect(out.writes).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(out.writes).toEqual([10]); // 5 × (header, payload)
+    writer.write(FrameKind.reply, 6, 0, { payload: "{}" }, LIMIT, "reply");
+    await new Promise((r) => setImmediate(r));
+    expect(out.writes).toEqual([10, 2]);
+  });
+
+  test("a frame over the limit is refused before anything is written, naming the limit", async () => {
+    const out = sink();
+    const writer = new FrameWriter(out.stream);
+    expect(() => writer.write(FrameKind.chain, 1, 1, { plan: "p".repeat(LIMIT / 2), payload: "x".repeat(LIMIT / 2) }, LIMIT, "chain request")).toThrow(
+      expect.objectContaining({ code: "SANDBOX_FRAME_TOO_LARGE", details: expect.objectContaining({ limit: LIMIT, frame: "chain request" }) }),
+    );
+    await new Promise((r) => setImmediate(r));
+    expect(out.bytes).toEqual([]);
+  });
+
+  test("a write with a callback flushes at once and calls back once the bytes are written", async () => {
+    const out = sink();
+    const writer = new FrameWriter(out.stream);
+    writer.write(FrameKind.reply, 1, 0, { payload: "{}" }, LIMIT, "reply");
+    await new Promise<void>((resolve) => writer.write(FrameKind.reply, 2, 0, { payload: "{}" }, LIMIT, "reply", resolve));
+    const { r, frames } = reader(LIMIT);
+    const all = Buffer.concat(out.bytes);
+    all[4] = FrameKind.call; // this test reader accepts chain and call frames
+    all[4 + 34] = FrameKind.call;
+    r.push(all);
+    expect(frames.map((f) => f.header.id)).toEqual([1, 2]);
   });
 });
-
-function readHeaderId(chunk: Buffer): number {
-  return chunk.readDoubleLE(8);
-}
