@@ -8,7 +8,18 @@
  * and read the profiles with `node dist/bench/lib/cpu-profile-top.js /tmp/prof`. Without NODE_OPTIONS it
  * prints CPU time per chain by process and thread group (CPU time, not wall time: it holds up on a
  * busy machine, where sampled profiles charge preemption to whatever function was running).
+ *
+ * `MODE=gemini` fires a 5-hook gemini-cli BeforeTool chain (runtime.fireProfile, every hook sandboxed:
+ * one sandbox task per chain, the path chains without exec hooks keep); `MODE=gemini-exec` the same
+ * chain with its first hook an exec hook (PROFILES §6: the executor then runs in the main process, the
+ * four sandboxed hooks as one-action tasks, the script through the command lane). The scripts' own CPU
+ * is not counted (they are children of this process, not threads of it).
  */
+import { createHash } from "node:crypto";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createArtifact, generateKeyPair, signArtifact } from "../src/tooling.js";
 import { createRuntime, type FireInput } from "../src/index.js";
 import { constitution, makeContext, preInjectEvent, SESSION } from "./lib/fixtures.js";
 import { benchBundle, chainActions } from "./lib/hooks.js";
@@ -18,16 +29,47 @@ const COUNT = Number(process.argv[2] ?? 20_000);
 const N = Number(process.argv[3] ?? 5);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
 
-const runtime = await createRuntime({ sandbox: { threads: 2 }, registrationsPerMinute: 100_000 });
+const MODE = process.env.MODE ?? "vcp";
+if (!["vcp", "gemini", "gemini-exec"].includes(MODE)) throw new Error(`MODE must be vcp, gemini or gemini-exec, not ${MODE}`);
+const systemKey = generateKeyPair();
+const scratch = mkdtempSync(join(tmpdir(), "vcp-profile-chain-"));
+const runtime = await createRuntime({
+  sandbox: { threads: 2 },
+  registrationsPerMinute: 100_000,
+  ...(MODE === "gemini-exec" ? { keyring: { keys: [{ key_id: "sys", public_key: systemKey.publicKeyPem, max_trust: "system" as const }] }, requireSignatures: false, exec: { enabled: true } } : {}),
+});
+let fireOnce: () => Promise<unknown>;
 try {
-  const actions = chainActions(N, "modify");
-  for (let i = 0; i < N; i++) {
-    await runtime.bundles.install(benchBundle(`prof-${i}`, [{ name: `h-${i}`, type: "pre_inject", action: "run", priority: 100 - i }], { run: actions[i]! }));
+  if (MODE === "vcp") {
+    const actions = chainActions(N, "modify");
+    for (let i = 0; i < N; i++) {
+      await runtime.bundles.install(benchBundle(`prof-${i}`, [{ name: `h-${i}`, type: "pre_inject", action: "run", priority: 100 - i }], { run: actions[i]! }));
+    }
+    const input: FireInput<"pre_inject"> = { context: makeContext(), constitution, event: preInjectEvent, session: SESSION };
+    fireOnce = () => runtime.fire("pre_inject", input);
+  } else {
+    // Five gemini-cli BeforeTool hooks, one destructive-command pattern each (the first an exec hook in gemini-exec).
+    const patterns = ["rm\\s+-rf", "mkfs", "dd\\s+if=", ":\\(\\)\\{", "chmod\\s+-R\\s+777"];
+    for (let i = 0; i < N; i++) {
+      const hook = { name: `g-${i}`, event: "BeforeTool", priority: 100 - i, timeout_ms: 5000 };
+      if (i === 0 && MODE === "gemini-exec") {
+        const script = join(scratch, "guard.sh");
+        writeFileSync(script, `#!/bin/sh\ncase "$(cat)" in *'rm -rf'*) echo 'blocked' >&2; exit 2;; esac\nexit 0\n`);
+        chmodSync(script, 0o755);
+        const sha256 = createHash("sha256").update(`#!/bin/sh\ncase "$(cat)" in *'rm -rf'*) echo 'blocked' >&2; exit 2;; esac\nexit 0\n`).digest("hex");
+        const artifact = createArtifact({ bundle: `g-${i}`, version: "1.0.0", profile: "gemini-cli", trust: "system", hooks: [{ ...hook, exec: { command: script, sha256 } }] }, "");
+        await runtime.bundles.install(signArtifact(artifact, systemKey.privateKeyPem, "sys"));
+        continue;
+      }
+      const code = `var __vcp_bundle = { check: function (input) { return new RegExp(${JSON.stringify(patterns[i % patterns.length])}).test(input.tool_input.command) ? { decision: "deny", reason: "g-${i}" } : {}; } };`;
+      await runtime.bundles.install({ manifest: { bundle: `g-${i}`, version: "1.0.0", profile: "gemini-cli", trust: "deployment", hooks: [{ ...hook, action: "check" }] }, code });
+    }
+    const input = { session_id: "bench", transcript_path: "/t", cwd: "/tmp", hook_event_name: "BeforeTool", timestamp: "2026-11-26T00:00:00Z", tool_name: "run_shell_command", tool_input: { command: "npm test" } };
+    fireOnce = () => runtime.fireProfile("gemini-cli", "BeforeTool", { input });
   }
-  const input: FireInput<"pre_inject"> = { context: makeContext(), constitution, event: preInjectEvent, session: SESSION };
   const hostPid = childPidsMatching(process.pid, "host-main.js").at(-1)!;
   // Warm-up: JIT, isolates of both workers.
-  await Promise.all(Array.from({ length: CONCURRENCY }, () => runtime.fire("pre_inject", input)));
+  await Promise.all(Array.from({ length: CONCURRENCY }, () => fireOnce()));
   const main0 = process.cpuUsage();
   const host0 = threadCpuUs(hostPid);
   let started = 0;
@@ -36,7 +78,7 @@ try {
     Array.from({ length: CONCURRENCY }, async () => {
       while (started < COUNT) {
         started++;
-        await runtime.fire("pre_inject", input);
+        await fireOnce();
       }
     }),
   );
@@ -48,10 +90,11 @@ try {
   for (const name of host1.keys()) hostAll += delta(name);
   const per = (us: number): string => (us / COUNT).toFixed(0);
   const mainUs = main1.user + main1.system;
-  process.stdout.write(`${COUNT} chains of ${N} hooks in ${ms.toFixed(0)} ms: ${((COUNT / ms) * 1000).toFixed(0)} chains/s\n`);
+  process.stdout.write(`${MODE}: ${COUNT} chains of ${N} hooks in ${ms.toFixed(0)} ms: ${((COUNT / ms) * 1000).toFixed(0)} chains/s\n`);
   process.stdout.write(
     `CPU µs per chain: total ${per(mainUs + hostAll)} = main ${per(mainUs)} + host main thread ${per(delta("MainThread"))} + workers ${per(delta("WorkerThread"))} + other ${per(hostAll - delta("MainThread") - delta("WorkerThread"))}\n`,
   );
 } finally {
   await runtime.close();
+  rmSync(scratch, { recursive: true, force: true });
 }

@@ -39,7 +39,7 @@ export * as NAME_PATTERNS from "./model/names.js";
 export type { NamePattern } from "./model/names.js";
 export { HOOK_TYPES, TRUST_LEVELS } from "./model/hook-type.js";
 export type { HookType, TrustLevel, Scope } from "./model/hook-type.js";
-export type { HookDefinition, ResolvedHook, ActionRef } from "./model/hook.js";
+export type { HookDefinition, ResolvedHook, ActionRef, ExecCommand } from "./model/hook.js";
 export type { HookInput, VcpContext, SessionInfo } from "./model/input.js";
 export type { HookResult, ResultStatus, Outcome } from "./model/result.js";
 export { OUTCOMES, SKIPPED_OUTCOME_LIST } from "./model/result.js";
@@ -66,7 +66,7 @@ export type {
   ViolationEvent,
   PeriodicEvent,
 } from "./model/events.js";
-export type { ChainResult, HookExecution, ConstitutionProvenance } from "./chain/types.js";
+export type { ChainResult, HookExecution, ConstitutionProvenance, ExecRunRecord } from "./chain/types.js";
 export type { ChainCompletedEvent } from "./observe/events.js";
 export type { Manifest, ManifestInput } from "./bundle/manifest.js";
 // A `.vcpb` to install (`runtime.bundles.install(await readArtifactFile(path))`); building and signing

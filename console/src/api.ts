@@ -75,3 +75,9 @@ export async function apiOptional<T = unknown>(path: string): Promise<{ value: T
     throw err;
   }
 }
+
+/** How an error reads on a page: a server answer as `CODE: message` verbatim, anything else as its message. */
+export function errorText(err: unknown): string {
+  if (err instanceof ApiError) return `${err.code}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}

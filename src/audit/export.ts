@@ -35,7 +35,7 @@ export function toOtlpLogs(records: readonly AuditRecord[], service = "vcp-hooks
       .filter(([, v]) => v !== undefined)
       .map(([key, v]) => ({ key: `vcp.${key}`, value: otlpValue(v) }));
     const what =
-      r.kind === "registry" ? (r.event ?? "registry")
+      r.kind === "registry" || r.kind === "bundle" ? (r.event ?? r.kind)
       : r.kind === "chain" ? `chain ${r.hook_type ?? ""} ${r.status ?? ""}`
       : r.kind === "approval_request" || r.kind === "approval_decision" ? `${r.kind} ${r.hook ?? ""} ${r.status ?? ""}`
       : `hook ${r.hook ?? ""} ${r.outcome ?? ""}`;

@@ -16,7 +16,7 @@ export interface AuditRecordInput {
    * One record per hook execution, per chain, and per registry change; approvals (Amplifier
    * `ask_user`, PROFILES §3.4) add one record when asked and one when decided or expired.
    */
-  kind: "hook" | "chain" | "registry" | "approval_request" | "approval_decision";
+  kind: "hook" | "chain" | "registry" | "approval_request" | "approval_decision" | "bundle";
   session?: string;
   /** Id of the principal that opened the session (DESIGN §6.5); absent when the embedding application did. */
   owner?: string;
@@ -43,7 +43,11 @@ export interface AuditRecordInput {
    */
   provenance?: ConstitutionProvenance;
   annotations?: unknown;
-  /** Registry records: what happened (e.g. "hook.registered"). */
+  /** Exec hooks (the command lane, PROFILES §6): `false`, this hook did not run in the sandbox. */
+  sandboxed?: false;
+  /** Exec hooks: the script's command hash, exit code, signal, duration (or the refusal's code). */
+  exec?: { command_sha256: string; exit_code: number | null; signal: string | null; duration_ms: number; timed_out: boolean; truncated: boolean; error_code?: string };
+  /** Registry records: what happened (e.g. "hook.registered"); bundle records: "bundle.refused". */
   event?: string;
   details?: unknown;
 }
@@ -63,10 +67,10 @@ export interface AuditRecord extends AuditRecordInput {
 /** Input fields in the order they are written (readability only: the hash is over RFC 8785 form). */
 export const INPUT_FIELDS = [
   "kind", "session", "owner", "chain_id", "hook", "hook_type", "profile", "profile_event", "scope", "bundle", "bundle_digest", "input_hash",
-  "status", "outcome", "duration_ms", "modification", "provenance", "annotations", "event", "details",
+  "status", "outcome", "duration_ms", "sandboxed", "exec", "modification", "provenance", "annotations", "event", "details",
 ] as const satisfies ReadonlyArray<keyof AuditRecordInput>;
 
-const KINDS = new Set(["hook", "chain", "registry", "approval_request", "approval_decision"]);
+const KINDS = new Set(["hook", "chain", "registry", "approval_request", "approval_decision", "bundle"]);
 
 /** The hash a record carries: digest of the record without its `hash` field. */
 export function recordHash(record: Omit<AuditRecord, "hash"> | Record<string, unknown>): string {
@@ -82,7 +86,7 @@ export function recordHash(record: Omit<AuditRecord, "hash"> | Record<string, un
  */
 export function normalizeInput(input: AuditRecordInput): Record<string, unknown> {
   if (input === null || typeof input !== "object" || !KINDS.has(input.kind)) {
-    throw new TypeError(`audit record kind must be hook, chain, registry, approval_request or approval_decision, got ${JSON.stringify((input as { kind?: unknown } | null)?.kind)}`);
+    throw new TypeError(`audit record kind must be hook, chain, registry, approval_request, approval_decision or bundle, got ${JSON.stringify((input as { kind?: unknown } | null)?.kind)}`);
   }
   const out: Record<string, unknown> = {};
   for (const field of INPUT_FIELDS) {

@@ -23,6 +23,7 @@ import { VcpError } from "../errors.js";
 import type { BundleCode } from "../sandbox-host/types.js";
 import { createArtifact, DEFAULT_MAX_CODE_BYTES, type VcpArtifact } from "./artifact.js";
 import { loadManifestFile, MANIFEST_FILE, parseManifest, type Manifest } from "./manifest.js";
+import { hasActionHooks } from "./hooks.js";
 
 /** Entry module when the manifest names none (DESIGN §3.1). */
 export const DEFAULT_ENTRY = "src/index.ts";
@@ -127,6 +128,9 @@ export async function buildBundle(dir: string, options: BuildOptions = {}): Prom
   const root = resolve(dir);
   const generated = options.generated;
   const manifest = generated !== undefined ? parseManifest(generated.manifest, generated.manifestFile) : await loadManifestFile(dir);
+  // An exec-only bundle (PROFILES §6, e.g. `vcp-hooks import`'s exec/policy.yaml) has no code: its hooks
+  // run pinned scripts through the command lane, never the sandbox.
+  if (!hasActionHooks(manifest)) return { artifact: createArtifact(manifest, ""), warnings: [] };
   const entry = generated !== undefined ? generated.entryName : await checkEntry(dir, root, manifest);
   const { code, warnings } = await bundleCode(dir, root, entry, generated?.entry);
 
@@ -148,7 +152,7 @@ export async function buildBundle(dir: string, options: BuildOptions = {}): Prom
     ...(manifest.limits?.memory_mb !== undefined ? { memoryMb: manifest.limits.memory_mb } : {}),
   });
   const callable = new Set(exports);
-  const broken = manifest.hooks.filter((h) => !callable.has(h.action));
+  const broken = manifest.hooks.filter((h): h is typeof h & { action: string } => h.action !== undefined && !callable.has(h.action));
   if (broken.length > 0) {
     const all = await exportNames(root, entry, generated?.entry).catch(() => [] as string[]);
     const problems = broken.map((h) => ({

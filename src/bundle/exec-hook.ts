@@ -77,6 +77,26 @@ export function validateExecHook(hook: unknown, index: number, ctx: ExecHookCont
     const why = !ctx.signed ? "the bundle is not signed" : ctx.trust !== "system" ? `the bundle's trust is ${ctx.trust}, exec needs system` : "exec hooks cannot be registered per session";
     throw new VcpError("EXEC_NOT_ALLOWED", `${file}: ${at} '${name}' is an exec hook and ${why}`, { file, hook: name, trust: ctx.trust, signed: ctx.signed, scope: ctx.scope });
   }
+  const exec = checkExecShape(hook, index, file);
+  // SECURITY: a shell string is a second, wider language: the deployment must allow it separately.
+  if (exec.shell === true && !ctx.config.shell) {
+    throw new VcpError("EXEC_SHELL_DISABLED", `${file}: ${at} '${name}' runs a shell string and exec.shell is off in this deployment`, { file, hook: name, field: `${at}.exec.shell` });
+  }
+  return { name, exec };
+}
+
+/**
+ * The shape rules of an exec hook, with no deployment in sight: what build, sign and verify check
+ * (parseManifest) and install checks again after the gate. Throws INVALID_BUNDLE naming the field.
+ *
+ * @example
+ * ```ts
+ * checkExecShape({ name: "guard", event: "BeforeTool", exec: { command: "/opt/h.sh", sha256 } }, 0, "policy.yaml");
+ * ```
+ */
+export function checkExecShape(hook: unknown, index: number, file = "manifest"): ExecBlock {
+  const at = `hooks[${index}]`;
+  const h = (typeof hook === "object" && hook !== null ? hook : {}) as Record<string, unknown>;
   if (Object.hasOwn(h, "action")) {
     throw invalid(file, `${at}.action`, "an exec hook has no action (give either action or exec)");
   }
@@ -87,17 +107,15 @@ export function validateExecHook(hook: unknown, index: number, ctx: ExecHookCont
   }
   const exec = parsed.data;
   if (exec.cwd !== undefined && !exec.cwd.startsWith("/")) throw invalid(file, `${at}.exec.cwd`, "must be an absolute path");
-  if (exec.shell === true) {
-    if (!ctx.config.shell) {
-      throw new VcpError("EXEC_SHELL_DISABLED", `${file}: ${at} '${name}' runs a shell string and exec.shell is off in this deployment`, { file, hook: name, field: `${at}.exec.shell` });
-    }
-  } else if (!exec.command.startsWith("/")) {
+  if (exec.shell === true) return exec;
+  if (!exec.command.startsWith("/")) {
     // SECURITY: no PATH lookup: the pinned file is the one named, wherever the server's PATH points.
     throw invalid(file, `${at}.exec.command`, "must be an absolute path (no PATH lookup; use shell: true for a shell string)");
-  } else if (/\s/.test(exec.command) && exec.args === undefined && /\s-{1,2}\w/.test(exec.command)) {
+  }
+  if (/\s/.test(exec.command) && exec.args === undefined && /\s-{1,2}\w/.test(exec.command)) {
     throw invalid(file, `${at}.exec.command`, "looks like a command line; put the path in command and the rest in args, or use shell: true");
   }
-  return { name, exec };
+  return exec;
 }
 
 function invalid(file: string, field: string, rule: string): VcpError {

@@ -5,7 +5,7 @@
  * `hookDefinition`, so install registers exactly what build and parse checked.
  */
 import type { Scope } from "../model/hook-type.js";
-import { MAX_TIMEOUT_MS, type HookDefinition } from "../model/hook.js";
+import { EXEC_ACTION, MAX_TIMEOUT_MS, type ExecCommand, type HookDefinition } from "../model/hook.js";
 import { getProfile, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
 import type { Manifest, ManifestHook } from "./manifest.js";
@@ -32,7 +32,8 @@ export function hookDefinition(manifest: Manifest, hook: ManifestHook, scope: Sc
     type: hook.type!,
     priority: hook.priority ?? DEFAULT_PROFILE_PRIORITY,
     timeout_ms: hook.timeout_ms ?? defaultProfileTimeoutMs(manifest),
-    action: { bundle: manifest.bundle, export: hook.action, ...(digest !== undefined ? { digest } : {}) },
+    // An exec hook names no export: EXEC_ACTION marks it; its command travels in `exec` (profile hooks).
+    action: { bundle: manifest.bundle, export: hook.action ?? EXEC_ACTION, ...(digest !== undefined ? { digest } : {}) },
     condition: hook.condition ?? null,
     enabled: hook.enabled ?? true,
     ...(hook.description !== undefined ? { description: hook.description } : {}),
@@ -57,7 +58,7 @@ function defaultProfileTimeoutMs(manifest: Pick<Manifest, "profile">): number {
 }
 
 /** A hook definition of an event-profile bundle: the registry's definition plus its event, matcher, `sequential`, `match` and `blocking`. */
-export type ProfileHookDefinition = HookDefinition & { event: string; matcher?: string; sequential?: boolean; match?: unknown; blocking?: boolean };
+export type ProfileHookDefinition = HookDefinition & { event: string; matcher?: string; sequential?: boolean; match?: unknown; blocking?: boolean; exec?: ExecCommand };
 
 /**
  * The hook definitions of an event-profile bundle (none for a `vcp@1` bundle), every one deployment
@@ -77,7 +78,18 @@ export function manifestProfileHooks(manifest: Manifest, digest?: string): Profi
     ...(hook.sequential !== undefined ? { sequential: hook.sequential } : {}),
     ...(hook.match !== undefined ? { match: hook.match } : {}),
     ...(hook.blocking !== undefined ? { blocking: hook.blocking } : {}),
+    ...(hook.exec !== undefined ? { exec: hook.exec } : {}),
   }));
+}
+
+/** Whether any hook of the manifest is an exec hook (PROFILES §6). */
+export function hasExecHooks(manifest: Pick<Manifest, "hooks">): boolean {
+  return manifest.hooks.some((hook) => hook.exec !== undefined);
+}
+
+/** Whether the manifest has code to run in the sandbox (any hook with an action; an exec-only bundle has none). */
+export function hasActionHooks(manifest: Pick<Manifest, "hooks">): boolean {
+  return manifest.hooks.some((hook) => hook.exec === undefined);
 }
 
 /** Whether the manifest is a `vcp@1` bundle (no `profile`, or one naming vcp). */

@@ -12,6 +12,7 @@ import { compileHook } from "../registry/validate.js";
 import { isProfileEvent, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
 import { hookDefinition, isVcpManifest, manifestProfile } from "./hooks.js";
+import { checkExecShape, ExecBlockSchema } from "./exec-hook.js";
 
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 
@@ -24,9 +25,13 @@ const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:
  */
 export const ManifestHookSchema = HookDefinitionSchema.omit({ action: true, trust: true })
   .extend({
+    // Required unless the hook is an exec hook (`exec`, checked in parseManifest): exactly one of the two.
     action: z
       .string({ error: "must name an exported function" })
-      .regex(EXPORT_NAME.regex, "must be a JavaScript identifier naming an exported function"),
+      .regex(EXPORT_NAME.regex, "must be a JavaScript identifier naming an exported function")
+      .optional(),
+    /** The command lane (PROFILES §6): a pinned script instead of an action; agent profiles only. */
+    exec: ExecBlockSchema.optional(),
     scope: ScopeSchema.optional(),
     // Required for `vcp@1` hooks (spec §6.2.4, checked below); 50 when an event-profile hook gives none
     // (PROFILES §8.5), so hooks without one keep registration order.
@@ -111,6 +116,12 @@ export function parseManifest(raw: unknown, file = "manifest"): Manifest {
       });
     }
     names.add(hook.name);
+    // Exactly one of action and exec (the exec block's own rules are the lane's: exec-hook.ts).
+    if (hook.exec !== undefined) checkExecShape(hook, index, file);
+    else if (hook.action === undefined) {
+      const rule = "must name an exported function (or give exec: a pinned command, for an agent profile's exec hook)";
+      throw new VcpError("INVALID_BUNDLE", `${file}: hooks[${index}].action: ${rule}`, { file, problems: [{ field: `hooks[${index}].action`, rule }] });
+    }
   });
   const profile = checkProfileFields(parsed.data, file);
   // The registry's own per-hook validation (trust and fail_closed, the condition compiled with the
@@ -151,6 +162,9 @@ function checkProfileFields(manifest: Manifest, file: string): EventProfile {
   }
   manifest.hooks.forEach((hook, i) => {
     const at = `hooks[${i}]`;
+    if (hook.exec !== undefined && profile.parseCommandResult === undefined) {
+      throw problem("INVALID_BUNDLE", file, `${at}.exec`, `profile ${profile.id} has no command hooks to run (exec hooks are for the agent profiles: gemini-cli, llxprt, claude-code, ai-memory); use an action`);
+    }
     if (profile.id === VCP_PROFILE_ID) {
       if (hook.type === undefined) throw problem("INVALID_BUNDLE", file, `${at}.type`, "must be one of the six hook types (spec §6.2.3)");
       for (const field of ["event", "matcher", "sequential", "match", "blocking"] as const) {
@@ -162,6 +176,12 @@ function checkProfileFields(manifest: Manifest, file: string): EventProfile {
     if (hook.event === undefined) throw problem("INVALID_BUNDLE", file, `${at}.event`, `required: one of the events of profile ${profile.id}: ${Object.keys(profile.events).join(", ")}`);
     if (!isProfileEvent(profile, hook.event)) {
       throw problem("UNKNOWN_EVENT", file, `${at}.event`, `'${hook.event}' is not an event of profile ${profile.id}; its events: ${Object.keys(profile.events).join(", ")}`, { profile: profile.id, event: hook.event, hook: hook.name });
+    }
+    if (hook.scope === "session" && hook.exec !== undefined) {
+      // SECURITY: scripts run unsandboxed with the server's user: never something a session registers (PROFILES §6).
+      throw new VcpError("EXEC_NOT_ALLOWED", `${file}: ${at}.scope: exec hook '${hook.name}' cannot be registered per session (the command lane takes deployment hooks of system-trust bundles only)`, {
+        file, hook: hook.name, scope: "session", problems: [{ field: `${at}.scope`, rule: "exec hooks cannot be registered per session" }],
+      });
     }
     if (hook.scope === "session") throw problem("INVALID_BUNDLE", file, `${at}.scope`, `session-scope hooks are not supported for profile ${profile.id}; a session-trust bundle's hooks observe (spec §8.3)`);
     if (hook.sequential !== undefined && profile.execution !== "per_definition") {
@@ -337,6 +357,9 @@ export function manifestJsonSchema(): Record<string, unknown> {
   const { $schema, ...rest } = generated;
   // parseManifest's profile rule, for editors: vcp@1 hooks need a `type`, other profiles' an `event`.
   const requireInHooks = (...fields: string[]) => ({ properties: { hooks: { items: { required: fields } } } });
+  // parseManifest's exec rule: each hook has exactly one of `action` and `exec` (PROFILES §6).
+  const hooks = (rest["properties"] as { hooks: { items: Record<string, unknown> } }).hooks;
+  hooks.items = { ...hooks.items, oneOf: [{ required: ["action"] }, { required: ["exec"] }] };
   return {
     $schema,
     title: "vcp-hooks policy bundle manifest (policy.yaml)",

@@ -28,7 +28,7 @@ import type { ResolvedHook } from "../model/hook.js";
 import type { ResultStatus } from "../model/result.js";
 import { VcpError } from "../errors.js";
 import { findProfile } from "../profiles/index.js";
-import type { Aggregated, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict } from "../profiles/types.js";
+import type { Aggregated, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict } from "../profiles/types.js";
 
 export interface ProfileChainDeps {
   invoker: ActionInvoker;
@@ -175,6 +175,43 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
 
     let output: NativeObject | undefined;
     let failureWhy: string | undefined;
+    // An exec hook's failed run that its profile's table still reads (Gemini exit 1 + text ⇒ allow with
+    // a warning): a fail-open hook contributes that, as the agent would; a fail-closed one blocks.
+    let failedRunOutput: NativeObject | undefined;
+    /** Decode a native output (guest JSON or a script's table reading) and apply the session-trust view. */
+    const accept = (raw: Decoded<NativeObject>): void => {
+      if (!raw.ok) {
+        execution.outcome = "invalid_result";
+        failureWhy = sanitizeGuestText(raw.error);
+        return;
+      }
+      output = raw.value;
+      if (hook.trust === "session") {
+        // SECURITY: spec §8.3 in every profile — a session-trust hook observes and annotates; it
+        // never blocks or modifies: whatever could is removed before the output is folded.
+        const view = profile.observerView(output, event);
+        output = view.output;
+        if (view.stripped.length > 0) {
+          execution.outcome = "capability_denied";
+          execution.stripped = [...view.stripped];
+          execution.error = `a session-trust hook cannot set ${view.stripped.join(", ")} (spec §8.3)`;
+        }
+      }
+    };
+    /** A hook stopped at its budget: its own timeout, or the chain deadline's cut (sandboxed and exec alike). */
+    const timedOut = (elapsedMs: number): void => {
+      // PROFILES §8.10: a hook timeout, like an exhausted chain deadline, is a timeout violation.
+      timeoutViolations++;
+      if (budgetMs < hook.timeout_ms) {
+        execution.outcome = "deadline_exceeded";
+        deadline.exhaust(hook);
+        if (profile.hookBudgetMs !== undefined) classDeadlineSpent = true;
+        failureWhy = deadlineCutText(elapsedMs, budgetMs, hook.timeout_ms);
+      } else {
+        execution.outcome = "timeout";
+        failureWhy = timeoutText(elapsedMs, budgetMs, hook.timeout_ms);
+      }
+    };
     if (budgetMs <= 0) {
       execution.outcome = "skipped_deadline";
       failureWhy = "the chain deadline was spent before it ran";
@@ -187,50 +224,22 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
           // SECURITY: per-session guest state is kept by the session's key: two owners' equal ids never share it.
           invoked = await deps.invoker.invoke({ hook, chainId: request.chainId, sessionId: request.sessionKey ?? request.session.id, inputJson, budgetMs, native: true });
         } catch (err) {
-          invoked = { kind: "threw", message: `sandbox failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
+          invoked = { kind: "threw", message: `${hook.exec !== undefined ? "the command lane" : "sandbox"} failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
         }
       }
       execution.duration_ms = clock.now() - hookStart;
       deadline.charge(hook, execution.duration_ms);
       if ("cpuMs" in invoked && invoked.cpuMs !== undefined) execution.cpu_ms = invoked.cpuMs;
       switch (invoked.kind) {
-        case "returned": {
-          const decoded = decodeOutput(profile, invoked.resultJson, event, ctx, jsonDepth);
-          if (!decoded.ok) {
-            execution.outcome = "invalid_result";
-            failureWhy = sanitizeGuestText(decoded.error);
-            break;
-          }
-          output = decoded.value;
-          if (hook.trust === "session") {
-            // SECURITY: spec §8.3 in every profile — a session-trust hook observes and annotates; it
-            // never blocks or modifies: whatever could is removed before the output is folded.
-            const view = profile.observerView(output, event);
-            output = view.output;
-            if (view.stripped.length > 0) {
-              execution.outcome = "capability_denied";
-              execution.stripped = [...view.stripped];
-              execution.error = `a session-trust hook cannot set ${view.stripped.join(", ")} (spec §8.3)`;
-            }
-          }
+        case "returned":
+          accept(decodeOutput(profile, invoked.resultJson, event, ctx, jsonDepth));
           break;
-        }
         case "threw":
           execution.outcome = "error";
           failureWhy = sanitizeGuestText(invoked.message);
           break;
         case "timeout":
-          // PROFILES §8.10: a hook timeout, like an exhausted chain deadline, is a timeout violation.
-          timeoutViolations++;
-          if (budgetMs < hook.timeout_ms) {
-            execution.outcome = "deadline_exceeded";
-            deadline.exhaust(hook);
-            if (profile.hookBudgetMs !== undefined) classDeadlineSpent = true;
-            failureWhy = deadlineCutText(invoked.elapsedMs, budgetMs, hook.timeout_ms);
-          } else {
-            execution.outcome = "timeout";
-            failureWhy = timeoutText(invoked.elapsedMs, budgetMs, hook.timeout_ms);
-          }
+          timedOut(invoked.elapsedMs);
           break;
         case "invalid":
           execution.outcome = "invalid_result";
@@ -240,12 +249,44 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
           execution.outcome = "crashed";
           failureWhy = sanitizeGuestText(invoked.message);
           break;
+        case "command": {
+          // The command lane (PROFILES §6): the profile's exit-code table reads the run.
+          const run = invoked.run;
+          execution.sandboxed = false;
+          execution.exec = {
+            command_sha256: invoked.sha256,
+            exit_code: run?.exitCode ?? null,
+            signal: run?.signal ?? null,
+            duration_ms: run?.durationMs ?? 0,
+            timed_out: run?.timedOut === true,
+            truncated: run?.truncated === true,
+            ...(invoked.refused !== undefined ? { error_code: invoked.refused.code } : {}),
+          };
+          if (run === undefined || profile.parseCommandResult === undefined) {
+            // Not started (a changed script, shell not allowed, missing file): the hook failed; its fail mode applies.
+            execution.outcome = "error";
+            failureWhy = sanitizeGuestText(invoked.refused !== undefined ? `${invoked.refused.code}: ${invoked.refused.message}` : `profile ${profile.id} has no exit-code table`);
+            break;
+          }
+          const parsed = profile.parseCommandResult({ exitCode: run.exitCode, signal: run.signal, stdout: run.stdout, stderr: run.stderr, timedOut: run.timedOut }, hook.name, event);
+          if (run.timedOut) timedOut(run.durationMs);
+          else if (parsed.failure !== undefined) {
+            execution.outcome = run.signal !== null || run.exitCode === null ? "exec_signal" : "exec_nonzero";
+            failureWhy = sanitizeGuestText(parsed.failure);
+          }
+          if (failureWhy === undefined) accept(profile.decode(parsed.output, event, ctx));
+          else {
+            const table = profile.decode(parsed.output, event, ctx);
+            if (table.ok) failedRunOutput = table.value;
+          }
+          break;
+        }
       }
     }
     if (failureWhy !== undefined) {
       execution.error = failureWhy;
       // The profile's own rule for a failed hook: fail-open warning, or its blocking answer when fail_closed.
-      output = profile.failureOutput(hook.name, failureWhy, failClosed, event, ctx);
+      output = failedRunOutput !== undefined && !failClosed ? failedRunOutput : profile.failureOutput(hook.name, failureWhy, failClosed, event, ctx);
     }
     const verdict = profile.verdictOf(output!, event);
     execution.verdict = verdict;

@@ -111,7 +111,11 @@ export function orderProfileHooks(profile: Pick<EventProfile, "ordering">, hooks
 export function compileProfilePlan(profile: EventProfile, ref: ProfilePlanRef, hooks: readonly ResolvedHook[], revision: number): ProfileChainPlan {
   const firstByKey = new Map<string, string>();
   const planned = hooks.map((hook): PlannedProfileHook => {
-    const key = JSON.stringify([hook.action.digest ?? hook.action.bundle, hook.action.export, hook.matcher ?? "", hook.match ?? null, hook.blocking === true]);
+    // Exec hooks dedup as upstream does, by name and command (PROFILES §8.6), within one matcher (a
+    // twin whose matcher differs may match when this one does not).
+    const key = hook.exec !== undefined
+      ? JSON.stringify(["exec", hook.name, hook.exec.command, hook.matcher ?? ""])
+      : JSON.stringify([hook.action.digest ?? hook.action.bundle, hook.action.export, hook.matcher ?? "", hook.match ?? null, hook.blocking === true]);
     const first = firstByKey.get(key);
     if (first === undefined) firstByKey.set(key, hook.name);
     return Object.freeze({

@@ -55,7 +55,41 @@ export type InvokeOutcome =
   /** The result could not be serialized, was too large, or was not JSON. */
   | { kind: "invalid"; message: string; cpuMs?: number }
   /** The sandbox host died while the action ran (DESIGN §4.1). */
-  | { kind: "crashed"; message: string };
+  | { kind: "crashed"; message: string }
+  /**
+   * An exec hook (the command lane, PROFILES §6; never from the sandbox): how its script ended, for the
+   * profile's exit-code table to read, or why it was not started (`refused`: a coded error such as
+   * EXEC_HASH_MISMATCH). `sha256` is the pinned hash (the hash it ran with, when it ran).
+   */
+  | { kind: "command"; sha256: string; run?: CommandRun; refused?: { code: string; message: string } };
+
+/** An exec hook's script as it ended (pool/exec/run.ts `CommandResult`, the part a chain needs). */
+export interface CommandRun {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly stdout: string;
+  /** Redacted by the lane before anyone sees it. */
+  readonly stderr: string;
+  /** The lane stopped it at its budget (SIGTERM, then SIGKILL after the profile's grace). */
+  readonly timedOut: boolean;
+  /** stdout or stderr went over `exec.max_output_bytes` and was cut. */
+  readonly truncated: boolean;
+  readonly durationMs: number;
+}
+
+/** What results, audit and status say about an exec hook's run (PROFILES §6); always with `sandboxed: false`. */
+export interface ExecRunRecord {
+  /** The SHA-256 the executable had when it was started (the pin), or the pin when it was refused. */
+  command_sha256: string;
+  /** null when a signal ended it or it never started. */
+  exit_code: number | null;
+  signal: string | null;
+  duration_ms: number;
+  timed_out: boolean;
+  truncated: boolean;
+  /** Why it was not started (EXEC_HASH_MISMATCH, EXEC_SPAWN_FAILED, EXEC_SHELL_DISABLED, …). */
+  error_code?: string;
+}
 
 /** Runs hook actions. The isolated-vm sandbox implements it; unit tests may use a test invoker. */
 export interface ActionInvoker {
@@ -111,6 +145,10 @@ export interface HookExecution {
   verdict?: Verdict;
   /** Event-profile chains: output fields removed from a `session`-trust hook's output (spec §8.3). */
   stripped?: string[];
+  /** Exec hooks only (PROFILES §6): nothing of this hook ran in the sandbox. */
+  sandboxed?: false;
+  /** Exec hooks only: the script's run (command hash, exit code, signal, duration) or its refusal. */
+  exec?: ExecRunRecord;
 }
 
 /** What an event-profile chain answered the agent (PROFILES §2 `present`), carried on its ChainResult. */

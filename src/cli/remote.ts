@@ -88,8 +88,8 @@ export const pushCommand: Command = {
 
 const STATUS_USAGE = `usage: vcp-hooks status [--server URL] [--token T] [--json]
 
-A running server's state (GET /v1/status): bundles, sandbox (restarts, quarantined and slow bundles,
-queue), audit head and lag. --json prints the whole document.`;
+A running server's state (GET /v1/status): bundles, exec hooks first (they run outside the sandbox),
+sandbox (restarts, quarantined and slow bundles, queue), audit head and lag. --json prints the whole document.`;
 
 function renderStatus(io: Io, status: Record<string, any>): void {
   const server = status["server"] ?? {};
@@ -99,6 +99,16 @@ function renderStatus(io: Io, status: Record<string, any>): void {
   const bundles: Array<Record<string, any>> = status["bundles"] ?? [];
   io.out(`bundles (${bundles.length}):`);
   for (const b of bundles) io.out(`  ${b.bundle}@${b.version}  trust ${b.trust}  signed by ${b.signed_by ?? "nobody"}  ${String(b.digest).slice(0, 16)}…`);
+  // PROFILES §6: exec hooks first — they run scripts outside the sandbox, with the server's user.
+  const hooks: Array<Record<string, any>> = status["hooks"] ?? [];
+  const exec = hooks.filter((h) => h.sandboxed === false);
+  if (exec.length > 0) {
+    io.out(`exec hooks (${exec.length}, NOT sandboxed):`);
+    for (const h of exec) {
+      io.out(`  ${h.bundle}/${h.hook}  ${h.profile ?? ""} ${h.event ?? h.type}  ${h.exec?.shell ? "sh -c " : ""}${h.exec?.command ?? "?"}  sha256 ${String(h.exec?.sha256 ?? "").slice(0, 16)}…  calls ${h.calls ?? 0}, errors ${h.errors ?? 0}, timeouts ${h.timeouts ?? 0}`);
+    }
+  }
+  io.out(`hooks: ${hooks.length - exec.length} sandboxed${exec.length > 0 ? `, ${exec.length} exec` : ""}`);
   io.out(`sandbox: restarts ${sandbox.restarts ?? 0}, in flight ${sandbox.inFlight ?? 0}, queued ${sandbox.queued ?? 0}, quarantined ${(sandbox.quarantined ?? []).length}, slow ${(sandbox.slowBundles ?? []).length}, watchdog kills ${sandbox.watchdogKills ?? 0}`);
   io.out(audit.enabled ? `audit: head seq ${audit.head?.seq ?? "–"}, pending ${audit.pending ?? 0}, lag ${audit.lag_ms ?? 0} ms` : "audit: off");
 }

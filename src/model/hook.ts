@@ -87,7 +87,27 @@ export interface ResolvedHook {
   readonly match?: unknown;
   /** repo-yaml `blocking` (PROFILES §8.8): its `blocked_by_policy`, or its failure, blocks. */
   readonly blocking?: boolean;
+  /**
+   * Exec hooks only (the command lane, PROFILES §6): the pinned script this hook runs instead of a
+   * sandboxed action. Such a hook's `action.export` is {@link EXEC_ACTION}, a placeholder no bundle
+   * exports; it never reaches the sandbox.
+   */
+  readonly exec?: ExecCommand;
 }
+
+/** The pinned command of an exec hook (bundle/exec-hook.ts validates it; pool/exec/ runs it). */
+export interface ExecCommand {
+  /** Absolute path of the executable, or with `shell: true` a shell string. */
+  readonly command: string;
+  /** Lowercase hex SHA-256 of the executable (of the string for a shell command). */
+  readonly sha256: string;
+  readonly args?: readonly string[];
+  readonly cwd?: string;
+  readonly shell?: boolean;
+}
+
+/** `action.export` of an exec hook: it names no export; the hook runs its `exec` command. */
+export const EXEC_ACTION = "__exec";
 
 /** The `interval_ms` of a periodic hook, clamped to spec §3.6's once-per-second floor. */
 export function periodicIntervalMs(hook: Pick<ResolvedHook, "metadata">): number {

@@ -62,6 +62,10 @@ export const OUTCOMES = [
   "capability_denied",
   "integrity_rejected",
   "crashed",
+  // The command lane (PROFILES §6): an exec hook's script exited with a code its profile's table reads
+  // as an error (not a decision such as Gemini's exit 2 = deny), or a signal ended it (not our timeout).
+  "exec_nonzero",
+  "exec_signal",
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
@@ -69,7 +73,7 @@ export type Outcome = (typeof OUTCOMES)[number];
  * Outcomes that count as a failure of the hook itself: spec §7.3 cascades (and cascade disabling),
  * §7.1.5 error counters, the §5.4.4 timeout counter. Time other hooks spent is never one of them.
  */
-export const FAILURE_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>(["timeout", "error", "invalid_result", "crashed"]);
+export const FAILURE_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>(["timeout", "error", "invalid_result", "crashed", "exec_nonzero", "exec_signal"]);
 
 /** Outcomes of hooks whose action never ran: not calls, not "executed" for spec §7.3 cascades. */
 export const SKIPPED_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>([

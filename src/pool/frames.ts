@@ -23,8 +23,8 @@ import { VcpError } from "../errors.js";
  *  16      u32   key: plan key of a chain frame, else 0
  *  20      u32   plan section bytes (chain: the hook list as JSON, when this frame carries it)
  *  24      u32   quarantine section bytes (chain: quarantined digests as a JSON array)
- *  28      u32   0
- *  32      body  plan section · quarantine section · payload (chain: the ChainRequest as JSON;
+ *  28      u32   invoke section bytes (chain: a one-action task's `<budgetMs>\n<inputJson>`)
+ *  32      body  plan · quarantine · invoke sections · payload (chain: the ChainRequest as JSON;
  *                call: the call as JSON; reply: { ok, value | error, logs? } as JSON)
  * ```
  *
@@ -56,6 +56,7 @@ export interface FrameHeader {
   key: number;
   planBytes: number;
   quarantineBytes: number;
+  invokeBytes: number;
   /** Whole frame, header included. */
   bytes: number;
 }
@@ -64,6 +65,7 @@ export interface FrameHeader {
 export interface FrameTexts {
   plan?: string;
   quarantine?: string;
+  invoke?: string;
   payload: string;
 }
 
@@ -79,20 +81,22 @@ export interface FrameTexts {
 export function encodeFrame(kind: FrameKind, id: number, key: number, texts: FrameTexts, limit: number, what: string): Uint8Array {
   const planBytes = texts.plan !== undefined ? Buffer.byteLength(texts.plan, "utf8") : 0;
   const quarantineBytes = texts.quarantine !== undefined ? Buffer.byteLength(texts.quarantine, "utf8") : 0;
+  const invokeBytes = texts.invoke !== undefined ? Buffer.byteLength(texts.invoke, "utf8") : 0;
   const payloadBytes = Buffer.byteLength(texts.payload, "utf8");
-  const bytes = FRAME_HEADER_BYTES + planBytes + quarantineBytes + payloadBytes;
+  const bytes = FRAME_HEADER_BYTES + planBytes + quarantineBytes + invokeBytes + payloadBytes;
   // SECURITY: the limit applies before the buffer exists; the receiver would refuse the frame anyway.
   if (bytes > limit) throw frameTooLarge(bytes, limit, what);
   const frame = Buffer.allocUnsafeSlow(bytes);
-  writeHeader(frame, kind, id, key, planBytes, quarantineBytes, bytes);
+  writeHeader(frame, kind, id, key, planBytes, quarantineBytes, invokeBytes, bytes);
   let at = FRAME_HEADER_BYTES;
   if (texts.plan !== undefined) at += frame.write(texts.plan, at, "utf8");
   if (texts.quarantine !== undefined) at += frame.write(texts.quarantine, at, "utf8");
+  if (texts.invoke !== undefined) at += frame.write(texts.invoke, at, "utf8");
   frame.write(texts.payload, at, "utf8");
   return frame;
 }
 
-function writeHeader(frame: Buffer, kind: FrameKind, id: number, key: number, planBytes: number, quarantineBytes: number, bytes: number): void {
+function writeHeader(frame: Buffer, kind: FrameKind, id: number, key: number, planBytes: number, quarantineBytes: number, invokeBytes: number, bytes: number): void {
   frame.writeUInt32LE(bytes - 4, 0);
   frame[4] = kind;
   frame[5] = FRAME_MAGIC;
@@ -101,7 +105,7 @@ function writeHeader(frame: Buffer, kind: FrameKind, id: number, key: number, pl
   frame.writeUInt32LE(key, 16);
   frame.writeUInt32LE(planBytes, 20);
   frame.writeUInt32LE(quarantineBytes, 24);
-  frame.writeUInt32LE(0, 28);
+  frame.writeUInt32LE(invokeBytes, 28);
 }
 
 /**
@@ -113,14 +117,15 @@ export function readHeader(frame: Uint8Array, accepts: ReadonlySet<FrameKind>): 
   const view = new DataView(frame.buffer, frame.byteOffset, FRAME_HEADER_BYTES);
   const bytes = view.getUint32(0, true) + 4;
   const kind = frame[4] as FrameKind;
-  if (frame[5] !== FRAME_MAGIC || view.getUint16(6, true) !== 0 || view.getUint32(28, true) !== 0) return "bad magic or reserved bytes in a frame header";
+  if (frame[5] !== FRAME_MAGIC || view.getUint16(6, true) !== 0) return "bad magic or reserved bytes in a frame header";
   if (!accepts.has(kind)) return `unexpected frame kind ${kind}`;
   const id = view.getFloat64(8, true);
   if (!Number.isSafeInteger(id) || id < 0) return "a frame id that is not a non-negative integer";
   const planBytes = view.getUint32(20, true);
   const quarantineBytes = view.getUint32(24, true);
-  if (bytes < FRAME_HEADER_BYTES || FRAME_HEADER_BYTES + planBytes + quarantineBytes > bytes) return "frame sections larger than the frame";
-  return { kind, id, key: view.getUint32(16, true), planBytes, quarantineBytes, bytes };
+  const invokeBytes = view.getUint32(28, true);
+  if (bytes < FRAME_HEADER_BYTES || FRAME_HEADER_BYTES + planBytes + quarantineBytes + invokeBytes > bytes) return "frame sections larger than the frame";
+  return { kind, id, key: view.getUint32(16, true), planBytes, quarantineBytes, invokeBytes, bytes };
 }
 
 /** UTF-8 text of `frame[start, end)`, without copying the bytes first. */
@@ -128,11 +133,12 @@ export function frameText(frame: Uint8Array, start: number, end: number): string
   return Buffer.from(frame.buffer, frame.byteOffset + start, end - start).toString("utf8");
 }
 
-/** The three sections of a frame's body as byte offsets into the frame. */
-export function sections(header: FrameHeader): { plan: [number, number]; quarantine: [number, number]; payload: [number, number] } {
+/** The four sections of a frame's body as byte offsets into the frame. */
+export function sections(header: FrameHeader): { plan: [number, number]; quarantine: [number, number]; invoke: [number, number]; payload: [number, number] } {
   const planEnd = FRAME_HEADER_BYTES + header.planBytes;
   const quarantineEnd = planEnd + header.quarantineBytes;
-  return { plan: [FRAME_HEADER_BYTES, planEnd], quarantine: [planEnd, quarantineEnd], payload: [quarantineEnd, header.bytes] };
+  const invokeEnd = quarantineEnd + header.invokeBytes;
+  return { plan: [FRAME_HEADER_BYTES, planEnd], quarantine: [planEnd, quarantineEnd], invoke: [quarantineEnd, invokeEnd], payload: [invokeEnd, header.bytes] };
 }
 
 export function frameTooLarge(bytes: number, limit: number, what: string): VcpError {
@@ -273,7 +279,8 @@ export class FrameWriter {
   write(kind: FrameKind, id: number, key: number, texts: FrameTexts, limit: number, what: string, done?: () => void): void {
     const planBytes = texts.plan !== undefined ? Buffer.byteLength(texts.plan, "utf8") : 0;
     const quarantineBytes = texts.quarantine !== undefined ? Buffer.byteLength(texts.quarantine, "utf8") : 0;
-    const bytes = FRAME_HEADER_BYTES + planBytes + quarantineBytes + Buffer.byteLength(texts.payload, "utf8");
+    const invokeBytes = texts.invoke !== undefined ? Buffer.byteLength(texts.invoke, "utf8") : 0;
+    const bytes = FRAME_HEADER_BYTES + planBytes + quarantineBytes + invokeBytes + Buffer.byteLength(texts.payload, "utf8");
     // SECURITY: the limit applies before anything is written; the receiver would refuse the frame anyway.
     if (bytes > limit) throw frameTooLarge(bytes, limit, what);
     const stream = this.stream;
@@ -284,7 +291,7 @@ export class FrameWriter {
     }
     // From Node's shared pool: the header is only written, never transferred.
     const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
-    writeHeader(header, kind, id, key, planBytes, quarantineBytes, bytes);
+    writeHeader(header, kind, id, key, planBytes, quarantineBytes, invokeBytes, bytes);
     if (!this.corked) {
       this.corked = true;
       stream.cork();
@@ -293,6 +300,7 @@ export class FrameWriter {
     stream.write(header);
     if (texts.plan !== undefined) stream.write(texts.plan, "utf8");
     if (texts.quarantine !== undefined) stream.write(texts.quarantine, "utf8");
+    if (texts.invoke !== undefined) stream.write(texts.invoke, "utf8");
     if (done !== undefined) {
       stream.write(texts.payload, "utf8", () => done());
       this.flush();

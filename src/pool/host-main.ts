@@ -93,6 +93,7 @@ function onFrame(frame: Uint8Array, header: FrameHeader): void {
       plans.set(header.key, task.plan);
     }
     if (header.quarantineBytes > 0) task.q = frameText(frame, at.quarantine[0], at.quarantine[1]);
+    if (header.invokeBytes > 0) task.inv = frameText(frame, at.invoke[0], at.invoke[1]);
     void runChain(task);
     return;
   }

@@ -1,5 +1,5 @@
 import type { IntegrityOptions } from "../integrity/check.js";
-import type { ChainResult } from "../chain/types.js";
+import type { ChainResult, InvokeOutcome } from "../chain/types.js";
 import type { ErrorCode } from "../errors.js";
 import { VcpError } from "../errors.js";
 import type { ProfilePlanRef } from "../chain/plan.js";
@@ -95,6 +95,13 @@ export interface ChainTask {
   q?: string;
   /** The hook list (WirePlan JSON) of `key`: when the frame carried it, or after the worker missed it. */
   plan?: string;
+  /**
+   * A one-action task (a chain with exec hooks runs its executor in the main process, PROFILES §6), as
+   * the frame's invoke section: `<budgetMs>\n<inputJson>` (no JSON around the hook input, so it is not
+   * escaped). The worker invokes the plan's only hook on the input (native) within the budget and
+   * answers a one-hook result plus the raw outcome (`WireChainValue.invoked`) instead of running a chain.
+   */
+  inv?: string;
 }
 
 /** A worker's answer to a chain task whose plan key it has not compiled and that carried no plan: nothing ran. */
@@ -141,6 +148,8 @@ export interface WireChainValue {
   result: Omit<ChainResult, "context" | "constitution"> & Partial<Pick<ChainResult, "context" | "constitution">>;
   events: LifecycleEvent[];
   sums: (InputSummary | 0)[];
+  /** One-action tasks (`ChainMessage.inv`): what the action did, for the main-process executor. */
+  invoked?: InvokeOutcome;
 }
 
 /** A VcpError as JSON; `code` is absent for an unexpected (non-Vcp) error. */

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { ChainRequest, ChainResult } from "../chain/types.js";
+import type { ChainRequest, ChainResult, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import { chainTimeBoundMs } from "../chain/deadline.js";
 import { emptyChainResult } from "../chain/contract.js";
 import { VcpError } from "../errors.js";
@@ -90,6 +90,8 @@ export interface ChainTask {
 export interface ChainTaskResult {
   result: ChainResult;
   events: LifecycleEvent[];
+  /** One-action tasks only (`invokeAction`): the action's raw outcome, absent when the host died first. */
+  invoked?: InvokeOutcome;
 }
 
 /**
@@ -120,6 +122,14 @@ export interface Sandbox {
    * they are recorded `crashed` with error "bundle quarantined…" (or abort the chain when fail_closed).
    */
   runChain(task: ChainTask): Promise<ChainTaskResult>;
+  /**
+   * Run ONE sandboxed action of an event-profile hook (`request.native`), for a chain whose executor
+   * runs in the main process because it holds exec hooks (PROFILES §6). It is a chain task of one hook
+   * to the supervisor (admission, watchdog, crash attribution and quarantine apply unchanged); the
+   * worker invokes the action and answers its raw outcome. A host that dies meanwhile answers
+   * `crashed` (or `timeout` when the watchdog stopped the hook).
+   */
+  invokeAction(request: InvokeRequest): Promise<InvokeOutcome>;
   stats(): SandboxStats;
   on(event: "restart" | "quarantine", listener: (info: Record<string, unknown>) => void): void;
   /** Graceful: refuse new work (SANDBOX_CLOSED), finish queued and in-flight chains, stop the host. */
@@ -187,6 +197,8 @@ interface PendingChain {
   counted: boolean;
   /** performance.now() after which the watchdog kills the host (see hardDeadline). */
   hardDeadline: number;
+  /** A one-action task (invokeAction): sent as `inv`. */
+  invoke?: { inputJson: string; budgetMs: number };
   resolve: (value: ChainTaskResult) => void;
   reject: (err: Error) => void;
 }
@@ -374,6 +386,36 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   runChain(task: ChainTask): Promise<ChainTaskResult> {
+    return this.enqueue(task, undefined);
+  }
+
+  async invokeAction(request: InvokeRequest): Promise<InvokeOutcome> {
+    const { result, invoked } = await this.enqueue(
+      {
+        // One frozen one-hook list per hook object: the plan key (and the worker's compiled plan) is reused.
+        plan: { type: "pre_inject", revision: 0, hooks: this.oneHookList(request.hook) },
+        request: { chainId: request.chainId, context: {}, constitution: ONE_ACTION_CONSTITUTION, event: {}, session: { id: request.sessionId } },
+      },
+      { inputJson: request.inputJson, budgetMs: request.budgetMs },
+    );
+    if (invoked !== undefined) return invoked;
+    // The host died (or the watchdog killed it) while the action ran: crash.ts answered for it.
+    const execution = result.hook_results[0];
+    if (execution?.outcome === "timeout") return { kind: "timeout", elapsedMs: execution.duration_ms };
+    return { kind: "crashed", message: execution?.error ?? "the sandbox host died while the hook ran" };
+  }
+
+  private readonly oneHookLists = new WeakMap<ResolvedHook, readonly ResolvedHook[]>();
+  private oneHookList(hook: ResolvedHook): readonly ResolvedHook[] {
+    let list = this.oneHookLists.get(hook);
+    if (list === undefined) {
+      list = Object.freeze([hook]);
+      this.oneHookLists.set(hook, list);
+    }
+    return list;
+  }
+
+  private enqueue(task: ChainTask, invoke: PendingChain["invoke"]): Promise<ChainTaskResult> {
     if (this.closing) return Promise.reject(closedError());
     if (this.broken) return Promise.reject(this.broken);
     if (task.plan.hooks.length === 0) {
@@ -413,6 +455,7 @@ export class SandboxSupervisor implements Sandbox {
         dispatchedAt: 0,
         counted: false,
         hardDeadline: Number.POSITIVE_INFINITY,
+        ...(invoke !== undefined ? { invoke } : {}),
         resolve,
         reject,
       });
@@ -557,6 +600,8 @@ export class SandboxSupervisor implements Sandbox {
         {
           plan: wirePlan !== undefined ? JSON.stringify(wirePlan) : undefined,
           quarantine: q !== undefined ? JSON.stringify(q) : undefined,
+          // The hook input as it is, behind its budget: no JSON around it (protocol.ts ChainTask.inv).
+          invoke: entry.invoke !== undefined ? `${entry.invoke.budgetMs}\n${entry.invoke.inputJson}` : undefined,
           payload: JSON.stringify(entry.task.request),
         },
         this.frameBytes,
@@ -638,9 +683,10 @@ export class SandboxSupervisor implements Sandbox {
         const probation = this.suspects.get(digest);
         if (probation !== undefined) probation.cleanChains++;
       }
-      const value = rebuildEvents(reply.value as WireChainValue, entry.task.request);
+      const wire = reply.value as WireChainValue;
+      const value = rebuildEvents(wire, entry.task.request);
       this.recordUsage(entry, value.result);
-      entry.resolve(value);
+      entry.resolve(wire.invoked !== undefined ? { ...value, invoked: wire.invoked } : value);
     } else {
       entry.reject(fromWireError(reply.error));
     }
@@ -1121,6 +1167,9 @@ function hookIdentityAt(entry: PendingChain, position: number | undefined, name:
     position,
   };
 }
+
+/** The request of a one-action task carries no VCP context: the worker reads only the hook's input text. */
+const ONE_ACTION_CONSTITUTION = Object.freeze({ id: "(one-action)", version: "0", rules: [] }) as unknown as ChainRequest["constitution"];
 
 function closedError(): VcpError {
   return new VcpError("SANDBOX_CLOSED", "the sandbox was closed; no more work is accepted");

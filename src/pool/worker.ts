@@ -8,7 +8,7 @@ import { compileChainPlan, compileProfilePlan, orderProfileHooks, type ProfileCh
 import { runProfileChain } from "../chain/execute-profile.js";
 import { findProfile, registerProfile } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
-import type { ActionInvoker, ChainPlan, ChainRequest, InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { ActionInvoker, ChainPlan, ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import { VcpError } from "../errors.js";
 import { systemClock } from "../observe/events.js";
 import { createIsolateHost } from "../sandbox-host/index.js";
@@ -202,6 +202,7 @@ async function runChainTask(task: ChainTask): Promise<WireReply | typeof PLAN_MI
   try {
     // SECURITY: the runtime bounded this input's depth and size before it was serialized (json-bounds.ts).
     const request = parseRequest(task.rq);
+    if (task.inv !== undefined) return await invokeTask(cached, request, task.inv);
     const result =
       cached.profile !== undefined
         ? await runProfileChain(cached.profile, request, { invoker, clock: systemClock, limits: { jsonDepth: config.limits.jsonDepth } })
@@ -219,6 +220,32 @@ function parseRequest(text: string): ChainRequest {
   } catch (err) {
     throw new VcpError("SANDBOX_PROTOCOL_ERROR", `corrupt chain frame: the request does not parse (${(err as Error).message})`);
   }
+}
+
+/**
+ * A one-action task (protocol.ts `inv`): the plan's only hook, invoked as the executor would, answered
+ * as a one-hook chain result (what the supervisor's accounting reads: outcome, duration) plus the raw
+ * outcome the main-process executor decodes. Nothing else of a chain runs here.
+ */
+async function invokeTask(cached: CachedPlan, request: ChainRequest, inv: string): Promise<WireReply> {
+  const newline = inv.indexOf("\n");
+  const budgetMs = Number(inv.slice(0, newline));
+  if (newline < 0 || !(budgetMs >= 0)) throw new VcpError("SANDBOX_PROTOCOL_ERROR", "corrupt chain frame: an invoke section without a budget");
+  const inputJson = inv.slice(newline + 1);
+  const hook = cached.plan.hooks[0]?.hook;
+  if (hook === undefined || cached.plan.hooks.length !== 1) throw new VcpError("INVALID_INPUT", "a one-action task names exactly one hook", { hooks: cached.plan.hooks.length });
+  const started = systemClock.now();
+  const invoked = await invoker.invoke({ hook, chainId: request.chainId, sessionId: request.sessionKey ?? request.session.id, inputJson, budgetMs, native: true });
+  const duration = systemClock.now() - started;
+  const outcome = invoked.kind === "timeout" ? "timeout" : invoked.kind === "crashed" ? "crashed" : invoked.kind === "threw" ? "error" : invoked.kind === "invalid" ? "invalid_result" : "ok";
+  const execution: HookExecution = { hook: hook.name, bundle: hook.action.bundle, scope: hook.scope, trust: hook.trust, status: "continue", outcome, duration_ms: duration };
+  if (hook.action.digest !== undefined) execution.bundle_digest = hook.action.digest;
+  if ("cpuMs" in invoked && invoked.cpuMs !== undefined) execution.cpu_ms = invoked.cpuMs;
+  const result: ChainResult = {
+    chain_id: request.chainId, type: cached.plan.type, status: "completed", reason: null, aborted_by: null,
+    context: request.context, constitution: request.constitution, cascade_failure: false, hook_results: [execution], duration_ms: duration,
+  };
+  return { ok: true, value: { ...packChainValue(result, request, packer), invoked } };
 }
 
 async function loadTask(message: LoadMessage): Promise<WireReply> {

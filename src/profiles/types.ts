@@ -160,6 +160,11 @@ export interface EventProfile {
    * adapter. Pure.
    */
   parseCommandResult?(result: CommandResult, hook: string, event: string): ParsedCommand;
+  /**
+   * How the agent writes the input to its command hooks' stdin: the JSON text alone (default, Gemini,
+   * LLxprt, Claude Code), or as one line with a final newline (ai-memory's wire). Then stdin is closed.
+   */
+  readonly commandStdin?: "json" | "json_line";
 
   // ── Optional members (issue 14). Each says how the executor must use it; absent ⇒ the default. ──
 

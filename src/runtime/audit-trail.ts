@@ -74,6 +74,9 @@ export async function createAuditTrail(options: AuditOptions) {
         status: hook.status,
         outcome: hook.outcome,
         duration_ms: hook.duration_ms,
+        // PROFILES §6: an exec hook's record says it ran outside the sandbox, and what ran.
+        ...(hook.sandboxed === false ? { sandboxed: false as const } : {}),
+        ...(hook.exec !== undefined ? { exec: hook.exec } : {}),
         ...(hook.modification !== undefined ? { modification: hook.modification as NonNullable<AuditRecordInput["modification"]> } : {}),
         ...(hook.provenance !== undefined ? { provenance: hook.provenance } : {}),
         ...(hook.annotations !== undefined ? { annotations: hook.annotations } : {}),
@@ -110,6 +113,20 @@ export async function createAuditTrail(options: AuditOptions) {
         ...(payload.owner !== undefined ? { owner: payload.owner } : {}),
         ...(payload.bundle !== undefined ? { bundle: payload.bundle } : {}),
         details: { principal: payload.principal },
+      });
+    },
+    /**
+     * A refused bundle install (e.g. an exec hook without the command lane, EXEC_DISABLED): the code,
+     * the message and the error's details, so a refusal is as visible in the log as an install.
+     */
+    recordBundleRefusal(refusal: { bundle: string | undefined; digest: string | undefined; code: string; message: string; details?: Record<string, unknown>; principal?: string }): Promise<unknown> {
+      return writer.append({
+        kind: "bundle",
+        event: "bundle.refused",
+        ...(refusal.bundle !== undefined ? { bundle: refusal.bundle } : {}),
+        ...(refusal.digest !== undefined ? { bundle_digest: refusal.digest } : {}),
+        status: "refused",
+        details: { code: refusal.code, message: refusal.message, ...(refusal.details !== undefined ? { error: refusal.details } : {}), ...(refusal.principal !== undefined ? { principal: refusal.principal } : {}) },
       });
     },
     /** Read records back (operator API `GET /v1/audit`), oldest first, across rotated files. */

@@ -1,4 +1,4 @@
-import type { ChainRequest, ChainResult } from "../chain/types.js";
+import type { ChainRequest, ChainResult, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import type { ProfilePlanRef } from "../chain/plan.js";
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
@@ -19,6 +19,12 @@ export interface ChainBackend {
   loadBundle(bundle: BundleCode): Promise<{ exports: string[] }>;
   unloadBundle(digest: string): Promise<void>;
   runChain(task: BackendChainTask): Promise<{ result: ChainResult; events: LifecycleEvent[] }>;
+  /**
+   * Run one sandboxed action of an event-profile hook (`request.native`): a chain holding exec hooks
+   * runs its executor in the main process (the sandbox never spawns, PROFILES §6) and sends each
+   * sandboxed hook here. Without it, installed exec hooks fail their chains with SANDBOX_START_FAILED.
+   */
+  invokeAction?(request: InvokeRequest): Promise<InvokeOutcome>;
   stats(): {
     restarts: number;
     inFlight: number;

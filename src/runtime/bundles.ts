@@ -11,7 +11,8 @@
  * and is recorded on it (`BundleInfo.errors`).
  */
 import { VcpError, type ErrorCode } from "../errors.js";
-import { isVcpManifest, manifestHookDefinitions, manifestHookNames, manifestProfileHooks } from "../bundle/hooks.js";
+import { hasActionHooks, isVcpManifest, manifestHookDefinitions, manifestHookNames, manifestProfileHooks } from "../bundle/hooks.js";
+import { validateExecHook } from "../bundle/exec-hook.js";
 import { parseManifest, type Manifest } from "../bundle/manifest.js";
 import { createArtifact, isArtifactLike, verifyArtifact, type VerifiedArtifact } from "../bundle/artifact.js";
 import type { Keyring } from "../bundle/keys.js";
@@ -29,6 +30,8 @@ export const SYSTEM_PRINCIPAL: Principal = Object.freeze({ id: "runtime", role: 
 export const LOCAL_OPERATOR: Principal = Object.freeze({ id: "local-operator", role: "operator" });
 
 const MAX_RECORDED_ERRORS = 5;
+/** No command lane: what a deployment that says nothing about `exec` gets (PROFILES §6: off by default). */
+const EXEC_OFF = Object.freeze({ enabled: false, shell: false });
 
 /** In-flight chains per bundle digest, and the retired revisions waiting for them to finish. */
 export interface RevisionPins {
@@ -99,6 +102,10 @@ export interface BundleManagerDeps {
   logger: Logger;
   /** SANDBOX_CLOSED once the runtime is closed. */
   assertOpen(): void;
+  /** The deployment's command lane switches (vcp.yaml `exec`, PROFILES §6): the install gate of exec hooks. Default off. */
+  exec?: { readonly enabled: boolean; readonly shell: boolean };
+  /** An install was refused (any code): the runtime audits it. Never called for restore. */
+  onRefused?(refusal: { bundle: string | undefined; digest: string | undefined; error: unknown; principal: Principal }): Promise<void>;
 }
 
 export interface BundleManager {
@@ -153,6 +160,8 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
       });
     } catch (err) {
       recordFailure(input, err);
+      // Durable before the caller hears of it, like every decision of the runtime; the refusal stands either way.
+      await deps.onRefused?.({ bundle: bundleNameOf(input), digest: digestOf(input), error: err, principal: installOptions.principal ?? LOCAL_OPERATOR }).catch((auditErr: unknown) => logger.error({ err: auditErr }, "audit: a bundle refusal could not be recorded"));
       throw err;
     }
   }
@@ -169,7 +178,8 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
       throw new VcpError("UNSIGNED_BUNDLE", `bundle '${name}': a { manifest, code } source is unsigned and signatures are required; install a signed .vcpb`, { bundle: name });
     }
     const manifest = parseManifest(source.manifest);
-    if (typeof source.code !== "string" || source.code.length === 0) {
+    // An exec-only bundle has no code (PROFILES §6); every other one must bring some.
+    if (typeof source.code !== "string" || (source.code.length === 0 && hasActionHooks(manifest))) {
       throw new VcpError("INVALID_BUNDLE", `bundle '${manifest.bundle}': code must be a non-empty string`, { field: "code" });
     }
     const bytes = Buffer.byteLength(source.code, "utf8");
@@ -197,18 +207,33 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
         { bundle: manifest.bundle, installed: previous.info.version, requested: manifest.version },
       );
     }
+    // The command lane's gate (PROFILES §6), before anything is loaded: the deployment allows exec, the
+    // bundle is signed with system trust, no session scope, no shell string without exec.shell.
+    manifest.hooks.forEach((hook, index) => {
+      if (hook.exec === undefined) return;
+      validateExecHook(hook, index, {
+        trust: verified.trust,
+        signed: verified.key_id !== null,
+        scope: hook.scope ?? "deployment",
+        config: deps.exec ?? EXEC_OFF,
+        file: `bundle '${manifest.bundle}'`,
+      });
+    });
     const code = verified.artifact.code;
     const memoryMb = manifest.limits?.memory_mb;
-    const { exports } = await backend.loadBundle({
-      name: manifest.bundle,
-      digest,
-      code,
-      trust: verified.trust,
-      isolation: manifest.isolation,
-      ...(memoryMb !== undefined ? { memoryMb } : {}),
-    });
+    // An exec-only bundle has nothing for the sandbox: its hooks never reach it.
+    const { exports } = !hasActionHooks(manifest)
+      ? { exports: [] as string[] }
+      : await backend.loadBundle({
+          name: manifest.bundle,
+          digest,
+          code,
+          trust: verified.trust,
+          isolation: manifest.isolation,
+          ...(memoryMb !== undefined ? { memoryMb } : {}),
+        });
     const exported = new Set(exports);
-    const missing = manifest.hooks.find((hook) => !exported.has(hook.action));
+    const missing = manifest.hooks.find((hook) => hook.action !== undefined && !exported.has(hook.action));
     if (missing !== undefined) {
       if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
       throw new VcpError(
@@ -397,6 +422,12 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
 /** The hook names a bundle has in the VCP registry (an event-profile bundle has none there). */
 function registeredHooks(entry: InstalledBundle | undefined): string[] {
   return entry === undefined || !isVcpManifest(entry.manifest) ? [] : entry.info.hooks;
+}
+
+/** The digest an install input claims (a `.vcpb`), for the audit of a refusal; undefined otherwise. */
+function digestOf(input: unknown): string | undefined {
+  const digest = typeof input === "object" && input !== null ? (input as { digest?: unknown }).digest : undefined;
+  return typeof digest === "string" ? digest.slice(0, 80) : undefined;
 }
 
 /** The `bundle` name an install input claims, for status; undefined when it names none. */

@@ -7,8 +7,10 @@
  *        ─► empty: the neutral answer, no dispatch │ else: sandbox ─► answer ─► metrics ─► audit (durable) ─► caller
  */
 import { randomUUID } from "node:crypto";
-import { answerWithout, presentEmpty } from "../chain/execute-profile.js";
-import type { ChainResult, HookExecution } from "../chain/types.js";
+import { answerWithout, presentEmpty, runProfileChain } from "../chain/execute-profile.js";
+import { createLaneInvoker } from "../pool/exec/invoker.js";
+import type { ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { ProfileChainPlan } from "../chain/plan.js";
 import { VcpError } from "../errors.js";
 import type { Constitution } from "../model/constitution.js";
 import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
@@ -21,6 +23,8 @@ import type { ExitCode, NativeObject, ProfileContext } from "../profiles/types.j
 import type { AuditTrail } from "./audit-trail.js";
 import type { ChainBackend } from "./backend.js";
 import type { EnabledProfile, ProfileHookStore } from "./profile-hooks.js";
+import type { ExecDeployment } from "./settings.js";
+import type { createHookStats } from "./stats.js";
 
 /** What `runtime.fireProfile` takes besides the profile and event. */
 export interface ProfileFireInput {
@@ -95,6 +99,8 @@ export interface ProfilePlanEntry {
   blocking: boolean;
   /** Set when an earlier hook with the same (bundle digest, action, matcher) runs in its place. */
   deduplicated_by: string | null;
+  /** Exec hooks (PROFILES §6): the pinned command this hook runs outside the sandbox; null for a sandboxed hook. */
+  exec: { command: string; sha256: string; shell: boolean } | null;
 }
 
 interface Deps {
@@ -112,6 +118,12 @@ interface Deps {
   /** Mark the digests in flight (hot swap keeps their isolates until released). */
   pin(digests: readonly string[]): void;
   unpin(digests: readonly string[]): void;
+  /** The command lane's settings (PROFILES §6): chains with exec hooks spawn with these (install refuses exec hooks without them). */
+  exec?: ExecDeployment;
+  /** Per-hook counters of `runtime.status()` (profile hooks are listed there too). */
+  stats?: ReturnType<typeof createHookStats>;
+  /** `limits.json_depth`: bounds what a hook returns when the executor runs in this process. */
+  jsonDepth?: number;
 }
 
 // The VCP machinery around a chain (crash attribution, input summaries) reads a constitution; a
@@ -206,7 +218,7 @@ export function createProfileFirer(deps: Deps) {
     const ctx: ProfileContext = { strict: enabled.strict, settings: enabled.settings };
     const sessionId = request.session ?? profile.sessionIdOf(input);
     const key = sessionId === undefined ? undefined : implicitSession(enabled, sessionId, request.principal);
-    const { ref: planRef, hooks, plan } = deps.store.plan(enabled, event);
+    const { ref: planRef, hooks, plan, hasExec } = deps.store.plan(enabled, event);
     const chainId = randomUUID();
     // An event without hooks that the profile answers itself (ai-memory required_events: deny 503) is a
     // decision, metered and audited like a chain; the neutral answer is not (LLxprt "zero overhead").
@@ -239,18 +251,18 @@ export function createProfileFirer(deps: Deps) {
     const digests = [...new Set(hooks.map((h) => h.action.digest).filter((d): d is string => d !== undefined))];
     deps.pin(digests);
     let result: ChainResult;
+    const chainRequest: ChainRequest = {
+      chainId,
+      context: {},
+      constitution: NO_CONSTITUTION,
+      event: input,
+      session: { id: sessionId ?? "(none)" },
+      ...(key !== undefined ? { sessionKey: key } : {}),
+    };
     try {
-      ({ result } = await deps.backend.runChain({
-        plan: { type: "pre_inject", revision: plan.revision, hooks, profile: planRef },
-        request: {
-          chainId,
-          context: {},
-          constitution: NO_CONSTITUTION,
-          event: input,
-          session: { id: sessionId ?? "(none)" },
-          ...(key !== undefined ? { sessionKey: key } : {}),
-        },
-      }));
+      result = hasExec
+        ? await runWithExecHooks(profile, plan, chainRequest)
+        : (await deps.backend.runChain({ plan: { type: "pre_inject", revision: plan.revision, hooks, profile: planRef }, request: chainRequest })).result;
     } finally {
       deps.unpin(digests);
     }
@@ -266,11 +278,37 @@ export function createProfileFirer(deps: Deps) {
     return finish(result, profile.id, event, audit, owner, session.id, inputHash);
   }
 
+  /**
+   * A chain holding exec hooks (PROFILES §6): the same executor (chain/execute-profile.ts) runs here, in
+   * the main process — the sandbox host must never start a process — so merge, order, parallel and
+   * sequential modes and deadlines are those of every profile chain. Exec hooks go to the command lane;
+   * each sandboxed hook is one action in the sandbox (`backend.invokeAction`). Chains without exec
+   * hooks never come here: they stay one sandbox task.
+   */
+  function runWithExecHooks(profile: ReturnType<typeof getProfile>, plan: ProfileChainPlan, request: ChainRequest): Promise<ChainResult> {
+    const backend = deps.backend;
+    // SECURITY: no settings, no lane: every script is refused at spawn (EXEC_DISABLED), whatever was installed.
+    const exec = deps.exec;
+    const invoker = createLaneInvoker({
+      settings: exec ?? { env_allow: [], max_output_bytes: 1024 },
+      shellAllowed: exec?.shell === true,
+      enabled: exec?.enabled === true,
+      termGraceMs: profile.failure.term_grace_ms,
+      stdinLine: profile.commandStdin === "json_line",
+      sandboxed: (call: InvokeRequest): Promise<InvokeOutcome> =>
+        backend.invokeAction !== undefined
+          ? backend.invokeAction(call)
+          : Promise.resolve({ kind: "threw", message: "this chain backend cannot run one sandboxed action (ChainBackend.invokeAction), which a chain with exec hooks needs" }),
+    });
+    return runProfileChain(plan, request, { invoker, clock: deps.clock, ...(deps.jsonDepth !== undefined ? { limits: { jsonDepth: deps.jsonDepth } } : {}) });
+  }
+
   /** Metrics, failed-hook logging and the durable audit record of one profile chain, then the caller's answer. */
   async function finish(
     result: ChainResult, profileId: string, event: string, audit: AuditTrail | undefined, owner: string | null, sessionId: string, inputHash: string | undefined,
   ): Promise<ProfileFireResult> {
     deps.metrics.recordProfileChain(result);
+    deps.stats?.record(result);
     if (deps.logger?.isLevelEnabled("info") === true) {
       for (const h of result.hook_results) {
         if (FAILURE_OUTCOMES.has(h.outcome) || h.outcome === "capability_denied" || h.outcome === "deadline_exceeded" || h.outcome === "deadline_exhausted") {
@@ -328,6 +366,7 @@ export function createProfileFirer(deps: Deps) {
         match: hook.match ?? null,
         blocking: hook.blocking === true,
         deduplicated_by: duplicateOf ?? null,
+        exec: hook.exec !== undefined ? { command: hook.exec.command, sha256: hook.exec.sha256, shell: hook.exec.shell === true } : null,
       }));
     },
   };

@@ -72,6 +72,12 @@ export interface ResolvedProfilePlan {
   readonly ref: ProfilePlanRef;
   readonly hooks: readonly ResolvedHook[];
   readonly plan: ProfileChainPlan;
+  /**
+   * Some hook is an exec hook (PROFILES §6): the chain runs in the main process (the sandbox host must
+   * never spawn), its sandboxed hooks one by one through the sandbox. False: the whole chain is one
+   * sandbox task, as always.
+   */
+  readonly hasExec: boolean;
 }
 
 /**
@@ -95,7 +101,7 @@ export function createProfileHookStore() {
     /** Compile a bundle's hooks (the registry's per-hook rules) without storing them: throws on the first bad hook. */
     compile(profile: string, definitions: readonly ProfileHookDefinition[]): ResolvedHook[] {
       return definitions.map((def, index) => {
-        const { event, matcher, sequential, match, blocking, ...vcp } = def;
+        const { event, matcher, sequential, match, blocking, exec, ...vcp } = def;
         const compiled = compileHook(vcp, { scope: "deployment", seq: ++seq, at: ["hooks", index] });
         return Object.freeze({
           ...compiled,
@@ -105,6 +111,7 @@ export function createProfileHookStore() {
           ...(sequential !== undefined ? { sequential } : {}),
           ...(match !== undefined ? { match } : {}),
           ...(blocking !== undefined ? { blocking } : {}),
+          ...(exec !== undefined ? { exec: Object.freeze({ ...exec, ...(exec.args !== undefined ? { args: Object.freeze([...exec.args]) } : {}) }) } : {}),
         });
       });
     },
@@ -121,6 +128,10 @@ export function createProfileHookStore() {
     has(bundle: string): boolean {
       return bundles.has(bundle);
     },
+    /** Every stored hook, bundle by bundle in install order (status lists them). */
+    hooks(): ResolvedHook[] {
+      return [...bundles.values()].flatMap((entry) => entry.hooks);
+    },
     /** The plan of one (profile, event): hooks in PROFILES §8.5 order, matchers compiled, dedup fixed. */
     plan(enabled: EnabledProfile, event: string): ResolvedProfilePlan {
       const id = enabled.profile.id;
@@ -135,7 +146,7 @@ export function createProfileHookStore() {
       const ordered = Object.freeze(orderProfileHooks(enabled.profile, hooks));
       const ref: ProfilePlanRef = Object.freeze({ id, event, strict: enabled.strict, settings: enabled.settings });
       const plan = compileProfilePlan(enabled.profile, ref, ordered, revision);
-      const resolved = { ref, hooks: ordered, plan, revision };
+      const resolved = { ref, hooks: ordered, plan, revision, hasExec: ordered.some((h) => h.exec !== undefined) };
       plans.set(key, resolved);
       return resolved;
     },

@@ -151,7 +151,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   });
 
   // ── settings, resolved before anything starts so a bad keyring or limit fails fast ───────────
-  const { keyring, requireSignatures, maxBundleBytes, maxSessionsPerOwner, inputBounds, enabledProfiles } = await resolveSettings(options);
+  const { keyring, requireSignatures, maxBundleBytes, maxSessionsPerOwner, inputBounds, enabledProfiles, exec } = await resolveSettings(options);
   const profileHooks = createProfileHookStore();
 
   // ── audit log, then the sandbox ─────────────────────────────────────────────────────────────
@@ -171,12 +171,25 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   const profileFirer = createProfileFirer({
     enabled: enabledProfiles, store: profileHooks, backend, audit: () => audit, metrics, clock, logger,
     inputBounds, maxSessionsPerOwner, assertOpen, pin: pins.pin, unpin: pins.unpin,
+    exec, stats, jsonDepth: inputBounds.maxDepth,
   });
   const bundles = createBundleManager({
     backend, registry, pins, profileHooks, enabledProfile: (ref) => profileFirer.assertEnabled(ref),
     store: options.dataDir === undefined ? undefined : createBundleStore(options.dataDir),
     keyring, requireSignatures, maxBundleBytes,
     metrics, clock, logger, assertOpen,
+    exec: { enabled: exec.enabled, shell: exec.shell },
+    // Every refused install is in the audit log with its code (EXEC_DISABLED, EXEC_NOT_ALLOWED, …).
+    onRefused: async ({ bundle, digest, error, principal }) => {
+      if (audit === undefined) return;
+      const coded = error instanceof VcpError ? error : undefined;
+      await audit.recordBundleRefusal({
+        bundle, digest, principal: principal.id,
+        code: coded?.code ?? "INTERNAL",
+        message: error instanceof Error ? error.message : String(error),
+        ...(coded?.details !== undefined ? { details: coded.details } : {}),
+      });
+    },
   });
   const firer = createChainFirer({
     registry, backend, pins, bus, audit, stats, metrics, logger, inputBounds, assertOpen,
@@ -300,7 +313,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       const snapshot = registry.snapshot();
       return {
         bundles: bundles.list(),
-        hooks: stats.view(snapshot.hooks()),
+        // PROFILES §6: exec hooks first (they run outside the sandbox), then the VCP and profile hooks.
+        hooks: execFirst(stats.view([...snapshot.hooks(), ...profileHooks.hooks()])),
         registry_revision: snapshot.revision,
         sandbox: backend.stats(),
         audit: audit === undefined
@@ -346,6 +360,11 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     throw err;
   }
   return runtime;
+}
+
+/** Exec hooks first, each group in its own order (stable). */
+function execFirst<T extends { sandboxed?: false }>(hooks: T[]): T[] {
+  return [...hooks.filter((h) => h.sandboxed === false), ...hooks.filter((h) => h.sandboxed !== false)];
 }
 
 function hostUsage(pid: number | undefined): { pid: number; usage: NonNullable<ReturnType<typeof readProcessUsage>> } | undefined {

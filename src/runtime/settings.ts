@@ -20,6 +20,38 @@ export interface RuntimeSettings {
   maxSessionsPerOwner: number;
   inputBounds: JsonBounds;
   enabledProfiles: ReadonlyMap<string, EnabledProfile>;
+  /** The command lane (PROFILES §6), off unless `exec.enabled`. */
+  exec: ExecDeployment;
+}
+
+/** `RuntimeOptions.exec` with its defaults (vcp.yaml `exec`). */
+export interface ExecDeployment {
+  readonly enabled: boolean;
+  readonly shell: boolean;
+  readonly env_allow: readonly string[];
+  readonly wrapper?: readonly string[];
+  readonly max_output_bytes: number;
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The command lane's settings, checked like vcp.yaml's `exec` (config/config.ts) for library callers. */
+function resolveExec(exec: RuntimeOptions["exec"]): ExecDeployment {
+  const envAllow = exec?.env_allow ?? ["PATH", "HOME", "LANG"];
+  const bad = envAllow.find((name) => typeof name !== "string" || !ENV_NAME.test(name));
+  if (bad !== undefined) throw new VcpError("INVALID_CONFIG", `exec.env_allow: '${String(bad)}' must be an environment variable name`, { field: "exec.env_allow" });
+  const maxOutput = exec?.max_output_bytes ?? 1_048_576;
+  if (!Number.isSafeInteger(maxOutput) || maxOutput < 1024) throw new VcpError("INVALID_CONFIG", "exec.max_output_bytes must be an integer of at least 1024", { field: "exec.max_output_bytes" });
+  if (exec?.wrapper !== undefined && (exec.wrapper.length === 0 || exec.wrapper.some((w) => typeof w !== "string" || w === ""))) {
+    throw new VcpError("INVALID_CONFIG", "exec.wrapper must be a non-empty argv list", { field: "exec.wrapper" });
+  }
+  return Object.freeze({
+    enabled: exec?.enabled === true,
+    shell: exec?.shell === true,
+    env_allow: Object.freeze([...envAllow]),
+    ...(exec?.wrapper !== undefined ? { wrapper: Object.freeze([...exec.wrapper]) } : {}),
+    max_output_bytes: maxOutput,
+  });
 }
 
 /**
@@ -53,5 +85,6 @@ export async function resolveSettings(options: RuntimeOptions): Promise<RuntimeS
     maxSessionsPerOwner,
     inputBounds,
     enabledProfiles: resolveEnabledProfiles(options.profiles),
+    exec: resolveExec(options.exec),
   };
 }

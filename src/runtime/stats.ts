@@ -6,7 +6,15 @@ import { keyParts } from "../pipeline/access.js";
 /** Per-hook counters (spec §5.4.4 timeout counter, §7.1.5 error counter) and latency. */
 export interface HookStatsView {
   hook: string;
+  /** The VCP hook type; for an event-profile hook its event (see `profile`). */
   type: string;
+  /** Event-profile hooks: the profile id (`event` is its event). */
+  profile?: string;
+  event?: string;
+  /** Exec hooks (the command lane, PROFILES §6): `false`, they run outside the sandbox. */
+  sandboxed?: false;
+  /** Exec hooks: the pinned command and its hash. */
+  exec?: { command: string; sha256: string; shell: boolean };
   scope: string;
   session_id?: string;
   /** The owner of `session_id`'s session when a principal opened it (session ids are per owner). */
@@ -58,7 +66,9 @@ export function createHookStats() {
         const outcomes = counter?.outcomes ?? emptyOutcomes();
         return {
           hook: hook.name,
-          type: hook.type,
+          type: hook.event ?? hook.type,
+          ...(hook.profile !== undefined ? { profile: hook.profile, event: hook.event } : {}),
+          ...(hook.exec !== undefined ? { sandboxed: false as const, exec: { command: hook.exec.command.slice(0, 512), sha256: hook.exec.sha256, shell: hook.exec.shell === true } } : {}),
           scope: hook.scope,
           ...(hook.session_id !== undefined ? sessionFields(hook.session_id) : {}),
           bundle: hook.action.bundle,
@@ -66,7 +76,7 @@ export function createHookStats() {
           calls: counter?.calls ?? 0,
           outcomes,
           timeouts: outcomes.timeout,
-          errors: outcomes.error + outcomes.invalid_result + outcomes.crashed,
+          errors: outcomes.error + outcomes.invalid_result + outcomes.crashed + outcomes.exec_nonzero + outcomes.exec_signal,
           mean_duration_ms: counter && counter.calls > 0 ? counter.totalMs / counter.calls : 0,
           max_duration_ms: counter?.maxMs ?? 0,
         };

@@ -78,6 +78,15 @@ export interface RuntimeOptions {
   /** Cap on a bundle's code, bytes (DESIGN §6.4 `limits.bundle_bytes`). Default 5 MiB. */
   maxBundleBytes?: number;
   /**
+   * The command lane (vcp.yaml `exec`, PROFILES §6): exec hooks run existing scripts OUTSIDE the
+   * sandbox, with this process's user. Off by default; when on, only bundles signed by a keyring key
+   * with `max_trust: system` may carry them (EXEC_DISABLED, EXEC_NOT_ALLOWED, EXEC_SHELL_DISABLED at
+   * install, audited). `env_allow` (default PATH, HOME, LANG) are the only variables a script sees;
+   * `wrapper` prefixes every command (bwrap, systemd-run); `max_output_bytes` (default 1 MiB) caps
+   * stdout and stderr each.
+   */
+  exec?: { enabled?: boolean; shell?: boolean; env_allow?: readonly string[]; wrapper?: readonly string[]; max_output_bytes?: number };
+  /**
    * Bounds on every input that enters through `fire`, `sessions.open` and the pipeline operations
    * (DESIGN §6.4 `limits.json_depth`, `limits.input_bytes`): each field nests at most `maxDepth`
    * (default 64, at most 256) and serializes to at most `maxBytes` (default 1 MiB); so does the sum

@@ -78,6 +78,14 @@ export function runtimeOptionsFor(config: ResolvedConfig) {
       retainDecided: config.approvals.retain_decided,
     },
     cascade: { disableFailingHooks: config.cascade.disable_failing_hooks },
+    // The command lane (PROFILES §6): off unless the deployment turns it on.
+    exec: {
+      enabled: config.exec.enabled,
+      shell: config.exec.shell,
+      env_allow: [...config.exec.env_allow],
+      ...(config.exec.wrapper !== undefined ? { wrapper: [...config.exec.wrapper] } : {}),
+      max_output_bytes: config.exec.max_output_bytes,
+    },
     conflictStrategy: config.conflict_strategy,
     redactKeys: [...config.redact_keys],
     inputLimits: { maxDepth: config.limits.json_depth, maxBytes: config.limits.input_bytes },

@@ -111,6 +111,8 @@ export const ResolvedHookSchema = {
     match: { anyOf: [anyObject, { type: "null" }] },
     blocking: { type: "boolean" },
     deduplicated_by: nullableString,
+    // The command lane (PROFILES §6): an exec hook's pinned command; null for a sandboxed hook.
+    exec: { anyOf: [object({ command: { type: "string" }, sha256: { type: "string" }, shell: { type: "boolean" } }), { type: "null" }] },
   }),
 } as const;
 
@@ -126,7 +128,7 @@ const HOOK_EXECUTION_COMMON = {
     type: "string",
     enum: [...OUTCOMES],
     description:
-      "ok, or why not: skipped_predicate (its condition did not match), skipped_disabled (disabled, e.g. after a cascading failure), skipped_deadline (the chain deadline was spent before its turn), skipped_matcher (an event-profile matcher did not match), deduplicated (an identical definition ran in its place), deadline_exhausted (an event-profile class deadline, e.g. ai-memory's, was spent before its turn; a fail_closed hook then contributes the profile's refusal) — a skipped hook never ran; the other outcomes are failures treated as continue unless fail_closed",
+      "ok, or why not: skipped_predicate (its condition did not match), skipped_disabled (disabled, e.g. after a cascading failure), skipped_deadline (the chain deadline was spent before its turn), skipped_matcher (an event-profile matcher did not match), deduplicated (an identical definition ran in its place), deadline_exhausted (an event-profile class deadline, e.g. ai-memory's, was spent before its turn; a fail_closed hook then contributes the profile's refusal) — a skipped hook never ran; exec_nonzero / exec_signal (an exec hook's script exited with a code its profile reads as an error, or a signal ended it); the other outcomes are failures treated as continue unless fail_closed",
   },
   duration_ms: { type: "number" },
   cpu_ms: { type: "number" },
@@ -228,7 +230,20 @@ export const ProfileChainResultSchema = {
     aborted_by: nullableString,
     hook_results: {
       type: "array",
-      items: object({ ...HOOK_EXECUTION_COMMON, error: { type: "string" }, verdict: { type: "string" }, stripped: stringArray }),
+      items: object({
+        ...HOOK_EXECUTION_COMMON, error: { type: "string" }, verdict: { type: "string" }, stripped: stringArray,
+        // The command lane (PROFILES §6): an exec hook ran outside the sandbox.
+        sandboxed: { type: "boolean", enum: [false], description: "present (false) only on exec hooks: the hook ran a pinned script outside the sandbox" },
+        exec: object({
+          command_sha256: { type: "string" },
+          exit_code: { type: ["integer", "null"] },
+          signal: nullableString,
+          duration_ms: { type: "number" },
+          timed_out: { type: "boolean" },
+          truncated: { type: "boolean" },
+          error_code: { type: "string", description: "why the script was not started (EXEC_HASH_MISMATCH, EXEC_SPAWN_FAILED, …)" },
+        }),
+      }),
     },
     duration_ms: { type: "number" },
   }),

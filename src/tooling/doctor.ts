@@ -176,8 +176,14 @@ export async function serverView(source: string, get: (path: string) => Promise<
   const profiles = (listed.profiles ?? [])
     .filter((p): p is { id: string; settings?: unknown } => typeof p.id === "string" && p.id !== VCP)
     .map((p) => ({ id: p.id, settings: isObject(p.settings) ? p.settings : {} }));
-  const status = (await get("/v1/status")) as { bundles?: Array<{ bundle?: unknown; profile?: unknown }> };
-  const bundles = (status.bundles ?? []).filter((b) => typeof b.bundle === "string").map((b) => ({ bundle: b.bundle as string, profile: profileIdOf(typeof b.profile === "string" ? b.profile : undefined) }));
+  const status = (await get("/v1/status")) as { bundles?: Array<{ bundle?: unknown; profile?: unknown }>; hooks?: Array<{ hook?: unknown; bundle?: unknown; event?: unknown; enabled?: unknown; sandboxed?: unknown }> };
+  // The server's status lists every hook, exec hooks (sandboxed: false) first: the notes need only those.
+  const execHooks = (status.hooks ?? []).filter((h) => h.sandboxed === false && typeof h.bundle === "string" && typeof h.hook === "string");
+  const bundles = (status.bundles ?? []).filter((b) => typeof b.bundle === "string").map((b) => ({
+    bundle: b.bundle as string,
+    profile: profileIdOf(typeof b.profile === "string" ? b.profile : undefined),
+    hooks: execHooks.filter((h) => h.bundle === b.bundle).map((h) => ({ name: h.hook as string, event: typeof h.event === "string" ? h.event : "", enabled: h.enabled !== false, exec: true })),
+  }));
   // A server does not say whether its config lists profiles: all of the catalogue enabled is the default.
   const all = catalogueIds();
   const explicit = !(profiles.length === all.length && all.every((id) => profiles.some((p) => p.id === id)));

@@ -105,6 +105,8 @@ export function createVmBackend(options: { resultBytes?: number; integrity?: Int
       // Mimic the process boundary: results arrive as JSON.
       return JSON.parse(JSON.stringify({ result, events }));
     },
+    // One sandboxed action of a chain with exec hooks, whose executor runs in the main process (PROFILES §6).
+    invokeAction: (request: InvokeRequest) => invoker.invoke(request),
     stats: () => ({ restarts: 0, inFlight: 0, queued: 0, quarantined: [], slowBundles: [] }),
     async close() {
       loaded.clear();

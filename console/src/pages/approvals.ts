@@ -7,10 +7,10 @@
  * SECURITY: the prompt, options, hook and session are guest- or client-controlled: every one is a text
  * node (dom.ts `h`), never markup.
  */
-import { api, apiOptional, ApiError, authHeaders, check } from "../api.js";
+import { api, apiOptional, ApiError, authHeaders, check, errorText } from "../api.js";
 import { fmtClock } from "../format.js";
 import { h, replace } from "../dom.js";
-import { backoffMs, SseParser } from "../sse.js";
+import { liveStream } from "../sse.js";
 
 export interface Approval {
   id: string;
@@ -31,8 +31,6 @@ export interface Approval {
   decided_at?: string;
 }
 
-/** No byte (not even a heartbeat) for this long: the stream is dead, reconnect. */
-const SILENCE_MS = 45_000;
 const MAX_ROWS = 200;
 const GRANTING = new Set(["allow", "allow once", "allow always"]);
 
@@ -56,10 +54,6 @@ export function mountApprovals(root: HTMLElement): () => void {
 
   const approvals = new Map<string, Approval>();
   let shown: { id: string; dialog: HTMLDialogElement; clock: HTMLElement; error: HTMLElement } | undefined;
-  let controller: AbortController | undefined;
-  let reconnectTimer: number | undefined;
-  let attempt = 0;
-  let stopped = false;
   const ticker = window.setInterval(tick, 1000);
 
   function setState(text: string, kind: "ok" | "warn" | "bad"): void {
@@ -138,7 +132,7 @@ export function mountApprovals(root: HTMLElement): () => void {
       const decided = await api<Approval>("POST", `/v1/approvals/${encodeURIComponent(id)}`, JSON.stringify({ decision }), "application/json");
       upsert(decided);
     } catch (err) {
-      if (shown?.id === id) shown.error.textContent = err instanceof ApiError ? `${err.code}: ${err.message}` : String(err);
+      if (shown?.id === id) shown.error.textContent = errorText(err);
       for (const b of buttons) b.disabled = false;
       // Decided elsewhere or expired (409): the stream brings the final state; fetch it in case it did not.
       if (err instanceof ApiError && (err.status === 409 || err.status === 404)) {
@@ -165,66 +159,33 @@ export function mountApprovals(root: HTMLElement): () => void {
     shown.clock.textContent = countdown(a.expires_at, Date.now());
   }
 
-  async function connect(): Promise<void> {
-    controller?.abort();
-    const ac = new AbortController();
-    controller = ac;
-    setState(attempt === 0 ? "Connecting…" : `Reconnecting (attempt ${attempt + 1})…`, "warn");
-    let silence: number | undefined;
-    const arm = () => {
-      window.clearTimeout(silence);
-      silence = window.setTimeout(() => ac.abort(new Error("no data or heartbeat for 45 s")), SILENCE_MS);
-    };
-    try {
-      const res = await fetch("/v1/approvals/stream", { headers: authHeaders({ accept: "text/event-stream" }), signal: ac.signal, cache: "no-store" });
+  const stream = liveStream({
+    open: async (signal) => {
+      const res = await fetch("/v1/approvals/stream", { headers: authHeaders({ accept: "text/event-stream" }), signal, cache: "no-store" });
       if (res.status === 404) {
         // A server without the approval routes (an older one): say so instead of retrying forever.
         replace(body, h("div", { class: "empty", id: "no-approvals" }, h("p", {}, h("strong", {}, "Approvals arrive with the Amplifier profile."), " This server has no ", h("code", {}, "GET /v1/approvals"), " route.")));
         setState("Not available on this server", "warn");
-        return;
+        return undefined;
       }
       await check(res);
-      if (res.body === null) throw new Error("the stream has no body");
       // What this server still keeps (decided ones too); the stream then sends every pending one.
       const listed = await api<{ approvals: Approval[] }>("GET", "/v1/approvals");
       for (const a of listed.approvals) approvals.set(a.id, a);
       renderRows();
       showNext();
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      const parser = new SseParser();
-      arm();
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        arm();
-        for (const event of parser.feed(value)) {
-          if (event.event === "hello") {
-            attempt = 0;
-            setState("Live · new approvals appear as a dialog", "ok");
-          } else if (event.event === "new" || event.event === "decided" || event.event === "expired") {
-            upsert(JSON.parse(event.data) as Approval);
-          }
-        }
-      }
-      throw new Error("the server ended the stream");
-    } catch (err) {
-      window.clearTimeout(silence);
-      if (stopped || (ac.signal.aborted && controller !== ac)) return;
-      if (err instanceof ApiError && (err.status === 401 || err.status === 403)) return; // back at the login form
-      attempt++;
-      const wait = backoffMs(attempt);
-      const why = err instanceof ApiError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
-      setState(`Stream dropped (${why}). Reconnecting in ${Math.round(wait / 1000)} s (attempt ${attempt})…`, "bad");
-      reconnectTimer = window.setTimeout(() => void connect(), wait);
-    }
-  }
+      return res;
+    },
+    onEvent: (event) => {
+      if (event.event === "hello") setState("Live · new approvals appear as a dialog", "ok");
+      else if (event.event === "new" || event.event === "decided" || event.event === "expired") upsert(JSON.parse(event.data) as Approval);
+    },
+    setState,
+  });
 
   renderRows();
-  void connect();
   return () => {
-    stopped = true;
-    controller?.abort();
-    window.clearTimeout(reconnectTimer);
+    stream.stop();
     window.clearInterval(ticker);
     shown?.dialog.close();
   };

@@ -1,5 +1,5 @@
 /** Bundles: what is installed (version, digest, signer, trust, activation, failed installs), upload and remove. */
-import { api, ApiError } from "../api.js";
+import { api, ApiError, errorText } from "../api.js";
 import { fmtTime } from "../format.js";
 import { h, replace, shortDigest } from "../dom.js";
 
@@ -97,7 +97,7 @@ export function mountBundles(root: HTMLElement): () => void {
     try {
       [{ bundles }, status] = await Promise.all([api<{ bundles: BundleInfo[] }>("GET", "/v1/bundles"), api<Status>("GET", "/v1/status")]);
     } catch (err) {
-      replace(table, h("p", { class: "error", role: "alert" }, err instanceof ApiError ? `${err.code}: ${err.message}` : String(err)));
+      replace(table, h("p", { class: "error", role: "alert" }, errorText(err)));
       return;
     }
     const quarantined = new Set(status.sandbox?.quarantined ?? []);

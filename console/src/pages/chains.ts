@@ -2,7 +2,7 @@
  * Chains: the resolved order of every chain, as GET /v1/hooks returns it. Grouped by hook type, or
  * by `profile` and `event` for hooks that carry them (the event-profile framework adds these fields).
  */
-import { api, ApiError } from "../api.js";
+import { api, errorText } from "../api.js";
 import { h, jsonText, replace } from "../dom.js";
 import { groupOf, type Hook } from "../group.js";
 
@@ -28,7 +28,7 @@ export function mountChains(root: HTMLElement): () => void {
     try {
       hooks = (await api<{ hooks: Hook[] }>("GET", `/v1/hooks${q ? `?session=${encodeURIComponent(q)}` : ""}`)).hooks;
     } catch (err) {
-      replace(body, h("p", { class: "error", role: "alert" }, err instanceof ApiError ? `${err.code}: ${err.message}` : String(err)));
+      replace(body, h("p", { class: "error", role: "alert" }, errorText(err)));
       return;
     }
     if (hooks.length === 0) {

@@ -5,10 +5,10 @@
  * four times a second and keeps the newest MAX_ROWS rows in a fixed-height list, so neither 500
  * decisions/s nor a burst moves the layout.
  */
-import { authHeaders, check, ApiError } from "../api.js";
+import { authHeaders, check } from "../api.js";
 import { fmtClock } from "../format.js";
 import { fmtMs, h, jsonText, replace } from "../dom.js";
-import { backoffMs, SseParser } from "../sse.js";
+import { liveStream } from "../sse.js";
 
 export interface Decision {
   chain_id: string;
@@ -26,8 +26,6 @@ export interface Decision {
 
 const MAX_ROWS = 200;
 const FLUSH_MS = 250;
-/** No byte (not even a heartbeat) for this long: the stream is dead, reconnect. */
-const SILENCE_MS = 45_000;
 const OUTCOMES = ["ok", "error", "timeout", "crashed", "invalid_result", "integrity_rejected", "skipped_predicate", "skipped_disabled", "skipped_deadline", "aborted"];
 
 export function mountDecisions(root: HTMLElement): () => void {
@@ -69,10 +67,6 @@ export function mountDecisions(root: HTMLElement): () => void {
   let paused = false;
   let pending: Decision[] = [];
   let flushTimer: number | undefined;
-  let controller: AbortController | undefined;
-  let reconnectTimer: number | undefined;
-  let attempt = 0;
-  let stopped = false;
   const byId = new Map<string, Decision>();
 
   const filter = () => ({ session: session.value.trim(), bundle: bundle.value.trim(), outcome: outcome.value });
@@ -168,73 +162,42 @@ export function mountDecisions(root: HTMLElement): () => void {
     state.className = `stream-state ${kind}`;
   }
 
-  async function connect(): Promise<void> {
-    controller?.abort();
-    const ac = new AbortController();
-    controller = ac;
-    const f = filter();
-    const query = new URLSearchParams();
-    if (f.session) query.set("session", f.session);
-    if (f.bundle) query.set("bundle", f.bundle);
-    if (f.outcome) query.set("outcome", f.outcome);
-    const q = query.toString();
-    state_(attempt === 0 ? "Connecting…" : `Reconnecting (attempt ${attempt + 1})…`, "warn");
-    let silence: number | undefined;
-    const arm = () => {
-      window.clearTimeout(silence);
-      silence = window.setTimeout(() => ac.abort(new Error("no data or heartbeat for 45 s")), SILENCE_MS);
-    };
-    try {
-      const res = await check(await fetch(`/v1/decisions/stream${q ? `?${q}` : ""}`, { headers: authHeaders({ accept: "text/event-stream" }), signal: ac.signal, cache: "no-store" }));
-      if (res.body === null) throw new Error("the stream has no body");
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      const parser = new SseParser();
-      arm();
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        arm();
-        for (const event of parser.feed(value)) {
-          if (event.event === "hello") {
-            attempt = 0;
-            const hello = JSON.parse(event.data) as { max_events_per_second: number };
-            state_(`Live · at most ${hello.max_events_per_second} chains/s shown; the server samples above that`, "ok");
-          } else if (event.event === "stats") {
-            const s = JSON.parse(event.data) as { sampled_out: number; dropped: number };
-            sampledOut = s.sampled_out;
-            dropped = s.dropped;
-            showCounters();
-          } else if (event.event === "decision") {
-            received++;
-            const d = JSON.parse(event.data) as Decision;
-            if (!matches(d)) continue;
-            pending.push(d);
-            if (pending.length > MAX_ROWS) pending.splice(0, pending.length - MAX_ROWS);
-            flushTimer ??= window.setTimeout(flush, FLUSH_MS);
-          }
-        }
-        showCounters();
+  const stream = liveStream({
+    open: (signal) => {
+      const f = filter();
+      const query = new URLSearchParams();
+      if (f.session) query.set("session", f.session);
+      if (f.bundle) query.set("bundle", f.bundle);
+      if (f.outcome) query.set("outcome", f.outcome);
+      const q = query.toString();
+      return fetch(`/v1/decisions/stream${q ? `?${q}` : ""}`, { headers: authHeaders({ accept: "text/event-stream" }), signal, cache: "no-store" }).then(check);
+    },
+    onEvent: (event) => {
+      if (event.event === "hello") {
+        const hello = JSON.parse(event.data) as { max_events_per_second: number };
+        state_(`Live · at most ${hello.max_events_per_second} chains/s shown; the server samples above that`, "ok");
+      } else if (event.event === "stats") {
+        const s = JSON.parse(event.data) as { sampled_out: number; dropped: number };
+        sampledOut = s.sampled_out;
+        dropped = s.dropped;
+      } else if (event.event === "decision") {
+        received++;
+        const d = JSON.parse(event.data) as Decision;
+        if (!matches(d)) return;
+        pending.push(d);
+        if (pending.length > MAX_ROWS) pending.splice(0, pending.length - MAX_ROWS);
+        flushTimer ??= window.setTimeout(flush, FLUSH_MS);
       }
-      throw new Error("the server ended the stream");
-    } catch (err) {
-      window.clearTimeout(silence);
-      if (stopped || (ac.signal.aborted && controller !== ac)) return;
-      if (err instanceof ApiError && (err.status === 401 || err.status === 403)) return; // back at the login form
-      attempt++;
-      const wait = backoffMs(attempt);
-      const why = err instanceof ApiError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
-      state_(`Stream dropped (${why}). Reconnecting in ${Math.round(wait / 1000)} s (attempt ${attempt})…`, "bad");
-      reconnectTimer = window.setTimeout(() => void connect(), wait);
-    }
-  }
+    },
+    afterChunk: showCounters,
+    setState: state_,
+  });
 
   form.addEventListener("submit", (e) => {
     e.preventDefault();
-    window.clearTimeout(reconnectTimer);
-    attempt = 0;
     tbody.replaceChildren();
     byId.clear();
-    void connect();
+    stream.restart();
   });
   pause.addEventListener("click", () => {
     paused = !paused;
@@ -248,11 +211,8 @@ export function mountDecisions(root: HTMLElement): () => void {
     pending = [];
   });
 
-  void connect();
   return () => {
-    stopped = true;
-    controller?.abort();
-    window.clearTimeout(reconnectTimer);
+    stream.stop();
     window.clearTimeout(flushTimer);
   };
 }

@@ -3,7 +3,7 @@
  * histograms, polled every 2 s; the last 60 samples drawn as sparklines), sandbox restarts,
  * quarantined and slow bundles, audit lag and the audit head hash.
  */
-import { api, apiOptional, ApiError } from "../api.js";
+import { api, apiOptional, errorText } from "../api.js";
 import { sparkline, stackedBar } from "../charts.js";
 import { fmtMs, h, replace, shortDigest } from "../dom.js";
 import { buckets, parseMetrics, quantile, subtract, total, type Sample } from "../prom.js";
@@ -73,7 +73,7 @@ export function mountHealth(root: HTMLElement): () => void {
       error.hidden = true;
     } catch (err) {
       error.hidden = false;
-      error.textContent = err instanceof ApiError ? `${err.code}: ${err.message}` : String(err);
+      error.textContent = errorText(err);
       return;
     }
     const now = performance.now();

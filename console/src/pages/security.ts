@@ -3,7 +3,7 @@
  * the directory the bench writes), drawn here — verdict, containment per category, bystander latency
  * under each attack, every case — plus the self-contained report.html as a download.
  */
-import { apiOptional, ApiError, authHeaders, check } from "../api.js";
+import { apiOptional, authHeaders, check, errorText } from "../api.js";
 import { barChart } from "../charts.js";
 import { fmtTime } from "../format.js";
 import { fmtMs, h, replace } from "../dom.js";
@@ -40,7 +40,7 @@ export function mountSecurity(root: HTMLElement): () => void {
     try {
       found = await apiOptional<Report>("/v1/console/security-report");
     } catch (err) {
-      replace(body, h("p", { class: "error", role: "alert" }, err instanceof ApiError ? `${err.code}: ${err.message}` : String(err)));
+      replace(body, h("p", { class: "error", role: "alert" }, errorText(err)));
       return;
     }
     if ("missing" in found) {
@@ -159,7 +159,7 @@ async function downloadHtml(button: HTMLButtonElement): Promise<void> {
     a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
   } catch (err) {
-    button.after(h("span", { class: "error", role: "alert" }, ` ${err instanceof ApiError ? `${err.code}: ${err.message}` : String(err)}`));
+    button.after(h("span", { class: "error", role: "alert" }, ` ${errorText(err)}`));
   } finally {
     button.disabled = false;
   }

@@ -2,7 +2,7 @@
  * From a validated manifest exec hook (src/bundle/exec-hook.ts) and the deployment's `exec` settings to
  * the lane's `CommandSpec`: the one place where the manifest, the config and the profile's deadlines meet.
  */
-import type { ExecBlock } from "../../bundle/exec-hook.js";
+import type { ExecCommand } from "../../model/hook.js";
 import type { CommandSpec } from "./run.js";
 
 export interface ExecSettings {
@@ -17,7 +17,7 @@ export interface ExecSettings {
  * const spec = commandSpecOf(def.exec, config.exec, { timeout_ms: hook.timeout_ms ?? 60_000, term_grace_ms: profile.failure.term_grace_ms });
  * ```
  */
-export function commandSpecOf(exec: ExecBlock, settings: ExecSettings, deadline: { timeout_ms: number; term_grace_ms: number }): CommandSpec {
+export function commandSpecOf(exec: ExecCommand, settings: ExecSettings, deadline: { timeout_ms: number; term_grace_ms: number }): CommandSpec {
   return {
     command: exec.command,
     sha256: exec.sha256,

@@ -119,6 +119,8 @@ export const aiMemoryProfile: EventProfile = {
     const decoded = parseAiMemoryCommand({ stdout: result.stdout, stderr: result.stderr, exitCode: result.exitCode, ...(result.timedOut === true ? { timedOut: true } : {}) }, event, false);
     return decoded.ok ? { output: decoded.value } : { output: {}, failure: decoded.error };
   },
+  // One envelope line on stdin, then EOF (upstream executor.rs).
+  commandStdin: "json_line",
   id: "ai-memory",
   version: "0.7",
   upstream: { repo: "alphaonedev/ai-memory-mcp", commit: "e2b954475ec031469c4a4c3b370653376105cf41" },

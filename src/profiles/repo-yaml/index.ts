@@ -10,8 +10,9 @@
  */
 import picomatch from "picomatch";
 import type {
-  Aggregated, CompiledMatcher, Decoded, EventProfile, EventSpec, HookOutputEntry, NativeObject, PresentedAnswer, Verdict,
+  Aggregated, CommandResult, CompiledMatcher, Decoded, EventProfile, EventSpec, HookOutputEntry, NativeObject, ParsedCommand, PresentedAnswer, Verdict,
 } from "../types.js";
+import { parseJsonObject } from "../common/native.js";
 import { REPO_YAML_EVENTS_LIST } from "./build.js";
 import { compileRepoYamlFilter } from "./filter.js";
 import { foldRepoYaml } from "./fold.js";
@@ -131,6 +132,26 @@ export const repoYamlProfile: EventProfile = {
 
   decode(raw: unknown): Decoded<NativeObject> {
     return decodeRepoYamlOutput(raw);
+  },
+
+  /**
+   * A `handler.kind: script` hook run by the command lane (PROFILES §6, §8.8; spec §2.3 "a JSON object
+   * on stdout"): exit 0 ⇒ stdout's JSON object (empty ⇒ nothing); anything else — another exit code,
+   * a signal, a timeout, stdout that is not a JSON object — is the hook's failure: a non-fatal warning
+   * log, or, for a `blocking` hook, `blocked_by_policy` (the executor's fail-closed rule).
+   */
+  parseCommandResult(result: CommandResult, hook: string): ParsedCommand {
+    const failed = (why: string): ParsedCommand => ({ output: repoYamlProfile.failureOutput(hook, why, false, "", { strict: false, settings: {} }), failure: why });
+    if (result.timedOut === true) return failed("timed out");
+    if (result.signal) return failed(`killed by ${result.signal}`);
+    if (result.exitCode !== 0) {
+      const stderr = result.stderr.trim();
+      return failed(result.exitCode === null ? "exited without a status" : `exit code ${result.exitCode}${stderr !== "" ? `: ${stderr}` : ""}`);
+    }
+    const stdout = result.stdout.trim();
+    if (stdout === "") return { output: {} };
+    const json = parseJsonObject(stdout);
+    return json !== undefined ? { output: json } : failed("stdout is not a JSON object");
   },
 
   failureOutput(hook: string, why: string, failClosed: boolean): NativeObject {

@@ -155,7 +155,9 @@ describe("schemas/policy.schema.json", () => {
     const hook = schema.properties.hooks.items;
     expect(hook.properties.timeout_ms).toMatchObject({ type: "integer", minimum: 1, maximum: 30000 });
     expect(hook.properties.priority).toMatchObject({ type: "integer", minimum: 0, maximum: 100 });
-    expect(hook.required).toEqual(expect.arrayContaining(["name", "action"]));
+    expect(hook.required).toEqual(expect.arrayContaining(["name"]));
+    // Exactly one of action and exec (an exec hook of the command lane, PROFILES §6).
+    expect(hook.oneOf).toEqual([{ required: ["action"] }, { required: ["exec"] }]);
     // vcp@1 bundles (no profile, or profile vcp…) need a type, a priority and a timeout (spec §6.2.4,
     // §6.2.5); other event profiles an event, and default priority 50 (PROFILES §8.5) and the profile's timeout.
     expect(hook.required).not.toContain("priority");

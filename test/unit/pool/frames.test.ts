@@ -46,6 +46,13 @@ describe("frames: encoding", () => {
     expect(JSON.parse(frameText(frame, ...at.payload))).toEqual({ note: "naïve ☃" });
   });
 
+  test("a one-action task's invoke section sits between the quarantine section and the payload", () => {
+    const frame = encodeFrame(FrameKind.chain, 1, 2, { quarantine: "[]", invoke: '250\n{"tool":"rm"}', payload: "{}" }, LIMIT, "chain request");
+    const header = readHeader(frame, CHAINS) as FrameHeader;
+    const at = sections(header);
+    expect([at.quarantine, at.invoke, at.payload].map(([a, b]) => frameText(frame, a, b))).toEqual(["[]", '250\n{"tool":"rm"}', "{}"]);
+  });
+
   test("a frame is its own buffer, so it can be transferred to a worker", () => {
     const frame = encodeFrame(FrameKind.reply, 1, 0, { payload: "{}" }, LIMIT, "reply");
     expect(frame.byteOffset).toBe(0);
