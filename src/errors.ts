@@ -55,6 +55,8 @@ export const ERROR_CODES = {
   SANDBOX_OVERLOADED: { status: 503, description: "The sandbox queue is full; retry later." },
   SANDBOX_CLOSED: { status: 503, description: "The sandbox was closed; no more chains are accepted." },
   SANDBOX_START_FAILED: { status: 500, description: "The sandbox host process could not be started." },
+  SANDBOX_FRAME_TOO_LARGE: { status: 413, description: "A chain's request or reply is larger than the frame limit between the runtime and the sandbox host (sandbox frameBytes, default 64 MiB); nothing was sent. Details name the limit and the size." },
+  SANDBOX_PROTOCOL_ERROR: { status: 500, description: "The byte stream between the runtime and the sandbox host was corrupt or cut off; the host is restarted and the chains in flight are answered crashed." },
   SESSION_NOT_FOUND: { status: 404, description: "No open session has that id (it was never opened, or it was closed)." },
   SESSION_EXISTS: { status: 409, description: "A session with that id is already open." },
   // only operators can get it: clients always address their own sessions

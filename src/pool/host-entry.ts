@@ -13,7 +13,7 @@ import { VcpError } from "../errors.js";
  * The host and its piscina workers are separate processes and threads that plain Node starts, so
  * they always load compiled JavaScript; host-main then finds `./worker.js` next to itself. Only the
  * caller's module graph (createRuntime, VcpError, …) comes from the sources. Nothing crosses between
- * the two graphs but JSON over IPC, so `instanceof VcpError` holds in the caller either way.
+ * the two graphs but JSON (IPC messages and frames), so `instanceof VcpError` holds in the caller either way.
  */
 
 /**

@@ -1,26 +1,33 @@
+import { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { BroadcastChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { VcpError } from "../errors.js";
+import { FrameKind, FrameReader, FrameWriter, frameText, HOST_EXIT_PROTOCOL, sections, type FrameHeader } from "./frames.js";
 import {
+  PLAN_MISS,
   UNLOAD_CHANNEL,
   toWireError,
-  type ChainMessage,
+  type CallMessage,
+  type ChainTask,
   type FromHost,
   type HostConfig,
   type LoadMessage,
   type ToHost,
   type WireError,
-  type WirePlan,
-  type WorkerReply,
+  type WireReply,
 } from "./protocol.js";
 
 /**
  * Sandbox host process entry (DESIGN §4.1). Started by the supervisor with
- * `fork(host-main.js, { execArgv: ["--no-node-snapshot"], serialization: "json" })`: isolated-vm needs
- * the flag on the process, and it cannot be set per worker thread. This process owns the piscina pool
- * and nothing else; it is disposable. Any fatal error in an isolate ends it, and the supervisor starts
- * a new one.
+ * `fork(host-main.js, { execArgv: ["--no-node-snapshot"], stdio: [.., "ipc", "pipe"] })`: isolated-vm
+ * needs the flag on the process, and it cannot be set per worker thread. This process owns the
+ * piscina pool and nothing else; it is disposable. Any fatal error in an isolate ends it, and the
+ * supervisor starts a new one.
+ *
+ * Its main thread is a router: frames arrive on fd 4 (frames.ts), a chain frame's sections go to a
+ * worker as strings, the worker's reply text goes back out behind a header. It parses nothing but
+ * headers and the rare call frames, and nothing a guest wrote.
  */
 
 const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
@@ -34,18 +41,20 @@ if (NODE_MAJOR < 24 || process.send === undefined) {
   process.exit(78);
 }
 
+/** The supervisor's end of the frame channel is this process's fd 4 (host-process.ts). */
+const FRAME_FD = 4;
+
 let pool: Piscina | undefined;
 let unloads: BroadcastChannel | undefined;
+let frameBytes = 0;
+let frames: Socket | undefined;
+let writer: FrameWriter | undefined;
 /**
- * Hook lists by plan key, as the supervisor sent them. The supervisor bounds this (it sends `forget`
- * for keys it evicts) and re-sends every plan to a new host generation.
+ * Hook lists by plan key, as the JSON text the supervisor sent. The supervisor bounds this (it sends
+ * `forget` for keys it evicts) and re-sends every plan to a new host generation.
  */
-const plans = new Map<number, WirePlan>();
-
-function send(message: FromHost): void {
-  // A send after the supervisor went away would throw; the disconnect handler ends the process anyway.
-  if (process.connected) process.send?.(message);
-}
+const plans = new Map<number, string>();
+const ACCEPTS: ReadonlySet<FrameKind> = new Set([FrameKind.chain, FrameKind.call]);
 
 // SECURITY: the supervisor is gone (or closed the channel): never leave isolates running
 // unsupervised. A host whose main thread is wedged cannot run this; the supervisor kills it on exit.
@@ -53,28 +62,65 @@ process.on("disconnect", () => process.exit(0));
 
 process.on("message", (raw: unknown) => {
   const message = raw as ToHost;
-  switch (message.t) {
-    case "init":
-      void init(message.config);
-      break;
-    case "chain":
-      void runChainMessage(message);
-      break;
+  if (message.t === "init") void init(message.config);
+});
+
+function openFrames(limit: number): void {
+  frameBytes = limit;
+  const socket = new Socket({ fd: FRAME_FD, readable: true, writable: true });
+  frames = socket;
+  writer = new FrameWriter(socket);
+  const reader = new FrameReader(limit, ACCEPTS, onFrame, (err) => {
+    // SECURITY: a corrupt stream cannot be resynchronized, and a frame cut short may have been the
+    // start of anything. Die loudly: the supervisor answers the chains in flight and restarts a host.
+    process.stderr.write(`vcp-hooks sandbox host: ${err.message}\n`);
+    process.exit(HOST_EXIT_PROTOCOL);
+  });
+  socket.on("data", (chunk: Buffer) => reader.push(chunk));
+  socket.on("end", () => {
+    reader.end();
+    process.exit(0); // the supervisor closed the channel: it is gone
+  });
+  socket.on("error", () => process.exit(0));
+}
+
+function onFrame(frame: Uint8Array, header: FrameHeader): void {
+  if (header.kind === FrameKind.chain) {
+    const at = sections(header);
+    const task: ChainTask = { t: "chain", id: header.id, key: header.key, rq: frameText(frame, at.payload[0], at.payload[1]) };
+    if (header.planBytes > 0) {
+      task.plan = frameText(frame, at.plan[0], at.plan[1]);
+      plans.set(header.key, task.plan);
+    }
+    if (header.quarantineBytes > 0) task.q = frameText(frame, at.quarantine[0], at.quarantine[1]);
+    if (header.invokeBytes > 0) task.inv = frameText(frame, at.invoke[0], at.invoke[1]);
+    void runChain(task);
+    return;
+  }
+  let call: CallMessage;
+  try {
+    const { payload } = sections(header);
+    call = JSON.parse(Buffer.from(frame.buffer, frame.byteOffset + payload[0], payload[1] - payload[0]).toString("utf8")) as CallMessage;
+  } catch (err) {
+    process.stderr.write(`vcp-hooks sandbox host: unreadable call frame: ${(err as Error).message}\n`);
+    process.exit(HOST_EXIT_PROTOCOL);
+  }
+  switch (call.t) {
     case "load":
-      void runTask(message);
+      void runLoad(call);
       break;
     case "forget":
-      for (const key of message.keys) plans.delete(key);
+      for (const key of call.keys) plans.delete(key);
       break;
     case "unload":
-      unloads?.postMessage(message.digest);
-      send({ t: "reply", id: message.id, ok: true, value: null });
+      unloads?.postMessage(call.digest);
+      reply(call.id, { ok: true, value: null });
       break;
     case "close":
-      void close(message.id);
+      void close(call.id);
       break;
   }
-});
+}
 
 async function init(config: HostConfig): Promise<void> {
   unloads = new BroadcastChannel(UNLOAD_CHANNEL);
@@ -97,9 +143,9 @@ async function init(config: HostConfig): Promise<void> {
   pool.on("error", (err: Error) => process.stderr.write(`vcp-hooks sandbox worker error: ${err.stack ?? err.message}\n`));
   // One task before "ready": a worker module that cannot load (isolated-vm, --no-node-snapshot) fails
   // the start, where the supervisor reports SANDBOX_START_FAILED, instead of every chain.
-  let ping: WorkerReply;
+  let ping: WireReply;
   try {
-    ping = (await pool.run({ t: "ping" })) as WorkerReply;
+    ping = (await pool.run({ t: "ping" })) as WireReply;
   } catch (err) {
     ping = { ok: false, error: toWireError(err) };
   }
@@ -107,57 +153,63 @@ async function init(config: HostConfig): Promise<void> {
     process.stderr.write(`vcp-hooks sandbox worker failed to start: ${ping.error.message}\n`);
     process.exit(70);
   }
-  send({ t: "ready", pid: process.pid });
+  openFrames(config.frameBytes);
+  // A send after the supervisor went away would throw; the disconnect handler ends the process anyway.
+  if (process.connected) process.send?.({ t: "ready", pid: process.pid } satisfies FromHost);
 }
 
 /**
- * A chain: remember its plan when the supervisor sent one, and hand the worker only the key. A worker
- * that has not compiled that key answers `miss` before running anything, and gets the task again with
- * the hook list attached (once per worker and key).
+ * A chain: a worker that has not compiled its plan key (and got no plan with it) runs nothing and
+ * answers PLAN_MISS; the task runs again with the plan text attached, on whichever worker is free
+ * (once per worker and key).
  */
-async function runChainMessage(message: ChainMessage): Promise<void> {
-  let plan = message.plan;
-  if (plan !== undefined) plans.set(message.k, plan);
-  else plan = plans.get(message.k);
-  if (plan === undefined) {
-    // The supervisor sends a plan before naming its key; this is a protocol bug, not a guest's doing.
-    send({ t: "reply", id: message.id, ok: false, error: { code: "SANDBOX_START_FAILED", message: `sandbox host has no plan ${message.k}` } });
+async function runChain(task: ChainTask): Promise<void> {
+  let result = await runOnPool(task);
+  if (result === PLAN_MISS) {
+    const plan = plans.get(task.key);
+    if (plan === undefined) {
+      // The supervisor sends a plan before naming its key; this is a protocol bug, not a guest's doing.
+      reply(task.id, { ok: false, error: { code: "SANDBOX_PROTOCOL_ERROR", message: `sandbox host has no plan ${task.key}` } });
+      return;
+    }
+    task.plan = plan;
+    result = await runOnPool(task);
+  }
+  forward(task.id, result);
+}
+
+async function runLoad(message: LoadMessage): Promise<void> {
+  forward(message.id, await runOnPool(message));
+}
+
+/** What a task came back with: the reply as JSON text (the worker checked its size), or an error made on this side. */
+async function runOnPool(task: ChainTask | LoadMessage): Promise<string | WireError> {
+  if (pool === undefined) return { code: "SANDBOX_START_FAILED", message: "sandbox host is not initialised" };
+  try {
+    return (await pool.run(task)) as string;
+  } catch (err) {
+    return piscinaError(err);
+  }
+}
+
+function forward(id: number, result: string | WireError): void {
+  if (typeof result !== "string") {
+    reply(id, { ok: false, error: result });
     return;
   }
-  const reply = await runOnPool(message);
-  if (!reply.ok && reply.miss === true) {
-    message.plan = plan;
-    sendReply(message.id, await runOnPool(message));
-    return;
-  }
-  sendReply(message.id, reply);
-}
-
-async function runTask(message: LoadMessage): Promise<void> {
-  sendReply(message.id, await runOnPool(message));
-}
-
-async function runOnPool(message: ChainMessage | LoadMessage): Promise<WorkerReply> {
-  if (pool === undefined) {
-    return { ok: false, error: { code: "SANDBOX_START_FAILED", message: "sandbox host is not initialised" } };
-  }
   try {
-    return (await pool.run(message)) as WorkerReply;
+    writer?.write(FrameKind.reply, id, 0, { payload: result }, frameBytes, "sandbox reply");
   } catch (err) {
-    return { ok: false, error: piscinaError(err) };
+    // The worker refuses replies over the limit before they get here; should one still be larger, its
+    // chain fails with the coded error instead of the frame being sent.
+    reply(id, { ok: false, error: toWireError(err) });
   }
 }
 
-function sendReply(id: number, reply: WorkerReply): void {
-  try {
-    send(reply.ok ? { t: "reply", id, ok: true, ...(reply.json !== undefined ? { json: reply.json } : { value: reply.value }), ...(reply.logs ? { logs: reply.logs } : {}) }
-      : { t: "reply", id, ok: false, error: reply.error, ...(reply.logs ? { logs: reply.logs } : {}) });
-  } catch (err) {
-    // SECURITY: replies are bounded in depth by construction (worker.ts); should one still not
-    // serialize, its chain fails with an error instead of never settling until the watchdog kills
-    // this process and every other tenant's chain in it.
-    send({ t: "reply", id, ok: false, error: { message: `the sandbox reply could not be sent: ${err instanceof Error ? err.message : String(err)}` } });
-  }
+/** A reply made on this thread (unload, close, a pool error): never guest data. */
+function reply(id: number, payload: WireReply, then?: () => void): void {
+  if (writer === undefined) return then?.();
+  writer.write(FrameKind.reply, id, 0, { payload: JSON.stringify(payload) }, frameBytes, "reply", then);
 }
 
 function piscinaError(err: unknown): WireError {
@@ -171,9 +223,6 @@ async function close(id: number): Promise<void> {
   // Graceful: piscina finishes running and queued tasks before its workers stop.
   await pool?.close();
   unloads?.close();
-  if (process.connected && process.send) {
-    process.send({ t: "reply", id, ok: true, value: null } satisfies FromHost, () => process.exit(0));
-  } else {
-    process.exit(0);
-  }
+  if (writer !== undefined && frames?.writable === true) reply(id, { ok: true, value: null }, () => process.exit(0));
+  else process.exit(0);
 }

@@ -1,4 +1,7 @@
 import { fork, type ChildProcess } from "node:child_process";
+import type { Socket } from "node:net";
+import type { VcpError } from "../errors.js";
+import { FrameKind, FrameReader, FrameWriter, type FrameHeader } from "./frames.js";
 import type { FromHost, HostConfig, ToHost } from "./protocol.js";
 import type { HostKill } from "./watchdog.js";
 
@@ -11,7 +14,11 @@ export interface HostHandle {
   ready: boolean;
   exit?: { code: number | null; signal: NodeJS.Signals | null };
   disconnected: boolean;
+  /** The frame channel reached its end (every reply the host wrote has been read) or never existed. */
+  framesClosed: boolean;
   gone: boolean;
+  /** Frames to the host, coalesced per event-loop turn (frames.ts). */
+  writer: FrameWriter;
   /** The last STDERR_TAIL_BYTES of its stderr, for start failures and crash logs. */
   stderrTail: string;
   onReady?: () => void;
@@ -42,50 +49,93 @@ function trackHost(child: ChildProcess): void {
   });
 }
 
+/** What the supervisor hears from one host. */
+export interface HostListener {
+  /** The IPC `ready` message (the frame channel is open on the host's side from then on). */
+  onMessage(host: HostHandle, message: FromHost): void;
+  /** A whole reply frame; `frame` is valid only during the call. */
+  onFrame(host: HostHandle, frame: Uint8Array, header: FrameHeader): void;
+  /** The frame stream from the host is corrupt, cut off or over the limit: nothing more is read from it. */
+  onProtocolError(host: HostHandle, err: VcpError): void;
+  /**
+   * Called once "exit", "disconnect" and the end of the frame channel all happened (replies still in
+   * the pipes are read first, so a death is acted on only after the last reply), or when the fork
+   * itself failed.
+   */
+  onGone(host: HostHandle, error?: string): void;
+}
+
+const REPLIES: ReadonlySet<FrameKind> = new Set([FrameKind.reply]);
+
 /**
- * Fork a sandbox host and send it its configuration. `onMessage` gets every message; `onGone` is
- * called once both "exit" and "disconnect" happened (replies still in the pipe are read before
- * "disconnect", so a death is acted on only after the last reply), or when the fork itself failed.
+ * Fork a sandbox host with its frame channel (fd 4, a socketpair) and send it its configuration.
  * Throws when the fork throws synchronously.
  */
-export function forkHost(
-  entry: string,
-  config: HostConfig,
-  onMessage: (host: HostHandle, message: FromHost) => void,
-  onGone: (host: HostHandle, error?: string) => void,
-): HostHandle {
+export function forkHost(entry: string, config: HostConfig, listener: HostListener): HostHandle {
   // process.execPath: the same Node 24 that runs the caller (npm scripts put it first on PATH).
   const child = fork(entry, [], {
     execPath: process.execPath,
     execArgv: ["--no-node-snapshot"], // isolated-vm requires it, per process (DESIGN §1)
-    serialization: "json", // ≈30 µs round trip against ≈120 µs for "advanced" with object payloads (DESIGN §4.1); chain payloads are strings now, where both cost the same (bench/profile-chain.ts)
-    stdio: ["ignore", "ignore", "pipe", "ipc"],
+    serialization: "json", // carries init and ready only; chains travel as frames on fd 4
+    stdio: ["ignore", "ignore", "pipe", "ipc", "pipe"],
   });
-  const host: HostHandle = { child, generation: config.generation, ready: false, disconnected: false, gone: false, stderrTail: "" };
+  const socket = child.stdio[4] as Socket | null | undefined;
+  const host: HostHandle = {
+    child,
+    generation: config.generation,
+    ready: false,
+    disconnected: false,
+    framesClosed: socket == null,
+    gone: false,
+    stderrTail: "",
+    writer: new FrameWriter(socket ?? undefined),
+  };
   trackHost(child);
+  const maybeGone = (): void => {
+    if (host.exit !== undefined && host.disconnected && host.framesClosed) listener.onGone(host);
+  };
+  if (socket != null) {
+    const reader = new FrameReader(
+      config.frameBytes,
+      REPLIES,
+      (frame, header) => listener.onFrame(host, frame, header),
+      (err) => listener.onProtocolError(host, err),
+    );
+    socket.on("data", (chunk: Buffer) => reader.push(chunk));
+    // No reader.end() on "end": the host closes its end only by dying (its exit may be reported after
+    // the end of the stream), and a reply cut off by a death is the crash path's to answer, with
+    // attribution, not a protocol error. A frame cut short inside a live stream shows as corruption
+    // when the next frame's bytes are read as its rest.
+    socket.on("error", () => {
+      // EPIPE/ECONNRESET after the host died; its exit is what the supervisor acts on.
+    });
+    socket.on("close", () => {
+      host.framesClosed = true;
+      maybeGone();
+    });
+  }
   child.stderr?.setEncoding("utf8");
   child.stderr?.on("data", (chunk: string) => {
     host.stderrTail = (host.stderrTail + chunk).slice(-STDERR_TAIL_BYTES);
   });
-  child.on("message", (message: FromHost) => onMessage(host, message));
+  child.on("message", (message: FromHost) => listener.onMessage(host, message));
   child.on("error", (err) => {
     // Spawn failure (no exit follows) or a failed send to a dying child (exit follows).
     if (child.pid === undefined) {
       host.exit = { code: null, signal: null };
       host.disconnected = true;
-      onGone(host, err.message);
+      host.framesClosed = true;
+      listener.onGone(host, err.message);
     }
   });
   child.on("exit", (code, signal) => {
     host.exit = { code, signal };
-    if (host.disconnected || !child.connected) {
-      host.disconnected = true;
-      onGone(host);
-    }
+    if (!child.connected) host.disconnected = true;
+    maybeGone();
   });
   child.on("disconnect", () => {
     host.disconnected = true;
-    if (host.exit) onGone(host);
+    maybeGone();
   });
   child.send({ t: "init", config } satisfies ToHost);
   return host;

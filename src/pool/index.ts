@@ -2,7 +2,7 @@
  * The sandbox pool: the only importer of piscina and of child_process for the sandbox (STYLE.md).
  *
  * ```
- *  main process: SandboxSupervisor ──IPC (fork, json)──▶ sandbox host (node --no-node-snapshot host-main.js)
+ *  main process: SandboxSupervisor ──frames (fd 4; fork IPC for init/ready)──▶ sandbox host (node --no-node-snapshot host-main.js)
  *                                                          └─ piscina pool: one task = one whole chain
  *                                                               └─ worker.js: IsolateHost, runChain, events
  * ```

@@ -12,38 +12,37 @@ import type { FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/t
  * Wire shapes between the three layers of the sandbox (DESIGN §4.1):
  *
  * ```
- *  supervisor (main process)          sandbox host process               piscina worker
- *  ─────────────────────────          ────────────────────               ──────────────
- *  {t:"init", config}           ───▶  new Piscina(...)
- *                               ◀───  {t:"ready"}
- *  {t:"chain", id, k, plan?, …} ───▶  plans[k] ??= plan; pool.run  ───▶  plans[k] ?? miss → runChain
- *                               ◀───  {t:"reply", id, ok, value|error, logs?}   (on a worker miss the host
- *                                                                 runs the task again with the plan attached)
- *  {t:"forget", keys}           ───▶  drop plans the supervisor evicted
- *  {t:"load", id, digest}       ───▶  pool.run(msg)                ───▶  IsolateHost.load(codeDir file)
- *  {t:"unload", id, digest}     ───▶  BroadcastChannel to every worker
- *  {t:"close", id}              ───▶  pool.close() (graceful), reply, exit 0
+ *  supervisor (main process)            sandbox host process                 piscina worker
+ *  ─────────────────────────            ────────────────────                 ──────────────
+ *  IPC {t:"init", config}         ───▶  new Piscina(...)
+ *                                 ◀───  IPC {t:"ready"}
+ *  frame chain(id, k, plan?, q?, rq) ─▶ plans[k] ??= plan text; decode the ─▶ plans[k] ?? miss; parse
+ *                                       sections to strings for a worker      rq; runChain; the reply
+ *                                 ◀───  header + the worker's reply text ◀──  as JSON text, size-checked
+ *                                       (on a worker miss the host runs the task again with the plan text)
+ *  frame call {t:"forget", keys}  ───▶  drop plans the supervisor evicted
+ *  frame call {t:"load", id, digest} ─▶ pool.run                          ───▶ IsolateHost.load(codeDir file)
+ *  frame call {t:"unload", id, digest} ▶ BroadcastChannel to every worker
+ *  frame call {t:"close", id}     ───▶  pool.close() (graceful), reply, exit 0
  * ```
  *
- * IPC uses `serialization: "json"` (≈30 µs round trip against ≈120 µs for "advanced", DESIGN §4.1),
- * so every message is plain JSON: errors cross as `VcpError.toJSON()` and are rebuilt on arrival.
- * Bundle code never travels in a message; workers read it from the content-addressed code directory.
+ * Frames (frames.ts) travel on a socketpair of their own, fd 4 of the host; Node's IPC channel carries
+ * only `init` and `ready` and tells the host when the supervisor is gone. Frame bodies are JSON made
+ * once at the sending end and parsed once at the receiving end: the request is serialized in the main
+ * process and parsed in the worker, the reply serialized in the worker and parsed in the main process;
+ * the host's main thread reads headers only. Errors cross as `VcpError.toJSON()` and are rebuilt on
+ * arrival. Bundle code never travels in a frame; workers read it from the content-addressed code
+ * directory.
  *
- * SECURITY: every copy below (IPC JSON both ways, structured clone host ⇄ worker) recurses once per
- * nesting level, on stacks of different sizes. Nothing crosses deeper than the depth bound
- * (model/json-bounds.ts, `limits.json_depth` ≤ 256) plus these envelopes: requests are bounded by the
- * runtime before `runChain`; in a reply, hook results and chain state are bounded inside the isolate
- * and again in the worker (chain/result.ts, chain/execute.ts), log fields in capabilities.ts, and
- * audit diffs are capped (audit/diff.ts). A structured clone that failed on the receiving side would
- * drop the reply silently (the task never settles and the watchdog kills the host), which is why the
- * bound is enforced before a value is accepted, not when it is sent. A send that throws anyway fails
- * that one chain (supervisor.ts dispatch, host-main.ts sendReply).
+ * SECURITY: every JSON parse below recurses once per nesting level. Nothing crosses deeper than the
+ * depth bound (model/json-bounds.ts, `limits.json_depth` ≤ 256) plus these envelopes: requests are
+ * bounded by the runtime before `runChain`; in a reply, hook results and chain state are bounded
+ * inside the isolate and again in the worker (chain/result.ts, chain/execute.ts), log fields in
+ * capabilities.ts, and audit diffs are capped (audit/diff.ts). Sizes are bounded by the frame limit
+ * (`frameBytes`) on both sides: the sender refuses to build a larger frame (the chain fails with
+ * SANDBOX_FRAME_TOO_LARGE), the receiver refuses a larger length before buffering it (protocol error).
  *
- * Copying is the cost of a chain (DESIGN §4.1). The payloads of a chain cross as JSON text made once
- * at each end (`rq` in, `json` out): the host's main thread only relays strings, where it would
- * otherwise parse, structured-clone and re-serialize both object trees (measured with
- * bench/profile-chain.ts: about half of that thread's time per chain). Neither direction repeats what
- * the receiver has:
+ * Neither direction repeats what the receiver has:
  * - the hook list of a plan crosses once per (plan key, host generation); later chains name the key;
  * - the reply omits `context`/`constitution` when no hook replaced them, and the per-hook
  *   `hook.fired`/`hook.completed` events, which the supervisor rebuilds from `hook_results` (events.ts).
@@ -67,6 +66,8 @@ export interface HostConfig {
   auditDiffs: boolean;
   /** Module URLs of embedder event profiles each worker imports and registers at start (RuntimeOptions.profileModules). */
   profileModules?: string[];
+  /** Largest frame either side may send or accept, bytes (frames.ts). */
+  frameBytes: number;
 }
 
 /** The plan as it travels: the worker compiles it (cached per revision) with compileChainPlan. */
@@ -78,29 +79,33 @@ export interface WirePlan {
   profile?: ProfilePlanRef;
 }
 
-export interface ChainMessage {
+/**
+ * A piscina task: one chain, as the text sections of its frame (the host decoded them, parsed nothing).
+ * Strings cross the thread boundary as one copy each.
+ */
+export interface ChainTask {
   t: "chain";
-  /** Supervisor task id: matches the reply and names the chain in crash-attribution slots. */
+  /** Supervisor task id: names the chain in crash-attribution slots. */
   id: number;
   /** Plan key: names one hook list for the life of the supervisor (never reused). */
-  k: number;
-  /** The hook list, present the first time key `k` goes to this host (or, host → worker, to a worker that missed it). */
-  plan?: WirePlan;
-  /**
-   * The ChainRequest as JSON text, serialized once in the main process. The host forwards it as one
-   * string (nothing to parse into objects, and a string crosses to the worker as a copy of its bytes
-   * rather than a structured clone of a tree); the worker parses it once.
-   */
+  key: number;
+  /** The ChainRequest as JSON text, serialized once in the main process; the worker parses it once. */
   rq: string;
-  /** Digests of this plan that are quarantined; their hooks are answered `crashed` without running. */
-  q?: string[];
+  /** Quarantined digests of this plan as a JSON array; their hooks are answered `crashed` without running. */
+  q?: string;
+  /** The hook list (WirePlan JSON) of `key`: when the frame carried it, or after the worker missed it. */
+  plan?: string;
   /**
-   * A one-action task (a chain with exec hooks runs its executor in the main process, PROFILES §6):
-   * the worker invokes the plan's only hook on `inputJson` (native) within `budgetMs` and answers a
-   * one-hook result plus the raw outcome (`WireChainValue.invoked`) instead of running a chain.
+   * A one-action task (a chain with exec hooks runs its executor in the main process, PROFILES §6), as
+   * the frame's invoke section: `<budgetMs>\n<inputJson>` (no JSON around the hook input, so it is not
+   * escaped). The worker invokes the plan's only hook on the input (native) within the budget and
+   * answers a one-hook result plus the raw outcome (`WireChainValue.invoked`) instead of running a chain.
    */
-  inv?: { inputJson: string; budgetMs: number };
+  inv?: string;
 }
+
+/** A worker's answer to a chain task whose plan key it has not compiled and that carried no plan: nothing ran. */
+export const PLAN_MISS = "miss";
 
 export interface LoadMessage {
   t: "load";
@@ -108,27 +113,24 @@ export interface LoadMessage {
   digest: string;
 }
 
-export type ToHost =
-  | { t: "init"; config: HostConfig }
-  | ChainMessage
+/** Messages to the host in the payload of a `call` frame (rare: bundle loads, unloads, plan evictions, close). */
+export type CallMessage =
   | LoadMessage
   | { t: "unload"; id: number; digest: string }
-  | { t: "forget"; keys: number[] }
+  | { t: "forget"; id: 0; keys: number[] }
   | { t: "close"; id: number };
 
-export type FromHost =
-  | { t: "ready"; pid: number }
-  /** `json`: a chain reply, the WireChainValue as JSON text (the worker serialized it); `value`: anything else. */
-  | { t: "reply"; id: number; ok: true; value?: unknown; json?: string; logs?: GuestLogLine[] }
-  | { t: "reply"; id: number; ok: false; error: WireError; logs?: GuestLogLine[] };
+/** On the IPC channel. */
+export type ToHost = { t: "init"; config: HostConfig };
+export type FromHost = { t: "ready"; pid: number };
 
 /**
- * What a piscina task returns; errors are values, because structured clone drops `code`. `miss`: the
- * worker does not have the plan of key `k` (nothing ran); the host runs the task again with the plan.
+ * The payload of a reply frame; the frame's header carries the task id. For a chain, `value` is the
+ * WireChainValue (serialized by the worker in one pass, parsed by the supervisor in one).
  */
-export type WorkerReply =
-  | { ok: true; value?: unknown; json?: string; logs?: GuestLogLine[] }
-  | { ok: false; error: WireError; logs?: GuestLogLine[]; miss?: true };
+export type WireReply =
+  | { ok: true; value?: unknown; logs?: GuestLogLine[] }
+  | { ok: false; error: WireError; logs?: GuestLogLine[] };
 
 /** A chain result plus all of its lifecycle events, in emission order (what the runtime consumes). */
 export interface ChainValue {

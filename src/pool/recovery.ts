@@ -1,5 +1,6 @@
 import type { ResolvedHook } from "../model/hook.js";
 import type { CrashAttribution, CulpritReason, HookIdentity } from "./crash.js";
+import { HOST_EXIT_PROTOCOL } from "./frames.js";
 import type { HostKill } from "./watchdog.js";
 
 /** A chain that was in flight when the host died, as recovery sees it. */
@@ -78,6 +79,7 @@ export function planRecovery<C extends InFlightChain>(
     };
   }
   const how = kill !== undefined ? `killed by the supervisor: ${kill.detail}` : exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+  if (kill?.kind === "protocol" || (kill === undefined && exit.code === HOST_EXIT_PROTOCOL)) return protocolRecovery(chains, how);
   const culpritTasks = new Set([...attribution.culprits.values()].map((c) => c.taskId));
   const requeue: C[] = [];
   const answers: CrashAnswer<C>[] = [];
@@ -113,4 +115,19 @@ export function planRecovery<C extends InFlightChain>(
     culprits.push({ digest, ...culprit, ...(chainId !== undefined ? { chainId } : {}) });
   }
   return { requeue, answers, culprits, suspects: attribution.suspects, how, ...(attribution.soleLoad !== undefined ? { soleLoad: attribution.soleLoad } : {}) };
+}
+
+/**
+ * The frame stream between the processes was corrupt (frames.ts): no guest code is to blame and no
+ * reply of that stream can be trusted, so nobody is quarantined or requeued; every chain in flight is
+ * answered `crashed` now. For the hook of the answer a fail_closed hook comes first (the chain aborts:
+ * its verdict is unknown), then the first enabled hook.
+ */
+function protocolRecovery<C extends InFlightChain>(chains: readonly C[], how: string): RecoveryPlan<C> {
+  const answers: CrashAnswer<C>[] = [];
+  for (const chain of [...chains].sort((a, b) => a.id - b.id)) {
+    const hook = chain.hooks.find((h) => h.enabled && h.fail_closed) ?? chain.hooks.find((h) => h.enabled) ?? chain.hooks[0]!;
+    answers.push({ chain, hook, outcome: "crashed", error: `sandbox host crashed: corrupt frame stream (${how}); the host process was recycled` });
+  }
+  return { requeue: [], answers, culprits: [], suspects: [], how };
 }

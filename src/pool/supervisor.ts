@@ -15,17 +15,19 @@ import { CodeStore } from "./code-store.js";
 import { attributeCrash, crashedChainValue, type HookIdentity, type PendingTaskView } from "./crash.js";
 import { rebuildEvents } from "./events.js";
 import { resolveHostEntry } from "./host-entry.js";
+import { DEFAULT_FRAME_BYTES, FrameKind, frameText, MAX_FRAME_BYTES, MIN_FRAME_BYTES, protocolError, sections, type FrameHeader } from "./frames.js";
 import { forkHost, type HostHandle } from "./host-process.js";
 import { PlanCache, type PlanEntry } from "./plan-cache.js";
 import {
   fromWireError,
   type BundleMeta,
-  type ChainMessage,
+  type CallMessage,
   type FromHost,
   type HostConfig,
-  type ToHost,
   type WireChainValue,
   type WireError,
+  type WirePlan,
+  type WireReply,
 } from "./protocol.js";
 import { planRecovery } from "./recovery.js";
 import { monotonicMs, threadCpu } from "./slots.js";
@@ -71,6 +73,11 @@ export interface SandboxOptions {
   auditDiffs?: boolean;
   /** Module URLs of event profiles (default export) the workers register besides the built-in ones. */
   profileModules?: readonly string[];
+  /**
+   * Largest frame between the runtime and the sandbox host, bytes (frames.ts): a chain whose request
+   * or reply would be larger fails with SANDBOX_FRAME_TOO_LARGE. Default 64 MiB.
+   */
+  frameBytes?: number;
 }
 
 /** One chain for the sandbox: the hooks in spec §5.1 order (as the registry snapshot lists them) and the request. */
@@ -191,14 +198,14 @@ interface PendingChain {
   /** performance.now() after which the watchdog kills the host (see hardDeadline). */
   hardDeadline: number;
   /** A one-action task (invokeAction): sent as `inv`. */
-  invoke?: NonNullable<ChainMessage["inv"]>;
+  invoke?: { inputJson: string; budgetMs: number };
   resolve: (value: ChainTaskResult) => void;
   reject: (err: Error) => void;
 }
 
 interface PendingCall {
   id: number;
-  message: Extract<ToHost, { t: "load" | "unload" | "close" }>;
+  message: Extract<CallMessage, { t: "load" | "unload" | "close" }>;
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
 }
@@ -232,7 +239,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
  *  runChain ─▶ plan key (hook list sent once per key and host) ─▶ waiting (FIFO; slow/suspect
  *                 │ pump(): while inFlight < threads + min(threads, maxQueue)   one at a time)
  *                 ▼
- *              inFlight ──IPC json──▶ host process ──▶ piscina ──▶ worker: runChain
+ *              inFlight ──frames──▶ host process ──▶ piscina ──▶ worker: runChain
  *                 ▲   ▲                    │ dies, or the watchdog kills it (hook past budget + grace,
  *                 │   └─ reply: result + events rebuilt (events.ts)   wedged host, chain past hard deadline)
  *                 └── requeue (not started) ◀── slots: who was inside which hook, since when
@@ -248,6 +255,7 @@ export class SandboxSupervisor implements Sandbox {
   private readonly integrity: IntegrityOptions;
   private readonly auditDiffs: boolean;
   private readonly profileModules: string[];
+  private readonly frameBytes: number;
   private readonly logger: Logger;
   private readonly onGuestLog: ((line: GuestLogLine) => void) | undefined;
   private readonly store: CodeStore;
@@ -308,6 +316,12 @@ export class SandboxSupervisor implements Sandbox {
     this.integrity = options.integrity ?? { safetyCriticalRuleIds: [] };
     this.auditDiffs = options.auditDiffs === true;
     this.profileModules = [...(options.profileModules ?? [])];
+    this.frameBytes = options.frameBytes ?? DEFAULT_FRAME_BYTES;
+    if (!Number.isSafeInteger(this.frameBytes) || this.frameBytes < MIN_FRAME_BYTES || this.frameBytes > MAX_FRAME_BYTES) {
+      throw new VcpError("INVALID_CONFIG", `sandbox option frameBytes must be an integer from ${MIN_FRAME_BYTES} to ${MAX_FRAME_BYTES}, got ${String(options.frameBytes)}`, {
+        field: "frameBytes",
+      });
+    }
     this.logger = options.logger ?? silentLogger;
     this.onGuestLog = options.onGuestLog;
     const slowBundle = options.slowBundle ?? { timeouts: 3, windowMs: 60_000 };
@@ -480,7 +494,7 @@ export class SandboxSupervisor implements Sandbox {
   private planFor(task: ChainTask): PlanEntry {
     const { entry, evicted } = this.plans.lookup(task.plan, (digest) => this.loaded.has(digest), this.host?.generation ?? 0);
     const host = this.host;
-    if (evicted.length > 0 && host?.ready && host.child.connected) host.child.send({ t: "forget", keys: evicted } satisfies ToHost);
+    if (evicted.length > 0 && host?.ready && !host.gone) this.sendCallFrame(host, { t: "forget", id: 0, keys: evicted });
     return entry;
   }
 
@@ -572,22 +586,29 @@ export class SandboxSupervisor implements Sandbox {
     let q: string[] | undefined;
     for (const digest of entry.digests) if (this.quarantined.has(digest)) (q ??= []).push(digest);
     const plan = entry.plan;
-    let message: ChainMessage;
-    try {
-      // Serialized here once; the host relays the text (protocol.ts).
-      message = { t: "chain", id: entry.id, k: plan.key, rq: JSON.stringify(entry.task.request) };
-    } catch (err) {
-      this.failUnsendable(entry, err);
-      return;
-    }
-    const carriesPlan = plan.sentTo !== host.generation;
     // First chain of this plan for this host (a restarted host starts with none).
-    if (carriesPlan) message.plan = { type: plan.type, revision: plan.revision, hooks: plan.hooks, ...(plan.profile !== undefined ? { profile: plan.profile } : {}) };
-    if (q) message.q = q;
-    if (entry.invoke !== undefined) message.inv = entry.invoke;
+    const carriesPlan = plan.sentTo !== host.generation;
     try {
-      host.child.send(message);
+      // Serialized here once, parsed once in the worker; the host routes the frame by its header (protocol.ts).
+      const wirePlan: WirePlan | undefined = carriesPlan
+        ? { type: plan.type, revision: plan.revision, hooks: plan.hooks, ...(plan.profile !== undefined ? { profile: plan.profile } : {}) }
+        : undefined;
+      host.writer.write(
+        FrameKind.chain,
+        entry.id,
+        plan.key,
+        {
+          plan: wirePlan !== undefined ? JSON.stringify(wirePlan) : undefined,
+          quarantine: q !== undefined ? JSON.stringify(q) : undefined,
+          // The hook input as it is, behind its budget: no JSON around it (protocol.ts ChainTask.inv).
+          invoke: entry.invoke !== undefined ? `${entry.invoke.budgetMs}\n${entry.invoke.inputJson}` : undefined,
+          payload: JSON.stringify(entry.task.request),
+        },
+        this.frameBytes,
+        "chain request",
+      );
     } catch (err) {
+      // Nothing was written: over the frame limit, or an input that is not JSON.
       this.failUnsendable(entry, err);
       return;
     }
@@ -605,6 +626,11 @@ export class SandboxSupervisor implements Sandbox {
    */
   private failUnsendable(entry: PendingChain, err: unknown): void {
     this.settleChain(entry);
+    // SANDBOX_FRAME_TOO_LARGE names the limit; anything else is an input that is not JSON.
+    if (err instanceof VcpError) {
+      entry.reject(err);
+      return;
+    }
     entry.reject(
       new VcpError("INVALID_INPUT", `the chain input could not be sent to the sandbox: ${err instanceof Error ? err.message : String(err)}`, { field: "input", rule: "json" }),
     );
@@ -649,7 +675,7 @@ export class SandboxSupervisor implements Sandbox {
     }
   }
 
-  private onChainReply(entry: PendingChain, reply: Extract<FromHost, { t: "reply" }>): void {
+  private onChainReply(entry: PendingChain, reply: WireReply): void {
     this.settleChain(entry);
     if (reply.ok) {
       // A suspect that ran alone and did not kill the host has served one chain of its probation.
@@ -657,7 +683,7 @@ export class SandboxSupervisor implements Sandbox {
         const probation = this.suspects.get(digest);
         if (probation !== undefined) probation.cleanChains++;
       }
-      const wire = JSON.parse(reply.json!) as WireChainValue;
+      const wire = reply.value as WireChainValue;
       const value = rebuildEvents(wire, entry.task.request);
       this.recordUsage(entry, value.result);
       entry.resolve(wire.invoked !== undefined ? { ...value, invoked: wire.invoked } : value);
@@ -749,9 +775,12 @@ export class SandboxSupervisor implements Sandbox {
 
   private killHost(host: HostHandle, kill: HostKill): void {
     host.killed = kill;
-    this.watchdogKills++;
+    if (kill.kind !== "protocol") this.watchdogKills++;
     this.watchdog.samples.clear();
-    this.logger.error({ generation: host.generation, pid: host.child.pid, ...kill }, "sandbox: watchdog kills the sandbox host");
+    this.logger.error(
+      { generation: host.generation, pid: host.child.pid, ...kill },
+      kill.kind === "protocol" ? "sandbox: corrupt frame stream from the sandbox host; killing it" : "sandbox: watchdog kills the sandbox host",
+    );
     // SECURITY: SIGKILL, not a request: a wedged or busy host cannot be asked to stop.
     host.child.kill("SIGKILL");
   }
@@ -769,11 +798,16 @@ export class SandboxSupervisor implements Sandbox {
 
   private sendCall(host: HostHandle, call: PendingCall): void {
     this.calls.set(call.id, call);
-    host.child.send(call.message);
+    this.sendCallFrame(host, call.message);
     if (call.message.t === "load") this.watchdog.arm();
   }
 
-  private onCallReply(call: PendingCall, reply: Extract<FromHost, { t: "reply" }>): void {
+  /** Calls are rare and small; their frames carry the message as JSON. */
+  private sendCallFrame(host: HostHandle, message: CallMessage, then?: () => void): void {
+    host.writer.write(FrameKind.call, message.id, 0, { payload: JSON.stringify(message) }, this.frameBytes, `${message.t} call`, then);
+  }
+
+  private onCallReply(call: PendingCall, reply: WireReply): void {
     this.calls.delete(call.id);
     if (reply.ok) call.resolve(reply.value);
     else call.reject(fromWireError(reply.error as WireError));
@@ -794,16 +828,17 @@ export class SandboxSupervisor implements Sandbox {
       integrity: this.integrity,
       auditDiffs: this.auditDiffs,
       ...(this.profileModules.length > 0 ? { profileModules: this.profileModules } : {}),
+      frameBytes: this.frameBytes,
     };
     return new Promise<void>((resolve, reject) => {
       let host: HostHandle;
       try {
-        host = forkHost(
-          this.hostEntry,
-          config,
-          (from, message) => this.onHostMessage(from, message),
-          (from, error) => this.onHostGone(from, error),
-        );
+        host = forkHost(this.hostEntry, config, {
+          onMessage: (from, message) => this.onHostMessage(from, message),
+          onFrame: (from, frame, header) => this.onReplyFrame(from, frame, header),
+          onProtocolError: (from, err) => this.onProtocolError(from, err),
+          onGone: (from, error) => this.onHostGone(from, error),
+        });
       } catch (err) {
         reject(startError(`could not fork the sandbox host: ${(err as Error).message}`));
         return;
@@ -830,30 +865,55 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   private onHostMessage(host: HostHandle, message: FromHost): void {
-    if (host !== this.host) return;
-    if (message.t === "ready") {
-      host.ready = true;
-      this.startFailures = 0;
-      host.onGoneBeforeReady = undefined;
-      const onReady = host.onReady;
-      host.onReady = undefined;
-      onReady?.();
+    if (host !== this.host || message.t !== "ready") return;
+    host.ready = true;
+    this.startFailures = 0;
+    host.onGoneBeforeReady = undefined;
+    const onReady = host.onReady;
+    host.onReady = undefined;
+    onReady?.();
+  }
+
+  /** A reply frame: its payload is parsed here once (chain values included, protocol.ts). */
+  private onReplyFrame(host: HostHandle, frame: Uint8Array, header: FrameHeader): void {
+    if (host !== this.host || host.killed !== undefined) return;
+    let reply: WireReply;
+    try {
+      const { payload } = sections(header);
+      reply = JSON.parse(frameText(frame, payload[0], payload[1])) as WireReply;
+    } catch (err) {
+      this.onProtocolError(host, protocolError(`a reply that does not parse (${(err as Error).message})`));
       return;
     }
-    this.deliverLogs(message.logs);
-    const chain = this.inFlight.get(message.id);
+    if (!reply.ok && reply.error.code === "SANDBOX_PROTOCOL_ERROR") {
+      // The host or a worker found a frame from this side corrupt: the channel cannot be trusted.
+      this.onProtocolError(host, fromWireError(reply.error) as VcpError);
+      return;
+    }
+    this.deliverLogs(reply.logs);
+    const chain = this.inFlight.get(header.id);
     if (chain !== undefined) {
-      this.onChainReply(chain, message);
+      this.onChainReply(chain, reply);
       this.pump();
       this.checkDrained();
       return;
     }
-    const call = this.calls.get(message.id);
+    const call = this.calls.get(header.id);
     if (call !== undefined) {
-      this.onCallReply(call, message);
+      this.onCallReply(call, reply);
       this.pump(); // a suspect's chain may have been waiting for a load to finish (see pump)
       this.checkDrained();
     }
+  }
+
+  /**
+   * SECURITY: a corrupt, cut-off or oversized frame stream cannot be resynchronized, and whatever it
+   * carried cannot be trusted: the host is killed, and recovery answers every chain in flight `crashed`
+   * (an abort for a fail_closed hook) and restarts it (recovery.ts). Nothing waits on the stream.
+   */
+  private onProtocolError(host: HostHandle, err: VcpError): void {
+    if (host !== this.host || host.gone || host.killed !== undefined) return;
+    this.killHost(host, { kind: "protocol", taskId: 0, detail: err.message });
   }
 
   private onHostGone(host: HostHandle, error?: string): void {
@@ -1074,8 +1134,8 @@ export class SandboxSupervisor implements Sandbox {
         this.onStopped = resolve;
       });
       const timer = setTimeout(() => host.child.kill("SIGKILL"), STOP_TIMEOUT_MS);
-      if (host.ready && host.child.connected) {
-        host.child.send({ t: "close", id: this.nextId++ } satisfies ToHost);
+      if (host.ready && !host.gone) {
+        this.sendCallFrame(host, { t: "close", id: this.nextId++ });
       } else {
         host.child.kill("SIGKILL");
       }

@@ -34,9 +34,10 @@ export interface HostKill {
   /**
    * overrun: a hook ran past budget + grace while its thread kept busy (ignoring termination);
    * wedged: a hook ran past budget + grace while its thread did nothing (a fatal error inside V8);
-   * deadline: a chain outlived its whole hard deadline; load: a bundle load never finished.
+   * deadline: a chain outlived its whole hard deadline; load: a bundle load never finished;
+   * protocol: the host's frame stream was corrupt (frames.ts; not the watchdog's doing, same path).
    */
-  kind: "overrun" | "wedged" | "deadline" | "load";
+  kind: "overrun" | "wedged" | "deadline" | "load" | "protocol";
   taskId: number;
   /** The overrunning hook, named by its position in the task's hook list (overrun, wedged). */
   hook?: HookIdentity;

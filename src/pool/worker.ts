@@ -15,15 +15,18 @@ import { createIsolateHost } from "../sandbox-host/index.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { BundleCode, GuestLogLine } from "../sandbox-host/types.js";
 import {
+  PLAN_MISS,
   UNLOAD_CHANNEL,
   digestFileStem,
   toWireError,
   type BundleMeta,
-  type ChainMessage,
+  type ChainTask,
   type HostConfig,
   type LoadMessage,
-  type WorkerReply,
+  type WirePlan,
+  type WireReply,
 } from "./protocol.js";
+import { FRAME_HEADER_BYTES, frameTooLarge } from "./frames.js";
 import { EventPacker, packChainValue } from "./events.js";
 import { SlotWriter, currentTid, monotonicMs } from "./slots.js";
 
@@ -121,16 +124,19 @@ interface CachedPlan {
   positions: ReadonlyMap<ResolvedHook, number>;
 }
 
-function planFor(message: ChainMessage): CachedPlan | undefined {
-  let plan = plans.get(message.k);
+/** The cached plan of `key`, compiled from `planText()` (the plan's JSON, if this task carries it) on a miss. */
+function planFor(key: number, planText: () => string | undefined): CachedPlan | undefined {
+  let plan = plans.get(key);
   if (plan !== undefined) {
     // Least recently used goes first: re-insert on use.
-    plans.delete(message.k);
-    plans.set(message.k, plan);
+    plans.delete(key);
+    plans.set(key, plan);
     return plan;
   }
-  if (message.plan === undefined) return undefined;
-  const { type, revision, hooks, profile: ref } = message.plan;
+  const text = planText();
+  if (text === undefined) return undefined;
+  // The supervisor serialized this from the registry's validated hook list (protocol.ts).
+  const { type, revision, hooks, profile: ref } = JSON.parse(text) as WirePlan;
   plan = { plan: compileChainPlan(type, hooks, revision), positions: new Map(hooks.map((hook, i) => [hook, i])) };
   if (ref !== undefined) {
     const profile = findProfile(ref.id);
@@ -139,7 +145,7 @@ function planFor(message: ChainMessage): CachedPlan | undefined {
     plan.profile = compileProfilePlan(profile, ref, orderProfileHooks(profile, hooks), revision);
   }
   if (plans.size >= PLAN_CACHE_SIZE) plans.delete(plans.keys().next().value as number);
-  plans.set(message.k, plan);
+  plans.set(key, plan);
   return plan;
 }
 
@@ -181,32 +187,38 @@ const chainDeps: ChainDeps = {
   },
 };
 
-async function runChainTask(message: ChainMessage): Promise<WorkerReply> {
-  const cached = planFor(message);
-  if (cached === undefined) {
-    // Nothing ran: the host sends the task again with the hook list attached.
-    return { ok: false, miss: true, error: { message: `plan ${message.k} is not cached in this worker` } };
-  }
-  taskId = message.id;
+/** One chain: its reply, or PLAN_MISS (no plan for its key here and none attached: nothing ran). */
+async function runChainTask(task: ChainTask): Promise<WireReply | typeof PLAN_MISS> {
+  const cached = planFor(task.key, () => task.plan);
+  // Nothing ran: the host runs the task again with the hook list attached.
+  if (cached === undefined) return PLAN_MISS;
+  taskId = task.id;
   positions = cached.positions;
-  quarantined = message.q !== undefined && message.q.length > 0 ? new Set(message.q) : null;
+  quarantined = task.q !== undefined ? new Set(JSON.parse(task.q) as string[]) : null;
   packer.reset();
   // SECURITY: this task's chain code (predicates before the first hook) is now running; the record of
   // the worker's previous task must not stand in for it when the host dies here.
   slot.chainCode(taskId);
   try {
     // SECURITY: the runtime bounded this input's depth and size before it was serialized (json-bounds.ts).
-    const request = JSON.parse(message.rq) as ChainRequest;
-    if (message.inv !== undefined) return await invokeTask(cached, request, message.inv);
+    const request = parseRequest(task.rq);
+    if (task.inv !== undefined) return await invokeTask(cached, request, task.inv);
     const result =
       cached.profile !== undefined
         ? await runProfileChain(cached.profile, request, { invoker, clock: systemClock, limits: { jsonDepth: config.limits.jsonDepth } })
         : await runChain(cached.plan, request, chainDeps);
-    // SECURITY: every guest-derived value in the reply is depth-bounded (chainDeps.limits, the isolate),
-    // so this serializes; if it still threw, the task's catch answers the chain with an error.
-    return { ok: true, json: JSON.stringify(packChainValue(result, request, packer)) };
+    return { ok: true, value: packChainValue(result, request, packer) };
   } finally {
     slot.chainCode(taskId);
+  }
+}
+
+/** The supervisor wrote this JSON; text that does not parse is a corrupt frame, not a bad input. */
+function parseRequest(text: string): ChainRequest {
+  try {
+    return JSON.parse(text) as ChainRequest;
+  } catch (err) {
+    throw new VcpError("SANDBOX_PROTOCOL_ERROR", `corrupt chain frame: the request does not parse (${(err as Error).message})`);
   }
 }
 
@@ -215,11 +227,15 @@ async function runChainTask(message: ChainMessage): Promise<WorkerReply> {
  * as a one-hook chain result (what the supervisor's accounting reads: outcome, duration) plus the raw
  * outcome the main-process executor decodes. Nothing else of a chain runs here.
  */
-async function invokeTask(cached: CachedPlan, request: ChainRequest, inv: NonNullable<ChainMessage["inv"]>): Promise<WorkerReply> {
+async function invokeTask(cached: CachedPlan, request: ChainRequest, inv: string): Promise<WireReply> {
+  const newline = inv.indexOf("\n");
+  const budgetMs = Number(inv.slice(0, newline));
+  if (newline < 0 || !(budgetMs >= 0)) throw new VcpError("SANDBOX_PROTOCOL_ERROR", "corrupt chain frame: an invoke section without a budget");
+  const inputJson = inv.slice(newline + 1);
   const hook = cached.plan.hooks[0]?.hook;
   if (hook === undefined || cached.plan.hooks.length !== 1) throw new VcpError("INVALID_INPUT", "a one-action task names exactly one hook", { hooks: cached.plan.hooks.length });
   const started = systemClock.now();
-  const invoked = await invoker.invoke({ hook, chainId: request.chainId, sessionId: request.sessionKey ?? request.session.id, inputJson: inv.inputJson, budgetMs: inv.budgetMs, native: true });
+  const invoked = await invoker.invoke({ hook, chainId: request.chainId, sessionId: request.sessionKey ?? request.session.id, inputJson, budgetMs, native: true });
   const duration = systemClock.now() - started;
   const outcome = invoked.kind === "timeout" ? "timeout" : invoked.kind === "crashed" ? "crashed" : invoked.kind === "threw" ? "error" : invoked.kind === "invalid" ? "invalid_result" : "ok";
   const execution: HookExecution = { hook: hook.name, bundle: hook.action.bundle, scope: hook.scope, trust: hook.trust, status: "continue", outcome, duration_ms: duration };
@@ -229,10 +245,10 @@ async function invokeTask(cached: CachedPlan, request: ChainRequest, inv: NonNul
     chain_id: request.chainId, type: cached.plan.type, status: "completed", reason: null, aborted_by: null,
     context: request.context, constitution: request.constitution, cascade_failure: false, hook_results: [execution], duration_ms: duration,
   };
-  return { ok: true, json: JSON.stringify({ ...packChainValue(result, request, packer), invoked }) };
+  return { ok: true, value: { ...packChainValue(result, request, packer), invoked } };
 }
 
-async function loadTask(message: LoadMessage): Promise<WorkerReply> {
+async function loadTask(message: LoadMessage): Promise<WireReply> {
   const bundle = readBundle(message.digest);
   if (bundle === undefined) {
     throw new VcpError("INVALID_BUNDLE", `bundle ${message.digest} is missing from the code directory`, {
@@ -249,18 +265,50 @@ async function loadTask(message: LoadMessage): Promise<WorkerReply> {
   }
 }
 
-/** The piscina task function. Errors are returned as data: structured clone would drop `code`. */
-export default async function task(message: ChainMessage | LoadMessage | { t: "ping" }): Promise<WorkerReply> {
-  if (message.t === "ping") return { ok: true, value: threadId };
+/**
+ * The reply as JSON text, one serialization of the whole reply (the chain value inline, not a JSON
+ * string inside JSON); the host writes it out behind a frame header without reading it.
+ */
+function replyText(reply: WireReply): string {
+  let text: string;
+  try {
+    // SECURITY: every guest-derived value in the reply is depth-bounded (chainDeps.limits, the isolate),
+    // so this serializes; if it still threw, the chain is answered with that error.
+    text = JSON.stringify(reply);
+  } catch (err) {
+    return JSON.stringify({ ok: false, error: toWireError(new Error(`the sandbox reply could not be serialized: ${(err as Error).message}`)) } satisfies WireReply);
+  }
+  const bytes = FRAME_HEADER_BYTES + Buffer.byteLength(text, "utf8");
+  if (bytes > config.frameBytes) {
+    // SECURITY: refused here, before the host allocates or writes anything for it. The chain gets the
+    // coded error naming the limit; the guest's logs of this task go with the reply.
+    return JSON.stringify({ ok: false, error: toWireError(frameTooLarge(bytes, config.frameBytes, "sandbox reply")) } satisfies WireReply);
+  }
+  return text;
+}
+
+/**
+ * The piscina task function: the reply as JSON text (PLAN_MISS for a chain whose plan this worker
+ * lacks). Errors are replies too, so their `code` survives.
+ */
+export default async function task(message: ChainTask | LoadMessage | { t: "ping" }): Promise<unknown> {
+  if (message.t === "ping") return { ok: true, value: threadId } satisfies WireReply;
   logs = [];
   try {
-    const reply = message.t === "chain" ? await runChainTask(message) : await loadTask(message);
+    let reply: WireReply;
+    if (message.t === "chain") {
+      const outcome = await runChainTask(message);
+      if (outcome === PLAN_MISS) return PLAN_MISS;
+      reply = outcome;
+    } else {
+      reply = await loadTask(message);
+    }
     if (logs.length > 0) reply.logs = logs;
-    return reply;
+    return replyText(reply);
   } catch (err) {
-    const reply: WorkerReply = { ok: false, error: toWireError(err) };
+    const reply: WireReply = { ok: false, error: toWireError(err) };
     if (logs.length > 0) reply.logs = logs;
-    return reply;
+    return replyText(reply);
   } finally {
     quarantined = null;
   }

@@ -68,8 +68,8 @@ export function buildLogLine(
     if (Buffer.byteLength(fieldsJson, "utf8") > maxBytes) {
       line.fields = { _truncated: true };
     } else if (jsonTextDepth(fieldsJson, maxDepth) > maxDepth) {
-      // SECURITY: log lines travel worker → sandbox host → runtime by structured clone and IPC, both
-      // recursive: a field nested beyond the depth bound is replaced before it is ever parsed.
+      // SECURITY: log lines are serialized in the worker and parsed by the runtime (src/pool/frames.ts),
+      // both recursive: a field nested beyond the depth bound is replaced before it is ever parsed.
       line.fields = { _too_deep: true };
     } else {
       try {

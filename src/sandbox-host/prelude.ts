@@ -633,7 +633,7 @@ function serialize(result, input, nat) {
     return "Iresult and chain_state exceed " + RESULT_BYTES + " bytes";
   }
   // SECURITY: too-deep results never leave the isolate (the host re-checks): every copy after this one
-  // (parse, structured clone to the sandbox host, IPC to the runtime) recurses once per level.
+  // (parse in the worker, serialize into the reply frame, parse in the runtime) recurses once per level.
   if (jsonTextDepth(r, JSON_DEPTH + 1) > JSON_DEPTH + 1) return "Iresult nests deeper than " + JSON_DEPTH + " levels below its fields (limits.json_depth)";
   if (jsonTextDepth(c, JSON_DEPTH) > JSON_DEPTH) return "Ichain_state nests deeper than " + JSON_DEPTH + " levels (limits.json_depth)";
   return "R" + r.length + ":" + r + c;

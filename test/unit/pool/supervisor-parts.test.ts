@@ -224,4 +224,27 @@ describe("planRecovery: who is answered, who runs again, who is blamed", () => {
   test("a sole load is passed on so its bundle's load is blamed", () => {
     expect(planRecovery([], attribution({ soleLoad: 9 }), undefined, died).soleLoad).toBe(9);
   });
+
+  test("a corrupt frame stream blames nobody and requeues nobody: every chain in flight is answered crashed", () => {
+    const culprit = identity(1, "sha256:b");
+    const slots = attribution({ running: new Map([[2, culprit]]), culprits: new Map([["sha256:b", { taskId: 2, hook: culprit, why: "catastrophic" }]]) });
+    const plan = planRecovery([inFlight(2), inFlight(1)], slots, { kind: "protocol", taskId: 0, detail: "corrupt sandbox frame stream: bad magic" }, { code: null, signal: "SIGKILL" });
+    expect(plan.requeue).toEqual([]);
+    expect(plan.culprits).toEqual([]);
+    expect(plan.suspects).toEqual([]);
+    expect(plan.answers.map((a) => [a.chain.id, a.hook.name, a.outcome])).toEqual([
+      [1, "h1a", "crashed"],
+      [2, "h2a", "crashed"],
+    ]);
+    expect(plan.answers[0]!.error).toMatch(/corrupt frame stream \(killed by the supervisor: corrupt sandbox frame stream: bad magic\)/);
+  });
+
+  test("a host that exits with the protocol code (it found our frames corrupt) is handled the same; a fail_closed hook is the one answered", () => {
+    const chain: Fake = { id: 1, chainId: "c1", dispatches: 1, hooks: [hook("open", "sha256:a"), hook("guard", "sha256:b", { fail_closed: true })], tag: "t1" };
+    const plan = planRecovery([chain], attribution({ suspects: ["sha256:a"] }), undefined, { code: 76, signal: null });
+    expect(plan.requeue).toEqual([]);
+    expect(plan.suspects).toEqual([]);
+    expect(plan.answers.map((a) => [a.hook.name, a.outcome])).toEqual([["guard", "crashed"]]);
+    expect(plan.how).toBe("exit code 76");
+  });
 });
