@@ -37,7 +37,7 @@ import { createProfileHookStore } from "./profile-hooks.js";
 import { createApprovals, fireWithApproval } from "./approvals.js";
 import { createProfileFirer } from "./fire-profile.js";
 import { createHookStats } from "./stats.js";
-import { createPipeline, type Pipeline, type SessionAccess } from "../pipeline/index.js";
+import { createPipeline, localSessions, type Pipeline, type SessionAccess, type SessionService } from "../pipeline/index.js";
 import { sessionNotFound } from "../pipeline/errors.js";
 import { createMetrics } from "../observe/metrics.js";
 import { readProcessUsage } from "../observe/proc-usage.js";
@@ -201,16 +201,44 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     ...(options.onPeriodicTick ? { onPeriodicTick: options.onPeriodicTick } : {}),
   });
 
+  // The session store behind every session operation (pipeline/types.ts SessionService): today's
+  // in-process pipeline; every caller below goes through this seam, never around it.
+  const sessions: SessionService = localSessions(pipeline);
+
   /**
    * With a principal that is not the embedding application, the session must be open and visible to
    * it (src/pipeline/access.ts); the error is the one a missing session gets, so ownership never
    * reveals existence. Without a principal: nothing to check (the embedding application). Returns the
    * session's key (access.ts `sessionKey`: ids are per owner).
    */
-  function requireVisibleSession(sessionId: string, access: SessionAccess): string {
-    if (access.principal !== undefined && pipeline.get(sessionId, access) === undefined) throw sessionNotFound(sessionId);
+  async function requireVisibleSession(sessionId: string, access: SessionAccess): Promise<string> {
+    if (access.principal !== undefined && (await sessions.get(sessionId, access)) === undefined) throw sessionNotFound(sessionId);
     // SECURITY: every session table of the runtime is addressed by this key, never by the bare id.
+    return sessions.keyOf(sessionId, access);
+  }
+
+  /** requireVisibleSession for the synchronous members, which only the local store can answer. */
+  function requireVisibleLocalSession(sessionId: string, access: SessionAccess): string {
+    if (access.principal !== undefined && pipeline.get(sessionId, access) === undefined) throw sessionNotFound(sessionId);
     return pipeline.keyOf(sessionId, access);
+  }
+
+  async function registerSessionHook(sessionId: string, ref: { bundle: string; hook: string }, registerOptions: Parameters<Runtime["sessions"]["registerHook"]>[2] = {}) {
+    assertOpen();
+    // SECURITY: a client may hang hooks only on its own sessions (DESIGN §6.5).
+    const key = await requireVisibleSession(sessionId, registerOptions);
+    return callerHook(registry.register(bundles.sessionHook(ref.bundle, ref.hook), {
+      scope: "session",
+      sessionId: key,
+      principal: registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" },
+    }));
+  }
+
+  async function closeSession(sessionId: string, access: SessionAccess = {}): Promise<void> {
+    const key = await requireVisibleSession(sessionId, access);
+    // A session known only through fire() (no open) still owns its session-scope hooks.
+    if ((await sessions.get(sessionId, access)) !== undefined) await sessions.close(sessionId, access);
+    registry.dropSession(key);
   }
 
   const runtime: Runtime = {
@@ -225,7 +253,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       registerHook(sessionId, ref, registerOptions = {}) {
         assertOpen();
         // SECURITY: a client may hang hooks only on its own sessions (DESIGN §6.5).
-        const key = requireVisibleSession(sessionId, registerOptions);
+        const key = requireVisibleLocalSession(sessionId, registerOptions);
         return callerHook(registry.register(bundles.sessionHook(ref.bundle, ref.hook), {
           scope: "session",
           sessionId: key,
@@ -235,24 +263,33 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       open: (input, access) => pipeline.open(input, access),
       get: (sessionId, access) => pipeline.get(sessionId, access),
       list: (access) => pipeline.list(access),
-      async close(sessionId, access = {}) {
-        const key = requireVisibleSession(sessionId, access);
-        // A session known only through fire() (no open) still owns its session-scope hooks.
-        if (pipeline.get(sessionId, access) !== undefined) await pipeline.close(sessionId, access);
-        registry.dropSession(key);
+      close: closeSession,
+    },
+
+    shared: {
+      sessions: {
+        open: (input, access) => sessions.open(input, access),
+        get: (sessionId, access) => sessions.get(sessionId, access),
+        list: (access) => sessions.list(access),
+        close: closeSession,
+        registerHook: registerSessionHook,
+      },
+      approvals: {
+        list: async (query) => approvals.list(query),
+        get: async (id, access) => approvals.get(id, access),
       },
     },
 
-    adapt: (sessionId, input, access) => pipeline.adapt(sessionId, input, access),
-    transition: (sessionId, input, access) => pipeline.transition(sessionId, input, access),
-    conflict: (sessionId, input, access) => pipeline.conflict(sessionId, input, access),
-    violation: (sessionId, input, access) => pipeline.violation(sessionId, input, access),
+    adapt: (sessionId, input, access) => sessions.adapt(sessionId, input, access),
+    transition: (sessionId, input, access) => sessions.transition(sessionId, input, access),
+    conflict: (sessionId, input, access) => sessions.conflict(sessionId, input, access),
+    violation: (sessionId, input, access) => sessions.violation(sessionId, input, access),
 
     hooks: {
       chain(type, sessionId, access = {}) {
         if (!isHookType(type)) throw unknownType(type);
         // A session's chain lists its session hooks: another client's session is "not found".
-        const key = sessionId === undefined ? undefined : requireVisibleSession(sessionId, access);
+        const key = sessionId === undefined ? undefined : requireVisibleLocalSession(sessionId, access);
         return registry.snapshot().chain(type, key).hooks.map((p) => callerHook(p.hook));
       },
       setEnabled(name, enabled, setOptions = {}) {
@@ -287,10 +324,10 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     async fire(type, input) {
       if (!isHookType(type)) throw unknownType(type);
       const requested: SessionInfo = typeof input.session === "string" ? { id: input.session } : input.session;
-      const key = requireVisibleSession(requested?.id, { principal: input.principal, owner: input.owner });
+      const key = await requireVisibleSession(requested?.id, { principal: input.principal, owner: input.owner });
       // One HookInput.session per session (spec §4.2): an open session's is built by the pipeline, as
       // for its own chains, whatever the caller passed; only a session never opened uses the caller's.
-      const session = pipeline.sessionInfo(key) ?? requested;
+      const session = (await sessions.sessionInfo(key)) ?? requested;
       return firer.fireKeyed(type, input, session, key);
     },
 
@@ -324,7 +361,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     async close() {
       if (closed) return;
       // Sessions first: queued pipeline work and periodic ticks finish before the sandbox stops.
-      await pipeline.closeAll();
+      await sessions.closeAll();
       // Pending approvals expire with their defaults (and are recorded) while the audit log is open.
       await approvals.close();
       closed = true;

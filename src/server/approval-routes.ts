@@ -50,12 +50,12 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: Runtime, {
 
   app.get("/v1/approvals", { schema: routes.listApprovals, config }, async (request) => {
     const query = request.query as { session?: string; state?: "pending" | "granted" | "denied" | "expired" };
-    return { approvals: runtime.approvals.list({ ...query, ...principalOf(request) }) };
+    return { approvals: await runtime.shared.approvals.list({ ...query, ...principalOf(request) }) };
   });
 
   app.get("/v1/approvals/:id", { schema: routes.getApproval, config }, async (request) => {
     const { id } = request.params as { id: string };
-    return runtime.approvals.get(id, principalOf(request));
+    return runtime.shared.approvals.get(id, principalOf(request));
   });
 
   app.post("/v1/approvals/:id", { schema: routes.decideApproval, config: cfg(BOTH, { limit: "body" }) as FastifyContextConfig }, async (request) => {
