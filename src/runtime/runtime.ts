@@ -34,10 +34,12 @@ import { createEventBus } from "../observe/event-bus.js";
 import { createRegistry, type Registry } from "../registry/index.js";
 import type { ChainBackend } from "./backend.js";
 import { createProfileHookStore } from "./profile-hooks.js";
-import { createApprovals, fireWithApproval } from "./approvals.js";
+import { createApprovals, fireWithApproval, type Approvals } from "./approvals.js";
+import { createSharedState, type SharedState } from "./shared-state.js";
 import { createProfileFirer } from "./fire-profile.js";
 import { createHookStats } from "./stats.js";
-import { createPipeline, localSessions, type Pipeline, type SessionAccess, type SessionService } from "../pipeline/index.js";
+import { createPipeline, localSessions, type Pipeline, type PipelineDeps, type SessionAccess, type SessionService } from "../pipeline/index.js";
+import { sessionKey } from "../pipeline/access.js";
 import { sessionNotFound } from "../pipeline/errors.js";
 import { createMetrics } from "../observe/metrics.js";
 import { readProcessUsage } from "../observe/proc-usage.js";
@@ -110,6 +112,14 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   // ── observation: events, per-hook stats, metrics (read lazily from the parts below) ──────────
   const bus = createEventBus({ clock, logger, redact: createRedactor({ keys: [...(options.redactKeys ?? DEFAULTS.redact_keys)] }) });
   const stats = createHookStats();
+  // With the shared store the open-session count is a round trip: the gauge shows the latest answer.
+  const sharedCount = {
+    value: 0,
+    latest(): number {
+      sessions.count().then((n) => (this.value = n), () => undefined);
+      return this.value;
+    },
+  };
   const metrics = createMetrics(() => {
     const sandbox = backend.stats();
     const auditStats = audit?.stats();
@@ -127,7 +137,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       slowBundles: sandbox.slowBundles.length,
       demotedBundles: sandbox.demotedBundles?.length ?? 0,
       watchdogKills: sandbox.watchdogKills ?? 0,
-      openSessions: pipeline.list().length,
+      openSessions: shared === undefined ? pipeline.list().length : sharedCount.latest(),
       bundles: bundles.infos(),
     };
   });
@@ -182,10 +192,10 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     registry, backend, pins, bus, audit, stats, metrics, logger, inputBounds, assertOpen,
     chainDeadlineMs: options.chainDeadlineMs, disableFailingHooks: options.cascade?.disableFailingHooks === true,
   });
-  const approvals = createApprovals({ clock, audit: () => audit, logger, ...(options.approvals !== undefined ? { limits: options.approvals } : {}) });
+  const approvalDeps = { clock, audit: () => audit, logger, ...(options.approvals !== undefined ? { limits: options.approvals } : {}) };
 
   // ── sessions and the pipeline operations over the fire path ─────────────────────────────────
-  const pipeline: Pipeline = createPipeline({
+  const pipelineDeps: PipelineDeps = {
     // The pipeline has resolved the session already: its key, not a second lookup by id.
     fire: (type, { sessionKey: key, ...input }) => firer.fireKeyed(type, input as FireInput<typeof type>, input.session, key),
     periodicHooks: (key) => registry.snapshot().chain("periodic", key).hooks.map((p) => p.hook),
@@ -199,11 +209,24 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     logger,
     ...(options.onContextReevaluated ? { onContextReevaluated: options.onContextReevaluated } : {}),
     ...(options.onPeriodicTick ? { onPeriodicTick: options.onPeriodicTick } : {}),
-  });
+  };
+  const pipeline: Pipeline = createPipeline(pipelineDeps);
+  // With `store: redis` sessions, their periodic schedule and approvals live in Redis (shared-state.ts).
+  const shared: SharedState | undefined = options.sharedSessions === undefined
+    ? undefined
+    : createSharedState({ shared: options.sharedSessions, pipeline: pipelineDeps, approvals: approvalDeps, registry, sessionHook: (b, h) => bundles.sessionHook(b, h), logger });
+  const localApprovals = shared === undefined ? createApprovals(approvalDeps) : undefined;
+  const approvals: Pick<Approvals, "decide" | "wait" | "on" | "request" | "close"> = shared?.approvals ?? localApprovals!;
 
-  // The session store behind every session operation (pipeline/types.ts SessionService): today's
-  // in-process pipeline; every caller below goes through this seam, never around it.
-  const sessions: SessionService = localSessions(pipeline);
+  // The session store behind every session operation (pipeline/types.ts SessionService): the
+  // in-process pipeline, or the shared store; every caller below goes through this seam.
+  const sessions: SessionService = shared?.sessions ?? localSessions(pipeline);
+
+  /** The synchronous members answer only for the local store: shared state needs a round trip. */
+  function localOnly<T>(what: string, value: () => T): T {
+    if (shared !== undefined) throw new VcpError("SESSIONS_SHARED", `${what} is synchronous, but this runtime keeps sessions and approvals in the shared store (store: redis); use runtime.shared`, { member: what });
+    return value();
+  }
 
   /**
    * With a principal that is not the embedding application, the session must be open and visible to
@@ -217,8 +240,18 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     return sessions.keyOf(sessionId, access);
   }
 
-  /** requireVisibleSession for the synchronous members, which only the local store can answer. */
+  /**
+   * requireVisibleSession for the synchronous members. Only the local store can answer it; with the
+   * shared store the caller (the HTTP server) has checked visibility already, and the key follows
+   * the per-owner rule of access.ts without a lookup.
+   */
   function requireVisibleLocalSession(sessionId: string, access: SessionAccess): string {
+    if (shared !== undefined) {
+      const principal = access.principal;
+      // SECURITY: the same namespace rule as Pipeline.keyOf: a client names only its own sessions.
+      if (principal !== undefined && principal.role !== "operator" && principal.role !== "system") return sessionKey(principal.id, sessionId);
+      return access.owner !== undefined ? sessionKey(access.owner, sessionId) : sessionId;
+    }
     if (access.principal !== undefined && pipeline.get(sessionId, access) === undefined) throw sessionNotFound(sessionId);
     return pipeline.keyOf(sessionId, access);
   }
@@ -227,17 +260,25 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     assertOpen();
     // SECURITY: a client may hang hooks only on its own sessions (DESIGN §6.5).
     const key = await requireVisibleSession(sessionId, registerOptions);
-    return callerHook(registry.register(bundles.sessionHook(ref.bundle, ref.hook), {
-      scope: "session",
-      sessionId: key,
-      principal: registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" },
-    }));
+    const principal = registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" };
+    const hook = registry.register(bundles.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal });
+    if (shared !== undefined) {
+      try {
+        await shared.rememberHook(key, { bundle: ref.bundle, hook: ref.hook, principal: principal.id });
+      } catch (err) {
+        // Not recorded for the other replicas ⇒ not registered at all: nothing half-done.
+        registry.deregister(hook.name, { scope: "session", sessionId: key, principal });
+        throw err;
+      }
+    }
+    return callerHook(hook);
   }
 
   async function closeSession(sessionId: string, access: SessionAccess = {}): Promise<void> {
     const key = await requireVisibleSession(sessionId, access);
     // A session known only through fire() (no open) still owns its session-scope hooks.
     if ((await sessions.get(sessionId, access)) !== undefined) await sessions.close(sessionId, access);
+    shared?.forget(key);
     registry.dropSession(key);
   }
 
@@ -260,9 +301,9 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
           principal: registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" },
         }));
       },
-      open: (input, access) => pipeline.open(input, access),
-      get: (sessionId, access) => pipeline.get(sessionId, access),
-      list: (access) => pipeline.list(access),
+      open: (input, access) => localOnly("sessions.open", () => pipeline.open(input, access)),
+      get: (sessionId, access) => localOnly("sessions.get", () => pipeline.get(sessionId, access)),
+      list: (access) => localOnly("sessions.list", () => pipeline.list(access)),
       close: closeSession,
     },
 
@@ -275,8 +316,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         registerHook: registerSessionHook,
       },
       approvals: {
-        list: async (query) => approvals.list(query),
-        get: async (id, access) => approvals.get(id, access),
+        list: async (query) => (shared !== undefined ? shared.approvals.list(query) : localApprovals!.list(query)),
+        get: async (id, access) => (shared !== undefined ? shared.approvals.get(id, access) : localApprovals!.get(id, access)),
       },
     },
 
@@ -294,7 +335,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       },
       setEnabled(name, enabled, setOptions = {}) {
         // An operator names another owner's session with `owner` (ids are per owner).
-        const sessionId = setOptions.sessionId === undefined ? undefined : pipeline.keyOf(setOptions.sessionId, { principal: setOptions.principal, owner: setOptions.owner });
+        const sessionId = setOptions.sessionId === undefined ? undefined : shared !== undefined ? requireVisibleLocalSession(setOptions.sessionId, { principal: setOptions.principal, owner: setOptions.owner }) : pipeline.keyOf(setOptions.sessionId, { principal: setOptions.principal, owner: setOptions.owner });
         // With a session and no scope: that session's own hook of the name, else the deployment hook in
         // that session only (how a cascade disabled it).
         const inSession = sessionId !== undefined && registry.snapshot().find(name, "session", sessionId) !== undefined;
@@ -309,8 +350,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     fireProfile: (profile, event, input) => fireWithApproval({ firer: profileFirer, approvals }, profile, event, input),
 
     approvals: {
-      list: (query) => approvals.list(query),
-      get: (id, access) => approvals.get(id, access),
+      list: (query) => localOnly("approvals.list", () => localApprovals!.list(query)),
+      get: (id, access) => localOnly("approvals.get", () => localApprovals!.get(id, access)),
       decide: (id, decision, access) => approvals.decide(id, decision, access),
       wait: (id, access) => approvals.wait(id, access),
       on: (event, listener) => approvals.on(event, listener),
@@ -377,6 +418,11 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   // ── last: what the data directory holds (bundles.ts restore closes the sandbox if it fails) ──
   try {
     await bundles.restore();
+    if (shared !== undefined) {
+      // Subscribed before any approval is asked here; periodic ticks once the bundles are in.
+      await shared.approvals.start();
+      shared.sessions.periodic.start();
+    }
   } catch (err) {
     // A refused start leaves nothing open: the next start on this data directory must work.
     await audit?.close().catch(() => undefined);

@@ -18,6 +18,7 @@ import type { SandboxOptions } from "../pool/index.js";
 import type { ChainBackend } from "./backend.js";
 import type { ProfileDeployment } from "./profile-hooks.js";
 import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "./approvals.js";
+import type { SessionRedis } from "../store/session-redis.js";
 import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry } from "./fire-profile.js";
 import type { HookStatsView } from "./stats.js";
 import type { AuditOptions, AuditQuery } from "./audit-trail.js";
@@ -114,6 +115,20 @@ export interface RuntimeOptions {
    * (default 3600 s), and how many decided ones stay readable (default 1024).
    */
   approvals?: Partial<ApprovalLimits>;
+  /**
+   * Sessions, periodic hooks and approvals in the shared store (`store: redis`, issue 18): every
+   * replica given the same store serves every session. Absent: they live in this process (today).
+   * `redis` comes from src/store/ (the Redis connection under the deployment's prefix).
+   */
+  sharedSessions?: {
+    redis: SessionRedis;
+    /** Per-session lock: time to live (renewed while held) and how long an operation waits for it. */
+    lock?: { ttlMs?: number; waitMs?: number };
+    /** How often this replica looks for due periodic ticks (ms). Default 200. */
+    periodicScanMs?: number;
+    /** Approval expiry sweep and waiter poll period (ms). Default 500. */
+    approvalPollMs?: number;
+  };
   integrity?: {
     safetyCriticalRules?: readonly string[];
     runtimeKey?: { keyId: string; privateKeyPem: string };

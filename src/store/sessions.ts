@@ -51,9 +51,10 @@ export interface SharedSessionDeps extends PipelineDeps {
   lock?: Partial<LockTiming>;
   /**
    * Bring this replica's registry in line with a session's recorded hooks before one of its chains
-   * runs (`epoch` changes when the id is closed and opened again: the old hooks go first).
+   * runs (`epoch` changes when the id is closed and opened again: the old hooks go first; null: the
+   * session is not open in the store).
    */
-  applySessionHooks(key: string, epoch: string, refs: readonly SessionHookRef[]): void;
+  applySessionHooks(key: string, epoch: string | null, refs: readonly SessionHookRef[]): void;
   /** How often this replica looks for due periodic ticks; default 200 ms. */
   periodicScanMs?: number;
 }
@@ -359,7 +360,10 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
 
     async sessionInfo(key): Promise<SessionInfo | undefined> {
       const found = await read(key);
-      if (found === undefined) return undefined;
+      if (found === undefined) {
+        deps.applySessionHooks(key, null, []);
+        return undefined;
+      }
       deps.applySessionHooks(key, found.session.epoch, found.hooks);
       return sessionInfoOf(found.session);
     },
