@@ -19,6 +19,9 @@
  *     │                                  periodic timers                                     │
  *     └──── fireProfile (fire-profile.ts) ─► approvals (approvals.ts: ask_user) ─────────────┘
  *
+ *  store (store/): with `store: { kind: "redis" }` a SharedStore (connection, key helpers, replica
+ *  presence), opened after the settings and before the audit trail, handed to the parts that share state.
+ *
  *  last: bundles.restore() reinstalls what the data directory holds.
  * ```
  */
@@ -51,6 +54,7 @@ import { createChainFirer, unknownType } from "./fire.js";
 import { callerHook, withCallerSessionId } from "./caller-view.js";
 import { startBackend } from "./sandbox.js";
 import { resolveSettings } from "./settings.js";
+import { openSharedStore, type SharedStore } from "../store/index.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
 export type { BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions, Runtime, RuntimeOptions, RuntimeStatus } from "./types.js";
@@ -72,6 +76,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   // read or written; released by close(), or here when the start fails.
   const auditOptions = resolveAuditOptions(options);
   const locks: PidLock[] = [];
+  let shared: SharedStore | undefined;
   try {
     if (options.dataDir !== undefined) {
       mkdirSync(options.dataDir, { recursive: true });
@@ -81,8 +86,13 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       mkdirSync(dirname(auditOptions.path), { recursive: true });
       locks.push(acquirePidLock(`${auditOptions.path}.lock`, `audit log ${resolve(auditOptions.path)}`));
     }
-    return await startRuntime(options, auditOptions, () => releaseAll(locks));
+    // ── the shared store (issue 18): undefined with `kind: local`, and then no Redis is touched ─────
+    // Parts that share state across replicas take `shared` (its `connection.run`/`eval`/`keys`, its
+    // `replicaId`); everything else runs exactly as without it.
+    if (options.store?.kind === "redis") shared = await openSharedStore(options.store, { dataDir: options.dataDir, logger: options.logger ?? silentLogger });
+    return await startRuntime(options, auditOptions, shared, () => releaseAll(locks));
   } catch (err) {
+    await shared?.close().catch(() => undefined);
     releaseAll(locks);
     throw err;
   }
@@ -101,7 +111,7 @@ function resolveAuditOptions(options: RuntimeOptions): AuditOptions | undefined 
   return options.audit ?? (options.dataDir !== undefined ? { path: defaultAuditPath(options.dataDir), ...(options.redactKeys ? { redactKeys: options.redactKeys } : {}) } : undefined);
 }
 
-async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions | undefined, releaseLocks: () => void): Promise<Runtime> {
+async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions | undefined, shared: SharedStore | undefined, releaseLocks: () => void): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
   let closed = false;
@@ -384,6 +394,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         audit: audit === undefined
           ? { enabled: false, head: null, pending: 0, lag_ms: 0 }
           : { enabled: true, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
+        store: shared === undefined ? { kind: "local" } : shared.status(),
       };
     },
 
@@ -409,6 +420,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       try {
         await backend.close();
         await audit?.close();
+        await shared?.close();
       } finally {
         releaseLocks();
       }

@@ -21,6 +21,7 @@ import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "./a
 import type { SessionRedis } from "../store/session-redis.js";
 import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry } from "./fire-profile.js";
 import type { HookStatsView } from "./stats.js";
+import type { StoreOptions, StoreStatus } from "../store/index.js";
 import type { AuditOptions, AuditQuery } from "./audit-trail.js";
 import type { AuditRecord } from "../audit/index.js";
 import type {
@@ -32,6 +33,12 @@ import type {
 export interface RuntimeOptions {
   /** Options of the isolated-vm sandbox process (threads, limits, fetch policy). */
   sandbox?: SandboxOptions;
+  /**
+   * Where state shared by replicas lives (issue 18; vcp.yaml `store:`). Default `{ kind: "local" }`:
+   * the data directory only, no Redis touched. `{ kind: "redis", url, prefix }`: bundles, limits (and
+   * sessions, approvals) shared through Redis by every replica of the prefix.
+   */
+  store?: StoreOptions;
   /**
    * Run chains on this backend instead of starting the sandbox process. For tests and embedding
    * experiments only: the default sandbox is the security boundary.
@@ -196,6 +203,8 @@ export interface RuntimeStatus {
   registry_revision: number;
   sandbox: ReturnType<ChainBackend["stats"]>;
   audit: { enabled: boolean; head: { seq: number; hash: string } | null; pending: number; lag_ms: number };
+  /** Where shared state lives; with Redis: this replica, its connection, its peers and their bundle revisions. */
+  store: StoreStatus;
 }
 
 /** Options of `bundles.install`. */
