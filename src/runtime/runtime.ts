@@ -147,7 +147,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       slowBundles: sandbox.slowBundles.length,
       demotedBundles: sandbox.demotedBundles?.length ?? 0,
       watchdogKills: sandbox.watchdogKills ?? 0,
-      openSessions: shared === undefined ? pipeline.list().length : sharedCount.latest(),
+      openSessions: sharedState === undefined ? pipeline.list().length : sharedCount.latest(),
       bundles: bundles.infos(),
     };
   });
@@ -222,19 +222,19 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   };
   const pipeline: Pipeline = createPipeline(pipelineDeps);
   // With `store: redis` sessions, their periodic schedule and approvals live in Redis (shared-state.ts).
-  const shared: SharedState | undefined = options.sharedSessions === undefined
+  const sharedState: SharedState | undefined = shared === undefined
     ? undefined
-    : createSharedState({ shared: options.sharedSessions, pipeline: pipelineDeps, approvals: approvalDeps, registry, sessionHook: (b, h) => bundles.sessionHook(b, h), logger });
-  const localApprovals = shared === undefined ? createApprovals(approvalDeps) : undefined;
-  const approvals: Pick<Approvals, "decide" | "wait" | "on" | "request" | "close"> = shared?.approvals ?? localApprovals!;
+    : createSharedState({ store: shared, tuning: options.sharedSessions ?? {}, pipeline: pipelineDeps, approvals: approvalDeps, registry, sessionHook: (b, h) => bundles.sessionHook(b, h), logger });
+  const localApprovals = sharedState === undefined ? createApprovals(approvalDeps) : undefined;
+  const approvals: Pick<Approvals, "decide" | "wait" | "on" | "request" | "close"> = sharedState?.approvals ?? localApprovals!;
 
   // The session store behind every session operation (pipeline/types.ts SessionService): the
   // in-process pipeline, or the shared store; every caller below goes through this seam.
-  const sessions: SessionService = shared?.sessions ?? localSessions(pipeline);
+  const sessions: SessionService = sharedState?.sessions ?? localSessions(pipeline);
 
   /** The synchronous members answer only for the local store: shared state needs a round trip. */
   function localOnly<T>(what: string, value: () => T): T {
-    if (shared !== undefined) throw new VcpError("SESSIONS_SHARED", `${what} is synchronous, but this runtime keeps sessions and approvals in the shared store (store: redis); use runtime.shared`, { member: what });
+    if (sharedState !== undefined) throw new VcpError("SESSIONS_SHARED", `${what} is synchronous, but this runtime keeps sessions and approvals in the shared store (store: redis); use runtime.shared`, { member: what });
     return value();
   }
 
@@ -256,7 +256,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
    * the per-owner rule of access.ts without a lookup.
    */
   function requireVisibleLocalSession(sessionId: string, access: SessionAccess): string {
-    if (shared !== undefined) {
+    if (sharedState !== undefined) {
       const principal = access.principal;
       // SECURITY: the same namespace rule as Pipeline.keyOf: a client names only its own sessions.
       if (principal !== undefined && principal.role !== "operator" && principal.role !== "system") return sessionKey(principal.id, sessionId);
@@ -272,9 +272,9 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     const key = await requireVisibleSession(sessionId, registerOptions);
     const principal = registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" };
     const hook = registry.register(bundles.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal });
-    if (shared !== undefined) {
+    if (sharedState !== undefined) {
       try {
-        await shared.rememberHook(key, { bundle: ref.bundle, hook: ref.hook, principal: principal.id });
+        await sharedState.rememberHook(key, { bundle: ref.bundle, hook: ref.hook, principal: principal.id });
       } catch (err) {
         // Not recorded for the other replicas ⇒ not registered at all: nothing half-done.
         registry.deregister(hook.name, { scope: "session", sessionId: key, principal });
@@ -288,7 +288,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     const key = await requireVisibleSession(sessionId, access);
     // A session known only through fire() (no open) still owns its session-scope hooks.
     if ((await sessions.get(sessionId, access)) !== undefined) await sessions.close(sessionId, access);
-    shared?.forget(key);
+    sharedState?.forget(key);
     registry.dropSession(key);
   }
 
@@ -326,8 +326,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         registerHook: registerSessionHook,
       },
       approvals: {
-        list: async (query) => (shared !== undefined ? shared.approvals.list(query) : localApprovals!.list(query)),
-        get: async (id, access) => (shared !== undefined ? shared.approvals.get(id, access) : localApprovals!.get(id, access)),
+        list: async (query) => (sharedState !== undefined ? sharedState.approvals.list(query) : localApprovals!.list(query)),
+        get: async (id, access) => (sharedState !== undefined ? sharedState.approvals.get(id, access) : localApprovals!.get(id, access)),
       },
     },
 
@@ -345,7 +345,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       },
       setEnabled(name, enabled, setOptions = {}) {
         // An operator names another owner's session with `owner` (ids are per owner).
-        const sessionId = setOptions.sessionId === undefined ? undefined : shared !== undefined ? requireVisibleLocalSession(setOptions.sessionId, { principal: setOptions.principal, owner: setOptions.owner }) : pipeline.keyOf(setOptions.sessionId, { principal: setOptions.principal, owner: setOptions.owner });
+        const sessionId = setOptions.sessionId === undefined ? undefined : sharedState !== undefined ? requireVisibleLocalSession(setOptions.sessionId, { principal: setOptions.principal, owner: setOptions.owner }) : pipeline.keyOf(setOptions.sessionId, { principal: setOptions.principal, owner: setOptions.owner });
         // With a session and no scope: that session's own hook of the name, else the deployment hook in
         // that session only (how a cascade disabled it).
         const inSession = sessionId !== undefined && registry.snapshot().find(name, "session", sessionId) !== undefined;
@@ -430,10 +430,10 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   // ── last: what the data directory holds (bundles.ts restore closes the sandbox if it fails) ──
   try {
     await bundles.restore();
-    if (shared !== undefined) {
+    if (sharedState !== undefined) {
       // Subscribed before any approval is asked here; periodic ticks once the bundles are in.
-      await shared.approvals.start();
-      shared.sessions.periodic.start();
+      await sharedState.approvals.start();
+      sharedState.sessions.periodic.start();
     }
   } catch (err) {
     // A refused start leaves nothing open: the next start on this data directory must work.

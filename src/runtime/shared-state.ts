@@ -10,10 +10,13 @@ import type { PipelineDeps } from "../pipeline/index.js";
 import type { Registry } from "../registry/index.js";
 import { createSharedApprovals, type SharedApprovalDeps } from "../store/shared-approvals.js";
 import { createSharedSessions, type SessionHookRef } from "../store/sessions.js";
+import type { SharedStore } from "../store/index.js";
+import { sessionRedisOf } from "../store/session-redis.js";
 import type { RuntimeOptions } from "./types.js";
 
 export interface SharedStateDeps {
-  shared: NonNullable<RuntimeOptions["sharedSessions"]>;
+  store: SharedStore;
+  tuning: NonNullable<RuntimeOptions["sharedSessions"]>;
   pipeline: PipelineDeps;
   approvals: Omit<SharedApprovalDeps, "redis" | "pollMs">;
   registry: Registry;
@@ -24,7 +27,7 @@ export interface SharedStateDeps {
 
 export function createSharedState(deps: SharedStateDeps) {
   const { registry, logger } = deps;
-  const { redis } = deps.shared;
+  const redis = sessionRedisOf(deps.store.connection, deps.store.replicaId);
   /** Session keys whose hooks this replica took from the store: the opening (epoch) and the refs registered. */
   const synced = new Map<string, { epoch: string; refs: Set<string> }>();
 
@@ -61,11 +64,11 @@ export function createSharedState(deps: SharedStateDeps) {
   const sessions = createSharedSessions({
     ...deps.pipeline,
     redis,
-    ...(deps.shared.lock !== undefined ? { lock: deps.shared.lock } : {}),
-    ...(deps.shared.periodicScanMs !== undefined ? { periodicScanMs: deps.shared.periodicScanMs } : {}),
+    ...(deps.tuning.lock !== undefined ? { lock: deps.tuning.lock } : {}),
+    ...(deps.tuning.periodicScanMs !== undefined ? { periodicScanMs: deps.tuning.periodicScanMs } : {}),
     applySessionHooks,
   });
-  const approvals = createSharedApprovals({ ...deps.approvals, redis, ...(deps.shared.approvalPollMs !== undefined ? { pollMs: deps.shared.approvalPollMs } : {}) });
+  const approvals = createSharedApprovals({ ...deps.approvals, redis, ...(deps.tuning.approvalPollMs !== undefined ? { pollMs: deps.tuning.approvalPollMs } : {}) });
 
   return {
     sessions,

@@ -18,7 +18,6 @@ import type { SandboxOptions } from "../pool/index.js";
 import type { ChainBackend } from "./backend.js";
 import type { ProfileDeployment } from "./profile-hooks.js";
 import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "./approvals.js";
-import type { SessionRedis } from "../store/session-redis.js";
 import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry } from "./fire-profile.js";
 import type { HookStatsView } from "./stats.js";
 import type { StoreOptions, StoreStatus } from "../store/index.js";
@@ -123,12 +122,10 @@ export interface RuntimeOptions {
    */
   approvals?: Partial<ApprovalLimits>;
   /**
-   * Sessions, periodic hooks and approvals in the shared store (`store: redis`, issue 18): every
-   * replica given the same store serves every session. Absent: they live in this process (today).
-   * `redis` comes from src/store/ (the Redis connection under the deployment's prefix).
+   * Tuning of sessions, periodic hooks and approvals in the shared store (with `store: redis` they
+   * live in Redis and every replica serves every session, issue 18). Ignored with the local store.
    */
   sharedSessions?: {
-    redis: SessionRedis;
     /** Per-session lock: time to live (renewed while held) and how long an operation waits for it. */
     lock?: { ttlMs?: number; waitMs?: number };
     /** How often this replica looks for due periodic ticks (ms). Default 200. */

@@ -18,13 +18,14 @@
  */
 import { randomBytes } from "node:crypto";
 import { VcpError } from "../errors.js";
-import type { LuaScript, SessionRedis } from "./session-redis.js";
+import { luaScript, type SessionRedis } from "./session-redis.js";
 
-export const ACQUIRE: LuaScript = {
-  name: "session-acquire",
+export const ACQUIRE = luaScript(
+  "session-acquire",
+  "taking the session lock",
   // KEYS: lock, fence, record, session hooks. ARGV: token, ttl ms.
   // → false when held by another; else { fence, record JSON or false (no such session), hook refs… }.
-  source: `
+  `
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
 local fence = redis.call('INCR', KEYS[2])
 local rec = redis.call('HGET', KEYS[3], 'rec')
@@ -36,31 +37,34 @@ local out = {fence, rec}
 for _, ref in ipairs(redis.call('SMEMBERS', KEYS[4])) do out[#out + 1] = ref end
 return out
 `,
-};
+);
 
-export const RENEW: LuaScript = {
-  name: "session-renew",
+export const RENEW = luaScript(
+  "session-renew",
+  "renewing the session lock",
   // KEYS: lock. ARGV: token, ttl ms. → 1 renewed, 0 lost.
-  source: `
+  `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 `,
-};
+);
 
-export const RELEASE: LuaScript = {
-  name: "session-release",
+export const RELEASE = luaScript(
+  "session-release",
+  "releasing the session lock",
   // KEYS: lock. ARGV: token. Compare-and-delete: never another holder's lock.
-  source: `
+  `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `,
-};
+);
 
-export const COMMIT: LuaScript = {
-  name: "session-commit",
+export const COMMIT = luaScript(
+  "session-commit",
+  "writing the session",
   // KEYS: lock, record. ARGV: token, fence, record JSON, release (1/0).
   // → 'OK', or 'LOST' (the lock is not ours any more), 'STALE' (a later holder wrote), 'GONE' (closed).
-  source: `
+  `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'LOST' end
 local stored = tonumber(redis.call('HGET', KEYS[2], 'fence') or '-1')
 if stored == -1 and redis.call('EXISTS', KEYS[2]) == 0 then return 'GONE' end
@@ -69,7 +73,7 @@ redis.call('HSET', KEYS[2], 'rec', ARGV[3], 'fence', ARGV[2])
 if ARGV[4] == '1' then redis.call('DEL', KEYS[1]) end
 return 'OK'
 `,
-};
+);
 
 /** One held lock: its token and fence, and the renewal that keeps it while work runs. */
 export interface HeldLock {

@@ -3,14 +3,14 @@
  * on one replica is adapted, transitioned, fired and closed on any other.
  *
  * ```
- *  <prefix>:session:<k>        hash { rec: record JSON (operations.ts SessionRecord + epoch), fence }
- *  <prefix>:session-hooks:<k>  set of session-hook refs (JSON) registered for it
- *  <prefix>:session-lock:<k>   the per-session lock (session-lock.ts), <prefix>:session-fence:<k> its fence counter
- *  <prefix>:sessions           set of open session keys (list, the periodic scan)
- *  <prefix>:sessions-of:<o>    set of an owner's open session keys (SESSION_LIMIT, counted across replicas)
- *  <prefix>:session-ids:<id>   set of the keys using a caller-facing id (an operator's lookup by id)
- *  <prefix>:periodic:<k>       the session's periodic schedule (shared-periodic.ts)
- *  (<k>: the session key of access.ts, base64url; <o>, <id> likewise)
+ *  <prefix>:s:{<k>}:record      hash { rec: record JSON (operations.ts SessionRecord + epoch), fence }
+ *  <prefix>:s:{<k>}:hooks       set of session-hook refs (JSON) registered for it
+ *  <prefix>:s:{<k>}:lock        the per-session lock (session-lock.ts); …:fence its fence counter
+ *  <prefix>:s:{<k>}:periodic    the session's periodic schedule; …:periodic-lease… its leases (shared-periodic.ts)
+ *  <prefix>:sessions            set of open session keys (list, the periodic scan)
+ *  <prefix>:sessions-of:<o>     set of an owner's open session keys (SESSION_LIMIT, counted across replicas)
+ *  <prefix>:session-ids:<id>    set of the keys using a caller-facing id (an operator's lookup by id)
+ *  (<k>: the session key of access.ts, escaped by keys.ts; <o>, <id>: base64url)
  * ```
  *
  * Every operation of a session runs under its cross-replica lock, behind a per-key FIFO queue on this
@@ -30,7 +30,7 @@ import { assertBoundedFields, assertPipelineInput, frozenJsonCopy } from "../pip
 import { DEFAULT_JSON_BOUNDS } from "../model/json-bounds.js";
 import type { SessionInfo } from "../model/input.js";
 import { acquire, commit, release, type HeldLock, type LockTiming } from "./session-lock.js";
-import { segment, type LuaScript, type SessionRedis } from "./session-redis.js";
+import { segment, luaScript, type SessionRedis } from "./session-redis.js";
 import { createSharedPeriodic, periodicStatus, type SharedPeriodic } from "./shared-periodic.js";
 
 /** A session-scope hook registered for a session, as every replica re-registers it. */
@@ -69,10 +69,11 @@ export interface SharedSessionService extends SessionService {
 
 export const DEFAULT_LOCK_TIMING: Readonly<LockTiming> = Object.freeze({ ttlMs: 5000, waitMs: 15_000 });
 
-const OPEN: LuaScript = {
-  name: "session-open",
+const OPEN = luaScript(
+  "session-open",
+  "opening the session",
   // KEYS: record, all, owner set, ids set. ARGV: key, record JSON, limit (-1: none), has owner (1/0).
-  source: `
+  `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'EXISTS' end
 if ARGV[4] == '1' and tonumber(ARGV[3]) >= 0 and redis.call('SCARD', KEYS[3]) >= tonumber(ARGV[3]) then return 'LIMIT' end
 redis.call('HSET', KEYS[1], 'rec', ARGV[2], 'fence', 0)
@@ -81,12 +82,13 @@ if ARGV[4] == '1' then redis.call('SADD', KEYS[3], ARGV[1]) end
 redis.call('SADD', KEYS[4], ARGV[1])
 return 'OK'
 `,
-};
+);
 
-const CLOSE: LuaScript = {
-  name: "session-close",
+const CLOSE = luaScript(
+  "session-close",
+  "closing the session",
   // KEYS: lock, record, all, owner set, ids set, hooks, fence, periodic. ARGV: key, token, has owner.
-  source: `
+  `
 if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 'LOST' end
 redis.call('DEL', KEYS[2], KEYS[6], KEYS[7], KEYS[8], KEYS[1])
 redis.call('SREM', KEYS[3], ARGV[1])
@@ -94,22 +96,24 @@ if ARGV[3] == '1' then redis.call('SREM', KEYS[4], ARGV[1]) end
 redis.call('SREM', KEYS[5], ARGV[1])
 return 'OK'
 `,
-};
+);
 
-const READ: LuaScript = {
-  name: "session-read",
+const READ = luaScript(
+  "session-read",
+  "reading the session",
   // KEYS: record, periodic, hooks. → { record JSON or false, {periodic hash flat}, {hook refs} }.
-  source: `
+  `
 local rec = redis.call('HGET', KEYS[1], 'rec')
 if not rec then return {false, {}, {}} end
 return {rec, redis.call('HGETALL', KEYS[2]), redis.call('SMEMBERS', KEYS[3])}
 `,
-};
+);
 
-const READ_MANY: LuaScript = {
-  name: "session-read-many",
+const READ_MANY = luaScript(
+  "session-read-many",
+  "listing sessions",
   // KEYS: record₁, periodic₁, record₂, periodic₂, … → { rec₁ or false, {periodic₁}, … }.
-  source: `
+  `
 local out = {}
 for i = 1, #KEYS, 2 do
   out[#out + 1] = redis.call('HGET', KEYS[i], 'rec') or false
@@ -117,27 +121,23 @@ for i = 1, #KEYS, 2 do
 end
 return out
 `,
-};
+);
 
-const REMEMBER_HOOK: LuaScript = {
-  name: "session-remember-hook",
+const REMEMBER_HOOK = luaScript(
+  "session-remember-hook",
+  "recording a session hook",
   // KEYS: record, hooks. ARGV: ref JSON. Only for a session still open.
-  source: `
+  `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 return redis.call('SADD', KEYS[2], ARGV[1]) + 1
 `,
-};
+);
 
 /** The Redis keys of one session. */
 export function sessionKeys(redis: SessionRedis, key: string) {
-  const k = segment(key);
-  return {
-    record: redis.key("session", k),
-    lock: redis.key("session-lock", k),
-    fence: redis.key("session-fence", k),
-    hooks: redis.key("session-hooks", k),
-    periodic: redis.key("periodic", k),
-  };
+  // One hash tag per session (keys.ts): every key a session's scripts touch is in one slot.
+  const part = (name: string) => redis.keys.session(key, name);
+  return { record: part("record"), lock: part("lock"), fence: part("fence"), hooks: part("hooks"), periodic: part("periodic") };
 }
 
 /**
@@ -149,9 +149,9 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
   const timing: LockTiming = { ...DEFAULT_LOCK_TIMING, ...deps.lock };
   const bounds = deps.inputBounds ?? DEFAULT_JSON_BOUNDS;
   const maxPerOwner = deps.maxSessionsPerOwner ?? Number.POSITIVE_INFINITY;
-  const allKey = redis.key("sessions");
-  const ownerKey = (owner: string) => redis.key("sessions-of", segment(owner));
-  const idsKey = (id: string) => redis.key("session-ids", segment(id));
+  const allKey = redis.keys.custom("sessions");
+  const ownerKey = (owner: string) => redis.keys.custom("sessions-of", segment(owner));
+  const idsKey = (id: string) => redis.keys.custom("session-ids", segment(id));
   const now = (): string => new Date(clock.wallNow()).toISOString();
   /** Records an operation changed (operations.ts calls `touch` on every change): only those are written. */
   const dirty = new WeakSet<SessionRecord>();
@@ -205,7 +205,7 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
     // SECURITY: a client names only its own namespace; it cannot reach, or detect, another owner's id.
     if (principal !== undefined && principal.role !== "operator" && principal.role !== "system") return sessionKey(principal.id, id);
     if (access?.owner !== undefined) return sessionKey(access.owner, id);
-    const keys = ((await redis.command(["SMEMBERS", idsKey(id)])) as unknown[]).map(String);
+    const keys = ((await redis.command(`finding session '${id}'`, ["SMEMBERS", idsKey(id)])) as unknown[]).map(String);
     if (keys.includes(id) || keys.length === 0) return id;
     if (keys.length > 1) throw sessionAmbiguous(id, keys.map((k) => keyParts(k).owner));
     return keys[0]!;
@@ -316,7 +316,7 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
     async list(access) {
       const principal = access?.principal;
       const own = principal !== undefined && principal.role !== "operator" && principal.role !== "system";
-      const keys = ((await redis.command(["SMEMBERS", own ? ownerKey(principal.id) : allKey])) as unknown[]).map(String).sort();
+      const keys = ((await redis.command("listing sessions", ["SMEMBERS", own ? ownerKey(principal.id) : allKey])) as unknown[]).map(String).sort();
       if (keys.length === 0) return [];
       const flat = keys.flatMap((k) => {
         const ks = sessionKeys(redis, k);
@@ -369,7 +369,7 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
     },
 
     async count() {
-      return Number(await redis.command(["SCARD", allKey]));
+      return Number(await redis.command("counting sessions", ["SCARD", allKey]));
     },
 
     async rememberHook(key, ref) {
@@ -386,7 +386,7 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
     clock,
     logger: deps.logger,
     scanMs: deps.periodicScanMs ?? 200,
-    sessionKeys: async () => ((await redis.command(["SMEMBERS", allKey])) as unknown[]).map(String),
+    sessionKeys: async () => ((await redis.command("listing sessions for periodic ticks", ["SMEMBERS", allKey])) as unknown[]).map(String),
     periodicHooks: deps.periodicHooks,
     // A claimed tick runs in the session's turn, like any operation of the session.
     runTick: (key, tick) =>

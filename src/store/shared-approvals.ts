@@ -13,7 +13,7 @@
  *  <prefix>:approvals-always:<s>     set of "hook:prompt" granted "allow always" in the session
  *  <prefix>:approvals-decided        list of decided ids, newest first (retention)
  *  <prefix>:approval-deciding:<id>   a decision being written to the audit log (first one wins)
- *  channel <prefix>:approval-events  every new / decided / expired approval, from every replica
+ *  channel <prefix>:chan:approvals   every new / decided / expired approval, from every replica
  * ```
  * Waiters on any replica wake on the channel; a poll of the approvals they wait for covers a
  * message lost while the subscription reconnected. Each change is one script.
@@ -24,7 +24,7 @@ import type { Clock, Logger } from "../observe/events.js";
 import { maySee, type SessionPrincipal } from "../pipeline/access.js";
 import type { AuditTrail } from "../runtime/audit-trail.js";
 import { DEFAULT_APPROVAL_LIMITS, isGranting, MAX_DECISION_LENGTH, type Approval, type ApprovalAsk, type ApprovalEvent, type ApprovalLimits, type ApprovalQuery } from "../runtime/approvals.js";
-import { segment, type LuaScript, type SessionRedis } from "./session-redis.js";
+import { segment, luaScript, type SessionRedis } from "./session-redis.js";
 
 const ALLOW_ALWAYS = "allow always";
 const MAX_TEXT = 4096;
@@ -47,11 +47,12 @@ local function trim(decidedKey, indexKey, prefix, retain)
 end
 `;
 
-const REQUEST: LuaScript = {
-  name: "approval-request",
+const REQUEST = luaScript(
+  "approval-request",
+  "recording an approval",
   // KEYS: always, pending-of, pending, index, item, decided. ARGV: cache key, pending JSON, granted JSON,
   // max per session, max pending, expires ms, created ms, id, retain, item key prefix.
-  source: `${TRIM}
+  `${TRIM}
 if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then
   redis.call('SET', KEYS[5], ARGV[3])
   redis.call('ZADD', KEYS[4], ARGV[7], ARGV[8])
@@ -69,38 +70,41 @@ redis.call('SADD', KEYS[2], ARGV[8])
 redis.call('ZADD', KEYS[4], ARGV[7], ARGV[8])
 return 'PENDING'
 `,
-};
+);
 
-const UNDO_REQUEST: LuaScript = {
-  name: "approval-undo-request",
+const UNDO_REQUEST = luaScript(
+  "approval-undo-request",
+  "withdrawing an unrecorded approval",
   // KEYS: item, pending, pending-of, index. ARGV: id.
-  source: `
+  `
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 return 1
 `,
-};
+);
 
-const BEGIN_DECIDE: LuaScript = {
-  name: "approval-begin-decide",
+const BEGIN_DECIDE = luaScript(
+  "approval-begin-decide",
+  "starting a decision",
   // KEYS: item, deciding. ARGV: token, ttl ms. → 'OK', 'BUSY' (another decision is being written), 'SETTLED', 'GONE'.
-  source: `
+  `
 local item = redis.call('GET', KEYS[1])
 if not item then return 'GONE' end
 if cjson.decode(item).view.state ~= 'pending' then return 'SETTLED' end
 if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 'BUSY' end
 return 'OK'
 `,
-};
+);
 
-const SETTLE: LuaScript = {
-  name: "approval-settle",
+const SETTLE = luaScript(
+  "approval-settle",
+  "settling an approval",
   // KEYS: item, deciding, pending, pending-of, always, decided, index. ARGV: settled JSON, id,
   // allow-always key or '', retain, item key prefix, channel, event JSON, deciding token or '', max always.
   // → 'OK' or 'SETTLED' (it was settled, or another decision is being written, first).
-  source: `${TRIM}
+  `${TRIM}
 local item = redis.call('GET', KEYS[1])
 if not item or cjson.decode(item).view.state ~= 'pending' then return 'SETTLED' end
 local deciding = redis.call('GET', KEYS[2])
@@ -116,26 +120,28 @@ trim(KEYS[6], KEYS[7], ARGV[5], tonumber(ARGV[4]))
 redis.call('PUBLISH', ARGV[6], ARGV[7])
 return 'OK'
 `,
-};
+);
 
-const END_DECIDE: LuaScript = {
-  name: "approval-end-decide",
+const END_DECIDE = luaScript(
+  "approval-end-decide",
+  "giving back an approval whose decision failed",
   // KEYS: deciding. ARGV: token. A decision whose audit write failed gives the approval back.
-  source: `
+  `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `,
-};
+);
 
-const DUE: LuaScript = {
-  name: "approval-due",
+const DUE = luaScript(
+  "approval-due",
+  "finding expired approvals",
   // KEYS: pending. → ids whose expiry (by Redis TIME) has passed, at most 100.
-  source: `
+  `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 100)
 `,
-};
+);
 
 interface Item {
   view: Approval;
@@ -160,12 +166,14 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
   const { redis } = deps;
   const limits: ApprovalLimits = { ...DEFAULT_APPROVAL_LIMITS, ...deps.limits };
   const pollMs = deps.pollMs ?? 500;
-  const itemPrefix = redis.key("approval", "");
-  const itemKey = (id: string) => redis.key("approval", id);
-  const indexKey = redis.key("approvals");
-  const pendingKey = redis.key("approvals-pending");
-  const decidedKey = redis.key("approvals-decided");
-  const channel = redis.key("approval-events");
+  const itemKey = (id: string) => redis.keys.custom("approval", id);
+  // The retention trim (TRIM) deletes items by id: `<prefix>:approval:` + id (ids are UUIDs, nothing to escape).
+  const itemPrefix = `${redis.keys.prefix}:approval:`;
+  const decidingKey = (id: string) => redis.keys.custom("approval-deciding", id);
+  const indexKey = redis.keys.custom("approvals");
+  const pendingKey = redis.keys.custom("approvals-pending");
+  const decidedKey = redis.keys.custom("approvals-decided");
+  const channel = redis.keys.channel("approvals");
   const listeners = new Set<(event: ApprovalEvent) => void>();
   const waiters = new Map<string, Array<(view: Approval) => void>>();
   let unsubscribe: (() => Promise<void>) | undefined;
@@ -196,7 +204,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
   }
 
   async function load(id: string): Promise<Item | undefined> {
-    const raw = await redis.command(["GET", itemKey(id)]);
+    const raw = await redis.command(`reading approval '${id}'`, ["GET", itemKey(id)]);
     return typeof raw === "string" ? (JSON.parse(raw) as Item) : undefined;
   }
 
@@ -234,7 +242,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
     const view: Approval = { ...item.view, state, decision, decided_by: by, decided_at: at };
     const always = state === "granted" && decision.trim().toLowerCase() === ALLOW_ALWAYS ? `${view.hook}:${view.prompt}` : "";
     const event: ApprovalEvent = { type: state === "expired" ? "expired" : "decided", approval: view };
-    const out = String(await redis.script(SETTLE, [itemKey(view.id), redis.key("approval-deciding", view.id), pendingKey, item.pendingKey, item.alwaysKey, decidedKey, indexKey], [
+    const out = String(await redis.script(SETTLE, [itemKey(view.id), decidingKey(view.id), pendingKey, item.pendingKey, item.alwaysKey, decidedKey, indexKey], [
       JSON.stringify({ ...item, view }), view.id, always, limits.retainDecided, itemPrefix, channel, JSON.stringify(event), token, MAX_ALLOW_ALWAYS_PER_SESSION,
     ]));
     return out === "OK" ? view : undefined;
@@ -246,13 +254,13 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
     for (const id of due) {
       const item = await load(id);
       if (item === undefined || item.view.state !== "pending") {
-        await redis.command(["ZREM", pendingKey, id]);
+        await redis.command("forgetting a settled approval", ["ZREM", pendingKey, id]);
         continue;
       }
       const out = await settle(item, "expired", item.view.default, "timeout", iso(deps.clock.wallNow()), "");
       if (out !== undefined) await auditRecord("approval_decision", out).catch((err: unknown) => deps.logger?.error({ err, approval: id }, "audit: the expiry of an approval could not be written"));
     }
-    lastPending = Number(await redis.command(["ZCARD", pendingKey]));
+    lastPending = Number(await redis.command("counting pending approvals", ["ZCARD", pendingKey]));
   }
 
   /** The poll fallback: approvals waited for here that settled while a channel message was missed. */
@@ -290,7 +298,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
         hook: ask.hook, prompt: clip(ask.prompt), options: ask.options.slice(0, MAX_OPTIONS).map(clip), default: ask.default,
         timeout_s: timeoutS, created_at: iso(now), expires_at: iso(now + timeoutS * 1000), state: "pending",
       };
-      const item: Item = { view, pendingKey: redis.key("approvals-pending-of", s), alwaysKey: redis.key("approvals-always", s) };
+      const item: Item = { view, pendingKey: redis.keys.custom("approvals-pending-of", s), alwaysKey: redis.keys.custom("approvals-always", s) };
       const granted: Approval = { ...view, state: "granted", decision: ALLOW_ALWAYS, decided_by: "allow_always", decided_at: view.created_at };
       // One script: the allow-always cache, both limits (before anything is created) and the writes.
       const out = String(await redis.script(REQUEST, [item.alwaysKey, item.pendingKey, pendingKey, indexKey, itemKey(view.id), decidedKey], [
@@ -313,17 +321,17 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
         if (out === "PENDING") await redis.script(UNDO_REQUEST, [itemKey(view.id), pendingKey, item.pendingKey, indexKey], [view.id]).catch(() => undefined);
         throw auditFailed(err, view.id);
       }
-      await redis.command(["PUBLISH", channel, JSON.stringify({ type: "new", approval: made } satisfies ApprovalEvent)]);
-      if (out === "CACHED") await redis.command(["PUBLISH", channel, JSON.stringify({ type: "decided", approval: made } satisfies ApprovalEvent)]);
+      await redis.command("announcing an approval", ["PUBLISH", channel, JSON.stringify({ type: "new", approval: made } satisfies ApprovalEvent)]);
+      if (out === "CACHED") await redis.command("announcing an approval", ["PUBLISH", channel, JSON.stringify({ type: "decided", approval: made } satisfies ApprovalEvent)]);
       return { ...made, options: [...made.options] };
     },
 
     async list(query: ApprovalQuery = {}): Promise<Approval[]> {
-      const ids = ((await redis.command(["ZRANGE", indexKey, 0, -1])) as unknown[]).map(String);
+      const ids = ((await redis.command("listing approvals", ["ZRANGE", indexKey, 0, -1])) as unknown[]).map(String);
       const out: Approval[] = [];
       for (let i = 0; i < ids.length; i += 256) {
         const chunk = ids.slice(i, i + 256);
-        const raws = (await redis.command(["MGET", ...chunk.map(itemKey)])) as unknown[];
+        const raws = (await redis.command("listing approvals", ["MGET", ...chunk.map(itemKey)])) as unknown[];
         for (const raw of raws) {
           if (typeof raw !== "string") continue;
           const view = (JSON.parse(raw) as Item).view;
@@ -346,7 +354,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
         throw new VcpError("INVALID_INPUT", `decision: must be a non-empty string of at most ${MAX_DECISION_LENGTH} characters (allow, allow once, allow always grant; anything else denies)`, { field: "decision", rule: "string" });
       }
       const token = randomUUID();
-      const begun = String(await redis.script(BEGIN_DECIDE, [itemKey(id), redis.key("approval-deciding", id)], [token, DECIDING_MS]));
+      const begun = String(await redis.script(BEGIN_DECIDE, [itemKey(id), decidingKey(id)], [token, DECIDING_MS]));
       if (begun === "BUSY") throw new VcpError("APPROVAL_DECIDED", `approval '${id}' is being decided by another request; the first decision stands`, { approval_id: id, state: "pending", deciding: true });
       if (begun !== "OK") {
         const v = (await load(id))?.view ?? item.view;
@@ -359,7 +367,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
       try {
         await auditRecord("approval_decision", { ...item.view, state, decision, decided_by: by, decided_at: at });
       } catch (err) {
-        await redis.script(END_DECIDE, [redis.key("approval-deciding", id)], [token]).catch(() => undefined);
+        await redis.script(END_DECIDE, [decidingKey(id)], [token]).catch(() => undefined);
         throw auditFailed(err, id);
       }
       const settled = await settle(item, state, decision, by, at, token);

@@ -4,7 +4,7 @@
  *
  * ```
  *  every scanMs, on every replica, for every open session with periodic hooks (one script per session):
- *    lease <prefix>:periodic-lease:<k>:<hook> free or mine? ─ no ─► skip (another replica owns it)
+ *    lease <prefix>:s:{<k>}:periodic-lease <hook> free or mine? ─ no ─► skip (another replica owns it)
  *        └─ yes ─► (re)take it for leaseMs
  *                  n = floor((Redis TIME − start) / interval)       ◄── Redis's clock, not this replica's
  *                  n > last claimed? ─► last := n; this replica fires tick n (in the session's turn)
@@ -22,16 +22,17 @@ import type { Clock, Logger } from "../observe/events.js";
 import { sessionInfoOf, type SessionRecord } from "../pipeline/operations.js";
 import type { HookRef, PeriodicStatus, PipelineDeps } from "../pipeline/types.js";
 import { frozenJsonCopy } from "../pipeline/validate.js";
-import { segment, type LuaScript, type SessionRedis } from "./session-redis.js";
+import { luaScript, type SessionRedis } from "./session-redis.js";
 
 /** Lease time to live: well under the shortest interval (1000 ms), so a takeover lands within one interval. */
 export const PERIODIC_LEASE_MS = 600;
 
-export const CLAIM: LuaScript = {
-  name: "periodic-claim",
+export const CLAIM = luaScript(
+  "periodic-claim",
+  "claiming periodic ticks",
   // KEYS: session record, periodic hash, lease₁…leaseₙ. ARGV: replica id, lease ms, (field, interval ms)ₙ.
   // → { claimed tick number or 0, elapsed ms since the previous claimed tick }ₙ; {} when the session is gone.
-  source: `
+  `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -70,7 +71,7 @@ for i = 1, hooks do
 end
 return out
 `,
-};
+);
 
 export interface SharedPeriodicDeps extends Pick<PipelineDeps, "fire" | "onPeriodicTick" | "onContextReevaluated"> {
   redis: SessionRedis;
@@ -136,8 +137,8 @@ export function createSharedPeriodic(deps: SharedPeriodicDeps): SharedPeriodic {
       hooks.push({ field, ref: { name: hook.name, scope: hook.scope }, intervalMs: periodicIntervalMs(hook) });
     }
     if (hooks.length === 0) return;
-    const k = segment(key);
-    const keys = [redis.key("session", k), redis.key("periodic", k), ...hooks.map((h) => redis.key("periodic-lease", k, segment(h.field)))];
+    const part = (name: string) => redis.keys.session(key, name);
+    const keys = [part("record"), part("periodic"), ...hooks.map((h) => part(`periodic-lease ${h.field}`))];
     const args: (string | number)[] = [redis.replicaId, PERIODIC_LEASE_MS, ...hooks.flatMap((h) => [h.field, h.intervalMs])];
     const out = ((await redis.script(CLAIM, keys, args)) as unknown[]).map(Number);
     hooks.forEach((hook, i) => {
