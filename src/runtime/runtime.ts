@@ -286,8 +286,12 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   async function closeSession(sessionId: string, access: SessionAccess = {}): Promise<void> {
     const key = await requireVisibleSession(sessionId, access);
-    // A session known only through fire() (no open) still owns its session-scope hooks.
-    if ((await sessions.get(sessionId, access)) !== undefined) await sessions.close(sessionId, access);
+    try {
+      await sessions.close(sessionId, access);
+    } catch (err) {
+      // A session known only through fire() (no open) still owns its session-scope hooks, dropped below.
+      if (!(err instanceof VcpError && err.code === "SESSION_NOT_FOUND")) throw err;
+    }
     sharedState?.forget(key);
     registry.dropSession(key);
   }
@@ -375,10 +379,15 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     async fire(type, input) {
       if (!isHookType(type)) throw unknownType(type);
       const requested: SessionInfo = typeof input.session === "string" ? { id: input.session } : input.session;
-      const key = await requireVisibleSession(requested?.id, { principal: input.principal, owner: input.owner });
+      const access = { principal: input.principal, owner: input.owner };
+      const key = await sessions.keyOf(requested?.id, access);
       // One HookInput.session per session (spec §4.2): an open session's is built by the pipeline, as
       // for its own chains, whatever the caller passed; only a session never opened uses the caller's.
-      const session = (await sessions.sessionInfo(key)) ?? requested;
+      const open = await sessions.sessionInfo(key);
+      // SECURITY: with a principal the session must be open under the key its namespace gives (keyOf
+      // confines a client to its own ids, so what is found there is its own): else "not found".
+      if (open === undefined && access.principal !== undefined) throw sessionNotFound(requested?.id);
+      const session = open ?? requested;
       return firer.fireKeyed(type, input, session, key);
     },
 
