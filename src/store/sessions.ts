@@ -235,7 +235,7 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
    * record it returns (if any) is committed with the release, in one script. SESSION_NOT_FOUND when
    * the session is not open or `access` may not see it.
    */
-  function inTurn<T>(key: string, id: string, access: SessionAccess | undefined, work: (s: StoredSession, hooks: SessionHookRef[], lock: HeldLock) => Promise<{ result: T; changed: StoredSession | undefined }>): Promise<T> {
+  function inTurn<T>(key: string, id: string, access: SessionAccess | undefined, work: (s: StoredSession, hooks: SessionHookRef[], lock: HeldLock) => Promise<{ result: T; changed: StoredSession | undefined; released?: true }>): Promise<T> {
     const queue = turnOf(key);
     const run = queue.run(async () => {
       const keys = sessionKeys(redis, key);
@@ -246,8 +246,10 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
         const session = mutable(held.record);
         // SECURITY: another owner's session is "not found", never "forbidden".
         if (!maySee(session.owner, access?.principal)) throw sessionNotFound(id);
-        const { result, changed } = await work(session, parseHooks(held.hooks), held.lock);
-        if (changed !== undefined) {
+        const { result, changed, released } = await work(session, parseHooks(held.hooks), held.lock);
+        // The work's own script let the lock go (close deletes it with the session).
+        if (released === true) done = true;
+        else if (changed !== undefined) {
           await commit(redis, keys, held.lock, JSON.stringify(changed), id);
           done = true;
         }
@@ -340,7 +342,8 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
         const keys = sessionKeys(redis, key);
         const out = String(await redis.script(CLOSE, [keys.lock, keys.record, allKey, s.owner === null ? allKey : ownerKey(s.owner), idsKey(s.id), keys.hooks, keys.fence, keys.periodic], [key, lock.token, s.owner === null ? 0 : 1]));
         if (out !== "OK") throw new VcpError("SESSION_LOCK_LOST", `session '${id}': the lock expired before it could be closed; nothing was changed, retry`, { session_id: id, reason: "lost" });
-        return { result: undefined, changed: undefined };
+        lock.stopRenewing();
+        return { result: undefined, changed: undefined, released: true };
       });
     },
 

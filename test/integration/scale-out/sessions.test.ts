@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startReplicas, waitFor, type Replica, type ReplicaSet } from "../../support/replicas.js";
 import { bundleCode } from "../../support/bundles.js";
+import Redis from "ioredis";
 
 const manifest = {
   bundle: "scale",
@@ -247,5 +248,69 @@ describe("sessions across three replicas on one Redis", () => {
     expect(answered.body.native).toMatchObject({ action: "deny", approval: { state: "expired", decided_by: "timeout" } });
     const listed = await A.request("GET", "/v1/approvals?session=p-2", { token: set.tokens.operator });
     expect(listed.body.approvals).toHaveLength(1);
+  }, 120_000);
+
+  test("Redis round trips per session operation, counted with MONITOR on the serving replica's connection (printed for the README)", async () => {
+    const prefix = (set.config.store as { prefix: string }).prefix;
+    const admin = new Redis(set.redis.url);
+    const monitor = await admin.monitor();
+    try {
+      // Which connection is replica B's command client (named `vcp-hooks:B` by the store).
+      const clients = String(await new Redis(set.redis.url).client("LIST"));
+      const addrOfB = clients.split("\n").filter((l) => /name=vcp-hooks:B\b/.test(l)).map((l) => /addr=(\S+)/.exec(l)?.[1]);
+      expect(addrOfB.length, clients).toBeGreaterThan(0);
+      const seen: string[][] = [];
+      monitor.on("monitor", (_time: string, args: string[], source: string) => {
+        if (addrOfB.includes(source)) seen.push(args);
+      });
+      // Background work of a replica (heartbeat, bundle reconcile, periodic scan, approval sweep) is not an operation's.
+      const background = (args: string[]) => {
+        const [cmd, ...rest] = [args[0]!.toLowerCase(), ...args.slice(1)];
+        if (["ping", "time", "info", "client"].includes(cmd)) return true;
+        if (rest.some((a) => a.startsWith(`${prefix}:replicas`) || a.startsWith(`${prefix}:bundle`) || a.startsWith("vcp-hooks:"))) return true;
+        // The periodic scan's listing and the approval sweep (one-key script and count on the pending set).
+        if (cmd === "smembers" && rest[0] === `${prefix}:sessions`) return true;
+        if (cmd === "zcard" && rest[0] === `${prefix}:approvals-pending`) return true;
+        if ((cmd === "evalsha" || cmd === "eval") && rest[1] === "1" && rest[2] === `${prefix}:approvals-pending`) return true;
+        return false;
+      };
+      const count = async (what: string, op: () => Promise<unknown>): Promise<number> => {
+        await new Promise((r) => setTimeout(r, 150));
+        seen.length = 0;
+        await op();
+        await new Promise((r) => setTimeout(r, 150));
+        const ours = seen.filter((a) => !background(a));
+        counts[what] = ours.length;
+        detail[what] = ours.map((a) => (a[0]!.toLowerCase().startsWith("eval") ? `${a[0]} ${a[3] ?? ""}` : `${a[0]} ${a[1] ?? ""}`).slice(0, 90));
+        return ours.length;
+      };
+      const counts: Record<string, number> = {};
+      const detail: Record<string, string[]> = {};
+      const tok = { token: set.tokens.client };
+      const adapt = { selected: constitution, candidates: [constitution], selection_rationale: "r", selection_algorithm: "a" };
+      // Warm every script once (EVALSHA falls back to EVAL after the restart above).
+      await open(B, "rt-warm");
+      await B.request("POST", "/v1/sessions/rt-warm/transition", { ...tok, body: { to: "x", trigger: "t" } });
+      await B.request("POST", "/v1/sessions/rt-warm/violation", { ...tok, body: { output: "o", violated_rules: [], severity: "minor", violation_evidence: "e" } });
+      await B.request("GET", "/v1/sessions/rt-warm", tok);
+      await B.request("POST", "/v1/sessions/rt-warm/hooks", { ...tok, body: { bundle: "scale", hook: "observe" } });
+      await B.request("DELETE", "/v1/sessions/rt-warm", tok);
+
+      expect(await count("POST /v1/sessions (open)", () => open(B, "rt"))).toBeGreaterThan(0);
+      await count("GET /v1/sessions/:id", () => B.request("GET", "/v1/sessions/rt", tok));
+      await count("POST …/transition (state changed)", () => B.request("POST", "/v1/sessions/rt/transition", { ...tok, body: { to: "y", trigger: "t" } }));
+      await count("POST …/adapt (inject)", () => B.request("POST", "/v1/sessions/rt/adapt", { ...tok, body: adapt }));
+      await count("POST …/violation (no state change)", () => B.request("POST", "/v1/sessions/rt/violation", { ...tok, body: { output: "o", violated_rules: [], severity: "minor", violation_evidence: "e" } }));
+      await count("POST …/chains/:type (fire in a session)", () => B.request("POST", "/v1/sessions/rt/chains/pre_inject", { ...tok, body: { event: { injection_target: "system", injection_format: "system_prompt", raw_constitution: "x" } } }));
+      await count("POST …/hooks (register a session hook)", () => B.request("POST", "/v1/sessions/rt/hooks", { ...tok, body: { bundle: "scale", hook: "observe" } }));
+      await count("DELETE /v1/sessions/:id (close)", () => B.request("DELETE", "/v1/sessions/rt", tok));
+      await count("POST /v1/profiles/…/events (stateless fire)", () => tool(B, "rt-p", "ls"));
+      console.log(`round trips per operation (replica B's command connection): ${JSON.stringify(counts, null, 2)}\n${JSON.stringify(detail, null, 1)}`);
+      expect(counts["POST /v1/profiles/…/events (stateless fire)"]).toBe(0);
+      expect(counts["POST …/transition (state changed)"]).toBeLessThanOrEqual(3);
+    } finally {
+      monitor.disconnect();
+      admin.disconnect();
+    }
   }, 120_000);
 });
