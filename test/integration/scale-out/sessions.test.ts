@@ -220,6 +220,25 @@ describe("sessions across three replicas on one Redis", () => {
   }, 180_000);
 
   test("an approval raised on A is seen and answered on C; the request waiting on A wakes with the decision; 'Allow always' holds on B", async () => {
+    // An approval stream on B hears what happens on A and C.
+    const controller = new AbortController();
+    const stream = await fetch(`${B.url}/v1/approvals/stream?session=p-1`, { headers: { authorization: `Bearer ${set.tokens.client}` }, signal: controller.signal });
+    expect(stream.status).toBe(200);
+    let streamed = "";
+    const reading = (async () => {
+      const reader = stream.body!.getReader();
+      const decoder = new TextDecoder();
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          streamed += decoder.decode(value, { stream: true });
+        }
+      } catch {
+        // aborted
+      }
+    })();
+    await waitFor("the stream's hello", () => streamed.includes("event: hello"));
     const waiting = tool(A, "p-1", "rm", "?wait_approval=1");
     const pending = await waitFor("the approval listed on C", async () => {
       const r = await C.request("GET", "/v1/approvals?session=p-1&state=pending", { token: set.tokens.client });
@@ -234,6 +253,9 @@ describe("sessions across three replicas on one Redis", () => {
     const answered = await waiting;
     expect(answered.status).toBe(200);
     expect(answered.body.native).toMatchObject({ action: "continue", approval: { id: pending.id, state: "granted" } });
+    await waitFor("B's stream to carry the new and the decided approval", () => streamed.includes("event: new") && streamed.includes("event: decided"));
+    controller.abort();
+    await reading;
     // The first decision stands, on every replica.
     expect((await B.request("POST", `/v1/approvals/${pending.id}`, { token: set.tokens.client, body: { decision: "Deny" } })).body.error.code).toBe("APPROVAL_DECIDED");
     // "Allow always" is the session's, whichever replica the next ask reaches.
