@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startReplicas, waitFor, type Replica, type ReplicaSet } from "../../support/replicas.js";
 import { bundleCode } from "../../support/bundles.js";
-import Redis from "ioredis";
+import { Redis } from "ioredis";
 
 const manifest = {
   bundle: "scale",
@@ -278,7 +278,9 @@ describe("sessions across three replicas on one Redis", () => {
     const monitor = await admin.monitor();
     try {
       // Which connection is replica B's command client (named `vcp-hooks:B` by the store).
-      const clients = String(await new Redis(set.redis.url).client("LIST"));
+      const lister = new Redis(set.redis.url);
+      const clients = String(await lister.client("LIST"));
+      lister.disconnect();
       const addrOfB = clients.split("\n").filter((l) => /name=vcp-hooks:B\b/.test(l)).map((l) => /addr=(\S+)/.exec(l)?.[1]);
       expect(addrOfB.length, clients).toBeGreaterThan(0);
       const seen: string[][] = [];
