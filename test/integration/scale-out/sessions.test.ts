@@ -219,6 +219,35 @@ describe("sessions across three replicas on one Redis", () => {
     await B.request("DELETE", "/v1/sessions/s-outage", { token: set.tokens.client });
   }, 180_000);
 
+  test("Redis slow (all clients paused): session reads and operations answer 503 STORE_UNAVAILABLE before Redis answers, and the session is unchanged afterwards", async () => {
+    expect((await open(A, "s-slow")).status).toBe(201);
+    const pauseMs = 8000;
+    const pausedAt = Date.now();
+    expect(await set.redis.command("CLIENT", "PAUSE", String(pauseMs), "ALL")).toBe("OK");
+    const [get, moved] = await Promise.all([
+      A.request("GET", "/v1/sessions/s-slow", { token: set.tokens.client }),
+      B.request("POST", "/v1/sessions/s-slow/transition", { token: set.tokens.client, body: { to: "late", trigger: "t" } }),
+    ]);
+    const answeredAfter = Date.now() - pausedAt;
+    for (const r of [get, moved]) {
+      expect(r.status, r.text).toBe(503);
+      expect(r.body.error.code).toBe("STORE_UNAVAILABLE");
+    }
+    // Within the store's command deadline (2 s in these replicas), not when Redis came back.
+    console.log(`slow Redis: both answered 503 after ${answeredAfter} ms (pause ${pauseMs} ms, command timeout 2000 ms)`);
+    expect(answeredAfter).toBeLessThan(pauseMs);
+    const back = await waitFor("the session readable after the pause", async () => {
+      const r = await C.request("GET", "/v1/sessions/s-slow", { token: set.tokens.client });
+      return r.status === 200 ? r.body : undefined;
+    });
+    expect(back).toMatchObject({ state: null, context: { log: [] } });
+    // The next operation gets the session (a lock taken by the late acquire expires or was released).
+    const next = await A.request("POST", "/v1/sessions/s-slow/transition", { token: set.tokens.client, body: { to: "on-time", trigger: "t" } });
+    expect(next.status, next.text).toBe(200);
+    expect(next.body.context.log).toEqual(["on-time"]);
+    await A.request("DELETE", "/v1/sessions/s-slow", { token: set.tokens.client });
+  }, 120_000);
+
   test("an approval raised on A is seen and answered on C; the request waiting on A wakes with the decision; 'Allow always' holds on B", async () => {
     // An approval stream on B hears what happens on A and C.
     const controller = new AbortController();
