@@ -34,7 +34,7 @@ import { isHookType } from "../model/hook-type.js";
 import type { SessionInfo } from "../model/input.js";
 import { systemClock, silentLogger } from "../observe/events.js";
 import { createEventBus } from "../observe/event-bus.js";
-import { createRegistry, type Registry } from "../registry/index.js";
+import { createRegistry, registryRateLimited, type Principal, type Registry } from "../registry/index.js";
 import type { ChainBackend } from "./backend.js";
 import { createProfileHookStore } from "./profile-hooks.js";
 import { createApprovals, fireWithApproval, type Approvals } from "./approvals.js";
@@ -54,7 +54,8 @@ import { createChainFirer, unknownType } from "./fire.js";
 import { callerHook, withCallerSessionId } from "./caller-view.js";
 import { startBackend } from "./sandbox.js";
 import { resolveSettings } from "./settings.js";
-import { openSharedStore, type SharedStore } from "../store/index.js";
+import { createSharedRateLimiter, openSharedStore, type SharedStore } from "../store/index.js";
+import { createBundleSync } from "./bundle-sync.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
 export type { BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions, Runtime, RuntimeOptions, RuntimeStatus } from "./types.js";
@@ -130,6 +131,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       return this.value;
     },
   };
+  const registrationsPerMinute = options.registrationsPerMinute ?? DEFAULTS.limits.registrations_per_minute;
   const metrics = createMetrics(() => {
     const sandbox = backend.stats();
     const auditStats = audit?.stats();
@@ -149,8 +151,21 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       watchdogKills: sandbox.watchdogKills ?? 0,
       openSessions: sharedState === undefined ? pipeline.list().length : sharedCount.latest(),
       bundles: bundles.infos(),
+      ...(shared === undefined ? {} : { store: storeGauges(shared) }),
     };
-  });
+  }, { sharedStore: shared !== undefined });
+  function storeGauges(store: SharedStore) {
+    const view = store.status();
+    const report = bundleSync?.report();
+    return {
+      connected: view.connection.connected,
+      reconnects: view.connection.reconnects,
+      revision: report?.revision ?? null,
+      desiredRevision: bundleSync?.desiredRevision() ?? null,
+      refused: report?.refused.length ?? 0,
+      liveReplicas: view.replicas.filter((r) => r.live).length,
+    };
+  }
   // Assigned before the registry can emit (bundles are restored after it opens).
   let audit: AuditTrail | undefined;
 
@@ -165,7 +180,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       bus.emit(event);
     },
     sessionHookAllowlist: options.sessionHookAllowlist ?? [],
-    registrationsPerMinute: options.registrationsPerMinute ?? DEFAULTS.limits.registrations_per_minute,
+    registrationsPerMinute,
     // Only an installed revision's exports run (bundles.ts; created below, before any install).
     resolveAction: (ref) => bundles.resolveAction(ref),
   });
@@ -192,11 +207,16 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     enabled: enabledProfiles, store: profileHooks, backend, audit: () => audit, metrics, clock, logger,
     inputBounds, maxSessionsPerOwner, assertOpen, pin: pins.pin, unpin: pins.unpin,
   });
+  // With a shared store, installs and removals are published for every replica, and each replica
+  // reconciles to the shared revisions (bundle-sync.ts); started after restore() below.
+  const bundleSync = shared === undefined ? undefined : createBundleSync({ shared, logger });
+  if (bundleSync !== undefined) shared!.setReport(() => bundleSync.report());
   const bundles = createBundleManager({
     backend, registry, pins, profileHooks, enabledProfile: (ref) => profileFirer.assertEnabled(ref),
     store: options.dataDir === undefined ? undefined : createBundleStore(options.dataDir),
     keyring, requireSignatures, maxBundleBytes,
     metrics, clock, logger, assertOpen,
+    ...(bundleSync !== undefined ? { publisher: bundleSync.publisher } : {}),
   });
   const firer = createChainFirer({
     registry, backend, pins, bus, audit, stats, metrics, logger, inputBounds, assertOpen,
@@ -239,6 +259,23 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   }
 
   /**
+   * Registry changes per principal (spec §8.2.5) across every replica, with a shared store: taken
+   * before any work on the change, on Redis's clock. The registry's own limiter still counts this
+   * replica's changes; it can only refuse what the shared one already would. The embedding
+   * application (no principal) and the runtime itself are not counted.
+   *
+   * Hook point: a registry change reached through an async path calls this first (bundle installs
+   * and removals, and session hook registration through `runtime.shared` (the HTTP route); the
+   * synchronous `sessions.registerHook` and `hooks.setEnabled` keep the per-replica limit).
+   */
+  const sharedRegistryLimiter = shared === undefined ? undefined : createSharedRateLimiter(shared.connection, { scope: "registry", perMinute: registrationsPerMinute, what: "registry change" });
+  async function admitRegistryChange(principal: Principal | undefined): Promise<void> {
+    if (sharedRegistryLimiter === undefined || principal === undefined || principal.role === "system") return;
+    const decision = await sharedRegistryLimiter.take(principal.id);
+    if (!decision.ok) throw registryRateLimited(principal.id, registrationsPerMinute, decision.retryAfterMs, true);
+  }
+
+  /**
    * With a principal that is not the embedding application, the session must be open and visible to
    * it (src/pipeline/access.ts); the error is the one a missing session gets, so ownership never
    * reveals existence. Without a principal: nothing to check (the embedding application). Returns the
@@ -270,6 +307,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     assertOpen();
     // SECURITY: a client may hang hooks only on its own sessions (DESIGN §6.5).
     const key = await requireVisibleSession(sessionId, registerOptions);
+    // The deployment-wide limit on registry changes (spec §8.2.5) before any work.
+    await admitRegistryChange(registerOptions.principal);
     const principal = registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" };
     const hook = registry.register(bundles.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal });
     if (sharedState !== undefined) {
@@ -298,8 +337,14 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   const runtime: Runtime = {
     bundles: {
-      install: (bundle, installOptions = {}) => bundles.install(bundle, installOptions),
-      remove: (name, removeOptions = {}) => bundles.remove(name, removeOptions.principal),
+      async install(bundle, installOptions = {}) {
+        await admitRegistryChange(installOptions.principal);
+        return bundles.install(bundle, installOptions);
+      },
+      async remove(name, removeOptions = {}) {
+        await admitRegistryChange(removeOptions.principal);
+        return bundles.remove(name, removeOptions.principal);
+      },
       list: () => bundles.list(),
       get: (name) => bundles.get(name),
     },
@@ -403,7 +448,10 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         audit: audit === undefined
           ? { enabled: false, head: null, pending: 0, lag_ms: 0 }
           : { enabled: true, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
-        store: shared === undefined ? { kind: "local" } : shared.status(),
+        store: shared === undefined ? { kind: "local" } : {
+          ...shared.status(),
+          bundles: { revision: bundleSync!.report().revision, desired_revision: bundleSync!.desiredRevision(), refused: bundleSync!.report().refused },
+        },
       };
     },
 
@@ -425,6 +473,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       await sessions.closeAll();
       // Pending approvals expire with their defaults (and are recorded) while the audit log is open.
       await approvals.close();
+      await bundleSync?.close();
       closed = true;
       try {
         await backend.close();
@@ -449,6 +498,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     await audit?.close().catch(() => undefined);
     throw err;
   }
+  // Then the shared revisions (store.kind redis): a replica serves what its peers serve from its first request.
+  await bundleSync?.start(bundles);
   return runtime;
 }
 
