@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startReplicas, waitFor, type Replica, type ReplicaSet } from "../../support/replicas.js";
 import { bundleCode } from "../../support/bundles.js";
+import { installedDigest } from "./fixtures.js";
 import { Redis } from "ioredis";
 
 const manifest = {
@@ -56,12 +57,11 @@ let set: ReplicaSet;
 let A: Replica, B: Replica, C: Replica;
 
 async function installEverywhere(): Promise<void> {
-  // Shared bundles are redis-core's; until every replica gets them from Redis, install on each.
-  for (const r of set.replicas) {
-    const res = await r.request("PUT", "/v1/bundles/scale", { token: set.tokens.operator, body: set.sign(manifest, code) });
-    expect([200, 201]).toContain(res.status);
-    const ask = await r.request("PUT", "/v1/bundles/prod-guard", { token: set.tokens.operator, body: set.sign(askManifest, askCode) });
-    expect([200, 201]).toContain(ask.status);
+  // Uploaded to A once: shared bundles (redis-core) bring them to B and C.
+  for (const artifact of [set.sign(manifest, code), set.sign(askManifest, askCode)]) {
+    const res = await A.request("PUT", `/v1/bundles/${artifact.manifest.bundle}`, { token: set.tokens.operator, body: artifact });
+    expect(res.status, res.text).toBe(201);
+    for (const r of set.replicas) await waitFor(`${r.name} to run ${artifact.manifest.bundle}`, async () => (await installedDigest(set, r, artifact.manifest.bundle)) === artifact.digest);
   }
 }
 
