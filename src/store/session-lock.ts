@@ -180,6 +180,21 @@ export async function release(redis: SessionRedis, lockKey: string, lock: HeldLo
 const LATE_MARGIN_MS = 100;
 
 /**
+ * "Not after", in Redis time, for a write sent now under `lock`: the acquire's Redis TIME plus the
+ * time elapsed here (this process's monotonic clock, so no wall-clock skew enters) plus the command
+ * deadline, less a margin. A script given it refuses to run later: past it this replica has stopped
+ * waiting and answered STORE_UNAVAILABLE.
+ */
+export function writeDeadline(redis: SessionRedis, lock: HeldLock): number {
+  return Math.floor(lock.acquiredAt.redisMs + (performance.now() - lock.acquiredAt.localMs) + redis.commandTimeoutMs - LATE_MARGIN_MS);
+}
+
+/** A write Redis refused because it arrived after its deadline: nothing was written. */
+export function lateWrite(sessionId: string, operation: string): VcpError {
+  return new VcpError("STORE_UNAVAILABLE", `${operation} '${sessionId}': the shared store (Redis) took longer than its deadline; nothing was written, retry`, { operation, reason: "timeout" });
+}
+
+/**
  * Write the record if the lock is still ours and no later holder wrote; release in the same script.
  * The write carries "not after" in Redis time (the acquire's Redis TIME plus the time elapsed here,
  * plus the command deadline): a write that reaches Redis after this replica gave up waiting for it
@@ -187,10 +202,9 @@ const LATE_MARGIN_MS = 100;
  */
 export async function commit(redis: SessionRedis, keys: { lock: string; record: string }, lock: HeldLock, recordJson: string, sessionId: string): Promise<void> {
   lock.stopRenewing();
-  const notAfter = Math.floor(lock.acquiredAt.redisMs + (performance.now() - lock.acquiredAt.localMs) + redis.commandTimeoutMs - LATE_MARGIN_MS);
-  const out = String(await redis.script(COMMIT, [keys.lock, keys.record], [lock.token, lock.fence, recordJson, 1, notAfter]));
+  const out = String(await redis.script(COMMIT, [keys.lock, keys.record], [lock.token, lock.fence, recordJson, 1, writeDeadline(redis, lock)]));
   if (out === "OK") return;
-  if (out === "LATE") throw new VcpError("STORE_UNAVAILABLE", `writing session '${sessionId}': the shared store (Redis) took longer than its deadline; nothing was written, retry`, { operation: "writing the session", reason: "timeout" });
+  if (out === "LATE") throw lateWrite(sessionId, "writing the session");
   if (out === "GONE") throw new VcpError("SESSION_NOT_FOUND", `session '${sessionId}' is not open`, { session_id: sessionId });
   // SECURITY: fencing — a holder whose lock expired (stalled, partitioned) writes nothing.
   throw new VcpError("SESSION_LOCK_LOST", `session '${sessionId}': this replica's lock on it expired before the operation finished (${out === "STALE" ? "a later holder wrote first" : "the lock is gone"}); nothing was written, retry`, { session_id: sessionId, reason: out.toLowerCase() });
