@@ -134,7 +134,7 @@ export async function startServe(args: string[], options: { signals?: boolean; o
 
   // The runtime key signs constitution modification links (DESIGN §4.5); it lives in the data dir.
   const runtimeKeyPem = loadOrCreatePrivateKey(join(config.data_dir, "runtime-key.pem"));
-  const runtimeOptions = runtimeOptionsFor(config);
+  const runtimeOptions = runtimeOptionsFor(config, env);
   const runtime = await createRuntime({
     ...runtimeOptions,
     // A replica's identity and software version go into its record in the shared store.

@@ -4,11 +4,14 @@
 // right after an acknowledged upload loses nothing; while Redis is down an upload is refused with
 // 503 STORE_UNAVAILABLE naming the operation and stateless chains keep running; after Redis is back
 // uploads propagate again.
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { generateKeyPair } from "../../../src/tooling.js";
 import { startReplicas, waitFor, type Replica, type ReplicaSet } from "../../support/replicas.js";
 import { blockAllShell, firePreInject, geminiBeforeTool, installedDigest, markerBundle, status } from "./fixtures.js";
 
+const CLI = resolve(import.meta.dirname, "../../../dist/src/cli/main.js");
 // A second signing key: A and B trust it, C does not.
 const ops2 = { ...generateKeyPair(), keyId: "ops2" };
 
@@ -86,6 +89,11 @@ describe("shared bundles across replicas", () => {
     });
     expect(seenFromA.bundles.marker.digest).toBe(before);
     expect(c.output()).toMatch(/this replica refused shared revision \d+ of bundle 'marker'/);
+    // `vcp-hooks status` on A names C's refusal and what C keeps.
+    const cli = spawnSync(process.execPath, ["--no-node-snapshot", CLI, "status", "--server", a.url, "--token", set.tokens.operator], { encoding: "utf8" });
+    expect(cli.status, cli.stderr).toBe(0);
+    expect(cli.stdout).toMatch(/replica C: live, revision \d+, 1 bundle\(s\)/);
+    expect(cli.stdout).toMatch(/refused marker@2\.0\.0 sha256:[0-9a-f]{9}… \(SIGNATURE_INVALID\); keeps marker@1\.0\.\d/);
     // The same bundle, signed with the shared key, is taken by C again.
     const v3 = markerBundle(set, "3.0.0");
     await uploadAndMeasure(b, [a, c], v3);

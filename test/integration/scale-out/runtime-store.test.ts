@@ -19,12 +19,12 @@ describe("runtime with a Redis store", () => {
   let redis: RedisServerHandle;
   const dirs: string[] = [];
   const runtimes: Runtime[] = [];
-  const start = async (prefix: string, extra: Record<string, unknown> = {}) => {
+  const start = async (prefix: string, extra: Record<string, unknown> = {}, reconcileMs = 300) => {
     const dataDir = mkdtempSync(join(tmpdir(), "vcp-rt-store-"));
     dirs.push(dataDir);
     const rt = await createRuntime({
       backend: createVmBackend(), dataDir, audit: false, requireSignatures: false,
-      store: { kind: "redis", url: redis.url, prefix, heartbeatMs: 200, reconcileMs: 300, commandTimeoutMs: 1000, connectTimeoutMs: 2000, maxBackoffMs: 300 },
+      store: { kind: "redis", url: redis.url, prefix, heartbeatMs: 200, reconcileMs, commandTimeoutMs: 1000, connectTimeoutMs: 2000, maxBackoffMs: 300 },
       ...extra,
     });
     runtimes.push(rt);
@@ -92,4 +92,26 @@ describe("runtime with a Redis store", () => {
     await waitFor("the late runtime to take 2.0.0", () => late.bundles.get("lib-marker")?.version === "2.0.0", 30_000);
     expect((late.status().store as any).connection.connected).toBe(true);
   }, 60_000);
+
+  test("Redis that lost its data: a change reusing an old seq number still reaches every replica; the replicas re-share what they run", async () => {
+    // Only notifications and reconnects trigger a reconcile here (no timer), so the order below is exact.
+    const rt1 = await start("lib-c", {}, 600_000);
+    const rt2 = await start("lib-c", {}, 600_000);
+    const v1 = await rt1.bundles.install(source("1.0.0"));
+    await waitFor("rt2 to run 1.0.0", () => rt2.bundles.get("lib-marker")?.digest === v1.digest);
+    expect(await redis.command("FLUSHALL")).toBe("OK");
+    // The first change after the loss gets seq 1 again, as 1.0.0 had: a new generation tells them apart.
+    const v2 = await rt1.bundles.install(source("2.0.0"));
+    await waitFor("rt2 to run 2.0.0", () => rt2.bundles.get("lib-marker")?.digest === v2.digest, 30_000);
+    // Lost again, and Redis restarted empty: the replicas reconnect and share what they run; nothing is removed.
+    await redis.command("FLUSHALL");
+    await redis.restart({ kill: true });
+    const entry = await waitFor("the bundle to be shared again", async () => {
+      const text = await redis.command("HGET", "lib-c:bundle:active", "lib-marker").catch(() => "");
+      return text === "" ? undefined : JSON.parse(text);
+    }, 30_000);
+    expect(entry).toMatchObject({ bundle: "lib-marker", digest: v2.digest, version: "2.0.0" });
+    expect(rt1.bundles.get("lib-marker")?.digest).toBe(v2.digest);
+    expect(rt2.bundles.get("lib-marker")?.digest).toBe(v2.digest);
+  }, 90_000);
 });

@@ -2,6 +2,7 @@
 // INVALID_CONFIG naming the field; the config version peers compare.
 import { describe, expect, test } from "vitest";
 import { configVersionOf, resolveConfig, VcpError } from "../../../src/index.js";
+import { storeOptionsFor } from "../../../src/server/options.js";
 
 function problemOf(raw: unknown): { field?: unknown; message: string } {
   try {
@@ -31,6 +32,15 @@ describe("store config", () => {
     expect(problemOf({ store: { kind: "redis", url: "redis://x", command_timeout_ms: 5 } })).toMatchObject({ field: "store.command_timeout_ms" });
     expect(problemOf({ store: { kind: "memcached" } })).toMatchObject({ field: "store.kind" });
     expect(problemOf({ store: { kind: "redis", url: "redis://x", host: "y" } }).message).toContain("unknown field(s): host");
+  });
+
+  test("url_env: the URL comes from the environment (a Kubernetes Secret); unset is INVALID_CONFIG naming it", () => {
+    const config = resolveConfig({ store: { kind: "redis", url_env: "VCP_REDIS_URL", prefix: "p" } }, "/tmp");
+    expect(storeOptionsFor(config, { VCP_REDIS_URL: "redis://:secret@r:6379" })).toMatchObject({ kind: "redis", url: "redis://:secret@r:6379", prefix: "p" });
+    expect(() => storeOptionsFor(config, {})).toThrowError(/store\.url_env: the environment variable VCP_REDIS_URL is not set/);
+    expect(() => storeOptionsFor(config, { VCP_REDIS_URL: "http://r" })).toThrowError(/does not hold a redis:\/\/ or rediss:\/\/ URL/);
+    expect(problemOf({ store: { kind: "redis", url: "redis://r", url_env: "X" } })).toMatchObject({ field: "store.url_env" });
+    expect(storeOptionsFor(resolveConfig({}, "/tmp"))).toEqual({ kind: "local" });
   });
 
   test("config version: the operator's label, else a digest that ignores per-replica fields and sees shared ones", () => {
