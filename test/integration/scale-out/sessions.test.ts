@@ -210,17 +210,22 @@ describe("sessions across three replicas on one Redis", () => {
     } finally {
       await set.redis.start();
     }
-    const back = await waitFor("sessions served again", async () => {
-      const r = await B.request("GET", "/v1/sessions/s-outage", { token: set.tokens.client });
-      return r.status === 200 ? r.body : undefined;
-    });
+    // Every replica reconnects by itself (backoff); wait for all three before going on.
+    let back: any;
+    for (const r of [A, B, C]) {
+      back = await waitFor(`sessions served again on ${r.name}`, async () => {
+        const res = await r.request("GET", "/v1/sessions/s-outage", { token: set.tokens.client });
+        return res.status === 200 ? res.body : undefined;
+      });
+    }
     // Nothing half-written: the refused transition left no trace.
     expect(back).toMatchObject({ state: null, context: { log: [] } });
     await B.request("DELETE", "/v1/sessions/s-outage", { token: set.tokens.client });
   }, 180_000);
 
   test("Redis slow (all clients paused): session reads and operations answer 503 STORE_UNAVAILABLE before Redis answers, and the session is unchanged afterwards", async () => {
-    expect((await open(A, "s-slow")).status).toBe(201);
+    // 409: an earlier attempt got through after all.
+    await waitFor("A to open a session (its store connection is up)", async () => [201, 409].includes((await open(A, "s-slow")).status));
     const pauseMs = 8000;
     const pausedAt = Date.now();
     expect(await set.redis.command("CLIENT", "PAUSE", String(pauseMs), "ALL")).toBe("OK");
