@@ -495,7 +495,7 @@ export function askingHook(out: ProfileFireResult, fallback: string): string {
  * ```
  */
 export async function fireWithApproval(
-  deps: { firer: Pick<ProfileFirer, "fire">; approvals: Approvals },
+  deps: { firer: Pick<ProfileFirer, "fire">; approvals: Pick<Approvals, "request" | "wait"> },
   profile: string,
   event: string,
   input: ProfileFireInput,
