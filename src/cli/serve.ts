@@ -129,8 +129,13 @@ export async function startServe(args: string[], options: { signals?: boolean; o
 
   // The runtime key signs constitution modification links (DESIGN §4.5); it lives in the data dir.
   const runtimeKeyPem = loadOrCreatePrivateKey(join(config.data_dir, "runtime-key.pem"));
+  // The replica id (runtime/replica-id.ts): VCP_REPLICA_ID (per process: a pod name, a compose
+  // service) wins over replica_id of a config file that several replicas may share.
+  // createRuntime checks it (INVALID_CONFIG naming the rule).
+  const replicaFromEnv = env.VCP_REPLICA_ID !== undefined && env.VCP_REPLICA_ID !== "" ? { replicaId: env.VCP_REPLICA_ID } : {};
   const runtime = await createRuntime({
     ...runtimeOptionsFor(config),
+    ...replicaFromEnv,
     integrity: { safetyCriticalRules: [...config.safety_critical_rules], runtimeKey: { keyId: RUNTIME_KEY_ID, privateKeyPem: runtimeKeyPem } },
     logger,
   });

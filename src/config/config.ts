@@ -9,7 +9,7 @@ import { checkProfileSettings, getProfile } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
 import { describeIssues } from "../model/zod-errors.js";
 import { INPUT_BYTES_CEILING, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
-import { SESSION_HOOK_REF } from "../model/names.js";
+import { REPLICA_ID, SESSION_HOOK_REF } from "../model/names.js";
 import { deepFreeze } from "../model/deep-freeze.js";
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -26,6 +26,9 @@ export const ConfigSchema = z
       .strict()
       .default({ ...DEFAULTS.listen }),
     data_dir: z.string().default(DEFAULTS.data_dir),
+    // This replica's id in audit records (runtime/replica-id.ts). Usually left out: VCP_REPLICA_ID (e.g.
+    // the pod name) wins over it, and without either the id kept in data_dir/replica-id is used.
+    replica_id: z.string().regex(REPLICA_ID.regex, REPLICA_ID.rule).optional(),
     auth: z
       .array(
         z

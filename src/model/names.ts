@@ -38,3 +38,9 @@ export const SESSION_ID = namePattern("[A-Za-z0-9._:-]{1,256}");
 export const DIGEST = namePattern("sha256:[0-9a-f]{64}");
 /** A plain JavaScript identifier: a path segment written `a.b` rather than `a["b"]`. */
 export const IDENTIFIER = namePattern("[A-Za-z_$][A-Za-z0-9_$]*");
+/**
+ * A replica's id (issue 18): stamped on every audit record, shown in status. Room for a Kubernetes
+ * pod name (a DNS subdomain, ≤ 253) or a host name; no slashes or spaces (it appears in log lines and
+ * file names).
+ */
+export const REPLICA_ID = namePattern("[A-Za-z0-9][A-Za-z0-9._:-]{0,252}");

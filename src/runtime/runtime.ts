@@ -42,6 +42,7 @@ import { sessionNotFound } from "../pipeline/errors.js";
 import { createMetrics } from "../observe/metrics.js";
 import { readProcessUsage } from "../observe/proc-usage.js";
 import { createAuditTrail, defaultAuditPath, type AuditOptions, type AuditTrail } from "./audit-trail.js";
+import { resolveReplicaId } from "./replica-id.js";
 import { createRedactor } from "../audit/index.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { createBundleManager, createRevisionPins, LOCAL_OPERATOR } from "./bundles.js";
@@ -155,8 +156,10 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   const profileHooks = createProfileHookStore();
 
   // ── audit log, then the sandbox ─────────────────────────────────────────────────────────────
+  // The replica id lives with the audit chain it names (replica-id.ts): data dir, else the log's dir.
+  const replicaId = resolveReplicaId(options.replicaId, options.dataDir ?? (auditOptions !== undefined ? dirname(auditOptions.path) : undefined));
   if (auditOptions !== undefined) {
-    audit = await createAuditTrail({ ...auditOptions, onSync: (seconds) => metrics.observeAuditSync(seconds) });
+    audit = await createAuditTrail({ ...auditOptions, onSync: (seconds) => metrics.observeAuditSync(seconds) }, replicaId);
     const repaired = audit.writer.recovery;
     if (repaired !== null) {
       // A crash mid-write left a final line without its newline: never acknowledged, so cut off.
@@ -304,8 +307,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         registry_revision: snapshot.revision,
         sandbox: backend.stats(),
         audit: audit === undefined
-          ? { enabled: false, head: null, pending: 0, lag_ms: 0 }
-          : { enabled: true, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
+          ? { enabled: false, replica: null, head: null, pending: 0, lag_ms: 0 }
+          : { enabled: true, replica: replicaId, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
       };
     },
 

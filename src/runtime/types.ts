@@ -99,6 +99,12 @@ export interface RuntimeOptions {
    */
   audit?: AuditOptions | false;
   /**
+   * This replica's id, stamped on every audit record (issue 18). Default: the id kept in
+   * `<dataDir>/replica-id` (generated as `<hostname>-<8 hex>` on first start, so stable across
+   * restarts), else next to the audit log, else the host name. See runtime/replica-id.ts.
+   */
+  replicaId?: string;
+  /**
    * Constitution integrity (spec §8.2.4, DESIGN §4.5), checked in the sandbox after every modifying
    * hook: rule ids that are safety-critical in addition to those flagged in a constitution, the
    * runtime key that signs modification links, and keys trusted to have signed constitutions.
@@ -180,7 +186,8 @@ export interface RuntimeStatus {
   hooks: HookStatsView[];
   registry_revision: number;
   sandbox: ReturnType<ChainBackend["stats"]>;
-  audit: { enabled: boolean; head: { seq: number; hash: string } | null; pending: number; lag_ms: number };
+  /** `replica`: the id stamped on every record of this replica's chain (null when the log is off). */
+  audit: { enabled: boolean; replica: string | null; head: { seq: number; hash: string } | null; pending: number; lag_ms: number };
 }
 
 /** Options of `bundles.install`. */

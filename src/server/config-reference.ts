@@ -15,6 +15,7 @@ export const FIELD_DOCS: Readonly<Record<string, string>> = {
   "listen.host": "Interface to bind. Keep `127.0.0.1` behind a reverse proxy; `0.0.0.0` in a container.",
   "listen.port": "TCP port; `0` picks a free one (printed at start).",
   data_dir: "Data directory: installed bundles, the audit log, the lock of the running server. Relative to the config file's directory.",
+  replica_id: "This replica's id, stamped as `replica` on every audit record (each replica keeps its own chain). Usually left out: the `VCP_REPLICA_ID` environment variable (e.g. a pod name) wins over it, and without either the id kept in `data_dir/replica-id` (generated as `<hostname>-<8 hex>` at the first start) is used. 1–253 of `[A-Za-z0-9._:-]`, starting with a letter or digit.",
   auth: "Bearer-token principals. The server stores only each token's SHA-256; `vcp-hooks token` makes a token and its entry.",
   "auth[].id": "Name of the principal (audit records, logs); unique.",
   "auth[].role": "`operator` (bundles, audit, status, metrics, every session) or `client` (its own sessions and events).",

@@ -23,6 +23,7 @@ export const LIVE_FIELDS = ["auth", "limits.body_bytes", "limits.bundle_bytes", 
 export const RESTART_FIELDS = [
   "listen",
   "data_dir",
+  "replica_id",
   "pool",
   "keyring",
   "require_signatures",
@@ -63,6 +64,7 @@ export function logLevelOf(config: ResolvedConfig): string | undefined {
 export function runtimeOptionsFor(config: ResolvedConfig) {
   return {
     dataDir: config.data_dir,
+    ...(config.replica_id !== undefined ? { replicaId: config.replica_id } : {}),
     keyring: { keys: config.keyring.keys.map((k) => ({ ...k })) },
     requireSignatures: config.require_signatures,
     maxBundleBytes: config.limits.bundle_bytes,
