@@ -24,6 +24,7 @@ export const RESTART_FIELDS = [
   "listen",
   "data_dir",
   "replica_id",
+  "runtime_key_file",
   "pool",
   "keyring",
   "require_signatures",
