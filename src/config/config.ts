@@ -56,7 +56,7 @@ export const ConfigSchema = z
             const token = process.env[entry.token_env!];
             // SECURITY: a missing or short token must not start a server whose principal anyone could guess.
             if (token === undefined || token.length < MIN_ENV_TOKEN_LENGTH) {
-              ctx.addIssue({ code: "custom", path: ["token_env"], message: token === undefined ? `environment variable ${entry.token_env} is not set` : `the token in ${entry.token_env} is shorter than ${MIN_ENV_TOKEN_LENGTH} characters` });
+              ctx.addIssue({ code: "custom", path: ["token_env"], message: token === undefined || token === "" ? `environment variable ${entry.token_env} is not set` : `the token in ${entry.token_env} is shorter than ${MIN_ENV_TOKEN_LENGTH} characters` });
               return z.NEVER;
             }
             return { id: entry.id, role: entry.role, token_sha256: createHash("sha256").update(token).digest("hex"), token_env: entry.token_env! };
