@@ -13,6 +13,8 @@ const ONLY_IN = [
   // The operational logger (observe/logger.ts): pino stays out of the sandbox workers and the core.
   { names: ["pino"], folders: ["observe"], why: "Only src/observe/ may import pino: log through the Logger interface (STYLE.md)." },
   { names: ["fastify", "@fastify/swagger"], folders: ["server"], why: "Only src/server/ may import fastify (STYLE.md)." },
+  // The shared store (issue 18): one place owns connections, timeouts, backoff and the error mapping.
+  { names: ["ioredis"], folders: ["store"], why: "Only src/store/ may import ioredis: use the SharedStore the runtime hands out (src/store/index.ts)." },
 ];
 /** Core modules take a Logger and a Clock as arguments: no I/O library, so they run the same anywhere. */
 const CORE = ["chain", "registry", "integrity", "model", "profiles"];
@@ -42,7 +44,7 @@ function restrictedFor(folder) {
   return ["error", { paths, patterns }];
 }
 
-const FOLDERS = ["audit", "bundle", "chain", "cli", "config", "integrity", "model", "observe", "pipeline", "pool", "profiles", "registry", "runtime", "sandbox-host", "server"];
+const FOLDERS = ["audit", "bundle", "chain", "cli", "config", "integrity", "model", "observe", "pipeline", "pool", "profiles", "registry", "runtime", "sandbox-host", "server", "store"];
 
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "bench/reports/**", "coverage/**", "sandbox/corpus/**", "test/cli/import/golden/**"] },

@@ -77,6 +77,11 @@ export const ERROR_CODES = {
   // start-time refusals (this one and AUDIT_LOG_CORRUPT): a server never answers with them, but every code has a status
   DATA_DIR_LOCKED: { status: 500, description: "Another live process holds the data directory (or audit log) lock; details name the lock file and the holder's pid." },
   AUDIT_LOG_CORRUPT: { status: 500, description: "The audit log's tail does not verify at start (two writers, or an edit); details name the file and seq. Run `vcp-hooks audit verify`." },
+  // ── the shared store (store.kind redis, src/store/) ──
+  // Redis is down or slow: retryable, and nothing was changed (each shared write is one transaction)
+  STORE_UNAVAILABLE: { status: 503, description: "The shared store (Redis, store.kind redis) could not be reached or did not answer within store.command_timeout_ms; details name the operation. Nothing was changed; retry later." },
+  // start-time refusal: two live processes claimed one replica id
+  REPLICA_ID_IN_USE: { status: 500, description: "Another live replica already heartbeats under this replica id in the same store prefix; details name the id. Give each replica its own data directory or VCP_REPLICA_ID." },
   STORE_CORRUPT: { status: 500, description: "The data directory's installed bundles cannot be read or written, or the index and a stored artifact disagree." },
   // ── event profiles (PROFILES §2, §8) ──
   UNKNOWN_PROFILE: { status: 404, description: "No event profile of that name (or pinned version) is in the catalogue (PROFILES §8.2); details name the profile and the known ones." },

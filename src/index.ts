@@ -20,8 +20,10 @@ export type { ErrorCode, ErrorInfo } from "./errors.js";
 // Every default (limits, timeouts, audit, pool sizes, redact keys…), in the wire names of vcp.yaml.
 export { DEFAULTS } from "./config/defaults.js";
 // The deployment config (vcp.yaml, DESIGN §6.4): validated once, frozen.
-export { ConfigSchema, loadConfigFile, resolveConfig } from "./config/config.js";
-export type { ConfigInput, DeepReadonly, ResolvedConfig } from "./config/config.js";
+export { ConfigSchema, loadConfigFile, resolveConfig, configVersionOf } from "./config/config.js";
+export type { ConfigInput, ConfigOverrides, DeepReadonly, ResolvedConfig } from "./config/config.js";
+// The shared store (issue 18, vcp.yaml `store:`): its options and `runtime.status().store`.
+export type { StoreOptions, RedisStoreOptions, StoreStatus, PeerView, ReplicaRecord, ReplicaBundleReport, RefusedRevision, StoreConnectionStatus } from "./store/index.js";
 // Logging: the interface the runtime takes, and the operational logger (pino, redacting) that
 // `vcp-hooks serve` uses; pass it as `logger` to createRuntime.
 export type { Logger, Clock, LifecycleEvent, LifecycleEventMap, LifecycleEventName, InputSummary } from "./observe/events.js";

@@ -28,13 +28,15 @@ import { versionInfo } from "./version.js";
 import { loadConfigFile, resolveConfig, type ResolvedConfig } from "../index.js";
 import { createServer, generateToken, hashToken, liveSettingsFor, logLevelOf, partiallyLiveChanges, restartOnlyChanges, runtimeOptionsFor, type VcpServer } from "../server/index.js";
 
-const USAGE = `usage: vcp-hooks serve [--config vcp.yaml] [--port N] [--host H] [--log-level debug|info|warn|error]
+const USAGE = `usage: vcp-hooks serve [--config vcp.yaml] [--data-dir DIR] [--port N] [--host H] [--log-level debug|info|warn|error]
                        [--trust-key pub.pem --key-id ID [--max-trust system|deployment|session]]…
 
 Without --config: embedded default (data in ./.vcp, ./policies built and signed with a dev key,
 tokens printed once). --trust-key adds your own signing key to the embedded default's keyring, so
 bundles you sign with it can be uploaded (repeat the three options per key; --max-trust defaults to
-deployment). With --config, keys belong in the file's keyring. Signals: SIGHUP reloads --config;
+deployment). With --config, keys belong in the file's keyring. --data-dir replaces the config's
+data_dir (replicas sharing one vcp.yaml each need their own). With store.kind redis the replica id
+is VCP_REPLICA_ID, else the one kept in the data directory. Signals: SIGHUP reloads --config;
 SIGTERM/SIGINT drain and stop.`;
 
 const DEV_KEY_ID = "dev";
@@ -89,6 +91,7 @@ export async function startServe(args: string[], options: { signals?: boolean; o
       args,
       options: {
         config: { type: "string", short: "c" },
+        "data-dir": { type: "string" },
         port: { type: "string", short: "p" },
         host: { type: "string" },
         "log-level": { type: "string" },
@@ -119,7 +122,9 @@ export async function startServe(args: string[], options: { signals?: boolean; o
   assertNodeVersion(); // before the embedded default builds anything: a clear error on Node 20
 
   const embedded = configPath === undefined ? await embeddedDefault(env, trustedKeys) : undefined;
-  let config: ResolvedConfig = configPath !== undefined ? loadConfigFile(configPath) : embedded!.config;
+  if (parsed.values["data-dir"] !== undefined && configPath === undefined) throw new UsageError("--data-dir goes with --config (the embedded default keeps its data in ./.vcp)");
+  const overrides = parsed.values["data-dir"] !== undefined ? { data_dir: resolve(parsed.values["data-dir"]) } : {};
+  let config: ResolvedConfig = configPath !== undefined ? loadConfigFile(configPath, overrides) : embedded!.config;
   const startedWith = config;
   const level = parsed.values["log-level"] ?? env.VCP_LOG_LEVEL ?? logLevelOf(config) ?? "info";
   if (!isLogLevel(level)) throw new UsageError(`--log-level: '${level}' is not a pino level (${LOG_LEVELS.join(", ")})`);
@@ -130,13 +135,14 @@ export async function startServe(args: string[], options: { signals?: boolean; o
   // The runtime key signs constitution modification links (DESIGN §4.5); it lives in the data dir.
   // Replicas share one given key (runtime_key_file, e.g. a Kubernetes Secret); else one per data dir.
   const runtimeKeyPem = config.runtime_key_file !== undefined ? readRuntimeKey(config.runtime_key_file) : loadOrCreatePrivateKey(join(config.data_dir, "runtime-key.pem"));
-  // The replica id (runtime/replica-id.ts): VCP_REPLICA_ID (per process: a pod name, a compose
-  // service) wins over replica_id of a config file that several replicas may share.
-  // createRuntime checks it (INVALID_CONFIG naming the rule).
-  const replicaFromEnv = env.VCP_REPLICA_ID !== undefined && env.VCP_REPLICA_ID !== "" ? { replicaId: env.VCP_REPLICA_ID } : {};
+  const runtimeOptions = runtimeOptionsFor(config);
   const runtime = await createRuntime({
-    ...runtimeOptionsFor(config),
-    ...replicaFromEnv,
+    ...runtimeOptions,
+    // The replica id (store/replica-id.ts): VCP_REPLICA_ID (a pod name, a compose service), else the
+    // one kept in the data dir; in every audit record and, with Redis, in the replica's heartbeat.
+    ...(env.VCP_REPLICA_ID ? { replicaId: env.VCP_REPLICA_ID } : {}),
+    // A replica's software version goes into its record in the shared store.
+    ...(runtimeOptions.store.kind === "redis" ? { store: { ...runtimeOptions.store, version: versionInfo().version } } : {}),
     integrity: { safetyCriticalRules: [...config.safety_critical_rules], runtimeKey: { keyId: RUNTIME_KEY_ID, privateKeyPem: runtimeKeyPem } },
     logger,
   });
@@ -214,6 +220,12 @@ export async function startServe(args: string[], options: { signals?: boolean; o
     } else {
       lines.push(`  config ${configPath} (SIGHUP reloads it); ${config.auth.length} token(s) configured`);
     }
+    const store = runtime.status().store;
+    if (store.kind === "redis") {
+      const peers = store.replicas.filter((r) => r.live && r.id !== store.replica_id).length;
+      lines.push(`  store: redis ${store.url} prefix '${store.prefix}', replica '${store.replica_id}', config version ${store.config_version}, ${store.connection.connected ? `${peers} live peer(s)` : "NOT CONNECTED (reconnecting)"}`);
+      for (const warning of store.warnings) lines.push(`  WARNING (store): ${escapeControl(warning)}`);
+    }
     out(`${lines.join("\n")}\n`);
     logger.info({ url, config: configPath ?? "embedded default", bundles: runtime.bundles.list().length }, "listening");
 
@@ -262,7 +274,7 @@ export async function startServe(args: string[], options: { signals?: boolean; o
       const at = new Date().toISOString();
       let next: ResolvedConfig;
       try {
-        next = loadConfigFile(configPath);
+        next = loadConfigFile(configPath, overrides);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         reloadState = { ...reloadState, at, ok: false, error: message };

@@ -10,12 +10,48 @@ import { checkProfileSettings, getProfile } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
 import { describeIssues } from "../model/zod-errors.js";
 import { INPUT_BYTES_CEILING, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
-import { REPLICA_ID, SESSION_HOOK_REF } from "../model/names.js";
+import { SESSION_HOOK_REF } from "../model/names.js";
 import { deepFreeze } from "../model/deep-freeze.js";
+import { canonicalJson } from "../integrity/canonical.js";
 
 const HEX64 = /^[0-9a-f]{64}$/;
 /** Tokens read from the environment (`auth[].token_env`) are at least this long (`vcp-hooks token` makes longer ones). */
 const MIN_ENV_TOKEN_LENGTH = 32;
+
+/** Key prefix of one deployment in a shared Redis: every key and channel starts with `<prefix>:`. */
+export const STORE_PREFIX = /^[A-Za-z0-9_.-]{1,64}$/;
+const REDIS_ONLY_FIELDS = ["url", "config_version"] as const;
+
+/**
+ * `store:` — `{ kind: local }` (the default: today's data directory, no Redis touched) or
+ * `{ kind: redis, url, prefix }`. One flat object rather than a union so every field is documented in
+ * docs/config.md; the refinement says which fields go with which kind.
+ */
+const StoreConfigSchema = z
+  .object({
+    kind: z.enum(["local", "redis"]).default(DEFAULTS.store.kind),
+    url: z
+      .string()
+      .regex(/^rediss?:\/\/[^\s]+$/, "must be a redis:// or rediss:// URL (redis://[user:password@]host:port[/db])")
+      .optional(),
+    prefix: z.string().regex(STORE_PREFIX, "1–64 characters of A-Z a-z 0-9 _ . -").default(DEFAULTS.store.prefix),
+    config_version: z.string().min(1).max(128).regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces").optional(),
+    connect_timeout_ms: z.number().int().min(100).max(60_000).default(DEFAULTS.store.connect_timeout_ms),
+    command_timeout_ms: z.number().int().min(50).max(60_000).default(DEFAULTS.store.command_timeout_ms),
+    max_backoff_ms: z.number().int().min(100).max(60_000).default(DEFAULTS.store.max_backoff_ms),
+    heartbeat_ms: z.number().int().min(100).max(60_000).default(DEFAULTS.store.heartbeat_ms),
+    reconcile_ms: z.number().int().min(100).max(600_000).default(DEFAULTS.store.reconcile_ms),
+  })
+  .strict()
+  .superRefine((store, ctx) => {
+    if (store.kind === "redis" && store.url === undefined) ctx.addIssue({ code: "custom", path: ["url"], message: "is required with kind: redis" });
+    if (store.kind === "local") {
+      for (const field of REDIS_ONLY_FIELDS) {
+        if (store[field] !== undefined) ctx.addIssue({ code: "custom", path: [field], message: "applies only to kind: redis" });
+      }
+    }
+  })
+  .default({ ...DEFAULTS.store });
 
 /**
  * The deployment config `vcp.yaml` (DESIGN §6.4). Every limit has a safe default, from
@@ -29,9 +65,6 @@ export const ConfigSchema = z
       .strict()
       .default({ ...DEFAULTS.listen }),
     data_dir: z.string().default(DEFAULTS.data_dir),
-    // This replica's id in audit records (runtime/replica-id.ts). Usually left out: VCP_REPLICA_ID (e.g.
-    // the pod name) wins over it, and without either the id kept in data_dir/replica-id is used.
-    replica_id: z.string().regex(REPLICA_ID.regex, REPLICA_ID.rule).optional(),
     // The key that signs constitution modification links (DESIGN §4.5). Replicas share one (a
     // Kubernetes Secret) so every link verifies with one public key; default data_dir/runtime-key.pem.
     runtime_key_file: z.string().min(1).optional(),
@@ -175,6 +208,8 @@ export const ConfigSchema = z
     // The library's list: `serve` must not redact less than `createRuntime` does.
     redact_keys: z.array(z.string().min(1)).default(() => [...DEFAULTS.redact_keys]),
     log_level: z.enum(["debug", "info", "warn", "error"]).optional(),
+    // Where shared state lives (issue 18): the data directory alone, or Redis shared by replicas (src/store/).
+    store: StoreConfigSchema,
     // The operator console (src/server/console-routes.ts).
     console: z
       .object({ security_report_dir: z.string().min(1).default("bench/reports/sandbox") })
@@ -237,8 +272,14 @@ export function resolveConfig(raw: unknown, baseDir: string, source: string | nu
   return deepFreeze({ ...config, source });
 }
 
+/** Per-process values given on the command line in place of the file's (`serve --data-dir`). */
+export interface ConfigOverrides {
+  /** Replicas sharing one `vcp.yaml` each need their own data directory (its lock, audit log and replica id). */
+  data_dir?: string;
+}
+
 /** Read and validate a `vcp.yaml` file. YAML syntax errors name the line and column. */
-export function loadConfigFile(path: string): ResolvedConfig {
+export function loadConfigFile(path: string, overrides: ConfigOverrides = {}): ResolvedConfig {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -251,5 +292,30 @@ export function loadConfigFile(path: string): ResolvedConfig {
     const where = first.linePos?.[0] ? `line ${first.linePos[0].line}, column ${first.linePos[0].col}` : "unknown position";
     throw new VcpError("INVALID_CONFIG", `${path}: YAML syntax error at ${where}: ${first.message.split("\n")[0]}`, { file: path, line: first.linePos?.[0]?.line });
   }
-  return resolveConfig(doc.toJS(), dirname(resolve(path)), path);
+  const raw: unknown = doc.toJS();
+  if (overrides.data_dir !== undefined && typeof raw === "object" && raw !== null) (raw as Record<string, unknown>).data_dir = resolve(overrides.data_dir);
+  return resolveConfig(raw ?? (overrides.data_dir !== undefined ? { data_dir: resolve(overrides.data_dir) } : raw), dirname(resolve(path)), path);
+}
+
+/**
+ * Fields replicas may set differently: where each listens and keeps its data, its own tokens and
+ * keyring (a replica whose keyring refuses a revision keeps the previous one and says so), logging,
+ * the console, and how it reaches the store. Everything else is policy that must agree across peers.
+ */
+const PER_REPLICA_FIELDS = ["listen", "data_dir", "auth", "keyring", "log_level", "console", "audit", "store", "source"] as const;
+
+/**
+ * The config version replicas compare at start: `store.config_version` when the operator names one,
+ * else `sha256:` + 16 hex digits of the canonical JSON of the shared fields (everything but
+ * PER_REPLICA_FIELDS), so two replicas with different limits, profiles or strategies notice.
+ *
+ * @example
+ * ```ts
+ * configVersionOf(loadConfigFile("vcp.yaml")); // "sha256:3f9a0c1d2e4b5a69"
+ * ```
+ */
+export function configVersionOf(config: ResolvedConfig): string {
+  if (config.store.config_version !== undefined) return config.store.config_version;
+  const shared = Object.fromEntries(Object.entries(config).filter(([key]) => !(PER_REPLICA_FIELDS as readonly string[]).includes(key)));
+  return `sha256:${createHash("sha256").update(canonicalJson(shared)).digest("hex").slice(0, 16)}`;
 }

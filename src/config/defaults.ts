@@ -49,4 +49,14 @@ export const DEFAULTS = deepFreeze({
     annotation_bytes_per_chain: 256 * 1024,
   },
   redact_keys: REDACT_KEYS,
+  /** Where shared state lives: `local` (the data directory only) or `redis` (src/store/). */
+  store: {
+    kind: "local" as "local" | "redis",
+    prefix: "vcp",
+    connect_timeout_ms: 5000,
+    command_timeout_ms: 2000,
+    max_backoff_ms: 5000,
+    heartbeat_ms: 1000,
+    reconcile_ms: 5000,
+  },
 });

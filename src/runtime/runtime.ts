@@ -19,6 +19,9 @@
  *     │                                  periodic timers                                     │
  *     └──── fireProfile (fire-profile.ts) ─► approvals (approvals.ts: ask_user) ─────────────┘
  *
+ *  store (store/): with `store: { kind: "redis" }` a SharedStore (connection, key helpers, replica
+ *  presence), opened after the settings and before the audit trail, handed to the parts that share state.
+ *
  *  last: bundles.restore() reinstalls what the data directory holds.
  * ```
  */
@@ -42,7 +45,6 @@ import { sessionNotFound } from "../pipeline/errors.js";
 import { createMetrics } from "../observe/metrics.js";
 import { readProcessUsage } from "../observe/proc-usage.js";
 import { createAuditTrail, defaultAuditPath, type AuditOptions, type AuditTrail } from "./audit-trail.js";
-import { resolveReplicaId } from "./replica-id.js";
 import { createRedactor } from "../audit/index.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { createBundleManager, createRevisionPins, LOCAL_OPERATOR } from "./bundles.js";
@@ -50,6 +52,7 @@ import { createChainFirer, unknownType } from "./fire.js";
 import { callerHook, withCallerSessionId } from "./caller-view.js";
 import { startBackend } from "./sandbox.js";
 import { resolveSettings } from "./settings.js";
+import { openSharedStore, resolveReplicaId, type SharedStore } from "../store/index.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
 export type { BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions, Runtime, RuntimeOptions, RuntimeStatus } from "./types.js";
@@ -71,6 +74,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   // read or written; released by close(), or here when the start fails.
   const auditOptions = resolveAuditOptions(options);
   const locks: PidLock[] = [];
+  let shared: SharedStore | undefined;
   try {
     if (options.dataDir !== undefined) {
       mkdirSync(options.dataDir, { recursive: true });
@@ -80,8 +84,19 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       mkdirSync(dirname(auditOptions.path), { recursive: true });
       locks.push(acquirePidLock(`${auditOptions.path}.lock`, `audit log ${resolve(auditOptions.path)}`));
     }
-    return await startRuntime(options, auditOptions, () => releaseAll(locks));
+    // ── the shared store (issue 18): undefined with `kind: local`, and then no Redis is touched ─────
+    // Parts that share state across replicas take `shared` (its `connection.run`/`eval`/`keys`, its
+    // `replicaId`); everything else runs exactly as without it.
+    // One replica id for the store (heartbeat, leases) and the audit chain (every record), resolved
+    // once (store/replica-id.ts); kept with the chain it names: the data dir, else the log's dir.
+    const replicaId = resolveReplicaId({
+      explicit: options.replicaId ?? (options.store?.kind === "redis" ? options.store.replicaId : undefined),
+      dataDir: options.dataDir ?? (auditOptions !== undefined ? dirname(auditOptions.path) : undefined),
+    });
+    if (options.store?.kind === "redis") shared = await openSharedStore({ ...options.store, replicaId }, { dataDir: options.dataDir, logger: options.logger ?? silentLogger });
+    return await startRuntime(options, auditOptions, shared, replicaId, () => releaseAll(locks));
   } catch (err) {
+    await shared?.close().catch(() => undefined);
     releaseAll(locks);
     throw err;
   }
@@ -100,7 +115,7 @@ function resolveAuditOptions(options: RuntimeOptions): AuditOptions | undefined 
   return options.audit ?? (options.dataDir !== undefined ? { path: defaultAuditPath(options.dataDir), ...(options.redactKeys ? { redactKeys: options.redactKeys } : {}) } : undefined);
 }
 
-async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions | undefined, releaseLocks: () => void): Promise<Runtime> {
+async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions | undefined, shared: SharedStore | undefined, replicaId: string, releaseLocks: () => void): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
   let closed = false;
@@ -156,8 +171,6 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   const profileHooks = createProfileHookStore();
 
   // ── audit log, then the sandbox ─────────────────────────────────────────────────────────────
-  // The replica id lives with the audit chain it names (replica-id.ts): data dir, else the log's dir.
-  const replicaId = resolveReplicaId(options.replicaId, options.dataDir ?? (auditOptions !== undefined ? dirname(auditOptions.path) : undefined));
   if (auditOptions !== undefined) {
     audit = await createAuditTrail({ ...auditOptions, onSync: (seconds) => metrics.observeAuditSync(seconds) }, replicaId);
     const repaired = audit.writer.recovery;
@@ -309,6 +322,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         audit: audit === undefined
           ? { enabled: false, replica: null, head: null, pending: 0, lag_ms: 0 }
           : { enabled: true, replica: replicaId, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
+        store: shared === undefined ? { kind: "local" } : shared.status(),
       };
     },
 
@@ -334,6 +348,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       try {
         await backend.close();
         await audit?.close();
+        await shared?.close();
       } finally {
         releaseLocks();
       }

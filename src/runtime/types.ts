@@ -20,6 +20,7 @@ import type { ProfileDeployment } from "./profile-hooks.js";
 import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "./approvals.js";
 import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry } from "./fire-profile.js";
 import type { HookStatsView } from "./stats.js";
+import type { StoreOptions, StoreStatus } from "../store/index.js";
 import type { AuditOptions, AuditQuery } from "./audit-trail.js";
 import type { AuditRecord } from "../audit/index.js";
 import type {
@@ -31,6 +32,12 @@ import type {
 export interface RuntimeOptions {
   /** Options of the isolated-vm sandbox process (threads, limits, fetch policy). */
   sandbox?: SandboxOptions;
+  /**
+   * Where state shared by replicas lives (issue 18; vcp.yaml `store:`). Default `{ kind: "local" }`:
+   * the data directory only, no Redis touched. `{ kind: "redis", url, prefix }`: bundles, limits (and
+   * sessions, approvals) shared through Redis by every replica of the prefix.
+   */
+  store?: StoreOptions;
   /**
    * Run chains on this backend instead of starting the sandbox process. For tests and embedding
    * experiments only: the default sandbox is the security boundary.
@@ -99,9 +106,10 @@ export interface RuntimeOptions {
    */
   audit?: AuditOptions | false;
   /**
-   * This replica's id, stamped on every audit record (issue 18). Default: the id kept in
-   * `<dataDir>/replica-id` (generated as `<hostname>-<8 hex>` on first start, so stable across
-   * restarts), else next to the audit log, else the host name. See runtime/replica-id.ts.
+   * This replica's id (issue 18): in every audit record and, with a Redis store, in its heartbeat and
+   * leases (wins over `store.replicaId`). Default: the id kept in `<dataDir>/replica-id` (made once
+   * as `<host>-<random>`, so stable across restarts), else next to the audit log, else fresh per
+   * process. See store/replica-id.ts.
    */
   replicaId?: string;
   /**
@@ -188,6 +196,8 @@ export interface RuntimeStatus {
   sandbox: ReturnType<ChainBackend["stats"]>;
   /** `replica`: the id stamped on every record of this replica's chain (null when the log is off). */
   audit: { enabled: boolean; replica: string | null; head: { seq: number; hash: string } | null; pending: number; lag_ms: number };
+  /** Where shared state lives; with Redis: this replica, its connection, its peers and their bundle revisions. */
+  store: StoreStatus;
 }
 
 /** Options of `bundles.install`. */

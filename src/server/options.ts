@@ -14,7 +14,7 @@
  *   redact_keys, console — they are owned by the runtime or the sandbox process, built once at start.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { ResolvedConfig } from "../index.js";
+import { configVersionOf, type ResolvedConfig, type StoreOptions } from "../index.js";
 import type { LiveSettings } from "./app.js";
 
 export const LIVE_FIELDS = ["auth", "limits.body_bytes", "limits.bundle_bytes", "session_hook_allowlist", "log_level"] as const;
@@ -23,7 +23,6 @@ export const LIVE_FIELDS = ["auth", "limits.body_bytes", "limits.bundle_bytes", 
 export const RESTART_FIELDS = [
   "listen",
   "data_dir",
-  "replica_id",
   "runtime_key_file",
   "pool",
   "keyring",
@@ -46,6 +45,7 @@ export const RESTART_FIELDS = [
   "limits.annotation_bytes_per_chain",
   "redact_keys",
   "console",
+  "store",
 ] as const;
 
 export function liveSettingsFor(config: ResolvedConfig): LiveSettings {
@@ -61,11 +61,28 @@ export function logLevelOf(config: ResolvedConfig): string | undefined {
   return config.log_level;
 }
 
+/** createRuntime's `store` for a config: `kind: local` touches no Redis. */
+export function storeOptionsFor(config: ResolvedConfig): StoreOptions {
+  const store = config.store;
+  if (store.kind === "local") return { kind: "local" };
+  return {
+    kind: "redis",
+    url: store.url!,
+    prefix: store.prefix,
+    configVersion: configVersionOf(config),
+    connectTimeoutMs: store.connect_timeout_ms,
+    commandTimeoutMs: store.command_timeout_ms,
+    maxBackoffMs: store.max_backoff_ms,
+    heartbeatMs: store.heartbeat_ms,
+    reconcileMs: store.reconcile_ms,
+  };
+}
+
 /** The options of createRuntime for a config. */
 export function runtimeOptionsFor(config: ResolvedConfig) {
   return {
+    store: storeOptionsFor(config),
     dataDir: config.data_dir,
-    ...(config.replica_id !== undefined ? { replicaId: config.replica_id } : {}),
     keyring: { keys: config.keyring.keys.map((k) => ({ ...k })) },
     requireSignatures: config.require_signatures,
     maxBundleBytes: config.limits.bundle_bytes,

@@ -89,7 +89,7 @@ describe("serve as one of several replicas", () => {
   it.each([
     ["a token variable that is not set (or empty)", { VCP_OPS_TOKEN: "" }, /auth\[0\]\.token_env: environment variable VCP_OPS_TOKEN is not set/],
     ["a token shorter than 32 characters", { VCP_OPS_TOKEN: "short" }, /the token in VCP_OPS_TOKEN is shorter than 32 characters/],
-    ["a replica id with a slash", { VCP_REPLICA_ID: "pods/vcp-0" }, /VCP_REPLICA_ID, replica_id in vcp\.yaml or the replicaId option: replica id "pods\/vcp-0" must match/],
+    ["a replica id with a slash", { VCP_REPLICA_ID: "pods/vcp-0" }, /VCP_REPLICA_ID: replica id 'pods\/vcp-0' must be 1–128 characters/],
   ])("%s stops the start, saying so", async (_what, env, message) => {
     const dir = replicaDir();
     const p = start(dir, { VCP_OPS_TOKEN: OPS, VCP_APP_TOKEN: APP, ...env });

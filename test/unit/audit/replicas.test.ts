@@ -3,12 +3,12 @@
  * is verified chain by chain and reported per replica; the OTLP export keeps replicas apart.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { hostname, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { openAuditLog, toOtlpLogs, verifyAuditLog, verifyAuditLogSet, type AuditRecord } from "../../../src/audit/index.js";
 import { VcpError } from "../../../src/errors.js";
-import { resolveReplicaId, REPLICA_ID_FILE } from "../../../src/runtime/replica-id.js";
+import { resolveReplicaId, REPLICA_ID_FILE } from "../../../src/store/replica-id.js";
 import { hookRecord, options, readLines, writeLines } from "./helpers.js";
 
 const dirs: string[] = [];
@@ -65,7 +65,7 @@ describe("the writer stamps the replica id", () => {
 
   test("an id outside the replica-id alphabet is refused before anything is written", async () => {
     const root = await scratch();
-    for (const bad of ["", "a/b", "has space", "-leading", "x".repeat(254)]) {
+    for (const bad of ["", "a/b", "has space", "line\nbreak", "x".repeat(129)]) {
       await expect(openAuditLog(options(join(root, "audit.jsonl"), { replica: bad }))).rejects.toMatchObject({ code: "INVALID_CONFIG", details: { field: "replica_id" } });
     }
   });
@@ -126,23 +126,22 @@ describe("verifyAuditLogSet: one verdict per replica chain", () => {
   });
 });
 
-describe("the replica id: explicit, else kept with the chain, else the host name", () => {
+describe("the replica id: explicit, else kept with the chain, else fresh per process", () => {
   test("generated once in the state directory and the same at every later start", async () => {
     const dir = await scratch();
-    const first = resolveReplicaId(undefined, dir);
-    expect(first).toMatch(/-[0-9a-f]{8}$/);
+    const first = resolveReplicaId({ dataDir: dir });
+    expect(first).toMatch(/-[0-9a-f]{6}$/);
     expect((await readFile(join(dir, REPLICA_ID_FILE), "utf8")).trim()).toBe(first);
-    expect(resolveReplicaId(undefined, dir)).toBe(first);
-    expect(resolveReplicaId(undefined, await scratch())).not.toBe(first); // another replica, another id
+    expect(resolveReplicaId({ dataDir: dir })).toBe(first);
+    expect(resolveReplicaId({ dataDir: await scratch() })).not.toBe(first); // another replica, another id
   });
 
   test("an explicit id wins and is checked; a damaged kept id is an error, never a silent new identity", async () => {
     const dir = await scratch();
-    expect(resolveReplicaId("vcp-hooks-7d9f-abc12", dir)).toBe("vcp-hooks-7d9f-abc12");
-    expect(() => resolveReplicaId("no/slashes", dir)).toThrow(VcpError);
+    expect(resolveReplicaId({ explicit: "vcp-hooks-7d9f-abc12", dataDir: dir })).toBe("vcp-hooks-7d9f-abc12");
+    expect(() => resolveReplicaId({ explicit: "no/slashes", dataDir: dir })).toThrow(VcpError);
     await writeFile(join(dir, REPLICA_ID_FILE), "bad id with spaces\n");
-    expect(() => resolveReplicaId(undefined, dir)).toThrow(/not a replica id/);
-    expect(resolveReplicaId(undefined, undefined)).toBe(hostname().replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "").slice(0, 200) || "replica");
+    expect(() => resolveReplicaId({ dataDir: dir })).toThrow(/replica-id: replica id 'bad id with spaces' must be/);
   });
 });
 

@@ -1,0 +1,275 @@
+/*
+ * The connection to the shared store: the only module that creates Redis clients (eslint's import
+ * table keeps `ioredis` in src/store/).
+ *
+ * - Commands fail fast while disconnected (no offline queue) and time out after
+ *   `commandTimeoutMs`: a caller gets STORE_UNAVAILABLE naming its operation within its deadline
+ *   instead of waiting for Redis to come back.
+ * - The client reconnects by itself, forever, with capped exponential backoff and jitter; every
+ *   (re)connection calls the `onReady` listeners (resynchronise, repeat start-up checks).
+ * - Pub/sub runs on a second connection (a subscribed Redis connection can send nothing else), which
+ *   resubscribes after a reconnect; its listeners are told, so a missed message is covered by a resync.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import type { Logger } from "../observe/events.js";
+import { storeUnavailable } from "./errors.js";
+import { storeKeys, type StoreKeys } from "./keys.js";
+
+export interface StoreConnectionOptions {
+  url: string;
+  prefix: string;
+  /** First connection: how long the start waits for Redis before going on without it. */
+  connectTimeoutMs: number;
+  /** Every command: past this it fails with STORE_UNAVAILABLE (reason timeout). */
+  commandTimeoutMs: number;
+  /** Ceiling of the reconnect backoff. */
+  maxBackoffMs: number;
+  /** Shown in Redis `CLIENT LIST` (e.g. `vcp-hooks:<replica id>`). */
+  clientName?: string;
+  logger: Logger;
+}
+
+/** A Lua script run with EVALSHA (falling back to EVAL after a Redis restart emptied the script cache). */
+export interface StoreScript {
+  readonly name: string;
+  readonly lua: string;
+  readonly sha: string;
+}
+
+export function defineScript(name: string, lua: string): StoreScript {
+  return Object.freeze({ name, lua, sha: createHash("sha1").update(lua).digest("hex") });
+}
+
+export interface StoreConnectionStatus {
+  connected: boolean;
+  /** When the connection last came up or went down (ISO time). */
+  since: string;
+  /** Times the connection came back after being lost. */
+  reconnects: number;
+  last_error: string | null;
+}
+
+export type RedisClient = Redis;
+
+export interface StoreConnection {
+  readonly keys: StoreKeys;
+  /**
+   * The command client, for code in src/store/ and for `run`'s callback. Prefer `run`: it maps every
+   * failure to STORE_UNAVAILABLE naming the operation.
+   */
+  readonly redis: RedisClient;
+  /**
+   * Run `fn` against the command client. Any failure (no connection, timeout, error reply) becomes
+   * STORE_UNAVAILABLE with `operation` in the message and details; VcpErrors pass through.
+   *
+   * @example
+   * ```ts
+   * const seq = await store.run("reading the bundle revision", (redis) => redis.get(store.keys.bundleSeq));
+   * ```
+   */
+  run<T>(operation: string, fn: (redis: RedisClient) => Promise<T>): Promise<T>;
+  /** Run a Lua script (EVALSHA, EVAL when Redis lost its script cache); failures as `run`. */
+  eval(operation: string, script: StoreScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown>;
+  /** Redis `TIME` in ms: one clock for every replica (periodic ticks, leases), whatever their skew. */
+  serverTimeMs(operation?: string): Promise<number>;
+  /** Publish on a channel of this deployment (`keys.channel(name)` or another key of `keys`). */
+  publish(operation: string, channel: string, message: string): Promise<void>;
+  /**
+   * Subscribe to a channel on the shared subscriber connection. `onMessage` gets each message;
+   * messages sent while disconnected are lost, so pair a subscription with `onReady` (resync).
+   * Returns an unsubscribe function.
+   */
+  subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>>;
+  /** Called at every (re)connection of the command client, and once at once if it is up now. */
+  onReady(listener: () => void): () => void;
+  connected(): boolean;
+  status(): StoreConnectionStatus;
+  /** Close both connections; pending commands fail. */
+  close(): Promise<void>;
+}
+
+/** Reconnect delay: exponential from 100 ms, capped, ±20 % jitter so replicas do not reconnect in step. */
+export function backoffMs(attempt: number, maxBackoffMs: number): number {
+  const base = Math.min(maxBackoffMs, 100 * 2 ** Math.min(attempt - 1, 20));
+  return Math.max(50, Math.round(base * (0.8 + Math.random() * 0.4)));
+}
+
+/**
+ * Open the store's connections. Waits up to `connectTimeoutMs` for the first connection; without one
+ * it resolves anyway (logged): the client keeps reconnecting and stateless chains run meanwhile.
+ *
+ * @example
+ * ```ts
+ * const store = await connectStore({ url: "redis://127.0.0.1:6379", prefix: "vcp", connectTimeoutMs: 5000,
+ *   commandTimeoutMs: 2000, maxBackoffMs: 5000, logger });
+ * await store.run("ping", (redis) => redis.ping());
+ * ```
+ */
+export async function connectStore(options: StoreConnectionOptions): Promise<StoreConnection> {
+  const { logger } = options;
+  const keys = storeKeys(options.prefix);
+  const target = describeUrl(options.url);
+  const common = {
+    lazyConnect: true,
+    connectTimeout: options.connectTimeoutMs,
+    retryStrategy: (attempt: number) => backoffMs(attempt, options.maxBackoffMs),
+    ...(options.clientName !== undefined ? { connectionName: options.clientName.replace(/[^\x21-\x7e]/g, "_") } : {}),
+  };
+  // Commands: fail fast while down (no offline queue, no retry of a command whose connection died).
+  const redis = new Redis(options.url, { ...common, enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: options.commandTimeoutMs });
+  let subscriber: Redis | undefined;
+  const channels = new Map<string, Set<(message: string) => void>>();
+  const readyListeners = new Set<() => void>();
+  let closed = false;
+  let up = false;
+  let everUp = false;
+  let reconnects = 0;
+  let since = new Date().toISOString();
+  let lastError: string | null = null;
+
+  redis.on("error", (err: Error) => {
+    // ioredis reports each failed attempt; log a change of state, not every retry.
+    const text = err.message.replace(/rediss?:\/\/[^\s]+/g, "redis://…");
+    if (text !== lastError) logger.warn({ store: target, error: text }, "store: Redis connection error");
+    lastError = text;
+  });
+  redis.on("ready", () => {
+    if (everUp) reconnects += 1;
+    up = true;
+    everUp = true;
+    since = new Date().toISOString();
+    logger.info({ store: target, prefix: options.prefix, reconnects }, reconnects === 0 ? "store: connected to Redis" : "store: reconnected to Redis");
+    for (const listener of [...readyListeners]) {
+      try {
+        listener();
+      } catch (err) {
+        logger.error({ err }, "store: a ready listener failed");
+      }
+    }
+  });
+  redis.on("close", () => {
+    if (up) {
+      since = new Date().toISOString();
+      logger.warn({ store: target }, "store: lost the connection to Redis; reconnecting with backoff");
+    }
+    up = false;
+  });
+
+  const run = async <T>(operation: string, fn: (client: Redis) => Promise<T>): Promise<T> => {
+    try {
+      return await fn(redis);
+    } catch (err) {
+      throw storeUnavailable(operation, err);
+    }
+  };
+
+  const connection: StoreConnection = {
+    keys,
+    redis,
+    run,
+    async eval(operation, script, scriptKeys, args) {
+      return run(`${operation} (script ${script.name})`, async (client) => {
+        try {
+          return await client.evalsha(script.sha, scriptKeys.length, ...scriptKeys, ...args);
+        } catch (err) {
+          if (!(err instanceof Error) || !err.message.startsWith("NOSCRIPT")) throw err;
+          return client.eval(script.lua, scriptKeys.length, ...scriptKeys, ...args);
+        }
+      });
+    },
+    async serverTimeMs(operation = "reading the store's clock") {
+      const [seconds, micros] = await run(operation, (client) => client.time());
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    },
+    async publish(operation, channel, message) {
+      await run(operation, (client) => client.publish(channel, message));
+    },
+    async subscribe(channel, onMessage) {
+      if (subscriber === undefined) {
+        // Subscriptions may wait for the connection (offline queue on) and come back after a reconnect.
+        subscriber = new Redis(options.url, { ...common, enableOfflineQueue: true, autoResubscribe: true, maxRetriesPerRequest: null });
+        subscriber.on("error", () => undefined); // the command client logs the outage
+        subscriber.on("message", (from: string, message: string) => {
+          for (const listener of channels.get(from) ?? []) {
+            try {
+              listener(message);
+            } catch (err) {
+              logger.error({ err, channel: from }, "store: a subscriber failed");
+            }
+          }
+        });
+        subscriber.connect().catch(() => undefined);
+      }
+      let listeners = channels.get(channel);
+      if (listeners === undefined) {
+        listeners = new Set();
+        channels.set(channel, listeners);
+        const sub = subscriber;
+        // Not awaited beyond the command timeout: while Redis is down the subscription waits in the
+        // offline queue and is made when the connection comes up.
+        void sub.subscribe(channel).catch((err: unknown) => logger.warn({ channel, err }, "store: subscribing failed"));
+      }
+      listeners.add(onMessage);
+      return async () => {
+        listeners.delete(onMessage);
+        if (listeners.size === 0) {
+          channels.delete(channel);
+          await subscriber?.unsubscribe(channel).catch(() => undefined);
+        }
+      };
+    },
+    onReady(listener) {
+      readyListeners.add(listener);
+      if (up) queueMicrotask(() => readyListeners.has(listener) && listener());
+      return () => readyListeners.delete(listener);
+    },
+    connected: () => up,
+    status: () => ({ connected: up, since, reconnects, last_error: up ? null : lastError }),
+    async close() {
+      if (closed) return;
+      closed = true;
+      readyListeners.clear();
+      channels.clear();
+      await Promise.all([quit(redis), subscriber === undefined ? undefined : quit(subscriber)]);
+    },
+  };
+
+  // The first connection, bounded: a start never hangs on Redis.
+  const first = redis.connect().then(
+    () => true,
+    () => false,
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), options.connectTimeoutMs);
+  });
+  const ok = await Promise.race([first, timedOut]);
+  clearTimeout(timer);
+  if (!ok) logger.warn({ store: target, connect_timeout_ms: options.connectTimeoutMs }, "store: Redis is not reachable at start; starting without it and reconnecting with backoff (shared state is unavailable until then)");
+  return connection;
+}
+
+async function quit(client: Redis): Promise<void> {
+  try {
+    if (client.status === "ready") await client.quit();
+    else client.disconnect();
+  } catch {
+    client.disconnect();
+  }
+}
+
+/** host:port/db of a redis URL, without credentials (for logs and status). */
+export function describeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname && parsed.pathname !== "/" ? parsed.pathname : ""}`;
+  } catch {
+    return "redis://(unparsable URL)";
+  }
+}
+
+/** A random id for one process's lifetime (the replica's instance, lock owners). */
+export function newInstanceId(): string {
+  return randomUUID();
+}
