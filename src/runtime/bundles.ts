@@ -1,9 +1,14 @@
 /*
  * The bundle manager: every change to the installed policy, one at a time.
  *
- *   install(input) ─ verify ─► activate: load in sandbox ─► atomic registry swap ─► persist ─► retire old
- *   restore()      ─ read data dir ─ re-verify ─► activate (no persist)
- *   remove(name)   ─ registry swap ─► persist ─► retire
+ *   install(input) ─ verify ─► activate: load in sandbox ─► atomic registry swap ─► publish ─► persist ─► retire old
+ *   restore()      ─ read data dir ─ re-verify ─► activate (no publish, no persist)
+ *   remove(name)   ─ registry swap ─► publish ─► persist ─► retire
+ *   applyShared / removeShared (bundle-sync.ts, inside `exclusive`) ─ a change another replica
+ *                    published: verified here with this replica's keyring ─► activate ─► persist
+ *
+ * "publish" exists only with a shared store (store.kind redis): the change is written to Redis for
+ * every replica, and a failure there undoes the swap like a failed persist (STORE_UNAVAILABLE).
  *
  * A retired revision's isolates are released (`backend.unloadBundle`) only once no chain that started
  * on it is in flight (spec §6.3, DESIGN §3.4 hot swap): every chain pins the digests of its plan
@@ -13,7 +18,7 @@
 import { VcpError, type ErrorCode } from "../errors.js";
 import { isVcpManifest, manifestHookDefinitions, manifestHookNames, manifestProfileHooks } from "../bundle/hooks.js";
 import { parseManifest, type Manifest } from "../bundle/manifest.js";
-import { createArtifact, isArtifactLike, verifyArtifact, type VerifiedArtifact } from "../bundle/artifact.js";
+import { createArtifact, isArtifactLike, verifyArtifact, type VcpArtifact, type VerifiedArtifact } from "../bundle/artifact.js";
 import type { Keyring } from "../bundle/keys.js";
 import type { BundleStore } from "../bundle/store.js";
 import { compareVersions } from "../bundle/version.js";
@@ -99,6 +104,14 @@ export interface BundleManagerDeps {
   logger: Logger;
   /** SANDBOX_CLOSED once the runtime is closed. */
   assertOpen(): void;
+  /** With a shared store: writes each install and removal for the other replicas (bundle-sync.ts). */
+  publisher?: BundlePublisher;
+}
+
+/** Where a local install or removal is announced to the other replicas (Redis; src/runtime/bundle-sync.ts). */
+export interface BundlePublisher {
+  publish(artifact: VcpArtifact, info: BundleInfo, options: { allowDowngrade: boolean }): Promise<void>;
+  unpublish(name: string): Promise<void>;
 }
 
 export interface BundleManager {
@@ -115,11 +128,24 @@ export interface BundleManager {
   sessionHook(bundle: string, hook: string): HookDefinition;
   /** The registry's action check: only an installed revision's exports run. */
   resolveAction: ActionResolver;
+  /** Run `task` with no other bundle change before it ends (the shared-bundle reconciler). */
+  exclusive<T>(task: () => Promise<T>): Promise<T>;
+  /**
+   * Only inside `exclusive`: activate a revision another replica published. Verified against this
+   * replica's keyring; downgrades allowed (the shared order decides); persisted locally, not published.
+   * A refusal leaves the installed revision as it was and is recorded on it (`errors`).
+   */
+  applyShared(artifact: unknown): Promise<BundleInfo>;
+  /** Only inside `exclusive`: remove a bundle the shared store removed (not published again). */
+  removeShared(name: string): Promise<BundleInfo | undefined>;
+  /** The artifact of an installed bundle (to seed an empty shared store). */
+  installedArtifact(name: string): VcpArtifact | undefined;
 }
 
 interface InstalledBundle {
   info: BundleInfo;
   manifest: Manifest;
+  artifact: VcpArtifact;
 }
 
 /**
@@ -150,6 +176,7 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
         principal: installOptions.principal ?? LOCAL_OPERATOR,
         allowDowngrade: installOptions.allowDowngrade === true,
         persist: true,
+        publish: true,
       });
     } catch (err) {
       recordFailure(input, err);
@@ -182,14 +209,18 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
 
   async function activate(
     verified: VerifiedArtifact,
-    how: { principal: Principal; allowDowngrade: boolean; persist: boolean; activatedAt?: string },
+    how: { principal: Principal; allowDowngrade: boolean; persist: boolean; publish: boolean; activatedAt?: string },
   ): Promise<BundleInfo> {
     const { manifest, digest } = verified;
     // PROFILE_DISABLED before anything is loaded or swapped: the installed revision stays as it was.
     if (!isVcpManifest(manifest)) deps.enabledProfile(manifest.profile!);
     const previous = installed.get(manifest.bundle);
     // The same revision again is a no-op, unless the sandbox quarantined it: reloading lifts that.
-    if (previous !== undefined && previous.info.digest === digest && !backend.stats().quarantined.includes(digest)) return previous.info;
+    // (Published again all the same: the shared store may have lost it, or hold another revision.)
+    if (previous !== undefined && previous.info.digest === digest && !backend.stats().quarantined.includes(digest)) {
+      if (how.publish && deps.publisher !== undefined) await deps.publisher.publish(verified.artifact, previous.info, { allowDowngrade: how.allowDowngrade });
+      return previous.info;
+    }
     if (previous !== undefined && !how.allowDowngrade && compareVersions(manifest.version, previous.info.version) < 0) {
       throw new VcpError(
         "VERSION_DOWNGRADE",
@@ -231,7 +262,7 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
     };
     // The registry resolves actions against `installed`, so the new revision is entered first
     // and rolled back if the atomic registry swap refuses it.
-    installed.set(manifest.bundle, { info, manifest });
+    installed.set(manifest.bundle, { info, manifest, artifact: verified.artifact });
     try {
       // Profile hooks are compiled before the registry swap, so a refusal leaves both untouched.
       const profileHookList = isVcpManifest(manifest) ? undefined : profileHooks.compile(deps.enabledProfile(manifest.profile!).profile.id, manifestProfileHooks(manifest, digest));
@@ -247,12 +278,22 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
       if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
       throw err;
     }
+    if (how.publish && deps.publisher !== undefined) {
+      try {
+        await deps.publisher.publish(verified.artifact, info, { allowDowngrade: how.allowDowngrade });
+      } catch (err) {
+        // Not shared ⇒ not installed: every replica runs what the shared store says, this one included.
+        restoreHooks(manifest.bundle, registeredHooks({ info, manifest, artifact: verified.artifact }), previous);
+        if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
+        throw err;
+      }
+    }
     if (how.persist && store !== undefined) {
       try {
         await store.activate(verified.artifact, { bundle: info.bundle, version: info.version, digest, activated_at: info.activated_at, signed_by: info.signed_by });
       } catch (err) {
         // Not persisted ⇒ not installed: a restart must not bring back something else than what runs.
-        restoreHooks(manifest.bundle, registeredHooks({ info, manifest }), previous);
+        restoreHooks(manifest.bundle, registeredHooks({ info, manifest, artifact: verified.artifact }), previous);
         if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
         throw storeFailure(err, `persisting bundle '${manifest.bundle}'`);
       }
@@ -264,6 +305,10 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
 
   /** Undo a registry swap: deregister `currentHooks`, re-register `previous` (if any) as it was. */
   function restoreHooks(name: string, currentHooks: string[], previous: InstalledBundle | undefined): void {
+    // The registry resolves the restored hooks' actions against `installed`: put the previous revision
+    // back there first, or the re-registration is refused as "not the installed revision".
+    if (previous) installed.set(name, previous);
+    else installed.delete(name);
     profileHooks.delete(name);
     if (previous !== undefined && !isVcpManifest(previous.manifest)) {
       try {
@@ -280,8 +325,6 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
     } catch (err) {
       logger.error({ err, bundle: name }, "could not restore the previous hooks after a failed bundle change");
     }
-    if (previous) installed.set(name, previous);
-    else installed.delete(name);
   }
 
   function profileRefOf(manifest: Manifest): string {
@@ -302,13 +345,21 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
     installed.set(name, { ...entry, info: { ...entry.info, errors: [...entry.info.errors, failure].slice(-MAX_RECORDED_ERRORS) } });
   }
 
-  async function removeNow(name: string, principal: Principal | undefined): Promise<BundleInfo> {
+  async function removeNow(name: string, principal: Principal | undefined, publish: boolean): Promise<BundleInfo> {
     deps.assertOpen();
     const entry = installed.get(name);
     if (entry === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${name}' is not installed`, { bundle: name });
     registry.replace(registeredHooks(entry), [], { scope: "deployment", principal: principal ?? LOCAL_OPERATOR });
     profileHooks.delete(name);
     installed.delete(name);
+    if (publish && deps.publisher !== undefined) {
+      try {
+        await deps.publisher.unpublish(name);
+      } catch (err) {
+        restoreHooks(entry.manifest.bundle, [], entry);
+        throw err;
+      }
+    }
     if (store !== undefined) {
       try {
         await store.remove(name);
@@ -343,7 +394,7 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
         if (verified.digest !== entry.digest || verified.manifest.bundle !== entry.bundle) {
           throw new VcpError("STORE_CORRUPT", `${file} holds ${verified.manifest.bundle} ${verified.digest}, not the revision the index names`, { file });
         }
-        await activate(verified, { principal: SYSTEM_PRINCIPAL, allowDowngrade: true, persist: false, activatedAt: entry.activated_at });
+        await activate(verified, { principal: SYSTEM_PRINCIPAL, allowDowngrade: true, persist: false, publish: false, activatedAt: entry.activated_at });
       } catch (err) {
         await backend.close().catch(() => undefined);
         const code: ErrorCode = err instanceof VcpError ? err.code : "STORE_CORRUPT";
@@ -370,7 +421,26 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
           throw err;
         },
       ),
-    remove: (name, principal) => serially(() => removeNow(name, principal)),
+    remove: (name, principal) => serially(() => removeNow(name, principal, true)),
+    exclusive: (task) => serially(task),
+    async applyShared(artifact) {
+      deps.assertOpen();
+      try {
+        const verified = verifyInstallInput(artifact);
+        const info = await activate(verified, { principal: SYSTEM_PRINCIPAL, allowDowngrade: true, persist: true, publish: false });
+        deps.metrics.recordBundleChange("installed");
+        return info;
+      } catch (err) {
+        recordFailure(artifact, err);
+        deps.metrics.recordBundleChange("failed");
+        throw err;
+      }
+    },
+    async removeShared(name) {
+      if (!installed.has(name)) return undefined;
+      return removeNow(name, SYSTEM_PRINCIPAL, false);
+    },
+    installedArtifact: (name) => installed.get(name)?.artifact,
     restore,
     list: () => [...installed.values()].map((b) => b.info).sort((a, b) => (a.bundle < b.bundle ? -1 : a.bundle > b.bundle ? 1 : 0)),
     get: (name) => installed.get(name)?.info,

@@ -53,6 +53,7 @@ import { callerHook, withCallerSessionId } from "./caller-view.js";
 import { startBackend } from "./sandbox.js";
 import { resolveSettings } from "./settings.js";
 import { openSharedStore, resolveReplicaId, type SharedStore } from "../store/index.js";
+import { createBundleSync } from "./bundle-sync.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
 export type { BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions, Runtime, RuntimeOptions, RuntimeStatus } from "./types.js";
@@ -188,11 +189,16 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     enabled: enabledProfiles, store: profileHooks, backend, audit: () => audit, metrics, clock, logger,
     inputBounds, maxSessionsPerOwner, assertOpen, pin: pins.pin, unpin: pins.unpin,
   });
+  // With a shared store, installs and removals are published for every replica, and each replica
+  // reconciles to the shared revisions (bundle-sync.ts); started after restore() below.
+  const bundleSync = shared === undefined ? undefined : createBundleSync({ shared, logger });
+  if (bundleSync !== undefined) shared!.setReport(() => bundleSync.report());
   const bundles = createBundleManager({
     backend, registry, pins, profileHooks, enabledProfile: (ref) => profileFirer.assertEnabled(ref),
     store: options.dataDir === undefined ? undefined : createBundleStore(options.dataDir),
     keyring, requireSignatures, maxBundleBytes,
     metrics, clock, logger, assertOpen,
+    ...(bundleSync !== undefined ? { publisher: bundleSync.publisher } : {}),
   });
   const firer = createChainFirer({
     registry, backend, pins, bus, audit, stats, metrics, logger, inputBounds, assertOpen,
@@ -322,7 +328,10 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         audit: audit === undefined
           ? { enabled: false, replica: null, head: null, pending: 0, lag_ms: 0 }
           : { enabled: true, replica: replicaId, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
-        store: shared === undefined ? { kind: "local" } : shared.status(),
+        store: shared === undefined ? { kind: "local" } : {
+          ...shared.status(),
+          bundles: { revision: bundleSync!.report().revision, desired_revision: bundleSync!.desiredRevision(), refused: bundleSync!.report().refused },
+        },
       };
     },
 
@@ -344,6 +353,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       await pipeline.closeAll();
       // Pending approvals expire with their defaults (and are recorded) while the audit log is open.
       await approvals.close();
+      await bundleSync?.close();
       closed = true;
       try {
         await backend.close();
@@ -363,6 +373,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     await audit?.close().catch(() => undefined);
     throw err;
   }
+  // Then the shared revisions (store.kind redis): a replica serves what its peers serve from its first request.
+  await bundleSync?.start(bundles);
   return runtime;
 }
 

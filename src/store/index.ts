@@ -12,7 +12,7 @@
  */
 import type { Logger } from "../observe/events.js";
 import { connectStore, describeUrl, type StoreConnection, type StoreConnectionStatus } from "./connection.js";
-import { startReplicaPresence, type PeerView, type ReplicaBundleReport, type ReplicaPresence } from "./replica.js";
+import { startReplicaPresence, type PeerView, type RefusedRevision, type ReplicaBundleReport, type ReplicaPresence } from "./replica.js";
 import { resolveReplicaId } from "./replica-id.js";
 import { DEFAULTS } from "../config/defaults.js";
 
@@ -62,6 +62,8 @@ export type StoreStatus =
       warnings: string[];
       /** Every replica seen under this prefix (this one included), as of the last heartbeat. */
       replicas: PeerView[];
+      /** This replica's shared bundles: the revision it reconciled to, the newest it has read, what it refused. */
+      bundles?: { revision: number | null; desired_revision: number | null; refused: RefusedRevision[] };
     };
 
 /** The store as the runtime's parts see it (created once per runtime by `openSharedStore`). */
@@ -71,6 +73,8 @@ export interface SharedStore {
   readonly presence: ReplicaPresence;
   readonly options: Required<Omit<RedisStoreOptions, "replicaId" | "advertiseUrl" | "configVersion" | "version">> & { configVersion: string; version: string };
   status(): StoreStatus & { kind: "redis" };
+  /** Where the heartbeat record's bundle part comes from (the bundle sync, once it exists). */
+  setReport(report: () => ReplicaBundleReport): void;
   /** Stop heartbeating, remove this replica's record, close the connections. */
   close(): Promise<void>;
 }
@@ -88,7 +92,7 @@ export interface SharedStore {
 export async function openSharedStore(
   options: RedisStoreOptions,
   context: { dataDir?: string | undefined; logger: Logger; report?: () => ReplicaBundleReport },
-): Promise<SharedStore & { setReport(report: () => ReplicaBundleReport): void }> {
+): Promise<SharedStore> {
   const resolved = {
     kind: "redis" as const,
     url: options.url,
@@ -144,3 +148,4 @@ export async function openSharedStore(
     },
   };
 }
+export { sharedBundleState, type SharedBundleEntry, type SharedBundleState } from "./bundles.js";

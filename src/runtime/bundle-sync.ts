@@ -1,0 +1,208 @@
+/*
+ * Shared bundles across replicas (issue 18), on top of the bundle manager (bundles.ts) and the
+ * shared bundle state in Redis (store/bundles.ts).
+ *
+ *   upload to replica A ─► A verifies, loads, swaps ─► publish (one script: artifact, entry, seq, notify)
+ *                                                        │
+ *          ┌──── pub/sub "bundle:changed" ◄──────────────┘     + every reconcile_ms, + at every reconnect
+ *          ▼
+ *   replica B reconcile (one at a time, no other bundle change in between):
+ *     seq unchanged ─► done (one round trip)
+ *     else read every entry, in seq order:
+ *       removed      ─► remove locally
+ *       same digest  ─► nothing
+ *       other digest ─► fetch artifact ─► verify with B's own keyring ─► load ─► atomic swap ─► persist
+ *                       refused ─► B keeps its previous revision; the refusal is in its status
+ *     local bundle the store has never heard of ─► seed it (only if still absent)
+ *
+ * Chains in flight finish on the revision they started on (bundles.ts pins). A refusal for a reason
+ * that cannot change without a restart (signature, trust, a malformed bundle, a disabled profile…) is
+ * not retried for the same digest; anything else (the store or the sandbox unavailable) is retried at
+ * the next reconcile.
+ */
+import { VcpError } from "../errors.js";
+import type { Logger } from "../observe/events.js";
+import { sharedBundleState, type RefusedRevision, type ReplicaBundleReport, type SharedBundleEntry, type SharedStore } from "../store/index.js";
+import type { BundleManager, BundlePublisher } from "./bundles.js";
+
+/** Refusals a retry cannot cure: the artifact or this replica's configuration would have to change. */
+const PERMANENT_REFUSALS: ReadonlySet<string> = new Set([
+  "SIGNATURE_INVALID", "UNSIGNED_BUNDLE", "TRUST_EXCEEDS_KEY", "DIGEST_MISMATCH", "INVALID_BUNDLE", "INVALID_HOOK", "INVALID_PREDICATE",
+  "INVALID_MATCHER", "ACTION_NOT_CALLABLE", "BUNDLE_TOO_LARGE", "PROFILE_DISABLED", "UNKNOWN_PROFILE", "EXEC_DISABLED", "EXEC_NOT_ALLOWED",
+  "EXEC_SHELL_DISABLED", "DUPLICATE_HOOK", "SESSION_HOOK_NOT_ALLOWED", "BUILD_FAILED",
+]);
+
+export interface BundleSync {
+  /** Announces local installs and removals (the bundle manager's `publisher`). */
+  readonly publisher: BundlePublisher;
+  /** Subscribe, reconcile once (when connected), and keep reconciling. */
+  start(bundles: BundleManager): Promise<void>;
+  /** Reconcile now (also what a notification, a reconnect and the timer do). */
+  reconcile(): Promise<void>;
+  /** This replica's part of its heartbeat record. */
+  report(): ReplicaBundleReport;
+  /** The shared revision last read from the store (null before the first read). */
+  desiredRevision(): number | null;
+  close(): Promise<void>;
+}
+
+/**
+ * @example
+ * ```ts
+ * const sync = createBundleSync({ shared, logger });
+ * const bundles = createBundleManager({ ...deps, publisher: sync.publisher });
+ * await sync.start(bundles);
+ * ```
+ */
+export function createBundleSync(deps: { shared: SharedStore; logger: Logger }): BundleSync {
+  const { shared, logger } = deps;
+  const state = sharedBundleState(shared.connection);
+  let bundles: BundleManager | undefined;
+  let applied: number | null = null;
+  let desired: number | null = null;
+  const refused = new Map<string, RefusedRevision>();
+  let running: Promise<void> | null = null;
+  let again = false;
+  let timer: NodeJS.Timeout | undefined;
+  let unsubscribe: (() => Promise<void>) | undefined;
+  let stopReady: (() => void) | undefined;
+  let closed = false;
+  let failing = false;
+
+  const publisher: BundlePublisher = {
+    async publish(artifact, info, options) {
+      const result = await state.publish({
+        bundle: info.bundle, digest: info.digest, version: info.version, artifactJson: JSON.stringify(artifact),
+        by: shared.replicaId, allowDowngrade: options.allowDowngrade, mode: "replace",
+      });
+      refused.delete(info.bundle);
+      // This replica already runs it: the notification it sends itself finds nothing to do.
+      if (applied !== null && result.seq === applied + 1) applied = result.seq;
+    },
+    async unpublish(name) {
+      const result = await state.remove({ bundle: name, by: shared.replicaId });
+      refused.delete(name);
+      if (applied !== null && result.seq === applied + 1) applied = result.seq;
+    },
+  };
+
+  /** One pass, inside the bundle manager's queue: nothing else changes bundles meanwhile. */
+  async function pass(manager: BundleManager): Promise<boolean> {
+    return manager.exclusive(async () => {
+      const seq = await state.seq();
+      desired = seq;
+      if (applied !== null && seq === applied) return false;
+      const { seq: readSeq, entries } = await state.read();
+      desired = readSeq;
+      let changed = false;
+      const named = new Set<string>();
+      for (const entry of entries) {
+        named.add(entry.bundle);
+        changed = (await applyEntry(manager, entry)) || changed;
+      }
+      // A bundle this replica holds that the store has never heard of (an empty or new Redis): share it.
+      for (const info of manager.list()) {
+        if (named.has(info.bundle)) continue;
+        const artifact = manager.installedArtifact(info.bundle);
+        if (artifact === undefined) continue;
+        const result = await state.publish({ bundle: info.bundle, digest: info.digest, version: info.version, artifactJson: JSON.stringify(artifact), by: shared.replicaId, allowDowngrade: false, mode: "seed" });
+        if (result.changed) {
+          logger.info({ bundle: info.bundle, digest: info.digest, revision: result.seq }, "store: shared a bundle the store did not have");
+          changed = true;
+        }
+      }
+      applied = readSeq;
+      return changed;
+    });
+  }
+
+  async function applyEntry(manager: BundleManager, entry: SharedBundleEntry): Promise<boolean> {
+    const local = manager.get(entry.bundle);
+    if (entry.removed === true) {
+      refused.delete(entry.bundle);
+      if (local === undefined) return false;
+      await manager.removeShared(entry.bundle);
+      logger.info({ bundle: entry.bundle, revision: entry.seq, by: entry.by }, "store: bundle removed (shared revision)");
+      return true;
+    }
+    if (local?.digest === entry.digest) {
+      refused.delete(entry.bundle);
+      return false;
+    }
+    const known = refused.get(entry.bundle);
+    if (known !== undefined && known.digest === entry.digest && PERMANENT_REFUSALS.has(known.code)) return false;
+    try {
+      const artifact = await state.artifact(entry.digest);
+      if (artifact === undefined) {
+        throw new VcpError("STORE_UNAVAILABLE", `bundle '${entry.bundle}' ${entry.digest}: the shared store no longer holds this artifact (a newer revision replaced it)`, { operation: "reading a bundle artifact", bundle: entry.bundle, digest: entry.digest });
+      }
+      const info = await manager.applyShared(artifact);
+      refused.delete(entry.bundle);
+      logger.info({ bundle: info.bundle, version: info.version, digest: info.digest, revision: entry.seq, by: entry.by }, "store: bundle activated (shared revision)");
+      return true;
+    } catch (err) {
+      const code = err instanceof VcpError ? err.code : "INTERNAL";
+      const message = err instanceof Error ? err.message : String(err);
+      refused.set(entry.bundle, { bundle: entry.bundle, digest: entry.digest, version: entry.version, revision: entry.seq, code, message, at: new Date().toISOString() });
+      logger.warn(
+        { bundle: entry.bundle, digest: entry.digest, revision: entry.seq, code, error: message, kept: local?.digest ?? null },
+        `store: this replica refused shared revision ${entry.seq} of bundle '${entry.bundle}'; it keeps ${local === undefined ? "no revision of it" : `revision ${local.digest}`}`,
+      );
+      return true;
+    }
+  }
+
+  async function reconcile(): Promise<void> {
+    if (bundles === undefined || closed) return;
+    if (running !== null) {
+      again = true;
+      return running;
+    }
+    const manager = bundles;
+    running = (async () => {
+      do {
+        again = false;
+        try {
+          const changed = await pass(manager);
+          if (failing) logger.info({}, "store: bundle reconciliation resumed");
+          failing = false;
+          // Peers see the new revision in status at once, not at the next heartbeat.
+          if (changed) await shared.presence.beat().catch(() => undefined);
+        } catch (err) {
+          if (!failing) logger.warn({ err: err instanceof Error ? err.message : String(err) }, "store: bundle reconciliation failed; retrying at the next notification or interval");
+          failing = true;
+        }
+      } while (again && !closed);
+    })().finally(() => {
+      running = null;
+    });
+    return running;
+  }
+
+  return {
+    publisher,
+    async start(manager) {
+      bundles = manager;
+      unsubscribe = await state.onChange(() => void reconcile());
+      // After a reconnect: messages sent meanwhile are lost; read the state instead.
+      stopReady = shared.connection.onReady(() => void reconcile());
+      if (shared.connection.connected()) await reconcile();
+      timer = setInterval(() => void reconcile(), shared.options.reconcileMs);
+      timer.unref();
+    },
+    reconcile,
+    report: () => ({
+      revision: applied,
+      bundles: Object.fromEntries((bundles?.list() ?? []).map((b) => [b.bundle, { version: b.version, digest: b.digest }])),
+      refused: [...refused.values()],
+    }),
+    desiredRevision: () => desired,
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      stopReady?.();
+      await unsubscribe?.().catch(() => undefined);
+      await running?.catch(() => undefined);
+    },
+  };
+}
