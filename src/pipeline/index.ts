@@ -7,3 +7,5 @@ export { createSerialQueue, type SerialQueue } from "./queue.js";
 export { applyConflictStrategy, compositionBase, compositionId, highestPriority, mostRestrictive, CONFLICT_STRATEGIES } from "./strategies.js";
 export type { StrategyResult } from "./strategies.js";
 export type * from "./types.js";
+export { localSessions } from "./local.js";
+export { assertOperationInput, createSessionOperations, sessionInfoOf, type SessionOperations, type SessionRecord } from "./operations.js";

@@ -1,72 +1,23 @@
 import { randomUUID } from "node:crypto";
-import type { ChainResult } from "../chain/types.js";
-import type { Constitution } from "../model/constitution.js";
-import type { ConflictEvent, PostSelectEvent, PreInjectEvent, TransitionEvent, ViolationEvent } from "../model/events.js";
-import type { SessionInfo, VcpContext } from "../model/input.js";
+import type { SessionInfo } from "../model/input.js";
 import { maySee, sessionKey, type SessionAccess } from "./access.js";
 import { sessionAmbiguous, sessionExists, sessionLimit, sessionNotFound } from "./errors.js";
+import { assertOperationInput, createSessionOperations, sessionInfoOf, type SessionRecord } from "./operations.js";
 import { createPeriodicScheduler, type ScheduleEntry } from "./periodic.js";
 import { createSerialQueue, type SerialQueue } from "./queue.js";
-import { keepsSafetyRulesOf } from "../integrity/check.js";
-import { applyConflictStrategy, compositionBase } from "./strategies.js";
-import type {
-  AdaptInput,
-  AdaptOutcome,
-  ConflictOutcome,
-  Pipeline,
-  PipelineDeps,
-  SessionView,
-  TransitionOutcome,
-  ViolationOutcome,
-} from "./types.js";
+import type { Pipeline, PipelineDeps, SessionView } from "./types.js";
 import { DEFAULT_JSON_BOUNDS } from "../model/json-bounds.js";
-import { isTruncatedAnnotations } from "../chain/annotations.js";
-import { assertBoundedFields, assertPipelineInput, frozenJsonCopy, isPlainObject } from "./validate.js";
+import { assertBoundedFields, assertPipelineInput, frozenJsonCopy } from "./validate.js";
 
-interface Session {
-  /** The caller-facing id: unique per owner only. */
-  readonly id: string;
-  /** access.ts `sessionKey(owner, id)`: unique in the runtime; what `sessions`, the registry and `fire` use. */
-  readonly key: string;
-  /** The principal id that opened it; null for the embedding application (access.ts). */
-  readonly owner: string | null;
-  context: VcpContext;
-  constitution: Constitution;
-  state: string | null;
-  lastKnownGood: Constitution;
-  readonly metadata: Record<string, unknown>;
-  readonly createdAt: string;
-  updatedAt: string;
+export { renderConstitution } from "./operations.js";
+
+/** A session of the local pipeline: its record (operations.ts) plus this process's turn queue and timers. */
+interface Session extends SessionRecord {
+  /** The per-session serialization of the local store: one FIFO queue (queue.ts). */
   readonly queue: SerialQueue;
   /** Its periodic hooks' timers (periodic.ts). */
   readonly schedule: Map<string, ScheduleEntry>;
   closing: Promise<void> | undefined;
-}
-
-/** Fields of an adapt input (also `transition.adapt`), bounded before any check reads them. */
-const ADAPT_FIELDS = [
-  "context", "selected", "candidates", "selection_rationale", "selection_algorithm", "scores", "injection_target", "injection_format", "raw_constitution",
-] as const;
-
-/**
- * The unprocessed constitution text handed to `pre_inject` when the caller gave none: one rule per line.
- *
- * @example
- * ```ts
- * renderConstitution({ id: "c", rules: [{ id: "a", text: "Be brief." }, { id: "b", text: "Cite." }] }); // "Be brief.\nCite."
- * ```
- */
-export function renderConstitution(constitution: Constitution): string {
-  return constitution.rules.map((rule) => rule.text).join("\n");
-}
-
-/** Chain results are JSON from the sandbox; the session keeps its own frozen copies. */
-function keep<T>(value: T): T {
-  return frozenJsonCopy("chain result", value);
-}
-
-function modifiedConstitution(result: ChainResult): boolean {
-  return result.hook_results.some((h) => h.status === "modify" && h.modified_constitution === true);
 }
 
 /**
@@ -116,8 +67,6 @@ function modifiedConstitution(result: ChainResult): boolean {
  */
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { clock } = deps;
-  const violationDefault = deps.violationDefault ?? "deliver";
-  const safetyIds: ReadonlySet<string> = new Set(deps.safetyCriticalRuleIds ?? []);
   // SECURITY: every input field is bounded in depth and size before anything copies, walks or stores it.
   const bounds = deps.inputBounds ?? DEFAULT_JSON_BOUNDS;
   // By key (access.ts): ids are per owner.
@@ -163,16 +112,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     return session !== undefined && maySee(session.owner, access?.principal) ? session : undefined;
   }
 
-  /**
-   * HookInput.session of an open session (spec §4.2): built here only, for the pipeline's own chains
-   * and for `Runtime.fire` on any route (Pipeline.sessionInfo), so a session looks the same to a hook,
-   * and hashes the same in the audit log, whichever way its chain was fired.
-   */
-  function sessionInfo(s: Session): SessionInfo {
-    // SECURITY: the caller-facing id and this session's own data only: never the owner or the key
-    // (which names the owner), so a hook cannot learn who else uses an id.
-    return { id: s.id, created_at: s.createdAt, updated_at: s.updatedAt, state: s.state, metadata: s.metadata };
-  }
+  const sessionInfo = (s: Session): SessionInfo => sessionInfoOf(s);
 
   function touch(s: Session): void {
     s.updatedAt = now();
@@ -220,58 +160,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     });
   }
 
-  // ── operations ────────────────────────────────────────────────────────────────────────────────
-
-
-  async function runAdapt(s: Session, input: AdaptInput): Promise<AdaptOutcome> {
-    const context = input.context !== undefined ? frozenJsonCopy("context", input.context) : s.context;
-    const postEvent: PostSelectEvent = {
-      candidates: input.candidates,
-      selection_rationale: input.selection_rationale,
-      selection_algorithm: input.selection_algorithm,
-      ...(input.scores !== undefined ? { scores: input.scores } : {}),
-    };
-    const post = await deps.fire("post_select", { session: sessionInfo(s), sessionKey: s.key, context, constitution: input.selected, event: postEvent });
-    const trace = [post];
-    if (post.status === "aborted") {
-      // Spec §3.2: abort cancels the entire adaptation cycle; pre_inject never fires.
-      return refused("cancelled", s, post, trace);
-    }
-    // Spec §5.2: pre_inject starts only here, after every post_select hook completed. The caller's
-    // raw text describes the caller's selection; if a hook replaced it, the text is re-rendered.
-    const rawConstitution = input.raw_constitution !== undefined && !modifiedConstitution(post) ? input.raw_constitution : renderConstitution(post.constitution);
-    const preEvent: PreInjectEvent = {
-      injection_target: input.injection_target ?? "system",
-      injection_format: input.injection_format ?? "system_prompt",
-      raw_constitution: rawConstitution,
-    };
-    const pre = await deps.fire("pre_inject", { session: sessionInfo(s), sessionKey: s.key, context: post.context, constitution: post.constitution, event: preEvent });
-    trace.push(pre);
-    if (pre.status === "aborted") {
-      // Spec §3.1: injection MUST NOT proceed; the session keeps what it had.
-      return refused("blocked", s, pre, trace);
-    }
-    s.context = keep(pre.context);
-    s.constitution = keep(pre.constitution);
-    s.lastKnownGood = s.constitution;
-    touch(s);
-    return { outcome: "inject", constitution: s.constitution, context: s.context, session_constitution: s.constitution, reason: null, aborted_by: null, trace };
-  }
-
-  /**
-   * An adaptation that must not inject: nothing in the fields a caller injects from, the session's
-   * unchanged constitution named apart.
-   */
-  function refused(outcome: "cancelled" | "blocked", s: Session, chain: ChainResult, trace: ChainResult[]): AdaptOutcome {
-    // SECURITY: spec §3.1/§3.2 — after an abort nothing may be injected; a caller that skims the body
-    // for `constitution` finds null, never a constitution it could inject by mistake.
-    return { outcome, constitution: null, context: null, session_constitution: s.constitution, reason: chain.reason, aborted_by: chain.aborted_by, trace };
-  }
-
-  function fallBack(s: Session): void {
-    s.constitution = s.lastKnownGood;
-    touch(s);
-  }
+  // ── operations (operations.ts: the same code for every session store) ────────────────────────
+  const operations = createSessionOperations(deps, (s) => {
+    s.updatedAt = now();
+  });
 
   /** Stop the session's timers, let its queued operations finish, then forget it (key, id index, owner count). */
   function closeSession(s: Session): Promise<void> {
@@ -376,165 +268,38 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     adapt(id, input, access) {
       try {
-        assertBoundedFields(input, ADAPT_FIELDS, bounds);
-        assertPipelineInput("AdaptInput", input);
+        assertOperationInput("adapt", input, bounds);
       } catch (err) {
         return Promise.reject(err);
       }
-      return inTurn(id, access, (s) => runAdapt(s, input));
+      return inTurn(id, access, (s) => operations.adapt(s, input));
     },
 
     transition(id, input, access) {
       try {
-        assertBoundedFields(input, ["to", "trigger", "metadata"], bounds);
-        if (isPlainObject(input)) assertBoundedFields(input.adapt, ADAPT_FIELDS, bounds, "adapt.");
-        assertPipelineInput("TransitionInput", input);
+        assertOperationInput("transition", input, bounds);
       } catch (err) {
         return Promise.reject(err);
       }
-      return inTurn(id, access, async (s): Promise<TransitionOutcome> => {
-        const previous = s.state;
-        const event: TransitionEvent = {
-          previous_state: previous,
-          new_state: input.to,
-          trigger: input.trigger,
-          transition_metadata: input.metadata ?? {},
-        };
-        const chain = await deps.fire("on_transition", { session: sessionInfo(s), sessionKey: s.key, context: s.context, constitution: s.constitution, event });
-        const trace = [chain];
-        if (chain.status === "aborted") {
-          // Spec §3.3: the state machine MUST remain in its previous state.
-          return { outcome: "blocked", state: previous, previous_state: previous, context: s.context, reason: chain.reason, aborted_by: chain.aborted_by, trace };
-        }
-        s.state = input.to;
-        s.context = keep(chain.context);
-        touch(s);
-        const outcome: TransitionOutcome = { outcome: "transitioned", state: s.state, previous_state: previous, context: s.context, reason: null, aborted_by: null, trace };
-        // Spec §5.2: the triggered adaptation starts only after on_transition completed, in the
-        // same turn, so nothing else of this session can run in between.
-        if (input.adapt !== undefined) outcome.adaptation = await runAdapt(s, input.adapt);
-        return outcome;
-      });
+      return inTurn(id, access, (s) => operations.transition(s, input));
     },
 
     conflict(id, input, access) {
       try {
-        assertBoundedFields(input, ["constitutions", "conflicting_rules", "conflict_severity", "composition_strategy"], bounds);
-        assertPipelineInput("ConflictInput", input);
+        assertOperationInput("conflict", input, bounds);
       } catch (err) {
         return Promise.reject(err);
       }
-      return inTurn(id, access, async (s): Promise<ConflictOutcome> => {
-        const event: ConflictEvent = {
-          conflicting_rules: input.conflicting_rules,
-          composition_strategy: input.composition_strategy ?? deps.conflictStrategy,
-          conflict_severity: input.conflict_severity,
-          // Spec §3.4 payload "the conflicting constitutions"; the event schema is open for it.
-          constitutions: input.constitutions,
-        };
-        const base = compositionBase(input.constitutions, input.conflicting_rules);
-        // Spec §5.2: on_conflict fires before the default strategy is even computed.
-        const chain = await deps.fire("on_conflict", { session: sessionInfo(s), sessionKey: s.key, context: s.context, constitution: base, event });
-        const trace = [chain];
-        if (chain.status === "aborted") {
-          // Spec §3.4: the composition fails and the runtime falls back to the last known-good.
-          fallBack(s);
-          return { outcome: "failed", constitution: s.constitution, strategy: "hook", dropped_rules: [], reason: chain.reason, aborted_by: chain.aborted_by, trace };
-        }
-        if (modifiedConstitution(chain)) {
-          // SECURITY: spec §8.2.4 — the chain's integrity check already holds a resolution to every
-          // constitution being composed; checked again here so no backend can land one that drops a
-          // safety-critical rule.
-          const unsafe = keepsSafetyRulesOf(input.constitutions, chain.constitution, safetyIds);
-          if (unsafe !== null) {
-            fallBack(s);
-            return { outcome: "failed", constitution: s.constitution, strategy: "hook", dropped_rules: [], reason: `integrity_rejected: the resolution ${unsafe}`, aborted_by: null, trace };
-          }
-          s.constitution = keep(chain.constitution);
-          s.context = keep(chain.context);
-          touch(s);
-          return { outcome: "resolved", constitution: s.constitution, strategy: "hook", dropped_rules: [], reason: null, aborted_by: null, trace };
-        }
-        const strategy = deps.conflictStrategy;
-        const verdict = applyConflictStrategy(strategy, input.constitutions, input.conflicting_rules, safetyIds);
-        if (verdict.ok) {
-          // SECURITY: the same rule for the default strategies: never drop a safety-critical rule.
-          const unsafe = keepsSafetyRulesOf(input.constitutions, verdict.constitution, safetyIds);
-          if (unsafe !== null) {
-            fallBack(s);
-            return { outcome: "failed", constitution: s.constitution, strategy, dropped_rules: [], reason: `integrity_rejected: ${strategy} ${unsafe}`, aborted_by: null, trace };
-          }
-        }
-        if (!verdict.ok) {
-          fallBack(s);
-          return { outcome: "failed", constitution: s.constitution, strategy, dropped_rules: [], reason: verdict.reason, aborted_by: null, trace };
-        }
-        s.constitution = keep(verdict.constitution);
-        s.context = keep(chain.context);
-        touch(s);
-        return { outcome: "default", constitution: s.constitution, strategy, dropped_rules: verdict.dropped, reason: null, aborted_by: null, trace };
-      });
+      return inTurn(id, access, (s) => operations.conflict(s, input));
     },
 
     violation(id, input, access) {
       try {
-        assertBoundedFields(input, ["output", "violated_rules", "severity", "violation_evidence", "retry_count", "context"], bounds);
-        assertPipelineInput("ViolationInput", input);
+        assertOperationInput("violation", input, bounds);
       } catch (err) {
         return Promise.reject(err);
       }
-      return inTurn(id, access, async (s): Promise<ViolationOutcome> => {
-        const retryCount = input.retry_count ?? 0;
-        const event: ViolationEvent = {
-          output: input.output,
-          violated_rules: input.violated_rules,
-          severity: input.severity,
-          violation_evidence: input.violation_evidence,
-          retry_count: retryCount,
-        };
-        const context = input.context !== undefined ? frozenJsonCopy("context", input.context) : s.context;
-        const chain = await deps.fire("on_violation", { session: sessionInfo(s), sessionKey: s.key, context, constitution: s.constitution, event });
-        const trace = [chain];
-        const common = { reason: chain.reason, aborted_by: chain.aborted_by, trace };
-        // SECURITY: spec §3.5 — `output` and `context` are always present; null where the outcome forbids their use.
-        const nothing = { output: null, context: null };
-        if (chain.status === "aborted") {
-          // Spec §3.5: the violating response MUST NOT be delivered: no output at all.
-          return { outcome: "suppress", ...nothing, retry_count: retryCount, ...common };
-        }
-        const acted = chain.hook_results.filter((h) => h.status === "modify" && h.outcome === "ok");
-        let corrected: string | undefined;
-        let lostBy: string | undefined;
-        for (const h of acted) {
-          if (isTruncatedAnnotations(h.annotations)) {
-            // Its corrected_output, if any, went with the annotations (over the annotation cap).
-            lostBy = h.hook;
-            corrected = undefined;
-            continue;
-          }
-          const text = h.annotations?.["corrected_output"];
-          if (typeof text === "string") {
-            corrected = text;
-            lostBy = undefined;
-          }
-        }
-        if (corrected !== undefined) return { outcome: "corrected", output: corrected, context: null, retry_count: retryCount, ...common };
-        if (lostBy !== undefined) {
-          // SECURITY: a correction too large to keep never turns into delivering the violating output.
-          return {
-            outcome: "suppress",
-            ...nothing,
-            retry_count: retryCount,
-            ...common,
-            reason: `hook ${lostBy} modified the output but its annotations exceeded the annotation cap and were truncated; the violating output is suppressed`,
-          };
-        }
-        if (acted.some((h) => h.modified_context === true)) {
-          return { outcome: "retry", output: null, context: chain.context, retry_count: retryCount + 1, ...common };
-        }
-        if (violationDefault === "suppress") return { outcome: "suppress", ...nothing, retry_count: retryCount, ...common };
-        return { outcome: "deliver", output: input.output, context: null, retry_count: retryCount, ...common };
-      });
+      return inTurn(id, access, (s) => operations.violation(s, input));
     },
   };
   return pipeline;

@@ -318,3 +318,32 @@ export interface Pipeline {
    */
   sessionInfo(key: string): SessionInfo | undefined;
 }
+
+/**
+ * The pipeline as every session store offers it (the seam between the runtime and where sessions
+ * live): each call may have to reach a shared store (Redis), so each one is async, and every one of
+ * them answers for any session whichever replica opened it. {@link localSessions} adapts the local
+ * {@link Pipeline} (sessions in this process) without changing what it does; the shared store
+ * (src/store/sessions.ts) keeps the records in Redis and serializes a session's operations across
+ * replicas with a lock.
+ */
+export interface SessionService {
+  /** `local`: sessions live in this process; `shared`: in the store every replica uses. */
+  readonly kind: "local" | "shared";
+  open(input: OpenSessionInput, access?: SessionAccess): Promise<SessionView>;
+  get(sessionId: string, access?: SessionAccess): Promise<SessionView | undefined>;
+  list(access?: SessionAccess): Promise<SessionView[]>;
+  close(sessionId: string, access?: SessionAccess): Promise<void>;
+  /** This process stops serving sessions (its timers, its queued work); a shared store keeps them. */
+  closeAll(): Promise<void>;
+  adapt(sessionId: string, input: AdaptInput, access?: SessionAccess): Promise<AdaptOutcome>;
+  transition(sessionId: string, input: TransitionInput, access?: SessionAccess): Promise<TransitionOutcome>;
+  conflict(sessionId: string, input: ConflictInput, access?: SessionAccess): Promise<ConflictOutcome>;
+  violation(sessionId: string, input: ViolationInput, access?: SessionAccess): Promise<ViolationOutcome>;
+  /** Pipeline.keyOf. */
+  keyOf(sessionId: string, access?: SessionAccess): Promise<string>;
+  /** Pipeline.sessionInfo. */
+  sessionInfo(key: string): Promise<SessionInfo | undefined>;
+  /** Open sessions (all owners), for metrics. */
+  count(): Promise<number>;
+}

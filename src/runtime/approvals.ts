@@ -474,7 +474,7 @@ export function askingHook(out: ProfileFireResult, fallback: string): string {
  * ```
  */
 export async function fireWithApproval(
-  deps: { firer: Pick<ProfileFirer, "fire" | "ownerOf">; approvals: Approvals },
+  deps: { firer: Pick<ProfileFirer, "fire" | "ownerOf">; approvals: Pick<Approvals, "request" | "wait"> },
   profile: string,
   event: string,
   input: ProfileFireInput,

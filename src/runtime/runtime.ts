@@ -37,10 +37,12 @@ import { createEventBus } from "../observe/event-bus.js";
 import { createRegistry, type Registry } from "../registry/index.js";
 import type { ChainBackend } from "./backend.js";
 import { createProfileHookStore } from "./profile-hooks.js";
-import { createApprovals, fireWithApproval } from "./approvals.js";
+import { createApprovals, fireWithApproval, type Approvals } from "./approvals.js";
+import { createSharedState, type SharedState } from "./shared-state.js";
 import { createProfileFirer } from "./fire-profile.js";
 import { createHookStats } from "./stats.js";
-import { createPipeline, type Pipeline, type SessionAccess } from "../pipeline/index.js";
+import { createPipeline, localSessions, type Pipeline, type PipelineDeps, type SessionAccess, type SessionService } from "../pipeline/index.js";
+import { sessionKey } from "../pipeline/access.js";
 import { sessionNotFound } from "../pipeline/errors.js";
 import { createMetrics } from "../observe/metrics.js";
 import { readProcessUsage } from "../observe/proc-usage.js";
@@ -127,6 +129,14 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   // ── observation: events, per-hook stats, metrics (read lazily from the parts below) ──────────
   const bus = createEventBus({ clock, logger, redact: createRedactor({ keys: [...(options.redactKeys ?? DEFAULTS.redact_keys)] }) });
   const stats = createHookStats();
+  // With the shared store the open-session count is a round trip: the gauge shows the latest answer.
+  const sharedCount = {
+    value: 0,
+    latest(): number {
+      sessions.count().then((n) => (this.value = n), () => undefined);
+      return this.value;
+    },
+  };
   const metrics = createMetrics(() => {
     const sandbox = backend.stats();
     const auditStats = audit?.stats();
@@ -144,7 +154,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       slowBundles: sandbox.slowBundles.length,
       demotedBundles: sandbox.demotedBundles?.length ?? 0,
       watchdogKills: sandbox.watchdogKills ?? 0,
-      openSessions: pipeline.list().length,
+      openSessions: sharedState === undefined ? pipeline.list().length : sharedCount.latest(),
       bundles: bundles.infos(),
     };
   });
@@ -204,10 +214,10 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     registry, backend, pins, bus, audit, stats, metrics, logger, inputBounds, assertOpen,
     chainDeadlineMs: options.chainDeadlineMs, disableFailingHooks: options.cascade?.disableFailingHooks === true,
   });
-  const approvals = createApprovals({ clock, audit: () => audit, logger, ...(options.approvals !== undefined ? { limits: options.approvals } : {}) });
+  const approvalDeps = { clock, audit: () => audit, logger, ...(options.approvals !== undefined ? { limits: options.approvals } : {}) };
 
   // ── sessions and the pipeline operations over the fire path ─────────────────────────────────
-  const pipeline: Pipeline = createPipeline({
+  const pipelineDeps: PipelineDeps = {
     // The pipeline has resolved the session already: its key, not a second lookup by id.
     fire: (type, { sessionKey: key, ...input }) => firer.fireKeyed(type, input as FireInput<typeof type>, input.session, key),
     periodicHooks: (key) => registry.snapshot().chain("periodic", key).hooks.map((p) => p.hook),
@@ -221,7 +231,24 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     logger,
     ...(options.onContextReevaluated ? { onContextReevaluated: options.onContextReevaluated } : {}),
     ...(options.onPeriodicTick ? { onPeriodicTick: options.onPeriodicTick } : {}),
-  });
+  };
+  const pipeline: Pipeline = createPipeline(pipelineDeps);
+  // With `store: redis` sessions, their periodic schedule and approvals live in Redis (shared-state.ts).
+  const sharedState: SharedState | undefined = shared === undefined
+    ? undefined
+    : createSharedState({ store: shared, tuning: options.sharedSessions ?? {}, pipeline: pipelineDeps, approvals: approvalDeps, registry, sessionHook: (b, h) => bundles.sessionHook(b, h), logger });
+  const localApprovals = sharedState === undefined ? createApprovals(approvalDeps) : undefined;
+  const approvals: Pick<Approvals, "decide" | "wait" | "on" | "request" | "close"> = sharedState?.approvals ?? localApprovals!;
+
+  // The session store behind every session operation (pipeline/types.ts SessionService): the
+  // in-process pipeline, or the shared store; every caller below goes through this seam.
+  const sessions: SessionService = sharedState?.sessions ?? localSessions(pipeline);
+
+  /** The synchronous members answer only for the local store: shared state needs a round trip. */
+  function localOnly<T>(what: string, value: () => T): T {
+    if (sharedState !== undefined) throw new VcpError("SESSIONS_SHARED", `${what} is synchronous, but this runtime keeps sessions and approvals in the shared store (store: redis); use runtime.shared`, { member: what });
+    return value();
+  }
 
   /**
    * With a principal that is not the embedding application, the session must be open and visible to
@@ -229,10 +256,56 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
    * reveals existence. Without a principal: nothing to check (the embedding application). Returns the
    * session's key (access.ts `sessionKey`: ids are per owner).
    */
-  function requireVisibleSession(sessionId: string, access: SessionAccess): string {
-    if (access.principal !== undefined && pipeline.get(sessionId, access) === undefined) throw sessionNotFound(sessionId);
+  async function requireVisibleSession(sessionId: string, access: SessionAccess): Promise<string> {
+    if (access.principal !== undefined && (await sessions.get(sessionId, access)) === undefined) throw sessionNotFound(sessionId);
     // SECURITY: every session table of the runtime is addressed by this key, never by the bare id.
+    return sessions.keyOf(sessionId, access);
+  }
+
+  /**
+   * requireVisibleSession for the synchronous members. Only the local store can answer it; with the
+   * shared store the caller (the HTTP server) has checked visibility already, and the key follows
+   * the per-owner rule of access.ts without a lookup.
+   */
+  function requireVisibleLocalSession(sessionId: string, access: SessionAccess): string {
+    if (sharedState !== undefined) {
+      const principal = access.principal;
+      // SECURITY: the same namespace rule as Pipeline.keyOf: a client names only its own sessions.
+      if (principal !== undefined && principal.role !== "operator" && principal.role !== "system") return sessionKey(principal.id, sessionId);
+      return access.owner !== undefined ? sessionKey(access.owner, sessionId) : sessionId;
+    }
+    if (access.principal !== undefined && pipeline.get(sessionId, access) === undefined) throw sessionNotFound(sessionId);
     return pipeline.keyOf(sessionId, access);
+  }
+
+  async function registerSessionHook(sessionId: string, ref: { bundle: string; hook: string }, registerOptions: Parameters<Runtime["sessions"]["registerHook"]>[2] = {}) {
+    assertOpen();
+    // SECURITY: a client may hang hooks only on its own sessions (DESIGN §6.5).
+    const key = await requireVisibleSession(sessionId, registerOptions);
+    const principal = registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" };
+    const hook = registry.register(bundles.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal });
+    if (sharedState !== undefined) {
+      try {
+        await sharedState.rememberHook(key, { bundle: ref.bundle, hook: ref.hook, principal: principal.id });
+      } catch (err) {
+        // Not recorded for the other replicas ⇒ not registered at all: nothing half-done.
+        registry.deregister(hook.name, { scope: "session", sessionId: key, principal });
+        throw err;
+      }
+    }
+    return callerHook(hook);
+  }
+
+  async function closeSession(sessionId: string, access: SessionAccess = {}): Promise<void> {
+    const key = await requireVisibleSession(sessionId, access);
+    try {
+      await sessions.close(sessionId, access);
+    } catch (err) {
+      // A session known only through fire() (no open) still owns its session-scope hooks, dropped below.
+      if (!(err instanceof VcpError && err.code === "SESSION_NOT_FOUND")) throw err;
+    }
+    sharedState?.forget(key);
+    registry.dropSession(key);
   }
 
   const runtime: Runtime = {
@@ -247,39 +320,48 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       registerHook(sessionId, ref, registerOptions = {}) {
         assertOpen();
         // SECURITY: a client may hang hooks only on its own sessions (DESIGN §6.5).
-        const key = requireVisibleSession(sessionId, registerOptions);
+        const key = requireVisibleLocalSession(sessionId, registerOptions);
         return callerHook(registry.register(bundles.sessionHook(ref.bundle, ref.hook), {
           scope: "session",
           sessionId: key,
           principal: registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" },
         }));
       },
-      open: (input, access) => pipeline.open(input, access),
-      get: (sessionId, access) => pipeline.get(sessionId, access),
-      list: (access) => pipeline.list(access),
-      async close(sessionId, access = {}) {
-        const key = requireVisibleSession(sessionId, access);
-        // A session known only through fire() (no open) still owns its session-scope hooks.
-        if (pipeline.get(sessionId, access) !== undefined) await pipeline.close(sessionId, access);
-        registry.dropSession(key);
+      open: (input, access) => localOnly("sessions.open", () => pipeline.open(input, access)),
+      get: (sessionId, access) => localOnly("sessions.get", () => pipeline.get(sessionId, access)),
+      list: (access) => localOnly("sessions.list", () => pipeline.list(access)),
+      close: closeSession,
+    },
+
+    shared: {
+      sessions: {
+        open: (input, access) => sessions.open(input, access),
+        get: (sessionId, access) => sessions.get(sessionId, access),
+        list: (access) => sessions.list(access),
+        close: closeSession,
+        registerHook: registerSessionHook,
+      },
+      approvals: {
+        list: async (query) => (sharedState !== undefined ? sharedState.approvals.list(query) : localApprovals!.list(query)),
+        get: async (id, access) => (sharedState !== undefined ? sharedState.approvals.get(id, access) : localApprovals!.get(id, access)),
       },
     },
 
-    adapt: (sessionId, input, access) => pipeline.adapt(sessionId, input, access),
-    transition: (sessionId, input, access) => pipeline.transition(sessionId, input, access),
-    conflict: (sessionId, input, access) => pipeline.conflict(sessionId, input, access),
-    violation: (sessionId, input, access) => pipeline.violation(sessionId, input, access),
+    adapt: (sessionId, input, access) => sessions.adapt(sessionId, input, access),
+    transition: (sessionId, input, access) => sessions.transition(sessionId, input, access),
+    conflict: (sessionId, input, access) => sessions.conflict(sessionId, input, access),
+    violation: (sessionId, input, access) => sessions.violation(sessionId, input, access),
 
     hooks: {
       chain(type, sessionId, access = {}) {
         if (!isHookType(type)) throw unknownType(type);
         // A session's chain lists its session hooks: another client's session is "not found".
-        const key = sessionId === undefined ? undefined : requireVisibleSession(sessionId, access);
+        const key = sessionId === undefined ? undefined : requireVisibleLocalSession(sessionId, access);
         return registry.snapshot().chain(type, key).hooks.map((p) => callerHook(p.hook));
       },
       setEnabled(name, enabled, setOptions = {}) {
         // An operator names another owner's session with `owner` (ids are per owner).
-        const sessionId = setOptions.sessionId === undefined ? undefined : pipeline.keyOf(setOptions.sessionId, { principal: setOptions.principal, owner: setOptions.owner });
+        const sessionId = setOptions.sessionId === undefined ? undefined : sharedState !== undefined ? requireVisibleLocalSession(setOptions.sessionId, { principal: setOptions.principal, owner: setOptions.owner }) : pipeline.keyOf(setOptions.sessionId, { principal: setOptions.principal, owner: setOptions.owner });
         // With a session and no scope: that session's own hook of the name, else the deployment hook in
         // that session only (how a cascade disabled it).
         const inSession = sessionId !== undefined && registry.snapshot().find(name, "session", sessionId) !== undefined;
@@ -294,8 +376,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     fireProfile: (profile, event, input) => fireWithApproval({ firer: profileFirer, approvals }, profile, event, input),
 
     approvals: {
-      list: (query) => approvals.list(query),
-      get: (id, access) => approvals.get(id, access),
+      list: (query) => localOnly("approvals.list", () => localApprovals!.list(query)),
+      get: (id, access) => localOnly("approvals.get", () => localApprovals!.get(id, access)),
       decide: (id, decision, access) => approvals.decide(id, decision, access),
       wait: (id, access) => approvals.wait(id, access),
       on: (event, listener) => approvals.on(event, listener),
@@ -309,10 +391,15 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     async fire(type, input) {
       if (!isHookType(type)) throw unknownType(type);
       const requested: SessionInfo = typeof input.session === "string" ? { id: input.session } : input.session;
-      const key = requireVisibleSession(requested?.id, { principal: input.principal, owner: input.owner });
+      const access = { principal: input.principal, owner: input.owner };
+      const key = await sessions.keyOf(requested?.id, access);
       // One HookInput.session per session (spec §4.2): an open session's is built by the pipeline, as
       // for its own chains, whatever the caller passed; only a session never opened uses the caller's.
-      const session = pipeline.sessionInfo(key) ?? requested;
+      const open = await sessions.sessionInfo(key);
+      // SECURITY: with a principal the session must be open under the key its namespace gives (keyOf
+      // confines a client to its own ids, so what is found there is its own): else "not found".
+      if (open === undefined && access.principal !== undefined) throw sessionNotFound(requested?.id);
+      const session = open ?? requested;
       return firer.fireKeyed(type, input, session, key);
     },
 
@@ -350,7 +437,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     async close() {
       if (closed) return;
       // Sessions first: queued pipeline work and periodic ticks finish before the sandbox stops.
-      await pipeline.closeAll();
+      await sessions.closeAll();
       // Pending approvals expire with their defaults (and are recorded) while the audit log is open.
       await approvals.close();
       await bundleSync?.close();
@@ -368,6 +455,11 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   // ── last: what the data directory holds (bundles.ts restore closes the sandbox if it fails) ──
   try {
     await bundles.restore();
+    if (sharedState !== undefined) {
+      // Subscribed before any approval is asked here; periodic ticks once the bundles are in.
+      await sharedState.approvals.start();
+      sharedState.sessions.periodic.start();
+    }
   } catch (err) {
     // A refused start leaves nothing open: the next start on this data directory must work.
     await audit?.close().catch(() => undefined);

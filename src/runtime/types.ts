@@ -128,6 +128,18 @@ export interface RuntimeOptions {
    * (default 3600 s), and how many decided ones stay readable (default 1024).
    */
   approvals?: Partial<ApprovalLimits>;
+  /**
+   * Tuning of sessions, periodic hooks and approvals in the shared store (with `store: redis` they
+   * live in Redis and every replica serves every session, issue 18). Ignored with the local store.
+   */
+  sharedSessions?: {
+    /** Per-session lock: time to live (renewed while held) and how long an operation waits for it. */
+    lock?: { ttlMs?: number; waitMs?: number };
+    /** How often this replica looks for due periodic ticks (ms). Default 200. */
+    periodicScanMs?: number;
+    /** Approval expiry sweep and waiter poll period (ms). Default 500. */
+    approvalPollMs?: number;
+  };
   integrity?: {
     safetyCriticalRules?: readonly string[];
     runtimeKey?: { keyId: string; privateKeyPem: string };
@@ -235,6 +247,25 @@ export interface Runtime {
     registerHook(sessionId: string, ref: { bundle: string; hook: string }, options?: { principal?: Principal; owner?: string | null }): ResolvedHook;
     /** Close a session: its periodic timers stop and its session-scope hooks go (spec §6.1). */
     close(sessionId: string, options?: SessionAccess): Promise<void>;
+  };
+  /**
+   * The session and approval members of this API that read or create shared state, each async: with
+   * `store: redis` a session or approval lives in Redis and any replica answers for it, so only these
+   * forms (and the async members above and below) can reach it. With the local store they answer what
+   * the synchronous members answer. The HTTP server uses these.
+   */
+  shared: {
+    sessions: {
+      open(input: OpenSessionInput, options?: SessionAccess): Promise<SessionView>;
+      get(sessionId: string, options?: SessionAccess): Promise<SessionView | undefined>;
+      list(options?: SessionAccess): Promise<SessionView[]>;
+      close(sessionId: string, options?: SessionAccess): Promise<void>;
+      registerHook(sessionId: string, ref: { bundle: string; hook: string }, options?: { principal?: Principal; owner?: string | null }): Promise<ResolvedHook>;
+    };
+    approvals: {
+      list(query?: ApprovalQuery): Promise<Approval[]>;
+      get(id: string, options?: { principal?: Principal }): Promise<Approval>;
+    };
   };
   /** post_select then pre_inject for a session (spec §3.1, §3.2, §5.2). */
   adapt(sessionId: string, input: AdaptInput, options?: SessionAccess): Promise<AdaptOutcome>;

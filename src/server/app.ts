@@ -340,8 +340,8 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
    * The session as the caller may see it, or SESSION_NOT_FOUND: another client's session gets the
    * same answer as one that does not exist (the runtime decides, src/pipeline/access.ts).
    */
-  function sessionOf(id: string, request: FastifyRequest): SessionView {
-    const view = runtime.sessions.get(id, accessOf(request));
+  async function sessionOf(id: string, request: FastifyRequest): Promise<SessionView> {
+    const view = await runtime.shared.sessions.get(id, accessOf(request));
     if (view === undefined) throw new VcpError("SESSION_NOT_FOUND", `session '${id}' is not open`, { session_id: id });
     return view;
   }
@@ -419,7 +419,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   app.get("/v1/hooks", { schema: routes.hooks, config: cfg(BOTH) }, async (request) => {
     const { type, session, profile, event } = request.query as { type?: HookType; session?: string; profile?: string; event?: string };
     if (profile !== undefined || event !== undefined) return profilePlanOf(runtime, profile, event);
-    if (session !== undefined) sessionOf(session, request);
+    if (session !== undefined) await sessionOf(session, request);
     const types = type === undefined ? HOOK_TYPES : [type];
     return { hooks: types.flatMap((t) => runtime.hooks.chain(t, session, accessOf(request))) };
   });
@@ -429,7 +429,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
 
   // ── sessions and events (clients own the sessions they open; operators see and act on all) ──────
   app.post("/v1/sessions", { schema: routes.openSession, config: cfg(CLIENT, { limit: "body" }) }, async (request, reply) => {
-    const view = runtime.sessions.open(request.body as OpenSessionInput, principalOf(request));
+    const view = await runtime.shared.sessions.open(request.body as OpenSessionInput, principalOf(request));
     return reply.code(201).send(view);
   });
   app.get("/v1/sessions/:id", { schema: routes.getSession, config: cfg(BOTH) }, async (request) => {
@@ -437,14 +437,14 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   });
   app.delete("/v1/sessions/:id", { schema: routes.closeSession, config: cfg(BOTH) }, async (request, reply) => {
     const { id } = request.params as { id: string };
-    sessionOf(id, request);
-    await runtime.sessions.close(id, accessOf(request));
+    await sessionOf(id, request);
+    await runtime.shared.sessions.close(id, accessOf(request));
     return reply.code(204).send();
   });
   app.post("/v1/sessions/:id/hooks", { schema: routes.registerSessionHook, config: cfg(BOTH, { limit: "body" }) }, async (request, reply) => {
     const { id } = request.params as { id: string };
     const ref = request.body as { bundle: string; hook: string };
-    sessionOf(id, request);
+    await sessionOf(id, request);
     const key = `${ref.bundle}/${ref.hook}`;
     // The server's live allowlist can narrow the runtime's start-time list without a restart.
     if (!live.allowlist.has(key)) {
@@ -452,13 +452,13 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     }
     // The rate limit (spec §8.2.5) applies to the authenticated principal, the token, across all
     // of its sessions: per-session principals would let one client multiply its budget.
-    const hook = runtime.sessions.registerHook(id, ref, accessOf(request));
+    const hook = await runtime.shared.sessions.registerHook(id, ref, accessOf(request));
     return reply.code(201).send(hook);
   });
   app.post("/v1/sessions/:id/chains/:type", { schema: routes.fireChain, config: cfg(BOTH, { limit: "body" }) }, async (request) => {
     const { id, type } = request.params as { id: string; type: HookType };
     const body = request.body as { context?: VcpContext; constitution?: Constitution; event: HookEvent };
-    const view = sessionOf(id, request);
+    const view = await sessionOf(id, request);
     checkChainEvent(type, body.event);
     // Omitted fields default to the session's own (the body schema allows leaving them out).
     const context = body.context ?? view.context;
@@ -468,7 +468,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   for (const op of ["adapt", "transition", "conflict", "violation"] as const) {
     app.post(`/v1/sessions/:id/${op}`, { schema: routes[op], config: cfg(BOTH, { limit: "body" }) }, async (request) => {
       const { id } = request.params as { id: string };
-      sessionOf(id, request);
+      await sessionOf(id, request);
       // The route's body schema is the model's schema of this operation's input (schemas.ts).
       return (runtime[op] as (id: string, input: unknown, access: SessionAccess) => Promise<unknown>).call(runtime, id, request.body ?? {}, accessOf(request));
     });

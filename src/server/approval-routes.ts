@@ -50,12 +50,12 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: Runtime, {
 
   app.get("/v1/approvals", { schema: routes.listApprovals, config }, async (request) => {
     const query = request.query as { session?: string; state?: "pending" | "granted" | "denied" | "expired" };
-    return { approvals: runtime.approvals.list({ ...query, ...principalOf(request) }) };
+    return { approvals: await runtime.shared.approvals.list({ ...query, ...principalOf(request) }) };
   });
 
   app.get("/v1/approvals/:id", { schema: routes.getApproval, config }, async (request) => {
     const { id } = request.params as { id: string };
-    return runtime.approvals.get(id, principalOf(request));
+    return runtime.shared.approvals.get(id, principalOf(request));
   });
 
   app.post("/v1/approvals/:id", { schema: routes.decideApproval, config: cfg(BOTH, { limit: "body" }) as FastifyContextConfig }, async (request) => {
@@ -100,7 +100,16 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: Runtime, {
     }
     clients.add(client);
     write(`event: hello\ndata: ${JSON.stringify({ principal: principal.id, session: session ?? null, buffer_events: settings.bufferEvents, heartbeat_ms: settings.heartbeatMs })}\n\n`);
-    for (const approval of approvals.list({ ...(session !== undefined ? { session } : {}), state: "pending", principal })) send("new", approval);
+    // The pending ones now (from the shared store with `store: redis`, so the list is a round trip).
+    runtime.shared.approvals.list({ ...(session !== undefined ? { session } : {}), state: "pending", principal }).then(
+      (pending) => {
+        for (const approval of pending) send("new", approval);
+      },
+      (err: unknown) => {
+        request.log.warn({ err, req_id: request.id }, "approval stream: the pending approvals could not be listed");
+        end("store unavailable");
+      },
+    );
     // The response's close, not the request's: a GET request "closes" as soon as its (empty) body is read.
     res.on("close", () => end("client closed"));
     res.on("error", () => end("socket error"));

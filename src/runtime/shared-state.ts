@@ -1,0 +1,92 @@
+/**
+ * The runtime's parts that live in the shared store with `store: redis` (issue 18): sessions (with
+ * their periodic schedule) and approvals, from src/store/, plus the one thing only this process can
+ * do for them: keep this replica's registry holding each session's session-scope hooks, which are
+ * recorded in the store when registered on any replica and registered here before one of the
+ * session's chains runs.
+ */
+import type { Logger } from "../observe/events.js";
+import type { PipelineDeps } from "../pipeline/index.js";
+import type { Registry } from "../registry/index.js";
+import { createSharedApprovals, type SharedApprovalDeps } from "../store/shared-approvals.js";
+import { createSharedSessions, type SessionHookRef } from "../store/sessions.js";
+import type { SharedStore } from "../store/index.js";
+import { sessionRedisOf } from "../store/session-redis.js";
+import type { RuntimeOptions } from "./types.js";
+
+export interface SharedStateDeps {
+  store: SharedStore;
+  tuning: NonNullable<RuntimeOptions["sharedSessions"]>;
+  pipeline: PipelineDeps;
+  approvals: Omit<SharedApprovalDeps, "redis" | "pollMs">;
+  registry: Registry;
+  /** The definition of an installed bundle's session hook (bundles.ts `sessionHook`). */
+  sessionHook(bundle: string, hook: string): unknown;
+  logger: Logger;
+}
+
+export function createSharedState(deps: SharedStateDeps) {
+  const { registry, logger } = deps;
+  const redis = sessionRedisOf(deps.store.connection, deps.store.replicaId);
+  /** Session keys whose hooks this replica took from the store: the opening (epoch) and the refs registered. */
+  const synced = new Map<string, { epoch: string; refs: Set<string> }>();
+
+  /** Forget a session's hooks on this replica (closed, or re-opened as a new session). */
+  function forget(key: string): void {
+    if (!synced.has(key)) return;
+    synced.delete(key);
+    registry.dropSession(key);
+  }
+
+  function applySessionHooks(key: string, epoch: string | null, refs: readonly SessionHookRef[]): void {
+    const known = synced.get(key);
+    // SECURITY: an id closed and opened again is a new session: the old opening's hooks never carry over.
+    if (epoch === null || (known !== undefined && known.epoch !== epoch)) forget(key);
+    if (epoch === null) return;
+    let entry = synced.get(key);
+    if (entry === undefined) synced.set(key, (entry = { epoch, refs: new Set() }));
+    for (const ref of refs) {
+      const name = `${ref.bundle}/${ref.hook}`;
+      if (entry.refs.has(name)) continue;
+      if (registry.snapshot().find(ref.hook, "session", key) === undefined) {
+        try {
+          registry.register(deps.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal: { id: ref.principal, role: "client" } });
+        } catch (err) {
+          // E.g. the bundle's revision has not reached this replica yet: tried again on the next operation.
+          logger.warn({ err, hook: name }, "a session hook recorded in the shared store could not be registered on this replica yet");
+          continue;
+        }
+      }
+      entry.refs.add(name);
+    }
+  }
+
+  const sessions = createSharedSessions({
+    ...deps.pipeline,
+    redis,
+    ...(deps.tuning.lock !== undefined ? { lock: deps.tuning.lock } : {}),
+    ...(deps.tuning.periodicScanMs !== undefined ? { periodicScanMs: deps.tuning.periodicScanMs } : {}),
+    applySessionHooks,
+  });
+  const approvals = createSharedApprovals({ ...deps.approvals, redis, ...(deps.tuning.approvalPollMs !== undefined ? { pollMs: deps.tuning.approvalPollMs } : {}) });
+
+  return {
+    sessions,
+    approvals,
+    /**
+     * Record a hook just registered here for an open session, so every replica registers it too.
+     * False when the session is not open in the store (a session only ever named in `fire`: its
+     * hooks stay on this replica, as with the local store).
+     */
+    async rememberHook(key: string, ref: SessionHookRef): Promise<boolean> {
+      // Reading the session first ties this replica's registry to its current opening (epoch).
+      if ((await sessions.sessionInfo(key)) === undefined) return false;
+      await sessions.rememberHook(key, ref);
+      synced.get(key)?.refs.add(`${ref.bundle}/${ref.hook}`);
+      return true;
+    },
+    forget,
+  };
+}
+
+export type SharedState = ReturnType<typeof createSharedState>;

@@ -1,0 +1,176 @@
+/**
+ * The per-session lock across replicas (spec §5.2 "never interrupts", §5.3): one holder at a time
+ * for each session, whichever replica it runs on.
+ *
+ * ```
+ *  acquire: SET lock <random token> NX PX ttl ─ ok ─► INCR fence ─► read the record      (one script)
+ *                 └─ held by another ─► wait (poll with backoff) until the wait deadline ─► SESSION_BUSY
+ *  held:    every ttl/3: PEXPIRE if GET lock == token (renew)                              (one script)
+ *  commit:  GET lock == token AND stored fence ≤ my fence ─► write record ─► DEL lock     (one script)
+ *                 └─ otherwise ─► SESSION_LOCK_LOST: nothing written
+ *  release: DEL lock if GET lock == token (compare-and-delete)                             (one script)
+ * ```
+ *
+ * The lock expires if its holder dies (no renewal), so a session is never stuck behind a killed
+ * replica for longer than `ttlMs`. A holder that stalled past its ttl (a long GC pause, a partition)
+ * cannot write afterwards: every write is one script that checks the token is still its own and that
+ * no later holder (a higher fence) has written — fencing, not just timing.
+ */
+import { randomBytes } from "node:crypto";
+import { VcpError } from "../errors.js";
+import { luaScript, type SessionRedis } from "./session-redis.js";
+
+export const ACQUIRE = luaScript(
+  "session-acquire",
+  "taking the session lock",
+  // KEYS: lock, fence, record, session hooks. ARGV: token, ttl ms.
+  // → false when held by another; else { fence, record JSON or false (no such session), hook refs… }.
+  `
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
+local fence = redis.call('INCR', KEYS[2])
+local rec = redis.call('HGET', KEYS[3], 'rec')
+if not rec then
+  redis.call('DEL', KEYS[1])
+  return {fence, false}
+end
+local out = {fence, rec}
+for _, ref in ipairs(redis.call('SMEMBERS', KEYS[4])) do out[#out + 1] = ref end
+return out
+`,
+);
+
+export const RENEW = luaScript(
+  "session-renew",
+  "renewing the session lock",
+  // KEYS: lock. ARGV: token, ttl ms. → 1 renewed, 0 lost.
+  `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`,
+);
+
+export const RELEASE = luaScript(
+  "session-release",
+  "releasing the session lock",
+  // KEYS: lock. ARGV: token. Compare-and-delete: never another holder's lock.
+  `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`,
+);
+
+export const COMMIT = luaScript(
+  "session-commit",
+  "writing the session",
+  // KEYS: lock, record. ARGV: token, fence, record JSON, release (1/0).
+  // → 'OK', or 'LOST' (the lock is not ours any more), 'STALE' (a later holder wrote), 'GONE' (closed).
+  `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'LOST' end
+local stored = tonumber(redis.call('HGET', KEYS[2], 'fence') or '-1')
+if stored == -1 and redis.call('EXISTS', KEYS[2]) == 0 then return 'GONE' end
+if stored > tonumber(ARGV[2]) then return 'STALE' end
+redis.call('HSET', KEYS[2], 'rec', ARGV[3], 'fence', ARGV[2])
+if ARGV[4] == '1' then redis.call('DEL', KEYS[1]) end
+return 'OK'
+`,
+);
+
+/** One held lock: its token and fence, and the renewal that keeps it while work runs. */
+export interface HeldLock {
+  readonly token: string;
+  readonly fence: number;
+  /** False once a renewal found the lock taken or expired: the holder must not write. */
+  readonly valid: boolean;
+  /** Stop renewing (before the commit or release script). */
+  stopRenewing(): void;
+}
+
+export interface LockTiming {
+  /** Lock time to live; renewed every ttl/3 while held. */
+  ttlMs: number;
+  /** How long an operation waits for another holder before SESSION_BUSY. */
+  waitMs: number;
+}
+
+export function newToken(): string {
+  // SECURITY: unguessable, so no other replica or client can release or renew a lock it does not hold.
+  return randomBytes(16).toString("hex");
+}
+
+/**
+ * Acquire `lockKey`, reading the record in the same script. Resolves with the lock and the raw record
+ * JSON (null: no such session; the lock is already released then).
+ */
+export async function acquire(
+  redis: SessionRedis,
+  keys: { lock: string; fence: string; record: string; hooks: string },
+  timing: LockTiming,
+  sessionId: string,
+  onLost: () => void,
+): Promise<{ lock: HeldLock; record: string | null; hooks: string[] }> {
+  const token = newToken();
+  const giveUpAt = Date.now() + timing.waitMs;
+  let backoff = 5;
+  for (;;) {
+    const out = (await redis.script(ACQUIRE, [keys.lock, keys.fence, keys.record, keys.hooks], [token, timing.ttlMs])) as unknown[] | null;
+    if (out !== null && out !== undefined && Array.isArray(out)) {
+      const fence = Number(out[0]);
+      const record = typeof out[1] === "string" ? out[1] : null;
+      if (record === null) return { lock: inert(token, fence), record: null, hooks: [] };
+      return { lock: renewing(redis, keys.lock, token, fence, timing.ttlMs, onLost), record, hooks: out.slice(2).map(String) };
+    }
+    if (Date.now() >= giveUpAt) {
+      throw new VcpError("SESSION_BUSY", `session '${sessionId}' is held by another operation (on this or another replica) for longer than ${timing.waitMs} ms; retry`, { session_id: sessionId, wait_ms: timing.waitMs });
+    }
+    await new Promise((resolve) => setTimeout(resolve, backoff).unref?.());
+    backoff = Math.min(backoff * 2, 50);
+  }
+}
+
+function inert(token: string, fence: number): HeldLock {
+  return { token, fence, valid: false, stopRenewing: () => undefined };
+}
+
+function renewing(redis: SessionRedis, lockKey: string, token: string, fence: number, ttlMs: number, onLost: () => void): HeldLock {
+  let valid = true;
+  let stopped = false;
+  const timer = setInterval(() => {
+    redis.script(RENEW, [lockKey], [token, ttlMs]).then(
+      (renewed) => {
+        if (!stopped && Number(renewed) !== 1) {
+          valid = false;
+          onLost();
+        }
+      },
+      // A renewal Redis did not answer: the lock may still be ours; the commit's fence check decides.
+      () => undefined,
+    );
+  }, Math.max(50, Math.floor(ttlMs / 3)));
+  timer.unref?.();
+  return {
+    token,
+    fence,
+    get valid() {
+      return valid;
+    },
+    stopRenewing() {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}
+
+export async function release(redis: SessionRedis, lockKey: string, lock: HeldLock): Promise<void> {
+  lock.stopRenewing();
+  await redis.script(RELEASE, [lockKey], [lock.token]);
+}
+
+/** Write the record if the lock is still ours and no later holder wrote; release in the same script. */
+export async function commit(redis: SessionRedis, keys: { lock: string; record: string }, lock: HeldLock, recordJson: string, sessionId: string): Promise<void> {
+  lock.stopRenewing();
+  const out = String(await redis.script(COMMIT, [keys.lock, keys.record], [lock.token, lock.fence, recordJson, 1]));
+  if (out === "OK") return;
+  if (out === "GONE") throw new VcpError("SESSION_NOT_FOUND", `session '${sessionId}' is not open`, { session_id: sessionId });
+  // SECURITY: fencing — a holder whose lock expired (stalled, partitioned) writes nothing.
+  throw new VcpError("SESSION_LOCK_LOST", `session '${sessionId}': this replica's lock on it expired before the operation finished (${out === "STALE" ? "a later holder wrote first" : "the lock is gone"}); nothing was written, retry`, { session_id: sessionId, reason: out.toLowerCase() });
+}
