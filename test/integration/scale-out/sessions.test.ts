@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startReplicas, waitFor, type Replica, type ReplicaSet } from "../../support/replicas.js";
 import { bundleCode } from "../../support/bundles.js";
-import Redis from "ioredis";
+import { Redis } from "ioredis";
 
 const manifest = {
   bundle: "scale",
