@@ -263,9 +263,15 @@ async function main(): Promise<void> {
     for (let r = 0; r < repeat; r++) {
       for (const [kind, target] of [["session_fire", (s: Replica) => s], ["profile_fire", profileBody]] as const) {
         // Alternate which goes first, so a drift in the machine's load favours neither.
-        const [a, b] = r % 2 === 0
-          ? [runWrk(target(local), concurrency, seconds), runWrk(target(shared), concurrency, seconds)]
-          : (([y, x]) => [x, y])([runWrk(target(shared), concurrency, seconds), runWrk(target(local), concurrency, seconds)]);
+        let a: WrkResult;
+        let b: WrkResult;
+        if (r % 2 === 0) {
+          a = runWrk(target(local), concurrency, seconds);
+          b = runWrk(target(shared), concurrency, seconds);
+        } else {
+          b = runWrk(target(shared), concurrency, seconds);
+          a = runWrk(target(local), concurrency, seconds);
+        }
         throughput[kind]!.local.push(a);
         throughput[kind]!.redis.push(b);
         console.log(`${kind.padEnd(13)} local ${a.requests_per_s.toFixed(0).padStart(6)} chains/s (p99 ${a.p99_ms.toFixed(1)} ms, ${a.errors} err)   redis ${b.requests_per_s.toFixed(0).padStart(6)} chains/s (p99 ${b.p99_ms.toFixed(1)} ms, ${b.errors} err)`);
