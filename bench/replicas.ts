@@ -11,7 +11,9 @@
  *    /v1/sessions/{id}/chains/pre_inject) and a stateless event-profile fire (POST
  *    /v1/profiles/gemini-cli/events/BeforeTool), each with `store: local` and with `store: redis`. The
  *    steps alternate (local then redis, then redis then local, …) so both see the same machine; the figure that matters
- *    is the ratio redis ÷ local (medians of R repeats).
+ *    is the ratio redis ÷ local (medians of R repeats), in chains/s and — what a machine shared with
+ *    other work does not distort — in CPU per chain (server + sandbox host, plus redis-server's own CPU
+ *    for the redis steps, read from /proc).
  * 2. Redis round trips per operation, counted with `redis-cli monitor` against the replica's Redis:
  *    every command a client sent (lines from `[db lua]`, commands a script ran inside Redis, are not
  *    round trips and are not counted). N operations of each kind are run one after another; the
@@ -36,7 +38,7 @@ import { createArtifact, generateKeyPair, signArtifact } from "../src/tooling.js
 import { runWrk, type BenchServer, type WrkResult } from "./load.js";
 import { constitution, makeContext, preInjectEvent } from "./lib/fixtures.js";
 import { bundleCode, checkAction } from "./lib/hooks.js";
-import { childPidsMatching } from "./lib/proc.js";
+import { childPidsMatching, threadCpuUs } from "./lib/proc.js";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const SERVE = join(REPO_ROOT, "dist", "src", "cli", "serve.js");
@@ -63,7 +65,7 @@ async function waitUntil(what: string, check: () => boolean | Promise<boolean>, 
 }
 
 /** A redis-server of our own: loopback, a free port, AOF with appendfsync always, in a temp dir. */
-async function startRedis(): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+async function startRedis(): Promise<{ url: string; port: number; pid: number; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), "vcp-bench-redis-"));
   const port = await freePort();
   const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "always", "--save", ""], { stdio: "ignore" });
@@ -71,6 +73,7 @@ async function startRedis(): Promise<{ url: string; port: number; stop(): Promis
   return {
     url: `redis://127.0.0.1:${port}/0`,
     port,
+    pid: child.pid!,
     async stop() {
       child.kill("SIGTERM");
       await new Promise((r) => child.once("exit", r));
@@ -228,6 +231,7 @@ async function countRoundTrips(monitor: Monitor, backgroundPerMs: number, operat
 }
 
 const round2 = (x: number): number => Math.round(x * 100) / 100;
+const cpuOf = (pid: number): number => [...threadCpuUs(pid).values()].reduce((a, b) => a + b, 0);
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
@@ -252,6 +256,7 @@ async function main(): Promise<void> {
   const shared = await startReplica("redis-1", { kind: "redis", url: redis.url, prefix: `bench${Date.now().toString(36)}` });
   const profileBody = (server: Replica): BenchServer => ({ ...server, path: PROFILE_PATH, body: JSON.stringify(profileEvent("bench-profile")) });
   const throughput: Record<string, { local: WrkResult[]; redis: WrkResult[] }> = { session_fire: { local: [], redis: [] }, profile_fire: { local: [], redis: [] } };
+  const redisCpuUsPerChain: Record<string, number[]> = { session_fire: [], profile_fire: [] };
   let roundTrips: RoundTrips[] = [];
   let background = { window_ms: 0, commands: 0, per_s: 0, commands_by_name: {} as Record<string, number> };
   try {
@@ -265,11 +270,18 @@ async function main(): Promise<void> {
         // Alternate which goes first, so a drift in the machine's load favours neither.
         let a: WrkResult;
         let b: WrkResult;
+        // The redis step also charges redis-server's own CPU (another process) to its chains.
+        const redisStep = (): WrkResult => {
+          const before = cpuOf(redis.pid);
+          const result = runWrk(target(shared), concurrency, seconds);
+          redisCpuUsPerChain[kind]!.push((cpuOf(redis.pid) - before) / Math.max(1, result.requests));
+          return result;
+        };
         if (r % 2 === 0) {
           a = runWrk(target(local), concurrency, seconds);
-          b = runWrk(target(shared), concurrency, seconds);
+          b = redisStep();
         } else {
-          b = runWrk(target(shared), concurrency, seconds);
+          b = redisStep();
           a = runWrk(target(local), concurrency, seconds);
         }
         throughput[kind]!.local.push(a);
@@ -317,11 +329,24 @@ async function main(): Promise<void> {
     Object.entries(throughput).map(([kind, { local: l, redis: r }]) => {
       const lm = median(l.map((x) => x.requests_per_s));
       const rm = median(r.map((x) => x.requests_per_s));
-      return [kind, { local_chains_per_s: Math.round(lm), redis_chains_per_s: Math.round(rm), ratio_redis_to_local: round2(rm / lm), local_p99_ms: round2(median(l.map((x) => x.p99_ms))), redis_p99_ms: round2(median(r.map((x) => x.p99_ms))), errors: [...l, ...r].reduce((a, x) => a + x.errors, 0) }];
+      // CPU per chain (server + sandbox host; for redis also redis-server) is what a busy machine does not distort.
+      const cpu = (x: WrkResult): number => (x.cpu_us_per_request?.server ?? 0) + (x.cpu_us_per_request?.sandbox_host ?? 0);
+      const lc = median(l.map(cpu));
+      const rc = median(r.map(cpu)) + median(redisCpuUsPerChain[kind] ?? [0]);
+      return [kind, {
+        local_chains_per_s: Math.round(lm), redis_chains_per_s: Math.round(rm), ratio_redis_to_local: round2(rm / lm),
+        local_p99_ms: round2(median(l.map((x) => x.p99_ms))), redis_p99_ms: round2(median(r.map((x) => x.p99_ms))),
+        local_cpu_us_per_chain: Math.round(lc), redis_cpu_us_per_chain: Math.round(rc), redis_server_cpu_us_per_chain: Math.round(median(redisCpuUsPerChain[kind] ?? [0])),
+        cpu_ratio_redis_to_local: round2(rc / lc),
+        local_cpu_bound_chains_per_s_per_core: Math.round(1e6 / lc), redis_cpu_bound_chains_per_s_per_core: Math.round(1e6 / rc),
+        errors: [...l, ...r].reduce((a, x) => a + x.errors, 0),
+      }];
     }),
   );
   console.log("\nchains/s per replica (medians; 5-hook pre_inject chain on a session; profile fire: gemini-cli BeforeTool, no hooks):");
   for (const [kind, s] of Object.entries(summary)) console.log(`  ${kind.padEnd(13)} local ${String(s.local_chains_per_s).padStart(6)}  redis ${String(s.redis_chains_per_s).padStart(6)}  ratio ${s.ratio_redis_to_local.toFixed(2)}  (p99 ${s.local_p99_ms} → ${s.redis_p99_ms} ms)`);
+  console.log("CPU per chain (server + sandbox host; redis adds redis-server's), and the chains/s one core allows:");
+  for (const [kind, s] of Object.entries(summary)) console.log(`  ${kind.padEnd(13)} local ${String(s.local_cpu_us_per_chain).padStart(5)} µs  redis ${String(s.redis_cpu_us_per_chain).padStart(5)} µs (redis-server ${s.redis_server_cpu_us_per_chain} µs)  ratio ${s.cpu_ratio_redis_to_local.toFixed(2)}  → ${s.local_cpu_bound_chains_per_s_per_core} vs ${s.redis_cpu_bound_chains_per_s_per_core} chains/s per core`);
   console.log(`\nRedis round trips per operation (client commands, background ${background.per_s}/s subtracted):`);
   for (const r of roundTrips) console.log(`  ${r.operation.padEnd(58)} ${r.round_trips_per_op.toFixed(2).padStart(6)}   seen ${JSON.stringify(r.commands_per_op)}`);
 
