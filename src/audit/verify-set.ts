@@ -14,7 +14,7 @@
  * The set fails when any chain fails, and when one replica id names records in two logs: two chains
  * claiming one replica cannot both be that replica's, so which records are whose is unknowable.
  */
-import { readdir, stat } from "node:fs/promises";
+import { open, readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { isSegmentPath, listSegments } from "./files.js";
 import { verifyAuditLog, type AuditVerdict, type VerifyAuditOptions } from "./verify.js";
@@ -27,8 +27,13 @@ const AUDIT_DIR = "audit";
 export interface ReplicaLogVerdict {
   /** The log's base path (its rotated segments are read with it). */
   log: string;
-  /** The replica id of the chain's newest record that names one; null for a log written without ids. */
+  /**
+   * The replica id of the chain's newest verified record that names one; when no verified record
+   * names one (the first record is already broken), the id the log's first record claims, with
+   * `replica_verified: false`; null for a log written without ids.
+   */
   replica: string | null;
+  replica_verified: boolean;
   verdict: AuditVerdict;
 }
 
@@ -59,7 +64,8 @@ export async function verifyAuditLogSet(paths: readonly string[], options: Verif
   }
   for (const chain of chains) {
     const verdict = await verifyAuditLog(chain.files, chains.length === 1 ? options : {});
-    logs.push({ log: chain.log, replica: verdict.replicas?.at(-1) ?? null, verdict });
+    const verified = verdict.replicas?.at(-1);
+    logs.push(verified !== undefined ? { log: chain.log, replica: verified, replica_verified: true, verdict } : { log: chain.log, replica: await claimedReplica(chain.files), replica_verified: false, verdict });
   }
   // One replica id in two logs: the chains cannot both be that replica's.
   const seen = new Map<string, string[]>();
@@ -111,6 +117,28 @@ async function logsInDirectory(dir: string): Promise<string[]> {
 async function logIn(dir: string): Promise<string | null> {
   for (const candidate of [join(dir, LOG_NAME), join(dir, AUDIT_DIR, LOG_NAME)]) {
     if ((await isFile(candidate)) || (await listSegments(candidate)).length > 0) return resolve(candidate);
+  }
+  return null;
+}
+
+/** The `replica` the first record of a log claims (unverified: only for naming a broken log). */
+async function claimedReplica(files: readonly string[]): Promise<string | null> {
+  for (const file of files) {
+    let handle;
+    try {
+      handle = await open(file, "r");
+    } catch {
+      continue;
+    }
+    try {
+      const buf = Buffer.alloc(64 * 1024);
+      const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+      const first = buf.subarray(0, bytesRead).toString("utf8").split("\n")[0] ?? "";
+      const claimed = /"replica":"([A-Za-z0-9._-]{1,128})"/.exec(first)?.[1];
+      return claimed ?? null;
+    } finally {
+      await handle.close();
+    }
   }
   return null;
 }

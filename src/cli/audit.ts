@@ -70,7 +70,7 @@ export const auditCommand: Command = {
 /** A replica's name in a report line: its id, or what a log without ids is. */
 function replicaLabel(entry: ReplicaLogVerdict): string {
   const ids = entry.verdict.replicas ?? [];
-  if (ids.length === 0) return "replica (none recorded)";
+  if (ids.length === 0) return entry.replica !== null ? `replica ${escapeControl(entry.replica)} (as its first record claims)` : "replica (none recorded)";
   return ids.length === 1 ? `replica ${escapeControl(ids[0]!)}` : `replica ${escapeControl(ids.at(-1)!)} (earlier ${ids.slice(0, -1).map(escapeControl).join(", ")})`;
 }
 

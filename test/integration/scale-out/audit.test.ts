@@ -63,6 +63,6 @@ describe("every replica's audit verifies", { timeout: 180_000 }, () => {
     const broken = await cli(["audit", "verify", ...dirs]);
     expect(broken.code).toBe(1);
     expect(broken.stdout).toMatch(/^OK +replica A /m);
-    expect(broken.stdout).toMatch(/^BROKEN replica C .*audit log broken at seq 1: hash mismatch/m);
+    expect(broken.stdout).toMatch(/^BROKEN replica C \(as its first record claims\) .*audit log broken at seq 1: hash mismatch/m);
   });
 });
