@@ -89,7 +89,8 @@ export const pushCommand: Command = {
 const STATUS_USAGE = `usage: vcp-hooks status [--server URL] [--token T] [--json]
 
 A running server's state (GET /v1/status): bundles, sandbox (restarts, quarantined and slow bundles,
-queue), audit head and lag. --json prints the whole document.`;
+queue), audit head and lag; with a shared store (store.kind redis) every replica's bundle revision and
+refusals, and start-up warnings. --json prints the whole document.`;
 
 function renderStatus(io: Io, status: Record<string, any>): void {
   const server = status["server"] ?? {};
@@ -101,6 +102,21 @@ function renderStatus(io: Io, status: Record<string, any>): void {
   for (const b of bundles) io.out(`  ${b.bundle}@${b.version}  trust ${b.trust}  signed by ${b.signed_by ?? "nobody"}  ${String(b.digest).slice(0, 16)}…`);
   io.out(`sandbox: restarts ${sandbox.restarts ?? 0}, in flight ${sandbox.inFlight ?? 0}, queued ${sandbox.queued ?? 0}, quarantined ${(sandbox.quarantined ?? []).length}, slow ${(sandbox.slowBundles ?? []).length}, watchdog kills ${sandbox.watchdogKills ?? 0}`);
   io.out(audit.enabled ? `audit: head seq ${audit.head?.seq ?? "–"}, pending ${audit.pending ?? 0}, lag ${audit.lag_ms ?? 0} ms` : "audit: off");
+  renderStore(io, status["store"]);
+}
+
+/** With a shared store: this replica, then one line per replica (revision, refusals), then the warnings. */
+function renderStore(io: Io, store: Record<string, any> | undefined): void {
+  if (store?.kind !== "redis") return;
+  const connection = store.connection ?? {};
+  io.out(`store: redis ${store.url} prefix '${store.prefix}', this replica '${store.replica_id}', config version ${store.config_version}, ${connection.connected ? "connected" : `NOT CONNECTED since ${connection.since ?? "?"}${connection.last_error ? ` (${connection.last_error})` : ""}`}`);
+  io.out(`  shared bundle revision: ${store.bundles?.revision ?? "–"} (newest read ${store.bundles?.desired_revision ?? "–"})`);
+  for (const r of (store.replicas ?? []) as Array<Record<string, any>>) {
+    const refused = (r.refused ?? []) as Array<Record<string, any>>;
+    io.out(`  replica ${r.id}${r.self ? " (this one)" : ""}: ${r.live ? "live" : `gone (${Math.round((r.seen_ms_ago ?? 0) / 1000)} s)`}, revision ${r.revision ?? "–"}, ${Object.keys(r.bundles ?? {}).length} bundle(s), version ${r.version}, config ${r.config_version}`);
+    for (const x of refused) io.out(`    refused ${x.bundle}@${x.version ?? "?"} ${String(x.digest).slice(0, 16)}… (${x.code}); keeps ${r.bundles?.[x.bundle] ? `${x.bundle}@${r.bundles[x.bundle].version}` : "no revision of it"}`);
+  }
+  for (const w of (store.warnings ?? []) as string[]) io.out(`  WARNING: ${w}`);
 }
 
 export const statusCommand: Command = {

@@ -135,7 +135,7 @@ export async function startServe(args: string[], options: { signals?: boolean; o
   // The runtime key signs constitution modification links (DESIGN §4.5); it lives in the data dir.
   // Replicas share one given key (runtime_key_file, e.g. a Kubernetes Secret); else one per data dir.
   const runtimeKeyPem = config.runtime_key_file !== undefined ? readRuntimeKey(config.runtime_key_file) : loadOrCreatePrivateKey(join(config.data_dir, "runtime-key.pem"));
-  const runtimeOptions = runtimeOptionsFor(config);
+  const runtimeOptions = runtimeOptionsFor(config, env);
   const runtime = await createRuntime({
     ...runtimeOptions,
     // The replica id (store/replica-id.ts): VCP_REPLICA_ID (a pod name, a compose service), else the

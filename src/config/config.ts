@@ -20,7 +20,7 @@ const MIN_ENV_TOKEN_LENGTH = 32;
 
 /** Key prefix of one deployment in a shared Redis: every key and channel starts with `<prefix>:`. */
 export const STORE_PREFIX = /^[A-Za-z0-9_.-]{1,64}$/;
-const REDIS_ONLY_FIELDS = ["url", "config_version"] as const;
+const REDIS_ONLY_FIELDS = ["url", "url_env", "config_version"] as const;
 
 /**
  * `store:` — `{ kind: local }` (the default: today's data directory, no Redis touched) or
@@ -34,6 +34,8 @@ const StoreConfigSchema = z
       .string()
       .regex(/^rediss?:\/\/[^\s]+$/, "must be a redis:// or rediss:// URL (redis://[user:password@]host:port[/db])")
       .optional(),
+    // The URL may carry a password: in Kubernetes it comes from a Secret through this variable instead.
+    url_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "must be an environment variable name").optional(),
     prefix: z.string().regex(STORE_PREFIX, "1–64 characters of A-Z a-z 0-9 _ . -").default(DEFAULTS.store.prefix),
     config_version: z.string().min(1).max(128).regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces").optional(),
     connect_timeout_ms: z.number().int().min(100).max(60_000).default(DEFAULTS.store.connect_timeout_ms),
@@ -44,7 +46,8 @@ const StoreConfigSchema = z
   })
   .strict()
   .superRefine((store, ctx) => {
-    if (store.kind === "redis" && store.url === undefined) ctx.addIssue({ code: "custom", path: ["url"], message: "is required with kind: redis" });
+    if (store.kind === "redis" && store.url === undefined && store.url_env === undefined) ctx.addIssue({ code: "custom", path: ["url"], message: "is required with kind: redis (or url_env, naming the environment variable that holds it)" });
+    if (store.url !== undefined && store.url_env !== undefined) ctx.addIssue({ code: "custom", path: ["url_env"], message: "give url or url_env, not both" });
     if (store.kind === "local") {
       for (const field of REDIS_ONLY_FIELDS) {
         if (store[field] !== undefined) ctx.addIssue({ code: "custom", path: [field], message: "applies only to kind: redis" });

@@ -37,6 +37,8 @@ export interface MetricsSnapshot {
   openSessions: number;
   /** Installed bundles, for vcp_bundle_info. */
   bundles: ReadonlyArray<{ bundle: string; version: string; digest: string; trust: string; signed_by: string | null }>;
+  /** The shared store (store.kind redis); undefined with a local store, whose families are then absent. */
+  store?: { connected: boolean; reconnects: number; revision: number | null; desiredRevision: number | null; refused: number; liveReplicas: number };
 }
 
 /**
@@ -78,9 +80,21 @@ function oncePerScrape<T>(read: () => T): () => T {
   };
 }
 
-export function createMetrics(readSnapshot: () => MetricsSnapshot) {
+export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sharedStore?: boolean } = {}) {
   const registry = new Registry();
   const readGauges = oncePerScrape(readSnapshot);
+  if (options.sharedStore === true) {
+    // Only with store.kind redis: a local deployment's exposition is unchanged.
+    gauge(registry, "vcp_store_connected", "1 while this replica is connected to the shared store (Redis), else 0.", () => (readGauges().store?.connected ? 1 : 0));
+    mirroredCounter(registry, "vcp_store_reconnects_total", "Times the connection to the shared store came back after being lost.", () => readGauges().store?.reconnects ?? 0);
+    gauge(registry, "vcp_store_bundle_revision", "The shared bundle revision this replica has reconciled to (0 before the first).", () => readGauges().store?.revision ?? 0);
+    gauge(registry, "vcp_store_bundle_revisions_behind", "Shared bundle revisions read from the store but not yet reconciled by this replica.", () => {
+      const store = readGauges().store;
+      return store?.desiredRevision == null || store.revision == null ? 0 : Math.max(0, store.desiredRevision - store.revision);
+    });
+    gauge(registry, "vcp_store_refused_revisions", "Shared bundle revisions this replica refused (it keeps the previous revision of those bundles).", () => readGauges().store?.refused ?? 0);
+    gauge(registry, "vcp_store_live_replicas", "Live replicas under this store prefix, this one included, as of the last heartbeat.", () => readGauges().store?.liveReplicas ?? 0);
+  }
   const chains = new Counter({ name: "vcp_chains_total", help: "Hook chains run, by hook type and chain status.", labelNames: ["type", "status"], registers: [registry] });
   const chainSeconds = new Histogram({
     name: "vcp_chain_duration_seconds",

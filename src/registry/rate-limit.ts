@@ -1,5 +1,6 @@
 import type { Clock } from "../observe/events.js";
 import { DEFAULTS } from "../config/defaults.js";
+import { VcpError } from "../errors.js";
 
 export const DEFAULT_REGISTRATIONS_PER_MINUTE = DEFAULTS.limits.registrations_per_minute;
 const WINDOW_MS = 60_000;
@@ -61,4 +62,16 @@ export function createRateLimiter(perMinute: number, clock: Clock): RateLimiter 
       return { ok: true };
     },
   };
+}
+
+/**
+ * The refusal of a registry change over the limit (spec §8.2.5), whichever limiter decided it: this
+ * replica's (`createRateLimiter`) or the one shared by every replica (store/rate-limit.ts).
+ */
+export function registryRateLimited(principalId: string, perMinute: number, retryAfterMs: number, shared = false): VcpError {
+  return new VcpError(
+    "RATE_LIMITED",
+    `hooks: principal "${principalId}" exceeded ${perMinute} registry changes per minute${shared ? " across all replicas" : ""} (spec §8.2.5); retry in ${retryAfterMs} ms`,
+    { principal: principalId, limit: perMinute, retry_after_ms: retryAfterMs, ...(shared ? { scope: "all_replicas" } : {}) },
+  );
 }

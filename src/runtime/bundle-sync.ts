@@ -22,7 +22,7 @@
  */
 import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
-import { sharedBundleState, type RefusedRevision, type ReplicaBundleReport, type SharedBundleEntry, type SharedStore } from "../store/index.js";
+import { sharedBundleState, type RefusedRevision, type ReplicaBundleReport, type SharedBundleEntry, type SharedRevision, type SharedStore } from "../store/index.js";
 import type { BundleManager, BundlePublisher } from "./bundles.js";
 
 /** Refusals a retry cannot cure: the artifact or this replica's configuration would have to change. */
@@ -58,7 +58,9 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
   const { shared, logger } = deps;
   const state = sharedBundleState(shared.connection);
   let bundles: BundleManager | undefined;
+  // The shared revision reconciled to, and its generation (seq numbers compare only within one).
   let applied: number | null = null;
+  let appliedGeneration: string | null = null;
   let desired: number | null = null;
   const refused = new Map<string, RefusedRevision>();
   let running: Promise<void> | null = null;
@@ -77,22 +79,27 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
       });
       refused.delete(info.bundle);
       // This replica already runs it: the notification it sends itself finds nothing to do.
-      if (applied !== null && result.seq === applied + 1) applied = result.seq;
+      advanceIfNext(result);
     },
     async unpublish(name) {
       const result = await state.remove({ bundle: name, by: shared.replicaId });
       refused.delete(name);
-      if (applied !== null && result.seq === applied + 1) applied = result.seq;
+      advanceIfNext(result);
     },
   };
+
+  /** Our own change was the very next one: nothing else to reconcile for it. */
+  function advanceIfNext(result: SharedRevision & { changed: boolean }): void {
+    if (result.changed && applied !== null && result.generation === appliedGeneration && result.seq === applied + 1) applied = result.seq;
+  }
 
   /** One pass, inside the bundle manager's queue: nothing else changes bundles meanwhile. */
   async function pass(manager: BundleManager): Promise<boolean> {
     return manager.exclusive(async () => {
-      const seq = await state.seq();
-      desired = seq;
-      if (applied !== null && seq === applied) return false;
-      const { seq: readSeq, entries } = await state.read();
+      const current = await state.revision();
+      desired = current.seq;
+      if (applied !== null && current.seq === applied && current.generation === appliedGeneration) return false;
+      const { seq: readSeq, generation, entries } = await state.read();
       desired = readSeq;
       let changed = false;
       const named = new Set<string>();
@@ -112,6 +119,7 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
         }
       }
       applied = readSeq;
+      appliedGeneration = generation;
       return changed;
     });
   }
@@ -136,6 +144,7 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
       if (artifact === undefined) {
         throw new VcpError("STORE_UNAVAILABLE", `bundle '${entry.bundle}' ${entry.digest}: the shared store no longer holds this artifact (a newer revision replaced it)`, { operation: "reading a bundle artifact", bundle: entry.bundle, digest: entry.digest });
       }
+      // SECURITY: applyShared verifies the artifact with this replica's keyring (bundles.ts); the store is not trusted.
       const info = await manager.applyShared(artifact);
       refused.delete(entry.bundle);
       logger.info({ bundle: info.bundle, version: info.version, digest: info.digest, revision: entry.seq, by: entry.by }, "store: bundle activated (shared revision)");

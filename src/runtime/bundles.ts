@@ -426,6 +426,9 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
     async applyShared(artifact) {
       deps.assertOpen();
       try {
+        // SECURITY: a revision from the shared store is verified here against this replica's own keyring
+        // and signature policy, exactly like an upload: whoever can write to Redis cannot make a replica
+        // run code no key it trusts signed, nor at a trust level above that key's max_trust.
         const verified = verifyInstallInput(artifact);
         const info = await activate(verified, { principal: SYSTEM_PRINCIPAL, allowDowngrade: true, persist: true, publish: false });
         deps.metrics.recordBundleChange("installed");

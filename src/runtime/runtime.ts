@@ -34,7 +34,7 @@ import { isHookType } from "../model/hook-type.js";
 import type { SessionInfo } from "../model/input.js";
 import { systemClock, silentLogger } from "../observe/events.js";
 import { createEventBus } from "../observe/event-bus.js";
-import { createRegistry, type Registry } from "../registry/index.js";
+import { createRegistry, registryRateLimited, type Principal, type Registry } from "../registry/index.js";
 import type { ChainBackend } from "./backend.js";
 import { createProfileHookStore } from "./profile-hooks.js";
 import { createApprovals, fireWithApproval, type Approvals } from "./approvals.js";
@@ -54,7 +54,7 @@ import { createChainFirer, unknownType } from "./fire.js";
 import { callerHook, withCallerSessionId } from "./caller-view.js";
 import { startBackend } from "./sandbox.js";
 import { resolveSettings } from "./settings.js";
-import { openSharedStore, resolveReplicaId, type SharedStore } from "../store/index.js";
+import { createSharedRateLimiter, openSharedStore, resolveReplicaId, type SharedStore } from "../store/index.js";
 import { createBundleSync } from "./bundle-sync.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
@@ -129,6 +129,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   // ── observation: events, per-hook stats, metrics (read lazily from the parts below) ──────────
   const bus = createEventBus({ clock, logger, redact: createRedactor({ keys: [...(options.redactKeys ?? DEFAULTS.redact_keys)] }) });
   const stats = createHookStats();
+  const registrationsPerMinute = options.registrationsPerMinute ?? DEFAULTS.limits.registrations_per_minute;
   // With the shared store the open-session count is a round trip: the gauge shows the latest answer.
   const sharedCount = {
     value: 0,
@@ -156,8 +157,21 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       watchdogKills: sandbox.watchdogKills ?? 0,
       openSessions: sharedState === undefined ? pipeline.list().length : sharedCount.latest(),
       bundles: bundles.infos(),
+      ...(shared === undefined ? {} : { store: storeGauges(shared) }),
     };
-  });
+  }, { sharedStore: shared !== undefined });
+  function storeGauges(store: SharedStore) {
+    const view = store.status();
+    const report = bundleSync?.report();
+    return {
+      connected: view.connection.connected,
+      reconnects: view.connection.reconnects,
+      revision: report?.revision ?? null,
+      desiredRevision: bundleSync?.desiredRevision() ?? null,
+      refused: report?.refused.length ?? 0,
+      liveReplicas: view.replicas.filter((r) => r.live).length,
+    };
+  }
   // Assigned before the registry can emit (bundles are restored after it opens).
   let audit: AuditTrail | undefined;
 
@@ -172,7 +186,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       bus.emit(event);
     },
     sessionHookAllowlist: options.sessionHookAllowlist ?? [],
-    registrationsPerMinute: options.registrationsPerMinute ?? DEFAULTS.limits.registrations_per_minute,
+    registrationsPerMinute,
     // Only an installed revision's exports run (bundles.ts; created below, before any install).
     resolveAction: (ref) => bundles.resolveAction(ref),
   });
@@ -251,6 +265,23 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   }
 
   /**
+   * Registry changes per principal (spec §8.2.5) across every replica, with a shared store: taken
+   * before any work on the change, on Redis's clock. The registry's own limiter still counts this
+   * replica's changes; it can only refuse what the shared one already would. The embedding
+   * application (no principal) and the runtime itself are not counted.
+   *
+   * Hook point: a registry change reached through an async path calls this first (bundle installs
+   * and removals do; session hook registration and setEnabled are synchronous today and keep the
+   * per-replica limit until they become async with Redis-backed sessions).
+   */
+  const sharedRegistryLimiter = shared === undefined ? undefined : createSharedRateLimiter(shared.connection, { scope: "registry", perMinute: registrationsPerMinute, what: "registry change" });
+  async function admitRegistryChange(principal: Principal | undefined): Promise<void> {
+    if (sharedRegistryLimiter === undefined || principal === undefined || principal.role === "system") return;
+    const decision = await sharedRegistryLimiter.take(principal.id);
+    if (!decision.ok) throw registryRateLimited(principal.id, registrationsPerMinute, decision.retryAfterMs, true);
+  }
+
+  /**
    * With a principal that is not the embedding application, the session must be open and visible to
    * it (src/pipeline/access.ts); the error is the one a missing session gets, so ownership never
    * reveals existence. Without a principal: nothing to check (the embedding application). Returns the
@@ -310,8 +341,14 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   const runtime: Runtime = {
     bundles: {
-      install: (bundle, installOptions = {}) => bundles.install(bundle, installOptions),
-      remove: (name, removeOptions = {}) => bundles.remove(name, removeOptions.principal),
+      async install(bundle, installOptions = {}) {
+        await admitRegistryChange(installOptions.principal);
+        return bundles.install(bundle, installOptions);
+      },
+      async remove(name, removeOptions = {}) {
+        await admitRegistryChange(removeOptions.principal);
+        return bundles.remove(name, removeOptions.principal);
+      },
       list: () => bundles.list(),
       get: (name) => bundles.get(name),
     },

@@ -4,4 +4,4 @@
  */
 export { createServer, type LiveSettings, type ServerOptions, type VcpServer } from "./app.js";
 export { generateToken, hashToken, type AuthEntry, type Role } from "./auth.js";
-export { LIVE_FIELDS, RESTART_FIELDS, liveSettingsFor, logLevelOf, partiallyLiveChanges, restartOnlyChanges, runtimeOptionsFor } from "./options.js";
+export { LIVE_FIELDS, RESTART_FIELDS, liveSettingsFor, logLevelOf, partiallyLiveChanges, restartOnlyChanges, runtimeOptionsFor, storeOptionsFor } from "./options.js";

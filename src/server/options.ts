@@ -14,7 +14,7 @@
  *   redact_keys, console — they are owned by the runtime or the sandbox process, built once at start.
  */
 import { isDeepStrictEqual } from "node:util";
-import { configVersionOf, type ResolvedConfig, type StoreOptions } from "../index.js";
+import { configVersionOf, VcpError, type ResolvedConfig, type StoreOptions } from "../index.js";
 import type { LiveSettings } from "./app.js";
 
 export const LIVE_FIELDS = ["auth", "limits.body_bytes", "limits.bundle_bytes", "session_hook_allowlist", "log_level"] as const;
@@ -61,13 +61,24 @@ export function logLevelOf(config: ResolvedConfig): string | undefined {
   return config.log_level;
 }
 
-/** createRuntime's `store` for a config: `kind: local` touches no Redis. */
-export function storeOptionsFor(config: ResolvedConfig): StoreOptions {
+/**
+ * createRuntime's `store` for a config: `kind: local` touches no Redis. With `url_env` the URL is read
+ * from that environment variable (INVALID_CONFIG naming it when it is unset or not a redis URL).
+ */
+export function storeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv = process.env): StoreOptions {
   const store = config.store;
   if (store.kind === "local") return { kind: "local" };
+  let url = store.url;
+  if (url === undefined) {
+    const name = store.url_env!;
+    url = env[name];
+    if (url === undefined || !/^rediss?:\/\/\S+$/.test(url)) {
+      throw new VcpError("INVALID_CONFIG", `store.url_env: the environment variable ${name} ${url === undefined ? "is not set" : "does not hold a redis:// or rediss:// URL"}`, { field: "store.url_env", variable: name });
+    }
+  }
   return {
     kind: "redis",
-    url: store.url!,
+    url,
     prefix: store.prefix,
     configVersion: configVersionOf(config),
     connectTimeoutMs: store.connect_timeout_ms,
@@ -78,10 +89,10 @@ export function storeOptionsFor(config: ResolvedConfig): StoreOptions {
   };
 }
 
-/** The options of createRuntime for a config. */
-export function runtimeOptionsFor(config: ResolvedConfig) {
+/** The options of createRuntime for a config (`env`: where `store.url_env` is read). */
+export function runtimeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv = process.env) {
   return {
-    store: storeOptionsFor(config),
+    store: storeOptionsFor(config, env),
     dataDir: config.data_dir,
     keyring: { keys: config.keyring.keys.map((k) => ({ ...k })) },
     requireSignatures: config.require_signatures,

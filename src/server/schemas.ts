@@ -339,7 +339,7 @@ export const routes = withOperationIds({
     tags: ["ops"],
     summary: "Bundles with revision and activation time, per-hook counters and latency, sandbox state",
     security: security("operator"),
-    response: { 200: object({ bundles: { type: "array", items: { $ref: "BundleInfo#" } }, hooks: { type: "array", items: anyObject }, registry_revision: { type: "integer" }, sandbox: anyObject, server: anyObject }), ...errors(...AUTH) },
+    response: { 200: object({ bundles: { type: "array", items: { $ref: "BundleInfo#" } }, hooks: { type: "array", items: anyObject }, registry_revision: { type: "integer" }, sandbox: anyObject, store: { ...anyObject, description: "Where shared state lives: { kind: local }, or with Redis this replica (replica_id, config_version, connection, warnings), its shared bundle revision (bundles.revision, desired_revision, refused) and every replica of the prefix (replicas[]: id, live, revision, bundles, refused, config_version, version)" }, server: anyObject }), ...errors(...AUTH) },
   },
   installBundle: {
     tags: ["bundles"],

@@ -215,7 +215,9 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
         listeners.delete(onMessage);
         if (listeners.size === 0) {
           channels.delete(channel);
-          await subscriber?.unsubscribe(channel).catch(() => undefined);
+          // Only over a live connection: queued while Redis is down, it would wait for Redis to come
+          // back (and a closing replica with it). A channel no one listens to is harmless meanwhile.
+          if (subscriber?.status === "ready") await subscriber.unsubscribe(channel).catch(() => undefined);
         }
       };
     },

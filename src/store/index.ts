@@ -148,4 +148,5 @@ export async function openSharedStore(
     },
   };
 }
-export { sharedBundleState, type SharedBundleEntry, type SharedBundleState } from "./bundles.js";
+export { sharedBundleState, type SharedBundleEntry, type SharedBundleState, type SharedRevision } from "./bundles.js";
+export { createSharedRateLimiter, type SharedRateLimiter } from "./rate-limit.js";

@@ -6,6 +6,9 @@
  *   <prefix>:bundle:artifact:<digest>  string a verified .vcpb (JSON), by content digest
  *   <prefix>:bundle:active             hash   bundle name → its desired revision (JSON: digest, seq, …)
  *   <prefix>:bundle:seq                string the revision counter: one INCR per bundle change
+ *   <prefix>:bundle:generation         string random id made with the first change: a Redis that lost its
+ *                                            data starts a new one, so reused seq numbers are not mistaken
+ *                                            for revisions a replica already has
  *   <prefix>:bundle:changed            channel a new revision was written (message: its seq)
  *   <prefix>:rate:<scope>:<key>        string GCRA theoretical arrival time of one rate-limited key
  *   <prefix>:s:{<session key>}:<part>  any    one session's state (redis-sessions); the hash tag keeps a
@@ -36,6 +39,7 @@ export interface StoreKeys {
   bundleArtifact(digest: string): string;
   readonly bundleActive: string;
   readonly bundleSeq: string;
+  readonly bundleGeneration: string;
   readonly bundleChannel: string;
   /** One rate-limited key of a limiter `scope` (e.g. `registry`). */
   rate(scope: string, key: string): string;
@@ -64,6 +68,7 @@ export function storeKeys(prefix: string): StoreKeys {
     bundleArtifact: (digest: string) => k("bundle", "artifact", keyPart(digest)),
     bundleActive: k("bundle", "active"),
     bundleSeq: k("bundle", "seq"),
+    bundleGeneration: k("bundle", "generation"),
     bundleChannel: k("bundle", "changed"),
     rate: (scope: string, key: string) => k("rate", keyPart(scope), keyPart(key)),
     session: (sessionKey: string, part: string) => `${prefix}:s:{${keyPart(sessionKey)}}:${keyPart(part)}`,

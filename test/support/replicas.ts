@@ -61,6 +61,10 @@ export interface ReplicaSetOptions {
   perReplica?: Record<string, Record<string, unknown>>;
   /** Replica names; default A, B, C, … */
   names?: string[];
+  /** The deployment signing key (key_id `ops`); default: a fresh one. */
+  signingKey?: { privateKeyPem: string; publicKeyPem: string };
+  /** More bearer tokens, added to the shared `auth:` (stored as SHA-256 hashes, as always). */
+  extraAuth?: Array<{ id: string; role: "operator" | "client"; token: string }>;
 }
 
 export interface ReplicaSet {
@@ -74,8 +78,8 @@ export interface ReplicaSet {
   sign(manifest: Record<string, unknown>, code: string, key?: { privateKeyPem: string; keyId: string }): VcpArtifact;
   /** The shared config as written (JSON, valid YAML). */
   config: Record<string, unknown>;
-  /** Start one more replica (with optional per-replica overrides) on this Redis. */
-  add(name: string, overrides?: Record<string, unknown>): Promise<Replica>;
+  /** Start one more replica (with optional per-replica overrides) on this Redis; its replica id is its name unless given. */
+  add(name: string, overrides?: Record<string, unknown>, options?: { replicaId?: string }): Promise<Replica>;
   close(): Promise<void>;
 }
 
@@ -85,7 +89,7 @@ export async function startReplicas(options: ReplicaSetOptions = {}): Promise<Re
   const root = mkdtempSync(join(tmpdir(), "vcp-replicas-"));
   const prefix = `t${randomBytes(4).toString("hex")}`;
   const tokens = { operator: `vcp_op_${randomBytes(12).toString("hex")}`, client: `vcp_cl_${randomBytes(12).toString("hex")}`, client2: `vcp_cl_${randomBytes(12).toString("hex")}` };
-  const keyPair = generateKeyPair();
+  const keyPair = options.signingKey ?? generateKeyPair();
   const signingKey = { ...keyPair, keyId: "ops" };
   const hash = (token: string) => createHash("sha256").update(token).digest("hex");
   const base: Record<string, unknown> = {
@@ -95,6 +99,7 @@ export async function startReplicas(options: ReplicaSetOptions = {}): Promise<Re
       { id: "ops", role: "operator", token_sha256: hash(tokens.operator) },
       { id: "app", role: "client", token_sha256: hash(tokens.client) },
       { id: "app2", role: "client", token_sha256: hash(tokens.client2) },
+      ...(options.extraAuth ?? []).map((e) => ({ id: e.id, role: e.role, token_sha256: hash(e.token) })),
     ],
     keyring: { keys: [{ key_id: "ops", public_key: keyPair.publicKeyPem, max_trust: "deployment" }] },
     require_signatures: true,
@@ -119,14 +124,14 @@ export async function startReplicas(options: ReplicaSetOptions = {}): Promise<Re
     signingKey,
     sign: (manifest, code, key = signingKey) => signArtifact(createArtifact(manifest, code) as VcpArtifact, key.privateKeyPem, key.keyId) as VcpArtifact,
     config: base,
-    async add(name, overrides) {
+    async add(name, overrides, addOptions = {}) {
       let configPath = sharedConfigPath;
       if (overrides !== undefined) {
         const own = { ...base, ...overrides, store: { ...(base.store as object), ...(overrides.store as object | undefined) } };
         configPath = join(root, `vcp-${name}.yaml`);
         writeFileSync(configPath, JSON.stringify(own, null, 2));
       }
-      const replica = createReplica(name, configPath, join(root, name));
+      const replica = createReplica(name, configPath, join(root, name), addOptions.replicaId ?? name);
       replicas.push(replica);
       await replica.start();
       return replica;
@@ -148,7 +153,7 @@ export async function startReplicas(options: ReplicaSetOptions = {}): Promise<Re
   return set;
 }
 
-function createReplica(name: string, configPath: string, dataDir: string): Replica {
+function createReplica(name: string, configPath: string, dataDir: string, replicaId: string): Replica {
   mkdirSync(dataDir, { recursive: true });
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
@@ -193,7 +198,7 @@ function createReplica(name: string, configPath: string, dataDir: string): Repli
       if (replica.running()) return;
       const proc = spawn(process.execPath, ["--no-node-snapshot", SERVE, "--config", configPath, "--data-dir", dataDir, "--port", "0"], {
         cwd: dataDir,
-        env: { ...process.env, VCP_REPLICA_ID: name, VCP_OPERATOR_TOKEN: "", VCP_CLIENT_TOKEN: "" },
+        env: { ...process.env, VCP_REPLICA_ID: replicaId, VCP_OPERATOR_TOKEN: "", VCP_CLIENT_TOKEN: "" },
         stdio: ["ignore", "pipe", "pipe"],
       });
       child = proc;

@@ -37,6 +37,9 @@ describe("three replicas on one Redis", () => {
       expect(status.store.replicas.map((p: any) => p.id).sort()).toEqual(["A", "B", "C"]);
       expect(new Set(status.store.replicas.map((p: any) => p.config_version)).size).toBe(1);
       expect(replica.output()).toContain(`store: redis redis://127.0.0.1:${set.redis.port}`);
+      const metrics = await replica.request("GET", "/metrics", { token: set.tokens.operator });
+      expect(metrics.text).toMatch(/^vcp_store_connected 1$/m);
+      expect(metrics.text).toMatch(/^vcp_store_live_replicas 3$/m);
     }
   }, 120_000);
 });
