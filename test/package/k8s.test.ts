@@ -10,6 +10,7 @@ import { join, posix } from "node:path";
 import { describe, expect, test } from "vitest";
 import YAML from "yaml";
 import { resolveConfig } from "../../src/config/config.js";
+import { storeOptionsFor } from "../../src/server/index.js";
 import { checkManifest } from "../support/k8s-schema.js";
 
 const DIR = "deploy/k8s";
@@ -95,13 +96,14 @@ describe("deploy/k8s manifests", () => {
   test("the ConfigMap's vcp.yaml is a valid redis-store config; its tokens, keys and files come from the Secret", () => {
     const text = configMap.data["vcp.yaml"] as string;
     const raw = YAML.parse(text) as Obj;
-    expect(raw.store).toMatchObject({ kind: "redis", url: expect.stringMatching(/^redis:\/\//), prefix: expect.any(String) });
-    // Each token_env is filled from a key of the Secret.
+    expect(raw.store).toMatchObject({ kind: "redis", url_env: expect.any(String), prefix: expect.any(String) });
+    expect(raw.store.url).toBeUndefined(); // a URL may carry the password: never in the ConfigMap
+    // Each token_env and the store's url_env are filled from keys of the Secret.
     const env = new Map<string, Obj>(container.env.map((e: Obj) => [e.name, e]));
     expect(env.get("VCP_REPLICA_ID")?.valueFrom).toEqual({ fieldRef: { fieldPath: "metadata.name" } });
-    for (const entry of raw.auth as Obj[]) {
-      const ref = env.get(entry.token_env)?.valueFrom?.secretKeyRef;
-      expect(ref, `${entry.token_env} comes from the Secret`).toMatchObject({ name: secret.metadata.name });
+    for (const name of [...(raw.auth as Obj[]).map((entry) => entry.token_env), raw.store.url_env]) {
+      const ref = env.get(name)?.valueFrom?.secretKeyRef;
+      expect(ref, `${name} comes from the Secret`).toMatchObject({ name: secret.metadata.name });
       expect(Object.keys(secret.stringData)).toContain(ref.key);
     }
     // Each file vcp.yaml names is a key of a mounted Secret or ConfigMap volume.
@@ -124,9 +126,11 @@ describe("deploy/k8s manifests", () => {
     expect(container.args).toEqual(["serve", "--config", [...mounted].find(([, key]) => key === "vcp.yaml")![0]]);
 
     // The real loader accepts it with real-looking tokens…
-    const tokens = { VCP_OPERATOR_TOKEN: `vcp_op_${"o".repeat(43)}`, VCP_CLIENT_TOKEN: `vcp_cl_${"c".repeat(43)}` };
+    const tokens = { VCP_OPERATOR_TOKEN: `vcp_op_${"o".repeat(43)}`, VCP_CLIENT_TOKEN: `vcp_cl_${"c".repeat(43)}`, [raw.store.url_env]: secret.stringData["redis-url"] };
     const config = withEnv(tokens, () => resolveConfig(raw, "/etc/vcp-hooks/config"));
     expect(config.store).toMatchObject({ kind: "redis", prefix: raw.store.prefix });
+    // The runtime's store options take the URL from the variable the Secret fills.
+    expect(withEnv(tokens, () => storeOptionsFor(config, process.env))).toMatchObject({ kind: "redis", url: secret.stringData["redis-url"], prefix: raw.store.prefix });
     expect(config.auth.map((a) => a.role)).toEqual(["operator", "client"]);
     // …and refuses the Secret's placeholders, so nothing starts until they are replaced.
     const placeholders = { VCP_OPERATOR_TOKEN: secret.stringData["operator-token"], VCP_CLIENT_TOKEN: secret.stringData["client-token"] };
