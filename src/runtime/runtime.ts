@@ -129,7 +129,6 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   // ── observation: events, per-hook stats, metrics (read lazily from the parts below) ──────────
   const bus = createEventBus({ clock, logger, redact: createRedactor({ keys: [...(options.redactKeys ?? DEFAULTS.redact_keys)] }) });
   const stats = createHookStats();
-  const registrationsPerMinute = options.registrationsPerMinute ?? DEFAULTS.limits.registrations_per_minute;
   // With the shared store the open-session count is a round trip: the gauge shows the latest answer.
   const sharedCount = {
     value: 0,
@@ -138,6 +137,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       return this.value;
     },
   };
+  const registrationsPerMinute = options.registrationsPerMinute ?? DEFAULTS.limits.registrations_per_minute;
   const metrics = createMetrics(() => {
     const sandbox = backend.stats();
     const auditStats = audit?.stats();
@@ -271,8 +271,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
    * application (no principal) and the runtime itself are not counted.
    *
    * Hook point: a registry change reached through an async path calls this first (bundle installs
-   * and removals do; session hook registration and setEnabled are synchronous today and keep the
-   * per-replica limit until they become async with Redis-backed sessions).
+   * and removals, and session hook registration through `runtime.shared` (the HTTP route); the
+   * synchronous `sessions.registerHook` and `hooks.setEnabled` keep the per-replica limit).
    */
   const sharedRegistryLimiter = shared === undefined ? undefined : createSharedRateLimiter(shared.connection, { scope: "registry", perMinute: registrationsPerMinute, what: "registry change" });
   async function admitRegistryChange(principal: Principal | undefined): Promise<void> {
@@ -313,6 +313,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     assertOpen();
     // SECURITY: a client may hang hooks only on its own sessions (DESIGN §6.5).
     const key = await requireVisibleSession(sessionId, registerOptions);
+    // The deployment-wide limit on registry changes (spec §8.2.5) before any work.
+    await admitRegistryChange(registerOptions.principal);
     const principal = registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" };
     const hook = registry.register(bundles.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal });
     if (sharedState !== undefined) {

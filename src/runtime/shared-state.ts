@@ -27,7 +27,7 @@ export interface SharedStateDeps {
 
 export function createSharedState(deps: SharedStateDeps) {
   const { registry, logger } = deps;
-  const redis = sessionRedisOf(deps.store.connection, deps.store.replicaId);
+  const redis = sessionRedisOf(deps.store.connection, deps.store.replicaId, deps.store.options.commandTimeoutMs);
   /** Session keys whose hooks this replica took from the store: the opening (epoch) and the refs registered. */
   const synced = new Map<string, { epoch: string; refs: Set<string> }>();
 

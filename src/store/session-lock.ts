@@ -24,7 +24,7 @@ export const ACQUIRE = luaScript(
   "session-acquire",
   "taking the session lock",
   // KEYS: lock, fence, record, session hooks. ARGV: token, ttl ms.
-  // → false when held by another; else { fence, record JSON or false (no such session), hook refs… }.
+  // → false when held by another; else { fence, record JSON or false (no such session), Redis TIME ms, hook refs… }.
   `
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
 local fence = redis.call('INCR', KEYS[2])
@@ -33,7 +33,8 @@ if not rec then
   redis.call('DEL', KEYS[1])
   return {fence, false}
 end
-local out = {fence, rec}
+local t = redis.call('TIME')
+local out = {fence, rec, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)}
 for _, ref in ipairs(redis.call('SMEMBERS', KEYS[4])) do out[#out + 1] = ref end
 return out
 `,
@@ -62,9 +63,12 @@ return 0
 export const COMMIT = luaScript(
   "session-commit",
   "writing the session",
-  // KEYS: lock, record. ARGV: token, fence, record JSON, release (1/0).
-  // → 'OK', or 'LOST' (the lock is not ours any more), 'STALE' (a later holder wrote), 'GONE' (closed).
+  // KEYS: lock, record. ARGV: token, fence, record JSON, release (1/0), not after (Redis TIME ms).
+  // → 'OK', or 'LOST' (the lock is not ours any more), 'STALE' (a later holder wrote), 'GONE' (closed),
+  // 'LATE' (it reached Redis after the writer stopped waiting for the answer).
   `
+local t = redis.call('TIME')
+if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[5]) then return 'LATE' end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'LOST' end
 local stored = tonumber(redis.call('HGET', KEYS[2], 'fence') or '-1')
 if stored == -1 and redis.call('EXISTS', KEYS[2]) == 0 then return 'GONE' end
@@ -78,6 +82,11 @@ return 'OK'
 /** One held lock: its token and fence, and the renewal that keeps it while work runs. */
 export interface HeldLock {
   readonly token: string;
+  /**
+   * Redis TIME at the acquire, against this process's monotonic clock then: a later write can say
+   * "not after <Redis time>" without trusting the replica's wall clock.
+   */
+  readonly acquiredAt: { redisMs: number; localMs: number };
   readonly fence: number;
   /** False once a renewal found the lock taken or expired: the holder must not write. */
   readonly valid: boolean;
@@ -116,8 +125,9 @@ export async function acquire(
     if (out !== null && out !== undefined && Array.isArray(out)) {
       const fence = Number(out[0]);
       const record = typeof out[1] === "string" ? out[1] : null;
-      if (record === null) return { lock: inert(token, fence), record: null, hooks: [] };
-      return { lock: renewing(redis, keys.lock, token, fence, timing.ttlMs, onLost), record, hooks: out.slice(2).map(String) };
+      const acquiredAt = { redisMs: Number(out[2]), localMs: performance.now() };
+      if (record === null) return { lock: inert(token, fence, acquiredAt), record: null, hooks: [] };
+      return { lock: renewing(redis, keys.lock, token, fence, acquiredAt, timing.ttlMs, onLost), record, hooks: out.slice(3).map(String) };
     }
     if (Date.now() >= giveUpAt) {
       throw new VcpError("SESSION_BUSY", `session '${sessionId}' is held by another operation (on this or another replica) for longer than ${timing.waitMs} ms; retry`, { session_id: sessionId, wait_ms: timing.waitMs });
@@ -127,11 +137,11 @@ export async function acquire(
   }
 }
 
-function inert(token: string, fence: number): HeldLock {
-  return { token, fence, valid: false, stopRenewing: () => undefined };
+function inert(token: string, fence: number, acquiredAt: HeldLock["acquiredAt"]): HeldLock {
+  return { token, fence, acquiredAt, valid: false, stopRenewing: () => undefined };
 }
 
-function renewing(redis: SessionRedis, lockKey: string, token: string, fence: number, ttlMs: number, onLost: () => void): HeldLock {
+function renewing(redis: SessionRedis, lockKey: string, token: string, fence: number, acquiredAt: HeldLock["acquiredAt"], ttlMs: number, onLost: () => void): HeldLock {
   let valid = true;
   let stopped = false;
   const timer = setInterval(() => {
@@ -150,6 +160,7 @@ function renewing(redis: SessionRedis, lockKey: string, token: string, fence: nu
   return {
     token,
     fence,
+    acquiredAt,
     get valid() {
       return valid;
     },
@@ -165,11 +176,35 @@ export async function release(redis: SessionRedis, lockKey: string, lock: HeldLo
   await redis.script(RELEASE, [lockKey], [lock.token]);
 }
 
-/** Write the record if the lock is still ours and no later holder wrote; release in the same script. */
+/** Margin under the command deadline: Redis refuses a write a little before this replica stops waiting. */
+const LATE_MARGIN_MS = 100;
+
+/**
+ * "Not after", in Redis time, for a write sent now under `lock`: the acquire's Redis TIME plus the
+ * time elapsed here (this process's monotonic clock, so no wall-clock skew enters) plus the command
+ * deadline, less a margin. A script given it refuses to run later: past it this replica has stopped
+ * waiting and answered STORE_UNAVAILABLE.
+ */
+export function writeDeadline(redis: SessionRedis, lock: HeldLock): number {
+  return Math.floor(lock.acquiredAt.redisMs + (performance.now() - lock.acquiredAt.localMs) + redis.commandTimeoutMs - LATE_MARGIN_MS);
+}
+
+/** A write Redis refused because it arrived after its deadline: nothing was written. */
+export function lateWrite(sessionId: string, operation: string): VcpError {
+  return new VcpError("STORE_UNAVAILABLE", `${operation} '${sessionId}': the shared store (Redis) took longer than its deadline; nothing was written, retry`, { operation, reason: "timeout" });
+}
+
+/**
+ * Write the record if the lock is still ours and no later holder wrote; release in the same script.
+ * The write carries "not after" in Redis time (the acquire's Redis TIME plus the time elapsed here,
+ * plus the command deadline): a write that reaches Redis after this replica gave up waiting for it
+ * (and answered STORE_UNAVAILABLE) is refused, so a 503 means the session was not written.
+ */
 export async function commit(redis: SessionRedis, keys: { lock: string; record: string }, lock: HeldLock, recordJson: string, sessionId: string): Promise<void> {
   lock.stopRenewing();
-  const out = String(await redis.script(COMMIT, [keys.lock, keys.record], [lock.token, lock.fence, recordJson, 1]));
+  const out = String(await redis.script(COMMIT, [keys.lock, keys.record], [lock.token, lock.fence, recordJson, 1, writeDeadline(redis, lock)]));
   if (out === "OK") return;
+  if (out === "LATE") throw lateWrite(sessionId, "writing the session");
   if (out === "GONE") throw new VcpError("SESSION_NOT_FOUND", `session '${sessionId}' is not open`, { session_id: sessionId });
   // SECURITY: fencing — a holder whose lock expired (stalled, partitioned) writes nothing.
   throw new VcpError("SESSION_LOCK_LOST", `session '${sessionId}': this replica's lock on it expired before the operation finished (${out === "STALE" ? "a later holder wrote first" : "the lock is gone"}); nothing was written, retry`, { session_id: sessionId, reason: out.toLowerCase() });

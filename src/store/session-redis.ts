@@ -27,15 +27,18 @@ export interface SessionRedis {
   readonly keys: StoreKeys;
   /** This replica's id (lease holder). */
   readonly replicaId: string;
+  /** How long a command may take before it fails (store.command_timeout_ms). */
+  readonly commandTimeoutMs: number;
 }
 
-export function sessionRedisOf(connection: StoreConnection, replicaId: string): SessionRedis {
+export function sessionRedisOf(connection: StoreConnection, replicaId: string, commandTimeoutMs: number): SessionRedis {
   return {
     command: (operation, [name, ...args]) => connection.run(operation, (redis) => redis.call(name, ...args)),
     script: (lua, keys, args) => connection.eval(lua.operation, lua.script, keys, args),
     subscribe: (channel, listener) => connection.subscribe(channel, listener),
     keys: connection.keys,
     replicaId,
+    commandTimeoutMs,
   };
 }
 

@@ -29,7 +29,7 @@ import type { PeriodicStatus, PipelineDeps, SessionService, SessionView } from "
 import { assertBoundedFields, assertPipelineInput, frozenJsonCopy } from "../pipeline/validate.js";
 import { DEFAULT_JSON_BOUNDS } from "../model/json-bounds.js";
 import type { SessionInfo } from "../model/input.js";
-import { acquire, commit, release, type HeldLock, type LockTiming } from "./session-lock.js";
+import { acquire, commit, lateWrite, release, writeDeadline, type HeldLock, type LockTiming } from "./session-lock.js";
 import { segment, luaScript, type SessionRedis } from "./session-redis.js";
 import { createSharedPeriodic, periodicStatus, type SharedPeriodic } from "./shared-periodic.js";
 
@@ -87,8 +87,11 @@ return 'OK'
 const CLOSE = luaScript(
   "session-close",
   "closing the session",
-  // KEYS: lock, record, all, owner set, ids set, hooks, fence, periodic. ARGV: key, token, has owner.
+  // KEYS: lock, record, all, owner set, ids set, hooks, fence, periodic. ARGV: key, token, has owner,
+  // not after (Redis TIME ms: session-lock.ts writeDeadline).
   `
+local t = redis.call('TIME')
+if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[4]) then return 'LATE' end
 if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 'LOST' end
 redis.call('DEL', KEYS[2], KEYS[6], KEYS[7], KEYS[8], KEYS[1])
 redis.call('SREM', KEYS[3], ARGV[1])
@@ -340,7 +343,8 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
       // Operations already in this session's turn finish first (here: the queue; elsewhere: the lock).
       await inTurn(key, id, access, async (s, _hooks, lock) => {
         const keys = sessionKeys(redis, key);
-        const out = String(await redis.script(CLOSE, [keys.lock, keys.record, allKey, s.owner === null ? allKey : ownerKey(s.owner), idsKey(s.id), keys.hooks, keys.fence, keys.periodic], [key, lock.token, s.owner === null ? 0 : 1]));
+        const out = String(await redis.script(CLOSE, [keys.lock, keys.record, allKey, s.owner === null ? allKey : ownerKey(s.owner), idsKey(s.id), keys.hooks, keys.fence, keys.periodic], [key, lock.token, s.owner === null ? 0 : 1, writeDeadline(redis, lock)]));
+        if (out === "LATE") throw lateWrite(id, "closing the session");
         if (out !== "OK") throw new VcpError("SESSION_LOCK_LOST", `session '${id}': the lock expired before it could be closed; nothing was changed, retry`, { session_id: id, reason: "lost" });
         lock.stopRenewing();
         return { result: undefined, changed: undefined, released: true };

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { keyPart } from "../../../src/store/keys.js";
 import { startReplicas, waitFor, type Replica, type ReplicaSet } from "../../support/replicas.js";
 import { bundleCode } from "../../support/bundles.js";
+import { installedDigest } from "./fixtures.js";
 
 const INTERVAL_MS = 1000;
 const manifest = {
@@ -29,10 +30,11 @@ let set: ReplicaSet;
 
 beforeAll(async () => {
   set = await startReplicas({ count: 3 });
-  for (const r of set.replicas) {
-    const res = await r.request("PUT", "/v1/bundles/ticker", { token: set.tokens.operator, body: set.sign(manifest, code) });
-    expect([200, 201]).toContain(res.status);
-  }
+  // Uploaded to A once: shared bundles bring it to B and C.
+  const artifact = set.sign(manifest, code);
+  const res = await set.replicas[0]!.request("PUT", "/v1/bundles/ticker", { token: set.tokens.operator, body: artifact });
+  expect(res.status, res.text).toBe(201);
+  for (const r of set.replicas) await waitFor(`${r.name} to run the ticker`, async () => (await installedDigest(set, r, "ticker")) === artifact.digest);
 }, 300_000);
 afterAll(async () => {
   await set?.close();

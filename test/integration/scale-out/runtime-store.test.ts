@@ -59,13 +59,21 @@ describe("runtime with a Redis store", () => {
       expect(err).toMatchObject({ code: "STORE_UNAVAILABLE", details: { operation: expect.stringContaining("publishing bundle 'lib-marker'"), reason: "unreachable" } });
       expect(rt.bundles.get("lib-marker")).toMatchObject({ version: "1.0.0", digest: v1.digest });
       expect(rt.bundles.get("lib-marker")!.errors).toEqual([expect.objectContaining({ code: "STORE_UNAVAILABLE" })]);
-      const chain = await rt.fire("pre_inject", { session: "s", context: {}, constitution: { id: "c", version: "1", rules: [] }, event: { injection_target: "system", injection_format: "system_prompt", raw_constitution: "" } } as never);
-      expect(chain.hook_results.map((h) => h.annotations)).toEqual([{ v: "1.0.0" }]);
+      // A chain in a session needs the shared session store (is the session open, which session hooks
+      // does it have?): refused while Redis is down, never run without them (redis-sessions).
+      await expect(fireInSession()).rejects.toMatchObject({ code: "STORE_UNAVAILABLE" });
       // A removal is refused the same way and the bundle stays.
       await expect(rt.bundles.remove("lib-marker")).rejects.toMatchObject({ code: "STORE_UNAVAILABLE" });
       expect(rt.hooks.chain("pre_inject").map((h) => h.name)).toEqual(["lib_mark"]);
     } finally {
       await redis.start();
+    }
+    // The previous revision kept running: the chain, once the store answers, is v1's.
+    const chain = await waitFor("the chain once Redis is back", () => fireInSession().catch(() => undefined));
+    expect(chain.hook_results.map((h) => h.annotations)).toEqual([{ v: "1.0.0" }]);
+
+    function fireInSession() {
+      return rt.fire("pre_inject", { session: "s", context: {}, constitution: { id: "c", version: "1", rules: [] }, event: { injection_target: "system", injection_format: "system_prompt", raw_constitution: "" } } as never);
     }
   }, 60_000);
 

@@ -19,7 +19,7 @@ let redis: SessionRedis;
 beforeAll(async () => {
   server = await startRedisServer();
   connection = await connectStore({ url: server.url, prefix: "locktest", connectTimeoutMs: 5000, commandTimeoutMs: 2000, maxBackoffMs: 1000, logger: silentLogger });
-  redis = sessionRedisOf(connection, "r1");
+  redis = sessionRedisOf(connection, "r1", 2000);
 }, 60_000);
 afterAll(async () => {
   await connection?.close();
@@ -42,6 +42,17 @@ describe("session lock", () => {
     await commit(redis, keys, second.lock, JSON.stringify({ v: "second" }), "fenced");
     await expect(commit(redis, keys, first.lock, JSON.stringify({ v: "stale" }), "fenced")).rejects.toMatchObject({ code: "SESSION_LOCK_LOST" });
     expect(await connection.redis.hget(keys.record, "rec")).toBe(JSON.stringify({ v: "second" }));
+  }, 30_000);
+
+  test("a write that reaches Redis after the writer stopped waiting (its command deadline) is refused: a 503 means not written", async () => {
+    const keys = sessionKeys(redis, "late");
+    await connection.redis.hset(keys.record, "rec", JSON.stringify({ v: "before" }), "fence", 0);
+    const held = await acquire(redis, keys, { ttlMs: 5000, waitMs: 5000 }, "late", () => undefined);
+    // Stand-in for a script queued behind a stalled Redis: its "not after" has passed when it runs.
+    const impatient = { ...redis, commandTimeoutMs: -1000 };
+    await expect(commit(impatient, keys, held.lock, JSON.stringify({ v: "late" }), "late")).rejects.toMatchObject({ code: "STORE_UNAVAILABLE" });
+    expect(await connection.redis.hget(keys.record, "rec")).toBe(JSON.stringify({ v: "before" }));
+    await release(redis, keys.lock, held.lock);
   }, 30_000);
 
   test("while one holder has the session another waits, then gets it; a release never frees someone else's lock", async () => {

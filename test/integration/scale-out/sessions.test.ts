@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startReplicas, waitFor, type Replica, type ReplicaSet } from "../../support/replicas.js";
 import { bundleCode } from "../../support/bundles.js";
+import { installedDigest } from "./fixtures.js";
 import { Redis } from "ioredis";
 
 const manifest = {
@@ -56,12 +57,11 @@ let set: ReplicaSet;
 let A: Replica, B: Replica, C: Replica;
 
 async function installEverywhere(): Promise<void> {
-  // Shared bundles are redis-core's; until every replica gets them from Redis, install on each.
-  for (const r of set.replicas) {
-    const res = await r.request("PUT", "/v1/bundles/scale", { token: set.tokens.operator, body: set.sign(manifest, code) });
-    expect([200, 201]).toContain(res.status);
-    const ask = await r.request("PUT", "/v1/bundles/prod-guard", { token: set.tokens.operator, body: set.sign(askManifest, askCode) });
-    expect([200, 201]).toContain(ask.status);
+  // Uploaded to A once: shared bundles (redis-core) bring them to B and C.
+  for (const artifact of [set.sign(manifest, code), set.sign(askManifest, askCode)]) {
+    const res = await A.request("PUT", `/v1/bundles/${artifact.manifest.bundle}`, { token: set.tokens.operator, body: artifact });
+    expect(res.status, res.text).toBe(201);
+    for (const r of set.replicas) await waitFor(`${r.name} to run ${artifact.manifest.bundle}`, async () => (await installedDigest(set, r, artifact.manifest.bundle)) === artifact.digest);
   }
 }
 
@@ -210,16 +210,69 @@ describe("sessions across three replicas on one Redis", () => {
     } finally {
       await set.redis.start();
     }
-    const back = await waitFor("sessions served again", async () => {
-      const r = await B.request("GET", "/v1/sessions/s-outage", { token: set.tokens.client });
-      return r.status === 200 ? r.body : undefined;
-    });
+    // Every replica reconnects by itself (backoff); wait for all three before going on.
+    let back: any;
+    for (const r of [A, B, C]) {
+      back = await waitFor(`sessions served again on ${r.name}`, async () => {
+        const res = await r.request("GET", "/v1/sessions/s-outage", { token: set.tokens.client });
+        return res.status === 200 ? res.body : undefined;
+      });
+    }
     // Nothing half-written: the refused transition left no trace.
     expect(back).toMatchObject({ state: null, context: { log: [] } });
     await B.request("DELETE", "/v1/sessions/s-outage", { token: set.tokens.client });
   }, 180_000);
 
+  test("Redis slow (all clients paused): session reads and operations answer 503 STORE_UNAVAILABLE before Redis answers, and the session is unchanged afterwards", async () => {
+    // 409: an earlier attempt got through after all.
+    await waitFor("A to open a session (its store connection is up)", async () => [201, 409].includes((await open(A, "s-slow")).status));
+    const pauseMs = 8000;
+    const pausedAt = Date.now();
+    expect(await set.redis.command("CLIENT", "PAUSE", String(pauseMs), "ALL")).toBe("OK");
+    const [get, moved] = await Promise.all([
+      A.request("GET", "/v1/sessions/s-slow", { token: set.tokens.client }),
+      B.request("POST", "/v1/sessions/s-slow/transition", { token: set.tokens.client, body: { to: "late", trigger: "t" } }),
+    ]);
+    const answeredAfter = Date.now() - pausedAt;
+    for (const r of [get, moved]) {
+      expect(r.status, r.text).toBe(503);
+      expect(r.body.error.code).toBe("STORE_UNAVAILABLE");
+    }
+    // Within the store's command deadline (2 s in these replicas), not when Redis came back.
+    console.log(`slow Redis: both answered 503 after ${answeredAfter} ms (pause ${pauseMs} ms, command timeout 2000 ms)`);
+    expect(answeredAfter).toBeLessThan(pauseMs);
+    const back = await waitFor("the session readable after the pause", async () => {
+      const r = await C.request("GET", "/v1/sessions/s-slow", { token: set.tokens.client });
+      return r.status === 200 ? r.body : undefined;
+    });
+    expect(back).toMatchObject({ state: null, context: { log: [] } });
+    // The next operation gets the session (a lock taken by the late acquire expires or was released).
+    const next = await A.request("POST", "/v1/sessions/s-slow/transition", { token: set.tokens.client, body: { to: "on-time", trigger: "t" } });
+    expect(next.status, next.text).toBe(200);
+    expect(next.body.context.log).toEqual(["on-time"]);
+    await A.request("DELETE", "/v1/sessions/s-slow", { token: set.tokens.client });
+  }, 120_000);
+
   test("an approval raised on A is seen and answered on C; the request waiting on A wakes with the decision; 'Allow always' holds on B", async () => {
+    // An approval stream on B hears what happens on A and C.
+    const controller = new AbortController();
+    const stream = await fetch(`${B.url}/v1/approvals/stream?session=p-1`, { headers: { authorization: `Bearer ${set.tokens.client}` }, signal: controller.signal });
+    expect(stream.status).toBe(200);
+    let streamed = "";
+    const reading = (async () => {
+      const reader = stream.body!.getReader();
+      const decoder = new TextDecoder();
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          streamed += decoder.decode(value, { stream: true });
+        }
+      } catch {
+        // aborted
+      }
+    })();
+    await waitFor("the stream's hello", () => streamed.includes("event: hello"));
     const waiting = tool(A, "p-1", "rm", "?wait_approval=1");
     const pending = await waitFor("the approval listed on C", async () => {
       const r = await C.request("GET", "/v1/approvals?session=p-1&state=pending", { token: set.tokens.client });
@@ -234,6 +287,9 @@ describe("sessions across three replicas on one Redis", () => {
     const answered = await waiting;
     expect(answered.status).toBe(200);
     expect(answered.body.native).toMatchObject({ action: "continue", approval: { id: pending.id, state: "granted" } });
+    await waitFor("B's stream to carry the new and the decided approval", () => streamed.includes("event: new") && streamed.includes("event: decided"));
+    controller.abort();
+    await reading;
     // The first decision stands, on every replica.
     expect((await B.request("POST", `/v1/approvals/${pending.id}`, { token: set.tokens.client, body: { decision: "Deny" } })).body.error.code).toBe("APPROVAL_DECIDED");
     // "Allow always" is the session's, whichever replica the next ask reaches.
@@ -256,7 +312,9 @@ describe("sessions across three replicas on one Redis", () => {
     const monitor = await admin.monitor();
     try {
       // Which connection is replica B's command client (named `vcp-hooks:B` by the store).
-      const clients = String(await new Redis(set.redis.url).client("LIST"));
+      const lister = new Redis(set.redis.url);
+      const clients = String(await lister.client("LIST"));
+      lister.disconnect();
       const addrOfB = clients.split("\n").filter((l) => /name=vcp-hooks:B\b/.test(l)).map((l) => /addr=(\S+)/.exec(l)?.[1]);
       expect(addrOfB.length, clients).toBeGreaterThan(0);
       const seen: string[][] = [];
