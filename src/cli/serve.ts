@@ -197,38 +197,6 @@ export async function startServe(args: string[], options: { signals?: boolean; o
     const url = await server.listen(host, port ?? config.listen.port);
     serving = true;
 
-    // The one place tokens are shown: stdout, once, not through the logger.
-    const lines = [`vcp-hooks serving at ${url}`];
-    if (embedded !== undefined) {
-      lines.push(`  embedded default: data in ${config.data_dir}, dev signing key ${embedded.keyFile} (key_id '${DEV_KEY_ID}', max_trust deployment)`);
-      for (const k of embedded.trustedKeys) lines.push(`  trusted key '${k.key_id}' from ${k.public_key_file} (max_trust ${k.max_trust})`);
-      if (embedded.policiesFound === false) lines.push(`  no policies/ directory in ${process.cwd()}: serving with no bundles installed (upload .vcpb files with PUT /v1/bundles/{name})`);
-      const bundles = runtime.bundles.list();
-      lines.push(bundles.length > 0 ? `  bundles: ${bundles.map((b) => `${b.bundle}@${b.version} (${b.hooks.length} hook${b.hooks.length === 1 ? "" : "s"})`).join(", ")}` : "  bundles: none installed");
-      if (failed.length > 0) lines.push(`  NOT installed: ${escapeControl(failed.join("; "))}`);
-      lines.push(
-        embedded.tokensFromEnv
-          ? "  tokens: from VCP_OPERATOR_TOKEN and VCP_CLIENT_TOKEN"
-          : "  tokens (shown once, held only as SHA-256 hashes; new ones at every start):",
-      );
-      if (!embedded.tokensFromEnv) {
-        lines.push(`    export VCP_OPERATOR_TOKEN=${embedded.tokens.operator}`);
-        lines.push(`    export VCP_CLIENT_TOKEN=${embedded.tokens.client}`);
-      }
-      embedded.tokens.operator = "";
-      embedded.tokens.client = "";
-    } else {
-      lines.push(`  config ${configPath} (SIGHUP reloads it); ${config.auth.length} token(s) configured`);
-    }
-    const store = runtime.status().store;
-    if (store.kind === "redis") {
-      const peers = store.replicas.filter((r) => r.live && r.id !== store.replica_id).length;
-      lines.push(`  store: redis ${store.url} prefix '${store.prefix}', replica '${store.replica_id}', config version ${store.config_version}, ${store.connection.connected ? `${peers} live peer(s)` : "NOT CONNECTED (reconnecting)"}`);
-      for (const warning of store.warnings) lines.push(`  WARNING (store): ${escapeControl(warning)}`);
-    }
-    out(`${lines.join("\n")}\n`);
-    logger.info({ url, config: configPath ?? "embedded default", bundles: runtime.bundles.list().length }, "listening");
-
     // ── shutdown ───────────────────────────────────────────────────────────────────────────────
     let resolveDone!: (code: number) => void;
     const done = new Promise<number>((r) => (resolveDone = r));
@@ -304,6 +272,40 @@ export async function startServe(args: string[], options: { signals?: boolean; o
       process.on("SIGINT", onInt);
       process.on("SIGHUP", reload);
     }
+
+    // The banner last: whoever waits for it (a person, a supervisor, a test) may signal at once, so
+    // the handlers above must already be in place or a SIGTERM kills the process without draining.
+    // The one place tokens are shown: stdout, once, not through the logger.
+    const lines = [`vcp-hooks serving at ${url}`];
+    if (embedded !== undefined) {
+      lines.push(`  embedded default: data in ${config.data_dir}, dev signing key ${embedded.keyFile} (key_id '${DEV_KEY_ID}', max_trust deployment)`);
+      for (const k of embedded.trustedKeys) lines.push(`  trusted key '${k.key_id}' from ${k.public_key_file} (max_trust ${k.max_trust})`);
+      if (embedded.policiesFound === false) lines.push(`  no policies/ directory in ${process.cwd()}: serving with no bundles installed (upload .vcpb files with PUT /v1/bundles/{name})`);
+      const bundles = runtime.bundles.list();
+      lines.push(bundles.length > 0 ? `  bundles: ${bundles.map((b) => `${b.bundle}@${b.version} (${b.hooks.length} hook${b.hooks.length === 1 ? "" : "s"})`).join(", ")}` : "  bundles: none installed");
+      if (failed.length > 0) lines.push(`  NOT installed: ${escapeControl(failed.join("; "))}`);
+      lines.push(
+        embedded.tokensFromEnv
+          ? "  tokens: from VCP_OPERATOR_TOKEN and VCP_CLIENT_TOKEN"
+          : "  tokens (shown once, held only as SHA-256 hashes; new ones at every start):",
+      );
+      if (!embedded.tokensFromEnv) {
+        lines.push(`    export VCP_OPERATOR_TOKEN=${embedded.tokens.operator}`);
+        lines.push(`    export VCP_CLIENT_TOKEN=${embedded.tokens.client}`);
+      }
+      embedded.tokens.operator = "";
+      embedded.tokens.client = "";
+    } else {
+      lines.push(`  config ${configPath} (SIGHUP reloads it); ${config.auth.length} token(s) configured`);
+    }
+    const store = runtime.status().store;
+    if (store.kind === "redis") {
+      const peers = store.replicas.filter((r) => r.live && r.id !== store.replica_id).length;
+      lines.push(`  store: redis ${store.url} prefix '${store.prefix}', replica '${store.replica_id}', config version ${store.config_version}, ${store.connection.connected ? `${peers} live peer(s)` : "NOT CONNECTED (reconnecting)"}`);
+      for (const warning of store.warnings) lines.push(`  WARNING (store): ${escapeControl(warning)}`);
+    }
+    out(`${lines.join("\n")}\n`);
+    logger.info({ url, config: configPath ?? "embedded default", bundles: runtime.bundles.list().length }, "listening");
     return { url, server, runtime, done, stop };
   } catch (err) {
     if (!serving) {
