@@ -49,7 +49,10 @@ export interface ProfileChainResult {
   chain_id: string;
   profile: string;
   event: string;
-  /** How the matching hooks ran (parallel groups run one by one on the original input, PROFILES §1.5). */
+  /**
+   * How the matching hooks ran. Parallel: each on the original input, folded in plan order; at once when
+   * the chain has exec hooks (main process), one by one inside the sandbox worker otherwise.
+   */
   mode: "sequential" | "parallel";
   /** `aborted` when the answer blocks or a hook stopped the chain. */
   status: "completed" | "aborted";

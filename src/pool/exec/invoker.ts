@@ -40,6 +40,8 @@ export interface LaneInvokerOptions {
  */
 export function createLaneInvoker(options: LaneInvokerOptions): ActionInvoker {
   return {
+    // Each exec hook is its own process and each sandboxed one its own task: a parallel group overlaps.
+    concurrent: true,
     async invoke(request: InvokeRequest): Promise<InvokeOutcome> {
       const exec = request.hook.exec;
       if (exec === undefined) return options.sandboxed(request);

@@ -131,6 +131,45 @@ describe("exec hooks through runtime.fireProfile", () => {
     }
   }, 60_000);
 
+  test("a parallel group's scripts run at once (their own clocks overlap), folded in definition order; a sequential group runs one after another", async () => {
+    const timed = script("timed.sh");
+    const log = join(tempDir(), "times.log");
+    const spans = () => {
+      const lines = readFileSync(log, "utf8").trim().split("\n").map((l) => l.split(" "));
+      const at = (name: string, edge: string) => BigInt(lines.find(([n, e]) => n === name && e === edge)![2]!);
+      return (names: string[]) => names.map((n) => ({ start: at(n, "start"), end: at(n, "end") }));
+    };
+    // The first defined sleeps longest, so the scripts end in the reverse of definition order.
+    const names = ["a", "b", "c", "d"];
+    await runtime.bundles.install(bySystem(execBundle("group", "gemini-cli", names.map((n, i) => execHook(n, "BeforeAgent", timed, { args: [n, String(2 - i * 0.5), log] })))));
+    const input = { session_id: "s3", transcript_path: "/t", cwd: "/tmp", hook_event_name: "BeforeAgent", timestamp: "2026-11-26T00:00:00Z", prompt: "p" };
+    try {
+      const out = await runtime.fireProfile("gemini-cli", "BeforeAgent", { input });
+      expect(out.result.mode).toBe("parallel");
+      const s = spans()(names);
+      // Every script started before any ended: all four ran at the same time.
+      const lastStart = s.reduce((m, x) => (x.start > m ? x.start : m), 0n);
+      for (const x of s) expect(lastStart).toBeLessThan(x.end);
+      expect(out.native["systemMessage"]).toBe("a\nb\nc\nd");
+      expect(out.result.hook_results.map((h) => [h.hook, h.outcome])).toEqual(names.map((n) => [n, "ok"]));
+    } finally {
+      await runtime.bundles.remove("group");
+    }
+
+    rmSync(log, { force: true });
+    const seq = ["p", "q", "r"];
+    await runtime.bundles.install(bySystem(execBundle("chained", "gemini-cli", seq.map((n) => execHook(n, "BeforeAgent", timed, { args: [n, "0.2", log], sequential: true })))));
+    try {
+      const out = await runtime.fireProfile("gemini-cli", "BeforeAgent", { input });
+      expect(out.result.mode).toBe("sequential");
+      const s = spans()(seq);
+      for (let i = 1; i < s.length; i++) expect(s[i - 1]!.end).toBeLessThanOrEqual(s[i]!.start);
+      expect(out.native["systemMessage"]).toBe("p\nq\nr");
+    } finally {
+      await runtime.bundles.remove("chained");
+    }
+  }, 60_000);
+
   test("a script changed after install is not run: EXEC_HASH_MISMATCH in the result and the audit; fail-open warns, fail_closed blocks", async () => {
     const guard = script("guard.sh");
     await runtime.bundles.install(bySystem(execBundle("pinned", "gemini-cli", [execHook("pinned", "BeforeTool", guard)])));
