@@ -16,7 +16,7 @@
  *        threw · timeout · invalid · crashed ─► failureOutput(hook, why, fail_closed ∨ blocking) ┤ reduceWithHooks?(entries, input)
  *        stopsChain(output) ⇒ no later hook runs                                              ┘   ?? reduce(outputs) ─► present
  */
-import { deadlineCutText, timeoutText } from "./contract.js";
+import { deadlineCutText, execRecordOf, timeoutText } from "./contract.js";
 import type { Clock } from "../observe/events.js";
 import { ChainDeadline } from "./deadline.js";
 import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
@@ -280,15 +280,7 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
           // The command lane (PROFILES §6): the profile's exit-code table reads the run.
           const run = invoked.run;
           execution.sandboxed = false;
-          execution.exec = {
-            command_sha256: invoked.sha256,
-            exit_code: run?.exitCode ?? null,
-            signal: run?.signal ?? null,
-            duration_ms: run?.durationMs ?? 0,
-            timed_out: run?.timedOut === true,
-            truncated: run?.truncated === true,
-            ...(invoked.refused !== undefined ? { error_code: invoked.refused.code } : {}),
-          };
+          execution.exec = execRecordOf(invoked);
           if (run === undefined || profile.parseCommandResult === undefined) {
             // Not started (a changed script, shell not allowed, missing file): the hook failed; its fail mode applies.
             execution.outcome = "error";

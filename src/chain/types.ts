@@ -63,6 +63,9 @@ export type InvokeOutcome =
    */
   | { kind: "command"; sha256: string; run?: CommandRun; refused?: { code: string; message: string } };
 
+/** An exec hook's outcome: the command lane's answer (pool/exec/invoker.ts `runExecHook`). */
+export type CommandInvokeOutcome = Extract<InvokeOutcome, { kind: "command" }>;
+
 /** An exec hook's script as it ended (pool/exec/run.ts `CommandResult`, the part a chain needs). */
 export interface CommandRun {
   readonly exitCode: number | null;

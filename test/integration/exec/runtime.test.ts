@@ -170,6 +170,54 @@ describe("exec hooks through runtime.fireProfile", () => {
     }
   }, 60_000);
 
+  test("runtime.on: a profile chain's hook events and chain.completed carry profile and event (no type), in plan order", async () => {
+    const failing = script("exit-code.sh");
+    await runtime.bundles.install(bySystem(execBundle("ev-exec", "gemini-cli", [execHook("ev-script", "BeforeTool", failing, { args: ["1", "", "bad"], priority: 90 })])));
+    await runtime.bundles.install(signArtifact(
+      createArtifact(
+        { bundle: "ev-box", version: "1.0.0", profile: "gemini-cli", trust: "deployment", hooks: [
+          { name: "ev-spin", event: "BeforeTool", action: "spin", priority: 80, timeout_ms: 200 },
+          { name: "ev-other-tool", event: "BeforeTool", action: "ok", priority: 70, matcher: "^write_file$" },
+          { name: "ev-ok", event: "BeforeTool", action: "ok", priority: 60 },
+        ] },
+        bundleCode({ spin: "() => { for (;;) {} }", ok: "() => ({})" }),
+      ),
+      ops.privateKeyPem,
+      "ops",
+    ));
+    const seen: Array<[string, Record<string, unknown>]> = [];
+    const offs = (["hook.skipped", "hook.fired", "hook.timeout", "hook.error", "hook.completed", "chain.completed"] as const)
+      .map((name) => runtime.on(name, (p) => void seen.push([name, p as unknown as Record<string, unknown>])));
+    try {
+      const out = await runtime.fireProfile("gemini-cli", "BeforeTool", { input: beforeTool("ls", "s-ev") });
+      const mine = seen.filter(([, p]) => p["chain_id"] === out.result.chain_id);
+      expect(mine.map(([name, p]) => `${name}:${String(p["hook"] ?? "")}`)).toEqual([
+        "hook.fired:ev-script", "hook.error:ev-script", "hook.completed:ev-script",
+        "hook.fired:ev-spin", "hook.timeout:ev-spin", "hook.completed:ev-spin",
+        "hook.fired:ev-ok", "hook.completed:ev-ok",
+        "chain.completed:",
+      ]);
+      for (const [, p] of mine) {
+        expect(p).toMatchObject({ profile: "gemini-cli", event: "BeforeTool" });
+        expect(p).not.toHaveProperty("type");
+      }
+      expect(mine[1]![1]).toMatchObject({ outcome: "exec_nonzero", input_summary: { session_id: "s-ev", input_bytes: Buffer.byteLength(JSON.stringify(beforeTool("ls", "s-ev"))) } });
+      expect(mine[4]![1]).toMatchObject({ timeout_ms: 200 });
+      expect(mine[8]![1]).toMatchObject({ session_id: "s-ev", hooks: [{ hook: "ev-script", outcome: "exec_nonzero" }, { hook: "ev-spin", outcome: "timeout" }, { hook: "ev-other-tool", outcome: "skipped_matcher" }, { hook: "ev-ok", outcome: "ok" }] });
+
+      // Without the script the chain is one sandbox task again: the same events.
+      await runtime.bundles.remove("ev-exec");
+      const boxed = await runtime.fireProfile("gemini-cli", "BeforeTool", { input: beforeTool("ls", "s-ev") });
+      expect(seen.filter(([, p]) => p["chain_id"] === boxed.result.chain_id).map(([name, p]) => `${name}:${String(p["hook"] ?? p["profile"])}`)).toEqual([
+        "hook.fired:ev-spin", "hook.timeout:ev-spin", "hook.completed:ev-spin", "hook.fired:ev-ok", "hook.completed:ev-ok", "chain.completed:gemini-cli",
+      ]);
+    } finally {
+      for (const off of offs) off();
+      await runtime.bundles.remove("ev-exec").catch(() => undefined);
+      await runtime.bundles.remove("ev-box");
+    }
+  }, 60_000);
+
   test("a script changed after install is not run: EXEC_HASH_MISMATCH in the result and the audit; fail-open warns, fail_closed blocks", async () => {
     const guard = script("guard.sh");
     await runtime.bundles.install(bySystem(execBundle("pinned", "gemini-cli", [execHook("pinned", "BeforeTool", guard)])));
