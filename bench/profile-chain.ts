@@ -13,7 +13,10 @@
  * one sandbox task per chain, the path chains without exec hooks keep); `MODE=gemini-exec` the same
  * chain with its first hook an exec hook (PROFILES §6: the executor then runs in the main process, the
  * four sandboxed hooks as one-action tasks, the script through the command lane). The scripts' own CPU
- * is not counted (they are children of this process, not threads of it).
+ * is not counted (they are children of this process, not threads of it). `EXEC_HOOKS=n` makes the first n
+ * hooks exec hooks (default 1), `SCRIPT_SLEEP_MS=n` makes each script wait n ms first (as a script waiting
+ * on I/O does). The chain is a parallel group: in gemini-exec its hooks run at once.
+ * `CONCURRENCY=1` measures one chain's latency (chains/s = 1 / latency).
  */
 import { createHash } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -30,6 +33,9 @@ const N = Number(process.argv[3] ?? 5);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
 
 const MODE = process.env.MODE ?? "vcp";
+const EXEC_HOOKS = Number(process.env.EXEC_HOOKS ?? 1);
+/** Each script waits this long first (a script that waits on I/O, as real hooks do); default 0. */
+const SCRIPT_SLEEP_MS = Number(process.env.SCRIPT_SLEEP_MS ?? 0);
 if (!["vcp", "gemini", "gemini-exec"].includes(MODE)) throw new Error(`MODE must be vcp, gemini or gemini-exec, not ${MODE}`);
 const systemKey = generateKeyPair();
 const scratch = mkdtempSync(join(tmpdir(), "vcp-profile-chain-"));
@@ -52,11 +58,12 @@ try {
     const patterns = ["rm\\s+-rf", "mkfs", "dd\\s+if=", ":\\(\\)\\{", "chmod\\s+-R\\s+777"];
     for (let i = 0; i < N; i++) {
       const hook = { name: `g-${i}`, event: "BeforeTool", priority: 100 - i, timeout_ms: 5000 };
-      if (i === 0 && MODE === "gemini-exec") {
+      if (i < EXEC_HOOKS && MODE === "gemini-exec") {
         const script = join(scratch, "guard.sh");
-        writeFileSync(script, `#!/bin/sh\ncase "$(cat)" in *'rm -rf'*) echo 'blocked' >&2; exit 2;; esac\nexit 0\n`);
+        const text = `#!/bin/sh\n${SCRIPT_SLEEP_MS > 0 ? `sleep ${SCRIPT_SLEEP_MS / 1000}\n` : ""}case "$(cat)" in *'rm -rf'*) echo 'blocked' >&2; exit 2;; esac\nexit 0\n`;
+        writeFileSync(script, text);
         chmodSync(script, 0o755);
-        const sha256 = createHash("sha256").update(`#!/bin/sh\ncase "$(cat)" in *'rm -rf'*) echo 'blocked' >&2; exit 2;; esac\nexit 0\n`).digest("hex");
+        const sha256 = createHash("sha256").update(text).digest("hex");
         const artifact = createArtifact({ bundle: `g-${i}`, version: "1.0.0", profile: "gemini-cli", trust: "system", hooks: [{ ...hook, exec: { command: script, sha256 } }] }, "");
         await runtime.bundles.install(signArtifact(artifact, systemKey.privateKeyPem, "sys"));
         continue;
@@ -90,7 +97,7 @@ try {
   for (const name of host1.keys()) hostAll += delta(name);
   const per = (us: number): string => (us / COUNT).toFixed(0);
   const mainUs = main1.user + main1.system;
-  process.stdout.write(`${MODE}: ${COUNT} chains of ${N} hooks in ${ms.toFixed(0)} ms: ${((COUNT / ms) * 1000).toFixed(0)} chains/s\n`);
+  process.stdout.write(`${MODE}${MODE === "gemini-exec" ? ` (${EXEC_HOOKS} exec)` : ""}, concurrency ${CONCURRENCY}: ${COUNT} chains of ${N} hooks in ${ms.toFixed(0)} ms: ${((COUNT / ms) * 1000).toFixed(0)} chains/s\n`);
   process.stdout.write(
     `CPU µs per chain: total ${per(mainUs + hostAll)} = main ${per(mainUs)} + host main thread ${per(delta("MainThread"))} + workers ${per(delta("WorkerThread"))} + other ${per(hostAll - delta("MainThread") - delta("WorkerThread"))}\n`,
   );

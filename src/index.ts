@@ -69,7 +69,7 @@ export type {
   PeriodicEvent,
 } from "./model/events.js";
 export type { ChainResult, HookExecution, ConstitutionProvenance, ExecRunRecord } from "./chain/types.js";
-export type { ChainCompletedEvent } from "./observe/events.js";
+export type { ChainCompletedEvent, ChainCompletedFields, ChainOrigin } from "./observe/events.js";
 export type { Manifest, ManifestInput } from "./bundle/manifest.js";
 // A `.vcpb` to install (`runtime.bundles.install(await readArtifactFile(path))`); building and signing
 // one is `vcp-hooks/tooling`.

@@ -17,7 +17,7 @@ import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { Outcome } from "../model/result.js";
 import type { InputSummary, LifecycleEvent } from "../observe/events.js";
-import type { ChainRequest, ChainResult, HookExecution } from "./types.js";
+import type { ChainRequest, ChainResult, CommandInvokeOutcome, ExecRunRecord, HookExecution } from "./types.js";
 
 /**
  * A hook's record in a chain result, before the verdict is known (`status: continue`). The
@@ -70,7 +70,8 @@ export function emptyChainResult(type: HookType, request: Pick<ChainRequest, "ch
 /** The event that follows `hook.fired` for an outcome: `hook.error`, `hook.timeout`, or none. */
 export function failureEventOf(outcome: Outcome): "hook.error" | "hook.timeout" | undefined {
   if (outcome === "timeout") return "hook.timeout";
-  if (outcome === "error" || outcome === "crashed" || outcome === "invalid_result") return "hook.error";
+  // exec_nonzero / exec_signal: a script (event profiles' command lane) that failed by its profile's table.
+  if (outcome === "error" || outcome === "crashed" || outcome === "invalid_result" || outcome === "exec_nonzero" || outcome === "exec_signal") return "hook.error";
   return undefined;
 }
 
@@ -101,4 +102,26 @@ export function timeoutText(elapsedMs: number, budgetMs: number, timeoutMs: numb
  */
 export function deadlineCutText(elapsedMs: number, budgetMs: number, timeoutMs: number): string {
   return `stopped by the chain deadline after ${Math.round(elapsedMs)} ms: the deadline left it ${budgetMs} ms of its timeout_ms ${timeoutMs}`;
+}
+
+/**
+ * The one record of an exec hook's run (PROFILES §6) that results, audit and status carry: how the
+ * script ended, or the code it was refused with before it started.
+ *
+ * @example
+ * ```ts
+ * execution.exec = execRecordOf(await runExecHook("guard", spec, inputJson)); // { command_sha256, exit_code: 2, … }
+ * ```
+ */
+export function execRecordOf(invoked: CommandInvokeOutcome): ExecRunRecord {
+  const run = invoked.run;
+  return {
+    command_sha256: invoked.sha256,
+    exit_code: run?.exitCode ?? null,
+    signal: run?.signal ?? null,
+    duration_ms: run?.durationMs ?? 0,
+    timed_out: run?.timedOut === true,
+    truncated: run?.truncated === true,
+    ...(invoked.refused !== undefined ? { error_code: invoked.refused.code } : {}),
+  };
 }

@@ -6,7 +6,8 @@
  *
  *   plan order ──► disabled? ─► skipped_disabled     matching hooks ──► mode (per_definition: any sequential ⇒ sequential)
  *                  duplicate? ─► deduplicated           │ sequential: input = chainInput(input, output) after a successful hook
- *                  matcher ✗ ─► skipped_matcher         │ parallel:   every hook gets the ORIGINAL input, one after another
+ *                  matcher ✗ ─► skipped_matcher         │ parallel:   every hook gets the ORIGINAL input; all at once when
+ *                                                       │             the invoker is `concurrent` (main process), else one by one
  *                                                       ▼
  *        no hook applies ─► emptyPlanAnswer?(event) ?? neutral answer (no stamp, no dispatch) ─► present
  *        else: input = stampInput?(input, event, now) once ─► per hook: budget = hookBudgetMs?(timeout, elapsed)
@@ -15,7 +16,7 @@
  *        threw · timeout · invalid · crashed ─► failureOutput(hook, why, fail_closed ∨ blocking) ┤ reduceWithHooks?(entries, input)
  *        stopsChain(output) ⇒ no later hook runs                                              ┘   ?? reduce(outputs) ─► present
  */
-import { deadlineCutText, timeoutText } from "./contract.js";
+import { deadlineCutText, execRecordOf, timeoutText } from "./contract.js";
 import type { Clock } from "../observe/events.js";
 import { ChainDeadline } from "./deadline.js";
 import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
@@ -111,11 +112,25 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
   let ranAny = false;
   const unrun = new Set(matching.map((m) => m.slot));
 
-  for (const { planned, slot } of matching) {
+  /** A hook that passed its condition and budget checks and was started: what settling it needs. */
+  interface Started {
+    hook: ResolvedHook;
+    slot: number;
+    execution: HookExecution;
+    budgetMs: number;
+    blocking: boolean;
+    failClosed: boolean;
+    /** Its invocation (undefined: no budget left, not started), with the clock when it ended; never rejects. */
+    run: Promise<{ invoked: InvokeOutcome; durationMs: number } | undefined>;
+  }
+
+  /**
+   * Conditions, the class and chain deadlines, then the invocation of one hook, started and not
+   * awaited. Answers "skipped" when the hook ends here without an entry, "stopped" when its
+   * deadline-exhausted output stops the chain, else the started hook for `settle`.
+   */
+  const start = (planned: PlannedProfileHook, slot: number, inputNow: NativeObject, inputJson: string): Started | "skipped" | "stopped" => {
     const { hook, predicate } = planned;
-    unrun.delete(slot);
-    const inputNow = mode === "sequential" ? current : original;
-    const inputJson = mode === "sequential" ? currentJson : originalJson;
     // repo-yaml: a failing `blocking` hook blocks like a fail_closed one (PROFILES §8.8).
     // SECURITY: never for a session-trust hook (spec §8.3: it cannot block). Install refuses fail_closed
     // with session trust; a session-trust `blocking` hook runs as an observer (its block is stripped,
@@ -136,7 +151,7 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
       }
       if (!fires) {
         hookResults[slot] = skipped(hook, "skipped_predicate");
-        continue;
+        return "skipped";
       }
     }
 
@@ -156,7 +171,7 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
         const exhausted = profile.deadlineExhaustedOutput?.(hook.name, hook.fail_closed && hook.trust !== "session", event, ctx);
         if (exhausted === undefined) {
           hookResults[slot] = execution;
-          continue;
+          return "skipped";
         }
         const verdict = profile.verdictOf(exhausted, event);
         execution.verdict = verdict;
@@ -166,13 +181,34 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
         entries.push({ hook: hook.name, output: exhausted, failed: true, ...(blocking ? { blocking } : {}) });
         if (profile.stopsChain?.(exhausted, event, ctx) === true) {
           stoppedBy = hook.name;
-          break;
+          return "stopped";
         }
-        continue;
+        return "skipped";
       }
       budgetMs = Math.min(budgetMs, Math.max(1, Math.floor(classBudget)));
     }
 
+    const invoke = async (): Promise<{ invoked: InvokeOutcome; durationMs: number }> => {
+      const hookStart = clock.now();
+      let invoked: InvokeOutcome;
+      if (conditionFailure !== undefined) invoked = { kind: "threw", message: conditionFailure };
+      else {
+        try {
+          // SECURITY: per-session guest state is kept by the session's key: two owners' equal ids never share it.
+          invoked = await deps.invoker.invoke({ hook, chainId: request.chainId, sessionId: request.sessionKey ?? request.session.id, inputJson, budgetMs, native: true });
+        } catch (err) {
+          invoked = { kind: "threw", message: `${hook.exec !== undefined ? "the command lane" : "sandbox"} failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
+        }
+      }
+      // Read when this hook ends, not when the executor gets to it (a parallel group settles in plan order).
+      return { invoked, durationMs: clock.now() - hookStart };
+    };
+    return { hook, slot, execution, budgetMs, blocking, failClosed, run: budgetMs <= 0 ? Promise.resolve(undefined) : invoke() };
+  };
+
+  /** A started hook's outcome → its execution record and output entry (in plan order). True when it stops the chain. */
+  const settle = async (started: Started): Promise<boolean> => {
+    const { hook, slot, execution, budgetMs, blocking, failClosed } = started;
     let output: NativeObject | undefined;
     let failureWhy: string | undefined;
     // An exec hook's failed run that its profile's table still reads (Gemini exit 1 + text ⇒ allow with
@@ -212,22 +248,13 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
         failureWhy = timeoutText(elapsedMs, budgetMs, hook.timeout_ms);
       }
     };
-    if (budgetMs <= 0) {
+    const ran = await started.run;
+    if (ran === undefined) {
       execution.outcome = "skipped_deadline";
       failureWhy = "the chain deadline was spent before it ran";
     } else {
-      const hookStart = clock.now();
-      let invoked: InvokeOutcome;
-      if (conditionFailure !== undefined) invoked = { kind: "threw", message: conditionFailure };
-      else {
-        try {
-          // SECURITY: per-session guest state is kept by the session's key: two owners' equal ids never share it.
-          invoked = await deps.invoker.invoke({ hook, chainId: request.chainId, sessionId: request.sessionKey ?? request.session.id, inputJson, budgetMs, native: true });
-        } catch (err) {
-          invoked = { kind: "threw", message: `${hook.exec !== undefined ? "the command lane" : "sandbox"} failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
-        }
-      }
-      execution.duration_ms = clock.now() - hookStart;
+      const { invoked } = ran;
+      execution.duration_ms = ran.durationMs;
       deadline.charge(hook, execution.duration_ms);
       if ("cpuMs" in invoked && invoked.cpuMs !== undefined) execution.cpu_ms = invoked.cpuMs;
       switch (invoked.kind) {
@@ -253,15 +280,7 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
           // The command lane (PROFILES §6): the profile's exit-code table reads the run.
           const run = invoked.run;
           execution.sandboxed = false;
-          execution.exec = {
-            command_sha256: invoked.sha256,
-            exit_code: run?.exitCode ?? null,
-            signal: run?.signal ?? null,
-            duration_ms: run?.durationMs ?? 0,
-            timed_out: run?.timedOut === true,
-            truncated: run?.truncated === true,
-            ...(invoked.refused !== undefined ? { error_code: invoked.refused.code } : {}),
-          };
+          execution.exec = execRecordOf(invoked);
           if (run === undefined || profile.parseCommandResult === undefined) {
             // Not started (a changed script, shell not allowed, missing file): the hook failed; its fail mode applies.
             execution.outcome = "error";
@@ -306,7 +325,41 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
     }
     if (profile.stopsChain?.(output!, event, ctx) === true) {
       stoppedBy = hook.name;
-      break;
+      return true;
+    }
+    return false;
+  };
+
+  if (mode === "parallel" && deps.invoker.concurrent === true) {
+    // A parallel group where the invoker can overlap calls (the main-process path: scripts and
+    // one-action sandbox tasks): every hook starts at once on the original input, as the agents run
+    // them, and is settled (folded, stopsChain asked) in plan order, so the answer is the same as one
+    // after another. Conditions and budgets are decided before any hook runs, as in a sequential group's
+    // first hook. No parallel profile stops a chain today; if one did, the later hooks' runs would be
+    // awaited and left out, as hooks a stop leaves unrun are.
+    const group: Started[] = [];
+    for (const { planned, slot } of matching) {
+      unrun.delete(slot);
+      const started = start(planned, slot, original, originalJson);
+      if (started === "stopped") break;
+      if (started !== "skipped") group.push(started);
+    }
+    let stopped = false;
+    for (const started of group) {
+      if (stopped) {
+        unrun.add(started.slot);
+        await started.run;
+      } else stopped = await settle(started);
+    }
+  } else {
+    for (const { planned, slot } of matching) {
+      unrun.delete(slot);
+      const inputNow = mode === "sequential" ? current : original;
+      const inputJson = mode === "sequential" ? currentJson : originalJson;
+      const started = start(planned, slot, inputNow, inputJson);
+      if (started === "stopped") break;
+      if (started === "skipped") continue;
+      if (await settle(started)) break;
     }
   }
   // Hooks a stop left unrun are not reported (as runChain does after an abort).

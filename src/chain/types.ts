@@ -63,6 +63,9 @@ export type InvokeOutcome =
    */
   | { kind: "command"; sha256: string; run?: CommandRun; refused?: { code: string; message: string } };
 
+/** An exec hook's outcome: the command lane's answer (pool/exec/invoker.ts `runExecHook`). */
+export type CommandInvokeOutcome = Extract<InvokeOutcome, { kind: "command" }>;
+
 /** An exec hook's script as it ended (pool/exec/run.ts `CommandResult`, the part a chain needs). */
 export interface CommandRun {
   readonly exitCode: number | null;
@@ -94,6 +97,13 @@ export interface ExecRunRecord {
 /** Runs hook actions. The isolated-vm sandbox implements it; unit tests may use a test invoker. */
 export interface ActionInvoker {
   invoke(request: InvokeRequest): Promise<InvokeOutcome>;
+  /**
+   * `invoke` may be called again before an earlier call has settled (each call is its own process or
+   * sandbox task). The profile executor then starts every hook of a parallel group at once and folds
+   * them in plan order; without it (an isolate in a worker runs one action at a time) they run one
+   * after another. The answer is the same either way.
+   */
+  readonly concurrent?: boolean;
 }
 
 /**
@@ -155,7 +165,7 @@ export interface HookExecution {
 export interface ProfileChainAnswer {
   profile: string;
   event: string;
-  /** How the matching hooks ran (PROFILES §1.5: parallel groups run one by one on the original input). */
+  /** How the matching hooks ran (PROFILES §1.5: a parallel group gets the original input and is folded in plan order). */
   mode: "sequential" | "parallel";
   native: NativeObject;
   exit_code: ExitCode;

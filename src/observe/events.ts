@@ -9,12 +9,17 @@ export interface LifecycleEventMap {
   /** `owner`: the owner of `session_id`'s session when a principal opened it (ids are per owner). */
   "hook.registered": { hook: string; type: HookType; scope: Scope; session_id?: string; owner?: string; bundle: string; priority: number; principal: string };
   "hook.deregistered": { hook: string; type: HookType; scope: Scope; session_id?: string; owner?: string; principal: string };
-  "hook.fired": { hook: string; type: HookType; chain_id: string; session_id: string; input_summary: InputSummary };
-  "hook.completed": { hook: string; type: HookType; chain_id: string; status: ResultStatus; outcome: Outcome; duration_ms: number };
-  "hook.timeout": { hook: string; type: HookType; chain_id: string; timeout_ms: number; elapsed_ms: number; input_summary: InputSummary };
-  "hook.error": { hook: string; type: HookType; chain_id: string; outcome: Outcome; error: string; stack?: string; input_summary: InputSummary };
-  /** `chain_deadline`: the hook's share of the whole-chain deadline was spent before its turn (outcome `skipped_deadline`). */
-  "hook.skipped": { hook: string; type: HookType; chain_id: string; reason: "disabled" | "predicate_false" | "chain_deadline"; predicate?: unknown };
+  // The hook events of a chain fire for VCP chains and event-profile chains alike: `ChainOrigin` says which.
+  "hook.fired": ChainOrigin & { hook: string; chain_id: string; session_id: string; input_summary: InputSummary };
+  "hook.completed": ChainOrigin & { hook: string; chain_id: string; status: ResultStatus; outcome: Outcome; duration_ms: number };
+  /** A hook stopped at its own `timeout_ms` (a cut by the chain deadline is `hook.completed` with outcome `deadline_exceeded`). */
+  "hook.timeout": ChainOrigin & { hook: string; chain_id: string; timeout_ms: number; elapsed_ms: number; input_summary: InputSummary };
+  "hook.error": ChainOrigin & { hook: string; chain_id: string; outcome: Outcome; error: string; stack?: string; input_summary: InputSummary };
+  /**
+   * `chain_deadline`: the hook's share of the whole-chain deadline (or an ai-memory event class's
+   * deadline) was spent before its turn (outcome `skipped_deadline` / `deadline_exhausted`).
+   */
+  "hook.skipped": ChainOrigin & { hook: string; chain_id: string; reason: "disabled" | "predicate_false" | "chain_deadline"; predicate?: unknown };
   /**
    * `failing_hooks` failed on their own account (spec §7.3); `disabled_hooks` are those the runtime
    * actually disabled (`cascade.disable_failing_hooks`, chain/cascade.ts); `disabled` is true when
@@ -37,10 +42,20 @@ export interface LifecycleEventMap {
   "chain.completed": ChainCompletedEvent;
 }
 
+/**
+ * Which kind of chain a hook event or `chain.completed` belongs to. A VCP chain: `type`, the spec's hook
+ * type. An event-profile chain (`runtime.fireProfile`, PROFILES §2): `profile` (bare name, e.g.
+ * `gemini-cli`) and its native `event` (e.g. `BeforeTool`), and no `type`. Subscribers tell them apart
+ * by `profile`.
+ */
+export type ChainOrigin = { type: HookType; profile?: never; event?: never } | { type?: never; profile: string; event: string };
+
 /** Payload of `chain.completed`: a chain result without the context and constitution themselves. */
-export interface ChainCompletedEvent {
+export type ChainCompletedEvent = ChainOrigin & ChainCompletedFields;
+
+/** The fields of `chain.completed` every chain has, VCP or event profile. */
+export interface ChainCompletedFields {
   chain_id: string;
-  type: HookType;
   /** ISO-8601 wall-clock time the chain finished. */
   ts: string;
   session_id: string;

@@ -16,7 +16,9 @@ import type { Constitution } from "../model/constitution.js";
 import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
 import { FAILURE_OUTCOMES } from "../model/result.js";
 import type { Clock, Logger } from "../observe/events.js";
+import type { EventBus } from "../observe/event-bus.js";
 import type { Metrics } from "../observe/metrics.js";
+import type { ResolvedHook } from "../model/hook.js";
 import { sessionKey, type SessionPrincipal } from "../pipeline/access.js";
 import { assertProfileEvent, getProfile, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
@@ -49,7 +51,10 @@ export interface ProfileChainResult {
   chain_id: string;
   profile: string;
   event: string;
-  /** How the matching hooks ran (parallel groups run one by one on the original input, PROFILES §1.5). */
+  /**
+   * How the matching hooks ran. Parallel: each on the original input, folded in plan order; at once when
+   * the chain has exec hooks (main process), one by one inside the sandbox worker otherwise.
+   */
   mode: "sequential" | "parallel";
   /** `aborted` when the answer blocks or a hook stopped the chain. */
   status: "completed" | "aborted";
@@ -124,6 +129,8 @@ interface Deps {
   stats?: ReturnType<typeof createHookStats>;
   /** `limits.json_depth`: bounds what a hook returns when the executor runs in this process. */
   jsonDepth?: number;
+  /** `runtime.on`: the chain's hook events and chain.completed, built only for events someone listens to. */
+  events?: Pick<EventBus, "profileChainCompleted">;
 }
 
 // The VCP machinery around a chain (crash attribution, input summaries) reads a constitution; a
@@ -253,7 +260,7 @@ export function createProfileFirer(deps: Deps) {
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
         profile: { profile: profile.id, event, mode: "sequential", ...answer },
       };
-      return finish(result, profile.id, event, audit, owner, session.id, inputHash);
+      return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input);
     }
     const digests = [...new Set(hooks.map((h) => h.action.digest).filter((d): d is string => d !== undefined))];
     deps.pin(digests);
@@ -282,7 +289,7 @@ export function createProfileFirer(deps: Deps) {
       const timeouts = result.hook_results.filter((h) => h.outcome === "timeout").length;
       result = { ...result, profile: { profile: profile.id, event, mode: "sequential", ...answer, ...(timeouts > 0 ? { timeout_violations: timeouts } : {}) } };
     }
-    return finish(result, profile.id, event, audit, owner, session.id, inputHash);
+    return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input);
   }
 
   /**
@@ -313,6 +320,7 @@ export function createProfileFirer(deps: Deps) {
   /** Metrics, failed-hook logging and the durable audit record of one profile chain, then the caller's answer. */
   async function finish(
     result: ChainResult, profileId: string, event: string, audit: AuditTrail | undefined, owner: string | null, sessionId: string, inputHash: string | undefined,
+    hooks: readonly ResolvedHook[], input: NativeObject,
   ): Promise<ProfileFireResult> {
     deps.metrics.recordProfileChain(result);
     deps.stats?.record(result);
@@ -329,6 +337,13 @@ export function createProfileFirer(deps: Deps) {
         throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: result.chain_id }, { cause: err });
       });
     }
+    // After the audit records are durable, as for VCP chains (runtime.on, spec §6.4).
+    deps.events?.profileChainCompleted(result, {
+      sessionId,
+      owner,
+      timeoutOf: (execution) => hooks.find((h) => h.name === execution.hook && h.action.bundle === execution.bundle)?.timeout_ms ?? 0,
+      inputBytes: () => Buffer.byteLength(JSON.stringify(input)),
+    });
     const answer = result.profile!;
     return { native: answer.native, exit_code: answer.exit_code, ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}), result: profileResult(result) };
   }

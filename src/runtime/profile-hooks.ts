@@ -74,7 +74,7 @@ export interface ResolvedProfilePlan {
   readonly plan: ProfileChainPlan;
   /**
    * Some hook is an exec hook (PROFILES §6): the chain runs in the main process (the sandbox host must
-   * never spawn), its sandboxed hooks one by one through the sandbox. False: the whole chain is one
+   * never spawn), its sandboxed hooks as one-action sandbox tasks (a parallel group all at once). False: the whole chain is one
    * sandbox task, as always.
    */
   readonly hasExec: boolean;

@@ -212,7 +212,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   const profileFirer = createProfileFirer({
     enabled: enabledProfiles, store: profileHooks, backend, audit: () => audit, metrics, clock, logger,
     inputBounds, maxSessionsPerOwner, assertOpen, pin: pins.pin, unpin: pins.unpin,
-    exec, stats, jsonDepth: inputBounds.maxDepth,
+    exec, stats, jsonDepth: inputBounds.maxDepth, events: bus,
   });
   // With a shared store, installs and removals are published for every replica, and each replica
   // reconciles to the shared revisions (bundle-sync.ts); started after restore() below.

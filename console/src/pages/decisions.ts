@@ -12,7 +12,10 @@ import { liveStream } from "../live-stream.js";
 
 export interface Decision {
   chain_id: string;
-  type: string;
+  /** A VCP chain's hook type; absent for an event-profile chain, which has `profile` and `event`. */
+  type?: string;
+  profile?: string;
+  event?: string;
   ts: string;
   session_id: string;
   owner?: string;
@@ -22,6 +25,11 @@ export interface Decision {
   cascade_failure: boolean;
   duration_ms: number;
   hooks: Array<{ hook: string; bundle: string; scope: string; status: string; outcome: string; duration_ms: number; reason?: string; error?: string; annotations?: unknown; modification?: unknown }>;
+}
+
+/** What the row calls a chain: its VCP hook type, or "profile · event" for an event-profile chain. */
+function chainKind(d: Decision): string {
+  return d.profile !== undefined ? `${d.profile} · ${d.event ?? ""}` : (d.type ?? "");
 }
 
 const MAX_ROWS = 200;
@@ -103,7 +111,7 @@ export function mountDecisions(root: HTMLElement): () => void {
       "tr",
       { tabindex: "0", "data-chain": d.chain_id, class: d.status === "aborted" ? "aborted" : bad.length ? "failed" : "" },
       h("td", {}, h("time", { datetime: d.ts }, fmtClock(d.ts))),
-      h("td", {}, d.type),
+      h("td", {}, chainKind(d)),
       h("td", { class: "ellipsis" }, d.session_id),
       h("td", {}, h("span", { class: `chip ${d.status === "aborted" ? "bad" : "ok"}` }, d.status)),
       h("td", { class: "ellipsis" }, d.hooks.map((x) => `${x.hook}:${x.outcome}`).join(" ")),
@@ -125,7 +133,7 @@ export function mountDecisions(root: HTMLElement): () => void {
     tbody.querySelector(`tr[data-chain="${CSS.escape(d.chain_id)}"]`)?.setAttribute("aria-current", "true");
     replace(
       trace,
-      h("h2", {}, `${d.type} chain`),
+      h("h2", {}, `${chainKind(d)} chain`),
       h(
         "dl",
         { class: "facts" },

@@ -11,9 +11,9 @@
  * the same text for both kinds of hook, so two exec hooks of one event each read the whole input.
  */
 import { VcpError } from "../../errors.js";
-import type { ActionInvoker, InvokeOutcome, InvokeRequest } from "../../chain/types.js";
+import type { ActionInvoker, CommandInvokeOutcome, InvokeOutcome, InvokeRequest } from "../../chain/types.js";
 import { commandSpecOf, type ExecSettings } from "./spec.js";
-import { runCommandHook } from "./run.js";
+import { runCommandHook, type CommandOptions, type CommandSpec } from "./run.js";
 
 export interface LaneInvokerOptions {
   /** The deployment's `exec` settings (env_allow, wrapper, output cap). */
@@ -40,6 +40,8 @@ export interface LaneInvokerOptions {
  */
 export function createLaneInvoker(options: LaneInvokerOptions): ActionInvoker {
   return {
+    // Each exec hook is its own process and each sandboxed one its own task: a parallel group overlaps.
+    concurrent: true,
     async invoke(request: InvokeRequest): Promise<InvokeOutcome> {
       const exec = request.hook.exec;
       if (exec === undefined) return options.sandboxed(request);
@@ -50,19 +52,34 @@ export function createLaneInvoker(options: LaneInvokerOptions): ActionInvoker {
       // The executor's budget (min(timeout_ms, what the chain deadline leaves)) is the script's timeout;
       // the profile's grace and the lane's 1 s for orphaned pipes come on top (run.ts).
       const spec = commandSpecOf(exec, options.settings, { timeout_ms: Math.max(1, Math.ceil(request.budgetMs)), term_grace_ms: options.termGraceMs });
-      try {
-        const run = await runCommandHook(spec, options.stdinLine === true ? `${request.inputJson}\n` : request.inputJson, { shellAllowed: options.shellAllowed });
-        return {
-          kind: "command",
-          sha256: run.sha256,
-          run: { exitCode: run.exitCode, signal: run.signal, stdout: run.stdout, stderr: run.stderr, timedOut: run.timedOut, truncated: run.truncated, durationMs: run.durationMs },
-        };
-      } catch (err) {
-        // Not started: a changed script (EXEC_HASH_MISMATCH), a shell string the deployment no longer
-        // allows, a file that cannot be opened. The executor records the code and applies the fail mode.
-        const error = err instanceof VcpError ? err : new VcpError("EXEC_SPAWN_FAILED", `exec hook ${request.hook.name}: ${err instanceof Error ? err.message : String(err)}`, { hook: request.hook.name });
-        return { kind: "command", sha256: exec.sha256, refused: { code: error.code, message: error.message } };
-      }
+      return runExecHook(request.hook.name, spec, options.stdinLine === true ? `${request.inputJson}\n` : request.inputJson, { shellAllowed: options.shellAllowed });
     },
   };
+}
+
+/**
+ * Run one exec hook's script through the lane: how it ended, or — when it was not started (a changed
+ * script: EXEC_HASH_MISMATCH; a shell string the deployment no longer allows; a file that cannot be
+ * opened) — the coded refusal, never a throw. `execRecordOf` (chain/contract.ts) turns either into the
+ * record results and audit carry; the profile's exit-code table reads `run`.
+ *
+ * @example
+ * ```ts
+ * const outcome = await runExecHook("guard", spec, JSON.stringify(input));
+ * if (outcome.run !== undefined) profile.parseCommandResult!(outcome.run, "guard", "BeforeTool");
+ * ```
+ */
+export async function runExecHook(hook: string, spec: CommandSpec, stdinText: string, options: CommandOptions = {}): Promise<CommandInvokeOutcome> {
+  try {
+    const run = await runCommandHook(spec, stdinText, options);
+    return {
+      kind: "command",
+      sha256: run.sha256,
+      run: { exitCode: run.exitCode, signal: run.signal, stdout: run.stdout, stderr: run.stderr, timedOut: run.timedOut, truncated: run.truncated, durationMs: run.durationMs },
+    };
+  } catch (err) {
+    // The executor records the code and applies the hook's fail mode.
+    const error = err instanceof VcpError ? err : new VcpError("EXEC_SPAWN_FAILED", `exec hook ${hook}: ${err instanceof Error ? err.message : String(err)}`, { hook });
+    return { kind: "command", sha256: spec.sha256, refused: { code: error.code, message: error.message } };
+  }
 }

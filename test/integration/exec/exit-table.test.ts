@@ -5,7 +5,8 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import { runExecHook, type ParseCommandResult } from "../../../src/pool/exec/hook.js";
+import { runExecHook } from "../../../src/pool/exec/invoker.js";
+import type { EventProfile } from "../../../src/profiles/types.js";
 import type { CommandSpec } from "../../../src/pool/exec/run.js";
 import { blocked, ROWS, text } from "./exit-rows.js";
 
@@ -13,10 +14,10 @@ const FIXTURE = join(resolve("test/integration/exec/fixtures"), "exit-code.sh");
 const SHA = createHash("sha256").update(readFileSync(FIXTURE)).digest("hex");
 
 /** The profile's own table, from the catalogue (EventProfile.parseCommandResult). */
-async function findParser(profile: string): Promise<ParseCommandResult | undefined> {
+async function findParser(profile: string): Promise<EventProfile["parseCommandResult"]> {
   const { getProfile } = await import("../../../src/profiles/index.js");
   const table = getProfile(profile).parseCommandResult;
-  return table === undefined ? undefined : (table.bind(getProfile(profile)) as ParseCommandResult);
+  return table?.bind(getProfile(profile));
 }
 
 for (const profile of Object.keys(blocked)) {
@@ -31,7 +32,10 @@ for (const profile of Object.keys(blocked)) {
         timeout_ms: row.timeout ? 200 : 10_000,
         term_grace_ms: 100,
       };
-      const run = await runExecHook("h", profile === "ai-memory" ? "pre_store" : profile === "claude-code" ? "PreToolUse" : profile === "repo-yaml" ? "PreAbilityCall" : "BeforeTool", spec, "{}", parser!, { shellAllowed: true });
+      const event = profile === "ai-memory" ? "pre_store" : profile === "claude-code" ? "PreToolUse" : profile === "repo-yaml" ? "PreAbilityCall" : "BeforeTool";
+      const ran = await runExecHook("h", spec, "{}", { shellAllowed: true });
+      expect(ran.refused).toBeUndefined();
+      const run = parser!(ran.run!, "h", event);
       const want = row.expect[profile]!;
       expect(run.output).toBeDefined();
       expect(blocked[profile]!(run.output!), text(run.output!)).toBe(want.blocked);

@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { runCommandHook, type CommandSpec } from "../../../src/pool/exec/run.js";
-import { runExecHooks, type ParseCommandResult } from "../../../src/pool/exec/hook.js";
+import { runExecHook } from "../../../src/pool/exec/invoker.js";
+import { execRecordOf } from "../../../src/chain/contract.js";
 import { VcpError } from "../../../src/errors.js";
 
 const FIXTURES = resolve("test/integration/exec/fixtures");
@@ -179,31 +180,24 @@ describe("runCommandHook", () => {
 
   test("two exec hooks on one event each read the full stdin", async () => {
     const input = JSON.stringify({ prompt: "p".repeat(200_000) });
-    const parse: ParseCommandResult = (res) => ({ output: { stdout_bytes: res.stdout.length, exit: res.exitCode } });
-    const runs = await runExecHooks([{ name: "a", spec: spec("echo-stdin.sh", { max_output_bytes: 1 << 20 }) }, { name: "b", spec: spec("echo-stdin.sh", { max_output_bytes: 1 << 20 }) }], "BeforeAgent", input, parse);
-    expect(runs.map((r) => r.output)).toEqual([{ stdout_bytes: input.length, exit: 0 }, { stdout_bytes: input.length, exit: 0 }]);
-    expect(runs.map((r) => r.record)).toMatchObject([
-      { hook: "a", sandboxed: false, outcome: "ok", exit_code: 0 },
-      { hook: "b", sandboxed: false, outcome: "ok", exit_code: 0 },
-    ]);
+    const runs = await Promise.all(["a", "b"].map((name) => runExecHook(name, spec("echo-stdin.sh", { max_output_bytes: 1 << 20 }), input)));
+    expect(runs.map((r) => [r.run?.stdout.length, r.run?.exitCode])).toEqual([[input.length, 0], [input.length, 0]]);
+    expect(runs.map(execRecordOf)).toMatchObject([{ exit_code: 0, timed_out: false }, { exit_code: 0, timed_out: false }]);
   });
 
-  test("runExecHook: refusal, non-zero exit and signal become records (exec_refused, exec_nonzero, exec_signal)", async () => {
-    const parse: ParseCommandResult = (res, hook) => ({ output: { hook, code: res.exitCode, signal: res.signal } });
-    const runs = await runExecHooks(
-      [
-        { name: "changed", spec: { ...spec("no-read.sh"), sha256: "0".repeat(64) } },
-        { name: "two", spec: spec("exit-code.sh", { args: ["2", "", "no"] }) },
-        { name: "slow", spec: spec("trap-term.sh", { timeout_ms: 200, term_grace_ms: 100 }) },
-      ],
-      "BeforeTool",
-      "{}",
-      parse,
-    );
-    expect(runs[0]).toMatchObject({ output: undefined, record: { outcome: "exec_refused", error_code: "EXEC_HASH_MISMATCH", sandboxed: false } });
-    expect(runs[0]!.error?.code).toBe("EXEC_HASH_MISMATCH");
-    expect(runs[1]).toMatchObject({ output: { hook: "two", code: 2 }, record: { outcome: "exec_nonzero", exit_code: 2 } });
-    expect(runs[2]).toMatchObject({ output: { hook: "slow", signal: "SIGKILL" }, record: { outcome: "exec_signal", timed_out: true } });
+  test("runExecHook: a refusal, a non-zero exit and a timeout, each as the one exec record results and audit carry", async () => {
+    const [changed, two, slow] = await Promise.all([
+      runExecHook("changed", { ...spec("no-read.sh"), sha256: "0".repeat(64) }, "{}"),
+      runExecHook("two", spec("exit-code.sh", { args: ["2", "", "no"] }), "{}"),
+      runExecHook("slow", spec("trap-term.sh", { timeout_ms: 200, term_grace_ms: 100 }), "{}"),
+    ]);
+    expect(changed).toMatchObject({ kind: "command", sha256: "0".repeat(64), refused: { code: "EXEC_HASH_MISMATCH" } });
+    expect(changed.run).toBeUndefined();
+    expect(execRecordOf(changed)).toEqual({ command_sha256: "0".repeat(64), exit_code: null, signal: null, duration_ms: 0, timed_out: false, truncated: false, error_code: "EXEC_HASH_MISMATCH" });
+    expect(two.run).toMatchObject({ exitCode: 2, stderr: "no" });
+    expect(execRecordOf(two)).toMatchObject({ command_sha256: sha(join(FIXTURES, "exit-code.sh")), exit_code: 2, signal: null, timed_out: false });
+    expect(execRecordOf(two)).not.toHaveProperty("error_code");
+    expect(execRecordOf(slow)).toMatchObject({ exit_code: null, signal: "SIGKILL", timed_out: true });
   });
 });
 

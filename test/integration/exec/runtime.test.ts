@@ -131,6 +131,93 @@ describe("exec hooks through runtime.fireProfile", () => {
     }
   }, 60_000);
 
+  test("a parallel group's scripts run at once (their own clocks overlap), folded in definition order; a sequential group runs one after another", async () => {
+    const timed = script("timed.sh");
+    const log = join(tempDir(), "times.log");
+    const spans = () => {
+      const lines = readFileSync(log, "utf8").trim().split("\n").map((l) => l.split(" "));
+      const at = (name: string, edge: string) => BigInt(lines.find(([n, e]) => n === name && e === edge)![2]!);
+      return (names: string[]) => names.map((n) => ({ start: at(n, "start"), end: at(n, "end") }));
+    };
+    // The first defined sleeps longest, so the scripts end in the reverse of definition order.
+    const names = ["a", "b", "c", "d"];
+    await runtime.bundles.install(bySystem(execBundle("group", "gemini-cli", names.map((n, i) => execHook(n, "BeforeAgent", timed, { args: [n, String(2 - i * 0.5), log] })))));
+    const input = { session_id: "s3", transcript_path: "/t", cwd: "/tmp", hook_event_name: "BeforeAgent", timestamp: "2026-11-26T00:00:00Z", prompt: "p" };
+    try {
+      const out = await runtime.fireProfile("gemini-cli", "BeforeAgent", { input });
+      expect(out.result.mode).toBe("parallel");
+      const s = spans()(names);
+      // Every script started before any ended: all four ran at the same time.
+      const lastStart = s.reduce((m, x) => (x.start > m ? x.start : m), 0n);
+      for (const x of s) expect(lastStart).toBeLessThan(x.end);
+      expect(out.native["systemMessage"]).toBe("a\nb\nc\nd");
+      expect(out.result.hook_results.map((h) => [h.hook, h.outcome])).toEqual(names.map((n) => [n, "ok"]));
+    } finally {
+      await runtime.bundles.remove("group");
+    }
+
+    rmSync(log, { force: true });
+    const seq = ["p", "q", "r"];
+    await runtime.bundles.install(bySystem(execBundle("chained", "gemini-cli", seq.map((n) => execHook(n, "BeforeAgent", timed, { args: [n, "0.2", log], sequential: true })))));
+    try {
+      const out = await runtime.fireProfile("gemini-cli", "BeforeAgent", { input });
+      expect(out.result.mode).toBe("sequential");
+      const s = spans()(seq);
+      for (let i = 1; i < s.length; i++) expect(s[i - 1]!.end).toBeLessThanOrEqual(s[i]!.start);
+      expect(out.native["systemMessage"]).toBe("p\nq\nr");
+    } finally {
+      await runtime.bundles.remove("chained");
+    }
+  }, 60_000);
+
+  test("runtime.on: a profile chain's hook events and chain.completed carry profile and event (no type), in plan order", async () => {
+    const failing = script("exit-code.sh");
+    await runtime.bundles.install(bySystem(execBundle("ev-exec", "gemini-cli", [execHook("ev-script", "BeforeTool", failing, { args: ["1", "", "bad"], priority: 90 })])));
+    await runtime.bundles.install(signArtifact(
+      createArtifact(
+        { bundle: "ev-box", version: "1.0.0", profile: "gemini-cli", trust: "deployment", hooks: [
+          { name: "ev-spin", event: "BeforeTool", action: "spin", priority: 80, timeout_ms: 200 },
+          { name: "ev-other-tool", event: "BeforeTool", action: "ok", priority: 70, matcher: "^write_file$" },
+          { name: "ev-ok", event: "BeforeTool", action: "ok", priority: 60 },
+        ] },
+        bundleCode({ spin: "() => { for (;;) {} }", ok: "() => ({})" }),
+      ),
+      ops.privateKeyPem,
+      "ops",
+    ));
+    const seen: Array<[string, Record<string, unknown>]> = [];
+    const offs = (["hook.skipped", "hook.fired", "hook.timeout", "hook.error", "hook.completed", "chain.completed"] as const)
+      .map((name) => runtime.on(name, (p) => void seen.push([name, p as unknown as Record<string, unknown>])));
+    try {
+      const out = await runtime.fireProfile("gemini-cli", "BeforeTool", { input: beforeTool("ls", "s-ev") });
+      const mine = seen.filter(([, p]) => p["chain_id"] === out.result.chain_id);
+      expect(mine.map(([name, p]) => `${name}:${String(p["hook"] ?? "")}`)).toEqual([
+        "hook.fired:ev-script", "hook.error:ev-script", "hook.completed:ev-script",
+        "hook.fired:ev-spin", "hook.timeout:ev-spin", "hook.completed:ev-spin",
+        "hook.fired:ev-ok", "hook.completed:ev-ok",
+        "chain.completed:",
+      ]);
+      for (const [, p] of mine) {
+        expect(p).toMatchObject({ profile: "gemini-cli", event: "BeforeTool" });
+        expect(p).not.toHaveProperty("type");
+      }
+      expect(mine[1]![1]).toMatchObject({ outcome: "exec_nonzero", input_summary: { session_id: "s-ev", input_bytes: Buffer.byteLength(JSON.stringify(beforeTool("ls", "s-ev"))) } });
+      expect(mine[4]![1]).toMatchObject({ timeout_ms: 200 });
+      expect(mine[8]![1]).toMatchObject({ session_id: "s-ev", hooks: [{ hook: "ev-script", outcome: "exec_nonzero" }, { hook: "ev-spin", outcome: "timeout" }, { hook: "ev-other-tool", outcome: "skipped_matcher" }, { hook: "ev-ok", outcome: "ok" }] });
+
+      // Without the script the chain is one sandbox task again: the same events.
+      await runtime.bundles.remove("ev-exec");
+      const boxed = await runtime.fireProfile("gemini-cli", "BeforeTool", { input: beforeTool("ls", "s-ev") });
+      expect(seen.filter(([, p]) => p["chain_id"] === boxed.result.chain_id).map(([name, p]) => `${name}:${String(p["hook"] ?? p["profile"])}`)).toEqual([
+        "hook.fired:ev-spin", "hook.timeout:ev-spin", "hook.completed:ev-spin", "hook.fired:ev-ok", "hook.completed:ev-ok", "chain.completed:gemini-cli",
+      ]);
+    } finally {
+      for (const off of offs) off();
+      await runtime.bundles.remove("ev-exec").catch(() => undefined);
+      await runtime.bundles.remove("ev-box");
+    }
+  }, 60_000);
+
   test("a script changed after install is not run: EXEC_HASH_MISMATCH in the result and the audit; fail-open warns, fail_closed blocks", async () => {
     const guard = script("guard.sh");
     await runtime.bundles.install(bySystem(execBundle("pinned", "gemini-cli", [execHook("pinned", "BeforeTool", guard)])));

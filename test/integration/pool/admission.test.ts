@@ -11,9 +11,13 @@ afterEach(async () => {
 describe("sandbox pool: bounded queue", () => {
   test("more than maxQueue waiting chains is SANDBOX_OVERLOADED, naming the limit", async () => {
     sandbox = await startSandbox({ threads: 2, maxQueue: 1 });
-    const busy = bundle("busy", busyCode(1500));
+    // Admission is decided at submission, synchronously: the checks below only need the chains still
+    // running when they are made, which any busy loop gives. So the loop is short and its timeout the
+    // longest a hook may have: a 1.5 s loop under a 10 s wall-clock timeout timed out (and the three
+    // chains outlasted the test's 20 s) with a load average of ≈ 15 on two cores.
+    const busy = bundle("busy", busyCode(200));
     await sandbox.loadBundle(busy);
-    const slowHook = hook("busy", busy, { timeout_ms: 10_000 });
+    const slowHook = hook("busy", busy, { timeout_ms: 30_000 });
     const running = [sandbox.runChain(task([slowHook])), sandbox.runChain(task([slowHook]))];
     expect(sandbox.stats()).toMatchObject({ inFlight: 2, queued: 0 });
     const queued = sandbox.runChain(task([slowHook]));
@@ -25,7 +29,7 @@ describe("sandbox pool: bounded queue", () => {
     // The accepted chains all finish normally.
     for (const done of await Promise.all([...running, queued])) expect(done.result.hook_results[0]!.outcome).toBe("ok");
     expect(sandbox.stats()).toMatchObject({ inFlight: 0, queued: 0 });
-  });
+  }, 120_000);
 
   test("invalid options are INVALID_CONFIG", async () => {
     await expect(startSandbox({ threads: 0 })).rejects.toMatchObject({ code: "INVALID_CONFIG" });

@@ -260,3 +260,78 @@ describe("optional profile members", () => {
     expect(() => compileProfilePlan(echoProfile, ref(), [hook("m", { match: { size: 1 } })], 1)).toThrow(/has no match filters/);
   });
 });
+
+describe("parallel groups and a concurrent invoker", () => {
+  /** An invoker whose calls stay pending until the test settles them; `concurrent` as given. */
+  function held(concurrent: boolean) {
+    const calls: string[] = [];
+    const settle = new Map<string, (out: unknown) => void>();
+    const inv: ActionInvoker = {
+      ...(concurrent ? { concurrent: true } : {}),
+      invoke(request) {
+        calls.push(request.hook.name);
+        return new Promise<InvokeOutcome>((resolve) => {
+          settle.set(request.hook.name, (out) => resolve({ kind: "returned", resultJson: JSON.stringify(out), chainStateJson: "{}" }));
+        });
+      },
+    };
+    return { inv, calls, settle };
+  }
+  const flush = () => new Promise((r) => setImmediate(r));
+
+  test("every hook starts before any ends; settled in any order, the fold and results keep plan order", async () => {
+    const { inv, calls, settle } = held(true);
+    const running = runProfileChain(plan([hook("a"), hook("b"), hook("c")]), request({ text: "x" }), deps(inv));
+    await flush();
+    expect(calls).toEqual(["a", "b", "c"]);
+    for (const name of ["c", "b", "a"]) {
+      settle.get(name)!({ message: name });
+      await flush();
+    }
+    const result = await running;
+    expect(result.profile).toMatchObject({ mode: "parallel", native: { message: "a\nb\nc" } });
+    expect(result.hook_results.map((h) => [h.hook, h.outcome])).toEqual([["a", "ok"], ["b", "ok"], ["c", "ok"]]);
+  });
+
+  test("without `concurrent` (the sandbox worker) the group runs one after another", async () => {
+    const { inv, calls, settle } = held(false);
+    const running = runProfileChain(plan([hook("a"), hook("b")]), request({ text: "x" }), deps(inv));
+    await flush();
+    expect(calls).toEqual(["a"]);
+    settle.get("a")!({ message: "a" });
+    await flush();
+    expect(calls).toEqual(["a", "b"]);
+    settle.get("b")!({ message: "b" });
+    expect((await running).profile?.native).toEqual({ message: "a\nb" });
+  });
+
+  test("a sequential group never overlaps, even with a concurrent invoker: the next hook sees the chained input", async () => {
+    const { inv, calls, settle } = held(true);
+    const running = runProfileChain(plan([hook("a", { sequential: true }), hook("b")]), request({ text: "x" }), deps(inv));
+    await flush();
+    expect(calls).toEqual(["a"]);
+    settle.get("a")!({ input: { text: "y" } });
+    await flush();
+    expect(calls).toEqual(["a", "b"]);
+    settle.get("b")!({});
+    expect((await running).profile?.mode).toBe("sequential");
+  });
+
+  test("a stop in a concurrent group: later hooks' runs are awaited but neither folded nor reported", async () => {
+    const { inv, calls, settle } = held(true);
+    const running = runProfileChain(plan([hook("a"), hook("b"), hook("c")]), request({ text: "x" }), deps(inv));
+    await flush();
+    expect(calls).toEqual(["a", "b", "c"]);
+    settle.get("a")!({ message: "a" });
+    settle.get("b")!({ message: "b", stop: true });
+    let done = false;
+    void running.then(() => (done = true));
+    await flush();
+    expect(done).toBe(false);
+    settle.get("c")!({ message: "c", decision: "block" });
+    const result = await running;
+    expect(result.aborted_by).toBe("b");
+    expect(result.profile?.native).toEqual({ message: "a\nb" });
+    expect(result.hook_results.map((h) => h.hook)).toEqual(["a", "b"]);
+  });
+});

@@ -1,8 +1,8 @@
 import { describe, expect, test, vi } from "vitest";
-import type { ChainCompletedEvent } from "../../../src/index.js";
+import type { ChainCompletedEvent, ChainCompletedFields } from "../../../src/index.js";
 import { DEFAULT_STREAM_SETTINGS, serializeDecision, StreamClient } from "../../../src/server/console-routes.js";
 
-function decision(patch: Partial<ChainCompletedEvent> = {}): ChainCompletedEvent {
+function decision(patch: Partial<ChainCompletedFields> = {}): ChainCompletedEvent {
   return {
     chain_id: "c-1", type: "pre_inject", ts: "2026-01-01T00:00:00.000Z", session_id: "s1", status: "completed", reason: null, aborted_by: null, cascade_failure: false, duration_ms: 1.5,
     hooks: [{ hook: "redact", bundle: "guard", scope: "deployment", status: "continue", outcome: "ok", duration_ms: 1 }],
