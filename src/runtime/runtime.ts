@@ -274,7 +274,9 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   /**
    * Registry changes per principal (spec §8.2.5) across every replica, with a shared store: taken
    * before any work on the change, on Redis's clock. The registry's own limiter still counts this
-   * replica's changes; it can only refuse what the shared one already would. The embedding
+   * replica's bundle changes (it can only refuse what the shared one already would); a session hook
+   * admitted here is registered with `rateAdmitted: "shared"`, on this replica and on every replica
+   * that replays it (shared-state.ts), so it counts once for the deployment. The embedding
    * application (no principal) and the runtime itself are not counted.
    *
    * Hook point: a registry change reached through an async path calls this first (bundle installs
@@ -323,7 +325,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     // The deployment-wide limit on registry changes (spec §8.2.5) before any work.
     await admitRegistryChange(registerOptions.principal);
     const principal = registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" };
-    const hook = registry.register(bundles.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal });
+    // With a shared store the change was counted once, deployment-wide, just above: not again per replica.
+    const hook = registry.register(bundles.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal, ...(sharedRegistryLimiter !== undefined && registerOptions.principal !== undefined ? { rateAdmitted: "shared" as const } : {}) });
     if (sharedState !== undefined) {
       try {
         await sharedState.rememberHook(key, { bundle: ref.bundle, hook: ref.hook, principal: principal.id });
