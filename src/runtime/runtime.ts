@@ -54,7 +54,7 @@ import { createChainFirer, unknownType } from "./fire.js";
 import { callerHook, withCallerSessionId } from "./caller-view.js";
 import { startBackend } from "./sandbox.js";
 import { resolveSettings } from "./settings.js";
-import { createSharedRateLimiter, openSharedStore, type SharedStore } from "../store/index.js";
+import { createSharedImplicitSessions, createSharedRateLimiter, openSharedStore, type SharedStore } from "../store/index.js";
 import { createBundleSync } from "./bundle-sync.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
@@ -207,6 +207,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     enabled: enabledProfiles, store: profileHooks, backend, audit: () => audit, metrics, clock, logger,
     inputBounds, maxSessionsPerOwner, assertOpen, pin: pins.pin, unpin: pins.unpin,
     exec, stats, jsonDepth: inputBounds.maxDepth,
+    // With a shared store, limits.sessions_per_client counts a client's implicit sessions on every replica.
+    ...(shared !== undefined ? { implicitSessions: createSharedImplicitSessions(shared.connection) } : {}),
   });
   // With a shared store, installs and removals are published for every replica, and each replica
   // reconciles to the shared revisions (bundle-sync.ts); started after restore() below.
