@@ -27,28 +27,43 @@ function severityOf(r: AuditRecord): { severityNumber: number; severityText: str
   return failed || r.status === "aborted" ? { severityNumber: 13, severityText: "WARN" } : { severityNumber: 9, severityText: "INFO" };
 }
 
-/** An OTLP/JSON logs request body holding `records` (one log record each, every field an attribute). */
+/**
+ * An OTLP/JSON logs request body holding `records` (one log record each, every field an attribute).
+ * Records are grouped by the replica that wrote them (issue 18): one `resourceLogs` entry per replica,
+ * its resource naming it as `service.instance.id` (OpenTelemetry's attribute for one instance of a
+ * service), so a collector receiving several replicas' logs keeps each replica's chain apart. Records
+ * without a replica id (logs written before replicas had ids) share one resource without it.
+ */
 export function toOtlpLogs(records: readonly AuditRecord[], service = "vcp-hooks"): string {
-  const logRecords = records.map((r) => {
-    const nanos = `${BigInt(Date.parse(r.ts)) * 1_000_000n}`;
-    const attributes = Object.entries(r)
-      .filter(([, v]) => v !== undefined)
-      .map(([key, v]) => ({ key: `vcp.${key}`, value: otlpValue(v) }));
-    const what =
-      r.kind === "registry" || r.kind === "bundle" ? (r.event ?? r.kind)
-      : r.kind === "chain" ? `chain ${r.hook_type ?? ""} ${r.status ?? ""}`
-      : r.kind === "approval_request" || r.kind === "approval_decision" ? `${r.kind} ${r.hook ?? ""} ${r.status ?? ""}`
-      : `hook ${r.hook ?? ""} ${r.outcome ?? ""}`;
-    return { timeUnixNano: nanos, observedTimeUnixNano: nanos, ...severityOf(r), body: { stringValue: what.trim() }, attributes };
-  });
-  return JSON.stringify({
-    resourceLogs: [
-      {
-        resource: { attributes: [{ key: "service.name", value: { stringValue: service } }] },
-        scopeLogs: [{ scope: { name: "vcp-hooks.audit" }, logRecords }],
-      },
-    ],
-  });
+  const byReplica = new Map<string | undefined, AuditRecord[]>();
+  for (const r of records) {
+    const group = byReplica.get(r.replica);
+    if (group === undefined) byReplica.set(r.replica, [r]);
+    else group.push(r);
+  }
+  const resourceLogs = [...byReplica].map(([replica, group]) => ({
+    resource: {
+      attributes: [
+        { key: "service.name", value: { stringValue: service } },
+        ...(replica !== undefined ? [{ key: "service.instance.id", value: { stringValue: replica } }] : []),
+      ],
+    },
+    scopeLogs: [{ scope: { name: "vcp-hooks.audit" }, logRecords: group.map(otlpLogRecord) }],
+  }));
+  return JSON.stringify({ resourceLogs });
+}
+
+function otlpLogRecord(r: AuditRecord) {
+  const nanos = `${BigInt(Date.parse(r.ts)) * 1_000_000n}`;
+  const attributes = Object.entries(r)
+    .filter(([, v]) => v !== undefined)
+    .map(([key, v]) => ({ key: `vcp.${key}`, value: otlpValue(v) }));
+  const what =
+    r.kind === "registry" || r.kind === "bundle" ? (r.event ?? r.kind)
+    : r.kind === "chain" ? `chain ${r.hook_type ?? ""} ${r.status ?? ""}`
+    : r.kind === "approval_request" || r.kind === "approval_decision" ? `${r.kind} ${r.hook ?? ""} ${r.status ?? ""}`
+    : `hook ${r.hook ?? ""} ${r.outcome ?? ""}`;
+  return { timeUnixNano: nanos, observedTimeUnixNano: nanos, ...severityOf(r), body: { stringValue: what.trim() }, attributes };
 }
 
 export function formatRecords(records: readonly AuditRecord[], format: ExportFormat): string {

@@ -5,6 +5,7 @@
  */
 export { openAuditLog, type AuditWriter, type AuditWriterOptions, type AuditWriterStats, type AuditHead } from "./writer.js";
 export { verifyAuditLog, type AuditVerdict, type VerifyAuditOptions } from "./verify.js";
+export { verifyAuditLogSet, type AuditSetVerdict, type ReplicaLogVerdict } from "./verify-set.js";
 export { GENESIS_HASH, hashInput, recordHash, type AuditRecord, type AuditRecordInput } from "./record.js";
 export { diffForAudit } from "./diff.js";
 export { segmentPath, listSegments } from "./files.js";

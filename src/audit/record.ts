@@ -54,6 +54,12 @@ export interface AuditRecordInput {
 
 /** A record as stored: one JSON line of the log. */
 export interface AuditRecord extends AuditRecordInput {
+  /**
+   * The replica that wrote the record (issue 18): each replica keeps its own chain, and this names it
+   * in every record, so records shipped from several replicas stay attributable. Stamped by the writer
+   * (never taken from the caller); absent in logs written before replicas had ids, which still verify.
+   */
+  replica?: string;
   /** 1, 2, 3, … across rotations. */
   seq: number;
   /** ISO-8601 wall-clock time of admission. */
@@ -69,6 +75,9 @@ export const INPUT_FIELDS = [
   "kind", "session", "owner", "chain_id", "hook", "hook_type", "profile", "profile_event", "scope", "bundle", "bundle_digest", "input_hash",
   "status", "outcome", "duration_ms", "sandboxed", "exec", "modification", "provenance", "annotations", "event", "details",
 ] as const satisfies ReadonlyArray<keyof AuditRecordInput>;
+
+/** Fields the writer stamps on every record besides seq, ts, prev and hash (never the caller's to set). */
+export const WRITER_FIELDS = ["replica"] as const;
 
 const KINDS = new Set(["hook", "chain", "registry", "approval_request", "approval_decision", "bundle"]);
 
@@ -119,7 +128,7 @@ export function normalizeInput(input: AuditRecordInput): Record<string, unknown>
  * The members a record is hashed by, in RFC 8785 order (UTF-16 code units of the names, all ASCII
  * here): the input fields around the three the writer adds at admission. Sorted once, at load.
  */
-const CANONICAL_ORDER: readonly string[] = [...INPUT_FIELDS, "seq", "ts", "prev"].sort();
+const CANONICAL_ORDER: readonly string[] = [...INPUT_FIELDS, ...WRITER_FIELDS, "seq", "ts", "prev"].sort();
 
 /**
  * A record's normalized fields, turned into text once, before admission (where seq, ts and prev are

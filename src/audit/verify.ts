@@ -4,9 +4,13 @@ import { isSegmentPath, listSegments } from "./files.js";
 import { GENESIS_HASH, recordHash } from "./record.js";
 import type { AuditHead } from "./writer.js";
 
+/**
+ * `replicas`: the replica ids the verified records name, in order of first appearance (issue 18); left
+ * out when no record names one (a log written before replicas had ids).
+ */
 export type AuditVerdict =
-  | { ok: true; records: number; head: AuditHead; torn_tail?: boolean }
-  | { ok: false; records: number; first_bad_seq: number; reason: string; file?: string; line?: number };
+  | { ok: true; records: number; head: AuditHead; torn_tail?: boolean; replicas?: string[] }
+  | { ok: false; records: number; first_bad_seq: number; reason: string; file?: string; line?: number; replicas?: string[] };
 
 export interface VerifyAuditOptions {
   /**
@@ -53,13 +57,14 @@ export async function verifyAuditLog(paths: string[], options: VerifyAuditOption
   let records = 0;
   let head: AuditHead = { seq: 0, hash: GENESIS_HASH };
   let anchorSeen = false;
+  const replicas: string[] = [];
   for (let f = 0; f < files.length; f++) {
     const file = files[f]!;
     let lineNo = 0;
     for await (const { text, terminated } of readLines(file)) {
       lineNo++;
       const expected = head.seq + 1;
-      const bad = (reason: string): AuditVerdict => ({ ok: false, records, first_bad_seq: expected, reason, file, line: lineNo });
+      const bad = (reason: string): AuditVerdict => ({ ok: false, records, first_bad_seq: expected, reason, file, line: lineNo, ...named() });
       if (!terminated) {
         if (f === files.length - 1) return finish(true);
         return bad("rotated segment ends with an incomplete line (truncated)");
@@ -92,6 +97,7 @@ export async function verifyAuditLog(paths: string[], options: VerifyAuditOption
       }
       head = { seq: expected, hash: record.hash };
       records++;
+      if (typeof record.replica === "string" && replicas.at(-1) !== record.replica && !replicas.includes(record.replica)) replicas.push(record.replica);
       if (options.anchor && options.anchor.seq === expected) {
         if (options.anchor.hash !== record.hash) return bad(`record ${expected} differs from the anchored head`);
         anchorSeen = true;
@@ -102,9 +108,13 @@ export async function verifyAuditLog(paths: string[], options: VerifyAuditOption
 
   function finish(torn: boolean): AuditVerdict {
     if (options.anchor && options.anchor.seq > 0 && !anchorSeen) {
-      return { ok: false, records, first_bad_seq: head.seq + 1, reason: `log ends at seq ${head.seq}, before the anchored head seq ${options.anchor.seq} (truncated)` };
+      return { ok: false, records, first_bad_seq: head.seq + 1, reason: `log ends at seq ${head.seq}, before the anchored head seq ${options.anchor.seq} (truncated)`, ...named() };
     }
-    return torn ? { ok: true, records, head, torn_tail: true } : { ok: true, records, head };
+    return torn ? { ok: true, records, head, torn_tail: true, ...named() } : { ok: true, records, head, ...named() };
+  }
+
+  function named(): { replicas?: string[] } {
+    return replicas.length > 0 ? { replicas: [...replicas] } : {};
   }
 }
 

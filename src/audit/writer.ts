@@ -1,6 +1,7 @@
 import { mkdir, open, rename, type FileHandle } from "node:fs/promises";
 import { dirname, resolve as resolvePath } from "node:path";
 import { VcpError } from "../errors.js";
+import { REPLICA_ID } from "../model/names.js";
 import { listSegments, openIfExists, readFully, segmentPath } from "./files.js";
 import { GENESIS_HASH, hashInput, normalizeInput, prepareRecord, recordHash, sealPrepared, type AuditRecordInput, type PreparedRecord } from "./record.js";
 
@@ -52,6 +53,11 @@ export interface AuditWriterOptions {
   redact?: (value: unknown) => unknown;
   /** `annotations`, `details` or `modification` whose JSON exceeds this is replaced by a stub; default 65536. */
   maxFieldBytes?: number;
+  /**
+   * The replica id stamped on every record as `replica` (issue 18), so the chains of several replicas
+   * stay attributable when shipped or verified together. Omitted: records carry none (as before).
+   */
+  replica?: string;
   /** Wall clock for `ts` (tests); default Date.now. */
   now?: () => number;
   /** Called with the seconds each fdatasync of a batch took (the audit fsync latency metric). */
@@ -149,7 +155,7 @@ export async function openAuditLog(options: AuditWriterOptions): Promise<AuditWr
   }
 }
 
-type ResolvedOptions = Required<Omit<AuditWriterOptions, "redact" | "onSync">> & Pick<AuditWriterOptions, "redact" | "onSync">;
+type ResolvedOptions = Required<Omit<AuditWriterOptions, "redact" | "onSync" | "replica">> & Pick<AuditWriterOptions, "redact" | "onSync" | "replica">;
 
 function validateOptions(o: AuditWriterOptions): ResolvedOptions {
   const bad = (field: string, rule: string) => new VcpError("INVALID_CONFIG", `audit.${field} ${rule}`, { field: `audit.${field}` });
@@ -161,6 +167,7 @@ function validateOptions(o: AuditWriterOptions): ResolvedOptions {
   if (!Number.isFinite(flushIntervalMs) || flushIntervalMs < 0) throw bad("flush_interval_ms", "must be a non-negative number");
   const maxBatchRecords = o.maxBatchRecords ?? 4096;
   if (!Number.isSafeInteger(maxBatchRecords) || maxBatchRecords < 1) throw bad("max_batch_records", "must be a positive integer");
+  if (o.replica !== undefined && !REPLICA_ID.regex.test(o.replica)) throw new VcpError("INVALID_CONFIG", `replica id ${JSON.stringify(o.replica)} ${REPLICA_ID.rule}`, { field: "replica_id" });
   const maxFieldBytes = o.maxFieldBytes ?? 65_536;
   if (!Number.isSafeInteger(maxFieldBytes) || maxFieldBytes < 64) throw bad("max_field_bytes", "must be an integer ≥ 64");
   return { ...o, flushIntervalMs, maxBatchRecords, maxFieldBytes, now: o.now ?? Date.now };
@@ -272,7 +279,9 @@ class Writer implements AuditWriter {
    * text sealing needs (record.ts prepareRecord): all of it before admission, none of it per seq.
    */
   private prepare(input: AuditRecordInput): PreparedRecord {
-    const fields = normalizeInput(input);
+    const normalized = normalizeInput(input);
+    // The writer's replica id first (readability of the line; the hash is over RFC 8785 order).
+    const fields = this.opts.replica !== undefined ? { replica: this.opts.replica, ...normalized } : normalized;
     for (const key of PAYLOAD_FIELDS) {
       if (!(key in fields)) continue;
       let value = fields[key];

@@ -5,10 +5,10 @@
  * time, as stored JSON lines or OTLP/JSON logs; `tail --follow` keeps printing new records.
  */
 import type { AuditHead, AuditRecord } from "../index.js";
-import { EXPORT_FORMATS, followAuditRecords, formatRecords, readAuditRecords, verifyAuditLog, type ExportFormat } from "../tooling.js";
+import { EXPORT_FORMATS, followAuditRecords, formatRecords, readAuditRecords, verifyAuditLogSet, type AuditSetVerdict, type AuditVerdict, type ExportFormat, type ReplicaLogVerdict } from "../tooling.js";
 import { CheckFailed, escapeControl, EXIT_FAILED, EXIT_OK, EXIT_USAGE, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
 
-const USAGE = `usage: vcp-hooks audit verify <file…> [--anchor <seq>:<hash>] [--json]
+const USAGE = `usage: vcp-hooks audit verify <log|dir…> [--anchor <seq>:<hash>] [--json]
        vcp-hooks audit tail <file> [-n N] [--after-seq N] [--follow]
        vcp-hooks audit export <file> [--after-seq N | --since <ISO time>] [--format jsonl|otlp] [--batch N]
 
@@ -21,6 +21,11 @@ Verify an audit log: every record's hash, consecutive seqs, each prev naming the
 hash, across rotated segments (a base path audit.jsonl expands to audit.jsonl.000001, … then itself).
 Detects edited, deleted, reordered and truncated records; --anchor (a head recorded earlier, from
 GET /v1/audit/head) also catches records cut off the end.
+
+Several replicas: give each replica's log, audit directory or data directory (a directory holding
+neither stands for each subdirectory that does). Each replica's chain is verified on its own and
+reported on its own line with the replica id its records carry; the set fails if any chain is broken
+or one replica id appears in two logs.
 
 Options:
   --anchor <seq>:<hash>  a head that must still be in the log
@@ -52,19 +57,54 @@ export const auditCommand: Command = {
       if (!m) throw new UsageError(`audit verify: --anchor must be <seq>:<hash>, not '${escapeControl(anchorText)}'`);
       anchor = { seq: Number(m[1]), hash: m[2]! };
     }
-    const verdict = await verifyAuditLog(positionals, anchor === undefined ? {} : { anchor });
-    if (io.json) printJson(io, verdict);
-    else if (verdict.ok) {
-      io.out(`OK ${verdict.records} record(s); head seq ${verdict.head.seq} ${verdict.head.hash}${verdict.torn_tail ? " (a torn final line, never acknowledged, was ignored)" : ""}`);
-    } else {
-      throw new CheckFailed(
-        `audit log broken at seq ${verdict.first_bad_seq}: ${escapeControl(verdict.reason)}${verdict.file && !verdict.reason.includes(verdict.file) ? ` (${escapeControl(verdict.file)}${verdict.line !== undefined ? `:${verdict.line}` : ""})` : ""}; ${verdict.records} record(s) verified before it`,
-        "AUDIT_BROKEN",
-      );
+    const set = await verifyAuditLogSet(positionals, anchor === undefined ? {} : { anchor });
+    if (anchor !== undefined && set.logs.length > 1) {
+      throw new UsageError(`audit verify: --anchor names one chain's head, but the paths hold ${set.logs.length} logs; verify the anchored log on its own`);
     }
-    return verdict.ok ? EXIT_OK : EXIT_FAILED;
+    // One log: the verdict as it always was (plus `log` and `replica`); several: one line per replica.
+    if (set.logs.length === 1) return reportOne(set.logs[0]!, io);
+    return reportSet(set, io);
   },
 };
+
+/** A replica's name in a report line: its id, or what a log without ids is. */
+function replicaLabel(entry: ReplicaLogVerdict): string {
+  const ids = entry.verdict.replicas ?? [];
+  if (ids.length === 0) return entry.replica !== null ? `replica ${escapeControl(entry.replica)} (as its first record claims)` : "replica (none recorded)";
+  return ids.length === 1 ? `replica ${escapeControl(ids[0]!)}` : `replica ${escapeControl(ids.at(-1)!)} (earlier ${ids.slice(0, -1).map(escapeControl).join(", ")})`;
+}
+
+function okLine(verdict: AuditVerdict & { ok: true }): string {
+  return `${verdict.records} record(s); head seq ${verdict.head.seq} ${verdict.head.hash}${verdict.torn_tail ? " (a torn final line, never acknowledged, was ignored)" : ""}`;
+}
+
+function brokenLine(verdict: AuditVerdict & { ok: false }): string {
+  return `audit log broken at seq ${verdict.first_bad_seq}: ${escapeControl(verdict.reason)}${verdict.file && !verdict.reason.includes(verdict.file) ? ` (${escapeControl(verdict.file)}${verdict.line !== undefined ? `:${verdict.line}` : ""})` : ""}; ${verdict.records} record(s) verified before it`;
+}
+
+function reportOne(entry: ReplicaLogVerdict, io: Io): number {
+  const { verdict } = entry;
+  if (io.json) printJson(io, { ...verdict, log: entry.log, replica: entry.replica });
+  else if (verdict.ok) io.out(`OK ${okLine(verdict)}${entry.replica !== null ? `; ${replicaLabel(entry)}` : ""}`);
+  else throw new CheckFailed(brokenLine(verdict), "AUDIT_BROKEN");
+  return verdict.ok ? EXIT_OK : EXIT_FAILED;
+}
+
+function reportSet(set: AuditSetVerdict, io: Io): number {
+  if (io.json) {
+    printJson(io, set);
+    return set.ok ? EXIT_OK : EXIT_FAILED;
+  }
+  for (const entry of set.logs) {
+    const { verdict } = entry;
+    io.out(verdict.ok ? `OK     ${replicaLabel(entry)} ${escapeControl(entry.log)}: ${okLine(verdict)}` : `BROKEN ${replicaLabel(entry)} ${escapeControl(entry.log)}: ${brokenLine(verdict)}`);
+  }
+  for (const problem of set.problems) io.out(`BROKEN ${escapeControl(problem)}`);
+  const broken = set.logs.filter((l) => !l.verdict.ok).length;
+  if (!set.ok) throw new CheckFailed(`${broken} of ${set.logs.length} replica log(s) broken${set.problems.length > 0 ? `; ${set.problems.length} problem(s) across logs` : ""}`, "AUDIT_BROKEN");
+  io.out(`OK ${set.logs.length} replica log(s) verified`);
+  return EXIT_OK;
+}
 
 function nonNegativeInt(command: string, values: Record<string, unknown>, name: string): number | undefined {
   const text = stringOption(command, values, name);

@@ -16,7 +16,7 @@
  *
  * Runnable directly: `node dist/src/cli/serve.js [args]` (with Node 24, e.g. node_modules/.bin/node).
  */
-import { createHash, createPublicKey } from "node:crypto";
+import { createHash, createPrivateKey, createPublicKey } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -133,12 +133,16 @@ export async function startServe(args: string[], options: { signals?: boolean; o
   const logger: OperationalLogger = createOperationalLogger({ level, base: { svc: "vcp-hooks" }, redactKeys: config.redact_keys });
 
   // The runtime key signs constitution modification links (DESIGN §4.5); it lives in the data dir.
-  const runtimeKeyPem = loadOrCreatePrivateKey(join(config.data_dir, "runtime-key.pem"));
+  // Replicas share one given key (runtime_key_file, e.g. a Kubernetes Secret); else one per data dir.
+  const runtimeKeyPem = config.runtime_key_file !== undefined ? readRuntimeKey(config.runtime_key_file) : loadOrCreatePrivateKey(join(config.data_dir, "runtime-key.pem"));
   const runtimeOptions = runtimeOptionsFor(config, env);
   const runtime = await createRuntime({
     ...runtimeOptions,
-    // A replica's identity and software version go into its record in the shared store.
-    ...(runtimeOptions.store.kind === "redis" ? { store: { ...runtimeOptions.store, version: versionInfo().version, ...(env.VCP_REPLICA_ID ? { replicaId: env.VCP_REPLICA_ID } : {}) } } : {}),
+    // The replica id (store/replica-id.ts): VCP_REPLICA_ID (a pod name, a compose service), else the
+    // one kept in the data dir; in every audit record and, with Redis, in the replica's heartbeat.
+    ...(env.VCP_REPLICA_ID ? { replicaId: env.VCP_REPLICA_ID } : {}),
+    // A replica's software version goes into its record in the shared store.
+    ...(runtimeOptions.store.kind === "redis" ? { store: { ...runtimeOptions.store, version: versionInfo().version } } : {}),
     integrity: { safetyCriticalRules: [...config.safety_critical_rules], runtimeKey: { keyId: RUNTIME_KEY_ID, privateKeyPem: runtimeKeyPem } },
     logger,
   });
@@ -322,6 +326,24 @@ interface Embedded {
 }
 
 /** An Ed25519 private key kept in `file` (mode 0600), created on first use. */
+/** `runtime_key_file`: read only (a mounted Secret is read-only), and it must be an Ed25519 private key. */
+function readRuntimeKey(file: string): string {
+  let pem: string;
+  try {
+    pem = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new VcpError("INVALID_CONFIG", `runtime_key_file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`, { field: "runtime_key_file" });
+  }
+  let type: string | undefined;
+  try {
+    type = createPrivateKey(pem).asymmetricKeyType;
+  } catch {
+    type = undefined;
+  }
+  if (type !== "ed25519") throw new VcpError("INVALID_CONFIG", `runtime_key_file: ${file} is not an Ed25519 private key in PEM (make one with 'vcp-hooks keygen --out <prefix>')`, { field: "runtime_key_file" });
+  return pem;
+}
+
 function loadOrCreatePrivateKey(file: string): string {
   let privateKeyPem: string;
   if (existsSync(file)) {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import YAML from "yaml";
@@ -11,10 +12,11 @@ import { describeIssues } from "../model/zod-errors.js";
 import { INPUT_BYTES_CEILING, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
 import { SESSION_HOOK_REF } from "../model/names.js";
 import { deepFreeze } from "../model/deep-freeze.js";
-import { createHash } from "node:crypto";
 import { canonicalJson } from "../integrity/canonical.js";
 
 const HEX64 = /^[0-9a-f]{64}$/;
+/** Tokens read from the environment (`auth[].token_env`) are at least this long (`vcp-hooks token` makes longer ones). */
+const MIN_ENV_TOKEN_LENGTH = 32;
 
 /** Key prefix of one deployment in a shared Redis: every key and channel starts with `<prefix>:`. */
 export const STORE_PREFIX = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -66,15 +68,35 @@ export const ConfigSchema = z
       .strict()
       .default({ ...DEFAULTS.listen }),
     data_dir: z.string().default(DEFAULTS.data_dir),
+    // The key that signs constitution modification links (DESIGN §4.5). Replicas share one (a
+    // Kubernetes Secret) so every link verifies with one public key; default data_dir/runtime-key.pem.
+    runtime_key_file: z.string().min(1).optional(),
     auth: z
       .array(
         z
           .object({
             id: z.string().min(1).max(64),
             role: z.enum(["operator", "client"]),
-            token_sha256: z.string().regex(HEX64, "must be the lowercase hex SHA-256 of the token (64 hex digits), never the token"),
+            token_sha256: z.string().regex(HEX64, "must be the lowercase hex SHA-256 of the token (64 hex digits), never the token").optional(),
+            // The token from an environment variable (a Kubernetes Secret, a compose env): read once
+            // here, hashed, and only the hash is kept (as for token_sha256).
+            token_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "must be an environment variable name").optional(),
           })
-          .strict(),
+          .strict()
+          .transform((entry, ctx) => {
+            if ((entry.token_sha256 === undefined) === (entry.token_env === undefined)) {
+              ctx.addIssue({ code: "custom", message: "give exactly one of token_sha256 or token_env" });
+              return z.NEVER;
+            }
+            if (entry.token_sha256 !== undefined) return { id: entry.id, role: entry.role, token_sha256: entry.token_sha256 };
+            const token = process.env[entry.token_env!];
+            // SECURITY: a missing or short token must not start a server whose principal anyone could guess.
+            if (token === undefined || token.length < MIN_ENV_TOKEN_LENGTH) {
+              ctx.addIssue({ code: "custom", path: ["token_env"], message: token === undefined || token === "" ? `environment variable ${entry.token_env} is not set` : `the token in ${entry.token_env} is shorter than ${MIN_ENV_TOKEN_LENGTH} characters` });
+              return z.NEVER;
+            }
+            return { id: entry.id, role: entry.role, token_sha256: createHash("sha256").update(token).digest("hex"), token_env: entry.token_env! };
+          }),
       )
       .default([]),
     keyring: z
@@ -230,6 +252,7 @@ export function resolveConfig(raw: unknown, baseDir: string, source: string | nu
   config.data_dir = abs(config.data_dir, baseDir);
   config.audit.path = abs(config.audit.path, config.data_dir);
   config.console.security_report_dir = abs(config.console.security_report_dir, baseDir);
+  if (config.runtime_key_file !== undefined) config.runtime_key_file = abs(config.runtime_key_file, baseDir);
   for (const key of config.keyring.keys) {
     if (key.public_key_file !== undefined) key.public_key_file = abs(key.public_key_file, baseDir);
   }

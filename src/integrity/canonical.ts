@@ -51,10 +51,14 @@ function string(text: string): string {
   return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
+/**
+ * ECMAScript's Number::toString, which is what `JSON.stringify` writes for a finite number (and so
+ * RFC 8785 §3.2.2.3; -0 is "0" both ways): a string conversion instead of a call into the JSON writer.
+ */
 function number(n: number): string {
   if (Number.isNaN(n)) throw new Error("NaN is not allowed");
   if (!Number.isFinite(n)) throw new Error("Infinity is not allowed");
-  return JSON.stringify(n);
+  return `${n}`;
 }
 
 function array(items: readonly unknown[]): string {
@@ -72,12 +76,16 @@ function object(value: Record<string, unknown>): string {
   if (keys.length > 1) keys.sort();
   let out = "{";
   let first = true;
-  for (const key of keys) {
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
     const member = value[key];
     if (member === undefined || typeof member === "symbol") continue;
-    if (!first) out += ",";
-    first = false;
-    out += `${string(key)}:${write(member)}`;
+    if (first) first = false;
+    else out += ",";
+    // Appended piece by piece: no intermediate string per member.
+    out += string(key);
+    out += ":";
+    out += write(member);
   }
-  return `${out}}`;
+  return out + "}";
 }

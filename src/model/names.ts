@@ -38,3 +38,8 @@ export const SESSION_ID = namePattern("[A-Za-z0-9._:-]{1,256}");
 export const DIGEST = namePattern("sha256:[0-9a-f]{64}");
 /** A plain JavaScript identifier: a path segment written `a.b` rather than `a["b"]`. */
 export const IDENTIFIER = namePattern("[A-Za-z_$][A-Za-z0-9_$]*");
+/**
+ * A replica's id (issue 18, store/replica-id.ts): in every audit record, its heartbeat and leases.
+ * Room for a Kubernetes pod name or a host name; no slashes or spaces (log lines, key parts).
+ */
+export const REPLICA_ID = namePattern("[A-Za-z0-9._-]{1,128}");

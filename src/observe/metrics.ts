@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ChainResult } from "../chain/types.js";
 import { SKIPPED_OUTCOMES } from "../model/result.js";
+import { TallyCounter, TallyHistogram } from "./tally.js";
 import type { AuditSinkStats } from "../audit/sink.js";
 import type { ProcessUsage } from "./proc-usage.js";
 
@@ -95,58 +96,33 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
     gauge(registry, "vcp_store_refused_revisions", "Shared bundle revisions this replica refused (it keeps the previous revision of those bundles).", () => readGauges().store?.refused ?? 0);
     gauge(registry, "vcp_store_live_replicas", "Live replicas under this store prefix, this one included, as of the last heartbeat.", () => readGauges().store?.liveReplicas ?? 0);
   }
-  const chains = new Counter({ name: "vcp_chains_total", help: "Hook chains run, by hook type and chain status.", labelNames: ["type", "status"], registers: [registry] });
-  const chainSeconds = new Histogram({
-    name: "vcp_chain_duration_seconds",
-    help: "Hook chain latency as measured inside the sandbox, by hook type.",
-    labelNames: ["type"],
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
-  const hooks = new Counter({ name: "vcp_hooks_total", help: "Hook executions by hook type and outcome.", labelNames: ["type", "outcome"], registers: [registry] });
-  const hookSeconds = new Histogram({
-    name: "vcp_hook_duration_seconds",
-    help: "Hook action latency by hook type (skipped hooks excluded).",
-    labelNames: ["type"],
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
-  const timeouts = new Counter({ name: "vcp_hook_timeouts_total", help: "Hooks that exceeded timeout_ms (spec §5.4.4).", labelNames: ["type"], registers: [registry] });
-  const errors = new Counter({
-    name: "vcp_hook_errors_total",
-    help: "Hooks that failed: exception, invalid result or crash (spec §7.1.5).",
-    labelNames: ["type", "outcome"],
-    registers: [registry],
-  });
+  // The series a chain updates (every chain, every hook) are tallies (observe/tally.ts): prom-client
+  // hashes the label object on each labelled update, ~22 times per 5-hook chain on the main thread.
+  const chains = new TallyCounter("vcp_chains_total", "Hook chains run, by hook type and chain status.", ["type", "status"], registry);
+  const chainSeconds = new TallyHistogram("vcp_chain_duration_seconds", "Hook chain latency as measured inside the sandbox, by hook type.", ["type"], LATENCY_BUCKETS, registry);
+  const hooks = new TallyCounter("vcp_hooks_total", "Hook executions by hook type and outcome.", ["type", "outcome"], registry);
+  const hookSeconds = new TallyHistogram("vcp_hook_duration_seconds", "Hook action latency by hook type (skipped hooks excluded).", ["type"], LATENCY_BUCKETS, registry);
+  const timeouts = new TallyCounter("vcp_hook_timeouts_total", "Hooks that exceeded timeout_ms (spec §5.4.4).", ["type"], registry);
+  const errors = new TallyCounter("vcp_hook_errors_total", "Hooks that failed: exception, invalid result or crash (spec §7.1.5).", ["type", "outcome"], registry);
   // Event-profile chains (PROFILES §2) have their own series: the VCP series keep their label sets.
-  const profileChains = new Counter({
-    name: "vcp_profile_chains_total",
-    help: "Event-profile chains run, by profile, event and the answer's exit code.",
-    labelNames: ["profile", "event", "exit_code"],
-    registers: [registry],
-  });
-  const profileChainSeconds = new Histogram({
-    name: "vcp_profile_chain_duration_seconds",
-    help: "Event-profile chain latency as measured inside the sandbox, by profile and event.",
-    labelNames: ["profile", "event"],
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
+  const profileChains = new TallyCounter("vcp_profile_chains_total", "Event-profile chains run, by profile, event and the answer's exit code.", ["profile", "event", "exit_code"], registry);
+  const profileChainSeconds = new TallyHistogram(
+    "vcp_profile_chain_duration_seconds",
+    "Event-profile chain latency as measured inside the sandbox, by profile and event.",
+    ["profile", "event"],
+    LATENCY_BUCKETS,
+    registry,
+  );
   // PROFILES §8.10 (ai-memory's timeout_violations_total): hooks that timed out or were stopped by the
   // chain deadline, and hooks skipped because their event class's deadline was already spent.
-  const timeoutViolations = new Counter({
-    name: "vcp_timeout_violations_total",
-    help: "Event-profile timeout violations (a hook timed out, or its chain deadline was spent), by profile and event.",
-    labelNames: ["profile", "event"],
-    registers: [registry],
-  });
-  const profileHooks = new Counter({
-    name: "vcp_profile_hooks_total",
-    help: "Event-profile hook executions by profile, event and outcome.",
-    labelNames: ["profile", "event", "outcome"],
-    registers: [registry],
-  });
-  const cascades = new Counter({ name: "vcp_cascade_failures_total", help: "Chains where more than half of the hooks failed (spec §7.3).", labelNames: ["type"], registers: [registry] });
+  const timeoutViolations = new TallyCounter(
+    "vcp_timeout_violations_total",
+    "Event-profile timeout violations (a hook timed out, or its chain deadline was spent), by profile and event.",
+    ["profile", "event"],
+    registry,
+  );
+  const profileHooks = new TallyCounter("vcp_profile_hooks_total", "Event-profile hook executions by profile, event and outcome.", ["profile", "event", "outcome"], registry);
+  const cascades = new TallyCounter("vcp_cascade_failures_total", "Chains where more than half of the hooks failed (spec §7.3).", ["type"], registry);
   new Gauge({
     name: "vcp_sandbox_restarts",
     help: "Times the sandbox host process was restarted after dying (also as the counter vcp_sandbox_restarts_total).",
@@ -208,35 +184,8 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
       for (const b of readGauges().bundles) this.set({ bundle: b.bundle, version: b.version, digest: b.digest, trust: b.trust, signed_by: b.signed_by ?? "" }, 1);
     },
   });
-  const bundleHooks = new Counter({
-    name: "vcp_bundle_hook_executions_total",
-    help: "Hook executions by bundle, hook and outcome (labels bounded by the installed bundles' hooks).",
-    labelNames: ["bundle", "hook", "outcome"],
-    registers: [registry],
-  });
-  const bundleHookSeconds = new Histogram({
-    name: "vcp_bundle_hook_duration_seconds",
-    help: "Hook action latency by bundle and hook (skipped hooks excluded).",
-    labelNames: ["bundle", "hook"],
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
-  // Label children cached per (bundle, hook[, outcome]): prom-client hashes the label set on every
-  // labelled inc/observe, and this runs for every hook of every chain on the main thread.
-  const executionChildren = new Map<string, { inc(): void }>();
-  const durationChildren = new Map<string, { observe(value: number): void }>();
-  const executionOf = (bundle: string, hook: string, outcome: string): { inc(): void } => {
-    const key = `${bundle}\u0000${hook}\u0000${outcome}`;
-    let child = executionChildren.get(key);
-    if (child === undefined) executionChildren.set(key, (child = bundleHooks.labels({ bundle, hook, outcome })));
-    return child;
-  };
-  const durationOf = (bundle: string, hook: string): { observe(value: number): void } => {
-    const key = `${bundle}\u0000${hook}`;
-    let child = durationChildren.get(key);
-    if (child === undefined) durationChildren.set(key, (child = bundleHookSeconds.labels({ bundle, hook })));
-    return child;
-  };
+  const bundleHooks = new TallyCounter("vcp_bundle_hook_executions_total", "Hook executions by bundle, hook and outcome (labels bounded by the installed bundles' hooks).", ["bundle", "hook", "outcome"], registry);
+  const bundleHookSeconds = new TallyHistogram("vcp_bundle_hook_duration_seconds", "Hook action latency by bundle and hook (skipped hooks excluded).", ["bundle", "hook"], LATENCY_BUCKETS, registry);
   const bundleChanges = new Counter({
     name: "vcp_bundle_changes_total",
     help: "Bundle installs and removals by result (installed, failed, removed).",
@@ -279,29 +228,34 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
   return {
     registry,
     recordChain(result: ChainResult): void {
-      chains.inc({ type: result.type, status: result.status });
-      chainSeconds.observe({ type: result.type }, result.duration_ms / 1000);
-      if (result.cascade_failure) cascades.inc({ type: result.type });
+      const type = result.type;
+      chains.cell(type, result.status).value++;
+      chainSeconds.cell(type).observe(result.duration_ms / 1000);
+      if (result.cascade_failure) cascades.cell(type).value++;
+      const typeSeconds = hookSeconds.cell(type);
       for (const hook of result.hook_results) {
-        hooks.inc({ type: result.type, outcome: hook.outcome });
-        executionOf(hook.bundle, hook.hook, hook.outcome).inc();
-        if (SKIPPED_OUTCOMES.has(hook.outcome)) continue;
-        hookSeconds.observe({ type: result.type }, hook.duration_ms / 1000);
-        durationOf(hook.bundle, hook.hook).observe(hook.duration_ms / 1000);
-        if (hook.outcome === "timeout") timeouts.inc({ type: result.type });
-        else if (hook.outcome === "error" || hook.outcome === "invalid_result" || hook.outcome === "crashed") errors.inc({ type: result.type, outcome: hook.outcome });
+        const outcome = hook.outcome;
+        hooks.cell(type, outcome).value++;
+        bundleHooks.cell(hook.bundle, hook.hook, outcome).value++;
+        if (SKIPPED_OUTCOMES.has(outcome)) continue;
+        const seconds = hook.duration_ms / 1000;
+        typeSeconds.observe(seconds);
+        bundleHookSeconds.cell(hook.bundle, hook.hook).observe(seconds);
+        if (outcome === "timeout") timeouts.cell(type).value++;
+        else if (outcome === "error" || outcome === "invalid_result" || outcome === "crashed") errors.cell(type, outcome).value++;
       }
     },
     recordProfileChain(result: ChainResult): void {
       const answer = result.profile;
       if (answer === undefined) return;
-      profileChains.inc({ profile: answer.profile, event: answer.event, exit_code: String(answer.exit_code) });
-      profileChainSeconds.observe({ profile: answer.profile, event: answer.event }, result.duration_ms / 1000);
-      if (answer.timeout_violations !== undefined && answer.timeout_violations > 0) timeoutViolations.inc({ profile: answer.profile, event: answer.event }, answer.timeout_violations);
+      const { profile, event } = answer;
+      profileChains.cell(profile, event, String(answer.exit_code)).value++;
+      profileChainSeconds.cell(profile, event).observe(result.duration_ms / 1000);
+      if (answer.timeout_violations !== undefined && answer.timeout_violations > 0) timeoutViolations.cell(profile, event).value += answer.timeout_violations;
       for (const hook of result.hook_results) {
-        profileHooks.inc({ profile: answer.profile, event: answer.event, outcome: hook.outcome });
-        executionOf(hook.bundle, hook.hook, hook.outcome).inc();
-        if (!SKIPPED_OUTCOMES.has(hook.outcome)) durationOf(hook.bundle, hook.hook).observe(hook.duration_ms / 1000);
+        profileHooks.cell(profile, event, hook.outcome).value++;
+        bundleHooks.cell(hook.bundle, hook.hook, hook.outcome).value++;
+        if (!SKIPPED_OUTCOMES.has(hook.outcome)) bundleHookSeconds.cell(hook.bundle, hook.hook).observe(hook.duration_ms / 1000);
       }
     },
     recordBundleChange(result: "installed" | "failed" | "removed"): void {

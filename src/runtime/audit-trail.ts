@@ -33,7 +33,7 @@ export interface AuditQuery {
  * executed or skipped hook plus one per chain, and registry changes into registry records. Inputs
  * are recorded by hash only, never by value.
  */
-export async function createAuditTrail(options: AuditOptions) {
+export async function createAuditTrail(options: AuditOptions, replica?: string) {
   const writer: AuditWriter = await openAuditLog({
     path: options.path,
     fsync: options.fsync ?? DEFAULTS.audit.fsync,
@@ -42,6 +42,8 @@ export async function createAuditTrail(options: AuditOptions) {
     // Secrets in annotations and error text are redacted before they are hashed into the log.
     redact: createRedactor({ keys: [...(options.redactKeys ?? DEFAULTS.redact_keys)] }),
     ...(options.onSync !== undefined ? { onSync: options.onSync } : {}),
+    // Every record names this replica (runtime/replica-id.ts): one chain per replica, attributable.
+    ...(replica !== undefined ? { replica } : {}),
   });
 
   return {

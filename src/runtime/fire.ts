@@ -79,13 +79,18 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
     // the audit hash, the sandbox IPC or a worker's structured clone, and nothing is marked in flight
     // for it. An empty chain does none of that (it hands the caller's own objects back), so it stays
     // free; the HTTP server bounds every body itself.
-    assertInputBounds({ context: input.context, constitution: input.constitution, event: input.event, session }, inputBounds, CHAIN_INPUT_ENVELOPES);
+    // One object for the bounds, the schema check and the audit hash (none of them keeps it).
+    const hookInput = { context: input.context, constitution: input.constitution, event: input.event, session };
+    assertInputBounds(hookInput, inputBounds, CHAIN_INPUT_ENVELOPES);
     deps.assertOpen();
-    assertChainInput(type, { context: input.context, constitution: input.constitution, event: input.event, session });
+    assertChainInput(type, hookInput);
     const wire = wireOf(plan);
-    const inputHash = audit?.inputHash({ context: input.context, constitution: input.constitution, event: input.event, session });
+    const inputHash = audit?.inputHash(hookInput);
     pins.pin(wire.digests);
     const deadlineMs = deps.chainDeadlineMs?.[type];
+    // The session's owner, for the audit records and chain.completed: parsed from the key once.
+    let ownerOfKey: string | null | undefined;
+    const owner = (): string | null => (ownerOfKey === undefined ? (ownerOfKey = keyParts(key).owner) : ownerOfKey);
     try {
       const { result, events } = await backend.runChain({
         plan: { type, revision: plan.revision, hooks: wire.hooks },
@@ -107,7 +112,7 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
       for (const event of events) {
         // The chain's hook.cascade_failure cannot know what the runtime disabled; say it here.
         if (event.event === "hook.cascade_failure") {
-          const where = disabledHooks.length > 0 ? { disabled_scope: "session" as const, disabled_session: session.id, disabled_owner: keyParts(key).owner } : {};
+          const where = disabledHooks.length > 0 ? { disabled_scope: "session" as const, disabled_session: session.id, disabled_owner: owner() } : {};
           bus.emit({ event: event.event, payload: { ...event.payload, disabled: disabledHooks.length > 0, disabled_hooks: disabledHooks, ...where } });
         } else bus.emit(event);
       }
@@ -115,12 +120,12 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
       metrics.recordChain(result);
       // spec §8.2.3: the chain's records are durable before its result is handed out.
       if (audit !== undefined) {
-        await audit.recordChain(result, { id: session.id, owner: keyParts(key).owner }, inputHash!, disabledHooks).catch((err: unknown) => {
+        await audit.recordChain(result, { id: session.id, owner: owner() }, inputHash!, disabledHooks).catch((err: unknown) => {
           throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: result.chain_id }, { cause: err });
         });
       }
       // Built only while someone listens: nothing on the hot path otherwise.
-      bus.chainCompleted(result, session.id, keyParts(key).owner);
+      bus.chainCompleted(result, session.id, owner());
       return result;
     } finally {
       pins.unpin(wire.digests);

@@ -54,7 +54,7 @@ import { createChainFirer, unknownType } from "./fire.js";
 import { callerHook, withCallerSessionId } from "./caller-view.js";
 import { startBackend } from "./sandbox.js";
 import { resolveSettings } from "./settings.js";
-import { createSharedImplicitSessions, createSharedRateLimiter, openSharedStore, type SharedStore } from "../store/index.js";
+import { createSharedImplicitSessions, createSharedRateLimiter, openSharedStore, resolveReplicaId, type SharedStore } from "../store/index.js";
 import { createBundleSync } from "./bundle-sync.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
@@ -90,8 +90,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     // ── the shared store (issue 18): undefined with `kind: local`, and then no Redis is touched ─────
     // Parts that share state across replicas take `shared` (its `connection.run`/`eval`/`keys`, its
     // `replicaId`); everything else runs exactly as without it.
-    if (options.store?.kind === "redis") shared = await openSharedStore(options.store, { dataDir: options.dataDir, logger: options.logger ?? silentLogger });
-    return await startRuntime(options, auditOptions, shared, () => releaseAll(locks));
+    // One replica id for the store (heartbeat, leases) and the audit chain (every record), resolved
+    // once (store/replica-id.ts); kept with the chain it names: the data dir, else the log's dir.
+    const replicaId = resolveReplicaId({
+      explicit: options.replicaId ?? (options.store?.kind === "redis" ? options.store.replicaId : undefined),
+      dataDir: options.dataDir ?? (auditOptions !== undefined ? dirname(auditOptions.path) : undefined),
+    });
+    if (options.store?.kind === "redis") shared = await openSharedStore({ ...options.store, replicaId }, { dataDir: options.dataDir, logger: options.logger ?? silentLogger });
+    return await startRuntime(options, auditOptions, shared, replicaId, () => releaseAll(locks));
   } catch (err) {
     await shared?.close().catch(() => undefined);
     releaseAll(locks);
@@ -112,7 +118,7 @@ function resolveAuditOptions(options: RuntimeOptions): AuditOptions | undefined 
   return options.audit ?? (options.dataDir !== undefined ? { path: defaultAuditPath(options.dataDir), ...(options.redactKeys ? { redactKeys: options.redactKeys } : {}) } : undefined);
 }
 
-async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions | undefined, shared: SharedStore | undefined, releaseLocks: () => void): Promise<Runtime> {
+async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions | undefined, shared: SharedStore | undefined, replicaId: string, releaseLocks: () => void): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
   let closed = false;
@@ -191,7 +197,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   // ── audit log, then the sandbox ─────────────────────────────────────────────────────────────
   if (auditOptions !== undefined) {
-    audit = await createAuditTrail({ ...auditOptions, onSync: (seconds) => metrics.observeAuditSync(seconds) });
+    audit = await createAuditTrail({ ...auditOptions, onSync: (seconds) => metrics.observeAuditSync(seconds) }, replicaId);
     const repaired = audit.writer.recovery;
     if (repaired !== null) {
       // A crash mid-write left a final line without its newline: never acknowledged, so cut off.
@@ -465,8 +471,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         registry_revision: snapshot.revision,
         sandbox: backend.stats(),
         audit: audit === undefined
-          ? { enabled: false, head: null, pending: 0, lag_ms: 0 }
-          : { enabled: true, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
+          ? { enabled: false, replica: null, head: null, pending: 0, lag_ms: 0 }
+          : { enabled: true, replica: replicaId, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
         store: shared === undefined ? { kind: "local" } : {
           ...shared.status(),
           bundles: { revision: bundleSync!.report().revision, desired_revision: bundleSync!.desiredRevision(), refused: bundleSync!.report().refused },

@@ -115,6 +115,13 @@ export interface RuntimeOptions {
    */
   audit?: AuditOptions | false;
   /**
+   * This replica's id (issue 18): in every audit record and, with a Redis store, in its heartbeat and
+   * leases (wins over `store.replicaId`). Default: the id kept in `<dataDir>/replica-id` (made once
+   * as `<host>-<random>`, so stable across restarts), else next to the audit log, else fresh per
+   * process. See store/replica-id.ts.
+   */
+  replicaId?: string;
+  /**
    * Constitution integrity (spec §8.2.4, DESIGN §4.5), checked in the sandbox after every modifying
    * hook: rule ids that are safety-critical in addition to those flagged in a constitution, the
    * runtime key that signs modification links, and keys trusted to have signed constitutions.
@@ -208,7 +215,8 @@ export interface RuntimeStatus {
   hooks: HookStatsView[];
   registry_revision: number;
   sandbox: ReturnType<ChainBackend["stats"]>;
-  audit: { enabled: boolean; head: { seq: number; hash: string } | null; pending: number; lag_ms: number };
+  /** `replica`: the id stamped on every record of this replica's chain (null when the log is off). */
+  audit: { enabled: boolean; replica: string | null; head: { seq: number; hash: string } | null; pending: number; lag_ms: number };
   /** Where shared state lives; with Redis: this replica, its connection, its peers and their bundle revisions. */
   store: StoreStatus;
 }

@@ -2,7 +2,7 @@
  * Bearer-token authentication. Tokens are never stored: the config holds `token_sha256` (lowercase
  * hex), and a presented token is hashed and compared against every stored hash in constant time.
  */
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, hash, randomBytes, timingSafeEqual } from "node:crypto";
 import { VcpError } from "../index.js";
 
 export type Role = "operator" | "client";
@@ -48,7 +48,10 @@ export function createAuthenticator(entries: readonly AuthEntry[]): Authenticato
       }
       const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
       if (match === null) throw new VcpError("UNAUTHENTICATED", "the Authorization header is not 'Bearer <token>'");
-      const presented = createHash("sha256").update(match[1]!, "utf8").digest();
+      // One-shot hash (no Hash object): ≈ 0.5 µs per request. No cache in front of it: keyed by the
+      // token it would keep tokens in memory, which this module never does; keyed by a hash of the
+      // token it would cost the hash it saves.
+      const presented = hash("sha256", match[1]!, "buffer");
       let found: (typeof table)[number] | undefined;
       // SECURITY: compare against every entry with timingSafeEqual and no early exit, so the time
       // taken does not reveal which entry (or how much of a hash) matched.

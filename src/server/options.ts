@@ -23,6 +23,7 @@ export const LIVE_FIELDS = ["auth", "limits.body_bytes", "limits.bundle_bytes", 
 export const RESTART_FIELDS = [
   "listen",
   "data_dir",
+  "runtime_key_file",
   "pool",
   "keyring",
   "require_signatures",

@@ -9,8 +9,10 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { VcpError } from "../errors.js";
+import { REPLICA_ID as REPLICA_ID_NAME } from "../model/names.js";
 
-export const REPLICA_ID = /^[A-Za-z0-9._-]{1,128}$/;
+/** The rule itself is model/names.ts REPLICA_ID (the audit writer checks the same one). */
+export const REPLICA_ID = REPLICA_ID_NAME.regex;
 export const REPLICA_ID_FILE = "replica-id";
 
 /**

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -60,6 +61,37 @@ describe("resolveConfig", () => {
   test("duplicate auth ids are refused", () => {
     const entry = { id: "ops", role: "operator", token_sha256: "a".repeat(64) };
     expect(() => resolveConfig({ auth: [entry, entry] }, "/x")).toThrowError(/auth\[1\]\.id/);
+  });
+});
+
+describe("auth[].token_env: a token from the environment (a Kubernetes Secret), kept only as its hash", () => {
+  const token = `vcp_op_${"k".repeat(43)}`;
+  test("the token is read and hashed; the config holds the hash and names the variable", () => {
+    process.env.VCP_TEST_OP_TOKEN = token;
+    try {
+      const config = resolveConfig({ auth: [{ id: "ops", role: "operator", token_env: "VCP_TEST_OP_TOKEN" }] }, "/x");
+      expect(config.auth[0]).toEqual({ id: "ops", role: "operator", token_env: "VCP_TEST_OP_TOKEN", token_sha256: createHash("sha256").update(token).digest("hex") });
+      expect(JSON.stringify(config)).not.toContain(token);
+    } finally {
+      delete process.env.VCP_TEST_OP_TOKEN;
+    }
+  });
+
+  test.each([
+    [{ id: "ops", role: "operator", token_env: "VCP_TEST_UNSET_TOKEN" }, /auth\[0\]\.token_env: environment variable VCP_TEST_UNSET_TOKEN is not set/],
+    [{ id: "ops", role: "operator", token_env: "VCP_TEST_SHORT_TOKEN" }, /auth\[0\]\.token_env: the token in VCP_TEST_SHORT_TOKEN is shorter than 32 characters/],
+    [{ id: "ops", role: "operator", token_env: "VCP_TEST_OP_TOKEN", token_sha256: "a".repeat(64) }, /auth\[0\]: give exactly one of token_sha256 or token_env/],
+    [{ id: "ops", role: "operator" }, /auth\[0\]: give exactly one of token_sha256 or token_env/],
+    [{ id: "ops", role: "operator", token_env: "not a name" }, /auth\[0\]\.token_env: must be an environment variable name/],
+  ])("%j is refused: %s", (entry, message) => {
+    process.env.VCP_TEST_SHORT_TOKEN = "short";
+    process.env.VCP_TEST_OP_TOKEN = token;
+    try {
+      expect(() => resolveConfig({ auth: [entry] }, "/x")).toThrowError(expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringMatching(message) }));
+    } finally {
+      delete process.env.VCP_TEST_SHORT_TOKEN;
+      delete process.env.VCP_TEST_OP_TOKEN;
+    }
   });
 });
 
