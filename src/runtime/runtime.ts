@@ -265,7 +265,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   // With `store: redis` sessions, their periodic schedule and approvals live in Redis (shared-state.ts).
   const sharedState: SharedState | undefined = shared === undefined
     ? undefined
-    : createSharedState({ store: shared, tuning: options.sharedSessions ?? {}, pipeline: pipelineDeps, approvals: approvalDeps, registry, sessionHook: (b, h) => bundles.sessionHook(b, h), logger });
+    : createSharedState({ store: shared, tuning: options.sharedSessions ?? {}, pipeline: pipelineDeps, approvals: { ...approvalDeps, ...allowAlwaysTtl(enabledProfiles) }, registry, sessionHook: (b, h) => bundles.sessionHook(b, h), logger });
   const localApprovals = sharedState === undefined ? createApprovals(approvalDeps) : undefined;
   const approvals: Pick<Approvals, "decide" | "wait" | "on" | "request" | "close"> = sharedState?.approvals ?? localApprovals!;
 
@@ -552,4 +552,13 @@ export function assertNodeVersion(version: string = process.versions.node): void
       { node: version, required: ">=24" },
     );
   }
+}
+
+/**
+ * With a shared store, a session's "allow always" grants expire with the Amplifier profile's
+ * implicit-session idle TTL (store/shared-approvals.ts), so Redis does not keep them forever.
+ */
+function allowAlwaysTtl(enabled: Awaited<ReturnType<typeof resolveSettings>>["enabledProfiles"]): { allowAlwaysTtlMs?: number } {
+  const ttl = enabled.get("amplifier")?.sessionTtlMs;
+  return ttl !== undefined ? { allowAlwaysTtlMs: ttl } : {};
 }

@@ -12,7 +12,8 @@
  *  <prefix>:approvals-pending-of:<s> set of a session's pending ids (per-session limit)
  *  <prefix>:approvals-pending-of-client:<o> set of a client principal's pending ids, over all its
  *                                    sessions (per-client limit; the embedding application's are not counted)
- *  <prefix>:approvals-always:<s>     set of "hook:prompt" granted "allow always" in the session
+ *  <prefix>:approvals-always:<s>     set of "hook:prompt" granted "allow always" in the session; expires
+ *                                    after the implicit session's idle TTL without a grant or a use
  *  <prefix>:approvals-decided        list of decided ids, newest first (retention)
  *  <prefix>:approval-deciding:<id>   a decision being written to the audit log (first one wins)
  *  channel <prefix>:chan:approvals   every new / decided / expired approval, from every replica
@@ -54,10 +55,11 @@ const REQUEST = luaScript(
   "recording an approval",
   // KEYS: always, pending-of, pending, index, item, decided, pending-of-client. ARGV: cache key, pending JSON,
   // granted JSON, max per session, max pending, expires ms, created ms, id, retain, item key prefix,
-  // max per client, '1' when the owner is a client principal (counted) or ''.
+  // max per client, '1' when the owner is a client principal (counted) or '', allow-always TTL ms or ''.
   // The order of the checks is the local coordinator's: session, client, runtime.
   `${TRIM}
 if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then
+  if ARGV[13] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[13]) end
   redis.call('SET', KEYS[5], ARGV[3])
   redis.call('ZADD', KEYS[4], ARGV[7], ARGV[8])
   redis.call('LPUSH', KEYS[6], ARGV[8])
@@ -112,7 +114,8 @@ const SETTLE = luaScript(
   "approval-settle",
   "settling an approval",
   // KEYS: item, deciding, pending, pending-of, always, decided, index, pending-of-client. ARGV: settled JSON, id,
-  // allow-always key or '', retain, item key prefix, channel, event JSON, deciding token or '', max always.
+  // allow-always key or '', retain, item key prefix, channel, event JSON, deciding token or '', max always,
+  // allow-always TTL ms or ''.
   // → 'OK' or 'SETTLED' (it was settled, or another decision is being written, first).
   `${TRIM}
 local item = redis.call('GET', KEYS[1])
@@ -125,7 +128,10 @@ redis.call('DEL', KEYS[2])
 redis.call('ZREM', KEYS[3], ARGV[2])
 redis.call('SREM', KEYS[4], ARGV[2])
 redis.call('SREM', KEYS[8], ARGV[2])
-if ARGV[3] ~= '' and redis.call('SCARD', KEYS[5]) < tonumber(ARGV[9]) then redis.call('SADD', KEYS[5], ARGV[3]) end
+if ARGV[3] ~= '' and redis.call('SCARD', KEYS[5]) < tonumber(ARGV[9]) then
+  redis.call('SADD', KEYS[5], ARGV[3])
+  if ARGV[10] ~= '' then redis.call('PEXPIRE', KEYS[5], ARGV[10]) end
+end
 redis.call('LPUSH', KEYS[6], ARGV[2])
 trim(KEYS[6], KEYS[7], ARGV[5], tonumber(ARGV[4]))
 redis.call('PUBLISH', ARGV[6], ARGV[7])
@@ -168,6 +174,12 @@ export interface SharedApprovalDeps {
   limits?: Partial<ApprovalLimits>;
   /** Expiry sweep and waiter poll period; default 500 ms. */
   pollMs?: number;
+  /**
+   * The Amplifier profile's implicit-session idle TTL (`profiles.amplifier.session_ttl_s`): a session's
+   * "allow always" grants are forgotten this long after the last grant or use, so Redis does not keep
+   * every session's grants forever. Absent: kept (the local coordinator's behaviour).
+   */
+  allowAlwaysTtlMs?: number;
 }
 
 export type SharedApprovals = ReturnType<typeof createSharedApprovals>;
@@ -177,6 +189,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
   const { redis } = deps;
   const limits: ApprovalLimits = { ...DEFAULT_APPROVAL_LIMITS, ...deps.limits };
   const pollMs = deps.pollMs ?? 500;
+  const allowAlwaysTtl = deps.allowAlwaysTtlMs !== undefined && deps.allowAlwaysTtlMs > 0 ? Math.ceil(deps.allowAlwaysTtlMs) : "";
   const itemKey = (id: string) => redis.keys.custom("approval", id);
   // The retention trim (TRIM) deletes items by id: `<prefix>:approval:` + id (ids are UUIDs, nothing to escape).
   const itemPrefix = `${redis.keys.prefix}:approval:`;
@@ -259,7 +272,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
     const always = state === "granted" && decision.trim().toLowerCase() === ALLOW_ALWAYS ? `${view.hook}:${view.prompt}` : "";
     const event: ApprovalEvent = { type: state === "expired" ? "expired" : "decided", approval: view };
     const out = String(await redis.script(SETTLE, [itemKey(view.id), decidingKey(view.id), pendingKey, item.pendingKey, item.alwaysKey, decidedKey, indexKey, clientPendingKey(view.owner)], [
-      JSON.stringify({ ...item, view }), view.id, always, limits.retainDecided, itemPrefix, channel, JSON.stringify(event), token, MAX_ALLOW_ALWAYS_PER_SESSION,
+      JSON.stringify({ ...item, view }), view.id, always, limits.retainDecided, itemPrefix, channel, JSON.stringify(event), token, MAX_ALLOW_ALWAYS_PER_SESSION, allowAlwaysTtl,
     ]));
     return out === "OK" ? view : undefined;
   }
@@ -322,7 +335,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
         `${view.hook}:${view.prompt}`, JSON.stringify(item), JSON.stringify({ ...item, view: granted }), limits.maxPendingPerSession, limits.maxPending,
         now + timeoutS * 1000, now, view.id, limits.retainDecided, itemPrefix,
         // SECURITY: one client's asks cannot take the whole deployment's pool from the others (counted on every replica).
-        limits.maxPendingPerClient, ask.owner !== null ? "1" : "",
+        limits.maxPendingPerClient, ask.owner !== null ? "1" : "", allowAlwaysTtl,
       ]));
       if (out.startsWith("LIMIT_SESSION:")) {
         const n = Number(out.slice("LIMIT_SESSION:".length));

@@ -106,6 +106,15 @@ describe("per-client limits across two replicas on one Redis", () => {
     const onB = await tool(B, TOKENS.c3, "aa-1", "rm");
     expect(onB.status, onB.text).toBe(200);
     expect(onB.body.native).toMatchObject({ action: "continue", approval: { state: "granted", decided_by: "allow_always" } });
+    // The grant is kept in Redis no longer than the Amplifier implicit session's idle TTL (default 86 400 s).
+    const prefix = (set.config.store as { prefix: string }).prefix;
+    const grants = String(await set.redis.command("KEYS", `${prefix}:approvals-always:*`)).split(/\s+/).filter((k) => k !== "");
+    expect(grants.length).toBeGreaterThan(0);
+    for (const key of grants) {
+      const ttl = Number(await set.redis.command("PTTL", key));
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(86_400_000);
+    }
     // Another client sending the same session id has its own session: asked, not granted.
     const other = await tool(B, TOKENS.c4, "aa-1", "rm");
     expect(other.body.native).toMatchObject({ action: "ask_user", approval: { state: "pending" } });
