@@ -56,7 +56,8 @@ export function createRegistry(options: RegistryOptions): Registry {
 
   /** Rate limit, then scope and authorization: the common prologue of every principal's call. */
   function begin(opts: RegisterOptions): ScopeKey {
-    takeRate(opts.principal);
+    // One count per change: a change admitted by the limit shared by every replica is not counted again here.
+    if (opts.rateAdmitted !== "shared") takeRate(opts.principal);
     return authorizeScope(opts);
   }
 

@@ -68,6 +68,12 @@ export interface RegisterOptions {
    */
   sessionId?: string;
   principal: Principal;
+  /**
+   * `"shared"`: the caller already took this change from the registry limit every replica shares
+   * (store/rate-limit.ts, with `store: redis`), or replays a change another replica admitted so; this
+   * replica's limiter does not count it again. The principal's authority is still checked.
+   */
+  rateAdmitted?: "shared";
 }
 
 /**

@@ -19,6 +19,7 @@ import type { Clock, Logger } from "../observe/events.js";
 import type { EventBus } from "../observe/event-bus.js";
 import type { Metrics } from "../observe/metrics.js";
 import type { ResolvedHook } from "../model/hook.js";
+import type { SharedImplicitSessions } from "../store/index.js";
 import { sessionKey, type SessionPrincipal } from "../pipeline/access.js";
 import { assertProfileEvent, getProfile, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
@@ -131,6 +132,31 @@ interface Deps {
   jsonDepth?: number;
   /** `runtime.on`: the chain's hook events and chain.completed, built only for events someone listens to. */
   events?: Pick<EventBus, "profileChainCompleted">;
+  /**
+   * With `store: redis`: a client's implicit sessions counted on every replica, so
+   * `limits.sessions_per_client` holds for the deployment (store/implicit-sessions.ts).
+   */
+  implicitSessions?: SharedImplicitSessions;
+}
+
+/** One implicit session as this replica knows it. */
+interface ImplicitEntry {
+  owner: string | null;
+  lastUsed: number;
+  /** The shared store admitted it (then later touches only extend it). */
+  admitted: boolean;
+  /** When (local clock) the shared store last extended it. */
+  sharedAt?: number;
+  /** The shared store's answer in flight: concurrent first fires of one session share it. */
+  sharing?: Promise<void>;
+}
+
+/**
+ * How often a session in use is extended in the shared store: its expiry there lags its last use by
+ * at most this (a quarter of the TTL, at most 5 s), and a busy session costs one round trip per period.
+ */
+function refreshMs(ttlMs: number): number {
+  return Math.min(ttlMs / 4, 5000);
 }
 
 // The VCP machinery around a chain (crash attribution, input summaries) reads a constitution; a
@@ -145,7 +171,7 @@ const NO_CONSTITUTION = Object.freeze({ id: "(event-profile)", version: "0", rul
  * ```
  */
 export function createProfileFirer(deps: Deps) {
-  const sessions = new Map<string, { owner: string | null; lastUsed: number }>();
+  const sessions = new Map<string, ImplicitEntry>();
   const perOwner = new Map<string, number>();
 
   function enabledProfile(ref: string): EnabledProfile {
@@ -161,6 +187,7 @@ export function createProfileFirer(deps: Deps) {
   }
 
   function forget(key: string, owner: string | null): void {
+    if (!sessions.has(key)) return;
     sessions.delete(key);
     if (owner !== null) perOwner.set(owner, Math.max(0, (perOwner.get(owner) ?? 1) - 1));
   }
@@ -184,7 +211,7 @@ export function createProfileFirer(deps: Deps) {
   }
 
   /** PROFILES §8.3: created on first use, owned by its sender (ids per owner), expired after the profile's idle TTL. */
-  function implicitSession(enabled: EnabledProfile, id: string, principal: SessionPrincipal | undefined): string {
+  async function implicitSession(enabled: EnabledProfile, id: string, principal: SessionPrincipal | undefined): Promise<string> {
     const now = deps.clock.now();
     const owner = principal === undefined ? null : principal.id;
     const key = tableKey(enabled.profile.id, owner, id);
@@ -193,8 +220,9 @@ export function createProfileFirer(deps: Deps) {
       forget(key, entry.owner);
       entry = undefined;
     }
+    const counted = owner !== null && principal?.role === "client";
     if (entry === undefined) {
-      if (owner !== null && principal?.role === "client") {
+      if (counted) {
         // Idle sessions stop counting once expired, even if their id is never sent again.
         if ((perOwner.get(owner) ?? 0) >= deps.maxSessionsPerOwner) sweepExpired(now);
         const count = perOwner.get(owner) ?? 0;
@@ -206,12 +234,55 @@ export function createProfileFirer(deps: Deps) {
         }
         perOwner.set(owner, count + 1);
       }
-      entry = { owner, lastUsed: now };
+      entry = { owner, lastUsed: now, admitted: false };
       sessions.set(key, entry);
     }
     entry.lastUsed = now;
+    if (counted && (!entry.admitted || entry.sharedAt === undefined || now - entry.sharedAt >= refreshMs(enabled.sessionTtlMs))) {
+      await admitShared(enabled, key, entry, id);
+    }
     // SECURITY: per-session guest state (isolation: per_session) is keyed by owner and profile, never by the bare id.
     return sessionKey(entry.owner, `${enabled.profile.id}:${id}`);
+  }
+
+  /**
+   * The deployment-wide count of a client's implicit sessions (with a shared store). Before any work
+   * on the event: a session the store refuses is forgotten here too and the event answers
+   * SESSION_LIMIT. Redis unreachable: this replica's own count (above) is the cap until it is back —
+   * a resource limit, not a policy decision, so the chain still runs.
+   */
+  function admitShared(enabled: EnabledProfile, key: string, entry: ImplicitEntry, id: string): Promise<void> {
+    const shared = deps.implicitSessions;
+    if (shared === undefined || entry.owner === null) return Promise.resolve();
+    if (entry.sharing !== undefined) return entry.sharing;
+    const owner = entry.owner;
+    const started = deps.clock.now();
+    const sharing = (async () => {
+      if (!shared.available()) return;
+      let out: Awaited<ReturnType<SharedImplicitSessions["touch"]>>;
+      try {
+        out = await shared.touch({ owner, profile: enabled.profile.id, session: id, ttlMs: enabled.sessionTtlMs, limit: deps.maxSessionsPerOwner, known: entry.admitted });
+      } catch (err) {
+        if (!(err instanceof VcpError && err.code === "STORE_UNAVAILABLE")) throw err;
+        deps.logger?.warn({ err, profile: enabled.profile.id, owner }, "implicit sessions: the shared store did not answer; this replica's own count applies");
+        return;
+      }
+      if (out.ok) {
+        entry.admitted = true;
+        entry.sharedAt = started;
+        return;
+      }
+      if (sessions.get(key) === entry) forget(key, owner);
+      throw new VcpError("SESSION_LIMIT", `principal '${owner}' already has ${out.count} open implicit profile sessions across all replicas (limits.sessions_per_client); they expire after profiles.${enabled.profile.id}.session_ttl_s idle`, {
+        owner,
+        limit: deps.maxSessionsPerOwner,
+        scope: "all_replicas",
+      });
+    })().finally(() => {
+      entry.sharing = undefined;
+    });
+    entry.sharing = sharing;
+    return sharing;
   }
 
   async function fire(ref: string, event: string, request: ProfileFireInput): Promise<ProfileFireResult> {
@@ -231,7 +302,7 @@ export function createProfileFirer(deps: Deps) {
     const input = valid.value;
     const ctx: ProfileContext = { strict: enabled.strict, settings: enabled.settings };
     const sessionId = request.session ?? profile.sessionIdOf(input);
-    const key = sessionId === undefined ? undefined : implicitSession(enabled, sessionId, request.principal);
+    const key = sessionId === undefined ? undefined : await implicitSession(enabled, sessionId, request.principal);
     const { ref: planRef, hooks, plan, hasExec } = deps.store.plan(enabled, event);
     const chainId = randomUUID();
     // An event without hooks that the profile answers itself (ai-memory required_events: deny 503) is a

@@ -54,7 +54,7 @@ import { createChainFirer, unknownType } from "./fire.js";
 import { callerHook, withCallerSessionId } from "./caller-view.js";
 import { startBackend } from "./sandbox.js";
 import { resolveSettings } from "./settings.js";
-import { createSharedRateLimiter, openSharedStore, resolveReplicaId, type SharedStore } from "../store/index.js";
+import { createSharedImplicitSessions, createSharedRateLimiter, openSharedStore, resolveReplicaId, type SharedStore } from "../store/index.js";
 import { createBundleSync } from "./bundle-sync.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
@@ -213,6 +213,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     enabled: enabledProfiles, store: profileHooks, backend, audit: () => audit, metrics, clock, logger,
     inputBounds, maxSessionsPerOwner, assertOpen, pin: pins.pin, unpin: pins.unpin,
     exec, stats, jsonDepth: inputBounds.maxDepth, events: bus,
+    // With a shared store, limits.sessions_per_client counts a client's implicit sessions on every replica.
+    ...(shared !== undefined ? { implicitSessions: createSharedImplicitSessions(shared.connection) } : {}),
   });
   // With a shared store, installs and removals are published for every replica, and each replica
   // reconciles to the shared revisions (bundle-sync.ts); started after restore() below.
@@ -263,7 +265,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   // With `store: redis` sessions, their periodic schedule and approvals live in Redis (shared-state.ts).
   const sharedState: SharedState | undefined = shared === undefined
     ? undefined
-    : createSharedState({ store: shared, tuning: options.sharedSessions ?? {}, pipeline: pipelineDeps, approvals: approvalDeps, registry, sessionHook: (b, h) => bundles.sessionHook(b, h), logger });
+    : createSharedState({ store: shared, tuning: options.sharedSessions ?? {}, pipeline: pipelineDeps, approvals: { ...approvalDeps, ...allowAlwaysTtl(enabledProfiles) }, registry, sessionHook: (b, h) => bundles.sessionHook(b, h), logger });
   const localApprovals = sharedState === undefined ? createApprovals(approvalDeps) : undefined;
   const approvals: Pick<Approvals, "decide" | "wait" | "on" | "request" | "close"> = sharedState?.approvals ?? localApprovals!;
 
@@ -280,7 +282,9 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   /**
    * Registry changes per principal (spec §8.2.5) across every replica, with a shared store: taken
    * before any work on the change, on Redis's clock. The registry's own limiter still counts this
-   * replica's changes; it can only refuse what the shared one already would. The embedding
+   * replica's bundle changes (it can only refuse what the shared one already would); a session hook
+   * admitted here is registered with `rateAdmitted: "shared"`, on this replica and on every replica
+   * that replays it (shared-state.ts), so it counts once for the deployment. The embedding
    * application (no principal) and the runtime itself are not counted.
    *
    * Hook point: a registry change reached through an async path calls this first (bundle installs
@@ -329,7 +333,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     // The deployment-wide limit on registry changes (spec §8.2.5) before any work.
     await admitRegistryChange(registerOptions.principal);
     const principal = registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" };
-    const hook = registry.register(bundles.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal });
+    // With a shared store the change was counted once, deployment-wide, just above: not again per replica.
+    const hook = registry.register(bundles.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal, ...(sharedRegistryLimiter !== undefined && registerOptions.principal !== undefined ? { rateAdmitted: "shared" as const } : {}) });
     if (sharedState !== undefined) {
       try {
         await sharedState.rememberHook(key, { bundle: ref.bundle, hook: ref.hook, principal: principal.id });
@@ -547,4 +552,13 @@ export function assertNodeVersion(version: string = process.versions.node): void
       { node: version, required: ">=24" },
     );
   }
+}
+
+/**
+ * With a shared store, a session's "allow always" grants expire with the Amplifier profile's
+ * implicit-session idle TTL (store/shared-approvals.ts), so Redis does not keep them forever.
+ */
+function allowAlwaysTtl(enabled: Awaited<ReturnType<typeof resolveSettings>>["enabledProfiles"]): { allowAlwaysTtlMs?: number } {
+  const ttl = enabled.get("amplifier")?.sessionTtlMs;
+  return ttl !== undefined ? { allowAlwaysTtlMs: ttl } : {};
 }

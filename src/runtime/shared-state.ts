@@ -50,7 +50,9 @@ export function createSharedState(deps: SharedStateDeps) {
       if (entry.refs.has(name)) continue;
       if (registry.snapshot().find(ref.hook, "session", key) === undefined) {
         try {
-          registry.register(deps.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal: { id: ref.principal, role: "client" } });
+          // The registering replica took this change from the deployment-wide limit: replaying it here
+          // costs the principal nothing (a refusal would leave the session's chains here without it).
+          registry.register(deps.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal: { id: ref.principal, role: "client" }, rateAdmitted: "shared" });
         } catch (err) {
           // E.g. the bundle's revision has not reached this replica yet: tried again on the next operation.
           logger.warn({ err, hook: name }, "a session hook recorded in the shared store could not be registered on this replica yet");

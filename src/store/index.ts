@@ -150,3 +150,4 @@ export async function openSharedStore(
 }
 export { sharedBundleState, type SharedBundleEntry, type SharedBundleState, type SharedRevision } from "./bundles.js";
 export { createSharedRateLimiter, type SharedRateLimiter } from "./rate-limit.js";
+export { createSharedImplicitSessions, type ImplicitSessionTouch, type SharedImplicitSessions } from "./implicit-sessions.js";

@@ -10,7 +10,10 @@
  *  <prefix>:approvals                zset id → created (listing; decided ones trimmed to retainDecided)
  *  <prefix>:approvals-pending        zset id → expires_at ms (global limit, the expiry sweep)
  *  <prefix>:approvals-pending-of:<s> set of a session's pending ids (per-session limit)
- *  <prefix>:approvals-always:<s>     set of "hook:prompt" granted "allow always" in the session
+ *  <prefix>:approvals-pending-of-client:<o> set of a client principal's pending ids, over all its
+ *                                    sessions (per-client limit; the embedding application's are not counted)
+ *  <prefix>:approvals-always:<s>     set of "hook:prompt" granted "allow always" in the session; expires
+ *                                    after the implicit session's idle TTL without a grant or a use
  *  <prefix>:approvals-decided        list of decided ids, newest first (retention)
  *  <prefix>:approval-deciding:<id>   a decision being written to the audit log (first one wins)
  *  channel <prefix>:chan:approvals   every new / decided / expired approval, from every replica
@@ -50,10 +53,13 @@ end
 const REQUEST = luaScript(
   "approval-request",
   "recording an approval",
-  // KEYS: always, pending-of, pending, index, item, decided. ARGV: cache key, pending JSON, granted JSON,
-  // max per session, max pending, expires ms, created ms, id, retain, item key prefix.
+  // KEYS: always, pending-of, pending, index, item, decided, pending-of-client. ARGV: cache key, pending JSON,
+  // granted JSON, max per session, max pending, expires ms, created ms, id, retain, item key prefix,
+  // max per client, '1' when the owner is a client principal (counted) or '', allow-always TTL ms or ''.
+  // The order of the checks is the local coordinator's: session, client, runtime.
   `${TRIM}
 if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then
+  if ARGV[13] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[13]) end
   redis.call('SET', KEYS[5], ARGV[3])
   redis.call('ZADD', KEYS[4], ARGV[7], ARGV[8])
   redis.call('LPUSH', KEYS[6], ARGV[8])
@@ -62,11 +68,16 @@ if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then
 end
 local inSession = redis.call('SCARD', KEYS[2])
 if inSession >= tonumber(ARGV[4]) then return 'LIMIT_SESSION:' .. inSession end
+if ARGV[12] == '1' then
+  local ofClient = redis.call('SCARD', KEYS[7])
+  if ofClient >= tonumber(ARGV[11]) then return 'LIMIT_CLIENT:' .. ofClient end
+end
 local total = redis.call('ZCARD', KEYS[3])
 if total >= tonumber(ARGV[5]) then return 'LIMIT:' .. total end
 redis.call('SET', KEYS[5], ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8])
 redis.call('SADD', KEYS[2], ARGV[8])
+if ARGV[12] == '1' then redis.call('SADD', KEYS[7], ARGV[8]) end
 redis.call('ZADD', KEYS[4], ARGV[7], ARGV[8])
 return 'PENDING'
 `,
@@ -75,12 +86,13 @@ return 'PENDING'
 const UNDO_REQUEST = luaScript(
   "approval-undo-request",
   "withdrawing an unrecorded approval",
-  // KEYS: item, pending, pending-of, index. ARGV: id.
+  // KEYS: item, pending, pending-of, index, pending-of-client. ARGV: id.
   `
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('SREM', KEYS[5], ARGV[1])
 return 1
 `,
 );
@@ -101,8 +113,9 @@ return 'OK'
 const SETTLE = luaScript(
   "approval-settle",
   "settling an approval",
-  // KEYS: item, deciding, pending, pending-of, always, decided, index. ARGV: settled JSON, id,
-  // allow-always key or '', retain, item key prefix, channel, event JSON, deciding token or '', max always.
+  // KEYS: item, deciding, pending, pending-of, always, decided, index, pending-of-client. ARGV: settled JSON, id,
+  // allow-always key or '', retain, item key prefix, channel, event JSON, deciding token or '', max always,
+  // allow-always TTL ms or ''.
   // → 'OK' or 'SETTLED' (it was settled, or another decision is being written, first).
   `${TRIM}
 local item = redis.call('GET', KEYS[1])
@@ -114,7 +127,11 @@ redis.call('SET', KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[2])
 redis.call('ZREM', KEYS[3], ARGV[2])
 redis.call('SREM', KEYS[4], ARGV[2])
-if ARGV[3] ~= '' and redis.call('SCARD', KEYS[5]) < tonumber(ARGV[9]) then redis.call('SADD', KEYS[5], ARGV[3]) end
+redis.call('SREM', KEYS[8], ARGV[2])
+if ARGV[3] ~= '' and redis.call('SCARD', KEYS[5]) < tonumber(ARGV[9]) then
+  redis.call('SADD', KEYS[5], ARGV[3])
+  if ARGV[10] ~= '' then redis.call('PEXPIRE', KEYS[5], ARGV[10]) end
+end
 redis.call('LPUSH', KEYS[6], ARGV[2])
 trim(KEYS[6], KEYS[7], ARGV[5], tonumber(ARGV[4]))
 redis.call('PUBLISH', ARGV[6], ARGV[7])
@@ -157,6 +174,12 @@ export interface SharedApprovalDeps {
   limits?: Partial<ApprovalLimits>;
   /** Expiry sweep and waiter poll period; default 500 ms. */
   pollMs?: number;
+  /**
+   * The Amplifier profile's implicit-session idle TTL (`profiles.amplifier.session_ttl_s`): a session's
+   * "allow always" grants are forgotten this long after the last grant or use, so Redis does not keep
+   * every session's grants forever. Absent: kept (the local coordinator's behaviour).
+   */
+  allowAlwaysTtlMs?: number;
 }
 
 export type SharedApprovals = ReturnType<typeof createSharedApprovals>;
@@ -166,9 +189,15 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
   const { redis } = deps;
   const limits: ApprovalLimits = { ...DEFAULT_APPROVAL_LIMITS, ...deps.limits };
   const pollMs = deps.pollMs ?? 500;
+  const allowAlwaysTtl = deps.allowAlwaysTtlMs !== undefined && deps.allowAlwaysTtlMs > 0 ? Math.ceil(deps.allowAlwaysTtlMs) : "";
   const itemKey = (id: string) => redis.keys.custom("approval", id);
   // The retention trim (TRIM) deletes items by id: `<prefix>:approval:` + id (ids are UUIDs, nothing to escape).
   const itemPrefix = `${redis.keys.prefix}:approval:`;
+  /**
+   * A client principal's pending ids over all its sessions (the per-client limit). The embedding
+   * application's approvals (owner null) are not counted; their key is never written.
+   */
+  const clientPendingKey = (owner: string | null) => redis.keys.custom("approvals-pending-of-client", owner ?? "");
   const decidingKey = (id: string) => redis.keys.custom("approval-deciding", id);
   const indexKey = redis.keys.custom("approvals");
   const pendingKey = redis.keys.custom("approvals-pending");
@@ -242,8 +271,8 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
     const view: Approval = { ...item.view, state, decision, decided_by: by, decided_at: at };
     const always = state === "granted" && decision.trim().toLowerCase() === ALLOW_ALWAYS ? `${view.hook}:${view.prompt}` : "";
     const event: ApprovalEvent = { type: state === "expired" ? "expired" : "decided", approval: view };
-    const out = String(await redis.script(SETTLE, [itemKey(view.id), decidingKey(view.id), pendingKey, item.pendingKey, item.alwaysKey, decidedKey, indexKey], [
-      JSON.stringify({ ...item, view }), view.id, always, limits.retainDecided, itemPrefix, channel, JSON.stringify(event), token, MAX_ALLOW_ALWAYS_PER_SESSION,
+    const out = String(await redis.script(SETTLE, [itemKey(view.id), decidingKey(view.id), pendingKey, item.pendingKey, item.alwaysKey, decidedKey, indexKey, clientPendingKey(view.owner)], [
+      JSON.stringify({ ...item, view }), view.id, always, limits.retainDecided, itemPrefix, channel, JSON.stringify(event), token, MAX_ALLOW_ALWAYS_PER_SESSION, allowAlwaysTtl,
     ]));
     return out === "OK" ? view : undefined;
   }
@@ -255,6 +284,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
       const item = await load(id);
       if (item === undefined || item.view.state !== "pending") {
         await redis.command("forgetting a settled approval", ["ZREM", pendingKey, id]);
+        if (item !== undefined) await redis.command("forgetting a settled approval", ["SREM", clientPendingKey(item.view.owner), id]);
         continue;
       }
       const out = await settle(item, "expired", item.view.default, "timeout", iso(deps.clock.wallNow()), "");
@@ -300,14 +330,20 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
       };
       const item: Item = { view, pendingKey: redis.keys.custom("approvals-pending-of", s), alwaysKey: redis.keys.custom("approvals-always", s) };
       const granted: Approval = { ...view, state: "granted", decision: ALLOW_ALWAYS, decided_by: "allow_always", decided_at: view.created_at };
-      // One script: the allow-always cache, both limits (before anything is created) and the writes.
-      const out = String(await redis.script(REQUEST, [item.alwaysKey, item.pendingKey, pendingKey, indexKey, itemKey(view.id), decidedKey], [
+      // One script: the allow-always cache, the three limits (before anything is created) and the writes.
+      const out = String(await redis.script(REQUEST, [item.alwaysKey, item.pendingKey, pendingKey, indexKey, itemKey(view.id), decidedKey, clientPendingKey(ask.owner)], [
         `${view.hook}:${view.prompt}`, JSON.stringify(item), JSON.stringify({ ...item, view: granted }), limits.maxPendingPerSession, limits.maxPending,
         now + timeoutS * 1000, now, view.id, limits.retainDecided, itemPrefix,
+        // SECURITY: one client's asks cannot take the whole deployment's pool from the others (counted on every replica).
+        limits.maxPendingPerClient, ask.owner !== null ? "1" : "", allowAlwaysTtl,
       ]));
       if (out.startsWith("LIMIT_SESSION:")) {
         const n = Number(out.slice("LIMIT_SESSION:".length));
         throw new VcpError("APPROVAL_LIMIT", `session '${ask.session}' already has ${n} pending approvals (approvals.max_pending_per_session ${limits.maxPendingPerSession}); decide or let them expire first`, { session: ask.session, limit: limits.maxPendingPerSession, scope: "session" });
+      }
+      if (out.startsWith("LIMIT_CLIENT:")) {
+        const n = Number(out.slice("LIMIT_CLIENT:".length));
+        throw new VcpError("APPROVAL_LIMIT", `principal '${ask.owner}' already has ${n} pending approvals (approvals.max_pending_per_client ${limits.maxPendingPerClient}); decide or let them expire first`, { owner: ask.owner, limit: limits.maxPendingPerClient, scope: "client" });
       }
       if (out.startsWith("LIMIT:")) {
         const n = Number(out.slice("LIMIT:".length));
@@ -318,7 +354,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
         await auditRecord("approval_request", made);
       } catch (err) {
         // Not recorded ⇒ not asked: nothing half-created stays behind.
-        if (out === "PENDING") await redis.script(UNDO_REQUEST, [itemKey(view.id), pendingKey, item.pendingKey, indexKey], [view.id]).catch(() => undefined);
+        if (out === "PENDING") await redis.script(UNDO_REQUEST, [itemKey(view.id), pendingKey, item.pendingKey, indexKey, clientPendingKey(ask.owner)], [view.id]).catch(() => undefined);
         throw auditFailed(err, view.id);
       }
       await redis.command("announcing an approval", ["PUBLISH", channel, JSON.stringify({ type: "new", approval: made } satisfies ApprovalEvent)]);

@@ -362,8 +362,15 @@ describe("sessions across three replicas on one Redis", () => {
       await count("POST …/chains/:type (fire in a session)", () => B.request("POST", "/v1/sessions/rt/chains/pre_inject", { ...tok, body: { event: { injection_target: "system", injection_format: "system_prompt", raw_constitution: "x" } } }));
       await count("POST …/hooks (register a session hook)", () => B.request("POST", "/v1/sessions/rt/hooks", { ...tok, body: { bundle: "scale", hook: "observe" } }));
       await count("DELETE /v1/sessions/:id (close)", () => B.request("DELETE", "/v1/sessions/rt", tok));
-      await count("POST /v1/profiles/…/events (stateless fire)", () => tool(B, "rt-p", "ls"));
+      // A profile event naming a session: the client's implicit sessions are counted across replicas
+      // (limits.sessions_per_client), one script when this replica first sees the session (and once
+      // per min(ttl/4, 5 s) while it is used); every other fire in it adds nothing. (The script is
+      // warmed by another client, whose sessions are counted apart.)
+      await B.request("POST", "/v1/profiles/amplifier/events/tool:pre", { token: set.tokens.client2, body: { event: "tool:pre", data: { session_id: "rt-p-warm", tool_name: "ls" } } });
+      await count("POST /v1/profiles/…/events (implicit session, first on this replica)", async () => expect((await tool(B, "rt-p", "ls")).status).toBe(200));
+      await count("POST /v1/profiles/…/events (stateless fire)", async () => expect((await tool(B, "rt-p", "ls")).status).toBe(200));
       console.log(`round trips per operation (replica B's command connection): ${JSON.stringify(counts, null, 2)}\n${JSON.stringify(detail, null, 1)}`);
+      expect(counts["POST /v1/profiles/…/events (implicit session, first on this replica)"]).toBe(1);
       expect(counts["POST /v1/profiles/…/events (stateless fire)"]).toBe(0);
       expect(counts["POST …/transition (state changed)"]).toBeLessThanOrEqual(3);
     } finally {

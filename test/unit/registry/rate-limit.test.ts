@@ -85,6 +85,18 @@ describe("registry rate limiting (spec §8.2.5)", () => {
     expect(registry.snapshot().hooks()).toHaveLength(10);
   });
 
+  test("a change admitted by the limit shared by every replica (rateAdmitted: shared) is not counted again; authority still is", () => {
+    const { registry } = harness({ registrationsPerMinute: 1 });
+    const bob = { id: "bob", role: "client" as const };
+    registry.register(def({ name: "strip-pii" }), { ...inSession("s1", bob), rateAdmitted: "shared" });
+    registry.register(def({ name: "strip-pii" }), { ...inSession("s2", bob), rateAdmitted: "shared" });
+    // Not on the session hook allowlist: refused whatever admitted its rate.
+    expect(catchVcp(() => registry.register(def({ name: "other" }), { ...inSession("s3", bob), rateAdmitted: "shared" })).code).toBe("SESSION_HOOK_NOT_ALLOWED");
+    // bob's own per-replica unit is still whole: one change without the flag passes, the next is limited.
+    registry.register(def({ name: "strip-pii" }), inSession("s4", bob));
+    expect(catchVcp(() => registry.register(def({ name: "strip-pii" }), inSession("s5", bob))).code).toBe("RATE_LIMITED");
+  });
+
   test("default is 30 per minute", () => {
     const registry = createRegistry({ clock: fakeClock(), emit: () => {} });
     for (let i = 0; i < 30; i++) registry.register(def({ name: `h${i}` }), { scope: "deployment", principal: OPERATOR });
