@@ -163,7 +163,10 @@ async function startReplica(name: string, store: { kind: "local" } | { kind: "re
   };
 }
 
-/** A stateless event-profile fire: no session in the runtime, nothing shared. */
+/**
+ * An event-profile fire: no pipeline session, nothing shared but the client's implicit-session count
+ * (one script the first time a replica sees a session id, then one per min(ttl/4, 5 s) while in use).
+ */
 const PROFILE_PATH = "/v1/profiles/gemini-cli/events/BeforeTool";
 function profileEvent(session: string): Record<string, unknown> {
   return { session_id: session, transcript_path: "/t", cwd: "/home/dev/app", hook_event_name: "BeforeTool", timestamp: "2026-11-26T06:00:00Z", tool_name: "run_shell_command", tool_input: { command: "ls -la" } };
@@ -312,7 +315,7 @@ async function main(): Promise<void> {
         await countRoundTrips(monitor, perMs, "open session (POST /v1/sessions)", ops, (i) => expect("open", shared.request("POST", "/v1/sessions", { session_id: `rt-${tag}-${i}`, context, constitution }), 201)),
         await countRoundTrips(monitor, perMs, "fire on a session (POST …/chains/pre_inject)", ops, () => expect("fire", shared.request("POST", shared.path, JSON.parse(shared.body)))),
         await countRoundTrips(monitor, perMs, "adapt (POST …/adapt)", ops, () => expect("adapt", shared.request("POST", `/v1/sessions/${shared.path.split("/")[3]}/adapt`, adaptBody))),
-        await countRoundTrips(monitor, perMs, "stateless profile fire (POST /v1/profiles/…/events/…)", ops, (i) => expect("profile fire", shared.request("POST", PROFILE_PATH, profileEvent(`rt-profile-${i % 10}`)))),
+        await countRoundTrips(monitor, perMs, "profile fire, 10 implicit sessions (POST /v1/profiles/…/events/…)", ops, (i) => expect("profile fire", shared.request("POST", PROFILE_PATH, profileEvent(`rt-profile-${i % 10}`)))),
         await countRoundTrips(monitor, perMs, "close session (DELETE /v1/sessions/{id})", ops, (i) => expect("close", shared.request("DELETE", `/v1/sessions/rt-${tag}-${i}`), 204)),
         await countRoundTrips(monitor, perMs, "bundle upload (PUT /v1/bundles/{name}, a new revision)", Math.max(5, Math.floor(ops / 10)), (i) => shared.install(`1.1.${i}`, 0)),
       ];
