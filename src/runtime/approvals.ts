@@ -21,6 +21,7 @@ import { randomUUID } from "node:crypto";
 import { VcpError } from "../errors.js";
 import type { Clock, Logger } from "../observe/events.js";
 import { maySee, type SessionPrincipal } from "../pipeline/access.js";
+import type { AuditRecordInput } from "../audit/index.js";
 import type { AuditTrail } from "./audit-trail.js";
 import type { ProfileFireInput, ProfileFireResult, ProfileFirer } from "./fire-profile.js";
 
@@ -77,6 +78,30 @@ export interface ApprovalLimits {
 }
 
 export const DEFAULT_APPROVAL_LIMITS: Readonly<ApprovalLimits> = Object.freeze({ maxPendingPerSession: 64, maxPending: 4096, maxPendingPerClient: 256, maxTimeoutS: 3600, retainDecided: 1024 });
+
+export type ApprovalRecordKind = "approval_request" | "approval_decision";
+
+/** The audit record of an approval's request or decision: one shape for the local and the shared coordinator. */
+export function approvalAuditRecord(kind: ApprovalRecordKind, view: Approval): AuditRecordInput {
+  return {
+    kind,
+    session: view.session,
+    ...(view.owner !== null ? { owner: view.owner } : {}),
+    ...(view.chain_id !== null ? { chain_id: view.chain_id } : {}),
+    hook: view.hook,
+    profile: view.profile,
+    profile_event: view.event,
+    status: view.state,
+    details: kind === "approval_request"
+      ? { approval_id: view.id, prompt: view.prompt, options: view.options, default: view.default, timeout_s: view.timeout_s, expires_at: view.expires_at, ...(view.state !== "pending" ? { decision: view.decision, decided_by: view.decided_by } : {}) }
+      : { approval_id: view.id, decision: view.decision, decided_by: view.decided_by, decided_at: view.decided_at },
+  };
+}
+
+/** An approval whose audit record could not be written: AUDIT_WRITE_FAILED, nothing decided or asked. */
+export function approvalAuditFailed(err: unknown, id: string): VcpError {
+  return new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { approval_id: id }, { cause: err });
+}
 
 /** What a profile answer asks (the fold's `approval` plus where the chain ran). */
 export interface ApprovalAsk {
@@ -196,27 +221,10 @@ export function createApprovals(deps: Deps) {
     return entry;
   }
 
-  async function auditRecord(kind: "approval_request" | "approval_decision", view: Approval): Promise<void> {
-    const audit = deps.audit();
-    if (audit === undefined) return;
-    await audit.writer.append({
-      kind,
-      session: view.session,
-      ...(view.owner !== null ? { owner: view.owner } : {}),
-      ...(view.chain_id !== null ? { chain_id: view.chain_id } : {}),
-      hook: view.hook,
-      profile: view.profile,
-      profile_event: view.event,
-      status: view.state,
-      details: kind === "approval_request"
-        ? { approval_id: view.id, prompt: view.prompt, options: view.options, default: view.default, timeout_s: view.timeout_s, expires_at: view.expires_at, ...(view.state !== "pending" ? { decision: view.decision, decided_by: view.decided_by } : {}) }
-        : { approval_id: view.id, decision: view.decision, decided_by: view.decided_by, decided_at: view.decided_at },
-    });
+  async function auditRecord(kind: ApprovalRecordKind, view: Approval): Promise<void> {
+    await deps.audit()?.writer.append(approvalAuditRecord(kind, view));
   }
 
-  function auditFailed(err: unknown, id: string): VcpError {
-    return new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { approval_id: id }, { cause: err });
-  }
 
   function retire(entry: Entry): void {
     const key = sessionKeyOf(entry.view);
@@ -313,7 +321,7 @@ export function createApprovals(deps: Deps) {
         decided.push(view.id);
         while (decided.length > limits.retainDecided) entries.delete(decided.shift()!);
         await auditRecord("approval_request", view).catch((err: unknown) => {
-          throw auditFailed(err, view.id);
+          throw approvalAuditFailed(err, view.id);
         });
         const out = copy(view);
         emit({ type: "new", approval: out });
@@ -331,7 +339,7 @@ export function createApprovals(deps: Deps) {
         entries.delete(view.id);
         retire(entry);
         decided.pop();
-        throw auditFailed(err, view.id);
+        throw approvalAuditFailed(err, view.id);
       }
       entry.timer = setTimeout(() => expire(entry, "timeout"), timeoutS * 1000);
       entry.timer.unref();
@@ -386,7 +394,7 @@ export function createApprovals(deps: Deps) {
       } catch (err) {
         entry.deciding = false;
         if (Date.parse(entry.view.expires_at) <= deps.clock.wallNow()) expire(entry, "timeout");
-        throw auditFailed(err, id);
+        throw approvalAuditFailed(err, id);
       }
       entry.deciding = false;
       // Closed while the record was written: the shutdown expiry already answered its waiters.

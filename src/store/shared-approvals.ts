@@ -26,7 +26,7 @@ import { VcpError } from "../errors.js";
 import type { Clock, Logger } from "../observe/events.js";
 import { maySee, type SessionPrincipal } from "../pipeline/access.js";
 import type { AuditTrail } from "../runtime/audit-trail.js";
-import { DEFAULT_APPROVAL_LIMITS, isGranting, MAX_DECISION_LENGTH, type Approval, type ApprovalAsk, type ApprovalEvent, type ApprovalLimits, type ApprovalQuery } from "../runtime/approvals.js";
+import { approvalAuditFailed, approvalAuditRecord, DEFAULT_APPROVAL_LIMITS, isGranting, type ApprovalRecordKind, MAX_DECISION_LENGTH, type Approval, type ApprovalAsk, type ApprovalEvent, type ApprovalLimits, type ApprovalQuery } from "../runtime/approvals.js";
 import { segment, luaScript, type SessionRedis } from "./session-redis.js";
 
 const ALLOW_ALWAYS = "allow always";
@@ -244,27 +244,10 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
     return item;
   }
 
-  async function auditRecord(kind: "approval_request" | "approval_decision", view: Approval): Promise<void> {
-    const audit = deps.audit();
-    if (audit === undefined) return;
-    await audit.writer.append({
-      kind,
-      session: view.session,
-      ...(view.owner !== null ? { owner: view.owner } : {}),
-      ...(view.chain_id !== null ? { chain_id: view.chain_id } : {}),
-      hook: view.hook,
-      profile: view.profile,
-      profile_event: view.event,
-      status: view.state,
-      details: kind === "approval_request"
-        ? { approval_id: view.id, prompt: view.prompt, options: view.options, default: view.default, timeout_s: view.timeout_s, expires_at: view.expires_at, ...(view.state !== "pending" ? { decision: view.decision, decided_by: view.decided_by } : {}) }
-        : { approval_id: view.id, decision: view.decision, decided_by: view.decided_by, decided_at: view.decided_at },
-    });
+  async function auditRecord(kind: ApprovalRecordKind, view: Approval): Promise<void> {
+    await deps.audit()?.writer.append(approvalAuditRecord(kind, view));
   }
 
-  function auditFailed(err: unknown, id: string): VcpError {
-    return new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { approval_id: id }, { cause: err });
-  }
 
   /** Settle a pending approval in one script (which also publishes it); false when something settled it first. */
   async function settle(item: Item, state: "granted" | "denied" | "expired", decision: string, by: string, at: string, token: string): Promise<Approval | undefined> {
@@ -355,7 +338,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
       } catch (err) {
         // Not recorded ⇒ not asked: nothing half-created stays behind.
         if (out === "PENDING") await redis.script(UNDO_REQUEST, [itemKey(view.id), pendingKey, item.pendingKey, indexKey, clientPendingKey(ask.owner)], [view.id]).catch(() => undefined);
-        throw auditFailed(err, view.id);
+        throw approvalAuditFailed(err, view.id);
       }
       await redis.command("announcing an approval", ["PUBLISH", channel, JSON.stringify({ type: "new", approval: made } satisfies ApprovalEvent)]);
       if (out === "CACHED") await redis.command("announcing an approval", ["PUBLISH", channel, JSON.stringify({ type: "decided", approval: made } satisfies ApprovalEvent)]);
@@ -404,7 +387,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
         await auditRecord("approval_decision", { ...item.view, state, decision, decided_by: by, decided_at: at });
       } catch (err) {
         await redis.script(END_DECIDE, [decidingKey(id)], [token]).catch(() => undefined);
-        throw auditFailed(err, id);
+        throw approvalAuditFailed(err, id);
       }
       const settled = await settle(item, state, decision, by, at, token);
       if (settled === undefined) {
