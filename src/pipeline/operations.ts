@@ -13,7 +13,7 @@ import { keepsSafetyRulesOf } from "../integrity/check.js";
 import { isTruncatedAnnotations } from "../chain/annotations.js";
 import { applyConflictStrategy, compositionBase } from "./strategies.js";
 import type {
-  AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, PipelineDeps, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
+  AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, PeriodicStatus, PipelineDeps, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
 } from "./types.js";
 import type { JsonBounds } from "../model/json-bounds.js";
 import { assertBoundedFields, assertPipelineInput, frozenJsonCopy, isPlainObject } from "./validate.js";
@@ -97,6 +97,22 @@ export function sessionInfoOf(s: SessionRecord): SessionInfo {
   // SECURITY: the caller-facing id and this session's own data only: never the owner or the key
   // (which names the owner), so a hook cannot learn who else uses an id.
   return { id: s.id, created_at: s.createdAt, updated_at: s.updatedAt, state: s.state, metadata: s.metadata };
+}
+
+/** What `sessions.get/list` answer for a session, whichever store holds it (frozen). */
+export function sessionViewOf(s: SessionRecord, periodic: readonly PeriodicStatus[]): SessionView {
+  return Object.freeze({
+    session_id: s.id,
+    owner: s.owner,
+    context: s.context,
+    constitution: s.constitution,
+    state: s.state,
+    last_known_good: s.lastKnownGood,
+    metadata: s.metadata,
+    created_at: s.createdAt,
+    updated_at: s.updatedAt,
+    periodic: Object.freeze(periodic.map((p) => Object.freeze({ ...p }))),
+  });
 }
 
 export interface SessionOperations {

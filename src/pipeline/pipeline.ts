@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { SessionInfo } from "../model/input.js";
 import { maySee, sessionKey, type SessionAccess } from "./access.js";
 import { sessionAmbiguous, sessionExists, sessionLimit, sessionNotFound } from "./errors.js";
-import { assertOperationInput, createSessionOperations, sessionInfoOf, type SessionRecord } from "./operations.js";
+import { assertOperationInput, createSessionOperations, sessionInfoOf, sessionViewOf, type SessionRecord } from "./operations.js";
 import { createPeriodicScheduler, type ScheduleEntry } from "./periodic.js";
 import { createSerialQueue, type SerialQueue } from "./queue.js";
 import type { Pipeline, PipelineDeps, SessionView } from "./types.js";
@@ -119,19 +119,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   function view(s: Session): SessionView {
-    const periodic = periodicScheduler.status(s);
-    return Object.freeze({
-      session_id: s.id,
-      owner: s.owner,
-      context: s.context,
-      constitution: s.constitution,
-      state: s.state,
-      last_known_good: s.lastKnownGood,
-      metadata: s.metadata,
-      created_at: s.createdAt,
-      updated_at: s.updatedAt,
-      periodic: Object.freeze(periodic),
-    });
+    return sessionViewOf(s, periodicScheduler.status(s));
   }
 
   /** Run `op` in the session's turn. The session must be open when called; queued work still runs if it closes meanwhile. */

@@ -23,7 +23,7 @@ import { randomUUID } from "node:crypto";
 import { VcpError } from "../errors.js";
 import { keyParts, maySee, sessionKey, type SessionAccess } from "../pipeline/access.js";
 import { sessionAmbiguous, sessionExists, sessionLimit, sessionNotFound } from "../pipeline/errors.js";
-import { assertOperationInput, createSessionOperations, sessionInfoOf, type SessionRecord } from "../pipeline/operations.js";
+import { assertOperationInput, createSessionOperations, sessionInfoOf, sessionViewOf, type SessionRecord } from "../pipeline/operations.js";
 import { createSerialQueue, type SerialQueue } from "../pipeline/queue.js";
 import type { PeriodicStatus, PipelineDeps, SessionService, SessionView } from "../pipeline/types.js";
 import { assertBoundedFields, assertPipelineInput, frozenJsonCopy } from "../pipeline/validate.js";
@@ -188,18 +188,7 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
   }
 
   function view(s: StoredSession, periodic: readonly PeriodicStatus[]): SessionView {
-    return Object.freeze({
-      session_id: s.id,
-      owner: s.owner,
-      context: s.context,
-      constitution: s.constitution,
-      state: s.state,
-      last_known_good: s.lastKnownGood,
-      metadata: s.metadata,
-      created_at: s.createdAt,
-      updated_at: s.updatedAt,
-      periodic: Object.freeze(periodic.map((p) => Object.freeze({ ...p }))),
-    });
+    return sessionViewOf(s, periodic);
   }
 
   /** Pipeline.keyOf over the store: the one place the per-owner namespace is resolved. */
