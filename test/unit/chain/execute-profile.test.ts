@@ -254,7 +254,7 @@ describe("optional profile members", () => {
 
   test("compileFilter is ANDed with the matcher; a definition with match on a profile without it is refused when planned", async () => {
     const log = { stamps: 0, folds: [] as Array<{ entries: Entry[]; input: Record<string, unknown> }>, failClosed: [] as boolean[] };
-    const profile = withMembers({ compileFilter: (match: unknown) => (input: Record<string, unknown>) => input["size"] === (match as { size: number }).size }, log);
+    const profile = withMembers({ compileFilter: (match: unknown) => Object.assign((input: Record<string, unknown>) => input["size"] === (match as { size: number }).size, { cost: 0 }) }, log);
     const result = await run(profile, [hook("big", { match: { size: 2 } }), hook("small", { match: { size: 1 } })], { big: () => ({ message: "big" }), small: () => ({ message: "small" }) }, [], { tool: "x", size: 1 });
     expect(result.hook_results.map((r) => [r.hook, r.outcome])).toEqual([["big", "skipped_matcher"], ["small", "ok"]]);
     expect(() => compileProfilePlan(echoProfile, ref(), [hook("m", { match: { size: 1 } })], 1)).toThrow(/has no match filters/);
