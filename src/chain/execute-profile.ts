@@ -7,7 +7,6 @@
  *   plan order ──► disabled? ─► skipped_disabled     matching hooks ──► mode (per_definition: any sequential ⇒ sequential)
  *                  duplicate? ─► deduplicated           │ sequential: input = chainInput(input, output) after a successful hook
  *                  matcher ✗ ─► skipped_matcher         │ parallel:   every hook gets the ORIGINAL input; all at once when
- *   matcher over its bundle's scan budget ─► not run, `error` (like a condition over its cost budget)
  *                                                       │             the invoker is `concurrent` (main process), else one by one
  *                                                       ▼
  *        no hook applies ─► emptyPlanAnswer?(event) ?? neutral answer (no stamp, no dispatch) ─► present
@@ -16,6 +15,10 @@
  *        returned ─► JSON (depth-bounded) ─► decode ─► observerView (session trust) ─► output ─┐
  *        threw · timeout · invalid · crashed ─► failureOutput(hook, why, fail_closed ∨ blocking) ┤ reduceWithHooks?(entries, input)
  *        stopsChain(output) ⇒ no later hook runs                                              ┘   ?? reduce(outputs) ─► present
+ *
+ * A matcher (or `match` filter) that would overrun its bundle's scan budget for the chain
+ * (profiles/common/scan.ts, `maxMatcherCost`) is not evaluated and its hook is not run: it is `error`
+ * (or its fail_closed answer), exactly as a condition over its cost budget.
  */
 import { deadlineCutText, execRecordOf, timeoutText } from "./contract.js";
 import type { Clock } from "../observe/events.js";
@@ -94,6 +97,7 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
       continue;
     }
     let meter = scanMeters.get(hook.action.bundle);
+    // SECURITY: every glob/RE2 scan charges this meter before it runs: a bundle's matchers cannot spend more host CPU per chain.
     if (meter === undefined) scanMeters.set(hook.action.bundle, (meter = { left: MAX_MATCHER_COST }));
     let applies: boolean;
     try {

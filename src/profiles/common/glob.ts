@@ -158,7 +158,7 @@ export function compileGlob(glob: string): CompiledGlob {
   const programSize = re.programSize();
   const test = (text: string, meter?: ScanMeter): boolean => {
     // An empty text is no path: only an empty glob matches it (picomatch's rule, kept).
-    if (text === "") return source === "";
+    if (text === "") return (source === "") !== negated;
     chargeScan(meter, text.length, programSize);
     return re.matches(text) !== negated;
   };

@@ -30,6 +30,7 @@ describe("glob scans charge their meter before matching", () => {
     const not = compileGlob("!*.md");
     expect(not("a.ts", { left: 1e6 })).toBe(true);
     expect(not("a.md")).toBe(false);
+    expect(not("")).toBe(true); // an empty text is no path: a negated glob says yes, without a scan
   });
 
   test("an RE2 matcher of an agent profile charges the tool name it searches", () => {
