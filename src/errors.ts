@@ -92,7 +92,7 @@ export const ERROR_CODES = {
   // ── event profiles (PROFILES §2, §8) ──
   UNKNOWN_PROFILE: { status: 404, description: "No event profile of that name (or pinned version) is in the catalogue (PROFILES §8.2); details name the profile and the known ones." },
   UNKNOWN_EVENT: { status: 404, description: "The event is not one of the profile's events; details name the profile, the event and the known events." },
-  INVALID_MATCHER: { status: 400, description: "A hook's matcher cannot be compiled (RE2 syntax) for its event; details name the hook and the pattern." },
+  INVALID_MATCHER: { status: 400, description: "A hook's matcher or match filter cannot be compiled (RE2 syntax) for its event, or may cost more than maxMatcherCost scan units on one input; details name the hook and the pattern or limit." },
   // a deployment decision about a well-formed bundle or event: refused, not malformed
   PROFILE_DISABLED: { status: 403, description: "The profile is in the catalogue but not enabled in this deployment (vcp.yaml `profiles:`); nothing was installed or run." },
   // ── Amplifier approvals (PROFILES §3.4, §8.9) ──

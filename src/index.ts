@@ -48,6 +48,9 @@ export { OUTCOMES, SKIPPED_OUTCOME_LIST } from "./model/result.js";
 export { getProfile, listProfiles, parseProfileRef, registerProfile, isProfileEvent } from "./profiles/index.js";
 export type { EventProfile, EventSpec, ProfileContext, NativeObject, PresentedAnswer, Verdict, ExitCode, ProfileRef } from "./profiles/index.js";
 export type { Aggregated, CommandResult, CompiledMatcher, Decoded, HookOutputEntry, ParsedCommand } from "./profiles/types.js";
+// An embedder's profile: a CompiledMatcher declares its static `cost` and charges the meter it is given.
+export { chargeScan, MAX_MATCHER_COST, ScanBudgetExceeded } from "./profiles/common/scan.js";
+export type { ScanMeter } from "./profiles/common/scan.js";
 export type { ProfilePlanRef } from "./chain/plan.js";
 export type { ProfileChainAnswer } from "./chain/types.js";
 export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry } from "./runtime/fire-profile.js";

@@ -9,8 +9,8 @@ import { BUNDLE_NAME, EXPORT_NAME } from "../model/names.js";
 import { assertPredicateNesting } from "../model/predicate.js";
 import { describeIssues } from "../model/zod-errors.js";
 import { compileHook } from "../registry/validate.js";
-import { isProfileEvent, VCP_PROFILE_ID } from "../profiles/index.js";
-import type { EventProfile } from "../profiles/types.js";
+import { hookMatcher, isProfileEvent, MAX_MATCHER_COST, MatcherCostError, VCP_PROFILE_ID } from "../profiles/index.js";
+import type { CompiledMatcher, EventProfile } from "../profiles/types.js";
 import { hookDefinition, isVcpManifest, manifestProfile } from "./hooks.js";
 import { checkExecShape, ExecBlockSchema } from "./exec-hook.js";
 
@@ -190,18 +190,20 @@ function checkProfileFields(manifest: Manifest, file: string): EventProfile {
     if (hook.timeout_ms !== undefined && hook.timeout_ms > profile.timeouts.max_ms) {
       throw problem("INVALID_BUNDLE", file, `${at}.timeout_ms`, `must be at most ${profile.timeouts.max_ms} for profile ${profile.id}`);
     }
+    let matcher: CompiledMatcher;
     try {
-      profile.compileMatcher(hook.matcher, hook.event);
+      matcher = profile.compileMatcher(hook.matcher, hook.event);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       throw problem("INVALID_MATCHER", file, `${at}.matcher`, `hook '${hook.name}': ${why}`, { hook: hook.name, matcher: hook.matcher });
     }
+    let filter: CompiledMatcher | undefined;
     if (hook.match !== undefined) {
       if (profile.compileFilter === undefined) {
         throw problem("INVALID_BUNDLE", file, `${at}.match`, `profile ${profile.id} has no match filters (only repo-yaml hooks take match; use matcher or a condition)`);
       }
       try {
-        profile.compileFilter(hook.match, hook.event);
+        filter = profile.compileFilter(hook.match, hook.event);
       } catch (err) {
         // The profile names the field (`match.ability_scope: …`); the error names it under the hook.
         const why = err instanceof Error ? err.message : String(err);
@@ -210,6 +212,14 @@ function checkProfileFields(manifest: Manifest, file: string): EventProfile {
         const rule = field !== null ? why.slice(field[0].length) : why;
         throw problem("INVALID_MATCHER", file, path, `hook '${hook.name}': ${rule}`, { hook: hook.name, match: hook.match });
       }
+    }
+    try {
+      hookMatcher(matcher, filter);
+    } catch (err) {
+      if (!(err instanceof MatcherCostError)) throw err;
+      throw problem("INVALID_MATCHER", file, `${at}.${hook.match !== undefined ? "match" : "matcher"}`, `hook '${hook.name}': ${err.message}`, {
+        hook: hook.name, limit: "maxMatcherCost", max: MAX_MATCHER_COST, cost: err.cost,
+      });
     }
     if (hook.blocking !== undefined && profile.blockingHooks !== true) {
       throw problem("INVALID_BUNDLE", file, `${at}.blocking`, `profile ${profile.id} has no blocking hooks (blocking is a repo-yaml field; use fail_closed)`);

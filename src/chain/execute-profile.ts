@@ -15,11 +15,16 @@
  *        returned ─► JSON (depth-bounded) ─► decode ─► observerView (session trust) ─► output ─┐
  *        threw · timeout · invalid · crashed ─► failureOutput(hook, why, fail_closed ∨ blocking) ┤ reduceWithHooks?(entries, input)
  *        stopsChain(output) ⇒ no later hook runs                                              ┘   ?? reduce(outputs) ─► present
+ *
+ * A matcher (or `match` filter) that would overrun its bundle's scan budget for the chain
+ * (profiles/common/scan.ts, `maxMatcherCost`) is not evaluated and its hook is not run: it is `error`
+ * (or its fail_closed answer), exactly as a condition over its cost budget.
  */
 import { deadlineCutText, execRecordOf, timeoutText } from "./contract.js";
 import type { Clock } from "../observe/events.js";
 import { ChainDeadline } from "./deadline.js";
 import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
+import { findProfile, MAX_MATCHER_COST, ScanBudgetExceeded, type ScanMeter } from "../profiles/index.js";
 import { DEFAULT_JSON_DEPTH, jsonTextDepth } from "../model/json-bounds.js";
 import { parseGuestJson } from "./result.js";
 import { sanitizeGuestText } from "./guest-text.js";
@@ -28,7 +33,6 @@ import type { ActionInvoker, ChainRequest, ChainResult, HookExecution, InvokeOut
 import type { ResolvedHook } from "../model/hook.js";
 import type { ResultStatus } from "../model/result.js";
 import { VcpError } from "../errors.js";
-import { findProfile } from "../profiles/index.js";
 import type { Aggregated, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict } from "../profiles/types.js";
 
 export interface ProfileChainDeps {
@@ -74,16 +78,36 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
   const hookResults: HookExecution[] = [];
 
   // Which definitions apply: matchers (and `match` filters) test the input as the agent sent it
-  // (upstream plans before anything runs).
+  // (upstream plans before anything runs). One scan meter per bundle: a bundle's matchers together
+  // scan at most MAX_MATCHER_COST units per chain, and never use up another bundle's (profiles/common/scan.ts).
   const matching: Array<{ planned: PlannedProfileHook; slot: number }> = [];
+  const scanMeters = new Map<string, ScanMeter>();
+  // Slot → why the hook is not run though it may apply: its matcher would overrun its bundle's meter.
+  const budgetRefusals = new Map<number, string>();
   for (const planned of plan.hooks) {
     const { hook } = planned;
-    if (!hook.enabled) hookResults.push(skipped(hook, "skipped_disabled"));
-    else if (planned.duplicateOf !== undefined) {
+    if (!hook.enabled) {
+      hookResults.push(skipped(hook, "skipped_disabled"));
+      continue;
+    }
+    if (planned.duplicateOf !== undefined) {
       const execution = skipped(hook, "deduplicated");
       execution.reason = `same bundle, action and matcher as '${planned.duplicateOf}', which runs in its place (PROFILES §8.6)`;
       hookResults.push(execution);
-    } else if (!planned.matcher(unstamped)) hookResults.push(skipped(hook, "skipped_matcher"));
+      continue;
+    }
+    let meter = scanMeters.get(hook.action.bundle);
+    // SECURITY: every glob/RE2 scan charges this meter before it runs: a bundle's matchers cannot spend more host CPU per chain.
+    if (meter === undefined) scanMeters.set(hook.action.bundle, (meter = { left: MAX_MATCHER_COST }));
+    let applies: boolean;
+    try {
+      applies = planned.matcher(unstamped, meter);
+    } catch (err) {
+      if (!(err instanceof ScanBudgetExceeded)) throw err;
+      applies = true;
+      budgetRefusals.set(hookResults.length, `matcher not evaluated: the matchers and match filters of bundle '${hook.action.bundle}' used up their scan budget of ${MAX_MATCHER_COST} units for this chain (limit maxMatcherCost)`);
+    }
+    if (!applies) hookResults.push(skipped(hook, "skipped_matcher"));
     else {
       // A placeholder keeps results in plan order; the hook's execution replaces it below.
       matching.push({ planned, slot: hookResults.length });
@@ -138,8 +162,10 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
     const blocking = hook.blocking === true && hook.trust !== "session";
     const failClosed = (hook.fail_closed && hook.trust !== "session") || blocking;
 
-    let conditionFailure: string | undefined;
-    if (predicate !== null) {
+    // A matcher over its budget is a failure to decide whether the hook applies: the same outcome as a
+    // condition over its budget (the hook is not run; `error`, or its fail_closed answer).
+    let conditionFailure: string | undefined = budgetRefusals.get(slot);
+    if (predicate !== null && conditionFailure === undefined) {
       let meter = meters.get(hook.action.bundle);
       if (meter === undefined) meters.set(hook.action.bundle, (meter = { left: DEFAULT_PREDICATE_MAX_COST }));
       let fires = true;

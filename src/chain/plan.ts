@@ -3,6 +3,7 @@ import type { ResolvedHook } from "../model/hook.js";
 import { compilePredicate, type CompiledPredicate } from "./predicate.js";
 import type { ChainPlan, PlannedHook } from "./types.js";
 import type { CompiledMatcher, EventProfile } from "../profiles/types.js";
+import { hookMatcher } from "../profiles/index.js";
 
 // Predicates compile once per hook object; hooks are frozen and replaced (never mutated) on change,
 // so a WeakMap keyed by the hook is an exact cache and frees itself when a hook is deregistered.
@@ -69,8 +70,7 @@ function compiledMatcherOf(profile: EventProfile, hook: ResolvedHook, event: str
     if (hook.match !== undefined && profile.compileFilter === undefined) {
       throw new Error(`hook '${hook.name}': profile ${profile.id} has no match filters`);
     }
-    const filter = hook.match !== undefined ? profile.compileFilter!(hook.match, event) : undefined;
-    compiled = filter === undefined ? matcher : (input) => matcher(input) && filter(input);
+    compiled = hookMatcher(matcher, hook.match !== undefined ? profile.compileFilter!(hook.match, event) : undefined);
     compiledMatchers.set(hook, compiled);
   }
   return compiled;

@@ -11,6 +11,7 @@
  *                                                                       { native, exit_code, stderr? }
  */
 import type { z } from "zod";
+import type { ScanMeter } from "./common/scan.js";
 
 /** A native JSON object as the agent reads or writes it (one hook's stdin or stdout). */
 export type NativeObject = Record<string, unknown>;
@@ -55,8 +56,16 @@ export interface ProfileContext {
  */
 export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
 
-/** A compiled `matcher`: true when the definition applies to this input. */
-export type CompiledMatcher = (input: NativeObject) => boolean;
+/**
+ * A compiled `matcher` (or `match` filter): true when the definition applies to this input. Every
+ * RE2/glob test charges `meter` what it scans before scanning and throws `ScanBudgetExceeded` when
+ * the meter would run out (common/scan.ts); `cost` is the most scan units it may charge on any input
+ * the profile's `validateInput` accepts (0 for tests without a pattern).
+ */
+export interface CompiledMatcher {
+  (input: NativeObject, meter?: ScanMeter): boolean;
+  readonly cost: number;
+}
 
 export interface PresentedAnswer {
   readonly native: NativeObject;
@@ -132,7 +141,8 @@ export interface EventProfile {
   /**
    * Compile a definition's matcher for `event` at build/install time. `undefined`, `""` and `"*"`
    * match everything. Throws an Error naming the problem when RE2 cannot compile the pattern: a bad
-   * matcher is a build error, never a silent exact-string fallback.
+   * matcher is a build error, never a silent exact-string fallback. Its `cost` rests on the bounds
+   * `validateInput` puts on the fields it scans.
    */
   compileMatcher(pattern: string | undefined, event: string): CompiledMatcher;
   /** Turn what an action returned (already JSON-parsed) into a native output, or say why not. */

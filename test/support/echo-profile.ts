@@ -53,12 +53,14 @@ const echoProfile: EventProfile = {
     return { ok: true, value: input };
   },
   compileMatcher(pattern, event) {
-    if (pattern === undefined || pattern === "" || pattern === "*") return () => true;
+    const all = Object.assign(() => true, { cost: 0 });
+    if (pattern === undefined || pattern === "" || pattern === "*") return all;
     const field = echoProfile.events[event]?.matcher;
-    if (field === undefined) return () => true;
+    if (field === undefined) return all;
     // Throws (RE2JSSyntaxException) for a pattern RE2 refuses: a build error, never an exact match.
     const re = RE2JS.compile(pattern);
-    return (input) => typeof input[field] === "string" && re.matcher(input[field] as string).find();
+    // Test inputs are small: the cost is nominal (one short field), and the scan is not metered.
+    return Object.assign((input: Record<string, unknown>) => typeof input[field] === "string" && re.matcher(input[field] as string).find(), { cost: 1024 * re.programSize() });
   },
   decode(raw) {
     return decodeOutput(raw);

@@ -1,5 +1,5 @@
-/* corpus {"id":"repoyaml-slow-glob-matcher","category":"profile-hooks","title":"a repo-yaml hook's matcher glob *a*a…*b (40 stars) against a 5,000-character ability_id: a backtracking glob engine would spin the host for hours","hook":{"timeout_ms":5000,"trust":"deployment","condition":null},"calls":1,
- "profile":{"id":"repo-yaml","event":"PreAbilityCall","matcher":"*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b","input":{"ability_id":{"repeat":["a",5000]}},"companion":true,
+/* corpus {"id":"repoyaml-slow-glob-matcher","category":"profile-hooks","title":"a repo-yaml hook's matcher glob *a*a…*b (40 stars) against a 1,000-character ability_id (the longest field a matcher scans is 1,024): a backtracking glob engine would spin the host for hours","hook":{"timeout_ms":5000,"trust":"deployment","condition":null},"calls":1,
+ "profile":{"id":"repo-yaml","event":"PreAbilityCall","matcher":"*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b","input":{"ability_id":{"repeat":["a",1000]}},"companion":true,
   "expect":{"native_absent":["error"],"exit_code":0}},
  "expect":{"outcome":"skipped_matcher","status":"continue","error_matches":null,"annotations":null,"max_fire_ms":5000,"recycled":"none"}} */
 // The matcher runs on the host (the sandbox host's worker, outside any isolate and its timeout), on

@@ -7,10 +7,12 @@
  * stops the chain; `modify` (pre_ events only) changes the payload later hooks see; `ask_user` is
  * queued. A failed hook allows (fail-open) or, with `fail_closed`, denies with code 503.
  */
-import { compileGlob } from "../common/glob.js";
+import { compileGlob, type CompiledGlob } from "../common/glob.js";
 import type {
   Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict,
 } from "../types.js";
+import { fieldMatcher, MATCH_ALL } from "../common/native.js";
+import { MAX_MATCHED_FIELD_LENGTH } from "../common/scan.js";
 import { decodeDecision, parseCommandResult as parseAiMemoryCommand } from "./decision.js";
 import { AI_MEMORY_EVENTS } from "./events.js";
 import { decisionLine, foldAiMemory, type ChainResult } from "./fold.js";
@@ -150,22 +152,25 @@ export const aiMemoryProfile: EventProfile = {
     for (const key of Object.keys(input)) {
       if (key !== "event" && key !== "payload") return { ok: false, error: `${key}: unknown field (the envelope is { event, payload })` };
     }
+    const namespace = isObject(input.payload) ? input.payload.namespace : undefined;
+    // SECURITY: the length bound namespace matchers' cost rests on, applied before any matcher runs.
+    if (typeof namespace === "string" && namespace.length > MAX_MATCHED_FIELD_LENGTH) {
+      return { ok: false, error: `payload.namespace: must be at most ${MAX_MATCHED_FIELD_LENGTH} characters (a field matchers search)` };
+    }
     return { ok: true, value: input };
   },
 
   /** Matchers are globs on `payload.namespace` (upstream's per-hook `namespace`, e.g. `team/*`). */
   compileMatcher(pattern: string | undefined, event: string): CompiledMatcher {
-    if (pattern === undefined || pattern === "" || pattern === "*") return () => true;
-    let test: (s: string) => boolean;
+    if (pattern === undefined || pattern === "" || pattern === "*") return MATCH_ALL;
+    let test: CompiledGlob;
     try {
       test = compileGlob(pattern);
     } catch (e) {
       throw new Error(`matcher ${JSON.stringify(pattern)} on ${event}: not a valid namespace glob: ${(e as Error).message}`);
     }
-    return (input) => {
-      const payload = input.payload;
-      return isObject(payload) && typeof payload.namespace === "string" && test(payload.namespace);
-    };
+    // validateInput bounds `payload.namespace` to MAX_MATCHED_FIELD_LENGTH: the matcher's cost rests on it.
+    return fieldMatcher((input) => (isObject(input.payload) ? input.payload.namespace : undefined), test);
   },
 
   decode(raw: unknown, event: string, ctx: ProfileContext): Decoded<NativeObject> {

@@ -10,6 +10,7 @@
 import type {
   Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict,
 } from "../types.js";
+import { MATCH_ALL } from "../common/native.js";
 import { AMPLIFIER_EVENTS, amplifierEventSpec, isAmplifierEvent } from "./events.js";
 import { foldAmplifier } from "./fold.js";
 import { decodeHookResult, defaultResult, type HookResult } from "./output.js";
@@ -96,7 +97,7 @@ export const amplifierProfile: EventProfile = {
   },
 
   compileMatcher(pattern: string | undefined, event: string): CompiledMatcher {
-    if (pattern === undefined || pattern === "" || pattern === "*") return () => true;
+    if (pattern === undefined || pattern === "" || pattern === "*") return MATCH_ALL;
     throw new Error(`matcher ${JSON.stringify(pattern)} on ${event}: Amplifier handlers have no matcher (they register per event); use a condition or test inside the action`);
   },
 

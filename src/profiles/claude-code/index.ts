@@ -25,6 +25,8 @@ import {
   MATCH_ALL,
   baseInputShape,
   compileSearch,
+  costedMatcher,
+  fieldMatcher,
   matchedField,
   decodeNative,
   isObject,
@@ -327,10 +329,9 @@ export const claudeCodeProfile: EventProfile = {
     const trimmed = pattern!.trim();
     if (PLAIN.test(trimmed)) {
       const names = new Set(trimmed.split("|").filter((n) => n !== ""));
-      return (input) => typeof input[field] === "string" && names.has(input[field]);
+      return costedMatcher((input) => typeof input[field] === "string" && names.has(input[field]), 0);
     }
-    const search = compileSearch(trimmed, `claude-code ${event}`);
-    return (input) => typeof input[field] === "string" && search(input[field]);
+    return fieldMatcher((input) => input[field], compileSearch(trimmed, `claude-code ${event}`));
   },
 
   // Plain text is context on UserPromptSubmit/SessionStart, otherwise transcript-only (nothing).

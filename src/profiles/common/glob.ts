@@ -23,6 +23,7 @@
  * only an empty glob.
  */
 import { RE2JS } from "re2js";
+import { chargeScan, type ScanMeter } from "./scan.js";
 
 /** Longest glob accepted: compiling is linear, but a matcher is not a place for a novel. */
 export const MAX_GLOB_LENGTH = 1024;
@@ -122,6 +123,15 @@ function translate(glob: string): string {
 }
 
 /**
+ * A compiled glob: a whole-string test that charges `meter` (common/scan.ts) for the text before
+ * matching it, and the size of its RE2 program, the per-character factor of its cost.
+ */
+export interface CompiledGlob {
+  (text: string, meter?: ScanMeter): boolean;
+  readonly programSize: number;
+}
+
+/**
  * Compile `glob` to a whole-string test running in linear time. Throws {@link GlobError} naming what
  * is wrong (too long, lone backslash, unclosed brace).
  *
@@ -132,7 +142,7 @@ function translate(glob: string): string {
  * compileGlob("*.{ts,js}")("dir/x.ts");     // false: `*` stops at `/`
  * ```
  */
-export function compileGlob(glob: string): (text: string) => boolean {
+export function compileGlob(glob: string): CompiledGlob {
   // SECURITY: a length cap before any work on the pattern.
   if (glob.length > MAX_GLOB_LENGTH) throw new GlobError(`is ${glob.length} characters long; the limit is ${MAX_GLOB_LENGTH}`);
   const negated = glob.startsWith("!");
@@ -145,7 +155,12 @@ export function compileGlob(glob: string): (text: string) => boolean {
   } catch (err) {
     throw new GlobError(`cannot be compiled: ${(err as Error).message}`);
   }
-  // An empty text is no path: only an empty glob matches it (picomatch's rule, kept).
-  const test = (text: string): boolean => (text === "" ? source === "" : re.matches(text));
-  return negated ? (text) => !test(text) : test;
+  const programSize = re.programSize();
+  const test = (text: string, meter?: ScanMeter): boolean => {
+    // An empty text is no path: only an empty glob matches it (picomatch's rule, kept).
+    if (text === "") return (source === "") !== negated;
+    chargeScan(meter, text.length, programSize);
+    return re.matches(text) !== negated;
+  };
+  return Object.assign(test, { programSize });
 }

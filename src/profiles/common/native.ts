@@ -8,6 +8,9 @@ import { RE2JS } from "re2js";
 import { z } from "zod";
 import { VcpError } from "../../errors.js";
 import type { CompiledMatcher, Decoded, NativeObject } from "../types.js";
+import { chargeScan, MAX_MATCHED_FIELD_LENGTH, MAX_MATCHER_COST, MatcherCostError, scanUnits, type ScanMeter } from "./scan.js";
+
+export { MAX_MATCHED_FIELD_LENGTH } from "./scan.js";
 
 /**
  * Deployment settings of the agent profiles (gemini-cli, llxprt, claude-code), besides `strict`: only
@@ -16,9 +19,6 @@ import type { CompiledMatcher, Decoded, NativeObject } from "../types.js";
 export const agentSettingsSchema = z.strictObject({
   session_ttl_s: z.number().int().positive().optional(),
 });
-
-/** Longest input field a matcher searches (tool names, SessionEnd reasons, notification types). */
-export const MAX_MATCHED_FIELD_LENGTH = 1024;
 
 /**
  * An input field an RE2 matcher searches. RE2 is linear in the text, but with a large constant for
@@ -30,7 +30,45 @@ export const matchedField = (): z.ZodString =>
   z.string().max(MAX_MATCHED_FIELD_LENGTH, `must be at most ${MAX_MATCHED_FIELD_LENGTH} characters (a field matchers search)`);
 
 /** A matcher that applies to every input (no matcher, `""`, `"*"`). */
-export const MATCH_ALL: CompiledMatcher = () => true;
+export const MATCH_ALL: CompiledMatcher = Object.assign(() => true, { cost: 0 });
+
+/**
+ * A {@link CompiledMatcher} from a test and its static cost (common/scan.ts: the most scan units the
+ * test may charge on any valid input).
+ */
+export function costedMatcher(test: (input: NativeObject, meter?: ScanMeter) => boolean, cost: number): CompiledMatcher {
+  return Object.assign(test, { cost });
+}
+
+/**
+ * A hook's `matcher` AND its `match` filter (if any) as one test, the filter evaluated only when the
+ * matcher holds. Throws {@link MatcherCostError} when the two may cost more than `MAX_MATCHER_COST`
+ * together: the one place that limit is checked, at build, install and plan.
+ *
+ * @example
+ * ```ts
+ * const applies = hookMatcher(profile.compileMatcher(hook.matcher, event), profile.compileFilter?.(hook.match, event));
+ * applies(input, meter); // throws ScanBudgetExceeded if the bundle's meter runs out
+ * ```
+ */
+export function hookMatcher(matcher: CompiledMatcher, filter: CompiledMatcher | undefined): CompiledMatcher {
+  const cost = matcher.cost + (filter?.cost ?? 0);
+  // SECURITY: refused before any input is seen: a hook may never cost more than a whole chain's meter.
+  if (cost > MAX_MATCHER_COST) throw new MatcherCostError(cost);
+  if (filter === undefined) return matcher;
+  return costedMatcher((input, meter) => matcher(input, meter) && filter(input, meter), cost);
+}
+
+/**
+ * A matcher testing one string field of at most {@link MAX_MATCHED_FIELD_LENGTH} characters with a
+ * compiled pattern; an input whose field is absent or not a string does not match.
+ */
+export function fieldMatcher(read: (input: NativeObject) => unknown, test: { (text: string, meter?: ScanMeter): boolean; readonly programSize: number }): CompiledMatcher {
+  return costedMatcher((input, meter) => {
+    const value = read(input);
+    return typeof value === "string" && test(value, meter);
+  }, scanUnits(MAX_MATCHED_FIELD_LENGTH, test.programSize));
+}
 
 /** True for the patterns every agent treats as "match everything". */
 export function matchesEverything(pattern: string | undefined): boolean {
@@ -47,7 +85,7 @@ export function matchesEverything(pattern: string | undefined): boolean {
  * search("EditTool"); // true: unanchored
  * ```
  */
-export function compileSearch(pattern: string, where: string): (text: string) => boolean {
+export function compileSearch(pattern: string, where: string): { (text: string, meter?: ScanMeter): boolean; readonly programSize: number } {
   let re: RE2JS;
   try {
     re = RE2JS.compile(pattern);
@@ -58,8 +96,14 @@ export function compileSearch(pattern: string, where: string): (text: string) =>
       pattern,
     });
   }
-  // SECURITY: RE2 runs in linear time, so a guest-controlled tool name cannot make matching blow up.
-  return (text) => re.matcher(text).find();
+  const programSize = re.programSize();
+  // SECURITY: RE2 runs in linear time, so a guest-controlled tool name cannot make matching blow up;
+  // the scan is charged to the chain's meter before it is done.
+  const search = (text: string, meter?: ScanMeter): boolean => {
+    chargeScan(meter, text.length, programSize);
+    return re.matcher(text).find();
+  };
+  return Object.assign(search, { programSize });
 }
 
 /** `path.to.field: message` for the first zod issue (the one a user fixes first). */

@@ -9,6 +9,8 @@ import { VcpError } from "../../errors.js";
 import {
   MATCH_ALL,
   compileSearch,
+  costedMatcher,
+  fieldMatcher,
   decodeNative,
   isObject,
   matchesEverything,
@@ -114,11 +116,10 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
       if (field === undefined) return MATCH_ALL;
       const trimmed = pattern!.trim();
       if (field === "tool_name") {
-        const search = compileSearch(trimmed, `${variant} ${event}`);
-        return (input) => typeof input["tool_name"] === "string" && search(input["tool_name"]);
+        return fieldMatcher((input) => input["tool_name"], compileSearch(trimmed, `${variant} ${event}`));
       }
       // Session and compress events: exact match on source / reason / trigger.
-      return (input) => input[field] === trimmed;
+      return costedMatcher((input) => input[field] === trimmed, 0);
     },
 
     // A string is what a command hook printed: JSON, or plain text that becomes a system message.

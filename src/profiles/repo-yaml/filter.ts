@@ -1,7 +1,9 @@
 import { z } from "zod";
 import type { CompiledMatcher, NativeObject } from "../types.js";
 import { describeIssues } from "../../model/zod-errors.js";
-import { compileGlob } from "../common/glob.js";
+import { compileGlob, type CompiledGlob } from "../common/glob.js";
+import { costedMatcher } from "../common/native.js";
+import { MAX_CHANGED_PATHS, MAX_CHANGED_PATHS_CHARS, MAX_MATCHED_FIELD_LENGTH, scanUnits, type ScanMeter } from "../common/scan.js";
 
 /** A hook file's `match` (PROFILES §8.8): every filter given must hold. */
 export const RepoYamlMatch = z.strictObject({
@@ -13,7 +15,7 @@ export type RepoYamlMatch = z.infer<typeof RepoYamlMatch>;
 
 const ABILITY_EVENTS = new Set(["PreAbilityCall", "PostAbilityCall"]);
 
-function glob(pattern: string, field: string): (s: string) => boolean {
+function glob(pattern: string, field: string): CompiledGlob {
   try {
     return compileGlob(pattern);
   } catch (e) {
@@ -35,6 +37,11 @@ function strings(v: unknown): string[] {
  * - `only_if_changed_paths`: globs; at least one path of the input's `changed_files` (or, on
  *   UserPromptSubmit, `files_touched`) must match one of them. No changed paths ⇒ the hook does not run.
  *
+ * Its `cost` (common/scan.ts) is the most scan units it may charge on an input `validateInput`
+ * accepts: `ability_scope` scans one `ability_id` (≤ MAX_MATCHED_FIELD_LENGTH characters), each
+ * `only_if_changed_paths` glob every changed path (≤ MAX_CHANGED_PATHS of them, ≤
+ * MAX_CHANGED_PATHS_CHARS characters in all), each weighted by its RE2 program size.
+ *
  * @example
  * ```ts
  * const f = compileRepoYamlFilter({ ability_scope: "fs.*" }, "PreAbilityCall");
@@ -48,11 +55,13 @@ export function compileRepoYamlFilter(match: unknown, event: string): CompiledMa
     throw new Error(describeIssues(parsed.error, "match").map((i) => `${i.field}: ${i.rule}`).join("; "));
   }
   const m = parsed.data;
-  const tests: Array<(input: NativeObject) => boolean> = [];
+  const tests: Array<(input: NativeObject, meter?: ScanMeter) => boolean> = [];
+  let cost = 0;
   if (m.ability_scope !== undefined && m.ability_scope !== "*") {
     if (!ABILITY_EVENTS.has(event)) throw new Error(`match.ability_scope: ${event} has no ability_id (only PreAbilityCall and PostAbilityCall do)`);
     const test = glob(m.ability_scope, "ability_scope");
-    tests.push((input) => typeof input.ability_id === "string" && test(input.ability_id));
+    tests.push((input, meter) => typeof input.ability_id === "string" && test(input.ability_id, meter));
+    cost += scanUnits(MAX_MATCHED_FIELD_LENGTH, test.programSize);
   }
   if (m.min_duration_ms !== undefined && m.min_duration_ms > 0) {
     if (event !== "PostAbilityCall") throw new Error(`match.min_duration_ms: ${event} has no duration_ms (only PostAbilityCall does)`);
@@ -61,10 +70,12 @@ export function compileRepoYamlFilter(match: unknown, event: string): CompiledMa
   }
   if (m.only_if_changed_paths !== undefined) {
     const globs = m.only_if_changed_paths.map((p) => glob(p, "only_if_changed_paths"));
-    tests.push((input) => {
+    tests.push((input, meter) => {
       const paths = input.changed_files !== undefined ? strings(input.changed_files) : strings(input.files_touched);
-      return paths.some((p) => globs.some((g) => g(p)));
+      return paths.some((p) => globs.some((g) => g(p, meter)));
     });
+    // Σ over paths of (length + 1) × program size, for each glob: every glob may scan every path.
+    for (const g of globs) cost += (MAX_CHANGED_PATHS_CHARS + MAX_CHANGED_PATHS) * g.programSize;
   }
-  return (input) => tests.every((t) => t(input));
+  return costedMatcher((input, meter) => tests.every((t) => t(input, meter)), cost);
 }

@@ -8,11 +8,12 @@
  * hook blocks with `error: "blocked_by_policy"` (exit code 2), and blocks too when it fails. Other
  * failures are non-fatal.
  */
-import { compileGlob } from "../common/glob.js";
+import { compileGlob, type CompiledGlob } from "../common/glob.js";
 import type {
   Aggregated, CommandResult, CompiledMatcher, Decoded, EventProfile, EventSpec, HookOutputEntry, NativeObject, ParsedCommand, PresentedAnswer, Verdict,
 } from "../types.js";
-import { parseJsonObject } from "../common/native.js";
+import { fieldMatcher, MATCH_ALL, parseJsonObject } from "../common/native.js";
+import { MAX_CHANGED_PATHS, MAX_CHANGED_PATHS_CHARS, MAX_MATCHED_FIELD_LENGTH } from "../common/scan.js";
 import { REPO_YAML_EVENTS_LIST } from "./build.js";
 import { compileRepoYamlFilter } from "./filter.js";
 import { foldRepoYaml } from "./fold.js";
@@ -104,27 +105,35 @@ export const repoYamlProfile: EventProfile = {
     }
     if (input.session_id !== undefined && typeof input.session_id !== "string") return { ok: false, error: "session_id: must be a string" };
     if (ABILITY.has(event) && typeof input.ability_id !== "string") return { ok: false, error: `ability_id: required (a string) on ${event}` };
+    // SECURITY: the input bounds matcher and filter costs rest on (common/scan.ts), applied before any glob runs.
+    if (typeof input.ability_id === "string" && input.ability_id.length > MAX_MATCHED_FIELD_LENGTH) {
+      return { ok: false, error: `ability_id: must be at most ${MAX_MATCHED_FIELD_LENGTH} characters (a field matchers search)` };
+    }
     if (input.duration_ms !== undefined && (typeof input.duration_ms !== "number" || input.duration_ms < 0)) {
       return { ok: false, error: "duration_ms: must be a non-negative number" };
     }
     for (const key of ["changed_files", "files_touched"]) {
       const v = input[key];
-      if (v !== undefined && (!Array.isArray(v) || !v.every((p) => typeof p === "string"))) return { ok: false, error: `${key}: must be an array of strings` };
+      if (v === undefined) continue;
+      if (!Array.isArray(v) || !v.every((p) => typeof p === "string")) return { ok: false, error: `${key}: must be an array of strings` };
+      if (v.length > MAX_CHANGED_PATHS) return { ok: false, error: `${key}: at most ${MAX_CHANGED_PATHS} paths (got ${v.length}; paths match filters scan)` };
+      const chars = v.reduce((sum: number, p: string) => sum + p.length, 0);
+      if (chars > MAX_CHANGED_PATHS_CHARS) return { ok: false, error: `${key}: at most ${MAX_CHANGED_PATHS_CHARS} characters in all (got ${chars}; paths match filters scan)` };
     }
     return { ok: true, value: { ...input, event_type: event } };
   },
 
   /** A `matcher` is a glob on `ability_id` (the same test as `match.ability_scope`); ability events only. */
   compileMatcher(pattern: string | undefined, event: string): CompiledMatcher {
-    if (pattern === undefined || pattern === "" || pattern === "*") return () => true;
+    if (pattern === undefined || pattern === "" || pattern === "*") return MATCH_ALL;
     if (!ABILITY.has(event)) throw new Error(`matcher ${JSON.stringify(pattern)} on ${event}: only PreAbilityCall and PostAbilityCall have an ability_id to match`);
-    let test: (s: string) => boolean;
+    let test: CompiledGlob;
     try {
       test = compileGlob(pattern);
     } catch (e) {
       throw new Error(`matcher ${JSON.stringify(pattern)}: not a valid glob: ${(e as Error).message}`);
     }
-    return (input) => typeof input.ability_id === "string" && test(input.ability_id);
+    return fieldMatcher((input) => input.ability_id, test);
   },
 
   compileFilter: compileRepoYamlFilter,

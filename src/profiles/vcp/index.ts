@@ -7,6 +7,7 @@
 import { HOOK_TYPES } from "../../model/hook-type.js";
 import { HookResultSchema } from "../../model/result.js";
 import type { EventProfile, EventSpec, NativeObject } from "../types.js";
+import { MATCH_ALL } from "../common/native.js";
 
 export const VCP_PROFILE_ID = "vcp";
 
@@ -48,7 +49,7 @@ export const vcpProfile: EventProfile = Object.freeze({
   },
   compileMatcher(pattern: string | undefined) {
     if (pattern !== undefined && pattern !== "" && pattern !== "*") throw new Error("vcp@1 hooks have no matcher: use a condition (spec §4.4)");
-    return () => true;
+    return MATCH_ALL;
   },
   decode(raw: unknown) {
     const parsed = HookResultSchema.safeParse(raw);

@@ -7,6 +7,9 @@ import { resolveConfig } from "../../../src/config/config.js";
 import { getProfile, listProfiles, parseProfileRef, registerProfile, vcpProfile } from "../../../src/profiles/index.js";
 import { resolveEnabledProfiles } from "../../../src/runtime/profile-hooks.js";
 import echoProfile from "../../support/echo-profile.js";
+import { MAX_MATCHER_COST } from "../../../src/profiles/common/scan.js";
+import { compileRepoYamlFilter, repoYamlProfile } from "../../../src/profiles/repo-yaml/index.js";
+import type { VcpError } from "../../../src/errors.js";
 
 registerProfile(echoProfile);
 
@@ -95,6 +98,39 @@ describe("repo-yaml match and blocking, default priority (PROFILES §8.5, §8.8)
     }
     expect(caught).toMatchObject({ code });
     expect((caught as Error).message).toContain(message);
+  });
+});
+
+describe("matcher scan cost at build and install (profiles/common/scan.ts)", () => {
+  const repoHook = (extra: Record<string, unknown> = {}) => ({ name: "guard", action: "guard", timeout_ms: 1000, event: "PostAbilityCall", ...extra });
+  const repo = (hooks: unknown[]) => ({ bundle: "r", version: "1.0.0", profile: "repo-yaml", trust: "deployment", hooks });
+  const bait = "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b";
+
+  test("a match filter that may scan more than maxMatcherCost is INVALID_MATCHER naming the hook and the limit", () => {
+    const heavy = { ability_scope: bait, only_if_changed_paths: [bait, "{a,aa,aaa}*{a,aa}*{a,aa}*{a,aa}*{a,aa}*{a,aa}*{a,aa}*{a,aa}*c"] };
+    let caught: unknown;
+    try {
+      parseManifest(repo([repoHook({ name: "ok" }), repoHook({ match: heavy })]), "policy.yaml");
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toMatchObject({ code: "INVALID_MATCHER", details: { hook: "guard", limit: "maxMatcherCost", max: MAX_MATCHER_COST } });
+    expect((caught as VcpError).message).toContain("hooks[1].match: hook 'guard': its matcher and match filters may scan");
+    expect((caught as VcpError).message).toContain(`at most ${MAX_MATCHER_COST} are allowed (limit maxMatcherCost)`);
+    expect((caught as VcpError).details!["cost"]).toBeGreaterThan(MAX_MATCHER_COST);
+  });
+
+  test("a matcher and a filter are counted together; each alone is accepted", () => {
+    // The most `src/**/*.tN` globs a filter may hold alone, then check the bait matcher tips it over.
+    const globs = (n: number) => Array.from({ length: n }, (_, i) => `src/**/*.t${i}`);
+    const filterCost = (n: number) => compileRepoYamlFilter({ only_if_changed_paths: globs(n) }, "PostAbilityCall").cost;
+    let n = 1;
+    while (filterCost(n + 1) <= MAX_MATCHER_COST) n++;
+    const matcherCost = repoYamlProfile.compileMatcher(bait, "PostAbilityCall").cost;
+    expect(filterCost(n) + matcherCost).toBeGreaterThan(MAX_MATCHER_COST); // the premise: together they are over
+    expect(() => parseManifest(repo([repoHook({ match: { only_if_changed_paths: globs(n) } })]))).not.toThrow();
+    expect(() => parseManifest(repo([repoHook({ matcher: bait })]))).not.toThrow();
+    expect(() => parseManifest(repo([repoHook({ matcher: bait, match: { only_if_changed_paths: globs(n) } })]))).toThrow(/hooks\[0\]\.match: .*limit maxMatcherCost/);
   });
 });
 

@@ -6,6 +6,9 @@ import { compileProfilePlan, executionModeOf, orderProfileHooks, type ProfilePla
 import type { ActionInvoker, ChainRequest, InvokeOutcome, InvokeRequest } from "../../../src/chain/types.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import echoProfile from "../../support/echo-profile.js";
+import { compileGlob } from "../../../src/profiles/common/glob.js";
+import { MAX_CHANGED_PATHS_CHARS, MAX_MATCHER_COST } from "../../../src/profiles/common/scan.js";
+import { repoYamlProfile } from "../../../src/profiles/repo-yaml/index.js";
 
 let seq = 0;
 function hook(name: string, extra: Partial<ResolvedHook> = {}): ResolvedHook {
@@ -254,7 +257,7 @@ describe("optional profile members", () => {
 
   test("compileFilter is ANDed with the matcher; a definition with match on a profile without it is refused when planned", async () => {
     const log = { stamps: 0, folds: [] as Array<{ entries: Entry[]; input: Record<string, unknown> }>, failClosed: [] as boolean[] };
-    const profile = withMembers({ compileFilter: (match: unknown) => (input: Record<string, unknown>) => input["size"] === (match as { size: number }).size }, log);
+    const profile = withMembers({ compileFilter: (match: unknown) => Object.assign((input: Record<string, unknown>) => input["size"] === (match as { size: number }).size, { cost: 0 }) }, log);
     const result = await run(profile, [hook("big", { match: { size: 2 } }), hook("small", { match: { size: 1 } })], { big: () => ({ message: "big" }), small: () => ({ message: "small" }) }, [], { tool: "x", size: 1 });
     expect(result.hook_results.map((r) => [r.hook, r.outcome])).toEqual([["big", "skipped_matcher"], ["small", "ok"]]);
     expect(() => compileProfilePlan(echoProfile, ref(), [hook("m", { match: { size: 1 } })], 1)).toThrow(/has no match filters/);
@@ -333,5 +336,49 @@ describe("parallel groups and a concurrent invoker", () => {
     expect(result.aborted_by).toBe("b");
     expect(result.profile?.native).toEqual({ message: "a\nb" });
     expect(result.hook_results.map((h) => h.hook)).toEqual(["a", "b"]);
+  });
+});
+
+describe("matcher scan budget (profiles/common/scan.ts)", () => {
+  const repoRef: ProfilePlanRef = { id: "repo-yaml", event: "SessionStop", strict: false, settings: {} };
+  const repoHook = (name: string, bundle: string, extra: Partial<ResolvedHook> = {}) =>
+    hook(name, { profile: "repo-yaml", event: "SessionStop", action: { bundle, export: name, digest: `sha256:${bundle}` }, ...extra });
+  // The largest changed_files validateInput accepts: 64 paths of 1,024 characters, none matching.
+  const changed = Array.from({ length: 64 }, () => "a".repeat(MAX_CHANGED_PATHS_CHARS / 64));
+
+  test("a bundle's filters share one meter per chain: once spent, its next filtering hook is not run and is `error`; other bundles and free matchers are unaffected", async () => {
+    const perHook = (MAX_CHANGED_PATHS_CHARS + changed.length) * compileGlob("*.md0").programSize;
+    const fit = Math.floor(MAX_MATCHER_COST / perHook);
+    const filtered = Array.from({ length: fit + 2 }, (_, i) => repoHook(`f${i}`, "b", { match: { only_if_changed_paths: [`*.md${i}`] } }));
+    const free = repoHook("free", "b");
+    const other = repoHook("other", "c", { match: { only_if_changed_paths: ["*.md0"] } });
+    const hooks = [...filtered, free, other];
+    const calls: InvokeRequest[] = [];
+    const actions = Object.fromEntries(hooks.map((h) => [h.name, () => ({})]));
+    const p = compileProfilePlan(repoYamlProfile, repoRef, orderProfileHooks(repoYamlProfile, hooks), 1);
+    const result = await runProfileChain(p, request({ changed_files: changed }), { ...deps(invoker(actions, calls)), profileOf: () => repoYamlProfile });
+    const outcomes = Object.fromEntries(result.hook_results.map((r) => [r.hook, r]));
+    for (let i = 0; i < fit; i++) expect(outcomes[`f${i}`]!.outcome).toBe("skipped_matcher");
+    for (const name of [`f${fit}`, `f${fit + 1}`]) {
+      expect(outcomes[name]).toMatchObject({ outcome: "error", status: "continue" });
+      expect(outcomes[name]!.error).toMatch(new RegExp(`bundle 'b' used up their scan budget of ${MAX_MATCHER_COST} units for this chain \\(limit maxMatcherCost\\)`));
+    }
+    expect(outcomes["free"]!.outcome).toBe("ok");
+    expect(outcomes["other"]!.outcome).toBe("skipped_matcher");
+    // Only the hook whose matcher decided "applies" ran: an over-budget hook is never invoked.
+    expect(calls.map((c) => c.hook.name)).toEqual(["free"]);
+  });
+
+  test("a fail_closed hook whose filter is over budget contributes its profile's failure answer", async () => {
+    const perHook = (MAX_CHANGED_PATHS_CHARS + changed.length) * compileGlob("*.md0").programSize;
+    const fit = Math.floor(MAX_MATCHER_COST / perHook);
+    const filtered = Array.from({ length: fit }, (_, i) => repoHook(`f${i}`, "b", { match: { only_if_changed_paths: [`*.md${i}`] } }));
+    const closed = repoHook("closed", "b", { blocking: true, match: { only_if_changed_paths: ["*.rs"] } });
+    const pre = (h: ResolvedHook): ResolvedHook => ({ ...h, event: "PreAbilityCall" });
+    const hooks = [...filtered, closed].map(pre);
+    const p = compileProfilePlan(repoYamlProfile, { ...repoRef, event: "PreAbilityCall" }, orderProfileHooks(repoYamlProfile, hooks), 1);
+    const result = await runProfileChain(p, request({ ability_id: "fs.write", changed_files: changed }), { ...deps(invoker({})), profileOf: () => repoYamlProfile });
+    expect(result.hook_results.find((r) => r.hook === "closed")).toMatchObject({ outcome: "error" });
+    expect(result.profile?.native).toMatchObject({ error: "blocked_by_policy" });
   });
 });
