@@ -108,7 +108,20 @@ export async function* followAuditRecords(
     } else {
       // First read, or the writer rotated: find our place again by seq across every file.
       for await (const r of readAuditRecords(path, { afterSeq })) fresh.push(r);
-      live = info === null ? null : { ino: info.ino, offset: (await readFrom(path, 0)).end };
+      live = null;
+      if (info !== null) {
+        // The offset to follow from must come from a read whose records are all taken: a record
+        // appended between the scan above and this read would otherwise lie before the offset and
+        // never be yielded (the sink then stalls below the head for good).
+        const tail = await readFrom(path, 0);
+        const seen = fresh.length > 0 ? fresh[fresh.length - 1]!.seq : afterSeq;
+        const later = tail.records.filter((r) => r.seq > seen);
+        // A gap means the writer rotated in between: leave `live` unset and scan by seq next poll.
+        if (later.length === 0 || later[0]!.seq === seen + 1) {
+          fresh.push(...later);
+          live = { ino: info.ino, offset: tail.end };
+        }
+      }
     }
     for (const r of fresh) {
       afterSeq = r.seq;
