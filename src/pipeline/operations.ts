@@ -13,7 +13,7 @@ import { keepsSafetyRulesOf } from "../integrity/check.js";
 import { isTruncatedAnnotations } from "../chain/annotations.js";
 import { applyConflictStrategy, compositionBase } from "./strategies.js";
 import type {
-  AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, PeriodicStatus, PipelineDeps, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
+  AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, OpenSessionInput, PeriodicStatus, PipelineDeps, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
 } from "./types.js";
 import type { JsonBounds } from "../model/json-bounds.js";
 import { assertBoundedFields, assertPipelineInput, frozenJsonCopy, isPlainObject } from "./validate.js";
@@ -97,6 +97,24 @@ export function sessionInfoOf(s: SessionRecord): SessionInfo {
   // SECURITY: the caller-facing id and this session's own data only: never the owner or the key
   // (which names the owner), so a hook cannot learn who else uses an id.
   return { id: s.id, created_at: s.createdAt, updated_at: s.updatedAt, state: s.state, metadata: s.metadata };
+}
+
+/**
+ * A newly opened session's record, whichever store keeps it: its own frozen copies of what the caller
+ * sent (nothing the caller keeps can change it later), last known-good = the opening constitution.
+ */
+export function newSessionRecord(id: string, key: string, owner: string | null, input: OpenSessionInput, at: string): SessionRecord {
+  const constitution = frozenJsonCopy("constitution", input.constitution);
+  return {
+    id, key, owner,
+    context: frozenJsonCopy("context", input.context),
+    constitution,
+    state: input.state ?? null,
+    lastKnownGood: constitution,
+    metadata: frozenJsonCopy("metadata", input.metadata ?? {}),
+    createdAt: at,
+    updatedAt: at,
+  };
 }
 
 /** What `sessions.get/list` answer for a session, whichever store holds it (frozen). */

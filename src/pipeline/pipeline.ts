@@ -2,12 +2,12 @@ import { randomUUID } from "node:crypto";
 import type { SessionInfo } from "../model/input.js";
 import { maySee, sessionKey, type SessionAccess } from "./access.js";
 import { sessionAmbiguous, sessionExists, sessionLimit, sessionNotFound } from "./errors.js";
-import { assertOperationInput, createSessionOperations, sessionInfoOf, sessionViewOf, type SessionRecord } from "./operations.js";
+import { assertOperationInput, createSessionOperations, newSessionRecord, sessionInfoOf, sessionViewOf, type SessionRecord } from "./operations.js";
 import { createPeriodicScheduler, type ScheduleEntry } from "./periodic.js";
 import { createSerialQueue, type SerialQueue } from "./queue.js";
 import type { Pipeline, PipelineDeps, SessionView } from "./types.js";
 import { DEFAULT_JSON_BOUNDS } from "../model/json-bounds.js";
-import { assertBoundedFields, assertPipelineInput, frozenJsonCopy } from "./validate.js";
+import { assertBoundedFields, assertPipelineInput } from "./validate.js";
 
 export { renderConstitution } from "./operations.js";
 
@@ -189,19 +189,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const held = owner === null ? 0 : (ownedCount.get(owner) ?? 0);
       // Checked before anything is copied or stored: a refused open changes nothing.
       if (held >= maxPerOwner) throw sessionLimit(owner!, maxPerOwner);
-      const constitution = frozenJsonCopy("constitution", input.constitution);
-      const at = now();
       const session: Session = {
-        id,
-        key,
-        owner,
-        context: frozenJsonCopy("context", input.context),
-        constitution,
-        state: input.state ?? null,
-        lastKnownGood: constitution,
-        metadata: frozenJsonCopy("metadata", input.metadata ?? {}),
-        createdAt: at,
-        updatedAt: at,
+        ...newSessionRecord(id, key, owner, input, now()),
         queue: createSerialQueue(),
         schedule: new Map(),
         closing: undefined,

@@ -23,7 +23,7 @@ import { randomUUID } from "node:crypto";
 import { VcpError } from "../errors.js";
 import { keyParts, maySee, sessionKey, type SessionAccess } from "../pipeline/access.js";
 import { sessionAmbiguous, sessionExists, sessionLimit, sessionNotFound } from "../pipeline/errors.js";
-import { assertOperationInput, createSessionOperations, sessionInfoOf, sessionViewOf, type SessionRecord } from "../pipeline/operations.js";
+import { assertOperationInput, createSessionOperations, newSessionRecord, sessionInfoOf, sessionViewOf, type SessionRecord } from "../pipeline/operations.js";
 import { createSerialQueue, type SerialQueue } from "../pipeline/queue.js";
 import type { PeriodicStatus, PipelineDeps, SessionService, SessionView } from "../pipeline/types.js";
 import { assertBoundedFields, assertPipelineInput, frozenJsonCopy } from "../pipeline/validate.js";
@@ -280,17 +280,8 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
       const id = input.session_id ?? randomUUID();
       const owner = access?.principal?.id ?? null;
       const key = sessionKey(owner, id);
-      const constitution = frozenJsonCopy("constitution", input.constitution);
-      const at = now();
       const session: StoredSession = {
-        id, key, owner,
-        context: frozenJsonCopy("context", input.context),
-        constitution,
-        state: input.state ?? null,
-        lastKnownGood: constitution,
-        metadata: frozenJsonCopy("metadata", input.metadata ?? {}),
-        createdAt: at,
-        updatedAt: at,
+        ...newSessionRecord(id, key, owner, input, now()),
         epoch: randomUUID(),
       };
       const limit = owner === null || !Number.isFinite(maxPerOwner) ? -1 : maxPerOwner;
