@@ -31,7 +31,7 @@ const byKind = (kind: string): Obj => {
 
 describe("deploy/k8s manifests", () => {
   test("every manifest validates against the Kubernetes schema of its kind", async () => {
-    expect(objects.map((o) => o.doc.kind).sort()).toEqual(["ConfigMap", "Deployment", "HorizontalPodAutoscaler", "PodDisruptionBudget", "Secret", "Service", "ServiceAccount"]);
+    expect(objects.map((o) => o.doc.kind).sort()).toEqual(["ConfigMap", "Deployment", "HorizontalPodAutoscaler", "NetworkPolicy", "PodDisruptionBudget", "Secret", "Service", "ServiceAccount"]);
     for (const { file, doc } of objects) expect(await checkManifest(doc), file).toEqual([]);
   });
 
@@ -153,6 +153,20 @@ describe("deploy/k8s manifests", () => {
     expect(container.resources.requests.cpu).toBeDefined();
     expect(hpa.spec.minReplicas).toBeGreaterThan(pdb.spec.maxUnavailable);
     expect(deployment.spec.replicas).toBe(hpa.spec.minReplicas);
+  });
+
+  test("the NetworkPolicy selects the replicas, lets in only the HTTP port and lets out only DNS, Redis and the collector", () => {
+    const labels = deployment.spec.template.metadata.labels as Record<string, string>;
+    const policy = byKind("NetworkPolicy");
+    expect(policy.spec.podSelector.matchLabels).toEqual(labels);
+    expect([...policy.spec.policyTypes].sort()).toEqual(["Egress", "Ingress"]);
+    expect(policy.spec.ingress).toEqual([{ ports: [{ protocol: "TCP", port: "http" }] }]);
+    const outPorts = (policy.spec.egress as Array<{ ports: Array<{ port: number }>; to?: unknown }>).flatMap((rule) => rule.ports.map((p) => p.port));
+    // The ports the pods really dial: Redis from the Secret's URL, the collector from the sink URL.
+    const redisUrl = new URL(byKind("Secret").stringData["redis-url"] as string);
+    const vcp = YAML.parse(byKind("ConfigMap").data["vcp.yaml"] as string) as { audit: { sink: { url: string } } };
+    expect(outPorts).toEqual(expect.arrayContaining([53, Number(redisUrl.port || 6379), Number(new URL(vcp.audit.sink.url).port)]));
+    expect(new Set(outPorts)).toEqual(new Set([53, Number(redisUrl.port || 6379), Number(new URL(vcp.audit.sink.url).port)]));
   });
 });
 
