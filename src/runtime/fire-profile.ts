@@ -238,7 +238,8 @@ export function createProfileFirer(deps: Deps) {
       sessions.set(key, entry);
     }
     entry.lastUsed = now;
-    if (counted && (!entry.admitted || entry.sharedAt === undefined || now - entry.sharedAt >= refreshMs(enabled.sessionTtlMs))) {
+    // Only with a shared store: the local store's count above is the whole rule (no await on the hot path).
+    if (counted && deps.implicitSessions !== undefined && (!entry.admitted || entry.sharedAt === undefined || now - entry.sharedAt >= refreshMs(enabled.sessionTtlMs))) {
       await admitShared(enabled, key, entry, id);
     }
     // SECURITY: per-session guest state (isolation: per_session) is keyed by owner and profile, never by the bare id.
