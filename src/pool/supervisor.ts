@@ -9,6 +9,7 @@ import { silentLogger, type Logger } from "../observe/events.js";
 import { assertSandboxLimits, DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/index.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
 import { SlowTracker, WorkerShareTracker } from "./admission.js";
+import { BundleRegistry, type QuarantineInfo } from "./bundle-registry.js";
 import { CodeStore } from "./code-store.js";
 import { attributeCrash, crashedChainValue, type HookIdentity, type PendingTaskView } from "./crash.js";
 import { rebuildEvents } from "./events.js";
@@ -18,7 +19,6 @@ import { forkHost, type HostHandle } from "./host-process.js";
 import { PlanCache, type PlanEntry } from "./plan-cache.js";
 import {
   fromWireError,
-  type BundleMeta,
   type CallMessage,
   type FromHost,
   type HostConfig,
@@ -40,13 +40,6 @@ const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 10_000;
 /** Consecutive failed host starts before the sandbox gives up (SANDBOX_START_FAILED). */
 const MAX_START_FAILURES = 5;
-/**
- * A crash-suspect bundle is on probation — its chains run alone — until it has completed this many
- * chains without a crash, or for SUSPECT_MS at most. Counted in chains, not time, so an innocent
- * bundle that was merely busy during someone else's crash is slowed for a few chains only.
- */
-const PROBATION_CHAINS = 8;
-const SUSPECT_MS = 10 * 60_000;
 /** Per executed hook, time an invoke may spend (re)creating the bundle's isolate before the action runs. */
 const HOOK_SETUP_MS = 2_000;
 
@@ -146,10 +139,7 @@ export class SandboxSupervisor implements Sandbox {
   private gatedInFlight = 0;
   private readonly calls = new Map<number, PendingCall>();
   private readonly callQueue: PendingCall[] = [];
-  private readonly loaded = new Map<string, BundleMeta>();
-  private readonly quarantined = new Map<string, Record<string, unknown>>();
-  /** Crash-suspect digest → when it became one and the chains it has completed alone since. */
-  private readonly suspects = new Map<string, { since: number; cleanChains: number }>();
+  private readonly bundles = new BundleRegistry();
   private soloInFlight = false;
   /** In-flight chains per revision, for the fair-share cap. */
   private readonly inFlightByDigest = new Map<string, number>();
@@ -231,11 +221,9 @@ export class SandboxSupervisor implements Sandbox {
         digest: bundle.digest,
       });
     }
-    this.loaded.set(bundle.digest, meta);
-    if (this.quarantined.delete(bundle.digest)) {
+    if (this.bundles.loaded(meta)) {
       this.logger.info({ bundle: bundle.name, digest: bundle.digest }, "sandbox: bundle reloaded, quarantine lifted");
     }
-    this.suspects.delete(bundle.digest);
     this.slow.reset(bundle.digest);
     this.share?.reset(bundle.digest);
     return value as { exports: string[] };
@@ -243,13 +231,10 @@ export class SandboxSupervisor implements Sandbox {
 
   async unloadBundle(digest: string): Promise<void> {
     this.assertOpen();
-    const meta = this.loaded.get(digest);
-    this.quarantined.delete(digest);
-    this.suspects.delete(digest);
+    const meta = this.bundles.unloaded(digest);
     this.slow.reset(digest);
     this.share?.reset(digest);
     if (meta === undefined) return;
-    this.loaded.delete(digest);
     // The files stay: content-addressed and immutable, they are harmless, and a chain already in
     // flight may still need them on a cold worker. A temporary code directory goes on close().
     await this.call({ t: "unload", id: this.nextId++, digest });
@@ -338,10 +323,10 @@ export class SandboxSupervisor implements Sandbox {
       restarts: this.restarts,
       inFlight: this.inFlight.size,
       queued: this.queuedCount(),
-      quarantined: [...this.quarantined.keys()],
+      quarantined: this.bundles.quarantinedDigests(),
       slowBundles: this.slow.slowDigests(performance.now()),
       demotedBundles: this.share?.demotedDigests(performance.now()) ?? [],
-      suspectBundles: [...this.suspects.keys()].filter((d) => this.isSuspect(d, performance.now())),
+      suspectBundles: this.bundles.suspectDigests(performance.now()),
       plansSent: this.plansSent,
       watchdogKills: this.watchdogKills,
       hostPid: this.host?.gone === false ? this.host.child.pid : undefined,
@@ -362,14 +347,14 @@ export class SandboxSupervisor implements Sandbox {
 
   /** The plan entry of a task's hook list (plan-cache.ts); evicted keys the host holds are forgotten there too. */
   private planFor(task: ChainTask): PlanEntry {
-    const { entry, evicted } = this.plans.lookup(task.plan, (digest) => this.loaded.has(digest), this.host?.generation ?? 0);
+    const { entry, evicted } = this.plans.lookup(task.plan, (digest) => this.bundles.isLoaded(digest), this.host?.generation ?? 0);
     const host = this.host;
     if (evicted.length > 0 && host?.ready && !host.gone) this.sendCallFrame(host, { t: "forget", id: 0, keys: evicted });
     return entry;
   }
 
   private isGated(digest: string, now: number): boolean {
-    return this.slow.isSlow(digest, now) || this.isSuspect(digest, now) || this.share?.isDemoted(digest, now) === true;
+    return this.slow.isSlow(digest, now) || this.bundles.isSuspect(digest, now) || this.share?.isDemoted(digest, now) === true;
   }
 
   /** A revision of the chain is demoted for its worker-time share and already has its cap of chains in flight. */
@@ -380,16 +365,6 @@ export class SandboxSupervisor implements Sandbox {
       if (share.isDemoted(digest, now) && (this.inFlightByDigest.get(digest) ?? 0) >= share.cap()) return true;
     }
     return false;
-  }
-
-  private isSuspect(digest: string, now: number): boolean {
-    const probation = this.suspects.get(digest);
-    if (probation === undefined) return false;
-    if (now - probation.since > SUSPECT_MS || probation.cleanChains >= PROBATION_CHAINS) {
-      this.suspects.delete(digest);
-      return false;
-    }
-    return true;
   }
 
   /** Chains waiting for a thread: here, plus those the host holds beyond its threads. */
@@ -420,7 +395,7 @@ export class SandboxSupervisor implements Sandbox {
     let i = 0;
     while (i < this.waiting.length && this.inFlight.size < this.hostCap && !this.soloInFlight) {
       const entry = this.waiting[i]!;
-      if (entry.digests.some((d) => this.isSuspect(d, now))) {
+      if (entry.digests.some((d) => this.bundles.isSuspect(d, now))) {
         if (this.inFlight.size > 0 || this.loadsInFlight()) return; // drain first; keep its place
         this.waiting.splice(i, 1);
         entry.solo = true;
@@ -453,8 +428,7 @@ export class SandboxSupervisor implements Sandbox {
     this.inFlight.set(entry.id, entry);
     entry.counted = true;
     for (const digest of entry.digests) this.inFlightByDigest.set(digest, (this.inFlightByDigest.get(digest) ?? 0) + 1);
-    let q: string[] | undefined;
-    for (const digest of entry.digests) if (this.quarantined.has(digest)) (q ??= []).push(digest);
+    const q = this.bundles.quarantinedAmong(entry.digests);
     const plan = entry.plan;
     // First chain of this plan for this host (a restarted host starts with none).
     const carriesPlan = plan.sentTo !== host.generation;
@@ -549,10 +523,7 @@ export class SandboxSupervisor implements Sandbox {
     this.settleChain(entry);
     if (reply.ok) {
       // A suspect that ran alone and did not kill the host has served one chain of its probation.
-      for (const digest of entry.digests) {
-        const probation = this.suspects.get(digest);
-        if (probation !== undefined) probation.cleanChains++;
-      }
+      this.bundles.chainCompleted(entry.digests);
       const wire = reply.value as WireChainValue;
       const value = rebuildEvents(wire, entry.task.request);
       this.recordUsage(entry, value.result);
@@ -844,18 +815,18 @@ export class SandboxSupervisor implements Sandbox {
     for (const culprit of plan.culprits) {
       const info = {
         digest: culprit.digest,
-        bundle: this.loaded.get(culprit.digest)?.name,
+        bundle: this.bundles.nameOf(culprit.digest),
         hook: culprit.hook.hook,
         scope: culprit.hook.scope,
         ...(culprit.hook.sessionId !== undefined ? { session_id: culprit.hook.sessionId } : {}),
         reason: `was running when the sandbox host died (${plan.how}; ${culprit.why})`,
         ...(culprit.chainId !== undefined ? { chain_id: culprit.chainId } : {}),
       };
-      this.quarantine(culprit.digest, info);
+      this.quarantine(info);
       culprits.push(info);
     }
     for (const digest of plan.suspects) {
-      if (!this.quarantined.has(digest)) this.suspects.set(digest, { since: now, cleanChains: 0 });
+      this.bundles.suspect(digest, now);
     }
 
     this.restarts++;
@@ -891,9 +862,8 @@ export class SandboxSupervisor implements Sandbox {
     return undefined;
   }
 
-  private quarantine(digest: string, info: Record<string, unknown>): void {
-    this.quarantined.set(digest, info);
-    this.suspects.delete(digest);
+  private quarantine(info: QuarantineInfo): void {
+    this.bundles.quarantine(info);
     this.logger.error(info, "sandbox: bundle quarantined");
     this.emitter.emit("quarantine", info);
   }
@@ -934,8 +904,9 @@ export class SandboxSupervisor implements Sandbox {
    * host, the culprit is that bundle and nothing else.
    */
   private async reloadBundles(): Promise<void> {
-    for (const [digest, meta] of [...this.loaded]) {
-      if (this.quarantined.has(digest)) continue;
+    for (const meta of this.bundles.toReload()) {
+      const digest = meta.digest;
+      if (this.bundles.isQuarantined(digest)) continue; // a recovery in the meantime quarantined it
       const host = this.host;
       if (!host?.ready) return;
       const id = this.nextId++;
@@ -954,7 +925,7 @@ export class SandboxSupervisor implements Sandbox {
         }
         // SECURITY: a host death is this bundle's doing only when its load was the only code running.
         if (!hostDied || (err instanceof VcpError && err.details?.["sole"] === true)) {
-          this.quarantine(digest, {
+          this.quarantine({
             digest,
             bundle: meta.name,
             reason: `failed to reload after a sandbox restart: ${(err as Error).message}`,
