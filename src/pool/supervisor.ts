@@ -1,6 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { ChainRequest, ChainResult, InvokeOutcome, InvokeRequest } from "../chain/types.js";
-import { chainTimeBoundMs } from "../chain/deadline.js";
+import type { ChainRequest, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import { emptyChainResult } from "../chain/contract.js";
 import { VcpError } from "../errors.js";
 import type { ResolvedHook } from "../model/hook.js";
@@ -9,6 +8,7 @@ import { silentLogger, type Logger } from "../observe/events.js";
 import { assertSandboxLimits, DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/index.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
 import { SlowTracker, WorkerShareTracker } from "./admission.js";
+import { ChainQueue, type PendingChain } from "./chain-queue.js";
 import { BundleRegistry, type QuarantineInfo } from "./bundle-registry.js";
 import { CodeStore } from "./code-store.js";
 import { attributeCrash, crashedChainValue, type HookIdentity, type PendingTaskView } from "./crash.js";
@@ -29,7 +29,7 @@ import {
 } from "./protocol.js";
 import { planRecovery } from "./recovery.js";
 import { monotonicMs, threadCpu } from "./slots.js";
-import { graceMs, inspectHost, WatchdogTimer, type HostKill, type WatchedChain } from "./watchdog.js";
+import { inspectHost, WatchdogTimer, type HostKill, type WatchedChain } from "./watchdog.js";
 import { DEFAULTS } from "../config/defaults.js";
 import type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats } from "./api.js";
 
@@ -40,31 +40,6 @@ const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 10_000;
 /** Consecutive failed host starts before the sandbox gives up (SANDBOX_START_FAILED). */
 const MAX_START_FAILURES = 5;
-/** Per executed hook, time an invoke may spend (re)creating the bundle's isolate before the action runs. */
-const HOOK_SETUP_MS = 2_000;
-
-interface PendingChain {
-  id: number;
-  task: ChainTask;
-  plan: PlanEntry;
-  /** The hooks as sent (plan.hooks). */
-  hooks: readonly ResolvedHook[];
-  /** Digests of the enabled hooks (plan.digests). */
-  digests: readonly string[];
-  gated: boolean;
-  /** Dispatched alone because it runs a crash suspect (see pump). */
-  solo: boolean;
-  dispatches: number;
-  dispatchedAt: number;
-  /** Counted in inFlightByDigest (from dispatch to settle). */
-  counted: boolean;
-  /** performance.now() after which the watchdog kills the host (see hardDeadline). */
-  hardDeadline: number;
-  /** A one-action task (invokeAction): sent as `inv`. */
-  invoke?: { inputJson: string; budgetMs: number };
-  resolve: (value: ChainTaskResult) => void;
-  reject: (err: Error) => void;
-}
 
 interface PendingCall {
   id: number;
@@ -112,7 +87,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 export class SandboxSupervisor implements Sandbox {
   private readonly threads: number;
   private readonly maxQueue: number;
-  private readonly hostCap: number;
   private readonly limits: SandboxLimits;
   private readonly fetchPolicy: FetchPolicy;
   private readonly integrity: IntegrityOptions;
@@ -124,8 +98,6 @@ export class SandboxSupervisor implements Sandbox {
   private readonly store: CodeStore;
   /** The compiled host-main.js to fork (host-entry.ts): resolved once, before anything is created. */
   private readonly hostEntry: string;
-  private readonly slow: SlowTracker;
-  private readonly share: WorkerShareTracker | undefined;
   private readonly emitter = new EventEmitter();
 
   private host: HostHandle | undefined;
@@ -134,17 +106,10 @@ export class SandboxSupervisor implements Sandbox {
   private startFailures = 0;
   private broken: VcpError | undefined;
   private nextId = 1;
-  private readonly waiting: PendingChain[] = [];
-  private readonly inFlight = new Map<number, PendingChain>();
-  private gatedInFlight = 0;
+  private readonly chains: ChainQueue;
   private readonly calls = new Map<number, PendingCall>();
   private readonly callQueue: PendingCall[] = [];
   private readonly bundles = new BundleRegistry();
-  private soloInFlight = false;
-  /** In-flight chains per revision, for the fair-share cap. */
-  private readonly inFlightByDigest = new Map<string, number>();
-  /** Worker time per revision of the chain being recorded (recordUsage). */
-  private readonly hookMsScratch = new Map<string, number>();
   /** True while a restarted host reloads bundles: nothing else may run, so a crash names the reload. */
   private reloading = false;
   /** Identifies the latest restartHost run; an older one that was overtaken by a new crash stops. */
@@ -159,16 +124,13 @@ export class SandboxSupervisor implements Sandbox {
   private plansSent = 0;
   private watchdogKills = 0;
   private readonly watchdog = new WatchdogTimer(
-    () => this.inFlight.size > 0 || this.loadsInFlight(),
+    () => this.chains.inFlight.size > 0 || this.loadsInFlight(),
     () => this.watch(),
   );
 
   constructor(options: SandboxOptions) {
     this.threads = positiveInt(options.threads ?? DEFAULTS.pool.threads, "threads");
     this.maxQueue = nonNegativeInt(options.maxQueue ?? DEFAULTS.pool.max_queue, "maxQueue");
-    // Up to min(threads, maxQueue) chains wait inside the host so a freed worker starts the next chain
-    // without an IPC round trip; the rest wait here, where admission and crash recovery can see them.
-    this.hostCap = this.threads + Math.min(this.threads, this.maxQueue);
     this.limits = Object.freeze({ ...DEFAULT_SANDBOX_LIMITS, ...options.limits });
     // Refused here, at start, rather than by every worker thread of the host.
     assertSandboxLimits(this.limits);
@@ -185,12 +147,13 @@ export class SandboxSupervisor implements Sandbox {
     this.logger = options.logger ?? silentLogger;
     this.onGuestLog = options.onGuestLog;
     const slowBundle = options.slowBundle ?? { timeouts: 3, windowMs: 60_000 };
-    this.slow = new SlowTracker(
-      positiveInt(slowBundle.timeouts, "slowBundle.timeouts"),
-      positiveInt(slowBundle.windowMs, "slowBundle.windowMs"),
-    );
-    this.share =
-      options.fairShare === false ? undefined : new WorkerShareTracker(this.threads, positiveInt(options.fairShare?.windowMs ?? 3000, "fairShare.windowMs"));
+    this.chains = new ChainQueue({
+      threads: this.threads,
+      maxQueue: this.maxQueue,
+      slow: new SlowTracker(positiveInt(slowBundle.timeouts, "slowBundle.timeouts"), positiveInt(slowBundle.windowMs, "slowBundle.windowMs")),
+      share: options.fairShare === false ? undefined : new WorkerShareTracker(this.threads, positiveInt(options.fairShare?.windowMs ?? 3000, "fairShare.windowMs")),
+      isSuspect: (digest, now) => this.bundles.isSuspect(digest, now),
+    });
     // Before the code directory exists: a missing or stale build leaves nothing behind.
     this.hostEntry = resolveHostEntry();
     this.store = new CodeStore(options.codeDir);
@@ -224,16 +187,14 @@ export class SandboxSupervisor implements Sandbox {
     if (this.bundles.loaded(meta)) {
       this.logger.info({ bundle: bundle.name, digest: bundle.digest }, "sandbox: bundle reloaded, quarantine lifted");
     }
-    this.slow.reset(bundle.digest);
-    this.share?.reset(bundle.digest);
+    this.chains.resetUsage(bundle.digest);
     return value as { exports: string[] };
   }
 
   async unloadBundle(digest: string): Promise<void> {
     this.assertOpen();
     const meta = this.bundles.unloaded(digest);
-    this.slow.reset(digest);
-    this.share?.reset(digest);
+    this.chains.resetUsage(digest);
     if (meta === undefined) return;
     // The files stay: content-addressed and immutable, they are harmless, and a chain already in
     // flight may still need them on a cold worker. A temporary code directory goes on close().
@@ -283,27 +244,16 @@ export class SandboxSupervisor implements Sandbox {
     } catch (err) {
       return Promise.reject(err);
     }
-    const digests = plan.digests;
-    const now = performance.now();
-    const gated = digests.some((d) => this.isGated(d, now));
-    const startsNow =
-      this.host?.ready === true && this.inFlight.size < this.threads && (!gated || this.gatedInFlight === 0);
-    if (!startsNow && this.queuedCount() >= this.maxQueue) {
-      return Promise.reject(
-        new VcpError(
-          "SANDBOX_OVERLOADED",
-          `sandbox queue is full: ${this.queuedCount()} chains already wait (maxQueue ${this.maxQueue}); retry later`,
-          { maxQueue: this.maxQueue, queued: this.queuedCount(), inFlight: this.inFlight.size },
-        ),
-      );
-    }
+    const overloaded = this.chains.overloaded(plan.digests, this.host?.ready === true, performance.now());
+    if (overloaded !== undefined) return Promise.reject(overloaded);
     return new Promise<ChainTaskResult>((resolve, reject) => {
-      this.waiting.push({
+      this.chains.waiting.push({
         id: this.nextId++,
+        chainId: task.request.chainId,
         task,
         plan,
         hooks: plan.hooks,
-        digests,
+        digests: plan.digests,
         gated: false,
         solo: false,
         dispatches: 0,
@@ -321,11 +271,11 @@ export class SandboxSupervisor implements Sandbox {
   stats(): SandboxStats {
     return {
       restarts: this.restarts,
-      inFlight: this.inFlight.size,
-      queued: this.queuedCount(),
+      inFlight: this.chains.inFlight.size,
+      queued: this.chains.queuedCount(),
       quarantined: this.bundles.quarantinedDigests(),
-      slowBundles: this.slow.slowDigests(performance.now()),
-      demotedBundles: this.share?.demotedDigests(performance.now()) ?? [],
+      slowBundles: this.chains.slowDigests(performance.now()),
+      demotedBundles: this.chains.demotedDigests(performance.now()),
       suspectBundles: this.bundles.suspectDigests(performance.now()),
       plansSent: this.plansSent,
       watchdogKills: this.watchdogKills,
@@ -353,66 +303,11 @@ export class SandboxSupervisor implements Sandbox {
     return entry;
   }
 
-  private isGated(digest: string, now: number): boolean {
-    return this.slow.isSlow(digest, now) || this.bundles.isSuspect(digest, now) || this.share?.isDemoted(digest, now) === true;
-  }
-
-  /** A revision of the chain is demoted for its worker-time share and already has its cap of chains in flight. */
-  private atShareCap(entry: PendingChain, now: number): boolean {
-    const share = this.share;
-    if (share === undefined) return false;
-    for (const digest of entry.digests) {
-      if (share.isDemoted(digest, now) && (this.inFlightByDigest.get(digest) ?? 0) >= share.cap()) return true;
-    }
-    return false;
-  }
-
-  /** Chains waiting for a thread: here, plus those the host holds beyond its threads. */
-  private queuedCount(): number {
-    return this.waiting.length + Math.max(0, this.inFlight.size - this.threads);
-  }
-
-  /**
-   * Admission, in queue order:
-   *
-   * ```
-   *  a chain with a crash suspect   → runs alone: waits until nothing is in flight (nothing behind it
-   *                                   overtakes it meanwhile), and nothing starts until it ends
-   *  a chain with a slow bundle     → at most one such chain in flight (the slow lane); others
-   *                                   overtake it
-   *  a chain with a demoted bundle  → at most share.cap() chains with that bundle in flight (its
-   *                                   share of the threads); others overtake it
-   *  anything else                  → up to hostCap in flight
-   * ```
-   *
-   * SECURITY: a suspect runs alone so that, if it kills the host again, it is the only code that was
-   * running and attribution is certain; no bystander is ever blamed for its crash.
-   */
+  /** Send every chain admission (chain-queue.ts) lets go now; nothing starts while a restarted host reloads. */
   private pump(): void {
     const host = this.host;
     if (host === undefined || !host.ready || this.reloading) return;
-    const now = performance.now();
-    let i = 0;
-    while (i < this.waiting.length && this.inFlight.size < this.hostCap && !this.soloInFlight) {
-      const entry = this.waiting[i]!;
-      if (entry.digests.some((d) => this.bundles.isSuspect(d, now))) {
-        if (this.inFlight.size > 0 || this.loadsInFlight()) return; // drain first; keep its place
-        this.waiting.splice(i, 1);
-        entry.solo = true;
-        this.soloInFlight = true;
-        this.dispatch(host, entry);
-        return;
-      }
-      const gated = entry.digests.some((d) => this.slow.isSlow(d, now));
-      if ((gated && this.gatedInFlight > 0) || this.atShareCap(entry, now)) {
-        i++; // one slow chain at a time, demoted bundles up to their cap; chains of other bundles go ahead
-        continue;
-      }
-      this.waiting.splice(i, 1);
-      entry.gated = gated;
-      if (gated) this.gatedInFlight++;
-      this.dispatch(host, entry);
-    }
+    this.chains.admit(performance.now(), () => this.loadsInFlight(), (entry) => this.dispatch(host, entry));
   }
 
   private loadsInFlight(): boolean {
@@ -420,14 +315,8 @@ export class SandboxSupervisor implements Sandbox {
     return false;
   }
 
+  /** One chain frame to the host (admission counted it in flight). */
   private dispatch(host: HostHandle, entry: PendingChain): void {
-    entry.dispatches++;
-    const now = performance.now();
-    entry.dispatchedAt = now;
-    entry.hardDeadline = this.hardDeadline(entry, now);
-    this.inFlight.set(entry.id, entry);
-    entry.counted = true;
-    for (const digest of entry.digests) this.inFlightByDigest.set(digest, (this.inFlightByDigest.get(digest) ?? 0) + 1);
     const q = this.bundles.quarantinedAmong(entry.digests);
     const plan = entry.plan;
     // First chain of this plan for this host (a restarted host starts with none).
@@ -469,7 +358,7 @@ export class SandboxSupervisor implements Sandbox {
    * that never received it (every later chain of the plan would fail on the missing plan).
    */
   private failUnsendable(entry: PendingChain, err: unknown): void {
-    this.settleChain(entry);
+    this.chains.settle(entry);
     // SANDBOX_FRAME_TOO_LARGE names the limit; anything else is an input that is not JSON.
     if (err instanceof VcpError) {
       entry.reject(err);
@@ -480,85 +369,20 @@ export class SandboxSupervisor implements Sandbox {
     );
   }
 
-  /**
-   * The latest moment a chain can legitimately still run: its hooks' budgets (chainTimeBoundMs: the
-   * sum of timeout_ms, or with a chain deadline its policy and observer shares), time to
-   * (re)create isolates, and a grace; started after the chains it may queue behind in the host have
-   * had theirs. The slot watchdog normally acts long before: this catches a host wedged outside hooks.
-   */
-  private hardDeadline(entry: PendingChain, now: number): number {
-    const plan = entry.plan;
-    const deadlineMs = entry.task.request.deadlineMs;
-    const budget = deadlineMs !== undefined ? chainTimeBoundMs(plan.enabled, deadlineMs) : plan.timeoutSum;
-    const own = budget + plan.enabled.length * HOOK_SETUP_MS + graceMs(budget);
-    let start = now;
-    if (this.inFlight.size >= this.threads) {
-      // Queued in the host behind running chains: it starts at the latest when one of them ends.
-      for (const other of this.inFlight.values()) if (other !== entry && other.hardDeadline > start) start = other.hardDeadline;
-    }
-    return start + own;
-  }
-
-  private settleChain(entry: PendingChain): void {
-    this.inFlight.delete(entry.id); // a no-op during crash recovery, which has cleared the map
-    if (entry.counted) {
-      entry.counted = false;
-      for (const digest of entry.digests) {
-        const left = (this.inFlightByDigest.get(digest) ?? 1) - 1;
-        if (left === 0) this.inFlightByDigest.delete(digest);
-        else this.inFlightByDigest.set(digest, left);
-      }
-    }
-    if (entry.gated) {
-      entry.gated = false;
-      this.gatedInFlight--;
-    }
-    if (entry.solo) {
-      entry.solo = false;
-      this.soloInFlight = false;
-    }
-  }
-
   private onChainReply(entry: PendingChain, reply: WireReply): void {
-    this.settleChain(entry);
-    if (reply.ok) {
-      // A suspect that ran alone and did not kill the host has served one chain of its probation.
-      this.bundles.chainCompleted(entry.digests);
-      const wire = reply.value as WireChainValue;
-      const value = rebuildEvents(wire, entry.task.request);
-      this.recordUsage(entry, value.result);
-      entry.resolve(wire.invoked !== undefined ? { ...value, invoked: wire.invoked } : value);
-    } else {
+    this.chains.settle(entry);
+    if (!reply.ok) {
       entry.reject(fromWireError(reply.error));
+      return;
     }
-  }
-
-  /** Charge each executed hook's time to its revision (fair share) and count its timeouts (slow bundles). */
-  private recordUsage(entry: PendingChain, result: ChainResult): void {
-    let now: number | undefined;
-    const deadlineMs = entry.task.request.deadlineMs;
-    // One reused map: this runs for every chain reply.
-    const hookMs = this.share !== undefined ? this.hookMsScratch : undefined;
-    hookMs?.clear();
-    for (const execution of result.hook_results) {
-      if (!(execution.duration_ms > 0) && execution.outcome !== "timeout") continue; // skipped hooks
-      // Names are unique within a scope of one plan (its deployment hooks and one session's hooks).
-      const hook = entry.hooks.find((h) => h.name === execution.hook && h.scope === execution.scope && h.action.bundle === execution.bundle);
-      const digest = hook?.action.digest;
-      if (digest === undefined) continue;
-      now ??= performance.now();
-      hookMs?.set(digest, (hookMs.get(digest) ?? 0) + execution.duration_ms);
-      // A hook the chain deadline stopped is slow only if it used at least half the deadline itself:
-      // time other hooks spent must not get its bundle throttled.
-      const slow = execution.outcome === "timeout" || (execution.outcome === "deadline_exceeded" && deadlineMs !== undefined && execution.duration_ms * 2 >= deadlineMs);
-      if (!slow) continue;
-      const wasSlow = this.slow.isSlow(digest, now);
-      this.slow.record(digest, now);
-      if (!wasSlow && this.slow.isSlow(digest, now)) {
-        this.logger.warn({ bundle: hook!.action.bundle, digest }, "sandbox: bundle keeps timing out; admitting one chain at a time");
-      }
+    // A suspect that ran alone and did not kill the host has served one chain of its probation.
+    this.bundles.chainCompleted(entry.digests);
+    const wire = reply.value as WireChainValue;
+    const value = rebuildEvents(wire, entry.task.request);
+    for (const slow of this.chains.recordUsage(entry, value.result, performance.now()) ?? []) {
+      this.logger.warn(slow, "sandbox: bundle keeps timing out; admitting one chain at a time");
     }
-    if (hookMs !== undefined) this.share!.recordChain(entry.digests, hookMs, now ?? performance.now());
+    entry.resolve(wire.invoked !== undefined ? { ...value, invoked: wire.invoked } : value);
   }
 
   private deliverLogs(lines: GuestLogLine[] | undefined): void {
@@ -593,7 +417,7 @@ export class SandboxSupervisor implements Sandbox {
         monoMs: monotonicMs(),
         nowMs: performance.now(),
         chain: (taskId) => this.watchedChain(taskId),
-        chains: [...this.inFlight.keys()].map((id) => this.watchedChain(id)!),
+        chains: [...this.chains.inFlight.keys()].map((id) => this.watchedChain(id)!),
         isLoad: (taskId) => this.calls.get(taskId)?.message.t === "load",
         threadTicks: (tid) => (pid !== undefined ? threadCpu(pid, tid)?.ticks : undefined),
       },
@@ -603,7 +427,7 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   private watchedChain(taskId: number): WatchedChain | undefined {
-    const entry = this.inFlight.get(taskId);
+    const entry = this.chains.inFlight.get(taskId);
     if (entry === undefined) return undefined;
     return {
       id: entry.id,
@@ -732,7 +556,7 @@ export class SandboxSupervisor implements Sandbox {
       return;
     }
     this.deliverLogs(reply.logs);
-    const chain = this.inFlight.get(header.id);
+    const chain = this.chains.inFlight.get(header.id);
     if (chain !== undefined) {
       this.onChainReply(chain, reply);
       this.pump();
@@ -784,17 +608,12 @@ export class SandboxSupervisor implements Sandbox {
     this.store.removeSlots(host.generation);
     const attribution = attributeCrash(records, (taskId) => this.pendingTaskView(taskId));
     const kill = host.killed;
-    const entries = [...this.inFlight.values()];
-    const inFlight = entries.map((entry) => ({ id: entry.id, chainId: entry.task.request.chainId, dispatches: entry.dispatches, hooks: entry.hooks, entry }));
-    const plan = planRecovery(inFlight, attribution, kill, exit);
-    this.inFlight.clear();
-    for (const entry of entries) this.settleChain(entry);
+    const plan = planRecovery(this.chains.takeInFlight(), attribution, kill, exit);
     for (const { chain, hook, outcome, error } of plan.answers) {
-      const entry = chain.entry;
-      entry.resolve(crashedChainValue(entry.task.plan, entry.task.request, hook, now - entry.dispatchedAt, error, outcome));
+      chain.resolve(crashedChainValue(chain.task.plan, chain.task.request, hook, now - chain.dispatchedAt, error, outcome));
     }
-    const requeue = plan.requeue.map((chain) => chain.entry);
-    this.waiting.unshift(...requeue);
+    const requeue = plan.requeue;
+    this.chains.requeueFirst(requeue);
     for (const call of this.calls.values()) {
       if (call.message.t === "load") {
         // `sole`: the load was the only code running, so its bundle is what killed the host.
@@ -853,7 +672,7 @@ export class SandboxSupervisor implements Sandbox {
 
   /** What attribution may know about a task named in a slot record; undefined once it is answered. */
   private pendingTaskView(taskId: number): PendingTaskView | undefined {
-    const entry = this.inFlight.get(taskId);
+    const entry = this.chains.inFlight.get(taskId);
     if (entry !== undefined) {
       return { digests: entry.digests, hookAt: (position, name) => hookIdentityAt(entry, position, name) };
     }
@@ -938,7 +757,7 @@ export class SandboxSupervisor implements Sandbox {
 
   private giveUp(err: VcpError): void {
     this.broken = err;
-    for (const entry of this.waiting.splice(0)) entry.reject(err);
+    for (const entry of this.chains.waiting.splice(0)) entry.reject(err);
     for (const call of this.callQueue.splice(0)) call.reject(err);
     this.checkDrained();
   }
@@ -951,7 +770,7 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   private checkDrained(): void {
-    if (this.onDrained && this.waiting.length === 0 && this.inFlight.size === 0 && this.calls.size === 0 && this.callQueue.length === 0) {
+    if (this.onDrained && this.chains.waiting.length === 0 && this.chains.inFlight.size === 0 && this.calls.size === 0 && this.callQueue.length === 0) {
       const done = this.onDrained;
       this.onDrained = undefined;
       done();
