@@ -11,6 +11,7 @@ import { SlowTracker, WorkerShareTracker } from "./admission.js";
 import { ChainQueue, type PendingChain } from "./chain-queue.js";
 import { BundleRegistry, type QuarantineInfo } from "./bundle-registry.js";
 import { CodeStore } from "./code-store.js";
+import { HostCalls, type HostCallMessage, type PendingCall } from "./host-calls.js";
 import { attributeCrash, crashedChainValue, type HookIdentity, type PendingTaskView } from "./crash.js";
 import { rebuildEvents } from "./events.js";
 import { resolveHostEntry } from "./host-entry.js";
@@ -23,7 +24,6 @@ import {
   type FromHost,
   type HostConfig,
   type WireChainValue,
-  type WireError,
   type WirePlan,
   type WireReply,
 } from "./protocol.js";
@@ -40,13 +40,6 @@ const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 10_000;
 /** Consecutive failed host starts before the sandbox gives up (SANDBOX_START_FAILED). */
 const MAX_START_FAILURES = 5;
-
-interface PendingCall {
-  id: number;
-  message: Extract<CallMessage, { t: "load" | "unload" | "close" }>;
-  resolve: (value: unknown) => void;
-  reject: (err: Error) => void;
-}
 
 /**
  * Start the sandbox host process and its worker pool. Resolves once the host is ready.
@@ -107,8 +100,7 @@ export class SandboxSupervisor implements Sandbox {
   private broken: VcpError | undefined;
   private nextId = 1;
   private readonly chains: ChainQueue;
-  private readonly calls = new Map<number, PendingCall>();
-  private readonly callQueue: PendingCall[] = [];
+  private readonly calls = new HostCalls();
   private readonly bundles = new BundleRegistry();
   /** True while a restarted host reloads bundles: nothing else may run, so a crash names the reload. */
   private reloading = false;
@@ -124,7 +116,7 @@ export class SandboxSupervisor implements Sandbox {
   private plansSent = 0;
   private watchdogKills = 0;
   private readonly watchdog = new WatchdogTimer(
-    () => this.chains.inFlight.size > 0 || this.loadsInFlight(),
+    () => this.chains.inFlight.size > 0 || this.calls.loadsInFlight(),
     () => this.watch(),
   );
 
@@ -307,12 +299,7 @@ export class SandboxSupervisor implements Sandbox {
   private pump(): void {
     const host = this.host;
     if (host === undefined || !host.ready || this.reloading) return;
-    this.chains.admit(performance.now(), () => this.loadsInFlight(), (entry) => this.dispatch(host, entry));
-  }
-
-  private loadsInFlight(): boolean {
-    for (const call of this.calls.values()) if (call.message.t === "load") return true;
-    return false;
+    this.chains.admit(performance.now(), () => this.calls.loadsInFlight(), (entry) => this.dispatch(host, entry));
   }
 
   /** One chain frame to the host (admission counted it in flight). */
@@ -418,7 +405,7 @@ export class SandboxSupervisor implements Sandbox {
         nowMs: performance.now(),
         chain: (taskId) => this.watchedChain(taskId),
         chains: [...this.chains.inFlight.keys()].map((id) => this.watchedChain(id)!),
-        isLoad: (taskId) => this.calls.get(taskId)?.message.t === "load",
+        isLoad: (taskId) => this.calls.loadDigest(taskId) !== undefined,
         threadTicks: (tid) => (pid !== undefined ? threadCpu(pid, tid)?.ticks : undefined),
       },
       this.watchdog.samples,
@@ -452,17 +439,14 @@ export class SandboxSupervisor implements Sandbox {
 
   // ── host calls (load / unload / close) ────────────────────────────────────────────────────────
 
-  private call(message: PendingCall["message"]): Promise<unknown> {
+  private call(message: HostCallMessage): Promise<unknown> {
     if (this.broken) return Promise.reject(this.broken);
-    return new Promise((resolve, reject) => {
-      const call: PendingCall = { id: message.id, message, resolve, reject };
-      if (this.host?.ready && !this.reloading) this.sendCall(this.host, call);
-      else this.callQueue.push(call);
-    });
+    const host = this.host;
+    return this.calls.make(message, host?.ready === true && !this.reloading, (call) => this.sendCall(host!, call));
   }
 
   private sendCall(host: HostHandle, call: PendingCall): void {
-    this.calls.set(call.id, call);
+    this.calls.sending(call);
     this.sendCallFrame(host, call.message);
     if (call.message.t === "load") this.watchdog.arm();
   }
@@ -470,12 +454,6 @@ export class SandboxSupervisor implements Sandbox {
   /** Calls are rare and small; their frames carry the message as JSON. */
   private sendCallFrame(host: HostHandle, message: CallMessage, then?: () => void): void {
     host.writer.write(FrameKind.call, message.id, 0, { payload: JSON.stringify(message) }, this.frameBytes, `${message.t} call`, then);
-  }
-
-  private onCallReply(call: PendingCall, reply: WireReply): void {
-    this.calls.delete(call.id);
-    if (reply.ok) call.resolve(reply.value);
-    else call.reject(fromWireError(reply.error as WireError));
   }
 
   // ── host process lifecycle ──────────────────────────────────────────────────────────────────────
@@ -563,9 +541,7 @@ export class SandboxSupervisor implements Sandbox {
       this.checkDrained();
       return;
     }
-    const call = this.calls.get(header.id);
-    if (call !== undefined) {
-      this.onCallReply(call, reply);
+    if (this.calls.answer(header.id, reply)) {
       this.pump(); // a suspect's chain may have been waiting for a load to finish (see pump)
       this.checkDrained();
     }
@@ -614,21 +590,8 @@ export class SandboxSupervisor implements Sandbox {
     }
     const requeue = plan.requeue;
     this.chains.requeueFirst(requeue);
-    for (const call of this.calls.values()) {
-      if (call.message.t === "load") {
-        // `sole`: the load was the only code running, so its bundle is what killed the host.
-        const sole = plan.soleLoad === call.id || (kill?.kind === "load" && kill.taskId === call.id);
-        call.reject(
-          new VcpError("INVALID_BUNDLE", `the sandbox host died (${plan.how}) while loading bundle ${call.message.digest}`, {
-            digest: call.message.digest,
-            sole,
-          }),
-        );
-      } else {
-        call.resolve(null); // an unload has nothing left to release; a close has nothing left to stop
-      }
-    }
-    this.calls.clear();
+    // `sole`: the load was the only code running, so its bundle is what killed the host.
+    this.calls.hostDied(plan.how, (id) => plan.soleLoad === id || (kill?.kind === "load" && kill.taskId === id));
 
     const culprits: Record<string, unknown>[] = [];
     for (const culprit of plan.culprits) {
@@ -676,9 +639,8 @@ export class SandboxSupervisor implements Sandbox {
     if (entry !== undefined) {
       return { digests: entry.digests, hookAt: (position, name) => hookIdentityAt(entry, position, name) };
     }
-    const call = this.calls.get(taskId);
-    if (call?.message.t === "load") return { digests: [], loadDigest: call.message.digest, hookAt: () => undefined };
-    return undefined;
+    const loadDigest = this.calls.loadDigest(taskId);
+    return loadDigest !== undefined ? { digests: [], loadDigest, hookAt: () => undefined } : undefined;
   }
 
   private quarantine(info: QuarantineInfo): void {
@@ -712,7 +674,7 @@ export class SandboxSupervisor implements Sandbox {
     this.reloading = false;
     const host = this.host;
     if (host?.ready) {
-      for (const call of this.callQueue.splice(0)) this.sendCall(host, call);
+      for (const call of this.calls.takeHeld()) this.sendCall(host, call);
     }
     this.pump();
     this.checkDrained();
@@ -730,9 +692,7 @@ export class SandboxSupervisor implements Sandbox {
       if (!host?.ready) return;
       const id = this.nextId++;
       try {
-        await new Promise((resolve, reject) => {
-          this.sendCall(host, { id, message: { t: "load", id, digest }, resolve, reject });
-        });
+        await this.calls.make({ t: "load", id, digest }, true, (call) => this.sendCall(host, call));
       } catch (err) {
         const hostDied = this.host !== host;
         if (!hostDied && err instanceof VcpError && err.details?.["timed_out"] === true) {
@@ -758,7 +718,7 @@ export class SandboxSupervisor implements Sandbox {
   private giveUp(err: VcpError): void {
     this.broken = err;
     for (const entry of this.chains.waiting.splice(0)) entry.reject(err);
-    for (const call of this.callQueue.splice(0)) call.reject(err);
+    this.calls.rejectHeld(err);
     this.checkDrained();
   }
 
@@ -770,7 +730,7 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   private checkDrained(): void {
-    if (this.onDrained && this.chains.waiting.length === 0 && this.chains.inFlight.size === 0 && this.calls.size === 0 && this.callQueue.length === 0) {
+    if (this.onDrained && this.chains.idle && this.calls.idle) {
       const done = this.onDrained;
       this.onDrained = undefined;
       done();
