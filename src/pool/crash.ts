@@ -31,6 +31,26 @@ export interface PendingTaskView {
   loadDigest?: string;
 }
 
+/**
+ * The hook a slot record names: the one at `position` of the list sent with the task, provided its
+ * name matches the record's (a cross-check, never a lookup). Undefined when they disagree or the hook
+ * has no revision: such a record stays anonymous and can make a crash ambiguous, never blame a bundle.
+ */
+export function hookIdentityAt(hooks: readonly ResolvedHook[], position: number | undefined, name: string): HookIdentity | undefined {
+  if (position === undefined) return undefined;
+  const hook = hooks[position];
+  const digest = hook?.action.digest;
+  if (hook === undefined || hook.name !== name || digest === undefined) return undefined;
+  return {
+    digest,
+    bundle: hook.action.bundle,
+    hook: hook.name,
+    scope: hook.scope,
+    ...(hook.session_id !== undefined ? { sessionId: hook.session_id } : {}),
+    position,
+  };
+}
+
 export type CulpritReason = "catastrophic" | "only-running" | "overran" | "wedged";
 
 /**

@@ -12,7 +12,8 @@ import { ChainQueue, type PendingChain } from "./chain-queue.js";
 import { BundleRegistry, type QuarantineInfo } from "./bundle-registry.js";
 import { CodeStore } from "./code-store.js";
 import { HostCalls, type HostCallMessage, type PendingCall } from "./host-calls.js";
-import { attributeCrash, crashedChainValue, type HookIdentity, type PendingTaskView } from "./crash.js";
+import { hookIdentityAt } from "./crash.js";
+import { settleHostDeath } from "./host-death.js";
 import { rebuildEvents } from "./events.js";
 import { resolveHostEntry } from "./host-entry.js";
 import { DEFAULT_FRAME_BYTES, FrameKind, frameText, MAX_FRAME_BYTES, MIN_FRAME_BYTES, protocolError, sections, type FrameHeader } from "./frames.js";
@@ -27,7 +28,6 @@ import {
   type WirePlan,
   type WireReply,
 } from "./protocol.js";
-import { planRecovery } from "./recovery.js";
 import { monotonicMs, threadCpu } from "./slots.js";
 import { inspectHost, WatchdogTimer, type HostKill, type WatchedChain } from "./watchdog.js";
 import { DEFAULTS } from "../config/defaults.js";
@@ -421,7 +421,7 @@ export class SandboxSupervisor implements Sandbox {
       chainId: entry.task.request.chainId,
       dispatchedAt: entry.dispatchedAt,
       hardDeadline: entry.hardDeadline,
-      hookAt: (position, name) => hookIdentityAt(entry, position, name),
+      hookAt: (position, name) => hookIdentityAt(entry.hooks, position, name),
     };
   }
 
@@ -575,42 +575,15 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   /**
-   * The host died with work in flight (DESIGN §4.1): attribute (crash.ts), decide (recovery.ts), then
-   * carry it out here: answer the culprit's chain, requeue the bystanders, quarantine, restart.
+   * The host died with work in flight (DESIGN §4.1): host-death.ts answers, requeues, quarantines and
+   * marks suspects; then the host is restarted.
    */
   private recoverFromCrash(host: HostHandle, exit: { code: number | null; signal: NodeJS.Signals | null }): void {
-    const now = performance.now();
     const records = this.store.slots(host.generation);
     this.store.removeSlots(host.generation);
-    const attribution = attributeCrash(records, (taskId) => this.pendingTaskView(taskId));
     const kill = host.killed;
-    const plan = planRecovery(this.chains.takeInFlight(), attribution, kill, exit);
-    for (const { chain, hook, outcome, error } of plan.answers) {
-      chain.resolve(crashedChainValue(chain.task.plan, chain.task.request, hook, now - chain.dispatchedAt, error, outcome));
-    }
-    const requeue = plan.requeue;
-    this.chains.requeueFirst(requeue);
-    // `sole`: the load was the only code running, so its bundle is what killed the host.
-    this.calls.hostDied(plan.how, (id) => plan.soleLoad === id || (kill?.kind === "load" && kill.taskId === id));
-
-    const culprits: Record<string, unknown>[] = [];
-    for (const culprit of plan.culprits) {
-      const info = {
-        digest: culprit.digest,
-        bundle: this.bundles.nameOf(culprit.digest),
-        hook: culprit.hook.hook,
-        scope: culprit.hook.scope,
-        ...(culprit.hook.sessionId !== undefined ? { session_id: culprit.hook.sessionId } : {}),
-        reason: `was running when the sandbox host died (${plan.how}; ${culprit.why})`,
-        ...(culprit.chainId !== undefined ? { chain_id: culprit.chainId } : {}),
-      };
-      this.quarantine(info);
-      culprits.push(info);
-    }
-    for (const digest of plan.suspects) {
-      this.bundles.suspect(digest, now);
-    }
-
+    const death = settleHostDeath({ records, kill, exit, now: performance.now() }, { chains: this.chains, calls: this.calls, bundles: this.bundles });
+    for (const culprit of death.culprits) this.announceQuarantine(culprit);
     this.restarts++;
     const info = {
       ...(kill !== undefined ? { watchdog: kill.kind } : {}),
@@ -618,10 +591,10 @@ export class SandboxSupervisor implements Sandbox {
       pid: host.child.pid,
       code: exit.code,
       signal: exit.signal,
-      crashedChains: plan.answers.length,
-      requeuedChains: requeue.length,
-      culprits,
-      suspects: plan.suspects,
+      crashedChains: death.crashedChains,
+      requeuedChains: death.requeuedChains,
+      culprits: death.culprits,
+      suspects: death.suspects,
       stderrTail: host.stderrTail.slice(-2048),
     };
     this.logger.error(info, "sandbox: host process died; restarting");
@@ -633,18 +606,12 @@ export class SandboxSupervisor implements Sandbox {
     this.restarting = restart;
   }
 
-  /** What attribution may know about a task named in a slot record; undefined once it is answered. */
-  private pendingTaskView(taskId: number): PendingTaskView | undefined {
-    const entry = this.chains.inFlight.get(taskId);
-    if (entry !== undefined) {
-      return { digests: entry.digests, hookAt: (position, name) => hookIdentityAt(entry, position, name) };
-    }
-    const loadDigest = this.calls.loadDigest(taskId);
-    return loadDigest !== undefined ? { digests: [], loadDigest, hookAt: () => undefined } : undefined;
-  }
-
   private quarantine(info: QuarantineInfo): void {
     this.bundles.quarantine(info);
+    this.announceQuarantine(info);
+  }
+
+  private announceQuarantine(info: QuarantineInfo): void {
     this.logger.error(info, "sandbox: bundle quarantined");
     this.emitter.emit("quarantine", info);
   }
@@ -768,25 +735,6 @@ export class SandboxSupervisor implements Sandbox {
   }
 }
 
-/**
- * The hook a slot record names: the one at `position` of the list sent with the chain, provided its
- * name matches the record's (a cross-check, never a lookup). Undefined when they disagree or the hook
- * has no revision: such a record stays anonymous and can make a crash ambiguous, never blame a bundle.
- */
-function hookIdentityAt(entry: PendingChain, position: number | undefined, name: string): HookIdentity | undefined {
-  if (position === undefined) return undefined;
-  const hook = entry.hooks[position];
-  const digest = hook?.action.digest;
-  if (hook === undefined || hook.name !== name || digest === undefined) return undefined;
-  return {
-    digest,
-    bundle: hook.action.bundle,
-    hook: hook.name,
-    scope: hook.scope,
-    ...(hook.session_id !== undefined ? { sessionId: hook.session_id } : {}),
-    position,
-  };
-}
 
 /** The request of a one-action task carries no VCP context: the worker reads only the hook's input text. */
 const ONE_ACTION_CONSTITUTION = Object.freeze({ id: "(one-action)", version: "0", rules: [] }) as unknown as ChainRequest["constitution"];

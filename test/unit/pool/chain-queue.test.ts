@@ -1,54 +1,12 @@
 import { describe, expect, test } from "vitest";
-import type { ChainRequest } from "../../../src/chain/types.js";
-import type { ResolvedHook } from "../../../src/model/hook.js";
 import { SlowTracker, WorkerShareTracker } from "../../../src/pool/admission.js";
-import type { ChainTaskResult } from "../../../src/pool/api.js";
 import { ChainQueue, HOOK_SETUP_MS, type PendingChain } from "../../../src/pool/chain-queue.js";
-import { PlanCache } from "../../../src/pool/plan-cache.js";
 import { graceMs } from "../../../src/pool/watchdog.js";
+import { pendingChain } from "./fixtures.js";
 
 // The supervisor's waiting queue, in-flight table and admission, without a process.
 
-let seq = 1;
-function hook(name: string, digest: string, extra: Partial<ResolvedHook> = {}): ResolvedHook {
-  return Object.freeze({
-    name,
-    type: "pre_inject",
-    priority: 50,
-    timeout_ms: 1000,
-    action: Object.freeze({ bundle: `b-${digest}`, export: "act", digest }),
-    condition: null,
-    enabled: true,
-    metadata: Object.freeze({}),
-    fail_closed: false,
-    trust: "deployment",
-    scope: "deployment",
-    seq: seq++,
-    ...extra,
-  } satisfies ResolvedHook);
-}
-
-const plans = new PlanCache();
-const lists = new Map<string, readonly ResolvedHook[]>();
-let nextId = 1;
-/** A waiting chain running one hook of each digest; `answers` collects what it was answered. */
-function chain(digests: string[], answers: unknown[] = []): PendingChain {
-  const key = digests.join(",");
-  let hooks = lists.get(key);
-  if (hooks === undefined) {
-    hooks = Object.freeze(digests.map((d, i) => hook(`h${i}`, d)));
-    lists.set(key, hooks);
-  }
-  const task = { plan: { type: "pre_inject" as const, revision: 1, hooks }, request: { chainId: `c${nextId}` } as ChainRequest };
-  const plan = plans.lookup(task.plan, () => true, 1).entry;
-  const id = nextId++;
-  return {
-    id, chainId: `c${id}`, task, plan, hooks: plan.hooks, digests: plan.digests,
-    gated: false, solo: false, counted: false, dispatches: 0, dispatchedAt: 0, hardDeadline: Number.POSITIVE_INFINITY,
-    resolve: (value: ChainTaskResult) => answers.push(value),
-    reject: (err: Error) => answers.push(err),
-  };
-}
+const chain = pendingChain;
 
 function queue(options: { threads?: number; maxQueue?: number; suspects?: Set<string>; slow?: SlowTracker; share?: WorkerShareTracker } = {}): { q: ChainQueue; sent: PendingChain[]; admit: (loads?: boolean) => void } {
   const q = new ChainQueue({
