@@ -17,6 +17,7 @@ import { settleHostDeath } from "./host-death.js";
 import { rebuildEvents } from "./events.js";
 import { resolveHostEntry } from "./host-entry.js";
 import { DEFAULT_FRAME_BYTES, FrameKind, frameText, MAX_FRAME_BYTES, MIN_FRAME_BYTES, protocolError, sections, type FrameHeader } from "./frames.js";
+import { markReady, reloadVerdict, StartBackoff, startError, startWithRetries, whenReady } from "./host-lifecycle.js";
 import { forkHost, type HostHandle } from "./host-process.js";
 import { PlanCache, type PlanEntry } from "./plan-cache.js";
 import {
@@ -36,10 +37,7 @@ import type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats 
 export type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats } from "./api.js";
 
 const DEFAULT_FETCH: FetchPolicy = Object.freeze({ allowHosts: [...DEFAULTS.fetch.allow_hosts], denyLlmHosts: [...DEFAULTS.fetch.deny_llm_hosts] });
-const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 10_000;
-/** Consecutive failed host starts before the sandbox gives up (SANDBOX_START_FAILED). */
-const MAX_START_FAILURES = 5;
 
 /**
  * Start the sandbox host process and its worker pool. Resolves once the host is ready.
@@ -96,7 +94,7 @@ export class SandboxSupervisor implements Sandbox {
   private host: HostHandle | undefined;
   private generation = 0;
   private restarts = 0;
-  private startFailures = 0;
+  private readonly backoff = new StartBackoff();
   private broken: VcpError | undefined;
   private nextId = 1;
   private readonly chains: ChainQueue;
@@ -458,7 +456,7 @@ export class SandboxSupervisor implements Sandbox {
 
   // ── host process lifecycle ──────────────────────────────────────────────────────────────────────
 
-  private startHost(): Promise<void> {
+  private async startHost(): Promise<void> {
     const generation = ++this.generation;
     const config: HostConfig = {
       threads: this.threads,
@@ -473,48 +471,30 @@ export class SandboxSupervisor implements Sandbox {
       ...(this.profileModules.length > 0 ? { profileModules: this.profileModules } : {}),
       frameBytes: this.frameBytes,
     };
-    return new Promise<void>((resolve, reject) => {
-      let host: HostHandle;
-      try {
-        host = forkHost(this.hostEntry, config, {
-          onMessage: (from, message) => this.onHostMessage(from, message),
-          onFrame: (from, frame, header) => this.onReplyFrame(from, frame, header),
-          onProtocolError: (from, err) => this.onProtocolError(from, err),
-          onGone: (from, error) => this.onHostGone(from, error),
-        });
-      } catch (err) {
-        reject(startError(`could not fork the sandbox host: ${(err as Error).message}`));
-        return;
-      }
-      this.host = host;
-      const timer = setTimeout(() => {
-        const fail = host.onGoneBeforeReady;
-        host.gone = true; // this death is a failed start, not a crash to recover from
-        if (this.host === host) this.host = undefined;
-        host.child.kill("SIGKILL");
-        fail?.(`no ready message within ${START_TIMEOUT_MS} ms`);
-      }, START_TIMEOUT_MS);
-      host.onReady = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      host.onGoneBeforeReady = (why) => {
-        clearTimeout(timer);
-        host.onReady = undefined;
-        host.onGoneBeforeReady = undefined;
-        reject(startError(`sandbox host failed to start: ${why}${host.stderrTail ? `\n${host.stderrTail.trim()}` : ""}`));
-      };
-    });
+    let host: HostHandle;
+    try {
+      host = forkHost(this.hostEntry, config, {
+        onMessage: (from, message) => this.onHostMessage(from, message),
+        onFrame: (from, frame, header) => this.onReplyFrame(from, frame, header),
+        onProtocolError: (from, err) => this.onProtocolError(from, err),
+        onGone: (from, error) => this.onHostGone(from, error),
+      });
+    } catch (err) {
+      throw startError(`could not fork the sandbox host: ${(err as Error).message}`);
+    }
+    this.host = host;
+    try {
+      await whenReady(host);
+    } catch (err) {
+      if (this.host === host) this.host = undefined;
+      throw err;
+    }
   }
 
   private onHostMessage(host: HostHandle, message: FromHost): void {
     if (host !== this.host || message.t !== "ready") return;
-    host.ready = true;
-    this.startFailures = 0;
-    host.onGoneBeforeReady = undefined;
-    const onReady = host.onReady;
-    host.onReady = undefined;
-    onReady?.();
+    this.backoff.started();
+    markReady(host);
   }
 
   /** A reply frame: its payload is parsed here once (chain values included, protocol.ts). */
@@ -621,20 +601,13 @@ export class SandboxSupervisor implements Sandbox {
     // `reloading`), so a reload that kills the host is the only code that was running.
     const token = ++this.restartToken;
     this.reloading = true;
-    for (;;) {
-      if (this.stopping) return;
-      try {
-        await this.startHost();
-        break;
-      } catch (err) {
-        this.startFailures++;
-        this.logger.error({ err, failures: this.startFailures }, "sandbox: host restart failed");
-        if (this.startFailures >= MAX_START_FAILURES) {
-          this.giveUp(err instanceof VcpError ? err : startError(String(err)));
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 100 * 2 ** this.startFailures));
-      }
+    const started = await startWithRetries(() => this.startHost(), this.backoff, {
+      stopping: () => this.stopping,
+      onFailure: (err, failures) => this.logger.error({ err, failures }, "sandbox: host restart failed"),
+    });
+    if (started !== "started") {
+      if (started !== "stopped") this.giveUp(started);
+      return;
     }
     await this.reloadBundles();
     if (token !== this.restartToken) return; // a reload killed the host; a newer restart took over
@@ -661,23 +634,12 @@ export class SandboxSupervisor implements Sandbox {
       try {
         await this.calls.make({ t: "load", id, digest }, true, (call) => this.sendCall(host, call));
       } catch (err) {
-        const hostDied = this.host !== host;
-        if (!hostDied && err instanceof VcpError && err.details?.["timed_out"] === true) {
-          // Its top-level code ran past the load budget on a busy machine (it loaded within it at
-          // install): not a crash and not a refusal. It stays loaded; a worker loads it on first use
-          // within the hook's own budget (isolate-host.ts), where a slow start is that hook's timeout.
-          this.logger.warn({ digest, bundle: meta.name }, "sandbox: bundle reload ran past its load budget after a restart; it loads on first use");
-          continue;
-        }
-        // SECURITY: a host death is this bundle's doing only when its load was the only code running.
-        if (!hostDied || (err instanceof VcpError && err.details?.["sole"] === true)) {
-          this.quarantine({
-            digest,
-            bundle: meta.name,
-            reason: `failed to reload after a sandbox restart: ${(err as Error).message}`,
-          });
-        }
-        if (hostDied) return; // that recovery takes over
+        // host-lifecycle.ts: a slow load stays loaded (loads on first use); a refusal, or a death with
+        // nothing else running, quarantines it; after a death that recovery takes over.
+        const verdict = reloadVerdict(err, this.host !== host);
+        if (verdict.quarantine) this.quarantine({ digest, bundle: meta.name, reason: `failed to reload after a sandbox restart: ${(err as Error).message}` });
+        else if (!verdict.stop) this.logger.warn({ digest, bundle: meta.name }, "sandbox: bundle reload ran past its load budget after a restart; it loads on first use");
+        if (verdict.stop) return;
       }
     }
   }
@@ -741,10 +703,6 @@ const ONE_ACTION_CONSTITUTION = Object.freeze({ id: "(one-action)", version: "0"
 
 function closedError(): VcpError {
   return new VcpError("SANDBOX_CLOSED", "the sandbox was closed; no more work is accepted");
-}
-
-function startError(message: string): VcpError {
-  return new VcpError("SANDBOX_START_FAILED", message);
 }
 
 function positiveInt(value: number, field: string): number {
