@@ -1,42 +1,31 @@
 import { EventEmitter } from "node:events";
-import type { ChainRequest, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import { emptyChainResult } from "../chain/contract.js";
+import type { ChainRequest, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import { VcpError } from "../errors.js";
 import type { ResolvedHook } from "../model/hook.js";
-import type { IntegrityOptions } from "../integrity/check.js";
-import { silentLogger, type Logger } from "../observe/events.js";
-import { assertSandboxLimits, DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/index.js";
-import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
+import type { Logger } from "../observe/events.js";
+import type { BundleCode } from "../sandbox-host/types.js";
 import { SlowTracker, WorkerShareTracker } from "./admission.js";
-import { ChainQueue, type PendingChain } from "./chain-queue.js";
+import type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats } from "./api.js";
 import { BundleRegistry, type QuarantineInfo } from "./bundle-registry.js";
+import { ChainQueue, type PendingChain } from "./chain-queue.js";
 import { CodeStore } from "./code-store.js";
-import { HostCalls, type HostCallMessage, type PendingCall } from "./host-calls.js";
 import { hookIdentityAt } from "./crash.js";
-import { settleHostDeath } from "./host-death.js";
 import { rebuildEvents } from "./events.js";
+import { FrameKind, frameText, protocolError, sections, type FrameHeader } from "./frames.js";
+import { HostCalls, type HostCallMessage, type PendingCall } from "./host-calls.js";
+import { settleHostDeath } from "./host-death.js";
 import { resolveHostEntry } from "./host-entry.js";
-import { DEFAULT_FRAME_BYTES, FrameKind, frameText, MAX_FRAME_BYTES, MIN_FRAME_BYTES, protocolError, sections, type FrameHeader } from "./frames.js";
 import { markReady, reloadVerdict, StartBackoff, startError, startWithRetries, whenReady } from "./host-lifecycle.js";
 import { forkHost, type HostHandle } from "./host-process.js";
+import { hostConfig, resolveSandboxOptions, type SandboxSettings } from "./options.js";
 import { PlanCache, type PlanEntry } from "./plan-cache.js";
-import {
-  fromWireError,
-  type CallMessage,
-  type FromHost,
-  type HostConfig,
-  type WireChainValue,
-  type WirePlan,
-  type WireReply,
-} from "./protocol.js";
+import { fromWireError, type CallMessage, type FromHost, type WireChainValue, type WirePlan, type WireReply } from "./protocol.js";
 import { monotonicMs, threadCpu } from "./slots.js";
 import { inspectHost, WatchdogTimer, type HostKill, type WatchedChain } from "./watchdog.js";
-import { DEFAULTS } from "../config/defaults.js";
-import type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats } from "./api.js";
 
 export type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats } from "./api.js";
 
-const DEFAULT_FETCH: FetchPolicy = Object.freeze({ allowHosts: [...DEFAULTS.fetch.allow_hosts], denyLlmHosts: [...DEFAULTS.fetch.deny_llm_hosts] });
 const STOP_TIMEOUT_MS = 10_000;
 
 /**
@@ -76,16 +65,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
  * ```
  */
 export class SandboxSupervisor implements Sandbox {
-  private readonly threads: number;
-  private readonly maxQueue: number;
-  private readonly limits: SandboxLimits;
-  private readonly fetchPolicy: FetchPolicy;
-  private readonly integrity: IntegrityOptions;
-  private readonly auditDiffs: boolean;
-  private readonly profileModules: string[];
-  private readonly frameBytes: number;
+  private readonly settings: SandboxSettings;
   private readonly logger: Logger;
-  private readonly onGuestLog: ((line: GuestLogLine) => void) | undefined;
+  private readonly frameBytes: number;
   private readonly store: CodeStore;
   /** The compiled host-main.js to fork (host-entry.ts): resolved once, before anything is created. */
   private readonly hostEntry: string;
@@ -119,34 +101,21 @@ export class SandboxSupervisor implements Sandbox {
   );
 
   constructor(options: SandboxOptions) {
-    this.threads = positiveInt(options.threads ?? DEFAULTS.pool.threads, "threads");
-    this.maxQueue = nonNegativeInt(options.maxQueue ?? DEFAULTS.pool.max_queue, "maxQueue");
-    this.limits = Object.freeze({ ...DEFAULT_SANDBOX_LIMITS, ...options.limits });
-    // Refused here, at start, rather than by every worker thread of the host.
-    assertSandboxLimits(this.limits);
-    this.fetchPolicy = options.fetch ?? DEFAULT_FETCH;
-    this.integrity = options.integrity ?? { safetyCriticalRuleIds: [] };
-    this.auditDiffs = options.auditDiffs === true;
-    this.profileModules = [...(options.profileModules ?? [])];
-    this.frameBytes = options.frameBytes ?? DEFAULT_FRAME_BYTES;
-    if (!Number.isSafeInteger(this.frameBytes) || this.frameBytes < MIN_FRAME_BYTES || this.frameBytes > MAX_FRAME_BYTES) {
-      throw new VcpError("INVALID_CONFIG", `sandbox option frameBytes must be an integer from ${MIN_FRAME_BYTES} to ${MAX_FRAME_BYTES}, got ${String(options.frameBytes)}`, {
-        field: "frameBytes",
-      });
-    }
-    this.logger = options.logger ?? silentLogger;
-    this.onGuestLog = options.onGuestLog;
-    const slowBundle = options.slowBundle ?? { timeouts: 3, windowMs: 60_000 };
+    const settings = resolveSandboxOptions(options);
+    this.settings = settings;
+    this.logger = settings.logger;
+    this.frameBytes = settings.host.frameBytes;
+    const threads = settings.host.threads;
     this.chains = new ChainQueue({
-      threads: this.threads,
-      maxQueue: this.maxQueue,
-      slow: new SlowTracker(positiveInt(slowBundle.timeouts, "slowBundle.timeouts"), positiveInt(slowBundle.windowMs, "slowBundle.windowMs")),
-      share: options.fairShare === false ? undefined : new WorkerShareTracker(this.threads, positiveInt(options.fairShare?.windowMs ?? 3000, "fairShare.windowMs")),
+      threads,
+      maxQueue: settings.host.maxQueue,
+      slow: new SlowTracker(settings.slowBundle.timeouts, settings.slowBundle.windowMs),
+      share: settings.fairShareWindowMs !== undefined ? new WorkerShareTracker(threads, settings.fairShareWindowMs) : undefined,
       isSuspect: (digest, now) => this.bundles.isSuspect(digest, now),
     });
     // Before the code directory exists: a missing or stale build leaves nothing behind.
     this.hostEntry = resolveHostEntry();
-    this.store = new CodeStore(options.codeDir);
+    this.store = new CodeStore(settings.codeDir);
   }
 
   async start(): Promise<void> {
@@ -162,7 +131,7 @@ export class SandboxSupervisor implements Sandbox {
 
   async loadBundle(bundle: BundleCode): Promise<{ exports: string[] }> {
     this.assertOpen();
-    const meta = CodeStore.metaOf(bundle, this.limits.codeBytes);
+    const meta = CodeStore.metaOf(bundle, this.settings.host.limits.codeBytes);
     await this.store.put(bundle, meta);
     let value: unknown;
     try {
@@ -370,21 +339,6 @@ export class SandboxSupervisor implements Sandbox {
     entry.resolve(wire.invoked !== undefined ? { ...value, invoked: wire.invoked } : value);
   }
 
-  private deliverLogs(lines: GuestLogLine[] | undefined): void {
-    if (lines === undefined) return;
-    for (const line of lines) {
-      if (this.onGuestLog) {
-        try {
-          this.onGuestLog(line);
-        } catch (err) {
-          this.logger.error({ err }, "sandbox: onGuestLog threw");
-        }
-      } else if (this.logger.isLevelEnabled(line.level)) {
-        this.logger[line.level]({ bundle: line.bundle, hook: line.hook, ...(line.fields ? { fields: line.fields } : {}) }, line.message);
-      }
-    }
-  }
-
   // ── watchdog ───────────────────────────────────────────────────────────────────────────────────
 
   /**
@@ -458,19 +412,7 @@ export class SandboxSupervisor implements Sandbox {
 
   private async startHost(): Promise<void> {
     const generation = ++this.generation;
-    const config: HostConfig = {
-      threads: this.threads,
-      maxQueue: this.maxQueue,
-      limits: this.limits,
-      fetch: this.fetchPolicy,
-      codeDir: this.store.dir,
-      slotDir: this.store.slotDir,
-      generation,
-      integrity: this.integrity,
-      auditDiffs: this.auditDiffs,
-      ...(this.profileModules.length > 0 ? { profileModules: this.profileModules } : {}),
-      frameBytes: this.frameBytes,
-    };
+    const config = hostConfig(this.settings, this.store, generation);
     let host: HostHandle;
     try {
       host = forkHost(this.hostEntry, config, {
@@ -513,7 +455,7 @@ export class SandboxSupervisor implements Sandbox {
       this.onProtocolError(host, fromWireError(reply.error) as VcpError);
       return;
     }
-    this.deliverLogs(reply.logs);
+    if (reply.logs !== undefined) this.settings.deliverLogs(reply.logs);
     const chain = this.chains.inFlight.get(header.id);
     if (chain !== undefined) {
       this.onChainReply(chain, reply);
@@ -705,16 +647,4 @@ function closedError(): VcpError {
   return new VcpError("SANDBOX_CLOSED", "the sandbox was closed; no more work is accepted");
 }
 
-function positiveInt(value: number, field: string): number {
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new VcpError("INVALID_CONFIG", `sandbox option ${field} must be a positive integer, got ${String(value)}`, { field });
-  }
-  return value;
-}
 
-function nonNegativeInt(value: number, field: string): number {
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new VcpError("INVALID_CONFIG", `sandbox option ${field} must be a non-negative integer, got ${String(value)}`, { field });
-  }
-  return value;
-}
