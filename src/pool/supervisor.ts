@@ -10,7 +10,6 @@ import type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats 
 import { BundleRegistry, type QuarantineInfo } from "./bundle-registry.js";
 import { ChainQueue, type PendingChain } from "./chain-queue.js";
 import { CodeStore } from "./code-store.js";
-import { hookIdentityAt } from "./crash.js";
 import { rebuildEvents } from "./events.js";
 import { FrameKind, frameText, protocolError, sections, type FrameHeader } from "./frames.js";
 import { HostCalls, type HostCallMessage, type PendingCall } from "./host-calls.js";
@@ -22,7 +21,7 @@ import { hostConfig, resolveSandboxOptions, type SandboxSettings } from "./optio
 import { PlanCache, type PlanEntry } from "./plan-cache.js";
 import { fromWireError, type CallMessage, type FromHost, type WireChainValue, type WirePlan, type WireReply } from "./protocol.js";
 import { monotonicMs, threadCpu } from "./slots.js";
-import { inspectHost, WatchdogTimer, type HostKill, type WatchedChain } from "./watchdog.js";
+import { inspectHost, WatchdogTimer, type HostKill } from "./watchdog.js";
 
 export type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats } from "./api.js";
 
@@ -355,26 +354,14 @@ export class SandboxSupervisor implements Sandbox {
         records: this.store.slots(host.generation),
         monoMs: monotonicMs(),
         nowMs: performance.now(),
-        chain: (taskId) => this.watchedChain(taskId),
-        chains: [...this.chains.inFlight.keys()].map((id) => this.watchedChain(id)!),
+        chain: (taskId) => this.chains.inFlight.get(taskId),
+        chains: this.chains.inFlight.values(),
         isLoad: (taskId) => this.calls.loadDigest(taskId) !== undefined,
         threadTicks: (tid) => (pid !== undefined ? threadCpu(pid, tid)?.ticks : undefined),
       },
       this.watchdog.samples,
     );
     if (kill !== undefined) this.killHost(host, kill);
-  }
-
-  private watchedChain(taskId: number): WatchedChain | undefined {
-    const entry = this.chains.inFlight.get(taskId);
-    if (entry === undefined) return undefined;
-    return {
-      id: entry.id,
-      chainId: entry.task.request.chainId,
-      dispatchedAt: entry.dispatchedAt,
-      hardDeadline: entry.hardDeadline,
-      hookAt: (position, name) => hookIdentityAt(entry.hooks, position, name),
-    };
   }
 
   private killHost(host: HostHandle, kill: HostKill): void {

@@ -1,4 +1,5 @@
-import type { HookIdentity } from "./crash.js";
+import type { ResolvedHook } from "../model/hook.js";
+import { hookIdentityAt, type HookIdentity } from "./crash.js";
 import type { SlotRecord } from "./slots.js";
 
 /** How often the watchdog reads the slots while work is in flight. */
@@ -52,8 +53,8 @@ export interface WatchedChain {
   readonly dispatchedAt: number;
   /** `performance.now()` after which the chain has outlived every legitimate budget. */
   readonly hardDeadline: number;
-  /** The hook at a slot record's position, cross-checked by name (crash.ts); undefined when they disagree. */
-  hookAt(position: number | undefined, name: string): HookIdentity | undefined;
+  /** The hook list sent with it: a slot record's position indexes it, cross-checked by name (crash.ts hookIdentityAt). */
+  readonly hooks: readonly ResolvedHook[];
 }
 
 /** What one inspection reads: the slots of the live host generation, clocks, and the work in flight. */
@@ -119,7 +120,7 @@ export function inspectHost(snapshot: WatchdogSnapshot, samples: OverrunSamples)
     const busy = ticks === undefined || sample.ticks === undefined || (ticks - sample.ticks) * CLOCK_TICK_MS >= BUSY_SHARE * (mono - sample.atMs);
     // SECURITY: the hook at the record's position, never a lookup by name (a session hook may share
     // its name with another bundle's deployment hook); no match leaves the kill unattributed.
-    const identity = chain.hookAt(record.position, record.hook);
+    const identity = hookIdentityAt(chain.hooks, record.position, record.hook);
     return {
       kind: busy ? "overrun" : "wedged",
       taskId: record.taskId,

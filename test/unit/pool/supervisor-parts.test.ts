@@ -82,8 +82,10 @@ function identity(position: number, digest = "sha256:a"): HookIdentity {
   return { digest, bundle: "b", hook: `h${position}`, scope: "deployment", position };
 }
 
+const watchedHooks = [hook("h0", "sha256:a"), hook("h1", "sha256:a")];
+
 function watched(id: number, hardDeadline = Number.POSITIVE_INFINITY): WatchedChain {
-  return { id, chainId: `chain-${id}`, dispatchedAt: 0, hardDeadline, hookAt: (position, name) => (position !== undefined && name === `h${position}` ? identity(position) : undefined) };
+  return { id, chainId: `chain-${id}`, dispatchedAt: 0, hardDeadline, hooks: watchedHooks };
 }
 
 function snapshot(records: SlotRecord[], monoMs: number, extra: Partial<WatchdogSnapshot> = {}): WatchdogSnapshot {
