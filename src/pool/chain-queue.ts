@@ -95,6 +95,29 @@ export class ChainQueue {
     return this.waiting.length + Math.max(0, this.inFlight.size - this.threads);
   }
 
+  /** A new chain at the end of the queue; the promise is its answer. */
+  enqueue(id: number, task: ChainTask, plan: PlanEntry, invoke: PendingChain["invoke"]): Promise<ChainTaskResult> {
+    return new Promise<ChainTaskResult>((resolve, reject) => {
+      this.waiting.push({
+        id,
+        chainId: task.request.chainId,
+        task,
+        plan,
+        hooks: plan.hooks,
+        digests: plan.digests,
+        ...(invoke !== undefined ? { invoke } : {}),
+        gated: false,
+        solo: false,
+        counted: false,
+        dispatches: 0,
+        dispatchedAt: 0,
+        hardDeadline: Number.POSITIVE_INFINITY,
+        resolve,
+        reject,
+      });
+    });
+  }
+
   /** Nothing waits and nothing is in flight. */
   get idle(): boolean {
     return this.waiting.length === 0 && this.inFlight.size === 0;

@@ -1,8 +1,7 @@
 import { EventEmitter } from "node:events";
 import { emptyChainResult } from "../chain/contract.js";
-import type { ChainRequest, InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import { VcpError } from "../errors.js";
-import type { ResolvedHook } from "../model/hook.js";
 import type { Logger } from "../observe/events.js";
 import type { BundleCode } from "../sandbox-host/types.js";
 import { SlowTracker, WorkerShareTracker } from "./admission.js";
@@ -18,6 +17,7 @@ import { resolveHostEntry } from "./host-entry.js";
 import { markReady, reloadVerdict, StartBackoff, startError, startWithRetries, whenReady } from "./host-lifecycle.js";
 import { forkHost, type HostHandle } from "./host-process.js";
 import { hostConfig, resolveSandboxOptions, type SandboxSettings } from "./options.js";
+import { OneActionTasks } from "./one-action.js";
 import { PlanCache, type PlanEntry } from "./plan-cache.js";
 import { fromWireError, type CallMessage, type FromHost, type WireChainValue, type WirePlan, type WireReply } from "./protocol.js";
 import { monotonicMs, threadCpu } from "./slots.js";
@@ -92,6 +92,7 @@ export class SandboxSupervisor implements Sandbox {
   private onDrained: (() => void) | undefined;
   private onStopped: (() => void) | undefined;
   private readonly plans = new PlanCache();
+  private readonly oneAction = new OneActionTasks();
   private plansSent = 0;
   private watchdogKills = 0;
   private readonly watchdog = new WatchdogTimer(
@@ -164,29 +165,8 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   async invokeAction(request: InvokeRequest): Promise<InvokeOutcome> {
-    const { result, invoked } = await this.enqueue(
-      {
-        // One frozen one-hook list per hook object: the plan key (and the worker's compiled plan) is reused.
-        plan: { type: "pre_inject", revision: 0, hooks: this.oneHookList(request.hook) },
-        request: { chainId: request.chainId, context: {}, constitution: ONE_ACTION_CONSTITUTION, event: {}, session: { id: request.sessionId } },
-      },
-      { inputJson: request.inputJson, budgetMs: request.budgetMs },
-    );
-    if (invoked !== undefined) return invoked;
-    // The host died (or the watchdog killed it) while the action ran: crash.ts answered for it.
-    const execution = result.hook_results[0];
-    if (execution?.outcome === "timeout") return { kind: "timeout", elapsedMs: execution.duration_ms };
-    return { kind: "crashed", message: execution?.error ?? "the sandbox host died while the hook ran" };
-  }
-
-  private readonly oneHookLists = new WeakMap<ResolvedHook, readonly ResolvedHook[]>();
-  private oneHookList(hook: ResolvedHook): readonly ResolvedHook[] {
-    let list = this.oneHookLists.get(hook);
-    if (list === undefined) {
-      list = Object.freeze([hook]);
-      this.oneHookLists.set(hook, list);
-    }
-    return list;
+    const { task, invoke } = this.oneAction.task(request);
+    return OneActionTasks.outcome(await this.enqueue(task, invoke));
   }
 
   private enqueue(task: ChainTask, invoke: PendingChain["invoke"]): Promise<ChainTaskResult> {
@@ -204,26 +184,9 @@ export class SandboxSupervisor implements Sandbox {
     }
     const overloaded = this.chains.overloaded(plan.digests, this.host?.ready === true, performance.now());
     if (overloaded !== undefined) return Promise.reject(overloaded);
-    return new Promise<ChainTaskResult>((resolve, reject) => {
-      this.chains.waiting.push({
-        id: this.nextId++,
-        chainId: task.request.chainId,
-        task,
-        plan,
-        hooks: plan.hooks,
-        digests: plan.digests,
-        gated: false,
-        solo: false,
-        dispatches: 0,
-        dispatchedAt: 0,
-        counted: false,
-        hardDeadline: Number.POSITIVE_INFINITY,
-        ...(invoke !== undefined ? { invoke } : {}),
-        resolve,
-        reject,
-      });
-      this.pump();
-    });
+    const answer = this.chains.enqueue(this.nextId++, task, plan, invoke);
+    this.pump();
+    return answer;
   }
 
   stats(): SandboxStats {
@@ -627,8 +590,6 @@ export class SandboxSupervisor implements Sandbox {
 }
 
 
-/** The request of a one-action task carries no VCP context: the worker reads only the hook's input text. */
-const ONE_ACTION_CONSTITUTION = Object.freeze({ id: "(one-action)", version: "0", rules: [] }) as unknown as ChainRequest["constitution"];
 
 function closedError(): VcpError {
   return new VcpError("SANDBOX_CLOSED", "the sandbox was closed; no more work is accepted");

@@ -31,6 +31,16 @@ describe("ChainQueue: who goes to the host, and when", () => {
     expect(sent.every((e) => e.dispatches === 1 && e.counted)).toBe(true);
   });
 
+  test("enqueue holds a new chain at the end of the queue until it is answered", async () => {
+    const { q } = queue();
+    const template = chain(["sha256:a"]);
+    const answer = q.enqueue(77, template.task, template.plan, undefined);
+    const entry = q.waiting.at(-1)!;
+    expect(entry).toMatchObject({ id: 77, chainId: template.task.request.chainId, digests: ["sha256:a"], dispatches: 0 });
+    entry.resolve({ result: {} as never, events: [] });
+    await expect(answer).resolves.toEqual({ result: {}, events: [] });
+  });
+
   test("a full queue refuses a chain that would have to wait with SANDBOX_OVERLOADED", () => {
     const { q, admit } = queue({ threads: 1, maxQueue: 1 });
     expect(q.overloaded(["sha256:a"], true, 0)).toBeUndefined();

@@ -1,0 +1,42 @@
+import type { ChainRequest, InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { ResolvedHook } from "../model/hook.js";
+import type { ChainTask, ChainTaskResult } from "./api.js";
+
+/** The request of a one-action task carries no VCP context: the worker reads only the hook's input text. */
+const ONE_ACTION_CONSTITUTION = Object.freeze({ id: "(one-action)", version: "0", rules: [] }) as unknown as ChainRequest["constitution"];
+
+/**
+ * Sandbox.invokeAction as a chain task of one hook (PROFILES §6): admission, the watchdog, crash
+ * attribution and quarantine apply to it unchanged, and the worker answers the action's raw outcome.
+ * One frozen one-hook list per hook object, so the plan key (and each worker's compiled plan) is reused.
+ */
+export class OneActionTasks {
+  private readonly lists = new WeakMap<ResolvedHook, readonly ResolvedHook[]>();
+
+  /** The chain task, and the `inv` section: the hook input as it is, behind its budget. */
+  task(request: InvokeRequest): { task: ChainTask; invoke: { inputJson: string; budgetMs: number } } {
+    let hooks = this.lists.get(request.hook);
+    if (hooks === undefined) {
+      hooks = Object.freeze([request.hook]);
+      this.lists.set(request.hook, hooks);
+    }
+    return {
+      task: {
+        plan: { type: "pre_inject", revision: 0, hooks },
+        request: { chainId: request.chainId, context: {}, constitution: ONE_ACTION_CONSTITUTION, event: {}, session: { id: request.sessionId } },
+      },
+      invoke: { inputJson: request.inputJson, budgetMs: request.budgetMs },
+    };
+  }
+
+  /**
+   * The action's outcome: the worker's, or — when the host died (or the watchdog killed it) while the
+   * action ran — what crash recovery answered for its one hook.
+   */
+  static outcome({ result, invoked }: ChainTaskResult): InvokeOutcome {
+    if (invoked !== undefined) return invoked;
+    const execution = result.hook_results[0];
+    if (execution?.outcome === "timeout") return { kind: "timeout", elapsedMs: execution.duration_ms };
+    return { kind: "crashed", message: execution?.error ?? "the sandbox host died while the hook ran" };
+  }
+}
