@@ -1,8 +1,14 @@
 import { VcpError } from "../errors.js";
-import type { HostHandle } from "./host-process.js";
+import type { Logger } from "../observe/events.js";
+import type { FrameHeader } from "./frames.js";
+import type { HostHandle, HostListener } from "./host-process.js";
+import type { HostConfig } from "./protocol.js";
+import type { HostKill } from "./watchdog.js";
 
 /** A forked host that has not said `ready` by then is killed and its start failed. */
 export const START_TIMEOUT_MS = 20_000;
+/** A host asked to close that has not exited by then is killed. */
+export const STOP_TIMEOUT_MS = 10_000;
 /** Consecutive failed host starts before the sandbox gives up (SANDBOX_START_FAILED). */
 export const MAX_START_FAILURES = 5;
 
@@ -91,6 +97,156 @@ export function markReady(host: HostHandle): void {
   const onReady = host.onReady;
   host.onReady = undefined;
   onReady?.();
+}
+
+/** What the supervisor hears from the host it keeps (stale hosts' events never reach it). */
+export interface KeptHostEvents {
+  /** A whole reply frame of the live host; `frame` is valid only during the call. */
+  onFrame(host: HostHandle, frame: Uint8Array, header: FrameHeader): void;
+  /** The live host's frame stream is corrupt, cut off or over the limit. */
+  onProtocolError(host: HostHandle, err: VcpError): void;
+  /** The live host died after it was ready, while the sandbox was not stopping: a crash to recover from. */
+  onCrash(host: HostHandle, exit: { code: number | null; signal: NodeJS.Signals | null }): void;
+}
+
+/**
+ * The sandbox host's life: one live host at a time, numbered by generation. Starts a host (ready, or
+ * SANDBOX_START_FAILED), restarts one after a crash with backoff — holding everything else back until
+ * the bundles are reloaded — kills one (SIGKILL) and stops the last. The fork is a parameter, so the
+ * state machine runs in tests without a process.
+ *
+ * ```
+ *  start ─▶ forked ── ready ─▶ live ── dies ─▶ onCrash ─▶ restart(reload): start with backoff,
+ *             │                  │                          reload (nothing else runs), ready again
+ *             └─ dies / silent ─▶ start fails                └─ stop(): close call, or SIGKILL after STOP_TIMEOUT_MS
+ * ```
+ */
+export class HostKeeper {
+  private live: HostHandle | undefined;
+  private generation = 0;
+  private readonly backoff = new StartBackoff();
+  private restartToken = 0;
+  private reloadingNow = false;
+  private stoppingNow = false;
+  private onStopped: (() => void) | undefined;
+
+  constructor(
+    private readonly configFor: (generation: number) => HostConfig,
+    private readonly events: KeptHostEvents,
+    private readonly fork: (config: HostConfig, listener: HostListener) => HostHandle,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The live host (ready or starting), if any. */
+  get host(): HostHandle | undefined {
+    return this.live;
+  }
+
+  /** The live host when chains may go to it: ready, and not reloading bundles after a restart. */
+  get open(): HostHandle | undefined {
+    const host = this.live;
+    return host?.ready === true && !this.reloadingNow ? host : undefined;
+  }
+
+  /** True while a restarted host reloads bundles: nothing else may run, so a crash names the reload. */
+  get reloading(): boolean {
+    return this.reloadingNow;
+  }
+
+  get stopping(): boolean {
+    return this.stoppingNow;
+  }
+
+  /** Fork the next generation and wait for its ready message. */
+  async start(): Promise<void> {
+    const config = this.configFor(++this.generation);
+    let host: HostHandle;
+    try {
+      host = this.fork(config, {
+        onMessage: (from, message) => {
+          if (from !== this.live || message.t !== "ready") return;
+          this.backoff.started();
+          markReady(from);
+        },
+        onFrame: (from, frame, header) => {
+          if (from === this.live && from.killed === undefined) this.events.onFrame(from, frame, header);
+        },
+        onProtocolError: (from, err) => {
+          if (from === this.live && !from.gone && from.killed === undefined) this.events.onProtocolError(from, err);
+        },
+        onGone: (from, error) => this.gone(from, error),
+      });
+    } catch (err) {
+      throw startError(`could not fork the sandbox host: ${(err as Error).message}`);
+    }
+    this.live = host;
+    try {
+      await whenReady(host);
+    } catch (err) {
+      if (this.live === host) this.live = undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * After a crash: start a new host (with backoff), then `reload` the bundles into it while nothing else
+   * runs. "ready" when this restart is the latest and done; "superseded" when a reload killed the host
+   * and a newer restart took over; "stopped" when close() began; an error to give up with.
+   */
+  async restart(reload: (host: HostHandle) => Promise<void>): Promise<"ready" | "superseded" | "stopped" | VcpError> {
+    // SECURITY: no chain and no other load starts until the reloads are done (`open` is undefined
+    // meanwhile), so a reload that kills the host is the only code that was running.
+    const token = ++this.restartToken;
+    this.reloadingNow = true;
+    const started = await startWithRetries(() => this.start(), this.backoff, {
+      stopping: () => this.stoppingNow,
+      onFailure: (err, failures) => this.logger.error({ err, failures }, "sandbox: host restart failed"),
+    });
+    if (started !== "started") return started;
+    const host = this.live;
+    if (host !== undefined) await reload(host);
+    if (token !== this.restartToken) return "superseded";
+    this.reloadingNow = false;
+    return "ready";
+  }
+
+  /** SECURITY: SIGKILL, not a request: a wedged or busy host cannot be asked to stop. */
+  kill(host: HostHandle, kill: HostKill): void {
+    host.killed = kill;
+    host.child.kill("SIGKILL");
+  }
+
+  /** Stop the live host: `close` asks a ready one to finish and exit; SIGKILL after STOP_TIMEOUT_MS or when it is not ready. */
+  async stop(close: (host: HostHandle) => void): Promise<void> {
+    this.stoppingNow = true;
+    const host = this.live;
+    if (host !== undefined && !host.gone) {
+      const stopped = new Promise<void>((resolve) => {
+        this.onStopped = resolve;
+      });
+      const timer = setTimeout(() => host.child.kill("SIGKILL"), STOP_TIMEOUT_MS);
+      if (host.ready) close(host);
+      else host.child.kill("SIGKILL");
+      await stopped;
+      clearTimeout(timer);
+    }
+    this.live = undefined;
+  }
+
+  private gone(host: HostHandle, error: string | undefined): void {
+    if (host.gone) return;
+    host.gone = true;
+    if (host !== this.live) return;
+    this.live = undefined;
+    const exit = host.exit ?? { code: null, signal: null };
+    if (host.onGoneBeforeReady) {
+      host.onGoneBeforeReady(error ?? `exited (code ${exit.code}, signal ${exit.signal})`);
+    } else if (this.stoppingNow) {
+      this.onStopped?.();
+    } else {
+      this.events.onCrash(host, exit);
+    }
+  }
 }
 
 /**

@@ -14,18 +14,17 @@ import { FrameKind, frameText, protocolError, sections, type FrameHeader } from 
 import { HostCalls, type HostCallMessage, type PendingCall } from "./host-calls.js";
 import { settleHostDeath } from "./host-death.js";
 import { resolveHostEntry } from "./host-entry.js";
-import { markReady, reloadVerdict, StartBackoff, startError, startWithRetries, whenReady } from "./host-lifecycle.js";
+import { HostKeeper, reloadVerdict } from "./host-lifecycle.js";
 import { forkHost, type HostHandle } from "./host-process.js";
 import { hostConfig, resolveSandboxOptions, type SandboxSettings } from "./options.js";
 import { OneActionTasks } from "./one-action.js";
 import { PlanCache, type PlanEntry } from "./plan-cache.js";
-import { fromWireError, type CallMessage, type FromHost, type WireChainValue, type WirePlan, type WireReply } from "./protocol.js";
+import { fromWireError, type CallMessage, type WireChainValue, type WirePlan, type WireReply } from "./protocol.js";
 import { monotonicMs, threadCpu } from "./slots.js";
 import { inspectHost, WatchdogTimer, type HostKill } from "./watchdog.js";
 
 export type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats } from "./api.js";
 
-const STOP_TIMEOUT_MS = 10_000;
 
 /**
  * Start the sandbox host process and its worker pool. Resolves once the host is ready.
@@ -46,21 +45,18 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 }
 
 /**
- * The main-process half of the sandbox (DESIGN §4.1). A facade: the decisions live in parts that
- * start no process and are unit-tested alone — plan keys (plan-cache.ts), admission (admission.ts),
- * the watchdog (watchdog.ts), crash attribution and recovery (crash.ts, recovery.ts) — and the I/O in
- * host-process.ts (fork, host events) and code-store.ts (bundle files, slots). This class owns the
- * queue, the in-flight map and the host's life, and carries out what the parts decide.
+ * The main-process half of the sandbox (DESIGN §4.1), a facade: it wires parts that start no process
+ * and are unit-tested alone, and carries out what they decide.
  *
  * ```
- *  runChain ─▶ plan key (hook list sent once per key and host) ─▶ waiting (FIFO; slow/suspect
- *                 │ pump(): while inFlight < threads + min(threads, maxQueue)   one at a time)
- *                 ▼
- *              inFlight ──frames──▶ host process ──▶ piscina ──▶ worker: runChain
- *                 ▲   ▲                    │ dies, or the watchdog kills it (hook past budget + grace,
- *                 │   └─ reply: result + events rebuilt (events.ts)   wedged host, chain past hard deadline)
- *                 └── requeue (not started) ◀── slots: who was inside which hook, since when
- *                     crashed/timeout result (was inside a hook), culprit quarantined, host restarted
+ *  loadBundle ─▶ code-store.ts (files) ─▶ host-calls.ts (load call) ─▶ bundle-registry.ts (loaded)
+ *  runChain ──▶ plan-cache.ts (key; hook list sent once per key and host) ─▶ chain-queue.ts (waiting,
+ *               admission: suspect alone, slow lane, fair share) ─▶ dispatch: chain frame ─▶ host
+ *  reply frame ─▶ chain-queue.ts (settle, usage) ─▶ result + events rebuilt (events.ts)
+ *  watchdog.ts (timer + pure decision over the slots) ─▶ kill ─┐
+ *  host-lifecycle.ts: the host's start, death, restart with backoff and reloads, stop ◀──────┘
+ *  host dies ─▶ host-death.ts (crash.ts attribution, recovery.ts plan): answer the culprit's chain
+ *               crashed/timeout, requeue bystanders, quarantine, suspects ─▶ restart
  * ```
  */
 export class SandboxSupervisor implements Sandbox {
@@ -68,37 +64,27 @@ export class SandboxSupervisor implements Sandbox {
   private readonly logger: Logger;
   private readonly frameBytes: number;
   private readonly store: CodeStore;
-  /** The compiled host-main.js to fork (host-entry.ts): resolved once, before anything is created. */
-  private readonly hostEntry: string;
-  private readonly emitter = new EventEmitter();
-
-  private host: HostHandle | undefined;
-  private generation = 0;
-  private restarts = 0;
-  private readonly backoff = new StartBackoff();
-  private broken: VcpError | undefined;
-  private nextId = 1;
+  private readonly hosts: HostKeeper;
   private readonly chains: ChainQueue;
   private readonly calls = new HostCalls();
   private readonly bundles = new BundleRegistry();
-  /** True while a restarted host reloads bundles: nothing else may run, so a crash names the reload. */
-  private reloading = false;
-  /** Identifies the latest restartHost run; an older one that was overtaken by a new crash stops. */
-  private restartToken = 0;
-  private closing = false;
-  private stopping = false;
-  private closePromise: Promise<void> | undefined;
-  private restarting: Promise<void> | undefined;
-  private onDrained: (() => void) | undefined;
-  private onStopped: (() => void) | undefined;
   private readonly plans = new PlanCache();
   private readonly oneAction = new OneActionTasks();
-  private plansSent = 0;
-  private watchdogKills = 0;
+  private readonly emitter = new EventEmitter();
   private readonly watchdog = new WatchdogTimer(
     () => this.chains.inFlight.size > 0 || this.calls.loadsInFlight(),
     () => this.watch(),
   );
+  private nextId = 1;
+  private restarts = 0;
+  private plansSent = 0;
+  private watchdogKills = 0;
+  /** Set when the host cannot be restarted: every call fails with it. */
+  private broken: VcpError | undefined;
+  private closing = false;
+  private closePromise: Promise<void> | undefined;
+  private restarting: Promise<void> | undefined;
+  private onDrained: (() => void) | undefined;
 
   constructor(options: SandboxOptions) {
     const settings = resolveSandboxOptions(options);
@@ -114,13 +100,23 @@ export class SandboxSupervisor implements Sandbox {
       isSuspect: (digest, now) => this.bundles.isSuspect(digest, now),
     });
     // Before the code directory exists: a missing or stale build leaves nothing behind.
-    this.hostEntry = resolveHostEntry();
+    const entry = resolveHostEntry();
     this.store = new CodeStore(settings.codeDir);
+    this.hosts = new HostKeeper(
+      (generation) => hostConfig(settings, this.store, generation),
+      {
+        onFrame: (host, frame, header) => this.onReplyFrame(host, frame, header),
+        onProtocolError: (host, err) => this.onProtocolError(host, err),
+        onCrash: (host, exit) => this.recoverFromCrash(host, exit),
+      },
+      (config, listener) => forkHost(entry, config, listener),
+      this.logger,
+    );
   }
 
   async start(): Promise<void> {
     try {
-      await this.startHost();
+      await this.hosts.start();
     } catch (err) {
       this.store.remove();
       throw err;
@@ -169,39 +165,21 @@ export class SandboxSupervisor implements Sandbox {
     return OneActionTasks.outcome(await this.enqueue(task, invoke));
   }
 
-  private enqueue(task: ChainTask, invoke: PendingChain["invoke"]): Promise<ChainTaskResult> {
-    if (this.closing) return Promise.reject(closedError());
-    if (this.broken) return Promise.reject(this.broken);
-    if (task.plan.hooks.length === 0) {
-      // The runtime short-circuits empty chains before they get here (DESIGN §4.1); answer the same way.
-      return Promise.resolve({ result: emptyChainResult(task.plan.type, task.request), events: [] });
-    }
-    let plan: PlanEntry;
-    try {
-      plan = this.planFor(task);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const overloaded = this.chains.overloaded(plan.digests, this.host?.ready === true, performance.now());
-    if (overloaded !== undefined) return Promise.reject(overloaded);
-    const answer = this.chains.enqueue(this.nextId++, task, plan, invoke);
-    this.pump();
-    return answer;
-  }
-
   stats(): SandboxStats {
+    const host = this.hosts.host;
+    const now = performance.now();
     return {
       restarts: this.restarts,
       inFlight: this.chains.inFlight.size,
       queued: this.chains.queuedCount(),
       quarantined: this.bundles.quarantinedDigests(),
-      slowBundles: this.chains.slowDigests(performance.now()),
-      demotedBundles: this.chains.demotedDigests(performance.now()),
-      suspectBundles: this.bundles.suspectDigests(performance.now()),
+      slowBundles: this.chains.slowDigests(now),
+      demotedBundles: this.chains.demotedDigests(now),
+      suspectBundles: this.bundles.suspectDigests(now),
       plansSent: this.plansSent,
       watchdogKills: this.watchdogKills,
-      hostPid: this.host?.gone === false ? this.host.child.pid : undefined,
-      ready: this.host?.ready === true && !this.host.gone && !this.reloading && !this.stopping,
+      hostPid: host?.gone === false ? host.child.pid : undefined,
+      ready: this.hosts.open !== undefined && !this.hosts.stopping,
     };
   }
 
@@ -216,18 +194,38 @@ export class SandboxSupervisor implements Sandbox {
 
   // ── chains ─────────────────────────────────────────────────────────────────────────────────────
 
+  private enqueue(task: ChainTask, invoke: PendingChain["invoke"]): Promise<ChainTaskResult> {
+    if (this.closing) return Promise.reject(closedError());
+    if (this.broken) return Promise.reject(this.broken);
+    if (task.plan.hooks.length === 0) {
+      // The runtime short-circuits empty chains before they get here (DESIGN §4.1); answer the same way.
+      return Promise.resolve({ result: emptyChainResult(task.plan.type, task.request), events: [] });
+    }
+    let plan: PlanEntry;
+    try {
+      plan = this.planFor(task);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const overloaded = this.chains.overloaded(plan.digests, this.hosts.open !== undefined, performance.now());
+    if (overloaded !== undefined) return Promise.reject(overloaded);
+    const answer = this.chains.enqueue(this.nextId++, task, plan, invoke);
+    this.pump();
+    return answer;
+  }
+
   /** The plan entry of a task's hook list (plan-cache.ts); evicted keys the host holds are forgotten there too. */
   private planFor(task: ChainTask): PlanEntry {
-    const { entry, evicted } = this.plans.lookup(task.plan, (digest) => this.bundles.isLoaded(digest), this.host?.generation ?? 0);
-    const host = this.host;
+    const host = this.hosts.host;
+    const { entry, evicted } = this.plans.lookup(task.plan, (digest) => this.bundles.isLoaded(digest), host?.generation ?? 0);
     if (evicted.length > 0 && host?.ready && !host.gone) this.sendCallFrame(host, { t: "forget", id: 0, keys: evicted });
     return entry;
   }
 
   /** Send every chain admission (chain-queue.ts) lets go now; nothing starts while a restarted host reloads. */
   private pump(): void {
-    const host = this.host;
-    if (host === undefined || !host.ready || this.reloading) return;
+    const host = this.hosts.open;
+    if (host === undefined) return;
     this.chains.admit(performance.now(), () => this.calls.loadsInFlight(), (entry) => this.dispatch(host, entry));
   }
 
@@ -285,6 +283,29 @@ export class SandboxSupervisor implements Sandbox {
     );
   }
 
+  /** A reply frame of the live host: its payload is parsed here once (chain values included, protocol.ts). */
+  private onReplyFrame(host: HostHandle, frame: Uint8Array, header: FrameHeader): void {
+    let reply: WireReply;
+    try {
+      const { payload } = sections(header);
+      reply = JSON.parse(frameText(frame, payload[0], payload[1])) as WireReply;
+    } catch (err) {
+      this.onProtocolError(host, protocolError(`a reply that does not parse (${(err as Error).message})`));
+      return;
+    }
+    if (!reply.ok && reply.error.code === "SANDBOX_PROTOCOL_ERROR") {
+      // The host or a worker found a frame from this side corrupt: the channel cannot be trusted.
+      this.onProtocolError(host, fromWireError(reply.error) as VcpError);
+      return;
+    }
+    if (reply.logs !== undefined) this.settings.deliverLogs(reply.logs);
+    const chain = this.chains.inFlight.get(header.id);
+    if (chain !== undefined) this.onChainReply(chain, reply);
+    else if (!this.calls.answer(header.id, reply)) return;
+    this.pump(); // a freed thread, or a finished load a suspect's chain waited for
+    this.checkDrained();
+  }
+
   private onChainReply(entry: PendingChain, reply: WireReply): void {
     this.chains.settle(entry);
     if (!reply.ok) {
@@ -309,8 +330,8 @@ export class SandboxSupervisor implements Sandbox {
    * restarts the host.
    */
   private watch(): void {
-    const host = this.host;
-    if (host === undefined || !host.ready || host.gone || host.killed !== undefined || this.stopping) return;
+    const host = this.hosts.host;
+    if (host === undefined || !host.ready || host.gone || host.killed !== undefined || this.hosts.stopping) return;
     const pid = host.child.pid;
     const kill = inspectHost(
       {
@@ -327,24 +348,32 @@ export class SandboxSupervisor implements Sandbox {
     if (kill !== undefined) this.killHost(host, kill);
   }
 
+  /**
+   * SECURITY: a corrupt, cut-off or oversized frame stream cannot be resynchronized, and whatever it
+   * carried cannot be trusted: the host is killed, and recovery answers every chain in flight `crashed`
+   * (an abort for a fail_closed hook) and restarts it (recovery.ts). Nothing waits on the stream.
+   */
+  private onProtocolError(host: HostHandle, err: VcpError): void {
+    if (host.gone || host.killed !== undefined) return;
+    this.killHost(host, { kind: "protocol", taskId: 0, detail: err.message });
+  }
+
   private killHost(host: HostHandle, kill: HostKill): void {
-    host.killed = kill;
     if (kill.kind !== "protocol") this.watchdogKills++;
     this.watchdog.samples.clear();
     this.logger.error(
       { generation: host.generation, pid: host.child.pid, ...kill },
       kill.kind === "protocol" ? "sandbox: corrupt frame stream from the sandbox host; killing it" : "sandbox: watchdog kills the sandbox host",
     );
-    // SECURITY: SIGKILL, not a request: a wedged or busy host cannot be asked to stop.
-    host.child.kill("SIGKILL");
+    this.hosts.kill(host, kill);
   }
 
   // ── host calls (load / unload / close) ────────────────────────────────────────────────────────
 
   private call(message: HostCallMessage): Promise<unknown> {
     if (this.broken) return Promise.reject(this.broken);
-    const host = this.host;
-    return this.calls.make(message, host?.ready === true && !this.reloading, (call) => this.sendCall(host!, call));
+    const host = this.hosts.open;
+    return this.calls.make(message, host !== undefined, (call) => this.sendCall(host!, call));
   }
 
   private sendCall(host: HostHandle, call: PendingCall): void {
@@ -358,93 +387,7 @@ export class SandboxSupervisor implements Sandbox {
     host.writer.write(FrameKind.call, message.id, 0, { payload: JSON.stringify(message) }, this.frameBytes, `${message.t} call`, then);
   }
 
-  // ── host process lifecycle ──────────────────────────────────────────────────────────────────────
-
-  private async startHost(): Promise<void> {
-    const generation = ++this.generation;
-    const config = hostConfig(this.settings, this.store, generation);
-    let host: HostHandle;
-    try {
-      host = forkHost(this.hostEntry, config, {
-        onMessage: (from, message) => this.onHostMessage(from, message),
-        onFrame: (from, frame, header) => this.onReplyFrame(from, frame, header),
-        onProtocolError: (from, err) => this.onProtocolError(from, err),
-        onGone: (from, error) => this.onHostGone(from, error),
-      });
-    } catch (err) {
-      throw startError(`could not fork the sandbox host: ${(err as Error).message}`);
-    }
-    this.host = host;
-    try {
-      await whenReady(host);
-    } catch (err) {
-      if (this.host === host) this.host = undefined;
-      throw err;
-    }
-  }
-
-  private onHostMessage(host: HostHandle, message: FromHost): void {
-    if (host !== this.host || message.t !== "ready") return;
-    this.backoff.started();
-    markReady(host);
-  }
-
-  /** A reply frame: its payload is parsed here once (chain values included, protocol.ts). */
-  private onReplyFrame(host: HostHandle, frame: Uint8Array, header: FrameHeader): void {
-    if (host !== this.host || host.killed !== undefined) return;
-    let reply: WireReply;
-    try {
-      const { payload } = sections(header);
-      reply = JSON.parse(frameText(frame, payload[0], payload[1])) as WireReply;
-    } catch (err) {
-      this.onProtocolError(host, protocolError(`a reply that does not parse (${(err as Error).message})`));
-      return;
-    }
-    if (!reply.ok && reply.error.code === "SANDBOX_PROTOCOL_ERROR") {
-      // The host or a worker found a frame from this side corrupt: the channel cannot be trusted.
-      this.onProtocolError(host, fromWireError(reply.error) as VcpError);
-      return;
-    }
-    if (reply.logs !== undefined) this.settings.deliverLogs(reply.logs);
-    const chain = this.chains.inFlight.get(header.id);
-    if (chain !== undefined) {
-      this.onChainReply(chain, reply);
-      this.pump();
-      this.checkDrained();
-      return;
-    }
-    if (this.calls.answer(header.id, reply)) {
-      this.pump(); // a suspect's chain may have been waiting for a load to finish (see pump)
-      this.checkDrained();
-    }
-  }
-
-  /**
-   * SECURITY: a corrupt, cut-off or oversized frame stream cannot be resynchronized, and whatever it
-   * carried cannot be trusted: the host is killed, and recovery answers every chain in flight `crashed`
-   * (an abort for a fail_closed hook) and restarts it (recovery.ts). Nothing waits on the stream.
-   */
-  private onProtocolError(host: HostHandle, err: VcpError): void {
-    if (host !== this.host || host.gone || host.killed !== undefined) return;
-    this.killHost(host, { kind: "protocol", taskId: 0, detail: err.message });
-  }
-
-  private onHostGone(host: HostHandle, error?: string): void {
-    if (host.gone) return;
-    host.gone = true;
-    if (host !== this.host) return;
-    this.host = undefined;
-    const exit = host.exit ?? { code: null, signal: null };
-    if (host.onGoneBeforeReady) {
-      host.onGoneBeforeReady(error ?? `exited (code ${exit.code}, signal ${exit.signal})`);
-      return;
-    }
-    if (this.stopping) {
-      this.onStopped?.();
-      return;
-    }
-    this.recoverFromCrash(host, exit);
-  }
+  // ── crash and restart ──────────────────────────────────────────────────────────────────────────
 
   /**
    * The host died with work in flight (DESIGN §4.1): host-death.ts answers, requeues, quarantines and
@@ -478,6 +421,39 @@ export class SandboxSupervisor implements Sandbox {
     this.restarting = restart;
   }
 
+  private async restartHost(): Promise<void> {
+    const outcome = await this.hosts.restart((host) => this.reloadBundles(host));
+    if (outcome instanceof VcpError) this.giveUp(outcome);
+    if (outcome !== "ready") return;
+    const host = this.hosts.open;
+    if (host !== undefined) for (const call of this.calls.takeHeld()) this.sendCall(host, call);
+    this.pump();
+    this.checkDrained();
+  }
+
+  /**
+   * Load every loaded, non-quarantined bundle into the new host, one at a time: if a reload kills the
+   * host, the culprit is that bundle and nothing else.
+   */
+  private async reloadBundles(host: HostHandle): Promise<void> {
+    for (const meta of this.bundles.toReload()) {
+      const digest = meta.digest;
+      if (this.bundles.isQuarantined(digest)) continue; // a recovery in the meantime quarantined it
+      if (this.hosts.host !== host || !host.ready) return;
+      const id = this.nextId++;
+      try {
+        await this.calls.make({ t: "load", id, digest }, true, (call) => this.sendCall(host, call));
+      } catch (err) {
+        // host-lifecycle.ts: a slow load stays loaded (loads on first use); a refusal, or a death with
+        // nothing else running, quarantines it; after a death that recovery takes over.
+        const verdict = reloadVerdict(err, this.hosts.host !== host);
+        if (verdict.quarantine) this.quarantine({ digest, bundle: meta.name, reason: `failed to reload after a sandbox restart: ${(err as Error).message}` });
+        else if (!verdict.stop) this.logger.warn({ digest, bundle: meta.name }, "sandbox: bundle reload ran past its load budget after a restart; it loads on first use");
+        if (verdict.stop) return;
+      }
+    }
+  }
+
   private quarantine(info: QuarantineInfo): void {
     this.bundles.quarantine(info);
     this.announceQuarantine(info);
@@ -488,57 +464,9 @@ export class SandboxSupervisor implements Sandbox {
     this.emitter.emit("quarantine", info);
   }
 
-  private async restartHost(): Promise<void> {
-    // SECURITY: no chain and no other load starts until the reloads are done (pump and call check
-    // `reloading`), so a reload that kills the host is the only code that was running.
-    const token = ++this.restartToken;
-    this.reloading = true;
-    const started = await startWithRetries(() => this.startHost(), this.backoff, {
-      stopping: () => this.stopping,
-      onFailure: (err, failures) => this.logger.error({ err, failures }, "sandbox: host restart failed"),
-    });
-    if (started !== "started") {
-      if (started !== "stopped") this.giveUp(started);
-      return;
-    }
-    await this.reloadBundles();
-    if (token !== this.restartToken) return; // a reload killed the host; a newer restart took over
-    this.reloading = false;
-    const host = this.host;
-    if (host?.ready) {
-      for (const call of this.calls.takeHeld()) this.sendCall(host, call);
-    }
-    this.pump();
-    this.checkDrained();
-  }
-
-  /**
-   * Load every loaded, non-quarantined bundle into the new host, one at a time: if a reload kills the
-   * host, the culprit is that bundle and nothing else.
-   */
-  private async reloadBundles(): Promise<void> {
-    for (const meta of this.bundles.toReload()) {
-      const digest = meta.digest;
-      if (this.bundles.isQuarantined(digest)) continue; // a recovery in the meantime quarantined it
-      const host = this.host;
-      if (!host?.ready) return;
-      const id = this.nextId++;
-      try {
-        await this.calls.make({ t: "load", id, digest }, true, (call) => this.sendCall(host, call));
-      } catch (err) {
-        // host-lifecycle.ts: a slow load stays loaded (loads on first use); a refusal, or a death with
-        // nothing else running, quarantines it; after a death that recovery takes over.
-        const verdict = reloadVerdict(err, this.host !== host);
-        if (verdict.quarantine) this.quarantine({ digest, bundle: meta.name, reason: `failed to reload after a sandbox restart: ${(err as Error).message}` });
-        else if (!verdict.stop) this.logger.warn({ digest, bundle: meta.name }, "sandbox: bundle reload ran past its load budget after a restart; it loads on first use");
-        if (verdict.stop) return;
-      }
-    }
-  }
-
   private giveUp(err: VcpError): void {
     this.broken = err;
-    for (const entry of this.chains.waiting.splice(0)) entry.reject(err);
+    this.chains.rejectWaiting(err);
     this.calls.rejectHeld(err);
     this.checkDrained();
   }
@@ -568,31 +496,12 @@ export class SandboxSupervisor implements Sandbox {
     });
     // A restart in progress finishes first (its reloads are calls); then the host is stopped.
     while (this.restarting) await this.restarting;
-    this.stopping = true;
-    const host = this.host;
-    if (host !== undefined && !host.gone) {
-      const stopped = new Promise<void>((resolve) => {
-        this.onStopped = resolve;
-      });
-      const timer = setTimeout(() => host.child.kill("SIGKILL"), STOP_TIMEOUT_MS);
-      if (host.ready && !host.gone) {
-        this.sendCallFrame(host, { t: "close", id: this.nextId++ });
-      } else {
-        host.child.kill("SIGKILL");
-      }
-      await stopped;
-      clearTimeout(timer);
-    }
-    this.host = undefined;
+    await this.hosts.stop((host) => this.sendCallFrame(host, { t: "close", id: this.nextId++ }));
     this.watchdog.stop();
     this.store.remove();
   }
 }
 
-
-
 function closedError(): VcpError {
   return new VcpError("SANDBOX_CLOSED", "the sandbox was closed; no more work is accepted");
 }
-
-

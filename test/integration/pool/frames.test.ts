@@ -15,7 +15,7 @@ import { busyCode, bundle, CONTINUE_CODE, hook, startSandbox, task, trailBundle,
  * to it reach the host; bytes emitted as data on it are what the supervisor reads from the host.
  */
 function frameChannel(sandbox: Sandbox): Socket {
-  const host = (sandbox as unknown as { host?: { child: ChildProcess } }).host;
+  const host = (sandbox as unknown as { hosts: { host?: { child: ChildProcess } } }).hosts.host;
   const socket = host?.child.stdio[4] as Socket | undefined;
   if (socket === undefined) throw new Error("no live sandbox host");
   return socket;

@@ -1,8 +1,10 @@
 import type { ChildProcess } from "node:child_process";
 import { describe, expect, test } from "vitest";
 import { VcpError } from "../../../src/errors.js";
-import { markReady, MAX_START_FAILURES, reloadVerdict, StartBackoff, startWithRetries, whenReady } from "../../../src/pool/host-lifecycle.js";
-import type { HostHandle } from "../../../src/pool/host-process.js";
+import { silentLogger } from "../../../src/observe/events.js";
+import { HostKeeper, markReady, MAX_START_FAILURES, reloadVerdict, StartBackoff, startWithRetries, whenReady } from "../../../src/pool/host-lifecycle.js";
+import type { HostHandle, HostListener } from "../../../src/pool/host-process.js";
+import type { HostConfig } from "../../../src/pool/protocol.js";
 
 // The host's start, restart backoff and reload decisions, without a process: a host handle whose
 // child only records the signals it was sent.
@@ -88,5 +90,107 @@ describe("reloadVerdict: a bundle that fails to load into a restarted host", () 
     expect(reloadVerdict(sole, true)).toEqual({ quarantine: true, stop: true });
     expect(reloadVerdict(notSole, true)).toEqual({ quarantine: false, stop: true });
     expect(reloadVerdict(timedOut, true)).toEqual({ quarantine: false, stop: true });
+  });
+});
+
+describe("HostKeeper: one live host at a time", () => {
+  /** A keeper over fake forks: each fork is a host whose events the test fires by hand. */
+  function keeper() {
+    const forks: { host: ReturnType<typeof fakeHost>; listener: HostListener }[] = [];
+    const crashes: HostHandle[] = [];
+    const frames: HostHandle[] = [];
+    const hosts = new HostKeeper(
+      (generation) => ({ generation }) as HostConfig,
+      { onFrame: (host) => frames.push(host), onProtocolError: () => undefined, onCrash: (host) => crashes.push(host) },
+      (config, listener) => {
+        const host = { ...fakeHost(), generation: config.generation };
+        forks.push({ host, listener });
+        return host;
+      },
+      silentLogger,
+    );
+    const ready = (i: number): void => forks[i]!.listener.onMessage(forks[i]!.host, { t: "ready", pid: 1 });
+    const die = (i: number): void => {
+      forks[i]!.host.exit = { code: null, signal: "SIGKILL" };
+      forks[i]!.listener.onGone(forks[i]!.host);
+    };
+    return { hosts, forks, crashes, frames, ready, die };
+  }
+
+  test("a started host is open for chains; its death after ready is a crash; events of a dead host are ignored", async () => {
+    const k = keeper();
+    const started = k.hosts.start();
+    expect(k.hosts.open).toBeUndefined(); // forked, not ready
+    k.ready(0);
+    await started;
+    expect(k.hosts.open).toBe(k.forks[0]!.host);
+    k.die(0);
+    expect(k.crashes).toEqual([k.forks[0]!.host]);
+    expect(k.hosts.host).toBeUndefined();
+    k.forks[0]!.listener.onFrame(k.forks[0]!.host, new Uint8Array(), {} as never);
+    expect(k.frames).toEqual([]);
+  });
+
+  test("a restart holds chains back until its reloads are done, with the new generation", async () => {
+    const k = keeper();
+    const first = k.hosts.start();
+    k.ready(0);
+    await first;
+    k.die(0);
+    let reloadedOn: HostHandle | undefined;
+    let openDuringReload: HostHandle | undefined = k.forks[0]!.host;
+    const restart = k.hosts.restart(async (host) => {
+      reloadedOn = host;
+      openDuringReload = k.hosts.open;
+    });
+    await Promise.resolve();
+    k.ready(1);
+    expect(await restart).toBe("ready");
+    expect(reloadedOn?.generation).toBe(2);
+    expect(openDuringReload).toBeUndefined(); // SECURITY: nothing else runs while bundles reload
+    expect(k.hosts.open).toBe(k.forks[1]!.host);
+  });
+
+  test("a reload that kills the new host hands over to the newer restart", async () => {
+    const k = keeper();
+    const first = k.hosts.start();
+    k.ready(0);
+    await first;
+    let newer: Promise<unknown> | undefined;
+    const older = k.hosts.restart(async () => {
+      k.die(1); // the reload killed it: its crash starts the newer restart
+      newer = k.hosts.restart(async () => undefined);
+    });
+    await Promise.resolve();
+    k.ready(1);
+    expect(await older).toBe("superseded");
+    await Promise.resolve();
+    k.ready(2);
+    expect(await newer).toBe("ready");
+    expect(k.hosts.reloading).toBe(false);
+  });
+
+  test("stop asks a ready host to close and waits for it to exit; its exit is not a crash", async () => {
+    const k = keeper();
+    const first = k.hosts.start();
+    k.ready(0);
+    await first;
+    const closed: HostHandle[] = [];
+    const stopped = k.hosts.stop((host) => closed.push(host));
+    expect(closed).toEqual([k.forks[0]!.host]);
+    expect(k.hosts.stopping).toBe(true);
+    k.die(0);
+    await stopped;
+    expect(k.crashes).toEqual([]);
+    expect(k.hosts.host).toBeUndefined();
+  });
+
+  test("kill records why and sends SIGKILL", () => {
+    const k = keeper();
+    void k.hosts.start().catch(() => undefined);
+    const host = k.forks[0]!.host;
+    k.hosts.kill(host, { kind: "wedged", taskId: 3, detail: "asleep" });
+    expect(host.killed).toMatchObject({ kind: "wedged", taskId: 3 });
+    expect(host.signals).toEqual(["SIGKILL"]);
   });
 });
