@@ -2,6 +2,7 @@ import type { BundleRegistry, QuarantineInfo } from "./bundle-registry.js";
 import type { ChainQueue } from "./chain-queue.js";
 import { attributeCrash, crashedChainValue, hookIdentityAt, type PendingTaskView } from "./crash.js";
 import type { HostCalls } from "./host-calls.js";
+import type { HostHandle } from "./host-process.js";
 import { planRecovery } from "./recovery.js";
 import type { SlotRecord } from "./slots.js";
 import type { HostKill } from "./watchdog.js";
@@ -73,6 +74,22 @@ export function settleHostDeath(death: HostDeath, parts: { chains: ChainQueue; c
   }
   for (const digest of plan.suspects) bundles.suspect(digest, now);
   return { how: plan.how, culprits, suspects: plan.suspects, crashedChains: plan.answers.length, requeuedChains: plan.requeue.length };
+}
+
+/** What the restart log line and the `restart` event say about one death. */
+export function deathReport(host: HostHandle, death: HostDeath, outcome: HostDeathOutcome): Record<string, unknown> {
+  return {
+    ...(death.kill !== undefined ? { watchdog: death.kill.kind } : {}),
+    generation: host.generation,
+    pid: host.child.pid,
+    code: death.exit.code,
+    signal: death.exit.signal,
+    crashedChains: outcome.crashedChains,
+    requeuedChains: outcome.requeuedChains,
+    culprits: outcome.culprits,
+    suspects: outcome.suspects,
+    stderrTail: host.stderrTail.slice(-2048),
+  };
 }
 
 /** What attribution may know about a task named in a slot record; undefined once it is answered. */

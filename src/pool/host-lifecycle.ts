@@ -1,8 +1,9 @@
 import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
+import type { BundleRegistry, QuarantineInfo } from "./bundle-registry.js";
 import type { FrameHeader } from "./frames.js";
 import type { HostHandle, HostListener } from "./host-process.js";
-import type { HostConfig } from "./protocol.js";
+import type { BundleMeta, HostConfig } from "./protocol.js";
 import type { HostKill } from "./watchdog.js";
 
 /** A forked host that has not said `ready` by then is killed and its start failed. */
@@ -245,6 +246,31 @@ export class HostKeeper {
       this.onStopped?.();
     } else {
       this.events.onCrash(host, exit);
+    }
+  }
+}
+
+/**
+ * Load every loaded, non-quarantined bundle into a restarted host, one at a time, so that if a reload
+ * kills the host the culprit is that bundle and nothing else. `load` sends one load call; `live` says
+ * whether `host` is still the live host. Stops at the first death (that recovery takes over).
+ */
+export async function reloadBundles(
+  bundles: BundleRegistry,
+  load: (digest: string) => Promise<unknown>,
+  live: () => boolean,
+  report: { quarantine: (info: QuarantineInfo) => void; loadsOnFirstUse: (meta: BundleMeta) => void },
+): Promise<void> {
+  for (const meta of bundles.toReload()) {
+    if (bundles.isQuarantined(meta.digest)) continue; // a recovery in the meantime quarantined it
+    if (!live()) return;
+    try {
+      await load(meta.digest);
+    } catch (err) {
+      const verdict = reloadVerdict(err, !live());
+      if (verdict.quarantine) report.quarantine({ digest: meta.digest, bundle: meta.name, reason: `failed to reload after a sandbox restart: ${(err as Error).message}` });
+      else if (!verdict.stop) report.loadsOnFirstUse(meta);
+      if (verdict.stop) return;
     }
   }
 }

@@ -12,9 +12,9 @@ import { CodeStore } from "./code-store.js";
 import { rebuildEvents } from "./events.js";
 import { FrameKind, frameText, protocolError, sections, type FrameHeader } from "./frames.js";
 import { HostCalls, type HostCallMessage, type PendingCall } from "./host-calls.js";
-import { settleHostDeath } from "./host-death.js";
+import { deathReport, settleHostDeath } from "./host-death.js";
 import { resolveHostEntry } from "./host-entry.js";
-import { HostKeeper, reloadVerdict } from "./host-lifecycle.js";
+import { HostKeeper, reloadBundles } from "./host-lifecycle.js";
 import { forkHost, type HostHandle } from "./host-process.js";
 import { hostConfig, resolveSandboxOptions, type SandboxSettings } from "./options.js";
 import { OneActionTasks } from "./one-action.js";
@@ -394,24 +394,12 @@ export class SandboxSupervisor implements Sandbox {
    * marks suspects; then the host is restarted.
    */
   private recoverFromCrash(host: HostHandle, exit: { code: number | null; signal: NodeJS.Signals | null }): void {
-    const records = this.store.slots(host.generation);
+    const death = { records: this.store.slots(host.generation), kill: host.killed, exit, now: performance.now() };
     this.store.removeSlots(host.generation);
-    const kill = host.killed;
-    const death = settleHostDeath({ records, kill, exit, now: performance.now() }, { chains: this.chains, calls: this.calls, bundles: this.bundles });
-    for (const culprit of death.culprits) this.announceQuarantine(culprit);
+    const outcome = settleHostDeath(death, { chains: this.chains, calls: this.calls, bundles: this.bundles });
+    for (const culprit of outcome.culprits) this.announceQuarantine(culprit);
     this.restarts++;
-    const info = {
-      ...(kill !== undefined ? { watchdog: kill.kind } : {}),
-      generation: host.generation,
-      pid: host.child.pid,
-      code: exit.code,
-      signal: exit.signal,
-      crashedChains: death.crashedChains,
-      requeuedChains: death.requeuedChains,
-      culprits: death.culprits,
-      suspects: death.suspects,
-      stderrTail: host.stderrTail.slice(-2048),
-    };
+    const info = deathReport(host, death, outcome);
     this.logger.error(info, "sandbox: host process died; restarting");
     this.emitter.emit("restart", info);
     // A reload can kill the new host and start another restart; only the latest one clears the field.
@@ -422,36 +410,23 @@ export class SandboxSupervisor implements Sandbox {
   }
 
   private async restartHost(): Promise<void> {
-    const outcome = await this.hosts.restart((host) => this.reloadBundles(host));
+    const outcome = await this.hosts.restart((host) =>
+      reloadBundles(
+        this.bundles,
+        (digest) => this.calls.make({ t: "load", id: this.nextId++, digest }, true, (call) => this.sendCall(host, call)),
+        () => this.hosts.host === host && host.ready,
+        {
+          quarantine: (info) => this.quarantine(info),
+          loadsOnFirstUse: (meta) => this.logger.warn({ digest: meta.digest, bundle: meta.name }, "sandbox: bundle reload ran past its load budget after a restart; it loads on first use"),
+        },
+      ),
+    );
     if (outcome instanceof VcpError) this.giveUp(outcome);
     if (outcome !== "ready") return;
     const host = this.hosts.open;
     if (host !== undefined) for (const call of this.calls.takeHeld()) this.sendCall(host, call);
     this.pump();
     this.checkDrained();
-  }
-
-  /**
-   * Load every loaded, non-quarantined bundle into the new host, one at a time: if a reload kills the
-   * host, the culprit is that bundle and nothing else.
-   */
-  private async reloadBundles(host: HostHandle): Promise<void> {
-    for (const meta of this.bundles.toReload()) {
-      const digest = meta.digest;
-      if (this.bundles.isQuarantined(digest)) continue; // a recovery in the meantime quarantined it
-      if (this.hosts.host !== host || !host.ready) return;
-      const id = this.nextId++;
-      try {
-        await this.calls.make({ t: "load", id, digest }, true, (call) => this.sendCall(host, call));
-      } catch (err) {
-        // host-lifecycle.ts: a slow load stays loaded (loads on first use); a refusal, or a death with
-        // nothing else running, quarantines it; after a death that recovery takes over.
-        const verdict = reloadVerdict(err, this.hosts.host !== host);
-        if (verdict.quarantine) this.quarantine({ digest, bundle: meta.name, reason: `failed to reload after a sandbox restart: ${(err as Error).message}` });
-        else if (!verdict.stop) this.logger.warn({ digest, bundle: meta.name }, "sandbox: bundle reload ran past its load budget after a restart; it loads on first use");
-        if (verdict.stop) return;
-      }
-    }
   }
 
   private quarantine(info: QuarantineInfo): void {

@@ -4,7 +4,8 @@ import type { ChainTaskResult } from "../../../src/pool/api.js";
 import { BundleRegistry } from "../../../src/pool/bundle-registry.js";
 import { ChainQueue, type PendingChain } from "../../../src/pool/chain-queue.js";
 import { HostCalls } from "../../../src/pool/host-calls.js";
-import { settleHostDeath } from "../../../src/pool/host-death.js";
+import { deathReport, settleHostDeath } from "../../../src/pool/host-death.js";
+import type { HostHandle } from "../../../src/pool/host-process.js";
 import type { SlotRecord } from "../../../src/pool/slots.js";
 import { pendingChain } from "./fixtures.js";
 
@@ -45,6 +46,10 @@ describe("settleHostDeath: a dead host's chains, loads and bundles", () => {
     expect(p.chains.inFlight.size).toBe(0);
     expect(p.chains.waiting).toEqual([bystander]);
     expect(death).toMatchObject({ crashedChains: 1, requeuedChains: 1, suspects: [], how: "signal SIGKILL" });
+    const host = { generation: 3, child: { pid: 99 }, stderrTail: "x".repeat(5000) } as unknown as HostHandle;
+    const report = deathReport(host, { records: [], kill: undefined, exit: KILLED, now: 5 }, death);
+    expect(report).toMatchObject({ generation: 3, pid: 99, signal: "SIGKILL", crashedChains: 1, requeuedChains: 1, culprits: death.culprits });
+    expect(report["stderrTail"]).toHaveLength(2048);
   });
 
   test("two bundles running when it died: nobody is blamed, both run again and become suspects (their chains then run alone)", () => {

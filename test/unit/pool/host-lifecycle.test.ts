@@ -2,7 +2,8 @@ import type { ChildProcess } from "node:child_process";
 import { describe, expect, test } from "vitest";
 import { VcpError } from "../../../src/errors.js";
 import { silentLogger } from "../../../src/observe/events.js";
-import { HostKeeper, markReady, MAX_START_FAILURES, reloadVerdict, StartBackoff, startWithRetries, whenReady } from "../../../src/pool/host-lifecycle.js";
+import { BundleRegistry } from "../../../src/pool/bundle-registry.js";
+import { HostKeeper, markReady, reloadBundles, MAX_START_FAILURES, reloadVerdict, StartBackoff, startWithRetries, whenReady } from "../../../src/pool/host-lifecycle.js";
 import type { HostHandle, HostListener } from "../../../src/pool/host-process.js";
 import type { HostConfig } from "../../../src/pool/protocol.js";
 
@@ -192,5 +193,55 @@ describe("HostKeeper: one live host at a time", () => {
     k.hosts.kill(host, { kind: "wedged", taskId: 3, detail: "asleep" });
     expect(host.killed).toMatchObject({ kind: "wedged", taskId: 3 });
     expect(host.signals).toEqual(["SIGKILL"]);
+  });
+});
+
+describe("reloadBundles: a restarted host gets the bundles back one at a time", () => {
+  function registry(): BundleRegistry {
+    const bundles = new BundleRegistry();
+    for (const d of ["sha256:a", "sha256:b", "sha256:c", "sha256:d"]) bundles.loaded({ name: `b-${d}`, digest: d, trust: "deployment" });
+    bundles.quarantine({ digest: "sha256:d" });
+    return bundles;
+  }
+
+  test("in load order, skipping quarantined ones; a refusal is quarantined, a slow load stays loaded", async () => {
+    const bundles = registry();
+    const loads: string[] = [];
+    const quarantined: string[] = [];
+    const slow: string[] = [];
+    await reloadBundles(
+      bundles,
+      async (digest) => {
+        loads.push(digest);
+        if (digest === "sha256:a") throw new VcpError("INVALID_BUNDLE", "top-level code ran past its budget", { timed_out: true });
+        if (digest === "sha256:b") throw new VcpError("INVALID_BUNDLE", "does not compile");
+      },
+      () => true,
+      { quarantine: (info) => quarantined.push(info.digest), loadsOnFirstUse: (meta) => slow.push(meta.digest) },
+    );
+    expect(loads).toEqual(["sha256:a", "sha256:b", "sha256:c"]);
+    expect(quarantined).toEqual(["sha256:b"]);
+    expect(slow).toEqual(["sha256:a"]);
+  });
+
+  test("a reload that kills the host as the only code running quarantines its bundle; nothing more is reloaded", async () => {
+    const bundles = registry();
+    let alive = true;
+    const loads: string[] = [];
+    const quarantined: string[] = [];
+    await reloadBundles(
+      bundles,
+      async (digest) => {
+        loads.push(digest);
+        if (digest === "sha256:b") {
+          alive = false;
+          throw new VcpError("INVALID_BUNDLE", "the sandbox host died while loading", { digest, sole: true });
+        }
+      },
+      () => alive,
+      { quarantine: (info) => quarantined.push(info.digest), loadsOnFirstUse: () => undefined },
+    );
+    expect(loads).toEqual(["sha256:a", "sha256:b"]);
+    expect(quarantined).toEqual(["sha256:b"]);
   });
 });
