@@ -25,7 +25,6 @@ import { inspectHost, WatchdogTimer, type HostKill } from "./watchdog.js";
 
 export type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats } from "./api.js";
 
-
 /**
  * Start the sandbox host process and its worker pool. Resolves once the host is ready.
  *
