@@ -206,7 +206,7 @@ export class SandboxSupervisor implements Sandbox {
     } catch (err) {
       return Promise.reject(err);
     }
-    const overloaded = this.chains.overloaded(plan.digests, this.hosts.open !== undefined, performance.now());
+    const overloaded = this.chains.overloaded(plan.digests, this.hosts.host?.ready === true, performance.now());
     if (overloaded !== undefined) return Promise.reject(overloaded);
     const answer = this.chains.enqueue(this.nextId++, task, plan, invoke);
     this.pump();
