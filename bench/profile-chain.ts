@@ -26,7 +26,7 @@ import { createArtifact, generateKeyPair, signArtifact } from "../src/tooling.js
 import { createRuntime, type FireInput } from "../src/index.js";
 import { constitution, makeContext, preInjectEvent, SESSION } from "./lib/fixtures.js";
 import { benchBundle, chainActions } from "./lib/hooks.js";
-import { childPidsMatching, threadCpuUs } from "./lib/proc.js";
+import { childPidsMatching, threadCpuByTid, threadCpuUs } from "./lib/proc.js";
 
 const COUNT = Number(process.argv[2] ?? 20_000);
 const N = Number(process.argv[3] ?? 5);
@@ -79,6 +79,7 @@ try {
   await Promise.all(Array.from({ length: CONCURRENCY }, () => fireOnce()));
   const main0 = process.cpuUsage();
   const host0 = threadCpuUs(hostPid);
+  const tids0 = threadCpuByTid(hostPid);
   let started = 0;
   const t0 = performance.now();
   await Promise.all(
@@ -92,6 +93,7 @@ try {
   const ms = performance.now() - t0;
   const main1 = process.cpuUsage(main0);
   const host1 = threadCpuUs(hostPid);
+  const tids1 = threadCpuByTid(hostPid);
   const delta = (name: string): number => (host1.get(name) ?? 0) - (host0.get(name) ?? 0);
   let hostAll = 0;
   for (const name of host1.keys()) hostAll += delta(name);
@@ -101,6 +103,15 @@ try {
   process.stdout.write(
     `CPU µs per chain: total ${per(mainUs + hostAll)} = main ${per(mainUs)} + host main thread ${per(delta("MainThread"))} + workers ${per(delta("WorkerThread"))} + other ${per(hostAll - delta("MainThread") - delta("WorkerThread"))}\n`,
   );
+  // "other", by thread name (V8's platform workers, libuv's pool, isolated-vm's timer threads, …).
+  const others = [...host1.keys()].filter((name) => name !== "MainThread" && name !== "WorkerThread" && delta(name) > 0).sort((a, b) => delta(b) - delta(a));
+  process.stdout.write(`  other threads of the sandbox host: ${others.map((name) => `${name} ${per(delta(name))}`).join(", ") || "none"}\n`);
+  // The two busiest WorkerThreads are piscina's workers; any other thread of that name was started by
+  // one of them (isolated-vm's timer threads for the per-call timeout, its thread pool). Threads that
+  // ended during the run are not seen.
+  const named = [...tids1].filter(([, t]) => t.name === "WorkerThread").map(([tid, t]) => t.us - (tids0.get(tid)?.us ?? 0)).sort((a, b) => b - a);
+  const spawned = named.slice(2);
+  process.stdout.write(`  WorkerThread-named threads: ${named.length} (piscina workers ${per((named[0] ?? 0) + (named[1] ?? 0))}, threads they started ${spawned.length}: ${per(spawned.reduce((a, b) => a + b, 0))})\n`);
 } finally {
   await runtime.close();
   rmSync(scratch, { recursive: true, force: true });
