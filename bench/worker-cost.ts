@@ -8,8 +8,10 @@
  * Each row is CPU time per chain (or per piece), best of three rounds; "thread" is this thread's CPU
  * (process.threadCpuUsage) and "other" what the process's other threads spent meanwhile (isolated-vm's
  * timer threads, V8's platform threads). CPU time holds up on a busy machine; compare rows of one run.
+ * A round lasts well under isolated-vm's 1 s timer expiry, so the timer thread's share shows only in
+ * the last two rows, which pace timed calls as a worker makes them and wait for every expiry.
  *
- *   node --no-node-snapshot dist/bench/worker-cost.js [rounds-of-chains]
+ *   node --no-node-snapshot dist/bench/worker-cost.js [chains-per-round]
  *   WHOLE=1 node --no-node-snapshot --cpu-prof --cpu-prof-dir=/tmp/prof dist/bench/worker-cost.js
  *   node dist/bench/lib/cpu-profile-top.js /tmp/prof
  *
