@@ -107,6 +107,22 @@ export interface ChainTask {
 /** A worker's answer to a chain task whose plan key it has not compiled and that carried no plan: nothing ran. */
 export const PLAN_MISS = "miss";
 
+/**
+ * A piscina task of one or more chains (batch.ts): the worker runs them one after another, each as a
+ * task of its own (own task id in the slot records, own logs, own quarantine set, own reply).
+ */
+export interface ChainBatch {
+  t: "chains";
+  chains: ChainTask[];
+}
+
+/**
+ * A worker's answer to a {@link ChainBatch}: entry i answers chain i with its reply as JSON text (the
+ * worker checked its size) or PLAN_MISS. Shorter than the batch when the worker stopped early
+ * (batch.ts shouldStopBatch): the chains past its end were not started.
+ */
+export type ChainBatchReply = string[];
+
 export interface LoadMessage {
   t: "load";
   id: number;

@@ -11,6 +11,7 @@ import { silentLogger, type LifecycleEvent, type Logger } from "../observe/event
 import { assertSandboxLimits, DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/index.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
 import { SlowTracker, WorkerShareTracker } from "./admission.js";
+import { BATCH_MAX_CHAINS } from "./batch.js";
 import { CodeStore } from "./code-store.js";
 import { attributeCrash, crashedChainValue, type HookIdentity, type PendingTaskView } from "./crash.js";
 import { rebuildEvents } from "./events.js";
@@ -237,7 +238,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
  *
  * ```
  *  runChain ─▶ plan key (hook list sent once per key and host) ─▶ waiting (FIFO; slow/suspect
- *                 │ pump(): while inFlight < threads + min(threads, maxQueue)   one at a time)
+ *                 │ pump(): while inFlight < hostCap (threads + their batches)   one at a time)
  *                 ▼
  *              inFlight ──frames──▶ host process ──▶ piscina ──▶ worker: runChain
  *                 ▲   ▲                    │ dies, or the watchdog kills it (hook past budget + grace,
@@ -306,9 +307,13 @@ export class SandboxSupervisor implements Sandbox {
   constructor(options: SandboxOptions) {
     this.threads = positiveInt(options.threads ?? DEFAULTS.pool.threads, "threads");
     this.maxQueue = nonNegativeInt(options.maxQueue ?? DEFAULTS.pool.max_queue, "maxQueue");
-    // Up to min(threads, maxQueue) chains wait inside the host so a freed worker starts the next chain
-    // without an IPC round trip; the rest wait here, where admission and crash recovery can see them.
-    this.hostCap = this.threads + Math.min(this.threads, this.maxQueue);
+    // Up to min(threads × BATCH_MAX_CHAINS, maxQueue) chains wait inside the host, so a freed worker
+    // starts the next chains without an IPC round trip and, under load, takes several of them in one
+    // task (batch.ts: one thread crossing each way per batch instead of per chain). The rest wait
+    // here, where admission and crash recovery can see them. A chain waiting in the host counts as in
+    // flight: SECURITY: on a host death it is a bystander without a slot record (requeued once, never
+    // blamed), and admission caps (slow lane, fair share, suspects) count it as running.
+    this.hostCap = this.threads + Math.min(this.threads * BATCH_MAX_CHAINS, this.maxQueue);
     this.limits = Object.freeze({ ...DEFAULT_SANDBOX_LIMITS, ...options.limits });
     // Refused here, at start, rather than by every worker thread of the host.
     assertSandboxLimits(this.limits);
