@@ -37,7 +37,7 @@ import type { ChainTask } from "./protocol.js";
  */
 
 /** Most chains in one task. */
-export const BATCH_MAX_CHAINS = 8;
+export const BATCH_MAX_CHAINS = 16;
 /** Most request text (request, plan, quarantine and invoke sections, in UTF-16 characters) in one task. */
 export const BATCH_MAX_CHARS = 256 * 1024;
 /** A worker starts no further chain of its batch after the batch has run this long (ms). */
