@@ -197,9 +197,13 @@ async function runBatch(chains: ChainTask[]): Promise<void> {
   } else {
     for (let i = 0; i < chains.length; i++) {
       const chain = chains[i]!;
+      // SECURITY: entry i is chain i's own reply (the worker answers in batch order); a reply frame
+      // carries its chain's task id, never another's.
       const result = replies[i];
       if (result === undefined) {
-        again.push(chain); // not started: the worker stopped the batch before it
+        // Not started (the worker stopped the batch before it): it wrote no slot record and ran no
+        // code, so running it again is its first run.
+        again.push(chain);
       } else if (result === PLAN_MISS) {
         const plan = plans.get(chain.key);
         if (plan === undefined || chain.plan !== undefined) {
