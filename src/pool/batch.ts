@@ -19,6 +19,8 @@ import type { ChainTask } from "./protocol.js";
  * the same worker, while chains waiting here can still join a batch.
  *
  * Bounds (every one applies before the work it limits):
+ * - the supervisor lets about {@link HOST_QUEUE_MS} of work per thread wait in the host
+ *   ({@link hostQueuePerThread}): chains there are past admission, so slow chains get no batches;
  * - a batch takes at most {@link BATCH_MAX_CHAINS} chains and at most {@link BATCH_MAX_CHARS} characters
  *   of request text (a larger chain goes alone), and no more than its share of the queue, so a worker
  *   that frees up a moment later still finds chains to run;
@@ -44,6 +46,24 @@ export const BATCH_MAX_CHARS = 256 * 1024;
 export const BATCH_MAX_MS = 5;
 /** A worker starts no further chain of its batch once its replies hold this many characters. */
 export const BATCH_REPLY_MAX_CHARS = 1024 * 1024;
+
+/**
+ * Work the supervisor lets wait in the host per thread, in milliseconds of chain time: chains waiting
+ * there are past admission (fair share, slow lane), so this bounds how long a newly admitted or a
+ * promoted chain can wait behind them.
+ */
+export const HOST_QUEUE_MS = 10;
+
+/**
+ * How many chains per thread the supervisor lets wait in the host (beyond one running per thread):
+ * about HOST_QUEUE_MS of work at the recent chain duration `chainMs`, from 1 (slow chains, or no
+ * estimate yet: what a freed worker needs to start at once) to BATCH_MAX_CHAINS (quick chains: a
+ * full batch for each thread).
+ */
+export function hostQueuePerThread(chainMs: number | undefined): number {
+  if (chainMs === undefined || Number.isNaN(chainMs)) return 1;
+  return Math.max(1, Math.min(BATCH_MAX_CHAINS, Math.floor(HOST_QUEUE_MS / Math.max(chainMs, 0))));
+}
 
 /** Size of a chain task as batching counts it: the text it carries to the worker. */
 export function chainChars(chain: ChainTask): number {

@@ -6,9 +6,10 @@ import { GUEST_ITERATIONS_PER_MS, KILLER_CODE, VcpError, bundle, busyCode, hook,
 
 /**
  * Chains that queue up in the sandbox host go to the next free worker as one task (src/pool/batch.ts).
- * Each test first occupies the only worker (threads 1) with a busy "gate" chain, so the chains sent
- * after it wait in the host together and run as a batch when the gate ends; every chain must still
- * be answered as if it had run alone.
+ * Each test first runs quick chains one at a time (warm: the supervisor lets more chains wait in the
+ * host once chains are quick), then occupies the only worker (threads 1) with a busy "gate" chain, so
+ * the chains sent after it wait in the host together and run as a batch when the gate ends; every
+ * chain must still be answered as if it had run alone.
  */
 
 /** Logs "<name> saw <n>" and appends its name to `context.by`. */
@@ -28,9 +29,16 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-/** Every bundle's isolate exists in the worker(s), so the batch's chains are quick (batch.ts stops a batch that runs long). */
-async function warm(box: Sandbox, hooks: readonly ResolvedHook[]): Promise<void> {
-  for (const h of hooks) await box.runChain({ plan: { type: "pre_inject", revision: 0, hooks: [h] }, request: request({ n: -1 }) });
+/**
+ * Quick chains one at a time, so that every bundle's isolate exists in the worker (batch.ts stops a
+ * batch that runs long) and the supervisor's estimate of the chain time is low: it lets about
+ * HOST_QUEUE_MS of work wait in the host per thread, so quick chains are what gets batched.
+ */
+async function warm(box: Sandbox, hooks: readonly ResolvedHook[], chains = 80): Promise<void> {
+  const plans = hooks.map((h) => [h]);
+  for (let i = 0; i < chains; i++) {
+    await box.runChain({ plan: { type: "pre_inject", revision: 0, hooks: plans[i % plans.length]! }, request: request({ n: -1 }) });
+  }
 }
 
 describe("sandbox pool: chains batched in the host", () => {
@@ -108,6 +116,7 @@ describe("sandbox pool: chains batched in the host", () => {
 
     // A batch mixing chains that name the quarantined bundle with chains that do not: each chain has
     // its own quarantine set, so only the former skip it.
+    await warm(sandbox, tags.map((b) => hook(`rewarm-${b.name}`, b)));
     const gate2 = sandbox.runChain({ plan: { type: "pre_inject", revision: 1, hooks: gateHooks }, request: request({ n: 100 }) });
     const mixed = await Promise.all(
       [0, 1, 2, 3].map((n) =>
@@ -130,8 +139,9 @@ describe("sandbox pool: chains batched in the host", () => {
       `var __vcp_bundle = { act(input) { let x = 0; for (let i = 0; i < input.context.spin; i++) x += i & 1; return { status: "modify", modified_context: { ...input.context, done: x >= 0 } }; } };`,
     );
     const other = bundle("other", busyCode(60));
-    await sandbox.loadBundle(spin);
-    await sandbox.loadBundle(other);
+    const quick = tagBundle("quick");
+    for (const b of [spin, other, quick]) await sandbox.loadBundle(b);
+    await warm(sandbox, [hook("quick", quick)]);
     // One hook list (one plan key): its first chain carries the plan and holds one worker for long;
     // the other worker runs a shorter chain of another plan, then takes the waiting chains of the first
     // plan as a batch without having compiled it (PLAN_MISS for each), so they run again with it.
@@ -159,7 +169,7 @@ describe("sandbox pool: chains batched in the host", () => {
     await sandbox.loadBundle(gateBundle);
     await sandbox.loadBundle(grow);
     const growHooks = [hook("grow", grow)];
-    await sandbox.runChain(task(growHooks, 1, { big: false }));
+    for (let i = 0; i < 80; i++) await sandbox.runChain(task(growHooks, 1, { big: false }));
 
     const gate = sandbox.runChain({ plan: { type: "pre_inject", revision: 1, hooks: gateHooks }, request: request({ n: 100 }) });
     const settled = await Promise.allSettled([0, 1, 2, 3, 4].map((n) => sandbox!.runChain(task(growHooks, 1, { n, big: n === 2 }))));

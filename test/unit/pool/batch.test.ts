@@ -5,7 +5,9 @@ import {
   BATCH_MAX_MS,
   BATCH_REPLY_MAX_CHARS,
   ChainDispatcher,
+  HOST_QUEUE_MS,
   batchCount,
+  hostQueuePerThread,
   shouldStopBatch,
   takeBatch,
 } from "../../../src/pool/batch.js";
@@ -115,4 +117,13 @@ test("shouldStopBatch: the worker starts no further chain after BATCH_MAX_MS or 
   expect(shouldStopBatch(BATCH_MAX_MS - 0.1, BATCH_REPLY_MAX_CHARS - 1)).toBe(false);
   expect(shouldStopBatch(BATCH_MAX_MS, 0)).toBe(true);
   expect(shouldStopBatch(0, BATCH_REPLY_MAX_CHARS)).toBe(true);
+});
+
+test("hostQueuePerThread: about HOST_QUEUE_MS of recent chain time waits in the host per thread, 1 to BATCH_MAX_CHAINS", () => {
+  expect(hostQueuePerThread(undefined)).toBe(1); // no reply yet: as without batching
+  expect(hostQueuePerThread(HOST_QUEUE_MS * 3)).toBe(1); // slow chains: no batches to wait for
+  expect(hostQueuePerThread(HOST_QUEUE_MS / 4)).toBe(4);
+  expect(hostQueuePerThread(0.01)).toBe(BATCH_MAX_CHAINS);
+  expect(hostQueuePerThread(0)).toBe(BATCH_MAX_CHAINS);
+  expect(hostQueuePerThread(Number.NaN)).toBe(1);
 });
