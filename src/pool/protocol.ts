@@ -19,7 +19,9 @@ import type { FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/t
  *  frame chain(id, k, plan?, q?, rq) ─▶ plans[k] ??= plan text; decode the ─▶ plans[k] ?? miss; parse
  *                                       sections to strings for a worker      rq; runChain; the reply
  *                                 ◀───  header + the worker's reply text ◀──  as JSON text, size-checked
- *                                       (on a worker miss the host runs the task again with the plan text)
+ *                                       (on a worker miss the host runs the task again with the plan text;
+ *                                       while every worker is busy, waiting chains go to the next free
+ *                                       worker as one ChainBatch and come back as one reply: batch.ts)
  *  frame call {t:"forget", keys}  ───▶  drop plans the supervisor evicted
  *  frame call {t:"load", id, digest} ─▶ pool.run                          ───▶ IsolateHost.load(codeDir file)
  *  frame call {t:"unload", id, digest} ▶ BroadcastChannel to every worker
