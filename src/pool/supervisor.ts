@@ -11,6 +11,7 @@ import { silentLogger, type LifecycleEvent, type Logger } from "../observe/event
 import { assertSandboxLimits, DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/index.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
 import { SlowTracker, WorkerShareTracker } from "./admission.js";
+import { hostQueuePerThread } from "./batch.js";
 import { CodeStore } from "./code-store.js";
 import { attributeCrash, crashedChainValue, type HookIdentity, type PendingTaskView } from "./crash.js";
 import { rebuildEvents } from "./events.js";
@@ -141,7 +142,7 @@ export interface SandboxStats {
   restarts: number;
   /** Chains sent to the host and not answered yet. */
   inFlight: number;
-  /** Chains waiting for a thread (in the supervisor or in the host's pool queue). */
+  /** Chains waiting for a thread (in the supervisor or in the host's queue). */
   queued: number;
   /** Digests whose hooks are not run until the bundle is loaded again. */
   quarantined: string[];
@@ -177,6 +178,8 @@ const MAX_START_FAILURES = 5;
  */
 const PROBATION_CHAINS = 8;
 const SUSPECT_MS = 10 * 60_000;
+/** The moving average of chain durations (hostCap) follows about this many recent replies. */
+const CHAIN_MS_WEIGHT = 16;
 /** Per executed hook, time an invoke may spend (re)creating the bundle's isolate before the action runs. */
 const HOOK_SETUP_MS = 2_000;
 
@@ -237,7 +240,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
  *
  * ```
  *  runChain ─▶ plan key (hook list sent once per key and host) ─▶ waiting (FIFO; slow/suspect
- *                 │ pump(): while inFlight < threads + min(threads, maxQueue)   one at a time)
+ *                 │ pump(): while inFlight < hostCap()                          one at a time)
  *                 ▼
  *              inFlight ──frames──▶ host process ──▶ piscina ──▶ worker: runChain
  *                 ▲   ▲                    │ dies, or the watchdog kills it (hook past budget + grace,
@@ -249,7 +252,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 export class SandboxSupervisor implements Sandbox {
   private readonly threads: number;
   private readonly maxQueue: number;
-  private readonly hostCap: number;
+  /** Recent chain duration in the worker, ms (moving average of replies; hostCap). */
+  private chainMs: number | undefined;
   private readonly limits: SandboxLimits;
   private readonly fetchPolicy: FetchPolicy;
   private readonly integrity: IntegrityOptions;
@@ -306,9 +310,6 @@ export class SandboxSupervisor implements Sandbox {
   constructor(options: SandboxOptions) {
     this.threads = positiveInt(options.threads ?? DEFAULTS.pool.threads, "threads");
     this.maxQueue = nonNegativeInt(options.maxQueue ?? DEFAULTS.pool.max_queue, "maxQueue");
-    // Up to min(threads, maxQueue) chains wait inside the host so a freed worker starts the next chain
-    // without an IPC round trip; the rest wait here, where admission and crash recovery can see them.
-    this.hostCap = this.threads + Math.min(this.threads, this.maxQueue);
     this.limits = Object.freeze({ ...DEFAULT_SANDBOX_LIMITS, ...options.limits });
     // Refused here, at start, rather than by every worker thread of the host.
     assertSandboxLimits(this.limits);
@@ -522,6 +523,21 @@ export class SandboxSupervisor implements Sandbox {
     return true;
   }
 
+  /**
+   * Chains in flight at most: one running per thread, plus up to min(threads × hostQueuePerThread,
+   * maxQueue) waiting inside the host, so a freed worker starts the next chains without an IPC round
+   * trip and, under load, takes several of them in one task (batch.ts: one thread crossing each way
+   * per batch instead of per chain). How many wait there follows the recent chain duration: about
+   * HOST_QUEUE_MS of work per thread, because chains in the host are past admission and a chain
+   * admitted later (or a bundle demoted meanwhile) cannot overtake them. The rest wait here, where
+   * admission and crash recovery see them. A chain waiting in the host counts as in flight.
+   * SECURITY: on a host death it is a bystander without a slot record (requeued once, never blamed),
+   * and admission caps (slow lane, fair share, suspects) count it as running.
+   */
+  private hostCap(): number {
+    return this.threads + Math.min(this.threads * hostQueuePerThread(this.chainMs), this.maxQueue);
+  }
+
   /** Chains waiting for a thread: here, plus those the host holds beyond its threads. */
   private queuedCount(): number {
     return this.waiting.length + Math.max(0, this.inFlight.size - this.threads);
@@ -537,7 +553,7 @@ export class SandboxSupervisor implements Sandbox {
    *                                   overtake it
    *  a chain with a demoted bundle  → at most share.cap() chains with that bundle in flight (its
    *                                   share of the threads); others overtake it
-   *  anything else                  → up to hostCap in flight
+   *  anything else                  → up to hostCap() in flight
    * ```
    *
    * SECURITY: a suspect runs alone so that, if it kills the host again, it is the only code that was
@@ -548,7 +564,8 @@ export class SandboxSupervisor implements Sandbox {
     if (host === undefined || !host.ready || this.reloading) return;
     const now = performance.now();
     let i = 0;
-    while (i < this.waiting.length && this.inFlight.size < this.hostCap && !this.soloInFlight) {
+    const hostCap = this.hostCap();
+    while (i < this.waiting.length && this.inFlight.size < hostCap && !this.soloInFlight) {
       const entry = this.waiting[i]!;
       if (entry.digests.some((d) => this.isSuspect(d, now))) {
         if (this.inFlight.size > 0 || this.loadsInFlight()) return; // drain first; keep its place
@@ -684,6 +701,8 @@ export class SandboxSupervisor implements Sandbox {
         if (probation !== undefined) probation.cleanChains++;
       }
       const wire = reply.value as WireChainValue;
+      const ms = wire.result.duration_ms;
+      if (ms >= 0) this.chainMs = this.chainMs === undefined ? ms : this.chainMs + (ms - this.chainMs) / CHAIN_MS_WEIGHT;
       const value = rebuildEvents(wire, entry.task.request);
       this.recordUsage(entry, value.result);
       entry.resolve(wire.invoked !== undefined ? { ...value, invoked: wire.invoked } : value);
