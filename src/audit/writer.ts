@@ -282,19 +282,22 @@ class Writer implements AuditWriter {
     const normalized = normalizeInput(input);
     // The writer's replica id first (readability of the line; the hash is over RFC 8785 order).
     const fields = this.opts.replica !== undefined ? { replica: this.opts.replica, ...normalized } : normalized;
+    // JSON texts of the payload values as written, handed to prepareRecord so it does not write them again.
+    let texts: Partial<Record<(typeof PAYLOAD_FIELDS)[number], string>> | undefined;
     for (const key of PAYLOAD_FIELDS) {
       if (!(key in fields)) continue;
       let value = fields[key];
       // SECURITY: redaction precedes the size cap, so a secret cannot survive by being cut in half.
-      // One JSON text of the redacted value serves both the cap and the round trip that makes what
-      // is hashed exactly what a reader parses back (the redactor is any function).
+      // One JSON text of the redacted value serves the cap, the round trip that makes what is hashed
+      // exactly what a reader parses back (the redactor is any function), and the stored line.
       const text = JSON.stringify(this.opts.redact ? (this.opts.redact(value) ?? null) : value);
       if (this.opts.redact) value = JSON.parse(text);
       const bytes = Buffer.byteLength(text);
       if (bytes > this.opts.maxFieldBytes) value = { truncated: true, bytes, hash: hashInput(value) };
+      else (texts ??= {})[key] = text;
       fields[key] = value;
     }
-    return prepareRecord(fields);
+    return prepareRecord(fields, texts);
   }
 
   private admit(fields: PreparedRecord, resolve: (h: AuditHead) => void, reject: (e: Error) => void): void {
