@@ -6,6 +6,7 @@
  *   node dist/bench/load.js [--seconds N (per step, default 10)] [--concurrency 1,8,32,64] [--repeat R]
  *                           [--baseline <other tree>/dist/src/cli/serve.js] [--out dir]
  *                           [--audit-fsync batch|always|never] [--baseline-audit-fsync batch|always|never]
+ *                           [--audit-group-commit-ms N (this build's audit.group_commit_ms)]
  *
  * Reports requests/s, p50, p99 and error rate per step, and the CPU time per request of the server
  * process (main thread; other threads: libuv pool for the audit log's write and fsync, GC helpers) and
@@ -64,7 +65,7 @@ export const SETUP_REQUESTS = HOOKS + 2;
  * Start the server process with a config, install the 5 signed bundles, open the session.
  * `serve`: the server entry to run (default this build's dist/src/cli/serve.js).
  */
-export async function startBenchServer(options: { threads?: number; serve?: string; nodeArgs?: readonly string[]; auditFsync?: AuditFsync } = {}): Promise<BenchServer> {
+export async function startBenchServer(options: { threads?: number; serve?: string; nodeArgs?: readonly string[]; auditFsync?: AuditFsync; auditGroupCommitMs?: number } = {}): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), "vcp-load-"));
   const key = generateKeyPair();
   const operatorToken = `op-${sha256(String(Math.random())).slice(0, 24)}`;
@@ -81,7 +82,9 @@ export async function startBenchServer(options: { threads?: number; serve?: stri
       "keyring: { keys: [ { key_id: bench, public_key_file: bench.pub.pem, max_trust: deployment } ] }",
       `pool: { threads: ${options.threads ?? 2} }`,
       // Omitted: the default (batch). `never` and `always` split the p99 into fsync wait and CPU queueing.
-      ...(options.auditFsync !== undefined ? [`audit: { fsync: ${options.auditFsync} }`] : []),
+      ...(options.auditFsync !== undefined || options.auditGroupCommitMs !== undefined
+        ? [`audit: { ${[options.auditFsync !== undefined ? `fsync: ${options.auditFsync}` : "", options.auditGroupCommitMs !== undefined ? `group_commit_ms: ${options.auditGroupCommitMs}` : ""].filter((f) => f !== "").join(", ")} }`]
+        : []),
     ].join("\n"),
   );
   // VCP_LOAD_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server process.
@@ -412,12 +415,16 @@ async function main(): Promise<void> {
   // serve.js> --audit-fsync never` measures what the fsync wait adds to p99 in one run.
   const auditFsync = fsyncArg("--audit-fsync");
   const baselineAuditFsync = fsyncArg("--baseline-audit-fsync");
+  // This build's audit.group_commit_ms (a baseline older than the setting would refuse the key).
+  const groupCommitArg = arg("--audit-group-commit-ms");
+  const auditGroupCommitMs = groupCommitArg === undefined ? undefined : Number(groupCommitArg);
+  if (auditGroupCommitMs !== undefined && !(auditGroupCommitMs >= 0 && auditGroupCommitMs <= 100)) throw new Error(`--audit-group-commit-ms must be a number from 0 to 100, got '${groupCommitArg}'`);
   const startedAt = new Date();
   const load = (await import("node:os")).loadavg()[0]!;
   if (load > cpus().length) console.log(`note: load average ${load.toFixed(1)} on ${cpus().length} CPUs before the run: other work competes for the CPU, latencies are pessimistic`);
   // The baseline is never profiled: VCP_LOAD_NODE_ARGS applies to this build's server only.
   const baseline = baselineServe === undefined ? undefined : await startBenchServer({ serve: resolve(baselineServe), nodeArgs: [], ...(baselineAuditFsync !== undefined ? { auditFsync: baselineAuditFsync } : {}) });
-  const server = await startBenchServer(auditFsync !== undefined ? { auditFsync } : {});
+  const server = await startBenchServer({ ...(auditFsync !== undefined ? { auditFsync } : {}), ...(auditGroupCommitMs !== undefined ? { auditGroupCommitMs } : {}) });
   const steps: WrkResult[] = [];
   const baselineSteps: WrkResult[] = [];
   let served = SETUP_REQUESTS;
@@ -460,7 +467,7 @@ async function main(): Promise<void> {
     bench: "load",
     started_at: startedAt.toISOString(),
     environment: { load_average_before: load, node: process.version, cpus: cpus().length, cpu_model: cpus()[0]?.model ?? "", wrk },
-    config: { hooks: HOOKS, bundles: HOOKS, type: "pre_inject", body_bytes: server.body.length, seconds_per_step: seconds, repeat, threads: 2, client: "wrk -t1 on loopback", baseline: baselineServe ?? null, audit_fsync: auditFsync ?? "batch", baseline_audit_fsync: baselineServe === undefined ? null : (baselineAuditFsync ?? "batch") },
+    config: { hooks: HOOKS, bundles: HOOKS, type: "pre_inject", body_bytes: server.body.length, seconds_per_step: seconds, repeat, threads: 2, client: "wrk -t1 on loopback", baseline: baselineServe ?? null, audit_fsync: auditFsync ?? "batch", audit_group_commit_ms: auditGroupCommitMs ?? 0, baseline_audit_fsync: baselineServe === undefined ? null : (baselineAuditFsync ?? "batch") },
     steps,
     ...(baseline !== undefined ? { baseline_steps: baselineSteps } : {}),
     requests_served: served,

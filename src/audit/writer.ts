@@ -50,7 +50,14 @@ export interface AuditWriterOptions {
   rotateBytes: number;
   /** At most this many records are admitted but not yet durable; further appends wait (never drop). */
   maxPending: number;
-  /** Group-commit window after the first record of an idle writer; default 0 (next macrotask). */
+  /**
+   * Group-commit window, ms: a batch starts at most this often — the first one this long after an
+   * idle writer's first record, each next one no sooner than this after the previous one started
+   * (records arriving meanwhile join it). A sync slower than the window adds no wait. Fewer, larger
+   * batches cost less CPU per record (each sync costs the process ≈ 100–250 µs of system time on this
+   * project's machine) and add at most the window to an append's wait. Default 0: at the next
+   * macrotask, and back to back under load.
+   */
   flushIntervalMs?: number;
   /** Records per write at most; default 4096. */
   maxBatchRecords?: number;
@@ -204,6 +211,8 @@ class Writer implements AuditWriter {
   /** The last `ts` written and its millisecond: records admitted in the same millisecond share the text. */
   private tsMs = Number.NaN;
   private tsText = "";
+  /** performance.now() when the last batch was taken: the next waits out flushIntervalMs from it. */
+  private lastBatchAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly path: string,
@@ -345,6 +354,10 @@ class Writer implements AuditWriter {
     this.flushing = true;
     try {
       while (this.queue.length > 0 && !this.failure) {
+        // The group-commit window: records appended while it runs join this batch.
+        const wait = this.lastBatchAt + this.opts.flushIntervalMs - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        this.lastBatchAt = performance.now();
         const take = this.opts.fsync === "always" ? 1 : this.opts.maxBatchRecords;
         this.inflight = this.queue.splice(0, take);
         const buf = Buffer.from(this.inflight.map((e) => e.line).join(""), "utf8");

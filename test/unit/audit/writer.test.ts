@@ -109,6 +109,29 @@ describe("audit writer", () => {
     }
   });
 
+  test("a group-commit window: the next batch waits out the window, and records appended meanwhile join it", async () => {
+    const path = await tempLogPath();
+    let acknowledged = 0;
+    const appends: Array<Promise<unknown>> = [];
+    const append = (i: number) => appends.push(log.append(hookRecord(i)).then(() => acknowledged++));
+    // Long enough that the appends below (one per event-loop turn) all fall inside it even on a busy machine.
+    // Record 1 arrives while the first batch is being synced: without the window it would be written
+    // as soon as that batch is done, alone.
+    const log = await openAuditLog(options(path, { flushIntervalMs: 1000, onSync: () => void (appends.length === 0 && append(1)) }));
+    await log.append(hookRecord(0));
+    expect(appends).toHaveLength(1);
+    for (let i = 2; i <= 10; i++) {
+      append(i);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(acknowledged).toBe(0);
+    expect(await readLines(path)).toHaveLength(1);
+    await Promise.all(appends);
+    expect(log.stats()).toMatchObject({ written: 11, batches: 2, fsyncs: 2, pending: 0 });
+    await log.close();
+    expect(await verifyAuditLog([path])).toMatchObject({ ok: true, records: 11 });
+  });
+
   test("an append resolves only after its record is in the file", async () => {
     const path = await tempLogPath();
     const log = await openAuditLog(options(path));
