@@ -51,12 +51,12 @@ export interface AuditWriterOptions {
   /** At most this many records are admitted but not yet durable; further appends wait (never drop). */
   maxPending: number;
   /**
-   * Group-commit window, ms: a batch starts at most this often — the first one this long after an
-   * idle writer's first record, each next one no sooner than this after the previous one started
-   * (records arriving meanwhile join it). A sync slower than the window adds no wait. Fewer, larger
-   * batches cost less CPU per record (each sync costs the process ≈ 100–250 µs of system time on this
-   * project's machine) and add at most the window to an append's wait. Default 0: at the next
-   * macrotask, and back to back under load.
+   * Group-commit window, ms: batches start at least this far apart; records arriving meanwhile join
+   * the next one. A writer idle for longer than the window writes at once (no added latency at low
+   * load), and a sync slower than the window adds no wait. Under load this caps syncs at 1000 / window
+   * per second: fewer, larger batches cost less CPU per record (each sync costs the process ≈ 150–250
+   * µs of system time on this project's machine) and add at most the window to an append's wait.
+   * Default 0: each batch at the next macrotask after the previous one is done.
    */
   flushIntervalMs?: number;
   /** Records per write at most; default 4096. */
@@ -345,7 +345,8 @@ class Writer implements AuditWriter {
       this.scheduled = false;
       void this.flushLoop();
     };
-    if (this.opts.flushIntervalMs > 0) setTimeout(start, this.opts.flushIntervalMs);
+    const wait = this.windowLeft();
+    if (wait > 0) setTimeout(start, wait);
     else setImmediate(start);
   }
 
@@ -355,7 +356,7 @@ class Writer implements AuditWriter {
     try {
       while (this.queue.length > 0 && !this.failure) {
         // The group-commit window: records appended while it runs join this batch.
-        const wait = this.lastBatchAt + this.opts.flushIntervalMs - performance.now();
+        const wait = this.windowLeft();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         this.lastBatchAt = performance.now();
         const take = this.opts.fsync === "always" ? 1 : this.opts.maxBatchRecords;
@@ -389,6 +390,11 @@ class Writer implements AuditWriter {
       this.flushing = false;
     }
     if (this.queue.length > 0 && !this.failure) this.schedule();
+  }
+
+  /** Milliseconds until the group-commit window since the last batch started is over (≤ 0: now). */
+  private windowLeft(): number {
+    return this.opts.flushIntervalMs > 0 ? this.lastBatchAt + this.opts.flushIntervalMs - performance.now() : 0;
   }
 
   private admitWaiters(): void {

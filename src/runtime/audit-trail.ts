@@ -13,8 +13,9 @@ export interface AuditOptions {
   /** Records waiting for the group commit before `append` applies backpressure. Default 4096. */
   maxPending?: number;
   /**
-   * Group-commit window in ms (`audit.group_commit_ms`): a batch is written and synced at most this
-   * often, so records share syncs; each record may wait up to this long more. Default 0 (none).
+   * Group-commit window in ms (`audit.group_commit_ms`): batches are written and synced at least this
+   * far apart, so under load more records share a sync (a writer idle that long writes at once); a
+   * record may wait up to this long more. Default 0 (none).
    */
   groupCommitMs?: number;
   /** Keys whose values are redacted in annotations and details (default DEFAULTS.redact_keys, config/defaults.ts); secret shapes always are. */

@@ -132,6 +132,15 @@ describe("audit writer", () => {
     expect(await verifyAuditLog([path])).toMatchObject({ ok: true, records: 11 });
   });
 
+  test("a group-commit window adds no wait to a writer that was idle for longer than the window", async () => {
+    const path = await tempLogPath();
+    // A minute: were the first record held for the window, this append would outlive the test's timeout.
+    const log = await openAuditLog(options(path, { flushIntervalMs: 60_000 }));
+    expect((await log.append(hookRecord(0))).seq).toBe(1);
+    expect(await readLines(path)).toHaveLength(1);
+    await log.close();
+  });
+
   test("an append resolves only after its record is in the file", async () => {
     const path = await tempLogPath();
     const log = await openAuditLog(options(path));
