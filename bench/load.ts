@@ -5,6 +5,8 @@
  *
  *   node dist/bench/load.js [--seconds N (per step, default 10)] [--concurrency 1,8,32,64] [--repeat R]
  *                           [--baseline <other tree>/dist/src/cli/serve.js] [--out dir]
+ *                           [--audit-fsync batch|always|never] [--baseline-audit-fsync batch|always|never]
+ *                           [--audit-group-commit-ms N (this build's audit.group_commit_ms)]
  *
  * Reports requests/s, p50, p99 and error rate per step, and the CPU time per request of the server
  * process (main thread; other threads: libuv pool for the audit log's write and fsync, GC helpers) and
@@ -50,6 +52,10 @@ export interface BenchServer {
   stop(): Promise<number | null>;
 }
 
+/** `audit.fsync` of the bench server's vcp.yaml (src/audit/writer.ts). */
+export type AuditFsync = "batch" | "always" | "never";
+const AUDIT_FSYNC_MODES: readonly AuditFsync[] = ["batch", "always", "never"];
+
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
 /** Requests a bench server answers before the first wrk step: 5 bundle installs, the session, the check. */
@@ -59,7 +65,7 @@ export const SETUP_REQUESTS = HOOKS + 2;
  * Start the server process with a config, install the 5 signed bundles, open the session.
  * `serve`: the server entry to run (default this build's dist/src/cli/serve.js).
  */
-export async function startBenchServer(options: { threads?: number; serve?: string; nodeArgs?: readonly string[] } = {}): Promise<BenchServer> {
+export async function startBenchServer(options: { threads?: number; serve?: string; nodeArgs?: readonly string[]; auditFsync?: AuditFsync; auditGroupCommitMs?: number } = {}): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), "vcp-load-"));
   const key = generateKeyPair();
   const operatorToken = `op-${sha256(String(Math.random())).slice(0, 24)}`;
@@ -75,6 +81,10 @@ export async function startBenchServer(options: { threads?: number; serve?: stri
       `  - { id: bench, role: client, token_sha256: "${sha256(clientToken)}" }`,
       "keyring: { keys: [ { key_id: bench, public_key_file: bench.pub.pem, max_trust: deployment } ] }",
       `pool: { threads: ${options.threads ?? 2} }`,
+      // Omitted: the default (batch). `never` and `always` split the p99 into fsync wait and CPU queueing.
+      ...(options.auditFsync !== undefined || options.auditGroupCommitMs !== undefined
+        ? [`audit: { ${[options.auditFsync !== undefined ? `fsync: ${options.auditFsync}` : "", options.auditGroupCommitMs !== undefined ? `group_commit_ms: ${options.auditGroupCommitMs}` : ""].filter((f) => f !== "").join(", ")} }`]
+        : []),
     ].join("\n"),
   );
   // VCP_LOAD_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server process.
@@ -149,6 +159,80 @@ export interface WrkResult {
   cpu_us_per_request?: CpuPerRequest;
   /** cores × 1 s ÷ (server + sandbox host CPU per request): the throughput the CPU allows with the client elsewhere. */
   cpu_bound_requests_per_s?: number;
+  /** The audit log's fdatasyncs during the step, from the server's own histogram (measureStep). */
+  audit_fsync?: AuditFsyncStep;
+}
+
+/**
+ * The group commit's fdatasyncs during one step (`vcp_audit_fsync_duration_seconds`, scraped before
+ * and after): how many per request, their mean, and the histogram bucket holding their p50 and p99
+ * (an upper bound: the bucket's `le`). A request's p99 cannot be below the wait for the fsync of its
+ * batch, so this separates the disk's share of the latency from CPU queueing.
+ */
+export interface AuditFsyncStep {
+  fsyncs: number;
+  per_request: number;
+  mean_ms: number;
+  p50_le_ms: number;
+  p99_le_ms: number;
+}
+
+interface FsyncHistogram {
+  count: number;
+  sum: number;
+  /** Cumulative counts by upper bound (seconds), ascending; +Inf last. */
+  buckets: Array<[number, number]>;
+}
+
+const FSYNC_METRIC = "vcp_audit_fsync_duration_seconds";
+
+/** The server's audit fsync histogram (GET /metrics as the operator). */
+async function fsyncHistogram(server: BenchServer): Promise<FsyncHistogram> {
+  const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${server.operatorToken}` } });
+  const text = await res.text();
+  const value = (line: string) => Number(line.slice(line.lastIndexOf(" ") + 1));
+  const buckets: Array<[number, number]> = [];
+  let count = 0;
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    if (line.startsWith(`${FSYNC_METRIC}_bucket{`)) {
+      const le = /le="([^"]+)"/.exec(line)?.[1];
+      if (le !== undefined) buckets.push([le === "+Inf" ? Number.POSITIVE_INFINITY : Number(le), value(line)]);
+    } else if (line.startsWith(`${FSYNC_METRIC}_count`)) count = value(line);
+    else if (line.startsWith(`${FSYNC_METRIC}_sum`)) sum = value(line);
+  }
+  buckets.sort((a, b) => a[0] - b[0]);
+  return { count, sum, buckets };
+}
+
+function fsyncStep(a: FsyncHistogram, b: FsyncHistogram, requests: number): AuditFsyncStep {
+  const fsyncs = b.count - a.count;
+  const quantile = (q: number): number => {
+    if (fsyncs <= 0) return 0;
+    for (const [le, cumulative] of b.buckets) {
+      const before = a.buckets.find(([l]) => l === le)?.[1] ?? 0;
+      if (cumulative - before >= q * fsyncs) return le * 1000;
+    }
+    return Number.POSITIVE_INFINITY;
+  };
+  return {
+    fsyncs,
+    per_request: fsyncs / Math.max(1, requests),
+    mean_ms: fsyncs > 0 ? ((b.sum - a.sum) / fsyncs) * 1000 : 0,
+    p50_le_ms: quantile(0.5),
+    p99_le_ms: quantile(0.99),
+  };
+}
+
+/** Requests each measured step adds to the server's count besides wrk's: the two /metrics scrapes. */
+const SCRAPES_PER_STEP = 2;
+
+/** {@link runWrk} with the audit fsyncs of the step (two /metrics scrapes around it). */
+export async function measureStep(server: BenchServer, concurrency: number, seconds: number): Promise<WrkResult> {
+  const before = await fsyncHistogram(server);
+  const result = runWrk(server, concurrency, seconds);
+  const after = await fsyncHistogram(server);
+  return { ...result, audit_fsync: fsyncStep(before, after, result.requests) };
 }
 
 /** CPU µs per request by process and thread group; `server` and `sandbox_host` are the totals. */
@@ -279,16 +363,29 @@ function medianStep(runs: readonly WrkResult[]): WrkResult {
     error_rate: runs.reduce((a, r) => a + r.errors, 0) / Math.max(1, runs.reduce((a, r) => a + r.requests, 0)),
     cpu_us_per_request: Object.fromEntries(cpuKeys.map((k) => [k, pick((r) => r.cpu_us_per_request![k])])) as unknown as CpuPerRequest,
     cpu_bound_requests_per_s: pick((r) => r.cpu_bound_requests_per_s!),
+    ...(first.audit_fsync !== undefined
+      ? {
+          audit_fsync: {
+            fsyncs: runs.reduce((a, r) => a + (r.audit_fsync?.fsyncs ?? 0), 0),
+            per_request: pick((r) => r.audit_fsync?.per_request ?? 0),
+            mean_ms: pick((r) => r.audit_fsync?.mean_ms ?? 0),
+            p50_le_ms: pick((r) => r.audit_fsync?.p50_le_ms ?? 0),
+            p99_le_ms: pick((r) => r.audit_fsync?.p99_le_ms ?? 0),
+          },
+        }
+      : {}),
   };
 }
 
 function describeStep(label: string, r: WrkResult): string {
   const c = r.cpu_us_per_request!;
+  const f = r.audit_fsync;
   return (
     `${label}c=${String(r.concurrency).padStart(3)}  ${r.requests_per_s.toFixed(0).padStart(6)} req/s  p50 ${r.p50_ms.toFixed(2).padStart(6)} ms  p99 ${r.p99_ms.toFixed(2).padStart(6)} ms  errors ${r.errors}` +
     `  CPU µs/req: server ${c.server.toFixed(0)} (main ${c.server_main.toFixed(0)} + other ${c.server_other.toFixed(0)})` +
     ` + host ${c.sandbox_host.toFixed(0)} (main ${c.host_main.toFixed(0)} + workers ${c.host_workers.toFixed(0)} + other ${c.host_other.toFixed(0)})` +
-    ` = ${(c.server + c.sandbox_host).toFixed(0)} → CPU-bound ceiling ${r.cpu_bound_requests_per_s!.toFixed(0)} req/s on ${cpus().length} cores; wrk ${c.client.toFixed(0)}`
+    ` = ${(c.server + c.sandbox_host).toFixed(0)} → CPU-bound ceiling ${r.cpu_bound_requests_per_s!.toFixed(0)} req/s on ${cpus().length} cores; wrk ${c.client.toFixed(0)}` +
+    (f === undefined || f.fsyncs === 0 ? "" : `; audit fsync ${f.per_request.toFixed(2)}/req, mean ${f.mean_ms.toFixed(2)} ms, p50 ≤ ${f.p50_le_ms} ms, p99 ≤ ${f.p99_le_ms} ms`)
   );
 }
 
@@ -309,12 +406,25 @@ async function main(): Promise<void> {
   }
   const repeat = Math.max(1, Number(arg("--repeat") ?? 1));
   const baselineServe = arg("--baseline");
+  const fsyncArg = (name: string): AuditFsync | undefined => {
+    const value = arg(name);
+    if (value !== undefined && !AUDIT_FSYNC_MODES.includes(value as AuditFsync)) throw new Error(`${name} must be one of ${AUDIT_FSYNC_MODES.join(", ")}, got '${value}'`);
+    return value as AuditFsync | undefined;
+  };
+  // Each server's audit.fsync (default: the config default, batch): e.g. `--baseline <this build's
+  // serve.js> --audit-fsync never` measures what the fsync wait adds to p99 in one run.
+  const auditFsync = fsyncArg("--audit-fsync");
+  const baselineAuditFsync = fsyncArg("--baseline-audit-fsync");
+  // This build's audit.group_commit_ms (a baseline older than the setting would refuse the key).
+  const groupCommitArg = arg("--audit-group-commit-ms");
+  const auditGroupCommitMs = groupCommitArg === undefined ? undefined : Number(groupCommitArg);
+  if (auditGroupCommitMs !== undefined && !(auditGroupCommitMs >= 0 && auditGroupCommitMs <= 100)) throw new Error(`--audit-group-commit-ms must be a number from 0 to 100, got '${groupCommitArg}'`);
   const startedAt = new Date();
   const load = (await import("node:os")).loadavg()[0]!;
   if (load > cpus().length) console.log(`note: load average ${load.toFixed(1)} on ${cpus().length} CPUs before the run: other work competes for the CPU, latencies are pessimistic`);
   // The baseline is never profiled: VCP_LOAD_NODE_ARGS applies to this build's server only.
-  const baseline = baselineServe === undefined ? undefined : await startBenchServer({ serve: resolve(baselineServe), nodeArgs: [] });
-  const server = await startBenchServer();
+  const baseline = baselineServe === undefined ? undefined : await startBenchServer({ serve: resolve(baselineServe), nodeArgs: [], ...(baselineAuditFsync !== undefined ? { auditFsync: baselineAuditFsync } : {}) });
+  const server = await startBenchServer({ ...(auditFsync !== undefined ? { auditFsync } : {}), ...(auditGroupCommitMs !== undefined ? { auditGroupCommitMs } : {}) });
   const steps: WrkResult[] = [];
   const baselineSteps: WrkResult[] = [];
   let served = SETUP_REQUESTS;
@@ -327,12 +437,12 @@ async function main(): Promise<void> {
       const baseRuns: WrkResult[] = [];
       for (let i = 0; i < repeat; i++) {
         if (baseline !== undefined) {
-          const b = runWrk(baseline, c, seconds);
+          const b = await measureStep(baseline, c, seconds);
           baseRuns.push(b);
           console.log(describeStep("  baseline ", b));
         }
-        const r = runWrk(server, c, seconds);
-        served += r.requests;
+        const r = await measureStep(server, c, seconds);
+        served += r.requests + SCRAPES_PER_STEP;
         runs.push(r);
         console.log(describeStep(baseline !== undefined ? "  this     " : repeat > 1 ? "  " : "", r));
       }
@@ -357,7 +467,7 @@ async function main(): Promise<void> {
     bench: "load",
     started_at: startedAt.toISOString(),
     environment: { load_average_before: load, node: process.version, cpus: cpus().length, cpu_model: cpus()[0]?.model ?? "", wrk },
-    config: { hooks: HOOKS, bundles: HOOKS, type: "pre_inject", body_bytes: server.body.length, seconds_per_step: seconds, repeat, threads: 2, client: "wrk -t1 on loopback", baseline: baselineServe ?? null },
+    config: { hooks: HOOKS, bundles: HOOKS, type: "pre_inject", body_bytes: server.body.length, seconds_per_step: seconds, repeat, threads: 2, client: "wrk -t1 on loopback", baseline: baselineServe ?? null, audit_fsync: auditFsync ?? "batch", audit_group_commit_ms: auditGroupCommitMs ?? 0, baseline_audit_fsync: baselineServe === undefined ? null : (baselineAuditFsync ?? "batch") },
     steps,
     ...(baseline !== undefined ? { baseline_steps: baselineSteps } : {}),
     requests_served: served,

@@ -17,6 +17,9 @@
  * hooks exec hooks (default 1), `SCRIPT_SLEEP_MS=n` makes each script wait n ms first (as a script waiting
  * on I/O does). The chain is a parallel group: in gemini-exec its hooks run at once.
  * `CONCURRENCY=1` measures one chain's latency (chains/s = 1 / latency).
+ * `AUDIT=batch|always|never` writes the audit log (in a temp dir, with that `fsync`), as the HTTP
+ * server does with a data directory: the main process's share then includes the records and the
+ * group commit (default: no audit log); `AUDIT_GROUP_COMMIT_MS=n` sets its group-commit window.
  */
 import { createHash } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -26,7 +29,7 @@ import { createArtifact, generateKeyPair, signArtifact } from "../src/tooling.js
 import { createRuntime, type FireInput } from "../src/index.js";
 import { constitution, makeContext, preInjectEvent, SESSION } from "./lib/fixtures.js";
 import { benchBundle, chainActions } from "./lib/hooks.js";
-import { childPidsMatching, threadCpuUs } from "./lib/proc.js";
+import { childPidsMatching, threadCpuByTid, threadCpuUs } from "./lib/proc.js";
 
 const COUNT = Number(process.argv[2] ?? 20_000);
 const N = Number(process.argv[3] ?? 5);
@@ -39,12 +42,22 @@ const SCRIPT_SLEEP_MS = Number(process.env.SCRIPT_SLEEP_MS ?? 0);
 if (!["vcp", "gemini", "gemini-exec"].includes(MODE)) throw new Error(`MODE must be vcp, gemini or gemini-exec, not ${MODE}`);
 const systemKey = generateKeyPair();
 const scratch = mkdtempSync(join(tmpdir(), "vcp-profile-chain-"));
+const AUDIT = process.env.AUDIT;
+if (AUDIT !== undefined && !["batch", "always", "never"].includes(AUDIT)) throw new Error(`AUDIT must be batch, always or never, not ${AUDIT}`);
 const runtime = await createRuntime({
   sandbox: { threads: 2 },
+  ...(AUDIT !== undefined
+    ? { audit: { path: join(scratch, "audit", "audit.jsonl"), fsync: AUDIT as "batch" | "always" | "never", groupCommitMs: Number(process.env.AUDIT_GROUP_COMMIT_MS ?? 0) } }
+    : {}),
   registrationsPerMinute: 100_000,
   ...(MODE === "gemini-exec" ? { keyring: { keys: [{ key_id: "sys", public_key: systemKey.publicKeyPem, max_trust: "system" as const }] }, requireSignatures: false, exec: { enabled: true } } : {}),
 });
 let fireOnce: () => Promise<unknown>;
+/** Audit syncs so far (one per group-commit batch), from the runtime's fsync histogram. */
+async function auditSyncs(): Promise<number> {
+  const line = /^vcp_audit_fsync_duration_seconds_count(?:\{[^}]*\})? (\d+)/m.exec(await runtime.metrics());
+  return Number(line?.[1] ?? 0);
+}
 try {
   if (MODE === "vcp") {
     const actions = chainActions(N, "modify");
@@ -77,8 +90,10 @@ try {
   const hostPid = childPidsMatching(process.pid, "host-main.js").at(-1)!;
   // Warm-up: JIT, isolates of both workers.
   await Promise.all(Array.from({ length: CONCURRENCY }, () => fireOnce()));
+  const syncs0 = AUDIT !== undefined ? await auditSyncs() : 0;
   const main0 = process.cpuUsage();
   const host0 = threadCpuUs(hostPid);
+  const tids0 = threadCpuByTid(hostPid);
   let started = 0;
   const t0 = performance.now();
   await Promise.all(
@@ -92,15 +107,27 @@ try {
   const ms = performance.now() - t0;
   const main1 = process.cpuUsage(main0);
   const host1 = threadCpuUs(hostPid);
+  const tids1 = threadCpuByTid(hostPid);
   const delta = (name: string): number => (host1.get(name) ?? 0) - (host0.get(name) ?? 0);
   let hostAll = 0;
   for (const name of host1.keys()) hostAll += delta(name);
   const per = (us: number): string => (us / COUNT).toFixed(0);
   const mainUs = main1.user + main1.system;
-  process.stdout.write(`${MODE}${MODE === "gemini-exec" ? ` (${EXEC_HOOKS} exec)` : ""}, concurrency ${CONCURRENCY}: ${COUNT} chains of ${N} hooks in ${ms.toFixed(0)} ms: ${((COUNT / ms) * 1000).toFixed(0)} chains/s\n`);
+  // Group-commit batches per chain: fewer, larger batches cost less CPU per chain (and wait longer).
+  const batches = AUDIT !== undefined ? `, ${((AUDIT === "never" ? 0 : (await auditSyncs()) - syncs0) / COUNT).toFixed(2)} audit syncs per chain` : "";
+  process.stdout.write(`${MODE}${MODE === "gemini-exec" ? ` (${EXEC_HOOKS} exec)` : ""}${AUDIT !== undefined ? `, audit fsync ${AUDIT} window ${process.env.AUDIT_GROUP_COMMIT_MS ?? 0} ms` : ""}, concurrency ${CONCURRENCY}: ${COUNT} chains of ${N} hooks in ${ms.toFixed(0)} ms: ${((COUNT / ms) * 1000).toFixed(0)} chains/s\n`);
   process.stdout.write(
-    `CPU µs per chain: total ${per(mainUs + hostAll)} = main ${per(mainUs)} + host main thread ${per(delta("MainThread"))} + workers ${per(delta("WorkerThread"))} + other ${per(hostAll - delta("MainThread") - delta("WorkerThread"))}\n`,
+    `CPU µs per chain: total ${per(mainUs + hostAll)} = main ${per(mainUs)} + host main thread ${per(delta("MainThread"))} + workers ${per(delta("WorkerThread"))} + other ${per(hostAll - delta("MainThread") - delta("WorkerThread"))}${batches}\n`,
   );
+  // "other", by thread name (V8's platform workers, libuv's pool, isolated-vm's timer threads, …).
+  const others = [...host1.keys()].filter((name) => name !== "MainThread" && name !== "WorkerThread" && delta(name) > 0).sort((a, b) => delta(b) - delta(a));
+  process.stdout.write(`  other threads of the sandbox host: ${others.map((name) => `${name} ${per(delta(name))}`).join(", ") || "none"}\n`);
+  // The two busiest WorkerThreads are piscina's workers; any other thread of that name was started by
+  // one of them (isolated-vm's timer threads for the per-call timeout, its thread pool). Threads that
+  // ended during the run are not seen.
+  const named = [...tids1].filter(([, t]) => t.name === "WorkerThread").map(([tid, t]) => t.us - (tids0.get(tid)?.us ?? 0)).sort((a, b) => b - a);
+  const spawned = named.slice(2);
+  process.stdout.write(`  WorkerThread-named threads: ${named.length} (piscina workers ${per((named[0] ?? 0) + (named[1] ?? 0))}, threads they started ${spawned.length}: ${per(spawned.reduce((a, b) => a + b, 0))})\n`);
 } finally {
   await runtime.close();
   rmSync(scratch, { recursive: true, force: true });

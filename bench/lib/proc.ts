@@ -60,3 +60,30 @@ export function threadCpuUs(pid: number): Map<string, number> {
   }
   return out;
 }
+
+/**
+ * CPU time (user + system, µs) of each thread of a process by thread id, with its name. Threads a
+ * thread starts inherit its name (Linux): isolated-vm's timer and pool threads started from a worker
+ * thread are also called WorkerThread, and only their ids tell them from the workers.
+ */
+export function threadCpuByTid(pid: number): Map<number, { name: string; us: number }> {
+  const out = new Map<number, { name: string; us: number }>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(Number(tid), { name, us: ((Number(fields[11]) + Number(fields[12])) / USER_HZ) * 1e6 });
+    } catch {
+      // thread ended while we looked
+    }
+  }
+  return out;
+}
+

@@ -145,24 +145,50 @@ export interface PreparedRecord {
   readonly canonical: readonly [string, string, string, string];
 }
 
+/** `"name":` of every field a record can carry, made once: member names are plain ASCII identifiers. */
+const MEMBER_PREFIX: ReadonlyMap<string, string> = new Map(CANONICAL_ORDER.map((name) => [name, `${JSON.stringify(name)}:`]));
+
 /**
  * Turn normalized fields (plain JSON data, see {@link normalizeInput}) into a {@link PreparedRecord}.
  * The hashed text is what {@link recordHash} computes from the stored line parsed back: the same
  * members, each value's canonical form, in canonical order.
+ *
+ * One text per value serves both forms where it can: for a string, number, boolean or null the RFC
+ * 8785 text is exactly what `JSON.stringify` writes (canonical.ts writes strings and numbers through
+ * the same rules), so only object values are written twice (sorted for the hash, in their own order
+ * for the line). `jsonTexts` may hand over `JSON.stringify` of an object value the caller already
+ * made (the writer's redaction pass): it must be exactly that text, which it is for a value that
+ * came from `JSON.parse` of it (`JSON.stringify` of a parsed JSON text gives the text back).
  */
-export function prepareRecord(fields: Record<string, unknown>): PreparedRecord {
-  const runs: [string[], string[], string[], string[]] = [[], [], [], []];
+export function prepareRecord(fields: Record<string, unknown>, jsonTexts?: Readonly<Partial<Record<string, string>>>): PreparedRecord {
+  // The canonical runs: members that sort before `prev`, between `prev` and `seq`, `seq` and `ts`, after `ts`.
+  const runs = ["", "", "", ""];
   let run = 0;
+  // Canonical text of each primitive value, reused for the line below.
+  const primitiveText = new Map<string, string>();
   for (const name of CANONICAL_ORDER) {
     if (name === "prev" || name === "seq" || name === "ts") {
       run++;
       continue;
     }
     const value = fields[name];
-    if (value !== undefined) runs[run]!.push(`"${name}":${canonicalJson(value)}`);
+    if (value === undefined) continue;
+    const text = canonicalJson(value);
+    if (value === null || typeof value !== "object") primitiveText.set(name, text);
+    runs[run] += runs[run]!.length > 0 ? `,${MEMBER_PREFIX.get(name)!}${text}` : `${MEMBER_PREFIX.get(name)!}${text}`;
   }
-  const json = JSON.stringify(fields);
-  return { json: json.slice(1, -1), canonical: [runs[0].join(","), runs[1].join(","), runs[2].join(","), runs[3].join(",")] };
+  // The line's members: what JSON.stringify(fields) writes, member by member, in the fields' own order.
+  let json = "";
+  for (const name of Object.keys(fields)) {
+    const value = fields[name];
+    const known = MEMBER_PREFIX.get(name);
+    const text = primitiveText.get(name) ?? (known !== undefined && value !== null && typeof value === "object" ? jsonTexts?.[name] : undefined) ?? JSON.stringify(value);
+    if (text === undefined) continue; // JSON leaves out undefined, function and symbol members
+    if (json.length > 0) json += ",";
+    json += known ?? `${JSON.stringify(name)}:`;
+    json += text;
+  }
+  return { json, canonical: [runs[0]!, runs[1]!, runs[2]!, runs[3]!] };
 }
 
 /**

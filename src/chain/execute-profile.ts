@@ -25,7 +25,7 @@ import type { Clock } from "../observe/events.js";
 import { ChainDeadline } from "./deadline.js";
 import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
 import { findProfile, MAX_MATCHER_COST, ScanBudgetExceeded, type ScanMeter } from "../profiles/index.js";
-import { DEFAULT_JSON_DEPTH, jsonTextDepth } from "../model/json-bounds.js";
+import { DEFAULT_JSON_DEPTH, jsonTextExceeds } from "../model/json-bounds.js";
 import { parseGuestJson } from "./result.js";
 import { sanitizeGuestText } from "./guest-text.js";
 import { executionModeOf, type PlannedProfileHook, type ProfileChainPlan } from "./plan.js";
@@ -451,7 +451,7 @@ function profileResult(
 /** JSON text from the sandbox → the profile's native output, depth-bounded before it is parsed. */
 function decodeOutput(profile: EventProfile, resultJson: string, event: string, ctx: ProfileContext, jsonDepth: number) {
   // SECURITY: host backstop of the isolate's depth bound, checked on the text before parsing.
-  if (jsonTextDepth(resultJson, jsonDepth + 1) > jsonDepth + 1) {
+  if (jsonTextExceeds(resultJson, jsonDepth + 1)) {
     return { ok: false as const, error: `output nests deeper than ${jsonDepth} levels (limits.json_depth)` };
   }
   let raw: unknown;

@@ -5,7 +5,7 @@ import type { Clock, EventSink, InputSummary } from "../observe/events.js";
 import { countFailures, isCascade } from "./cascade.js";
 import { ChainDeadline } from "./deadline.js";
 import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
-import { DEFAULT_JSON_DEPTH, jsonTextDepth } from "../model/json-bounds.js";
+import { DEFAULT_JSON_DEPTH, jsonTextExceeds } from "../model/json-bounds.js";
 import { AnnotationBudget, DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "./annotations.js";
 import { parseGuestJson, parseHookResult } from "./result.js";
 import { sanitizeGuestText, STACK_MAX_CHARS } from "./guest-text.js";
@@ -269,7 +269,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
           }
           break;
         }
-        if (jsonTextDepth(invoked.chainStateJson, jsonDepth) > jsonDepth) {
+        if (jsonTextExceeds(invoked.chainStateJson, jsonDepth)) {
           execution.outcome = "invalid_result";
           failureWhy = `chain_state nests deeper than ${jsonDepth} levels (limits.json_depth)`;
           break;

@@ -1,6 +1,6 @@
 import { compileFromZod, describeSchemaError } from "../model/json-schema.js";
 import { HookResultSchema, type HookResult } from "../model/result.js";
-import { DEFAULT_JSON_DEPTH, RESULT_ENVELOPE_DEPTH, jsonTextDepth } from "../model/json-bounds.js";
+import { DEFAULT_JSON_DEPTH, RESULT_ENVELOPE_DEPTH, jsonTextExceeds } from "../model/json-bounds.js";
 
 /**
  * HookResult (spec §4.3) as ajv checks it on the hot path: the JSON Schema of the zod
@@ -37,7 +37,7 @@ function dropProtoKeys(key: string, value: unknown): unknown {
 export function parseHookResult(resultJson: string, maxDepth: number = DEFAULT_JSON_DEPTH): ParsedResult {
   const limit = maxDepth + RESULT_ENVELOPE_DEPTH;
   // SECURITY: the bound is checked on the text, so a hostile nesting costs one scan and no recursion.
-  if (jsonTextDepth(resultJson, limit) > limit) {
+  if (jsonTextExceeds(resultJson, limit)) {
     return { ok: false, message: `result nests deeper than ${maxDepth} levels below its fields (limits.json_depth)` };
   }
   let value: unknown;

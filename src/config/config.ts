@@ -158,6 +158,7 @@ export const ConfigSchema = z
         path: z.string().default(DEFAULTS.audit.path),
         fsync: z.enum(["batch", "always", "never"]).default(DEFAULTS.audit.fsync),
         rotate_bytes: z.number().int().min(4096).default(DEFAULTS.audit.rotate_bytes),
+        group_commit_ms: z.number().min(0).max(100).default(DEFAULTS.audit.group_commit_ms),
         // Decision-log export (src/audit/sink.ts): ships the durable log to a receiver, never blocking chains.
         sink: z
           .object({
@@ -173,7 +174,7 @@ export const ConfigSchema = z
           .optional(),
       })
       .strict()
-      .default({ path: DEFAULTS.audit.path, fsync: DEFAULTS.audit.fsync, rotate_bytes: DEFAULTS.audit.rotate_bytes }),
+      .default({ path: DEFAULTS.audit.path, fsync: DEFAULTS.audit.fsync, rotate_bytes: DEFAULTS.audit.rotate_bytes, group_commit_ms: DEFAULTS.audit.group_commit_ms }),
     fetch: z
       .object({
         allow_hosts: z.array(z.string().min(1)).default(() => [...DEFAULTS.fetch.allow_hosts]),

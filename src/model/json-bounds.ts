@@ -106,6 +106,32 @@ export function jsonTextDepth(text: string, limit: number): number {
 }
 
 /**
+ * Whether JSON text nests deeper than `limit` (`jsonTextDepth(text, limit) > limit`), without the
+ * character-by-character scan when the text cannot: nesting never exceeds the number of `{` and `[`
+ * characters in the text (brackets inside strings only make that bound looser), and `indexOf` counts
+ * them far faster than the scan walks the text. A text with more brackets than `limit` is scanned.
+ *
+ * Host code only: `indexOf` is a method a bundle could replace inside an isolate (the prelude has its
+ * own copy over captured intrinsics).
+ *
+ * @example
+ * ```ts
+ * jsonTextExceeds('{"a":[1,{"b":"]"}]}', 2) // true
+ * ```
+ */
+export function jsonTextExceeds(text: string, limit: number): boolean {
+  return openBracketsAbove(text, limit) && jsonTextDepth(text, limit) > limit;
+}
+
+/** Whether `text` holds more than `limit` `{` and `[` characters in all (stops counting there). */
+function openBracketsAbove(text: string, limit: number): boolean {
+  let count = 0;
+  for (let i = text.indexOf("{"); i !== -1; i = text.indexOf("{", i + 1)) if (++count > limit) return true;
+  for (let i = text.indexOf("["); i !== -1; i = text.indexOf("[", i + 1)) if (++count > limit) return true;
+  return false;
+}
+
+/**
  * Nesting depth of an in-memory value as JSON would see it (own enumerable properties), or the first
  * depth above `limit`. Iterative: a value nested a million levels deep costs `limit` steps down one
  * branch, never a stack overflow. Cycles count as infinitely deep.

@@ -142,7 +142,7 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
   mirroredCounter(registry, "vcp_audit_write_failures_total", "Audit log writes or syncs that failed (chain results are withheld with AUDIT_WRITE_FAILED until the log is reopened).", () => readGauges().auditWriteFailures);
   const auditSync = new Histogram({
     name: "vcp_audit_fsync_duration_seconds",
-    help: "Time of each audit log fdatasync (one per group-commit batch).",
+    help: "Time each audit log group-commit batch took to become durable: its O_DSYNC write on Linux, its write and fdatasync elsewhere (one per batch).",
     buckets: FSYNC_BUCKETS,
     registers: [registry],
   });

@@ -115,7 +115,7 @@ export interface SandboxStats {
   restarts: number;
   /** Chains sent to the host and not answered yet. */
   inFlight: number;
-  /** Chains waiting for a thread (in the supervisor or in the host's pool queue). */
+  /** Chains waiting for a thread (in the supervisor or in the host's queue). */
   queued: number;
   /** Digests whose hooks are not run until the bundle is loaded again. */
   quarantined: string[];

@@ -4,11 +4,14 @@ import { VcpError } from "../errors.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { SlowTracker, WorkerShareTracker } from "./admission.js";
 import type { ChainTask, ChainTaskResult } from "./api.js";
+import { hostQueuePerThread } from "./batch.js";
 import type { PlanEntry } from "./plan-cache.js";
 import { graceMs } from "./watchdog.js";
 
 /** Per executed hook, time an invoke may spend (re)creating the bundle's isolate before the action runs. */
 export const HOOK_SETUP_MS = 2_000;
+/** The moving average of chain durations (hostCap) follows about this many recent replies. */
+const CHAIN_MS_WEIGHT = 16;
 
 /** A chain from runChain/invokeAction until it is answered: waiting, then in flight. */
 export interface PendingChain {
@@ -57,10 +60,9 @@ export interface ChainQueueOptions {
  *  a chain with a slow bundle     → at most one such chain in flight (the slow lane); others overtake it
  *  a chain with a demoted bundle  → at most share.cap() chains with that bundle in flight (its share
  *                                   of the threads); others overtake it
- *  anything else                  → up to hostCap in flight: every thread busy plus min(threads,
- *                                   maxQueue) queued in the host, so a freed worker starts the next
- *                                   chain without a round trip; the rest wait here, where admission
- *                                   and crash recovery can see them
+ *  anything else                  → up to hostCap() in flight (every thread busy plus some queued
+ *                                   in the host); the rest wait here, where admission and crash
+ *                                   recovery can see them
  * ```
  *
  * SECURITY: a suspect runs alone so that, if it kills the host again, it is the only code that was
@@ -69,7 +71,6 @@ export interface ChainQueueOptions {
 export class ChainQueue {
   readonly waiting: PendingChain[] = [];
   readonly inFlight = new Map<number, PendingChain>();
-  readonly hostCap: number;
   private readonly threads: number;
   private readonly maxQueue: number;
   private readonly slow: SlowTracker;
@@ -80,14 +81,30 @@ export class ChainQueue {
   private readonly inFlightByDigest = new Map<string, number>();
   /** Worker time per revision of the chain being recorded (one reused map: this runs for every reply). */
   private readonly hookMsScratch = new Map<string, number>();
+  /** Recent chain duration in the worker, ms (moving average of replies; hostCap). */
+  private chainMs: number | undefined;
 
   constructor(options: ChainQueueOptions) {
     this.threads = options.threads;
     this.maxQueue = options.maxQueue;
-    this.hostCap = options.threads + Math.min(options.threads, options.maxQueue);
     this.slow = options.slow;
     this.share = options.share;
     this.isSuspect = options.isSuspect;
+  }
+
+  /**
+   * Chains in flight at most: one running per thread, plus up to min(threads × hostQueuePerThread,
+   * maxQueue) waiting inside the host, so a freed worker starts the next chains without an IPC round
+   * trip and, under load, takes several of them in one task (batch.ts: one thread crossing each way
+   * per batch instead of per chain). How many wait there follows the recent chain duration: about
+   * HOST_QUEUE_MS of work per thread, because chains in the host are past admission and a chain
+   * admitted later (or a bundle demoted meanwhile) cannot overtake them. The rest wait here, where
+   * admission and crash recovery see them. A chain waiting in the host counts as in flight.
+   * SECURITY: on a host death it is a bystander without a slot record (requeued once, never blamed),
+   * and admission caps (slow lane, fair share, suspects) count it as running.
+   */
+  hostCap(): number {
+    return this.threads + Math.min(this.threads * hostQueuePerThread(this.chainMs), this.maxQueue);
   }
 
   /** Chains waiting for a thread: here, plus those the host holds beyond its threads. */
@@ -144,7 +161,8 @@ export class ChainQueue {
    */
   admit(now: number, loadsInFlight: () => boolean, send: (entry: PendingChain) => void): void {
     let i = 0;
-    while (i < this.waiting.length && this.inFlight.size < this.hostCap && !this.soloInFlight) {
+    const hostCap = this.hostCap();
+    while (i < this.waiting.length && this.inFlight.size < hostCap && !this.soloInFlight) {
       const entry = this.waiting[i]!;
       if (entry.digests.some((d) => this.isSuspect(d, now))) {
         if (this.inFlight.size > 0 || loadsInFlight()) return; // drain first; keep its place
@@ -207,11 +225,13 @@ export class ChainQueue {
   }
 
   /**
-   * A chain's result came back: charge each executed hook's time to its revision (fair share) and
-   * count its timeouts (slow bundles). Returns the revisions this reply made slow, for the log.
+   * A chain's result came back: follow the recent chain duration (hostCap), charge each executed
+   * hook's time to its revision (fair share) and count its timeouts (slow bundles). Returns the revisions this reply made slow, for the log.
    */
   recordUsage(entry: PendingChain, result: ChainResult, now: number): { digest: string; bundle: string }[] | undefined {
     let newlySlow: { digest: string; bundle: string }[] | undefined;
+    const ms = result.duration_ms;
+    if (ms >= 0) this.chainMs = this.chainMs === undefined ? ms : this.chainMs + (ms - this.chainMs) / CHAIN_MS_WEIGHT;
     const deadlineMs = entry.task.request.deadlineMs;
     const hookMs = this.share !== undefined ? this.hookMsScratch : undefined;
     hookMs?.clear();

@@ -1,14 +1,18 @@
+import { writeFileSync } from "node:fs";
 import { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { BroadcastChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { VcpError } from "../errors.js";
+import { ChainDispatcher } from "./batch.js";
 import { FrameKind, FrameReader, FrameWriter, frameText, HOST_EXIT_PROTOCOL, sections, type FrameHeader } from "./frames.js";
 import {
   PLAN_MISS,
   UNLOAD_CHANNEL,
   toWireError,
   type CallMessage,
+  type ChainBatch,
+  type ChainBatchReply,
   type ChainTask,
   type FromHost,
   type HostConfig,
@@ -27,7 +31,8 @@ import {
  *
  * Its main thread is a router: frames arrive on fd 4 (frames.ts), a chain frame's sections go to a
  * worker as strings, the worker's reply text goes back out behind a header. It parses nothing but
- * headers and the rare call frames, and nothing a guest wrote.
+ * headers and the rare call frames, and nothing a guest wrote. While every worker is busy, waiting
+ * chains go to the next free worker as one task and their replies come back as one message (batch.ts).
  */
 
 const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
@@ -94,7 +99,8 @@ function onFrame(frame: Uint8Array, header: FrameHeader): void {
     }
     if (header.quarantineBytes > 0) task.q = frameText(frame, at.quarantine[0], at.quarantine[1]);
     if (header.invokeBytes > 0) task.inv = frameText(frame, at.invoke[0], at.invoke[1]);
-    void runChain(task);
+    if (dispatcher !== undefined) dispatcher.submit(task);
+    else reply(task.id, { ok: false, error: { code: "SANDBOX_START_FAILED", message: "sandbox host is not initialised" } });
     return;
   }
   let call: CallMessage;
@@ -122,7 +128,26 @@ function onFrame(frame: Uint8Array, header: FrameHeader): void {
   }
 }
 
+/**
+ * Linux timer slack for this process's threads, ns. Every timed isolate call arms a timer on
+ * isolated-vm's timer thread, and a finished call's timer stays queued until its expiry; with the
+ * default 50 µs slack each expiry is its own wake-up. 1 ms lets the kernel coalesce them (bench
+ * worker-cost: 2.1 → 0.8 µs of timer-thread CPU per call). A hook's timeout may then fire up to 1 ms
+ * late, which its millisecond budget and the watchdog's grace already allow for.
+ */
+const TIMER_SLACK_NS = 1_000_000;
+
+/** Threads inherit their creator's slack: set on the main thread before the pool starts any worker. */
+function widenTimerSlack(): void {
+  try {
+    writeFileSync("/proc/self/timerslack_ns", String(TIMER_SLACK_NS));
+  } catch {
+    // Not Linux, or /proc not mounted: timers keep the default slack; nothing else depends on it.
+  }
+}
+
 async function init(config: HostConfig): Promise<void> {
+  widenTimerSlack();
   unloads = new BroadcastChannel(UNLOAD_CHANNEL);
   unloads.unref();
   pool = new Piscina({
@@ -131,8 +156,8 @@ async function init(config: HostConfig): Promise<void> {
     minThreads: config.threads,
     maxThreads: config.threads,
     idleTimeout: Number.MAX_SAFE_INTEGER,
-    // The supervisor enforces the real bound (it holds all but min(threads, maxQueue) waiting chains);
-    // the headroom leaves room for bundle loads, which also run as tasks.
+    // The dispatcher keeps at most one chain task per thread on the pool (batch.ts); the rest is room
+    // for bundle loads, which also run as tasks. The supervisor enforces the real bound on waiting chains.
     maxQueue: config.maxQueue + config.threads + 64,
     concurrentTasksPerWorker: 1,
     // Isolate calls are asynchronous (promises, async guest code): a worker must keep its event loop
@@ -140,6 +165,7 @@ async function init(config: HostConfig): Promise<void> {
     atomics: "async",
     workerData: config,
   });
+  dispatcher = new ChainDispatcher(config.threads, (chains) => void runBatch(chains));
   pool.on("error", (err: Error) => process.stderr.write(`vcp-hooks sandbox worker error: ${err.stack ?? err.message}\n`));
   // One task before "ready": a worker module that cannot load (isolated-vm, --no-node-snapshot) fails
   // the start, where the supervisor reports SANDBOX_START_FAILED, instead of every chain.
@@ -159,31 +185,69 @@ async function init(config: HostConfig): Promise<void> {
 }
 
 /**
- * A chain: a worker that has not compiled its plan key (and got no plan with it) runs nothing and
- * answers PLAN_MISS; the task runs again with the plan text attached, on whichever worker is free
- * (once per worker and key).
+ * Chains go to the pool through the dispatcher (batch.ts): alone to an idle worker, or, while every
+ * worker is busy, as batches to the next free one. Created with the pool in init.
  */
-async function runChain(task: ChainTask): Promise<void> {
-  let result = await runOnPool(task);
-  if (result === PLAN_MISS) {
-    const plan = plans.get(task.key);
-    if (plan === undefined) {
-      // The supervisor sends a plan before naming its key; this is a protocol bug, not a guest's doing.
-      reply(task.id, { ok: false, error: { code: "SANDBOX_PROTOCOL_ERROR", message: `sandbox host has no plan ${task.key}` } });
-      return;
+let dispatcher: ChainDispatcher | undefined;
+
+/**
+ * One pool task of chains. A worker that has not compiled a chain's plan key (and got no plan with
+ * it) runs nothing for that chain and answers PLAN_MISS; the chain runs again with the plan text
+ * attached, on whichever worker is free (once per worker and key). Chains a worker did not start
+ * (it stopped the batch early, batch.ts) run again too, ahead of everything that waits. Every other
+ * chain's reply frame is written here, all of them in one write (frames.ts FrameWriter).
+ */
+async function runBatch(chains: ChainTask[]): Promise<void> {
+  let replies: ChainBatchReply | WireError;
+  if (pool === undefined) {
+    replies = { code: "SANDBOX_START_FAILED", message: "sandbox host is not initialised" };
+  } else {
+    try {
+      replies = (await pool.run({ t: "chains", chains } satisfies ChainBatch)) as ChainBatchReply;
+    } catch (err) {
+      replies = piscinaError(err);
     }
-    task.plan = plan;
-    result = await runOnPool(task);
   }
-  forward(task.id, result);
+  const again: ChainTask[] = [];
+  if (!Array.isArray(replies)) {
+    // The task itself failed (its worker thread died; piscina starts another): every chain of it gets
+    // the error, as a lone chain does. No bundle is blamed here; a host death goes through the
+    // supervisor's crash path instead.
+    for (const chain of chains) reply(chain.id, { ok: false, error: replies });
+  } else {
+    for (let i = 0; i < chains.length; i++) {
+      const chain = chains[i]!;
+      // SECURITY: entry i is chain i's own reply (the worker answers in batch order); a reply frame
+      // carries its chain's task id, never another's.
+      const result = replies[i];
+      if (result === undefined) {
+        // Not started (the worker stopped the batch before it): it wrote no slot record and ran no
+        // code, so running it again is its first run.
+        again.push(chain);
+      } else if (result === PLAN_MISS) {
+        const plan = plans.get(chain.key);
+        if (plan === undefined || chain.plan !== undefined) {
+          // The supervisor sends a plan before naming its key (and a worker given the plan compiles it):
+          // this is a protocol bug, not a guest's doing, and the chain is never retried twice.
+          reply(chain.id, { ok: false, error: { code: "SANDBOX_PROTOCOL_ERROR", message: `sandbox host has no plan ${chain.key}` } });
+          continue;
+        }
+        chain.plan = plan;
+        again.push(chain);
+      } else {
+        forward(chain.id, result);
+      }
+    }
+  }
+  dispatcher?.done(again);
 }
 
 async function runLoad(message: LoadMessage): Promise<void> {
   forward(message.id, await runOnPool(message));
 }
 
-/** What a task came back with: the reply as JSON text (the worker checked its size), or an error made on this side. */
-async function runOnPool(task: ChainTask | LoadMessage): Promise<string | WireError> {
+/** What a load came back with: the reply as JSON text (the worker checked its size), or an error made on this side. */
+async function runOnPool(task: LoadMessage): Promise<string | WireError> {
   if (pool === undefined) return { code: "SANDBOX_START_FAILED", message: "sandbox host is not initialised" };
   try {
     return (await pool.run(task)) as string;

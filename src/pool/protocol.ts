@@ -19,7 +19,9 @@ import type { FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/t
  *  frame chain(id, k, plan?, q?, rq) ─▶ plans[k] ??= plan text; decode the ─▶ plans[k] ?? miss; parse
  *                                       sections to strings for a worker      rq; runChain; the reply
  *                                 ◀───  header + the worker's reply text ◀──  as JSON text, size-checked
- *                                       (on a worker miss the host runs the task again with the plan text)
+ *                                       (on a worker miss the host runs the task again with the plan text;
+ *                                       while every worker is busy, waiting chains go to the next free
+ *                                       worker as one ChainBatch and come back as one reply: batch.ts)
  *  frame call {t:"forget", keys}  ───▶  drop plans the supervisor evicted
  *  frame call {t:"load", id, digest} ─▶ pool.run                          ───▶ IsolateHost.load(codeDir file)
  *  frame call {t:"unload", id, digest} ▶ BroadcastChannel to every worker
@@ -106,6 +108,22 @@ export interface ChainTask {
 
 /** A worker's answer to a chain task whose plan key it has not compiled and that carried no plan: nothing ran. */
 export const PLAN_MISS = "miss";
+
+/**
+ * A piscina task of one or more chains (batch.ts): the worker runs them one after another, each as a
+ * task of its own (own task id in the slot records, own logs, own quarantine set, own reply).
+ */
+export interface ChainBatch {
+  t: "chains";
+  chains: ChainTask[];
+}
+
+/**
+ * A worker's answer to a {@link ChainBatch}: entry i answers chain i with its reply as JSON text (the
+ * worker checked its size) or PLAN_MISS. Shorter than the batch when the worker stopped early
+ * (batch.ts shouldStopBatch): the chains past its end were not started.
+ */
+export type ChainBatchReply = string[];
 
 export interface LoadMessage {
   t: "load";

@@ -20,6 +20,8 @@ import {
   digestFileStem,
   toWireError,
   type BundleMeta,
+  type ChainBatch,
+  type ChainBatchReply,
   type ChainTask,
   type HostConfig,
   type LoadMessage,
@@ -28,15 +30,17 @@ import {
 } from "./protocol.js";
 import { FRAME_HEADER_BYTES, frameTooLarge } from "./frames.js";
 import { EventPacker, packChainValue } from "./events.js";
+import { shouldStopBatch } from "./batch.js";
 import { SlotWriter, currentTid, monotonicMs } from "./slots.js";
 
 /**
- * Piscina worker entry (DESIGN §4.1): one task runs one whole chain against this thread's
+ * Piscina worker entry (DESIGN §4.1): one task runs whole chains (a batch, batch.ts) against this thread's
  * IsolateHost (one isolate per bundle revision, compiled once per worker). Loaded as JavaScript from
  * `dist/`, in the sandbox host process started with `--no-node-snapshot`.
  *
- * Piscina runs one task per worker at a time (`concurrentTasksPerWorker` 1), so the per-task state
- * below (current task id, quarantine set, log buffer) is never shared between two chains.
+ * Piscina runs one task per worker at a time (`concurrentTasksPerWorker` 1) and a batch runs its
+ * chains one after another, so the per-chain state below (current task id, quarantine set, log
+ * buffer) is never shared between two chains.
  */
 
 const config = workerData as HostConfig;
@@ -288,21 +292,44 @@ function replyText(reply: WireReply): string {
 }
 
 /**
- * The piscina task function: the reply as JSON text (PLAN_MISS for a chain whose plan this worker
- * lacks). Errors are replies too, so their `code` survives.
+ * The piscina task function. A chain batch (batch.ts) is answered with one entry per chain started:
+ * its reply as JSON text or PLAN_MISS; a load with its reply as JSON text. Errors are replies too, so
+ * their `code` survives.
  */
-export default async function task(message: ChainTask | LoadMessage | { t: "ping" }): Promise<unknown> {
+export default async function task(message: ChainBatch | LoadMessage | { t: "ping" }): Promise<unknown> {
   if (message.t === "ping") return { ok: true, value: threadId } satisfies WireReply;
+  if (message.t === "chains") return runBatch(message.chains);
+  return settle(() => loadTask(message));
+}
+
+/**
+ * The chains of a batch one after another, each exactly as a task of its own (`settle`: own logs, own
+ * quarantine set, own reply; runChainTask: own task id in the slot records). Stops before the next
+ * chain once the batch has run long enough or its replies are large enough (batch.ts): the host runs
+ * the rest again.
+ */
+async function runBatch(chains: readonly ChainTask[]): Promise<ChainBatchReply> {
+  const replies: ChainBatchReply = [];
+  const started = performance.now();
+  let replyChars = 0;
+  for (const chain of chains) {
+    const reply = await settle(() => runChainTask(chain));
+    replies.push(reply);
+    replyChars += reply.length;
+    if (replies.length < chains.length && shouldStopBatch(performance.now() - started, replyChars)) break;
+  }
+  return replies;
+}
+
+/** One chain or load: its reply as JSON text with this task's guest logs, or PLAN_MISS. */
+async function settle(run: () => Promise<WireReply | typeof PLAN_MISS>): Promise<string> {
+  // SECURITY: per-task state starts empty for every chain, batched or not: no chain sees another's
+  // logs or quarantine set.
   logs = [];
+  quarantined = null;
   try {
-    let reply: WireReply;
-    if (message.t === "chain") {
-      const outcome = await runChainTask(message);
-      if (outcome === PLAN_MISS) return PLAN_MISS;
-      reply = outcome;
-    } else {
-      reply = await loadTask(message);
-    }
+    const reply = await run();
+    if (reply === PLAN_MISS) return PLAN_MISS;
     if (logs.length > 0) reply.logs = logs;
     return replyText(reply);
   } catch (err) {

@@ -12,6 +12,12 @@ export interface AuditOptions {
   rotateBytes?: number;
   /** Records waiting for the group commit before `append` applies backpressure. Default 4096. */
   maxPending?: number;
+  /**
+   * Group-commit window in ms (`audit.group_commit_ms`): batches are written and synced at least this
+   * far apart, so under load more records share a sync (a writer idle that long writes at once); a
+   * record may wait up to this long more. Default 0 (none).
+   */
+  groupCommitMs?: number;
   /** Keys whose values are redacted in annotations and details (default DEFAULTS.redact_keys, config/defaults.ts); secret shapes always are. */
   redactKeys?: readonly string[];
   /** Seconds each fdatasync took (the runtime's audit fsync latency histogram). */
@@ -39,6 +45,7 @@ export async function createAuditTrail(options: AuditOptions, replica?: string) 
     fsync: options.fsync ?? DEFAULTS.audit.fsync,
     rotateBytes: options.rotateBytes ?? DEFAULTS.audit.rotate_bytes,
     maxPending: options.maxPending ?? DEFAULTS.audit.max_pending,
+    flushIntervalMs: options.groupCommitMs ?? DEFAULTS.audit.group_commit_ms,
     // Secrets in annotations and error text are redacted before they are hashed into the log.
     redact: createRedactor({ keys: [...(options.redactKeys ?? DEFAULTS.redact_keys)] }),
     ...(options.onSync !== undefined ? { onSync: options.onSync } : {}),

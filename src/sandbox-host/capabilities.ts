@@ -1,6 +1,6 @@
 import { redactString } from "../audit/redact.js";
 import { createHash } from "node:crypto";
-import { DEFAULT_JSON_DEPTH, jsonTextDepth } from "../model/json-bounds.js";
+import { DEFAULT_JSON_DEPTH, jsonTextExceeds } from "../model/json-bounds.js";
 import type { FetchPolicy, GuestLogLine } from "./types.js";
 
 /** Longest text `vcp.sha256` hashes (characters); larger inputs are refused in the guest and here. */
@@ -67,7 +67,7 @@ export function buildLogLine(
   if (typeof fieldsJson === "string" && fieldsJson.length > 0) {
     if (Buffer.byteLength(fieldsJson, "utf8") > maxBytes) {
       line.fields = { _truncated: true };
-    } else if (jsonTextDepth(fieldsJson, maxDepth) > maxDepth) {
+    } else if (jsonTextExceeds(fieldsJson, maxDepth)) {
       // SECURITY: log lines are serialized in the worker and parsed by the runtime (src/pool/frames.ts),
       // both recursive: a field nested beyond the depth bound is replaced before it is ever parsed.
       line.fields = { _too_deep: true };

@@ -56,6 +56,16 @@ const RESULT_BYTES = config.resultBytes, LOG_LINE_BYTES = config.logLineBytes, S
 const JSON_DEPTH = config.jsonDepth; // the runtime's input depth bound: one rule for what goes in and what comes out
 // SECURITY: the host's own scanner (model/json-bounds.ts), embedded as source; it calls no method a bundle could replace.
 const jsonTextDepth = ` + String(jsonTextDepth) + String.raw`;
+// Whether JSON text nests deeper than limit (model/json-bounds.ts jsonTextExceeds): nesting never exceeds
+// the number of "{" and "[" characters, which the captured indexOf counts far faster than the scan walks
+// the text; only a text with more of them than limit is scanned.
+// SECURITY: captured intrinsics only (ReflectApply, StringIndexOf): a bundle's replaced indexOf is never called.
+function jsonTextExceeds(text, limit) {
+  let count = 0;
+  for (let i = ReflectApply(StringIndexOf, text, ["{", 0]); i !== -1; i = ReflectApply(StringIndexOf, text, ["{", i + 1])) if (++count > limit) return jsonTextDepth(text, limit) > limit;
+  for (let i = ReflectApply(StringIndexOf, text, ["[", 0]); i !== -1; i = ReflectApply(StringIndexOf, text, ["[", i + 1])) if (++count > limit) return jsonTextDepth(text, limit) > limit;
+  return false;
+}
 const MESSAGE_MAX = 1024, STACK_MAX = 4096;
 
 function slice(s, a, b) { return ReflectApply(StringSlice, s, [a, b]); }
@@ -107,7 +117,7 @@ const vcpSource = {
       try { f = JSONstringify(fields); } catch (e) { f = "{\"_unserializable\":true}"; }
       if (typeof f !== "string") f = "";
       else if (f.length > LOG_LINE_BYTES) f = "{\"_truncated\":true}";
-      else if (jsonTextDepth(f, JSON_DEPTH) > JSON_DEPTH) f = "{\"_too_deep\":true}"; // SECURITY: the host re-checks
+      else if (jsonTextExceeds(f, JSON_DEPTH)) f = "{\"_too_deep\":true}"; // SECURITY: the host re-checks
     }
     logCb(l, m, f); // SECURITY: only three strings cross to the host.
   },
@@ -634,8 +644,8 @@ function serialize(result, input, nat) {
   }
   // SECURITY: too-deep results never leave the isolate (the host re-checks): every copy after this one
   // (parse in the worker, serialize into the reply frame, parse in the runtime) recurses once per level.
-  if (jsonTextDepth(r, JSON_DEPTH + 1) > JSON_DEPTH + 1) return "Iresult nests deeper than " + JSON_DEPTH + " levels below its fields (limits.json_depth)";
-  if (jsonTextDepth(c, JSON_DEPTH) > JSON_DEPTH) return "Ichain_state nests deeper than " + JSON_DEPTH + " levels (limits.json_depth)";
+  if (jsonTextExceeds(r, JSON_DEPTH + 1)) return "Iresult nests deeper than " + JSON_DEPTH + " levels below its fields (limits.json_depth)";
+  if (jsonTextExceeds(c, JSON_DEPTH)) return "Ichain_state nests deeper than " + JSON_DEPTH + " levels (limits.json_depth)";
   return "R" + r.length + ":" + r + c;
 }
 

@@ -51,6 +51,7 @@ export const FIELD_DOCS: Readonly<Record<string, string>> = {
   "audit.path": "Audit file, relative to `data_dir`.",
   "audit.fsync": "`batch` (one fdatasync per group of records; a chain returns after its records are durable), `always` (one per record) or `never`.",
   "audit.rotate_bytes": "Size at which the file is renamed to `.000001`, `.000002`, … and the chain continues in a new file.",
+  "audit.group_commit_ms": "Group-commit window: batches of records are written and synced at least this far apart (ms), so under load more records share one sync (at most 1000 / window syncs per second); a log idle that long writes at once. Each sync costs CPU (system time), so e.g. `1` trades ≤ 1 ms of latency under load for fewer syncs. `0`: each batch as soon as the previous one is durable. Durability is unchanged: a chain still returns after its records are synced.",
   "audit.sink": "Optional decision-log export: ships the audit log to an HTTP receiver in order, in batches, reading the durable file so chains never wait; a cursor (`sink.cursor` next to the log) makes a restart resume; failures are retried with backoff and lose nothing (at-least-once). Status: `GET /v1/status` → `server.audit_sink`.",
   "audit.sink.url": "Receiver URL (http or https), e.g. an OpenTelemetry Collector's `http://otel:4318/v1/logs`.",
   "audit.sink.format": "`jsonl` (application/x-ndjson, each record as stored: a receiver can re-verify its hash) or `otlp` (OTLP/JSON logs).",

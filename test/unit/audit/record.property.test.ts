@@ -2,6 +2,7 @@ import canonicalizeLib from "canonicalize";
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { createRedactor } from "../../../src/audit/redact.js";
 import { GENESIS_HASH, INPUT_FIELDS, normalizeInput, prepareRecord, recordHash, sealPrepared, sealRecord, type AuditRecordInput } from "../../../src/audit/record.js";
 
 // What sealing computed before it was assembled from prepared text: the record as one object, hashed
@@ -76,6 +77,35 @@ describe("sealing a prepared record", () => {
       }),
       { numRuns: 1000 },
     );
+  });
+
+  test("JSON texts of the payload values handed over by the writer give the same line and hash as writing them again", () => {
+    // The writer passes JSON.stringify(redact(value)) and hashes JSON.parse of it: prepareRecord writes
+    // that text into the line instead of serializing the parsed value a second time.
+    const redact = createRedactor({ keys: ["password", "authorization"] });
+    const odd = fc.oneof(payload, fc.anything({ maxDepth: 3, withBoxedValues: true, withNullPrototype: true, withSparseArray: true, withDate: true }), fc.constantFrom(-0, "\uD800x", [undefined, 1], { password: "p", n: -0, "2": 1, b: 2, "1": 0 }));
+    fc.assert(
+      fc.property(input, odd, odd, (record, annotations, details) => {
+        const fields = normalizeInput({ ...record, annotations, details } as AuditRecordInput);
+        const texts: Record<string, string> = {};
+        for (const key of ["annotations", "details", "modification"] as const) {
+          if (!(key in fields)) continue;
+          texts[key] = JSON.stringify(redact(fields[key]) ?? null);
+          fields[key] = JSON.parse(texts[key]!);
+        }
+        const reused = sealPrepared(prepareRecord(fields, texts), 9, GENESIS_HASH, "2026-11-26T08:00:00.000Z");
+        expect(reused).toStrictEqual(sealPrepared(prepareRecord(fields), 9, GENESIS_HASH, "2026-11-26T08:00:00.000Z"));
+        expect(reused.line).toBe(sealedTheOldWay(fields, 9, GENESIS_HASH, "2026-11-26T08:00:00.000Z"));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  test("a field the writer does not know is written to the line as JSON.stringify writes it, and not hashed, as before", () => {
+    const fields = { kind: "hook", not_a_field: { b: 1, a: [undefined, -0] }, skipped: undefined } as Record<string, unknown>;
+    const prepared = prepareRecord(fields);
+    expect(`{${prepared.json}}`).toBe(JSON.stringify(fields));
+    expect(prepared.canonical.join("")).toBe('"kind":"hook"');
   });
 
   test("every input field is hashed: changing any one changes the hash", () => {

@@ -1,3 +1,4 @@
+import { constants as fsConstants, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { appendFile, readdir, readFile, stat, truncate as truncateFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { describe, expect, test } from "vitest";
@@ -70,6 +71,74 @@ describe("audit writer", () => {
     await always.close();
     expect(a).toMatchObject({ written: 50, batches: 50, fsyncs: 50, pending: 0 });
     expect((await verifyAuditLog([alwaysPath])).ok).toBe(true);
+  });
+
+  // Linux: the batch's write is its sync (O_DSYNC), so an acknowledged record is durable without a
+  // separate fdatasync; `never` must not pay for it. Read from the kernel's view of the open file.
+  test.runIf(process.platform === "linux")("the live file is opened O_DSYNC unless fsync is never, after a rotation too", async () => {
+    const openFlags = (path: string): number[] => {
+      const flags: number[] = [];
+      for (const fd of readdirSync("/proc/self/fd")) {
+        let target: string;
+        try {
+          target = readlinkSync(`/proc/self/fd/${fd}`);
+        } catch {
+          continue; // closed since the listing
+        }
+        if (target !== path) continue;
+        const line = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))?.[1];
+        if (line !== undefined) flags.push(Number.parseInt(line, 8));
+      }
+      return flags;
+    };
+    const dsync = fsConstants.O_DSYNC;
+    for (const fsync of ["batch", "always", "never"] as const) {
+      const path = await tempLogPath();
+      const log = await openAuditLog(options(path, { fsync, rotateBytes: 4096 }));
+      // One at a time: each its own batch, so the 4 KiB files rotate between them.
+      for (let i = 0; i < 40; i++) await log.append(hookRecord(i));
+      expect(log.stats().rotations).toBeGreaterThan(0);
+      const flags = openFlags(path);
+      expect(flags).toHaveLength(1);
+      expect((flags[0]! & dsync) !== 0, `fsync ${fsync}`).toBe(fsync !== "never");
+      expect(flags[0]! & fsConstants.O_APPEND).not.toBe(0);
+      expect(log.stats()).toMatchObject({ written: 40, writeFailures: 0 });
+      expect(log.stats().fsyncs).toBe(fsync === "never" ? 0 : log.stats().batches);
+      await log.close();
+      expect(await verifyAuditLog([path])).toMatchObject({ ok: true, records: 40, head: { seq: 40 } });
+    }
+  });
+
+  test("a group-commit window: the next batch waits out the window, and records appended meanwhile join it", async () => {
+    const path = await tempLogPath();
+    let acknowledged = 0;
+    const appends: Array<Promise<unknown>> = [];
+    const append = (i: number) => appends.push(log.append(hookRecord(i)).then(() => acknowledged++));
+    // Long enough that the appends below (one per event-loop turn) all fall inside it even on a busy machine.
+    // Record 1 arrives while the first batch is being synced: without the window it would be written
+    // as soon as that batch is done, alone.
+    const log = await openAuditLog(options(path, { flushIntervalMs: 1000, onSync: () => void (appends.length === 0 && append(1)) }));
+    await log.append(hookRecord(0));
+    expect(appends).toHaveLength(1);
+    for (let i = 2; i <= 10; i++) {
+      append(i);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(acknowledged).toBe(0);
+    expect(await readLines(path)).toHaveLength(1);
+    await Promise.all(appends);
+    expect(log.stats()).toMatchObject({ written: 11, batches: 2, fsyncs: 2, pending: 0 });
+    await log.close();
+    expect(await verifyAuditLog([path])).toMatchObject({ ok: true, records: 11 });
+  });
+
+  test("a group-commit window adds no wait to a writer that was idle for longer than the window", async () => {
+    const path = await tempLogPath();
+    // A minute: were the first record held for the window, this append would outlive the test's timeout.
+    const log = await openAuditLog(options(path, { flushIntervalMs: 60_000 }));
+    expect((await log.append(hookRecord(0))).seq).toBe(1);
+    expect(await readLines(path)).toHaveLength(1);
+    await log.close();
   });
 
   test("an append resolves only after its record is in the file", async () => {

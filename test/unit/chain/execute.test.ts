@@ -58,6 +58,61 @@ describe("runChain", () => {
     expect(Object.keys(JSON.parse(calls[0]!.inputJson))).toEqual(["context", "constitution", "event", "session", "chain_state"]);
   });
 
+  test("each hook's input text is exactly the full serialization of what it sees, after modifies and chain_state changes, escapes and unicode included", async () => {
+    // The executor serializes each HookInput part once and splices the parts (ChainInput); a hook must
+    // still get byte for byte what JSON.stringify of the whole input gives.
+    const tricky = 'quote " backslash \\ tab \t newline \n nul \u0000 ls \u2028 ps \u2029 emoji 😀 lone \ud800 é ü 漢字';
+    const base: ChainRequest = {
+      ...request(),
+      context: { text: tricky, [tricky]: [tricky, { nested: tricky }], n: -0, big: 1e21, small: 5e-7, "": null },
+      event: { injection_target: tricky, injection_format: "system_prompt", raw_constitution: "keep" },
+      session: { id: "s-😀", user_id: tricky },
+    };
+    const calls: InvokeRequest[] = [];
+    const seen: unknown[] = [];
+    const { deps: d } = deps(
+      invoker(
+        {
+          first: () => ({ status: "continue" }),
+          modifyContext: (input) => ({ status: "modify", modified_context: { ...input.context, text: `${tricky} 2`, added: { k: tricky } } }),
+          noteState: (input) => {
+            input.chain_state.seen = tricky;
+            return { status: "continue" };
+          },
+          modifyConstitution: (input) => ({ status: "modify", modified_constitution: { ...input.constitution, rules: [...input.constitution.rules, { id: "r2", text: tricky }] } }),
+          last: () => ({ status: "continue" }),
+        },
+        calls,
+      ),
+      { checkConstitution: (_prev, proposed) => ({ ok: true, constitution: proposed }) },
+    );
+    const names = ["first", "modifyContext", "noteState", "modifyConstitution", "last"];
+    const hooks = names.map((name, i) => hook(name, { priority: 90 - i }));
+    const result = await runChain(compileChainPlan("pre_inject", hooks, 1), base, {
+      ...d,
+      invoker: {
+        invoke: (req) => {
+          seen.push(JSON.parse(req.inputJson));
+          return d.invoker.invoke(req);
+        },
+      },
+    });
+    expect(result.hook_results.map((h) => h.outcome)).toEqual(["ok", "ok", "ok", "ok", "ok"]);
+    // What each hook should have seen, rebuilt from the results of the hooks before it.
+    let context: unknown = base.context;
+    let constitution: unknown = base.constitution;
+    let chainState: Record<string, unknown> = {};
+    calls.forEach((call, i) => {
+      const expected = JSON.stringify({ context, constitution, event: base.event, session: base.session, chain_state: chainState });
+      expect(call.inputJson, `input of hook ${names[i]}`).toBe(expected);
+      const input = seen[i] as { context: unknown; constitution: { rules: unknown[] } };
+      if (names[i] === "modifyContext") context = { ...(input.context as object), text: `${tricky} 2`, added: { k: tricky } };
+      if (names[i] === "noteState") chainState = { seen: tricky };
+      if (names[i] === "modifyConstitution") constitution = { ...input.constitution, rules: [...input.constitution.rules, { id: "r2", text: tricky }] };
+    });
+    expect(calls).toHaveLength(5);
+  });
+
   test("an integrity rejection keeps the unmodified constitution and context, and the chain goes on", async () => {
     const { deps: d } = deps(
       invoker({

@@ -19,7 +19,7 @@ describe("DEFAULTS", () => {
     expect(config.listen).toEqual(DEFAULTS.listen);
     expect(config.fetch).toEqual(DEFAULTS.fetch);
     expect(config.redact_keys).toEqual(DEFAULTS.redact_keys);
-    expect({ fsync: config.audit.fsync, rotate_bytes: config.audit.rotate_bytes }).toEqual({ fsync: DEFAULTS.audit.fsync, rotate_bytes: DEFAULTS.audit.rotate_bytes });
+    expect({ fsync: config.audit.fsync, rotate_bytes: config.audit.rotate_bytes, group_commit_ms: config.audit.group_commit_ms }).toEqual({ fsync: DEFAULTS.audit.fsync, rotate_bytes: DEFAULTS.audit.rotate_bytes, group_commit_ms: DEFAULTS.audit.group_commit_ms });
   });
 
   test("the library's own defaults are the same values", () => {
@@ -41,6 +41,14 @@ describe("DEFAULTS", () => {
     const options = runtimeOptionsFor(config);
     expect(options.redactKeys).toEqual([...DEFAULTS.redact_keys]);
     expect(options.maxSessionsPerOwner).toBe(DEFAULTS.limits.sessions_per_client);
+    expect(options.audit).toMatchObject({ groupCommitMs: DEFAULTS.audit.group_commit_ms });
+  });
+
+  test("audit.group_commit_ms reaches the runtime's audit log; out of range it is refused naming the field", () => {
+    expect(runtimeOptionsFor(resolveConfig({ audit: { group_commit_ms: 1.5 } }, "/srv/vcp")).audit).toMatchObject({ groupCommitMs: 1.5 });
+    for (const bad of [-1, 101, "1"]) {
+      expect(() => resolveConfig({ audit: { group_commit_ms: bad } }, "/srv/vcp")).toThrow(/audit\.group_commit_ms/);
+    }
   });
 
   test("is frozen: no caller can change a default for everyone", () => {

@@ -4,6 +4,7 @@ import {
   assertInputBounds,
   DEFAULT_JSON_BOUNDS,
   jsonTextDepth,
+  jsonTextExceeds,
   jsonValueDepth,
   resolveJsonBounds,
   serializeBounded,
@@ -57,6 +58,20 @@ describe("depth measures", () => {
       fc.property(fc.jsonValue({ maxDepth: 8 }), (value) => {
         const text = JSON.stringify(value);
         expect(jsonTextDepth(text, 100)).toBe(jsonValueDepth(JSON.parse(text), 100));
+      }),
+    );
+  });
+
+  test("jsonTextExceeds says what the scan says, also when brackets inside strings loosen its count", () => {
+    // Fewer brackets than the limit (no scan), more brackets but shallow (scan), and deeper than the limit.
+    const inStrings = JSON.stringify({ a: "[[[[{{{{", b: ["]]]]", { c: "{[{[" }] });
+    for (const [text, limit] of [[inStrings, 2], [inStrings, 3], [inStrings, 40], ['[[[["x"]]]]', 3], ['[[[["x"]]]]', 4], ["{}", 0], ['"{"', 0]] as const) {
+      expect(jsonTextExceeds(text, limit), `${text} > ${limit}`).toBe(jsonTextDepth(text, limit) > limit);
+    }
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 8 }), fc.integer({ min: 0, max: 9 }), (value, limit) => {
+        const text = JSON.stringify(value);
+        expect(jsonTextExceeds(text, limit)).toBe(jsonTextDepth(text, limit) > limit);
       }),
     );
   });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { SlowTracker, WorkerShareTracker } from "../../../src/pool/admission.js";
+import { BATCH_MAX_CHAINS, HOST_QUEUE_MS } from "../../../src/pool/batch.js";
 import { ChainQueue, HOOK_SETUP_MS, type PendingChain } from "../../../src/pool/chain-queue.js";
 import { graceMs } from "../../../src/pool/watchdog.js";
 import { pendingChain } from "./fixtures.js";
@@ -39,6 +40,18 @@ describe("ChainQueue: who goes to the host, and when", () => {
     expect(entry).toMatchObject({ id: 77, chainId: template.task.request.chainId, digests: ["sha256:a"], dispatches: 0 });
     entry.resolve({ result: {} as never, events: [] });
     await expect(answer).resolves.toEqual({ result: {}, events: [] });
+  });
+
+  test("quick chains let more wait in the host (about HOST_QUEUE_MS of work per thread), never past maxQueue", () => {
+    const { q } = queue({ threads: 2, maxQueue: 8 });
+    expect(q.hostCap()).toBe(2 + 2); // no estimate yet: one waiting per thread
+    const entry = chain(["sha256:a"]);
+    const quick = { duration_ms: 1, hook_results: [] } as unknown as Parameters<ChainQueue["recordUsage"]>[1];
+    q.recordUsage(entry, quick, 0);
+    expect(q.hostCap()).toBe(2 + Math.min(2 * Math.min(BATCH_MAX_CHAINS, HOST_QUEUE_MS), 8));
+    const slow = { duration_ms: 10_000, hook_results: [] } as unknown as Parameters<ChainQueue["recordUsage"]>[1];
+    for (let i = 0; i < 200; i++) q.recordUsage(entry, slow, 0);
+    expect(q.hostCap()).toBe(2 + 2);
   });
 
   test("a full queue refuses a chain that would have to wait with SANDBOX_OVERLOADED", () => {

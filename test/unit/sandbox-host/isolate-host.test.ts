@@ -344,6 +344,19 @@ describe("depth bound inside the isolate (limits.jsonDepth)", () => {
     expect(await h.invoke(request(b, "state"))).toMatchObject({ kind: "invalid", message: "chain_state nests deeper than 8 levels (limits.json_depth)" });
   });
 
+  test("brackets inside strings count towards no depth: a shallow result full of them leaves the isolate, a deep one does not", async () => {
+    const { host: h } = host({ jsonDepth: 4 });
+    // More "{" and "[" characters than the bound (so the isolate scans instead of trusting the count).
+    const b = bundle(
+      `shallow() { return { status: "continue", annotations: { s: "[[[[[[{{{{{{", t: ["]]]]", "{{{{"] } }; },
+       deep() { return { status: "continue", annotations: { d: [[[[["[[[["]]]]] } }; }`,
+      { prefix: `String.prototype.indexOf = () => -1;` },
+    );
+    await h.load(b);
+    expect(await h.invoke(request(b, "shallow"))).toMatchObject({ kind: "returned" });
+    expect(await h.invoke(request(b, "deep"))).toMatchObject({ kind: "invalid", message: "result nests deeper than 4 levels below its fields (limits.json_depth)" });
+  });
+
   test("vcp.log fields deeper than the bound are replaced in the guest", async () => {
     const { host: h, logs } = host({ jsonDepth: 4 });
     const b = bundle(`act() { vcp.log("info", "deep", { a: [[[[1]]]] }); vcp.log("info", "ok", { a: [[1]] }); return { status: "continue" }; }`);
