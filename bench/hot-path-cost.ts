@@ -15,6 +15,7 @@ import { canonicalJson } from "../src/integrity/canonical.js";
 import { SKIPPED_OUTCOMES } from "../src/model/result.js";
 import { createMetrics, type MetricsSnapshot } from "../src/observe/metrics.js";
 import { createAuthenticator, hashToken } from "../src/server/auth.js";
+import { assertInputBounds, CHAIN_INPUT_ENVELOPES } from "../src/model/json-bounds.js";
 import { constitution, makeContext, preInjectEvent } from "./lib/fixtures.js";
 
 function cpuPerCall(n: number, fn: () => unknown): number {
@@ -78,3 +79,10 @@ row("authenticate(a valid bearer header)", cpuPerCall(500_000, () => authenticat
 const input = { context: makeContext(42, 2048), constitution, event: preInjectEvent, session: { id: "load-session" } };
 const canonical = cpuPerCall(50_000, () => canonicalJson(input));
 process.stdout.write(`${"canonicalJson(2.6 KB chain input)".padEnd(44)} ${canonical.toFixed(2).padStart(7)} µs CPU   ${(canonical / cpuPerCall(50_000, () => JSON.stringify(input))).toFixed(2)}× JSON.stringify of the same input\n`);
+
+// ── input bounds of the chain input (runtime/fire.ts, every fire) ──────────────────────────────
+const bounds = { maxDepth: 64, maxBytes: 1 << 20 };
+const boundsCost = cpuPerCall(50_000, () => assertInputBounds(input, bounds, CHAIN_INPUT_ENVELOPES));
+row("assertInputBounds(2.6 KB chain input)", boundsCost, { label: "JSON.stringify of each field", us: cpuPerCall(50_000, () => {
+  for (const value of Object.values(input)) JSON.stringify(value);
+}) });

@@ -240,25 +240,31 @@ function measureBounded(field: string, value: unknown, bounds: JsonBounds): { te
  * the whole input crosses into the sandbox as one string). Undefined fields are skipped. A field that
  * is an envelope of caller fields (a chain's `event` carries `candidates`, `transition_metadata`…;
  * `session` carries `metadata`) may nest `envelopes[field]` levels more, so that a value accepted at
- * the depth bound in one place is accepted wherever it travels next.
+ * the depth bound in one place is accepted wherever it travels next. Returns the JSON text of each
+ * checked field (what `JSON.stringify` made of it during the check).
  *
  * @example
  * ```ts
- * assertInputBounds({ context, constitution, event, session }, bounds);
+ * const texts = assertInputBounds({ context, constitution, event, session }, bounds);
+ * texts.context; // '{"text":"hi"}'
  * ```
  */
 export function assertInputBounds(
   fields: Readonly<Record<string, unknown>>,
   bounds: JsonBounds,
   envelopes: Readonly<Record<string, number>> = {},
-): void {
+): Record<string, string> {
   let total = 0;
   const sizes: Record<string, number> = {};
+  // The JSON text of each field, as checked: a caller that sends the input on (the sandbox frame)
+  // splices these instead of serializing the same values again (chain/request-text.ts).
+  const texts: Record<string, string> = {};
   for (const [field, value] of Object.entries(fields)) {
     if (value === undefined) continue;
     const extra = envelopes[field] ?? 0;
     const fieldBounds = extra === 0 ? bounds : { maxDepth: bounds.maxDepth + extra, maxBytes: bounds.maxBytes };
-    const { bytes } = measureBounded(field, value, fieldBounds);
+    const { text, bytes } = measureBounded(field, value, fieldBounds);
+    texts[field] = text;
     sizes[field] = bytes;
     total += bytes;
   }
@@ -271,6 +277,7 @@ export function assertInputBounds(
       sizes,
     });
   }
+  return texts;
 }
 
 function tooDeep(field: string, maxDepth: number): VcpError {

@@ -58,6 +58,11 @@ export interface SandboxOptions {
 export interface ChainTask {
   plan: { type: HookType; revision: number; hooks: readonly ResolvedHook[]; profile?: ProfilePlanRef };
   request: ChainRequest;
+  /**
+   * `JSON.stringify(request)`, if the caller made it already (the runtime splices it from the input
+   * bounds check's texts, chain/request-text.ts); the frame carries it as is. Absent: serialized here.
+   */
+  requestText?: string;
 }
 
 /** The chain result plus its lifecycle events, in emission order, for the caller to emit and audit. */

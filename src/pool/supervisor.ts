@@ -248,7 +248,7 @@ export class SandboxSupervisor implements Sandbox {
           quarantine: q !== undefined ? JSON.stringify(q) : undefined,
           // The hook input as it is, behind its budget: no JSON around it (protocol.ts ChainTask.inv).
           invoke: entry.invoke !== undefined ? `${entry.invoke.budgetMs}\n${entry.invoke.inputJson}` : undefined,
-          payload: JSON.stringify(entry.task.request),
+          payload: entry.task.requestText ?? JSON.stringify(entry.task.request),
         },
         this.frameBytes,
         "chain request",

@@ -9,6 +9,8 @@ import type { BundleCode } from "../sandbox-host/types.js";
 export interface BackendChainTask {
   plan: { type: HookType; revision: number; hooks: readonly ResolvedHook[]; profile?: ProfilePlanRef };
   request: ChainRequest;
+  /** `JSON.stringify(request)` if the caller has it already (chain/request-text.ts); else the backend serializes. */
+  requestText?: string;
 }
 
 /**

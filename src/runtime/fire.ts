@@ -16,7 +16,8 @@ import type { ResolvedHook } from "../model/hook.js";
 import type { SessionInfo } from "../model/input.js";
 import { assertChainInput } from "../model/validate-input.js";
 import { assertInputBounds, CHAIN_INPUT_ENVELOPES, type JsonBounds } from "../model/json-bounds.js";
-import type { ChainPlan, ChainResult } from "../chain/types.js";
+import { chainRequestText } from "../chain/request-text.js";
+import type { ChainPlan, ChainRequest, ChainResult } from "../chain/types.js";
 import { cascadeDisableTargets } from "../chain/cascade.js";
 import { emptyChainResult } from "../chain/contract.js";
 import type { Logger } from "../observe/events.js";
@@ -81,7 +82,7 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
     // free; the HTTP server bounds every body itself.
     // One object for the bounds, the schema check and the audit hash (none of them keeps it).
     const hookInput = { context: input.context, constitution: input.constitution, event: input.event, session };
-    assertInputBounds(hookInput, inputBounds, CHAIN_INPUT_ENVELOPES);
+    const fieldTexts = assertInputBounds(hookInput, inputBounds, CHAIN_INPUT_ENVELOPES);
     deps.assertOpen();
     assertChainInput(type, hookInput);
     const wire = wireOf(plan);
@@ -92,17 +93,20 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
     let ownerOfKey: string | null | undefined;
     const owner = (): string | null => (ownerOfKey === undefined ? (ownerOfKey = keyParts(key).owner) : ownerOfKey);
     try {
+      const request: ChainRequest = {
+        chainId: randomUUID(),
+        context: input.context,
+        constitution: input.constitution,
+        event: input.event,
+        session,
+        ...(key !== session.id ? { sessionKey: key } : {}),
+        ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+      };
       const { result, events } = await backend.runChain({
         plan: { type, revision: plan.revision, hooks: wire.hooks },
-        request: {
-          chainId: randomUUID(),
-          context: input.context,
-          constitution: input.constitution,
-          event: input.event,
-          session,
-          ...(key !== session.id ? { sessionKey: key } : {}),
-          ...(deadlineMs !== undefined ? { deadlineMs } : {}),
-        },
+        request,
+        // Serialized once: the bounds check's field texts make the sandbox frame's payload.
+        requestText: chainRequestText(request, fieldTexts),
       });
       let disabledHooks: string[] = [];
       if (result.cascade_failure) {
