@@ -5,13 +5,18 @@
  *
  *   node --no-node-snapshot dist/bench/tail-chain.js [samples] [hooks]
  *
- * prints p50/p99/p99.9 and, unless `TRACE=0`, splits the slowest 1% against the middle of the
- * distribution (p40–p60): per process and thread group, the CPU time each chain took and the time its
- * threads sat runnable but not running (Linux schedstat: the run-queue wait, i.e. contention for the
- * two cores — with other processes or between our own threads). Both are read from
- * /proc/<pid>/task/<tid>/schedstat between chains (nanoseconds; the reads are outside the timed window).
- * With the GC preload (bench/lib/gc-trace-preload.ts, `GC_TRACE_DIR`), it also counts the collections
- * of every process and thread that overlap each chain.
+ * prints p50/p99/p99.9 and, unless `TRACE=0`:
+ * - the CPU the chain-carrying threads (the main process's main thread, the host's main and worker
+ *   threads) spent per chain, p50–p99.9: a figure a busy machine disturbs far less than wall time;
+ * - the slowest 1% against the middle of the distribution (p40–p60): per process and thread group
+ *   (main, workers, and the helpers by thread name — V8Worker runs background GC and JIT compiles),
+ *   the CPU time each chain took and the time the threads sat runnable but not running (Linux
+ *   schedstat's run-queue wait: contention for the cores, with other processes or our own threads);
+ * - how many chains had a V8Worker thread busy, and the slowest 1%'s excess split into GC, run-queue
+ *   wait, extra CPU and the rest (see `attribute`).
+ * schedstat is read between chains (nanoseconds; the reads are outside the timed window). With the GC
+ * preload (bench/lib/gc-trace-preload.ts, `GC_TRACE_DIR`) it also counts the collections of every
+ * process and thread that overlap each chain.
  *
  * Environment: `WARMUP` (default 500 chains), `TRACE=0` (timing only), `GC_TRACE_DIR`.
  */
