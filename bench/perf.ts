@@ -12,13 +12,13 @@
  * Exits 0 even when a target is missed: it is a report.
  */
 import { writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRuntime, type ChainResult, type FireInput, type Runtime } from "../src/index.js";
 import { SESSION, constitution, makeContext, otherEvents, preInjectEvent } from "./lib/fixtures.js";
 import { benchBundle, chainActions, countAction, exhaustAction, floorChain, type PlainInput } from "./lib/hooks.js";
-import { childPidsMatching, rssBytes, threadCpuUs } from "./lib/proc.js";
+import { childPidsMatching, rssBytes, runQueueWaitNs, threadCpuUs } from "./lib/proc.js";
 import { createSpawnKit, spawnChain, type SpawnKit } from "./lib/spawn.js";
 import { PERF_REPORT_SCHEMA, PERF_REPORT_VERSION, renderPerfMarkdown, type PerfReport } from "./lib/perf-report.js";
 import { environment, writeReport } from "./lib/report-io.js";
@@ -52,9 +52,13 @@ function budget(impl: Impl, n: Size): Budget {
   const scale = (x: number): number => Math.max(1, Math.round(x * q));
   switch (impl) {
     case "sandbox":
+      // Latency: every run warms up 500 chains (each N installs fresh bundles, so new isolates, and
+      // follows the previous row's concurrency-64 run, whose garbage is still being collected), and
+      // --quick keeps 2000 samples: a p99 of 750 was the 8th-slowest chain, decided by which of three
+      // threads' young-generation collections happened to land in the run.
       return {
-        warmup: scale(300),
-        samples: scale(n === 20 ? 1000 : 3000),
+        warmup: 500,
+        samples: QUICK ? (n === 20 ? 600 : 2000) : n === 20 ? 1000 : 3000,
         latencyMaxMs: QUICK ? 1500 : 5000,
         throughputCount: scale(n === 20 ? 4000 : 12000),
         throughputMaxMs: QUICK ? 1000 : 3000,
@@ -106,6 +110,8 @@ interface ChainRow {
   throughput: ThroughputStats;
   /** Sandbox rows: CPU time per chain during the throughput run, by process / thread group. */
   cpu_us_per_chain?: CpuPerChain;
+  /** Sandbox rows: how long the threads waited for a core during the latency run (perf-report.ts). */
+  latency_context?: { run_queue_wait_us_per_chain: number; load_average: number };
 }
 
 interface CpuPerChain {
@@ -197,13 +203,19 @@ function verifyChain(result: ChainResult, variant: Variant, n: number): void {
 
 async function measure(variant: Variant, n: Size, impl: Impl, run: () => Promise<unknown> | unknown, hostPid?: number): Promise<ChainRow> {
   const b = budget(impl, n);
+  const pids = hostPid === undefined ? [] : [process.pid, hostPid];
+  const load = loadavg()[0]!;
+  const wait0 = pids.reduce((sum, pid) => sum + runQueueWaitNs(pid), 0);
   const samples = await measureLatency(run, b.warmup, b.samples, b.latencyMaxMs);
+  // Includes the warm-up chains' waits: per chain it is the same machine at the same moment.
+  const waitUs = (pids.reduce((sum, pid) => sum + runQueueWaitNs(pid), 0) - wait0) / 1000 / (b.warmup + samples.length);
   // Warm up at full concurrency too (queues, the concurrent code paths' JIT), then measure steady state.
   await measureThroughput(run, CONCURRENCY, Math.max(CONCURRENCY, Math.round(b.throughputCount / 6)), b.throughputMaxMs / 3);
   const main0 = process.cpuUsage();
   const host0 = hostPid === undefined ? undefined : threadCpuUs(hostPid);
   const throughput = await measureThroughput(run, CONCURRENCY, b.throughputCount, b.throughputMaxMs);
   const row: ChainRow = { variant, n, impl, latency: latencyStats(samples), throughput };
+  if (hostPid !== undefined && Number.isFinite(waitUs)) row.latency_context = { run_queue_wait_us_per_chain: waitUs, load_average: load };
   if (hostPid !== undefined && host0 !== undefined) {
     const main1 = process.cpuUsage(main0);
     const host1 = threadCpuUs(hostPid);
@@ -221,7 +233,8 @@ async function measure(variant: Variant, n: Size, impl: Impl, run: () => Promise
     };
   }
   rows.push(row);
-  process.stderr.write(`  ${variant} N=${n} ${impl}: p50 ${fmtUs(row.latency.p50_us)} p99 ${fmtUs(row.latency.p99_us)} ${fmtNum(throughput.chains_per_s)}/s\n`);
+  const waited = row.latency_context === undefined ? "" : ` (waited for a core ${fmtUs(row.latency_context.run_queue_wait_us_per_chain)} per chain, load ${load.toFixed(1)})`;
+  process.stderr.write(`  ${variant} N=${n} ${impl}: p50 ${fmtUs(row.latency.p50_us)} p99 ${fmtUs(row.latency.p99_us)}${waited} ${fmtNum(throughput.chains_per_s)}/s\n`);
   return row;
 }
 
@@ -460,6 +473,13 @@ function printChains(variant: Variant, contextBytes: number, inputBytes: number)
       log(
         `  ${pad(String(n), 3)}  ${pad(impl, 11, true)}${pad(String(r.latency.samples), 8)}${pad(fmtUs(r.latency.p50_us), 11)}${pad(fmtUs(r.latency.p99_us), 11)}` +
           `${pad(fmtNum(r.throughput.chains_per_s), 12)}${pad(`(${r.throughput.concurrency})`, 7)}${pad(sandbox ? fmtRatio(r.latency.p50_us / sandbox.latency.p50_us) : "", 15)}  ${tgt}`,
+      );
+    }
+    const context = sandbox?.latency_context;
+    if (context) {
+      log(
+        `       sandbox latency run: the threads carrying a chain waited ${fmtUs(context.run_queue_wait_us_per_chain)} per chain (mean) for a core (load average ${context.load_average.toFixed(1)}); ` +
+          `what a busy machine adds to p50/p99 (bench/tail-chain.ts splits the slowest 1%)`,
       );
     }
     const cpu = sandbox?.cpu_us_per_chain;

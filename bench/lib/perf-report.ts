@@ -15,6 +15,13 @@ export interface PerfChainRow {
   latency: LatencyStats;
   throughput: ThroughputStats;
   cpu_us_per_chain?: { main: number; host_main_thread: number; host_workers: number; host_other: number; total: number };
+  /**
+   * Sandbox rows: during the sequential latency run (warm-up included), the mean time per chain the
+   * threads that carry a chain (the bench's main thread, the sandbox host's main and worker threads) sat
+   * runnable waiting for a core (Linux schedstat), and the 1-minute load average at its start. A p99
+   * with a large wait is the machine's, not the runtime's.
+   */
+  latency_context?: { run_queue_wait_us_per_chain: number; load_average: number };
 }
 
 export interface PerfTarget {
@@ -93,13 +100,14 @@ export function renderPerfMarkdown(r: PerfReport): string {
     line();
     line("p50/p99 sequential; chains/s at the configured concurrency. Ratios are against the sandbox row of the same N, measured in the same process and run.");
     line();
-    line("| N | impl | samples | p50 | p99 | chains/s | p50 ÷ sandbox | CPU µs/chain (total) |");
-    line("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    line("| N | impl | samples | p50 | p99 | chains/s | p50 ÷ sandbox | CPU µs/chain (total) | waited for a core µs/chain (load) |");
+    line("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (const row of r.chains.filter((c) => c.variant === variant)) {
       const sandbox = r.chains.find((c) => c.variant === variant && c.n === row.n && c.impl === "sandbox");
       line(
         `| ${row.n} | ${row.impl} | ${row.latency.samples} | ${us(row.latency.p50_us)} | ${us(row.latency.p99_us)} | ${num(row.throughput.chains_per_s)} | ` +
-          `${sandbox ? ratio(row.latency.p50_us / sandbox.latency.p50_us) : "–"} | ${row.cpu_us_per_chain ? num(row.cpu_us_per_chain.total) : "–"} |`,
+          `${sandbox ? ratio(row.latency.p50_us / sandbox.latency.p50_us) : "–"} | ${row.cpu_us_per_chain ? num(row.cpu_us_per_chain.total) : "–"} | ` +
+          `${row.latency_context ? `${num(row.latency_context.run_queue_wait_us_per_chain)} (${row.latency_context.load_average.toFixed(1)})` : "–"} |`,
       );
     }
     line();

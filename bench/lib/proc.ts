@@ -87,3 +87,27 @@ export function threadCpuByTid(pid: number): Map<number, { name: string; us: num
   return out;
 }
 
+/**
+ * Nanoseconds the chain-carrying threads of `pid` (its main thread and its worker threads, not V8's or
+ * libuv's helpers) have spent runnable but not running (Linux schedstat): time lost waiting for a
+ * core, to other processes or to this process's own threads. NaN when /proc is unavailable.
+ */
+export function runQueueWaitNs(pid: number): number {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return Number.NaN;
+  }
+  let total = 0;
+  for (const tid of tids) {
+    try {
+      const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+      if (Number(tid) !== pid && comm !== "MainThread" && comm !== "WorkerThread") continue;
+      total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[1]);
+    } catch {
+      // thread ended while we looked
+    }
+  }
+  return total;
+}

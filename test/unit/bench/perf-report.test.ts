@@ -42,3 +42,12 @@ test("perf report.md: a missed target is in the headline and listed before the m
 test("perf report.md: all targets met", () => {
   expect(renderPerfMarkdown(report([{ name: "x", target: "≤ 1 ms", value: 0.5, unit: "ms", pass: true }])).split("\n")[0]).toBe("# Performance bench — all targets met");
 });
+
+test("perf report.md: a sandbox row shows how long its threads waited for a core, and at what load", () => {
+  const r = report([]);
+  r.chains[0] = { ...r.chains[0]!, latency_context: { run_queue_wait_us_per_chain: 412.6, load_average: 11.84 } };
+  const md = renderPerfMarkdown(r);
+  expect(md).toContain("| 5 | sandbox | 10 | 250.0 µs | 900.0 µs | 10,000 | 1.00× | – | 413 (11.8) |");
+  // Rows measured without it (the floor, the spawn baselines) say so instead of showing a zero.
+  expect(md).toContain("| 5 | floor | 10 | 25.0 µs | 900.0 µs | 10,000 | 0.10× | – | – |");
+});
