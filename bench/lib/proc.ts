@@ -40,24 +40,7 @@ const USER_HZ = 100;
  */
 export function threadCpuUs(pid: number): Map<string, number> {
   const out = new Map<string, number>();
-  let tids: string[];
-  try {
-    tids = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const tid of tids) {
-    try {
-      const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      // utime and stime are fields 14 and 15 of stat, i.e. 11 and 12 after the command.
-      const us = ((Number(fields[11]) + Number(fields[12])) / USER_HZ) * 1e6;
-      out.set(comm, (out.get(comm) ?? 0) + us);
-    } catch {
-      // thread ended while we looked
-    }
-  }
+  for (const { name, us } of threadCpuByTid(pid).values()) out.set(name, (out.get(name) ?? 0) + us);
   return out;
 }
 

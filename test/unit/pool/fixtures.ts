@@ -6,13 +6,14 @@ import type { PendingChain } from "../../../src/pool/chain-queue.js";
 import { PlanCache } from "../../../src/pool/plan-cache.js";
 
 let seq = 1;
-export function hook(name: string, digest: string, extra: Partial<ResolvedHook> = {}): ResolvedHook {
+/** A resolved hook; without a digest it names a bundle with no loaded revision (`b-<name>`). */
+export function hook(name: string, digest: string | undefined, extra: Partial<ResolvedHook> = {}): ResolvedHook {
   return Object.freeze({
     name,
     type: "pre_inject",
     priority: 50,
     timeout_ms: 1000,
-    action: Object.freeze({ bundle: `b-${digest}`, export: "act", digest }),
+    action: Object.freeze({ bundle: `b-${digest ?? name}`, export: "act", ...(digest !== undefined ? { digest } : {}) }),
     condition: null,
     enabled: true,
     metadata: Object.freeze({}),

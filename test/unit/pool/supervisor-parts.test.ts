@@ -1,31 +1,13 @@
 import { describe, expect, test } from "vitest";
-import type { ResolvedHook } from "../../../src/model/hook.js";
 import type { CrashAttribution, HookIdentity } from "../../../src/pool/crash.js";
 import { PlanCache } from "../../../src/pool/plan-cache.js";
+import { hook } from "./fixtures.js";
 import { planRecovery, type InFlightChain } from "../../../src/pool/recovery.js";
 import type { SlotRecord } from "../../../src/pool/slots.js";
 import { graceMs, inspectHost, LOAD_WATCHDOG_MS, MIN_SAMPLE_MS, type OverrunSamples, type WatchedChain, type WatchdogSnapshot } from "../../../src/pool/watchdog.js";
 
 // The supervisor's parts that decide (plan keys, the watchdog, crash recovery), tested without a process.
 
-let seq = 1;
-function hook(name: string, digest: string | undefined, extra: Partial<ResolvedHook> = {}): ResolvedHook {
-  return Object.freeze({
-    name,
-    type: "pre_inject",
-    priority: 50,
-    timeout_ms: 1000,
-    action: Object.freeze({ bundle: `b-${name}`, export: "act", ...(digest ? { digest } : {}) }),
-    condition: null,
-    enabled: true,
-    metadata: Object.freeze({}),
-    fail_closed: false,
-    trust: "deployment",
-    scope: "deployment",
-    seq: seq++,
-    ...extra,
-  } satisfies ResolvedHook);
-}
 
 describe("PlanCache: a hook list crosses to the host once per plan", () => {
   const loaded = new Set(["sha256:a", "sha256:b"]);
@@ -56,7 +38,7 @@ describe("PlanCache: a hook list crosses to the host once per plan", () => {
     const cache = new PlanCache();
     const hooks = [hook("x", "sha256:a"), hook("gone", "sha256:zzz", { enabled: false })];
     expect(() => cache.lookup({ type: "pre_inject", revision: 1, hooks }, isLoaded, 1)).not.toThrow();
-    expect(() => cache.lookup({ type: "pre_inject", revision: 1, hooks }, () => false, 1)).toThrow(expect.objectContaining({ code: "UNKNOWN_BUNDLE", details: { hook: "x", bundle: "b-x", digest: "sha256:a" } }));
+    expect(() => cache.lookup({ type: "pre_inject", revision: 1, hooks }, () => false, 1)).toThrow(expect.objectContaining({ code: "UNKNOWN_BUNDLE", details: { hook: "x", bundle: "b-sha256:a", digest: "sha256:a" } }));
     expect(() => cache.lookup({ type: "pre_inject", revision: 1, hooks: [hook("nodigest", undefined)] }, isLoaded, 1)).toThrow(/nodigest refers to bundle b-nodigest \(no revision\)/);
   });
 
