@@ -8,9 +8,12 @@
  * - The client reconnects by itself, forever, with capped exponential backoff and jitter; every
  *   (re)connection calls the `onReady` listeners (resynchronise, repeat start-up checks).
  * - Pub/sub runs on a second connection (a subscribed Redis connection can send nothing else), which
- *   resubscribes after a reconnect; its listeners are told, so a missed message is covered by a resync.
+ *   resubscribes after every (re)connection and then calls the `onReady` listeners, so a message
+ *   missed while it was not subscribed is covered by a resync. `subscribe` returns once the
+ *   subscription is live (Redis up; bounded by the command timeout).
  */
 import { createHash, randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import type { Logger } from "../observe/events.js";
 import { storeUnavailable } from "./errors.js";
@@ -134,12 +137,8 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     if (text !== lastError) logger.warn({ store: target, error: text }, "store: Redis connection error");
     lastError = text;
   });
-  redis.on("ready", () => {
-    if (everUp) reconnects += 1;
-    up = true;
-    everUp = true;
-    since = new Date().toISOString();
-    logger.info({ store: target, prefix: options.prefix, reconnects }, reconnects === 0 ? "store: connected to Redis" : "store: reconnected to Redis");
+  /** Resynchronise: every listener reads the shared state again (what a lost message would have said). */
+  const tellReady = (): void => {
     for (const listener of [...readyListeners]) {
       try {
         listener();
@@ -147,6 +146,14 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
         logger.error({ err }, "store: a ready listener failed");
       }
     }
+  };
+  redis.on("ready", () => {
+    if (everUp) reconnects += 1;
+    up = true;
+    everUp = true;
+    since = new Date().toISOString();
+    logger.info({ store: target, prefix: options.prefix, reconnects }, reconnects === 0 ? "store: connected to Redis" : "store: reconnected to Redis");
+    tellReady();
   });
   redis.on("close", () => {
     if (up) {
@@ -187,9 +194,20 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     },
     async subscribe(channel, onMessage) {
       if (subscriber === undefined) {
-        // Subscriptions may wait for the connection (offline queue on) and come back after a reconnect.
-        subscriber = new Redis(options.url, { ...common, enableOfflineQueue: true, autoResubscribe: true, maxRetriesPerRequest: null });
-        subscriber.on("error", () => undefined); // the command client logs the outage
+        // Subscriptions may wait for the connection (offline queue on).
+        const sub = new Redis(options.url, { ...common, enableOfflineQueue: true, autoResubscribe: false, maxRetriesPerRequest: null });
+        subscriber = sub;
+        sub.on("error", () => undefined); // the command client logs the outage
+        // The subscriber connects on its own schedule: a message published before its SUBSCRIBE took
+        // effect (at start, or while it reconnected) never arrives. So we resubscribe ourselves and
+        // then resynchronise the listeners, which read the state that message was about.
+        sub.on("ready", () => {
+          if (channels.size === 0) return;
+          sub.subscribe(...channels.keys()).then(
+            () => up && tellReady(),
+            (err: unknown) => logger.warn({ err }, "store: resubscribing failed"),
+          );
+        });
         subscriber.on("message", (from: string, message: string) => {
           for (const listener of channels.get(from) ?? []) {
             try {
@@ -202,15 +220,26 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
         subscriber.connect().catch(() => undefined);
       }
       let listeners = channels.get(channel);
+      const first = listeners === undefined;
       if (listeners === undefined) {
         listeners = new Set();
         channels.set(channel, listeners);
-        const sub = subscriber;
-        // Not awaited beyond the command timeout: while Redis is down the subscription waits in the
-        // offline queue and is made when the connection comes up.
-        void sub.subscribe(channel).catch((err: unknown) => logger.warn({ channel, err }, "store: subscribing failed"));
       }
+      // Listening before the SUBSCRIBE is sent: nothing that arrives once it is live goes unheard.
       listeners.add(onMessage);
+      if (first) {
+        const live = subscriber.subscribe(channel).then(
+          () => true,
+          (err: unknown) => {
+            logger.warn({ channel, err }, "store: subscribing failed");
+            return false;
+          },
+        );
+        // With Redis up, the subscription is live when this returns, so a caller that reads the state
+        // next misses nothing published after that read. Bounded by the command timeout; while Redis
+        // is down it waits in the offline queue, and the resubscription on connect resynchronises.
+        if (up) await Promise.race([live, sleep(options.commandTimeoutMs, false, { ref: false })]);
+      }
       return async () => {
         listeners.delete(onMessage);
         if (listeners.size === 0) {
