@@ -76,9 +76,9 @@ export interface HostListener {
  * chains. At 2 MiB it is ~0.45 ms every ~100 chains (bench tail-chain with the GC preload, quiet
  * machine: about the same scavenge time in total; on a loaded one each pause is still half as long, but
  * the total doubles, preemption landing inside more pauses). The sequential chain's p99 is what this
- * buys: a pause now fits under the 1 ms target. The flag holds for every isolate V8 creates in the process: the
- * pool's worker threads, on the same chains' path, get the same shorter scavenges, and so do the
- * guests' isolates, whose memory limit is their old space.
+ * buys: a pause now fits under the 1 ms target. The flag holds for every isolate V8 creates in the
+ * process: the pool's worker threads, on the same chains' path, get the same shorter scavenges, and so
+ * do the guests' isolates, whose memory limit is their old space.
  */
 export const HOST_SEMI_SPACE_MB = 2;
 
