@@ -114,23 +114,31 @@ function writeHeader(frame: Buffer, kind: FrameKind, id: number, key: number, pl
  */
 export function readHeader(frame: Uint8Array, accepts: ReadonlySet<FrameKind>): FrameHeader | string {
   if (frame.length < FRAME_HEADER_BYTES) return `a frame of ${frame.length} bytes is shorter than its header`;
-  const view = new DataView(frame.buffer, frame.byteOffset, FRAME_HEADER_BYTES);
-  const bytes = view.getUint32(0, true) + 4;
-  const kind = frame[4] as FrameKind;
-  if (frame[5] !== FRAME_MAGIC || view.getUint16(6, true) !== 0) return "bad magic or reserved bytes in a frame header";
-  if (!accepts.has(kind)) return `unexpected frame kind ${kind}`;
-  const id = view.getFloat64(8, true);
-  if (!Number.isSafeInteger(id) || id < 0) return "a frame id that is not a non-negative integer";
-  const planBytes = view.getUint32(20, true);
-  const quarantineBytes = view.getUint32(24, true);
-  const invokeBytes = view.getUint32(28, true);
-  if (bytes < FRAME_HEADER_BYTES || FRAME_HEADER_BYTES + planBytes + quarantineBytes + invokeBytes > bytes) return "frame sections larger than the frame";
-  return { kind, id, key: view.getUint32(16, true), planBytes, quarantineBytes, invokeBytes, bytes };
+  return parseHeader(asBuffer(frame), 0, accepts);
 }
 
-/** UTF-8 text of `frame[start, end)`, without copying the bytes first. */
+/** The header starting at `buf[at]` (32 bytes of it are there), or what is wrong with it. Reads the bytes in place. */
+function parseHeader(buf: Buffer, at: number, accepts: ReadonlySet<FrameKind>): FrameHeader | string {
+  const bytes = buf.readUInt32LE(at) + 4;
+  const kind = buf[at + 4] as FrameKind;
+  if (buf[at + 5] !== FRAME_MAGIC || buf.readUInt16LE(at + 6) !== 0) return "bad magic or reserved bytes in a frame header";
+  if (!accepts.has(kind)) return `unexpected frame kind ${kind}`;
+  const id = buf.readDoubleLE(at + 8);
+  if (!Number.isSafeInteger(id) || id < 0) return "a frame id that is not a non-negative integer";
+  const planBytes = buf.readUInt32LE(at + 20);
+  const quarantineBytes = buf.readUInt32LE(at + 24);
+  const invokeBytes = buf.readUInt32LE(at + 28);
+  if (bytes < FRAME_HEADER_BYTES || FRAME_HEADER_BYTES + planBytes + quarantineBytes + invokeBytes > bytes) return "frame sections larger than the frame";
+  return { kind, id, key: buf.readUInt32LE(at + 16), planBytes, quarantineBytes, invokeBytes, bytes };
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** UTF-8 text of `frame[start, end)`, decoded in place (no view or copy of the bytes first). */
 export function frameText(frame: Uint8Array, start: number, end: number): string {
-  return Buffer.from(frame.buffer, frame.byteOffset + start, end - start).toString("utf8");
+  return asBuffer(frame).toString("utf8", start, end);
 }
 
 /** The four sections of a frame's body as byte offsets into the frame. */
@@ -139,6 +147,22 @@ export function sections(header: FrameHeader): { plan: [number, number]; quarant
   const quarantineEnd = planEnd + header.quarantineBytes;
   const invokeEnd = quarantineEnd + header.invokeBytes;
   return { plan: [FRAME_HEADER_BYTES, planEnd], quarantine: [planEnd, quarantineEnd], invoke: [quarantineEnd, invokeEnd], payload: [invokeEnd, header.bytes] };
+}
+
+/**
+ * The text of each section a frame carries (empty sections are absent), decoded straight from the frame:
+ * what the host's main thread hands a worker, with no offsets or views allocated on the way.
+ */
+export function frameTexts(frame: Uint8Array, header: FrameHeader): FrameTexts {
+  const buf = asBuffer(frame);
+  const planEnd = FRAME_HEADER_BYTES + header.planBytes;
+  const quarantineEnd = planEnd + header.quarantineBytes;
+  const invokeEnd = quarantineEnd + header.invokeBytes;
+  const texts: FrameTexts = { payload: buf.toString("utf8", invokeEnd, header.bytes) };
+  if (header.planBytes > 0) texts.plan = buf.toString("utf8", FRAME_HEADER_BYTES, planEnd);
+  if (header.quarantineBytes > 0) texts.quarantine = buf.toString("utf8", planEnd, quarantineEnd);
+  if (header.invokeBytes > 0) texts.invoke = buf.toString("utf8", quarantineEnd, invokeEnd);
+  return texts;
 }
 
 export function frameTooLarge(bytes: number, limit: number, what: string): VcpError {
@@ -156,14 +180,21 @@ export function protocolError(detail: string): VcpError {
 /**
  * Splits a byte stream into frames. Frames lying inside one chunk are handed out as views of it
  * (`owned` false: valid only during the call); a frame spanning chunks is assembled into a buffer of
- * its own (`owned` true). After the first error nothing more is read: the stream cannot be trusted.
+ * its own (`owned` true). The reader keeps no reference to a chunk after {@link push} returns (the bytes
+ * of an unfinished frame are copied out), so the caller may read the next chunk into the same buffer
+ * (a socket's `onread` buffer: no allocation per read). After the first error nothing more is read: the
+ * stream cannot be trusted.
  */
 export class FrameReader {
-  private chunks: Buffer[] = [];
-  /** Bytes of chunks[0] already consumed. */
-  private head = 0;
-  private buffered = 0;
-  private checked = false;
+  /**
+   * The unfinished frame: while fewer than its 32 header bytes are in, a header-sized buffer; once the
+   * header is in and checked, a buffer of the whole frame (its length was checked against the limit first).
+   */
+  private partial: Buffer | undefined;
+  /** Bytes of `partial` filled. */
+  private filled = 0;
+  /** The unfinished frame's header, once checked. */
+  private header: FrameHeader | undefined;
   private failed = false;
 
   constructor(
@@ -173,99 +204,131 @@ export class FrameReader {
     private readonly onError: (err: VcpError) => void,
   ) {}
 
-  push(chunk: Buffer): void {
-    if (this.failed || chunk.length === 0) return;
-    this.chunks.push(chunk);
-    this.buffered += chunk.length;
-    while (!this.failed && this.buffered >= 4) {
-      const bytes = this.peekUint32() + 4;
-      // SECURITY: before anything is kept or allocated for this frame.
-      if (bytes > this.limit) return this.fail(frameTooLarge(bytes, this.limit, "incoming frame"));
-      if (bytes < FRAME_HEADER_BYTES) return this.fail(protocolError(`a frame length of ${bytes} bytes is shorter than the header`));
-      if (this.buffered < FRAME_HEADER_BYTES) return;
-      if (!this.checked) {
-        // The header alone, as soon as it is here: garbage is refused without waiting for its "body".
-        const problem = readHeader(this.copyOut(FRAME_HEADER_BYTES, false), this.accepts);
-        if (typeof problem === "string") return this.fail(protocolError(problem));
-        this.checked = true;
+  /** The next `length` bytes of the stream, in `chunk[0, length)` (default: all of it). */
+  push(bytes: Uint8Array, length = bytes.length): void {
+    const chunk = asBuffer(bytes);
+    let at = 0;
+    if (this.partial !== undefined) at = this.fillPartial(chunk, 0, length);
+    while (!this.failed && this.partial === undefined && at < length) {
+      const left = length - at;
+      if (left < FRAME_HEADER_BYTES) {
+        // Too little to check the header: keep the bytes (checking the length as soon as it is here).
+        this.startPartial(chunk, at, length);
+        return;
       }
-      if (this.buffered < bytes) return;
-      const first = this.chunks[0]!;
-      const owned = first.length - this.head < bytes;
-      const frame = this.copyOut(bytes, true);
-      this.checked = false;
-      this.onFrame(frame, readHeader(frame, this.accepts) as FrameHeader, owned);
+      const header = this.check(chunk, at);
+      if (header === undefined) return;
+      if (left < header.bytes) {
+        this.startPartial(chunk, at, length);
+        return;
+      }
+      this.onFrame(chunk.subarray(at, at + header.bytes), header, false);
+      at += header.bytes;
     }
   }
 
   /** The stream ended: bytes of an unfinished frame mean it was cut off. */
   end(): void {
-    if (!this.failed && this.buffered > 0) this.fail(protocolError(`the stream ended inside a frame (${this.buffered} bytes of it received)`));
+    if (!this.failed && this.filled > 0) this.fail(protocolError(`the stream ended inside a frame (${this.filled} bytes of it received)`));
   }
 
   /** Bytes buffered for a frame not yet complete. */
   get pending(): number {
-    return this.buffered;
+    return this.filled;
+  }
+
+  /**
+   * The frame length at `buf[at]` (4 bytes are there) is within the limit and can hold a header; else the
+   * stream fails. SECURITY: checked before anything is kept or allocated for the frame.
+   */
+  private lengthOk(buf: Buffer, at: number): boolean {
+    const bytes = buf.readUInt32LE(at) + 4;
+    if (bytes > this.limit) this.fail(frameTooLarge(bytes, this.limit, "incoming frame"));
+    else if (bytes < FRAME_HEADER_BYTES) this.fail(protocolError(`a frame length of ${bytes} bytes is shorter than the header`));
+    return !this.failed;
+  }
+
+  /** The header at `buf[at]` (32 bytes are there), checked; undefined after failing the stream. */
+  private check(buf: Buffer, at: number): FrameHeader | undefined {
+    if (!this.lengthOk(buf, at)) return undefined;
+    // The header alone, as soon as it is here: garbage is refused without waiting for its "body".
+    const header = parseHeader(buf, at, this.accepts);
+    if (typeof header === "string") {
+      this.fail(protocolError(header));
+      return undefined;
+    }
+    return header;
+  }
+
+  /** Keeps `chunk[at, end)`, the start of a frame not complete in this chunk. */
+  private startPartial(chunk: Buffer, at: number, end: number): void {
+    if (end - at >= 4 && !this.lengthOk(chunk, at)) return;
+    if (end - at >= FRAME_HEADER_BYTES) {
+      this.header = this.check(chunk, at);
+      if (this.header === undefined) return;
+      this.partial = Buffer.allocUnsafeSlow(this.header.bytes);
+    } else {
+      this.partial = Buffer.allocUnsafeSlow(FRAME_HEADER_BYTES);
+    }
+    this.filled = chunk.copy(this.partial, 0, at, end);
+  }
+
+  /** Continues the unfinished frame with `chunk[at, end)`; returns where the bytes after it start. */
+  private fillPartial(chunk: Buffer, at: number, end: number): number {
+    while (!this.failed && this.partial !== undefined && at < end) {
+      const partial = this.partial;
+      const hadLength = this.filled >= 4;
+      const take = Math.min(partial.length - this.filled, end - at);
+      chunk.copy(partial, this.filled, at, at + take);
+      this.filled += take;
+      at += take;
+      if (this.header === undefined) {
+        if (!hadLength && this.filled >= 4 && !this.lengthOk(partial, 0)) return end;
+        if (this.filled < FRAME_HEADER_BYTES) continue;
+        const header = this.check(partial, 0);
+        if (header === undefined) return end;
+        this.header = header;
+        if (header.bytes > FRAME_HEADER_BYTES) {
+          const whole = Buffer.allocUnsafeSlow(header.bytes);
+          partial.copy(whole, 0, 0, FRAME_HEADER_BYTES);
+          this.partial = whole;
+          continue;
+        }
+      }
+      if (this.filled === this.partial.length) {
+        const frame = this.partial;
+        const header = this.header;
+        this.partial = undefined;
+        this.header = undefined;
+        this.filled = 0;
+        this.onFrame(frame, header, true);
+      }
+    }
+    return at;
   }
 
   private fail(err: VcpError): void {
     this.failed = true;
-    this.chunks = [];
-    this.buffered = 0;
+    this.partial = undefined;
+    this.header = undefined;
+    this.filled = 0;
     this.onError(err);
-  }
-
-  private peekUint32(): number {
-    const first = this.chunks[0]!;
-    if (first.length - this.head >= 4) return first.readUInt32LE(this.head);
-    return Buffer.from(this.copyOut(4, false)).readUInt32LE(0);
-  }
-
-  /** The next `n` buffered bytes: a view when they lie in one chunk, else a new buffer; consumed when `consume`. */
-  private copyOut(n: number, consume: boolean): Uint8Array {
-    const first = this.chunks[0]!;
-    if (first.length - this.head >= n) {
-      const view = first.subarray(this.head, this.head + n);
-      if (consume) this.advance(n);
-      return view;
-    }
-    const out = Buffer.allocUnsafeSlow(n);
-    let filled = 0;
-    let index = 0;
-    let offset = this.head;
-    while (filled < n) {
-      const chunk = this.chunks[index]!;
-      const take = Math.min(n - filled, chunk.length - offset);
-      chunk.copy(out, filled, offset, offset + take);
-      filled += take;
-      index++;
-      offset = 0;
-    }
-    if (consume) this.advance(n);
-    return out;
-  }
-
-  private advance(n: number): void {
-    this.buffered -= n;
-    while (n > 0) {
-      const first = this.chunks[0]!;
-      const left = first.length - this.head;
-      if (n < left) {
-        this.head += n;
-        return;
-      }
-      n -= left;
-      this.chunks.shift();
-      this.head = 0;
-    }
   }
 }
 
 /**
- * Writes frames to a stream: a 32-byte header and the sections as strings, encoded to UTF-8 once, by
- * the stream's writev, straight into the socket write. Every frame written before the event loop's
- * check phase leaves in one `writev` (one syscall under load instead of one per frame; at once when idle).
+ * Writes frames to a stream. A frame under {@link POOLED_FRAME_BYTES} is encoded into one buffer from
+ * Node's shared pool (one chunk for the stream to carry: the common reply or chain frame); a larger one
+ * goes as a 32-byte header and its sections as strings, encoded to UTF-8 once, by the stream's writev,
+ * straight into the socket write. Every frame written before the event loop's check phase leaves in one
+ * `writev` (one syscall under load instead of one per frame; at once when idle).
  */
+/**
+ * Frames smaller than this are written as one pooled buffer: Node's `Buffer.allocUnsafe` takes a slice of
+ * its shared 8 KiB pool below 4 KiB and allocates a buffer of its own (off-heap, freed by GC) above.
+ */
+export const POOLED_FRAME_BYTES = 4096;
+
 export class FrameWriter {
   private corked = false;
 
@@ -289,24 +352,32 @@ export class FrameWriter {
       done?.();
       return;
     }
-    // From Node's shared pool: the header is only written, never transferred.
-    const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
-    writeHeader(header, kind, id, key, planBytes, quarantineBytes, invokeBytes, bytes);
     if (!this.corked) {
       this.corked = true;
       stream.cork();
       setImmediate(this.flush);
     }
-    stream.write(header);
-    if (texts.plan !== undefined) stream.write(texts.plan, "utf8");
-    if (texts.quarantine !== undefined) stream.write(texts.quarantine, "utf8");
-    if (texts.invoke !== undefined) stream.write(texts.invoke, "utf8");
-    if (done !== undefined) {
-      stream.write(texts.payload, "utf8", () => done());
-      this.flush();
+    const callback = done !== undefined ? () => done() : undefined;
+    if (bytes < POOLED_FRAME_BYTES) {
+      // From Node's shared pool: the frame is only written, never transferred.
+      const frame = Buffer.allocUnsafe(bytes);
+      writeHeader(frame, kind, id, key, planBytes, quarantineBytes, invokeBytes, bytes);
+      let at = FRAME_HEADER_BYTES;
+      if (texts.plan !== undefined) at += frame.write(texts.plan, at, "utf8");
+      if (texts.quarantine !== undefined) at += frame.write(texts.quarantine, at, "utf8");
+      if (texts.invoke !== undefined) at += frame.write(texts.invoke, at, "utf8");
+      frame.write(texts.payload, at, "utf8");
+      stream.write(frame, callback);
     } else {
-      stream.write(texts.payload, "utf8");
+      const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+      writeHeader(header, kind, id, key, planBytes, quarantineBytes, invokeBytes, bytes);
+      stream.write(header);
+      if (texts.plan !== undefined) stream.write(texts.plan, "utf8");
+      if (texts.quarantine !== undefined) stream.write(texts.quarantine, "utf8");
+      if (texts.invoke !== undefined) stream.write(texts.invoke, "utf8");
+      stream.write(texts.payload, "utf8", callback);
     }
+    if (done !== undefined) this.flush();
   }
 
   private readonly flush = (): void => {

@@ -5,7 +5,7 @@ import { BroadcastChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { VcpError } from "../errors.js";
 import { ChainDispatcher } from "./batch.js";
-import { FrameKind, FrameReader, FrameWriter, frameText, HOST_EXIT_PROTOCOL, sections, type FrameHeader } from "./frames.js";
+import { FrameKind, FrameReader, FrameWriter, frameText, frameTexts, HOST_EXIT_PROTOCOL, sections, type FrameHeader } from "./frames.js";
 import {
   PLAN_MISS,
   UNLOAD_CHANNEL,
@@ -70,18 +70,33 @@ process.on("message", (raw: unknown) => {
   if (message.t === "init") void init(message.config);
 });
 
+/**
+ * Bytes read from the frame channel per read. Reads land in this one buffer, reused (the FrameReader
+ * copies out the bytes of a frame a read leaves unfinished): no Buffer, no stream bookkeeping and no
+ * event per read on this thread, where every allocation adds to the scavenges chains wait behind.
+ */
+const READ_BUFFER_BYTES = 64 * 1024;
+
 function openFrames(limit: number): void {
   frameBytes = limit;
-  const socket = new Socket({ fd: FRAME_FD, readable: true, writable: true });
-  frames = socket;
-  writer = new FrameWriter(socket);
   const reader = new FrameReader(limit, ACCEPTS, onFrame, (err) => {
     // SECURITY: a corrupt stream cannot be resynchronized, and a frame cut short may have been the
     // start of anything. Die loudly: the supervisor answers the chains in flight and restarts a host.
     process.stderr.write(`vcp-hooks sandbox host: ${err.message}\n`);
     process.exit(HOST_EXIT_PROTOCOL);
   });
-  socket.on("data", (chunk: Buffer) => reader.push(chunk));
+  const socket = new Socket({
+    fd: FRAME_FD,
+    readable: true,
+    writable: true,
+    onread: { buffer: Buffer.allocUnsafeSlow(READ_BUFFER_BYTES), callback: (bytes, buffer) => {
+        reader.push(buffer, bytes);
+        return true; // keep reading
+      },
+    },
+  });
+  frames = socket;
+  writer = new FrameWriter(socket);
   socket.on("end", () => {
     reader.end();
     process.exit(0); // the supervisor closed the channel: it is gone
@@ -91,14 +106,14 @@ function openFrames(limit: number): void {
 
 function onFrame(frame: Uint8Array, header: FrameHeader): void {
   if (header.kind === FrameKind.chain) {
-    const at = sections(header);
-    const task: ChainTask = { t: "chain", id: header.id, key: header.key, rq: frameText(frame, at.payload[0], at.payload[1]) };
-    if (header.planBytes > 0) {
-      task.plan = frameText(frame, at.plan[0], at.plan[1]);
-      plans.set(header.key, task.plan);
+    const texts = frameTexts(frame, header);
+    const task: ChainTask = { t: "chain", id: header.id, key: header.key, rq: texts.payload };
+    if (texts.plan !== undefined) {
+      task.plan = texts.plan;
+      plans.set(header.key, texts.plan);
     }
-    if (header.quarantineBytes > 0) task.q = frameText(frame, at.quarantine[0], at.quarantine[1]);
-    if (header.invokeBytes > 0) task.inv = frameText(frame, at.invoke[0], at.invoke[1]);
+    if (texts.quarantine !== undefined) task.q = texts.quarantine;
+    if (texts.invoke !== undefined) task.inv = texts.invoke;
     if (dispatcher !== undefined) dispatcher.submit(task);
     else reply(task.id, { ok: false, error: { code: "SANDBOX_START_FAILED", message: "sandbox host is not initialised" } });
     return;
@@ -106,7 +121,7 @@ function onFrame(frame: Uint8Array, header: FrameHeader): void {
   let call: CallMessage;
   try {
     const { payload } = sections(header);
-    call = JSON.parse(Buffer.from(frame.buffer, frame.byteOffset + payload[0], payload[1] - payload[0]).toString("utf8")) as CallMessage;
+    call = JSON.parse(frameText(frame, payload[0], payload[1])) as CallMessage;
   } catch (err) {
     process.stderr.write(`vcp-hooks sandbox host: unreadable call frame: ${(err as Error).message}\n`);
     process.exit(HOST_EXIT_PROTOCOL);
@@ -163,6 +178,8 @@ async function init(config: HostConfig): Promise<void> {
     // Isolate calls are asynchronous (promises, async guest code): a worker must keep its event loop
     // running between tasks, which "sync" atomics would block.
     atomics: "async",
+    // No run/wait-time histograms: nothing reads them, and each task would record into them on this thread.
+    recordTiming: false,
     workerData: config,
   });
   dispatcher = new ChainDispatcher(config.threads, (chains) => void runBatch(chains));

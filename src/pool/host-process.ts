@@ -65,6 +65,29 @@ export interface HostListener {
   onGone(host: HostHandle, error?: string): void;
 }
 
+/**
+ * Most young-generation semi-space of every isolate in a sandbox host, MiB (V8 grows it up to 16 on its
+ * own). The host's main thread allocates ~14 KiB per chain, mostly piscina's per-task objects and the
+ * request and reply texts, and 15–20% of it is promoted although already dead (issue 15, host-gc: heap
+ * sampling finds piscina's per-task promise and TaskInfo and the worker's reply objects among what only a
+ * mark-compact frees; a standalone piscina loop does the same, so it is not this project's code). A
+ * scavenge therefore copies a share of everything allocated since the last one: with a 16 MiB
+ * semi-space 1–3 MB at a time, a 2–4 ms pause on the thread every chain passes through, every ~400
+ * chains. At 2 MiB it is ~0.45 ms every ~100 chains (bench tail-chain with the GC preload, quiet
+ * machine: about the same scavenge time in total; on a loaded one each pause is still half as long, but
+ * the total doubles, preemption landing inside more pauses). The sequential chain's p99 is what this
+ * buys: a pause now fits under the 1 ms target. The flag holds for every isolate V8 creates in the
+ * process: the pool's worker threads, on the same chains' path, get the same shorter scavenges, and so
+ * do the guests' isolates, whose memory limit is their old space.
+ */
+export const HOST_SEMI_SPACE_MB = 2;
+
+/** The host's Node flags. */
+const HOST_EXEC_ARGV = [
+  "--no-node-snapshot", // isolated-vm requires it, per process (DESIGN §1)
+  `--max-semi-space-size=${HOST_SEMI_SPACE_MB}`,
+];
+
 const REPLIES: ReadonlySet<FrameKind> = new Set([FrameKind.reply]);
 
 /**
@@ -75,7 +98,7 @@ export function forkHost(entry: string, config: HostConfig, listener: HostListen
   // process.execPath: the same Node 24 that runs the caller (npm scripts put it first on PATH).
   const child = fork(entry, [], {
     execPath: process.execPath,
-    execArgv: ["--no-node-snapshot"], // isolated-vm requires it, per process (DESIGN §1)
+    execArgv: HOST_EXEC_ARGV,
     serialization: "json", // carries init and ready only; chains travel as frames on fd 4
     stdio: ["ignore", "ignore", "pipe", "ipc", "pipe"],
   });

@@ -8,6 +8,7 @@ import {
   FrameReader,
   frameText,
   FrameWriter,
+  POOLED_FRAME_BYTES,
   readHeader,
   sections,
   type FrameHeader,
@@ -95,6 +96,24 @@ describe("frames: reading a byte stream", () => {
     for (const byte of one) r.push(Buffer.from([byte]));
     expect(frames).toHaveLength(1);
     expect(frames[0]).toMatchObject({ owned: true, texts: ["", "", '{"x":[1,2,3]}'] });
+    expect(r.pending).toBe(0);
+  });
+
+  test("chunks read into one reused buffer: a frame left unfinished by a read is copied out, never read from the overwritten buffer", () => {
+    const { r, frames, errors } = reader();
+    const stream = Buffer.concat([chainFrame(1, '{"a":"' + "é".repeat(300) + '"}', '{"p":1}'), chainFrame(2, "{}"), chainFrame(3, '{"c":3}', undefined, '["q"]')]);
+    const readBuffer = Buffer.alloc(7); // as a socket's onread buffer: every read overwrites it
+    for (let at = 0; at < stream.length; at += readBuffer.length) {
+      const n = stream.copy(readBuffer, 0, at, Math.min(at + readBuffer.length, stream.length));
+      r.push(readBuffer, n);
+      readBuffer.fill(0xff); // what the next read would do to bytes the reader kept a reference to
+    }
+    expect(errors).toEqual([]);
+    expect(frames.map((f) => [f.header.id, ...f.texts])).toEqual([
+      [1, '{"p":1}', "", '{"a":"' + "é".repeat(300) + '"}'],
+      [2, "", "", "{}"],
+      [3, "", '["q"]', '{"c":3}'],
+    ]);
     expect(r.pending).toBe(0);
   });
 
@@ -203,10 +222,10 @@ describe("frames: writing", () => {
     for (let i = 1; i <= 5; i++) writer.write(FrameKind.reply, i, 0, { payload: "{}" }, LIMIT, "reply");
     expect(out.writes).toEqual([]);
     await new Promise((r) => setImmediate(r));
-    expect(out.writes).toEqual([10]); // 5 × (header, payload)
+    expect(out.writes).toEqual([5]); // 5 small frames, one buffer each
     writer.write(FrameKind.reply, 6, 0, { payload: "{}" }, LIMIT, "reply");
     await new Promise((r) => setImmediate(r));
-    expect(out.writes).toEqual([10, 2]);
+    expect(out.writes).toEqual([5, 1]);
   });
 
   test("a frame over the limit is refused before anything is written, naming the limit", async () => {
@@ -217,6 +236,23 @@ describe("frames: writing", () => {
     );
     await new Promise((r) => setImmediate(r));
     expect(out.bytes).toEqual([]);
+  });
+
+  test("a frame at or above the pooled size goes as its header and sections; it reads back the same", async () => {
+    const out = sink();
+    const writer = new FrameWriter(out.stream);
+    const big = '{"x":"' + "ü".repeat(POOLED_FRAME_BYTES) + '"}';
+    writer.write(FrameKind.chain, 8, 2, { plan: "[1]", payload: big }, LIMIT, "chain request");
+    writer.write(FrameKind.chain, 9, 2, { payload: "{}" }, LIMIT, "chain request");
+    await new Promise((r) => setImmediate(r));
+    expect(out.writes).toEqual([4]); // header, plan, payload; then the small frame as one buffer
+    const { r, frames, errors } = reader();
+    r.push(Buffer.concat(out.bytes));
+    expect(errors).toEqual([]);
+    expect(frames.map((f) => [f.header.id, ...f.texts])).toEqual([
+      [8, "[1]", "", big],
+      [9, "", "", "{}"],
+    ]);
   });
 
   test("a write with a callback flushes at once and calls back once the bytes are written", async () => {
