@@ -57,6 +57,31 @@ export const LOAD_TIMEOUT_MS = 1000;
 const MIN_MEMORY_MB = 8;
 const TIMED_OUT_MESSAGE = "Script execution timed out.";
 
+/**
+ * Longest text that crosses into an isolate as one string: 511 UTF-16 code units stay below 1024
+ * bytes even as two-byte text. isolated-vm hands a string of 1024 bytes or more to the isolate as a
+ * V8 external string, and V8 keeps external strings in old space: one is freed only by a full GC,
+ * which a small isolate hardly ever runs. isolated-vm counts them against `memoryLimit` meanwhile,
+ * and at the limit forces two full "low memory" GCs in the middle of a hook call (30–60 ms each
+ * isolate, and the prelude's optimized code is dropped and compiled again on V8's worker threads).
+ * So every call's input used to stay in memory: up to `isolateMemoryMb` per (bundle, worker)
+ * between those collections (issue 15). In pieces, the prelude joins the text into an ordinary
+ * string that the next scavenge frees.
+ */
+export const CROSSING_PIECE_CHARS = 511;
+
+/**
+ * Append `text` to `args` as pieces of at most CROSSING_PIECE_CHARS (at least one piece, "" for
+ * ""). The prelude's joinPieces makes them one string again; cutting between the halves of a
+ * surrogate pair is harmless, as isolated-vm copies UTF-16 code units unchanged.
+ */
+export function pushPieces<Head extends unknown[]>(head: Head, text: string): [...Head, ...string[]] {
+  const args: unknown[] = head;
+  if (text.length <= CROSSING_PIECE_CHARS) args.push(text);
+  else for (let at = 0; at < text.length; at += CROSSING_PIECE_CHARS) args.push(text.slice(at, at + CROSSING_PIECE_CHARS));
+  return args as [...Head, ...string[]];
+}
+
 export interface IsolateHostOptions {
   limits: SandboxLimits;
   fetch: FetchPolicy;
@@ -76,8 +101,10 @@ export interface IsolateHostOptions {
 /** One context of a bundle's isolate with the guest functions the prelude returned. */
 interface GuestContext {
   readonly context: ivm.Context;
-  readonly run: ivm.Reference<(name: string, input: string, callId: string, nowMs: number, native: boolean) => string>;
-  readonly deliver: ivm.Reference<(id: string, reply: string) => void>;
+  /** The input JSON arrives as `inputPieces` (see pushPieces). */
+  readonly run: ivm.Reference<(name: string, callId: string, nowMs: number, native: boolean, ...inputPieces: string[]) => string>;
+  /** The fetch reply arrives as `replyPieces` (see pushPieces). */
+  readonly deliver: ivm.Reference<(id: string, ...replyPieces: string[]) => void>;
 }
 
 /** Mutable per-call state, reused across calls (no allocation on the hot path). */
@@ -289,11 +316,12 @@ class SandboxIsolateHost implements IsolateHost {
     const cpu0 = iso.cpuTime;
     let out: unknown;
     try {
-      // SECURITY: only three primitive strings cross into the isolate; the timeout bounds all
-      // synchronous guest work including the microtasks V8 drains before applySync returns.
+      // SECURITY: only primitive strings cross into the isolate (the input JSON in pieces); the timeout
+      // bounds all synchronous guest work including the microtasks V8 drains before applySync returns.
       // SECURITY: the call's frozen clock (whole milliseconds): the guest's only time source.
       // SECURITY: `native` crosses as a primitive boolean (event-profile calls, chain/types.ts InvokeRequest).
-      out = guest.run.applySync(undefined, [exportName, req.inputJson, call.id, Math.floor(this.#clock.wallNow()), req.native === true], { timeout: runBudgetMs });
+      const head: [string, string, number, boolean] = [exportName, call.id, Math.floor(this.#clock.wallNow()), req.native === true];
+      out = guest.run.applySync(undefined, pushPieces(head, req.inputJson), { timeout: runBudgetMs });
     } catch (err) {
       return this.#failure(entry, iso, err, t0, cpu0);
     }
@@ -479,7 +507,7 @@ class SandboxIsolateHost implements IsolateHost {
   #createContext(entry: BundleEntry, isolate: ivm.Isolate, script: ivm.Script, timeoutMs: number): { guest: GuestContext; names: string } {
     const context = isolate.createContextSync();
     const trust = entry.bundle.trust;
-    const holder: { deliver: ivm.Reference<(id: string, reply: string) => void> | null } = { deliver: null };
+    const holder: { deliver: GuestContext["deliver"] | null } = { deliver: null };
     // SECURITY: capabilities are Callbacks whose inputs and outputs are primitives; the guest sees
     // them as plain functions, captured by the prelude's closure and never placed on the global.
     const logCb = new ivm.Callback((level: unknown, message: unknown, fields: unknown) => {
@@ -588,7 +616,7 @@ class SandboxIsolateHost implements IsolateHost {
   #fetchStart(
     entry: BundleEntry,
     iso: ivm.Isolate,
-    holder: { deliver: ivm.Reference<(id: string, reply: string) => void> | null },
+    holder: { deliver: GuestContext["deliver"] | null },
     url: unknown,
     initJson: unknown,
   ): string {
@@ -616,7 +644,7 @@ class SandboxIsolateHost implements IsolateHost {
       // isolated-vm's thread pool: counted as running so that nothing disposes the isolate under it.
       beginRun(iso);
       deliver
-        .apply(undefined, [id, reply], { timeout: left })
+        .apply(undefined, pushPieces<[string]>([id], reply), { timeout: left })
         .catch(() => undefined)
         .finally(() => endRun(iso));
     });

@@ -12,9 +12,9 @@
  *  script.runSync(bundle code)          ─▶ bundle top level assigns __vcp_bundle (trapped)
  *  finish()                             ─▶ capture exports, delete trap, tame + deep-freeze intrinsics,
  *                                          lock global bindings; return "name\nname…"
- *  run(export, inputJson, callId, now, native?) ─▶ "R<n>:<result><chain_state>" | "T<n>:<msg><stack>" | "I<msg>" | "P<id>"
+ *  run(export, callId, now, native, ...inputJson pieces) ─▶ "R<n>:<result><chain_state>" | "T<n>:<msg><stack>" | "I<msg>" | "P<id>"
  *  settledCb(id, reply)  (after "P")   ◀─  the guest promise settled: the same encoding, strings only
- *  deliver(id, reply)  (vcp.fetch only) ─▶ settles the guest promise of one fetch
+ *  deliver(id, ...reply pieces)  (vcp.fetch only) ─▶ settles the guest promise of one fetch
  * ```
  *
  * Rules the prelude follows because bundle code runs in the same realm between the prelude and
@@ -665,12 +665,22 @@ function settleLater(id, out, input, then, nat) {
   }
 }
 
-function run(name, inputJson, callId, nowMs, nat) {
+// Long text from the host arrives in pieces (isolate-host.ts pushPieces: a long string would stay in
+// this isolate until a full GC); joined here it is an ordinary string that the next scavenge frees.
+// The rest array is the engine's own: indexed reads of its elements consult no prototype.
+function joinPieces(pieces) {
+  if (pieces.length === 1) return pieces[0];
+  let text = "";
+  for (let i = 0; i < pieces.length; i++) text += pieces[i];
+  return text;
+}
+
+function run(name, callId, nowMs, nat, ...inputPieces) {
   if (typeof nowMs === "number") callNow = nowMs; // SECURITY: the clock moves only here, between calls.
   const fn = fns === null ? undefined : fns[name];
   if (typeof fn !== "function") return "Iaction is not an exported function of the bundle";
   let input;
-  try { input = JSONparse(inputJson); } catch (e) { return "Iinput is not valid JSON"; }
+  try { input = JSONparse(joinPieces(inputPieces)); } catch (e) { return "Iinput is not valid JSON"; }
   let out;
   try { out = fn(input); } catch (e) { return encodeThrow(e); }
   if (out !== null && (typeof out === "object" || typeof out === "function")) {
@@ -689,7 +699,8 @@ function run(name, inputJson, callId, nowMs, nat) {
   return serialize(out, input, nat === true);
 }
 
-function deliver(id, reply) {
+function deliver(id, ...replyPieces) {
+  const reply = joinPieces(replyPieces);
   const w = pendingFetches[id];
   if (w === undefined) return;
   ReflectDeleteProperty(pendingFetches, id);
