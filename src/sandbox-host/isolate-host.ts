@@ -23,7 +23,7 @@ import { GUEST_GLOBAL_ALLOWLIST, PRELUDE_SOURCE } from "./prelude.js";
 import { DEFAULT_JSON_DEPTH, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
 import { DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "../chain/annotations.js";
 import { MESSAGE_MAX_CHARS, sanitizeGuestText, STACK_MAX_CHARS } from "../chain/guest-text.js";
-import type { BundleCode, FetchPolicy, GuestLogLine, IsolateHost, SandboxLimits } from "./types.js";
+import type { BundleCode, FetchPolicy, GuestLogLine, IsolateHost, IsolateStats, SandboxLimits } from "./types.js";
 import { EXPORT_NAME } from "../model/names.js";
 import { DEFAULTS } from "../config/defaults.js";
 
@@ -225,20 +225,23 @@ class SandboxIsolateHost implements IsolateHost {
     releaseIsolate(entry);
   }
 
-  stats(): Record<string, { recreated: number; heapUsedBytes: number; calls: number }> {
-    const out: Record<string, { recreated: number; heapUsedBytes: number; calls: number }> = {};
+  stats(): Record<string, IsolateStats> {
+    const out: Record<string, IsolateStats> = {};
     for (const [digest, entry] of this.#entries) {
       let heapUsedBytes = 0;
+      let externalBytes = 0;
       const iso = entry.isolate;
       // A sync heap query would block this thread until a delivery running on the pool returns.
       if (iso !== null && !iso.isDisposed && (running.get(iso) ?? 0) === 0) {
         try {
-          heapUsedBytes = iso.getHeapStatisticsSync().used_heap_size;
+          const heap = iso.getHeapStatisticsSync();
+          heapUsedBytes = heap.used_heap_size;
+          externalBytes = heap.externally_allocated_size;
         } catch {
           heapUsedBytes = 0;
         }
       }
-      out[digest] = { recreated: entry.recreated, heapUsedBytes, calls: entry.calls };
+      out[digest] = { recreated: entry.recreated, heapUsedBytes, externalBytes, calls: entry.calls };
     }
     return out;
   }

@@ -325,6 +325,27 @@ describe("lifecycle", () => {
     expect(s.recreated).toBe(0);
     expect(s.heapUsedBytes).toBeGreaterThan(0);
   });
+
+  test("an isolate keeps nothing of the inputs of finished calls outside its heap (long and non-Latin-1 inputs included)", async () => {
+    const { host: h } = host();
+    // Echoes the input back, so the pieces the input crossed in must join to exactly the text sent.
+    const b = bundle(`act(input) { return { status: "modify", modified_context: input.context }; }`);
+    await h.load(b);
+    // Long enough that isolated-vm would hand it over as an external string (1024 bytes or more),
+    // with a two-byte character and a surrogate pair placed across the 511-character piece seams.
+    const context = { text: "x".repeat(500) + "é€😀".repeat(400) + "y".repeat(3000) };
+    const input = { context, constitution: {}, event: {}, chain_state: {} };
+    const first = returned(await h.invoke(request(b, "act", { input })));
+    expect(JSON.parse(first.resultJson).modified_context).toEqual(context);
+    // The bundle's code and the prelude source are kept outside the heap from the start.
+    const after1 = h.stats()[b.digest]!.externalBytes;
+    const calls = 300;
+    for (let i = 1; i < calls; i++) returned(await h.invoke(request(b, "act", { input })));
+    const s = h.stats()[b.digest]!;
+    expect(s.calls).toBe(calls);
+    // Each input is ≈ 8 KB as UTF-16: kept until a full GC, 299 more would add ≈ 2.4 MB.
+    expect(s.externalBytes - after1).toBeLessThan(64 * 1024);
+  });
 });
 
 describe("depth bound inside the isolate (limits.jsonDepth)", () => {
