@@ -58,15 +58,15 @@ const MIN_MEMORY_MB = 8;
 const TIMED_OUT_MESSAGE = "Script execution timed out.";
 
 /**
- * Longest text that crosses into an isolate as one string: 511 UTF-16 code units stay below 1024
- * bytes even as two-byte text. isolated-vm hands a string of 1024 bytes or more to the isolate as a
- * V8 external string, and V8 keeps external strings in old space: one is freed only by a full GC,
- * which a small isolate hardly ever runs. isolated-vm counts them against `memoryLimit` meanwhile,
- * and at the limit forces two full "low memory" GCs in the middle of a hook call (30–60 ms each
- * isolate, and the prelude's optimized code is dropped and compiled again on V8's worker threads).
- * So every call's input used to stay in memory: up to `isolateMemoryMb` per (bundle, worker)
- * between those collections (issue 15). In pieces, the prelude joins the text into an ordinary
- * string that the next scavenge frees.
+ * Longest text that crosses between the host and an isolate as one string: 511 UTF-16 code units
+ * stay below 1024 bytes even as two-byte text. isolated-vm hands a string of 1024 bytes or more to
+ * the receiving isolate as a V8 external string, and V8 keeps external strings in old space: one is
+ * freed only by a full GC. Into a bundle's isolate, isolated-vm counts them against `memoryLimit`
+ * and at the limit forces two full "low memory" GCs in the middle of a hook call (30–60 ms per
+ * isolate; the prelude's optimized code is dropped and compiled again on V8's worker threads), so
+ * every call's input stayed in memory, up to `isolateMemoryMb` per (bundle, worker). Out of it,
+ * every long reply stayed in the worker thread's heap until its next full GC, which nothing forces
+ * (issue 15). In pieces, each side joins the text into an ordinary string that a scavenge frees.
  */
 export const CROSSING_PIECE_CHARS = 511;
 
@@ -80,6 +80,28 @@ export function pushPieces<Head extends unknown[]>(head: Head, text: string): [.
   if (text.length <= CROSSING_PIECE_CHARS) args.push(text);
   else for (let at = 0; at < text.length; at += CROSSING_PIECE_CHARS) args.push(text.slice(at, at + CROSSING_PIECE_CHARS));
   return args as [...Head, ...string[]];
+}
+
+/**
+ * The text of a prelude reply (run's result, settledCb's reply): as is when short, else joined from
+ * the prelude's `outgoing` pieces, `{ n, 0: …, 1: … }` (copied out of the isolate as plain data).
+ * Undefined when it is neither, or has more than `maxPieces` pieces or a piece that is not a string
+ * of at most CROSSING_PIECE_CHARS: the caller answers "malformed sandbox reply".
+ */
+export function joinPieces(reply: unknown, maxPieces: number): string | undefined {
+  if (typeof reply === "string") return reply;
+  if (reply === null || typeof reply !== "object") return undefined;
+  const pieces = reply as Record<string, unknown>;
+  const n = pieces.n;
+  // SECURITY: the count is bounded before any piece is read.
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 2 || n > maxPieces) return undefined;
+  let text = "";
+  for (let i = 0; i < n; i++) {
+    const piece = pieces[i];
+    if (typeof piece !== "string" || piece.length > CROSSING_PIECE_CHARS) return undefined;
+    text += piece;
+  }
+  return text;
 }
 
 export interface IsolateHostOptions {
@@ -101,8 +123,8 @@ export interface IsolateHostOptions {
 /** One context of a bundle's isolate with the guest functions the prelude returned. */
 interface GuestContext {
   readonly context: ivm.Context;
-  /** The input JSON arrives as `inputPieces` (see pushPieces). */
-  readonly run: ivm.Reference<(name: string, callId: string, nowMs: number, native: boolean, ...inputPieces: string[]) => string>;
+  /** The input JSON arrives as `inputPieces` (see pushPieces); a long reply leaves in pieces (joinPieces). */
+  readonly run: ivm.Reference<(name: string, callId: string, nowMs: number, native: boolean, ...inputPieces: string[]) => unknown>;
   /** The fetch reply arrives as `replyPieces` (see pushPieces). */
   readonly deliver: ivm.Reference<(id: string, ...replyPieces: string[]) => void>;
 }
@@ -177,7 +199,10 @@ class SandboxIsolateHost implements IsolateHost {
     codeTextMaxChars: number;
     propertyEscapeBudget: number;
     stringPropertyWeight: number;
+    pieceChars: number;
   };
+  /** Most pieces a prelude reply can have: the longest reply is a result at the byte limit, or a throw. */
+  readonly #maxReplyPieces: number;
   #nextFetchId = 0;
   #nextCallId = 0;
   #disposed = false;
@@ -207,7 +232,10 @@ class SandboxIsolateHost implements IsolateHost {
       codeTextMaxChars: CODE_TEXT_MAX_CHARS,
       propertyEscapeBudget: PROPERTY_ESCAPE_BUDGET,
       stringPropertyWeight: STRING_PROPERTY_WEIGHT,
+      pieceChars: CROSSING_PIECE_CHARS,
     };
+    const longestReply = Math.max(this.#limits.resultBytes, MESSAGE_MAX_CHARS + STACK_MAX_CHARS) + 32; // + tag and lengths
+    this.#maxReplyPieces = Math.ceil(longestReply / CROSSING_PIECE_CHARS);
   }
 
   async load(bundle: BundleCode): Promise<{ exports: string[] }> {
@@ -324,7 +352,8 @@ class SandboxIsolateHost implements IsolateHost {
       // SECURITY: the call's frozen clock (whole milliseconds): the guest's only time source.
       // SECURITY: `native` crosses as a primitive boolean (event-profile calls, chain/types.ts InvokeRequest).
       const head: [string, string, number, boolean] = [exportName, call.id, Math.floor(this.#clock.wallNow()), req.native === true];
-      out = guest.run.applySync(undefined, pushPieces(head, req.inputJson), { timeout: runBudgetMs });
+      // A long reply is plain data (joinPieces), copied out: never a reference into the isolate.
+      out = joinPieces(guest.run.applySync(undefined, pushPieces(head, req.inputJson), { timeout: runBudgetMs, result: { copy: true } }), this.#maxReplyPieces);
     } catch (err) {
       return this.#failure(entry, iso, err, t0, cpu0);
     }
@@ -367,10 +396,12 @@ class SandboxIsolateHost implements IsolateHost {
   }
 
   /** settledCb: the prelude reports the settlement of the current call's async result. */
-  #settled(entry: BundleEntry, iso: ivm.Isolate, id: unknown, reply: unknown): void {
+  #settled(entry: BundleEntry, iso: ivm.Isolate, id: unknown, pieces: unknown): void {
     const call = entry.call;
     // SECURITY: strings only, from the current isolate, for the current call, first report only.
-    if (typeof id !== "string" || typeof reply !== "string" || entry.isolate !== iso || id !== call.id || call.reply !== null) return;
+    if (typeof id !== "string" || entry.isolate !== iso || id !== call.id || call.reply !== null) return;
+    const reply = joinPieces(pieces, this.#maxReplyPieces);
+    if (reply === undefined) return;
     call.reply = reply;
     const waiter = call.waiter;
     if (waiter !== null) {
@@ -518,7 +549,7 @@ class SandboxIsolateHost implements IsolateHost {
       if (entry.isolate === isolate) this.#log(entry, level, message, fields);
     });
     const shaCb = new ivm.Callback((text: unknown) => sha256Hex(text));
-    const settledCb = new ivm.Callback((id: unknown, reply: unknown) => this.#settled(entry, isolate, id, reply));
+    const settledCb = new ivm.Callback((id: unknown, reply: unknown) => this.#settled(entry, isolate, id, reply)); // reply: see joinPieces
     // SECURITY: fetch exists only for system trust; other levels do not get the function at all.
     const fetchCb =
       trust === "system"
