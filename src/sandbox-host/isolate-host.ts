@@ -352,7 +352,7 @@ class SandboxIsolateHost implements IsolateHost {
       // SECURITY: the call's frozen clock (whole milliseconds): the guest's only time source.
       // SECURITY: `native` crosses as a primitive boolean (event-profile calls, chain/types.ts InvokeRequest).
       const head: [string, string, number, boolean] = [exportName, call.id, Math.floor(this.#clock.wallNow()), req.native === true];
-      // A long reply is plain data (joinPieces), copied out: never a reference into the isolate.
+      // SECURITY: a long reply is plain data (joinPieces), copied out: never a reference into the isolate.
       out = joinPieces(guest.run.applySync(undefined, pushPieces(head, req.inputJson), { timeout: runBudgetMs, result: { copy: true } }), this.#maxReplyPieces);
     } catch (err) {
       return this.#failure(entry, iso, err, t0, cpu0);

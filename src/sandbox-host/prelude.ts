@@ -679,11 +679,10 @@ function joinPieces(pieces) {
 
 // A reply longer than PIECE_CHARS leaves as pieces in a null-prototype object { n, 0: …, 1: … }
 // (isolate-host.ts joinPieces): isolated-vm copies it out as plain data, so the host gets ordinary
-// strings where one long string would stay in its heap until a full GC. Null prototype: no setter
-// a bundle put on Object.prototype sees these writes.
+// strings where one long string would stay in its heap until a full GC.
 function outgoing(text) {
   if (text.length <= PIECE_CHARS) return text;
-  const pieces = ObjectCreate(null);
+  const pieces = ObjectCreate(null); // SECURITY: null prototype: no setter a bundle put on a prototype sees these writes.
   let n = 0;
   for (let at = 0; at < text.length; at += PIECE_CHARS) pieces[n++] = slice(text, at, at + PIECE_CHARS);
   pieces.n = n;
