@@ -23,7 +23,7 @@ import { GUEST_GLOBAL_ALLOWLIST, PRELUDE_SOURCE } from "./prelude.js";
 import { DEFAULT_JSON_DEPTH, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
 import { DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "../chain/annotations.js";
 import { MESSAGE_MAX_CHARS, sanitizeGuestText, STACK_MAX_CHARS } from "../chain/guest-text.js";
-import type { BundleCode, FetchPolicy, GuestLogLine, IsolateHost, SandboxLimits } from "./types.js";
+import type { BundleCode, FetchPolicy, GuestLogLine, IsolateHost, IsolateStats, SandboxLimits } from "./types.js";
 import { EXPORT_NAME } from "../model/names.js";
 import { DEFAULTS } from "../config/defaults.js";
 
@@ -57,6 +57,53 @@ export const LOAD_TIMEOUT_MS = 1000;
 const MIN_MEMORY_MB = 8;
 const TIMED_OUT_MESSAGE = "Script execution timed out.";
 
+/**
+ * Longest text that crosses between the host and an isolate as one string: 511 UTF-16 code units
+ * stay below 1024 bytes even as two-byte text. isolated-vm hands a string of 1024 bytes or more to
+ * the receiving isolate as a V8 external string, and V8 keeps external strings in old space: one is
+ * freed only by a full GC. Into a bundle's isolate, isolated-vm counts them against `memoryLimit`
+ * and at the limit forces two full "low memory" GCs in the middle of a hook call (30–60 ms per
+ * isolate; the prelude's optimized code is dropped and compiled again on V8's worker threads), so
+ * every call's input stayed in memory, up to `isolateMemoryMb` per (bundle, worker). Out of it,
+ * every long reply stayed in the worker thread's heap until its next full GC, which nothing forces
+ * (issue 15). In pieces, each side joins the text into an ordinary string that a scavenge frees.
+ */
+export const CROSSING_PIECE_CHARS = 511;
+
+/**
+ * Append `text` to `args` as pieces of at most CROSSING_PIECE_CHARS (at least one piece, "" for
+ * ""). The prelude's joinPieces makes them one string again; cutting between the halves of a
+ * surrogate pair is harmless, as isolated-vm copies UTF-16 code units unchanged.
+ */
+export function pushPieces<Head extends unknown[]>(head: Head, text: string): [...Head, ...string[]] {
+  const args: unknown[] = head;
+  if (text.length <= CROSSING_PIECE_CHARS) args.push(text);
+  else for (let at = 0; at < text.length; at += CROSSING_PIECE_CHARS) args.push(text.slice(at, at + CROSSING_PIECE_CHARS));
+  return args as [...Head, ...string[]];
+}
+
+/**
+ * The text of a prelude reply (run's result, settledCb's reply): as is when short, else joined from
+ * the prelude's `outgoing` pieces, `{ n, 0: …, 1: … }` (copied out of the isolate as plain data).
+ * Undefined when it is neither, or has more than `maxPieces` pieces or a piece that is not a string
+ * of at most CROSSING_PIECE_CHARS: the caller answers "malformed sandbox reply".
+ */
+export function joinPieces(reply: unknown, maxPieces: number): string | undefined {
+  if (typeof reply === "string") return reply;
+  if (reply === null || typeof reply !== "object") return undefined;
+  const pieces = reply as Record<string, unknown>;
+  const n = pieces.n;
+  // SECURITY: the count is bounded before any piece is read.
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 2 || n > maxPieces) return undefined;
+  let text = "";
+  for (let i = 0; i < n; i++) {
+    const piece = pieces[i];
+    if (typeof piece !== "string" || piece.length > CROSSING_PIECE_CHARS) return undefined;
+    text += piece;
+  }
+  return text;
+}
+
 export interface IsolateHostOptions {
   limits: SandboxLimits;
   fetch: FetchPolicy;
@@ -76,8 +123,10 @@ export interface IsolateHostOptions {
 /** One context of a bundle's isolate with the guest functions the prelude returned. */
 interface GuestContext {
   readonly context: ivm.Context;
-  readonly run: ivm.Reference<(name: string, input: string, callId: string, nowMs: number, native: boolean) => string>;
-  readonly deliver: ivm.Reference<(id: string, reply: string) => void>;
+  /** The input JSON arrives as `inputPieces` (see pushPieces); a long reply leaves in pieces (joinPieces). */
+  readonly run: ivm.Reference<(name: string, callId: string, nowMs: number, native: boolean, ...inputPieces: string[]) => unknown>;
+  /** The fetch reply arrives as `replyPieces` (see pushPieces). */
+  readonly deliver: ivm.Reference<(id: string, ...replyPieces: string[]) => void>;
 }
 
 /** Mutable per-call state, reused across calls (no allocation on the hot path). */
@@ -150,7 +199,10 @@ class SandboxIsolateHost implements IsolateHost {
     codeTextMaxChars: number;
     propertyEscapeBudget: number;
     stringPropertyWeight: number;
+    pieceChars: number;
   };
+  /** Most pieces a prelude reply can have: the longest reply is a result at the byte limit, or a throw. */
+  readonly #maxReplyPieces: number;
   #nextFetchId = 0;
   #nextCallId = 0;
   #disposed = false;
@@ -180,7 +232,10 @@ class SandboxIsolateHost implements IsolateHost {
       codeTextMaxChars: CODE_TEXT_MAX_CHARS,
       propertyEscapeBudget: PROPERTY_ESCAPE_BUDGET,
       stringPropertyWeight: STRING_PROPERTY_WEIGHT,
+      pieceChars: CROSSING_PIECE_CHARS,
     };
+    const longestReply = Math.max(this.#limits.resultBytes, MESSAGE_MAX_CHARS + STACK_MAX_CHARS) + 32; // + tag and lengths
+    this.#maxReplyPieces = Math.ceil(longestReply / CROSSING_PIECE_CHARS);
   }
 
   async load(bundle: BundleCode): Promise<{ exports: string[] }> {
@@ -198,20 +253,23 @@ class SandboxIsolateHost implements IsolateHost {
     releaseIsolate(entry);
   }
 
-  stats(): Record<string, { recreated: number; heapUsedBytes: number; calls: number }> {
-    const out: Record<string, { recreated: number; heapUsedBytes: number; calls: number }> = {};
+  stats(): Record<string, IsolateStats> {
+    const out: Record<string, IsolateStats> = {};
     for (const [digest, entry] of this.#entries) {
       let heapUsedBytes = 0;
+      let externalBytes = 0;
       const iso = entry.isolate;
       // A sync heap query would block this thread until a delivery running on the pool returns.
       if (iso !== null && !iso.isDisposed && (running.get(iso) ?? 0) === 0) {
         try {
-          heapUsedBytes = iso.getHeapStatisticsSync().used_heap_size;
+          const heap = iso.getHeapStatisticsSync();
+          heapUsedBytes = heap.used_heap_size;
+          externalBytes = heap.externally_allocated_size;
         } catch {
           heapUsedBytes = 0;
         }
       }
-      out[digest] = { recreated: entry.recreated, heapUsedBytes, calls: entry.calls };
+      out[digest] = { recreated: entry.recreated, heapUsedBytes, externalBytes, calls: entry.calls };
     }
     return out;
   }
@@ -289,11 +347,13 @@ class SandboxIsolateHost implements IsolateHost {
     const cpu0 = iso.cpuTime;
     let out: unknown;
     try {
-      // SECURITY: only three primitive strings cross into the isolate; the timeout bounds all
-      // synchronous guest work including the microtasks V8 drains before applySync returns.
+      // SECURITY: only primitive strings cross into the isolate (the input JSON in pieces); the timeout
+      // bounds all synchronous guest work including the microtasks V8 drains before applySync returns.
       // SECURITY: the call's frozen clock (whole milliseconds): the guest's only time source.
       // SECURITY: `native` crosses as a primitive boolean (event-profile calls, chain/types.ts InvokeRequest).
-      out = guest.run.applySync(undefined, [exportName, req.inputJson, call.id, Math.floor(this.#clock.wallNow()), req.native === true], { timeout: runBudgetMs });
+      const head: [string, string, number, boolean] = [exportName, call.id, Math.floor(this.#clock.wallNow()), req.native === true];
+      // SECURITY: a long reply is plain data (joinPieces), copied out: never a reference into the isolate.
+      out = joinPieces(guest.run.applySync(undefined, pushPieces(head, req.inputJson), { timeout: runBudgetMs, result: { copy: true } }), this.#maxReplyPieces);
     } catch (err) {
       return this.#failure(entry, iso, err, t0, cpu0);
     }
@@ -336,10 +396,12 @@ class SandboxIsolateHost implements IsolateHost {
   }
 
   /** settledCb: the prelude reports the settlement of the current call's async result. */
-  #settled(entry: BundleEntry, iso: ivm.Isolate, id: unknown, reply: unknown): void {
+  #settled(entry: BundleEntry, iso: ivm.Isolate, id: unknown, pieces: unknown): void {
     const call = entry.call;
     // SECURITY: strings only, from the current isolate, for the current call, first report only.
-    if (typeof id !== "string" || typeof reply !== "string" || entry.isolate !== iso || id !== call.id || call.reply !== null) return;
+    if (typeof id !== "string" || entry.isolate !== iso || id !== call.id || call.reply !== null) return;
+    const reply = joinPieces(pieces, this.#maxReplyPieces);
+    if (reply === undefined) return;
     call.reply = reply;
     const waiter = call.waiter;
     if (waiter !== null) {
@@ -479,7 +541,7 @@ class SandboxIsolateHost implements IsolateHost {
   #createContext(entry: BundleEntry, isolate: ivm.Isolate, script: ivm.Script, timeoutMs: number): { guest: GuestContext; names: string } {
     const context = isolate.createContextSync();
     const trust = entry.bundle.trust;
-    const holder: { deliver: ivm.Reference<(id: string, reply: string) => void> | null } = { deliver: null };
+    const holder: { deliver: GuestContext["deliver"] | null } = { deliver: null };
     // SECURITY: capabilities are Callbacks whose inputs and outputs are primitives; the guest sees
     // them as plain functions, captured by the prelude's closure and never placed on the global.
     const logCb = new ivm.Callback((level: unknown, message: unknown, fields: unknown) => {
@@ -487,7 +549,7 @@ class SandboxIsolateHost implements IsolateHost {
       if (entry.isolate === isolate) this.#log(entry, level, message, fields);
     });
     const shaCb = new ivm.Callback((text: unknown) => sha256Hex(text));
-    const settledCb = new ivm.Callback((id: unknown, reply: unknown) => this.#settled(entry, isolate, id, reply));
+    const settledCb = new ivm.Callback((id: unknown, reply: unknown) => this.#settled(entry, isolate, id, reply)); // reply: see joinPieces
     // SECURITY: fetch exists only for system trust; other levels do not get the function at all.
     const fetchCb =
       trust === "system"
@@ -588,7 +650,7 @@ class SandboxIsolateHost implements IsolateHost {
   #fetchStart(
     entry: BundleEntry,
     iso: ivm.Isolate,
-    holder: { deliver: ivm.Reference<(id: string, reply: string) => void> | null },
+    holder: { deliver: GuestContext["deliver"] | null },
     url: unknown,
     initJson: unknown,
   ): string {
@@ -616,7 +678,7 @@ class SandboxIsolateHost implements IsolateHost {
       // isolated-vm's thread pool: counted as running so that nothing disposes the isolate under it.
       beginRun(iso);
       deliver
-        .apply(undefined, [id, reply], { timeout: left })
+        .apply(undefined, pushPieces<[string]>([id], reply), { timeout: left })
         .catch(() => undefined)
         .finally(() => endRun(iso));
     });

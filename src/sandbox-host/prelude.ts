@@ -12,9 +12,10 @@
  *  script.runSync(bundle code)          ─▶ bundle top level assigns __vcp_bundle (trapped)
  *  finish()                             ─▶ capture exports, delete trap, tame + deep-freeze intrinsics,
  *                                          lock global bindings; return "name\nname…"
- *  run(export, inputJson, callId, now, native?) ─▶ "R<n>:<result><chain_state>" | "T<n>:<msg><stack>" | "I<msg>" | "P<id>"
- *  settledCb(id, reply)  (after "P")   ◀─  the guest promise settled: the same encoding, strings only
- *  deliver(id, reply)  (vcp.fetch only) ─▶ settles the guest promise of one fetch
+ *  run(export, callId, now, native, ...inputJson pieces) ─▶ "R<n>:<result><chain_state>" | "T<n>:<msg><stack>" | "I<msg>" | "P<id>"
+ *                                          (a reply longer than config.pieceChars as pieces {n, 0: …, 1: …})
+ *  settledCb(id, reply)  (after "P")   ◀─  the guest promise settled: the same encoding, strings or pieces
+ *  deliver(id, ...reply pieces)  (vcp.fetch only) ─▶ settles the guest promise of one fetch
  * ```
  *
  * Rules the prelude follows because bundle code runs in the same realm between the prelude and
@@ -67,6 +68,7 @@ function jsonTextExceeds(text, limit) {
   return false;
 }
 const MESSAGE_MAX = 1024, STACK_MAX = 4096;
+const PIECE_CHARS = config.pieceChars;
 
 function slice(s, a, b) { return ReflectApply(StringSlice, s, [a, b]); }
 
@@ -654,7 +656,7 @@ function serialize(result, input, nat) {
 function settleLater(id, out, input, then, nat) {
   let done = false;
   // SECURITY: one-shot, and tagged with this call's id: a handler a guest kept from an earlier call is ignored by the host.
-  const report = (reply) => { if (!done) { done = true; settledCb(id, reply); } };
+  const report = (reply) => { if (!done) { done = true; settledCb(id, outgoing(reply)); } };
   const onFulfilled = (v) => { report(serialize(v, input, nat)); };
   const onRejected = (e) => { report(encodeThrow(e)); };
   try {
@@ -665,12 +667,38 @@ function settleLater(id, out, input, then, nat) {
   }
 }
 
-function run(name, inputJson, callId, nowMs, nat) {
+// Long text from the host arrives in pieces (isolate-host.ts pushPieces: a long string would stay in
+// this isolate until a full GC); joined here it is an ordinary string that the next scavenge frees.
+// The rest array is the engine's own: indexed reads of its elements consult no prototype.
+function joinPieces(pieces) {
+  if (pieces.length === 1) return pieces[0];
+  let text = "";
+  for (let i = 0; i < pieces.length; i++) text += pieces[i];
+  return text;
+}
+
+// A reply longer than PIECE_CHARS leaves as pieces in a null-prototype object { n, 0: …, 1: … }
+// (isolate-host.ts joinPieces): isolated-vm copies it out as plain data, so the host gets ordinary
+// strings where one long string would stay in its heap until a full GC.
+function outgoing(text) {
+  if (text.length <= PIECE_CHARS) return text;
+  const pieces = ObjectCreate(null); // SECURITY: null prototype: no setter a bundle put on a prototype sees these writes.
+  let n = 0;
+  for (let at = 0; at < text.length; at += PIECE_CHARS) pieces[n++] = slice(text, at, at + PIECE_CHARS);
+  pieces.n = n;
+  return pieces;
+}
+
+function run(name, callId, nowMs, nat, ...inputPieces) {
+  return outgoing(runCall(name, callId, nowMs, nat, inputPieces));
+}
+
+function runCall(name, callId, nowMs, nat, inputPieces) {
   if (typeof nowMs === "number") callNow = nowMs; // SECURITY: the clock moves only here, between calls.
   const fn = fns === null ? undefined : fns[name];
   if (typeof fn !== "function") return "Iaction is not an exported function of the bundle";
   let input;
-  try { input = JSONparse(inputJson); } catch (e) { return "Iinput is not valid JSON"; }
+  try { input = JSONparse(joinPieces(inputPieces)); } catch (e) { return "Iinput is not valid JSON"; }
   let out;
   try { out = fn(input); } catch (e) { return encodeThrow(e); }
   if (out !== null && (typeof out === "object" || typeof out === "function")) {
@@ -689,7 +717,8 @@ function run(name, inputJson, callId, nowMs, nat) {
   return serialize(out, input, nat === true);
 }
 
-function deliver(id, reply) {
+function deliver(id, ...replyPieces) {
+  const reply = joinPieces(replyPieces);
   const w = pendingFetches[id];
   if (w === undefined) return;
   ReflectDeleteProperty(pendingFetches, id);

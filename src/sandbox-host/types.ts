@@ -64,12 +64,24 @@ export interface GuestLogLine {
  * in them. `invoke` uses `request.hook.action.digest` to find the isolate, loading it through
  * `codeSource` on a miss.
  */
+/** One bundle's isolate on one worker (IsolateHost.stats). */
+export interface IsolateStats {
+  recreated: number;
+  heapUsedBytes: number;
+  externalBytes: number;
+  calls: number;
+}
+
 export interface IsolateHost extends ActionInvoker {
   /** Compile and initialise a bundle; returns the names of its exported functions. Throws VcpError INVALID_BUNDLE. */
   load(bundle: BundleCode): Promise<{ exports: string[] }>;
   /** Release the isolate(s) of a revision. */
   unload(digest: string): void;
-  /** Per-bundle counters (isolate recreations, heap used) for status and the bench. */
-  stats(): Record<string, { recreated: number; heapUsedBytes: number; calls: number }>;
+  /**
+   * Per-bundle counters for status and the bench: isolate recreations, V8 heap in use, and
+   * `externalBytes`, the memory outside the V8 heap that isolated-vm counts against the isolate's
+   * memory limit (external strings, ArrayBuffer contents).
+   */
+  stats(): Record<string, IsolateStats>;
   dispose(): void;
 }

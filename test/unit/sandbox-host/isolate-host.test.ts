@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { VcpError } from "../../../src/errors.js";
 import type { InvokeOutcome } from "../../../src/chain/types.js";
+import { CROSSING_PIECE_CHARS, joinPieces } from "../../../src/sandbox-host/isolate-host.js";
 import { bundle, request, useHosts } from "./helpers.js";
 
 const host = useHosts();
@@ -324,6 +325,45 @@ describe("lifecycle", () => {
     expect(s.calls).toBe(2);
     expect(s.recreated).toBe(0);
     expect(s.heapUsedBytes).toBeGreaterThan(0);
+  });
+
+  test("an isolate keeps nothing of the inputs of finished calls outside its heap (long and non-Latin-1 inputs included)", async () => {
+    const { host: h } = host();
+    // Echoes the input back, so the pieces the input crossed in must join to exactly the text sent.
+    const b = bundle(`act(input) { return { status: "modify", modified_context: input.context }; },
+      async later(input) { await null; return { status: "modify", modified_context: input.context }; }`);
+    await h.load(b);
+    // Long enough that isolated-vm would hand it over as an external string (1024 bytes or more),
+    // with a two-byte character and a surrogate pair placed across the 511-character piece seams.
+    const context = { text: "x".repeat(500) + "é€😀".repeat(400) + "y".repeat(3000) };
+    const input = { context, constitution: {}, event: {}, chain_state: {} };
+    const first = returned(await h.invoke(request(b, "act", { input })));
+    expect(JSON.parse(first.resultJson).modified_context).toEqual(context);
+    // The long reply leaves the isolate in pieces too, from the sync and the async path.
+    const settled = returned(await h.invoke(request(b, "later", { input: { context, constitution: {}, event: {}, chain_state: {} } })));
+    expect(JSON.parse(settled.resultJson).modified_context).toEqual(context);
+    // The bundle's code and the prelude source are kept outside the heap from the start.
+    const after1 = h.stats()[b.digest]!.externalBytes;
+    const calls = 300;
+    for (let i = 1; i < calls; i++) returned(await h.invoke(request(b, "act", { input })));
+    const s = h.stats()[b.digest]!;
+    expect(s.calls).toBe(calls + 1);
+    // Each input is ≈ 8 KB as UTF-16: kept until a full GC, 299 more would add ≈ 2.4 MB.
+    expect(s.externalBytes - after1).toBeLessThan(64 * 1024);
+  });
+});
+
+describe("joinPieces (replies out of the isolate)", () => {
+  test("joins pieces in order and refuses anything else", () => {
+    expect(joinPieces("R2:{}", 4)).toBe("R2:{}");
+    expect(joinPieces({ n: 3, 0: "R2:", 1: "{}", 2: "{}" }, 4)).toBe("R2:{}{}");
+    expect(joinPieces({ n: 5, 0: "a", 1: "b", 2: "c", 3: "d", 4: "e" }, 4)).toBeUndefined(); // more pieces than a reply can have
+    expect(joinPieces({ n: 2, 0: "a", 1: 7 }, 4)).toBeUndefined();
+    expect(joinPieces({ n: 2, 0: "a" }, 4)).toBeUndefined();
+    expect(joinPieces({ n: 2, 0: "a", 1: "x".repeat(CROSSING_PIECE_CHARS + 1) }, 4)).toBeUndefined();
+    expect(joinPieces({ n: 1.5, 0: "a" }, 4)).toBeUndefined();
+    expect(joinPieces(42, 4)).toBeUndefined();
+    expect(joinPieces(null, 4)).toBeUndefined();
   });
 });
 
