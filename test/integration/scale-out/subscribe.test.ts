@@ -46,7 +46,7 @@ describe("store pub/sub", () => {
     await expect.poll(() => resyncs, { timeout: 5000 }).toBeGreaterThanOrEqual(1); // told at once: the command client is up
     const before = resyncs;
     // Cut only the subscriber's connection (the command client stays up and never reconnects).
-    await connection.redis.client("KILL", "TYPE", "pubsub");
+    await connection.redis.call("CLIENT", "KILL", "TYPE", "pubsub");
     await expect.poll(() => resyncs, { timeout: 10_000 }).toBeGreaterThan(before);
     const publisher = await open();
     await publisher.publish("test", "cut", "after");
