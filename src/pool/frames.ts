@@ -79,21 +79,39 @@ export interface FrameTexts {
  * ```
  */
 export function encodeFrame(kind: FrameKind, id: number, key: number, texts: FrameTexts, limit: number, what: string): Uint8Array {
+  const sizes = measureFrame(texts, limit, what);
+  const frame = Buffer.allocUnsafeSlow(sizes.bytes);
+  fillFrame(frame, kind, id, key, texts, sizes);
+  return frame;
+}
+
+interface FrameSizes {
+  planBytes: number;
+  quarantineBytes: number;
+  invokeBytes: number;
+  /** The whole frame, header included. */
+  bytes: number;
+}
+
+/** The UTF-8 sizes of a frame's sections; throws SANDBOX_FRAME_TOO_LARGE naming `limit` when it would be larger. */
+function measureFrame(texts: FrameTexts, limit: number, what: string): FrameSizes {
   const planBytes = texts.plan !== undefined ? Buffer.byteLength(texts.plan, "utf8") : 0;
   const quarantineBytes = texts.quarantine !== undefined ? Buffer.byteLength(texts.quarantine, "utf8") : 0;
   const invokeBytes = texts.invoke !== undefined ? Buffer.byteLength(texts.invoke, "utf8") : 0;
-  const payloadBytes = Buffer.byteLength(texts.payload, "utf8");
-  const bytes = FRAME_HEADER_BYTES + planBytes + quarantineBytes + invokeBytes + payloadBytes;
-  // SECURITY: the limit applies before the buffer exists; the receiver would refuse the frame anyway.
+  const bytes = FRAME_HEADER_BYTES + planBytes + quarantineBytes + invokeBytes + Buffer.byteLength(texts.payload, "utf8");
+  // SECURITY: the limit applies before any buffer exists or anything is written; the receiver would refuse the frame anyway.
   if (bytes > limit) throw frameTooLarge(bytes, limit, what);
-  const frame = Buffer.allocUnsafeSlow(bytes);
-  writeHeader(frame, kind, id, key, planBytes, quarantineBytes, invokeBytes, bytes);
+  return { planBytes, quarantineBytes, invokeBytes, bytes };
+}
+
+/** Header and sections into `frame`, which is exactly `sizes.bytes` long. */
+function fillFrame(frame: Buffer, kind: FrameKind, id: number, key: number, texts: FrameTexts, sizes: FrameSizes): void {
+  writeHeader(frame, kind, id, key, sizes.planBytes, sizes.quarantineBytes, sizes.invokeBytes, sizes.bytes);
   let at = FRAME_HEADER_BYTES;
   if (texts.plan !== undefined) at += frame.write(texts.plan, at, "utf8");
   if (texts.quarantine !== undefined) at += frame.write(texts.quarantine, at, "utf8");
   if (texts.invoke !== undefined) at += frame.write(texts.invoke, at, "utf8");
   frame.write(texts.payload, at, "utf8");
-  return frame;
 }
 
 function writeHeader(frame: Buffer, kind: FrameKind, id: number, key: number, planBytes: number, quarantineBytes: number, invokeBytes: number, bytes: number): void {
@@ -340,12 +358,7 @@ export class FrameWriter {
    * larger. `done`: flush now and call back once the bytes are with the operating system.
    */
   write(kind: FrameKind, id: number, key: number, texts: FrameTexts, limit: number, what: string, done?: () => void): void {
-    const planBytes = texts.plan !== undefined ? Buffer.byteLength(texts.plan, "utf8") : 0;
-    const quarantineBytes = texts.quarantine !== undefined ? Buffer.byteLength(texts.quarantine, "utf8") : 0;
-    const invokeBytes = texts.invoke !== undefined ? Buffer.byteLength(texts.invoke, "utf8") : 0;
-    const bytes = FRAME_HEADER_BYTES + planBytes + quarantineBytes + invokeBytes + Buffer.byteLength(texts.payload, "utf8");
-    // SECURITY: the limit applies before anything is written; the receiver would refuse the frame anyway.
-    if (bytes > limit) throw frameTooLarge(bytes, limit, what);
+    const sizes = measureFrame(texts, limit, what);
     const stream = this.stream;
     if (stream === undefined || stream.destroyed || stream.writableEnded) {
       // The peer is gone; its exit is handled elsewhere.
@@ -358,19 +371,14 @@ export class FrameWriter {
       setImmediate(this.flush);
     }
     const callback = done !== undefined ? () => done() : undefined;
-    if (bytes < POOLED_FRAME_BYTES) {
+    if (sizes.bytes < POOLED_FRAME_BYTES) {
       // From Node's shared pool: the frame is only written, never transferred.
-      const frame = Buffer.allocUnsafe(bytes);
-      writeHeader(frame, kind, id, key, planBytes, quarantineBytes, invokeBytes, bytes);
-      let at = FRAME_HEADER_BYTES;
-      if (texts.plan !== undefined) at += frame.write(texts.plan, at, "utf8");
-      if (texts.quarantine !== undefined) at += frame.write(texts.quarantine, at, "utf8");
-      if (texts.invoke !== undefined) at += frame.write(texts.invoke, at, "utf8");
-      frame.write(texts.payload, at, "utf8");
+      const frame = Buffer.allocUnsafe(sizes.bytes);
+      fillFrame(frame, kind, id, key, texts, sizes);
       stream.write(frame, callback);
     } else {
       const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
-      writeHeader(header, kind, id, key, planBytes, quarantineBytes, invokeBytes, bytes);
+      writeHeader(header, kind, id, key, sizes.planBytes, sizes.quarantineBytes, sizes.invokeBytes, sizes.bytes);
       stream.write(header);
       if (texts.plan !== undefined) stream.write(texts.plan, "utf8");
       if (texts.quarantine !== undefined) stream.write(texts.quarantine, "utf8");
