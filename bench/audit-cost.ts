@@ -13,24 +13,17 @@ import { join } from "node:path";
 import { createRedactor, hashInput, openAuditLog, type AuditRecordInput } from "../src/audit/index.js";
 import { DEFAULTS } from "../src/config/defaults.js";
 import { canonicalJson } from "../src/integrity/canonical.js";
+import { cpuPerCall } from "./lib/cpu.js";
 import { constitution, makeContext, preInjectEvent } from "./lib/fixtures.js";
 
 const input = { context: makeContext(42, 2048), constitution, event: preInjectEvent, session: { id: "load-session" } };
 
-function cpuPerCall(label: string, n: number, fn: () => unknown): void {
-  for (let i = 0; i < 5000; i++) fn();
-  let best = Number.POSITIVE_INFINITY;
-  for (let r = 0; r < 3; r++) {
-    const t = process.cpuUsage();
-    for (let i = 0; i < n; i++) fn();
-    const d = process.cpuUsage(t);
-    best = Math.min(best, (d.user + d.system) / n);
-  }
-  process.stdout.write(`${label.padEnd(52)} ${best.toFixed(2).padStart(7)} µs CPU\n`);
+function report(label: string, n: number, fn: () => unknown): void {
+  process.stdout.write(`${label.padEnd(52)} ${cpuPerCall(n, fn, 5000).toFixed(2).padStart(7)} µs CPU\n`);
 }
 
-cpuPerCall("canonicalJson(input)", 50_000, () => canonicalJson(input));
-cpuPerCall("hashInput(input) (the chain's input_hash)", 50_000, () => hashInput(input));
+report("canonicalJson(input)", 50_000, () => canonicalJson(input));
+report("hashInput(input) (the chain's input_hash)", 50_000, () => hashInput(input));
 
 const dir = mkdtempSync(join(tmpdir(), "vcp-audit-cost-"));
 const writer = await openAuditLog({ path: join(dir, "audit.jsonl"), fsync: "never", rotateBytes: 1 << 30, maxPending: 1 << 20, redact: createRedactor({ keys: [...DEFAULTS.redact_keys] }) });

@@ -16,19 +16,8 @@ import { SKIPPED_OUTCOMES } from "../src/model/result.js";
 import { createMetrics, type MetricsSnapshot } from "../src/observe/metrics.js";
 import { createAuthenticator, hashToken } from "../src/server/auth.js";
 import { assertInputBounds, CHAIN_INPUT_ENVELOPES } from "../src/model/json-bounds.js";
+import { cpuPerCall } from "./lib/cpu.js";
 import { constitution, makeContext, preInjectEvent } from "./lib/fixtures.js";
-
-function cpuPerCall(n: number, fn: () => unknown): number {
-  for (let i = 0; i < Math.min(n, 20_000); i++) fn();
-  let best = Number.POSITIVE_INFINITY;
-  for (let r = 0; r < 3; r++) {
-    const t = process.cpuUsage();
-    for (let i = 0; i < n; i++) fn();
-    const d = process.cpuUsage(t);
-    best = Math.min(best, (d.user + d.system) / n);
-  }
-  return best;
-}
 
 function row(label: string, us: number, baseline?: { label: string; us: number }): void {
   const ratio = baseline === undefined ? "" : `   baseline ${baseline.label}: ${baseline.us.toFixed(2)} µs (${(baseline.us / us).toFixed(1)}×)`;
