@@ -3,15 +3,20 @@
  * code of vcp-hooks that starts a hook's process. Nothing here is sandboxed — the script runs with the
  * server's user, filesystem and network (use `exec.wrapper` for bwrap / systemd-run) — so every result
  * is marked `sandboxed: false` by the caller; what this file guarantees is that a script cannot be
- * swapped under its pin, cannot see the server's environment, and cannot hang or flood a chain.
+ * swapped under its pin, cannot see the server's environment or descriptors, cannot hang or flood a
+ * chain, and leaves nothing running behind it.
  *
- *   open(command) ─► fstat: regular file ─► sha256(fd) == pinned? ─no─► EXEC_HASH_MISMATCH (not run)
- *        │                                         │yes
- *        │            spawn [wrapper…] /proc/self/fd/3 args   (fd 3 = the hashed fd; own process group)
- *        │                 │ stdin: written once, closed           stdout/stderr: capped, drained
- *        │                 ▼
- *        │       timeout_ms ─► SIGTERM(group) ─ term_grace_ms ─► SIGKILL(group) ─ 1 s ─► pipes destroyed
- *        └─ closed after spawn                        main exits but an orphan holds the pipes ─ 1 s ─┘
+ *   timeout_ms starts ─► open(command, O_NONBLOCK) ─► fstat: regular file ─► sha256(fd) == pinned? ─no─► EXEC_HASH_MISMATCH
+ *        │      still opening or hashing at timeout_ms ─► timed out, not started            │yes
+ *        │                                                                                   ▼
+ *        │   spawn [wrapper…] /proc/self/fd/3 args   fd 3 = the hashed fd; own session and group;
+ *        │        │                                   fds the server inherited → /dev/null (descriptors.ts);
+ *        │        │                                   env = env_allow + the run's VCP_EXEC_RUN mark (tree.ts)
+ *        │        │ stdin: written once, closed           stdout/stderr: capped, drained
+ *        │        ▼
+ *        │   timeout_ms ─► SIGTERM(tree) ─ term_grace_ms ─► SIGKILL(tree) ─ 1 s ─► pipes destroyed
+ *        └─ closed after spawn              main exits but an orphan holds the pipes ─ 1 s ─┘
+ *   every end (exit, timeout, orphan grace) ─► SIGKILL the group and every process of the run ─► answer
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -20,6 +25,8 @@ import { open, type FileHandle } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { VcpError } from "../../errors.js";
 import { redactString } from "../../audit/redact-string.js";
+import { childStdio } from "./descriptors.js";
+import { newRunMark, RUN_MARK_VARIABLE, trackProcessTree, type ProcessTree } from "./tree.js";
 
 /** One exec hook as the runtime runs it: the manifest's `exec` block plus the deployment's settings. */
 export interface CommandSpec {
@@ -38,6 +45,7 @@ export interface CommandSpec {
   readonly wrapper?: readonly string[];
   /** Bytes kept of stdout and of stderr, each. */
   readonly max_output_bytes: number;
+  /** Everything the lane does for the hook — opening and hashing the executable included — ends by then. */
   readonly timeout_ms: number;
   /** Time between SIGTERM and SIGKILL; `0` kills at once (ai-memory's wire). */
   readonly term_grace_ms: number;
@@ -53,7 +61,7 @@ export interface CommandOptions {
 }
 
 export interface CommandResult {
-  /** The exit code, or null when a signal ended the process. */
+  /** The exit code, or null when a signal ended the process (or it was never started: see `timedOut`). */
   readonly exitCode: number | null;
   /** The signal that ended the process (`SIGKILL` after a timeout), or null. */
   readonly signal: NodeJS.Signals | null;
@@ -64,7 +72,7 @@ export interface CommandResult {
   readonly timedOut: boolean;
   /** stdout or stderr went over `max_output_bytes` and was cut. */
   readonly truncated: boolean;
-  /** The hash the executable had when it was started (equal to the pin). */
+  /** The hash the executable had when it was started (equal to the pin); the pin when timed out before the start. */
   readonly sha256: string;
   /** Always false: the lane's mark for results, audit and status. */
   readonly sandboxed: false;
@@ -76,10 +84,12 @@ export const ORPHAN_PIPE_GRACE_MS = 1000;
 const HEX64 = /^[0-9a-f]{64}$/;
 
 /**
- * Run one exec hook: re-hash the executable, spawn it in its own process group with a filtered
- * environment, write `stdinText` once, and collect capped output. Resolves (never rejects) once the
- * process has exited, or at the latest `timeout_ms + term_grace_ms + 1 s` after the start; rejects only
- * when the hook was not started (`EXEC_HASH_MISMATCH`, `EXEC_SHELL_DISABLED`, `EXEC_SPAWN_FAILED`).
+ * Run one exec hook: re-hash the executable, spawn it in its own session and process group with a
+ * filtered environment and none of the server's descriptors, write `stdinText` once, and collect
+ * capped output. Resolves once the process has exited and every process it started is killed — at the
+ * latest `timeout_ms + term_grace_ms + 1 s` (plus that final sweep) after the call; a run still opening
+ * or hashing its executable at `timeout_ms` resolves timed out, not started. Rejects only when the hook
+ * was not started for a reason of its own (`EXEC_HASH_MISMATCH`, `EXEC_SHELL_DISABLED`, `EXEC_SPAWN_FAILED`).
  *
  * @example
  * ```ts
@@ -89,8 +99,14 @@ const HEX64 = /^[0-9a-f]{64}$/;
  * ```
  */
 export async function runCommandHook(spec: CommandSpec, stdinText: string, options: CommandOptions = {}): Promise<CommandResult> {
+  // SECURITY: the hook's time limit starts here, before any work on its executable (open, hash, spawn).
+  const startedAt = performance.now();
+  const clock: RunClock = { startedAt, deadline: startedAt + spec.timeout_ms };
   if (!HEX64.test(spec.sha256)) throw new VcpError("INVALID_HOOK", `exec.sha256 must be 64 lowercase hex digits, got '${spec.sha256.slice(0, 80)}'`, { field: "exec.sha256" });
+  const mark = newRunMark();
   const env = filterEnv(spec.env_allow, options.env ?? process.env, options.extraEnv);
+  // Set last, so neither env_allow nor extraEnv can replace the mark the end-of-run sweep looks for.
+  env[RUN_MARK_VARIABLE] = mark;
   if (spec.shell === true) {
     // SECURITY: a shell string is a second, wider language; it needs both the hook's and the deployment's consent.
     if (options.shellAllowed !== true) throw new VcpError("EXEC_SHELL_DISABLED", `exec hook command '${spec.command.slice(0, 200)}' is a shell string and exec.shell is off`, { command: spec.command.slice(0, 200) });
@@ -98,25 +114,15 @@ export async function runCommandHook(spec: CommandSpec, stdinText: string, optio
     // SECURITY: the pin covers the string itself, so an edited command is refused like an edited file.
     if (actual !== spec.sha256) throw hashMismatch(spec.command, spec.sha256, actual);
     const [file, argv] = withWrapper(spec.wrapper, "/bin/sh", ["-c", spec.command, "vcp-exec", ...(spec.args ?? [])]);
-    return supervise(startChild(file, argv, env, spec.cwd, undefined, spec.command), spec, stdinText, actual);
+    return supervise(startChild(file, argv, env, spec.cwd, undefined, spec.command, mark), spec, stdinText, actual, clock);
   }
   if (!isAbsolute(spec.command) && spec.cwd === undefined) {
     throw new VcpError("EXEC_SPAWN_FAILED", `exec hook command '${spec.command}' must be an absolute path (or relative to exec.cwd); no PATH lookup is done`, { command: spec.command });
   }
   const path = resolve(spec.cwd ?? "/", spec.command);
-  let handle: FileHandle;
+  const handle = await openPinned(path, spec.sha256, clock.deadline);
+  if (handle === undefined) return notStarted(spec, path, clock);
   try {
-    // SECURITY: O_NOCTTY|O_RDONLY, and the same descriptor is hashed and executed (below), so a rename
-    // or replace of the path between the check and the exec cannot swap the program.
-    handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOCTTY);
-  } catch (err) {
-    throw new VcpError("EXEC_SPAWN_FAILED", `exec hook command ${path} cannot be opened: ${(err as Error).message}`, { command: path }, { cause: err });
-  }
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw new VcpError("EXEC_SPAWN_FAILED", `exec hook command ${path} is not a regular file`, { command: path });
-    const actual = await hashHandle(handle);
-    if (actual !== spec.sha256) throw hashMismatch(path, spec.sha256, actual);
     // SECURITY: Linux execs the opened descriptor itself (/proc/self/fd/3 in the child, where stdio[3]
     // is this fd); a script's interpreter re-opens it through the same path, i.e. the same inode.
     // In-place writes to the inode by a user who may write the file are outside this guarantee: keep
@@ -124,12 +130,79 @@ export async function runCommandHook(spec: CommandSpec, stdinText: string, optio
     const viaFd = process.platform === "linux";
     const target = viaFd ? "/proc/self/fd/3" : path;
     const [file, argv] = withWrapper(spec.wrapper, target, [...(spec.args ?? [])]);
-    const child = startChild(file, argv, env, spec.cwd, viaFd ? handle.fd : undefined, path);
-    return await supervise(child, spec, stdinText, actual);
+    const child = startChild(file, argv, env, spec.cwd, viaFd ? handle.fd : undefined, path, mark);
+    return await supervise(child, spec, stdinText, spec.sha256, clock);
   } finally {
     // The child holds its own copy of the descriptor from the moment spawn() returns.
     await handle.close().catch(() => undefined);
   }
+}
+
+/** When the run began and when its `timeout_ms` is up (performance.now() milliseconds). */
+interface RunClock {
+  readonly startedAt: number;
+  readonly deadline: number;
+}
+
+/**
+ * Open the executable and check its hash, all before `deadline`: the pinned file, still open, or
+ * undefined when the deadline came first (a file on a hung mount, a multi-gigabyte file). Throws the
+ * coded refusal (cannot be opened, not a regular file, another hash).
+ */
+async function openPinned(path: string, pinned: string, deadline: number): Promise<FileHandle | undefined> {
+  let late = false;
+  const work = (async (): Promise<FileHandle | undefined> => {
+    let handle: FileHandle;
+    try {
+      // SECURITY: O_NONBLOCK, so a FIFO (or a device) at the path cannot hold the open — and a thread
+      // of the server's pool — waiting for a writer; fstat refuses it next. O_NOCTTY|O_RDONLY, and the
+      // same descriptor is hashed and executed, so a rename or replace of the path between the check
+      // and the exec cannot swap the program.
+      handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOCTTY | fsConstants.O_NONBLOCK);
+    } catch (err) {
+      throw new VcpError("EXEC_SPAWN_FAILED", `exec hook command ${path} cannot be opened: ${(err as Error).message}`, { command: path }, { cause: err });
+    }
+    let actual: string | undefined;
+    try {
+      const stat = await handle.stat();
+      if (!stat.isFile()) throw new VcpError("EXEC_SPAWN_FAILED", `exec hook command ${path} is not a regular file`, { command: path });
+      actual = await hashHandle(handle, () => late || performance.now() >= deadline);
+      if (actual !== undefined && actual !== pinned) throw hashMismatch(path, pinned, actual);
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      throw err;
+    }
+    if (actual !== undefined && !late) return handle;
+    await handle.close().catch(() => undefined);
+    return undefined;
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  const deadlinePassed = new Promise<"late">((done) => (timer = setTimeout(() => done("late"), Math.max(0, deadline - performance.now()))));
+  try {
+    const first = await Promise.race([work, deadlinePassed]);
+    if (first !== "late") return first;
+  } finally {
+    clearTimeout(timer);
+  }
+  late = true;
+  // What the open and hash still do ends on its own and closes the file; a refusal after the deadline changes nothing.
+  work.then((handle) => handle?.close(), () => undefined).catch(() => undefined);
+  return undefined;
+}
+
+/** The answer of a run whose `timeout_ms` was up before its executable was opened and hashed: not started. */
+function notStarted(spec: CommandSpec, path: string, clock: RunClock): CommandResult {
+  return {
+    exitCode: null,
+    signal: null,
+    stdout: "",
+    stderr: `vcp-hooks: ${path} was not started: opening and hashing it took longer than timeout_ms (${spec.timeout_ms} ms)`,
+    durationMs: Math.round((performance.now() - clock.startedAt) * 1000) / 1000,
+    timedOut: true,
+    truncated: false,
+    sha256: spec.sha256,
+    sandboxed: false,
+  };
 }
 
 function hashMismatch(command: string, pinned: string, actual: string): VcpError {
@@ -140,10 +213,12 @@ function sha256Hex(data: Buffer): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-async function hashHandle(handle: FileHandle): Promise<string> {
+/** The file's SHA-256, or undefined once `stop()` says the time is up (asked before every 64 KiB read). */
+async function hashHandle(handle: FileHandle, stop: () => boolean): Promise<string | undefined> {
   const hash = createHash("sha256");
   const chunk = Buffer.allocUnsafe(64 * 1024);
   for (let position = 0; ; ) {
+    if (stop()) return undefined;
     const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
     if (bytesRead === 0) break;
     hash.update(chunk.subarray(0, bytesRead));
@@ -170,33 +245,31 @@ function withWrapper(wrapper: readonly string[] | undefined, file: string, args:
 
 interface Started {
   child: ChildProcess;
-  spawnError?: Error;
+  /** Every process the run starts; absent when the spawn failed (there is no pid). */
+  tree: ProcessTree | undefined;
 }
 
-function startChild(file: string, argv: readonly string[], env: Record<string, string>, cwd: string | undefined, fd: number | undefined, shown: string): Started {
+function startChild(file: string, argv: readonly string[], env: Record<string, string>, cwd: string | undefined, fd: number | undefined, shown: string, mark: string): Started {
+  const { stdio, release } = childStdio(fd);
   let child: ChildProcess;
   try {
     child = spawn(file, argv, {
       cwd,
       env,
-      // SECURITY: its own process group, so a timeout reaches every process the script started.
+      // SECURITY: its own session and process group (setsid), so a signal to the group reaches every
+      // process the script starts that stays in it; tree.ts finds those that leave.
       detached: true,
-      stdio: fd === undefined ? ["pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe", fd],
+      // SECURITY: stdin, stdout, stderr, the script on 3, and /dev/null over every descriptor the
+      // server holds without close-on-exec (descriptors.ts): nothing of the server's reaches the script.
+      stdio,
       windowsHide: true,
     });
   } catch (err) {
     throw new VcpError("EXEC_SPAWN_FAILED", `exec hook command ${shown} could not be started: ${(err as Error).message}`, { command: shown }, { cause: err });
+  } finally {
+    release();
   }
-  return { child };
-}
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // The group is already gone (ESRCH).
-  }
+  return { child, tree: child.pid !== undefined ? trackProcessTree(child.pid, mark) : undefined };
 }
 
 class Capped {
@@ -224,9 +297,8 @@ class Capped {
   }
 }
 
-function supervise(started: Started, spec: CommandSpec, stdinText: string, sha256: string): Promise<CommandResult> {
-  const { child } = started;
-  const startedAt = performance.now();
+function supervise(started: Started, spec: CommandSpec, stdinText: string, sha256: string, clock: RunClock): Promise<CommandResult> {
+  const { child, tree } = started;
   const out = new Capped(spec.max_output_bytes);
   const err = new Capped(spec.max_output_bytes);
   return new Promise((done, fail) => {
@@ -244,17 +316,20 @@ function supervise(started: Started, spec: CommandSpec, stdinText: string, sha25
       child.stdout?.destroy();
       child.stderr?.destroy();
       child.stdin?.destroy();
-      done({
+      const result: CommandResult = {
         exitCode: exit?.code ?? null,
         signal: exit?.signal ?? (exit === undefined ? "SIGKILL" : null),
         stdout: out.text(),
         stderr: redactString(err.text()),
-        durationMs: Math.round((performance.now() - startedAt) * 1000) / 1000,
+        durationMs: Math.round((performance.now() - clock.startedAt) * 1000) / 1000,
         timedOut,
         truncated: out.truncated || err.truncated,
         sha256,
         sandboxed: false,
-      });
+      };
+      // SECURITY: nothing the script started is left running when the hook answers (tree.ts).
+      tree?.end();
+      done(result);
     };
     const maybeFinish = () => {
       if (exit !== undefined && openPipes === 0) finish();
@@ -278,22 +353,20 @@ function supervise(started: Started, spec: CommandSpec, stdinText: string, sha25
       exit = { code, signal };
       if (openPipes > 0) {
         // An orphan (`sleep 60 &`) still holds stdout/stderr: give it a second to finish writing, then
-        // drop the pipes and end the group, so nothing a hook leaves behind can hang the chain.
-        later(ORPHAN_PIPE_GRACE_MS, () => {
-          killGroup(child, "SIGKILL");
-          finish();
-        });
+        // drop the pipes and end the tree, so nothing a hook leaves behind can hang the chain.
+        later(ORPHAN_PIPE_GRACE_MS, finish);
       }
       maybeFinish();
     });
-    later(spec.timeout_ms, () => {
+    // Opening and hashing the executable already spent part of timeout_ms (runCommandHook's clock).
+    later(Math.max(0, clock.deadline - performance.now()), () => {
       if (exit !== undefined) return;
       timedOut = true;
-      killGroup(child, spec.term_grace_ms > 0 ? "SIGTERM" : "SIGKILL");
+      tree?.signal(spec.term_grace_ms > 0 ? "SIGTERM" : "SIGKILL");
       later(spec.term_grace_ms, () => {
-        if (exit === undefined) killGroup(child, "SIGKILL");
+        if (exit === undefined) tree?.signal("SIGKILL");
         // Last resort: nothing has reported an exit (a process stuck in the kernel): stop waiting.
-        later(ORPHAN_PIPE_GRACE_MS, () => finish());
+        later(ORPHAN_PIPE_GRACE_MS, finish);
       });
     });
 

@@ -1,7 +1,8 @@
 // The command lane (PROFILES §6) with real scripts: pinning, process groups, timeouts, orphans, caps,
 // environment and redaction. No timed assertions beyond generous upper bounds that a hang would break.
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync, renameSync } from "node:fs";
+import { chmodSync, closeSync, constants as fsConstants, copyFileSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, truncateSync, writeFileSync, renameSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
@@ -43,6 +44,34 @@ function alive(pid: number): boolean {
 async function waitGone(pid: number): Promise<boolean> {
   for (let i = 0; i < 100 && alive(pid); i++) await new Promise((s) => setTimeout(s, 100));
   return !alive(pid);
+}
+
+function scratch(): string {
+  const dir = mkdtempSync(join(tmpdir(), "vcp-exec-"));
+  dirs.push(dir);
+  return dir;
+}
+
+/** The pids a fixture wrote into `dir` (`<name>.pid`), by name. */
+function pidsIn(dir: string, names: readonly string[]): Record<string, number> {
+  return Object.fromEntries(names.map((n) => [n, Number(readFileSync(join(dir, `${n}.pid`), "utf8").trim())]));
+}
+
+/** Which of the named pids are still running a few seconds after the hook answered (none may be). */
+async function survivors(pids: Record<string, number>): Promise<string[]> {
+  // Poll rather than assert at once: a SIGKILL is delivered asynchronously. A test that fails here
+  // leaves the `sleep 300`s behind; end them so they do not outlive the test run.
+  const left: string[] = [];
+  for (const [name, pid] of Object.entries(pids)) {
+    if (await waitGone(pid)) continue;
+    left.push(name);
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+  return left;
 }
 
 describe("runCommandHook", () => {
@@ -125,13 +154,18 @@ describe("runCommandHook", () => {
     expect(err.code).toBe("EXEC_SPAWN_FAILED");
   });
 
-  test("only env_allow variables reach the script", async () => {
-    const r = await runCommandHook(spec("env.sh", { env_allow: ["PATH", "VCP_TEST_OK"] }), "", {
+  test("only env_allow variables reach the script, and the run's own mark (VCP_EXEC_RUN)", async () => {
+    const run = () => runCommandHook(spec("env.sh", { env_allow: ["PATH", "VCP_TEST_OK"] }), "", {
       env: { PATH: process.env["PATH"], VCP_TEST_OK: "yes", VCP_CLIENT_TOKEN: "secret-token", HOME: "/root" },
     });
-    const names = r.stdout.trim().split("\n").map((l) => l.split("=")[0]).filter((n) => n !== "PWD" && n !== "SHLVL" && n !== "_");
-    expect(names.sort()).toEqual(["PATH", "VCP_TEST_OK"]);
+    const r = await run();
+    const vars = new Map(r.stdout.trim().split("\n").map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+    for (const shellOwn of ["PWD", "SHLVL", "_"]) vars.delete(shellOwn);
+    expect([...vars.keys()].sort()).toEqual(["PATH", "VCP_EXEC_RUN", "VCP_TEST_OK"]);
     expect(r.stdout).not.toContain("secret-token");
+    // A random id per run: what the lane finds the run's processes by when it ends (tree.ts).
+    expect(vars.get("VCP_EXEC_RUN")).toMatch(/^[0-9a-f]{32}$/);
+    expect((await run()).stdout).not.toContain(`VCP_EXEC_RUN=${vars.get("VCP_EXEC_RUN")}`);
   });
 
   test("output over max_output_bytes is cut and marked truncated; the script still ends normally", async () => {
@@ -213,4 +247,93 @@ describe("process group", () => {
     const pid = Number(readFileSync(pidFile, "utf8").trim());
     expect(await waitGone(pid)).toBe(true);
   });
+});
+
+describe("what a hook leaves behind", () => {
+  test("a background child, a `setsid` child and a double-forked `setsid` grandchild are gone once the hook answers", { timeout: 60_000 }, async () => {
+    const dir = scratch();
+    const r = await runCommandHook(spec("leave-behind.sh", { args: [dir] }), "");
+    expect(r).toMatchObject({ exitCode: 0, stdout: "left\n", timedOut: false });
+    const pids = pidsIn(dir, ["bg", "setsid", "double"]);
+    // The setsid ones really led their own sessions, out of the hook's group (else this proves nothing).
+    for (const name of ["setsid", "double"]) expect(Number(readFileSync(join(dir, `${name}.sid`), "utf8")), name).toBe(pids[name]);
+    expect(await survivors(pids)).toEqual([]);
+  });
+
+  test("a hook that times out: its background, `setsid` and environment-less `setsid` children are gone", { timeout: 60_000 }, async () => {
+    const dir = scratch();
+    const r = await runCommandHook(spec("tree-timeout.sh", { args: [dir], timeout_ms: 1500, term_grace_ms: 200 }), "");
+    expect(r).toMatchObject({ timedOut: true, stdout: "started\n" });
+    expect(await survivors(pidsIn(dir, ["bg", "setsid", "bare"]))).toEqual([]);
+  });
+});
+
+describe("descriptors", () => {
+  const RUN_JS = resolve("dist/src/pool/exec/run.js");
+
+  /** Runs list-fds.sh through the built lane in a fresh Node process holding `secret` at each of `at`. */
+  async function fdsSeenByScript(secret: string, at: readonly number[]): Promise<string[]> {
+    expect(existsSync(RUN_JS), `${RUN_JS} is missing: npm run build first`).toBe(true);
+    const fd = openSync(secret, "w");
+    try {
+      const stdio: Array<"pipe" | "ignore" | number> = ["pipe", "pipe", "pipe"];
+      for (const n of at) {
+        while (stdio.length < n) stdio.push("ignore");
+        stdio[n] = fd;
+      }
+      const child = spawn(process.execPath, [join(FIXTURES, "run-in-child.mjs"), RUN_JS, JSON.stringify(spec("list-fds.sh"))], { stdio });
+      let out = "";
+      let err = "";
+      child.stdout!.on("data", (d: Buffer) => (out += d));
+      child.stderr!.on("data", (d: Buffer) => (err += d));
+      const code = await new Promise<number | null>((done) => child.on("close", done));
+      expect(code, err).toBe(0);
+      const result = JSON.parse(out) as { exitCode: number; stdout: string };
+      expect(result.exitCode).toBe(0);
+      return result.stdout.trim().split("\n");
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  test("descriptors the server inherited without close-on-exec never reach a script", async () => {
+    const secret = join(scratch(), "server-secret.log");
+    // 7: Node itself marks fds 0–15 close-on-exec at startup (libuv uv_disable_stdio_inheritance);
+    // 40 and 300: above that run, left as inherited — the lane must keep them from the script.
+    const seen = await fdsSeenByScript(secret, [7, 40, 300]);
+    expect(seen.filter((line) => line.includes("server-secret")), seen.join("\n")).toEqual([]);
+    // What the script holds: stdin, stdout, stderr (the lane's pipes) and its own pinned file on 3.
+    const byFd = new Map(seen.map((line) => [Number(line.split(" ")[0]), line.slice(line.indexOf(" ") + 1)]));
+    expect(byFd.get(3)).toBe(join(FIXTURES, "list-fds.sh"));
+    for (const n of [0, 1, 2]) expect(byFd.get(n)).toMatch(/^(pipe|socket):/);
+  });
+});
+
+describe("limits apply before work", () => {
+  test("a FIFO at the command path is refused at once (opening it does not wait for a writer)", async () => {
+    const dir = scratch();
+    const fifo = join(dir, "hook.sh");
+    await new Promise<void>((done, fail) => spawn("mkfifo", [fifo]).on("exit", (c) => (c === 0 ? done() : fail(new Error(`mkfifo ${c}`)))));
+    const run = runCommandHook({ ...spec("no-read.sh"), command: fifo, sha256: "0".repeat(64), timeout_ms: 500 }, "");
+    const settled = await Promise.race([run.then(() => "ran", (e: unknown) => e), new Promise((s) => setTimeout(() => s("hung"), 8000))]);
+    if (settled === "hung") {
+      // Release the lane's blocked open so the thread it holds is not lost for the rest of the file.
+      try {
+        closeSync(openSync(fifo, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK));
+      } catch {
+        // Nobody is waiting.
+      }
+    }
+    expect(settled).toBeInstanceOf(VcpError);
+    expect((settled as VcpError).code).toBe("EXEC_SPAWN_FAILED");
+    expect((settled as VcpError).message).toContain("not a regular file");
+  });
+
+  test("hashing a huge executable counts against timeout_ms: the hook times out, it does not hash on", async () => {
+    const file = join(scratch(), "huge.bin");
+    writeFileSync(file, "#!/bin/sh\n", { mode: 0o755 });
+    truncateSync(file, 8 * 1024 ** 3); // sparse: 8 GiB of zeros, no disk used
+    const r = await runCommandHook({ ...spec("no-read.sh"), command: file, sha256: "0".repeat(64), timeout_ms: 200 }, "");
+    expect(r).toMatchObject({ timedOut: true, exitCode: null, stdout: "" });
+  }, 120_000);
 });
