@@ -221,7 +221,10 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
       else {
         try {
           // SECURITY: per-session guest state is kept by the session's key: two owners' equal ids never share it.
-          invoked = await deps.invoker.invoke({ hook, chainId: request.chainId, sessionId: request.sessionKey ?? request.session.id, inputJson, budgetMs, native: true });
+          invoked = await deps.invoker.invoke({
+            hook, chainId: request.chainId, sessionId: request.sessionKey ?? request.session.id, inputJson, budgetMs, native: true,
+            ...(request.sessionScope !== undefined ? { sessionScope: request.sessionScope } : {}),
+          });
         } catch (err) {
           invoked = { kind: "threw", message: `${hook.exec !== undefined ? "the command lane" : "sandbox"} failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
         }

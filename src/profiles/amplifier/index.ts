@@ -78,7 +78,8 @@ export const amplifierProfile: EventProfile = {
 
   sessionIdOf(input: NativeObject): string | undefined {
     const data = input.data;
-    return isObject(data) && typeof data.session_id === "string" ? data.session_id : undefined;
+    // An empty id is no session (as common/native.ts sessionIdFrom): the chain runs sessionless.
+    return isObject(data) && typeof data.session_id === "string" && data.session_id !== "" ? data.session_id : undefined;
   },
 
   validateInput(input: unknown, event: string): Decoded<NativeObject> {

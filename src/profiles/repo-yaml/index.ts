@@ -94,7 +94,8 @@ export const repoYamlProfile: EventProfile = {
   strictFixes: [],
 
   sessionIdOf(input: NativeObject): string | undefined {
-    return typeof input.session_id === "string" ? input.session_id : undefined;
+    // An empty id is no session (as common/native.ts sessionIdFrom): the chain runs sessionless.
+    return typeof input.session_id === "string" && input.session_id !== "" ? input.session_id : undefined;
   },
 
   validateInput(input: unknown, event: string): Decoded<NativeObject> {
