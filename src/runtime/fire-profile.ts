@@ -20,7 +20,7 @@ import type { EventBus } from "../observe/event-bus.js";
 import type { Metrics } from "../observe/metrics.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { SharedImplicitSessions } from "../store/index.js";
-import { sessionKey, type SessionPrincipal } from "../pipeline/access.js";
+import { chainSessionKey, sessionKey, type SessionPrincipal } from "../pipeline/access.js";
 import { assertProfileEvent, getProfile, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
 import type { AuditTrail } from "./audit-trail.js";
@@ -343,7 +343,8 @@ export function createProfileFirer(deps: Deps) {
       constitution: NO_CONSTITUTION,
       event: input,
       session: { id: sessionId ?? "(none)" },
-      ...(key !== undefined ? { sessionKey: key } : {}),
+      // SECURITY: no session ⇒ per-session guest state is this chain's alone (PROFILES §8.3), never shared.
+      ...(key !== undefined ? { sessionKey: key } : { sessionKey: chainSessionKey(request.principal?.id ?? null, chainId), sessionScope: "chain" as const }),
     };
     try {
       result = hasExec

@@ -16,7 +16,7 @@ import {
   matchesEverything,
   sessionIdFrom,
   specificOf,
-  stripFields,
+  answerFieldsOf,
   validateNative,
   agentSettingsSchema,
 } from "../common/native.js";
@@ -57,13 +57,8 @@ function isGeminiEvent(event: string): event is HookEventName {
   return Object.hasOwn(EVENTS, event);
 }
 
-/** True when an observer's field would control the agent (an allow, `continue: true` are no control). */
-function isControlling(field: string, value: unknown): boolean {
-  if (field === "decision") return value === "block" || value === "deny" || value === "ask";
-  if (field === "continue") return value === false;
-  if (field === "suppressOutput") return value === true;
-  return field !== "stopReason"; // a stopReason without continue:false stops nothing
-}
+/** Values that say nothing: an allow, `continue: true`, `suppressOutput: false` (and a `decision: null`). */
+const NEUTRAL: NativeObject = Object.freeze({ decision: "allow", continue: true, suppressOutput: false });
 
 export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventProfile & Required<Pick<EventProfile, "parseCommandResult">> {
   const variant = options.id;
@@ -128,7 +123,7 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
 
     failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
 
-    observerView: (output, event) => stripFields(output, EVENTS[event as HookEventName]?.modifiable ?? ALWAYS_CONTROLLED, isControlling),
+    answerFields: (output) => answerFieldsOf(output, NEUTRAL),
 
     verdictOf(output, event): Verdict {
       const spec = EVENTS[event as HookEventName];
