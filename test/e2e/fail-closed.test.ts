@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { signArtifact } from "../../src/bundle/artifact.js";
 import { buildBundle } from "../../src/bundle/build.js";
 import type { VcpArtifact } from "../../src/index.js";
-import { call, keys, op, settings, sha256, startHarness, TOKENS, type Harness, type Reply } from "./helpers.js";
+import { keys, op, settings, sha256, startHarness, TOKENS, type Harness, type Reply } from "./helpers.js";
 
 type Dialect = "gemini" | "claude";
 const PROFILE: Record<Dialect, string> = { gemini: "gemini-cli", claude: "claude-code" };
