@@ -236,26 +236,23 @@ export function createProfileFirer(deps: Deps) {
       let victim: ImplicitEntry | undefined;
       let oldestBusy: ImplicitEntry | undefined;
       for (const entry of owned.values()) {
-        if (expired(entry, now)) {
-          victim = entry;
-          evicted--; // an expiry, not an eviction
-          break;
-        }
-        if (entry.inFlight === 0) {
+        if (expired(entry, now) || entry.inFlight === 0) {
           victim = entry;
           break;
         }
         oldestBusy ??= entry;
       }
-      forget(victim ?? oldestBusy!);
-      evicted++;
+      victim ??= oldestBusy!;
+      // An expired session is gone by its TTL: only a live one counts as evicted.
+      if (!expired(victim, now)) evicted++;
+      forget(victim);
     }
     if (evicted > 0) deps.metrics.recordImplicitEvictions("replica", evicted);
   }
 
   /**
-   * The table key of the implicit session `(profile, owner, id)`: the profile id first (sweepExpired
-   * reads it back), then the owner-scoped session key.
+   * The table key of the implicit session `(profile, owner, id)`: the profile id, then the owner-scoped
+   * session key.
    */
   function tableKey(profileId: string, owner: string | null, id: string): string {
     // SECURITY: session ids are per owner (src/pipeline/access.ts): another principal sending the same
@@ -294,9 +291,9 @@ export function createProfileFirer(deps: Deps) {
       owned.set(key, entry);
     }
     entry.lastUsed = now;
-    // Only with a shared store: the local store's count above is the whole rule (no await on the hot path).
     // In use from here (the caller ends the use): never the idle session another admission evicts.
     entry.inFlight++;
+    // Only with a shared store: the local store's count above is the whole rule (no await on the hot path).
     if (entry.counted && deps.implicitSessions !== undefined && (!entry.admitted || entry.sharedAt === undefined || now - entry.sharedAt >= refreshMs(enabled.sessionTtlMs))) {
       try {
         await admitShared(enabled, entry, id);
