@@ -53,7 +53,8 @@ export { chargeScan, MAX_MATCHER_COST, ScanBudgetExceeded } from "./profiles/com
 export type { ScanMeter } from "./profiles/common/scan.js";
 export type { ProfilePlanRef } from "./chain/plan.js";
 export type { ProfileChainAnswer } from "./chain/types.js";
-export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry } from "./runtime/fire-profile.js";
+export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./runtime/fire-profile.js";
+export type { ProfileGuard } from "./runtime/profile-hooks.js";
 export type { ProfileDeployment } from "./runtime/profile-hooks.js";
 // Approvals of Amplifier `ask_user` answers (PROFILES §3.4): `runtime.approvals`.
 export { isGranting, DEFAULT_APPROVAL_LIMITS } from "./runtime/approvals.js";
