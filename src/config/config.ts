@@ -159,6 +159,8 @@ export const ConfigSchema = z
         fsync: z.enum(["batch", "always", "never"]).default(DEFAULTS.audit.fsync),
         rotate_bytes: z.number().int().min(4096).default(DEFAULTS.audit.rotate_bytes),
         group_commit_ms: z.number().min(0).max(100).default(DEFAULTS.audit.group_commit_ms),
+        // audit/chain-budget.ts: one request's chain writes at most this much audit.
+        max_chain_bytes: z.number().int().min(4096).max(64 * 1024 * 1024).default(DEFAULTS.audit.max_chain_bytes),
         // Decision-log export (src/audit/sink.ts): ships the durable log to a receiver, never blocking chains.
         sink: z
           .object({
@@ -174,7 +176,7 @@ export const ConfigSchema = z
           .optional(),
       })
       .strict()
-      .default({ path: DEFAULTS.audit.path, fsync: DEFAULTS.audit.fsync, rotate_bytes: DEFAULTS.audit.rotate_bytes, group_commit_ms: DEFAULTS.audit.group_commit_ms }),
+      .default({ path: DEFAULTS.audit.path, fsync: DEFAULTS.audit.fsync, rotate_bytes: DEFAULTS.audit.rotate_bytes, group_commit_ms: DEFAULTS.audit.group_commit_ms, max_chain_bytes: DEFAULTS.audit.max_chain_bytes }),
     fetch: z
       .object({
         allow_hosts: z.array(z.string().min(1)).default(() => [...DEFAULTS.fetch.allow_hosts]),

@@ -32,6 +32,8 @@ export const DEFAULTS = deepFreeze({
     rotate_bytes: 100 * 1024 * 1024,
     /** Group-commit window (audit/writer.ts flushIntervalMs): 0 syncs each batch as soon as the previous one is done. */
     group_commit_ms: 0,
+    /** audit/chain-budget.ts: bytes of one chain's records together; above it the largest fields become markers. */
+    max_chain_bytes: 64 * 1024,
     /** Records queued in the writer before appends wait (backpressure). */
     max_pending: 4096,
     sink: { format: "jsonl" as "jsonl" | "otlp", batch_records: 500, interval_ms: 1000, timeout_ms: 10_000, max_backoff_ms: 60_000 },

@@ -121,7 +121,7 @@ export function runtimeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv
     conflictStrategy: config.conflict_strategy,
     redactKeys: [...config.redact_keys],
     inputLimits: { maxDepth: config.limits.json_depth, maxBytes: config.limits.input_bytes },
-    audit: { path: config.audit.path, fsync: config.audit.fsync, rotateBytes: config.audit.rotate_bytes, groupCommitMs: config.audit.group_commit_ms, redactKeys: [...config.redact_keys] },
+    audit: { path: config.audit.path, fsync: config.audit.fsync, rotateBytes: config.audit.rotate_bytes, groupCommitMs: config.audit.group_commit_ms, maxChainBytes: config.audit.max_chain_bytes, redactKeys: [...config.redact_keys] },
     sandbox: {
       threads: config.pool.threads,
       maxQueue: config.pool.max_queue,
