@@ -51,6 +51,10 @@ export const DEFAULTS = deepFreeze({
     /** chain/annotations.ts: above a cap, a hook's annotations become a `{ _truncated }` marker. */
     annotation_bytes_per_hook: 64 * 1024,
     annotation_bytes_per_chain: 256 * 1024,
+    /** server/sse.ts: event streams (approvals, decisions) one principal may have open on one server. */
+    streams_per_principal: 8,
+    /** server/sse.ts: bytes a stream may hold written but unsent before it drops or ends (slow reader). */
+    stream_buffer_bytes: 1024 * 1024,
   },
   redact_keys: REDACT_KEYS,
   /** Where shared state lives: `local` (the data directory only) or `redis` (src/store/). */
