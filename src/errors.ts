@@ -109,7 +109,9 @@ export const ERROR_CODES = {
   EXEC_SPAWN_FAILED: { status: 500, description: "An exec hook's executable could not be opened or started (missing, not executable, wrapper missing); details name the file and the system error." },
   // ── raised by the HTTP adapter (src/server/) ──
   UNAUTHENTICATED: { status: 401, description: "No bearer token, or a token that matches no configured principal." },
-  FORBIDDEN: { status: 403, description: "The token's role may not use this route (operator: bundles, audit, status; client: sessions, events)." },
+  FORBIDDEN: { status: 403, description: "The token's role may not use this route or do this (operator: bundles, audit, status; client: sessions, events; deciding an approval: operator or approver, never the client whose agent asked)." },
+  // per principal, over every server-sent-events route: memory held for unread streams stays bounded
+  STREAM_LIMIT: { status: 429, description: "The principal already has limits.streams_per_principal event streams (approvals, decisions) open on this server; close one first." },
   NOT_FOUND: { status: 404, description: "No route has this path (a known path with a method it lacks is 405 METHOD_NOT_ALLOWED)." },
   METHOD_NOT_ALLOWED: { status: 405, description: "The path exists but not with this method; the Allow header lists the methods it has." },
   PAYLOAD_TOO_LARGE: { status: 413, description: "The request body exceeds limits.body_bytes (limits.bundle_bytes for bundle uploads)." },

@@ -31,11 +31,13 @@ import { describeError, ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS } from "./errors.j
 import { documentRouteSchema, OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
 import { profilePlanOf, registerProfileRoutes } from "./profile-routes.js";
 import { registerApprovalRoutes, type ApprovalStreamSettings } from "./approval-routes.js";
+import { createEventStreams, DEFAULT_STREAM_LIMITS, type StreamLimits } from "./sse.js";
 
 /** Settings the server reads per request and that a config reload may replace. */
 export interface LiveSettings {
   auth: readonly AuthEntry[];
-  limits: { body_bytes: number; bundle_bytes: number };
+  /** `streams_per_principal` and `stream_buffer_bytes` default to DEFAULT_STREAM_LIMITS (src/server/sse.ts). */
+  limits: { body_bytes: number; bundle_bytes: number; streams_per_principal?: number; stream_buffer_bytes?: number };
   /** `bundle/hook` entries clients may register per session. The runtime enforces its own list too. */
   sessionHookAllowlist: readonly string[];
 }
@@ -207,7 +209,8 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
         securitySchemes: {
           operator: { type: "http", scheme: "bearer", description: "operator token: bundles, audit, status, metrics" },
           client: { type: "http", scheme: "bearer", description: "client token: sessions and events" },
-          bearer: { type: "http", scheme: "bearer", description: "either role" },
+          approver: { type: "http", scheme: "bearer", description: "approver token: sees and decides approvals" },
+          bearer: { type: "http", scheme: "bearer", description: "operator or client (approvals: any role)" },
         },
       },
     },
@@ -334,7 +337,10 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   const BOTH = ["operator", "client"] as const;
 
   /** The authenticated caller, as the runtime's `{ principal }` option: the owner of what it opens. */
-  const principalOf = (request: FastifyRequest) => ({ principal: { id: request.principal!.id, role: request.principal!.role } });
+  const principalOf = (request: FastifyRequest) => {
+    const { id, role, approves } = request.principal!;
+    return { principal: { id, role, ...(approves !== undefined ? { approves } : {}) } };
+  };
 
   /**
    * The caller and whose session id it means: session ids are per owner (src/pipeline/access.ts). An
@@ -435,8 +441,11 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     return { hooks: types.flatMap((t) => runtime.hooks.chain(t, session, accessOf(request))) };
   });
 
+  // Every server-sent-events route counts against one per-principal cap (src/server/sse.ts).
+  const streams = createEventStreams(() => live.streams);
+  const streamBufferBytes = () => live.streams.bufferBytes;
   registerProfileRoutes(app, runtime, { cfg, principalOf });
-  registerApprovalRoutes(app, runtime, { cfg, principalOf }, options.approvalStream);
+  registerApprovalRoutes(app, runtime, { cfg, principalOf, streams, streamBufferBytes }, options.approvalStream);
 
   // ── sessions and events (clients own the sessions they open; operators see and act on all) ──────
   app.post("/v1/sessions", { schema: routes.openSession, config: cfg(CLIENT, { limit: "body" }) }, async (request, reply) => {
@@ -494,7 +503,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     return runtime.audit.head();
   });
 
-  await registerConsoleRoutes(app, runtime, options.console);
+  await registerConsoleRoutes(app, runtime, { streams, streamBufferBytes }, options.console);
 
   function limitOf(kind: "body" | "bundle"): number {
     return kind === "bundle" ? live.bundleLimit : live.bodyLimit;
@@ -527,6 +536,7 @@ interface CompiledSettings {
   bodyLimit: number;
   bundleLimit: number;
   allowlist: ReadonlySet<string>;
+  streams: StreamLimits;
 }
 
 function compileSettings(settings: LiveSettings): CompiledSettings {
@@ -535,6 +545,10 @@ function compileSettings(settings: LiveSettings): CompiledSettings {
     bodyLimit: Math.min(settings.limits.body_bytes, BODY_CEILING),
     bundleLimit: Math.min(settings.limits.bundle_bytes + BUNDLE_ENVELOPE_BYTES, BODY_CEILING),
     allowlist: new Set(settings.sessionHookAllowlist),
+    streams: {
+      streamsPerPrincipal: settings.limits.streams_per_principal ?? DEFAULT_STREAM_LIMITS.streamsPerPrincipal,
+      bufferBytes: settings.limits.stream_buffer_bytes ?? DEFAULT_STREAM_LIMITS.bufferBytes,
+    },
   };
 }
 

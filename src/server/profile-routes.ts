@@ -24,7 +24,7 @@ import { routes } from "./schemas.js";
 
 interface Helpers {
   cfg(roles: readonly Role[] | null, extra?: { limit?: "body" | "bundle" }): object;
-  principalOf(request: FastifyRequest): { principal: { id: string; role: "operator" | "client" } };
+  principalOf(request: FastifyRequest): { principal: { id: string; role: Role; approves?: readonly string[] } };
 }
 
 /** The exit-code header of `?answer=native` (PROFILES §8.1). */

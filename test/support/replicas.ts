@@ -64,7 +64,7 @@ export interface ReplicaSetOptions {
   /** The deployment signing key (key_id `ops`); default: a fresh one. */
   signingKey?: { privateKeyPem: string; publicKeyPem: string };
   /** More bearer tokens, added to the shared `auth:` (stored as SHA-256 hashes, as always). */
-  extraAuth?: Array<{ id: string; role: "operator" | "client"; token: string }>;
+  extraAuth?: Array<{ id: string; role: "operator" | "client" | "approver"; token: string; approves?: string[] }>;
 }
 
 export interface ReplicaSet {
@@ -99,7 +99,7 @@ export async function startReplicas(options: ReplicaSetOptions = {}): Promise<Re
       { id: "ops", role: "operator", token_sha256: hash(tokens.operator) },
       { id: "app", role: "client", token_sha256: hash(tokens.client) },
       { id: "app2", role: "client", token_sha256: hash(tokens.client2) },
-      ...(options.extraAuth ?? []).map((e) => ({ id: e.id, role: e.role, token_sha256: hash(e.token) })),
+      ...(options.extraAuth ?? []).map((e) => ({ id: e.id, role: e.role, token_sha256: hash(e.token), ...(e.approves !== undefined ? { approves: e.approves } : {}) })),
     ],
     keyring: { keys: [{ key_id: "ops", public_key: keyPair.publicKeyPem, max_trust: "deployment" }] },
     require_signatures: true,
