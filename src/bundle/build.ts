@@ -299,7 +299,7 @@ function importGuard(confinedTo?: string): Plugin {
           // SECURITY: the kind and size of the file are checked before esbuild reads a byte of it.
           total += await checkInputFile(args.path, INPUT_FILE_BYTES.source, "a module of the build");
           if (total > INPUT_FILE_BYTES.sourceTotal) {
-            throw new VcpError("INPUT_FILE_REFUSED", `${args.path}: the modules of the build read so far reach ${total} bytes with this one; at most ${INPUT_FILE_BYTES.sourceTotal} are read`, { file: args.path, what: "a module of the build", kind: "file", size: total, limit: INPUT_FILE_BYTES.sourceTotal });
+            throw new VcpError("INPUT_FILE_REFUSED", `${args.path}: the modules of the build read so far reach ${total} bytes with this one; at most ${INPUT_FILE_BYTES.sourceTotal} bytes are read`, { file: args.path, what: "a module of the build", kind: "file", size: total, limit: INPUT_FILE_BYTES.sourceTotal });
           }
         } catch (err) {
           if (!(err instanceof VcpError)) return undefined; // gone or unreadable: esbuild says so in its own words

@@ -45,7 +45,7 @@ function refusal(st: Stats, maxBytes: number): { rule: string; kind: string; siz
     const kind = st.isFIFO() ? "a FIFO (named pipe)" : st.isCharacterDevice() ? "a character device" : st.isBlockDevice() ? "a block device" : st.isSocket() ? "a socket" : st.isDirectory() ? "a directory" : "not a file";
     return { kind, rule: `is ${kind}, not a regular file` };
   }
-  if (st.size > maxBytes) return { kind: "file", size: st.size, rule: `is ${st.size} bytes; at most ${maxBytes} are read` };
+  if (st.size > maxBytes) return { kind: "file", size: st.size, rule: `is ${st.size} bytes; at most ${maxBytes} bytes are read` };
   return undefined;
 }
 

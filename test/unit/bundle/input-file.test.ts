@@ -34,7 +34,7 @@ describe("readInputFile", () => {
     ["a FIFO", () => { execFileSync("mkfifo", [join(dir, "pipe")]); return join(dir, "pipe"); }, /is a FIFO \(named pipe\), not a regular file/],
     ["a character device", () => "/dev/zero", /is a character device, not a regular file/],
     ["a directory", () => { mkdirSync(join(dir, "d")); return join(dir, "d"); }, /is a directory, not a regular file/],
-    ["a 600 MB sparse file", () => { execFileSync("truncate", ["-s", "600M", join(dir, "sparse")]); return join(dir, "sparse"); }, /is 629145600 bytes; at most 1048576 are read/],
+    ["a 600 MB sparse file", () => { execFileSync("truncate", ["-s", "600M", join(dir, "sparse")]); return join(dir, "sparse"); }, /is 629145600 bytes; at most 1048576 bytes are read/],
   ])("%s is refused, naming the path, before it is read", async (_what, make, rule) => {
     const path = make();
     const err = await readInputFile(path, 1024 * 1024, "the keyring").then(() => undefined, (e: unknown) => e);
