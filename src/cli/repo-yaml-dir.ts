@@ -43,8 +43,15 @@ export async function readRepoYamlDir(dir: string): Promise<RepoYamlBuild> {
     const path = join(dir, name);
     // SECURITY: the directory may be hostile: a link must stay inside it, and the kind and size of the
     // file are checked on the opened descriptor before it is read or parsed (input-file.ts).
-    const real = assertInside(path, root, "hook file");
-    const text = (await readInputFile(real, INPUT_FILE_BYTES.hookYaml, `hook file ${path}`)).toString("utf8");
+    let text: string;
+    try {
+      const real = assertInside(path, root, "hook file");
+      text = (await readInputFile(real, INPUT_FILE_BYTES.hookYaml, `hook file ${path}`)).toString("utf8");
+    } catch (err) {
+      if (err instanceof VcpError) throw err;
+      // A dangling link, no permission: said like any other problem of the file.
+      fail(path, "(file)", `cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
     const doc = parseDocument(text, { prettyErrors: false });
     const error = doc.errors[0];
     if (error !== undefined) fail(path, "(yaml)", `not valid YAML: ${error.message.split("\n")[0]}`);
