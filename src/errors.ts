@@ -72,6 +72,8 @@ export const ERROR_CODES = {
   AUDIT_WRITE_FAILED: { status: 503, description: "The audit log could not be written; the chain's result was not handed out." },
   INVALID_CONFIG: { status: 400, description: "A runtime or sandbox option is invalid; details name the field." },
   BUILD_FAILED: { status: 400, description: "A policy bundle could not be built: a forbidden or unresolvable import, or a compile error; details name the file and import." },
+  // a user's file is not read at all: a FIFO would hang the build, a huge (sparse) file cost gigabytes
+  INPUT_FILE_REFUSED: { status: 400, description: "A file build, sign, verify or import was asked to read is not a regular file (a FIFO, device, socket, directory), is larger than its bound, or (from an untrusted directory) resolves outside it; details name the file, its kind or size and the limit. Nothing was read." },
   BUNDLE_TOO_LARGE: { status: 413, description: "A bundle's code exceeds the size cap (limits.bundle_bytes, default 5 MiB)." },
   // a digest that does not match is a corrupt/tampered body: the request is wrong, not the caller
   DIGEST_MISMATCH: { status: 400, description: "A .vcpb artifact's digest does not match its manifest and code; details name the expected and actual digests." },

@@ -66,5 +66,6 @@ export const DEFAULTS = deepFreeze({
     max_backoff_ms: 5000,
     heartbeat_ms: 1000,
     reconcile_ms: 5000,
+    upload_wait_ms: 2000,
   },
 });

@@ -262,6 +262,8 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
           trust: verified.trust,
           isolation: manifest.isolation,
           ...(memoryMb !== undefined ? { memoryMb } : {}),
+          // Fair share is charged per signer (pool/admission.ts shareAccount).
+          signedBy: verified.key_id,
         });
     const exported = new Set(exports);
     const missing = manifest.hooks.find((hook) => hook.action !== undefined && !exported.has(hook.action));

@@ -21,6 +21,7 @@ import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "./a
 import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./fire-profile.js";
 import type { ProfileGuard } from "./profile-hooks.js";
 import type { HookStatsView } from "./stats.js";
+import type { ReplicaVerdicts } from "./bundle-sync.js";
 import type { StoreOptions, StoreStatus } from "../store/index.js";
 import type { AuditOptions, AuditQuery } from "./audit-trail.js";
 import type { AuditRecord } from "../audit/index.js";
@@ -276,6 +277,15 @@ export interface Runtime {
       list(query?: ApprovalQuery): Promise<Approval[]>;
       /** `full: true`: the whole prompt in `prompt` while the approval is pending (`prompt_truncated` then says whether even that is cut, past 65,536 characters). */
       get(id: string, options?: { principal?: Principal; full?: boolean }): Promise<Approval>;
+    };
+    bundles: {
+      /**
+       * With `store: redis`: which live replicas run `digest` of `bundle` (`accepted`), refused it
+       * (`refused`: replica, code, message — e.g. their keyring does not trust its signer) or have not
+       * said yet (`pending`), waiting up to `waitMs` (default `store.upload_wait_ms`) for the silent
+       * ones. Null with the local store (one replica: the one that installed it).
+       */
+      replicas(bundle: string, digest: string, options?: { waitMs?: number }): Promise<ReplicaVerdicts | null>;
     };
   };
   /** post_select then pre_inject for a session (spec §3.1, §3.2, §5.2). */

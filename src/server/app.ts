@@ -382,10 +382,15 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   // ── ops ────────────────────────────────────────────────────────────────────────────────────────
   app.get("/healthz", { schema: routes.healthz, config: cfg(null) }, async () => ({ status: closing ? "draining" : "ok" }));
   // Readiness (a load balancer's question): not while draining, nor while the sandbox host restarts
-  // or reloads its bundles — chains would wait. Liveness stays /healthz.
+  // or reloads its bundles — chains would wait — nor while this replica refuses the active shared
+  // revision of a bundle: it would serve without a guard its peers apply. Liveness stays /healthz.
   app.get("/readyz", { schema: routes.readyz, config: cfg(null) }, async (_request, reply) => {
-    const ready = !closing && runtime.status().sandbox.ready !== false;
-    return reply.code(ready ? 200 : 503).send({ status: closing ? "draining" : ready ? "ready" : "sandbox_starting" });
+    if (closing) return reply.code(503).send({ status: "draining" });
+    const status = runtime.status();
+    if (status.sandbox.ready === false) return reply.code(503).send({ status: "sandbox_starting" });
+    const bundles = status.store.kind === "redis" ? status.store.bundles : undefined;
+    if (bundles !== undefined && !bundles.ready) return reply.code(503).send({ status: "revision_refused", reason: bundles.not_ready_reason ?? "" });
+    return reply.code(200).send({ status: "ready" });
   });
   // `servers`: this server as the caller reached it, so a client generated from the document targets
   // it; a Host header that is not a plain host[:port] gets the relative "/" instead of being echoed.
@@ -415,9 +420,15 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     // 200 with `unchanged: true` tells a deploy script nothing changed, 201 that a new revision is live.
     const unchanged = runtime.bundles.get(name)?.digest === (request.body as { digest: string }).digest;
     const info = await runtime.bundles.install(artifact, principalOf(request));
-    if (unchanged && info.digest === (request.body as { digest: string }).digest) return reply.code(200).send({ ...info, unchanged: true });
+    // With a shared store: which replicas took it and which refused it (their keyring, …), within store.upload_wait_ms.
+    const replicas = await runtime.shared.bundles.replicas(info.bundle, info.digest);
+    const verdicts = replicas === null ? {} : { replicas };
+    if (replicas !== null && replicas.refused.length > 0) {
+      request.log.warn({ bundle: info.bundle, digest: info.digest, refused: replicas.refused }, "bundle upload: replicas refused the revision (they are not ready)");
+    }
+    if (unchanged && info.digest === (request.body as { digest: string }).digest) return reply.code(200).send({ ...info, unchanged: true, ...verdicts });
     request.log.info({ bundle: info.bundle, version: info.version, digest: info.digest, by: request.principal!.id }, "bundle installed over HTTP");
-    return reply.code(201).send({ ...info, unchanged: false });
+    return reply.code(201).send({ ...info, unchanged: false, ...verdicts });
   });
   app.get("/v1/bundles", { schema: routes.listBundles, config: cfg(OPERATOR) }, async () => ({ bundles: runtime.bundles.list() }));
   app.get("/v1/bundles/:name", { schema: routes.getBundle, config: cfg(OPERATOR) }, async (request) => {

@@ -82,6 +82,7 @@ export const FIELD_DOCS: Readonly<Record<string, string>> = {
   "store.max_backoff_ms": "Ceiling of the reconnect backoff (exponential from 100 ms, with jitter).",
   "store.heartbeat_ms": "How often a replica writes its record (revision, bundles, refusals) and reads its peers'; a replica silent for 3 intervals is not live.",
   "store.reconcile_ms": "How often a replica re-reads the shared bundle revision even without a notification (covers missed pub/sub messages).",
+  "store.upload_wait_ms": "How long `PUT /v1/bundles/{name}` waits, after the upload is shared, for the other live replicas to accept or refuse the revision (each verifies it with its own keyring); the answer's `replicas` lists `accepted`, `refused` (`replica`, `code`, `message`) and `pending` (silent when the wait ended). `0`: answer at once (the others are pending). A replica that refused the active revision of a bundle is not ready (`/readyz` 503) until it runs it.",
   console: "The operator console at `/console` (bundles, chains, live decisions, health, security report).",
   "console.security_report_dir": "Directory holding the latest `npm run bench:sandbox` report (`report.json`, `report.html`) that the console's Security page shows, relative to the config file's directory.",
   "limits.json_depth": "Deepest nesting of every input field, every hook result field, `chain_state` and `vcp.log` fields (`event`/`session` may add one level for the fields they carry; HTTP bodies `json_depth + 2`); deeper input is `INVALID_INPUT`, a deeper result `invalid_result`.",

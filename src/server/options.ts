@@ -87,6 +87,7 @@ export function storeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv =
     maxBackoffMs: store.max_backoff_ms,
     heartbeatMs: store.heartbeat_ms,
     reconcileMs: store.reconcile_ms,
+    uploadWaitMs: store.upload_wait_ms,
   };
 }
 

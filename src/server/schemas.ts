@@ -83,6 +83,17 @@ const installed = {
   ...object({
     ...BundleInfoSchema.properties,
     unchanged: { type: "boolean", description: "true: the uploaded digest was already installed, nothing changed (200); false: a new revision is live (201)" },
+    replicas: {
+      ...object(
+        {
+          accepted: { ...stringArray, description: "replica ids that run this revision (this one included)" },
+          refused: { type: "array", items: object({ replica: { type: "string" }, code: { type: "string" }, message: { type: "string" } }, { required: ["replica", "code", "message"] }), description: "replicas that refused it, e.g. SIGNATURE_INVALID when their keyring does not trust its signer; each is not ready until it runs the active revision" },
+          pending: { ...stringArray, description: "live replicas that had said neither within store.upload_wait_ms" },
+        },
+        { required: ["accepted", "refused", "pending"] },
+      ),
+      description: "Only with store.kind redis: what every live replica did with this revision, collected for up to store.upload_wait_ms",
+    },
   }),
   required: [...BundleInfoSchema.required, "unchanged"],
 } as const;
@@ -348,10 +359,14 @@ export const routes = withOperationIds({
   healthz: { tags: ["ops"], summary: "Liveness", security: [], response: { 200: object({ status: { type: "string" } }), ...errors() } },
   readyz: {
     tags: ["ops"],
-    summary: "Readiness: 200 when chains can run now; 503 while draining or while the sandbox host restarts",
+    summary: "Readiness: 200 when chains can run now; 503 while draining, while the sandbox host restarts, or (store.kind redis) while this replica refuses the active revision of a bundle",
     security: [],
-    // 503 is either "not ready" ({ status }) or, once draining has begun, the SHUTTING_DOWN error.
-    response: { 200: object({ status: { type: "string" } }), 500: { $ref: "VcpError500#" }, 503: { anyOf: [object({ status: { type: "string", enum: ["draining", "sandbox_starting"] } }, { required: ["status"] }), { $ref: "VcpError503#" }] } },
+    // 503 is either "not ready" ({ status, reason? }) or, once draining has begun, the SHUTTING_DOWN error.
+    response: {
+      200: object({ status: { type: "string" } }),
+      500: { $ref: "VcpError500#" },
+      503: { anyOf: [object({ status: { type: "string", enum: ["draining", "sandbox_starting", "revision_refused"] }, reason: { type: "string" } }, { required: ["status"] }), { $ref: "VcpError503#" }] },
+    },
   },
   metrics: { tags: ["ops"], summary: "Prometheus metrics (text exposition format)", security: security("operator"), response: { 200: { description: "Prometheus text exposition format 0.0.4", content: { "text/plain": { schema: { type: "string" } } } }, ...errors(...AUTH) } },
   status: {
