@@ -18,6 +18,7 @@ import { Redis } from "ioredis";
 import type { Logger } from "../observe/events.js";
 import { storeUnavailable } from "./errors.js";
 import { storeKeys, type StoreKeys } from "./keys.js";
+import { createRedisClock, type RedisClock } from "./redis-clock.js";
 
 export interface StoreConnectionOptions {
   url: string;
@@ -76,6 +77,8 @@ export interface StoreConnection {
   eval(operation: string, script: StoreScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown>;
   /** Redis `TIME` in ms: one clock for every replica (periodic ticks, leases), whatever their skew. */
   serverTimeMs(operation?: string): Promise<number>;
+  /** This replica's estimate of Redis's TIME (redis-clock.ts), fed by every answer that carries it; read at each (re)connection. */
+  readonly clock: RedisClock;
   /** Publish on a channel of this deployment (`keys.channel(name)` or another key of `keys`). */
   publish(operation: string, channel: string, message: string): Promise<void>;
   /**
@@ -186,9 +189,13 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
       });
     },
     async serverTimeMs(operation = "reading the store's clock") {
+      const sentAt = performance.now();
       const [seconds, micros] = await run(operation, (client) => client.time());
-      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      const ms = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      connection.clock.observe(ms, sentAt, performance.now());
+      return ms;
     },
+    clock: createRedisClock(),
     async publish(operation, channel, message) {
       await run(operation, (client) => client.publish(channel, message));
     },
@@ -265,6 +272,9 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
       await Promise.all([quit(redis), subscriber === undefined ? undefined : quit(subscriber)]);
     },
   };
+
+  // Redis's clock at every (re)connection: scripts can carry a "not after" from the first command on.
+  connection.onReady(() => void connection.serverTimeMs().catch(() => undefined));
 
   // The first connection, bounded: a start never hangs on Redis.
   const first = redis.connect().then(

@@ -55,6 +55,19 @@ describe("session lock", () => {
     await release(redis, keys.lock, held.lock);
   }, 30_000);
 
+  test("an acquire that reaches Redis after its sender stopped waiting takes nothing (no lock held by nobody)", async () => {
+    const keys = sessionKeys(redis, "late-acquire");
+    await connection.redis.hset(keys.record, "rec", JSON.stringify({ v: "free" }), "fence", 0);
+    // Stand-in for an acquire queued behind a stalled Redis: its "not after" has passed when it runs.
+    const impatient = { ...redis, commandTimeoutMs: -1000 };
+    await expect(acquire(impatient, keys, { ttlMs: 5000, waitMs: 200 }, "late-acquire", () => undefined)).rejects.toMatchObject({ code: "SESSION_BUSY" });
+    expect(await connection.redis.exists(keys.lock)).toBe(0);
+    expect(await connection.redis.get(keys.fence)).toBeNull();
+    const onTime = await acquire(redis, keys, { ttlMs: 5000, waitMs: 200 }, "late-acquire", () => undefined);
+    expect(onTime.record).toBe(JSON.stringify({ v: "free" }));
+    await release(redis, keys.lock, onTime.lock);
+  }, 30_000);
+
   test("while one holder has the session another waits, then gets it; a release never frees someone else's lock", async () => {
     const keys = sessionKeys(redis, "waited");
     await connection.redis.hset(keys.record, "rec", "{}", "fence", 0);

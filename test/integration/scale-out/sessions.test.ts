@@ -10,6 +10,8 @@ import { startReplicas, waitFor, type Replica, type ReplicaSet } from "../../sup
 import { bundleCode } from "../../support/bundles.js";
 import { installedDigest } from "./fixtures.js";
 import { Redis } from "ioredis";
+import { keyPart } from "../../../src/store/keys.js";
+import { sessionKey } from "../../../src/pipeline/access.js";
 
 const manifest = {
   bundle: "scale",
@@ -253,6 +255,37 @@ describe("sessions across three replicas on one Redis", () => {
     expect(next.status, next.text).toBe(200);
     expect(next.body.context.log).toEqual(["on-time"]);
     await A.request("DELETE", "/v1/sessions/s-slow", { token: set.tokens.client });
+  }, 120_000);
+
+  test("a lock acquire that reaches Redis after the replica gave up (503) takes nothing: the session is not held by nobody afterwards", async () => {
+    await waitFor("A to open a session", async () => [201, 409].includes((await open(A, "s-late-lock")).status));
+    const prefix = (set.config.store as { prefix: string }).prefix;
+    const lockKey = `${prefix}:s:{${keyPart(sessionKey("app", "s-late-lock"))}}:lock`;
+    // Another holder has the session: B's transition reads it, then waits for the lock (polling).
+    expect(await set.redis.command("SET", lockKey, "another-holder", "PX", "60000")).toBe("OK");
+    const startedAt = Date.now();
+    const moving = B.request("POST", "/v1/sessions/s-late-lock/transition", { token: set.tokens.client, body: { to: "late", trigger: "t" } });
+    await new Promise((r) => setTimeout(r, 3000));
+    // The holder's lock ends 1 s into a 4 s stall of Redis, longer than the replicas' command timeout
+    // (2 s): B's next acquire waits in Redis, B answers 503, then Redis runs the acquire with the lock
+    // free. Before, it took the lock for its whole ttl (5 s) on behalf of a request already answered.
+    const pauseMs = 4000;
+    expect(await set.redis.command("SET", lockKey, "another-holder", "PX", "1000")).toBe("OK");
+    expect(await set.redis.command("CLIENT", "PAUSE", String(pauseMs), "WRITE")).toBe("OK");
+    const pausedAt = Date.now();
+    const moved = await moving;
+    expect(moved.status, moved.text).toBe(503);
+    expect(moved.body.error).toMatchObject({ code: "STORE_UNAVAILABLE", message: expect.stringContaining("taking the session lock") });
+    const answeredAfter = Date.now() - startedAt;
+    // Redis has run the late acquire (the pause is over); a lock it took would have seconds of ttl left.
+    await new Promise((r) => setTimeout(r, Math.max(0, pausedAt + pauseMs + 1000 - Date.now())));
+    expect(await set.redis.command("EXISTS", lockKey)).toBe("0");
+    const nextAt = Date.now();
+    const next = await C.request("POST", "/v1/sessions/s-late-lock/transition", { token: set.tokens.client, body: { to: "on-time", trigger: "t" } });
+    expect(next.status, next.text).toBe(200);
+    expect(next.body.context.log).toEqual(["on-time"]);
+    console.log(`late lock acquire: B answered 503 after ${answeredAfter} ms; the next transition on C took ${Date.now() - nextAt} ms`);
+    await A.request("DELETE", "/v1/sessions/s-late-lock", { token: set.tokens.client });
   }, 120_000);
 
   test("an approval raised on A is seen and answered on C; the request waiting on A wakes with the decision; 'Allow always' holds on B", async () => {
