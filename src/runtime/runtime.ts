@@ -160,6 +160,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       ...(shared === undefined ? {} : { store: storeGauges(shared) }),
     };
   }, { sharedStore: shared !== undefined });
+  // The store's own families (command errors, reachability, data loss) are defined with what they count (src/store/).
+  shared?.registerMetrics(metrics.registry);
   function storeGauges(store: SharedStore) {
     const view = store.status();
     const report = bundleSync?.report();

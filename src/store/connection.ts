@@ -16,7 +16,9 @@ import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import type { Logger } from "../observe/events.js";
-import { storeUnavailable } from "./errors.js";
+import { VcpError } from "../errors.js";
+import { classifyStoreError, storeUnavailable } from "./errors.js";
+import { createStoreHealth, type StoreHealth, type StoreHealthStatus } from "./health.js";
 import { storeKeys, type StoreKeys } from "./keys.js";
 import { createRedisClock, type RedisClock } from "./redis-clock.js";
 
@@ -29,6 +31,8 @@ export interface StoreConnectionOptions {
   commandTimeoutMs: number;
   /** Ceiling of the reconnect backoff. */
   maxBackoffMs: number;
+  /** Redis not answering for this long makes the replica not ready (store.unreachable_after_ms; 0: never). */
+  unreachableAfterMs?: number;
   /** Shown in Redis `CLIENT LIST` (e.g. `vcp-hooks:<replica id>`). */
   clientName?: string;
   logger: Logger;
@@ -45,7 +49,8 @@ export function defineScript(name: string, lua: string): StoreScript {
   return Object.freeze({ name, lua, sha: createHash("sha1").update(lua).digest("hex") });
 }
 
-export interface StoreConnectionStatus {
+export interface StoreConnectionStatus extends StoreHealthStatus {
+  /** Connected and answering: false while the connection is down, or once Redis has not answered for `unreachable_after_ms`. */
   connected: boolean;
   /** When the connection last came up or went down (ISO time). */
   since: string;
@@ -89,7 +94,10 @@ export interface StoreConnection {
   subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>>;
   /** Called at every (re)connection of the command client, and once at once if it is up now. */
   onReady(listener: () => void): () => void;
+  /** The command connection is up (Redis may still not answer: see `health`). */
   connected(): boolean;
+  /** Whether Redis answers this replica, from the commands' outcomes (health.ts). */
+  readonly health: StoreHealth;
   status(): StoreConnectionStatus;
   /** Close both connections; pending commands fail. */
   close(): Promise<void>;
@@ -158,7 +166,9 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     logger.info({ store: target, prefix: options.prefix, reconnects }, reconnects === 0 ? "store: connected to Redis" : "store: reconnected to Redis");
     tellReady();
   });
+  const health = createStoreHealth({ unreachableAfterMs: options.unreachableAfterMs ?? 5000 });
   redis.on("close", () => {
+    health.lost();
     if (up) {
       since = new Date().toISOString();
       logger.warn({ store: target }, "store: lost the connection to Redis; reconnecting with backoff");
@@ -167,9 +177,14 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
   });
 
   const run = async <T>(operation: string, fn: (client: Redis) => Promise<T>): Promise<T> => {
+    const startedAt = performance.now();
     try {
-      return await fn(redis);
+      const result = await fn(redis);
+      health.answered();
+      return result;
     } catch (err) {
+      // A VcpError is the caller's own verdict on an answer, not a store failure.
+      if (!(err instanceof VcpError)) health.failed(classifyStoreError(err), startedAt);
       throw storeUnavailable(operation, err);
     }
   };
@@ -263,7 +278,8 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
       return () => readyListeners.delete(listener);
     },
     connected: () => up,
-    status: () => ({ connected: up, since, reconnects, last_error: up ? null : lastError }),
+    health,
+    status: () => ({ connected: up && !health.unreachable(), since, reconnects, last_error: up ? null : lastError, ...health.status() }),
     async close() {
       if (closed) return;
       closed = true;

@@ -15,6 +15,7 @@ import { connectStore, describeUrl, type StoreConnection, type StoreConnectionSt
 import { startReplicaPresence, type PeerView, type RefusedRevision, type ReplicaBundleReport, type ReplicaPresence } from "./replica.js";
 import { resolveReplicaId } from "./replica-id.js";
 import { DEFAULTS } from "../config/defaults.js";
+import type { Registry } from "prom-client";
 
 export { connectStore, defineScript, backoffMs, describeUrl, newInstanceId, type StoreConnection, type StoreConnectionStatus, type StoreScript, type RedisClient } from "./connection.js";
 export { storeKeys, keyPart, PREFIX_INDEX_KEY, STORE_LAYOUT_VERSION, type StoreKeys } from "./keys.js";
@@ -47,6 +48,8 @@ export interface RedisStoreOptions {
   reconcileMs?: number;
   /** How long an upload's answer waits for the other live replicas to accept or refuse the revision (0: not at all). */
   uploadWaitMs?: number;
+  /** How long Redis may not answer before this replica is not ready (0: never); health.ts. */
+  unreachableAfterMs?: number;
 }
 
 /** `runtime.status().store`. */
@@ -84,6 +87,8 @@ export interface SharedStore {
   status(): StoreStatus & { kind: "redis" };
   /** Where the heartbeat record's bundle part comes from (the bundle sync, once it exists). */
   setReport(report: () => ReplicaBundleReport): void;
+  /** Add the store's metric families (health.ts) to a runtime's registry. */
+  registerMetrics(registry: Registry): void;
   /** Stop heartbeating, remove this replica's record, close the connections. */
   close(): Promise<void>;
 }
@@ -112,6 +117,7 @@ export async function openSharedStore(
     heartbeatMs: options.heartbeatMs ?? DEFAULTS.store.heartbeat_ms,
     reconcileMs: options.reconcileMs ?? DEFAULTS.store.reconcile_ms,
     uploadWaitMs: options.uploadWaitMs ?? DEFAULTS.store.upload_wait_ms,
+    unreachableAfterMs: options.unreachableAfterMs ?? DEFAULTS.store.unreachable_after_ms,
     configVersion: options.configVersion ?? "unversioned",
     version: options.version ?? "unknown",
   };
@@ -141,6 +147,9 @@ export async function openSharedStore(
     options: resolved,
     setReport(next) {
       report = next;
+    },
+    registerMetrics(registry) {
+      connection.health.registerMetrics(registry);
     },
     status: () => ({
       kind: "redis",
