@@ -16,6 +16,7 @@ import { startReplicaPresence, type PeerView, type RefusedRevision, type Replica
 import { resolveReplicaId } from "./replica-id.js";
 import { DEFAULTS } from "../config/defaults.js";
 import type { Registry } from "prom-client";
+import { createDataLossWatch, type DataLossEvent, type DataLossWatch } from "./data-loss.js";
 
 export { connectStore, defineScript, backoffMs, describeUrl, newInstanceId, type StoreConnection, type StoreConnectionStatus, type StoreScript, type RedisClient } from "./connection.js";
 export { storeKeys, keyPart, PREFIX_INDEX_KEY, STORE_LAYOUT_VERSION, type StoreKeys } from "./keys.js";
@@ -67,6 +68,8 @@ export type StoreStatus =
       warnings: string[];
       /** Every replica seen under this prefix (this one included), as of the last heartbeat. */
       replicas: PeerView[];
+      /** The last time this replica noticed Redis lost data (data-loss.ts), or null. */
+      data_loss: DataLossEvent | null;
       /** This replica's shared bundles: the revision it reconciled to, the newest it has read, what it refused. */
       bundles?: {
         revision: number | null;
@@ -83,6 +86,8 @@ export interface SharedStore {
   readonly replicaId: string;
   readonly connection: StoreConnection;
   readonly presence: ReplicaPresence;
+  /** Noticing that Redis lost data (data-loss.ts): the heartbeat and the bundle sync report to it. */
+  readonly dataLoss: DataLossWatch;
   readonly options: Required<Omit<RedisStoreOptions, "replicaId" | "advertiseUrl" | "configVersion" | "version">> & { configVersion: string; version: string };
   status(): StoreStatus & { kind: "redis" };
   /** Where the heartbeat record's bundle part comes from (the bundle sync, once it exists). */
@@ -124,6 +129,7 @@ export async function openSharedStore(
   const replicaId = resolveReplicaId({ explicit: options.replicaId, dataDir: context.dataDir });
   const connection = await connectStore({ ...resolved, clientName: `vcp-hooks:${replicaId}`, logger: context.logger });
   let report: () => ReplicaBundleReport = context.report ?? (() => ({ revision: null, bundles: {}, refused: [] }));
+  const dataLoss = createDataLossWatch({ logger: context.logger, epochKey: connection.keys.epoch });
   let presence: ReplicaPresence;
   try {
     presence = await startReplicaPresence({
@@ -135,6 +141,7 @@ export async function openSharedStore(
       url: options.advertiseUrl ?? null,
       report: () => report(),
       logger: context.logger,
+      dataLoss,
     });
   } catch (err) {
     await connection.close();
@@ -144,12 +151,14 @@ export async function openSharedStore(
     replicaId,
     connection,
     presence,
+    dataLoss,
     options: resolved,
     setReport(next) {
       report = next;
     },
     registerMetrics(registry) {
       connection.health.registerMetrics(registry);
+      dataLoss.registerMetrics(registry);
     },
     status: () => ({
       kind: "redis",
@@ -160,6 +169,7 @@ export async function openSharedStore(
       connection: connection.status(),
       warnings: presence.warnings(),
       replicas: presence.peers(),
+      data_loss: dataLoss.last(),
     }),
     async close() {
       await presence.close();
@@ -167,6 +177,7 @@ export async function openSharedStore(
     },
   };
 }
-export { sharedBundleState, type SharedBundleEntry, type SharedBundleState, type SharedRevision } from "./bundles.js";
+export { entrySource, sharedBundleState, type SharedBundleEntry, type SharedBundleState, type SharedRevision } from "./bundles.js";
+export type { DataLossEvent, DataLossKind, DataLossWatch } from "./data-loss.js";
 export { createSharedRateLimiter, type SharedRateLimiter } from "./rate-limit.js";
 export { createSharedImplicitSessions, type ImplicitSessionTouch, type SharedImplicitSessions } from "./implicit-sessions.js";
