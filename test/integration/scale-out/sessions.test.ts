@@ -362,8 +362,8 @@ describe("sessions across three replicas on one Redis", () => {
         const [cmd, ...rest] = [args[0]!.toLowerCase(), ...args.slice(1)];
         if (["ping", "time", "info", "client"].includes(cmd)) return true;
         if (rest.some((a) => a.startsWith(`${prefix}:replicas`) || a.startsWith(`${prefix}:bundle`) || a.startsWith("vcp-hooks:"))) return true;
-        // The periodic scan's listing and the approval sweep (one-key script and count on the pending set).
-        if (cmd === "smembers" && rest[0] === `${prefix}:sessions`) return true;
+        // The periodic scan (one-key script on the due set) and the approval sweep (one-key script and count on the pending set).
+        if ((cmd === "evalsha" || cmd === "eval") && rest[1] === "1" && rest[2] === `${prefix}:periodic:due`) return true;
         if (cmd === "zcard" && rest[0] === `${prefix}:approvals-pending`) return true;
         if ((cmd === "evalsha" || cmd === "eval") && rest[1] === "1" && rest[2] === `${prefix}:approvals-pending`) return true;
         return false;
