@@ -23,7 +23,7 @@ export { DEFAULTS } from "./config/defaults.js";
 export { ConfigSchema, loadConfigFile, resolveConfig, configVersionOf } from "./config/config.js";
 export type { ConfigInput, ConfigOverrides, DeepReadonly, ResolvedConfig } from "./config/config.js";
 // The shared store (issue 18, vcp.yaml `store:`): its options and `runtime.status().store`.
-export type { StoreOptions, RedisStoreOptions, StoreStatus, PeerView, ReplicaRecord, ReplicaBundleReport, RefusedRevision, StoreConnectionStatus } from "./store/index.js";
+export type { StoreOptions, RedisStoreOptions, StoreStatus, PeerView, ReplicaRecord, ReplicaBundleReport, RefusedRevision, StoreConnectionStatus, StoreHealthStatus, StoreFailure, DataLossEvent, DataLossKind } from "./store/index.js";
 export type { ReplicaVerdicts } from "./runtime/bundle-sync.js";
 // Logging: the interface the runtime takes, and the operational logger (pino, redacting) that
 // `vcp-hooks serve` uses; pass it as `logger` to createRuntime.

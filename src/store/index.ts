@@ -179,5 +179,6 @@ export async function openSharedStore(
 }
 export { entrySource, sharedBundleState, type SharedBundleEntry, type SharedBundleState, type SharedRevision } from "./bundles.js";
 export type { DataLossEvent, DataLossKind, DataLossWatch } from "./data-loss.js";
+export type { StoreHealth, StoreHealthStatus } from "./health.js";
 export { createSharedRateLimiter, type SharedRateLimiter } from "./rate-limit.js";
 export { createSharedImplicitSessions, type ImplicitSessionTouch, type SharedImplicitSessions } from "./implicit-sessions.js";
