@@ -167,7 +167,8 @@ export async function openSharedStore(
       replica_id: replicaId,
       config_version: resolved.configVersion,
       connection: connection.status(),
-      warnings: presence.warnings(),
+      // A data loss stays in the warnings (what `vcp-hooks status` prints) until the process restarts.
+      warnings: [...presence.warnings(), ...dataLossWarning(dataLoss.last())],
       replicas: presence.peers(),
       data_loss: dataLoss.last(),
     }),
@@ -177,6 +178,10 @@ export async function openSharedStore(
     },
   };
 }
+function dataLossWarning(loss: DataLossEvent | null): string[] {
+  return loss === null ? [] : [`Redis lost data (${loss.kind}, noticed ${loss.detected_at}): ${loss.message}`];
+}
+
 export { entrySource, sharedBundleState, type SharedBundleEntry, type SharedBundleState, type SharedRevision } from "./bundles.js";
 export type { DataLossEvent, DataLossKind, DataLossWatch } from "./data-loss.js";
 export type { StoreHealth, StoreHealthStatus } from "./health.js";

@@ -109,6 +109,8 @@ describe("Redis data loss", () => {
         return l?.kind === "emptied" ? l : undefined;
       }, 60_000);
       expect(loss.message).toMatch(/epoch/);
+      // `vcp-hooks status` prints the store's warnings: the loss is among them.
+      expect((await status(set, r)).store.warnings.join("\n")).toMatch(/Redis lost data \(emptied/);
     }
     expect((await metric(A, "emptied")) + (await metric(B, "emptied"))).toBeGreaterThanOrEqual(2);
     // The session is gone with the data (nothing can bring it back); the bundles are not.
