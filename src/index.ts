@@ -24,6 +24,7 @@ export { ConfigSchema, loadConfigFile, resolveConfig, configVersionOf } from "./
 export type { ConfigInput, ConfigOverrides, DeepReadonly, ResolvedConfig } from "./config/config.js";
 // The shared store (issue 18, vcp.yaml `store:`): its options and `runtime.status().store`.
 export type { StoreOptions, RedisStoreOptions, StoreStatus, PeerView, ReplicaRecord, ReplicaBundleReport, RefusedRevision, StoreConnectionStatus } from "./store/index.js";
+export type { ReplicaVerdicts } from "./runtime/bundle-sync.js";
 // Logging: the interface the runtime takes, and the operational logger (pino, redacting) that
 // `vcp-hooks serve` uses; pass it as `logger` to createRuntime.
 export type { Logger, Clock, LifecycleEvent, LifecycleEventMap, LifecycleEventName, InputSummary } from "./observe/events.js";
@@ -53,10 +54,13 @@ export { chargeScan, MAX_MATCHER_COST, ScanBudgetExceeded } from "./profiles/com
 export type { ScanMeter } from "./profiles/common/scan.js";
 export type { ProfilePlanRef } from "./chain/plan.js";
 export type { ProfileChainAnswer } from "./chain/types.js";
-export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry } from "./runtime/fire-profile.js";
+export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./runtime/fire-profile.js";
+export type { ProfileGuard } from "./runtime/profile-hooks.js";
 export type { ProfileDeployment } from "./runtime/profile-hooks.js";
 // Approvals of Amplifier `ask_user` answers (PROFILES §3.4): `runtime.approvals`.
 export { isGranting, DEFAULT_APPROVAL_LIMITS } from "./runtime/approvals.js";
+// Who reads and who decides an approval (a client reads its own, never decides): one rule for the runtime and the HTTP stream.
+export { mayReadApproval, mayDecideApproval } from "./pipeline/access.js";
 export type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery, ApprovalState } from "./runtime/approvals.js";
 export type { Constitution, Rule } from "./model/constitution.js";
 export type { Predicate, PredicateOperator } from "./model/predicate.js";

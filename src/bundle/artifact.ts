@@ -11,7 +11,6 @@
  * Signatures cover the digest, the digest covers manifest and code: changing either breaks both.
  */
 import { createPrivateKey, sign as edSign, verify as edVerify, type KeyObject } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { VcpError } from "../errors.js";
 import { canonicalJson } from "../integrity/canonical.js";
@@ -19,6 +18,7 @@ import { digestOf } from "../integrity/digest.js";
 import { trustRank, type TrustLevel } from "../model/hook-type.js";
 import { keyringIndex, type Keyring } from "./keys.js";
 import { parseManifest, type Manifest } from "./manifest.js";
+import { INPUT_FILE_BYTES, readInputFile } from "./input-file.js";
 import { DIGEST, KEY_ID } from "../model/names.js";
 import { jsonSchemaOf, type JsonSchema } from "../model/json-schema.js";
 import { DEFAULTS } from "../config/defaults.js";
@@ -137,12 +137,16 @@ export function parseArtifact(text: string, file = "bundle.vcpb"): unknown {
   }
 }
 
-/** Read a `.vcpb` file; see {@link parseArtifact}. */
-export async function readArtifactFile(file: string): Promise<unknown> {
+/**
+ * Read a `.vcpb` file; see {@link parseArtifact}. Not a regular file, or larger than `maxBytes`
+ * (default 64 MiB): `INPUT_FILE_REFUSED`, before anything is read.
+ */
+export async function readArtifactFile(file: string, maxBytes: number = INPUT_FILE_BYTES.artifact): Promise<unknown> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = (await readInputFile(file, maxBytes, "the bundle artifact")).toString("utf8");
   } catch (err) {
+    if (err instanceof VcpError) throw err;
     throw new VcpError("INVALID_BUNDLE", `${file}: cannot be read: ${(err as Error).message}`, { file });
   }
   return parseArtifact(text, file);

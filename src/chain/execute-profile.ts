@@ -30,7 +30,7 @@ import { findProfile, MAX_MATCHER_COST, ScanBudgetExceeded, type ScanMeter } fro
 import { DEFAULT_JSON_DEPTH, jsonTextExceeds } from "../model/json-bounds.js";
 import { parseGuestJson } from "./result.js";
 import { sanitizeGuestText } from "./guest-text.js";
-import { executionModeOf, type PlannedProfileHook, type ProfileChainPlan } from "./plan.js";
+import { executionModeOf, hookFailsClosed, type PlannedProfileHook, type ProfileChainPlan } from "./plan.js";
 import type { ActionInvoker, ChainRequest, ChainResult, HookExecution, InvokeOutcome } from "./types.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { ResultStatus } from "../model/result.js";
@@ -158,11 +158,9 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
   const start = (planned: PlannedProfileHook, slot: number, inputNow: NativeObject, inputJson: string): Started | "skipped" | "stopped" => {
     const { hook, predicate } = planned;
     // repo-yaml: a failing `blocking` hook blocks like a fail_closed one (PROFILES §8.8).
-    // SECURITY: never for a session-trust hook (spec §8.3: it cannot block). Install refuses fail_closed
-    // with session trust; a session-trust `blocking` hook runs as an observer (its block is stripped,
-    // its failure is a warning), as repo-yaml hooks from an untrusted repository must.
+    // SECURITY: never for a session-trust hook (spec §8.3), in both flags (hookFailsClosed).
     const blocking = hook.blocking === true && hook.trust !== "session";
-    const failClosed = (hook.fail_closed && hook.trust !== "session") || blocking;
+    const failClosed = hookFailsClosed(hook);
 
     // A matcher over its budget is a failure to decide whether the hook applies: the same outcome as a
     // condition over its budget (the hook is not run; `error`, or its fail_closed answer).

@@ -1,7 +1,6 @@
 /** `vcp-hooks sign <file.vcpb> --key <pem> --key-id <id> [-o file]`: add an Ed25519 signature. */
-import { readFile } from "node:fs/promises";
-import { readArtifactFile, type VcpArtifact } from "../index.js";
-import { serializeArtifact, signArtifact } from "../tooling.js";
+import { readArtifactFile, VcpError, type VcpArtifact } from "../index.js";
+import { INPUT_FILE_BYTES, readInputFile, serializeArtifact, signArtifact } from "../tooling.js";
 import { writeAtomic } from "./build.js";
 import { CheckFailed, EXIT_OK, parseCommand, printJson, requireOption, stringOption, type Command } from "./common.js";
 
@@ -39,8 +38,9 @@ export const signCommand: Command = {
     const out = stringOption("sign", values, "out") ?? file;
     let pem: string;
     try {
-      pem = await readFile(keyFile, "utf8");
+      pem = (await readInputFile(keyFile, INPUT_FILE_BYTES.key, "--key")).toString("utf8");
     } catch (err) {
+      if (err instanceof VcpError) throw err; // INPUT_FILE_REFUSED
       throw new CheckFailed(`cannot read --key ${keyFile}: ${(err as Error).message}`, "NOT_FOUND");
     }
     const artifact = (await readArtifactFile(file)) as VcpArtifact;

@@ -126,8 +126,13 @@ export interface SandboxStats {
   quarantined: string[];
   /** Digests admitted one chain at a time because their hooks keep timing out. */
   slowBundles: string[];
-  /** Digests capped at their share of the threads because their hooks held more than their share of worker time. */
+  /** Digests capped at their share of the threads: the loaded revisions of the demoted accounts. */
   demotedBundles: string[];
+  /**
+   * Fair-share accounts whose hooks held more than their share of worker time, capped: `key:<key id>`
+   * (every bundle that key signed) or `bundle:<name>` (an unsigned bundle).
+   */
+  demotedAccounts: string[];
   /**
    * Digests that were running during a crash that could not be pinned on one bundle: their chains run
    * alone in the sandbox host (nothing else in flight) until they pass probation, so their next crash

@@ -4,7 +4,7 @@ import type { InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
 import type { BundleCode } from "../sandbox-host/types.js";
-import { SlowTracker, WorkerShareTracker } from "./admission.js";
+import { shareAccount, SlowTracker, WorkerShareTracker } from "./admission.js";
 import type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats } from "./api.js";
 import { BundleRegistry, type QuarantineInfo } from "./bundle-registry.js";
 import { ChainQueue, type PendingChain } from "./chain-queue.js";
@@ -142,6 +142,8 @@ export class SandboxSupervisor implements Sandbox {
       this.logger.info({ bundle: bundle.name, digest: bundle.digest }, "sandbox: bundle reloaded, quarantine lifted");
     }
     this.chains.resetUsage(bundle.digest);
+    // Fair share is per signer, not per revision: every bundle one key signed draws on one share.
+    this.chains.chargeTo(bundle.digest, shareAccount(bundle));
     return value as { exports: string[] };
   }
 
@@ -149,6 +151,7 @@ export class SandboxSupervisor implements Sandbox {
     this.assertOpen();
     const meta = this.bundles.unloaded(digest);
     this.chains.resetUsage(digest);
+    this.chains.forgetRevision(digest);
     if (meta === undefined) return;
     // The files stay: content-addressed and immutable, they are harmless, and a chain already in
     // flight may still need them on a cold worker. A temporary code directory goes on close().
@@ -174,6 +177,7 @@ export class SandboxSupervisor implements Sandbox {
       quarantined: this.bundles.quarantinedDigests(),
       slowBundles: this.chains.slowDigests(now),
       demotedBundles: this.chains.demotedDigests(now),
+      demotedAccounts: this.chains.demotedAccounts(now),
       suspectBundles: this.bundles.suspectDigests(now),
       plansSent: this.plansSent,
       watchdogKills: this.watchdogKills,
@@ -206,9 +210,10 @@ export class SandboxSupervisor implements Sandbox {
     } catch (err) {
       return Promise.reject(err);
     }
-    const overloaded = this.chains.overloaded(plan.digests, this.hosts.host?.ready === true, performance.now());
+    const accounts = this.chains.accountsOf(plan.digests);
+    const overloaded = this.chains.overloaded(plan.digests, accounts, this.hosts.host?.ready === true, performance.now());
     if (overloaded !== undefined) return Promise.reject(overloaded);
-    const answer = this.chains.enqueue(this.nextId++, task, plan, invoke);
+    const answer = this.chains.enqueue(this.nextId++, task, plan, accounts, invoke);
     this.pump();
     return answer;
   }

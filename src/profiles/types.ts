@@ -171,6 +171,14 @@ export interface EventProfile {
   /** The agent-facing answer and its exit code. */
   present(aggregated: Aggregated, event: string, ctx: ProfileContext): PresentedAnswer;
   /**
+   * The answer to an event the runtime refused instead of judging (its input too large, not JSON, too
+   * deep, a field over a bound …) while a fail-closed hook guards it (issue 24): the most restrictive
+   * answer the event can carry — what a failed `fail_closed` hook yields — naming `reason`, with exit
+   * code 2 (what every agent's command hooks read as "blocked") and `reason` as stderr. `reason` names
+   * the refusal's code and the guarding hooks. Pure.
+   */
+  refusalAnswer(reason: string, event: string, ctx: ProfileContext): PresentedAnswer;
+  /**
    * How the agent reads one of its own command hooks (exit code, stdout, stderr): the profile's
    * exit-code table (PROFILES §3.2, §3.3). Present on agent profiles; used by the exec lane and the
    * adapter. Pure.

@@ -402,6 +402,10 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         list: async (query) => (sharedState !== undefined ? sharedState.approvals.list(query) : localApprovals!.list(query)),
         get: async (id, access) => (sharedState !== undefined ? sharedState.approvals.get(id, access) : localApprovals!.get(id, access)),
       },
+      bundles: {
+        replicas: async (bundle, digest, options = {}) =>
+          bundleSync === undefined ? null : bundleSync.verdicts(bundle, digest, options.waitMs ?? shared!.options.uploadWaitMs),
+      },
     },
 
     adapt: (sessionId, input, access) => sessions.adapt(sessionId, input, access),
@@ -443,6 +447,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     profiles: {
       list: () => profileFirer.list(),
       plan: (profile, event) => profileFirer.plan(profile, event),
+      guard: (profile) => profileFirer.guard(profile),
+      refuse: (profile, event, refusal, options) => profileFirer.refuse(profile, event, refusal, options),
     },
 
     async fire(type, input) {
@@ -475,7 +481,13 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
           : { enabled: true, replica: replicaId, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
         store: shared === undefined ? { kind: "local" } : {
           ...shared.status(),
-          bundles: { revision: bundleSync!.report().revision, desired_revision: bundleSync!.desiredRevision(), refused: bundleSync!.report().refused },
+          bundles: {
+            revision: bundleSync!.report().revision,
+            desired_revision: bundleSync!.desiredRevision(),
+            refused: bundleSync!.report().refused,
+            ready: bundleSync!.readiness().ready,
+            not_ready_reason: bundleSync!.readiness().reason,
+          },
         },
       };
     },

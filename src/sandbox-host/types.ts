@@ -18,6 +18,12 @@ export interface BundleCode {
   readonly memoryMb?: number;
   /** `shared` (default): one context per isolate; `per_session`: one context per session (LRU). */
   readonly isolation?: "shared" | "per_session";
+  /**
+   * The key id that signed the revision (null or absent: unsigned). Fair share of worker time is
+   * charged per signer, so every bundle one key signed draws on one share (pool/admission.ts
+   * shareAccount); an unsigned bundle is its own. Not passed to the isolate.
+   */
+  readonly signedBy?: string | null;
 }
 
 export interface SandboxLimits {

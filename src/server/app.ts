@@ -24,18 +24,20 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import swagger from "@fastify/swagger";
 import { Transform, type TransformCallback } from "node:stream";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import { assertEvent, HOOK_TYPES, httpStatusOf, jsonValueDepth, pointerPath, VcpError, type AuditQuery, type Constitution, type HookEvent, type HookType, type OpenSessionInput, type Runtime, type SessionAccess, type SessionView, type VcpArtifact, type VcpContext } from "../index.js";
+import { assertEvent, HOOK_TYPES, jsonValueDepth, VcpError, type AuditQuery, type Constitution, type HookEvent, type HookType, type OpenSessionInput, type Runtime, type SessionAccess, type SessionView, type VcpArtifact, type VcpContext } from "../index.js";
 import { registerConsoleRoutes, type ConsoleOptions } from "./console-routes.js";
 import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, type AuthPrincipal, type Role } from "./auth.js";
-import { ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS, toHttpError } from "./errors.js";
+import { describeError, ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS } from "./errors.js";
 import { documentRouteSchema, OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
 import { profilePlanOf, registerProfileRoutes } from "./profile-routes.js";
 import { registerApprovalRoutes, type ApprovalStreamSettings } from "./approval-routes.js";
+import { createEventStreams, DEFAULT_STREAM_LIMITS, type StreamLimits } from "./sse.js";
 
 /** Settings the server reads per request and that a config reload may replace. */
 export interface LiveSettings {
   auth: readonly AuthEntry[];
-  limits: { body_bytes: number; bundle_bytes: number };
+  /** `streams_per_principal` and `stream_buffer_bytes` default to DEFAULT_STREAM_LIMITS (src/server/sse.ts). */
+  limits: { body_bytes: number; bundle_bytes: number; streams_per_principal?: number; stream_buffer_bytes?: number };
   /** `bundle/hook` entries clients may register per session. The runtime enforces its own list too. */
   sessionHookAllowlist: readonly string[];
 }
@@ -154,8 +156,12 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   app.decorateRequest("vcpRoute", null);
   // JSON only: a text/plain body is 415, not a string that fails a schema later.
   app.removeContentTypeParser("text/plain");
-  // The upload media type of DESIGN §3.2 is JSON too; the same (prototype-safe) parser reads it.
-  app.addContentTypeParser("application/vnd.vcp.bundle+json", { parseAs: "string" }, app.getDefaultJsonParser("error", "error"));
+  // fastify's prototype-safe JSON parser, with its refusal explained (it drops the reason): the upload
+  // media type of DESIGN §3.2 is JSON too, read the same way.
+  const jsonParser = explainedJsonParser(app.getDefaultJsonParser("error", "error"));
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, jsonParser);
+  app.addContentTypeParser("application/vnd.vcp.bundle+json", { parseAs: "string" }, jsonParser);
 
   // ── metrics of the adapter itself; the runtime's own metrics are appended at scrape time ──────
   const metricsRegistry = new Registry();
@@ -203,7 +209,8 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
         securitySchemes: {
           operator: { type: "http", scheme: "bearer", description: "operator token: bundles, audit, status, metrics" },
           client: { type: "http", scheme: "bearer", description: "client token: sessions and events" },
-          bearer: { type: "http", scheme: "bearer", description: "either role" },
+          approver: { type: "http", scheme: "bearer", description: "approver token: sees and decides approvals" },
+          bearer: { type: "http", scheme: "bearer", description: "operator or client (approvals: any role)" },
         },
       },
     },
@@ -301,22 +308,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   });
 
   app.setErrorHandler((err: unknown, request, reply) => {
-    const validation = (err as { validation?: Array<{ instancePath: string; message?: string; params?: unknown }>; validationContext?: string }).validation;
-    if (validation !== undefined) {
-      const context = (err as { validationContext?: string }).validationContext ?? "body";
-      const first = validation[0];
-      const field = pointerPath(context, first?.instancePath);
-      const config = routeOf(request).config;
-      let code: "INVALID_REQUEST" | "INVALID_BUNDLE" | "UNKNOWN_HOOK_TYPE" = "INVALID_REQUEST";
-      if ((context === "params" || context === "querystring") && first?.instancePath === "/type") code = "UNKNOWN_HOOK_TYPE";
-      else if (context === "body" && config.invalid !== undefined) code = config.invalid;
-      const message =
-        code === "UNKNOWN_HOOK_TYPE"
-          ? `unknown hook type: expected one of ${HOOK_TYPES.join(", ")} (spec §3)`
-          : `${field}: ${first?.message ?? "is invalid"}`;
-      return reply.code(httpStatusOf(code)).send({ error: { code, message, details: { field, rule: first?.message, params: first?.params } } });
-    }
-    const { status, body, internal } = toHttpError(err);
+    const { status, body, internal } = describeError(err, routeOf(request).config.invalid);
     if (internal) request.log.error({ err, req_id: request.id }, "request failed");
     else if (REFUSALS_LOGGED_AT_INFO.has(status)) {
       // Who was refused and why, without the body or the token: enough to answer "why did my call fail?".
@@ -345,7 +337,10 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   const BOTH = ["operator", "client"] as const;
 
   /** The authenticated caller, as the runtime's `{ principal }` option: the owner of what it opens. */
-  const principalOf = (request: FastifyRequest) => ({ principal: { id: request.principal!.id, role: request.principal!.role } });
+  const principalOf = (request: FastifyRequest) => {
+    const { id, role, approves } = request.principal!;
+    return { principal: { id, role, ...(approves !== undefined ? { approves } : {}) } };
+  };
 
   /**
    * The caller and whose session id it means: session ids are per owner (src/pipeline/access.ts). An
@@ -387,10 +382,15 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   // ── ops ────────────────────────────────────────────────────────────────────────────────────────
   app.get("/healthz", { schema: routes.healthz, config: cfg(null) }, async () => ({ status: closing ? "draining" : "ok" }));
   // Readiness (a load balancer's question): not while draining, nor while the sandbox host restarts
-  // or reloads its bundles — chains would wait. Liveness stays /healthz.
+  // or reloads its bundles — chains would wait — nor while this replica refuses the active shared
+  // revision of a bundle: it would serve without a guard its peers apply. Liveness stays /healthz.
   app.get("/readyz", { schema: routes.readyz, config: cfg(null) }, async (_request, reply) => {
-    const ready = !closing && runtime.status().sandbox.ready !== false;
-    return reply.code(ready ? 200 : 503).send({ status: closing ? "draining" : ready ? "ready" : "sandbox_starting" });
+    if (closing) return reply.code(503).send({ status: "draining" });
+    const status = runtime.status();
+    if (status.sandbox.ready === false) return reply.code(503).send({ status: "sandbox_starting" });
+    const bundles = status.store.kind === "redis" ? status.store.bundles : undefined;
+    if (bundles !== undefined && !bundles.ready) return reply.code(503).send({ status: "revision_refused", reason: bundles.not_ready_reason ?? "" });
+    return reply.code(200).send({ status: "ready" });
   });
   // `servers`: this server as the caller reached it, so a client generated from the document targets
   // it; a Host header that is not a plain host[:port] gets the relative "/" instead of being echoed.
@@ -420,9 +420,15 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     // 200 with `unchanged: true` tells a deploy script nothing changed, 201 that a new revision is live.
     const unchanged = runtime.bundles.get(name)?.digest === (request.body as { digest: string }).digest;
     const info = await runtime.bundles.install(artifact, principalOf(request));
-    if (unchanged && info.digest === (request.body as { digest: string }).digest) return reply.code(200).send({ ...info, unchanged: true });
+    // With a shared store: which replicas took it and which refused it (their keyring, …), within store.upload_wait_ms.
+    const replicas = await runtime.shared.bundles.replicas(info.bundle, info.digest);
+    const verdicts = replicas === null ? {} : { replicas };
+    if (replicas !== null && replicas.refused.length > 0) {
+      request.log.warn({ bundle: info.bundle, digest: info.digest, refused: replicas.refused }, "bundle upload: replicas refused the revision (they are not ready)");
+    }
+    if (unchanged && info.digest === (request.body as { digest: string }).digest) return reply.code(200).send({ ...info, unchanged: true, ...verdicts });
     request.log.info({ bundle: info.bundle, version: info.version, digest: info.digest, by: request.principal!.id }, "bundle installed over HTTP");
-    return reply.code(201).send({ ...info, unchanged: false });
+    return reply.code(201).send({ ...info, unchanged: false, ...verdicts });
   });
   app.get("/v1/bundles", { schema: routes.listBundles, config: cfg(OPERATOR) }, async () => ({ bundles: runtime.bundles.list() }));
   app.get("/v1/bundles/:name", { schema: routes.getBundle, config: cfg(OPERATOR) }, async (request) => {
@@ -446,8 +452,11 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     return { hooks: types.flatMap((t) => runtime.hooks.chain(t, session, accessOf(request))) };
   });
 
+  // Every server-sent-events route counts against one per-principal cap (src/server/sse.ts).
+  const streams = createEventStreams(() => live.streams);
+  const streamBufferBytes = () => live.streams.bufferBytes;
   registerProfileRoutes(app, runtime, { cfg, principalOf });
-  registerApprovalRoutes(app, runtime, { cfg, principalOf }, options.approvalStream);
+  registerApprovalRoutes(app, runtime, { cfg, principalOf, streams, streamBufferBytes }, options.approvalStream);
 
   // ── sessions and events (clients own the sessions they open; operators see and act on all) ──────
   app.post("/v1/sessions", { schema: routes.openSession, config: cfg(CLIENT, { limit: "body" }) }, async (request, reply) => {
@@ -505,7 +514,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     return runtime.audit.head();
   });
 
-  await registerConsoleRoutes(app, runtime, options.console);
+  await registerConsoleRoutes(app, runtime, { streams, streamBufferBytes }, options.console);
 
   function limitOf(kind: "body" | "bundle"): number {
     return kind === "bundle" ? live.bundleLimit : live.bodyLimit;
@@ -538,6 +547,7 @@ interface CompiledSettings {
   bodyLimit: number;
   bundleLimit: number;
   allowlist: ReadonlySet<string>;
+  streams: StreamLimits;
 }
 
 function compileSettings(settings: LiveSettings): CompiledSettings {
@@ -546,6 +556,10 @@ function compileSettings(settings: LiveSettings): CompiledSettings {
     bodyLimit: Math.min(settings.limits.body_bytes, BODY_CEILING),
     bundleLimit: Math.min(settings.limits.bundle_bytes + BUNDLE_ENVELOPE_BYTES, BODY_CEILING),
     allowlist: new Set(settings.sessionHookAllowlist),
+    streams: {
+      streamsPerPrincipal: settings.limits.streams_per_principal ?? DEFAULT_STREAM_LIMITS.streamsPerPrincipal,
+      bufferBytes: settings.limits.stream_buffer_bytes ?? DEFAULT_STREAM_LIMITS.bufferBytes,
+    },
   };
 }
 
@@ -568,6 +582,28 @@ function routePattern(url: string): RegExp {
     .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment === "*" ? ".*" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
     .join("/");
   return new RegExp(`^${source}$`);
+}
+
+type JsonParser = (request: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) => void;
+
+/**
+ * fastify's JSON parser answers one error for a syntax error and for a refused `__proto__` /
+ * `constructor.prototype` key alike, without the reason. On that (rare) path the body is read again
+ * with JSON.parse — which keeps such keys as plain data and never recurses into a prototype — to say
+ * which: MALFORMED_JSON with the syntax error, or naming the refused key.
+ */
+function explainedJsonParser(parse: JsonParser): JsonParser {
+  return (request, body, done) => {
+    parse(request, body, (err, value) => {
+      if (err === null || (err as { code?: unknown }).code !== "FST_ERR_CTP_INVALID_JSON_BODY") return done(err, value);
+      try {
+        JSON.parse(body);
+      } catch (syntax) {
+        return done(new VcpError("MALFORMED_JSON", `request body is not valid JSON: ${(syntax as Error).message.slice(0, 200)}`));
+      }
+      done(new VcpError("MALFORMED_JSON", 'request body: a "__proto__" key, or a "constructor" key holding "prototype", is refused (it would reach an object\'s prototype)', { field: "body", rule: "forbidden_key" }));
+    });
+  };
 }
 
 function noRoute(method: string, url: string): VcpError {

@@ -5,17 +5,25 @@
 import { createHash, hash, randomBytes, timingSafeEqual } from "node:crypto";
 import { VcpError } from "../index.js";
 
-export type Role = "operator" | "client";
+/**
+ * `operator`: bundles, audit, status, metrics, every session and approval. `client`: its own sessions
+ * and events, and reads its own approvals. `approver`: sees and decides approvals (of the clients in
+ * `approves`, or every client's), nothing else — the human's token, never the agent's.
+ */
+export type Role = "operator" | "client" | "approver";
 
 export interface AuthEntry {
   readonly id: string;
   readonly role: Role;
   readonly token_sha256: string;
+  /** `approver` only: the client principal ids whose approvals it sees and decides; absent: every client's. */
+  readonly approves?: readonly string[] | undefined;
 }
 
 export interface AuthPrincipal {
   readonly id: string;
   readonly role: Role;
+  readonly approves?: readonly string[] | undefined;
 }
 
 /** sha256 hex of a token: what `auth[].token_sha256` holds. */
@@ -25,7 +33,7 @@ export function hashToken(token: string): string {
 
 /** A fresh random token: 32 bytes, base64url, prefixed with its role so a leaked one is recognizable. */
 export function generateToken(role: Role): string {
-  return `vcp_${role === "operator" ? "op" : "cl"}_${randomBytes(32).toString("base64url")}`;
+  return `vcp_${role === "operator" ? "op" : role === "approver" ? "ap" : "cl"}_${randomBytes(32).toString("base64url")}`;
 }
 
 /**
@@ -39,7 +47,7 @@ export interface Authenticator {
 }
 
 export function createAuthenticator(entries: readonly AuthEntry[]): Authenticator {
-  const table = entries.map((e) => ({ id: e.id, role: e.role, hash: Buffer.from(e.token_sha256, "hex") }));
+  const table = entries.map((e) => ({ id: e.id, role: e.role, approves: e.approves, hash: Buffer.from(e.token_sha256, "hex") }));
   return {
     size: table.length,
     authenticate(header) {
@@ -59,7 +67,7 @@ export function createAuthenticator(entries: readonly AuthEntry[]): Authenticato
         if (timingSafeEqual(presented, entry.hash) && found === undefined) found = entry;
       }
       if (found === undefined) throw new VcpError("UNAUTHENTICATED", "the bearer token matches no configured principal");
-      return { id: found.id, role: found.role };
+      return { id: found.id, role: found.role, ...(found.approves !== undefined ? { approves: found.approves } : {}) };
     },
   };
 }

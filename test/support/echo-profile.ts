@@ -105,6 +105,9 @@ const echoProfile: EventProfile = {
       ...(blocked && typeof aggregated["reason"] === "string" ? { stderr: aggregated["reason"] } : {}),
     };
   },
+  refusalAnswer(reason) {
+    return { native: { decision: "block", reason }, exit_code: 2, stderr: reason };
+  },
 };
 
 export default echoProfile;

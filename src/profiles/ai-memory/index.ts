@@ -231,4 +231,10 @@ export const aiMemoryProfile: EventProfile = {
     const warnings = Array.isArray(result.warnings) ? result.warnings : [];
     return warnings.length > 0 ? { ...answer, stderr: warnings.join("\n") } : answer;
   },
+
+  refusalAnswer(reason: string, _event: string, ctx: ProfileContext): PresentedAnswer {
+    // What a hook failing under fail_mode=closed answers (deny, code 503); ai-memory reads the line, not the exit code.
+    const folded = foldAiMemory([{ hook: "vcp-hooks", output: { action: "deny", reason, code: 503 }, failed: true }], ctx);
+    return { native: decisionLine(folded), exit_code: 2, stderr: reason };
+  },
 };

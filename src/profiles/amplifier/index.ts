@@ -158,6 +158,12 @@ export const amplifierProfile: EventProfile = {
     // Amplifier hooks are in-process functions: no exit-code semantics, the action says it all.
     return { native: aggregated, exit_code: 0 };
   },
+
+  refusalAnswer(reason: string, _event: string, ctx: ProfileContext): PresentedAnswer {
+    // The coordinator reads `action: deny` (a failed fail-closed handler's answer); exit 2 for exit-code readers.
+    const deny: HookResult = { ...defaultResult(), action: "deny", reason };
+    return { native: foldAmplifier([{ hook: "vcp-hooks", output: deny as unknown as NativeObject }], ctx, {}) as unknown as Aggregated, exit_code: 2, stderr: reason };
+  },
 };
 
 /** The spec of a kernel or custom event (custom events may do anything a kernel event may). */

@@ -380,6 +380,9 @@ export const claudeCodeProfile: EventProfile = {
   // http-hook 200 body.
   present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
 
+  // The http hook reads the JSON (deny / block); a command hook's exit 2 blocks with stderr as the reason.
+  refusalAnswer: (reason, event) => ({ native: reduceClaude([blockingAnswer(reason, event)], event), exit_code: 2, stderr: reason }),
+
   parseCommandResult,
 };
 

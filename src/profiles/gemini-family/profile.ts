@@ -66,8 +66,12 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
 
   function failureOutput(hook: string, why: string, failClosed: boolean, event: string): NativeObject {
     if (!failClosed) return { decision: "allow", systemMessage: `Warning: ${hook}: ${why}` };
-    const reason = `fail-closed: ${hook}: ${why}`;
-    // SECURITY: a fail-closed hook that fails yields the most restrictive answer the event can carry.
+    return blockingOutput(`fail-closed: ${hook}: ${why}`, event);
+  }
+
+  /** The event's own refusal carrying `reason`: a failed fail-closed hook's output, a refused event's answer. */
+  function blockingOutput(reason: string, event: string): NativeObject {
+    // SECURITY: the most restrictive answer the event can carry.
     if (event === "BeforeToolSelection") {
       return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, toolConfig: { mode: "NONE", allowedFunctionNames: [] } } };
     }
@@ -156,6 +160,10 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
 
     // Native JSON with exit 0 for allow and deny alike: the only code both agents read the same way.
     present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+
+    // The merged form of the block (the JSON decides for both agents); exit 2 with the reason on stderr
+    // is a block too, for a caller that reads only the exit code.
+    refusalAnswer: (reason, event, ctx) => ({ native: reduceGemini([blockingOutput(reason, event)], event, variant, ctx), exit_code: 2, stderr: reason }),
 
     parseCommandResult: (result, hook, event) =>
       parseGeminiCommand(result, variant, (why) => failureOutput(hook, why, false, event)),

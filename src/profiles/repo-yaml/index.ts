@@ -189,4 +189,9 @@ export const repoYamlProfile: EventProfile = {
   present(aggregated: Aggregated): PresentedAnswer {
     return { native: aggregated, exit_code: aggregated.error === BLOCKED_BY_POLICY ? 2 : 0 };
   },
+
+  refusalAnswer(reason: string): PresentedAnswer {
+    // A failed blocking hook's answer (PROFILES §8.8), on every event: the orchestrator stops on the error.
+    return { native: { logs: [{ level: "error", message: reason }], error: BLOCKED_BY_POLICY }, exit_code: 2, stderr: reason };
+  },
 };

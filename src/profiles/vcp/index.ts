@@ -73,4 +73,7 @@ export const vcpProfile: EventProfile = Object.freeze({
   present(aggregated: NativeObject) {
     return { native: aggregated, exit_code: aggregated["status"] === "abort" ? 2 : 0 };
   },
+  refusalAnswer(reason: string) {
+    return { native: { status: "abort", reason }, exit_code: 2 as const, stderr: reason };
+  },
 } satisfies EventProfile);
