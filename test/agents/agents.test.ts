@@ -39,6 +39,27 @@ for (const agent of selected) describe.skipIf(notIsolated !== undefined)(`${agen
 
 type Dirs = ReturnType<typeof runDirs>;
 
+/**
+ * Cases that fail today for a reason tracked in an issue, per agent: they run as `test.fails`, so the
+ * suite stays green while the gap is open and turns red the day it closes (then delete the entry).
+ */
+const KNOWN_GAPS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  "claude-code": {
+    "every-event":
+      "issue 26 item 1: the claude-code profile answers 404 UNKNOWN_EVENT to PostToolBatch and MessageDisplay, which Claude Code 2.1.332 fires in every run (adapter exit 1, a hook error)",
+    "hook-env": "issue 26 item 3: the command lane does not pass the agent's hook environment; the migrated script reads $CLAUDE_PROJECT_DIR unset",
+  },
+  "gemini-cli": {
+    "hook-env": "issue 26 item 3: the command lane does not pass the agent's hook environment; the migrated script reads $GEMINI_PROJECT_DIR unset",
+  },
+};
+
+/** `test`, or `test.fails` naming the gap when the case is a known gap for this agent. */
+function gapAware(agent: Agent, id: string): (name: string, fn: () => Promise<void> | void) => void {
+  const gap = KNOWN_GAPS[agent.id]?.[id];
+  return gap === undefined ? (name, fn) => test(name, fn) : (name, fn) => test.fails(`${name} [known gap, ${gap}]`, fn);
+}
+
 function suite(agent: Agent): void {
   const prefix = installPrefix(agent);
   const tokens = { operator: token("op"), client: token("cl") };
@@ -63,6 +84,8 @@ function suite(agent: Agent): void {
     model.script(setup(dirs));
     const r = await runAgent({ agent, prefix, dirs, lines: options.lines ?? adapterLines(), modelUrl: model.url, env: { VCP_CLIENT_TOKEN: tokens.client, XDG_CACHE_HOME: options.cache } });
     for (const c of r.calls) fired.set(c.event, (fired.get(c.event) ?? 0) + 1);
+    // Kept with the run's directories for a post-mortem (VCP_AGENTS_KEEP=1 keeps them all).
+    writeFileSync(join(dirs.log, "..", "agent-output.json"), JSON.stringify({ code: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr, model: model.requests }, null, 1));
     console.log(`[${agent.id}] ${name}: agent exit ${r.code} in ${Math.round(r.ms)} ms; hook calls: ${r.calls.map((c) => `${c.event}=${c.exitCode}`).join(" ") || "none"}`);
     return r;
   }
@@ -127,7 +150,7 @@ function suite(agent: Agent): void {
     expect(agent.finalText(benign.stdout), why).toBe("done");
   });
 
-  test("every event the agent fires in that run is answered by the adapter with exit 0 and JSON", () => {
+  gapAware(agent, "every-event")("every event the agent fires in that run is answered by the adapter with exit 0 and JSON", () => {
     expect(benign, "the benign run did not happen").toBeDefined();
     const r = benign!;
     const events = [...new Set(r.calls.map((c) => c.event))];
@@ -157,7 +180,7 @@ function suite(agent: Agent): void {
 
   // Blocked by the adapter's `--on-error auto` (issue 24): it learned from the guarded server's answers
   // that the tool event is guarded by a fail_closed hook, so with the server down it refuses.
-  test("server down, the event guarded by a fail_closed hook: the tool does not run, the model is told why", async () => {
+  gapAware(agent, "down-fail-closed")("server down, the event guarded by a fail_closed hook: the tool does not run, the model is told why", async () => {
     await guarded?.stop();
     const r = await run("down-fail-closed", () => shell("echo hi > down.txt"), { cache: cacheGuarded });
     const why = describeRun(r);
@@ -234,7 +257,7 @@ function suite(agent: Agent): void {
       expect(laneSawRule).toBe(true);
     });
 
-    test(`it reads the agent's hook environment ($${agent.projectDirVar}) as natively`, () => {
+    gapAware(agent, "hook-env")(`it reads the agent's hook environment ($${agent.projectDirVar}) as natively`, () => {
       expect(laneLog).toEqual(nativeLog);
     });
   });
