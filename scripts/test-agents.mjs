@@ -72,7 +72,11 @@ function ensureInstalled(agent) {
   // Into a private directory first, renamed into place when complete: a run that dies half-way leaves
   // no prefix that looks installed.
   const partial = `${prefix}.partial-${process.pid}`;
-  mkdirSync(partial, { recursive: true });
+  try {
+    mkdirSync(partial, { recursive: true });
+  } catch (err) {
+    cannot(`cannot write the agents cache ${agentsCache()} (${err.code ?? err.message}): set VCP_AGENTS_CACHE to a writable directory outside the clone`);
+  }
   const started = Date.now();
   console.log(`test:agents: installing ${want} into ${prefix} …`);
   const r = spawnSync(npm[0], [...npm.slice(1), "install", "--prefix", partial, "--no-audit", "--no-fund", "--no-save", "--loglevel", "error", want], { stdio: "inherit" });
