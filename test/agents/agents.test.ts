@@ -222,8 +222,8 @@ function suite(agent: Agent): void {
       const project = join(root, "user-project");
       mkdirSync(project);
       const native: HookLine[] = [
-        { event: agent.preTool, matcher: agent.shell.tool, command: script },
-        { event: agent.postTool, matcher: agent.shell.tool, command: script },
+        { event: agent.preTool, matcher: agent.shell.hookTool ?? agent.shell.tool, command: script },
+        { event: agent.postTool, matcher: agent.shell.hookTool ?? agent.shell.tool, command: script },
         { event: agent.promptEvent, command: script },
       ];
       const sawRule = () => model.requests.some((q) => JSON.stringify(q.body).includes(RULE));

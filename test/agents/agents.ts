@@ -49,7 +49,8 @@ export interface Agent {
   readonly postTool: string;
   /** The event on each user prompt. */
   readonly promptEvent: string;
-  readonly shell: { readonly tool: string; input(command: string): Record<string, unknown> };
+  /** The shell tool as the model calls it; `hookTool` when hooks see another name (their matchers use it). */
+  readonly shell: { readonly tool: string; readonly hookTool?: string; input(command: string): Record<string, unknown> };
   readonly write: { readonly tool: string; input(path: string, content: string): Record<string, unknown> };
   /** A variable the agent documents for its hooks, holding the project directory. */
   readonly projectDirVar: string;
@@ -57,8 +58,8 @@ export interface Agent {
   settings(lines: readonly HookLine[]): { readonly path: string; readonly json: Record<string, unknown> };
   /** Environment knobs: the fake model's URL, a fake key, nothing sent anywhere else. */
   env(modelUrl: string): Record<string, string>;
-  /** Arguments of one non-interactive run of `prompt`. */
-  args(prompt: string, dirs: RunDirs): string[];
+  /** Arguments of one non-interactive run of `prompt` (`modelUrl` for agents configured by flags). */
+  args(prompt: string, dirs: RunDirs, modelUrl: string): string[];
   /** The agent's final text from its stdout (JSON output mode). */
   finalText(stdout: string): string | undefined;
   /**

@@ -222,7 +222,7 @@ export async function runAgent(spec: RunSpec & { dirs: ReturnType<typeof runDirs
   const [exe, ...pre] = agent.command(spec.prefix, process.execPath);
   const started = performance.now();
   // Its own process group, so a timeout ends the agent and whatever it started, by that group's id.
-  const child = spawn(exe!, [...pre, ...agent.args(spec.prompt ?? "Run the command I need.", dirs)], { cwd: dirs.project, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn(exe!, [...pre, ...agent.args(spec.prompt ?? "Run the command I need.", dirs, spec.modelUrl)], { cwd: dirs.project, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (d) => (stdout += d));
