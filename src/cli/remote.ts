@@ -76,8 +76,8 @@ export const pushCommand: Command = {
       return EXIT_OK;
     }
     const target = targetOf("push", values);
-    const artifact = (await readArtifactFile(positionals[0]!)) as { manifest?: { bundle?: unknown } };
-    const name = artifact.manifest?.bundle;
+    const artifact = await readArtifactFile(positionals[0]!);
+    const name = artifact.manifest["bundle"];
     if (typeof name !== "string") throw new CheckFailed(`${positionals[0]}: the artifact has no manifest.bundle`, "INVALID_BUNDLE");
     const info = (await request(target, "PUT", `/v1/bundles/${encodeURIComponent(name)}`, artifact)) as Record<string, unknown>;
     if (io.json) printJson(io, info);
