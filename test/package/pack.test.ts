@@ -113,6 +113,15 @@ describe("the packed tarball installs into an empty project", { timeout: 300_000
     expect({ code: refused.code, says: refused.message }).toEqual(expected);
   });
 
+  test("vcp-hooks bench says the benches run from a clone (they are not in the package)", async () => {
+    const bench = await run("npx", ["--no-install", "vcp-hooks", "bench", "perf"], { cwd: project }).then(
+      () => ({ code: 0, stderr: "" }),
+      (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
+    );
+    expect(bench.code).not.toBe(0);
+    expect(bench.stderr).toMatch(/the benches are not in the npm package: run them from a clone of the vcp-hooks repository/);
+  });
+
   test("vcp-hooks/tooling and vcp-hooks/testing resolve from the installed package", async () => {
     const script = `
       const tooling = await import("vcp-hooks/tooling");
