@@ -527,6 +527,8 @@ export function parseResponse(raw: Buffer, origin: string): Exchanged {
 function readResponse(raw: Buffer, origin: string, eof: boolean): Exchanged | undefined {
   let rest = raw;
   for (;;) {
+    // Not HTTP from its first bytes (another service on the port, a proxy's banner): said at once.
+    if (rest.length >= 8 && !/^HTTP\/1\.[01]/.test(rest.subarray(0, 8).toString("latin1"))) throw new AdapterError(`${origin} did not answer HTTP/1.1`);
     const split = rest.indexOf("\r\n\r\n");
     if (split === -1) {
       if (!eof) return undefined;
