@@ -5,6 +5,7 @@
  *   successful envelope ─ guard: { revisions, fail_closed_events } ─► writeGuard ─► guard-<hash>.json
  *   server down / timeout / 4xx / 5xx / garbage ─► readGuard ─► event listed?  block : warn
  *                                                      └─ no file (or unreadable) ─► tool event? block : warn
+ *                                                         (src/tooling/guard-events.ts)
  *
  * The file lives under the user's cache directory ($XDG_CACHE_HOME, else ~/.cache), one per (server URL,
  * profile): `vcp-hooks/guard-<16 hex>.json`. It is a hint written by the server's own answers, signed by
@@ -17,6 +18,9 @@
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
+import { isToolEvent } from "../tooling/guard-events.js";
+
+export { isToolEvent };
 
 /** The `guard` member of the route's envelope (server contract of issue 24). */
 export interface GuardFacts {
@@ -37,34 +41,6 @@ const FORMAT = 1;
 const MAX_FILE_BYTES = 256 * 1024;
 const MAX_EVENTS = 4096;
 const MAX_NAME = 256;
-
-/**
- * Events blocked when nothing is known of the server (no guard file): the events before a tool runs
- * (or a memory operation, an ability call) — the ones a guard exists for. Every other event warns.
- *
- *   gemini-cli, llxprt  BeforeTool
- *   claude-code         PreToolUse, PermissionRequest
- *   ai-memory           every pre_* event (pre_store, pre_recall, pre_delete, …)
- *   repo-yaml           PreAbilityCall (its only blocking event)
- *   amplifier           tool:pre (no adapter dialect; listed for a caller that uses this table)
- */
-export function isToolEvent(profile: string, event: string): boolean {
-  switch (profile) {
-    case "gemini-cli":
-    case "llxprt":
-      return event === "BeforeTool";
-    case "claude-code":
-      return event === "PreToolUse" || event === "PermissionRequest";
-    case "ai-memory":
-      return event.startsWith("pre_");
-    case "repo-yaml":
-      return event === "PreAbilityCall";
-    case "amplifier":
-      return event === "tool:pre";
-    default:
-      return false;
-  }
-}
 
 /** The guard facts an envelope carries, or undefined (an older server, or a malformed member: never stored). */
 export function guardOf(answer: unknown): GuardFacts | undefined {

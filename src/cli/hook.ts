@@ -355,15 +355,11 @@ async function postEvent(opts: HookOptions, event: string, bodyText: string, age
 async function exchangeHttp(url: URL, headers: Record<string, string>, bodyText: string, timeoutMs: number, agent: AnyAgent | undefined, signal?: AbortSignal): Promise<Exchanged> {
   const send = url.protocol === "https:" ? (await import("node:https")).request : (await import("node:http")).request;
   return new Promise((done, fail) => {
-    let req: ClientRequest | undefined;
-    const deadline = setTimeout(() => req?.destroy(new AdapterError(`no answer from ${url.origin} within ${timeoutMs} ms`)), timeoutMs);
-    const abort = () => req?.destroy(new AdapterError(`no answer from ${url.origin} within ${timeoutMs} ms`));
-    signal?.addEventListener("abort", abort, { once: true });
     const settle = () => {
       clearTimeout(deadline);
       signal?.removeEventListener("abort", abort);
     };
-    req = send(url, { method: "POST", headers, agent }, (res) => {
+    const req: ClientRequest = send(url, { method: "POST", headers, agent }, (res) => {
       readBody(res).then(
         (text) => {
           settle();
@@ -375,6 +371,9 @@ async function exchangeHttp(url: URL, headers: Record<string, string>, bodyText:
         },
       );
     });
+    const abort = () => req.destroy(new AdapterError(`no answer from ${url.origin} within ${timeoutMs} ms`));
+    const deadline = setTimeout(abort, timeoutMs);
+    signal?.addEventListener("abort", abort, { once: true });
     req.once("error", (err) => {
       settle();
       fail(err instanceof AdapterError ? err : new AdapterError(`${url.origin} unreachable: ${(err as NodeJS.ErrnoException).code ?? err.message}`));
