@@ -24,7 +24,7 @@
  * on the `--embedded` path, so the default server path keeps its light entry.
  */
 import { createRuntime, readArtifactFile, VcpError, type Runtime, type VcpArtifact } from "../index.js";
-import { buildBundle, loadKeyring, verifyArtifact, type Keyring } from "../tooling.js";
+import { buildBundle, loadKeyring, loadManifestFile, verifyArtifact, type Keyring } from "../tooling.js";
 import { CheckFailed } from "./common.js";
 import type { GuardFacts } from "./hook-guard.js";
 import { stat } from "node:fs/promises";
@@ -122,7 +122,12 @@ async function readBundle(path: string, request: EmbeddedRequest, keyring: Keyri
     if (!request.allowUnsigned) {
       throw new VcpError("UNSIGNED_BUNDLE", "a policy directory is built here and so is unsigned, and signatures are required: build and sign it (vcp-hooks build, vcp-hooks sign) and pass the .vcpb", { bundle: path });
     }
-    const { artifact } = await buildBundle(path);
+    // The build's export check would start a sandbox process of its own (this process has no
+    // --no-node-snapshot); the install below checks the same actions (ACTION_NOT_CALLABLE) in the
+    // runtime's sandbox, so the build is told every action is there and the install decides.
+    const manifest = await loadManifestFile(path);
+    const actions = manifest.hooks.flatMap((h) => (h.action !== undefined ? [h.action] : []));
+    const { artifact } = await buildBundle(path, { probeExports: () => Promise.resolve({ exports: actions }) });
     return { path, artifact, manifest: artifact.manifest };
   }
   const raw = await readArtifactFile(path);

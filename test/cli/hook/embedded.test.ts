@@ -3,7 +3,7 @@
 // rendered exactly as the server's answer; signatures verified against --keyring as `serve` verifies
 // them, unsigned bundles only with --allow-unsigned; --timeout-ms is the whole call's deadline, and on a
 // fail_closed event its answer is the block. Spawned as an agent spawns it, from the built CLI.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
@@ -134,4 +134,16 @@ test("the deadline: past --timeout-ms (the whole call, the runtime's start inclu
   const open = await adapter(["AfterTool", "--dialect", "gemini", "--embedded", "--bundle", vcpb["gemini-safe-shell"]!, "--allow-unsigned", "--timeout-ms", "1"], JSON.stringify({ ...JSON.parse(gemini("ls")), hook_event_name: "AfterTool", tool_response: {} }));
   expect([open.code, open.stdout]).toEqual([1, ""]);
   expect(open.stderr).toMatch(/no answer within 1 ms/);
+}, 90_000);
+
+test("a policy directory whose hook names an action the entry does not export is refused by the install, naming it", async () => {
+  const policy = join(dir, "broken-policy");
+  mkdirSync(join(policy, "src"), { recursive: true });
+  writeFileSync(join(policy, "policy.yaml"), "bundle: broken\nversion: 1.0.0\nprofile: gemini-cli\ntrust: deployment\nentry: src/index.ts\nhooks:\n  - { name: guard, event: BeforeTool, action: guardShell, timeout_ms: 1000, fail_closed: true }\n");
+  writeFileSync(join(policy, "src", "index.ts"), "export function other() { return {}; }\n");
+  const r = await adapter(["BeforeTool", "--dialect", "gemini", "--embedded", "--bundle", policy, "--allow-unsigned", "--timeout-ms", "60000"], gemini("ls"));
+  expect([r.code, r.stdout]).toEqual([2, ""]);
+  expect(r.stderr).toMatch(/--bundle \S+broken-policy: ACTION_NOT_CALLABLE: bundle 'broken': hook 'guard' names action 'guardShell', which is not an exported function/);
+  // The deadline's reason names the bundle's own fail_closed guard, read before the runtime answered.
+  expect(r.stderr).toContain("on-error=auto: BeforeTool is guarded by a fail_closed hook in the --bundle files");
 }, 90_000);
