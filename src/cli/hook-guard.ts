@@ -125,23 +125,33 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
+/** Where the guard facts came from, in the words the stderr line uses. */
+export interface GuardSource {
+  /** e.g. "the last plan seen from this server" */
+  plan: string;
+  /** e.g. "no plan of this server is known yet" */
+  none: string;
+}
+
+const SERVER_SOURCE: GuardSource = { plan: "the last plan seen from this server", none: "no plan of this server is known yet" };
+
 /**
  * `--on-error auto` for one event: block when the last plan seen from this server guards the event with
  * a `fail_closed` hook, warn when it does not; with no plan seen (no file), block the tool events
- * ({@link isToolEvent}) and warn for the rest. `known` is what the caller already knows (the embedded
- * runtime reads it from its bundles); undefined ⇒ the server's guard file.
+ * ({@link isToolEvent}) and warn for the rest. `known` is what the caller knows (the server's guard file,
+ * or the embedded runtime's bundles); `source` says where it came from.
  *
  * @example
  * decideFailure("gemini-cli", "BeforeTool", readGuard(url, "gemini-cli")); // { mode: "block", why: "…" }
  */
-export function decideFailure(profile: string, event: string | undefined, known: GuardFacts | undefined, source = "the last plan seen from this server"): FailDecision {
+export function decideFailure(profile: string, event: string | undefined, known: GuardFacts | undefined, source: GuardSource = SERVER_SOURCE): FailDecision {
   if (event === undefined) return { mode: "warn", why: "the event is unknown" };
   if (known !== undefined) {
     return known.failClosedEvents.includes(event)
-      ? { mode: "block", why: `${event} is guarded by a fail_closed hook in ${source}` }
-      : { mode: "warn", why: `no fail_closed hook guards ${event} in ${source}` };
+      ? { mode: "block", why: `${event} is guarded by a fail_closed hook in ${source.plan}` }
+      : { mode: "warn", why: `no fail_closed hook guards ${event} in ${source.plan}` };
   }
   return isToolEvent(profile, event)
-    ? { mode: "block", why: `${event} runs before a tool and no plan of this server is known yet` }
-    : { mode: "warn", why: `${event} is not a tool event and no plan of this server is known yet` };
+    ? { mode: "block", why: `${event} runs before a tool and ${source.none}` }
+    : { mode: "warn", why: `${event} is not a tool event and ${source.none}` };
 }

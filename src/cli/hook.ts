@@ -195,7 +195,7 @@ function failureFor(opts: Pick<HookOptions, "dialect" | "onError" | "server" | "
   const profile = PROFILE_OF[opts.dialect];
   // An ai-memory envelope names its own event: one that could not be read may be any pre_* event.
   if (event === undefined && opts.dialect === "ai-memory") return { mode: "block", why: "the envelope's event could not be read (it may be a pre_* event)" };
-  if (opts.embedded !== undefined) return decideFailure(profile, event, embeddedGuard, "the --bundle files");
+  if (opts.embedded !== undefined) return decideFailure(profile, event, embeddedGuard, { plan: "the --bundle files", none: "the --bundle files are not read yet" });
   return decideFailure(profile, event, readGuard(opts.server.href, profile));
 }
 
