@@ -189,7 +189,11 @@ function line(text: string, multiline = false): string {
  */
 let embeddedGuard: GuardFacts | undefined;
 
-/** `--on-error` for one event: `auto` resolved by what is known of the policy (hook-guard.ts). */
+/**
+ * `--on-error` for one event: `auto` resolved by what is known of the policy (hook-guard.ts).
+ * SECURITY: under auto, a failure on an event the policy guards with a fail_closed hook (or, with
+ * nothing known, a tool event) is the dialect's block: never the exit code an agent reads as "go ahead".
+ */
 function failureFor(opts: Pick<HookOptions, "dialect" | "onError" | "server" | "embedded">, event: string | undefined): FailDecision | { mode: FailMode; why?: undefined } {
   if (opts.onError !== "auto") return { mode: opts.onError };
   const profile = PROFILE_OF[opts.dialect];
