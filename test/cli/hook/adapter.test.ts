@@ -205,7 +205,7 @@ describe("--on-error", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("not JSON");
     // auto: PreToolUse is a tool event, blocked.
-    const auto = await hook(target, args("claude"), stdin("claude"), { XDG_CACHE_HOME: mkdtempSync(join(tmpdir(), "vcp-guard-")) });
+    const auto = await hook(target, args("claude"), stdin("claude"), { XDG_CACHE_HOME: freshDir() });
     expect([auto.code, auto.stdout]).toEqual([2, ""]);
     expect(auto.stderr).toContain("not JSON");
     failure = undefined;
@@ -226,7 +226,7 @@ describe("bad input", () => {
     expect(r.stderr).toMatch(message);
     expect(target.requests.length).toBe(requests);
     // auto (default): the tool event of each dialect is blocked; an ai-memory envelope whose event cannot be read too.
-    const b = await hook(target, args(d), text, { XDG_CACHE_HOME: mkdtempSync(join(tmpdir(), "vcp-guard-")) });
+    const b = await hook(target, args(d), text, { XDG_CACHE_HOME: freshDir() });
     expect(b.stderr).toMatch(message);
     if (d === "ai-memory") expect(JSON.parse(b.stdout)).toMatchObject({ action: "deny", code: 503 });
     else expect(b.code).toBe(2);

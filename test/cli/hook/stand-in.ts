@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { spawn } from "node:child_process";
+import { afterAll } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -101,7 +102,7 @@ export interface Run {
  * XDG_CACHE_HOME): guard files (src/cli/hook-guard.ts) of one test never reach another, nor the user's.
  */
 export const TEST_CACHE = mkdtempSync(join(tmpdir(), "vcp-hook-cache-"));
-process.once("exit", () => rmSync(TEST_CACHE, { recursive: true, force: true }));
+afterAll(() => rmSync(TEST_CACHE, { recursive: true, force: true }));
 
 /** Spawn a command as an agent does: stdin written (or held open), stdout/stderr and exit code collected. */
 export function runProcess(file: string, args: string[], input: string | null, env: Record<string, string | undefined> = {}, killAfterMs = 60_000): Promise<Run> {
