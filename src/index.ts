@@ -81,7 +81,7 @@ export type { Manifest, ManifestInput } from "./bundle/manifest.js";
 // A `.vcpb` to install (`runtime.bundles.install(await readArtifactFile(path))`); building and signing
 // one is `vcp-hooks/tooling`.
 export { readArtifactFile, parseArtifact, ARTIFACT_JSON_SCHEMA, ARTIFACT_MEDIA_TYPE, DEFAULT_MAX_CODE_BYTES } from "./bundle/artifact.js";
-export type { VcpArtifact, ArtifactSignature } from "./bundle/artifact.js";
+export type { VcpArtifact, UnverifiedArtifact, ArtifactSignature } from "./bundle/artifact.js";
 export type { KeyringInput } from "./bundle/keys.js";
 // Audit log (DESIGN §5): the record types of `runtime.audit.query`, and the decision-log sink (`audit.sink`).
 export { startAuditSink, readSinkCursor, type AuditSink, type AuditSinkOptions, type AuditSinkStats } from "./audit/sink.js";

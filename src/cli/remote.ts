@@ -81,8 +81,8 @@ export const pushCommand: Command = {
       return EXIT_OK;
     }
     const target = targetOf("push", values);
-    const artifact = (await readArtifactFile(positionals[0]!)) as { manifest?: { bundle?: unknown } };
-    const name = artifact.manifest?.bundle;
+    const artifact = await readArtifactFile(positionals[0]!);
+    const name = artifact.manifest["bundle"];
     if (typeof name !== "string") throw new CheckFailed(`${positionals[0]}: the artifact has no manifest.bundle`, "INVALID_BUNDLE");
     const info = (await request(target, "PUT", `/v1/bundles/${encodeURIComponent(name)}`, artifact)) as Record<string, unknown>;
     const replicas = info["replicas"] as { accepted: string[]; refused: Array<{ replica: string; code: string; message: string }>; pending: string[] } | undefined;

@@ -142,6 +142,8 @@ export const ConfigSchema = z
         threads: z.number().int().min(1).max(64).default(DEFAULTS.pool.threads),
         isolate_memory_mb: z.number().int().min(8).max(4096).default(DEFAULTS.pool.isolate_memory_mb),
         max_queue: z.number().int().min(1).max(1_000_000).default(DEFAULTS.pool.max_queue),
+        start_timeout_ms: z.number().int().min(1000).max(600_000).default(DEFAULTS.pool.start_timeout_ms),
+        load_timeout_ms: z.number().int().min(10).max(10_000).default(DEFAULTS.pool.load_timeout_ms),
       })
       .strict()
       .default({ ...DEFAULTS.pool }),

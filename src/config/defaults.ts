@@ -24,7 +24,19 @@ const DENY_LLM_HOSTS: readonly string[] = Object.freeze([
 export const DEFAULTS = deepFreeze({
   listen: { host: "127.0.0.1", port: 8787 },
   data_dir: "./.vcp",
-  pool: { processes: 1 as const, threads: 2, isolate_memory_mb: 64, max_queue: 1024 },
+  pool: {
+    processes: 1 as const,
+    threads: 2,
+    isolate_memory_mb: 64,
+    max_queue: 1024,
+    /**
+     * The sandbox host's start (and each restart), retries included (pool/host-lifecycle.ts). Within the
+     * k8s startupProbe of deploy/k8s/deployment.yaml (test/package/k8s.test.ts checks the two agree).
+     */
+    start_timeout_ms: 90_000,
+    /** Budget of a bundle's top-level code at load (sandbox-host/isolate-host.ts); a restart's reloads retry past it. */
+    load_timeout_ms: 1000,
+  },
   audit: {
     path: "audit/audit.jsonl",
     /** Group commit: one fdatasync per write of a batch (audit/writer.ts). */

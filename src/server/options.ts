@@ -127,8 +127,10 @@ export function runtimeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv
     sandbox: {
       threads: config.pool.threads,
       maxQueue: config.pool.max_queue,
+      startTimeoutMs: config.pool.start_timeout_ms,
       limits: {
         isolateMemoryMb: config.pool.isolate_memory_mb,
+        loadTimeoutMs: config.pool.load_timeout_ms,
         resultBytes: config.limits.result_bytes,
         codeBytes: config.limits.bundle_bytes,
         annotationBytesPerHook: config.limits.annotation_bytes_per_hook,

@@ -171,7 +171,7 @@ test("a wrong token is a 401 the adapter reports by --on-error, naming the serve
   const r = await hook({ url, token: "not-the-token-0123456789" }, ["BeforeTool", "--dialect", "gemini", "--on-error", "block"], input("gemini", SHELL.gemini, "ls"));
   expect(r.code).toBe(2);
   expect(r.stdout).toBe("");
-  expect(r.stderr).toMatch(/answered 401/);
+  expect(r.stderr).toMatch(/refused the event: 401 UNAUTHENTICATED/);
 }, 60_000);
 
 // Last: stop the server, then every --on-error mode for every dialect gets its rule.
@@ -233,7 +233,7 @@ describe("with the server stopped", () => {
     h = undefined;
   }, 60_000);
 
-  test.each(["gemini", "llxprt", "claude"] as const)("%s: warn ⇒ exit 1 + one stderr line; block ⇒ exit 2 + the reason; allow ⇒ exit 0, silent", async (d) => {
+  test.each(["gemini", "llxprt", "claude"] as const)("%s: warn ⇒ exit 1 + one stderr line; block ⇒ exit 2 + the reason; allow ⇒ exit 0, silent; auto (default) ⇒ the tool event blocked", async (d) => {
     const stdin = input(d, SHELL[d], "rm -rf /");
     const warn = await run(d, stdin, ["--on-error", "warn"]);
     expect([warn.code, warn.stdout]).toEqual([1, ""]);
@@ -244,6 +244,7 @@ describe("with the server stopped", () => {
     const allow = await run(d, stdin, ["--on-error", "allow"]);
     expect([allow.code, allow.stdout, allow.stderr]).toEqual([0, "", ""]);
     const byDefault = await run(d, stdin);
-    expect(byDefault.code).toBe(1);
+    expect([byDefault.code, byDefault.stdout]).toEqual([2, ""]);
+    expect(byDefault.stderr).toMatch(/ECONNREFUSED \(on-error=auto: /);
   }, 60_000);
 });

@@ -78,6 +78,20 @@ describe("golden files", () => {
 });
 
 describe("conversions a user relies on", () => {
+  test("claude: the agent settings send each imported event through the adapter, onFailure block on the guard events (issue 24)", async () => {
+    const out = join(scratch(), "out");
+    await runImport(["claude", `${FIXTURES}/claude/project/.claude/settings.json`, "-o", out]);
+    const settings = JSON.parse(readFileSync(join(out, "claude-settings.json"), "utf8")) as { hooks: Record<string, Array<{ matcher?: string; hooks: Array<Record<string, unknown>> }>> };
+    expect(settings.hooks["PreToolUse"]).toEqual([{ matcher: "*", hooks: [{ type: "command", command: "vcp-hooks hook PreToolUse --dialect claude", timeout: 15, onFailure: "block" }] }]);
+    // Not a guard event: Claude Code's default (the failure is reported, the action goes ahead).
+    expect(settings.hooks["PostToolUse"]![0]!.hooks[0]).not.toHaveProperty("onFailure");
+    const gemini = join(scratch(), "out");
+    await runImport(["claude", `${FIXTURES}/claude/project/.claude/settings.json`, "--to", "gemini-cli", "-o", gemini]);
+    const g = JSON.parse(readFileSync(join(gemini, "gemini-settings.json"), "utf8")) as { hooks: Record<string, Array<{ hooks: Array<Record<string, unknown>> }>> };
+    // Gemini CLI has no onFailure: there the adapter's own --on-error auto blocks.
+    expect(g.hooks["BeforeTool"]![0]!.hooks[0]).toEqual({ type: "command", name: "vcp-hooks", command: "vcp-hooks hook BeforeTool --dialect gemini", timeout: 15000 });
+  });
+
   test("claude → gemini-cli: events, tool names, anchored matchers, seconds → ms", async () => {
     const out = join(scratch(), "out");
     await runImport(["claude", `${FIXTURES}/claude/project/.claude/settings.json`, "--to", "gemini-cli", "-o", out]);
