@@ -1,12 +1,14 @@
 // The real agent CLIs with vcp-hooks as their hooks (issue 26 item 4), run by `npm run test:agents`
 // (scripts/test-agents.mjs: installs the pinned CLIs, then runs this file once per agent in its own
 // loopback-only network namespace, VCP_AGENT=<id>). Per agent (test/agents/agents.ts): a real
-// `vcp-hooks serve` on 127.0.0.1:8787 with the agent's example safe-shell policy pushed, settings that
-// wire EVERY hook event the CLI knows to `vcp-hooks hook <Event> --dialect <d>` (the README's own lines),
-// and a fake model server (fake-model.ts) that answers one tool call, then a final text:
+// `vcp-hooks serve` on 127.0.0.1:8787 with the agent's example safe-shell policy pushed, user settings
+// that wire EVERY hook event the CLI knows to `vcp-hooks hook <Event> --dialect <d>` as vcp-hooks writes
+// them (`init --profile`, `import`, the README), and a fake model server (fake-model.ts) that answers one
+// tool call, then a final text:
 //
 //   dangerous shell blocked · benign shell runs · every event fired answered 0 · write denied
-//   server down: a fail_closed guard blocks, none lets the tool run · a migrated user hook as natively
+//   server down: a fail_closed guard blocks; none: the adapter warns (the tool runs unless the agent's
+//   own switch blocks it) · a migrated user hook behaves as natively
 //
 // The cases run in order and share the servers: the guarded server is stopped for the "down" case, a
 // second server (the command lane, with the imported user hook) then takes its port.
@@ -14,7 +16,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { AGENTS, installPrefix, type Agent, type HookLine } from "./agents.js";
+import { renderAgentSettings, type SettingsAgent } from "../../src/tooling/agent-settings.js";
+import { AGENTS, installPrefix, type Agent, type HooksBlock } from "./agents.js";
 import { startFakeModel, type FakeModel, type Script } from "./fake-model.js";
 import { describeRun, interfaces, isolated, runAgent, runDirs, shq, startServe, token, vcp, writeServeConfig, type AgentRun, type HookCall, type Serve } from "./harness.js";
 
@@ -74,15 +77,22 @@ function suite(agent: Agent): void {
   let cacheGuarded = "";
   let cacheLane = "";
 
-  /** The README's settings lines, for every event the CLI knows. */
-  const adapterLines = (edit: (l: HookLine) => HookLine = (l) => l): HookLine[] =>
-    agent.events.map((event) => edit({ event, command: `vcp-hooks hook ${event} --dialect ${agent.dialect}`, ...(agent.toolEvents.includes(event) ? { matcher: "*" } : {}) }));
+  /**
+   * The adapter's block for every event the CLI knows, exactly as vcp-hooks writes it for users
+   * (`init --profile`, `import`; the README's lines): `vcp-hooks hook <Event> --dialect <d>`, and the
+   * agent's own fail-closed switch on the guard events where it has one (Claude Code `onFailure`).
+   */
+  const adapterHooks = (JSON.parse(renderAgentSettings(agent.id as SettingsAgent, agent.events)) as { hooks: HooksBlock }).hooks;
+  /** True when that block switches the agent's own failing-hook-blocks on for the tool guard event. */
+  const hostSwitch = JSON.stringify(adapterHooks[agent.preTool]).includes('"onFailure":"block"');
+  /** The same block without the agent's switch: the adapter's `--on-error` alone decides. */
+  const withoutHostSwitch = JSON.parse(JSON.stringify(adapterHooks, (k, v: unknown) => (k === "onFailure" ? undefined : v))) as HooksBlock;
 
   /** One agent run: `setup` prepares its directories and says what the model asks for. */
-  async function run(name: string, setup: (dirs: Dirs) => Script, options: { cache: string; lines?: HookLine[]; project?: string }): Promise<AgentRun> {
+  async function run(name: string, setup: (dirs: Dirs) => Script, options: { cache: string; hooks?: HooksBlock; project?: string }): Promise<AgentRun> {
     const dirs = runDirs(root, `${String(++runs).padStart(2, "0")}-${name}`, options.project);
     model.script(setup(dirs));
-    const r = await runAgent({ agent, prefix, dirs, lines: options.lines ?? adapterLines(), modelUrl: model.url, env: { VCP_CLIENT_TOKEN: tokens.client, XDG_CACHE_HOME: options.cache } });
+    const r = await runAgent({ agent, prefix, dirs, hooks: options.hooks ?? adapterHooks, modelUrl: model.url, env: { VCP_CLIENT_TOKEN: tokens.client, XDG_CACHE_HOME: options.cache } });
     for (const c of r.calls) fired.set(c.event, (fired.get(c.event) ?? 0) + 1);
     // Kept with the run's directories for a post-mortem (VCP_AGENTS_KEEP=1 keeps them all).
     writeFileSync(join(dirs.log, "..", "agent-output.json"), JSON.stringify({ code: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr, model: model.requests }, null, 1));
@@ -179,24 +189,14 @@ function suite(agent: Agent): void {
   });
 
   // Blocked by the adapter's `--on-error auto` (issue 24): it learned from the guarded server's answers
-  // that the tool event is guarded by a fail_closed hook, so with the server down it refuses.
+  // that the tool event is guarded by a fail_closed hook, so with the server down it refuses (exit 2).
   gapAware(agent, "down-fail-closed")("server down, the event guarded by a fail_closed hook: the tool does not run, the model is told why", async () => {
     await guarded?.stop();
     const r = await run("down-fail-closed", () => shell("echo hi > down.txt"), { cache: cacheGuarded });
     const why = describeRun(r);
+    expect(callsOf(r, agent.preTool).map((c) => c.exitCode), why).toEqual([2]);
     expect(existsSync(join(r.dirs.project, "down.txt")), why).toBe(false);
-    expect(toolResults(), why).toContain("vcp-hooks");
-    expect(agent.finalText(r.stdout), why).toBe("done");
-  });
-
-  // The agent's own switch (Claude Code `"onFailure": "block"`): whatever the adapter's mode, a hook
-  // that fails (here `--on-error warn`, exit 1) blocks the tool.
-  test.runIf(agent.hostFailClosed !== undefined)("server down, the agent's own fail-closed switch on the guard event: the tool does not run", async () => {
-    const lines = adapterLines((l) => (l.event === agent.preTool ? agent.hostFailClosed!({ ...l, command: `${l.command} --on-error warn` }) : l));
-    const r = await run("down-host-switch", () => shell("echo hi > down.txt"), { cache: join(root, "cache-host-switch"), lines });
-    const why = describeRun(r);
-    expect(callsOf(r, agent.preTool).map((c) => c.exitCode), why).toEqual([1]);
-    expect(existsSync(join(r.dirs.project, "down.txt")), why).toBe(false);
+    expect(toolResults(), why).toContain("vcp-hooks unavailable");
     expect(agent.finalText(r.stdout), why).toBe("done");
   });
 
@@ -221,15 +221,15 @@ function suite(agent: Agent): void {
       chmodSync(script, 0o755);
       const project = join(root, "user-project");
       mkdirSync(project);
-      const native: HookLine[] = [
+      const native = agent.hooksOf([
         { event: agent.preTool, matcher: agent.shell.hookTool ?? agent.shell.tool, command: script },
         { event: agent.postTool, matcher: agent.shell.hookTool ?? agent.shell.tool, command: script },
         { event: agent.promptEvent, command: script },
-      ];
+      ]);
       const sawRule = () => model.requests.some((q) => JSON.stringify(q.body).includes(RULE));
       const readLog = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((l) => l !== "") : []);
 
-      const first = await run("user-hook-native", () => shell("echo native > native.txt"), { cache: join(root, "cache-native"), lines: native, project });
+      const first = await run("user-hook-native", () => shell("echo native > native.txt"), { cache: join(root, "cache-native"), hooks: native, project });
       nativeLog = readLog();
       nativeSawRule = sawRule();
       expect(nativeLog.length, describeRun(first)).toBeGreaterThan(0);
@@ -246,7 +246,7 @@ function suite(agent: Agent): void {
       const second = await run("user-hook-migrated", () => shell("echo native > native.txt"), { cache: cacheLane, project });
       laneLog = readLog();
       laneSawRule = sawRule();
-      laneCalls = second.calls.filter((c) => native.some((l) => l.event === c.event));
+      laneCalls = second.calls.filter((c) => c.event in native);
     }, 300_000);
 
     test("the same events reach it with the same input, in the same working directory; the model sees its context both times", () => {
@@ -262,14 +262,28 @@ function suite(agent: Agent): void {
     });
   });
 
-  test("server down, no fail_closed hook on the event: the adapter warns and the tool runs", async () => {
+  // The lane's server guards nothing fail_closed: with it down the adapter warns (exit 1, the agent's
+  // non-blocking error). Where vcp-hooks's settings switch the agent's own fail-closed on for the guard
+  // event (Claude Code `onFailure: block`), that exit 1 blocks the tool all the same; without it, or in
+  // an agent with no such switch, the tool runs.
+  test(`server down, no fail_closed hook on the event: the adapter warns${hostSwitch ? ", and the agent's own switch blocks the tool" : " and the tool runs"}`, async () => {
     await lane?.stop();
     const r = await run("down-open", () => shell("echo hi > open.txt"), { cache: cacheLane });
     const why = describeRun(r);
-    expect(existsSync(join(r.dirs.project, "open.txt")) && readFileSync(join(r.dirs.project, "open.txt"), "utf8"), why).toBe("hi\n");
     const pre = callsOf(r, agent.preTool);
     expect(pre.map((c) => c.exitCode), why).toEqual([1]);
-    expect(pre[0]!.stderr, why).toContain("vcp-hooks");
+    expect(pre[0]!.stderr, why).toContain("no fail_closed hook guards");
+    expect(existsSync(join(r.dirs.project, "open.txt")), why).toBe(!hostSwitch);
+    if (hostSwitch) expect(toolResults(), why).toContain("onFailure");
+    expect(agent.finalText(r.stdout), why).toBe("done");
+  });
+
+  test.runIf(hostSwitch)("server down, no fail_closed hook, settings without the agent's own switch: the adapter warns and the tool runs", async () => {
+    await lane?.stop();
+    const r = await run("down-open-no-switch", () => shell("echo hi > open.txt"), { cache: cacheLane, hooks: withoutHostSwitch });
+    const why = describeRun(r);
+    expect(callsOf(r, agent.preTool).map((c) => c.exitCode), why).toEqual([1]);
+    expect(existsSync(join(r.dirs.project, "open.txt")) && readFileSync(join(r.dirs.project, "open.txt"), "utf8"), why).toBe("hi\n");
     expect(agent.finalText(r.stdout), why).toBe("done");
   });
 }

@@ -9,15 +9,16 @@
  * than `import type`.
  */
 
-/** One hook line in an agent's settings: the command the agent runs for an event. */
+/** A user's own command hook, as a line of the agent's settings. */
 export interface HookLine {
   readonly event: string;
   readonly command: string;
-  /** Extra fields of the hook entry (Claude Code's `onFailure`, …). */
-  readonly extra?: Readonly<Record<string, unknown>>;
   /** Tool-name matcher; absent: the event's every occurrence. */
   readonly matcher?: string;
 }
+
+/** The `hooks` object of an agent's settings: event → matcher groups. */
+export type HooksBlock = Readonly<Record<string, readonly unknown[]>>;
 
 /** Paths of one agent run. */
 export interface RunDirs {
@@ -54,19 +55,20 @@ export interface Agent {
   readonly write: { readonly tool: string; input(path: string, content: string): Record<string, unknown> };
   /** A variable the agent documents for its hooks, holding the project directory. */
   readonly projectDirVar: string;
-  /** The settings file (relative to HOME) and its JSON for these hook lines. */
-  settings(lines: readonly HookLine[]): { readonly path: string; readonly json: Record<string, unknown> };
+  /**
+   * The user settings file (relative to HOME) holding `hooks`. The adapter's block comes from vcp-hooks
+   * itself (src/tooling/agent-settings.ts, what `init --profile` and `import` write); a user's own hooks
+   * from `hooksOf`.
+   */
+  settings(hooks: HooksBlock): { readonly path: string; readonly json: Record<string, unknown> };
+  /** A user's own command hooks in this agent's settings format. */
+  hooksOf(lines: readonly HookLine[]): HooksBlock;
   /** Environment knobs: the fake model's URL, a fake key, nothing sent anywhere else. */
   env(modelUrl: string): Record<string, string>;
   /** Arguments of one non-interactive run of `prompt` (`modelUrl` for agents configured by flags). */
   args(prompt: string, dirs: RunDirs, modelUrl: string): string[];
   /** The agent's final text from its stdout (JSON output mode). */
   finalText(stdout: string): string | undefined;
-  /**
-   * The agent's own "a failing hook blocks" switch, applied to a hook line of the guard event; absent
-   * when the agent has none (then only the adapter's --on-error decides).
-   */
-  readonly hostFailClosed?: (line: HookLine) => HookLine;
 }
 
 const jsonField = (stdout: string, field: string): string | undefined => {
@@ -101,12 +103,8 @@ const claudeCode: Agent = {
   shell: { tool: "Bash", input: (command) => ({ command, description: "run it" }) },
   write: { tool: "Write", input: (file_path, content) => ({ file_path, content }) },
   projectDirVar: "CLAUDE_PROJECT_DIR",
-  settings: (lines) => ({
-    path: ".claude/settings.json",
-    json: {
-      hooks: group(lines, (l) => ({ type: "command", command: l.command, timeout: 15, ...l.extra })),
-    },
-  }),
+  settings: (hooks) => ({ path: ".claude/settings.json", json: { hooks } }),
+  hooksOf: (lines) => group(lines, (l) => ({ type: "command", command: l.command, timeout: 15 })),
   env: (modelUrl) => ({
     ANTHROPIC_BASE_URL: modelUrl,
     ANTHROPIC_API_KEY: "sk-ant-fake-vcp-hooks-e2e",
@@ -117,7 +115,6 @@ const claudeCode: Agent = {
   // Code's own permission checks would let every call through: whatever refuses is the hook.
   args: (prompt, dirs) => ["-p", prompt, "--output-format", "json", "--allowedTools", "Bash,Write", ...dirs.outside.flatMap((d) => ["--add-dir", d])],
   finalText: (stdout) => jsonField(stdout, "result"),
-  hostFailClosed: (line) => ({ ...line, extra: { ...line.extra, onFailure: "block" } }),
 };
 
 /** Gemini CLI 0.61.0 (a Node bundle). */
@@ -137,16 +134,17 @@ const geminiCli: Agent = {
   shell: { tool: "run_shell_command", input: (command) => ({ command }) },
   write: { tool: "write_file", input: (file_path, content) => ({ file_path, content }) },
   projectDirVar: "GEMINI_PROJECT_DIR",
-  settings: (lines) => ({
+  settings: (hooks) => ({
     path: ".gemini/settings.json",
     json: {
       // With GOOGLE_GEMINI_BASE_URL alone Gemini CLI picks its "gateway" auth, which non-interactive
       // mode refuses ("Invalid auth method selected"): name the API-key auth, the base URL still applies.
       security: { auth: { selectedType: "gemini-api-key" } },
       hooksConfig: { enabled: true },
-      hooks: group(lines, (l) => ({ type: "command", name: "vcp-hooks", command: l.command, timeout: 15_000, ...l.extra })),
+      hooks,
     },
   }),
+  hooksOf: (lines) => group(lines, (l) => ({ type: "command", name: "user-hook", command: l.command, timeout: 15_000 })),
   env: (modelUrl) => ({
     GOOGLE_GEMINI_BASE_URL: modelUrl,
     GEMINI_API_KEY: "fake-gemini-key-vcp-hooks-e2e",
@@ -160,7 +158,7 @@ const geminiCli: Agent = {
 };
 
 /** Settings `hooks` object: per event, one matcher group per hook line, in order. */
-function group(lines: readonly HookLine[], entry: (l: HookLine) => Record<string, unknown>): Record<string, unknown[]> {
+function group(lines: readonly HookLine[], entry: (l: HookLine) => Record<string, unknown>): HooksBlock {
   const out: Record<string, unknown[]> = {};
   for (const l of lines) (out[l.event] ??= []).push({ ...(l.matcher !== undefined ? { matcher: l.matcher } : {}), hooks: [entry(l)] });
   return out;

@@ -13,7 +13,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { stringify } from "yaml";
-import type { Agent, HookLine, RunDirs } from "./agents.js";
+import type { Agent, HooksBlock, RunDirs } from "./agents.js";
 import { cli, type CliRun } from "../cli/helpers.js";
 
 export const REPO = resolve(".");
@@ -185,7 +185,8 @@ export interface RunSpec {
   /** The installed CLI's prefix (agents.ts installPrefix). */
   readonly prefix: string;
   readonly dirs: RunDirs;
-  readonly lines: readonly HookLine[];
+  /** The `hooks` of the agent's user settings. */
+  readonly hooks: HooksBlock;
   readonly modelUrl: string;
   /** Extra environment (the client token, XDG_CACHE_HOME for the adapter's guard file). */
   readonly env: Readonly<Record<string, string>>;
@@ -203,12 +204,12 @@ export function runDirs(root: string, name: string, project?: string): RunDirs &
 }
 
 /**
- * Run the agent once, non-interactively, with its settings written for `lines`. Its environment is
+ * Run the agent once, non-interactively, with its user settings holding `hooks`. Its environment is
  * built here, not inherited: PATH (the recorder first), HOME, the agent's model knobs and `env`.
  */
 export async function runAgent(spec: RunSpec & { dirs: ReturnType<typeof runDirs> }): Promise<AgentRun> {
   const { agent, dirs } = spec;
-  const settings = agent.settings(spec.lines);
+  const settings = agent.settings(spec.hooks);
   mkdirSync(dirname(join(dirs.home, settings.path)), { recursive: true });
   writeFileSync(join(dirs.home, settings.path), `${JSON.stringify(settings.json, null, 2)}\n`);
   const env = {
