@@ -113,6 +113,11 @@ test("the case set meets the issue's floor: ≥ 40 gemini-cli + llxprt, ≥ 10 c
   }
 });
 
+test("claude-code: every event of Claude Code 2.1.332 has a case", () => {
+  const covered = new Set(CASES.filter((c) => c.data.profile === "claude-code").map((c) => c.data.event));
+  expect(Object.keys(claudeCodeProfile.events).filter((event) => !covered.has(event))).toEqual([]);
+});
+
 describe.each(CASES.filter((c) => c.data.pure !== false).map((c) => [c.file, c.data] as const))("%s", (_file, c) => {
   test(c.name, () => {
     const got = simulate(PROFILES[c.profile]!, c.event, c.input, c.hooks.map(toSimHook), c.strict ?? false);
