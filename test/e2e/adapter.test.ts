@@ -13,7 +13,7 @@ import { buildBundle } from "../../src/bundle/build.js";
 import type { VcpArtifact } from "../../src/index.js";
 import { bundleCode } from "../support/bundles.js";
 import { hook, type Run } from "../cli/hook/stand-in.js";
-import { keys, op, signed, startHarness, TOKENS, type Harness } from "./helpers.js";
+import { cl, keys, op, signed, startHarness, TOKENS, type Harness } from "./helpers.js";
 
 type Dialect = "gemini" | "llxprt" | "claude";
 const PROFILE: Record<Dialect, string> = { gemini: "gemini-cli", llxprt: "llxprt", claude: "claude-code" };
@@ -190,6 +190,10 @@ describe("--dialect claude: every event Claude Code 2.1.332 fires is answered, n
     expect(answer(r)).toEqual({});
     const records = (await op(h!, "GET", `/v1/audit?since=${before}&limit=100`)).body.records as Array<Record<string, unknown>>;
     expect(records).toEqual([expect.objectContaining({ kind: "chain", owner: "app", session: "adapter-claude-events", profile: "claude-code", profile_event: "PostToolBatchSummary", status: "completed", outcome: "unknown_event" })]);
+    // The route's envelope says so.
+    const env = await cl(h!, "POST", "/v1/profiles/claude-code/events/PostToolBatchSummary", JSON.parse(claudeInput("PostToolBatchSummary", {})));
+    expect(env.status).toBe(200);
+    expect(env.body).toMatchObject({ native: {}, exit_code: 0, unknown_event: true, result: { event: "PostToolBatchSummary", hook_results: [] } });
   }, 60_000);
 });
 
