@@ -128,7 +128,7 @@ describe.each(["gemini", "claude"] as const)("%s against the real server", (agen
       return c;
     })()]) {
       const r = await adapter(url, agent, GUARDED[agent], input(agent, GUARDED[agent], huge), cache);
-      expectBlocked(agent, r, /413|BODY_TOO_LARGE|too large/i);
+      expectBlocked(agent, r, /413|PAYLOAD_TOO_LARGE|BODY_TOO_LARGE|too large/i);
       expect(r.stderr).not.toMatch(/EPIPE|ECONNRESET/);
       const post = await adapter(url, agent, UNGUARDED[agent], input(agent, UNGUARDED[agent], huge), cache);
       expectWarned(post, /refused the event: 413/);

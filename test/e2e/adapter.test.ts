@@ -13,7 +13,7 @@ import { buildBundle } from "../../src/bundle/build.js";
 import type { VcpArtifact } from "../../src/index.js";
 import { bundleCode } from "../support/bundles.js";
 import { hook, type Run } from "../cli/hook/stand-in.js";
-import { keys, op, signed, startHarness, TOKENS, type Harness } from "./helpers.js";
+import { cl, keys, op, signed, startHarness, TOKENS, type Harness } from "./helpers.js";
 
 type Dialect = "gemini" | "llxprt" | "claude";
 const PROFILE: Record<Dialect, string> = { gemini: "gemini-cli", llxprt: "llxprt", claude: "claude-code" };
@@ -164,6 +164,36 @@ describe("--dialect claude against the real server", () => {
     const r = await run("claude", input("claude", "e2e_probe", "stop"));
     expect(r.code).toBe(0);
     expect(answer(r)).toMatchObject({ continue: false, stopReason: "probe: the session is over budget" });
+  }, 60_000);
+});
+
+describe("--dialect claude: every event Claude Code 2.1.332 fires is answered, none is a hook error", () => {
+  const claudeInput = (event: string, fields: Record<string, unknown>) =>
+    JSON.stringify({ session_id: "adapter-claude-events", transcript_path: "/tmp/t.jsonl", cwd: "/home/dev/app", permission_mode: "default", hook_event_name: event, ...fields });
+  // `--on-error block`: a refusal (the 404 UNKNOWN_EVENT of before) would exit 2 with the reason on stderr.
+  const fireEvent = (event: string, stdin: string) => hook({ url, token: TOKENS.client }, [event, "--dialect", "claude", "--timeout-ms", "30000", "--on-error", "block"], stdin);
+
+  test("PostToolBatch and MessageDisplay (they fire in every run): exit 0, {}", async () => {
+    const batch = await fireEvent("PostToolBatch", claudeInput("PostToolBatch", { tool_calls: [{ tool_name: "Bash", tool_input: { command: "npm test" }, tool_use_id: "toolu_1", tool_response: { stdout: "ok" } }] }));
+    expect(batch.code, batch.stderr).toBe(0);
+    expect(answer(batch)).toEqual({});
+    const display = await fireEvent("MessageDisplay", claudeInput("MessageDisplay", { turn_id: "t1", message_id: "m1", index: 0, final: true, delta: "Done.\n" }));
+    expect(display.code, display.stderr).toBe(0);
+    expect(answer(display)).toEqual({});
+  }, 60_000);
+
+  test("an event newer than the profile: exit 0, {}, observe-only, audited as unknown_event", async () => {
+    const before = h!.runtime.audit.head().seq;
+    const r = await fireEvent("PostToolBatchSummary", claudeInput("PostToolBatchSummary", { summary: "2 calls" }));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(answer(r)).toEqual({});
+    const records = (await op(h!, "GET", `/v1/audit?since=${before}&limit=100`)).body.records as Array<Record<string, unknown>>;
+    expect(records).toEqual([expect.objectContaining({ kind: "chain", owner: "app", session: "adapter-claude-events", profile: "claude-code", profile_event: "PostToolBatchSummary", status: "completed", outcome: "unknown_event" })]);
+    // The route's envelope says so.
+    const env = await cl(h!, "POST", "/v1/profiles/claude-code/events/PostToolBatchSummary", JSON.parse(claudeInput("PostToolBatchSummary", {})));
+    expect(env.status).toBe(200);
+    expect(env.body).toMatchObject({ native: {}, exit_code: 0, unknown_event: true, result: { event: "PostToolBatchSummary", hook_results: [] } });
   }, 60_000);
 });
 

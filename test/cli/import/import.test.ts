@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { importCommand } from "../../../src/cli/import.js";
+import { importSettingsJson } from "../../../src/tooling/import/settings-json.js";
 import type { Io } from "../../../src/cli/common.js";
 
 const FIXTURES = resolve("test/cli/import/fixtures");
@@ -163,4 +164,19 @@ describe("the generated exec bundle", () => {
     expect(manifest.trust).toBe("system");
     manifest.hooks.forEach((h, i) => validateExecHook(h, i, { trust: "system", signed: true, scope: "deployment", config: { enabled: true, shell: true } }));
   });
+});
+
+test("claude: a hook on any of Claude Code 2.1.332's events imports (PostToolBatch, FileChanged …); an unknown event is refused", () => {
+  const settings = {
+    hooks: {
+      PostToolBatch: [{ hooks: [{ type: "command", command: "/usr/bin/true" }] }],
+      FileChanged: [{ matcher: ".envrc|.env", hooks: [{ type: "command", command: "/usr/bin/true" }] }],
+      PermissionDenied: [{ matcher: "Bash", hooks: [{ type: "command", command: "/usr/bin/true" }] }],
+      BeforeEverything: [{ hooks: [{ type: "command", command: "/usr/bin/true" }] }],
+    },
+  };
+  const ctx = { source: "settings.json", projectDir: "/p", home: "/home/user", readFile: () => ({ bytes: new Uint8Array(), executable: true }) };
+  const result = importSettingsJson(JSON.stringify(settings), "claude", undefined, ctx);
+  expect(result.hooks.map((h) => h.event)).toEqual(["PostToolBatch", "FileChanged", "PermissionDenied"]);
+  expect(result.refused).toEqual([{ at: "hooks.BeforeEverything", why: "unknown claude event 'BeforeEverything'" }]);
 });
