@@ -48,8 +48,6 @@ type Dirs = ReturnType<typeof runDirs>;
  */
 const KNOWN_GAPS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   "claude-code": {
-    "every-event":
-      "issue 26 item 1: the claude-code profile answers 404 UNKNOWN_EVENT to PostToolBatch and MessageDisplay, which Claude Code 2.1.332 fires in every run (adapter exit 1, a hook error)",
     "hook-env": "issue 26 item 3: the command lane does not pass the agent's hook environment; the migrated script reads $CLAUDE_PROJECT_DIR unset",
   },
   "gemini-cli": {
