@@ -149,8 +149,11 @@ export function jsonLine(value: unknown): string {
   return JSON.stringify(value).replace(/[\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
-/** What a failure becomes in `mode` (PROFILES §5, §8.11). `daemon`: a line is owed for every envelope. */
-export function renderFailure(dialect: Dialect, mode: FailMode, why: string, daemon = false): Rendered {
+/**
+ * What a failure becomes in `mode` (PROFILES §5, §8.11). `daemon`: a line is owed for every envelope.
+ * `modeSaid`: `why` already names the mode (auto's reason), so the warning does not repeat it.
+ */
+export function renderFailure(dialect: Dialect, mode: FailMode, why: string, daemon = false, modeSaid = false): Rendered {
   const reason = `vcp-hooks unavailable: ${why}`;
   if (mode === "allow") {
     return { stdout: dialect === "ai-memory" && daemon ? `${jsonLine({ action: "allow" })}\n` : "", stderr: "", exitCode: 0 };
@@ -166,7 +169,7 @@ export function renderFailure(dialect: Dialect, mode: FailMode, why: string, dae
   // warn: the agent's own non-blocking error (exit 1 + stderr). A daemon owes a line: an action ai-memory
   // does not know is a hook error, so ai-memory's own fail_mode decides, as for exit 1.
   if (dialect === "ai-memory" && daemon) return { stdout: `${jsonLine({ action: "error", reason })}\n`, stderr: line(`vcp-hooks hook: ${why}`), exitCode: 1 };
-  return { stdout: "", stderr: line(`vcp-hooks hook: ${why} (on-error=warn)`), exitCode: 1 };
+  return { stdout: "", stderr: line(`vcp-hooks hook: ${why}${modeSaid ? "" : " (on-error=warn)"}`), exitCode: 1 };
 }
 
 /**
@@ -206,7 +209,8 @@ function failureFor(opts: Pick<HookOptions, "dialect" | "onError" | "server" | "
 /** The failure `why` of `event`, rendered by `--on-error` (auto: with the reason it blocked or warned). */
 function renderFailureFor(opts: Pick<HookOptions, "dialect" | "onError" | "server" | "embedded" | "daemon">, event: string | undefined, why: string): Rendered {
   const decision = failureFor(opts, event);
-  return renderFailure(opts.dialect, decision.mode, decision.why === undefined ? why : `${why} (on-error=auto: ${decision.why})`, opts.daemon);
+  if (decision.why === undefined) return renderFailure(opts.dialect, decision.mode, why, opts.daemon);
+  return renderFailure(opts.dialect, decision.mode, `${why} (on-error=auto: ${decision.why})`, opts.daemon, true);
 }
 
 // ── input ─────────────────────────────────────────────────────────────────────────────────────────

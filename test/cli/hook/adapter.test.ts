@@ -369,6 +369,7 @@ describe("--on-error auto: the guard facts of the last answer (issue 24)", () =>
     const warned = await hook(target, ["AfterTool", "--dialect", "gemini"], JSON.stringify({ ...INPUT.gemini.body, hook_event_name: "AfterTool" }), { XDG_CACHE_HOME: cache });
     expect([warned.code, warned.stdout]).toEqual([1, ""]);
     expect(warned.stderr).toContain("(on-error=auto: no fail_closed hook guards AfterTool in the last plan seen from this server)");
+    expect(warned.stderr, "the mode is said once").not.toContain("(on-error=warn)");
     failure = undefined;
     guard = undefined;
   });
