@@ -20,7 +20,8 @@ OTLP/JSON logs (one ExportLogsServiceRequest per --batch records, default 1000, 
 Verify an audit log: every record's hash, consecutive seqs, each prev naming the previous record's
 hash, across rotated segments (a base path audit.jsonl expands to audit.jsonl.000001, … then itself).
 Detects edited, deleted, reordered and truncated records; --anchor (a head recorded earlier, from
-GET /v1/audit/head) also catches records cut off the end.
+GET /v1/audit/head) also catches records cut off the end. A log whose oldest segments audit retention
+deleted verifies from its first kept record, if a retention record in it names what was deleted.
 
 Several replicas: give each replica's log, audit directory or data directory (a directory holding
 neither stands for each subdirectory that does). Each replica's chain is verified on its own and
@@ -75,7 +76,10 @@ function replicaLabel(entry: ReplicaLogVerdict): string {
 }
 
 function okLine(verdict: AuditVerdict & { ok: true }): string {
-  return `${verdict.records} record(s); head seq ${verdict.head.seq} ${verdict.head.hash}${verdict.torn_tail ? " (a torn final line, never acknowledged, was ignored)" : ""}`;
+  const retained = verdict.retained_from;
+  return `${verdict.records} record(s); head seq ${verdict.head.seq} ${verdict.head.hash}${verdict.torn_tail ? " (a torn final line, never acknowledged, was ignored)" : ""}${
+    retained !== undefined ? `; starts at seq ${retained.seq}: records 1–${retained.seq - 1} were deleted by audit retention (retention record seq ${retained.recorded_at_seq}), the rest verified from there` : ""
+  }`;
 }
 
 function brokenLine(verdict: AuditVerdict & { ok: false }): string {

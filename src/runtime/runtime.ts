@@ -150,6 +150,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       auditWritten: auditStats?.written ?? 0,
       auditBytes: auditStats?.bytes ?? 0,
       auditWriteFailures: auditStats?.writeFailures ?? 0,
+      auditRetention: audit?.retention() ?? null,
       host: hostUsage(sandbox.hostPid),
       quarantined: sandbox.quarantined.length,
       slowBundles: sandbox.slowBundles.length,
@@ -159,7 +160,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       bundles: bundles.infos(),
       ...(shared === undefined ? {} : { store: storeGauges(shared) }),
     };
-  }, { sharedStore: shared !== undefined });
+  }, { sharedStore: shared !== undefined, auditRetention: auditOptions?.retention !== undefined });
   function storeGauges(store: SharedStore) {
     const view = store.status();
     const report = bundleSync?.report();
@@ -197,7 +198,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   // ── audit log, then the sandbox ─────────────────────────────────────────────────────────────
   if (auditOptions !== undefined) {
-    audit = await createAuditTrail({ ...auditOptions, onSync: (seconds) => metrics.observeAuditSync(seconds) }, replicaId);
+    audit = await createAuditTrail({ ...auditOptions, onSync: (seconds) => metrics.observeAuditSync(seconds) }, replicaId, logger);
     const repaired = audit.writer.recovery;
     if (repaired !== null) {
       // A crash mid-write left a final line without its newline: never acknowledged, so cut off.
@@ -473,8 +474,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         registry_revision: snapshot.revision,
         sandbox: backend.stats(),
         audit: audit === undefined
-          ? { enabled: false, replica: null, head: null, pending: 0, lag_ms: 0 }
-          : { enabled: true, replica: replicaId, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
+          ? { enabled: false, replica: null, head: null, pending: 0, lag_ms: 0, retention: null }
+          : { enabled: true, replica: replicaId, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs, retention: audit.retention() },
         store: shared === undefined ? { kind: "local" } : {
           ...shared.status(),
           bundles: { revision: bundleSync!.report().revision, desired_revision: bundleSync!.desiredRevision(), refused: bundleSync!.report().refused },
