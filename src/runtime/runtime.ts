@@ -47,6 +47,7 @@ import { sessionNotFound } from "../pipeline/errors.js";
 import { createMetrics } from "../observe/metrics.js";
 import { readProcessUsage } from "../observe/proc-usage.js";
 import { createAuditTrail, defaultAuditPath, type AuditOptions, type AuditTrail } from "./audit-trail.js";
+import { startReplicaSetRecorder, type ReplicaSetRecorder } from "./replica-set.js";
 import { createRedactor } from "../audit/index.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { createBundleManager, createRevisionPins, LOCAL_OPERATOR } from "./bundles.js";
@@ -175,6 +176,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   }
   // Assigned before the registry can emit (bundles are restored after it opens).
   let audit: AuditTrail | undefined;
+  /** With a shared store: the replica set in this replica's audit chain (replica-set.ts), started last. */
+  let replicaSet: ReplicaSetRecorder | undefined;
 
   // ── registry: its events leave with caller-facing session ids, and registrations are audited ──
   const registry: Registry = createRegistry({
@@ -505,6 +508,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       closed = true;
       try {
         await backend.close();
+        await replicaSet?.close();
         await audit?.close();
         await shared?.close();
       } finally {
@@ -528,6 +532,14 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   }
   // Then the shared revisions (store.kind redis): a replica serves what its peers serve from its first request.
   await bundleSync?.start(bundles);
+  // With a shared store each chain records the replicas it has seen, so a set verify can tell a log is missing.
+  if (shared !== undefined && audit !== undefined) {
+    const trail = audit;
+    replicaSet = startReplicaSetRecorder({
+      self: replicaId, prefix: shared.options.prefix, peers: () => shared.presence.peers().map((p) => p.id),
+      append: (record) => trail.writer.append(record), intervalMs: shared.options.heartbeatMs, logger,
+    });
+  }
   return runtime;
 }
 

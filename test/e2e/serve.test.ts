@@ -315,6 +315,8 @@ describe("vcp-hooks serve", () => {
       expect(blockedMetrics).toMatch(/^vcp_audit_retention_blocked 1$/m);
       expect(blockedMetrics).toMatch(/^vcp_audit_retention_held_bytes [1-9]\d*$/m);
       expect(blockedMetrics).toMatch(/^vcp_audit_retention_deleted_segments_total 0$/m);
+      const statusCli = await cli(["status", "--server", p.url, "--token", "op-R"]);
+      expect(statusCli.stdout).toMatch(/^ {2}retention: \d+ rotated segment\(s\), \d+ bytes on disk, deleted 0 \(0 bytes\); HOLDING \d+ segment\(s\) \(\d+ bytes\) past the limits: the sink has not acknowledged/m);
 
       // The receiver comes up: the sink ships, and retention deletes what it shipped.
       await new Promise<void>((r) => rx.listen(port, "127.0.0.1", r));
