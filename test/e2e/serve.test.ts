@@ -1,6 +1,6 @@
 // `vcp-hooks serve` as a process: `node dist/src/cli/serve.js` in a scratch directory. Embedded
 // default (dev key persisted, tokens printed once), config validation, SIGHUP reload, SIGTERM drain.
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -326,6 +326,12 @@ describe("vcp-hooks serve", () => {
       const shippedMetrics = (await call(p.url, "GET", "/metrics", { token: "op-R" })).text;
       expect(shippedMetrics).toMatch(/^vcp_audit_retention_blocked 0$/m);
       expect(shippedMetrics).toMatch(/^vcp_audit_retention_deleted_segments_total [1-9]/m);
+      // Prometheus' own linter finds nothing in the retention families (.ci/run installs promtool).
+      const families = shippedMetrics.split("\n").filter((l) => /^(# (HELP|TYPE) )?vcp_audit_(retention_|log_|oldest_)/.test(l)).join("\n");
+      expect(families.match(/^# TYPE /gm)).toHaveLength(9);
+      const promtool = spawnSync("promtool", ["check", "metrics"], { input: `${families}\n`, encoding: "utf8" });
+      expect(promtool.error, "promtool not found: apt-get install prometheus").toBeUndefined();
+      expect(promtool.stdout + promtool.stderr).toBe("");
       p.child.kill("SIGTERM");
       expect(await p.exited).toBe(0);
 
