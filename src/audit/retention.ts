@@ -164,7 +164,13 @@ export function startAuditRetention(options: AuditRetentionOptions): AuditRetent
     if (cached !== undefined && cached.ino === ino && cached.bytes === size) return cached;
     const tail = await readTail(file);
     if (tail?.lastLine === undefined || tail.completeEnd !== tail.size) throw new Error(`${file}: a rotated segment without a complete last record; retention stops (run 'vcp-hooks audit verify ${path}')`);
-    const record = JSON.parse(tail.lastLine) as Record<string, unknown>;
+    let record: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(tail.lastLine);
+      record = parsed !== null && typeof parsed === "object" ? (parsed as Record<string, unknown>) : {};
+    } catch {
+      record = {};
+    }
     if (!Number.isSafeInteger(record.seq) || typeof record.hash !== "string" || typeof record.ts !== "string" || recordHash(record) !== record.hash) {
       throw new Error(`${file}: its last record fails its hash; retention stops (run 'vcp-hooks audit verify ${path}')`);
     }
@@ -266,10 +272,9 @@ export function startAuditRetention(options: AuditRetentionOptions): AuditRetent
     }
 
     const oldest = segments[batch.length];
-    if (blockedReason !== stats.blocked_reason) {
-      if (blockedReason !== null) logger.warn({ audit: path, held_segments: held.length, held_bytes: held.reduce((n, s) => n + s.bytes, 0), reason: blockedReason }, "audit retention: keeping segments past the limits until they are shipped");
-      else if (stats.blocked) logger.info({ audit: path }, "audit retention: no longer holding unshipped segments");
-    }
+    // Logged when holding starts and ends, not at every run while it lasts (status and metrics have the rest).
+    if (blockedReason !== null && !stats.blocked) logger.warn({ audit: path, held_segments: held.length, held_bytes: held.reduce((n, s) => n + s.bytes, 0), reason: blockedReason }, "audit retention: keeping segments past the limits until they are shipped");
+    else if (blockedReason === null && stats.blocked) logger.info({ audit: path }, "audit retention: no longer holding unshipped segments");
     // The retention record grew the live file: what the log takes now.
     const liveNow = batch.length > 0 ? await stat(path).then((s) => s.size, () => 0) : liveBytes;
     stats = {

@@ -320,9 +320,11 @@ describe("vcp-hooks serve", () => {
 
       // The receiver comes up: the sink ships, and retention deletes what it shipped.
       await new Promise<void>((r) => rx.listen(port, "127.0.0.1", r));
-      await vi.waitFor(async () => expect(await retention()).toMatchObject({ blocked: false, segments: 1 }), { timeout: 30_000, interval: 100 });
+      await vi.waitFor(async () => {
+        expect(await retention()).toMatchObject({ blocked: false, segments: 1 });
+        expect(segments().length).toBe(1);
+      }, { timeout: 30_000, interval: 100 });
       expect((await retention()).deleted_segments).toBeGreaterThanOrEqual(2);
-      expect(segments().length).toBe(1);
       const shippedMetrics = (await call(p.url, "GET", "/metrics", { token: "op-R" })).text;
       expect(shippedMetrics).toMatch(/^vcp_audit_retention_blocked 0$/m);
       expect(shippedMetrics).toMatch(/^vcp_audit_retention_deleted_segments_total [1-9]/m);

@@ -101,9 +101,10 @@ function sinkFor(l: Log, url: string): AuditSink {
   return sink;
 }
 
-/** Retention over `l` (run by hand: the timer is an hour). */
+/** Retention over `l`, run by hand and, as the runtime wires it, after each rotation (the timer is an hour). */
 function retentionFor(l: Log, policy: Partial<AuditRetentionOptions>): AuditRetention {
   const retention = startAuditRetention({ path: l.path, writer: l.writer, sinkCursorFile: l.cursorFile, intervalMs: 3_600_000, ...policy });
+  (l as Log & { onRotate?: () => void }).onRotate = () => retention.kick();
   open.push(retention);
   return retention;
 }
@@ -210,7 +211,9 @@ describe("audit retention", { timeout: 90_000 }, () => {
     await receiver({ port });
     await shippedThrough(sink, 100);
     const after = await retention.run();
-    expect(after).toMatchObject({ blocked: false, held_segments: 0, segments: 1, deleted_segments: segments - 1 });
+    expect(after).toMatchObject({ blocked: false, held_segments: 0, segments: 1 });
+    // Its own retention records can rotate the live file again: those segments go too, once shipped.
+    expect(after.deleted_segments).toBeGreaterThanOrEqual(segments - 1);
     expect(await verifyAuditLog([l.path])).toMatchObject({ ok: true });
   });
 
@@ -341,7 +344,6 @@ describe("audit retention", { timeout: 90_000 }, () => {
     const sink = sinkFor(l, (await receiver()).url);
     await shippedThrough(sink, 50);
     const retention = retentionFor(l, { maxSegments: 1 });
-    (l as Log & { onRotate?: () => void }).onRotate = () => retention.kick();
     // The run at start.
     await vi.waitFor(() => expect(retention.stats()).toMatchObject({ segments: 1, blocked: false }), { timeout: 10_000, interval: 20 });
     await l.append(30);
