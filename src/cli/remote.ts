@@ -5,7 +5,7 @@
  * `--token` or VCP_OPERATOR_TOKEN. A server's error is printed verbatim (code and message).
  */
 import { DEFAULTS, readArtifactFile } from "../index.js";
-import { CheckFailed, EXIT_FAILED, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
+import { CheckFailed, escapeControl, EXIT_FAILED, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
 
 const DEFAULT_SERVER = `http://${DEFAULTS.listen.host}:${DEFAULTS.listen.port}`;
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -125,6 +125,12 @@ function renderStatus(io: Io, status: Record<string, any>): void {
   io.out(`hooks: ${hooks.length - exec.length} sandboxed${exec.length > 0 ? `, ${exec.length} exec` : ""}`);
   io.out(`sandbox: restarts ${sandbox.restarts ?? 0}, in flight ${sandbox.inFlight ?? 0}, queued ${sandbox.queued ?? 0}, quarantined ${(sandbox.quarantined ?? []).length}, slow ${(sandbox.slowBundles ?? []).length}, watchdog kills ${sandbox.watchdogKills ?? 0}`);
   io.out(audit.enabled ? `audit: head seq ${audit.head?.seq ?? "–"}, pending ${audit.pending ?? 0}, lag ${audit.lag_ms ?? 0} ms` : "audit: off");
+  const retention = audit.retention;
+  if (retention != null) {
+    io.out(`  retention: ${retention.segments} rotated segment(s), ${retention.bytes} bytes on disk, deleted ${retention.deleted_segments} (${retention.deleted_bytes} bytes)${
+      retention.blocked ? `; HOLDING ${retention.held_segments} segment(s) (${retention.held_bytes} bytes) past the limits: ${escapeControl(String(retention.blocked_reason))}` : ""
+    }${retention.last_error ? `; last run failed: ${escapeControl(String(retention.last_error))}` : ""}`);
+  }
   renderStore(io, status["store"]);
 }
 

@@ -21,7 +21,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { assertNodeVersion, createAuditSinkMetrics, createOperationalLogger, createRuntime, LOG_LEVELS, startAuditSink, VcpError, type AuditSink, type OperationalLogger, type Runtime, type VcpArtifact } from "../index.js";
+import { assertNodeVersion, createAuditSinkMetrics, createOperationalLogger, createRuntime, LOG_LEVELS, sinkCursorPath, startAuditSink, VcpError, type AuditSink, type OperationalLogger, type Runtime, type VcpArtifact } from "../index.js";
 import { buildBundle, generateKeyPair, signArtifact } from "../tooling.js";
 import { escapeControl } from "./common.js";
 import { versionInfo } from "./version.js";
@@ -170,7 +170,7 @@ export async function startServe(args: string[], options: { signals?: boolean; o
     const sinkConfig = config.audit.sink;
     sink = sinkConfig === undefined ? undefined : startAuditSink({
       path: config.audit.path,
-      cursorFile: join(dirname(config.audit.path), "sink.cursor"),
+      cursorFile: sinkCursorPath(config.audit.path),
       url: sinkConfig.url,
       format: sinkConfig.format,
       batchRecords: sinkConfig.batch_records,

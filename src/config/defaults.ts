@@ -49,6 +49,8 @@ export const DEFAULTS = deepFreeze({
     /** Records queued in the writer before appends wait (backpressure). */
     max_pending: 4096,
     sink: { format: "jsonl" as "jsonl" | "otlp", batch_records: 500, interval_ms: 1000, timeout_ms: 10_000, max_backoff_ms: 60_000 },
+    /** audit/retention.ts: deletes only what the sink shipped unless told otherwise; runs this often besides after each rotation. */
+    retention: { require_shipped: true, interval_ms: 60_000 },
   },
   fetch: { allow_hosts: [] as readonly string[], deny_llm_hosts: DENY_LLM_HOSTS },
   limits: {

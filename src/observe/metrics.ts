@@ -3,6 +3,7 @@ import type { ChainResult } from "../chain/types.js";
 import { SKIPPED_OUTCOMES } from "../model/result.js";
 import { TallyCounter, TallyHistogram } from "./tally.js";
 import type { AuditSinkStats } from "../audit/sink.js";
+import type { AuditRetentionStats } from "../audit/retention.js";
 import type { ProcessUsage } from "./proc-usage.js";
 
 /** fdatasync latency buckets in seconds: 100 µs (page cache on tmpfs) … 2.5 s (a saturated disk). */
@@ -29,6 +30,8 @@ export interface MetricsSnapshot {
   auditBytes: number;
   /** Audit writes or syncs that failed (each withholds chain results until the log is reopened). */
   auditWriteFailures: number;
+  /** `audit.retention` as of its last run; null without it (its families are then absent). */
+  auditRetention?: AuditRetentionStats | null;
   /** The sandbox host process (Linux /proc), when one is running. */
   host: { pid: number; usage: ProcessUsage } | undefined;
   quarantined: number;
@@ -81,9 +84,22 @@ function oncePerScrape<T>(read: () => T): () => T {
   };
 }
 
-export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sharedStore?: boolean } = {}) {
+export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sharedStore?: boolean; auditRetention?: boolean } = {}) {
   const registry = new Registry();
   const readGauges = oncePerScrape(readSnapshot);
+  if (options.auditRetention === true) {
+    // Only with audit.retention: read from its last run (no I/O at scrape time).
+    const retention = (): AuditRetentionStats | null | undefined => readGauges().auditRetention;
+    gauge(registry, "vcp_audit_retention_blocked", "1 while audit retention keeps rotated segments past its limits because the sink has not shipped them (never deleted unshipped), else 0.", () => (retention()?.blocked ? 1 : 0));
+    gauge(registry, "vcp_audit_retention_held_bytes", "Bytes of rotated audit segments past the retention limits, kept because the sink has not shipped them.", () => retention()?.held_bytes ?? 0);
+    gauge(registry, "vcp_audit_retention_held_segments", "Rotated audit segments past the retention limits, kept because the sink has not shipped them.", () => retention()?.held_segments ?? 0);
+    gauge(registry, "vcp_audit_log_bytes", "Bytes the audit log takes on disk: rotated segments plus the live file (as of the last retention run).", () => retention()?.bytes ?? 0);
+    gauge(registry, "vcp_audit_log_segments", "Rotated audit segments on disk (as of the last retention run).", () => retention()?.segments ?? 0);
+    gauge(registry, "vcp_audit_oldest_segment_age_seconds", "Seconds since the newest record of the oldest rotated audit segment (what audit.retention.max_age_s compares); 0 without segments.", () => retention()?.oldest_segment_age_seconds ?? 0);
+    mirroredCounter(registry, "vcp_audit_retention_deleted_segments_total", "Rotated audit segments deleted by retention (each after the sink shipped it, unless require_shipped is false).", () => retention()?.deleted_segments ?? 0);
+    mirroredCounter(registry, "vcp_audit_retention_deleted_bytes_total", "Bytes of rotated audit segments deleted by retention.", () => retention()?.deleted_bytes ?? 0);
+    mirroredCounter(registry, "vcp_audit_retention_errors_total", "Audit retention runs that failed (nothing more was deleted by them).", () => retention()?.errors ?? 0);
+  }
   if (options.sharedStore === true) {
     // Only with store.kind redis: a local deployment's exposition is unchanged.
     gauge(registry, "vcp_store_connected", "1 while this replica is connected to the shared store (Redis), else 0.", () => (readGauges().store?.connected ? 1 : 0));

@@ -47,6 +47,7 @@ import { sessionNotFound } from "../pipeline/errors.js";
 import { createMetrics } from "../observe/metrics.js";
 import { readProcessUsage } from "../observe/proc-usage.js";
 import { createAuditTrail, defaultAuditPath, type AuditOptions, type AuditTrail } from "./audit-trail.js";
+import { startReplicaSetRecorder, type ReplicaSetRecorder } from "./replica-set.js";
 import { createRedactor } from "../audit/index.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { createBundleManager, createRevisionPins, LOCAL_OPERATOR } from "./bundles.js";
@@ -154,6 +155,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       auditWritten: auditStats?.written ?? 0,
       auditBytes: auditStats?.bytes ?? 0,
       auditWriteFailures: auditStats?.writeFailures ?? 0,
+      auditRetention: audit?.retention() ?? null,
       host: hostUsage(sandbox.hostPid),
       quarantined: sandbox.quarantined.length,
       slowBundles: sandbox.slowBundles.length,
@@ -163,7 +165,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       bundles: bundles.infos(),
       ...(shared === undefined ? {} : { store: storeGauges(shared) }),
     };
-  }, { sharedStore: shared !== undefined });
+  }, { sharedStore: shared !== undefined, auditRetention: auditOptions?.retention !== undefined });
   function storeGauges(store: SharedStore) {
     const view = store.status();
     const report = bundleSync?.report();
@@ -178,6 +180,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   }
   // Assigned before the registry can emit (bundles are restored after it opens).
   let audit: AuditTrail | undefined;
+  /** With a shared store: the replica set in this replica's audit chain (replica-set.ts), started last. */
+  let replicaSet: ReplicaSetRecorder | undefined;
 
   // ── registry: its events leave with caller-facing session ids, and registrations are audited ──
   const registry: Registry = createRegistry({
@@ -201,7 +205,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   // ── audit log, then the sandbox ─────────────────────────────────────────────────────────────
   if (auditOptions !== undefined) {
-    audit = await createAuditTrail({ ...auditOptions, onSync: (seconds) => metrics.observeAuditSync(seconds) }, replicaId);
+    audit = await createAuditTrail({ ...auditOptions, onSync: (seconds) => metrics.observeAuditSync(seconds) }, replicaId, logger);
     const repaired = audit.writer.recovery;
     if (repaired !== null) {
       // A crash mid-write left a final line without its newline: never acknowledged, so cut off.
@@ -481,8 +485,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         registry_revision: snapshot.revision,
         sandbox: backend.stats(),
         audit: audit === undefined
-          ? { enabled: false, replica: null, head: null, pending: 0, lag_ms: 0 }
-          : { enabled: true, replica: replicaId, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
+          ? { enabled: false, replica: null, head: null, pending: 0, lag_ms: 0, retention: null }
+          : { enabled: true, replica: replicaId, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs, retention: audit.retention() },
         store: shared === undefined ? { kind: "local" } : {
           ...shared.status(),
           bundles: {
@@ -518,6 +522,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       closed = true;
       try {
         await backend.close();
+        await replicaSet?.close();
         await audit?.close();
         await shared?.close();
       } finally {
@@ -541,6 +546,14 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   }
   // Then the shared revisions (store.kind redis): a replica serves what its peers serve from its first request.
   await bundleSync?.start(bundles);
+  // With a shared store each chain records the replicas it has seen, so a set verify can tell a log is missing.
+  if (shared !== undefined && audit !== undefined) {
+    const trail = audit;
+    replicaSet = startReplicaSetRecorder({
+      self: replicaId, prefix: shared.options.prefix, peers: () => shared.presence.peers().map((p) => p.id),
+      append: (record) => trail.writer.append(record), intervalMs: shared.options.heartbeatMs, logger,
+    });
+  }
   return runtime;
 }
 

@@ -66,6 +66,14 @@ export const FIELD_DOCS: Readonly<Record<string, string>> = {
   "audit.sink.timeout_ms": "A request without an answer within this is a failure (retried; the cursor does not move).",
   "audit.sink.max_backoff_ms": "Longest wait between retries (exponential from 500 ms).",
   "audit.sink.headers": "Extra request headers, e.g. the receiver's `Authorization` (never logged).",
+  "audit.retention":
+    "Optional deletion of old rotated segments (`<path>.000001`, …), so the log's disk stays bounded (without it nothing is ever deleted). Limits, in any combination (at least one): a segment goes when any limit wants it gone, oldest first; the live file is never deleted. A segment is deleted only once `audit.sink` has shipped every record in it (the receiver acknowledged it, and the sink's cursor is this log's): past a limit but unshipped, it is kept and `GET /v1/status` `audit.retention` says so (`blocked`, `held_segments`, `held_bytes`, `blocked_reason`), as do `vcp_audit_retention_blocked` and `vcp_audit_retention_held_bytes`. Before deleting, a `retention` record naming each deleted segment's last `seq` and `hash` is written to the chain, so `vcp-hooks audit verify` checks the kept log from its first record and still fails on a segment deleted by hand.",
+  "audit.retention.max_segments": "Keep at most this many rotated segments (the live file is not counted); `0` keeps none once shipped.",
+  "audit.retention.max_bytes": "Keep the log — rotated segments plus the live file — at most this many bytes by deleting the oldest segments. The live file (up to `rotate_bytes`) is never deleted, and unshipped segments are kept, so size a volume for `max_bytes` + `rotate_bytes` + what the sink may fall behind.",
+  "audit.retention.max_age_s": "Delete a rotated segment once its newest record is older than this many seconds (e.g. `2592000` for 30 days).",
+  "audit.retention.require_shipped":
+    "Delete only what `audit.sink` has shipped (default `true`; then `audit.sink` is required, and a config without one is refused with `INVALID_CONFIG` naming this field). `false`: delete by the limits alone, with or without a sink — a deleted segment's records then exist nowhere else. An audit log is evidence: losing records is never a default, so a deployment without a receiver says so here explicitly.",
+  "audit.retention.interval_ms": "How often retention runs, besides at start and after each rotation (age limits and a sink catching up need no rotation).",
   fetch: "`vcp.fetch` for `system`-trust bundles.",
   "fetch.allow_hosts": "Hosts `system` bundles may fetch from; empty means none.",
   "fetch.deny_llm_hosts": "LLM endpoints no hook may ever reach (spec §5.5), checked before any I/O.",

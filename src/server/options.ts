@@ -15,7 +15,7 @@
  *   redact_keys, console — they are owned by the runtime or the sandbox process, built once at start.
  */
 import { isDeepStrictEqual } from "node:util";
-import { configVersionOf, VcpError, type ResolvedConfig, type StoreOptions } from "../index.js";
+import { configVersionOf, sinkCursorPath, VcpError, type AuditOptions as RuntimeAuditOptions, type ResolvedConfig, type StoreOptions } from "../index.js";
 import type { LiveSettings } from "./app.js";
 
 export const LIVE_FIELDS = ["auth", "limits.body_bytes", "limits.bundle_bytes", "limits.streams_per_principal", "limits.stream_buffer_bytes", "session_hook_allowlist", "log_level"] as const;
@@ -123,7 +123,10 @@ export function runtimeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv
     conflictStrategy: config.conflict_strategy,
     redactKeys: [...config.redact_keys],
     inputLimits: { maxDepth: config.limits.json_depth, maxBytes: config.limits.input_bytes },
-    audit: { path: config.audit.path, fsync: config.audit.fsync, rotateBytes: config.audit.rotate_bytes, groupCommitMs: config.audit.group_commit_ms, maxChainBytes: config.audit.max_chain_bytes, redactKeys: [...config.redact_keys] },
+    audit: {
+      path: config.audit.path, fsync: config.audit.fsync, rotateBytes: config.audit.rotate_bytes, groupCommitMs: config.audit.group_commit_ms, maxChainBytes: config.audit.max_chain_bytes, redactKeys: [...config.redact_keys],
+      ...(config.audit.retention !== undefined ? { retention: retentionOptionsFor(config) } : {}),
+    },
     sandbox: {
       threads: config.pool.threads,
       maxQueue: config.pool.max_queue,
@@ -159,4 +162,17 @@ export function restartOnlyChanges(previous: ResolvedConfig, next: ResolvedConfi
   const read = (config: ResolvedConfig, field: string): unknown =>
     field.split(".").reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], config);
   return RESTART_FIELDS.filter((field) => !isDeepStrictEqual(read(previous, field), read(next, field)));
+}
+
+/** `audit.retention` as the runtime takes it: what was shipped is read from the cursor of `audit.sink` (serve.ts starts it there). */
+function retentionOptionsFor(config: ResolvedConfig): NonNullable<RuntimeAuditOptions["retention"]> {
+  const r = config.audit.retention!;
+  return {
+    ...(r.max_segments !== undefined ? { maxSegments: r.max_segments } : {}),
+    ...(r.max_bytes !== undefined ? { maxBytes: r.max_bytes } : {}),
+    ...(r.max_age_s !== undefined ? { maxAgeMs: r.max_age_s * 1000 } : {}),
+    requireShipped: r.require_shipped,
+    intervalMs: r.interval_ms,
+    ...(config.audit.sink !== undefined ? { sinkCursorFile: sinkCursorPath(config.audit.path) } : {}),
+  };
 }

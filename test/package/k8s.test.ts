@@ -104,6 +104,18 @@ describe("deploy/k8s manifests", () => {
     }
   });
 
+  test("audit retention keeps a replica's shipped log well inside its data emptyDir (issue 27: a full emptyDir evicts the pod)", () => {
+    const raw = YAML.parse(configMap.data["vcp.yaml"] as string) as Obj;
+    const data = (pod.volumes as Obj[]).find((v) => v.name === "data")!;
+    const gi = /^(\d+)Gi$/.exec(data.emptyDir.sizeLimit as string);
+    expect(gi, "data emptyDir sizeLimit in Gi").not.toBeNull();
+    const limit = Number(gi![1]) * 2 ** 30;
+    // max_bytes counts the live file too; room is left for a sink that falls behind (held segments).
+    expect(raw.audit.retention.max_bytes).toBeLessThanOrEqual(limit / 2);
+    expect(raw.audit.rotate_bytes).toBeLessThan(raw.audit.retention.max_bytes / 4);
+    expect(raw.audit.sink.url).toBeDefined(); // retention deletes only what the sink shipped
+  });
+
   test("the ConfigMap's vcp.yaml is a valid redis-store config; its tokens, keys and files come from the Secret", () => {
     const text = configMap.data["vcp.yaml"] as string;
     const raw = YAML.parse(text) as Obj;
