@@ -1,6 +1,6 @@
 // docs/operations.md and deploy/prometheus/alerts.yaml tell an operator which metrics to alert on. This
 // test is the one place that holds them to the truth: every metric name they write must be a family in
-// the /metrics of a running `vcp-hooks serve` (a real process on a real redis-server, with an audit sink,
+// the /metrics of a running `vcp-hooks serve` (a real process on a real redis-server, with an audit sink and retention,
 // so the store and sink families exist), so a renamed metric fails here instead of silently never
 // firing. The rules must pass `promtool check rules` and their unit tests (`promtool test rules`), and
 // every link of the guide and every runbook link of the rules must land on a heading of the guide.
@@ -40,7 +40,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
   const port = (receiver.address() as { port: number }).port;
-  set = await startReplicas({ count: 1, config: { audit: { fsync: "batch", sink: { url: `http://127.0.0.1:${port}/v1/logs`, format: "otlp" } } } });
+  set = await startReplicas({ count: 1, config: { audit: { fsync: "batch", sink: { url: `http://127.0.0.1:${port}/v1/logs`, format: "otlp" }, retention: { max_segments: 100 } } } });
   const [replica] = set.replicas;
   const metrics = await replica!.request("GET", "/metrics", { token: set.tokens.operator });
   expect(metrics.status).toBe(200);
