@@ -1,14 +1,15 @@
 /**
- * `vcp-hooks token [--role operator|client] [--id name]`: a fresh bearer token, and the `auth:` entry
+ * `vcp-hooks token [--role operator|client|metrics] [--id name]`: a fresh bearer token, and the `auth:` entry
  * for vcp.yaml that holds only its SHA-256 — the server never stores a token.
  */
-import { generateToken, hashToken } from "../server/index.js";
+import { generateToken, hashToken, ROLES, type Role } from "../server/index.js";
 import { EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command } from "./common.js";
 
-const USAGE = `usage: vcp-hooks token [--role operator|client] [--id name] [--json]
+const USAGE = `usage: vcp-hooks token [--role operator|client|metrics] [--id name] [--json]
 
 Prints a new random token (32 bytes, shown once: store it in your secret manager) and the
-vcp.yaml 'auth:' entry with its token_sha256. Default role: client; default id: <role>-<8 hex>.`;
+vcp.yaml 'auth:' entry with its token_sha256. Default role: client; default id: <role>-<8 hex>.
+A metrics token reads GET /metrics and nothing else (give it to the Prometheus scraper).`;
 
 export const tokenCommand: Command = {
   name: "token",
@@ -21,8 +22,8 @@ export const tokenCommand: Command = {
       return EXIT_OK;
     }
     const role = stringOption("token", values, "role") ?? "client";
-    if (role !== "operator" && role !== "client") throw new UsageError(`token: --role must be operator or client, not '${role}'`);
-    const token = generateToken(role);
+    if (!(ROLES as readonly string[]).includes(role)) throw new UsageError(`token: --role must be one of ${ROLES.join(", ")}, not '${role}'`);
+    const token = generateToken(role as Role);
     const sha = hashToken(token);
     const id = stringOption("token", values, "id") ?? `${role}-${sha.slice(0, 8)}`;
     // The same rule as the config schema's auth[].id.

@@ -76,7 +76,8 @@ export const ConfigSchema = z
         z
           .object({
             id: z.string().min(1).max(64),
-            role: z.enum(["operator", "client"]),
+            // operator, client, or metrics (GET /metrics only: a scraper's token; src/server/auth.ts).
+            role: z.enum(["operator", "client", "metrics"]),
             token_sha256: z.string().regex(HEX64, "must be the lowercase hex SHA-256 of the token (64 hex digits), never the token").optional(),
             // The token from an environment variable (a Kubernetes Secret, a compose env): read once
             // here, hashed, and only the hash is kept (as for token_sha256).

@@ -5,7 +5,17 @@
 import { createHash, hash, randomBytes, timingSafeEqual } from "node:crypto";
 import { VcpError } from "../index.js";
 
-export type Role = "operator" | "client";
+/**
+ * operator: bundles, audit, status, metrics, and every session; client: its own sessions and events;
+ * metrics: GET /metrics only (a Prometheus scraper's token, which can change and read nothing else).
+ */
+export type Role = "operator" | "client" | "metrics";
+
+/** Every role, as `auth[].role` and `vcp-hooks token --role` accept them. */
+export const ROLES: readonly Role[] = ["operator", "client", "metrics"];
+
+/** The prefix of a generated token, so a leaked one says what it opens. */
+const TOKEN_PREFIX: Readonly<Record<Role, string>> = { operator: "op", client: "cl", metrics: "mt" };
 
 export interface AuthEntry {
   readonly id: string;
@@ -25,7 +35,7 @@ export function hashToken(token: string): string {
 
 /** A fresh random token: 32 bytes, base64url, prefixed with its role so a leaked one is recognizable. */
 export function generateToken(role: Role): string {
-  return `vcp_${role === "operator" ? "op" : "cl"}_${randomBytes(32).toString("base64url")}`;
+  return `vcp_${TOKEN_PREFIX[role]}_${randomBytes(32).toString("base64url")}`;
 }
 
 /**

@@ -18,7 +18,7 @@ export const FIELD_DOCS: Readonly<Record<string, string>> = {
   runtime_key_file: "PKCS#8 PEM Ed25519 private key that signs constitution modification links (DESIGN §4.5). Give one file shared by every replica (e.g. a Kubernetes Secret) so every link verifies with one public key; it is only read. Default: `data_dir/runtime-key.pem`, generated at the first start. Relative to the config file's directory.",
   auth: "Bearer-token principals. The server stores only each token's SHA-256; `vcp-hooks token` makes a token and its entry.",
   "auth[].id": "Name of the principal (audit records, logs); unique.",
-  "auth[].role": "`operator` (bundles, audit, status, metrics, every session) or `client` (its own sessions and events).",
+  "auth[].role": "`operator` (bundles, audit, status, metrics, every session), `client` (its own sessions and events) or `metrics` (`GET /metrics` and nothing else: a Prometheus scraper's token).",
   "auth[].token_sha256": "Lowercase hex SHA-256 of the token, never the token itself (give this or `token_env`).",
   "auth[].token_env": "Name of an environment variable holding the token (e.g. from a Kubernetes Secret): read at start and at each reload, at least 32 characters, kept only as its SHA-256. Give this or `token_sha256`.",
   keyring: "Public keys that may sign bundles, each with the highest trust level it may grant.",

@@ -91,8 +91,12 @@ export function storeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv =
 
 /** The options of createRuntime for a config (`env`: where `store.url_env` is read). */
 export function runtimeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv = process.env) {
+  return { store: storeOptionsFor(config, env), ...runtimeSettingsFor(config) };
+}
+
+/** createRuntime's options for a config but the store, which needs the environment (runtimeOptionsFor). */
+export function runtimeSettingsFor(config: ResolvedConfig) {
   return {
-    store: storeOptionsFor(config, env),
     dataDir: config.data_dir,
     keyring: { keys: config.keyring.keys.map((k) => ({ ...k })) },
     requireSignatures: config.require_signatures,

@@ -349,7 +349,7 @@ export const routes = withOperationIds({
     // 503 is either "not ready" ({ status }) or, once draining has begun, the SHUTTING_DOWN error.
     response: { 200: object({ status: { type: "string" } }), 500: { $ref: "VcpError500#" }, 503: { anyOf: [object({ status: { type: "string", enum: ["draining", "sandbox_starting"] } }, { required: ["status"] }), { $ref: "VcpError503#" }] } },
   },
-  metrics: { tags: ["ops"], summary: "Prometheus metrics (text exposition format)", security: security("operator"), response: { 200: { description: "Prometheus text exposition format 0.0.4", content: { "text/plain": { schema: { type: "string" } } } }, ...errors(...AUTH) } },
+  metrics: { tags: ["ops"], summary: "Prometheus metrics (text exposition format)", description: "An operator token, or a metrics token (which reads this route and nothing else).", security: [...security("operator"), { metrics: [] }], response: { 200: { description: "Prometheus text exposition format 0.0.4", content: { "text/plain": { schema: { type: "string" } } } }, ...errors(...AUTH) } },
   status: {
     tags: ["ops"],
     summary: "Bundles with revision and activation time, per-hook counters and latency, sandbox state",

@@ -16,7 +16,8 @@ import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import type { Logger } from "../observe/events.js";
-import { storeUnavailable } from "./errors.js";
+import { describeError } from "../errors.js";
+import { storeUnavailable, type StoreFailure } from "./errors.js";
 import { storeKeys, type StoreKeys } from "./keys.js";
 
 export interface StoreConnectionOptions {
@@ -51,6 +52,8 @@ export interface StoreConnectionStatus {
   /** Times the connection came back after being lost. */
   reconnects: number;
   last_error: string | null;
+  /** Commands (`run`, `eval`, …) that failed since start, by why (store/errors.ts classifyStoreError). */
+  command_errors: Record<StoreFailure, number>;
 }
 
 export type RedisClient = Redis;
@@ -131,9 +134,14 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
   let since = new Date().toISOString();
   let lastError: string | null = null;
 
+  // What Redis said when it refused the connection being made (reset at each new connection).
+  let refusal: string | null = null;
+  watchRefusals(redis, (reply) => (refusal = reply));
   redis.on("error", (err: Error) => {
-    // ioredis reports each failed attempt; log a change of state, not every retry.
-    const text = err.message.replace(/rediss?:\/\/[^\s]+/g, "redis://…");
+    // ioredis reports each failed attempt; log a change of state, not every retry. The error's causes
+    // and Redis's own refusal are the reason an operator needs ("DENIED … protected mode"), not EPIPE.
+    const seen = describeError(err);
+    const text = (refusal !== null && !up ? `Redis refused the connection: ${refusal} (then: ${seen})` : seen).replace(/rediss?:\/\/[^\s]+/g, "redis://…");
     if (text !== lastError) logger.warn({ store: target, error: text }, "store: Redis connection error");
     lastError = text;
   });
@@ -163,11 +171,18 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     up = false;
   });
 
+  // Every command goes through `run` (eval, publish and serverTimeMs too): the one place to count failures.
+  const commandErrors: Record<StoreFailure, number> = { timeout: 0, reply: 0, unreachable: 0 };
   const run = async <T>(operation: string, fn: (client: Redis) => Promise<T>): Promise<T> => {
     try {
       return await fn(redis);
     } catch (err) {
-      throw storeUnavailable(operation, err);
+      // Without a connection the command's own error says only that ("Connection is closed."): the
+      // connection's last error says why.
+      const failure = storeUnavailable(operation, err, up ? undefined : (lastError ?? undefined));
+      const reason = (failure.details as { reason?: StoreFailure } | undefined)?.reason;
+      if (reason !== undefined) commandErrors[reason]++;
+      throw failure;
     }
   };
 
@@ -256,7 +271,7 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
       return () => readyListeners.delete(listener);
     },
     connected: () => up,
-    status: () => ({ connected: up, since, reconnects, last_error: up ? null : lastError }),
+    status: () => ({ connected: up, since, reconnects, last_error: up ? null : lastError, command_errors: { ...commandErrors } }),
     async close() {
       if (closed) return;
       closed = true;
@@ -279,6 +294,25 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
   clearTimeout(timer);
   if (!ok) logger.warn({ store: target, connect_timeout_ms: options.connectTimeoutMs }, "store: Redis is not reachable at start; starting without it and reconnecting with backoff (shared state is unavailable until then)");
   return connection;
+}
+
+/**
+ * Redis refuses some connections outright, with one error reply and a close before it reads a
+ * command: protected mode (`-DENIED Redis is running in protected mode …`), `-ERR max number of
+ * clients reached`. ioredis hands that reply to its first handshake command (CLIENT SETNAME), whose
+ * error it ignores, and reports only the `write EPIPE` / "Connection is closed." that follows. So the
+ * first bytes of each new connection are read here too (ioredis's own reader is untouched), and an
+ * error reply there is passed to `onRefusal`; the caller uses it only if the connection then fails.
+ */
+function watchRefusals(client: Redis, onRefusal: (reply: string | null) => void): void {
+  client.on("connect", () => {
+    onRefusal(null);
+    client.stream?.once("data", (chunk: Buffer | string) => {
+      const text = typeof chunk === "string" ? chunk : chunk.toString("utf8", 0, Math.min(chunk.length, 1024));
+      // Its first sentence: DENIED's is followed by ~900 characters of remedies.
+      if (text.startsWith("-")) onRefusal(/^[^\r\n]*?(?:\.(?= )|$)/m.exec(text.slice(1))![0].slice(0, 300));
+    });
+  });
 }
 
 async function quit(client: Redis): Promise<void> {
