@@ -140,11 +140,11 @@ export function httpStatusOf(code: string): number {
  *
  * @example
  * ```ts
- * describeError(new TypeError("fetch failed", { cause: new Error("getaddrinfo ENOTFOUND x") }));
+ * messageWithCauses(new TypeError("fetch failed", { cause: new Error("getaddrinfo ENOTFOUND x") }));
  * // "fetch failed: getaddrinfo ENOTFOUND x"
  * ```
  */
-export function describeError(err: unknown): string {
+export function messageWithCauses(err: unknown): string {
   let text = err instanceof Error ? err.message || err.name : String(err);
   let next: unknown = err instanceof Error ? causeOf(err) : undefined;
   for (let depth = 0; next !== undefined && depth < 5; depth++) {

@@ -17,7 +17,7 @@ export type { HookStatsView } from "./runtime/stats.js";
 export type { SandboxOptions } from "./pool/supervisor.js";
 export type { SandboxLimits, FetchPolicy, GuestLogLine } from "./sandbox-host/types.js";
 export type { Principal } from "./registry/types.js";
-export { VcpError, ERROR_CODES, httpStatusOf, describeError } from "./errors.js";
+export { VcpError, ERROR_CODES, httpStatusOf, messageWithCauses } from "./errors.js";
 export type { ErrorCode, ErrorInfo } from "./errors.js";
 // Every default (limits, timeouts, audit, pool sizes, redact keys…), in the wire names of vcp.yaml.
 export { DEFAULTS } from "./config/defaults.js";
@@ -56,7 +56,8 @@ export { chargeScan, MAX_MATCHER_COST, ScanBudgetExceeded } from "./profiles/com
 export type { ScanMeter } from "./profiles/common/scan.js";
 export type { ProfilePlanRef } from "./chain/plan.js";
 export type { ProfileChainAnswer } from "./chain/types.js";
-export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry } from "./runtime/fire-profile.js";
+export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./runtime/fire-profile.js";
+export type { ProfileGuard } from "./runtime/profile-hooks.js";
 export type { ProfileDeployment } from "./runtime/profile-hooks.js";
 // Approvals of Amplifier `ask_user` answers (PROFILES §3.4): `runtime.approvals`.
 export { isGranting, DEFAULT_APPROVAL_LIMITS } from "./runtime/approvals.js";

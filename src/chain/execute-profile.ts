@@ -12,9 +12,11 @@
  *        no hook applies ─► emptyPlanAnswer?(event) ?? neutral answer (no stamp, no dispatch) ─► present
  *        else: input = stampInput?(input, event, now) once ─► per hook: budget = hookBudgetMs?(timeout, elapsed)
  *              (undefined ⇒ deadline_exhausted: deadlineExhaustedOutput?(hook, fail_closed) or skip)
- *        returned ─► JSON (depth-bounded) ─► decode ─► observerView (session trust) ─► output ─┐
+ *        returned ─► JSON (depth-bounded) ─► decode ─────────────────────────────────────► output ─┐
  *        threw · timeout · invalid · crashed ─► failureOutput(hook, why, fail_closed ∨ blocking) ┤ reduceWithHooks?(entries, input)
  *        stopsChain(output) ⇒ no later hook runs                                              ┘   ?? reduce(outputs) ─► present
+ *        session trust (an observer): its output or failure is withheld — no entry, no chained input,
+ *        no stop; the fields it said are reported (answerFields ⇒ capability_denied, `stripped`)
  *
  * A matcher (or `match` filter) that would overrun its bundle's scan budget for the chain
  * (profiles/common/scan.ts, `maxMatcherCost`) is not evaluated and its hook is not run: it is `error`
@@ -28,7 +30,7 @@ import { findProfile, MAX_MATCHER_COST, ScanBudgetExceeded, type ScanMeter } fro
 import { DEFAULT_JSON_DEPTH, jsonTextExceeds } from "../model/json-bounds.js";
 import { parseGuestJson } from "./result.js";
 import { sanitizeGuestText } from "./guest-text.js";
-import { executionModeOf, type PlannedProfileHook, type ProfileChainPlan } from "./plan.js";
+import { executionModeOf, hookFailsClosed, type PlannedProfileHook, type ProfileChainPlan } from "./plan.js";
 import type { ActionInvoker, ChainRequest, ChainResult, HookExecution, InvokeOutcome } from "./types.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { ResultStatus } from "../model/result.js";
@@ -156,11 +158,9 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
   const start = (planned: PlannedProfileHook, slot: number, inputNow: NativeObject, inputJson: string): Started | "skipped" | "stopped" => {
     const { hook, predicate } = planned;
     // repo-yaml: a failing `blocking` hook blocks like a fail_closed one (PROFILES §8.8).
-    // SECURITY: never for a session-trust hook (spec §8.3: it cannot block). Install refuses fail_closed
-    // with session trust; a session-trust `blocking` hook runs as an observer (its block is stripped,
-    // its failure is a warning), as repo-yaml hooks from an untrusted repository must.
+    // SECURITY: never for a session-trust hook (spec §8.3), in both flags (hookFailsClosed).
     const blocking = hook.blocking === true && hook.trust !== "session";
-    const failClosed = (hook.fail_closed && hook.trust !== "session") || blocking;
+    const failClosed = hookFailsClosed(hook);
 
     // A matcher over its budget is a failure to decide whether the hook applies: the same outcome as a
     // condition over its budget (the hook is not run; `error`, or its fail_closed answer).
@@ -194,7 +194,8 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
         timeoutViolations++;
         execution.outcome = "deadline_exhausted";
         execution.error = `the ${spec?.class ?? event} chain deadline${spec?.chain_deadline_ms !== undefined ? ` of ${spec.chain_deadline_ms} ms` : ""} was spent before it ran`;
-        const exhausted = profile.deadlineExhaustedOutput?.(hook.name, hook.fail_closed && hook.trust !== "session", event, ctx);
+        // SECURITY: an observer contributes nothing, not even its skip's answer (spec §8.3).
+        const exhausted = hook.trust === "session" ? undefined : profile.deadlineExhaustedOutput?.(hook.name, hook.fail_closed, event, ctx);
         if (exhausted === undefined) {
           hookResults[slot] = execution;
           return "skipped";
@@ -221,7 +222,10 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
       else {
         try {
           // SECURITY: per-session guest state is kept by the session's key: two owners' equal ids never share it.
-          invoked = await deps.invoker.invoke({ hook, chainId: request.chainId, sessionId: request.sessionKey ?? request.session.id, inputJson, budgetMs, native: true });
+          invoked = await deps.invoker.invoke({
+            hook, chainId: request.chainId, sessionId: request.sessionKey ?? request.session.id, inputJson, budgetMs, native: true,
+            ...(request.sessionScope !== undefined ? { sessionScope: request.sessionScope } : {}),
+          });
         } catch (err) {
           invoked = { kind: "threw", message: `${hook.exec !== undefined ? "the command lane" : "sandbox"} failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
         }
@@ -249,14 +253,12 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
       }
       output = raw.value;
       if (hook.trust === "session") {
-        // SECURITY: spec §8.3 in every profile — a session-trust hook observes and annotates; it
-        // never blocks or modifies: whatever could is removed before the output is folded.
-        const view = profile.observerView(output, event);
-        output = view.output;
-        if (view.stripped.length > 0) {
+        // What an observer said is withheld (below); naming it tells the author why nothing showed.
+        const said = profile.answerFields(output, event);
+        if (said.length > 0) {
           execution.outcome = "capability_denied";
-          execution.stripped = [...view.stripped];
-          execution.error = `a session-trust hook cannot set ${view.stripped.join(", ")} (spec §8.3)`;
+          execution.stripped = [...said];
+          execution.error = `a session-trust hook observes only: its output never reaches the answer (spec §8.3); withheld: ${said.join(", ")}`;
         }
       }
     };
@@ -332,6 +334,14 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
       execution.error = failureWhy;
       // The profile's own rule for a failed hook: fail-open warning, or its blocking answer when fail_closed.
       output = failedRunOutput !== undefined && !failClosed ? failedRunOutput : profile.failureOutput(hook.name, failureWhy, failClosed, event, ctx);
+    }
+    if (hook.trust === "session") {
+      // SECURITY: spec §8.3, the one rule for every profile: a session-trust hook observes. Its output —
+      // or its failure's — never reaches the fold, the next hook's input or the chain's stop, so it
+      // changes nothing a guard decided or wrote, whichever of them runs first.
+      execution.verdict = "observe";
+      hookResults[slot] = execution;
+      return false;
     }
     const verdict = profile.verdictOf(output!, event);
     execution.verdict = verdict;
@@ -474,7 +484,8 @@ function decodeOutput(profile: EventProfile, resultJson: string, event: string, 
  */
 export function answerWithout(profile: EventProfile, result: ChainResult, event: string, ctx: ProfileContext, failClosed: (hook: string) => boolean, input: NativeObject = {}, blocking: (hook: string) => boolean = () => false) {
   const entries: HookOutputEntry[] = result.hook_results
-    .filter((e) => e.outcome === "crashed" || e.outcome === "timeout")
+    // SECURITY: as in the executor, a session-trust hook's failure contributes nothing (spec §8.3).
+    .filter((e) => (e.outcome === "crashed" || e.outcome === "timeout") && e.trust !== "session")
     .map((e) => ({ hook: e.hook, output: profile.failureOutput(e.hook, e.error ?? e.outcome, failClosed(e.hook) || blocking(e.hook), event, ctx), failed: true, blocking: blocking(e.hook) }));
   return profile.present(foldEntries(profile, entries, event, ctx, input), event, ctx);
 }

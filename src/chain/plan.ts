@@ -57,6 +57,23 @@ export interface ProfileChainPlan {
   readonly hooks: readonly PlannedProfileHook[];
 }
 
+/**
+ * Whether a failure of this profile hook yields its blocking answer: `fail_closed`, or repo-yaml's
+ * `blocking` (a failing blocking hook blocks, PROFILES §8.8). The one rule the executor applies to a
+ * failed hook and the server applies to a refused event (issue 24): a guarded event never fails open.
+ *
+ * @example
+ * ```ts
+ * hookFailsClosed({ fail_closed: true, trust: "deployment" }); // true
+ * ```
+ */
+export function hookFailsClosed(hook: Pick<ResolvedHook, "fail_closed" | "trust" | "blocking">): boolean {
+  // SECURITY: never for a session-trust hook (spec §8.3: it cannot block). Install refuses fail_closed
+  // with session trust; a session-trust `blocking` hook runs as an observer (its block is stripped,
+  // its failure is a warning), as repo-yaml hooks from an untrusted repository must.
+  return hook.trust !== "session" && (hook.fail_closed || hook.blocking === true);
+}
+
 const compiledMatchers = new WeakMap<ResolvedHook, CompiledMatcher>();
 
 /**

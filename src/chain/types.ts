@@ -33,6 +33,8 @@ export interface InvokeRequest {
   readonly hook: ResolvedHook;
   readonly chainId: string;
   readonly sessionId: string;
+  /** `"chain"`: `sessionId` names one sessionless chain (ChainRequest.sessionScope); its contexts are released after the task. */
+  readonly sessionScope?: "chain";
   readonly inputJson: string;
   /** Time the action may use: min(timeout_ms, remaining chain deadline). */
   readonly budgetMs: number;
@@ -205,6 +207,12 @@ export interface ChainRequest {
    * so per-session isolates are kept by this key, never by `session.id` alone. Default `session.id`.
    */
   sessionKey?: string;
+  /**
+   * `"chain"`: the event has no session and `sessionKey` names this chain alone (pipeline/access.ts
+   * `chainSessionKey`): per-session guest contexts made for it are released when it ends, so they
+   * neither outlive the chain nor push real sessions' contexts out of the sandbox's LRU.
+   */
+  sessionScope?: "chain";
   /** Whole-chain deadline for this type (DESIGN §4.3), if configured. */
   deadlineMs?: number;
 }

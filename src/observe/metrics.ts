@@ -237,6 +237,21 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
     labelNames: ["result"],
     registers: [registry],
   });
+  // Issue 24: a client's implicit profile sessions never refuse an event; past limits.sessions_per_client
+  // the least recently used idle one is evicted (scope: this replica's table, or the shared store's).
+  const implicitEvictions = new Counter({
+    name: "vcp_implicit_sessions_evicted_total",
+    help: "Implicit event-profile sessions evicted to admit a client's new one past limits.sessions_per_client, by scope (replica, all_replicas).",
+    labelNames: ["scope"],
+    registers: [registry],
+  });
+  // Labels bounded: profiles × events an installed fail-closed hook guards × error codes.
+  const refusedFailClosed = new Counter({
+    name: "vcp_profile_refused_fail_closed_total",
+    help: "Refused event-profile requests answered with the profile's blocking answer because a fail_closed hook guards the event, by profile, event and the refusal's error code.",
+    labelNames: ["profile", "event", "code"],
+    registers: [registry],
+  });
   new Gauge({
     name: "vcp_sandbox_queue_depth",
     help: "Chains waiting for a sandbox worker.",
@@ -304,6 +319,12 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
         bundleHooks.cell(hook.bundle, hook.hook, hook.outcome).value++;
         if (!SKIPPED_OUTCOMES.has(hook.outcome)) bundleHookSeconds.cell(hook.bundle, hook.hook).observe(hook.duration_ms / 1000);
       }
+    },
+    recordImplicitEvictions(scope: "replica" | "all_replicas", count: number): void {
+      implicitEvictions.inc({ scope }, count);
+    },
+    recordRefusedFailClosed(profile: string, event: string, code: string): void {
+      refusedFailClosed.inc({ profile, event, code });
     },
     recordBundleChange(result: "installed" | "failed" | "removed"): void {
       bundleChanges.inc({ result });

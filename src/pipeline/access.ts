@@ -43,6 +43,21 @@ export function sessionKey(owner: string | null, id: string): string {
   return owner === null ? id : `${OWNED_PREFIX}${JSON.stringify([owner, id])}`;
 }
 
+/**
+ * The key of a chain that runs with no session (a profile event without a session id, PROFILES §8.3):
+ * the chain's own, so `isolation: per_session` guest state is per (principal, chain), never shared
+ * between principals or between two chains of one principal. Chain ids are random UUIDs the caller
+ * never chooses, so no session id names this key in advance.
+ *
+ * @example
+ * ```ts
+ * chainSessionKey("app-a", chainId) === chainSessionKey("app-b", chainId); // false
+ * ```
+ */
+export function chainSessionKey(owner: string | null, chainId: string): string {
+  return sessionKey(owner, `(chain ${chainId})`);
+}
+
 /** The prefix of an owned session's key. */
 const OWNED_PREFIX = "\u0000";
 

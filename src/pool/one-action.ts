@@ -23,7 +23,10 @@ export class OneActionTasks {
     return {
       task: {
         plan: { type: "pre_inject", revision: 0, hooks },
-        request: { chainId: request.chainId, context: {}, constitution: ONE_ACTION_CONSTITUTION, event: {}, session: { id: request.sessionId } },
+        request: {
+          chainId: request.chainId, context: {}, constitution: ONE_ACTION_CONSTITUTION, event: {}, session: { id: request.sessionId },
+          ...(request.sessionScope !== undefined ? { sessionScope: request.sessionScope } : {}),
+        },
       },
       invoke: { inputJson: request.inputJson, budgetMs: request.budgetMs },
     };

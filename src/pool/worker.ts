@@ -203,9 +203,10 @@ async function runChainTask(task: ChainTask): Promise<WireReply | typeof PLAN_MI
   // SECURITY: this task's chain code (predicates before the first hook) is now running; the record of
   // the worker's previous task must not stand in for it when the host dies here.
   slot.chainCode(taskId);
+  let request: ChainRequest | undefined;
   try {
     // SECURITY: the runtime bounded this input's depth and size before it was serialized (json-bounds.ts).
-    const request = parseRequest(task.rq);
+    request = parseRequest(task.rq);
     if (task.inv !== undefined) return await invokeTask(cached, request, task.inv);
     const result =
       cached.profile !== undefined
@@ -213,6 +214,9 @@ async function runChainTask(task: ChainTask): Promise<WireReply | typeof PLAN_MI
         : await runChain(cached.plan, request, chainDeps);
     return { ok: true, value: packChainValue(result, request, packer) };
   } finally {
+    // SECURITY: a sessionless chain's per-session guest state ends with it (PROFILES §8.3): no later
+    // chain, of this principal or another, can reach it.
+    if (request?.sessionScope === "chain") isolates.releaseSession(request.sessionKey ?? request.session.id);
     slot.chainCode(taskId);
   }
 }

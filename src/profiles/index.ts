@@ -147,6 +147,10 @@ export function assertProfileEvent(profile: EventProfile, event: string): void {
  */
 export function registerProfile(profile: EventProfile): void {
   if (!PROFILE_NAME.test(profile.id)) throw new VcpError("INVALID_CONFIG", `profile id '${profile.id}' must match [a-z0-9][a-z0-9-]{0,63}`, { field: "profile.id" });
+  // SECURITY: a refused event a fail_closed hook guards is answered by this (issue 24): no profile without it.
+  if (typeof profile.refusalAnswer !== "function") {
+    throw new VcpError("INVALID_CONFIG", `profile '${profile.id}' has no refusalAnswer(reason, event, ctx): every profile must say how it blocks an event the runtime refused`, { field: "profile.refusalAnswer", profile: profile.id });
+  }
   const existing = catalogue.get(profile.id);
   if (existing === profile) return;
   if (BUILT_IN.some((p) => p.id === profile.id)) {

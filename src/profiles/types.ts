@@ -32,7 +32,7 @@ export interface EventSpec {
   readonly pre: boolean;
   /** Whether a hook of this event can block (a `session`-trust hook never can, spec §8.3). */
   readonly can_block: boolean;
-  /** Output fields that modify the input or the agent's behaviour (stripped from observers). */
+  /** Output fields that modify the input or the agent's behaviour (descriptive; no observer field reaches the answer). */
   readonly modifiable?: readonly string[];
   /** Deadline class (ai-memory) and its whole-chain deadline. */
   readonly class?: string;
@@ -97,7 +97,7 @@ export interface ParsedCommand {
 
 /**
  * One entry of a chain as `reduceWithHooks` sees it: the output a hook contributed (its decoded output,
- * its observer view for a `session`-trust hook, or `failureOutput(…)` when it failed), with the hook's
+ * or `failureOutput(…)` when it failed; a `session`-trust hook contributes no entry), with the hook's
  * name and the definition flags some folds need. Entries are in plan order and stop where the chain
  * stopped (`stopsChain`); hooks that did not run (matcher, filter, dedup, deadline skip) have no entry.
  */
@@ -152,8 +152,14 @@ export interface EventProfile {
    * definition's `fail_closed`, OR its `blocking` flag for repo-yaml (a failing `blocking` hook blocks).
    */
   failureOutput(hook: string, why: string, failClosed: boolean, event: string, ctx: ProfileContext): NativeObject;
-  /** Output of a `session`-trust hook with every blocking/modifying field removed (spec §8.3). */
-  observerView(output: NativeObject, event: string): { output: NativeObject; stripped: readonly string[] };
+  /**
+   * The fields of a decoded output that say something the answer (or the next hook's input) would
+   * carry — paths: a top-level name, or `hookSpecificOutput.<name>` — and `[]` for an output that says
+   * nothing (an allow, `{}`). A `session`-trust hook's output never reaches the fold in any profile
+   * (chain/execute-profile.ts, spec §8.3); these are the fields reported withheld (`stripped`,
+   * outcome `capability_denied`), so its author sees why nothing showed.
+   */
+  answerFields(output: NativeObject, event: string): readonly string[];
   /** How the chain treats one output (for the trace, trust checks and `stopsChain`). */
   verdictOf(output: NativeObject, event: string): Verdict;
   /** Sequential chaining: the next hook's input after a successful hook (default: unchanged). */
@@ -164,6 +170,14 @@ export interface EventProfile {
   reduce(outputs: readonly NativeObject[], event: string, ctx: ProfileContext): Aggregated;
   /** The agent-facing answer and its exit code. */
   present(aggregated: Aggregated, event: string, ctx: ProfileContext): PresentedAnswer;
+  /**
+   * The answer to an event the runtime refused instead of judging (its input too large, not JSON, too
+   * deep, a field over a bound …) while a fail-closed hook guards it (issue 24): the most restrictive
+   * answer the event can carry — what a failed `fail_closed` hook yields — naming `reason`, with exit
+   * code 2 (what every agent's command hooks read as "blocked") and `reason` as stderr. `reason` names
+   * the refusal's code and the guarding hooks. Pure.
+   */
+  refusalAnswer(reason: string, event: string, ctx: ProfileContext): PresentedAnswer;
   /**
    * How the agent reads one of its own command hooks (exit code, stdout, stderr): the profile's
    * exit-code table (PROFILES §3.2, §3.3). Present on agent profiles; used by the exec lane and the

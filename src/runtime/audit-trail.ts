@@ -109,6 +109,25 @@ export async function createAuditTrail(options: AuditOptions, replica?: string) 
       });
       await writer.appendMany(records);
     },
+    /**
+     * A refused event a fail-closed hook guards (issue 24): ONE chain record, outcome
+     * `refused_fail_closed`, with the refusal's code and message and the hooks whose guard blocked it.
+     * No input hash: the input was refused before it was read whole (or parsed).
+     */
+    recordProfileRefusal(refusal: { chainId: string; profile: string; event: string; owner: string | null; code: string; message: string; guardedBy: readonly string[] }): Promise<unknown> {
+      return writer.append({
+        kind: "chain",
+        session: "",
+        ...(refusal.owner !== null ? { owner: refusal.owner } : {}),
+        chain_id: refusal.chainId,
+        profile: refusal.profile,
+        profile_event: refusal.event,
+        status: "aborted",
+        outcome: "refused_fail_closed",
+        duration_ms: 0,
+        details: { code: refusal.code, message: refusal.message, exit_code: 2, guarded_by: [...refusal.guardedBy] },
+      });
+    },
     /** Registry changes (hook.registered / hook.deregistered) as registry records. */
     recordRegistry(event: LifecycleEvent): Promise<unknown> {
       const payload = event.payload as { hook?: string; type?: string; scope?: string; session_id?: string; owner?: string; bundle?: string; principal?: string };

@@ -295,7 +295,7 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
         scope: "deployment",
         principal: how.principal,
       });
-      if (profileHookList !== undefined) profileHooks.set(manifest.bundle, profileHookList[0]?.profile ?? "", profileHookList);
+      if (profileHookList !== undefined) profileHooks.set(manifest.bundle, deps.enabledProfile(manifest.profile!).profile.id, profileHookList, digest);
       else profileHooks.delete(manifest.bundle);
     } catch (err) {
       if (previous) installed.set(manifest.bundle, previous);
@@ -337,7 +337,8 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
     profileHooks.delete(name);
     if (previous !== undefined && !isVcpManifest(previous.manifest)) {
       try {
-        profileHooks.set(name, previous.manifest.profile!, profileHooks.compile(deps.enabledProfile(previous.manifest.profile!).profile.id, manifestProfileHooks(previous.manifest, previous.info.digest)));
+        const profileId = deps.enabledProfile(previous.manifest.profile!).profile.id;
+        profileHooks.set(name, profileId, profileHooks.compile(profileId, manifestProfileHooks(previous.manifest, previous.info.digest)), previous.info.digest);
       } catch (err) {
         logger.error({ err, bundle: name }, "could not restore the previous profile hooks after a failed bundle change");
       }

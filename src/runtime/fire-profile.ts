@@ -3,8 +3,12 @@
  * its native input in, the merged native answer out, run on the sandbox like any chain.
  *
  *   profile + event ─► enabled? (PROFILE_DISABLED) ─► input bounds (before any work) ─► validateInput
- *        ─► implicit session (profile, session_id): owner check, idle expiry ─► plan (store; built at install)
+ *        ─► implicit session (profile, session_id): per owner, idle expiry, past the client's cap its least
+ *           recently used idle session is evicted (never a refusal) ─► plan (store; built once per change)
  *        ─► empty: the neutral answer, no dispatch │ else: sandbox ─► answer ─► metrics ─► audit (durable) ─► caller
+ *
+ * `refuse`: a request refused before or instead of the above (too large, not JSON, a bound) for an
+ * event a fail-closed hook guards is answered by the profile's blocking answer, audited once (issue 24).
  */
 import { randomUUID } from "node:crypto";
 import { answerWithout, presentEmpty, runProfileChain } from "../chain/execute-profile.js";
@@ -20,12 +24,12 @@ import type { EventBus } from "../observe/event-bus.js";
 import type { Metrics } from "../observe/metrics.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { SharedImplicitSessions } from "../store/index.js";
-import { sessionKey, type SessionPrincipal } from "../pipeline/access.js";
+import { chainSessionKey, sessionKey, type SessionPrincipal } from "../pipeline/access.js";
 import { assertProfileEvent, getProfile, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
 import type { AuditTrail } from "./audit-trail.js";
 import type { ChainBackend } from "./backend.js";
-import type { EnabledProfile, ProfileHookStore } from "./profile-hooks.js";
+import type { EnabledProfile, ProfileGuard, ProfileHookStore } from "./profile-hooks.js";
 import type { ExecDeployment } from "./settings.js";
 import type { createHookStats } from "./stats.js";
 
@@ -71,7 +75,18 @@ export interface ProfileFireResult {
   exit_code: ExitCode;
   stderr?: string;
   result: ProfileChainResult;
+  /** The profile's fail-closed events and the revisions that say so (issue 24): an adapter blocks those when the server cannot answer. */
+  guard: ProfileGuard;
 }
+
+/** A refusal the runtime answered by the profile's blocking answer (`runtime.profiles.refuse`, issue 24). */
+export interface ProfileRefusedResult extends ProfileFireResult {
+  /** The refusal the event got instead of a judgement: its error code and message. */
+  refused: { code: string; message: string };
+}
+
+/** At most this much of a refusal's message goes into the blocking answer's reason. */
+const REFUSAL_MESSAGE_CHARS = 300;
 
 /** One enabled profile as `GET /v1/profiles` lists it. */
 export interface ProfileListing {
@@ -141,8 +156,18 @@ interface Deps {
 
 /** One implicit session as this replica knows it. */
 interface ImplicitEntry {
-  owner: string | null;
+  /** Its key in the session table (`tableKey`). */
+  readonly key: string;
+  readonly owner: string | null;
+  /** The profile id (its idle TTL). */
+  readonly profile: string;
+  /** A client's session: counted against limits.sessions_per_client. */
+  readonly counted: boolean;
+  /** The per-session guest state key (owner-scoped, access.ts `sessionKey`). */
+  readonly stateKey: string;
   lastUsed: number;
+  /** Events of this session being answered now: a session in use is not idle, so it is evicted last. */
+  inFlight: number;
   /** The shared store admitted it (then later touches only extend it). */
   admitted: boolean;
   /** When (local clock) the shared store last extended it. */
@@ -172,7 +197,8 @@ const NO_CONSTITUTION = Object.freeze({ id: "(event-profile)", version: "0", rul
  */
 export function createProfileFirer(deps: Deps) {
   const sessions = new Map<string, ImplicitEntry>();
-  const perOwner = new Map<string, number>();
+  /** A client's counted sessions, least recently used first (each use moves its session to the end). */
+  const byOwner = new Map<string, Map<string, ImplicitEntry>>();
 
   function enabledProfile(ref: string): EnabledProfile {
     const profile = getProfile(ref);
@@ -186,23 +212,47 @@ export function createProfileFirer(deps: Deps) {
     return enabled;
   }
 
-  function forget(key: string, owner: string | null): void {
-    if (!sessions.has(key)) return;
-    sessions.delete(key);
-    if (owner !== null) perOwner.set(owner, Math.max(0, (perOwner.get(owner) ?? 1) - 1));
+  function forget(entry: ImplicitEntry): void {
+    if (sessions.get(entry.key) !== entry) return;
+    sessions.delete(entry.key);
+    if (!entry.counted) return;
+    const owned = byOwner.get(entry.owner!);
+    owned?.delete(entry.key);
+    if (owned?.size === 0) byOwner.delete(entry.owner!);
   }
 
-  function sweepExpired(now: number): void {
-    for (const [key, entry] of sessions) {
-      const id = key.slice(0, key.indexOf("\u0000"));
-      const ttl = deps.enabled.get(id)?.sessionTtlMs ?? 0;
-      if (now - entry.lastUsed > ttl) forget(key, entry.owner);
+  const expired = (entry: ImplicitEntry, now: number) => now - entry.lastUsed > (deps.enabled.get(entry.profile)?.sessionTtlMs ?? 0);
+
+  /**
+   * Room for one more session of a client at its cap (PROFILES §8.3): a session count never refuses an
+   * event. Sessions idle past their TTL go first (they no longer count), then the least recently used
+   * idle one is evicted; only when every one is answering an event is the least recently used evicted
+   * anyway (its event still finishes: the table only counts sessions). Walks from the least recently
+   * used end, so it stops at the first idle session.
+   */
+  function makeRoom(owned: Map<string, ImplicitEntry>, now: number): void {
+    let evicted = 0;
+    while (owned.size >= deps.maxSessionsPerOwner) {
+      let victim: ImplicitEntry | undefined;
+      let oldestBusy: ImplicitEntry | undefined;
+      for (const entry of owned.values()) {
+        if (expired(entry, now) || entry.inFlight === 0) {
+          victim = entry;
+          break;
+        }
+        oldestBusy ??= entry;
+      }
+      victim ??= oldestBusy!;
+      // An expired session is gone by its TTL: only a live one counts as evicted.
+      if (!expired(victim, now)) evicted++;
+      forget(victim);
     }
+    if (evicted > 0) deps.metrics.recordImplicitEvictions("replica", evicted);
   }
 
   /**
-   * The table key of the implicit session `(profile, owner, id)`: the profile id first (sweepExpired
-   * reads it back), then the owner-scoped session key.
+   * The table key of the implicit session `(profile, owner, id)`: the profile id, then the owner-scoped
+   * session key.
    */
   function tableKey(profileId: string, owner: string | null, id: string): string {
     // SECURITY: session ids are per owner (src/pipeline/access.ts): another principal sending the same
@@ -210,49 +260,58 @@ export function createProfileFirer(deps: Deps) {
     return `${profileId}\u0000${sessionKey(owner, id)}`;
   }
 
-  /** PROFILES §8.3: created on first use, owned by its sender (ids per owner), expired after the profile's idle TTL. */
-  async function implicitSession(enabled: EnabledProfile, id: string, principal: SessionPrincipal | undefined): Promise<string> {
+  /**
+   * PROFILES §8.3: created on first use, owned by its sender (ids per owner), expired after the
+   * profile's idle TTL; a client past limits.sessions_per_client gets room by eviction, never a refusal.
+   */
+  async function implicitSession(enabled: EnabledProfile, id: string, principal: SessionPrincipal | undefined): Promise<ImplicitEntry> {
     const now = deps.clock.now();
     const owner = principal === undefined ? null : principal.id;
     const key = tableKey(enabled.profile.id, owner, id);
     let entry = sessions.get(key);
     if (entry !== undefined && now - entry.lastUsed > enabled.sessionTtlMs) {
-      forget(key, entry.owner);
+      forget(entry);
       entry = undefined;
     }
-    const counted = owner !== null && principal?.role === "client";
     if (entry === undefined) {
+      const counted = owner !== null && principal?.role === "client";
+      // SECURITY: per-session guest state (isolation: per_session) is keyed by owner and profile, never by the bare id.
+      entry = { key, owner, profile: enabled.profile.id, counted, stateKey: sessionKey(owner, `${enabled.profile.id}:${id}`), lastUsed: now, inFlight: 0, admitted: false };
       if (counted) {
-        // Idle sessions stop counting once expired, even if their id is never sent again.
-        if ((perOwner.get(owner) ?? 0) >= deps.maxSessionsPerOwner) sweepExpired(now);
-        const count = perOwner.get(owner) ?? 0;
-        if (count >= deps.maxSessionsPerOwner) {
-          throw new VcpError("SESSION_LIMIT", `principal '${owner}' already has ${count} open ${enabled.profile.id} sessions (limits.sessions_per_client); they expire after profiles.${enabled.profile.id}.session_ttl_s idle`, {
-            owner,
-            limit: deps.maxSessionsPerOwner,
-          });
-        }
-        perOwner.set(owner, count + 1);
+        let owned = byOwner.get(owner!);
+        if (owned === undefined) byOwner.set(owner!, (owned = new Map()));
+        if (owned.size >= deps.maxSessionsPerOwner) makeRoom(owned, now);
+        owned.set(key, entry);
       }
-      entry = { owner, lastUsed: now, admitted: false };
       sessions.set(key, entry);
+    } else if (entry.counted) {
+      // Most recently used last: the eviction order.
+      const owned = byOwner.get(entry.owner!)!;
+      owned.delete(key);
+      owned.set(key, entry);
     }
     entry.lastUsed = now;
+    // In use from here (the caller ends the use): never the idle session another admission evicts.
+    entry.inFlight++;
     // Only with a shared store: the local store's count above is the whole rule (no await on the hot path).
-    if (counted && deps.implicitSessions !== undefined && (!entry.admitted || entry.sharedAt === undefined || now - entry.sharedAt >= refreshMs(enabled.sessionTtlMs))) {
-      await admitShared(enabled, key, entry, id);
+    if (entry.counted && deps.implicitSessions !== undefined && (!entry.admitted || entry.sharedAt === undefined || now - entry.sharedAt >= refreshMs(enabled.sessionTtlMs))) {
+      try {
+        await admitShared(enabled, entry, id);
+      } catch (err) {
+        entry.inFlight--;
+        throw err;
+      }
     }
-    // SECURITY: per-session guest state (isolation: per_session) is keyed by owner and profile, never by the bare id.
-    return sessionKey(entry.owner, `${enabled.profile.id}:${id}`);
+    return entry;
   }
 
   /**
-   * The deployment-wide count of a client's implicit sessions (with a shared store). Before any work
-   * on the event: a session the store refuses is forgotten here too and the event answers
-   * SESSION_LIMIT. Redis unreachable: this replica's own count (above) is the cap until it is back —
-   * a resource limit, not a policy decision, so the chain still runs.
+   * The deployment-wide count of a client's implicit sessions (with a shared store), before any work on
+   * the event: the store admits the session, evicting the client's sessions closest to their idle
+   * expiry (the least recently used) past the cap. Redis unreachable: this replica's own count (above)
+   * is the cap until it is back — a resource limit, not a policy decision, so the chain still runs.
    */
-  function admitShared(enabled: EnabledProfile, key: string, entry: ImplicitEntry, id: string): Promise<void> {
+  function admitShared(enabled: EnabledProfile, entry: ImplicitEntry, id: string): Promise<void> {
     const shared = deps.implicitSessions;
     if (shared === undefined || entry.owner === null) return Promise.resolve();
     if (entry.sharing !== undefined) return entry.sharing;
@@ -262,23 +321,15 @@ export function createProfileFirer(deps: Deps) {
       if (!shared.available()) return;
       let out: Awaited<ReturnType<SharedImplicitSessions["touch"]>>;
       try {
-        out = await shared.touch({ owner, profile: enabled.profile.id, session: id, ttlMs: enabled.sessionTtlMs, limit: deps.maxSessionsPerOwner, known: entry.admitted });
+        out = await shared.touch({ owner, profile: enabled.profile.id, session: id, ttlMs: enabled.sessionTtlMs, limit: deps.maxSessionsPerOwner });
       } catch (err) {
         if (!(err instanceof VcpError && err.code === "STORE_UNAVAILABLE")) throw err;
         deps.logger?.warn({ err, profile: enabled.profile.id, owner }, "implicit sessions: the shared store did not answer; this replica's own count applies");
         return;
       }
-      if (out.ok) {
-        entry.admitted = true;
-        entry.sharedAt = started;
-        return;
-      }
-      if (sessions.get(key) === entry) forget(key, owner);
-      throw new VcpError("SESSION_LIMIT", `principal '${owner}' already has ${out.count} open implicit profile sessions across all replicas (limits.sessions_per_client); they expire after profiles.${enabled.profile.id}.session_ttl_s idle`, {
-        owner,
-        limit: deps.maxSessionsPerOwner,
-        scope: "all_replicas",
-      });
+      entry.admitted = true;
+      entry.sharedAt = started;
+      if (out.evicted > 0) deps.metrics.recordImplicitEvictions("all_replicas", out.evicted);
     })().finally(() => {
       entry.sharing = undefined;
     });
@@ -301,9 +352,23 @@ export function createProfileFirer(deps: Deps) {
       throw new VcpError("INVALID_INPUT", `${profile.id} ${event} input: ${valid.error}`, { profile: profile.id, event, field: valid.error.split(":")[0], rule: valid.error });
     }
     const input = valid.value;
-    const ctx: ProfileContext = { strict: enabled.strict, settings: enabled.settings };
     const sessionId = request.session ?? profile.sessionIdOf(input);
-    const key = sessionId === undefined ? undefined : await implicitSession(enabled, sessionId, request.principal);
+    if (sessionId === undefined) return answerInput(enabled, event, input, undefined, request);
+    const session = await implicitSession(enabled, sessionId, request.principal);
+    try {
+      return await answerInput(enabled, event, input, { id: sessionId, stateKey: session.stateKey }, request);
+    } finally {
+      session.inFlight--;
+    }
+  }
+
+  /** The answer to a validated input: the plan, then the neutral answer, the profile's own, or the chain's. */
+  async function answerInput(enabled: EnabledProfile, event: string, input: NativeObject, implicit: { id: string; stateKey: string } | undefined, request: ProfileFireInput): Promise<ProfileFireResult> {
+    const profile = enabled.profile;
+    const ctx: ProfileContext = { strict: enabled.strict, settings: enabled.settings };
+    const sessionId = implicit?.id;
+    const key = implicit?.stateKey;
+    const guard = deps.store.guard(profile.id).guard;
     const { ref: planRef, hooks, plan, hasExec } = deps.store.plan(enabled, event);
     const chainId = randomUUID();
     // An event without hooks that the profile answers itself (ai-memory required_events: deny 503) is a
@@ -317,7 +382,7 @@ export function createProfileFirer(deps: Deps) {
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
         profile: { profile: profile.id, event, mode: "sequential", ...answer },
       };
-      return { ...answer, result: profileResult(result) };
+      return { ...answer, result: profileResult(result), guard };
     }
     deps.assertOpen();
     const audit = deps.audit();
@@ -332,7 +397,7 @@ export function createProfileFirer(deps: Deps) {
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
         profile: { profile: profile.id, event, mode: "sequential", ...answer },
       };
-      return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input);
+      return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input, guard);
     }
     const digests = [...new Set(hooks.map((h) => h.action.digest).filter((d): d is string => d !== undefined))];
     deps.pin(digests);
@@ -343,7 +408,8 @@ export function createProfileFirer(deps: Deps) {
       constitution: NO_CONSTITUTION,
       event: input,
       session: { id: sessionId ?? "(none)" },
-      ...(key !== undefined ? { sessionKey: key } : {}),
+      // SECURITY: no session ⇒ per-session guest state is this chain's alone (PROFILES §8.3), never shared.
+      ...(key !== undefined ? { sessionKey: key } : { sessionKey: chainSessionKey(request.principal?.id ?? null, chainId), sessionScope: "chain" as const }),
     };
     try {
       result = hasExec
@@ -361,7 +427,7 @@ export function createProfileFirer(deps: Deps) {
       const timeouts = result.hook_results.filter((h) => h.outcome === "timeout").length;
       result = { ...result, profile: { profile: profile.id, event, mode: "sequential", ...answer, ...(timeouts > 0 ? { timeout_violations: timeouts } : {}) } };
     }
-    return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input);
+    return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input, guard);
   }
 
   /**
@@ -392,7 +458,7 @@ export function createProfileFirer(deps: Deps) {
   /** Metrics, failed-hook logging and the durable audit record of one profile chain, then the caller's answer. */
   async function finish(
     result: ChainResult, profileId: string, event: string, audit: AuditTrail | undefined, owner: string | null, sessionId: string, inputHash: string | undefined,
-    hooks: readonly ResolvedHook[], input: NativeObject,
+    hooks: readonly ResolvedHook[], input: NativeObject, guard: ProfileGuard,
   ): Promise<ProfileFireResult> {
     deps.metrics.recordProfileChain(result);
     deps.stats?.record(result);
@@ -417,11 +483,62 @@ export function createProfileFirer(deps: Deps) {
       inputBytes: () => Buffer.byteLength(JSON.stringify(input)),
     });
     const answer = result.profile!;
-    return { native: answer.native, exit_code: answer.exit_code, ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}), result: profileResult(result) };
+    return { native: answer.native, exit_code: answer.exit_code, ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}), result: profileResult(result), guard };
+  }
+
+  /**
+   * A request for (profile, event) the caller refused instead of firing — its body too large, not JSON,
+   * too deep, a field over a bound, any coded error after authentication — answered, when an enabled
+   * fail-closed hook guards the event, by the profile's blocking answer naming the refusal's code and
+   * the guarding hooks, audited as one `refused_fail_closed` record (issue 24). `undefined` when no such
+   * hook guards it (or the profile or event is unknown): the caller answers its coded error as always.
+   * An audit write that fails does not turn the block into an error: the block stands and is logged.
+   */
+  async function refuse(ref: string, event: string, refusal: { code: string; message: string }, request: { principal?: SessionPrincipal } = {}): Promise<ProfileRefusedResult | undefined> {
+    let enabled: EnabledProfile;
+    try {
+      enabled = enabledProfile(ref);
+    } catch {
+      return undefined;
+    }
+    const profile = enabled.profile;
+    const index = deps.store.guard(profile.id);
+    const guards = index.hooksByEvent.get(event);
+    if (guards === undefined || profile.id === VCP_PROFILE_ID) return undefined;
+    const message = refusal.message.length > REFUSAL_MESSAGE_CHARS ? `${refusal.message.slice(0, REFUSAL_MESSAGE_CHARS)}…` : refusal.message;
+    const guardedBy = guards.map((h) => `${h.action.bundle}/${h.name}`);
+    const reason = `vcp-hooks refused this ${event} event (${refusal.code}: ${message}); the fail-closed guard ${guardedBy.join(", ")} blocks it`;
+    // SECURITY: the profile's most restrictive answer; a refusal never reaches the agent as an allow.
+    const answer = profile.refusalAnswer(reason, event, { strict: enabled.strict, settings: enabled.settings });
+    const chainId = randomUUID();
+    const owner = request.principal?.id ?? null;
+    deps.metrics.recordRefusedFailClosed(profile.id, event, refusal.code);
+    const audit = deps.audit();
+    if (audit !== undefined) {
+      try {
+        await audit.recordProfileRefusal({ chainId, profile: profile.id, event, owner, code: refusal.code, message, guardedBy });
+      } catch (err) {
+        deps.logger?.error({ err, profile: profile.id, event, chain_id: chainId, code: refusal.code }, "audit log write failed for a refused fail-closed event; it is blocked all the same");
+      }
+    }
+    return {
+      native: answer.native,
+      exit_code: answer.exit_code,
+      ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}),
+      result: { chain_id: chainId, profile: profile.id, event, mode: "sequential", status: "aborted", aborted_by: null, hook_results: [], duration_ms: 0 },
+      guard: index.guard,
+      refused: { code: refusal.code, message },
+    };
   }
 
   return {
     fire,
+    refuse,
+
+    /** The profile's guard (issue 24): its fail-closed events and the revisions that say so; UNKNOWN_PROFILE / PROFILE_DISABLED for a profile not enabled. */
+    guard(ref: string): ProfileGuard {
+      return deps.store.guard(enabledProfile(ref).profile.id).guard;
+    },
 
     /** PROFILE_DISABLED unless the manifest's profile is enabled (install refuses before anything changes). */
     assertEnabled(ref: string): EnabledProfile {

@@ -5,7 +5,8 @@
  * event, and keep their identity between changes so the sandbox supervisor sends each hook list
  * once (pool/supervisor.ts plan keys).
  */
-import { compileProfilePlan, orderProfileHooks, type ProfileChainPlan, type ProfilePlanRef } from "../chain/plan.js";
+import { createHash } from "node:crypto";
+import { compileProfilePlan, hookFailsClosed, orderProfileHooks, type ProfileChainPlan, type ProfilePlanRef } from "../chain/plan.js";
 import { VcpError } from "../errors.js";
 import type { ResolvedHook } from "../model/hook.js";
 import { checkProfileSettings, getProfile, listProfiles, VCP_PROFILE_ID } from "../profiles/index.js";
@@ -81,22 +82,120 @@ export interface ResolvedProfilePlan {
 }
 
 /**
+ * What every answer of a profile's route tells an adapter about its guards (issue 24): which events a
+ * failure must not open, bound to the bundle revisions that said so. The adapter keeps it and blocks
+ * those events when the server cannot answer.
+ */
+export interface ProfileGuard {
+  /** sha256 hex of the profile's installed bundles as `bundle@digest` lines, sorted, joined by "\n". */
+  readonly revisions: string;
+  /** The profile's events whose plan holds an enabled fail-closed hook (`fail_closed`, or repo-yaml `blocking`), sorted. */
+  readonly fail_closed_events: readonly string[];
+}
+
+/** A profile's guard with what a refusal names: the fail-closed hooks of each guarded event. */
+export interface ProfileGuardIndex {
+  readonly guard: ProfileGuard;
+  /** `fail_closed_events` joined by "," (the `X-VCP-Fail-Closed-Events` header of a native answer). */
+  readonly eventsHeader: string;
+  /** Guarded event → its enabled fail-closed hooks, in install order. */
+  readonly hooksByEvent: ReadonlyMap<string, readonly ResolvedHook[]>;
+}
+
+const sha256Hex = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/** The guard of a profile with no bundle installed: nothing is guarded. */
+const UNGUARDED: ProfileGuardIndex = Object.freeze({
+  guard: Object.freeze({ revisions: sha256Hex(""), fail_closed_events: Object.freeze([]) }),
+  eventsHeader: "",
+  hooksByEvent: new Map(),
+});
+
+const NO_HOOKS: readonly ResolvedHook[] = Object.freeze([]);
+
+/**
+ * What the store derives from its bundles once per change (never per event): each (profile, event)'s
+ * hooks and each profile's guard.
+ */
+interface StoreIndex {
+  readonly revision: number;
+  /** `profile\0event` → its hooks in install order; events without hooks are absent. */
+  readonly hooksByKey: ReadonlyMap<string, readonly ResolvedHook[]>;
+  readonly guards: ReadonlyMap<string, ProfileGuardIndex>;
+}
+
+function buildIndex(bundles: ReadonlyMap<string, { profile: string; digest: string; hooks: readonly ResolvedHook[] }>, revision: number): StoreIndex {
+  const hooksByKey = new Map<string, ResolvedHook[]>();
+  const perProfile = new Map<string, { lines: string[]; guarded: Map<string, ResolvedHook[]> }>();
+  for (const [bundle, entry] of bundles) {
+    let own = perProfile.get(entry.profile);
+    if (own === undefined) perProfile.set(entry.profile, (own = { lines: [], guarded: new Map() }));
+    own.lines.push(`${bundle}@${entry.digest}`);
+    for (const hook of entry.hooks) {
+      const key = `${entry.profile}\u0000${hook.event}`;
+      let list = hooksByKey.get(key);
+      if (list === undefined) hooksByKey.set(key, (list = []));
+      list.push(hook);
+      if (!hook.enabled || !hookFailsClosed(hook)) continue;
+      let guards = own.guarded.get(hook.event!);
+      if (guards === undefined) own.guarded.set(hook.event!, (guards = []));
+      guards.push(hook);
+    }
+  }
+  const guards = new Map<string, ProfileGuardIndex>();
+  for (const [profile, { lines, guarded }] of perProfile) {
+    const events = Object.freeze([...guarded.keys()].sort());
+    guards.set(profile, Object.freeze({
+      guard: Object.freeze({ revisions: sha256Hex(lines.sort().join("\n")), fail_closed_events: events }),
+      eventsHeader: events.join(","),
+      hooksByEvent: new Map([...guarded].map(([event, hooks]) => [event, Object.freeze(hooks)])),
+    }));
+  }
+  return { revision, hooksByKey, guards };
+}
+
+/**
  * @example
  * ```ts
  * const store = createProfileHookStore();
- * store.set("no-rm", "gemini-cli", manifestProfileHooks(manifest, digest));
+ * store.set("no-rm", "gemini-cli", manifestProfileHooks(manifest, digest), digest);
  * store.plan(enabled.get("gemini-cli")!, "BeforeTool").hooks;
+ * store.guard("gemini-cli").guard.fail_closed_events; // ["BeforeTool"] when a fail_closed hook guards it
  * ```
  */
 export function createProfileHookStore() {
-  const bundles = new Map<string, { profile: string; hooks: readonly ResolvedHook[] }>();
+  const bundles = new Map<string, { profile: string; digest: string; hooks: readonly ResolvedHook[] }>();
   let seq = 0;
   let revision = 0;
+  let index: StoreIndex = buildIndex(bundles, revision);
+  // Plans of the profiles' own events and of events with hooks only: both sets are bounded (the
+  // catalogue, the installed hooks), whatever event names clients send (Amplifier's custom `ns:name`).
   const plans = new Map<string, ResolvedProfilePlan & { revision: number }>();
+
+  /** The index of the current revision, rebuilt (and the plan cache emptied) on the first use after a change. */
+  function indexed(): StoreIndex {
+    if (index.revision !== revision) {
+      index = buildIndex(bundles, revision);
+      plans.clear();
+    }
+    return index;
+  }
+
+  function resolvePlan(enabled: EnabledProfile, event: string, found: readonly ResolvedHook[]): ResolvedProfilePlan & { revision: number } {
+    const id = enabled.profile.id;
+    const ordered = found.length === 0 ? NO_HOOKS : Object.freeze(orderProfileHooks(enabled.profile, found));
+    const ref: ProfilePlanRef = Object.freeze({ id, event, strict: enabled.strict, settings: enabled.settings });
+    const plan = compileProfilePlan(enabled.profile, ref, ordered, revision);
+    return { ref, hooks: ordered, plan, revision, hasExec: ordered.some((h) => h.exec !== undefined) };
+  }
 
   return {
     get revision(): number {
       return revision;
+    },
+    /** How many plans are cached: at most the enabled profiles' events plus the installed hooks' events. */
+    get cachedPlans(): number {
+      return plans.size;
     },
     /** Compile a bundle's hooks (the registry's per-hook rules) without storing them: throws on the first bad hook. */
     compile(profile: string, definitions: readonly ProfileHookDefinition[]): ResolvedHook[] {
@@ -115,9 +214,9 @@ export function createProfileHookStore() {
         });
       });
     },
-    /** Replace the hooks of `bundle` (atomic: one revision). */
-    set(bundle: string, profile: string, hooks: readonly ResolvedHook[]): void {
-      bundles.set(bundle, { profile, hooks });
+    /** Replace the hooks of `bundle`, its installed revision `digest` (atomic: one revision). */
+    set(bundle: string, profile: string, hooks: readonly ResolvedHook[], digest: string): void {
+      bundles.set(bundle, { profile, digest, hooks });
       revision++;
     },
     delete(bundle: string): boolean {
@@ -134,21 +233,23 @@ export function createProfileHookStore() {
     },
     /** The plan of one (profile, event): hooks in PROFILES §8.5 order, matchers compiled, dedup fixed. */
     plan(enabled: EnabledProfile, event: string): ResolvedProfilePlan {
-      const id = enabled.profile.id;
-      const key = `${id}\u0000${event}`;
+      const key = `${enabled.profile.id}\u0000${event}`;
       const cached = plans.get(key);
       if (cached !== undefined && cached.revision === revision) return cached;
-      const hooks: ResolvedHook[] = [];
-      for (const entry of bundles.values()) {
-        if (entry.profile !== id) continue;
-        for (const hook of entry.hooks) if (hook.event === event) hooks.push(hook);
-      }
-      const ordered = Object.freeze(orderProfileHooks(enabled.profile, hooks));
-      const ref: ProfilePlanRef = Object.freeze({ id, event, strict: enabled.strict, settings: enabled.settings });
-      const plan = compileProfilePlan(enabled.profile, ref, ordered, revision);
-      const resolved = { ref, hooks: ordered, plan, revision, hasExec: ordered.some((h) => h.exec !== undefined) };
+      const found = indexed().hooksByKey.get(key);
+      // An event name outside the profile's own events with no hook (an Amplifier custom event nobody
+      // hooks): its empty plan is built for this call and not kept, so client-chosen names allocate nothing lasting.
+      if (found === undefined && !Object.hasOwn(enabled.profile.events, event)) return resolvePlan(enabled, event, NO_HOOKS);
+      const resolved = resolvePlan(enabled, event, found ?? NO_HOOKS);
       plans.set(key, resolved);
       return resolved;
+    },
+    /**
+     * The profile's guard (issue 24), computed once per change: which events an enabled fail-closed
+     * hook guards, bound to the profile's installed bundle revisions.
+     */
+    guard(profileId: string): ProfileGuardIndex {
+      return indexed().guards.get(profileId) ?? UNGUARDED;
     },
   };
 }

@@ -444,6 +444,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     profiles: {
       list: () => profileFirer.list(),
       plan: (profile, event) => profileFirer.plan(profile, event),
+      guard: (profile) => profileFirer.guard(profile),
+      refuse: (profile, event, refusal, options) => profileFirer.refuse(profile, event, refusal, options),
     },
 
     async fire(type, input) {

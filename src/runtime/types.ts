@@ -18,7 +18,8 @@ import type { SandboxOptions } from "../pool/index.js";
 import type { ChainBackend } from "./backend.js";
 import type { ProfileDeployment } from "./profile-hooks.js";
 import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "./approvals.js";
-import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry } from "./fire-profile.js";
+import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./fire-profile.js";
+import type { ProfileGuard } from "./profile-hooks.js";
 import type { HookStatsView } from "./stats.js";
 import type { StoreOptions, StoreStatus } from "../store/index.js";
 import type { AuditOptions, AuditQuery } from "./audit-trail.js";
@@ -310,6 +311,19 @@ export interface Runtime {
   profiles: {
     list(): ProfileListing[];
     plan(profile: string, event: string): ProfilePlanEntry[];
+    /**
+     * The profile's guard (issue 24): its events an enabled fail-closed hook guards, bound to its
+     * installed bundle revisions; computed once per bundle change. UNKNOWN_PROFILE / PROFILE_DISABLED.
+     */
+    guard(profile: string): ProfileGuard;
+    /**
+     * A request for (profile, event) the caller refused instead of firing (too large, not JSON, too
+     * deep, over a bound, any coded error): when an enabled fail-closed hook guards the event, the
+     * profile's blocking answer naming the refusal (exit code 2), audited as one `refused_fail_closed`
+     * record; `undefined` otherwise (answer the coded error). The HTTP server calls it for every error
+     * of the profile route after authentication.
+     */
+    refuse(profile: string, event: string, refusal: { code: string; message: string }, options?: { principal?: Principal }): Promise<ProfileRefusedResult | undefined>;
   };
   /**
    * Approvals (PROFILES §3.4, §8.9): every Amplifier `ask_user` answer of `fireProfile` is a pending

@@ -253,6 +253,15 @@ class SandboxIsolateHost implements IsolateHost {
     releaseIsolate(entry);
   }
 
+  releaseSession(sessionId: string): void {
+    for (const entry of this.#entries.values()) {
+      const guest = entry.sessions.get(sessionId);
+      if (guest === undefined) continue;
+      entry.sessions.delete(sessionId);
+      guest.context.release();
+    }
+  }
+
   stats(): Record<string, IsolateStats> {
     const out: Record<string, IsolateStats> = {};
     for (const [digest, entry] of this.#entries) {

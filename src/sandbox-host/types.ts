@@ -78,6 +78,11 @@ export interface IsolateHost extends ActionInvoker {
   /** Release the isolate(s) of a revision. */
   unload(digest: string): void;
   /**
+   * Release every `per_session` context kept for `sessionId` (a sessionless chain's own key, once the
+   * chain ends): its state is gone and it holds no place in the LRU of real sessions.
+   */
+  releaseSession(sessionId: string): void;
+  /**
    * Per-bundle counters for status and the bench: isolate recreations, V8 heap in use, and
    * `externalBytes`, the memory outside the V8 heap that isolated-vm counts against the isolate's
    * memory limit (external strings, ArrayBuffer contents).

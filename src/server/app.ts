@@ -24,10 +24,10 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import swagger from "@fastify/swagger";
 import { Transform, type TransformCallback } from "node:stream";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import { assertEvent, HOOK_TYPES, httpStatusOf, jsonValueDepth, pointerPath, VcpError, type AuditQuery, type Constitution, type HookEvent, type HookType, type OpenSessionInput, type Runtime, type SessionAccess, type SessionView, type VcpArtifact, type VcpContext } from "../index.js";
+import { assertEvent, HOOK_TYPES, jsonValueDepth, VcpError, type AuditQuery, type Constitution, type HookEvent, type HookType, type OpenSessionInput, type Runtime, type SessionAccess, type SessionView, type VcpArtifact, type VcpContext } from "../index.js";
 import { registerConsoleRoutes, type ConsoleOptions } from "./console-routes.js";
 import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, type AuthPrincipal, type Role } from "./auth.js";
-import { ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS, toHttpError } from "./errors.js";
+import { describeError, ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS } from "./errors.js";
 import { documentRouteSchema, OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
 import { profilePlanOf, registerProfileRoutes } from "./profile-routes.js";
 import { registerApprovalRoutes, type ApprovalStreamSettings } from "./approval-routes.js";
@@ -159,8 +159,12 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   app.decorateRequest("vcpRoute", null);
   // JSON only: a text/plain body is 415, not a string that fails a schema later.
   app.removeContentTypeParser("text/plain");
-  // The upload media type of DESIGN §3.2 is JSON too; the same (prototype-safe) parser reads it.
-  app.addContentTypeParser("application/vnd.vcp.bundle+json", { parseAs: "string" }, app.getDefaultJsonParser("error", "error"));
+  // fastify's prototype-safe JSON parser, with its refusal explained (it drops the reason): the upload
+  // media type of DESIGN §3.2 is JSON too, read the same way.
+  const jsonParser = explainedJsonParser(app.getDefaultJsonParser("error", "error"));
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, jsonParser);
+  app.addContentTypeParser("application/vnd.vcp.bundle+json", { parseAs: "string" }, jsonParser);
 
   // ── metrics of the adapter itself; the runtime's own metrics are appended at scrape time ──────
   const metricsRegistry = new Registry();
@@ -312,22 +316,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   });
 
   app.setErrorHandler((err: unknown, request, reply) => {
-    const validation = (err as { validation?: Array<{ instancePath: string; message?: string; params?: unknown }>; validationContext?: string }).validation;
-    if (validation !== undefined) {
-      const context = (err as { validationContext?: string }).validationContext ?? "body";
-      const first = validation[0];
-      const field = pointerPath(context, first?.instancePath);
-      const config = routeOf(request).config;
-      let code: "INVALID_REQUEST" | "INVALID_BUNDLE" | "UNKNOWN_HOOK_TYPE" = "INVALID_REQUEST";
-      if ((context === "params" || context === "querystring") && first?.instancePath === "/type") code = "UNKNOWN_HOOK_TYPE";
-      else if (context === "body" && config.invalid !== undefined) code = config.invalid;
-      const message =
-        code === "UNKNOWN_HOOK_TYPE"
-          ? `unknown hook type: expected one of ${HOOK_TYPES.join(", ")} (spec §3)`
-          : `${field}: ${first?.message ?? "is invalid"}`;
-      return reply.code(httpStatusOf(code)).send({ error: { code, message, details: { field, rule: first?.message, params: first?.params } } });
-    }
-    const { status, body, internal } = toHttpError(err);
+    const { status, body, internal } = describeError(err, routeOf(request).config.invalid);
     if (internal) request.log.error({ err }, "request failed");
     else if (REFUSALS_LOGGED_AT_INFO.has(status)) {
       // Who was refused and why, without the body or the token: enough to answer "why did my call fail?".
@@ -587,6 +576,28 @@ function routePattern(url: string): RegExp {
     .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment === "*" ? ".*" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
     .join("/");
   return new RegExp(`^${source}$`);
+}
+
+type JsonParser = (request: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) => void;
+
+/**
+ * fastify's JSON parser answers one error for a syntax error and for a refused `__proto__` /
+ * `constructor.prototype` key alike, without the reason. On that (rare) path the body is read again
+ * with JSON.parse — which keeps such keys as plain data and never recurses into a prototype — to say
+ * which: MALFORMED_JSON with the syntax error, or naming the refused key.
+ */
+function explainedJsonParser(parse: JsonParser): JsonParser {
+  return (request, body, done) => {
+    parse(request, body, (err, value) => {
+      if (err === null || (err as { code?: unknown }).code !== "FST_ERR_CTP_INVALID_JSON_BODY") return done(err, value);
+      try {
+        JSON.parse(body);
+      } catch (syntax) {
+        return done(new VcpError("MALFORMED_JSON", `request body is not valid JSON: ${(syntax as Error).message.slice(0, 200)}`));
+      }
+      done(new VcpError("MALFORMED_JSON", 'request body: a "__proto__" key, or a "constructor" key holding "prototype", is refused (it would reach an object\'s prototype)', { field: "body", rule: "forbidden_key" }));
+    });
+  };
 }
 
 function noRoute(method: string, url: string): VcpError {

@@ -3,10 +3,34 @@
  * (DESIGN §6.2), with the status of its code in the one error table (ERROR_CODES, src/errors.ts).
  * The server raises VcpError like the rest of the runtime; only fastify's own errors are translated here.
  */
-import { ERROR_CODES, httpStatusOf, VcpError, type ErrorCode } from "../index.js";
+import { ERROR_CODES, HOOK_TYPES, httpStatusOf, pointerPath, VcpError, type ErrorCode } from "../index.js";
 
 export interface ErrorBody {
   error: { code: string; message: string; details?: unknown };
+}
+
+/** A route schema failure as fastify's ajv reports it. */
+interface ValidationFailure {
+  validation: Array<{ instancePath: string; message?: string; params?: unknown }>;
+  validationContext?: string;
+}
+
+/**
+ * Status and body of any error a route can end with: a schema failure (INVALID_REQUEST naming the
+ * field, UNKNOWN_HOOK_TYPE for a bad `{type}`, or the route's own code for a bad body), else
+ * {@link toHttpError}. The one mapping the error handler and the profile route's fail-closed answer share.
+ */
+export function describeError(err: unknown, invalidBody?: "INVALID_BUNDLE"): { status: number; body: ErrorBody; internal: boolean } {
+  const validation = (err as Partial<ValidationFailure> | null)?.validation;
+  if (validation === undefined) return toHttpError(err);
+  const context = (err as ValidationFailure).validationContext ?? "body";
+  const first = validation[0];
+  const field = pointerPath(context, first?.instancePath);
+  let code: "INVALID_REQUEST" | "INVALID_BUNDLE" | "UNKNOWN_HOOK_TYPE" = "INVALID_REQUEST";
+  if ((context === "params" || context === "querystring") && first?.instancePath === "/type") code = "UNKNOWN_HOOK_TYPE";
+  else if (context === "body" && invalidBody !== undefined) code = invalidBody;
+  const message = code === "UNKNOWN_HOOK_TYPE" ? `unknown hook type: expected one of ${HOOK_TYPES.join(", ")} (spec §3)` : `${field}: ${first?.message ?? "is invalid"}`;
+  return { status: httpStatusOf(code), body: { error: { code, message, details: { field, rule: first?.message, params: first?.params } } }, internal: false };
 }
 
 /** Status and body for any thrown value. Unknown errors become INTERNAL without their text. */

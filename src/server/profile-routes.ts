@@ -4,10 +4,22 @@
  * depth-checked by the server's body limit like every other body before the runtime sees it; the
  * runtime bounds and validates it again before any work. `?answer=native` answers the native JSON
  * alone with the exit code in `X-VCP-Exit-Code`: the form a Claude Code http hook URL reads.
+ *
+ * Never silently open (issue 24): every answer carries the profile's guard (which events a fail-closed
+ * hook guards, bound to the bundle revisions: the envelope's `guard`, or the `X-VCP-Guard-Revisions` /
+ * `X-VCP-Fail-Closed-Events` headers), and any error of this route after authentication — in fastify
+ * before the handler (413 from the headers or while reading, not JSON, `__proto__`, depth, schema) or in
+ * the runtime (a bound, the sandbox, the audit log) — on a guarded event is answered 200 with the
+ * profile's blocking answer (exit code 2, `refused`), since agents read a non-2xx as "go ahead":
+ *
+ *   error ─► route errorHandler ─► authenticated client? ─► runtime.profiles.refuse: guarded? ─► 200 block
+ *                                        │ no                                   │ no
+ *                                        └──────────────► the server's coded error (401 stays 401) ◄──┘
  */
-import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Role } from "./auth.js";
-import { VcpError, type HookType, type Runtime } from "../index.js";
+import { VcpError, type HookType, type ProfileFireResult, type ProfileGuard, type Runtime } from "../index.js";
+import { describeError } from "./errors.js";
 import { routes } from "./schemas.js";
 
 interface Helpers {
@@ -17,6 +29,30 @@ interface Helpers {
 
 /** The exit-code header of `?answer=native` (PROFILES §8.1). */
 export const EXIT_CODE_HEADER = "x-vcp-exit-code";
+/** `?answer=native`: the envelope's `guard.revisions`. */
+export const GUARD_REVISIONS_HEADER = "x-vcp-guard-revisions";
+/** `?answer=native`: the envelope's `guard.fail_closed_events`, joined by ",". */
+export const FAIL_CLOSED_EVENTS_HEADER = "x-vcp-fail-closed-events";
+
+/** Refusals that say the caller was not let in: answered as they are, never with a profile's answer. */
+const NOT_LET_IN = new Set(["UNAUTHENTICATED", "FORBIDDEN"]);
+
+// A guard keeps its identity until the bundles change: its header is joined once per guard.
+const eventsHeaders = new WeakMap<ProfileGuard, string>();
+function eventsHeaderOf(guard: ProfileGuard): string {
+  let header = eventsHeaders.get(guard);
+  if (header === undefined) eventsHeaders.set(guard, (header = guard.fail_closed_events.join(",")));
+  return header;
+}
+
+/** The answer in the form the caller asked for: the envelope, or (`?answer=native`) the native JSON and the X-VCP-* headers. */
+function sendAnswer(reply: FastifyReply, out: ProfileFireResult, native: boolean): FastifyReply | ProfileFireResult {
+  if (!native) return out;
+  void reply.header(EXIT_CODE_HEADER, String(out.exit_code));
+  void reply.header(GUARD_REVISIONS_HEADER, out.guard.revisions);
+  void reply.header(FAIL_CLOSED_EVENTS_HEADER, eventsHeaderOf(out.guard));
+  return reply.code(200).send(out.native);
+}
 
 /**
  * `GET /v1/hooks?profile=…&event=…`: the resolved plan of one profile event (order, dedup, matcher,
@@ -48,7 +84,35 @@ export function registerProfileRoutes(app: FastifyInstance, runtime: Runtime, { 
 
   app.get("/v1/profiles", { schema: routes.listProfiles, config: cfg(["operator", "client"]) as FastifyContextConfig }, async () => ({ profiles: runtime.profiles.list() }));
 
-  app.post("/v1/profiles/:profile/events/:event", { schema: routes.fireProfileEvent, config: cfg(["client"], { limit: "body" }) as FastifyContextConfig }, async (request, reply) => {
+  /**
+   * The route's error handler (fastify runs it for errors of the route's hooks, body parsing, schema
+   * validation and handler alike): a guarded event's refusal becomes the profile's blocking answer;
+   * anything else is rethrown to the server's error handler, which answers the coded error.
+   */
+  async function failClosed(err: unknown, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    // SECURITY: only an authenticated client is answered for a guarded event; 401/403 stay as they are.
+    const principal = request.principal;
+    if (principal === null || principal.role !== "client") throw err;
+    const { body } = describeError(err);
+    const { code, message } = body.error;
+    if (NOT_LET_IN.has(code)) throw err;
+    const { profile, event } = (request.params ?? {}) as { profile?: unknown; event?: unknown };
+    if (typeof profile !== "string" || typeof event !== "string") throw err;
+    let refused: ProfileFireResult | undefined;
+    try {
+      refused = await runtime.profiles.refuse(profile, event, { code, message }, principalOf(request));
+    } catch (refuseErr) {
+      request.log.error({ err: refuseErr, req_id: request.id }, "could not answer a refused profile event with its fail-closed block");
+    }
+    if (refused === undefined) throw err;
+    request.log.info({ code, req_id: request.id, principal: principal.id, profile, event, chain_id: refused.result.chain_id }, "request refused: answered with the profile's fail-closed block");
+    // Read without the route's schema: the refusal may be that very query's.
+    const native = (request.query as { answer?: unknown } | undefined)?.answer === "native";
+    void reply.code(200);
+    return sendAnswer(reply, refused, native);
+  }
+
+  app.post("/v1/profiles/:profile/events/:event", { schema: routes.fireProfileEvent, config: cfg(["client"], { limit: "body" }) as FastifyContextConfig, errorHandler: failClosed }, async (request, reply) => {
     const { profile, event } = request.params as { profile: string; event: string };
     const { answer, wait_approval } = request.query as { answer?: "envelope" | "native"; wait_approval?: 0 | 1 };
     // The session is the input's own `session_id`, owned by this caller (PROFILES §8.3). An Amplifier
@@ -66,10 +130,6 @@ export function registerProfileRoutes(app: FastifyInstance, runtime: Runtime, { 
     } finally {
       if (controller !== undefined) waiting.delete(controller);
     }
-    if (answer === "native") {
-      void reply.header(EXIT_CODE_HEADER, String(out.exit_code));
-      return reply.code(200).send(out.native);
-    }
-    return out;
+    return sendAnswer(reply, out, answer === "native");
   });
 }

@@ -431,7 +431,23 @@ export const routes = withOperationIds({
         exit_code: { type: "integer", enum: [0, 1, 2] },
         stderr: { type: "string" },
         result: { $ref: "ProfileChainResult#" },
-      }, { description: "The envelope; with ?answer=native the native JSON object alone, its exit code in the X-VCP-Exit-Code header" }),
+        guard: object({
+          revisions: { type: "string", pattern: "^[0-9a-f]{64}$", description: "sha256 hex of the profile's installed bundles as `bundle@digest` lines, sorted, joined by \"\\n\"" },
+          fail_closed_events: { ...stringArray, description: "The profile's events an enabled fail_closed hook (or repo-yaml blocking hook) guards, sorted: an adapter blocks these when the server cannot answer" },
+        }, { required: ["revisions", "fail_closed_events"], additionalProperties: false }),
+        refused: object({
+          code: { type: "string", description: "The error code the request would have been refused with" },
+          message: { type: "string" },
+        }, { required: ["code", "message"], additionalProperties: false, description: "Only when a refused request of a guarded event was answered by the profile's blocking answer (exit_code 2)" }),
+      }, {
+        // No `required` here: with ?answer=native this schema serializes the native object itself.
+        description: "The envelope (native, exit_code, result and guard always); with ?answer=native the native JSON object alone, with the X-VCP-* headers. A request refused after authentication (too large, not JSON, too deep, over a bound …) for an event a fail_closed hook guards is answered 200 with the profile's blocking answer, exit code 2 and `refused`",
+        headers: {
+          "X-VCP-Exit-Code": { type: "string", enum: ["0", "1", "2"], description: "?answer=native: the exit code of the native answer" },
+          "X-VCP-Guard-Revisions": { type: "string", description: "?answer=native: guard.revisions" },
+          "X-VCP-Fail-Closed-Events": { type: "string", description: "?answer=native: guard.fail_closed_events joined by \",\" (empty when none)" },
+        },
+      }),
       ...errors(...AUTH, ...BODY, 404, 429),
     },
   },

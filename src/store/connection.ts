@@ -16,7 +16,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import type { Logger } from "../observe/events.js";
-import { describeError } from "../errors.js";
+import { messageWithCauses } from "../errors.js";
 import { storeUnavailable, type StoreFailure } from "./errors.js";
 import { storeKeys, type StoreKeys } from "./keys.js";
 
@@ -140,7 +140,7 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
   redis.on("error", (err: Error) => {
     // ioredis reports each failed attempt; log a change of state, not every retry. The error's causes
     // and Redis's own refusal are the reason an operator needs ("DENIED … protected mode"), not EPIPE.
-    const seen = describeError(err);
+    const seen = messageWithCauses(err);
     const text = (refusal !== null && !up ? `Redis refused the connection: ${refusal} (then: ${seen})` : seen).replace(/rediss?:\/\/[^\s]+/g, "redis://…");
     if (text !== lastError) logger.warn({ store: target, error: text }, "store: Redis connection error");
     lastError = text;

@@ -8,27 +8,35 @@
  * ```
  *  <prefix>:implicit:<owner>   zset JSON [profile, session id] → expires at (ms, Redis TIME + the profile's TTL)
  * ```
- * Expiry is read on Redis's clock (replicas' clocks may differ); the set itself expires with its
- * last member, so an owner who stops sending leaves nothing behind.
+ * A session count never refuses an event (issue 24): a new session past the cap evicts the client's
+ * sessions with the earliest expiry — the least recently used, as each use moves a session's expiry
+ * to now + its profile's TTL. Expiry is read on Redis's clock (replicas' clocks may differ); the set
+ * itself expires with its last member, so an owner who stops sending leaves nothing behind.
  */
 import { defineScript, type StoreConnection } from "./connection.js";
 
-// KEYS: the owner's set. ARGV: member, ttl ms, limit, '1' when the caller already admitted the
-// session (it only extends it). → -1 admitted (and its expiry moved), or the count that refused it.
+// KEYS: the owner's set. ARGV: member, ttl ms, limit. Admits (or extends) the member; a member not in
+// the set makes room first. → how many of the owner's other sessions it evicted (0 most of the time).
+// (The set may hold more than the limit when a replica extended a session evicted meanwhile: the
+// next admission evicts back down to it.)
 const TOUCH = defineScript(
   "implicit-session-touch",
   `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if ARGV[4] ~= '1' and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  local n = redis.call('ZCARD', KEYS[1])
-  if n >= tonumber(ARGV[3]) then return n end
+local evicted = 0
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3]) + 1
+  if over > 0 then
+    redis.call('ZPOPMIN', KEYS[1], over)
+    evicted = over
+  end
 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 redis.call('PEXPIRE', KEYS[1], math.max(1, tonumber(last[2]) - now + 1000))
-return -1
+return evicted
 `,
 );
 
@@ -39,32 +47,30 @@ export interface ImplicitSessionTouch {
   ttlMs: number;
   /** `limits.sessions_per_client`. */
   limit: number;
-  /** The session was admitted before (by this replica): extend it, never refuse it. */
-  known: boolean;
 }
 
 export interface SharedImplicitSessions {
   /** False while the store is disconnected: the caller falls back to its own count at once. */
   available(): boolean;
-  /** Admit (or extend) one implicit session in one script; STORE_UNAVAILABLE when Redis does not answer. */
-  touch(input: ImplicitSessionTouch): Promise<{ ok: true } | { ok: false; count: number }>;
+  /** Admit (or extend) one implicit session in one script, evicting past the cap; STORE_UNAVAILABLE when Redis does not answer. */
+  touch(input: ImplicitSessionTouch): Promise<{ evicted: number }>;
 }
 
 /**
  * @example
  * ```ts
  * const implicit = createSharedImplicitSessions(shared.connection);
- * await implicit.touch({ owner: "app", profile: "amplifier", session: "s1", ttlMs: 86_400_000, limit: 100, known: false }); // { ok: true }
+ * await implicit.touch({ owner: "app", profile: "amplifier", session: "s1", ttlMs: 86_400_000, limit: 100 }); // { evicted: 0 }
  * ```
  */
 export function createSharedImplicitSessions(connection: StoreConnection): SharedImplicitSessions {
   return {
     available: () => connection.connected(),
     async touch(input) {
-      const out = Number(await connection.eval(`counting the implicit ${input.profile} sessions of '${input.owner}'`, TOUCH, [connection.keys.custom("implicit", input.owner)], [
-        JSON.stringify([input.profile, input.session]), Math.max(1, Math.floor(input.ttlMs)), input.limit, input.known ? "1" : "",
+      const evicted = Number(await connection.eval(`counting the implicit ${input.profile} sessions of '${input.owner}'`, TOUCH, [connection.keys.custom("implicit", input.owner)], [
+        JSON.stringify([input.profile, input.session]), Math.max(1, Math.floor(input.ttlMs)), input.limit,
       ]));
-      return out < 0 ? { ok: true } : { ok: false, count: out };
+      return { evicted };
     },
   };
 }

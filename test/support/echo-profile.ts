@@ -68,12 +68,8 @@ const echoProfile: EventProfile = {
   failureOutput(hook, why, failClosed, _event, ctx: ProfileContext) {
     return failClosed || ctx.strict ? { decision: "block", reason: `fail-closed: ${hook}: ${why}` } : { message: `Warning: ${hook}: ${why}` };
   },
-  observerView(output) {
-    const stripped = ["decision", "input", "stop"].filter((k) => output[k] !== undefined && !(k === "decision" && output[k] === "allow"));
-    if (stripped.length === 0) return { output, stripped: [] };
-    const kept = { ...output };
-    for (const k of stripped) delete kept[k];
-    return { output: kept, stripped };
+  answerFields(output) {
+    return Object.keys(output).filter((k) => output[k] !== undefined && !(k === "decision" && output[k] === "allow"));
   },
   verdictOf(output) {
     return output["decision"] === "block" ? "block" : output["input"] !== undefined ? "modify" : "allow";
@@ -108,6 +104,9 @@ const echoProfile: EventProfile = {
       exit_code: blocked ? 2 : 0,
       ...(blocked && typeof aggregated["reason"] === "string" ? { stderr: aggregated["reason"] } : {}),
     };
+  },
+  refusalAnswer(reason) {
+    return { native: { decision: "block", reason }, exit_code: 2, stderr: reason };
   },
 };
 

@@ -11,7 +11,7 @@ import { compileGlob, type CompiledGlob } from "../common/glob.js";
 import type {
   Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict,
 } from "../types.js";
-import { fieldMatcher, MATCH_ALL } from "../common/native.js";
+import { answerFieldsOf, fieldMatcher, MATCH_ALL } from "../common/native.js";
 import { MAX_MATCHED_FIELD_LENGTH } from "../common/scan.js";
 import { decodeDecision, parseCommandResult as parseAiMemoryCommand } from "./decision.js";
 import { AI_MEMORY_EVENTS } from "./events.js";
@@ -100,7 +100,8 @@ export function hookBudgetMs(timeoutMs: number, event: string, elapsedMs: number
   return Math.min(timeoutMs, remaining);
 }
 
-const OBSERVER_ALLOW: NativeObject = Object.freeze({ action: "allow" });
+/** The decision that says nothing. */
+const ALLOW: NativeObject = Object.freeze({ action: "allow" });
 
 /**
  * @example
@@ -182,9 +183,8 @@ export const aiMemoryProfile: EventProfile = {
     return { action: "allow", warning: `hook errored; fail_mode=open, treated as allow: ${why}` };
   },
 
-  observerView(output: NativeObject): { output: NativeObject; stripped: readonly string[] } {
-    if (output.action === "allow") return { output, stripped: [] };
-    return { output: OBSERVER_ALLOW, stripped: Object.keys(output) };
+  answerFields(output: NativeObject): readonly string[] {
+    return answerFieldsOf(output, ALLOW);
   },
 
   verdictOf(output: NativeObject): Verdict {
@@ -230,5 +230,11 @@ export const aiMemoryProfile: EventProfile = {
     const answer: PresentedAnswer = { native: decisionLine(result), exit_code: 0 };
     const warnings = Array.isArray(result.warnings) ? result.warnings : [];
     return warnings.length > 0 ? { ...answer, stderr: warnings.join("\n") } : answer;
+  },
+
+  refusalAnswer(reason: string, _event: string, ctx: ProfileContext): PresentedAnswer {
+    // What a hook failing under fail_mode=closed answers (deny, code 503); ai-memory reads the line, not the exit code.
+    const folded = foldAiMemory([{ hook: "vcp-hooks", output: { action: "deny", reason, code: 503 }, failed: true }], ctx);
+    return { native: decisionLine(folded), exit_code: 2, stderr: reason };
   },
 };

@@ -10,7 +10,7 @@
 import type {
   Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict,
 } from "../types.js";
-import { MATCH_ALL } from "../common/native.js";
+import { answerFieldsOf, MATCH_ALL } from "../common/native.js";
 import { AMPLIFIER_EVENTS, amplifierEventSpec, isAmplifierEvent } from "./events.js";
 import { foldAmplifier } from "./fold.js";
 import { decodeHookResult, defaultResult, type HookResult } from "./output.js";
@@ -47,7 +47,8 @@ export function stampAmplifierInput(input: NativeObject, nowIso: string): Native
   return { ...input, data: { ...data, timestamp: nowIso } };
 }
 
-const STRIPPED_FOR_OBSERVERS = ["action", "data", "reason", "approval_prompt", "approval_options", "approval_timeout", "approval_default"] as const;
+/** A `continue` with upstream's defaults: the fields of a decoded result that say nothing. */
+const NEUTRAL_RESULT: NativeObject = Object.freeze(defaultResult() as unknown as NativeObject);
 
 /**
  * @example
@@ -78,7 +79,8 @@ export const amplifierProfile: EventProfile = {
 
   sessionIdOf(input: NativeObject): string | undefined {
     const data = input.data;
-    return isObject(data) && typeof data.session_id === "string" ? data.session_id : undefined;
+    // An empty id is no session (as common/native.ts sessionIdFrom): the chain runs sessionless.
+    return isObject(data) && typeof data.session_id === "string" && data.session_id !== "" ? data.session_id : undefined;
   },
 
   validateInput(input: unknown, event: string): Decoded<NativeObject> {
@@ -116,21 +118,9 @@ export const amplifierProfile: EventProfile = {
     return r as unknown as NativeObject;
   },
 
-  observerView(output: NativeObject): { output: NativeObject; stripped: readonly string[] } {
-    const d = decodeHookResult(output);
-    const r = d.ok ? d.value : defaultResult();
-    const base = defaultResult();
-    const stripped: string[] = [];
-    const view: NativeObject = { ...r };
-    for (const key of STRIPPED_FOR_OBSERVERS) {
-      if (JSON.stringify(r[key]) !== JSON.stringify(base[key])) {
-        // An observer may still inject context and message the user; it may not block, modify or ask.
-        if (key === "action" && (r.action === "inject_context" || r.action === "continue")) continue;
-        stripped.push(key);
-        view[key] = base[key];
-      }
-    }
-    return { output: view, stripped };
+  answerFields(output: NativeObject): readonly string[] {
+    // Decoded results carry every field (absent ones at their defaults): the defaults say nothing.
+    return answerFieldsOf(output, NEUTRAL_RESULT);
   },
 
   verdictOf(output: NativeObject): Verdict {
@@ -167,6 +157,12 @@ export const amplifierProfile: EventProfile = {
   present(aggregated: Aggregated): PresentedAnswer {
     // Amplifier hooks are in-process functions: no exit-code semantics, the action says it all.
     return { native: aggregated, exit_code: 0 };
+  },
+
+  refusalAnswer(reason: string, _event: string, ctx: ProfileContext): PresentedAnswer {
+    // The coordinator reads `action: deny` (a failed fail-closed handler's answer); exit 2 for exit-code readers.
+    const deny: HookResult = { ...defaultResult(), action: "deny", reason };
+    return { native: foldAmplifier([{ hook: "vcp-hooks", output: deny as unknown as NativeObject }], ctx, {}) as unknown as Aggregated, exit_code: 2, stderr: reason };
   },
 };
 

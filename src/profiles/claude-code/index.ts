@@ -34,7 +34,7 @@ import {
   parseJsonObject,
   sessionIdFrom,
   specificOf,
-  stripFields,
+  answerFieldsOf,
   validateNative,
   agentSettingsSchema,
 } from "../common/native.js";
@@ -135,10 +135,8 @@ function isClaudeEvent(event: string): event is HookEventName {
 
 const unknownEvent = (event: string) => `unknown claude-code event ${JSON.stringify(event)} (known: ${CLAUDE_EVENTS.join(", ")})`;
 
-/** An observer's `continue: true`, `suppressOutput: false` or a lone stopReason changes nothing; anything else would. */
-function observerControls(path: string, value: unknown): boolean {
-  return !((path === "continue" && value === true) || (path === "suppressOutput" && value === false) || path === "stopReason");
-}
+/** Values that say nothing: `continue: true`, `suppressOutput: false`. A permission `allow` is a decision. */
+const NEUTRAL: NativeObject = Object.freeze({ continue: true, suppressOutput: false });
 
 // ── merge ────────────────────────────────────────────────────────────────────────────────────────
 const PERMISSION_RANK: Readonly<Record<string, number>> = { allow: 1, ask: 2, defer: 3, deny: 4 };
@@ -342,8 +340,7 @@ export const claudeCodeProfile: EventProfile = {
 
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
 
-  // An observer cannot grant, deny or rewrite: even a permission `allow` is stripped and reported.
-  observerView: (output, event) => stripFields(output, EVENTS[event as HookEventName]?.modifiable ?? CONTROLLED, observerControls),
+  answerFields: (output) => answerFieldsOf(output, NEUTRAL),
 
   verdictOf(output, event): Verdict {
     const hso = specificOf(output);
@@ -382,6 +379,9 @@ export const claudeCodeProfile: EventProfile = {
   // JSON on stdout with exit 0 is how Claude Code reads every decision; the same object is a valid
   // http-hook 200 body.
   present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+
+  // The http hook reads the JSON (deny / block); a command hook's exit 2 blocks with stderr as the reason.
+  refusalAnswer: (reason, event) => ({ native: reduceClaude([blockingAnswer(reason, event)], event), exit_code: 2, stderr: reason }),
 
   parseCommandResult,
 };

@@ -189,35 +189,35 @@ export function validateNative(
   return decodeWith(schema, input);
 }
 
+const SPECIFIC = "hookSpecificOutput.";
+
 /**
- * Remove `paths` (top-level names, or `hookSpecificOutput.<name>`) from a copy of `output` for a
- * session-trust observer (spec §8.3). `stripped` names the removed fields that would have controlled
- * the agent (`controls(path, value)`); removing a harmless value (an observer's `decision: "allow"`)
- * is not reported.
+ * The fields of `output` that say something (see `EventProfile.answerFields`): each top-level field
+ * except those that are absent, `null`, an empty list, or equal to the profile's `neutral` value
+ * (`decision: "allow"`, `continue: true`), and each field of `hookSpecificOutput` except
+ * `hookEventName` (which only names the event).
+ *
+ * @example
+ * ```ts
+ * answerFieldsOf({ decision: "allow", systemMessage: "m", hookSpecificOutput: { hookEventName: "BeforeTool", tool_input: {} } }, { decision: "allow" });
+ * // ["systemMessage", "hookSpecificOutput.tool_input"]
+ * ```
  */
-export function stripFields(
-  output: NativeObject,
-  paths: readonly string[],
-  controls: (path: string, value: unknown) => boolean,
-): { output: NativeObject; stripped: string[] } {
-  const stripped: string[] = [];
-  const copy: NativeObject = { ...output };
-  const original = specificOf(output);
-  const hso = original === undefined ? undefined : { ...original };
-  for (const path of paths) {
-    const nested = path.startsWith(SPECIFIC);
-    const holder = nested ? hso : copy;
-    const key = nested ? path.slice(SPECIFIC.length) : path;
-    if (holder === undefined || holder[key] === undefined) continue;
-    if (controls(path, holder[key])) stripped.push(path);
-    // SECURITY: an observer's blocking or modifying field never reaches the merge.
-    delete holder[key];
+export function answerFieldsOf(output: NativeObject, neutral: Readonly<NativeObject> = {}): string[] {
+  const said: string[] = [];
+  for (const [key, value] of Object.entries(output)) {
+    if (key === "hookSpecificOutput" && isObject(value)) {
+      for (const [name, v] of Object.entries(value)) if (name !== "hookEventName" && v !== undefined && v !== null) said.push(SPECIFIC + name);
+      continue;
+    }
+    if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) continue;
+    // Neutral values are small literals; the output came out of a bounded guest text.
+    if (Object.hasOwn(neutral, key) && JSON.stringify(value) === JSON.stringify(neutral[key])) continue;
+    said.push(key);
   }
-  if (hso !== undefined) copy["hookSpecificOutput"] = hso;
-  return { output: copy, stripped };
+  return said;
 }
 
-const SPECIFIC = "hookSpecificOutput.";
 
 /**
  * Decode what an action returned as the agent would read a command hook's stdout: nothing (or `null`,

@@ -16,7 +16,7 @@ import {
   matchesEverything,
   sessionIdFrom,
   specificOf,
-  stripFields,
+  answerFieldsOf,
   validateNative,
   agentSettingsSchema,
 } from "../common/native.js";
@@ -57,13 +57,8 @@ function isGeminiEvent(event: string): event is HookEventName {
   return Object.hasOwn(EVENTS, event);
 }
 
-/** True when an observer's field would control the agent (an allow, `continue: true` are no control). */
-function isControlling(field: string, value: unknown): boolean {
-  if (field === "decision") return value === "block" || value === "deny" || value === "ask";
-  if (field === "continue") return value === false;
-  if (field === "suppressOutput") return value === true;
-  return field !== "stopReason"; // a stopReason without continue:false stops nothing
-}
+/** Values that say nothing: an allow, `continue: true`, `suppressOutput: false` (and a `decision: null`). */
+const NEUTRAL: NativeObject = Object.freeze({ decision: "allow", continue: true, suppressOutput: false });
 
 export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventProfile & Required<Pick<EventProfile, "parseCommandResult">> {
   const variant = options.id;
@@ -71,8 +66,12 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
 
   function failureOutput(hook: string, why: string, failClosed: boolean, event: string): NativeObject {
     if (!failClosed) return { decision: "allow", systemMessage: `Warning: ${hook}: ${why}` };
-    const reason = `fail-closed: ${hook}: ${why}`;
-    // SECURITY: a fail-closed hook that fails yields the most restrictive answer the event can carry.
+    return blockingOutput(`fail-closed: ${hook}: ${why}`, event);
+  }
+
+  /** The event's own refusal carrying `reason`: a failed fail-closed hook's output, a refused event's answer. */
+  function blockingOutput(reason: string, event: string): NativeObject {
+    // SECURITY: the most restrictive answer the event can carry.
     if (event === "BeforeToolSelection") {
       return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, toolConfig: { mode: "NONE", allowedFunctionNames: [] } } };
     }
@@ -128,7 +127,7 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
 
     failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
 
-    observerView: (output, event) => stripFields(output, EVENTS[event as HookEventName]?.modifiable ?? ALWAYS_CONTROLLED, isControlling),
+    answerFields: (output) => answerFieldsOf(output, NEUTRAL),
 
     verdictOf(output, event): Verdict {
       const spec = EVENTS[event as HookEventName];
@@ -161,6 +160,10 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
 
     // Native JSON with exit 0 for allow and deny alike: the only code both agents read the same way.
     present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+
+    // The merged form of the block (the JSON decides for both agents); exit 2 with the reason on stderr
+    // is a block too, for a caller that reads only the exit code.
+    refusalAnswer: (reason, event, ctx) => ({ native: reduceGemini([blockingOutput(reason, event)], event, variant, ctx), exit_code: 2, stderr: reason }),
 
     parseCommandResult: (result, hook, event) =>
       parseGeminiCommand(result, variant, (why) => failureOutput(hook, why, false, event)),

@@ -12,7 +12,7 @@ import { compileGlob, type CompiledGlob } from "../common/glob.js";
 import type {
   Aggregated, CommandResult, CompiledMatcher, Decoded, EventProfile, EventSpec, HookOutputEntry, NativeObject, ParsedCommand, PresentedAnswer, Verdict,
 } from "../types.js";
-import { fieldMatcher, MATCH_ALL, parseJsonObject } from "../common/native.js";
+import { answerFieldsOf, fieldMatcher, MATCH_ALL, parseJsonObject } from "../common/native.js";
 import { MAX_CHANGED_PATHS, MAX_CHANGED_PATHS_CHARS, MAX_MATCHED_FIELD_LENGTH } from "../common/scan.js";
 import { REPO_YAML_EVENTS_LIST } from "./build.js";
 import { compileRepoYamlFilter } from "./filter.js";
@@ -94,7 +94,8 @@ export const repoYamlProfile: EventProfile = {
   strictFixes: [],
 
   sessionIdOf(input: NativeObject): string | undefined {
-    return typeof input.session_id === "string" ? input.session_id : undefined;
+    // An empty id is no session (as common/native.ts sessionIdFrom): the chain runs sessionless.
+    return typeof input.session_id === "string" && input.session_id !== "" ? input.session_id : undefined;
   },
 
   validateInput(input: unknown, event: string): Decoded<NativeObject> {
@@ -168,10 +169,8 @@ export const repoYamlProfile: EventProfile = {
     return { logs: [{ level: "warn", message: `${hook} failed: ${why}` }] };
   },
 
-  observerView(output: NativeObject): { output: NativeObject; stripped: readonly string[] } {
-    if (output.error === undefined) return { output, stripped: [] };
-    const { error: _error, ...rest } = output;
-    return { output: rest, stripped: ["error"] };
+  answerFields(output: NativeObject): readonly string[] {
+    return answerFieldsOf(output);
   },
 
   verdictOf(output: NativeObject, event: string): Verdict {
@@ -189,5 +188,10 @@ export const repoYamlProfile: EventProfile = {
 
   present(aggregated: Aggregated): PresentedAnswer {
     return { native: aggregated, exit_code: aggregated.error === BLOCKED_BY_POLICY ? 2 : 0 };
+  },
+
+  refusalAnswer(reason: string): PresentedAnswer {
+    // A failed blocking hook's answer (PROFILES §8.8), on every event: the orchestrator stops on the error.
+    return { native: { logs: [{ level: "error", message: reason }], error: BLOCKED_BY_POLICY }, exit_code: 2, stderr: reason };
   },
 };

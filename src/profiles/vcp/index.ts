@@ -7,7 +7,7 @@
 import { HOOK_TYPES } from "../../model/hook-type.js";
 import { HookResultSchema } from "../../model/result.js";
 import type { EventProfile, EventSpec, NativeObject } from "../types.js";
-import { MATCH_ALL } from "../common/native.js";
+import { answerFieldsOf, MATCH_ALL } from "../common/native.js";
 
 export const VCP_PROFILE_ID = "vcp";
 
@@ -58,8 +58,8 @@ export const vcpProfile: EventProfile = Object.freeze({
   failureOutput(hook: string, why: string, failClosed: boolean) {
     return failClosed ? { status: "abort", reason: `fail-closed: ${hook}: ${why}` } : CONTINUE;
   },
-  observerView(output: NativeObject) {
-    return output["status"] === "continue" ? { output, stripped: [] } : { output: { ...output, status: "continue" }, stripped: ["status"] };
+  answerFields(output: NativeObject) {
+    return answerFieldsOf(output, CONTINUE);
   },
   verdictOf(output: NativeObject) {
     return output["status"] === "abort" ? "block" : output["status"] === "modify" ? "modify" : "allow";
@@ -72,5 +72,8 @@ export const vcpProfile: EventProfile = Object.freeze({
   },
   present(aggregated: NativeObject) {
     return { native: aggregated, exit_code: aggregated["status"] === "abort" ? 2 : 0 };
+  },
+  refusalAnswer(reason: string) {
+    return { native: { status: "abort", reason }, exit_code: 2 as const, stderr: reason };
   },
 } satisfies EventProfile);

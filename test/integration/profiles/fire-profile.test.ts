@@ -73,15 +73,15 @@ describe("fireProfile through the sandbox", () => {
     }
   }, 60_000);
 
-  test("a session-trust hook cannot block or modify: its output is stripped and the outcome says so", async () => {
+  test("a session-trust hook observes only: nothing it returns reaches the answer, and the outcome names what was withheld", async () => {
     await runtime.bundles.install(
       echoBundle("b-observer", [{ name: "watcher" }], { watcher: "() => ({ decision: 'block', reason: 'r', message: 'seen', input: { tool: 'y' } })" }, { trust: "session" }),
     );
     try {
       const out = await runtime.fireProfile("echo", "Check", { input: { tool: "x" } });
-      expect(out.native).toEqual({ reason: "r", message: "seen" });
+      expect(out.native).toEqual({});
       expect(out.exit_code).toBe(0);
-      expect(out.result.hook_results[0]).toMatchObject({ hook: "watcher", outcome: "capability_denied", stripped: ["decision", "input"] });
+      expect(out.result.hook_results[0]).toMatchObject({ hook: "watcher", outcome: "capability_denied", verdict: "observe", stripped: ["decision", "reason", "message", "input"] });
     } finally {
       await runtime.bundles.remove("b-observer");
     }

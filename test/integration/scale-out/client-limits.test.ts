@@ -1,7 +1,7 @@
 // Per-client limits across replicas (issue 18): two real `vcp-hooks serve` processes on one real
 // redis-server. approvals.max_pending_per_client, limits.sessions_per_client for implicit profile
-// sessions and the registry limit on session hooks each hold for the deployment, not once per
-// replica; an Amplifier "Allow always" answered on A holds on B for the same token and session.
+// sessions (past it the least recently used is evicted, issue 24) and the registry limit on session
+// hooks each hold for the deployment, not once per replica; an Amplifier "Allow always" answered on A holds on B for the same token and session.
 // `npm run build` first (the replicas run dist/).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startReplicas, waitFor, type Replica, type ReplicaSet } from "../../support/replicas.js";
@@ -120,18 +120,24 @@ describe("per-client limits across two replicas on one Redis", () => {
     expect(other.body.native).toMatchObject({ action: "ask_user", approval: { state: "pending" } });
   }, 120_000);
 
-  test("limits.sessions_per_client 2 counts a client's implicit profile sessions on every replica", async () => {
-    // c3 already has one implicit session (aa-1, previous test, on A and B); one more on A, then a third on B is refused.
+  test("limits.sessions_per_client 2 counts a client's implicit profile sessions on every replica: past it the least recently used is evicted, no event is refused", async () => {
+    // c3 already has one implicit session (aa-1, previous test, on A and B); one more on A, then a third on B evicts aa-1.
     expect((await tool(A, TOKENS.c3, "im-1", "ls")).status).toBe(200);
     const third = await tool(B, TOKENS.c3, "im-2", "ls");
-    expect(third.status, third.text).toBe(429);
-    expect(third.body.error).toMatchObject({ code: "SESSION_LIMIT", details: { owner: "c3", limit: 2, scope: "all_replicas" } });
-    // Its own sessions still answer on either replica, including on B where im-1 was never seen.
+    expect(third.status, third.text).toBe(200);
+    expect(third.body.native).toMatchObject({ action: "continue" });
+    const prefix = (set.config.store as { prefix: string }).prefix;
+    const members = String(await set.redis.command("ZRANGE", `${prefix}:implicit:c3`, "0", "-1"));
+    expect(members).toContain("im-1");
+    expect(members).toContain("im-2");
+    expect(members).not.toContain("aa-1");
+    const metrics = await B.request("GET", "/metrics", { token: set.tokens.operator });
+    expect(metrics.text).toMatch(/^vcp_implicit_sessions_evicted_total\{scope="all_replicas"\} 1$/m);
+    // Its sessions answer on either replica, including on B where im-1 was never seen; aa-1 comes back (evicting im-1).
     expect((await tool(B, TOKENS.c3, "im-1", "ls")).status).toBe(200);
+    expect((await tool(A, TOKENS.c3, "im-2", "ls")).status).toBe(200);
     expect((await tool(A, TOKENS.c3, "aa-1", "ls")).status).toBe(200);
-    // A refused session is not half-created: still refused on A.
-    expect((await tool(A, TOKENS.c3, "im-2", "ls")).status).toBe(429);
-    // Another client (c4 has aa-1 from the previous test) opens its second one.
+    // Another client (c4 has aa-1 from the previous test) opens its second one, evicting nothing of c3's.
     expect((await tool(A, TOKENS.c4, "im-1", "ls")).status).toBe(200);
   }, 120_000);
 

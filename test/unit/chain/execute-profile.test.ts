@@ -145,10 +145,13 @@ describe("runProfileChain", () => {
     expect(strict.profile?.exit_code).toBe(2);
   });
 
-  test("a session-trust hook is an observer: blocking and modifying fields are stripped (capability_denied)", async () => {
-    const result = await runProfileChain(plan([hook("obs", { trust: "session" })]), request({ tool: "x" }), deps(invoker({ obs: () => ({ decision: "block", input: { tool: "y" }, message: "saw" }) })));
-    expect(result.hook_results[0]).toMatchObject({ outcome: "capability_denied", stripped: ["decision", "input"] });
-    expect(result.profile).toMatchObject({ exit_code: 0, native: { message: "saw" } });
+  test("a session-trust hook is an observer: its output is withheld from the answer and the next input (capability_denied names it)", async () => {
+    const seen: unknown[] = [];
+    const actions = { obs: () => ({ decision: "block", input: { tool: "y" }, message: "saw" }), guard: (i: any) => (seen.push(i.tool), { message: "guard" }) };
+    const result = await runProfileChain(plan([hook("obs", { trust: "session", priority: 90, sequential: true }), hook("guard", { priority: 10 })]), request({ tool: "x" }), deps(invoker(actions)));
+    expect(result.hook_results[0]).toMatchObject({ outcome: "capability_denied", status: "continue", verdict: "observe", stripped: ["decision", "input", "message"] });
+    expect(seen).toEqual(["x"]);
+    expect(result.profile).toMatchObject({ exit_code: 0, native: { message: "guard" } });
   });
 
   test("stopsChain ends the chain: later hooks do not run and are not reported", async () => {
@@ -169,9 +172,11 @@ describe("runProfileChain", () => {
     expect(result.profile?.native).toEqual({ message: "once" });
   });
 
-  test("answerWithout: a crashed chain's answer is the failed hooks' failure outputs", () => {
+  test("answerWithout: a crashed chain's answer is the failed hooks' failure outputs (never an observer's)", () => {
     const answer = answerWithout(echoProfile, { hook_results: [{ hook: "h", outcome: "crashed", error: "host died" }] } as never, "Check", { strict: false, settings: {} }, () => true);
     expect(answer).toMatchObject({ exit_code: 2, native: { decision: "block", reason: "fail-closed: h: host died" } });
+    const observed = answerWithout(echoProfile, { hook_results: [{ hook: "obs", trust: "session", outcome: "timeout", error: "timed out" }] } as never, "Check", { strict: false, settings: {} }, () => false);
+    expect(observed).toEqual({ native: {}, exit_code: 0 });
   });
 });
 
@@ -219,8 +224,10 @@ describe("optional profile members", () => {
   test("a session-trust blocking hook never fails closed (spec §8.3)", async () => {
     const log = { stamps: 0, folds: [] as Array<{ entries: Entry[]; input: Record<string, unknown> }>, failClosed: [] as boolean[] };
     const result = await run(withMembers({ blockingHooks: true }, log), [hook("obs", { trust: "session", blocking: true })], { obs: () => ({ kind: "threw", message: "boom" }) });
+    // Its failure is withheld like its output: nothing folds, the chain answers the neutral answer.
     expect(log.failClosed).toEqual([false]);
-    expect(log.folds[0]!.entries).toEqual([{ hook: "obs", output: expect.any(Object), failed: true }]);
+    expect(log.folds[0]!.entries).toEqual([]);
+    expect(result.hook_results[0]).toMatchObject({ outcome: "error", error: "boom", verdict: "observe" });
     expect(result.profile?.exit_code).toBe(0);
   });
 

@@ -19,6 +19,13 @@ describe("OneActionTasks", () => {
     expect(tasks.task({ hook: hook("act", "sha256:a"), chainId: "c3", sessionId: "s", inputJson: "{}", budgetMs: 1 }).task.plan.hooks).not.toBe(first.task.plan.hooks);
   });
 
+  test("a sessionless chain's action keeps its scope: the worker releases the chain's per-session contexts after it (PROFILES §8.3)", () => {
+    const tasks = new OneActionTasks();
+    const h = hook("act", "sha256:a");
+    expect(tasks.task({ hook: h, chainId: "c1", sessionId: "(chain c1)", sessionScope: "chain", inputJson: "{}", budgetMs: 1 }).task.request).toMatchObject({ session: { id: "(chain c1)" }, sessionScope: "chain" });
+    expect(tasks.task({ hook: h, chainId: "c2", sessionId: "s2", inputJson: "{}", budgetMs: 1 }).task.request).not.toHaveProperty("sessionScope");
+  });
+
   test("the worker's outcome is passed through; a host death answers crashed, a watchdog overrun timeout", () => {
     const answered = (execution: object | undefined, invoked?: object): ChainTaskResult => ({ result: { hook_results: execution ? [execution] : [] }, events: [], ...(invoked ? { invoked } : {}) }) as unknown as ChainTaskResult;
     expect(OneActionTasks.outcome(answered({ outcome: "ok" }, { kind: "ok", output: {}, cpuMs: 1 }))).toEqual({ kind: "ok", output: {}, cpuMs: 1 });

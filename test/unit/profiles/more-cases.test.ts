@@ -76,6 +76,7 @@ export function simulate(c: ProfileCase): SimulatedRun {
     const agg = p.emptyPlanAnswer?.(c.event, ctx) ?? (p.reduceWithHooks ? p.reduceWithHooks([], c.event, ctx, input) : p.reduce([], c.event, ctx));
     return { answer: p.present(agg, c.event, ctx), ran: [], outcomes, seen: {} };
   }
+  const unstamped = input;
   if (p.stampInput) input = p.stampInput(input, c.event, NOW);
   const first = input;
   const entries: HookOutputEntry[] = [];
@@ -103,26 +104,27 @@ export function simulate(c: ProfileCase): SimulatedRun {
         outcomes[h.name] = "invalid_result";
       }
     }
+    if (h.trust === "session") {
+      // As the executor: an observer's output (or failure) is withheld; what it said makes it capability_denied (spec §8.3).
+      if (output !== undefined) outcomes[h.name] = p.answerFields(output, c.event).length > 0 ? "capability_denied" : "ok";
+      continue;
+    }
     let failed = false;
     if (output === undefined) {
-      // Session trust never blocks, not even by failing (spec §8.3), as in the executor.
-      output = p.failureOutput(h.name, why!, h.trust !== "session" && ((h.fail_closed ?? false) || (h.blocking ?? false)), c.event, ctx);
+      output = p.failureOutput(h.name, why!, (h.fail_closed ?? false) || (h.blocking ?? false), c.event, ctx);
       failed = true;
-    } else if (h.trust === "session") {
-      const view = p.observerView(output, c.event);
-      output = view.output;
-      outcomes[h.name] = view.stripped.length > 0 ? "capability_denied" : "ok";
     } else {
       outcomes[h.name] = "ok";
     }
     const entry: { hook: string; output: NativeObject; failed?: boolean; blocking?: boolean } = { hook: h.name, output };
     if (failed) entry.failed = true;
-    if (h.blocking === true && h.trust !== "session") entry.blocking = true;
+    if (h.blocking === true) entry.blocking = true;
     entries.push(entry);
     if (p.stopsChain?.(output, c.event, ctx)) break;
     if (!failed && p.chainInput) input = p.chainInput(input, output, c.event, ctx);
   }
-  const agg = p.reduceWithHooks ? p.reduceWithHooks(entries, c.event, ctx, first) : p.reduce(entries.map((e) => e.output), c.event, ctx);
+  // The fold sees the stamped input only when a hook contributed (Amplifier: no timestamp when no handler ran).
+  const agg = p.reduceWithHooks ? p.reduceWithHooks(entries, c.event, ctx, entries.length > 0 ? first : unstamped) : p.reduce(entries.map((e) => e.output), c.event, ctx);
   return { answer: p.present(agg, c.event, ctx), ran, outcomes, seen };
 }
 

@@ -1,7 +1,7 @@
 /**
  * Test helper: what the profile framework does with a plan, simulated in-process and pure — matcher,
  * priority order (descending, registration order on ties), dedup of identical action + matcher,
- * sequential vs parallel input, decode / failureOutput / observerView / chainInput, then reduce and
+ * sequential vs parallel input, decode / failureOutput / chainInput, then reduce and
  * present. Used by the conformance-case runner and by the example-policy tests. A thrown Error's
  * message is the failure's `why`, as the sandbox reports it.
  */
@@ -78,12 +78,12 @@ export function simulate(profile: EventProfile, event: string, rawInput: unknown
         ok = true;
         outcomes[hook.name] = "ok";
         output = decoded.value;
-        if (hook.trust === "session") {
-          const view = profile.observerView(output, event);
-          output = view.output;
-          if (view.stripped.length > 0) outcomes[hook.name] = "capability_denied";
-        }
       }
+    }
+    if (hook.trust === "session") {
+      // As the executor: an observer's output (or failure) is withheld; what it said makes it capability_denied (spec §8.3).
+      if (ok && profile.answerFields(output, event).length > 0) outcomes[hook.name] = "capability_denied";
+      continue;
     }
     outputs.push(output);
     if (sequential && ok && profile.chainInput) current = profile.chainInput(current, output, event, ctx);

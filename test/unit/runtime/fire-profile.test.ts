@@ -1,25 +1,55 @@
 // Implicit sessions of profile events (PROFILES §8.3): created on first use, owned by the sender, ids
 // per owner (another client's equal id is its own session: it can neither reach nor squat this one),
-// expired after the profile's idle TTL, capped per client.
+// expired after the profile's idle TTL, capped per client — and a cap never refuses an event (issue
+// 24): past it the least recently used idle session is evicted, counted in
+// vcp_implicit_sessions_evicted_total{scope="replica"}. Also: the plan cache stays bounded whatever
+// event names clients send, and the guard every answer carries.
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, test } from "vitest";
-import { createMetrics } from "../../../src/observe/metrics.js";
+import { createMetrics, type Metrics } from "../../../src/observe/metrics.js";
 import { registerProfile } from "../../../src/profiles/index.js";
 import { createProfileFirer } from "../../../src/runtime/fire-profile.js";
-import { createProfileHookStore, resolveEnabledProfiles } from "../../../src/runtime/profile-hooks.js";
+import { createProfileHookStore, resolveEnabledProfiles, type ProfileHookStore } from "../../../src/runtime/profile-hooks.js";
 import { resolveJsonBounds } from "../../../src/model/json-bounds.js";
+import type { ProfileHookDefinition } from "../../../src/bundle/hooks.js";
 import echoProfile from "../../support/echo-profile.js";
 
 registerProfile(echoProfile);
 
-function firer(options: { ttlS?: number; cap?: number } = {}) {
+const DIGEST = `sha256:${"a".repeat(64)}`;
+
+/** A deployment hook of the echo profile's `Check` event (the store's own compile rules apply). */
+function checkHook(name: string, extra: Partial<ProfileHookDefinition> = {}): ProfileHookDefinition {
+  return {
+    name, type: "pre_inject", event: "Check", priority: 50, timeout_ms: 1000, action: { bundle: "held", export: name, digest: DIGEST },
+    condition: null, enabled: true, metadata: {}, fail_closed: false, trust: "deployment", ...extra,
+  } as ProfileHookDefinition;
+}
+
+function firer(options: { ttlS?: number; cap?: number; store?: ProfileHookStore } = {}) {
   let now = 0;
   const dispatched: unknown[] = [];
+  // Chains wait here until the test releases them: an event in flight.
+  const held: Array<() => void> = [];
+  const metrics = createMetrics(() => ({}) as never);
   const f = createProfileFirer({
     enabled: resolveEnabledProfiles({ echo: { session_ttl_s: options.ttlS ?? 60 } }),
-    store: createProfileHookStore(),
-    backend: { runChain: async (task: unknown) => (dispatched.push(task), Promise.reject(new Error("no dispatch expected"))) } as never,
+    store: options.store ?? createProfileHookStore(),
+    backend: {
+      runChain: async (task: { request: { chainId: string } }) => {
+        dispatched.push(task);
+        await new Promise<void>((resolve) => held.push(resolve));
+        return {
+          result: {
+            chain_id: task.request.chainId, type: "pre_inject", status: "completed", reason: null, aborted_by: null, context: {}, constitution: {},
+            cascade_failure: false, hook_results: [], duration_ms: 0, profile: { profile: "echo", event: "Check", mode: "sequential", native: {}, exit_code: 0 },
+          },
+        };
+      },
+    } as never,
     audit: () => undefined,
-    metrics: createMetrics(() => ({}) as never),
+    metrics,
     clock: { now: () => now, wallNow: () => now },
     inputBounds: resolveJsonBounds({}),
     maxSessionsPerOwner: options.cap ?? 100,
@@ -27,7 +57,13 @@ function firer(options: { ttlS?: number; cap?: number } = {}) {
     pin: () => undefined,
     unpin: () => undefined,
   });
-  return { f, advance: (ms: number) => (now += ms), dispatched };
+  return { f, metrics, advance: (ms: number) => (now += ms), dispatched, release: () => held.splice(0).forEach((r) => r()) };
+}
+
+/** vcp_implicit_sessions_evicted_total{scope} as a scrape shows it. */
+async function evictions(metrics: Metrics, scope: "replica" | "all_replicas" = "replica"): Promise<number> {
+  const metric = await metrics.registry.getSingleMetric("vcp_implicit_sessions_evicted_total")!.get();
+  return metric.values.find((v) => v.labels["scope"] === scope)?.value ?? 0;
 }
 
 const alice = { id: "alice", role: "client" } as const;
@@ -36,40 +72,108 @@ const fire = (f: ReturnType<typeof firer>["f"], principal: { id: string; role: "
 
 describe("implicit profile sessions", () => {
   test("session ids are per owner: another client's equal id is its own session, so it can neither reach nor squat the first; an empty plan dispatches nothing", async () => {
-    const { f, dispatched } = firer({ cap: 1 });
+    const { f, metrics, dispatched } = firer({ cap: 1 });
     await expect(fire(f, alice, "s1")).resolves.toMatchObject({ native: {}, exit_code: 0 });
     // Bob sending alice's id opens bob's own session (it counts against bob's cap, not alice's).
     await expect(fire(f, bob, "s1")).resolves.toMatchObject({ exit_code: 0 });
-    await expect(fire(f, bob, "s2")).rejects.toMatchObject({ code: "SESSION_LIMIT" });
+    // Bob's second session evicts bob's first, never alice's.
+    await expect(fire(f, bob, "s2")).resolves.toMatchObject({ exit_code: 0 });
+    expect(await evictions(metrics)).toBe(1);
     await expect(fire(f, alice, "s1")).resolves.toMatchObject({ exit_code: 0 });
+    expect(await evictions(metrics)).toBe(1);
     // A squatter first: the rightful sender is still served.
     await expect(fire(f, bob, "s1")).resolves.toMatchObject({ exit_code: 0 });
     expect(dispatched).toHaveLength(0);
   });
 
-  test("after session_ttl_s idle the session expires and stops counting against its owner's cap", async () => {
-    const { f, advance } = firer({ ttlS: 10, cap: 1 });
+  test("a client past its cap is never refused: its least recently used session is evicted", async () => {
+    const { f, metrics } = firer({ cap: 2 });
+    await fire(f, alice, "a");
+    await fire(f, alice, "b");
+    await fire(f, alice, "a"); // a is now the most recently used
+    await expect(fire(f, alice, "c")).resolves.toMatchObject({ exit_code: 0 });
+    expect(await evictions(metrics)).toBe(1); // b went
+    await fire(f, alice, "a");
+    await fire(f, alice, "c");
+    expect(await evictions(metrics)).toBe(1); // a and c were kept
+    await expect(fire(f, alice, "b")).resolves.toMatchObject({ exit_code: 0 });
+    expect(await evictions(metrics)).toBe(2);
+    // Hundreds past the cap: every event answered, the table stays at the cap.
+    for (let i = 0; i < 300; i++) await expect(fire(f, alice, `many-${i}`)).resolves.toMatchObject({ exit_code: 0 });
+    expect(await evictions(metrics)).toBe(302);
+  });
+
+  test("after session_ttl_s idle the session expires: it stops counting, and making room for a new one is no eviction", async () => {
+    const { f, metrics, advance } = firer({ ttlS: 10, cap: 1 });
     await fire(f, alice, "s1");
     advance(5_000);
     await fire(f, alice, "s1"); // use resets the idle clock
     advance(9_000);
-    await expect(fire(f, alice, "s2")).rejects.toMatchObject({ code: "SESSION_LIMIT" });
+    await fire(f, alice, "s2"); // s1 still live: evicted
+    expect(await evictions(metrics)).toBe(1);
     advance(11_000);
-    await expect(fire(f, alice, "s2")).resolves.toMatchObject({ exit_code: 0 });
+    await fire(f, alice, "s1"); // s2 expired meanwhile: not an eviction
+    expect(await evictions(metrics)).toBe(1);
   });
 
-  test("a client has at most maxSessionsPerOwner live sessions; expired ones stop counting", async () => {
-    const { f, advance } = firer({ ttlS: 10, cap: 2 });
-    await fire(f, alice, "a");
-    await fire(f, alice, "b");
-    await expect(fire(f, alice, "c")).rejects.toMatchObject({ code: "SESSION_LIMIT" });
-    advance(11_000);
-    await expect(fire(f, alice, "c")).resolves.toMatchObject({ exit_code: 0 });
+  test("a session answering an event is not idle: the next idle one is evicted in its place", async () => {
+    const store = createProfileHookStore();
+    store.set("held", "echo", store.compile("echo", [checkHook("hold")]), DIGEST);
+    const { f, metrics, release, dispatched } = firer({ cap: 2, store });
+    const busy = f.fire("echo", "Check", { input: { session_id: "busy", tool: "ls" }, principal: alice });
+    await expect.poll(() => dispatched.length).toBe(1);
+    await fire(f, alice, "idle");
+    // "busy" is the least recently used, but its event is in flight: "idle" is evicted.
+    await fire(f, alice, "new");
+    expect(await evictions(metrics)).toBe(1);
+    release();
+    await expect(busy).resolves.toMatchObject({ exit_code: 0 });
+    await fire(f, alice, "busy"); // still there: nothing evicted
+    expect(await evictions(metrics)).toBe(1);
   });
 
   test("vcp@1 events are refused here: they keep their own path", async () => {
     const { f } = firer();
     await expect(f.fire("vcp", "pre_inject", { input: {} })).rejects.toMatchObject({ code: "UNKNOWN_PROFILE" });
+  });
+});
+
+describe("the plan cache and the guard", () => {
+  test("40,000 custom Amplifier event names leave the plan cache at its bound: no entry, no memory per name", () => {
+    // A forced collection around the loop: what stays is what the store keeps (+16–40 MB before the fix).
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const store = createProfileHookStore();
+    const amplifier = resolveEnabledProfiles({ amplifier: {} }).get("amplifier")!;
+    for (const event of ["tool:pre", "session:start"]) store.plan(amplifier, event);
+    const bound = store.cachedPlans;
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    let planned = 0;
+    for (let i = 0; i < 40_000; i++) planned += store.plan(amplifier, `custom:event-${i}`).hooks.length;
+    gc();
+    const kept = process.memoryUsage().heapUsed - before;
+    expect(planned).toBe(0);
+    expect(kept).toBeLessThan(4 * 1024 * 1024);
+    expect(store.cachedPlans).toBe(bound);
+    expect(bound).toBe(2);
+  });
+
+  test("the guard names the events an enabled fail_closed hook guards, bound to the bundles' revisions, with one identity per change", () => {
+    const store = createProfileHookStore();
+    expect(store.guard("echo").guard.fail_closed_events).toEqual([]);
+    store.set("held", "echo", store.compile("echo", [checkHook("open"), checkHook("off", { fail_closed: true, enabled: false })]), DIGEST);
+    expect(store.guard("echo").guard.fail_closed_events).toEqual([]);
+    store.set("guard", "echo", store.compile("echo", [checkHook("closed", { fail_closed: true })]), `sha256:${"b".repeat(64)}`);
+    const { guard, eventsHeader, hooksByEvent } = store.guard("echo");
+    expect(guard.fail_closed_events).toEqual(["Check"]);
+    expect(eventsHeader).toBe("Check");
+    expect(hooksByEvent.get("Check")!.map((h) => h.name)).toEqual(["closed"]);
+    expect(guard.revisions).toMatch(/^[0-9a-f]{64}$/);
+    expect(store.guard("echo").guard).toBe(guard); // computed once per change, not per answer
+    store.delete("guard");
+    expect(store.guard("echo").guard.fail_closed_events).toEqual([]);
+    expect(store.guard("echo").guard.revisions).not.toBe(guard.revisions);
   });
 });
 

@@ -300,6 +300,22 @@ describe("isolation", () => {
     expect(await n("a")).toBe(4);
     expect(await n("b")).toBe(1); // b's context was released: fresh state
   });
+
+  test("releaseSession ends one key's contexts (a sessionless chain's): fresh state after, other sessions untouched", async () => {
+    const { host: h } = host({ perSessionContexts: 2 });
+    const b = counterBundle("per_session");
+    await h.load(b);
+    const n = async (s: string) => JSON.parse(returned(await h.invoke(request(b, "count", { sessionId: s }))).resultJson).annotations.n as number;
+    expect(await n("kept")).toBe(1);
+    expect(await n("(chain c1)")).toBe(1);
+    expect(await n("(chain c1)")).toBe(2);
+    h.releaseSession("(chain c1)");
+    h.releaseSession("never-used");
+    // The released key held no LRU place: a third key does not evict "kept".
+    expect(await n("(chain c2)")).toBe(1);
+    expect(await n("kept")).toBe(2);
+    expect(await n("(chain c1)")).toBe(1);
+  });
 });
 
 describe("lifecycle", () => {

@@ -168,9 +168,10 @@ describe("ai-memory fail modes, deadlines, required events", () => {
     expect(p.emptyPlanAnswer!("pre_store", compat)).toBeUndefined();
   });
 
-  it("observers cannot deny, modify or ask", () => {
-    expect(p.observerView(dec({ action: "deny", reason: "r" }), "pre_store")).toEqual({ output: { action: "allow" }, stripped: ["action", "reason", "code"] });
-    expect(p.observerView(dec({ action: "allow" }), "pre_store").stripped).toEqual([]);
+  it("answerFields: what an observer's decision would have said (withheld by the executor); an allow says nothing", () => {
+    expect(p.answerFields(dec({ action: "deny", reason: "r" }), "pre_store")).toEqual(["action", "reason", "code"]);
+    expect(p.answerFields(dec({ action: "allow" }), "pre_store")).toEqual([]);
+    expect(p.answerFields(dec({}), "pre_store")).toEqual([]);
   });
 });
 

@@ -178,14 +178,14 @@ describe("amplifier failures, observers, verdicts", () => {
     expect(p.failureOutput("h", "boom", true, EV, compat)).toMatchObject({ action: "deny", reason: "fail-closed: h: boom" });
   });
 
-  it("a session-trust hook may inject and message but not deny, modify or ask", () => {
-    const v = p.observerView(out({ action: "deny", reason: "x", user_message: "m" }), EV);
-    expect(v.output).toMatchObject({ action: "continue", reason: null, user_message: "m" });
-    expect(v.stripped).toEqual(["action", "reason"]);
-    const inj = p.observerView(out({ action: "inject_context", context_injection: "c" }), EV);
-    expect(inj.stripped).toEqual([]);
-    expect(inj.output).toMatchObject({ action: "inject_context", context_injection: "c" });
-    expect(p.observerView(out({ action: "modify", data: { a: 1 } }), EV).stripped).toEqual(["action", "data"]);
+  it("answerFields: every field a result sets beyond upstream's defaults (an observer's are withheld, injections and messages too)", () => {
+    expect(p.answerFields(out({ action: "deny", reason: "x", user_message: "m" }), EV)).toEqual(["action", "reason", "user_message"]);
+    expect(p.answerFields(out({ action: "inject_context", context_injection: "c", context_injection_role: "user", suppress_output: true }), EV)).toEqual([
+      "action", "context_injection", "context_injection_role", "suppress_output",
+    ]);
+    expect(p.answerFields(out({ action: "modify", data: { a: 1 } }), EV)).toEqual(["action", "data"]);
+    expect(p.answerFields(out({ extra: 1 }), EV)).toEqual(["extensions"]);
+    expect(p.answerFields(out({}), EV)).toEqual([]);
   });
 
   it("verdicts", () => {

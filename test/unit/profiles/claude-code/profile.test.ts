@@ -113,10 +113,11 @@ describe("failure, observers, verdicts, chaining", () => {
     expect(p.failureOutput("h", "boom", true, "SessionStart", ctx)).toEqual({ continue: false, stopReason: "fail-closed: h: boom" });
     expect(p.failureOutput("h", "boom", true, "PermissionRequest", ctx)).toEqual({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "fail-closed: h: boom" } } });
   });
-  test("an observer cannot grant, deny or rewrite: even an allow is stripped", () => {
-    const v = p.observerView({ systemMessage: "seen", ...pre("allow", "ok", { updatedInput: { a: 1 }, additionalContext: "c" }) }, "PreToolUse");
-    expect(v.output).toEqual({ systemMessage: "seen", hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: "c" } });
-    expect([...v.stripped].sort()).toEqual(["hookSpecificOutput.permissionDecision", "hookSpecificOutput.permissionDecisionReason", "hookSpecificOutput.updatedInput"]);
+  test("answerFields: a permission allow is a decision too; every field an observer sets is named", () => {
+    const said = p.answerFields({ systemMessage: "seen", ...pre("allow", "ok", { updatedInput: { a: 1 }, additionalContext: "c" }) }, "PreToolUse");
+    expect([...said].sort()).toEqual([
+      "hookSpecificOutput.additionalContext", "hookSpecificOutput.permissionDecision", "hookSpecificOutput.permissionDecisionReason", "hookSpecificOutput.updatedInput", "systemMessage",
+    ]);
   });
   test.each([
     [pre("deny"), "PreToolUse", "block"],
@@ -155,8 +156,8 @@ describe("parseCommandResult: exit 2 = block, other non-zero = non-blocking erro
   });
 });
 
-test("an observer's harmless fields (continue:true, a lone stopReason) are removed without a capability_denied", () => {
-  const v = p.observerView({ continue: true, stopReason: "x", systemMessage: "m" }, "Stop");
-  expect(v).toEqual({ output: { systemMessage: "m" }, stripped: [] });
-  expect(p.observerView({ decision: "block", reason: "r" }, "Stop")).toEqual({ output: { reason: "r" }, stripped: ["decision"] });
+test("answerFields: continue:true and suppressOutput:false say nothing; anything else is named", () => {
+  expect(p.answerFields({ continue: true, suppressOutput: false }, "Stop")).toEqual([]);
+  expect(p.answerFields({ continue: true, stopReason: "x", systemMessage: "m" }, "Stop")).toEqual(["stopReason", "systemMessage"]);
+  expect(p.answerFields({ decision: "block", reason: "r" }, "Stop")).toEqual(["decision", "reason"]);
 });

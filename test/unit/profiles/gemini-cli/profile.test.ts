@@ -126,19 +126,16 @@ describe("failureOutput", () => {
   });
 });
 
-describe("observerView (session trust: observe and annotate only)", () => {
-  test("blocking and modifying fields are stripped and named; messages kept", () => {
-    const out = { decision: "block", reason: "r", systemMessage: "m", continue: false, hookSpecificOutput: { tool_input: { a: 1 }, additionalContext: "c" } };
-    const v = p.observerView(out, "BeforeTool");
-    expect(v.output).toEqual({ reason: "r", systemMessage: "m", hookSpecificOutput: { additionalContext: "c" } });
-    expect([...v.stripped].sort()).toEqual(["continue", "decision", "hookSpecificOutput.tool_input"]);
+describe("answerFields (what a session-trust observer said, withheld by the executor)", () => {
+  test("every field that would reach the answer is named, messages and context included", () => {
+    const out = { decision: "block", reason: "r", systemMessage: "m", continue: false, hookSpecificOutput: { hookEventName: "BeforeTool", tool_input: { a: 1 }, additionalContext: "c" } };
+    expect([...p.answerFields(out, "BeforeTool")].sort()).toEqual(["continue", "decision", "hookSpecificOutput.additionalContext", "hookSpecificOutput.tool_input", "reason", "systemMessage"]);
   });
-  test("an observer's allow is no control: nothing is reported stripped", () => {
-    expect(p.observerView({ decision: "allow", systemMessage: "m" }, "BeforeTool").stripped).toEqual([]);
+  test("an allow, continue:true and suppressOutput:false say nothing", () => {
+    expect(p.answerFields({ decision: "allow", continue: true, suppressOutput: false, hookSpecificOutput: { hookEventName: "BeforeTool" } }, "BeforeTool")).toEqual([]);
   });
-  test("toolConfig is stripped from a BeforeToolSelection observer", () => {
-    const v = p.observerView({ hookSpecificOutput: { toolConfig: { mode: "NONE" } } }, "BeforeToolSelection");
-    expect(v.stripped).toEqual(["hookSpecificOutput.toolConfig"]);
+  test("toolConfig of a BeforeToolSelection observer is named", () => {
+    expect(p.answerFields({ hookSpecificOutput: { toolConfig: { mode: "NONE" } } }, "BeforeToolSelection")).toEqual(["hookSpecificOutput.toolConfig"]);
   });
 });
 

@@ -106,8 +106,12 @@ describe("repo-yaml fold", () => {
     expect(p.present(p.reduce([{ error: "blocked_by_policy" }], "PreAbilityCall", ctx), "PreAbilityCall", ctx).exit_code).toBe(0);
   });
 
-  it("observers lose the error only", () => {
-    expect(p.observerView({ error: "blocked_by_policy", logs: [] }, "PreAbilityCall")).toEqual({ output: { logs: [] }, stripped: ["error"] });
+  it("answerFields: every field with something in it (an observer's new_intent and follow-ups too); empty lists say nothing", () => {
+    expect(p.answerFields({ error: "blocked_by_policy", logs: [] }, "PreAbilityCall")).toEqual(["error"]);
+    expect(p.answerFields({ new_intent: { intent: "i" }, follow_up_actions: [{ kind: "open_file" }], messages_to_user: ["m"] }, "PreAbilityCall")).toEqual([
+      "new_intent", "follow_up_actions", "messages_to_user",
+    ]);
+    expect(p.answerFields({}, "UserPromptSubmit")).toEqual([]);
   });
 
   it("lists concatenate, first new_intent wins, usage_recorded ORs, empty lists left out", () => {
