@@ -288,7 +288,7 @@ export async function startServe(
       // Restart-only fields are compared with what runs (the start values), not the last reload.
       const restart = [...restartOnlyChanges(startedWith, next), ...partiallyLiveChanges(startedWith, next)];
       server.update(liveSettingsFor(next));
-      const nextLevel = parsed.values["log-level"] ?? env.VCP_LOG_LEVEL ?? logLevelOf(next);
+      const nextLevel = levelFlag ?? (env.VCP_LOG_LEVEL || undefined) ?? logLevelOf(next);
       if (nextLevel !== undefined && nextLevel !== logger.level) logger.level = nextLevel;
       if (restart.length > 0) logger.warn({ fields: restart }, "config reloaded; these fields changed but take effect only after a restart");
       config = next;

@@ -71,7 +71,7 @@ export function storeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv =
   let url = store.url;
   if (url === undefined) {
     const name = store.url_env!;
-    url = env[name];
+    url = env[name] || undefined; // empty is unset, as for auth[].token_env
     if (url === undefined || !/^rediss?:\/\/\S+$/.test(url)) {
       throw new VcpError("INVALID_CONFIG", `store.url_env: the environment variable ${name} ${url === undefined ? "is not set" : "does not hold a redis:// or rediss:// URL"}`, { field: "store.url_env", variable: name });
     }

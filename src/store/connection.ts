@@ -13,7 +13,9 @@
  *   subscription is live (Redis up; bounded by the command timeout).
  */
 import { createHash, randomUUID } from "node:crypto";
+import { connect as netConnect, isIP, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { connect as tlsConnect } from "node:tls";
 import { Redis } from "ioredis";
 import type { Logger } from "../observe/events.js";
 import { messageWithCauses } from "../errors.js";
@@ -134,16 +136,40 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
   let since = new Date().toISOString();
   let lastError: string | null = null;
 
-  // What Redis said when it refused the connection being made (reset at each new connection).
-  let refusal: string | null = null;
-  watchRefusals(redis, (reply) => (refusal = reply));
+  // Redis refuses some connections outright (see firstWords): the reason an operator needs is its
+  // reply ("DENIED … protected mode"), not the EPIPE or "Connection is closed." ioredis reports.
+  // `handshake` is the connection being set up (TCP up, not ready), with Redis's refusal on it if any.
+  let handshake: { refusal: string | null } | null = null;
+  let probing: Promise<void> | null = null;
+  const report = (text: string): void => {
+    // ioredis reports each failed attempt; log a change of state, not every retry.
+    const safe = text.replace(/rediss?:\/\/[^\s]+/g, "redis://…");
+    if (safe !== lastError) logger.warn({ store: target, error: safe }, "store: Redis connection error");
+    lastError = safe;
+  };
+  const refused = (refusal: string, seen: string | null) => `Redis refused the connection: ${refusal}${seen !== null ? ` (then: ${seen})` : ""}`;
+  redis.on("connect", () => {
+    const current = { refusal: null as string | null };
+    handshake = current;
+    // Its first bytes, read beside ioredis's own reader: a refusal arrives before any answer.
+    redis.stream?.once("data", (chunk: Buffer | string) => {
+      current.refusal = refusalIn(chunk);
+    });
+  });
   redis.on("error", (err: Error) => {
-    // ioredis reports each failed attempt; log a change of state, not every retry. The error's causes
-    // and Redis's own refusal are the reason an operator needs ("DENIED … protected mode"), not EPIPE.
     const seen = messageWithCauses(err);
-    const text = (refusal !== null && !up ? `Redis refused the connection: ${refusal} (then: ${seen})` : seen).replace(/rediss?:\/\/[^\s]+/g, "redis://…");
-    if (text !== lastError) logger.warn({ store: target, error: text }, "store: Redis connection error");
-    lastError = text;
+    const current = handshake;
+    if (current === null || up) return report(seen);
+    if (current.refusal !== null) return report(refused(current.refusal, seen));
+    if (probing !== null) return; // the probe under way reports this failure
+    // The socket failed before Redis's first bytes were read (ioredis wrote into a connection Redis
+    // had already closed): ask again, saying nothing, and read what Redis says first.
+    probing = firstWords(options.url, Math.min(options.connectTimeoutMs, FIRST_WORDS_MS))
+      .then((words) => {
+        current.refusal = words === null ? null : refusalIn(words);
+        report(current.refusal !== null ? refused(current.refusal, seen) : seen);
+      })
+      .finally(() => (probing = null));
   });
   /** Resynchronise: every listener reads the shared state again (what a lost message would have said). */
   const tellReady = (): void => {
@@ -156,6 +182,7 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     }
   };
   redis.on("ready", () => {
+    handshake = null;
     if (everUp) reconnects += 1;
     up = true;
     everUp = true;
@@ -164,6 +191,9 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     tellReady();
   });
   redis.on("close", () => {
+    // Closed by Redis after its refusal, with no socket error to report it by.
+    if (!up && handshake?.refusal != null && probing === null) report(refused(handshake.refusal, null));
+    handshake = null;
     if (up) {
       since = new Date().toISOString();
       logger.warn({ store: target }, "store: lost the connection to Redis; reconnecting with backoff");
@@ -292,27 +322,57 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
   });
   const ok = await Promise.race([first, timedOut]);
   clearTimeout(timer);
+  // A start without Redis says why in its log and status: let a probe of the first failure finish.
+  if (!ok) await probing;
   if (!ok) logger.warn({ store: target, connect_timeout_ms: options.connectTimeoutMs }, "store: Redis is not reachable at start; starting without it and reconnecting with backoff (shared state is unavailable until then)");
   return connection;
 }
 
+/** How long a probe waits for Redis's first words (a refusal is written the moment it accepts). */
+const FIRST_WORDS_MS = 1000;
+
 /**
- * Redis refuses some connections outright, with one error reply and a close before it reads a
- * command: protected mode (`-DENIED Redis is running in protected mode …`), `-ERR max number of
- * clients reached`. ioredis hands that reply to its first handshake command (CLIENT SETNAME), whose
- * error it ignores, and reports only the `write EPIPE` / "Connection is closed." that follows. So the
- * first bytes of each new connection are read here too (ioredis's own reader is untouched), and an
- * error reply there is passed to `onRefusal`; the caller uses it only if the connection then fails.
+ * Redis refuses some connections outright: the moment it accepts one it writes one error reply and
+ * closes, before it reads a command — protected mode (`-DENIED Redis is running in protected mode …`),
+ * `-ERR max number of clients reached`. ioredis writes its handshake at once, hands that reply to its
+ * first handshake command (whose error it ignores, or, for HELLO, misreads as "a password was
+ * supplied"), and reports the `write EPIPE` / `read ECONNRESET` / "Connection is closed." that follows.
+ * So the connection's first bytes are read beside ioredis (`redis.stream`), and when the socket fails
+ * before they could be, a probe connects once more, sends nothing, and reads what Redis says first: a
+ * server that has nothing to refuse says nothing. Up to `ms`; null when nothing came.
  */
-function watchRefusals(client: Redis, onRefusal: (reply: string | null) => void): void {
-  client.on("connect", () => {
-    onRefusal(null);
-    client.stream?.once("data", (chunk: Buffer | string) => {
-      const text = typeof chunk === "string" ? chunk : chunk.toString("utf8", 0, Math.min(chunk.length, 1024));
-      // Its first sentence: DENIED's is followed by ~900 characters of remedies.
-      if (text.startsWith("-")) onRefusal(/^[^\r\n]*?(?:\.(?= )|$)/m.exec(text.slice(1))![0].slice(0, 300));
+function firstWords(url: string, ms: number): Promise<string | null> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return Promise.resolve(null);
+  }
+  const host = parsed.hostname.replace(/^\[|\]$/g, "");
+  const port = Number(parsed.port || 6379);
+  return new Promise((resolve) => {
+    let words = "";
+    const socket: Socket = parsed.protocol === "rediss:" ? tlsConnect({ host, port, servername: isIP(host) === 0 ? host : undefined }) : netConnect({ host, port });
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(words === "" ? null : words);
+    };
+    const timer = setTimeout(done, ms);
+    socket.on("data", (chunk: Buffer) => {
+      words += chunk.toString("utf8");
+      if (words.includes("\r\n") || words.length >= 1024) done();
     });
+    socket.on("error", done);
+    socket.on("close", done);
   });
+}
+
+/** The first sentence of an error reply at the start of `bytes` (DENIED's is followed by ~900 characters of remedies), else null. */
+function refusalIn(bytes: Buffer | string): string | null {
+  const text = typeof bytes === "string" ? bytes : bytes.toString("utf8", 0, Math.min(bytes.length, 1024));
+  if (!text.startsWith("-")) return null;
+  return /^[^\r\n]*?(?:\.(?= )|$)/m.exec(text.slice(1))![0].slice(0, 300);
 }
 
 async function quit(client: Redis): Promise<void> {
