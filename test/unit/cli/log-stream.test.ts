@@ -58,7 +58,7 @@ describe("routeProcessOutput", () => {
     const { lines, logger } = capture();
     const exits: number[] = [];
     restore = routeProcessOutput(() => logger, { exit: (code) => void exits.push(code) });
-    process.emit("uncaughtException", new Error("listener failed", { cause: new Error("getaddrinfo ENOTFOUND x") }), "uncaughtException");
+    (process.emit as (event: string, ...args: unknown[]) => boolean)("uncaughtException", new Error("listener failed", { cause: new Error("getaddrinfo ENOTFOUND x") }), "uncaughtException");
     await settle();
     expect(exits).toEqual([1]);
     expect(lines).toEqual([expect.objectContaining({ level: 60, msg: "uncaught exception: listener failed; exiting", err: expect.objectContaining({ type: "Error", message: "listener failed", cause: expect.objectContaining({ message: "getaddrinfo ENOTFOUND x" }) }) })]);
