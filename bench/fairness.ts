@@ -7,10 +7,15 @@
  *   hog    — plus HOG_CALLERS closed loops of a chain whose one hook is busy HOG_BUSY_MS of its
  *            HOG_TIMEOUT_MS timeout (never times out, so timeout-based slow-bundle detection never fires)
  *
+ * FAIRNESS_SPLIT=4 splits the same hog load over four bundles signed by one key, one per hook type
+ * (each caller fires its own type): fair share is accounted per signer, so they are one tenant.
+ *
  * Prints a table and writes bench/reports/fairness.json. Run: `npm run bench:fairness`.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import type { Runtime } from "../src/index.js";
+import type { HookType, Runtime } from "../src/index.js";
+import { createArtifact, generateKeyPair, signArtifact } from "../src/tooling.js";
+import { buildGuestText } from "./lib/guest-build.js";
 import { busySource, installKitBundle, kitInput, startKitRuntime } from "./sandbox/attribution-kit.js";
 import { RUNTIME_OPTIONS, checkWellBehaved, installWellBehaved, wellBehavedInput } from "./sandbox/fixtures.js";
 import { nowNs, percentile } from "./lib/stats.js";
@@ -21,6 +26,10 @@ const HOG_BUSY_MS = 900;
 const HOG_TIMEOUT_MS = 5000;
 const HOG_CALLERS = 4;
 const PHASE_MS = Number(process.env["FAIRNESS_PHASE_MS"] ?? 10_000);
+const SPLIT = process.env["FAIRNESS_SPLIT"] === "4";
+/** With FAIRNESS_SPLIT=4: hog bundle i runs on HOG_SPLIT_TYPES[i], and caller c fires its bundle's type. */
+const HOG_SPLIT_TYPES: HookType[] = ["pre_inject", "post_select", "on_conflict", "on_violation"];
+const hogKey = generateKeyPair();
 
 interface PhaseStats {
   phase: string;
@@ -56,7 +65,8 @@ async function phase(runtime: Runtime, name: string, hog: boolean): Promise<Phas
       loops.push(
         (async () => {
           while (Date.now() < until) {
-            await runtime.fire("pre_inject", kitInput("pre_inject", `s-hog-${c}`, { text: "x" }));
+            const type = SPLIT ? HOG_SPLIT_TYPES[c % HOG_SPLIT_TYPES.length]! : "pre_inject";
+            await runtime.fire(type, kitInput(type, `s-hog-${c}`, { text: "x" }));
             hogChains++;
             demoted ||= (runtime.status().sandbox.demotedBundles ?? []).length > 0;
           }
@@ -79,10 +89,22 @@ async function phase(runtime: Runtime, name: string, hog: boolean): Promise<Phas
 
 async function main(): Promise<void> {
   // FAIRNESS=off measures the same load without the worker-time share (the behaviour before it).
-  const runtime = await startKitRuntime(process.env["FAIRNESS"] === "off" ? { sandbox: { ...RUNTIME_OPTIONS.sandbox, fairShare: false } } : {});
+  const runtime = await startKitRuntime({
+    ...(process.env["FAIRNESS"] === "off" ? { sandbox: { ...RUNTIME_OPTIONS.sandbox, fairShare: false } } : {}),
+    // The hog's signing key; the well-behaved bundles stay unsigned (RUNTIME_OPTIONS allows it).
+    keyring: { keys: [{ key_id: "hog-tenant", public_key: hogKey.publicKeyPem, max_trust: "deployment" }] },
+  });
   try {
     await installWellBehaved(runtime);
-    await installKitBundle(runtime, "hog", "1.0.0", [{ name: "hog", type: "pre_inject", priority: 50, timeout_ms: HOG_TIMEOUT_MS }], busySource(HOG_BUSY_MS));
+    if (!SPLIT) {
+      await installKitBundle(runtime, "hog", "1.0.0", [{ name: "hog", type: "pre_inject", priority: 50, timeout_ms: HOG_TIMEOUT_MS }], busySource(HOG_BUSY_MS));
+    } else {
+      const code = await buildGuestText(busySource(HOG_BUSY_MS));
+      for (const [i, type] of HOG_SPLIT_TYPES.entries()) {
+        const manifest = { bundle: `hog-${i + 1}`, version: "1.0.0", trust: "deployment", limits: { memory_mb: 64 }, hooks: [{ name: `hog_${i + 1}`, type, action: "run", priority: 50, timeout_ms: HOG_TIMEOUT_MS, condition: null }] };
+        await runtime.bundles.install(signArtifact(createArtifact(manifest as never, code), hogKey.privateKeyPem, "hog-tenant"));
+      }
+    }
     const results = [await phase(runtime, "quiet", false), await phase(runtime, "hog", true), await phase(runtime, "quiet-after", false)];
     const fmt = (n: number | null | undefined) => (n == null ? "-" : n.toFixed(1));
     console.log("phase        chains  errors   p50 ms    p99 ms    max ms   hog chains  hog demoted");
@@ -92,7 +114,7 @@ async function main(): Promise<void> {
       );
     }
     mkdirSync("bench/reports", { recursive: true });
-    writeFileSync("bench/reports/fairness.json", JSON.stringify({ phase_ms: PHASE_MS, hog: { busy_ms: HOG_BUSY_MS, timeout_ms: HOG_TIMEOUT_MS, callers: HOG_CALLERS }, results }, null, 2));
+    writeFileSync("bench/reports/fairness.json", JSON.stringify({ phase_ms: PHASE_MS, hog: { busy_ms: HOG_BUSY_MS, timeout_ms: HOG_TIMEOUT_MS, callers: HOG_CALLERS, bundles: SPLIT ? 4 : 1 }, results }, null, 2));
   } finally {
     await runtime.close();
   }

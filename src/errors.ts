@@ -72,6 +72,8 @@ export const ERROR_CODES = {
   AUDIT_WRITE_FAILED: { status: 503, description: "The audit log could not be written; the chain's result was not handed out." },
   INVALID_CONFIG: { status: 400, description: "A runtime or sandbox option is invalid; details name the field." },
   BUILD_FAILED: { status: 400, description: "A policy bundle could not be built: a forbidden or unresolvable import, or a compile error; details name the file and import." },
+  // a user's file is not read at all: a FIFO would hang the build, a huge (sparse) file cost gigabytes
+  INPUT_FILE_REFUSED: { status: 400, description: "A file build, sign, verify or import was asked to read is not a regular file (a FIFO, device, socket, directory), is larger than its bound, or (from an untrusted directory) resolves outside it; details name the file, its kind or size and the limit. Nothing was read." },
   BUNDLE_TOO_LARGE: { status: 413, description: "A bundle's code exceeds the size cap (limits.bundle_bytes, default 5 MiB)." },
   // a digest that does not match is a corrupt/tampered body: the request is wrong, not the caller
   DIGEST_MISMATCH: { status: 400, description: "A .vcpb artifact's digest does not match its manifest and code; details name the expected and actual digests." },
@@ -109,7 +111,9 @@ export const ERROR_CODES = {
   EXEC_SPAWN_FAILED: { status: 500, description: "An exec hook's executable could not be opened or started (missing, not executable, wrapper missing); details name the file and the system error." },
   // ── raised by the HTTP adapter (src/server/) ──
   UNAUTHENTICATED: { status: 401, description: "No bearer token, or a token that matches no configured principal." },
-  FORBIDDEN: { status: 403, description: "The token's role may not use this route (operator: bundles, audit, status, metrics; client: sessions, events; metrics: GET /metrics only)." },
+  FORBIDDEN: { status: 403, description: "The token's role may not use this route or do this (operator: bundles, audit, status, metrics; client: sessions, events; metrics: GET /metrics only; deciding an approval: operator or approver, never the client whose agent asked)." },
+  // per principal, over every server-sent-events route: memory held for unread streams stays bounded
+  STREAM_LIMIT: { status: 429, description: "The principal already has limits.streams_per_principal event streams (approvals, decisions) open on this server; close one first." },
   NOT_FOUND: { status: 404, description: "No route has this path (a known path with a method it lacks is 405 METHOD_NOT_ALLOWED)." },
   METHOD_NOT_ALLOWED: { status: 405, description: "The path exists but not with this method; the Allow header lists the methods it has." },
   PAYLOAD_TOO_LARGE: { status: 413, description: "The request body exceeds limits.body_bytes (limits.bundle_bytes for bundle uploads)." },

@@ -27,6 +27,7 @@ export type { ConfigInput, ConfigOverrides, DeepReadonly, ResolvedConfig } from 
 // The shared store (issue 18, vcp.yaml `store:`): its options and `runtime.status().store`.
 export { checkReplicaId, REPLICA_ID_FILE } from "./store/replica-id.js";
 export type { StoreOptions, RedisStoreOptions, StoreStatus, PeerView, ReplicaRecord, ReplicaBundleReport, RefusedRevision, StoreConnectionStatus, StoreFailure } from "./store/index.js";
+export type { ReplicaVerdicts } from "./runtime/bundle-sync.js";
 // Logging: the interface the runtime takes, and the operational logger (pino, redacting) that
 // `vcp-hooks serve` uses; pass it as `logger` to createRuntime.
 export type { Logger, Clock, LifecycleEvent, LifecycleEventMap, LifecycleEventName, InputSummary } from "./observe/events.js";
@@ -61,6 +62,8 @@ export type { ProfileGuard } from "./runtime/profile-hooks.js";
 export type { ProfileDeployment } from "./runtime/profile-hooks.js";
 // Approvals of Amplifier `ask_user` answers (PROFILES §3.4): `runtime.approvals`.
 export { isGranting, DEFAULT_APPROVAL_LIMITS } from "./runtime/approvals.js";
+// Who reads and who decides an approval (a client reads its own, never decides): one rule for the runtime and the HTTP stream.
+export { mayReadApproval, mayDecideApproval } from "./pipeline/access.js";
 export type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery, ApprovalState } from "./runtime/approvals.js";
 export type { Constitution, Rule } from "./model/constitution.js";
 export type { Predicate, PredicateOperator } from "./model/predicate.js";
@@ -81,7 +84,7 @@ export type { Manifest, ManifestInput } from "./bundle/manifest.js";
 // A `.vcpb` to install (`runtime.bundles.install(await readArtifactFile(path))`); building and signing
 // one is `vcp-hooks/tooling`.
 export { readArtifactFile, parseArtifact, ARTIFACT_JSON_SCHEMA, ARTIFACT_MEDIA_TYPE, DEFAULT_MAX_CODE_BYTES } from "./bundle/artifact.js";
-export type { VcpArtifact, ArtifactSignature } from "./bundle/artifact.js";
+export type { VcpArtifact, UnverifiedArtifact, ArtifactSignature } from "./bundle/artifact.js";
 export type { KeyringInput } from "./bundle/keys.js";
 // Audit log (DESIGN §5): the record types of `runtime.audit.query`, and the decision-log sink (`audit.sink`).
 export { startAuditSink, readSinkCursor, type AuditSink, type AuditSinkOptions, type AuditSinkStats } from "./audit/sink.js";

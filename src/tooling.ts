@@ -17,6 +17,8 @@ export type { BuildOptions, BuildResult, BuildProblem, ExportProbe } from "./bun
 export { createArtifact, serializeArtifact, signArtifact, verifyArtifact, ARTIFACT_FORMAT } from "./bundle/artifact.js";
 export type { VerifiedArtifact, VerifyOptions } from "./bundle/artifact.js";
 export { generateKeyPair, loadKeyring } from "./bundle/keys.js";
+// Reading a user's file for build/sign/import: a regular file within its bound, else INPUT_FILE_REFUSED.
+export { readInputFile, readInputFileSync, checkInputFile, assertInside, INPUT_FILE_BYTES } from "./bundle/input-file.js";
 export type { Keyring, KeyringKey, KeyPairPem } from "./bundle/keys.js";
 export { verifyAuditLog } from "./audit/verify.js";
 export type { AuditVerdict, VerifyAuditOptions } from "./audit/verify.js";

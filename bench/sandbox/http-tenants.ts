@@ -15,10 +15,12 @@ export const TENANT_TOKENS = {
   operator: "scn-operator-token-6b2c0f",
   a: "scn-client-a-token-91d7e3",
   b: "scn-client-b-token-4a08bc",
+  /** The human who answers client A's approvals (role approver, approves client-a only). */
+  approverA: "scn-approver-a-token-5e71d2",
 } as const;
 
 /** Principal ids of the tokens above (what `owner` shows). */
-export const TENANT_IDS = { operator: "ops", a: "client-a", b: "client-b" } as const;
+export const TENANT_IDS = { operator: "ops", a: "client-a", b: "client-b", approverA: "approver-a" } as const;
 
 const sha256 = (s: string): string => createHash("sha256").update(s).digest("hex");
 
@@ -56,7 +58,7 @@ export interface TenantServer {
 }
 
 /** `bundles`: installed after the tenant probe (event-profile bundles for the profile-boundary scenarios). */
-export async function startTenantServer(options: { maxSessionsPerOwner?: number; bodyBytes?: number; bundles?: readonly BundleSource[]; approvals?: RuntimeOptions["approvals"] } = {}): Promise<TenantServer> {
+export async function startTenantServer(options: { maxSessionsPerOwner?: number; bodyBytes?: number; bundles?: readonly BundleSource[]; approvals?: RuntimeOptions["approvals"]; streams?: { perPrincipal?: number; bufferBytes?: number } } = {}): Promise<TenantServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "vcp-tenants-"));
   let runtime: Runtime | undefined;
   try {
@@ -78,8 +80,14 @@ export async function startTenantServer(options: { maxSessionsPerOwner?: number;
           { id: TENANT_IDS.operator, role: "operator", token_sha256: sha256(TENANT_TOKENS.operator) },
           { id: TENANT_IDS.a, role: "client", token_sha256: sha256(TENANT_TOKENS.a) },
           { id: TENANT_IDS.b, role: "client", token_sha256: sha256(TENANT_TOKENS.b) },
+          { id: TENANT_IDS.approverA, role: "approver", token_sha256: sha256(TENANT_TOKENS.approverA), approves: [TENANT_IDS.a] },
         ],
-        limits: { body_bytes: options.bodyBytes ?? 64 * 1024, bundle_bytes: 256 * 1024 },
+        limits: {
+          body_bytes: options.bodyBytes ?? 64 * 1024,
+          bundle_bytes: 256 * 1024,
+          ...(options.streams?.perPrincipal !== undefined ? { streams_per_principal: options.streams.perPrincipal } : {}),
+          ...(options.streams?.bufferBytes !== undefined ? { stream_buffer_bytes: options.streams.bufferBytes } : {}),
+        },
         sessionHookAllowlist: ["tenant-probe/watch"],
       },
     });

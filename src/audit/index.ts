@@ -8,6 +8,7 @@ export { verifyAuditLog, type AuditVerdict, type VerifyAuditOptions } from "./ve
 export { verifyAuditLogSet, type AuditSetVerdict, type ReplicaLogVerdict } from "./verify-set.js";
 export { GENESIS_HASH, hashInput, recordHash, type AuditRecord, type AuditRecordInput } from "./record.js";
 export { diffForAudit } from "./diff.js";
+export { capChainAudit, AUDIT_TRUNCATED } from "./chain-budget.js";
 export { segmentPath, listSegments } from "./files.js";
 export {
   createRedactor,

@@ -6,12 +6,19 @@
  * - The spool is the audit log itself. The sink reads the durable, hash-chained file after the fact,
  *   so chains never wait for the receiver and a receiver outage loses nothing: the records stay in
  *   the log and the sink catches up when the receiver is back.
- * - A cursor file (`seq` of the last record the receiver acknowledged with a 2xx) is written
- *   atomically after each acknowledged batch, so a restart resumes where shipping stopped. Delivery is
- *   at least once: a crash between the 2xx and the cursor write resends that batch (records carry
- *   `seq` and `hash`, so a receiver can drop repeats).
- * - Any other answer (4xx, 5xx, a hang past `timeoutMs`, a refused connection) is retried with
- *   exponential backoff up to `maxBackoffMs`, and the cursor does not move.
+ * - A cursor file (`seq` and `hash` of the last record the receiver acknowledged with a 2xx) is
+ *   written atomically after each acknowledged batch, so a restart resumes where shipping stopped.
+ *   Delivery is at least once: a crash between the 2xx and the cursor write resends that batch
+ *   (records carry `seq` and `hash`, so a receiver can drop repeats).
+ * - The cursor is bound to the log it was written for: at start the record at the cursor's `seq`
+ *   must carry the cursor's `hash` (a record's hash commits to every record before it through
+ *   `prev`). A log moved aside and started afresh (the README's recovery from AUDIT_LOG_CORRUPT)
+ *   has other records at those seqs, or none: shipping restarts at the new log's first record,
+ *   with a warning, instead of silently skipping every new record up to the old seq.
+ * - Any other answer (3xx, 4xx, 5xx, a hang past `timeoutMs`, a refused connection) is retried with
+ *   exponential backoff up to `maxBackoffMs`, and the cursor does not move. Redirects are never
+ *   followed: the batch and the configured headers (a receiver's API key) would go to whatever
+ *   origin the `Location` names, and the batch would count as delivered.
  * - Memory is bounded: at most `4 × batchRecords` records are read ahead; beyond that the reader
  *   waits (logged once per stall) — nothing is dropped.
  */
@@ -20,7 +27,7 @@ import { open, rename } from "node:fs/promises";
 import { dirname } from "node:path";
 import { silentLogger, type Logger } from "../observe/events.js";
 import { formatRecords, type ExportFormat } from "./export.js";
-import { abortableSleep, followAuditRecords } from "./reader.js";
+import { abortableSleep, followAuditRecords, readAuditRecords } from "./reader.js";
 import type { AuditRecord } from "./record.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { messageWithCauses } from "../errors.js";
@@ -71,35 +78,84 @@ export interface AuditSink {
   close(): Promise<void>;
 }
 
+/** What a cursor file holds: the last acknowledged record's seq and hash (`hash` absent in cursors written before it was kept). */
+interface SinkCursor {
+  seq: number;
+  hash?: string;
+}
+
 /** The acknowledged seq kept in `file`; 0 when there is none yet. A damaged cursor is an error, not a silent restart. */
 export function readSinkCursor(file: string): number {
+  return readCursorFile(file).seq;
+}
+
+function readCursorFile(file: string): SinkCursor {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { seq: 0 };
     throw err;
   }
-  let seq: unknown;
+  let parsed: { seq?: unknown; hash?: unknown } | undefined;
   try {
-    seq = (JSON.parse(text) as { seq?: unknown }).seq;
+    parsed = JSON.parse(text) as { seq?: unknown; hash?: unknown };
   } catch {
-    seq = undefined;
+    parsed = undefined;
   }
-  if (!Number.isSafeInteger(seq) || (seq as number) < 0) throw new Error(`${file}: not a sink cursor ({"seq": <n>}); fix or delete it to resend from the start`);
-  return seq as number;
+  const seq = parsed?.seq;
+  const hash = parsed?.hash;
+  if (!Number.isSafeInteger(seq) || (seq as number) < 0 || (hash !== undefined && typeof hash !== "string")) {
+    throw new Error(`${file}: not a sink cursor ({"seq": <n>, "hash": "sha256:…"}); fix or delete it to resend from the start`);
+  }
+  return { seq: seq as number, ...(typeof hash === "string" ? { hash } : {}) };
 }
 
-async function writeSinkCursor(file: string, seq: number): Promise<void> {
+/**
+ * Where shipping resumes: the cursor's seq when the log at `path` still holds the record it was
+ * written for, else 0 (the log's first record) with a warning. A log never shrinks and a record's
+ * hash covers every record before it (`prev`), so a missing seq or another hash at that seq means
+ * the log was replaced (moved aside and started again), not that records were shipped.
+ */
+async function resumeSeq(path: string, cursorFile: string, cursor: SinkCursor, logger: Logger): Promise<number> {
+  if (cursor.seq === 0) return 0;
+  let found: AuditRecord | undefined;
+  let last = 0;
+  for await (const record of readAuditRecords(path, { afterSeq: cursor.seq - 1 })) {
+    if (record.seq === cursor.seq) found = record;
+    last = record.seq;
+    break;
+  }
+  if (found !== undefined && (cursor.hash === undefined || found.hash === cursor.hash)) return cursor.seq;
+  // Rotated segments deleted by retention: the cursor's record is gone but the log goes on past it.
+  if (found === undefined && last > cursor.seq) {
+    logger.warn({ cursor_file: cursorFile, cursor_seq: cursor.seq, next_seq: last }, "audit sink: the record at the cursor is no longer in the log (rotations removed?); shipping resumes at the next record there is");
+    return cursor.seq;
+  }
+  logger.warn(
+    { cursor_file: cursorFile, cursor_seq: cursor.seq, cursor_hash: cursor.hash ?? null, log_hash: found?.hash ?? null },
+    `audit sink: ${path} is not the log the cursor was written for (${found === undefined ? `it has no record ${cursor.seq}` : `its record ${cursor.seq} has another hash`}: moved aside and started again?); shipping restarts at its first record`,
+  );
+  return 0;
+}
+
+async function writeSinkCursor(file: string, seq: number, hash: string): Promise<void> {
   const tmp = `${file}.tmp`;
   const fh = await open(tmp, "w", 0o600);
   try {
-    await fh.writeFile(`${JSON.stringify({ seq, at: new Date().toISOString() })}\n`);
+    await fh.writeFile(`${JSON.stringify({ seq, hash, at: new Date().toISOString() })}\n`);
     await fh.sync();
   } finally {
     await fh.close();
   }
   await rename(tmp, file);
+}
+
+/** A 3xx from the receiver: not delivered (the redirect is not followed); the Location goes to the log. */
+class RedirectRefused extends Error {
+  constructor(readonly status: number, readonly location: string | null) {
+    super(`receiver answered ${status} (a redirect${location !== null ? ` to ${location}` : ""}); redirects are not followed, so the records and headers never leave for another URL: set audit.sink.url to the final URL`);
+  }
 }
 
 /**
@@ -121,7 +177,9 @@ export function startAuditSink(options: AuditSinkOptions): AuditSink {
   const logger = options.logger ?? silentLogger;
   const readAhead = batchRecords * 4;
   mkdirSync(dirname(options.cursorFile), { recursive: true });
-  let cursor = readSinkCursor(options.cursorFile);
+  // Read (and a damaged file refused) at once; checked against the log before the first read.
+  const stored = readCursorFile(options.cursorFile);
+  let cursor = stored.seq;
 
   const stop = new AbortController();
   const queue: AuditRecord[] = [];
@@ -134,6 +192,8 @@ export function startAuditSink(options: AuditSinkOptions): AuditSink {
   const sleep = (ms: number): Promise<void> => abortableSleep(ms, stop.signal);
 
   async function produce(): Promise<void> {
+    cursor = await resumeSeq(options.path, options.cursorFile, stored, logger);
+    stats.cursor_seq = stats.read_seq = cursor;
     for await (const record of followAuditRecords(options.path, { afterSeq: cursor, pollMs: intervalMs, signal: stop.signal })) {
       while (queue.length >= readAhead && !stop.signal.aborted) {
         if (!stats.stalled) logger.warn({ sink: options.url, queued: queue.length, cursor_seq: cursor }, "audit sink: the receiver is behind; reading paused (nothing is dropped: records stay in the audit log)");
@@ -154,9 +214,15 @@ export function startAuditSink(options: AuditSinkOptions): AuditSink {
       headers: { "content-type": format === "otlp" ? "application/json" : "application/x-ndjson", ...(options.headers ?? {}) },
       body: formatRecords(batch, format),
       signal: AbortSignal.any([stop.signal, AbortSignal.timeout(timeoutMs)]),
+      // SECURITY: never follow a redirect: it would carry the records and the headers (the
+      // receiver's credentials) to whatever origin the Location names, and count as delivered.
+      redirect: "manual",
     });
     // Drain the body so the connection can be reused; its content does not matter.
     await response.arrayBuffer().catch(() => undefined);
+    if (response.status >= 300 && response.status < 400) {
+      throw new RedirectRefused(response.status, response.headers.get("location"));
+    }
     if (!response.ok) throw new Error(`receiver answered ${response.status}`);
   }
 
@@ -179,13 +245,14 @@ export function startAuditSink(options: AuditSinkOptions): AuditSink {
         stats.consecutive_failures++;
         stats.last_error = err instanceof Error && err.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : messageWithCauses(err); // undici: "fetch failed: getaddrinfo ENOTFOUND …"
         const backoff = Math.min(maxBackoffMs, 250 * 2 ** Math.min(stats.consecutive_failures, 20));
-        logger.warn({ sink: options.url, error: stats.last_error, retry_in_ms: backoff, cursor_seq: cursor }, "audit sink: batch not delivered; will retry (cursor unchanged)");
+        logger.warn({ sink: options.url, error: stats.last_error, retry_in_ms: backoff, cursor_seq: cursor, ...(err instanceof RedirectRefused ? { location: err.location } : {}) }, "audit sink: batch not delivered; will retry (cursor unchanged)");
         await sleep(backoff * (0.75 + Math.random() / 2));
         continue;
       }
       queue.splice(0, batch.length);
-      cursor = batch[batch.length - 1]!.seq;
-      await writeSinkCursor(options.cursorFile, cursor);
+      const acknowledged = batch[batch.length - 1]!;
+      cursor = acknowledged.seq;
+      await writeSinkCursor(options.cursorFile, cursor, acknowledged.hash);
       stats.cursor_seq = cursor;
       stats.lag_records = stats.read_seq - cursor;
       stats.shipped_records += batch.length;

@@ -25,6 +25,7 @@ import type { BundleCode } from "../sandbox-host/types.js";
 import { createArtifact, DEFAULT_MAX_CODE_BYTES, type VcpArtifact } from "./artifact.js";
 import { loadManifestFile, MANIFEST_FILE, parseManifest, type Manifest } from "./manifest.js";
 import { hasActionHooks } from "./hooks.js";
+import { checkInputFile, INPUT_FILE_BYTES } from "./input-file.js";
 
 /** Entry module when the manifest names none (DESIGN §3.1). */
 export const DEFAULT_ENTRY = "src/index.ts";
@@ -184,10 +185,12 @@ async function checkEntry(dir: string, root: string, manifest: Manifest): Promis
     throw new VcpError("INVALID_BUNDLE", `${dir}/${MANIFEST_FILE}: entry: ${rule}`, { file: `${dir}/${MANIFEST_FILE}`, problems: [{ field: "entry", rule }] });
   }
   const found = await stat(resolve(root, normalized)).catch(() => undefined);
-  if (found === undefined || !found.isFile()) {
+  if (found === undefined) {
     const rule = `entry file ${normalized} does not exist`;
     throw new VcpError("BUILD_FAILED", `${dir}: ${rule}`, { dir, problems: [{ file: normalized, rule }] });
   }
+  // A FIFO, a directory, a huge file: INPUT_FILE_REFUSED naming it (esbuild's own load checks it again).
+  await checkInputFile(resolve(root, normalized), INPUT_FILE_BYTES.source, "the entry module");
   return normalized;
 }
 
@@ -209,6 +212,8 @@ async function bundleCode(dir: string, root: string, entry: string, contents?: s
   } catch (err) {
     const failure = err as Partial<BuildFailure>;
     if (!Array.isArray(failure.errors)) throw err;
+    const refused = refusedInput(failure);
+    if (refused !== undefined) throw refused;
     const problems = failure.errors.map(toProblem);
     throw new VcpError("BUILD_FAILED", `${dir}: build failed: ${problems.map(formatProblem).join("; ")}`, { dir, problems });
   }
@@ -257,7 +262,12 @@ function packageName(spec: string): string {
   return spec.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] ?? spec);
 }
 
-/** `confinedTo`: a real directory path every loaded file must lie inside (see {@link GeneratedSource.confined}). */
+/**
+ * Refuses forbidden imports, and checks every file esbuild is about to read (input-file.ts: a regular
+ * file of at most INPUT_FILE_BYTES.source, all of them together at most .sourceTotal) — a FIFO would
+ * hang the build, a huge sparse file cost gigabytes. `confinedTo`: a real directory path every loaded
+ * file must lie inside (see {@link GeneratedSource.confined}).
+ */
 function importGuard(confinedTo?: string): Plugin {
   return {
     name: "vcp-import-guard",
@@ -269,22 +279,45 @@ function importGuard(confinedTo?: string): Plugin {
         if (rule === undefined) return undefined;
         return { errors: [{ text: rule, detail: { import: args.path, rule } }] };
       });
-      if (confinedTo === undefined) return;
+      let total = 0;
       // Every file esbuild is about to read, whatever import (or symlink) led to it.
-      b.onLoad({ filter: /.*/, namespace: "file" }, (args) => {
-        let real: string;
-        try {
-          real = realpathSync(args.path);
-        } catch {
-          real = args.path;
+      b.onLoad({ filter: /.*/, namespace: "file" }, async (args) => {
+        if (confinedTo !== undefined) {
+          let real: string;
+          try {
+            real = realpathSync(args.path);
+          } catch {
+            real = args.path;
+          }
+          // SECURITY: an untrusted directory's modules must not read the builder's files into the bundle.
+          if (real !== confinedTo && !real.startsWith(confinedTo + sep)) {
+            const rule = `reads ${real}, outside ${confinedTo}: a build from an untrusted directory may only import files inside it`;
+            return { errors: [{ text: rule, detail: { import: args.path, rule } }] };
+          }
         }
-        // SECURITY: an untrusted directory's modules must not read the builder's files into the bundle.
-        if (real === confinedTo || real.startsWith(confinedTo + sep)) return undefined;
-        const rule = `reads ${real}, outside ${confinedTo}: a build from an untrusted directory may only import files inside it`;
-        return { errors: [{ text: rule, detail: { import: args.path, rule } }] };
+        try {
+          // SECURITY: the kind and size of the file are checked before esbuild reads a byte of it.
+          total += await checkInputFile(args.path, INPUT_FILE_BYTES.source, "a module of the build");
+          if (total > INPUT_FILE_BYTES.sourceTotal) {
+            throw new VcpError("INPUT_FILE_REFUSED", `${args.path}: the modules of the build read so far reach ${total} bytes with this one; at most ${INPUT_FILE_BYTES.sourceTotal} bytes are read`, { file: args.path, what: "a module of the build", kind: "file", size: total, limit: INPUT_FILE_BYTES.sourceTotal });
+          }
+        } catch (err) {
+          if (!(err instanceof VcpError)) return undefined; // gone or unreadable: esbuild says so in its own words
+          return { errors: [{ text: err.message, detail: { refused: err.toJSON() } }] };
+        }
+        return undefined;
       });
     },
   };
+}
+
+/** A file the import guard refused to let esbuild read, as the error it is (not a BUILD_FAILED problem). */
+function refusedInput(failure: Partial<BuildFailure>): VcpError | undefined {
+  for (const m of failure.errors ?? []) {
+    const refused = (m.detail as { refused?: ReturnType<VcpError["toJSON"]> } | undefined)?.refused;
+    if (refused !== undefined) return VcpError.fromJSON({ ...refused, details: { ...refused.details } });
+  }
+  return undefined;
 }
 
 function toProblem(m: Message): BuildProblem {

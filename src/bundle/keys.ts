@@ -3,7 +3,6 @@
  * the highest trust level each may grant.
  */
 import { createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { parseDocument } from "yaml";
 import { z } from "zod";
@@ -11,6 +10,7 @@ import { VcpError } from "../errors.js";
 import { TrustLevelSchema, type TrustLevel } from "../model/hook-type.js";
 import { describeIssues } from "../model/zod-errors.js";
 import { KEY_ID } from "../model/names.js";
+import { INPUT_FILE_BYTES, readInputFile } from "./input-file.js";
 
 
 /** One trusted key, resolved: `public_key` is an SPKI PEM of an Ed25519 key. */
@@ -84,8 +84,9 @@ export async function loadKeyring(source: string | KeyringInput | Keyring, optio
     baseDir = dirname(resolve(source));
     let text: string;
     try {
-      text = await readFile(source, "utf8");
+      text = (await readInputFile(source, INPUT_FILE_BYTES.key, "the keyring")).toString("utf8");
     } catch (err) {
+      if (err instanceof VcpError) throw err; // INPUT_FILE_REFUSED
       throw keyringError(file, [{ field: "(file)", rule: `cannot be read: ${(err as Error).message}` }]);
     }
     const doc = parseDocument(text, { prettyErrors: true });
@@ -109,8 +110,9 @@ export async function loadKeyring(source: string | KeyringInput | Keyring, optio
       field = `keys[${i}].public_key_file`;
       const path = isAbsolute(entry.public_key_file!) ? entry.public_key_file! : resolve(baseDir, entry.public_key_file!);
       try {
-        pem = await readFile(path, "utf8");
+        pem = (await readInputFile(path, INPUT_FILE_BYTES.key, `${field} of ${file}`)).toString("utf8");
       } catch (err) {
+        if (err instanceof VcpError) throw err; // INPUT_FILE_REFUSED
         throw keyringError(file, [{ field, rule: `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }]);
       }
     }

@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
@@ -13,6 +12,7 @@ import { hookMatcher, isProfileEvent, MAX_MATCHER_COST, MatcherCostError, VCP_PR
 import type { CompiledMatcher, EventProfile } from "../profiles/types.js";
 import { hookDefinition, isVcpManifest, manifestProfile } from "./hooks.js";
 import { checkExecShape, ExecBlockSchema } from "./exec-hook.js";
+import { INPUT_FILE_BYTES, readInputFile } from "./input-file.js";
 
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 
@@ -272,8 +272,9 @@ export async function loadManifestFile(dir: string): Promise<Manifest> {
   const file = join(dir, MANIFEST_FILE);
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = (await readInputFile(file, INPUT_FILE_BYTES.manifest, "the manifest")).toString("utf8");
   } catch (err) {
+    if (err instanceof VcpError) throw err; // INPUT_FILE_REFUSED: a FIFO, a device, a huge file
     const reason = (err as NodeJS.ErrnoException).code === "ENOENT" ? "file not found" : (err as Error).message;
     throw new VcpError("INVALID_BUNDLE", `${file}: ${reason} (a policy directory holds its manifest in ${MANIFEST_FILE})`, {
       file,

@@ -3,9 +3,11 @@
  * pinned exec hooks, deployment settings, policy stubs and a report. Pure parsing plus hashing the
  * command files: nothing is executed, and nothing is written outside `-o` (which must be new or empty).
  */
-import { constants, lstatSync, mkdirSync, openSync, closeSync, fstatSync, readFileSync, readdirSync, readSync, statSync, writeFileSync, realpathSync } from "node:fs";
+import { constants, lstatSync, mkdirSync, openSync, closeSync, fstatSync, readdirSync, readSync, writeFileSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import { VcpError } from "../index.js";
+import { INPUT_FILE_BYTES, readInputFileSync } from "../tooling.js";
 import { importAiMemory } from "../tooling/import/ai-memory.js";
 import { ImportError, type ImportContext, type ImportResult, type ReadFile } from "../tooling/import/common.js";
 import { renderImport } from "../tooling/import/render.js";
@@ -14,7 +16,6 @@ import { importSettingsJson, type SettingsTarget } from "../tooling/import/setti
 import { CheckFailed, EXIT_FAILED, EXIT_OK, parseCommand, printJson, requireOption, stringOption, UsageError, type Command } from "./common.js";
 
 const FORMATS = ["claude", "gemini", "llxprt", "ai-memory", "repo-yaml"] as const;
-const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 const MAX_HASHED_BYTES = 256 * 1024 * 1024;
 
 const USAGE = `usage: vcp-hooks import <format> <config> -o <out> [options]
@@ -66,16 +67,14 @@ const readForHash: ReadFile = (path) => {
   }
 };
 
+/** An agent's config file: a regular file within INPUT_FILE_BYTES.config, else INPUT_FILE_REFUSED naming it. */
 function readConfig(path: string): string {
-  let st;
   try {
-    st = statSync(path);
+    return readInputFileSync(path, INPUT_FILE_BYTES.config, "the hook configuration").toString("utf8");
   } catch (err) {
+    if (err instanceof VcpError) throw err;
     throw new CheckFailed(`${path}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message}`, "IMPORT_FAILED");
   }
-  if (!st.isFile()) throw new CheckFailed(`${path} is not a regular file`, "IMPORT_FAILED");
-  if (st.size > MAX_CONFIG_BYTES) throw new CheckFailed(`${path} is larger than ${MAX_CONFIG_BYTES} bytes`, "IMPORT_FAILED");
-  return readFileSync(path, "utf8");
 }
 
 function defaultProjectDir(format: string, source: string): string {

@@ -5,7 +5,7 @@
  * `--token` or VCP_OPERATOR_TOKEN. A server's error is printed verbatim (code and message).
  */
 import { DEFAULTS, readArtifactFile } from "../index.js";
-import { CheckFailed, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
+import { CheckFailed, EXIT_FAILED, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
 
 const DEFAULT_SERVER = `http://${DEFAULTS.listen.host}:${DEFAULTS.listen.port}`;
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -62,8 +62,13 @@ export const CONNECTION_OPTIONS = { server: { type: "string" }, token: { type: "
 const PUSH_USAGE = `usage: vcp-hooks push <file.vcpb> [--server URL] [--token T] [--json]
 
 Uploads a signed bundle to a running server (PUT /v1/bundles/<name>) and prints what it installed.
+With a shared store (store.kind redis) it also prints which replicas accepted the revision, which
+refused it (each with its code: e.g. SIGNATURE_INVALID when its keyring does not trust the signer;
+such a replica is not ready until it runs the active revision) and which had not answered within
+the server's store.upload_wait_ms.
 --server defaults to VCP_SERVER or ${DEFAULT_SERVER}; --token to VCP_OPERATOR_TOKEN.
-Exit 1 with the server's error code and message when it refuses the bundle.`;
+Exit 1 with the server's error code and message when it refuses the bundle, and exit 1 (after
+printing what was installed) when a replica refused it.`;
 
 export const pushCommand: Command = {
   name: "push",
@@ -76,13 +81,20 @@ export const pushCommand: Command = {
       return EXIT_OK;
     }
     const target = targetOf("push", values);
-    const artifact = (await readArtifactFile(positionals[0]!)) as { manifest?: { bundle?: unknown } };
-    const name = artifact.manifest?.bundle;
+    const artifact = await readArtifactFile(positionals[0]!);
+    const name = artifact.manifest["bundle"];
     if (typeof name !== "string") throw new CheckFailed(`${positionals[0]}: the artifact has no manifest.bundle`, "INVALID_BUNDLE");
     const info = (await request(target, "PUT", `/v1/bundles/${encodeURIComponent(name)}`, artifact)) as Record<string, unknown>;
+    const replicas = info["replicas"] as { accepted: string[]; refused: Array<{ replica: string; code: string; message: string }>; pending: string[] } | undefined;
     if (io.json) printJson(io, info);
-    else io.out(`${info["unchanged"] === true ? "already installed (nothing changed):" : "installed"} ${String(info["bundle"])}@${String(info["version"])} on ${target.server} (digest ${String(info["digest"]).slice(0, 16)}…, trust ${String(info["trust"])}, signed by ${String(info["signed_by"] ?? "nobody")})`);
-    return EXIT_OK;
+    else {
+      io.out(`${info["unchanged"] === true ? "already installed (nothing changed):" : "installed"} ${String(info["bundle"])}@${String(info["version"])} on ${target.server} (digest ${String(info["digest"]).slice(0, 16)}…, trust ${String(info["trust"])}, signed by ${String(info["signed_by"] ?? "nobody")})`);
+      if (replicas !== undefined) {
+        io.out(`  replicas: accepted ${replicas.accepted.join(", ") || "none"}${replicas.pending.length > 0 ? `; no answer yet from ${replicas.pending.join(", ")}` : ""}`);
+        for (const r of replicas.refused) io.out(`  REFUSED by replica ${r.replica} (${r.code}): ${r.message} — it is not ready until it runs this revision`);
+      }
+    }
+    return replicas !== undefined && replicas.refused.length > 0 ? EXIT_FAILED : EXIT_OK;
   },
 };
 
@@ -124,7 +136,7 @@ function renderStore(io: Io, store: Record<string, any> | undefined): void {
   io.out(`  shared bundle revision: ${store.bundles?.revision ?? "–"} (newest read ${store.bundles?.desired_revision ?? "–"})`);
   for (const r of (store.replicas ?? []) as Array<Record<string, any>>) {
     const refused = (r.refused ?? []) as Array<Record<string, any>>;
-    io.out(`  replica ${r.id}${r.self ? " (this one)" : ""}: ${r.live ? "live" : `gone (${Math.round((r.seen_ms_ago ?? 0) / 1000)} s)`}, revision ${r.revision ?? "–"}, ${Object.keys(r.bundles ?? {}).length} bundle(s), version ${r.version}, config ${r.config_version}`);
+    io.out(`  replica ${r.id}${r.self ? " (this one)" : ""}: ${r.live ? (refused.length > 0 ? "live, NOT READY (refused the active revision)" : "live") : `gone (${Math.round((r.seen_ms_ago ?? 0) / 1000)} s)`}, revision ${r.revision ?? "–"}, ${Object.keys(r.bundles ?? {}).length} bundle(s), version ${r.version}, config ${r.config_version}`);
     for (const x of refused) io.out(`    refused ${x.bundle}@${x.version ?? "?"} ${String(x.digest).slice(0, 16)}… (${x.code}); keeps ${r.bundles?.[x.bundle] ? `${x.bundle}@${r.bundles[x.bundle].version}` : "no revision of it"}`);
   }
   for (const w of (store.warnings ?? []) as string[]) io.out(`  WARNING: ${w}`);

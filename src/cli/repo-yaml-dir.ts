@@ -5,11 +5,11 @@
  * The pure part (YAML documents → hook definitions) is the profile's `buildFromRepoYaml`; this file
  * does the reading and the path checks.
  */
-import { readdir, readFile, realpath, stat } from "node:fs/promises";
+import { readdir, realpath, stat } from "node:fs/promises";
 import { basename, isAbsolute, join, normalize, resolve, sep } from "node:path";
 import { parseDocument } from "yaml";
 import { VcpError } from "../index.js";
-import { buildFromRepoYaml, type GeneratedSource, type RepoYamlBuild, type RepoYamlFile } from "../tooling.js";
+import { assertInside, buildFromRepoYaml, checkInputFile, INPUT_FILE_BYTES, readInputFile, type GeneratedSource, type RepoYamlBuild, type RepoYamlFile } from "../tooling.js";
 
 /** What `build --from repo-yaml` puts in the manifest besides the hooks. */
 export interface RepoYamlBundleOptions {
@@ -18,8 +18,6 @@ export interface RepoYamlBundleOptions {
   trust: string;
 }
 
-/** Largest `.system/hooks/*.yaml` file read: a hook definition is a few hundred bytes. */
-export const MAX_HOOK_FILE_BYTES = 256 * 1024;
 
 function fail(file: string, field: string, rule: string): never {
   throw new VcpError("BUILD_FAILED", `${file}: ${field}: ${rule}`, { file, field, rule });
@@ -33,18 +31,28 @@ function fail(file: string, field: string, rule: string): never {
 export async function readRepoYamlDir(dir: string): Promise<RepoYamlBuild> {
   const info = await stat(dir).catch(() => undefined);
   if (info === undefined || !info.isDirectory()) throw new VcpError("BUILD_FAILED", `${dir}: not a directory (a .system/hooks/ directory of one YAML file per hook)`, { file: dir });
+  const root = await realpath(dir);
+  // Every entry named like a hook file, whatever it is: a FIFO or a link is refused below, never skipped.
   const names = (await readdir(dir, { withFileTypes: true }))
-    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))
+    .filter((e) => !e.isDirectory() && /\.ya?ml$/.test(e.name))
     .map((e) => e.name)
     .sort();
   if (names.length === 0) throw new VcpError("BUILD_FAILED", `${dir}: no .yaml files (one file per hook: id, event_type, handler)`, { file: dir });
   const files: RepoYamlFile[] = [];
   for (const name of names) {
     const path = join(dir, name);
-    // SECURITY: the size limit applies before the file is read or parsed (the directory may be hostile).
-    const size = (await stat(path)).size;
-    if (size > MAX_HOOK_FILE_BYTES) fail(path, "(file)", `is ${size} bytes; a hook file may be at most ${MAX_HOOK_FILE_BYTES} bytes`);
-    const doc = parseDocument(await readFile(path, "utf8"), { prettyErrors: false });
+    // SECURITY: the directory may be hostile: a link must stay inside it, and the kind and size of the
+    // file are checked on the opened descriptor before it is read or parsed (input-file.ts).
+    let text: string;
+    try {
+      const real = assertInside(path, root, "hook file");
+      text = (await readInputFile(real, INPUT_FILE_BYTES.hookYaml, `hook file ${path}`)).toString("utf8");
+    } catch (err) {
+      if (err instanceof VcpError) throw err;
+      // A dangling link, no permission: said like any other problem of the file.
+      fail(path, "(file)", `cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    const doc = parseDocument(text, { prettyErrors: false });
     const error = doc.errors[0];
     if (error !== undefined) fail(path, "(yaml)", `not valid YAML: ${error.message.split("\n")[0]}`);
     let value: unknown;
@@ -84,6 +92,8 @@ export async function repoYamlSource(dir: string, build: RepoYamlBuild, options:
     const real = await realpath(resolve(root, module)).catch(() => undefined);
     if (real === undefined) fail(h.file, "handler.module", `${JSON.stringify(h.handler.module)} does not exist in ${dir}`);
     if (!real.startsWith(root + sep)) fail(h.file, "handler.module", `${JSON.stringify(h.handler.module)} resolves outside ${dir}`);
+    // A FIFO or a huge file: INPUT_FILE_REFUSED naming it now (the build checks every module it loads again).
+    await checkInputFile(real, INPUT_FILE_BYTES.source, `handler.module of ${h.file}`);
     const key = `${module}\0${h.handler.export}`;
     let action = actions.get(key);
     if (action === undefined) {

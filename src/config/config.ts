@@ -43,6 +43,7 @@ const StoreConfigSchema = z
     max_backoff_ms: z.number().int().min(100).max(60_000).default(DEFAULTS.store.max_backoff_ms),
     heartbeat_ms: z.number().int().min(100).max(60_000).default(DEFAULTS.store.heartbeat_ms),
     reconcile_ms: z.number().int().min(100).max(600_000).default(DEFAULTS.store.reconcile_ms),
+    upload_wait_ms: z.number().int().min(0).max(60_000).default(DEFAULTS.store.upload_wait_ms),
   })
   .strict()
   .superRefine((store, ctx) => {
@@ -76,8 +77,10 @@ export const ConfigSchema = z
         z
           .object({
             id: z.string().min(1).max(64),
-            // operator, client, or metrics (GET /metrics only: a scraper's token; src/server/auth.ts).
-            role: z.enum(["operator", "client", "metrics"]),
+            // operator, client, approver, or metrics (GET /metrics only: a scraper's token; src/server/auth.ts).
+            role: z.enum(["operator", "client", "approver", "metrics"]),
+            // An approver decides the approvals of these client principals only (absent: every client's).
+            approves: z.array(z.string().min(1).max(64)).min(1).max(1024).optional(),
             token_sha256: z.string().regex(HEX64, "must be the lowercase hex SHA-256 of the token (64 hex digits), never the token").optional(),
             // The token from an environment variable (a Kubernetes Secret, a compose env): read once
             // here, hashed, and only the hash is kept (as for token_sha256).
@@ -89,16 +92,30 @@ export const ConfigSchema = z
               ctx.addIssue({ code: "custom", message: "give exactly one of token_sha256 or token_env" });
               return z.NEVER;
             }
-            if (entry.token_sha256 !== undefined) return { id: entry.id, role: entry.role, token_sha256: entry.token_sha256 };
+            if (entry.approves !== undefined && entry.role !== "approver") {
+              ctx.addIssue({ code: "custom", path: ["approves"], message: `only an approver has approves (this entry's role is ${entry.role})` });
+              return z.NEVER;
+            }
+            const approves = entry.approves !== undefined ? { approves: entry.approves } : {};
+            if (entry.token_sha256 !== undefined) return { id: entry.id, role: entry.role, token_sha256: entry.token_sha256, ...approves };
             const token = process.env[entry.token_env!];
             // SECURITY: a missing or short token must not start a server whose principal anyone could guess.
             if (token === undefined || token.length < MIN_ENV_TOKEN_LENGTH) {
               ctx.addIssue({ code: "custom", path: ["token_env"], message: token === undefined || token === "" ? `environment variable ${entry.token_env} is not set` : `the token in ${entry.token_env} is shorter than ${MIN_ENV_TOKEN_LENGTH} characters` });
               return z.NEVER;
             }
-            return { id: entry.id, role: entry.role, token_sha256: createHash("sha256").update(token).digest("hex"), token_env: entry.token_env! };
+            return { id: entry.id, role: entry.role, token_sha256: createHash("sha256").update(token).digest("hex"), token_env: entry.token_env!, ...approves };
           }),
       )
+      // An approver for a client id that no entry holds would silently see nothing: name the typo.
+      .superRefine((entries, ctx) => {
+        const clients = new Set(entries.filter((e) => e.role === "client").map((e) => e.id));
+        entries.forEach((entry, i) => {
+          (entry.approves ?? []).forEach((id, j) => {
+            if (!clients.has(id)) ctx.addIssue({ code: "custom", path: [i, "approves", j], message: `'${id}' is not the id of a client entry of auth` });
+          });
+        });
+      })
       .default([]),
     keyring: z
       .object({
@@ -126,6 +143,8 @@ export const ConfigSchema = z
         threads: z.number().int().min(1).max(64).default(DEFAULTS.pool.threads),
         isolate_memory_mb: z.number().int().min(8).max(4096).default(DEFAULTS.pool.isolate_memory_mb),
         max_queue: z.number().int().min(1).max(1_000_000).default(DEFAULTS.pool.max_queue),
+        start_timeout_ms: z.number().int().min(1000).max(600_000).default(DEFAULTS.pool.start_timeout_ms),
+        load_timeout_ms: z.number().int().min(10).max(10_000).default(DEFAULTS.pool.load_timeout_ms),
       })
       .strict()
       .default({ ...DEFAULTS.pool }),
@@ -160,6 +179,8 @@ export const ConfigSchema = z
         fsync: z.enum(["batch", "always", "never"]).default(DEFAULTS.audit.fsync),
         rotate_bytes: z.number().int().min(4096).default(DEFAULTS.audit.rotate_bytes),
         group_commit_ms: z.number().min(0).max(100).default(DEFAULTS.audit.group_commit_ms),
+        // audit/chain-budget.ts: one request's chain writes at most this much audit.
+        max_chain_bytes: z.number().int().min(4096).max(64 * 1024 * 1024).default(DEFAULTS.audit.max_chain_bytes),
         // Decision-log export (src/audit/sink.ts): ships the durable log to a receiver, never blocking chains.
         sink: z
           .object({
@@ -175,7 +196,7 @@ export const ConfigSchema = z
           .optional(),
       })
       .strict()
-      .default({ path: DEFAULTS.audit.path, fsync: DEFAULTS.audit.fsync, rotate_bytes: DEFAULTS.audit.rotate_bytes, group_commit_ms: DEFAULTS.audit.group_commit_ms }),
+      .default({ path: DEFAULTS.audit.path, fsync: DEFAULTS.audit.fsync, rotate_bytes: DEFAULTS.audit.rotate_bytes, group_commit_ms: DEFAULTS.audit.group_commit_ms, max_chain_bytes: DEFAULTS.audit.max_chain_bytes }),
     fetch: z
       .object({
         allow_hosts: z.array(z.string().min(1)).default(() => [...DEFAULTS.fetch.allow_hosts]),
@@ -197,6 +218,9 @@ export const ConfigSchema = z
         // chain/annotations.ts: above a cap, a hook's annotations become a { _truncated } marker.
         annotation_bytes_per_hook: z.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULTS.limits.annotation_bytes_per_hook),
         annotation_bytes_per_chain: z.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULTS.limits.annotation_bytes_per_chain),
+        // server/sse.ts: what unread event streams may hold (issue 24: 300 of them held 908 MB).
+        streams_per_principal: z.number().int().min(1).max(1024).default(DEFAULTS.limits.streams_per_principal),
+        stream_buffer_bytes: z.number().int().min(64 * 1024).max(64 * 1024 * 1024).default(DEFAULTS.limits.stream_buffer_bytes),
       })
       .strict()
       .default({ ...DEFAULTS.limits }),

@@ -24,7 +24,19 @@ const DENY_LLM_HOSTS: readonly string[] = Object.freeze([
 export const DEFAULTS = deepFreeze({
   listen: { host: "127.0.0.1", port: 8787 },
   data_dir: "./.vcp",
-  pool: { processes: 1 as const, threads: 2, isolate_memory_mb: 64, max_queue: 1024 },
+  pool: {
+    processes: 1 as const,
+    threads: 2,
+    isolate_memory_mb: 64,
+    max_queue: 1024,
+    /**
+     * The sandbox host's start (and each restart), retries included (pool/host-lifecycle.ts). Within the
+     * k8s startupProbe of deploy/k8s/deployment.yaml (test/package/k8s.test.ts checks the two agree).
+     */
+    start_timeout_ms: 90_000,
+    /** Budget of a bundle's top-level code at load (sandbox-host/isolate-host.ts); a restart's reloads retry past it. */
+    load_timeout_ms: 1000,
+  },
   audit: {
     path: "audit/audit.jsonl",
     /** Group commit: one fdatasync per write of a batch (audit/writer.ts). */
@@ -32,6 +44,8 @@ export const DEFAULTS = deepFreeze({
     rotate_bytes: 100 * 1024 * 1024,
     /** Group-commit window (audit/writer.ts flushIntervalMs): 0 syncs each batch as soon as the previous one is done. */
     group_commit_ms: 0,
+    /** audit/chain-budget.ts: bytes of one chain's records together; above it the largest fields become markers. */
+    max_chain_bytes: 64 * 1024,
     /** Records queued in the writer before appends wait (backpressure). */
     max_pending: 4096,
     sink: { format: "jsonl" as "jsonl" | "otlp", batch_records: 500, interval_ms: 1000, timeout_ms: 10_000, max_backoff_ms: 60_000 },
@@ -49,6 +63,10 @@ export const DEFAULTS = deepFreeze({
     /** chain/annotations.ts: above a cap, a hook's annotations become a `{ _truncated }` marker. */
     annotation_bytes_per_hook: 64 * 1024,
     annotation_bytes_per_chain: 256 * 1024,
+    /** server/sse.ts: event streams (approvals, decisions) one principal may have open on one server. */
+    streams_per_principal: 8,
+    /** server/sse.ts: bytes a stream may hold written but unsent before it drops or ends (slow reader). */
+    stream_buffer_bytes: 1024 * 1024,
   },
   redact_keys: REDACT_KEYS,
   /** Where shared state lives: `local` (the data directory only) or `redis` (src/store/). */
@@ -60,5 +78,6 @@ export const DEFAULTS = deepFreeze({
     max_backoff_ms: 5000,
     heartbeat_ms: 1000,
     reconcile_ms: 5000,
+    upload_wait_ms: 2000,
   },
 });

@@ -4,10 +4,12 @@
  * session another principal owns is indistinguishable from one that does not exist.
  */
 
-/** Who is asking. The runtime's `Principal` fits; only `id` and `role` are read. */
+/** Who is asking. The runtime's `Principal` fits; only `id`, `role` and an approver's `approves` are read. */
 export interface SessionPrincipal {
   readonly id: string;
   readonly role: string;
+  /** `approver` principals: the client principals whose approvals it sees and decides (absent: every client's). */
+  readonly approves?: readonly string[] | undefined;
 }
 
 /**
@@ -101,4 +103,45 @@ export function maySee(owner: string | null, principal: SessionPrincipal | undef
   // SECURITY: a client sees only sessions it opened; a session opened without a principal belongs
   // to the embedding application, never to a client.
   return owner !== null && owner === principal.id;
+}
+
+/**
+ * Whether `principal` may read an approval asked in a session owned by `owner` (PROFILES §3.4): the
+ * session rule ({@link maySee}), and an `approver` sees the approvals of the clients it approves for.
+ *
+ * @example
+ * ```ts
+ * mayReadApproval("app-a", { id: "app-a", role: "client" }); // true: its own agent's ask
+ * mayReadApproval("app-a", { id: "human", role: "approver", approves: ["app-b"] }); // false
+ * ```
+ */
+export function mayReadApproval(owner: string | null, principal: SessionPrincipal | undefined): boolean {
+  if (principal?.role === "approver") return approvesFor(owner, principal);
+  return maySee(owner, principal);
+}
+
+/**
+ * Whether `principal` may decide that approval. Never a client, not even for its own session: the
+ * token that raised the ask is the agent's, and an agent that answers its own "may I?" (or grants
+ * itself "allow always") makes the question worthless. Operators, the embedding application and an
+ * `approver` for the owning client decide.
+ *
+ * @example
+ * ```ts
+ * mayDecideApproval("app-a", { id: "app-a", role: "client" }); // false
+ * mayDecideApproval("app-a", { id: "human", role: "approver", approves: ["app-a"] }); // true
+ * ```
+ */
+export function mayDecideApproval(owner: string | null, principal: SessionPrincipal | undefined): boolean {
+  if (principal === undefined) return true;
+  if (principal.role === "operator" || principal.role === "system") return true;
+  // SECURITY: a client never decides an approval, its own included.
+  return principal.role === "approver" && approvesFor(owner, principal);
+}
+
+function approvesFor(owner: string | null, principal: SessionPrincipal): boolean {
+  // SECURITY: a scoped approver sees only the clients it names; an approval of the embedding
+  // application (owner null) belongs to no client, so only an unscoped approver sees it.
+  if (principal.approves === undefined) return true;
+  return owner !== null && principal.approves.includes(owner);
 }

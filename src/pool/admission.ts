@@ -46,25 +46,36 @@ export class SlowTracker {
 }
 
 /**
- * Fair share of worker time per bundle revision (DESIGN §4.1). A hook that stays just under its
- * timeout never counts as slow above, yet a bundle running such hooks from many callers holds every
- * worker, and other tenants' chains wait behind it (median 0.2 ms → ≈1.7 s on bench/fairness.ts).
- * This tracker charges each revision the wall time its hooks held a worker, and marks a revision
- * *demoted* while its recent share of the pool's capacity exceeds
+ * Whose fair share a bundle revision is charged to: the tenant that deploys it, known by the key that
+ * signed it (`key:<key id>`), or for an unsigned bundle its name (`bundle:<name>`). Not the revision
+ * or the bundle: a hog split over four bundles signed by one key held both workers as four "light"
+ * revisions, none over its share, and another tenant's p50 went from 2.6 ms to 613 ms (issue 24).
+ */
+export function shareAccount(bundle: { readonly name: string; readonly signedBy?: string | null }): string {
+  return typeof bundle.signedBy === "string" && bundle.signedBy.length > 0 ? `key:${bundle.signedBy}` : `bundle:${bundle.name}`;
+}
+
+/**
+ * Fair share of worker time per account (DESIGN §4.1; an account is a signer, see {@link shareAccount}).
+ * A hook that stays just under its timeout never counts as slow above, yet a bundle running such hooks
+ * from many callers holds every worker, and other tenants' chains wait behind it (median 0.2 ms →
+ * ≈1.7 s on bench/fairness.ts). This tracker charges each account the wall time its revisions' hooks
+ * held a worker, and marks an account *demoted* while its recent share of the pool's capacity exceeds
  *
- *     threshold = max(1 / active revisions, 1 / workers)
+ *     threshold = max(1 / active accounts, 1 / workers)
  *
- * — more than an equal split among the revisions that ran recently, and more than one worker's worth
+ * — more than an equal split among the accounts that ran recently, and more than one worker's worth
  * (below that a cap of one chain would cost it nothing) — and chains *without* it ran recently too.
- * The supervisor then admits at most `cap(digest)` = max(1, ⌊workers × threshold⌋) chains with that
- * revision at once; chains of other bundles overtake the rest. A revision that every recent chain
+ * The supervisor then admits at most `cap()` = max(1, ⌊workers × threshold⌋) chains with a revision of
+ * that account at once; chains of other accounts overtake the rest. An account that every recent chain
  * contains (a deployment policy on the only busy hook type) is never demoted: capping it would only
  * throttle everyone, protecting no one. It is promoted again once its share falls below
  * HYSTERESIS × threshold, or once it is alone again.
  *
  * Usage decays exponentially with time constant `tauMs`: for a steady rate of r worker-ms per ms the
- * decayed sum approaches r × tauMs, so share = sum / (workers × tauMs). A few numbers per revision,
- * and revisions idle for several tauMs are forgotten: memory stays bounded.
+ * decayed sum approaches r × tauMs, so share = sum / (workers × tauMs). A few numbers per account,
+ * and accounts idle for several tauMs are forgotten: memory stays bounded. A new revision does not
+ * wipe its account's record (it would let a tenant shed its demotion by re-uploading).
  */
 export class WorkerShareTracker {
   private readonly usage = new Map<string, Usage>();
@@ -79,45 +90,40 @@ export class WorkerShareTracker {
     private readonly tauMs: number = 3_000,
   ) {}
 
-  /** A chain reported back: `digests` are its revisions, `hookMs` the worker time of each of its executed hooks. */
-  recordChain(digests: readonly string[], hookMs: ReadonlyMap<string, number>, now: number): void {
+  /** A chain reported back: `accounts` are its revisions' accounts (distinct), `hookMs` the worker time of its executed hooks per account. */
+  recordChain(accounts: readonly string[], hookMs: ReadonlyMap<string, number>, now: number): void {
     this.add(this.allChains, 1, now);
-    for (const digest of digests) {
-      let entry = this.usage.get(digest);
+    for (const account of accounts) {
+      let entry = this.usage.get(account);
       if (entry === undefined) {
         entry = { ms: { value: 0, at: now }, chains: { value: 0, at: now }, seenAt: now };
-        this.usage.set(digest, entry);
+        this.usage.set(account, entry);
       }
       this.add(entry.chains, 1, now);
-      this.add(entry.ms, hookMs.get(digest) ?? 0, now);
+      this.add(entry.ms, hookMs.get(account) ?? 0, now);
       entry.seenAt = now;
     }
   }
 
-  isDemoted(digest: string, now: number): boolean {
+  isDemoted(account: string, now: number): boolean {
     this.refresh(now);
-    return this.demoted.has(digest);
+    return this.demoted.has(account);
   }
 
-  /** Chains with a demoted revision that may be in flight at once: its share of the workers. */
+  /** Chains with a revision of a demoted account that may be in flight at once: its share of the workers. */
   cap(): number {
     return Math.max(1, Math.floor(this.workers * this.threshold));
   }
 
-  demotedDigests(now: number): string[] {
+  demotedAccounts(now: number): string[] {
     this.refresh(now);
     return [...this.demoted];
   }
 
-  /** Share of the pool's capacity `digest` used recently (0…1), for stats and tests. */
-  share(digest: string, now: number): number {
-    const entry = this.usage.get(digest);
+  /** Share of the pool's capacity `account` used recently (0…1), for stats and tests. */
+  share(account: string, now: number): number {
+    const entry = this.usage.get(account);
     return entry === undefined ? 0 : this.decayed(entry.ms, now) / (this.workers * this.tauMs);
-  }
-
-  reset(digest: string): void {
-    this.usage.delete(digest);
-    this.demoted.delete(digest);
   }
 
   private add(d: Decayed, amount: number, now: number): void {
@@ -130,29 +136,29 @@ export class WorkerShareTracker {
     return d.value * Math.exp(-Math.max(0, now - d.at) / this.tauMs);
   }
 
-  /** Recomputed at most every REFRESH_MS: admission asks per waiting chain, this walks every revision. */
+  /** Recomputed at most every REFRESH_MS: admission asks per waiting chain, this walks every account. */
   private refresh(now: number): void {
     if (now - this.refreshedAt < REFRESH_MS) return;
     this.refreshedAt = now;
     let active = 0;
-    for (const [digest, entry] of this.usage) {
+    for (const [account, entry] of this.usage) {
       const idle = now - entry.seenAt;
       if (idle > FORGET_AFTER_TAUS * this.tauMs) {
-        this.usage.delete(digest);
-        this.demoted.delete(digest);
+        this.usage.delete(account);
+        this.demoted.delete(account);
       } else if (idle <= this.tauMs) {
         active++;
       }
     }
     this.threshold = Math.max(1 / Math.max(1, active), 1 / this.workers);
     const all = this.decayed(this.allChains, now);
-    for (const [digest, entry] of this.usage) {
+    for (const [account, entry] of this.usage) {
       const share = this.decayed(entry.ms, now) / (this.workers * this.tauMs);
       const othersRan = all - this.decayed(entry.chains, now) >= MIN_OTHER_CHAINS;
-      if (this.demoted.has(digest)) {
-        if (!othersRan || share < HYSTERESIS * this.threshold) this.demoted.delete(digest);
+      if (this.demoted.has(account)) {
+        if (!othersRan || share < HYSTERESIS * this.threshold) this.demoted.delete(account);
       } else if (othersRan && share > this.threshold) {
-        this.demoted.add(digest);
+        this.demoted.add(account);
       }
     }
   }
@@ -164,19 +170,19 @@ interface Decayed {
 }
 
 interface Usage {
-  /** Worker time of the revision's hooks. */
+  /** Worker time of the account's hooks. */
   ms: Decayed;
-  /** Chains that contained the revision. */
+  /** Chains that contained a revision of the account. */
   chains: Decayed;
   seenAt: number;
 }
 
 const REFRESH_MS = 50;
 const FORGET_AFTER_TAUS = 5;
-/** Decayed count of chains without a revision below which it is "in every chain" (≈ none in the last time constant). */
+/** Decayed count of chains without an account below which it is "in every chain" (≈ none in the last time constant). */
 const MIN_OTHER_CHAINS = 0.3;
 /**
- * A demoted revision held at its cap uses ≈ cap / workers of the capacity, which is about the
+ * A demoted account held at its cap uses ≈ cap / workers of the capacity, which is about the
  * threshold itself: promotion waits until it is clearly below, or it would flap.
  */
 const HYSTERESIS = 0.7;

@@ -52,6 +52,12 @@ export interface SandboxOptions {
    * or reply would be larger fails with SANDBOX_FRAME_TOO_LARGE. Default 64 MiB.
    */
   frameBytes?: number;
+  /**
+   * The time the sandbox host has to start — at startSandbox and after each crash — retries included
+   * (a host that dies before it is ready is started again with backoff; a slow one is waited for).
+   * Past it: SANDBOX_START_FAILED. Default 90 000 (config `pool.start_timeout_ms`).
+   */
+  startTimeoutMs?: number;
 }
 
 /** One chain for the sandbox: the hooks in spec §5.1 order (as the registry snapshot lists them) and the request. */
@@ -126,8 +132,13 @@ export interface SandboxStats {
   quarantined: string[];
   /** Digests admitted one chain at a time because their hooks keep timing out. */
   slowBundles: string[];
-  /** Digests capped at their share of the threads because their hooks held more than their share of worker time. */
+  /** Digests capped at their share of the threads: the loaded revisions of the demoted accounts. */
   demotedBundles: string[];
+  /**
+   * Fair-share accounts whose hooks held more than their share of worker time, capped: `key:<key id>`
+   * (every bundle that key signed) or `bundle:<name>` (an unsigned bundle).
+   */
+  demotedAccounts: string[];
   /**
    * Digests that were running during a crash that could not be pinned on one bundle: their chains run
    * alone in the sandbox host (nothing else in flight) until they pass probation, so their next crash

@@ -23,6 +23,8 @@ export interface PendingChain {
   readonly hooks: readonly ResolvedHook[];
   /** Digests of the enabled hooks (plan.digests). */
   readonly digests: readonly string[];
+  /** Their fair-share accounts (admission.ts shareAccount), distinct. */
+  readonly accounts: readonly string[];
   /** A one-action task (invokeAction): sent as `inv`. */
   readonly invoke?: { inputJson: string; budgetMs: number };
   /** In flight in the slow lane. */
@@ -58,8 +60,8 @@ export interface ChainQueueOptions {
  *  a chain with a crash suspect   → runs alone: waits until nothing is in flight (nothing behind it
  *                                   overtakes it meanwhile), and nothing starts until it ends
  *  a chain with a slow bundle     → at most one such chain in flight (the slow lane); others overtake it
- *  a chain with a demoted bundle  → at most share.cap() chains with that bundle in flight (its share
- *                                   of the threads); others overtake it
+ *  a chain with a demoted account → at most share.cap() chains of that account (a signer: every bundle
+ *                                   it signed) in flight, its share of the threads; others overtake it
  *  anything else                  → up to hostCap() in flight (every thread busy plus some queued
  *                                   in the host); the rest wait here, where admission and crash
  *                                   recovery can see them
@@ -78,8 +80,10 @@ export class ChainQueue {
   private readonly isSuspect: (digest: string, now: number) => boolean;
   private gatedInFlight = 0;
   private soloInFlight = false;
-  private readonly inFlightByDigest = new Map<string, number>();
-  /** Worker time per revision of the chain being recorded (one reused map: this runs for every reply). */
+  private readonly inFlightByAccount = new Map<string, number>();
+  /** Fair-share account of each loaded revision (set at load, see {@link chargeTo}). */
+  private readonly accountByDigest = new Map<string, string>();
+  /** Worker time per account of the chain being recorded (one reused map: this runs for every reply). */
   private readonly hookMsScratch = new Map<string, number>();
   /** Recent chain duration in the worker, ms (moving average of replies; hostCap). */
   private chainMs: number | undefined;
@@ -112,8 +116,28 @@ export class ChainQueue {
     return this.waiting.length + Math.max(0, this.inFlight.size - this.threads);
   }
 
-  /** A new chain at the end of the queue; the promise is its answer. */
-  enqueue(id: number, task: ChainTask, plan: PlanEntry, invoke: PendingChain["invoke"]): Promise<ChainTaskResult> {
+  /** Charge the worker time of revision `digest` to `account` (admission.ts shareAccount), from its load on. */
+  chargeTo(digest: string, account: string): void {
+    this.accountByDigest.set(digest, account);
+  }
+
+  /** The revision is unloaded (no chain holds it any more). Its account's record stays. */
+  forgetRevision(digest: string): void {
+    this.accountByDigest.delete(digest);
+  }
+
+  /** The distinct accounts of a chain's revisions (a revision never charged is its own account). */
+  accountsOf(digests: readonly string[]): string[] {
+    const out: string[] = [];
+    for (const digest of digests) {
+      const account = this.accountByDigest.get(digest) ?? digest;
+      if (!out.includes(account)) out.push(account);
+    }
+    return out;
+  }
+
+  /** A new chain at the end of the queue; the promise is its answer. `accounts`: {@link accountsOf} its digests. */
+  enqueue(id: number, task: ChainTask, plan: PlanEntry, accounts: readonly string[], invoke: PendingChain["invoke"]): Promise<ChainTaskResult> {
     return new Promise<ChainTaskResult>((resolve, reject) => {
       this.waiting.push({
         id,
@@ -122,6 +146,7 @@ export class ChainQueue {
         plan,
         hooks: plan.hooks,
         digests: plan.digests,
+        accounts,
         ...(invoke !== undefined ? { invoke } : {}),
         gated: false,
         solo: false,
@@ -144,8 +169,8 @@ export class ChainQueue {
    * SANDBOX_OVERLOADED when a chain with these digests would have to wait and `maxQueue` chains
    * already do; undefined when it may be queued.
    */
-  overloaded(digests: readonly string[], hostReady: boolean, now: number): VcpError | undefined {
-    const gated = digests.some((d) => this.slow.isSlow(d, now) || this.isSuspect(d, now) || this.share?.isDemoted(d, now) === true);
+  overloaded(digests: readonly string[], accounts: readonly string[], hostReady: boolean, now: number): VcpError | undefined {
+    const gated = digests.some((d) => this.slow.isSlow(d, now) || this.isSuspect(d, now)) || accounts.some((a) => this.share?.isDemoted(a, now) === true);
     const startsNow = hostReady && this.inFlight.size < this.threads && (!gated || this.gatedInFlight === 0);
     if (startsNow || this.queuedCount() < this.maxQueue) return undefined;
     return new VcpError(
@@ -175,7 +200,7 @@ export class ChainQueue {
       }
       const gated = entry.digests.some((d) => this.slow.isSlow(d, now));
       if ((gated && this.gatedInFlight > 0) || this.atShareCap(entry, now)) {
-        i++; // one slow chain at a time, demoted bundles up to their cap; chains of other bundles go ahead
+        i++; // one slow chain at a time, demoted accounts up to their cap; chains of others go ahead
         continue;
       }
       this.waiting.splice(i, 1);
@@ -191,10 +216,10 @@ export class ChainQueue {
     this.inFlight.delete(entry.id);
     if (entry.counted) {
       entry.counted = false;
-      for (const digest of entry.digests) {
-        const left = (this.inFlightByDigest.get(digest) ?? 1) - 1;
-        if (left === 0) this.inFlightByDigest.delete(digest);
-        else this.inFlightByDigest.set(digest, left);
+      for (const account of entry.accounts) {
+        const left = (this.inFlightByAccount.get(account) ?? 1) - 1;
+        if (left === 0) this.inFlightByAccount.delete(account);
+        else this.inFlightByAccount.set(account, left);
       }
     }
     if (entry.gated) {
@@ -226,7 +251,7 @@ export class ChainQueue {
 
   /**
    * A chain's result came back: follow the recent chain duration (hostCap), charge each executed
-   * hook's time to its revision (fair share) and count its timeouts (slow bundles). Returns the revisions this reply made slow, for the log.
+   * hook's time to its revision's account (fair share) and count its timeouts (slow bundles). Returns the revisions this reply made slow, for the log.
    */
   recordUsage(entry: PendingChain, result: ChainResult, now: number): { digest: string; bundle: string }[] | undefined {
     let newlySlow: { digest: string; bundle: string }[] | undefined;
@@ -241,7 +266,10 @@ export class ChainQueue {
       const hook = entry.hooks.find((h) => h.name === execution.hook && h.scope === execution.scope && h.action.bundle === execution.bundle);
       const digest = hook?.action.digest;
       if (digest === undefined) continue;
-      hookMs?.set(digest, (hookMs.get(digest) ?? 0) + execution.duration_ms);
+      if (hookMs !== undefined) {
+        const account = this.accountByDigest.get(digest) ?? digest;
+        hookMs.set(account, (hookMs.get(account) ?? 0) + execution.duration_ms);
+      }
       // A hook the chain deadline stopped is slow only if it used at least half the deadline itself:
       // time other hooks spent must not get its bundle throttled.
       const slow = execution.outcome === "timeout" || (execution.outcome === "deadline_exceeded" && deadlineMs !== undefined && execution.duration_ms * 2 >= deadlineMs);
@@ -250,22 +278,29 @@ export class ChainQueue {
       this.slow.record(digest, now);
       if (!wasSlow && this.slow.isSlow(digest, now)) (newlySlow ??= []).push({ digest, bundle: hook!.action.bundle });
     }
-    if (hookMs !== undefined) this.share!.recordChain(entry.digests, hookMs, now);
+    if (hookMs !== undefined) this.share!.recordChain(entry.accounts, hookMs, now);
     return newlySlow;
   }
 
-  /** A revision loaded again or unloaded starts with a clean record. */
+  /** A revision loaded again or unloaded starts with a clean timeout record (its account's share is the signer's, and stays). */
   resetUsage(digest: string): void {
     this.slow.reset(digest);
-    this.share?.reset(digest);
   }
 
   slowDigests(now: number): string[] {
     return this.slow.slowDigests(now);
   }
 
+  /** Accounts capped at their share (admission.ts shareAccount: `key:<id>` or `bundle:<name>`). */
+  demotedAccounts(now: number): string[] {
+    return this.share?.demotedAccounts(now) ?? [];
+  }
+
+  /** The loaded revisions of the demoted accounts. */
   demotedDigests(now: number): string[] {
-    return this.share?.demotedDigests(now) ?? [];
+    const demoted = this.demotedAccounts(now);
+    if (demoted.length === 0) return [];
+    return [...this.accountByDigest].filter(([, account]) => demoted.includes(account)).map(([digest]) => digest);
   }
 
   private markInFlight(entry: PendingChain, now: number): void {
@@ -274,15 +309,15 @@ export class ChainQueue {
     entry.hardDeadline = this.hardDeadline(entry, now);
     this.inFlight.set(entry.id, entry);
     entry.counted = true;
-    for (const digest of entry.digests) this.inFlightByDigest.set(digest, (this.inFlightByDigest.get(digest) ?? 0) + 1);
+    for (const account of entry.accounts) this.inFlightByAccount.set(account, (this.inFlightByAccount.get(account) ?? 0) + 1);
   }
 
-  /** A revision of the chain is demoted for its worker-time share and already has its cap of chains in flight. */
+  /** An account of the chain is demoted for its worker-time share and already has its cap of chains in flight. */
   private atShareCap(entry: PendingChain, now: number): boolean {
     const share = this.share;
     if (share === undefined) return false;
-    for (const digest of entry.digests) {
-      if (share.isDemoted(digest, now) && (this.inFlightByDigest.get(digest) ?? 0) >= share.cap()) return true;
+    for (const account of entry.accounts) {
+      if (share.isDemoted(account, now) && (this.inFlightByAccount.get(account) ?? 0) >= share.cap()) return true;
     }
     return false;
   }

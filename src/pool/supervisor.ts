@@ -4,7 +4,7 @@ import type { InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
 import type { BundleCode } from "../sandbox-host/types.js";
-import { SlowTracker, WorkerShareTracker } from "./admission.js";
+import { shareAccount, SlowTracker, WorkerShareTracker } from "./admission.js";
 import type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats } from "./api.js";
 import { BundleRegistry, type QuarantineInfo } from "./bundle-registry.js";
 import { ChainQueue, type PendingChain } from "./chain-queue.js";
@@ -21,7 +21,7 @@ import { OneActionTasks } from "./one-action.js";
 import { PlanCache, type PlanEntry } from "./plan-cache.js";
 import { fromWireError, type CallMessage, type WireChainValue, type WirePlan, type WireReply } from "./protocol.js";
 import { monotonicMs, threadCpu } from "./slots.js";
-import { inspectHost, WatchdogTimer, type HostKill } from "./watchdog.js";
+import { inspectHost, loadWatchdogMs, WatchdogTimer, type HostKill } from "./watchdog.js";
 
 export type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats } from "./api.js";
 
@@ -110,6 +110,7 @@ export class SandboxSupervisor implements Sandbox {
       },
       (config, listener) => forkHost(entry, config, listener),
       this.logger,
+      settings.startTimeoutMs,
     );
   }
 
@@ -142,6 +143,8 @@ export class SandboxSupervisor implements Sandbox {
       this.logger.info({ bundle: bundle.name, digest: bundle.digest }, "sandbox: bundle reloaded, quarantine lifted");
     }
     this.chains.resetUsage(bundle.digest);
+    // Fair share is per signer, not per revision: every bundle one key signed draws on one share.
+    this.chains.chargeTo(bundle.digest, shareAccount(bundle));
     return value as { exports: string[] };
   }
 
@@ -149,6 +152,7 @@ export class SandboxSupervisor implements Sandbox {
     this.assertOpen();
     const meta = this.bundles.unloaded(digest);
     this.chains.resetUsage(digest);
+    this.chains.forgetRevision(digest);
     if (meta === undefined) return;
     // The files stay: content-addressed and immutable, they are harmless, and a chain already in
     // flight may still need them on a cold worker. A temporary code directory goes on close().
@@ -174,6 +178,7 @@ export class SandboxSupervisor implements Sandbox {
       quarantined: this.bundles.quarantinedDigests(),
       slowBundles: this.chains.slowDigests(now),
       demotedBundles: this.chains.demotedDigests(now),
+      demotedAccounts: this.chains.demotedAccounts(now),
       suspectBundles: this.bundles.suspectDigests(now),
       plansSent: this.plansSent,
       watchdogKills: this.watchdogKills,
@@ -206,9 +211,10 @@ export class SandboxSupervisor implements Sandbox {
     } catch (err) {
       return Promise.reject(err);
     }
-    const overloaded = this.chains.overloaded(plan.digests, this.hosts.host?.ready === true, performance.now());
+    const accounts = this.chains.accountsOf(plan.digests);
+    const overloaded = this.chains.overloaded(plan.digests, accounts, this.hosts.host?.ready === true, performance.now());
     if (overloaded !== undefined) return Promise.reject(overloaded);
-    const answer = this.chains.enqueue(this.nextId++, task, plan, invoke);
+    const answer = this.chains.enqueue(this.nextId++, task, plan, accounts, invoke);
     this.pump();
     return answer;
   }
@@ -340,6 +346,7 @@ export class SandboxSupervisor implements Sandbox {
         chain: (taskId) => this.chains.inFlight.get(taskId),
         chains: this.chains.inFlight.values(),
         isLoad: (taskId) => this.calls.loadDigest(taskId) !== undefined,
+        loadLimitMs: loadWatchdogMs(this.settings.host.limits.loadTimeoutMs),
         threadTicks: (tid) => (pid !== undefined ? threadCpu(pid, tid)?.ticks : undefined),
       },
       this.watchdog.samples,

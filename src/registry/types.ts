@@ -16,7 +16,10 @@ import type { Clock, EventSink, Logger } from "../observe/events.js";
  */
 export interface Principal {
   id: string;
-  role: "operator" | "client" | "system";
+  /** `approver`: decides Amplifier approvals (PROFILES §3.4) of the clients in `approves`; nothing else. */
+  role: "operator" | "client" | "approver" | "system";
+  /** `approver` only: the client principal ids whose approvals it sees and decides; absent: every client's. */
+  approves?: readonly string[];
 }
 
 /**

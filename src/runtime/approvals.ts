@@ -1,26 +1,32 @@
 /**
  * Approvals (PROFILES §3.4 "Coordinator", §8.9): an Amplifier `ask_user` answer becomes a pending
- * approval that the session's owner (or an operator) decides, or that expires into the hook's
- * `approval_default`. Host side only: guests never see or decide an approval.
+ * approval that an operator or an `approver` of the session's owner decides, or that expires into the
+ * hook's `approval_default`. Host side only: guests never see or decide an approval.
  *
  * ```
- *  fireProfile answer ── action ask_user ──► allow-always cache (owner, profile, session; "hook:prompt")
+ *  fireProfile answer ── action ask_user ──► allow-always cache (owner, profile, session; hook + sha256 of the full prompt)
  *       │                                      hit ─► granted at once (decided_by "allow_always"), audited
  *       │                                      miss ─► limits (per session, global) ─► pending ─► audited
  *       ▼                                                                     │
- *  native.approval += {id, expires_at, state}        decide(id, decision) ◄───┤ owner / operator
+ *  native.approval += {id, expires_at, state}        decide(id, decision) ◄───┤ approver / operator
  *                                                    timeout (capped) ◄───────┘ ⇒ state expired, decision = default
  *  every change ─► "approval" listeners (the SSE stream) ─► waiters (?wait_approval=1) ─► audit record
  * ```
  *
- * Ownership follows sessions (src/pipeline/access.ts `maySee`): a client sees and decides only
- * approvals of sessions it owns; another client's approval is APPROVAL_NOT_FOUND, exactly like a
- * missing one. Decided approvals are kept (bounded) so a late reader can see what was decided.
+ * Who sees and decides is src/pipeline/access.ts (`mayReadApproval`, `mayDecideApproval`): a client
+ * sees the approvals of sessions it owns but never decides one (its agent asked; it must not answer);
+ * another client's approval is APPROVAL_NOT_FOUND, exactly like a missing one; an `approver` sees and
+ * decides those of the clients it approves for. Decided approvals are kept (bounded) so a late reader
+ * can see what was decided.
+ *
+ * The prompt is shown clipped (4,096 characters) but never judged clipped: "allow always" remembers
+ * the SHA-256 of the whole prompt, and while an approval is pending its full text (up to 65,536
+ * characters) is one `get(id, { full: true })` away, so an approver can read everything it allows.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { VcpError } from "../errors.js";
 import type { Clock, Logger } from "../observe/events.js";
-import { maySee, type SessionPrincipal } from "../pipeline/access.js";
+import { mayDecideApproval, mayReadApproval, type SessionPrincipal } from "../pipeline/access.js";
 import type { AuditRecordInput } from "../audit/index.js";
 import type { AuditTrail } from "./audit-trail.js";
 import type { ProfileFireInput, ProfileFireResult, ProfileFirer } from "./fire-profile.js";
@@ -38,7 +44,14 @@ export interface Approval {
   event: string;
   chain_id: string | null;
   hook: string;
+  /** The hook's prompt, clipped to 4,096 characters (with `…`); the full text: `get(id, { full: true })`. */
   prompt: string;
+  /** Hex SHA-256 of the full prompt (UTF-8): what "allow always" remembers. */
+  prompt_sha256: string;
+  /** Characters (UTF-16 units) of the full prompt. */
+  prompt_chars: number;
+  /** `prompt` is not the whole prompt. */
+  prompt_truncated: boolean;
   options: string[];
   default: "allow" | "deny";
   /** Seconds the approval waits, after the cap (`approvals.max_timeout_s`). */
@@ -93,7 +106,7 @@ export function approvalAuditRecord(kind: ApprovalRecordKind, view: Approval): A
     profile_event: view.event,
     status: view.state,
     details: kind === "approval_request"
-      ? { approval_id: view.id, prompt: view.prompt, options: view.options, default: view.default, timeout_s: view.timeout_s, expires_at: view.expires_at, ...(view.state !== "pending" ? { decision: view.decision, decided_by: view.decided_by } : {}) }
+      ? { approval_id: view.id, prompt: view.prompt, prompt_sha256: view.prompt_sha256, prompt_chars: view.prompt_chars, options: view.options, default: view.default, timeout_s: view.timeout_s, expires_at: view.expires_at, ...(view.state !== "pending" ? { decision: view.decision, decided_by: view.decided_by } : {}) }
       : { approval_id: view.id, decision: view.decision, decided_by: view.decided_by, decided_at: view.decided_at },
   };
 }
@@ -123,13 +136,23 @@ export interface ApprovalQuery {
   principal?: SessionPrincipal;
 }
 
+/** Options of `get`: `full` asks for the whole prompt (kept while the approval is pending). */
+export interface ApprovalGetOptions {
+  principal?: SessionPrincipal;
+  full?: boolean;
+}
+
 /** Decisions that grant (PROFILES §3.4), compared case-insensitively after trimming. */
 const GRANTING = new Set(["allow", "allow once", "allow always"]);
 const ALLOW_ALWAYS = "allow always";
 /** Longest decision text accepted (the options a hook offers are short labels). */
 export const MAX_DECISION_LENGTH = 256;
-/** Longest prompt and option text kept (a hook's text; the rest is cut, marked with an ellipsis). */
-const MAX_TEXT = 4096;
+/** Longest prompt shown in lists, streams, answers and the audit log (the rest is cut, marked with an ellipsis). */
+const MAX_PROMPT_SHOWN = 4096;
+/** Longest prompt kept whole for `get(id, { full: true })` while pending (bounds memory: max_pending × this). */
+export const MAX_PROMPT_KEPT = 65_536;
+/** Options are button labels: each is cut at this many characters, and at most MAX_OPTIONS are kept. */
+const MAX_OPTION_TEXT = 256;
 const MAX_OPTIONS = 16;
 /** Sessions with "allow always" grants remembered (oldest forgotten first), and grants per session. */
 const MAX_ALLOW_ALWAYS_SESSIONS = 10_000;
@@ -140,8 +163,44 @@ export function isGranting(decision: string): boolean {
   return GRANTING.has(decision.trim().toLowerCase());
 }
 
-function clip(text: string): string {
-  return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/**
+ * How an approval carries its prompt: shown clipped, identified by the digest of the whole, and the
+ * whole (up to MAX_PROMPT_KEPT) when clipped. One rule for the local and the shared coordinator.
+ */
+export function describePrompt(prompt: string): { view: Pick<Approval, "prompt" | "prompt_sha256" | "prompt_chars" | "prompt_truncated">; full: string | undefined } {
+  const truncated = prompt.length > MAX_PROMPT_SHOWN;
+  return {
+    view: { prompt: clip(prompt, MAX_PROMPT_SHOWN), prompt_sha256: createHash("sha256").update(prompt, "utf8").digest("hex"), prompt_chars: prompt.length, prompt_truncated: truncated },
+    full: truncated ? prompt.slice(0, MAX_PROMPT_KEPT) : undefined,
+  };
+}
+
+/** The options an approval keeps (labels; see MAX_OPTION_TEXT). */
+export function approvalOptions(options: readonly string[]): string[] {
+  return options.slice(0, MAX_OPTIONS).map((o) => clip(o, MAX_OPTION_TEXT));
+}
+
+/**
+ * The "allow always" key of an approval: its hook and the SHA-256 of its full prompt. SECURITY: never
+ * the shown (clipped) prompt — a different command sharing its first 4,096 characters would match.
+ */
+export function allowAlwaysKey(view: Pick<Approval, "hook" | "prompt_sha256">): string {
+  return `${view.hook}:sha256:${view.prompt_sha256}`;
+}
+
+/** The view `get(id, { full: true })` answers: the kept full prompt in place of the clipped one. */
+export function withFullPrompt(view: Approval, full: string | undefined): Approval {
+  return full === undefined ? view : { ...view, prompt: full, prompt_truncated: view.prompt_chars > full.length };
+}
+
+/** FORBIDDEN for a principal that may read the approval but not decide it (a client: its agent asked). */
+export function assertMayDecide(view: Approval, principal: SessionPrincipal | undefined): void {
+  if (mayDecideApproval(view.owner, principal)) return;
+  throw new VcpError("FORBIDDEN", `a ${principal?.role ?? "?"} token may not decide approvals, not even its own session's: the agent that asked must not answer; decide with an approver or operator token`, { approval_id: view.id, role: principal?.role, required: ["operator", "approver"] });
 }
 
 function positiveInt(value: number | undefined, fallback: number, field: string): number {
@@ -160,6 +219,8 @@ interface Deps {
 interface Entry {
   view: Approval;
   ownerKey: string;
+  /** The whole prompt while pending, when `view.prompt` is clipped. */
+  fullPrompt?: string | undefined;
   timer?: NodeJS.Timeout;
   /** A decision's audit record is being written: the approval stays pending until it is durable. */
   deciding?: boolean;
@@ -171,7 +232,7 @@ interface Entry {
  * ```ts
  * const approvals = createApprovals({ clock: systemClock, audit: () => undefined });
  * const a = await approvals.request({ profile: "amplifier", event: "tool:pre", session: "s1", owner: "app", hook: "confirm", prompt: "Run rm?", options: ["Allow", "Deny"], default: "deny", timeoutS: 60 });
- * await approvals.decide(a.id, "Allow always", { principal: { id: "app", role: "client" } }); // state granted; later "Run rm?" asks in s1 are granted at once
+ * await approvals.decide(a.id, "Allow always", { principal: { id: "human", role: "approver", approves: ["app"] } }); // state granted; later "Run rm?" asks in s1 are granted at once
  * ```
  */
 export function createApprovals(deps: Deps) {
@@ -189,7 +250,7 @@ export function createApprovals(deps: Deps) {
   /** Pending approvals per client principal (the embedding application's, owner null, are not counted). */
   const pendingByOwner = new Map<string, number>();
   let pending = 0;
-  /** "allow always" per session (owner-scoped key) → the `hook:prompt` keys it granted. */
+  /** "allow always" per session (owner-scoped key) → the allowAlwaysKey()s it granted. */
   const allowAlways = new Map<string, Set<string>>();
   const listeners = new Set<(event: ApprovalEvent) => void>();
   let closed = false;
@@ -215,7 +276,7 @@ export function createApprovals(deps: Deps) {
   function visible(id: string, principal: SessionPrincipal | undefined): Entry {
     const entry = entries.get(id);
     // SECURITY: another client's approval gets the answer an unknown id gets.
-    if (entry === undefined || !maySee(entry.view.owner, principal)) {
+    if (entry === undefined || !mayReadApproval(entry.view.owner, principal)) {
       throw new VcpError("APPROVAL_NOT_FOUND", `no approval '${id}'`, { approval_id: id });
     }
     return entry;
@@ -239,6 +300,7 @@ export function createApprovals(deps: Deps) {
       else pendingByOwner.set(owner, mine);
     }
     if (entry.timer !== undefined) clearTimeout(entry.timer);
+    entry.fullPrompt = undefined;
     decided.push(entry.view.id);
     while (decided.length > limits.retainDecided) entries.delete(decided.shift()!);
   }
@@ -268,15 +330,17 @@ export function createApprovals(deps: Deps) {
     limits: Object.freeze({ ...limits }),
 
     /**
-     * Record what an `ask_user` answer asks. A session whose owner answered "allow always" to the
-     * same `hook:prompt` gets it granted at once (recorded with `decided_by: "allow_always"`).
+     * Record what an `ask_user` answer asks. A session where "allow always" was answered to the
+     * same hook and the same full prompt (its SHA-256) gets it granted at once (recorded with
+     * `decided_by: "allow_always"`).
      * Resolves after the request record is durable. APPROVAL_LIMIT when the session or the runtime
      * has as many pending approvals as allowed.
      */
     async request(ask: ApprovalAsk): Promise<Approval> {
       if (closed) throw new VcpError("SANDBOX_CLOSED", "the runtime is closed; no approval can be asked");
       const key = sessionKeyOf({ owner: ask.owner, profile: ask.profile, session: ask.session });
-      const cacheKey = `${ask.hook}:${ask.prompt}`;
+      const prompt = describePrompt(ask.prompt);
+      const cacheKey = allowAlwaysKey({ hook: ask.hook, prompt_sha256: prompt.view.prompt_sha256 });
       const cached = allowAlways.get(key)?.has(cacheKey) === true;
       if (!cached) {
         // Limits before anything is created (no timer, no record, no event).
@@ -303,15 +367,15 @@ export function createApprovals(deps: Deps) {
         event: ask.event,
         chain_id: ask.chainId ?? null,
         hook: ask.hook,
-        prompt: clip(ask.prompt),
-        options: ask.options.slice(0, MAX_OPTIONS).map(clip),
+        ...prompt.view,
+        options: approvalOptions(ask.options),
         default: ask.default,
         timeout_s: timeoutS,
         created_at: iso(now),
         expires_at: iso(now + timeoutS * 1000),
         state: "pending",
       };
-      const entry: Entry = { view, ownerKey: key, waiters: [] };
+      const entry: Entry = { view, ownerKey: key, waiters: [], ...(cached ? {} : { fullPrompt: prompt.full }) };
       if (cached) {
         view.state = "granted";
         view.decision = ALLOW_ALWAYS;
@@ -352,7 +416,7 @@ export function createApprovals(deps: Deps) {
     list(query: ApprovalQuery = {}): Approval[] {
       const out: Approval[] = [];
       for (const { view } of entries.values()) {
-        if (!maySee(view.owner, query.principal)) continue;
+        if (!mayReadApproval(view.owner, query.principal)) continue;
         if (query.session !== undefined && view.session !== query.session) continue;
         if (query.state !== undefined && view.state !== query.state) continue;
         out.push(copy(view));
@@ -360,18 +424,21 @@ export function createApprovals(deps: Deps) {
       return out;
     },
 
-    get(id: string, options: { principal?: SessionPrincipal } = {}): Approval {
-      return copy(visible(id, options.principal).view);
+    get(id: string, options: ApprovalGetOptions = {}): Approval {
+      const entry = visible(id, options.principal);
+      return withFullPrompt(copy(entry.view), options.full === true ? entry.fullPrompt : undefined);
     },
 
     /**
      * Decide a pending approval: granted for allow / allow once / allow always (any case), denied for
-     * anything else. "allow always" also grants later identical asks (`hook:prompt`) in the session.
-     * APPROVAL_NOT_FOUND for an unknown or another client's id; APPROVAL_DECIDED once decided or
-     * expired (the first decision stands). Resolves after the decision record is durable.
+     * anything else. "allow always" also grants later identical asks (same hook, same full prompt)
+     * in the session. APPROVAL_NOT_FOUND for an unknown or another client's id; FORBIDDEN for a
+     * client (its own agent asked); APPROVAL_DECIDED once decided or expired (the first decision
+     * stands). Resolves after the decision record is durable.
      */
     async decide(id: string, decision: string, options: { principal?: SessionPrincipal } = {}): Promise<Approval> {
       const entry = visible(id, options.principal);
+      assertMayDecide(entry.view, options.principal);
       if (typeof decision !== "string" || decision.trim() === "" || decision.length > MAX_DECISION_LENGTH) {
         throw new VcpError("INVALID_INPUT", `decision: must be a non-empty string of at most ${MAX_DECISION_LENGTH} characters (allow, allow once, allow always grant; anything else denies)`, { field: "decision", rule: "string" });
       }
@@ -406,7 +473,7 @@ export function createApprovals(deps: Deps) {
           if (allowAlways.size >= MAX_ALLOW_ALWAYS_SESSIONS) allowAlways.delete(allowAlways.keys().next().value!);
           allowAlways.set(entry.ownerKey, (set = new Set()));
         }
-        if (set.size < MAX_ALLOW_ALWAYS_PER_SESSION) set.add(`${entry.view.hook}:${entry.view.prompt}`);
+        if (set.size < MAX_ALLOW_ALWAYS_PER_SESSION) set.add(allowAlwaysKey(entry.view));
       }
       return settle(entry, state, decision, by, at);
     },
@@ -457,6 +524,9 @@ function answerView(approval: Approval): Record<string, unknown> {
     id: approval.id,
     hook: approval.hook,
     prompt: approval.prompt,
+    prompt_sha256: approval.prompt_sha256,
+    prompt_chars: approval.prompt_chars,
+    prompt_truncated: approval.prompt_truncated,
     options: approval.options,
     default: approval.default,
     timeout_s: approval.timeout_s,

@@ -1,9 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createRedactor, hashInput, listSegments, openAuditLog, type AuditRecord, type AuditRecordInput, type AuditWriter } from "../audit/index.js";
+import { capChainAudit, createRedactor, hashInput, listSegments, openAuditLog, type AuditRecord, type AuditRecordInput, type AuditWriter } from "../audit/index.js";
 import type { ChainResult } from "../chain/types.js";
 import type { LifecycleEvent } from "../observe/events.js";
 import { DEFAULTS } from "../config/defaults.js";
+import { VcpError } from "../errors.js";
 
 /** Where and how the runtime writes its audit log (DESIGN §5, `audit` in vcp.yaml). */
 export interface AuditOptions {
@@ -18,6 +19,11 @@ export interface AuditOptions {
    * record may wait up to this long more. Default 0 (none).
    */
   groupCommitMs?: number;
+  /**
+   * Bytes one chain's records may take together (`audit.max_chain_bytes`, audit/chain-budget.ts);
+   * above it the largest diffs, annotations and details become `AUDIT_TRUNCATED` markers. Default 64 KiB.
+   */
+  maxChainBytes?: number;
   /** Keys whose values are redacted in annotations and details (default DEFAULTS.redact_keys, config/defaults.ts); secret shapes always are. */
   redactKeys?: readonly string[];
   /** Seconds each fdatasync took (the runtime's audit fsync latency histogram). */
@@ -40,6 +46,10 @@ export interface AuditQuery {
  * are recorded by hash only, never by value.
  */
 export async function createAuditTrail(options: AuditOptions, replica?: string) {
+  const maxChainBytes = options.maxChainBytes ?? DEFAULTS.audit.max_chain_bytes;
+  if (!Number.isSafeInteger(maxChainBytes) || maxChainBytes < 4096) {
+    throw new VcpError("INVALID_CONFIG", `audit.maxChainBytes must be an integer of at least 4096, got ${String(maxChainBytes)}`, { field: "audit.maxChainBytes" });
+  }
   const writer: AuditWriter = await openAuditLog({
     path: options.path,
     fsync: options.fsync ?? DEFAULTS.audit.fsync,
@@ -107,7 +117,8 @@ export async function createAuditTrail(options: AuditOptions, replica?: string) 
           ...(disabledHooks.length > 0 ? { disabled_hooks: [...disabledHooks], disabled_scope: "session", disabled_session: sessionId } : {}),
         },
       });
-      await writer.appendMany(records);
+      // SECURITY: one request's chain cannot write more than the budget, however many hooks echo its input.
+      await writer.appendMany(capChainAudit(records, maxChainBytes));
     },
     /**
      * A refused event a fail-closed hook guards (issue 24): ONE chain record, outcome

@@ -33,8 +33,10 @@ export interface ChainBackend {
     queued: number;
     quarantined: string[];
     slowBundles: string[];
-    /** Bundles in the slow lane for holding more than their share of worker time (sandbox backend only). */
+    /** Revisions capped for holding more than their signer's share of worker time (sandbox backend only). */
     demotedBundles?: string[];
+    /** The signers capped: `key:<key id>`, or `bundle:<name>` for an unsigned bundle (sandbox backend only). */
+    demotedAccounts?: string[];
     /** Bundles on crash probation: their chains run alone (sandbox backend only). */
     suspectBundles?: string[];
     /** Hosts the watchdog killed for a hook past its time, or wedged (sandbox backend only). */

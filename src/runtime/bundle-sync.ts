@@ -19,10 +19,17 @@
  * that cannot change without a restart (signature, trust, a malformed bundle, a disabled profile…) is
  * not retried for the same digest; anything else (the store or the sandbox unavailable) is retried at
  * the next reconcile.
+ *
+ * A replica that refused the active revision of any bundle runs something else than its peers — an
+ * older revision, or nothing — so a guard the operator shipped is not applied here: it is NOT READY
+ * (`readiness()`, /readyz 503) until it runs the active revision (a newer revision it accepts, the
+ * bundle removed, or a restart with a keyring that verifies it). The replica that took an upload
+ * answers which live replicas accepted or refused it (`verdicts()`), waiting briefly for their
+ * heartbeat records to say so.
  */
 import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
-import { sharedBundleState, type RefusedRevision, type ReplicaBundleReport, type SharedBundleEntry, type SharedRevision, type SharedStore } from "../store/index.js";
+import { sharedBundleState, type PeerView, type RefusedRevision, type ReplicaBundleReport, type SharedBundleEntry, type SharedRevision, type SharedStore } from "../store/index.js";
 import type { BundleManager, BundlePublisher } from "./bundles.js";
 
 /** Refusals a retry cannot cure: the artifact or this replica's configuration would have to change. */
@@ -31,6 +38,22 @@ const PERMANENT_REFUSALS: ReadonlySet<string> = new Set([
   "INVALID_MATCHER", "ACTION_NOT_CALLABLE", "BUNDLE_TOO_LARGE", "PROFILE_DISABLED", "UNKNOWN_PROFILE", "EXEC_DISABLED", "EXEC_NOT_ALLOWED",
   "EXEC_SHELL_DISABLED", "DUPLICATE_HOOK", "SESSION_HOOK_NOT_ALLOWED", "BUILD_FAILED",
 ]);
+
+/** What the live replicas of the prefix did with one revision (`PUT /v1/bundles` answers it as `replicas`). */
+export interface ReplicaVerdicts {
+  /** Replica ids that run the revision (the one that took the upload included). */
+  accepted: string[];
+  /** Replicas that refused it, with the code and message of their refusal (their keyring, a disabled profile…). */
+  refused: Array<{ replica: string; code: string; message: string }>;
+  /** Live replicas that had said neither when the wait ended. */
+  pending: string[];
+}
+
+/** Why this replica is not ready, or null: it runs the active shared revision of every bundle it reconciled. */
+export type BundleReadiness = { ready: true; reason: null } | { ready: false; reason: string };
+
+/** How often `verdicts` re-reads the replicas' records while some have not answered. */
+const VERDICT_POLL_MS = 100;
 
 export interface BundleSync {
   /** Announces local installs and removals (the bundle manager's `publisher`). */
@@ -43,6 +66,10 @@ export interface BundleSync {
   report(): ReplicaBundleReport;
   /** The shared revision last read from the store (null before the first read). */
   desiredRevision(): number | null;
+  /** Not ready while this replica refuses the active revision of a bundle (see the file comment). */
+  readiness(): BundleReadiness;
+  /** Which live replicas run `digest` of `bundle` or refused it; waits up to `waitMs` for the silent ones. */
+  verdicts(bundle: string, digest: string, waitMs: number): Promise<ReplicaVerdicts>;
   close(): Promise<void>;
 }
 
@@ -206,6 +233,22 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
       refused: [...refused.values()],
     }),
     desiredRevision: () => desired,
+    readiness() {
+      if (refused.size === 0) return { ready: true, reason: null };
+      const which = [...refused.values()].map((r) => `'${r.bundle}' ${r.version ?? "?"} (${r.digest}, shared revision ${r.revision}): ${r.code}`);
+      return { ready: false, reason: `this replica refused the active revision of bundle ${which.join("; ")}; it does not run what its peers run` };
+    },
+    async verdicts(bundle, digest, waitMs) {
+      const deadline = Date.now() + waitMs;
+      for (;;) {
+        // One heartbeat: this replica's record refreshed, everyone's read back.
+        await shared.presence.beat().catch(() => undefined);
+        const verdicts = classifyPeers(shared.presence.peers(), bundle, digest);
+        const left = deadline - Date.now();
+        if (verdicts.pending.length === 0 || left <= 0) return verdicts;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(VERDICT_POLL_MS, left)));
+      }
+    },
     async close() {
       closed = true;
       clearInterval(timer);
@@ -214,4 +257,20 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
       await running?.catch(() => undefined);
     },
   };
+}
+
+/** Each live replica's answer about `digest` of `bundle`, from its heartbeat record. */
+export function classifyPeers(peers: readonly PeerView[], bundle: string, digest: string): ReplicaVerdicts {
+  const out: ReplicaVerdicts = { accepted: [], refused: [], pending: [] };
+  for (const peer of peers) {
+    if (!peer.live) continue;
+    if (peer.bundles[bundle]?.digest === digest) {
+      out.accepted.push(peer.id);
+      continue;
+    }
+    const refusal = peer.refused.find((r) => r.bundle === bundle && r.digest === digest);
+    if (refusal !== undefined) out.refused.push({ replica: peer.id, code: refusal.code, message: refusal.message });
+    else out.pending.push(peer.id);
+  }
+  return out;
 }

@@ -22,7 +22,7 @@
  *  store (store/): with `store: { kind: "redis" }` a SharedStore (connection, key helpers, replica
  *  presence), opened after the settings and before the audit trail, handed to the parts that share state.
  *
- *  last: bundles.restore() reinstalls what the data directory holds.
+ *  last: bundles.restore(deadline) reinstalls what the data directory holds.
  * ```
  */
 import { mkdirSync } from "node:fs";
@@ -121,6 +121,10 @@ function resolveAuditOptions(options: RuntimeOptions): AuditOptions | undefined 
 async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions | undefined, shared: SharedStore | undefined, replicaId: string, releaseLocks: () => void): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
+  // The sandbox's start and the reload of the installed bundles share pool.start_timeout_ms: what a
+  // supervisor (the k8s startupProbe) is told to wait for. Real time (performance.now), not `clock`:
+  // the retries really wait.
+  const startDeadline = performance.now() + (options.sandbox?.startTimeoutMs ?? DEFAULTS.pool.start_timeout_ms);
   let closed = false;
   const assertOpen = (): void => {
     if (closed) throw new VcpError("SANDBOX_CLOSED", "the runtime is closed");
@@ -403,6 +407,10 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         list: async (query) => (sharedState !== undefined ? sharedState.approvals.list(query) : localApprovals!.list(query)),
         get: async (id, access) => (sharedState !== undefined ? sharedState.approvals.get(id, access) : localApprovals!.get(id, access)),
       },
+      bundles: {
+        replicas: async (bundle, digest, options = {}) =>
+          bundleSync === undefined ? null : bundleSync.verdicts(bundle, digest, options.waitMs ?? shared!.options.uploadWaitMs),
+      },
     },
 
     adapt: (sessionId, input, access) => sessions.adapt(sessionId, input, access),
@@ -478,7 +486,13 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
           : { enabled: true, replica: replicaId, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
         store: shared === undefined ? { kind: "local" } : {
           ...shared.status(),
-          bundles: { revision: bundleSync!.report().revision, desired_revision: bundleSync!.desiredRevision(), refused: bundleSync!.report().refused },
+          bundles: {
+            revision: bundleSync!.report().revision,
+            desired_revision: bundleSync!.desiredRevision(),
+            refused: bundleSync!.report().refused,
+            ready: bundleSync!.readiness().ready,
+            not_ready_reason: bundleSync!.readiness().reason,
+          },
         },
       };
     },
@@ -515,7 +529,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   // ── last: what the data directory holds (bundles.ts restore closes the sandbox if it fails) ──
   try {
-    await bundles.restore();
+    await bundles.restore(startDeadline);
     if (sharedState !== undefined) {
       // Subscribed before any approval is asked here; periodic ticks once the bundles are in.
       await sharedState.approvals.start();

@@ -21,6 +21,7 @@ import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "./a
 import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./fire-profile.js";
 import type { ProfileGuard } from "./profile-hooks.js";
 import type { HookStatsView } from "./stats.js";
+import type { ReplicaVerdicts } from "./bundle-sync.js";
 import type { StoreOptions, StoreStatus } from "../store/index.js";
 import type { AuditOptions, AuditQuery } from "./audit-trail.js";
 import type { AuditRecord } from "../audit/index.js";
@@ -274,7 +275,17 @@ export interface Runtime {
     };
     approvals: {
       list(query?: ApprovalQuery): Promise<Approval[]>;
-      get(id: string, options?: { principal?: Principal }): Promise<Approval>;
+      /** `full: true`: the whole prompt in `prompt` while the approval is pending (`prompt_truncated` then says whether even that is cut, past 65,536 characters). */
+      get(id: string, options?: { principal?: Principal; full?: boolean }): Promise<Approval>;
+    };
+    bundles: {
+      /**
+       * With `store: redis`: which live replicas run `digest` of `bundle` (`accepted`), refused it
+       * (`refused`: replica, code, message — e.g. their keyring does not trust its signer) or have not
+       * said yet (`pending`), waiting up to `waitMs` (default `store.upload_wait_ms`) for the silent
+       * ones. Null with the local store (one replica: the one that installed it).
+       */
+      replicas(bundle: string, digest: string, options?: { waitMs?: number }): Promise<ReplicaVerdicts | null>;
     };
   };
   /** post_select then pre_inject for a session (spec §3.1, §3.2, §5.2). */
@@ -327,13 +338,15 @@ export interface Runtime {
   };
   /**
    * Approvals (PROFILES §3.4, §8.9): every Amplifier `ask_user` answer of `fireProfile` is a pending
-   * approval its session's owner (or an operator, or the embedding application) decides. A client
-   * principal sees and decides only approvals of its own sessions (another's is APPROVAL_NOT_FOUND).
+   * approval that an operator, an `approver` of the session's owner, or the embedding application
+   * decides. A client principal sees only approvals of its own sessions (another's is
+   * APPROVAL_NOT_FOUND) and decides none (FORBIDDEN: its agent asked).
    */
   approvals: {
     list(query?: ApprovalQuery): Approval[];
-    get(id: string, options?: { principal?: Principal }): Approval;
-    /** Granted for allow / allow once / allow always (any case); anything else denies. APPROVAL_DECIDED once settled. */
+    /** `full: true`: the whole prompt in `prompt` while the approval is pending (up to 65,536 characters). */
+    get(id: string, options?: { principal?: Principal; full?: boolean }): Approval;
+    /** Granted for allow / allow once / allow always (any case); anything else denies. APPROVAL_DECIDED once settled; FORBIDDEN for a client. */
     decide(id: string, decision: string, options?: { principal?: Principal }): Promise<Approval>;
     /** Resolves once the approval is decided or expired. */
     wait(id: string, options?: { principal?: Principal }): Promise<Approval>;

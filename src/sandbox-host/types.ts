@@ -18,6 +18,12 @@ export interface BundleCode {
   readonly memoryMb?: number;
   /** `shared` (default): one context per isolate; `per_session`: one context per session (LRU). */
   readonly isolation?: "shared" | "per_session";
+  /**
+   * The key id that signed the revision (null or absent: unsigned). Fair share of worker time is
+   * charged per signer, so every bundle one key signed draws on one share (pool/admission.ts
+   * shareAccount); an unsigned bundle is its own. Not passed to the isolate.
+   */
+  readonly signedBy?: string | null;
 }
 
 export interface SandboxLimits {
@@ -41,6 +47,12 @@ export interface SandboxLimits {
   readonly annotationBytesPerHook: number;
   /** Largest serialized `annotations` of all hooks of one chain together, bytes (config `limits.annotation_bytes_per_chain`, default 256 KiB). */
   readonly annotationBytesPerChain: number;
+  /**
+   * Budget of a bundle's top-level code, the prelude and `finish()` at load, ms (config
+   * `pool.load_timeout_ms`, default 1000); a hook call that runs top-level code first gets the smaller
+   * of this and its own budget.
+   */
+  readonly loadTimeoutMs: number;
 }
 
 export interface FetchPolicy {

@@ -31,11 +31,13 @@ import { describeError, ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS } from "./errors.j
 import { documentRouteSchema, OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
 import { profilePlanOf, registerProfileRoutes } from "./profile-routes.js";
 import { registerApprovalRoutes, type ApprovalStreamSettings } from "./approval-routes.js";
+import { createEventStreams, DEFAULT_STREAM_LIMITS, type StreamLimits } from "./sse.js";
 
 /** Settings the server reads per request and that a config reload may replace. */
 export interface LiveSettings {
   auth: readonly AuthEntry[];
-  limits: { body_bytes: number; bundle_bytes: number };
+  /** `streams_per_principal` and `stream_buffer_bytes` default to DEFAULT_STREAM_LIMITS (src/server/sse.ts). */
+  limits: { body_bytes: number; bundle_bytes: number; streams_per_principal?: number; stream_buffer_bytes?: number };
   /** `bundle/hook` entries clients may register per session. The runtime enforces its own list too. */
   sessionHookAllowlist: readonly string[];
 }
@@ -217,8 +219,9 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
         securitySchemes: {
           operator: { type: "http", scheme: "bearer", description: "operator token: bundles, audit, status, metrics" },
           client: { type: "http", scheme: "bearer", description: "client token: sessions and events" },
+          approver: { type: "http", scheme: "bearer", description: "approver token: sees and decides approvals" },
           metrics: { type: "http", scheme: "bearer", description: "metrics token: GET /metrics and nothing else (for a Prometheus scraper)" },
-          bearer: { type: "http", scheme: "bearer", description: "an operator or a client token" },
+          bearer: { type: "http", scheme: "bearer", description: "operator or client (approvals: operator, client or approver)" },
         },
       },
     },
@@ -349,10 +352,10 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
 
   /** The authenticated caller, as the runtime's `{ principal }` option: the owner of what it opens. */
   const principalOf = (request: FastifyRequest) => {
-    const { id, role } = request.principal!;
-    // SECURITY: only operator and client principals reach the runtime (routes refuse the others first).
+    const { id, role, approves } = request.principal!;
+    // SECURITY: a metrics principal never reaches the runtime (every route but GET /metrics refuses it first).
     if (role === "metrics") throw new VcpError("FORBIDDEN", "a metrics token may only read GET /metrics", { role, required: BOTH });
-    return { principal: { id, role } };
+    return { principal: { id, role, ...(approves !== undefined ? { approves } : {}) } };
   };
 
   /**
@@ -395,10 +398,15 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   // ── ops ────────────────────────────────────────────────────────────────────────────────────────
   app.get("/healthz", { schema: routes.healthz, config: cfg(null) }, async () => ({ status: closing ? "draining" : "ok" }));
   // Readiness (a load balancer's question): not while draining, nor while the sandbox host restarts
-  // or reloads its bundles — chains would wait. Liveness stays /healthz.
+  // or reloads its bundles — chains would wait — nor while this replica refuses the active shared
+  // revision of a bundle: it would serve without a guard its peers apply. Liveness stays /healthz.
   app.get("/readyz", { schema: routes.readyz, config: cfg(null) }, async (_request, reply) => {
-    const ready = !closing && runtime.status().sandbox.ready !== false;
-    return reply.code(ready ? 200 : 503).send({ status: closing ? "draining" : ready ? "ready" : "sandbox_starting" });
+    if (closing) return reply.code(503).send({ status: "draining" });
+    const status = runtime.status();
+    if (status.sandbox.ready === false) return reply.code(503).send({ status: "sandbox_starting" });
+    const bundles = status.store.kind === "redis" ? status.store.bundles : undefined;
+    if (bundles !== undefined && !bundles.ready) return reply.code(503).send({ status: "revision_refused", reason: bundles.not_ready_reason ?? "" });
+    return reply.code(200).send({ status: "ready" });
   });
   // `servers`: this server as the caller reached it, so a client generated from the document targets
   // it; a Host header that is not a plain host[:port] gets the relative "/" instead of being echoed.
@@ -428,9 +436,15 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     // 200 with `unchanged: true` tells a deploy script nothing changed, 201 that a new revision is live.
     const unchanged = runtime.bundles.get(name)?.digest === (request.body as { digest: string }).digest;
     const info = await runtime.bundles.install(artifact, principalOf(request));
-    if (unchanged && info.digest === (request.body as { digest: string }).digest) return reply.code(200).send({ ...info, unchanged: true });
+    // With a shared store: which replicas took it and which refused it (their keyring, …), within store.upload_wait_ms.
+    const replicas = await runtime.shared.bundles.replicas(info.bundle, info.digest);
+    const verdicts = replicas === null ? {} : { replicas };
+    if (replicas !== null && replicas.refused.length > 0) {
+      request.log.warn({ bundle: info.bundle, digest: info.digest, refused: replicas.refused }, "bundle upload: replicas refused the revision (they are not ready)");
+    }
+    if (unchanged && info.digest === (request.body as { digest: string }).digest) return reply.code(200).send({ ...info, unchanged: true, ...verdicts });
     request.log.info({ bundle: info.bundle, version: info.version, digest: info.digest, by: request.principal!.id }, "bundle installed over HTTP");
-    return reply.code(201).send({ ...info, unchanged: false });
+    return reply.code(201).send({ ...info, unchanged: false, ...verdicts });
   });
   app.get("/v1/bundles", { schema: routes.listBundles, config: cfg(OPERATOR) }, async () => ({ bundles: runtime.bundles.list() }));
   app.get("/v1/bundles/:name", { schema: routes.getBundle, config: cfg(OPERATOR) }, async (request) => {
@@ -454,8 +468,11 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     return { hooks: types.flatMap((t) => runtime.hooks.chain(t, session, accessOf(request))) };
   });
 
+  // Every server-sent-events route counts against one per-principal cap (src/server/sse.ts).
+  const streams = createEventStreams(() => live.streams);
+  const streamBufferBytes = () => live.streams.bufferBytes;
   registerProfileRoutes(app, runtime, { cfg, principalOf });
-  registerApprovalRoutes(app, runtime, { cfg, principalOf }, options.approvalStream);
+  registerApprovalRoutes(app, runtime, { cfg, principalOf, streams, streamBufferBytes }, options.approvalStream);
 
   // ── sessions and events (clients own the sessions they open; operators see and act on all) ──────
   app.post("/v1/sessions", { schema: routes.openSession, config: cfg(CLIENT, { limit: "body" }) }, async (request, reply) => {
@@ -513,7 +530,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     return runtime.audit.head();
   });
 
-  await registerConsoleRoutes(app, runtime, options.console);
+  await registerConsoleRoutes(app, runtime, { streams, streamBufferBytes }, options.console);
 
   function limitOf(kind: "body" | "bundle"): number {
     return kind === "bundle" ? live.bundleLimit : live.bodyLimit;
@@ -546,6 +563,7 @@ interface CompiledSettings {
   bodyLimit: number;
   bundleLimit: number;
   allowlist: ReadonlySet<string>;
+  streams: StreamLimits;
 }
 
 function compileSettings(settings: LiveSettings): CompiledSettings {
@@ -554,6 +572,10 @@ function compileSettings(settings: LiveSettings): CompiledSettings {
     bodyLimit: Math.min(settings.limits.body_bytes, BODY_CEILING),
     bundleLimit: Math.min(settings.limits.bundle_bytes + BUNDLE_ENVELOPE_BYTES, BODY_CEILING),
     allowlist: new Set(settings.sessionHookAllowlist),
+    streams: {
+      streamsPerPrincipal: settings.limits.streams_per_principal ?? DEFAULT_STREAM_LIMITS.streamsPerPrincipal,
+      bufferBytes: settings.limits.stream_buffer_bytes ?? DEFAULT_STREAM_LIMITS.bufferBytes,
+    },
   };
 }
 

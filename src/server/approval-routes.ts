@@ -3,50 +3,50 @@
  * `POST /v1/approvals/{id}` and the server-sent events of `GET /v1/approvals/stream`.
  *
  * ```
- *  runtime.approvals "approval" ─▶ per client: may it see the approval? (owner or operator) ─▶ session filter
- *                               ─▶ socket writable? write : queue (≤ bufferEvents) ─ full ⇒ the stream ends
+ *  runtime.approvals "approval" ─▶ per stream: may it read the approval? (owner, its approver, operator) ─▶ session filter
+ *                               ─▶ fits limits.stream_buffer_bytes unsent? send : `event: end` (slow_consumer), stream closed
  *  on connect: `hello`, then every pending approval it may see as `new`; idle: a `:` heartbeat comment
  * ```
  * A client that falls behind is disconnected rather than silently missing a decision: on reconnect it
- * gets the pending approvals again. Who may see what is the runtime's rule (src/pipeline/access.ts):
- * another client's approval is 404 here and never appears on its stream.
+ * gets the pending approvals again. Who may see and decide is the runtime's rule
+ * (src/pipeline/access.ts): another client's approval is 404 here and never appears on its stream;
+ * deciding needs an operator or an approver token (the client whose agent asked never decides).
  */
-import { openEventStream } from "./sse.js";
+import { slowConsumerEvent, type EventStreams } from "./sse.js";
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from "fastify";
 import type { Role } from "./auth.js";
-import type { Principal, Runtime } from "../index.js";
+import { mayReadApproval, type Principal, type Runtime } from "../index.js";
 import { routes } from "./schemas.js";
 
 interface Helpers {
   cfg(roles: readonly Role[] | null, extra?: { limit?: "body" | "bundle" }): object;
   principalOf(request: FastifyRequest): { principal: Principal };
+  /** The server's event-stream registry (per-principal cap, unsent-bytes bound). */
+  streams: EventStreams;
+  /** limits.stream_buffer_bytes now (for the `hello` and `end` events). */
+  streamBufferBytes(): number;
 }
 
 export interface ApprovalStreamSettings {
-  /** Events queued for a client whose socket is not draining; one more ends its stream. */
-  bufferEvents: number;
   /** A comment line this often keeps proxies from closing an idle stream. */
   heartbeatMs: number;
 }
 
-export const DEFAULT_APPROVAL_STREAM: ApprovalStreamSettings = { bufferEvents: 256, heartbeatMs: 15_000 };
+export const DEFAULT_APPROVAL_STREAM: ApprovalStreamSettings = { heartbeatMs: 15_000 };
 
-const BOTH = ["operator", "client"] as const;
-
-/** Same rule as src/pipeline/access.ts `maySee`: operators see all; a client only what it owns. */
-function maySee(owner: string | null, principal: Principal): boolean {
-  return principal.role === "operator" || (owner !== null && owner === principal.id);
-}
+/** Reading: the session's owner, an approver for it, operators. Deciding: an approver for it, operators. */
+const READERS = ["operator", "approver", "client"] as const;
+const DECIDERS = ["operator", "approver"] as const;
 
 /**
  * @example
  * ```ts
- * registerApprovalRoutes(app, runtime, { cfg, principalOf });
+ * registerApprovalRoutes(app, runtime, { cfg, principalOf, streams, streamBufferBytes });
  * ```
  */
-export function registerApprovalRoutes(app: FastifyInstance, runtime: Runtime, { cfg, principalOf }: Helpers, stream: Partial<ApprovalStreamSettings> = {}): void {
+export function registerApprovalRoutes(app: FastifyInstance, runtime: Runtime, { cfg, principalOf, streams, streamBufferBytes }: Helpers, stream: Partial<ApprovalStreamSettings> = {}): void {
   const settings: ApprovalStreamSettings = { ...DEFAULT_APPROVAL_STREAM, ...stream };
-  const config = cfg(BOTH) as FastifyContextConfig;
+  const config = cfg(READERS) as FastifyContextConfig;
 
   app.get("/v1/approvals", { schema: routes.listApprovals, config }, async (request) => {
     const query = request.query as { session?: string; state?: "pending" | "granted" | "denied" | "expired" };
@@ -55,10 +55,12 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: Runtime, {
 
   app.get("/v1/approvals/:id", { schema: routes.getApproval, config }, async (request) => {
     const { id } = request.params as { id: string };
-    return runtime.shared.approvals.get(id, principalOf(request));
+    const { full } = request.query as { full?: 0 | 1 };
+    return runtime.shared.approvals.get(id, { ...principalOf(request), full: full === 1 });
   });
 
-  app.post("/v1/approvals/:id", { schema: routes.decideApproval, config: cfg(BOTH, { limit: "body" }) as FastifyContextConfig }, async (request) => {
+  // SECURITY: a client token never decides (FORBIDDEN before the approval is looked up): its agent asked.
+  app.post("/v1/approvals/:id", { schema: routes.decideApproval, config: cfg(DECIDERS, { limit: "body" }) as FastifyContextConfig }, async (request) => {
     const { id } = request.params as { id: string };
     const { decision } = request.body as { decision: string };
     const decided = await runtime.approvals.decide(id, decision, principalOf(request));
@@ -71,35 +73,37 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: Runtime, {
     const approvals = runtime.approvals;
     const { principal } = principalOf(request);
     const { session } = request.query as { session?: string };
-    const res = openEventStream(request, reply);
+    // STREAM_LIMIT (429) here, before anything is sent or subscribed.
+    const out = streams.open(request, reply, principal.id);
+    const limit = streamBufferBytes();
     let ended = false;
-    const out = boundedWriter(res, settings.bufferEvents, () => end("overflow"));
-    const write = (text: string): void => {
-      if (!ended) out.write(text);
-    };
     const send = (type: string, approval: { id: string }): void => {
+      if (ended) return;
       // SECURITY: JSON.stringify never emits a raw newline: one `data:` line carries the whole approval.
-      write(`event: ${type}\nid: ${approval.id}\ndata: ${JSON.stringify(approval)}\n\n`);
+      if (!out.send(`event: ${type}\nid: ${approval.id}\ndata: ${JSON.stringify(approval)}\n\n`)) {
+        // Behind by more than the bound: closed with a last event rather than silently missing a decision.
+        end("slow consumer", slowConsumerEvent(out.unsentBytes(), limit, "get the pending approvals again"));
+      }
     };
-    const wants = (a: { owner: string | null; session: string }) => maySee(a.owner, principal) && (session === undefined || a.session === session);
+    const wants = (a: { owner: string | null; session: string }) => mayReadApproval(a.owner, principal) && (session === undefined || a.session === session);
     const unsubscribe = approvals.on("approval", (event) => {
       if (wants(event.approval)) send(event.type, event.approval);
     });
     const heartbeat = setInterval(() => {
-      if (!out.blocked) write(": heartbeat\n\n");
+      if (!ended && out.unsentBytes() === 0) out.send(": heartbeat\n\n");
     }, settings.heartbeatMs).unref();
     const client = { end: () => end("server closing") };
-    function end(why: string): void {
+    function end(why: string, last?: string): void {
       if (ended) return;
       ended = true;
       clearInterval(heartbeat);
       unsubscribe();
       clients.delete(client);
-      request.log.info({ principal: principal.id, why }, "approval stream closed");
-      if (!res.writableEnded) res.end();
+      request.log.info({ principal: principal.id, why, unsent_bytes: out.unsentBytes() }, "approval stream closed");
+      out.end(last);
     }
     clients.add(client);
-    write(`event: hello\ndata: ${JSON.stringify({ principal: principal.id, session: session ?? null, buffer_events: settings.bufferEvents, heartbeat_ms: settings.heartbeatMs })}\n\n`);
+    out.send(`event: hello\ndata: ${JSON.stringify({ principal: principal.id, session: session ?? null, buffer_bytes: limit, heartbeat_ms: settings.heartbeatMs })}\n\n`);
     // The pending ones now (from the shared store with `store: redis`, so the list is a round trip).
     runtime.shared.approvals.list({ ...(session !== undefined ? { session } : {}), state: "pending", principal }).then(
       (pending) => {
@@ -111,8 +115,8 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: Runtime, {
       },
     );
     // The response's close, not the request's: a GET request "closes" as soon as its (empty) body is read.
-    res.on("close", () => end("client closed"));
-    res.on("error", () => end("socket error"));
+    out.res.on("close", () => end("client closed"));
+    out.res.on("error", () => end("socket error"));
   });
 
   // An open stream is never idle: end them all before the server waits for its connections.
@@ -120,46 +124,4 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: Runtime, {
     for (const client of [...clients]) client.end();
     done();
   });
-}
-
-interface Sink {
-  write(chunk: string): boolean;
-  once(event: "drain", listener: () => void): unknown;
-  readonly writableEnded: boolean;
-}
-
-/**
- * Writes to a socket; while it is not draining, up to `bufferEvents` events wait in order. One more
- * calls `overflow` (the route ends the stream) and is not queued: memory per client stays bounded.
- * Exported for its unit test (no sockets needed).
- */
-export function boundedWriter(sink: Sink, bufferEvents: number, overflow: () => void) {
-  const queue: string[] = [];
-  const state = {
-    blocked: false,
-    get queued(): number {
-      return queue.length;
-    },
-    write(text: string): void {
-      if (sink.writableEnded) return;
-      if (state.blocked) {
-        // SECURITY: bounded per client: a reader that stops reading is cut off, not buffered for.
-        if (queue.length >= bufferEvents) {
-          queue.length = 0;
-          overflow();
-          return;
-        }
-        queue.push(text);
-        return;
-      }
-      if (!sink.write(text)) {
-        state.blocked = true;
-        sink.once("drain", () => {
-          state.blocked = false;
-          while (!state.blocked && queue.length > 0) state.write(queue.shift()!);
-        });
-      }
-    },
-  };
-  return state;
 }

@@ -6,26 +6,32 @@ import { createHash, hash, randomBytes, timingSafeEqual } from "node:crypto";
 import { VcpError } from "../index.js";
 
 /**
- * operator: bundles, audit, status, metrics, and every session; client: its own sessions and events;
- * metrics: GET /metrics only (a Prometheus scraper's token, which can change and read nothing else).
+/**
+ * `operator`: bundles, audit, status, metrics, every session and approval. `client`: its own sessions
+ * and events, and reads its own approvals. `approver`: sees and decides approvals (of the clients in
+ * `approves`, or every client's), nothing else — the human's token, never the agent's. `metrics`:
+ * GET /metrics only (a Prometheus scraper's token, which can change and read nothing else).
  */
-export type Role = "operator" | "client" | "metrics";
+export type Role = "operator" | "client" | "approver" | "metrics";
 
 /** Every role, as `auth[].role` and `vcp-hooks token --role` accept them. */
-export const ROLES: readonly Role[] = ["operator", "client", "metrics"];
+export const ROLES: readonly Role[] = ["operator", "client", "approver", "metrics"];
 
 /** The prefix of a generated token, so a leaked one says what it opens. */
-const TOKEN_PREFIX: Readonly<Record<Role, string>> = { operator: "op", client: "cl", metrics: "mt" };
+const TOKEN_PREFIX: Readonly<Record<Role, string>> = { operator: "op", client: "cl", approver: "ap", metrics: "mt" };
 
 export interface AuthEntry {
   readonly id: string;
   readonly role: Role;
   readonly token_sha256: string;
+  /** `approver` only: the client principal ids whose approvals it sees and decides; absent: every client's. */
+  readonly approves?: readonly string[] | undefined;
 }
 
 export interface AuthPrincipal {
   readonly id: string;
   readonly role: Role;
+  readonly approves?: readonly string[] | undefined;
 }
 
 /** sha256 hex of a token: what `auth[].token_sha256` holds. */
@@ -49,7 +55,7 @@ export interface Authenticator {
 }
 
 export function createAuthenticator(entries: readonly AuthEntry[]): Authenticator {
-  const table = entries.map((e) => ({ id: e.id, role: e.role, hash: Buffer.from(e.token_sha256, "hex") }));
+  const table = entries.map((e) => ({ id: e.id, role: e.role, approves: e.approves, hash: Buffer.from(e.token_sha256, "hex") }));
   return {
     size: table.length,
     authenticate(header) {
@@ -69,7 +75,7 @@ export function createAuthenticator(entries: readonly AuthEntry[]): Authenticato
         if (timingSafeEqual(presented, entry.hash) && found === undefined) found = entry;
       }
       if (found === undefined) throw new VcpError("UNAUTHENTICATED", "the bearer token matches no configured principal");
-      return { id: found.id, role: found.role };
+      return { id: found.id, role: found.role, ...(found.approves !== undefined ? { approves: found.approves } : {}) };
     },
   };
 }

@@ -5,7 +5,7 @@
  * ```
  *  runtime "chain.completed" ─▶ filter (session, bundle, outcome: the client's query)
  *                             ─▶ token bucket, `maxEventsPerSecond` per client ─ over it ⇒ sampled_out++
- *                             ─▶ socket writable? write : queue (≤ bufferEvents) ─ full ⇒ dropped++
+ *                             ─▶ fits limits.stream_buffer_bytes unsent (server/sse.ts)? send : dropped++
  *  every statsMs: `event: stats` {sent, sampled_out, dropped}; every heartbeatMs: a `:` comment line
  * ```
  *
@@ -14,7 +14,7 @@
  * anything from outside the server. The page itself needs no token to load; every API call it makes
  * sends the operator token (kept in sessionStorage) in the Authorization header, never in a URL.
  */
-import { openEventStream } from "./sse.js";
+import type { EventStream, EventStreams } from "./sse.js";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, extname, join, resolve } from "node:path";
@@ -30,18 +30,22 @@ export interface ConsoleOptions {
   stream?: Partial<StreamSettings>;
 }
 
+/** What the server hands the console routes: its event-stream registry and the live byte bound. */
+export interface ConsoleStreams {
+  streams: EventStreams;
+  streamBufferBytes(): number;
+}
+
 export interface StreamSettings {
   /** Chains sent per second per client before it samples (the rest are counted as `sampled_out`). */
   maxEventsPerSecond: number;
-  /** Serialized events queued for a client whose socket is not draining; beyond that they are `dropped`. */
-  bufferEvents: number;
   /** A comment line this often keeps proxies from closing an idle stream. */
   heartbeatMs: number;
   /** How often the `stats` event reports the client's counters. */
   statsMs: number;
 }
 
-export const DEFAULT_STREAM_SETTINGS: StreamSettings = { maxEventsPerSecond: 50, bufferEvents: 256, heartbeatMs: 15_000, statsMs: 1_000 };
+export const DEFAULT_STREAM_SETTINGS: StreamSettings = { maxEventsPerSecond: 50, heartbeatMs: 15_000, statsMs: 1_000 };
 
 /** Serialized events larger than this are sent without their annotations and diffs (marked `_truncated`). */
 const MAX_EVENT_BYTES = 64 * 1024;
@@ -69,10 +73,10 @@ const PUBLIC = { roles: null } as const;
  *
  * @example
  * ```ts
- * await registerConsoleRoutes(app, runtime, { securityReportDir: "bench/reports/sandbox" });
+ * await registerConsoleRoutes(app, runtime, { streams, streamBufferBytes }, { securityReportDir: "bench/reports/sandbox" });
  * ```
  */
-export async function registerConsoleRoutes(app: FastifyInstance, runtime: Runtime, options: ConsoleOptions = {}): Promise<void> {
+export async function registerConsoleRoutes(app: FastifyInstance, runtime: Runtime, { streams, streamBufferBytes }: ConsoleStreams, options: ConsoleOptions = {}): Promise<void> {
   const assets = loadAssets(options.assetsDir ?? defaultAssetsDir());
   const reportDir = resolve(options.securityReportDir ?? join("bench", "reports", "sandbox"));
   const settings: StreamSettings = { ...DEFAULT_STREAM_SETTINGS, ...options.stream };
@@ -161,8 +165,10 @@ export async function registerConsoleRoutes(app: FastifyInstance, runtime: Runti
     },
     (request, reply) => {
       const filter = request.query as StreamFilter;
-      const res = openEventStream(request, reply);
-      const client = new StreamClient(res, filter, settings);
+      // STREAM_LIMIT (429) here, before anything is sent or subscribed.
+      const out = streams.open(request, reply, request.principal!.id);
+      const res = out.res;
+      const client = new StreamClient(out, filter, settings, streamBufferBytes());
       clients.add(client);
       unsubscribe ??= runtime.on!("chain.completed", onChain);
       client.hello();
@@ -196,16 +202,10 @@ interface StreamFilter {
   outcome?: string;
 }
 
-interface Writable {
-  write(chunk: string): boolean;
-  end(): void;
-  once(event: "drain", listener: () => void): unknown;
-  readonly writableEnded: boolean;
-}
-
 /**
- * One stream client: its filter, token bucket, queue and counters. Exported for the unit test of
- * sampling and dropping (no sockets needed).
+ * One stream client: its filter, token bucket and counters; what it sends goes through the stream's
+ * unsent-bytes bound (server/sse.ts). Exported for the unit test of sampling and dropping (no
+ * sockets needed).
  */
 export class StreamClient {
   sent = 0;
@@ -213,15 +213,14 @@ export class StreamClient {
   dropped = 0;
   private tokens: number;
   private refilledAt: number;
-  private readonly queue: string[] = [];
-  private blocked = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private lastStats = "";
 
   constructor(
-    private readonly out: Writable,
+    private readonly out: Pick<EventStream, "send" | "unsentBytes" | "end">,
     private readonly filter: StreamFilter,
     private readonly settings: StreamSettings,
+    private readonly bufferBytes: number,
     private readonly now: () => number = () => performance.now(),
   ) {
     this.tokens = settings.maxEventsPerSecond;
@@ -229,10 +228,10 @@ export class StreamClient {
   }
 
   hello(): void {
-    this.write(`event: hello\ndata: ${JSON.stringify({ max_events_per_second: this.settings.maxEventsPerSecond, buffer_events: this.settings.bufferEvents, filter: this.filter })}\n\n`);
-    // A blocked client gets no heartbeat: it has data waiting already, and nothing piles up behind it.
+    this.out.send(`event: hello\ndata: ${JSON.stringify({ max_events_per_second: this.settings.maxEventsPerSecond, buffer_bytes: this.bufferBytes, filter: this.filter })}\n\n`);
+    // A client that is behind gets no heartbeat: it has data waiting already, and nothing piles up behind it.
     const beat = (): void => {
-      if (!this.blocked) this.write(": heartbeat\n\n");
+      if (this.out.unsentBytes() === 0) this.out.send(": heartbeat\n\n");
     };
     this.timers.push(setInterval(beat, this.settings.heartbeatMs).unref());
     this.timers.push(setInterval(() => this.stats(), this.settings.statsMs).unref());
@@ -260,44 +259,23 @@ export class StreamClient {
     return true;
   }
 
+  /** One decision: sent when it fits the stream's unsent-bytes bound, else dropped and counted. */
   push(wire: string): void {
-    if (this.blocked) {
-      if (this.queue.length >= this.settings.bufferEvents) this.dropped++;
-      else this.queue.push(wire);
-      return;
-    }
-    this.sent++;
-    this.write(wire);
+    if (this.out.send(wire)) this.sent++;
+    else this.dropped++;
   }
 
-  /** Counters as an SSE event, sent only when they changed (a quiet stream stays quiet). */
+  /** Counters as an SSE event, sent only when they changed (a quiet stream stays quiet) and the reader keeps up. */
   stats(): void {
-    if (this.blocked) return;
-    const text = JSON.stringify({ sent: this.sent, sampled_out: this.sampledOut, dropped: this.dropped, queued: this.queue.length });
+    if (this.out.unsentBytes() > 0) return;
+    const text = JSON.stringify({ sent: this.sent, sampled_out: this.sampledOut, dropped: this.dropped });
     if (text === this.lastStats) return;
-    this.lastStats = text;
-    this.write(`event: stats\ndata: ${text}\n\n`);
-  }
-
-  private write(text: string): void {
-    if (this.out.writableEnded) return;
-    if (!this.out.write(text) && !this.blocked) {
-      this.blocked = true;
-      this.out.once("drain", () => this.drain());
-    }
-  }
-
-  private drain(): void {
-    this.blocked = false;
-    while (!this.blocked && this.queue.length > 0) {
-      this.sent++;
-      this.write(this.queue.shift()!);
-    }
+    if (this.out.send(`event: stats\ndata: ${text}\n\n`)) this.lastStats = text;
   }
 
   end(): void {
     this.close();
-    if (!this.out.writableEnded) this.out.end();
+    this.out.end();
   }
 
   close(): void {

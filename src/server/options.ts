@@ -3,7 +3,8 @@
  * what a SIGHUP reload may change.
  *
  * Reloadable live (applied to the next request, no restart):
- *   auth (tokens), limits.body_bytes, log_level; and, in the narrowing direction only,
+ *   auth (tokens), limits.body_bytes, limits.streams_per_principal and limits.stream_buffer_bytes (new
+ *   streams), log_level; and, in the narrowing direction only,
  *   limits.bundle_bytes (the HTTP body cap is live; the runtime's code cap stays at its start value,
  *   so raising it needs a restart) and session_hook_allowlist (the server checks the live list
  *   before the runtime checks its start-time list: removals are live, additions need a restart).
@@ -17,7 +18,7 @@ import { isDeepStrictEqual } from "node:util";
 import { configVersionOf, VcpError, type ResolvedConfig, type StoreOptions } from "../index.js";
 import type { LiveSettings } from "./app.js";
 
-export const LIVE_FIELDS = ["auth", "limits.body_bytes", "limits.bundle_bytes", "session_hook_allowlist", "log_level"] as const;
+export const LIVE_FIELDS = ["auth", "limits.body_bytes", "limits.bundle_bytes", "limits.streams_per_principal", "limits.stream_buffer_bytes", "session_hook_allowlist", "log_level"] as const;
 
 /** Fields that are read once at start. */
 export const RESTART_FIELDS = [
@@ -51,7 +52,7 @@ export const RESTART_FIELDS = [
 export function liveSettingsFor(config: ResolvedConfig): LiveSettings {
   return {
     auth: config.auth,
-    limits: { body_bytes: config.limits.body_bytes, bundle_bytes: config.limits.bundle_bytes },
+    limits: { body_bytes: config.limits.body_bytes, bundle_bytes: config.limits.bundle_bytes, streams_per_principal: config.limits.streams_per_principal, stream_buffer_bytes: config.limits.stream_buffer_bytes },
     sessionHookAllowlist: config.session_hook_allowlist,
   };
 }
@@ -86,6 +87,7 @@ export function storeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv =
     maxBackoffMs: store.max_backoff_ms,
     heartbeatMs: store.heartbeat_ms,
     reconcileMs: store.reconcile_ms,
+    uploadWaitMs: store.upload_wait_ms,
   };
 }
 
@@ -125,12 +127,14 @@ export function runtimeSettingsFor(config: ResolvedConfig) {
     conflictStrategy: config.conflict_strategy,
     redactKeys: [...config.redact_keys],
     inputLimits: { maxDepth: config.limits.json_depth, maxBytes: config.limits.input_bytes },
-    audit: { path: config.audit.path, fsync: config.audit.fsync, rotateBytes: config.audit.rotate_bytes, groupCommitMs: config.audit.group_commit_ms, redactKeys: [...config.redact_keys] },
+    audit: { path: config.audit.path, fsync: config.audit.fsync, rotateBytes: config.audit.rotate_bytes, groupCommitMs: config.audit.group_commit_ms, maxChainBytes: config.audit.max_chain_bytes, redactKeys: [...config.redact_keys] },
     sandbox: {
       threads: config.pool.threads,
       maxQueue: config.pool.max_queue,
+      startTimeoutMs: config.pool.start_timeout_ms,
       limits: {
         isolateMemoryMb: config.pool.isolate_memory_mb,
+        loadTimeoutMs: config.pool.load_timeout_ms,
         resultBytes: config.limits.result_bytes,
         codeBytes: config.limits.bundle_bytes,
         annotationBytesPerHook: config.limits.annotation_bytes_per_hook,

@@ -83,6 +83,17 @@ const installed = {
   ...object({
     ...BundleInfoSchema.properties,
     unchanged: { type: "boolean", description: "true: the uploaded digest was already installed, nothing changed (200); false: a new revision is live (201)" },
+    replicas: {
+      ...object(
+        {
+          accepted: { ...stringArray, description: "replica ids that run this revision (this one included)" },
+          refused: { type: "array", items: object({ replica: { type: "string" }, code: { type: "string" }, message: { type: "string" } }, { required: ["replica", "code", "message"] }), description: "replicas that refused it, e.g. SIGNATURE_INVALID when their keyring does not trust its signer; each is not ready until it runs the active revision" },
+          pending: { ...stringArray, description: "live replicas that had said neither within store.upload_wait_ms" },
+        },
+        { required: ["accepted", "refused", "pending"] },
+      ),
+      description: "Only with store.kind redis: what every live replica did with this revision, collected for up to store.upload_wait_ms",
+    },
   }),
   required: [...BundleInfoSchema.required, "unchanged"],
 } as const;
@@ -260,7 +271,10 @@ export const ApprovalSchema = {
     event: { type: "string" },
     chain_id: nullableString,
     hook: { type: "string" },
-    prompt: { type: "string", description: "The hook's text: show it as text, never as markup" },
+    prompt: { type: "string", description: "The hook's text, clipped to 4,096 characters (`prompt_truncated`); `GET /v1/approvals/{id}?full=1` has it whole while pending. Show it as text, never as markup" },
+    prompt_sha256: { type: "string", description: "Hex SHA-256 of the full prompt: what \"allow always\" remembers" },
+    prompt_chars: { type: "integer", description: "Length of the full prompt (UTF-16 code units)" },
+    prompt_truncated: { type: "boolean", description: "`prompt` is not the whole prompt" },
     options: stringArray,
     default: { type: "string", enum: ["allow", "deny"] },
     timeout_s: { type: "number" },
@@ -285,7 +299,8 @@ const sessionParams = { type: "object", required: ["id"], properties: { id: { ty
 /** Session ids are per owner: an operator names a client's session with `owner` (clients' `owner` is ignored). */
 const OWNER = { type: "string", minLength: 1, maxLength: 256, description: "operators: the principal id that opened the session (needed when two owners use the same session id)" } as const;
 const ownerQuery = { type: "object", additionalProperties: false, properties: { owner: OWNER } } as const;
-const security = (role: "operator" | "client" | "any") => [{ [role === "any" ? "bearer" : role]: [] }];
+/** One requirement per role that may call (OpenAPI: any one of them suffices). */
+const security = (...roles: Array<"operator" | "client" | "approver" | "any">) => roles.map((role) => ({ [role === "any" ? "bearer" : role]: [] }));
 
 const contextOverrides = { context: contextRef, constitution: constitutionRef };
 /**
@@ -344,10 +359,14 @@ export const routes = withOperationIds({
   healthz: { tags: ["ops"], summary: "Liveness", security: [], response: { 200: object({ status: { type: "string" } }), ...errors() } },
   readyz: {
     tags: ["ops"],
-    summary: "Readiness: 200 when chains can run now; 503 while draining or while the sandbox host restarts",
+    summary: "Readiness: 200 when chains can run now; 503 while draining, while the sandbox host restarts, or (store.kind redis) while this replica refuses the active revision of a bundle",
     security: [],
-    // 503 is either "not ready" ({ status }) or, once draining has begun, the SHUTTING_DOWN error.
-    response: { 200: object({ status: { type: "string" } }), 500: { $ref: "VcpError500#" }, 503: { anyOf: [object({ status: { type: "string", enum: ["draining", "sandbox_starting"] } }, { required: ["status"] }), { $ref: "VcpError503#" }] } },
+    // 503 is either "not ready" ({ status, reason? }) or, once draining has begun, the SHUTTING_DOWN error.
+    response: {
+      200: object({ status: { type: "string" } }),
+      500: { $ref: "VcpError500#" },
+      503: { anyOf: [object({ status: { type: "string", enum: ["draining", "sandbox_starting", "revision_refused"] }, reason: { type: "string" } }, { required: ["status"] }), { $ref: "VcpError503#" }] },
+    },
   },
   metrics: { tags: ["ops"], summary: "Prometheus metrics (text exposition format)", description: "An operator token, or a metrics token (which reads this route and nothing else).", security: [...security("operator"), { metrics: [] }], response: { 200: { description: "Prometheus text exposition format 0.0.4", content: { "text/plain": { schema: { type: "string" } } } }, ...errors(...AUTH) } },
   status: {
@@ -453,8 +472,8 @@ export const routes = withOperationIds({
   },
   listApprovals: {
     tags: ["approvals"],
-    summary: "Approvals, oldest first: a client's token sees those of its own sessions, an operator's sees all",
-    security: security("any"),
+    summary: "Approvals, oldest first: a client's token sees those of its own sessions, an approver's those of the clients it approves for, an operator's all",
+    security: security("any", "approver"),
     querystring: {
       type: "object",
       additionalProperties: false,
@@ -464,25 +483,26 @@ export const routes = withOperationIds({
   },
   getApproval: {
     tags: ["approvals"],
-    summary: "One approval (another client's is 404, like a missing one)",
-    security: security("any"),
+    summary: "One approval (another client's is 404, like a missing one); `full=1`: the whole prompt while it is pending",
+    security: security("any", "approver"),
     params: { type: "object", required: ["id"], properties: { id: { type: "string", minLength: 1, maxLength: 64 } } },
+    querystring: { type: "object", additionalProperties: false, properties: { full: { type: "integer", enum: [0, 1], description: "1: `prompt` is the whole prompt (kept while pending, up to 65,536 characters; `prompt_truncated` says whether even that is cut)" } } },
     response: { 200: { $ref: "Approval#" }, ...errors(...AUTH, 404) },
   },
   decideApproval: {
     tags: ["approvals"],
-    summary: "Decide a pending approval: allow, allow once, allow always (any case) grant; anything else denies. Decided or expired: 409, the first decision stands",
-    security: security("any"),
+    summary: "Decide a pending approval (operator or approver token; a client's is 403: its agent asked): allow, allow once, allow always (any case) grant; anything else denies. Decided or expired: 409, the first decision stands",
+    security: security("operator", "approver"),
     params: { type: "object", required: ["id"], properties: { id: { type: "string", minLength: 1, maxLength: 64 } } },
     body: { type: "object", required: ["decision"], additionalProperties: false, properties: { decision: { type: "string", minLength: 1, maxLength: 256 } } },
     response: { 200: { $ref: "Approval#" }, ...errors(...AUTH, ...BODY, 404, 409) },
   },
   streamApprovals: {
     tags: ["approvals"],
-    summary: "Server-sent events: `new`, `decided` and `expired` approvals (a client's token: its own sessions'); the pending ones first, heartbeats while idle",
-    security: security("any"),
+    summary: "Server-sent events: `new`, `decided` and `expired` approvals (a client's token: its own sessions'); the pending ones first, heartbeats while idle; `end` (slow_consumer) before a reader that fell limits.stream_buffer_bytes behind is disconnected. At most limits.streams_per_principal streams per token (429 STREAM_LIMIT)",
+    security: security("any", "approver"),
     querystring: { type: "object", additionalProperties: false, properties: { session: { type: "string", pattern: SESSION_ID } } },
-    response: { 200: { description: "text/event-stream", content: { "text/event-stream": { schema: { type: "string" } } } }, ...errors(...AUTH, 400) },
+    response: { 200: { description: "text/event-stream", content: { "text/event-stream": { schema: { type: "string" } } } }, ...errors(...AUTH, 400, 429) },
   },
   openSession: {
     tags: ["sessions"],

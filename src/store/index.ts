@@ -45,6 +45,8 @@ export interface RedisStoreOptions {
   heartbeatMs?: number;
   /** How often a replica re-reads the shared bundle revision even without a notification. */
   reconcileMs?: number;
+  /** How long an upload's answer waits for the other live replicas to accept or refuse the revision (0: not at all). */
+  uploadWaitMs?: number;
 }
 
 /** `runtime.status().store`. */
@@ -63,7 +65,14 @@ export type StoreStatus =
       /** Every replica seen under this prefix (this one included), as of the last heartbeat. */
       replicas: PeerView[];
       /** This replica's shared bundles: the revision it reconciled to, the newest it has read, what it refused. */
-      bundles?: { revision: number | null; desired_revision: number | null; refused: RefusedRevision[] };
+      bundles?: {
+        revision: number | null;
+        desired_revision: number | null;
+        refused: RefusedRevision[];
+        /** False while this replica refuses the active revision of a bundle (then /readyz answers 503 with `reason`). */
+        ready: boolean;
+        not_ready_reason: string | null;
+      };
     };
 
 /** The store as the runtime's parts see it (created once per runtime by `openSharedStore`). */
@@ -102,6 +111,7 @@ export async function openSharedStore(
     maxBackoffMs: options.maxBackoffMs ?? DEFAULTS.store.max_backoff_ms,
     heartbeatMs: options.heartbeatMs ?? DEFAULTS.store.heartbeat_ms,
     reconcileMs: options.reconcileMs ?? DEFAULTS.store.reconcile_ms,
+    uploadWaitMs: options.uploadWaitMs ?? DEFAULTS.store.upload_wait_ms,
     configVersion: options.configVersion ?? "unversioned",
     version: options.version ?? "unknown",
   };

@@ -7,12 +7,15 @@
  *
  * ```
  *  <prefix>:approval:<id>            JSON { view, pendingKey, alwaysKey }
+ *  <prefix>:approval-prompt:<id>     the whole prompt while pending, when `view.prompt` is clipped
+ *                                    (deleted when settled; expires after the timeout in any case)
  *  <prefix>:approvals                zset id → created (listing; decided ones trimmed to retainDecided)
  *  <prefix>:approvals-pending        zset id → expires_at ms (global limit, the expiry sweep)
  *  <prefix>:approvals-pending-of:<s> set of a session's pending ids (per-session limit)
  *  <prefix>:approvals-pending-of-client:<o> set of a client principal's pending ids, over all its
  *                                    sessions (per-client limit; the embedding application's are not counted)
- *  <prefix>:approvals-always:<s>     set of "hook:prompt" granted "allow always" in the session; expires
+ *  <prefix>:approvals-always:<s>     set of allowAlwaysKey()s (hook + SHA-256 of the full prompt) granted
+ *                                    "allow always" in the session; expires
  *                                    after the implicit session's idle TTL without a grant or a use
  *  <prefix>:approvals-decided        list of decided ids, newest first (retention)
  *  <prefix>:approval-deciding:<id>   a decision being written to the audit log (first one wins)
@@ -24,21 +27,18 @@
 import { randomUUID } from "node:crypto";
 import { VcpError } from "../errors.js";
 import type { Clock, Logger } from "../observe/events.js";
-import { maySee, type SessionPrincipal } from "../pipeline/access.js";
+import { mayReadApproval, type SessionPrincipal } from "../pipeline/access.js";
 import type { AuditTrail } from "../runtime/audit-trail.js";
-import { approvalAuditFailed, approvalAuditRecord, DEFAULT_APPROVAL_LIMITS, isGranting, type ApprovalRecordKind, MAX_DECISION_LENGTH, type Approval, type ApprovalAsk, type ApprovalEvent, type ApprovalLimits, type ApprovalQuery } from "../runtime/approvals.js";
+import {
+  allowAlwaysKey, approvalAuditFailed, approvalAuditRecord, approvalOptions, assertMayDecide, DEFAULT_APPROVAL_LIMITS, describePrompt, isGranting, MAX_DECISION_LENGTH, withFullPrompt,
+  type Approval, type ApprovalAsk, type ApprovalEvent, type ApprovalGetOptions, type ApprovalLimits, type ApprovalQuery, type ApprovalRecordKind,
+} from "../runtime/approvals.js";
 import { segment, luaScript, type SessionRedis } from "./session-redis.js";
 
 const ALLOW_ALWAYS = "allow always";
-const MAX_TEXT = 4096;
-const MAX_OPTIONS = 16;
 const MAX_ALLOW_ALWAYS_PER_SESSION = 256;
 /** A decision's audit write may take this long before another replica may decide or expire it. */
 const DECIDING_MS = 30_000;
-
-function clip(text: string): string {
-  return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
-}
 
 const TRIM = `
 local function trim(decidedKey, indexKey, prefix, retain)
@@ -53,9 +53,10 @@ end
 const REQUEST = luaScript(
   "approval-request",
   "recording an approval",
-  // KEYS: always, pending-of, pending, index, item, decided, pending-of-client. ARGV: cache key, pending JSON,
-  // granted JSON, max per session, max pending, expires ms, created ms, id, retain, item key prefix,
-  // max per client, '1' when the owner is a client principal (counted) or '', allow-always TTL ms or ''.
+  // KEYS: always, pending-of, pending, index, item, decided, pending-of-client, full prompt. ARGV: cache key,
+  // pending JSON, granted JSON, max per session, max pending, expires ms, created ms, id, retain, item key
+  // prefix, max per client, '1' when the owner is a client principal (counted) or '', allow-always TTL ms
+  // or '', the whole prompt when clipped or '', its TTL ms.
   // The order of the checks is the local coordinator's: session, client, runtime.
   `${TRIM}
 if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then
@@ -78,6 +79,7 @@ redis.call('SET', KEYS[5], ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8])
 redis.call('SADD', KEYS[2], ARGV[8])
 if ARGV[12] == '1' then redis.call('SADD', KEYS[7], ARGV[8]) end
+if ARGV[14] ~= '' then redis.call('SET', KEYS[8], ARGV[14], 'PX', ARGV[15]) end
 redis.call('ZADD', KEYS[4], ARGV[7], ARGV[8])
 return 'PENDING'
 `,
@@ -86,9 +88,9 @@ return 'PENDING'
 const UNDO_REQUEST = luaScript(
   "approval-undo-request",
   "withdrawing an unrecorded approval",
-  // KEYS: item, pending, pending-of, index, pending-of-client. ARGV: id.
+  // KEYS: item, pending, pending-of, index, pending-of-client, full prompt. ARGV: id.
   `
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[6])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
@@ -113,7 +115,7 @@ return 'OK'
 const SETTLE = luaScript(
   "approval-settle",
   "settling an approval",
-  // KEYS: item, deciding, pending, pending-of, always, decided, index, pending-of-client. ARGV: settled JSON, id,
+  // KEYS: item, deciding, pending, pending-of, always, decided, index, pending-of-client, full prompt. ARGV: settled JSON, id,
   // allow-always key or '', retain, item key prefix, channel, event JSON, deciding token or '', max always,
   // allow-always TTL ms or ''.
   // → 'OK' or 'SETTLED' (it was settled, or another decision is being written, first).
@@ -124,7 +126,7 @@ local deciding = redis.call('GET', KEYS[2])
 if deciding and deciding ~= ARGV[8] then return 'SETTLED' end
 if (not deciding) and ARGV[8] ~= '' then return 'SETTLED' end
 redis.call('SET', KEYS[1], ARGV[1])
-redis.call('DEL', KEYS[2])
+redis.call('DEL', KEYS[2], KEYS[9])
 redis.call('ZREM', KEYS[3], ARGV[2])
 redis.call('SREM', KEYS[4], ARGV[2])
 redis.call('SREM', KEYS[8], ARGV[2])
@@ -199,6 +201,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
    */
   const clientPendingKey = (owner: string | null) => redis.keys.custom("approvals-pending-of-client", owner ?? "");
   const decidingKey = (id: string) => redis.keys.custom("approval-deciding", id);
+  const promptKey = (id: string) => redis.keys.custom("approval-prompt", id);
   const indexKey = redis.keys.custom("approvals");
   const pendingKey = redis.keys.custom("approvals-pending");
   const decidedKey = redis.keys.custom("approvals-decided");
@@ -240,7 +243,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
   async function visible(id: string, principal: SessionPrincipal | undefined): Promise<Item> {
     const item = typeof id === "string" && id.length <= 128 ? await load(id) : undefined;
     // SECURITY: another client's approval gets the answer an unknown id gets.
-    if (item === undefined || !maySee(item.view.owner, principal)) throw new VcpError("APPROVAL_NOT_FOUND", `no approval '${id}'`, { approval_id: id });
+    if (item === undefined || !mayReadApproval(item.view.owner, principal)) throw new VcpError("APPROVAL_NOT_FOUND", `no approval '${id}'`, { approval_id: id });
     return item;
   }
 
@@ -252,9 +255,9 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
   /** Settle a pending approval in one script (which also publishes it); false when something settled it first. */
   async function settle(item: Item, state: "granted" | "denied" | "expired", decision: string, by: string, at: string, token: string): Promise<Approval | undefined> {
     const view: Approval = { ...item.view, state, decision, decided_by: by, decided_at: at };
-    const always = state === "granted" && decision.trim().toLowerCase() === ALLOW_ALWAYS ? `${view.hook}:${view.prompt}` : "";
+    const always = state === "granted" && decision.trim().toLowerCase() === ALLOW_ALWAYS ? allowAlwaysKey(view) : "";
     const event: ApprovalEvent = { type: state === "expired" ? "expired" : "decided", approval: view };
-    const out = String(await redis.script(SETTLE, [itemKey(view.id), decidingKey(view.id), pendingKey, item.pendingKey, item.alwaysKey, decidedKey, indexKey, clientPendingKey(view.owner)], [
+    const out = String(await redis.script(SETTLE, [itemKey(view.id), decidingKey(view.id), pendingKey, item.pendingKey, item.alwaysKey, decidedKey, indexKey, clientPendingKey(view.owner), promptKey(view.id)], [
       JSON.stringify({ ...item, view }), view.id, always, limits.retainDecided, itemPrefix, channel, JSON.stringify(event), token, MAX_ALLOW_ALWAYS_PER_SESSION, allowAlwaysTtl,
     ]));
     return out === "OK" ? view : undefined;
@@ -306,19 +309,22 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
       const s = sessionSegment({ owner: ask.owner, profile: ask.profile, session: ask.session });
       const now = deps.clock.wallNow();
       const timeoutS = Math.min(Number.isFinite(ask.timeoutS) && ask.timeoutS > 0 ? ask.timeoutS : 300, limits.maxTimeoutS);
+      const prompt = describePrompt(ask.prompt);
       const view: Approval = {
         id: randomUUID(), session: ask.session, owner: ask.owner, profile: ask.profile, event: ask.event, chain_id: ask.chainId ?? null,
-        hook: ask.hook, prompt: clip(ask.prompt), options: ask.options.slice(0, MAX_OPTIONS).map(clip), default: ask.default,
+        hook: ask.hook, ...prompt.view, options: approvalOptions(ask.options), default: ask.default,
         timeout_s: timeoutS, created_at: iso(now), expires_at: iso(now + timeoutS * 1000), state: "pending",
       };
       const item: Item = { view, pendingKey: redis.keys.custom("approvals-pending-of", s), alwaysKey: redis.keys.custom("approvals-always", s) };
       const granted: Approval = { ...view, state: "granted", decision: ALLOW_ALWAYS, decided_by: "allow_always", decided_at: view.created_at };
       // One script: the allow-always cache, the three limits (before anything is created) and the writes.
-      const out = String(await redis.script(REQUEST, [item.alwaysKey, item.pendingKey, pendingKey, indexKey, itemKey(view.id), decidedKey, clientPendingKey(ask.owner)], [
-        `${view.hook}:${view.prompt}`, JSON.stringify(item), JSON.stringify({ ...item, view: granted }), limits.maxPendingPerSession, limits.maxPending,
+      const out = String(await redis.script(REQUEST, [item.alwaysKey, item.pendingKey, pendingKey, indexKey, itemKey(view.id), decidedKey, clientPendingKey(ask.owner), promptKey(view.id)], [
+        allowAlwaysKey(view), JSON.stringify(item), JSON.stringify({ ...item, view: granted }), limits.maxPendingPerSession, limits.maxPending,
         now + timeoutS * 1000, now, view.id, limits.retainDecided, itemPrefix,
         // SECURITY: one client's asks cannot take the whole deployment's pool from the others (counted on every replica).
         limits.maxPendingPerClient, ask.owner !== null ? "1" : "", allowAlwaysTtl,
+        // The whole prompt outlives its approval's timeout by the sweep's slack at most (settling deletes it).
+        prompt.full ?? "", timeoutS * 1000 + DECIDING_MS + 60_000,
       ]));
       if (out.startsWith("LIMIT_SESSION:")) {
         const n = Number(out.slice("LIMIT_SESSION:".length));
@@ -337,7 +343,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
         await auditRecord("approval_request", made);
       } catch (err) {
         // Not recorded ⇒ not asked: nothing half-created stays behind.
-        if (out === "PENDING") await redis.script(UNDO_REQUEST, [itemKey(view.id), pendingKey, item.pendingKey, indexKey, clientPendingKey(ask.owner)], [view.id]).catch(() => undefined);
+        if (out === "PENDING") await redis.script(UNDO_REQUEST, [itemKey(view.id), pendingKey, item.pendingKey, indexKey, clientPendingKey(ask.owner), promptKey(view.id)], [view.id]).catch(() => undefined);
         throw approvalAuditFailed(err, view.id);
       }
       await redis.command("announcing an approval", ["PUBLISH", channel, JSON.stringify({ type: "new", approval: made } satisfies ApprovalEvent)]);
@@ -354,7 +360,7 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
         for (const raw of raws) {
           if (typeof raw !== "string") continue;
           const view = (JSON.parse(raw) as Item).view;
-          if (!maySee(view.owner, query.principal)) continue;
+          if (!mayReadApproval(view.owner, query.principal)) continue;
           if (query.session !== undefined && view.session !== query.session) continue;
           if (query.state !== undefined && view.state !== query.state) continue;
           out.push(view);
@@ -363,12 +369,16 @@ export function createSharedApprovals(deps: SharedApprovalDeps) {
       return out;
     },
 
-    async get(id: string, options: { principal?: SessionPrincipal } = {}): Promise<Approval> {
-      return (await visible(id, options.principal)).view;
+    async get(id: string, options: ApprovalGetOptions = {}): Promise<Approval> {
+      const { view } = await visible(id, options.principal);
+      if (options.full !== true || !view.prompt_truncated || view.state !== "pending") return view;
+      const full = await redis.command(`reading the prompt of approval '${id}'`, ["GET", promptKey(id)]);
+      return withFullPrompt(view, typeof full === "string" ? full : undefined);
     },
 
     async decide(id: string, decision: string, options: { principal?: SessionPrincipal } = {}): Promise<Approval> {
       const item = await visible(id, options.principal);
+      assertMayDecide(item.view, options.principal);
       if (typeof decision !== "string" || decision.trim() === "" || decision.length > MAX_DECISION_LENGTH) {
         throw new VcpError("INVALID_INPUT", `decision: must be a non-empty string of at most ${MAX_DECISION_LENGTH} characters (allow, allow once, allow always grant; anything else denies)`, { field: "decision", rule: "string" });
       }

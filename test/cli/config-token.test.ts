@@ -76,6 +76,28 @@ describe("vcp-hooks token", () => {
   test("refuses an unknown role", async () => {
     const run = await cli(["token", "--role", "root"]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("--role must be one of operator, client, metrics");
+    expect(run.stderr).toContain("--role must be one of operator, client, approver, metrics");
+  });
+
+  test("an approver token for named clients: its printed entry passes config check; approves on another role is refused", async () => {
+    const run = await cli(["token", "--role", "approver", "--id", "alice-human", "--approves", "app-a,app-b"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/vcp_ap_[A-Za-z0-9_-]{43}/);
+    const entry = /- (\{ id: .* \})/.exec(run.stdout)![1]!;
+    expect(entry).toContain('approves: ["app-a","app-b"]');
+    const dir = scratchDir(dirs);
+    const clients = ["app-a", "app-b"].map((id, i) => `  - { id: ${id}, role: client, token_sha256: ${"ab"[i]!.repeat(64)} }\n`).join("");
+    writeFileSync(join(dir, "vcp.yaml"), `auth:\n  - ${entry}\n${clients}`);
+    expect((await cli(["config", "check"], { cwd: dir })).code).toBe(0);
+    // A client id no entry holds is a typo the check names.
+    writeFileSync(join(dir, "vcp.yaml"), `auth:\n  - ${entry}\n${clients.split("\n")[0]}\n`);
+    const typo = await cli(["config", "check"], { cwd: dir });
+    expect(typo.code).toBe(1);
+    expect(typo.stdout).toContain("auth[0].approves[1]");
+    writeFileSync(join(dir, "vcp.yaml"), `auth:\n  - ${entry.replace("role: approver", "role: client")}\n`);
+    const refused = await cli(["config", "check"], { cwd: dir });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain("auth[0].approves");
+    expect((await cli(["token", "--role", "client", "--approves", "x"])).code).toBe(2);
   });
 });

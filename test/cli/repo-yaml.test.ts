@@ -1,6 +1,7 @@
 // `vcp-hooks build --from repo-yaml` and `vcp-hooks hooks list --format repo-yaml` (PROFILES §3.6, §8.8)
 // over the fixture directory test/cli/repo-yaml/hooks (one YAML file per hook, handlers under it).
-import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { createRuntime } from "../../src/index.js";
@@ -67,6 +68,81 @@ describe("build --from repo-yaml", () => {
     expect(error.code).toBe(file === "40_export.yaml" ? "ACTION_NOT_CALLABLE" : "BUILD_FAILED");
     expect(existsSync(out)).toBe(false);
   }, 60_000);
+});
+
+// Issue 24 (review): a FIFO or a huge sparse file named as a module hung the build or cost gigabytes.
+// Every file build and import read is refused before a byte is read unless it is a regular file within
+// its bound (src/bundle/input-file.ts); each case would hang (a FIFO nobody writes) without that, hence
+// the child's kill timer well below the test's timeout.
+describe("files build must not read", () => {
+  const HANG_MS = 30_000;
+  function hooksWith(module: string, make: (path: string) => void): { dir: string; path: string } {
+    const dir = join(scratchDir(dirs), "hooks");
+    cpSync(FIXTURE, dir, { recursive: true });
+    const path = join(dir, "handlers", module);
+    make(path);
+    writeFileSync(join(dir, "40_odd.yaml"), `id: odd\nevent_type: SessionStart\nhandler: { kind: action, module: handlers/${module}, export: run }\n`);
+    return { dir, path };
+  }
+  async function refused(args: string[], path: string, rule: RegExp): Promise<void> {
+    const started = Date.now();
+    const run = await cli([...args, "--json"], { timeoutMs: HANG_MS });
+    expect(run.code, `killed after ${Date.now() - started} ms: ${run.stderr}`).toBe(1);
+    const { error } = JSON.parse(run.stdout) as { error: { code: string; message: string; details: { file: string } } };
+    expect(error.code).toBe("INPUT_FILE_REFUSED");
+    expect(error.message).toContain(path);
+    expect(error.message).toMatch(rule);
+    expect(error.details.file).toBe(path);
+  }
+
+  test("a FIFO as a handler module: refused at once, naming it (it used to hang the build)", async () => {
+    const { dir, path } = hooksWith("pipe.ts", (p) => execFileSync("mkfifo", [p]));
+    await refused(["build", "--from", "repo-yaml", dir, "-o", join(dir, "..", "x.vcpb")], realpathSync(path), /is a FIFO \(named pipe\), not a regular file/);
+    expect(existsSync(join(dir, "..", "x.vcpb"))).toBe(false);
+  }, 60_000);
+
+  test("a 600 MB sparse file as a handler module: refused by its size before it is read (it used to take 3.2 GB)", async () => {
+    const { dir, path } = hooksWith("huge.ts", (p) => execFileSync("truncate", ["-s", "600M", p]));
+    await refused(["build", "--from", "repo-yaml", dir, "-o", join(dir, "..", "x.vcpb")], realpathSync(path), /is 629145600 bytes; at most 16777216/);
+  }, 60_000);
+
+  test("a FIFO named like a hook file: refused, not skipped", async () => {
+    const dir = join(scratchDir(dirs), "hooks");
+    cpSync(FIXTURE, dir, { recursive: true });
+    execFileSync("mkfifo", [join(dir, "40_pipe.yaml")]);
+    await refused(["build", "--from", "repo-yaml", dir, "-o", join(dir, "..", "x.vcpb")], join(dir, "40_pipe.yaml"), /is a FIFO/);
+  }, 60_000);
+
+  test("a hook file that is a symlink out of the directory: refused, naming where it leads", async () => {
+    const dir = join(scratchDir(dirs), "hooks");
+    cpSync(FIXTURE, dir, { recursive: true });
+    const outside = join(dir, "..", "elsewhere.yaml");
+    writeFileSync(outside, "id: elsewhere\nevent_type: SessionStart\nhandler: { kind: action, module: handlers/docs.ts, export: logPrompt }\n");
+    symlinkSync(outside, join(dir, "40_link.yaml"));
+    const run = await cli(["build", "--from", "repo-yaml", dir, "-o", join(dir, "..", "x.vcpb"), "--json"], { timeoutMs: HANG_MS });
+    expect(run.code).toBe(1);
+    const { error } = JSON.parse(run.stdout) as { error: { code: string; message: string } };
+    expect(error.code).toBe("INPUT_FILE_REFUSED");
+    expect(error.message).toMatch(/40_link\.yaml: .*resolves to .*elsewhere\.yaml, outside/);
+  }, 60_000);
+
+  test("a policy directory: a FIFO policy.yaml and a FIFO imported module are refused; so is a FIFO .vcpb to sign", async () => {
+    const policy = scratchDir(dirs);
+    execFileSync("mkfifo", [join(policy, "policy.yaml")]);
+    await refused(["build", policy], join(policy, "policy.yaml"), /is a FIFO/);
+
+    const imports = scratchDir(dirs);
+    mkdirSync(join(imports, "src"));
+    writeFileSync(join(imports, "policy.yaml"), "bundle: pipes\nversion: 1.0.0\ntrust: deployment\nhooks:\n  - { name: h, type: pre_inject, action: run, priority: 50, timeout_ms: 1000 }\n");
+    writeFileSync(join(imports, "src", "index.ts"), 'export { run } from "./pipe.js";\n');
+    execFileSync("mkfifo", [join(imports, "src", "pipe.ts")]);
+    await refused(["build", imports], realpathSync(join(imports, "src", "pipe.ts")), /is a FIFO/);
+
+    const vcpb = join(scratchDir(dirs), "pipe.vcpb");
+    execFileSync("mkfifo", [vcpb]);
+    writeFileSync(join(policy, "..", "keyring.yaml"), "keys: []\n");
+    await refused(["sign", vcpb, "--key", join(policy, "..", "keyring.yaml"), "--key-id", "k"], vcpb, /is a FIFO/);
+  }, 120_000);
 });
 
 describe("hooks list --format repo-yaml", () => {

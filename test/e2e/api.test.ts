@@ -102,7 +102,7 @@ describe("ops routes", () => {
     }
     const inEnums = Object.keys(schemas).filter((k) => /^VcpError\d{3}$/.test(k)).flatMap((k) => schemas[k].properties.error.properties.code.enum);
     expect(inEnums.sort()).toEqual([...errorStatusTable().keys()].sort());
-    expect(schemas.VcpError429.properties.error.properties.code.enum).toEqual(["APPROVAL_LIMIT", "RATE_LIMITED", "SESSION_LIMIT"]);
+    expect(schemas.VcpError429.properties.error.properties.code.enum).toEqual(["APPROVAL_LIMIT", "RATE_LIMITED", "SESSION_LIMIT", "STREAM_LIMIT"]);
     // A route names the statuses it answers, each with its own schema.
     const open = r.body.paths["/v1/sessions"].post.responses;
     expect(Object.keys(open).sort()).toEqual(["201", "400", "401", "403", "409", "413", "415", "429", "500", "503"]);

@@ -1,5 +1,6 @@
 // Approvals over HTTP (PROFILES §3.4, §8.9) on a real server and sandbox: an Amplifier chain that
-// asks; GET /v1/approvals, POST /v1/approvals/{id}, the SSE stream, ?wait_approval=1, the timeout
+// asks; GET /v1/approvals, POST /v1/approvals/{id} (an approver or operator decides; the client whose
+// agent asked never does), the SSE stream and its per-token cap, ?wait_approval=1, the timeout
 // default, another client's token (404), and the audit records. `npm run build` first (the sandbox host).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,6 +12,9 @@ import { bundleCode } from "../support/bundles.js";
 import { call, keys, settings, sha256, signed, TOKENS } from "./helpers.js";
 
 const OTHER = "cl-token-e2e-other-approvals-0123";
+/** The human who answers app's asks, and one who answers only other's. */
+const APPROVER = "ap-token-e2e-approvals-human-0123";
+const OTHER_APPROVER = "ap-token-e2e-approvals-other-0123";
 
 const manifest = {
   bundle: "prod-guard",
@@ -50,7 +54,10 @@ beforeAll(async () => {
         { id: "ops", role: "operator", token_sha256: sha256(TOKENS.operator) },
         { id: "app", role: "client", token_sha256: sha256(TOKENS.client) },
         { id: "other", role: "client", token_sha256: sha256(OTHER) },
+        { id: "app-human", role: "approver", token_sha256: sha256(APPROVER), approves: ["app"] },
+        { id: "other-human", role: "approver", token_sha256: sha256(OTHER_APPROVER), approves: ["other"] },
       ],
+      limits: { body_bytes: 1024 * 1024, bundle_bytes: 5 * 1024 * 1024, streams_per_principal: 3 },
     }),
     approvalStream: { heartbeatMs: 200 },
   });
@@ -123,7 +130,7 @@ async function openStream(token: string, query = "") {
 }
 
 describe("approvals over HTTP", () => {
-  test("an ask answers with approval.id and expires_at; the owner lists and grants it; a second decision is 409 and the first stands", async () => {
+  test("an ask answers with approval.id and expires_at; the owner lists it but may not answer it; its approver grants it; a second decision is 409 and the first stands", async () => {
     const res = await fire("h1");
     expect(res.status).toBe(200);
     expect(res.body.native.action).toBe("ask_user");
@@ -137,9 +144,17 @@ describe("approvals over HTTP", () => {
     expect(mine.body.approvals).toHaveLength(1);
     expect(mine.body.approvals[0]).toMatchObject({ id: approval.id, session: "h1", owner: "app", state: "pending", prompt: "Run rm?" });
 
-    const granted = await call(url, "POST", `/v1/approvals/${approval.id}`, { token: TOKENS.client, body: { decision: "Allow once" } });
+    // The agent's own token: 403, whatever it answers, and the approval stays pending.
+    for (const decision of ["Allow always", "Allow once"]) {
+      const self = await call(url, "POST", `/v1/approvals/${approval.id}`, { token: TOKENS.client, body: { decision } });
+      expect(self.status).toBe(403);
+      expect(self.body.error.code).toBe("FORBIDDEN");
+    }
+    expect((await call(url, "GET", `/v1/approvals/${approval.id}`, { token: TOKENS.client })).body.state).toBe("pending");
+
+    const granted = await call(url, "POST", `/v1/approvals/${approval.id}`, { token: APPROVER, body: { decision: "Allow once" } });
     expect(granted.status).toBe(200);
-    expect(granted.body).toMatchObject({ id: approval.id, state: "granted", decision: "Allow once", decided_by: "app" });
+    expect(granted.body).toMatchObject({ id: approval.id, state: "granted", decision: "Allow once", decided_by: "app-human" });
 
     const again = await call(url, "POST", `/v1/approvals/${approval.id}`, { token: TOKENS.operator, body: { decision: "deny" } });
     expect(again.status).toBe(409);
@@ -148,14 +163,14 @@ describe("approvals over HTTP", () => {
     const after = await call(url, "GET", `/v1/approvals/${approval.id}`, { token: TOKENS.operator });
     expect(after.body).toMatchObject({ state: "granted", decision: "Allow once" });
 
-    const unknown = await call(url, "POST", "/v1/approvals/no-such-approval", { token: TOKENS.client, body: { decision: "allow" } });
+    const unknown = await call(url, "POST", "/v1/approvals/no-such-approval", { token: APPROVER, body: { decision: "allow" } });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.code).toBe("APPROVAL_NOT_FOUND");
-    const bad = await call(url, "POST", `/v1/approvals/${approval.id}`, { token: TOKENS.client, body: {} });
+    const bad = await call(url, "POST", `/v1/approvals/${approval.id}`, { token: APPROVER, body: {} });
     expect(bad.status).toBe(400);
   }, 30_000);
 
-  test("another client's token gets 404 for the approval (get, decide) and an empty list; the operator sees it", async () => {
+  test("another client's token gets 404 for the approval and an empty list (403 to decide, as for any client); another client's approver 404; the operator sees it", async () => {
     const res = await fire("h2");
     const id = res.body.native.approval.id as string;
     const list = await call(url, "GET", "/v1/approvals", { token: OTHER });
@@ -165,8 +180,13 @@ describe("approvals over HTTP", () => {
     expect(get.status).toBe(404);
     expect(get.body.error.code).toBe("APPROVAL_NOT_FOUND");
     const decide = await call(url, "POST", `/v1/approvals/${id}`, { token: OTHER, body: { decision: "allow" } });
-    expect(decide.status).toBe(404);
-    expect(decide.body.error.code).toBe("APPROVAL_NOT_FOUND");
+    expect(decide.status).toBe(403);
+    expect(decide.body.error.code).toBe("FORBIDDEN");
+    expect((await call(url, "GET", "/v1/approvals", { token: OTHER_APPROVER })).body.approvals).toEqual([]);
+    expect((await call(url, "GET", `/v1/approvals/${id}`, { token: OTHER_APPROVER })).status).toBe(404);
+    const foreign = await call(url, "POST", `/v1/approvals/${id}`, { token: OTHER_APPROVER, body: { decision: "allow" } });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.code).toBe("APPROVAL_NOT_FOUND");
     const ops = await call(url, "GET", "/v1/approvals?session=h2", { token: TOKENS.operator });
     expect(ops.body.approvals.map((a: { id: string; state: string }) => [a.id, a.state])).toEqual([[id, "pending"]]);
     // Nothing the other client did changed it; the operator may decide it.
@@ -186,7 +206,7 @@ describe("approvals over HTTP", () => {
 
     const waitingDeny = fire("h3", { prompt: "Drop the table?" }, "?wait_approval=1&answer=native");
     const [second] = await pendingIn("h3");
-    await call(url, "POST", `/v1/approvals/${second!.id}`, { token: TOKENS.client, body: { decision: "Deny" } });
+    await call(url, "POST", `/v1/approvals/${second!.id}`, { token: APPROVER, body: { decision: "Deny" } });
     const deny = await waitingDeny;
     expect(deny.body.action).toBe("deny");
     expect(deny.body.reason).toBe("User denied: Drop the table?");
@@ -198,7 +218,7 @@ describe("approvals over HTTP", () => {
     expect(res.body.native.approval).toMatchObject({ state: "expired", decision: "allow", decided_by: "timeout" });
     const denied = await fire("h4", { timeout_s: 0.3, default: "deny" }, "?wait_approval=1");
     expect(denied.body.native.action).toBe("deny");
-    const late = await call(url, "POST", `/v1/approvals/${denied.body.native.approval.id}`, { token: TOKENS.client, body: { decision: "allow" } });
+    const late = await call(url, "POST", `/v1/approvals/${denied.body.native.approval.id}`, { token: APPROVER, body: { decision: "allow" } });
     expect(late.status).toBe(409);
     expect(late.body.error.code).toBe("APPROVAL_DECIDED");
     expect(late.body.error.details.state).toBe("expired");
@@ -206,7 +226,7 @@ describe("approvals over HTTP", () => {
 
   test("'Allow always' grants the next identical ask of the session at once", async () => {
     const first = await fire("h5");
-    await call(url, "POST", `/v1/approvals/${first.body.native.approval.id}`, { token: TOKENS.client, body: { decision: "allow always" } });
+    await call(url, "POST", `/v1/approvals/${first.body.native.approval.id}`, { token: APPROVER, body: { decision: "allow always" } });
     const second = await fire("h5");
     expect(second.body.native.action).toBe("continue");
     expect(second.body.native.approval).toMatchObject({ state: "granted", decided_by: "allow_always" });
@@ -249,7 +269,7 @@ describe("approvals over HTTP", () => {
     } finally {
       late.close();
     }
-    await call(url, "POST", `/v1/approvals/${id}`, { token: TOKENS.client, body: { decision: "deny" } });
+    await call(url, "POST", `/v1/approvals/${id}`, { token: APPROVER, body: { decision: "deny" } });
   }, 30_000);
 
   test("a closing server answers its waiting requests with the pending ask instead of holding shutdown", async () => {
@@ -263,14 +283,14 @@ describe("approvals over HTTP", () => {
     expect(res.body.native.action).toBe("ask_user");
     expect(res.body.native.approval).toMatchObject({ id: pending!.id, state: "pending" });
     // Still pending and decidable through the server that stays up.
-    const decided = await call(url, "POST", `/v1/approvals/${pending!.id}`, { token: TOKENS.client, body: { decision: "deny" } });
+    const decided = await call(url, "POST", `/v1/approvals/${pending!.id}`, { token: APPROVER, body: { decision: "deny" } });
     expect(decided.body.state).toBe("denied");
   }, 30_000);
 
   test("approvals are in the audit log: the request and the decision, with who decided", async () => {
     const res = await fire("h8");
     const id = res.body.native.approval.id as string;
-    await call(url, "POST", `/v1/approvals/${id}`, { token: TOKENS.client, body: { decision: "allow" } });
+    await call(url, "POST", `/v1/approvals/${id}`, { token: APPROVER, body: { decision: "allow" } });
     const audit = await call(url, "GET", "/v1/audit?session=h8&limit=1000", { token: TOKENS.operator });
     expect(audit.status).toBe(200);
     const records = (audit.body.records as Array<{ kind: string; status: string; owner: string; details: Record<string, unknown>; ts: string }>).filter((r) => r.kind.startsWith("approval_"));
@@ -278,6 +298,49 @@ describe("approvals over HTTP", () => {
       ["approval_request", "pending", "app"],
       ["approval_decision", "granted", "app"],
     ]);
-    expect(records[1]!.details).toMatchObject({ approval_id: id, decision: "allow", decided_by: "app" });
+    expect(records[1]!.details).toMatchObject({ approval_id: id, decision: "allow", decided_by: "app-human" });
+  }, 30_000);
+
+  test("a prompt longer than 4,096 characters is shown clipped and marked; ?full=1 gives the approver all of it", async () => {
+    const prompt = `Run echo ${"a".repeat(5000)} && rm -rf ~?`;
+    const res = await fire("h10", { prompt });
+    const shown = res.body.native.approval;
+    expect(shown).toMatchObject({ prompt_truncated: true, prompt_chars: prompt.length, prompt_sha256: sha256(prompt) });
+    expect(shown.prompt).not.toContain("rm -rf");
+    const listed = await call(url, "GET", "/v1/approvals?session=h10", { token: APPROVER });
+    expect(listed.body.approvals[0]).toMatchObject({ prompt_truncated: true, prompt_sha256: sha256(prompt) });
+    const full = await call(url, "GET", `/v1/approvals/${shown.id}?full=1`, { token: APPROVER });
+    expect(full.status).toBe(200);
+    expect(full.body).toMatchObject({ prompt, prompt_truncated: false });
+    await call(url, "POST", `/v1/approvals/${shown.id}`, { token: APPROVER, body: { decision: "deny" } });
+  }, 30_000);
+
+  test("a token may hold limits.streams_per_principal streams (here 3); one more is 429 STREAM_LIMIT, other tokens are not affected, and a closed one frees its place", async () => {
+    // Streams closed by earlier tests are released when the server sees their sockets close.
+    const openWhenFree = async (token: string) => {
+      let stream = await openStream(token);
+      for (let i = 0; i < 100 && stream.status === 429; i++) {
+        stream.close();
+        await new Promise((r) => setTimeout(r, 20));
+        stream = await openStream(token);
+      }
+      return stream;
+    };
+    const mine = [await openWhenFree(TOKENS.client), await openWhenFree(TOKENS.client), await openWhenFree(TOKENS.client)];
+    try {
+      for (const s of mine) expect(s.status).toBe(200);
+      const refused = await call(url, "GET", "/v1/approvals/stream", { token: TOKENS.client });
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toMatchObject({ code: "STREAM_LIMIT", details: { limit: 3, open: 3 } });
+      const operator = await openStream(TOKENS.operator);
+      expect(operator.status).toBe(200);
+      operator.close();
+      mine.pop()!.close();
+      const again = await openWhenFree(TOKENS.client);
+      mine.push(again);
+      expect(again.status).toBe(200);
+    } finally {
+      for (const s of mine) s.close();
+    }
   }, 30_000);
 });

@@ -72,6 +72,17 @@ describe("deploy/k8s manifests", () => {
     expect(container.startupProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
   });
 
+  test("the startupProbe outwaits pool.start_timeout_ms, so a slow start on a busy node is retried, not restarted", () => {
+    const tokens = { VCP_OPERATOR_TOKEN: `vcp_op_${"o".repeat(43)}`, VCP_CLIENT_TOKEN: `vcp_cl_${"c".repeat(43)}`, VCP_REDIS_URL: "redis://redis:6379/0" };
+    const config = withEnv(tokens, () => resolveConfig(YAML.parse(configMap.data["vcp.yaml"]) as Obj, "/etc/vcp-hooks/config"));
+    const probe = container.startupProbe;
+    const windowMs = ((probe.initialDelaySeconds ?? 0) + probe.periodSeconds * probe.failureThreshold) * 1000;
+    // 30 s for the rest of a start: config, Redis connection, audit log, listen.
+    expect(windowMs).toBeGreaterThanOrEqual(config.pool.start_timeout_ms + 30_000);
+    // Each probe may take a while to be answered on that busy node.
+    expect(probe.timeoutSeconds ?? 1).toBeGreaterThanOrEqual(3);
+  });
+
   test("non-root, read-only root, no privilege escalation, no capabilities, no API token, bounded resources", () => {
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: "RuntimeDefault" } });
     expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, privileged: false, capabilities: { drop: ["ALL"] } });

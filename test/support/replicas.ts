@@ -47,8 +47,11 @@ export interface Replica {
   kill9(): Promise<void>;
   /** SIGTERM and wait: a graceful stop. */
   stop(): Promise<void>;
-  /** Start again (same data directory and replica id), after a stop or kill. */
-  start(): Promise<void>;
+  /**
+   * Start again (same data directory and replica id), after a stop or kill. Resolves once /readyz
+   * answers 200, or with `{ ready: false }` once it serves (a replica expected not to be ready).
+   */
+  start(options?: { ready?: boolean }): Promise<void>;
 }
 
 export interface ReplicaSetOptions {
@@ -64,7 +67,7 @@ export interface ReplicaSetOptions {
   /** The deployment signing key (key_id `ops`); default: a fresh one. */
   signingKey?: { privateKeyPem: string; publicKeyPem: string };
   /** More bearer tokens, added to the shared `auth:` (stored as SHA-256 hashes, as always). */
-  extraAuth?: Array<{ id: string; role: "operator" | "client"; token: string }>;
+  extraAuth?: Array<{ id: string; role: "operator" | "client" | "approver"; token: string; approves?: string[] }>;
 }
 
 export interface ReplicaSet {
@@ -78,8 +81,8 @@ export interface ReplicaSet {
   sign(manifest: Record<string, unknown>, code: string, key?: { privateKeyPem: string; keyId: string }): VcpArtifact;
   /** The shared config as written (JSON, valid YAML). */
   config: Record<string, unknown>;
-  /** Start one more replica (with optional per-replica overrides) on this Redis; its replica id is its name unless given. */
-  add(name: string, overrides?: Record<string, unknown>, options?: { replicaId?: string }): Promise<Replica>;
+  /** Start one more replica (with optional per-replica overrides) on this Redis; its replica id is its name unless given; `ready: false`: do not wait for /readyz 200. */
+  add(name: string, overrides?: Record<string, unknown>, options?: { replicaId?: string; ready?: boolean }): Promise<Replica>;
   close(): Promise<void>;
 }
 
@@ -99,7 +102,7 @@ export async function startReplicas(options: ReplicaSetOptions = {}): Promise<Re
       { id: "ops", role: "operator", token_sha256: hash(tokens.operator) },
       { id: "app", role: "client", token_sha256: hash(tokens.client) },
       { id: "app2", role: "client", token_sha256: hash(tokens.client2) },
-      ...(options.extraAuth ?? []).map((e) => ({ id: e.id, role: e.role, token_sha256: hash(e.token) })),
+      ...(options.extraAuth ?? []).map((e) => ({ id: e.id, role: e.role, token_sha256: hash(e.token), ...(e.approves !== undefined ? { approves: e.approves } : {}) })),
     ],
     keyring: { keys: [{ key_id: "ops", public_key: keyPair.publicKeyPem, max_trust: "deployment" }] },
     require_signatures: true,
@@ -133,7 +136,7 @@ export async function startReplicas(options: ReplicaSetOptions = {}): Promise<Re
       }
       const replica = createReplica(name, configPath, join(root, name), addOptions.replicaId ?? name);
       replicas.push(replica);
-      await replica.start();
+      await replica.start({ ready: addOptions.ready ?? true });
       return replica;
     },
     async close() {
@@ -194,7 +197,7 @@ function createReplica(name: string, configPath: string, dataDir: string, replic
       child!.kill("SIGTERM");
       await exited;
     },
-    async start() {
+    async start(startOptions = {}) {
       if (replica.running()) return;
       const proc = spawn(process.execPath, ["--no-node-snapshot", SERVE, "--config", configPath, "--data-dir", dataDir, "--port", "0"], {
         cwd: dataDir,
@@ -222,6 +225,7 @@ function createReplica(name: string, configPath: string, dataDir: string, replic
           reject(new Error(`replica ${name} exited (${code ?? signal}) before serving:\n${output.slice(startOutput)}`));
         });
       });
+      if (startOptions.ready === false) return;
       // Serving: wait until chains can run (the sandbox host is up).
       const deadline = Date.now() + START_TIMEOUT_MS;
       for (;;) {

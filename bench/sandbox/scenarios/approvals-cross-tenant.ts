@@ -2,8 +2,8 @@
  * Client B against client A's Amplifier approvals (PROFILES §3.4, §8.9): list them (all, by A's
  * session id), read one by id, answer it, and watch `GET /v1/approvals/stream`. The asking hook's
  * prompt carries CR/LF and a forged `event: decided` frame, to split the server-sent events.
- * B must see exactly what a missing approval looks like, A's approval must stay pending until A
- * answers, and every stream frame must be one event with one `data:` line.
+ * B must see exactly what a missing approval looks like, A's approval must stay pending until A's
+ * approver answers, and every stream frame must be one event with one `data:` line.
  */
 import { Checks, type Scenario } from "../scenario.js";
 import { TENANT_TOKENS, send, startTenantServer, type Reply } from "../http-tenants.js";
@@ -96,7 +96,7 @@ export const scenario: Scenario = {
   id: "approvals-cross-tenant",
   category: "profile-boundary",
   title: "client B lists, reads, answers and streams client A's Amplifier approvals; A's prompt tries to split the SSE frames",
-  expected: "B's every attempt answers like a missing approval (404, empty lists), B's stream never carries A's approvals, A's approval stays pending until A decides; one event = one data line",
+  expected: "B's every attempt answers like a missing approval (404, empty lists; 403 to decide, as for any id), B's stream never carries A's approvals, A's approval stays pending until A's approver decides; one event = one data line",
   async run() {
     const checks = new Checks();
     const t = await startTenantServer({ bundles: [ASKER] });
@@ -129,10 +129,11 @@ export const scenario: Scenario = {
       checks.check(getA.status === 404, `B read A's approval: ${getA.status}`);
       checks.check(shape(getA, id) === shape(getGhost, ghost), `B can tell A's approval from a missing one: ${shape(getA, id)} vs ${shape(getGhost, ghost)}`);
 
+      // A client never decides (403 for any id, so nothing about A's approval shows).
       const decideA = await send(t.url, "POST", `/v1/approvals/${id}`, TENANT_TOKENS.b, { decision: "Allow always" });
       const decideGhost = await send(t.url, "POST", `/v1/approvals/${ghost}`, TENANT_TOKENS.b, { decision: "Allow always" });
       observed.push(`B decide ${decideA.status}`);
-      checks.check(decideA.status === 404 && shape(decideA, id) === shape(decideGhost, ghost), `B's answer to A's approval: ${decideA.status} ${JSON.stringify(decideA.body).slice(0, 160)}`);
+      checks.check(decideA.status === 403 && shape(decideA, id) === shape(decideGhost, ghost), `B's answer to A's approval: ${decideA.status} ${JSON.stringify(decideA.body).slice(0, 160)}`);
       const stillPending = await send(t.url, "GET", `/v1/approvals/${id}`, TENANT_TOKENS.a);
       checks.check((stillPending.body as { state?: string }).state === "pending", `A's approval is no longer pending after B's attempt: ${JSON.stringify(stillPending.body).slice(0, 160)}`);
 
@@ -144,8 +145,8 @@ export const scenario: Scenario = {
       await streamB.until("B's own new approval", () => streamB.frames.some((f) => f.event === "new" && f.data?.id === ownId));
       checks.check(!streamB.frames.some((f) => f.raw.includes(id) || f.raw.includes("Run rm for A")), "B's stream carried A's approval");
 
-      const decided = await send(t.url, "POST", `/v1/approvals/${id}`, TENANT_TOKENS.a, { decision: "Deny" });
-      checks.check(decided.status === 200 && (decided.body as { state?: string }).state === "denied", `A could not decide its own approval: ${decided.status}`);
+      const decided = await send(t.url, "POST", `/v1/approvals/${id}`, TENANT_TOKENS.approverA, { decision: "Deny" });
+      checks.check(decided.status === 200 && (decided.body as { state?: string }).state === "denied", `A's approver could not decide A's approval: ${decided.status}`);
       await streamA.until("A's decision", () => streamA.frames.some((f) => f.event === "decided" && f.data?.id === id));
 
       // Framing: every frame one event with exactly one data line; the forged `decided` never appears.

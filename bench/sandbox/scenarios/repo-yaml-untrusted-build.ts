@@ -4,10 +4,13 @@
  * directory (a JSON "credentials" file and a text file), one reached through a symlink, a module path
  * climbing out, a `kind: script` handler (a command: exec), YAML asking for `trust: system` and an
  * `exec:` block, an `export` that tries to inject code into the generated entry, a "billion laughs"
- * YAML and an oversized hook file. Contained: every attempt is BUILD_FAILED naming the file and field,
- * no artifact is written, no command runs, the builder's secrets appear in no output; a clean
- * directory builds a `deployment`-trust repo-yaml bundle without exec hooks.
+ * YAML, an oversized hook file, and files that must not be read at all: a FIFO as a handler module or
+ * hook file (the build used to hang), a 600 MB sparse module (it used to take 2 GB and crash).
+ * Contained: every attempt is BUILD_FAILED naming the file and field (INPUT_FILE_REFUSED naming the
+ * file, for what is never read), no artifact is written, no command runs, the builder's secrets appear
+ * in no output; a clean directory builds a `deployment`-trust repo-yaml bundle without exec hooks.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,8 +24,12 @@ interface Attempt {
   files: Record<string, string>;
   /** Symlinks to create: link path (inside the hooks dir) → target (absolute, made by `setup`). */
   links?: Record<string, string>;
+  /** Special files to make: path (inside the hooks dir) → a FIFO, or a 600 MB sparse file. */
+  special?: Record<string, "fifo" | "sparse">;
   /** What the refusal must name. */
   rule: RegExp;
+  /** The refusal's code (default BUILD_FAILED). */
+  code?: string;
 }
 
 function attempts(outside: string, marker: string): Attempt[] {
@@ -82,6 +89,28 @@ function attempts(outside: string, marker: string): Attempt[] {
       name: "oversized hook file",
       files: { "guard.yaml": `${yaml("guard", "{ kind: action, module: guard.js, export: guard }")}summary: "${"s".repeat(300 * 1024)}"\n`, "guard.js": "export function guard() { return {}; }\n" },
       rule: /at most 262144 bytes/,
+      code: "INPUT_FILE_REFUSED",
+    },
+    {
+      name: "FIFO as a handler module",
+      files: { "guard.yaml": yaml("guard", "{ kind: action, module: guard.js, export: guard }") },
+      special: { "guard.js": "fifo" },
+      rule: /guard\.js: .*is a FIFO/,
+      code: "INPUT_FILE_REFUSED",
+    },
+    {
+      name: "600 MB sparse handler module",
+      files: { "guard.yaml": yaml("guard", "{ kind: action, module: guard.js, export: guard }") },
+      special: { "guard.js": "sparse" },
+      rule: /guard\.js: .*is 629145600 bytes/,
+      code: "INPUT_FILE_REFUSED",
+    },
+    {
+      name: "FIFO as a hook file",
+      files: { "guard.js": "export function guard() { return {}; }\n" },
+      special: { "guard.yaml": "fifo" },
+      rule: /guard\.yaml: .*is a FIFO/,
+      code: "INPUT_FILE_REFUSED",
     },
   ];
 }
@@ -89,8 +118,8 @@ function attempts(outside: string, marker: string): Attempt[] {
 export const scenario: Scenario = {
   id: "repo-yaml-untrusted-build",
   category: "profile-boundary",
-  title: "build --from repo-yaml of an attacker's .system/hooks/: imports of the builder's files, symlinks, climbing paths, script handlers, trust and exec keys, entry injection, alias bombs",
-  expected: "each attempt BUILD_FAILED naming file and field, no artifact, no command run, no secret in any output; a clean directory builds at deployment trust with no exec hook",
+  title: "build --from repo-yaml of an attacker's .system/hooks/: imports of the builder's files, symlinks, climbing paths, script handlers, trust and exec keys, entry injection, alias bombs, FIFOs and sparse files",
+  expected: "each attempt BUILD_FAILED naming file and field (INPUT_FILE_REFUSED for a file never read: oversized, FIFO, sparse), no artifact, no command run, no secret in any output; a clean directory builds at deployment trust with no exec hook",
   async run() {
     const checks = new Checks();
     const root = mkdtempSync(join(tmpdir(), "vcp-repoyaml-atk-"));
@@ -109,6 +138,7 @@ export const scenario: Scenario = {
         mkdirSync(dir, { recursive: true });
         for (const [name, text] of Object.entries(a.files)) writeFileSync(join(dir, name), text);
         for (const [name, target] of Object.entries(a.links ?? {})) symlinkSync(target, join(dir, name));
+        for (const [name, kind] of Object.entries(a.special ?? {})) execFileSync(kind === "fifo" ? "mkfifo" : "truncate", kind === "fifo" ? [join(dir, name)] : ["-s", "600M", join(dir, name)]);
         const out = join(root, `out${i}.vcpb`);
         const run = await runCli(["build", "--from", "repo-yaml", dir, "-o", out, "--json"], { cwd: root, killAfterMs: 60_000 });
         const text = `${run.stdout.toString("utf8")}${run.stderr.toString("utf8")}`;
@@ -119,7 +149,7 @@ export const scenario: Scenario = {
           code = /\b(BUILD_FAILED|[A-Z_]{6,})\b/.exec(text)?.[1];
         }
         observed.push(`${a.name}: ${run.code} ${code ?? "?"}`);
-        checks.check(run.code !== 0 && code === "BUILD_FAILED", `${a.name}: exit ${run.code} code ${code}: ${text.slice(0, 240)}`);
+        checks.check(run.code !== 0 && code === (a.code ?? "BUILD_FAILED"), `${a.name}: exit ${run.code} code ${code}: ${text.slice(0, 240)}`);
         checks.check(a.rule.test(text), `${a.name}: the refusal does not name the problem (${a.rule.source}): ${text.slice(0, 300)}`);
         checks.check(!existsSync(out), `${a.name}: an artifact was written`);
         checks.check(!text.includes(SECRET), `${a.name}: the builder's secret appears in the output`);

@@ -154,6 +154,68 @@ describe("audit sink", { timeout: 60_000 }, () => {
     expect(records[0]!.timeUnixNano).toMatch(/^\d{19}$/);
   });
 
+  test("after the README's recovery (the log moved aside) the sink restarts at the new log's first record, with a warning", async () => {
+    const l = await log();
+    await l.append(30);
+    const rx = await receiver([]);
+    open.push(rx);
+    const sink = sinkFor(l.path, rx.url);
+    await vi.waitFor(() => expect(sink.stats().cursor_seq).toBe(30), { timeout: 20_000, interval: 20 });
+    await sink.close();
+    await l.writer.close();
+    // "move the log aside": the live file and its rotations; the cursor stays where it was.
+    const { readdirSync, renameSync, mkdirSync } = await import("node:fs");
+    mkdirSync(join(l.dir, "aside"));
+    for (const name of readdirSync(l.dir).filter((n) => n.startsWith("audit.jsonl"))) renameSync(join(l.dir, name), join(l.dir, "aside", name));
+    const fresh = await openAuditLog({ path: l.path, fsync: "never", rotateBytes: 4096, maxPending: 10_000 });
+    open.push(fresh);
+    // The new log grows past the old cursor's seq: every one of its records must still arrive.
+    await fresh.appendMany(Array.from({ length: 40 }, (_, i) => ({ kind: "chain" as const, session: "s2", chain_id: `n-${i}`, status: "completed" })));
+    const warnings: Array<{ obj: object; msg?: string }> = [];
+    const logger = { isLevelEnabled: () => true, debug() {}, info() {}, error() {}, warn: (obj: object, msg?: string) => void warnings.push({ obj, msg }) };
+    const before = rx.accepted.length;
+    const again = sinkFor(l.path, rx.url, { logger });
+    await vi.waitFor(() => expect(again.stats().cursor_seq).toBe(40), { timeout: 20_000, interval: 20 });
+    expect(firstArrivals(rx.accepted.slice(before))).toEqual(range(1, 40));
+    expect(warnings.some((w) => /not the log the cursor/.test(w.msg ?? ""))).toBe(true);
+    expect(JSON.parse(readFileSync(join(l.dir, "sink.cursor"), "utf8"))).toMatchObject({ seq: 40, hash: expect.stringMatching(/^sha256:/) });
+  });
+
+  test("a cursor past the end of a fresh, shorter log restarts at its first record", async () => {
+    const l = await log();
+    await l.append(5);
+    const { writeFileSync } = await import("node:fs");
+    // An old cursor (before cursors carried a hash) left over from a log moved aside.
+    writeFileSync(join(l.dir, "sink.cursor"), JSON.stringify({ seq: 500 }));
+    const rx = await receiver([]);
+    open.push(rx);
+    const sink = sinkFor(l.path, rx.url);
+    await vi.waitFor(() => expect(sink.stats().cursor_seq).toBe(5), { timeout: 20_000, interval: 20 });
+    expect(firstArrivals(rx.accepted)).toEqual(range(1, 5));
+  });
+
+  test("a redirect is a failed delivery: nothing and no header goes to the other origin, the Location is logged, the cursor stays", async () => {
+    const l = await log();
+    await l.append(3);
+    const elsewhere = await receiver([]);
+    open.push(elsewhere);
+    const redirector: Server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => res.writeHead(307, { location: `${elsewhere.url}?stolen=1` }).end());
+    });
+    await new Promise<void>((r) => redirector.listen(0, "127.0.0.1", r));
+    open.push({ close: () => new Promise<void>((r) => { redirector.closeAllConnections(); redirector.close(() => r()); }) });
+    const warnings: Array<Record<string, unknown>> = [];
+    const logger = { isLevelEnabled: () => true, debug() {}, info() {}, error() {}, warn: (obj: object) => void warnings.push(obj as Record<string, unknown>) };
+    const url = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/ingest`;
+    const sink = sinkFor(l.path, url, { headers: { "x-api-key": "secret-key-1" }, logger });
+    await vi.waitFor(() => expect(sink.stats().failures).toBeGreaterThanOrEqual(2), { timeout: 20_000, interval: 20 });
+    expect(elsewhere.requests()).toBe(0);
+    expect(sink.stats().cursor_seq).toBe(0);
+    expect(sink.stats().last_error).toMatch(/307/);
+    expect(warnings.some((w) => typeof w.location === "string" && (w.location as string).includes("stolen=1"))).toBe(true);
+  });
+
   test("a damaged cursor file is an error naming it, not a silent resend", async () => {
     const l = await log();
     const { writeFileSync } = await import("node:fs");

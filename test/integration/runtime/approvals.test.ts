@@ -12,6 +12,8 @@ import { createVmBackend } from "../../support/vm-backend.js";
 const alice = { id: "alice", role: "client" } as const;
 const bob = { id: "bob", role: "client" } as const;
 const ops = { id: "ops", role: "operator" } as const;
+/** The human who answers alice's agent's asks (a client never decides its own). */
+const aliceHuman = { id: "alice-human", role: "approver", approves: ["alice"] } as const;
 
 /** A hook that asks; prompt, timeout and default come from the event data so one bundle serves every test. */
 const ASKER = profileBundle("asker", "amplifier", [{ name: "prod_guard", event: "tool:pre" }], {
@@ -59,8 +61,8 @@ describe("approvals in the library", () => {
     expect(listed).toHaveLength(1);
     expect(listed[0]).toMatchObject({ id: approval.id, session: "s1", owner: "alice", state: "pending", profile: "amplifier", event: "tool:pre" });
 
-    const decided = await rt.approvals.decide(approval.id as string, "ALLOW once", { principal: alice });
-    expect(decided).toMatchObject({ state: "granted", decision: "ALLOW once", decided_by: "alice" });
+    const decided = await rt.approvals.decide(approval.id as string, "ALLOW once", { principal: aliceHuman });
+    expect(decided).toMatchObject({ state: "granted", decision: "ALLOW once", decided_by: "alice-human" });
     expect(rt.approvals.get(approval.id as string).state).toBe("granted");
     expect(events.map((e) => [e.type, e.approval.state])).toEqual([["new", "pending"], ["decided", "granted"]]);
 
@@ -70,7 +72,7 @@ describe("approvals in the library", () => {
       ["approval_decision", "granted", "prod_guard", "alice", "s1"],
     ]);
     expect(records[0]!.details).toMatchObject({ approval_id: approval.id, prompt: "Run rm?", default: "deny" });
-    expect(records[1]!.details).toMatchObject({ approval_id: approval.id, decision: "ALLOW once", decided_by: "alice" });
+    expect(records[1]!.details).toMatchObject({ approval_id: approval.id, decision: "ALLOW once", decided_by: "alice-human" });
     expect(typeof (records[1]!.details as { decided_at: string }).decided_at).toBe("string");
     expect(records[0]!.chain_id).toBe(out.result.chain_id);
   });
@@ -90,7 +92,7 @@ describe("approvals in the library", () => {
     expect(out.native.reason).toBe("User denied: Delete the database?");
     expect(out.native.approval).toMatchObject({ state: "denied", decision: "allow-ish", decided_by: "ops" });
 
-    await expect(rt.approvals.decide(pending[0]!.id, "allow", { principal: alice })).rejects.toMatchObject({ code: "APPROVAL_DECIDED" });
+    await expect(rt.approvals.decide(pending[0]!.id, "allow", { principal: aliceHuman })).rejects.toMatchObject({ code: "APPROVAL_DECIDED" });
     expect(rt.approvals.get(pending[0]!.id)).toMatchObject({ state: "denied", decision: "allow-ish" });
     await expect(rt.approvals.decide("no-such-id", "allow")).rejects.toMatchObject({ code: "APPROVAL_NOT_FOUND" });
   });
@@ -118,15 +120,15 @@ describe("approvals in the library", () => {
     expect(denied.native.reason).toContain("denied by default");
     expect(denied.native.reason).toContain("Push to main?");
     const id = (denied.native.approval as { id: string }).id;
-    await expect(rt.approvals.decide(id, "allow", { principal: alice })).rejects.toMatchObject({ code: "APPROVAL_DECIDED", details: expect.objectContaining({ state: "expired" }) });
+    await expect(rt.approvals.decide(id, "allow", { principal: aliceHuman })).rejects.toMatchObject({ code: "APPROVAL_DECIDED", details: expect.objectContaining({ state: "expired" }) });
     const decisions = (await rt.audit.query({ limit: 1000 })).filter((r) => r.kind === "approval_decision");
     expect(decisions.map((r) => [r.status, (r.details as { decided_by: string }).decided_by])).toEqual([["expired", "timeout"], ["expired", "timeout"]]);
   });
 
-  test("'Allow always' grants later identical asks (hook:prompt) of the same session at once, recorded as such; another prompt or session still asks", async () => {
+  test("'Allow always' grants later identical asks (same hook, same full prompt) of the same session at once, recorded as such; another prompt or session still asks", async () => {
     const rt = await runtime();
     const first = await ask(rt, "s5", {}, { principal: alice });
-    await rt.approvals.decide((first.native.approval as { id: string }).id, "Allow Always", { principal: alice });
+    await rt.approvals.decide((first.native.approval as { id: string }).id, "Allow Always", { principal: aliceHuman });
 
     const again = await ask(rt, "s5", {}, { principal: alice });
     expect(again.native.action).toBe("continue");
@@ -172,15 +174,15 @@ describe("approvals in the library", () => {
     const out = await waiting;
     expect(out.native.action).toBe("ask_user");
     expect(out.native.approval).toMatchObject({ id: pending[0]!.id, state: "pending" });
-    await expect(rt.approvals.decide(pending[0]!.id, "allow", { principal: alice })).resolves.toMatchObject({ state: "granted" });
+    await expect(rt.approvals.decide(pending[0]!.id, "allow", { principal: aliceHuman })).resolves.toMatchObject({ state: "granted" });
   });
 
   test("a bad decision is INVALID_INPUT and changes nothing", async () => {
     const rt = await runtime();
     const out = await ask(rt, "s10", {}, { principal: alice });
     const id = (out.native.approval as { id: string }).id;
-    await expect(rt.approvals.decide(id, "   ", { principal: alice })).rejects.toMatchObject({ code: "INVALID_INPUT" });
-    await expect(rt.approvals.decide(id, "x".repeat(300), { principal: alice })).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(rt.approvals.decide(id, "   ", { principal: aliceHuman })).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(rt.approvals.decide(id, "x".repeat(300), { principal: aliceHuman })).rejects.toMatchObject({ code: "INVALID_INPUT" });
     expect(rt.approvals.get(id).state).toBe("pending");
   });
 });

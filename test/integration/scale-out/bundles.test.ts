@@ -92,7 +92,7 @@ describe("shared bundles across replicas", () => {
     // `vcp-hooks status` on A names C's refusal and what C keeps.
     const cli = spawnSync(process.execPath, ["--no-node-snapshot", CLI, "status", "--server", a.url, "--token", set.tokens.operator], { encoding: "utf8" });
     expect(cli.status, cli.stderr).toBe(0);
-    expect(cli.stdout).toMatch(/replica C: live, revision \d+, 1 bundle\(s\)/);
+    expect(cli.stdout).toMatch(/replica C: live, NOT READY \(refused the active revision\), revision \d+, 1 bundle\(s\)/);
     expect(cli.stdout).toMatch(/refused marker@2\.0\.0 sha256:[0-9a-f]{9}… \(SIGNATURE_INVALID\); keeps marker@1\.0\.\d/);
     // The same bundle, signed with the shared key, is taken by C again.
     const v3 = markerBundle(set, "3.0.0");

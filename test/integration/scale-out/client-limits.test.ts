@@ -40,7 +40,7 @@ const manyManifest = {
 const manyCode = bundleCode(Object.fromEntries(HOOKS.map((name) => [name, `(input) => ({ status: "continue" })`])));
 
 const constitution = { id: "c1", version: "1", rules: [{ id: "r1", text: "Be kind." }] };
-const TOKENS = { c3: "vcp_cl_third_client_token_0123456789", c4: "vcp_cl_fourth_client_token_012345678" };
+const TOKENS = { c3: "vcp_cl_third_client_token_0123456789", c4: "vcp_cl_fourth_client_token_012345678", appHuman: "vcp_ap_app_human_token_0123456789ab", c3Human: "vcp_ap_c3_human_token_0123456789abc" };
 
 let set: ReplicaSet;
 let A: Replica, B: Replica;
@@ -53,7 +53,13 @@ beforeAll(async () => {
       limits: { sessions_per_client: 2, registrations_per_minute: REGISTRATIONS_PER_MINUTE },
       session_hook_allowlist: HOOKS.map((h) => `many/${h}`),
     },
-    extraAuth: [{ id: "c3", role: "client", token: TOKENS.c3 }, { id: "c4", role: "client", token: TOKENS.c4 }],
+    extraAuth: [
+      { id: "c3", role: "client", token: TOKENS.c3 },
+      { id: "c4", role: "client", token: TOKENS.c4 },
+      // The humans who answer app's and c3's approvals (a client never answers its own).
+      { id: "app-human", role: "approver", token: TOKENS.appHuman, approves: ["app"] },
+      { id: "c3-human", role: "approver", token: TOKENS.c3Human, approves: ["c3"] },
+    ],
   });
   [A, B] = set.replicas as [Replica, Replica];
   for (const artifact of [set.sign(askManifest, askCode), set.sign(manyManifest, manyCode)]) {
@@ -90,7 +96,7 @@ describe("per-client limits across two replicas on one Redis", () => {
     expect(other.body.native).toMatchObject({ action: "ask_user", approval: { state: "pending" } });
 
     // Deciding one on B frees one place for the client, on A as well.
-    const decided = await B.request("POST", `/v1/approvals/${listed.body.approvals[0].id}`, { token: set.tokens.client, body: { decision: "Deny" } });
+    const decided = await B.request("POST", `/v1/approvals/${listed.body.approvals[0].id}`, { token: TOKENS.appHuman, body: { decision: "Deny" } });
     expect(decided.status, decided.text).toBe(200);
     const again = await tool(A, set.tokens.client, "ap-1", "dd");
     expect(again.status, again.text).toBe(200);
@@ -101,7 +107,8 @@ describe("per-client limits across two replicas on one Redis", () => {
   test("Allow always answered on A holds on B for the same token and session, not for another client's equal session id", async () => {
     const asked = await tool(A, TOKENS.c3, "aa-1", "rm");
     expect(asked.body.native).toMatchObject({ action: "ask_user", approval: { state: "pending" } });
-    const decided = await A.request("POST", `/v1/approvals/${asked.body.native.approval.id}`, { token: TOKENS.c3, body: { decision: "Allow always" } });
+    expect((await A.request("POST", `/v1/approvals/${asked.body.native.approval.id}`, { token: TOKENS.c3, body: { decision: "Allow always" } })).status).toBe(403);
+    const decided = await A.request("POST", `/v1/approvals/${asked.body.native.approval.id}`, { token: TOKENS.c3Human, body: { decision: "Allow always" } });
     expect(decided.status, decided.text).toBe(200);
     const onB = await tool(B, TOKENS.c3, "aa-1", "rm");
     expect(onB.status, onB.text).toBe(200);

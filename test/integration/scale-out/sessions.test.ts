@@ -53,6 +53,8 @@ const askCode = bundleCode({
   })`,
 });
 
+/** The human who answers app's approvals (a client never answers its own). */
+const APPROVER = "vcp_ap_app_human_token_sessions_0123";
 let set: ReplicaSet;
 let A: Replica, B: Replica, C: Replica;
 
@@ -66,7 +68,7 @@ async function installEverywhere(): Promise<void> {
 }
 
 beforeAll(async () => {
-  set = await startReplicas({ count: 3, config: { limits: { sessions_per_client: 3 }, session_hook_allowlist: ["scale/observe"] } });
+  set = await startReplicas({ count: 3, config: { limits: { sessions_per_client: 3 }, session_hook_allowlist: ["scale/observe"] }, extraAuth: [{ id: "app-human", role: "approver", token: APPROVER, approves: ["app"] }] });
   [A, B, C] = set.replicas as [Replica, Replica, Replica];
   await installEverywhere();
 }, 300_000);
@@ -281,9 +283,10 @@ describe("sessions across three replicas on one Redis", () => {
     expect(pending).toMatchObject({ hook: "prod_guard", prompt: "Run rm?", state: "pending", owner: "app" });
     // Another tenant sees nothing of it on any replica.
     expect((await B.request("GET", `/v1/approvals/${pending.id}`, { token: set.tokens.client2 })).status).toBe(404);
-    const decided = await C.request("POST", `/v1/approvals/${pending.id}`, { token: set.tokens.client, body: { decision: "Allow always" } });
+    expect((await C.request("POST", `/v1/approvals/${pending.id}`, { token: set.tokens.client, body: { decision: "Allow always" } })).status).toBe(403);
+    const decided = await C.request("POST", `/v1/approvals/${pending.id}`, { token: APPROVER, body: { decision: "Allow always" } });
     expect(decided.status, decided.text).toBe(200);
-    expect(decided.body).toMatchObject({ state: "granted", decided_by: "app" });
+    expect(decided.body).toMatchObject({ state: "granted", decided_by: "app-human" });
     const answered = await waiting;
     expect(answered.status).toBe(200);
     expect(answered.body.native).toMatchObject({ action: "continue", approval: { id: pending.id, state: "granted" } });
@@ -291,7 +294,7 @@ describe("sessions across three replicas on one Redis", () => {
     controller.abort();
     await reading;
     // The first decision stands, on every replica.
-    expect((await B.request("POST", `/v1/approvals/${pending.id}`, { token: set.tokens.client, body: { decision: "Deny" } })).body.error.code).toBe("APPROVAL_DECIDED");
+    expect((await B.request("POST", `/v1/approvals/${pending.id}`, { token: APPROVER, body: { decision: "Deny" } })).body.error.code).toBe("APPROVAL_DECIDED");
     // "Allow always" is the session's, whichever replica the next ask reaches.
     const again = await tool(B, "p-1", "rm");
     expect(again.body.native).toMatchObject({ action: "continue", approval: { state: "granted", decided_by: "allow_always" } });

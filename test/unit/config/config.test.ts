@@ -16,6 +16,7 @@ describe("resolveConfig", () => {
     expect(config.limits).toEqual({
       body_bytes: 1048576, bundle_bytes: 5242880, registrations_per_minute: 30, result_bytes: 1048576, sessions_per_client: 100,
       json_depth: 64, input_bytes: 1048576, annotation_bytes_per_hook: 65536, annotation_bytes_per_chain: 262144,
+      streams_per_principal: 8, stream_buffer_bytes: 1048576,
     });
     expect(config.fetch.deny_llm_hosts).toContain("api.openai.com");
     expect(Object.isFrozen(config.limits)).toBe(true);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { WorkerShareTracker } from "../../../src/pool/admission.js";
+import { shareAccount, WorkerShareTracker } from "../../../src/pool/admission.js";
 
 /** Feed `digest` a steady load of `workers` busy workers from `from` to `to` (ms), in 100 ms hooks. */
 function load(t: WorkerShareTracker, digest: string, workers: number, from: number, to: number): void {
@@ -16,7 +16,7 @@ function light(t: WorkerShareTracker, digest: string, from: number, to: number):
   for (let now = from + 50; now <= to; now += 100) chain(t, [digest], 0.2, now);
 }
 
-describe("WorkerShareTracker: fair share of worker time per bundle revision", () => {
+describe("WorkerShareTracker: fair share of worker time per account", () => {
   test("a bundle alone may use every worker: it is never demoted", () => {
     const t = new WorkerShareTracker(2, 3000);
     load(t, "hog", 2, 0, 10_000);
@@ -28,7 +28,7 @@ describe("WorkerShareTracker: fair share of worker time per bundle revision", ()
     const t = new WorkerShareTracker(2, 3000);
     load(t, "hog", 2, 0, 10_000);
     light(t, "light", 0, 10_000);
-    expect(t.demotedDigests(10_000)).toEqual(["hog"]);
+    expect(t.demotedAccounts(10_000)).toEqual(["hog"]);
     expect(t.isDemoted("light", 10_000)).toBe(false);
     expect(t.cap()).toBe(1); // two workers, two active revisions: one worker each
   });
@@ -69,16 +69,23 @@ describe("WorkerShareTracker: fair share of worker time per bundle revision", ()
     expect(t.isDemoted("hog", 25_000)).toBe(false);
   });
 
-  test("reset forgets a revision (a reload starts it afresh); idle revisions are forgotten", () => {
+  test("idle accounts are forgotten", () => {
     const t = new WorkerShareTracker(2, 3000);
     load(t, "hog", 2, 0, 5_000);
     light(t, "light", 0, 5_000);
     expect(t.isDemoted("hog", 5_000)).toBe(true);
-    t.reset("hog");
-    expect(t.isDemoted("hog", 5_100)).toBe(false);
-    expect(t.share("hog", 5_100)).toBe(0);
     expect(t.share("light", 5_100)).toBeGreaterThan(0);
-    t.demotedDigests(100_000);
+    expect(t.demotedAccounts(100_000)).toEqual([]);
     expect(t.share("light", 100_000)).toBe(0);
+    expect(t.share("hog", 100_000)).toBe(0);
+  });
+});
+
+describe("shareAccount: whose share a revision draws on", () => {
+  test("the key that signed it, else the bundle's own name", () => {
+    expect(shareAccount({ name: "hog-1", signedBy: "tenant-a" })).toBe("key:tenant-a");
+    expect(shareAccount({ name: "hog-2", signedBy: "tenant-a" })).toBe("key:tenant-a");
+    expect(shareAccount({ name: "hog-1", signedBy: null })).toBe("bundle:hog-1");
+    expect(shareAccount({ name: "hog-1" })).toBe("bundle:hog-1");
   });
 });

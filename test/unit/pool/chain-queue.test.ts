@@ -35,7 +35,7 @@ describe("ChainQueue: who goes to the host, and when", () => {
   test("enqueue holds a new chain at the end of the queue until it is answered", async () => {
     const { q } = queue();
     const template = chain(["sha256:a"]);
-    const answer = q.enqueue(77, template.task, template.plan, undefined);
+    const answer = q.enqueue(77, template.task, template.plan, ["sha256:a"], undefined);
     const entry = q.waiting.at(-1)!;
     expect(entry).toMatchObject({ id: 77, chainId: template.task.request.chainId, digests: ["sha256:a"], dispatches: 0 });
     entry.resolve({ result: {} as never, events: [] });
@@ -56,10 +56,10 @@ describe("ChainQueue: who goes to the host, and when", () => {
 
   test("a full queue refuses a chain that would have to wait with SANDBOX_OVERLOADED", () => {
     const { q, admit } = queue({ threads: 1, maxQueue: 1 });
-    expect(q.overloaded(["sha256:a"], true, 0)).toBeUndefined();
+    expect(q.overloaded(["sha256:a"], ["sha256:a"], true, 0)).toBeUndefined();
     for (let i = 0; i < 3; i++) q.waiting.push(chain(["sha256:a"]));
     admit();
-    expect(q.overloaded(["sha256:a"], true, 0)).toMatchObject({ code: "SANDBOX_OVERLOADED", details: { maxQueue: 1, queued: 2, inFlight: 2 } });
+    expect(q.overloaded(["sha256:a"], ["sha256:a"], true, 0)).toMatchObject({ code: "SANDBOX_OVERLOADED", details: { maxQueue: 1, queued: 2, inFlight: 2 } });
   });
 
   test("a crash suspect's chain waits until nothing is in flight (no load either), runs alone, and holds the queue meanwhile", () => {
@@ -113,7 +113,29 @@ describe("ChainQueue: who goes to the host, and when", () => {
     q.waiting.push(h1, h2, other);
     admit();
     expect(sent).toEqual([h1, other]); // cap = max(1, floor(2 × 0.5)) = 1
-    expect(q.demotedDigests(0)).toEqual(["sha256:hog"]);
+    expect(q.demotedAccounts(0)).toEqual(["sha256:hog"]);
+  });
+
+  test("revisions charged to one signer share its cap: a hog split over bundles is capped as one", () => {
+    const share = new WorkerShareTracker(2, 1000);
+    const { q, sent, admit } = queue({ share });
+    for (const d of ["sha256:h1", "sha256:h2", "sha256:h3", "sha256:h4"]) q.chargeTo(d, "key:hog");
+    q.chargeTo("sha256:v", "key:victim");
+    expect(q.accountsOf(["sha256:h1", "sha256:h2", "sha256:v"])).toEqual(["key:hog", "key:victim"]);
+    // Each revision used a quarter of the workers' time; together they held both.
+    for (const d of ["sha256:h1", "sha256:h2", "sha256:h3", "sha256:h4"]) {
+      const c = chain([d], [], q.accountsOf([d]));
+      q.recordUsage(c, { duration_ms: 500, hook_results: [{ hook: "h0", scope: "deployment", bundle: `b-${d}`, outcome: "ok", duration_ms: 500 }] } as never, 0);
+    }
+    q.recordUsage(chain(["sha256:v"], [], ["key:victim"]), { duration_ms: 1, hook_results: [{ hook: "h0", scope: "deployment", bundle: "b-sha256:v", outcome: "ok", duration_ms: 1 }] } as never, 0);
+    expect(share.share("key:hog", 0)).toBeCloseTo(1, 1);
+    expect(q.demotedAccounts(0)).toEqual(["key:hog"]);
+    expect(q.demotedDigests(0).sort()).toEqual(["sha256:h1", "sha256:h2", "sha256:h3", "sha256:h4"]);
+    const hogs = ["sha256:h1", "sha256:h2", "sha256:h3", "sha256:h4"].map((d) => chain([d], [], q.accountsOf([d])));
+    const victim = chain(["sha256:v"], [], ["key:victim"]);
+    q.waiting.push(...hogs, victim);
+    admit();
+    expect(sent).toEqual([hogs[0], victim]); // one hog chain in flight, whichever bundle it runs
   });
 
   test("a chain queued in the host behind busy threads gets a hard deadline after theirs", () => {

@@ -33,7 +33,7 @@ let nextId = 1;
  * A waiting chain running hook `h<i>` of bundle `b-<digest>` for each digest in order (one frozen list
  * per digest list, as the runtime hands it); what it is answered lands in `answers`.
  */
-export function pendingChain(digests: string[], answers: (ChainTaskResult | Error)[] = []): PendingChain {
+export function pendingChain(digests: string[], answers: (ChainTaskResult | Error)[] = [], accounts: readonly string[] = [...new Set(digests)]): PendingChain {
   const key = digests.join(",");
   let hooks = lists.get(key);
   if (hooks === undefined) {
@@ -45,7 +45,7 @@ export function pendingChain(digests: string[], answers: (ChainTaskResult | Erro
   const task = { plan: { type: "pre_inject" as const, revision: 1, hooks }, request };
   const plan = plans.lookup(task.plan, () => true, 1).entry;
   return {
-    id, chainId: `c${id}`, task, plan, hooks: plan.hooks, digests: plan.digests,
+    id, chainId: `c${id}`, task, plan, hooks: plan.hooks, digests: plan.digests, accounts,
     gated: false, solo: false, counted: false, dispatches: 0, dispatchedAt: 0, hardDeadline: Number.POSITIVE_INFINITY,
     resolve: (value) => answers.push(value),
     reject: (err) => answers.push(err),

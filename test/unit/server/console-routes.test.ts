@@ -10,26 +10,30 @@ function decision(patch: Partial<ChainCompletedFields> = {}): ChainCompletedEven
   };
 }
 
-/** A socket stand-in: accepts `capacity` writes, then reports backpressure until drain() is called. */
-function fakeSocket(capacity = Infinity) {
+/**
+ * A stream stand-in (server/sse.ts EventStream). Without `capacity` its reader keeps up (nothing stays
+ * unsent); with one, nothing is read until drain() and sends past `capacity` unsent bytes are refused.
+ */
+function fakeSocket(capacity?: number) {
   const written: string[] = [];
-  let onDrain: (() => void) | undefined;
+  let unsent = 0;
   return {
     written,
-    writableEnded: false,
-    write(chunk: string) {
-      written.push(chunk);
-      return written.length < capacity;
+    ended: false,
+    send(text: string) {
+      if (capacity === undefined) return void written.push(text), true;
+      if (unsent + text.length > capacity) return false;
+      written.push(text);
+      unsent += text.length;
+      return true;
     },
+    unsentBytes: () => unsent,
     end() {
-      this.writableEnded = true;
+      this.ended = true;
     },
-    once(_event: "drain", listener: () => void) {
-      onDrain = listener;
-    },
-    drain(more = Infinity) {
-      capacity = written.length + more;
-      onDrain?.();
+    /** The reader took everything. */
+    drain() {
+      unsent = 0;
     },
   };
 }
@@ -38,7 +42,7 @@ describe("decision stream client", () => {
   test("above maxEventsPerSecond it samples: the rest are counted as sampled_out, and tokens refill with time", () => {
     let now = 0;
     const socket = fakeSocket();
-    const client = new StreamClient(socket, {}, { ...DEFAULT_STREAM_SETTINGS, maxEventsPerSecond: 50 }, () => now);
+    const client = new StreamClient(socket, {}, { ...DEFAULT_STREAM_SETTINGS, maxEventsPerSecond: 50 }, 65_536, () => now);
     // 500 chains within one millisecond: a burst of 50 passes, 450 are sampled out.
     let admitted = 0;
     for (let i = 0; i < 500; i++) if (client.admit()) admitted++;
@@ -55,26 +59,28 @@ describe("decision stream client", () => {
     expect(admitted).toBeLessThanOrEqual(51 + 50);
   });
 
-  test("a client that does not read: events queue up to bufferEvents, then are dropped and counted; drain delivers the queue in order", () => {
-    const socket = fakeSocket(1);
-    const client = new StreamClient(socket, {}, { ...DEFAULT_STREAM_SETTINGS, bufferEvents: 3 });
-    for (let i = 0; i < 6; i++) client.push(`e${i}`);
-    expect(socket.written).toEqual(["e0"]);
-    expect(client.dropped).toBe(2);
-    socket.drain();
-    expect(socket.written).toEqual(["e0", "e1", "e2", "e3"]);
-    expect(client.sent).toBe(4);
+  test("a client that does not read: events are written up to the stream's unsent-bytes bound, then dropped and counted; stats wait until it catches up", () => {
+    const socket = fakeSocket(100);
+    const client = new StreamClient(socket, {}, DEFAULT_STREAM_SETTINGS, 100);
+    const wire = (i: number) => `event: decision\nid: ${i}\ndata: {"pad":"xxxxxxxxxx"}\n\n`;
+    for (let i = 0; i < 6; i++) client.push(wire(i));
+    expect(socket.written).toEqual([wire(0), wire(1)]);
+    expect(client.sent).toBe(2);
+    expect(client.dropped).toBe(4);
     client.stats();
-    expect(socket.written.at(-1)).toBe(`event: stats\ndata: {"sent":4,"sampled_out":0,"dropped":2,"queued":0}\n\n`);
+    expect(socket.written).toHaveLength(2);
+    socket.drain();
+    client.stats();
+    expect(socket.written.at(-1)).toBe(`event: stats\ndata: {"sent":2,"sampled_out":0,"dropped":4}\n\n`);
   });
 
   test("hello, then a heartbeat comment every heartbeatMs and stats only when they changed; none of it after close", () => {
     vi.useFakeTimers();
     try {
       const socket = fakeSocket();
-      const client = new StreamClient(socket, { session: "s1" }, { ...DEFAULT_STREAM_SETTINGS, heartbeatMs: 1000, statsMs: 500 });
+      const client = new StreamClient(socket, { session: "s1" }, { ...DEFAULT_STREAM_SETTINGS, heartbeatMs: 1000, statsMs: 500 }, 1_048_576);
       client.hello();
-      expect(socket.written[0]).toBe(`event: hello\ndata: {"max_events_per_second":50,"buffer_events":256,"filter":{"session":"s1"}}\n\n`);
+      expect(socket.written[0]).toBe(`event: hello\ndata: {"max_events_per_second":50,"buffer_bytes":1048576,"filter":{"session":"s1"}}\n\n`);
       vi.advanceTimersByTime(1000);
       expect(socket.written.filter((w) => w === ": heartbeat\n\n")).toHaveLength(1);
       expect(socket.written.filter((w) => w.startsWith("event: stats"))).toHaveLength(1);
@@ -88,7 +94,7 @@ describe("decision stream client", () => {
   });
 
   test("filters by session, bundle and outcome (a chain's status counts as an outcome: aborted)", () => {
-    const mk = (filter: Record<string, string>) => new StreamClient(fakeSocket(), filter, DEFAULT_STREAM_SETTINGS);
+    const mk = (filter: Record<string, string>) => new StreamClient(fakeSocket(), filter, DEFAULT_STREAM_SETTINGS, 65_536);
     expect(mk({ session: "s1" }).wants(decision())).toBe(true);
     expect(mk({ session: "s2" }).wants(decision())).toBe(false);
     expect(mk({ bundle: "guard" }).wants(decision())).toBe(true);
