@@ -73,7 +73,7 @@ describe("deploy/k8s manifests", () => {
   });
 
   test("the startupProbe outwaits pool.start_timeout_ms, so a slow start on a busy node is retried, not restarted", () => {
-    const tokens = { VCP_OPERATOR_TOKEN: `vcp_op_${"o".repeat(43)}`, VCP_CLIENT_TOKEN: `vcp_cl_${"c".repeat(43)}`, VCP_REDIS_URL: "redis://redis:6379/0" };
+    const tokens = { VCP_OPERATOR_TOKEN: `vcp_op_${"o".repeat(43)}`, VCP_CLIENT_TOKEN: `vcp_cl_${"c".repeat(43)}`, VCP_METRICS_TOKEN: `vcp_mt_${"m".repeat(43)}`, VCP_REDIS_URL: "redis://redis:6379/0" };
     const config = withEnv(tokens, () => resolveConfig(YAML.parse(configMap.data["vcp.yaml"]) as Obj, "/etc/vcp-hooks/config"));
     const probe = container.startupProbe;
     const windowMs = ((probe.initialDelaySeconds ?? 0) + probe.periodSeconds * probe.failureThreshold) * 1000;
