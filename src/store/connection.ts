@@ -329,7 +329,7 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
 }
 
 /** How long a probe waits for Redis's first words (a refusal is written the moment it accepts). */
-const FIRST_WORDS_MS = 1000;
+const FIRST_WORDS_MS = 2000;
 
 /**
  * Redis refuses some connections outright: the moment it accepts one it writes one error reply and

@@ -20,7 +20,7 @@ function recordingLogger(): Logger & { lines: Array<{ level: string; fields: Rec
 }
 
 async function connect(url: string, logger: Logger, commandTimeoutMs = 1000): Promise<StoreConnection> {
-  const store = await connectStore({ url, prefix: "errs", connectTimeoutMs: 1500, commandTimeoutMs, maxBackoffMs: 500, clientName: "vcp-hooks:errors-test", logger });
+  const store = await connectStore({ url, prefix: "errs", connectTimeoutMs: 5000, commandTimeoutMs, maxBackoffMs: 500, clientName: "vcp-hooks:errors-test", logger });
   cleanups.push(() => store.close());
   return store;
 }
