@@ -139,7 +139,7 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
   // Redis refuses some connections outright (see firstWords): the reason an operator needs is its
   // reply ("DENIED … protected mode"), not the EPIPE or "Connection is closed." ioredis reports.
   // `handshake` is the connection being set up (TCP up, not ready), with Redis's refusal on it if any.
-  let handshake: { refusal: string | null } | null = null;
+  let handshake: { refusal: string | null; reported: boolean } | null = null;
   let probing: Promise<void> | null = null;
   const report = (text: string): void => {
     // ioredis reports each failed attempt; log a change of state, not every retry.
@@ -149,7 +149,7 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
   };
   const refused = (refusal: string, seen: string | null) => `Redis refused the connection: ${refusal}${seen !== null ? ` (then: ${seen})` : ""}`;
   redis.on("connect", () => {
-    const current = { refusal: null as string | null };
+    const current = { refusal: null as string | null, reported: false };
     handshake = current;
     // Its first bytes, read beside ioredis's own reader: a refusal arrives before any answer.
     redis.stream?.once("data", (chunk: Buffer | string) => {
@@ -160,6 +160,7 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     const seen = messageWithCauses(err);
     const current = handshake;
     if (current === null || up) return report(seen);
+    current.reported = true;
     if (current.refusal !== null) return report(refused(current.refusal, seen));
     if (probing !== null) return; // the probe under way reports this failure
     // The socket failed before Redis's first bytes were read (ioredis wrote into a connection Redis
@@ -192,7 +193,7 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
   });
   redis.on("close", () => {
     // Closed by Redis after its refusal, with no socket error to report it by.
-    if (!up && handshake?.refusal != null && probing === null) report(refused(handshake.refusal, null));
+    if (!up && handshake !== null && handshake.refusal !== null && !handshake.reported) report(refused(handshake.refusal, null));
     handshake = null;
     if (up) {
       since = new Date().toISOString();
