@@ -252,6 +252,13 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
     labelNames: ["profile", "event", "code"],
     registers: [registry],
   });
+  // Labels bounded: the catalogue's profiles (the event names are client-chosen, so they are not a label).
+  const unknownProfileEvents = new Counter({
+    name: "vcp_profile_unknown_events_total",
+    help: "Events newer than their profile (an agent upgraded past the profile's pinned version), answered with the neutral answer and audited as unknown_event, by profile.",
+    labelNames: ["profile"],
+    registers: [registry],
+  });
   new Gauge({
     name: "vcp_sandbox_queue_depth",
     help: "Chains waiting for a sandbox worker.",
@@ -325,6 +332,9 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
     },
     recordRefusedFailClosed(profile: string, event: string, code: string): void {
       refusedFailClosed.inc({ profile, event, code });
+    },
+    recordUnknownProfileEvent(profile: string): void {
+      unknownProfileEvents.inc({ profile });
     },
     recordBundleChange(result: "installed" | "failed" | "removed"): void {
       bundleChanges.inc({ result });

@@ -139,6 +139,26 @@ export async function createAuditTrail(options: AuditOptions, replica?: string) 
         details: { code: refusal.code, message: refusal.message, exit_code: 2, guarded_by: [...refusal.guardedBy] },
       });
     },
+    /**
+     * An event newer than its profile (`EventProfile.unknownEventPattern`), answered with the neutral
+     * answer and no hook run: one chain record, outcome `unknown_event`, so the log shows what the agent
+     * sent that this version could not judge.
+     */
+    recordProfileUnknownEvent(event: { chainId: string; profile: string; event: string; owner: string | null; session: string; inputHash: string; exitCode: number }): Promise<unknown> {
+      return writer.append({
+        kind: "chain",
+        session: event.session,
+        ...(event.owner !== null ? { owner: event.owner } : {}),
+        chain_id: event.chainId,
+        profile: event.profile,
+        profile_event: event.event,
+        input_hash: event.inputHash,
+        status: "completed",
+        outcome: "unknown_event",
+        duration_ms: 0,
+        details: { exit_code: event.exitCode, hooks: 0, observe: true },
+      });
+    },
     /** Registry changes (hook.registered / hook.deregistered) as registry records. */
     recordRegistry(event: LifecycleEvent): Promise<unknown> {
       const payload = event.payload as { hook?: string; type?: string; scope?: string; session_id?: string; owner?: string; bundle?: string; principal?: string };

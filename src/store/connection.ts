@@ -16,7 +16,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { connect as netConnect, isIP, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connect as tlsConnect } from "node:tls";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import type { Logger } from "../observe/events.js";
 import { messageWithCauses } from "../errors.js";
 import { storeUnavailable, type StoreFailure } from "./errors.js";
@@ -115,6 +115,9 @@ export function backoffMs(attempt: number, maxBackoffMs: number): number {
  * ```
  */
 export async function connectStore(options: StoreConnectionOptions): Promise<StoreConnection> {
+  // Loaded with the first connection: ioredis is a sixth of what every runtime start (and every
+  // `hook --embedded` call, which never uses Redis) would otherwise load.
+  const { Redis: IORedis } = await import("ioredis");
   const { logger } = options;
   const keys = storeKeys(options.prefix);
   const target = describeUrl(options.url);
@@ -125,7 +128,7 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     ...(options.clientName !== undefined ? { connectionName: options.clientName.replace(/[^\x21-\x7e]/g, "_") } : {}),
   };
   // Commands: fail fast while down (no offline queue, no retry of a command whose connection died).
-  const redis = new Redis(options.url, { ...common, enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: options.commandTimeoutMs });
+  const redis = new IORedis(options.url, { ...common, enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: options.commandTimeoutMs });
   let subscriber: Redis | undefined;
   const channels = new Map<string, Set<(message: string) => void>>();
   const readyListeners = new Set<() => void>();
@@ -241,7 +244,7 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     async subscribe(channel, onMessage) {
       if (subscriber === undefined) {
         // Subscriptions may wait for the connection (offline queue on).
-        const sub = new Redis(options.url, { ...common, enableOfflineQueue: true, autoResubscribe: false, maxRetriesPerRequest: null });
+        const sub = new IORedis(options.url, { ...common, enableOfflineQueue: true, autoResubscribe: false, maxRetriesPerRequest: null });
         subscriber = sub;
         sub.on("error", () => undefined); // the command client logs the outage
         // The subscriber connects on its own schedule: a message published before its SUBSCRIBE took
