@@ -10,12 +10,14 @@
  * Every type a signature here names is exported here or from one of those (a test checks it).
  */
 export { createRuntime, assertNodeVersion } from "./runtime/runtime.js";
+// What createRuntime refuses, checked without starting (`vcp-hooks config check`, `serve`'s preflight).
+export { checkRuntimeOptions } from "./runtime/settings.js";
 export type { Runtime, RuntimeOptions, RuntimeStatus, BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions } from "./runtime/runtime.js";
 export type { HookStatsView } from "./runtime/stats.js";
 export type { SandboxOptions } from "./pool/supervisor.js";
 export type { SandboxLimits, FetchPolicy, GuestLogLine } from "./sandbox-host/types.js";
 export type { Principal } from "./registry/types.js";
-export { VcpError, ERROR_CODES, httpStatusOf } from "./errors.js";
+export { VcpError, ERROR_CODES, httpStatusOf, messageWithCauses } from "./errors.js";
 export type { ErrorCode, ErrorInfo } from "./errors.js";
 // Every default (limits, timeouts, audit, pool sizes, redact keys…), in the wire names of vcp.yaml.
 export { DEFAULTS } from "./config/defaults.js";
@@ -23,7 +25,8 @@ export { DEFAULTS } from "./config/defaults.js";
 export { ConfigSchema, loadConfigFile, resolveConfig, configVersionOf } from "./config/config.js";
 export type { ConfigInput, ConfigOverrides, DeepReadonly, ResolvedConfig } from "./config/config.js";
 // The shared store (issue 18, vcp.yaml `store:`): its options and `runtime.status().store`.
-export type { StoreOptions, RedisStoreOptions, StoreStatus, PeerView, ReplicaRecord, ReplicaBundleReport, RefusedRevision, StoreConnectionStatus } from "./store/index.js";
+export { checkReplicaId, REPLICA_ID_FILE } from "./store/replica-id.js";
+export type { StoreOptions, RedisStoreOptions, StoreStatus, PeerView, ReplicaRecord, ReplicaBundleReport, RefusedRevision, StoreConnectionStatus, StoreFailure } from "./store/index.js";
 export type { ReplicaVerdicts } from "./runtime/bundle-sync.js";
 // Logging: the interface the runtime takes, and the operational logger (pino, redacting) that
 // `vcp-hooks serve` uses; pass it as `logger` to createRuntime.

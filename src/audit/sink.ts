@@ -30,6 +30,7 @@ import { formatRecords, type ExportFormat } from "./export.js";
 import { abortableSleep, followAuditRecords, readAuditRecords } from "./reader.js";
 import type { AuditRecord } from "./record.js";
 import { DEFAULTS } from "../config/defaults.js";
+import { messageWithCauses } from "../errors.js";
 
 export interface AuditSinkOptions {
   /** The audit log (`audit.path`); rotations are followed. */
@@ -251,7 +252,7 @@ export function startAuditSink(options: AuditSinkOptions): AuditSink {
         if (stop.signal.aborted) return;
         stats.failures++;
         stats.consecutive_failures++;
-        stats.last_error = err instanceof Error ? (err.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : err.message) : String(err);
+        stats.last_error = err instanceof Error && err.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : messageWithCauses(err); // undici: "fetch failed: getaddrinfo ENOTFOUND …"
         const backoff = Math.min(maxBackoffMs, 250 * 2 ** Math.min(stats.consecutive_failures, 20));
         logger.warn({ sink: options.url, error: stats.last_error, retry_in_ms: backoff, cursor_seq: cursor, ...(err instanceof RedirectRefused ? { location: err.location } : {}) }, "audit sink: batch not delivered; will retry (cursor unchanged)");
         await sleep(backoff * (0.75 + Math.random() / 2));

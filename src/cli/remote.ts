@@ -4,7 +4,7 @@
  * The server is `--server` or VCP_SERVER (default http://127.0.0.1:8787); the operator token is
  * `--token` or VCP_OPERATOR_TOKEN. A server's error is printed verbatim (code and message).
  */
-import { DEFAULTS, readArtifactFile } from "../index.js";
+import { DEFAULTS, messageWithCauses, readArtifactFile } from "../index.js";
 import { CheckFailed, escapeControl, EXIT_FAILED, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
 
 const DEFAULT_SERVER = `http://${DEFAULTS.listen.host}:${DEFAULTS.listen.port}`;
@@ -40,8 +40,8 @@ export async function request(target: Target, method: string, path: string, body
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
   } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
-    throw new CheckFailed(`cannot reach ${target.server} (${cause})`, "UNREACHABLE");
+    // undici's own message is "fetch failed"; the reason is in its cause (connect ECONNREFUSED …, getaddrinfo ENOTFOUND …).
+    throw new CheckFailed(`cannot reach ${target.server} (${messageWithCauses(err)})`, "UNREACHABLE");
   }
   const text = await response.text();
   let parsed: unknown = text;

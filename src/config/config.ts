@@ -77,7 +77,8 @@ export const ConfigSchema = z
         z
           .object({
             id: z.string().min(1).max(64),
-            role: z.enum(["operator", "client", "approver"]),
+            // operator, client, approver, or metrics (GET /metrics only: a scraper's token; src/server/auth.ts).
+            role: z.enum(["operator", "client", "approver", "metrics"]),
             // An approver decides the approvals of these client principals only (absent: every client's).
             approves: z.array(z.string().min(1).max(64)).min(1).max(1024).optional(),
             token_sha256: z.string().regex(HEX64, "must be the lowercase hex SHA-256 of the token (64 hex digits), never the token").optional(),

@@ -176,6 +176,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       desiredRevision: bundleSync?.desiredRevision() ?? null,
       refused: report?.refused.length ?? 0,
       liveReplicas: view.replicas.filter((r) => r.live).length,
+      commandErrors: view.connection.command_errors,
     };
   }
   // Assigned before the registry can emit (bundles are restored after it opens).

@@ -72,7 +72,7 @@ export function storeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv =
   let url = store.url;
   if (url === undefined) {
     const name = store.url_env!;
-    url = env[name];
+    url = env[name] || undefined; // empty is unset, as for auth[].token_env
     if (url === undefined || !/^rediss?:\/\/\S+$/.test(url)) {
       throw new VcpError("INVALID_CONFIG", `store.url_env: the environment variable ${name} ${url === undefined ? "is not set" : "does not hold a redis:// or rediss:// URL"}`, { field: "store.url_env", variable: name });
     }
@@ -93,8 +93,12 @@ export function storeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv =
 
 /** The options of createRuntime for a config (`env`: where `store.url_env` is read). */
 export function runtimeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv = process.env) {
+  return { store: storeOptionsFor(config, env), ...runtimeSettingsFor(config) };
+}
+
+/** createRuntime's options for a config but the store, which needs the environment (runtimeOptionsFor). */
+export function runtimeSettingsFor(config: ResolvedConfig) {
   return {
-    store: storeOptionsFor(config, env),
     dataDir: config.data_dir,
     keyring: { keys: config.keyring.keys.map((k) => ({ ...k })) },
     requireSignatures: config.require_signatures,

@@ -73,7 +73,7 @@ describe("deploy/k8s manifests", () => {
   });
 
   test("the startupProbe outwaits pool.start_timeout_ms, so a slow start on a busy node is retried, not restarted", () => {
-    const tokens = { VCP_OPERATOR_TOKEN: `vcp_op_${"o".repeat(43)}`, VCP_CLIENT_TOKEN: `vcp_cl_${"c".repeat(43)}`, VCP_REDIS_URL: "redis://redis:6379/0" };
+    const tokens = { VCP_OPERATOR_TOKEN: `vcp_op_${"o".repeat(43)}`, VCP_CLIENT_TOKEN: `vcp_cl_${"c".repeat(43)}`, VCP_METRICS_TOKEN: `vcp_mt_${"m".repeat(43)}`, VCP_REDIS_URL: "redis://redis:6379/0" };
     const config = withEnv(tokens, () => resolveConfig(YAML.parse(configMap.data["vcp.yaml"]) as Obj, "/etc/vcp-hooks/config"));
     const probe = container.startupProbe;
     const windowMs = ((probe.initialDelaySeconds ?? 0) + probe.periodSeconds * probe.failureThreshold) * 1000;
@@ -149,14 +149,14 @@ describe("deploy/k8s manifests", () => {
     expect(container.args).toEqual(["serve", "--config", [...mounted].find(([, key]) => key === "vcp.yaml")![0]]);
 
     // The real loader accepts it with real-looking tokens…
-    const tokens = { VCP_OPERATOR_TOKEN: `vcp_op_${"o".repeat(43)}`, VCP_CLIENT_TOKEN: `vcp_cl_${"c".repeat(43)}`, [raw.store.url_env]: secret.stringData["redis-url"] };
+    const tokens = { VCP_OPERATOR_TOKEN: `vcp_op_${"o".repeat(43)}`, VCP_CLIENT_TOKEN: `vcp_cl_${"c".repeat(43)}`, VCP_METRICS_TOKEN: `vcp_mt_${"m".repeat(43)}`, [raw.store.url_env]: secret.stringData["redis-url"] };
     const config = withEnv(tokens, () => resolveConfig(raw, "/etc/vcp-hooks/config"));
     expect(config.store).toMatchObject({ kind: "redis", prefix: raw.store.prefix });
     // The runtime's store options take the URL from the variable the Secret fills.
     expect(withEnv(tokens, () => storeOptionsFor(config, process.env))).toMatchObject({ kind: "redis", url: secret.stringData["redis-url"], prefix: raw.store.prefix });
-    expect(config.auth.map((a) => a.role)).toEqual(["operator", "client"]);
+    expect(config.auth.map((a) => a.role)).toEqual(["operator", "client", "metrics"]);
     // …and refuses the Secret's placeholders, so nothing starts until they are replaced.
-    const placeholders = { VCP_OPERATOR_TOKEN: secret.stringData["operator-token"], VCP_CLIENT_TOKEN: secret.stringData["client-token"] };
+    const placeholders = { VCP_OPERATOR_TOKEN: secret.stringData["operator-token"], VCP_CLIENT_TOKEN: secret.stringData["client-token"], VCP_METRICS_TOKEN: secret.stringData["metrics-token"] };
     expect(() => withEnv(placeholders, () => resolveConfig(raw, "/etc/vcp-hooks/config"))).toThrow(/shorter than 32 characters/);
   });
 
