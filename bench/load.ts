@@ -97,7 +97,7 @@ export async function startBenchServer(options: { threads?: number; serve?: stri
   const started = Date.now();
   let url: string | undefined;
   while (url === undefined) {
-    url = /serving at (http:\/\/\S+)/.exec(out)?.[1];
+    url = /serving at (http:\/\/[^\s"]+)/.exec(out)?.[1];
     if (child.exitCode !== null || Date.now() - started > 30_000) throw new Error(`server did not start:\n${out}`);
     await new Promise((r) => setTimeout(r, 25));
   }

@@ -118,7 +118,7 @@ async function startReplica(name: string, store: { kind: "local" } | { kind: "re
   let url: string | undefined;
   await waitUntil(`${name} to serve`, () => {
     if (child.exitCode !== null) throw new Error(`${name} exited:\n${out}`);
-    url = /serving at (http:\/\/\S+)/.exec(out)?.[1];
+    url = /serving at (http:\/\/[^\s"]+)/.exec(out)?.[1];
     return url !== undefined;
   }, 60_000);
   const request = async (method: string, path: string, body?: unknown, token = clientToken) => {

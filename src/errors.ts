@@ -111,7 +111,7 @@ export const ERROR_CODES = {
   EXEC_SPAWN_FAILED: { status: 500, description: "An exec hook's executable could not be opened or started (missing, not executable, wrapper missing); details name the file and the system error." },
   // ── raised by the HTTP adapter (src/server/) ──
   UNAUTHENTICATED: { status: 401, description: "No bearer token, or a token that matches no configured principal." },
-  FORBIDDEN: { status: 403, description: "The token's role may not use this route or do this (operator: bundles, audit, status; client: sessions, events; deciding an approval: operator or approver, never the client whose agent asked)." },
+  FORBIDDEN: { status: 403, description: "The token's role may not use this route or do this (operator: bundles, audit, status, metrics; client: sessions, events; metrics: GET /metrics only; deciding an approval: operator or approver, never the client whose agent asked)." },
   // per principal, over every server-sent-events route: memory held for unread streams stays bounded
   STREAM_LIMIT: { status: 429, description: "The principal already has limits.streams_per_principal event streams (approvals, decisions) open on this server; close one first." },
   NOT_FOUND: { status: 404, description: "No route has this path (a known path with a method it lacks is 405 METHOD_NOT_ALLOWED)." },
@@ -135,4 +135,31 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 /** The HTTP status of a code (500 for a string that is not one: an error from elsewhere). */
 export function httpStatusOf(code: string): number {
   return Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code as ErrorCode].status : 500;
+}
+
+/**
+ * An error's message followed by its causes' (`cause`, and an AggregateError's first error), so a log
+ * line or status field says what really failed: `fetch failed: getaddrinfo ENOTFOUND collector` rather
+ * than `fetch failed`. A cause whose message is already in the text is skipped; at most 5 levels.
+ *
+ * @example
+ * ```ts
+ * messageWithCauses(new TypeError("fetch failed", { cause: new Error("getaddrinfo ENOTFOUND x") }));
+ * // "fetch failed: getaddrinfo ENOTFOUND x"
+ * ```
+ */
+export function messageWithCauses(err: unknown): string {
+  let text = err instanceof Error ? err.message || err.name : String(err);
+  let next: unknown = err instanceof Error ? causeOf(err) : undefined;
+  for (let depth = 0; next !== undefined && depth < 5; depth++) {
+    const message = next instanceof Error ? next.message || next.name : String(next);
+    if (message !== "" && !text.includes(message)) text = `${text}: ${message}`;
+    next = next instanceof Error ? causeOf(next) : undefined;
+  }
+  return text;
+}
+
+function causeOf(err: Error): unknown {
+  if (err.cause !== undefined) return err.cause;
+  return err instanceof AggregateError ? err.errors[0] : undefined;
 }

@@ -10,12 +10,14 @@
  * Every type a signature here names is exported here or from one of those (a test checks it).
  */
 export { createRuntime, assertNodeVersion } from "./runtime/runtime.js";
+// What createRuntime refuses, checked without starting (`vcp-hooks config check`, `serve`'s preflight).
+export { checkRuntimeOptions } from "./runtime/settings.js";
 export type { Runtime, RuntimeOptions, RuntimeStatus, BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions } from "./runtime/runtime.js";
 export type { HookStatsView } from "./runtime/stats.js";
 export type { SandboxOptions } from "./pool/supervisor.js";
 export type { SandboxLimits, FetchPolicy, GuestLogLine } from "./sandbox-host/types.js";
 export type { Principal } from "./registry/types.js";
-export { VcpError, ERROR_CODES, httpStatusOf } from "./errors.js";
+export { VcpError, ERROR_CODES, httpStatusOf, messageWithCauses } from "./errors.js";
 export type { ErrorCode, ErrorInfo } from "./errors.js";
 // Every default (limits, timeouts, audit, pool sizes, redact keys…), in the wire names of vcp.yaml.
 export { DEFAULTS } from "./config/defaults.js";
@@ -23,6 +25,7 @@ export { DEFAULTS } from "./config/defaults.js";
 export { ConfigSchema, loadConfigFile, resolveConfig, configVersionOf } from "./config/config.js";
 export type { ConfigInput, ConfigOverrides, DeepReadonly, ResolvedConfig } from "./config/config.js";
 // The shared store (issue 18, vcp.yaml `store:`): its options and `runtime.status().store`.
+export { checkReplicaId, REPLICA_ID_FILE } from "./store/replica-id.js";
 export type { StoreOptions, RedisStoreOptions, StoreStatus, PeerView, ReplicaRecord, ReplicaBundleReport, RefusedRevision, StoreConnectionStatus, StoreHealthStatus, StoreFailure, DataLossEvent, DataLossKind } from "./store/index.js";
 export type { ReplicaVerdicts } from "./runtime/bundle-sync.js";
 // Logging: the interface the runtime takes, and the operational logger (pino, redacting) that
@@ -81,10 +84,11 @@ export type { Manifest, ManifestInput } from "./bundle/manifest.js";
 // A `.vcpb` to install (`runtime.bundles.install(await readArtifactFile(path))`); building and signing
 // one is `vcp-hooks/tooling`.
 export { readArtifactFile, parseArtifact, ARTIFACT_JSON_SCHEMA, ARTIFACT_MEDIA_TYPE, DEFAULT_MAX_CODE_BYTES } from "./bundle/artifact.js";
-export type { VcpArtifact, ArtifactSignature } from "./bundle/artifact.js";
+export type { VcpArtifact, UnverifiedArtifact, ArtifactSignature } from "./bundle/artifact.js";
 export type { KeyringInput } from "./bundle/keys.js";
 // Audit log (DESIGN §5): the record types of `runtime.audit.query`, and the decision-log sink (`audit.sink`).
-export { startAuditSink, readSinkCursor, type AuditSink, type AuditSinkOptions, type AuditSinkStats } from "./audit/sink.js";
+export { startAuditSink, readSinkCursor, sinkCursorPath, type AuditSink, type AuditSinkOptions, type AuditSinkStats } from "./audit/sink.js";
+export type { AuditRetentionStats } from "./audit/retention.js";
 export { createAuditSinkMetrics } from "./observe/metrics.js";
 export type { AuditVerdict, VerifyAuditOptions } from "./audit/verify.js";
 export type { AuditRecord, AuditRecordInput } from "./audit/record.js";

@@ -59,7 +59,7 @@ function otlpLogRecord(r: AuditRecord) {
     .filter(([, v]) => v !== undefined)
     .map(([key, v]) => ({ key: `vcp.${key}`, value: otlpValue(v) }));
   const what =
-    r.kind === "registry" || r.kind === "bundle" ? (r.event ?? r.kind)
+    r.kind === "registry" || r.kind === "bundle" || r.kind === "retention" || r.kind === "replica_set" ? (r.event ?? r.kind)
     : r.kind === "chain" ? `chain ${r.hook_type ?? ""} ${r.status ?? ""}`
     : r.kind === "approval_request" || r.kind === "approval_decision" ? `${r.kind} ${r.hook ?? ""} ${r.status ?? ""}`
     : `hook ${r.hook ?? ""} ${r.outcome ?? ""}`;

@@ -1,3 +1,4 @@
+import { createReadStream } from "node:fs";
 import { open, readdir, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
@@ -64,4 +65,32 @@ export async function readFully(fh: FileHandle, buf: Buffer, position: number): 
     got += bytesRead;
   }
   return got;
+}
+
+/** Lines of a file, each with whether its newline was there (a streaming split on byte 10). */
+export async function* readLines(file: string): AsyncGenerator<{ text: string; terminated: boolean }> {
+  let rest: Buffer = Buffer.alloc(0);
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
+    let buf: Buffer = rest.length > 0 ? Buffer.concat([rest, chunk as Buffer]) : (chunk as Buffer);
+    let nl: number;
+    while ((nl = buf.indexOf(10)) >= 0) {
+      yield { text: buf.subarray(0, nl).toString("utf8"), terminated: true };
+      buf = buf.subarray(nl + 1);
+    }
+    rest = Buffer.from(buf);
+  }
+  if (rest.length > 0) yield { text: rest.toString("utf8"), terminated: false };
+}
+
+/** fsync a directory so a created, renamed or deleted entry survives a power loss. */
+export async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, "r");
+  try {
+    await handle.sync();
+  } catch (err) {
+    // Some filesystems refuse fsync on a directory; the data itself is synced already.
+    if ((err as NodeJS.ErrnoException).code !== "EINVAL" && (err as NodeJS.ErrnoException).code !== "EISDIR") throw err;
+  } finally {
+    await handle.close();
+  }
 }

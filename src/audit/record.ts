@@ -14,9 +14,12 @@ export const GENESIS_HASH = `sha256:${"0".repeat(64)}`;
 export interface AuditRecordInput {
   /**
    * One record per hook execution, per chain, and per registry change; approvals (Amplifier
-   * `ask_user`, PROFILES §3.4) add one record when asked and one when decided or expired.
+   * `ask_user`, PROFILES §3.4) add one record when asked and one when decided or expired. Records about
+   * the log itself: `retention` (rotated segments audit retention is deleting, audit/retention.ts) and
+   * `replica_set` (the replicas this replica has seen in its shared store, so a set verify can tell a
+   * missing log, audit/verify-set.ts).
    */
-  kind: "hook" | "chain" | "registry" | "approval_request" | "approval_decision" | "bundle";
+  kind: "hook" | "chain" | "registry" | "approval_request" | "approval_decision" | "bundle" | "retention" | "replica_set";
   session?: string;
   /** Id of the principal that opened the session (DESIGN §6.5); absent when the embedding application did. */
   owner?: string;
@@ -76,10 +79,15 @@ export const INPUT_FIELDS = [
   "status", "outcome", "duration_ms", "sandboxed", "exec", "modification", "provenance", "annotations", "event", "details",
 ] as const satisfies ReadonlyArray<keyof AuditRecordInput>;
 
+/** The `event` of a `retention` record (audit/retention.ts writes it, audit/verify.ts reads it). */
+export const RETENTION_EVENT = "audit.retention";
+/** The `event` of a `replica_set` record (runtime/replica-set.ts writes it, audit/verify.ts reads it). */
+export const REPLICA_SET_EVENT = "replica.set";
+
 /** Fields the writer stamps on every record besides seq, ts, prev and hash (never the caller's to set). */
 export const WRITER_FIELDS = ["replica"] as const;
 
-const KINDS = new Set(["hook", "chain", "registry", "approval_request", "approval_decision", "bundle"]);
+const KINDS = new Set(["hook", "chain", "registry", "approval_request", "approval_decision", "bundle", "retention", "replica_set"]);
 
 /** The hash a record carries: digest of the record without its `hash` field. */
 export function recordHash(record: Omit<AuditRecord, "hash"> | Record<string, unknown>): string {
@@ -95,7 +103,7 @@ export function recordHash(record: Omit<AuditRecord, "hash"> | Record<string, un
  */
 export function normalizeInput(input: AuditRecordInput): Record<string, unknown> {
   if (input === null || typeof input !== "object" || !KINDS.has(input.kind)) {
-    throw new TypeError(`audit record kind must be hook, chain, registry, approval_request, approval_decision or bundle, got ${JSON.stringify((input as { kind?: unknown } | null)?.kind)}`);
+    throw new TypeError(`audit record kind must be hook, chain, registry, approval_request, approval_decision, bundle, retention or replica_set, got ${JSON.stringify((input as { kind?: unknown } | null)?.kind)}`);
   }
   const out: Record<string, unknown> = {};
   for (const field of INPUT_FIELDS) {

@@ -79,9 +79,20 @@ export function createRedactor(options: RedactorOptions): Redactor {
   return (value: unknown) => walk(value, 0, new Set());
 }
 
-/** An Error's message and stack are not enumerable; keep them (redacted) along with its own fields. */
+/**
+ * An Error's message and stack are not enumerable, nor are `cause` (where undici puts the DNS or
+ * socket error behind "fetch failed") and an AggregateError's `errors` (one per address tried): keep
+ * them all (redacted; a cause is walked like any value, so its own cause follows).
+ */
 function errorFields(error: Error): Record<string, unknown> {
-  return { ...(error as unknown as Record<string, unknown>), type: error.name, message: error.message, stack: error.stack };
+  return {
+    ...(error as unknown as Record<string, unknown>),
+    type: error.name,
+    message: error.message,
+    stack: error.stack,
+    ...(error.cause !== undefined ? { cause: error.cause } : {}),
+    ...(error instanceof AggregateError ? { errors: error.errors } : {}),
+  };
 }
 
 function truncate(text: string, max: number): string {

@@ -24,12 +24,13 @@
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { open, rename } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { silentLogger, type Logger } from "../observe/events.js";
 import { formatRecords, type ExportFormat } from "./export.js";
 import { abortableSleep, followAuditRecords, readAuditRecords } from "./reader.js";
 import type { AuditRecord } from "./record.js";
 import { DEFAULTS } from "../config/defaults.js";
+import { messageWithCauses } from "../errors.js";
 
 export interface AuditSinkOptions {
   /** The audit log (`audit.path`); rotations are followed. */
@@ -78,17 +79,26 @@ export interface AuditSink {
 }
 
 /** What a cursor file holds: the last acknowledged record's seq and hash (`hash` absent in cursors written before it was kept). */
-interface SinkCursor {
+export interface SinkCursor {
   seq: number;
   hash?: string;
 }
 
 /** The acknowledged seq kept in `file`; 0 when there is none yet. A damaged cursor is an error, not a silent restart. */
 export function readSinkCursor(file: string): number {
-  return readCursorFile(file).seq;
+  return readSinkCursorHead(file).seq;
 }
 
-function readCursorFile(file: string): SinkCursor {
+/**
+ * Where `vcp-hooks serve` keeps the sink's cursor: `sink.cursor` next to the audit log (the sink
+ * writes it; audit retention reads it to know what was shipped).
+ */
+export function sinkCursorPath(auditPath: string): string {
+  return join(dirname(auditPath), "sink.cursor");
+}
+
+/** The cursor kept in `file` (seq 0 when there is none yet); a damaged cursor is an error. */
+export function readSinkCursorHead(file: string): SinkCursor {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
@@ -177,7 +187,7 @@ export function startAuditSink(options: AuditSinkOptions): AuditSink {
   const readAhead = batchRecords * 4;
   mkdirSync(dirname(options.cursorFile), { recursive: true });
   // Read (and a damaged file refused) at once; checked against the log before the first read.
-  const stored = readCursorFile(options.cursorFile);
+  const stored = readSinkCursorHead(options.cursorFile);
   let cursor = stored.seq;
 
   const stop = new AbortController();
@@ -242,7 +252,7 @@ export function startAuditSink(options: AuditSinkOptions): AuditSink {
         if (stop.signal.aborted) return;
         stats.failures++;
         stats.consecutive_failures++;
-        stats.last_error = err instanceof Error ? (err.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : err.message) : String(err);
+        stats.last_error = err instanceof Error && err.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : messageWithCauses(err); // undici: "fetch failed: getaddrinfo ENOTFOUND …"
         const backoff = Math.min(maxBackoffMs, 250 * 2 ** Math.min(stats.consecutive_failures, 20));
         logger.warn({ sink: options.url, error: stats.last_error, retry_in_ms: backoff, cursor_seq: cursor, ...(err instanceof RedirectRefused ? { location: err.location } : {}) }, "audit sink: batch not delivered; will retry (cursor unchanged)");
         await sleep(backoff * (0.75 + Math.random() / 2));

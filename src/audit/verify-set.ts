@@ -13,6 +13,12 @@
  *
  * The set fails when any chain fails, and when one replica id names records in two logs: two chains
  * claiming one replica cannot both be that replica's, so which records are whose is unknowable.
+ *
+ * It also fails when a log is missing from it (issue 27): each replica records in its own chain the
+ * replicas it has seen in the shared store (`replica_set` records, runtime/replica-set.ts), so a
+ * replica that a verified record names but whose log was not given is reported by name, with the log
+ * and seq that name it. One log alone is one chain's verify: the replicas it names are listed in
+ * `missing`, but only a set of two or more logs fails for them.
  */
 import { open, readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -38,11 +44,23 @@ export interface ReplicaLogVerdict {
 }
 
 export interface AuditSetVerdict {
-  /** Every chain verifies and no replica id names records in two logs. */
+  /** Every chain verifies, no replica id names records in two logs, and (two or more logs) `missing` is empty. */
   ok: boolean;
   logs: ReplicaLogVerdict[];
   /** Problems of the set itself (a replica id in two logs), beside each chain's own verdict. */
   problems: string[];
+  /**
+   * Replicas named by a verified `replica_set` record of a given log whose own log was not given. With
+   * two or more logs each fails the set; with one log they are listed only (one chain's verify).
+   */
+  missing: MissingReplica[];
+}
+
+/** A replica in a recorded replica set without a log in the set verified. */
+export interface MissingReplica {
+  replica: string;
+  /** The first log (and the seq in it) whose replica_set record names it. */
+  named_by: { log: string; seq: number };
 }
 
 /**
@@ -75,7 +93,16 @@ export async function verifyAuditLogSet(paths: readonly string[], options: Verif
   for (const [id, where] of seen) {
     if (where.length > 1) problems.push(`replica id '${id}' names records in ${where.length} logs (${where.join(", ")}): each replica must keep its own chain`);
   }
-  return { ok: problems.length === 0 && logs.every((l) => l.verdict.ok), logs, problems };
+  // Replicas a recorded set names whose log is not here (a broken log counts by the id it claims).
+  const given = new Set<string>([...seen.keys(), ...logs.flatMap((l) => (l.replica !== null ? [l.replica] : []))]);
+  const missing: MissingReplica[] = [];
+  for (const { log, verdict } of logs) {
+    for (const { replica, seq } of verdict.replica_set ?? []) {
+      if (!given.has(replica) && !missing.some((m) => m.replica === replica)) missing.push({ replica, named_by: { log, seq } });
+    }
+  }
+  const complete = logs.length < 2 || missing.length === 0;
+  return { ok: complete && problems.length === 0 && logs.every((l) => l.verdict.ok), logs, problems, missing };
 }
 
 /** The chains `paths` name, in order of first mention, each with the files verify.ts reads for it. */

@@ -1,16 +1,32 @@
-import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import { isSegmentPath, listSegments } from "./files.js";
-import { GENESIS_HASH, recordHash } from "./record.js";
+import { isSegmentPath, listSegments, readLines } from "./files.js";
+import { GENESIS_HASH, recordHash, REPLICA_SET_EVENT, RETENTION_EVENT } from "./record.js";
 import type { AuditHead } from "./writer.js";
 
 /**
  * `replicas`: the replica ids the verified records name, in order of first appearance (issue 18); left
  * out when no record names one (a log written before replicas had ids).
+ *
+ * `retained_from`: the log starts after seq 1 because audit retention deleted its oldest segments
+ * (audit/retention.ts): `seq` is the first record kept, `recorded_at_seq` the verified retention
+ * record that names seq − 1 and its hash. Left out for a log that starts at seq 1.
+ *
+ * `replica_set`: the replicas named by the verified `replica_set` records (the peers this replica saw
+ * in its shared store), each with the seq of the first record naming it; left out when there is none.
  */
 export type AuditVerdict =
-  | { ok: true; records: number; head: AuditHead; torn_tail?: boolean; replicas?: string[] }
-  | { ok: false; records: number; first_bad_seq: number; reason: string; file?: string; line?: number; replicas?: string[] };
+  | { ok: true; records: number; head: AuditHead; torn_tail?: boolean; retained_from?: RetainedFrom; replicas?: string[]; replica_set?: ReplicaSetEntry[] }
+  | { ok: false; records: number; first_bad_seq: number; reason: string; file?: string; line?: number; replicas?: string[]; replica_set?: ReplicaSetEntry[] };
+
+export interface RetainedFrom {
+  seq: number;
+  recorded_at_seq: number;
+}
+
+export interface ReplicaSetEntry {
+  replica: string;
+  seq: number;
+}
 
 export interface VerifyAuditOptions {
   /**
@@ -31,7 +47,10 @@ export interface VerifyAuditOptions {
  *
  * Detects an edited record (hash mismatch), a deleted one (seq gap), reordering (seq out of order), a
  * record rewritten with a recomputed hash (the next record's prev no longer matches), and garbage or
- * truncation in the middle. A final line without its newline — a write torn by a crash, never
+ * truncation in the middle. A log whose first record is not seq 1 verifies only when audit retention
+ * deleted exactly what precedes it: a verified `retention` record later in the chain must name the
+ * seq before the first one and the hash that record's `prev` carries (`retained_from`); otherwise its
+ * first bad seq is 1. A final line without its newline — a write torn by a crash, never
  * acknowledged — is reported as `ok: true, torn_tail: true` and not counted. Any other defect is a
  * failure naming the first bad seq: the seq the first failing line should have had.
  *
@@ -58,6 +77,11 @@ export async function verifyAuditLog(paths: string[], options: VerifyAuditOption
   let head: AuditHead = { seq: 0, hash: GENESIS_HASH };
   let anchorSeen = false;
   const replicas: string[] = [];
+  const replicaSet: ReplicaSetEntry[] = [];
+  /** The log starts after seq 1: where, and where its first record was (for the verdict). */
+  let startsAfter: { seq: number; hash: string; file: string } | null = null;
+  /** Segment ends named by verified retention records: last seq → [last hash, seq of the record]. */
+  const retainedEnds = new Map<number, [string, number]>();
   for (let f = 0; f < files.length; f++) {
     const file = files[f]!;
     let lineNo = 0;
@@ -80,41 +104,87 @@ export async function verifyAuditLog(paths: string[], options: VerifyAuditOption
       if (typeof record.hash !== "string" || recordHash(record) !== record.hash) {
         return bad(`hash mismatch: record ${String(record.seq)} was edited`);
       }
-      if (record.seq !== expected) {
-        const got = record.seq;
-        return bad(
-          typeof got === "number" && got > expected
-            ? `seq jumps from ${head.seq} to ${got}: record(s) deleted or reordered`
-            : `seq ${String(got)} follows ${head.seq}: records reordered or duplicated`,
-        );
+      // The first record of a log whose oldest segments retention deleted: the chain is checked from
+      // here, and finish() requires a retention record accounting for what came before.
+      if (records === 0 && head.seq === 0 && Number.isSafeInteger(record.seq) && (record.seq as number) > 1 && typeof record.prev === "string") {
+        startsAfter = { seq: (record.seq as number) - 1, hash: record.prev, file };
+        head = { seq: startsAfter.seq, hash: startsAfter.hash };
       }
-      if (record.prev !== head.hash) {
-        return bad(
-          expected === 1
-            ? "first record does not start from the genesis hash (records before it are missing)"
-            : `prev does not match the hash of seq ${head.seq}: that record was altered or this one forged`,
-        );
-      }
-      head = { seq: expected, hash: record.hash };
-      records++;
-      if (typeof record.replica === "string" && replicas.at(-1) !== record.replica && !replicas.includes(record.replica)) replicas.push(record.replica);
-      if (options.anchor && options.anchor.seq === expected) {
-        if (options.anchor.hash !== record.hash) return bad(`record ${expected} differs from the anchored head`);
-        anchorSeen = true;
-      }
+      const failure = verifyRecord(record, lineNo, file);
+      if (failure !== null) return failure;
     }
   }
   return finish(false);
 
+  /** Checks seq and prev against the head, then takes the record in; a failure verdict, or null. */
+  function verifyRecord(record: Record<string, unknown>, lineNo: number, file: string): AuditVerdict | null {
+    const expected = head.seq + 1;
+    const bad = (reason: string): AuditVerdict => ({ ok: false, records, first_bad_seq: expected, reason, file, line: lineNo, ...named() });
+    if (record.seq !== expected) {
+      const got = record.seq;
+      return bad(
+        typeof got === "number" && got > expected
+          ? `seq jumps from ${head.seq} to ${got}: record(s) deleted or reordered`
+          : `seq ${String(got)} follows ${head.seq}: records reordered or duplicated`,
+      );
+    }
+    if (record.prev !== head.hash) {
+      return bad(
+        expected === 1
+          ? "first record does not start from the genesis hash (records before it are missing)"
+          : `prev does not match the hash of seq ${head.seq}: that record was altered or this one forged`,
+      );
+    }
+    head = { seq: expected, hash: record.hash as string };
+    records++;
+    if (typeof record.replica === "string" && replicas.at(-1) !== record.replica && !replicas.includes(record.replica)) replicas.push(record.replica);
+    if (record.kind === "retention" && record.event === RETENTION_EVENT) {
+      const deleted = (record.details as { deleted?: unknown } | undefined)?.deleted;
+      for (const segment of Array.isArray(deleted) ? deleted : []) {
+        const { last_seq: lastSeq, last_hash: lastHash } = (segment ?? {}) as { last_seq?: unknown; last_hash?: unknown };
+        if (Number.isSafeInteger(lastSeq) && typeof lastHash === "string") retainedEnds.set(lastSeq as number, [lastHash, expected]);
+      }
+    }
+    if (record.kind === "replica_set" && record.event === REPLICA_SET_EVENT) {
+      const ids = (record.details as { replicas?: unknown } | undefined)?.replicas;
+      for (const id of Array.isArray(ids) ? ids : []) {
+        if (typeof id === "string" && !replicaSet.some((e) => e.replica === id)) replicaSet.push({ replica: id, seq: expected });
+      }
+    }
+    if (options.anchor && options.anchor.seq === expected) {
+      if (options.anchor.hash !== record.hash) return bad(`record ${expected} differs from the anchored head`);
+      anchorSeen = true;
+    }
+    return null;
+  }
+
   function finish(torn: boolean): AuditVerdict {
+    let retainedFrom: RetainedFrom | undefined;
+    if (startsAfter !== null) {
+      const retained = retainedEnds.get(startsAfter.seq);
+      if (retained === undefined || retained[0] !== startsAfter.hash) {
+        return {
+          ok: false, records: 0, first_bad_seq: 1, file: startsAfter.file, line: 1, ...named(),
+          reason: `the log starts at seq ${startsAfter.seq + 1}: records 1–${startsAfter.seq} are missing and no retention record in it ${retained === undefined ? "names them" : `names seq ${startsAfter.seq} with the hash record ${startsAfter.seq + 1} chains to`} (deleted by hand, or its start cut off)`,
+        };
+      }
+      retainedFrom = { seq: startsAfter.seq + 1, recorded_at_seq: retained[1] };
+      // An anchor in the deleted part is checkable only at the boundary retention recorded.
+      if (options.anchor && options.anchor.seq > 0 && options.anchor.seq <= startsAfter.seq) {
+        if (options.anchor.seq === startsAfter.seq && options.anchor.hash === startsAfter.hash) anchorSeen = true;
+        else {
+          return { ok: false, records, first_bad_seq: options.anchor.seq, reason: `the anchored head seq ${options.anchor.seq} was deleted by audit retention (the log starts at seq ${startsAfter.seq + 1}): it cannot be checked; anchor a newer head`, ...named() };
+        }
+      }
+    }
     if (options.anchor && options.anchor.seq > 0 && !anchorSeen) {
       return { ok: false, records, first_bad_seq: head.seq + 1, reason: `log ends at seq ${head.seq}, before the anchored head seq ${options.anchor.seq} (truncated)`, ...named() };
     }
-    return torn ? { ok: true, records, head, torn_tail: true, ...named() } : { ok: true, records, head, ...named() };
+    return { ok: true, records, head, ...(torn ? { torn_tail: true } : {}), ...(retainedFrom !== undefined ? { retained_from: retainedFrom } : {}), ...named() };
   }
 
-  function named(): { replicas?: string[] } {
-    return replicas.length > 0 ? { replicas: [...replicas] } : {};
+  function named(): { replicas?: string[]; replica_set?: ReplicaSetEntry[] } {
+    return { ...(replicas.length > 0 ? { replicas: [...replicas] } : {}), ...(replicaSet.length > 0 ? { replica_set: [...replicaSet] } : {}) };
   }
 }
 
@@ -124,19 +194,4 @@ async function isFile(path: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** Lines of a file, each with whether its newline was there (a streaming split on byte 10). */
-async function* readLines(file: string): AsyncGenerator<{ text: string; terminated: boolean }> {
-  let rest: Buffer = Buffer.alloc(0);
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
-    let buf: Buffer = rest.length > 0 ? Buffer.concat([rest, chunk as Buffer]) : (chunk as Buffer);
-    let nl: number;
-    while ((nl = buf.indexOf(10)) >= 0) {
-      yield { text: buf.subarray(0, nl).toString("utf8"), terminated: true };
-      buf = buf.subarray(nl + 1);
-    }
-    rest = Buffer.from(buf);
-  }
-  if (rest.length > 0) yield { text: rest.toString("utf8"), terminated: false };
 }

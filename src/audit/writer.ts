@@ -3,7 +3,7 @@ import { mkdir, open, rename, type FileHandle } from "node:fs/promises";
 import { dirname, resolve as resolvePath } from "node:path";
 import { VcpError } from "../errors.js";
 import { REPLICA_ID } from "../model/names.js";
-import { listSegments, openIfExists, readFully, segmentPath } from "./files.js";
+import { listSegments, openIfExists, readFully, segmentPath, syncDir } from "./files.js";
 import { GENESIS_HASH, hashInput, normalizeInput, prepareRecord, recordHash, sealPrepared, type AuditRecordInput, type PreparedRecord } from "./record.js";
 
 /*
@@ -80,6 +80,8 @@ export interface AuditWriterOptions {
    * O_DSYNC write, or its write's fdatasync where the platform has no O_DSYNC.
    */
   onSync?: (seconds: number) => void;
+  /** Called after each rotation, once the new live file exists (audit retention runs then). */
+  onRotate?: () => void;
 }
 
 export interface AuditHead {
@@ -173,7 +175,7 @@ export async function openAuditLog(options: AuditWriterOptions): Promise<AuditWr
   }
 }
 
-type ResolvedOptions = Required<Omit<AuditWriterOptions, "redact" | "onSync" | "replica">> & Pick<AuditWriterOptions, "redact" | "onSync" | "replica">;
+type ResolvedOptions = Required<Omit<AuditWriterOptions, "redact" | "onSync" | "onRotate" | "replica">> & Pick<AuditWriterOptions, "redact" | "onSync" | "onRotate" | "replica">;
 
 function validateOptions(o: AuditWriterOptions): ResolvedOptions {
   const bad = (field: string, rule: string) => new VcpError("INVALID_CONFIG", `audit.${field} ${rule}`, { field: `audit.${field}` });
@@ -428,6 +430,7 @@ class Writer implements AuditWriter {
     this.size = 0;
     await syncDir(dirname(this.path));
     this.rotations++;
+    this.opts.onRotate?.();
   }
 
   private fail(cause: unknown): void {
@@ -467,19 +470,6 @@ async function writeAll(fd: FileHandle, buf: Buffer): Promise<void> {
   while (offset < buf.length) {
     const { bytesWritten } = await fd.write(buf, offset, buf.length - offset);
     offset += bytesWritten;
-  }
-}
-
-/** fsync a directory so a created or renamed entry survives a power loss. */
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, "r");
-  try {
-    await handle.sync();
-  } catch (err) {
-    // Some filesystems refuse fsync on a directory; the data itself is synced already.
-    if ((err as NodeJS.ErrnoException).code !== "EINVAL" && (err as NodeJS.ErrnoException).code !== "EISDIR") throw err;
-  } finally {
-    await handle.close();
   }
 }
 

@@ -109,7 +109,7 @@ export function createArtifact(manifest: unknown, code: string): VcpArtifact {
  * await writeFile("strip-pii.vcpb", serializeArtifact(artifact));
  * ```
  */
-export function serializeArtifact(artifact: VcpArtifact): string {
+export function serializeArtifact(artifact: VcpArtifact | UnverifiedArtifact): string {
   const ordered = {
     format: artifact.format,
     manifest: normalizeManifest(artifact.manifest),
@@ -121,27 +121,52 @@ export function serializeArtifact(artifact: VcpArtifact): string {
 }
 
 /**
- * Parse `.vcpb` text into an object for {@link verifyArtifact}. Only JSON syntax is checked here;
- * errors are `INVALID_BUNDLE` naming `file`.
+ * A `.vcpb` as read from a file ({@link readArtifactFile}, {@link parseArtifact}): its outer shape is
+ * checked — `format`, a `manifest` object, `code`, a `digest`, `signatures` — and nothing is verified
+ * yet: {@link verifyArtifact} checks the digest, the manifest and the signatures before an install.
+ */
+export interface UnverifiedArtifact {
+  format: typeof ARTIFACT_FORMAT;
+  /** A JSON object; the manifest rules apply in verifyArtifact, after the digest check. */
+  manifest: Record<string, unknown>;
+  code: string;
+  /** `sha256:<64 lowercase hex digits>`, not yet compared with the content. */
+  digest: string;
+  /** At most 16; a signature of another algorithm than ed25519 is ignored when verifying. */
+  signatures: Array<{ key_id: string; alg: string; sig: string }>;
+}
+
+/**
+ * Parse `.vcpb` text for {@link verifyArtifact}: JSON syntax and the outer shape are checked here
+ * (not the digest, the manifest or the signatures); errors are `INVALID_BUNDLE` naming `file` (and the
+ * field, in `details.problems`).
  *
  * @example
  * ```ts
  * const verified = verifyArtifact(parseArtifact(text, "strip-pii.vcpb"), { keyring });
  * ```
  */
-export function parseArtifact(text: string, file = "bundle.vcpb"): unknown {
+export function parseArtifact(text: string, file = "bundle.vcpb"): UnverifiedArtifact {
+  let json: unknown;
   try {
-    return JSON.parse(text);
+    json = JSON.parse(text);
   } catch (err) {
     throw new VcpError("INVALID_BUNDLE", `${file}: not JSON: ${(err as Error).message}`, { file, problems: [{ field: "(json)", rule: (err as Error).message }] });
   }
+  return checkShape(json, file);
 }
 
 /**
  * Read a `.vcpb` file; see {@link parseArtifact}. Not a regular file, or larger than `maxBytes`
  * (default 64 MiB): `INPUT_FILE_REFUSED`, before anything is read.
+ *
+ * @example
+ * ```ts
+ * const artifact = await readArtifactFile("strip-pii.vcpb"); // UnverifiedArtifact
+ * const { manifest, key_id } = verifyArtifact(artifact, { keyring });
+ * ```
  */
-export async function readArtifactFile(file: string, maxBytes: number = INPUT_FILE_BYTES.artifact): Promise<unknown> {
+export async function readArtifactFile(file: string, maxBytes: number = INPUT_FILE_BYTES.artifact): Promise<UnverifiedArtifact> {
   let text: string;
   try {
     text = (await readInputFile(file, maxBytes, "the bundle artifact")).toString("utf8");
@@ -166,7 +191,7 @@ export function isArtifactLike(value: unknown): value is { format: unknown } {
  * const signed = signArtifact(artifact, await readFile("ops.key.pem", "utf8"), "ops-2026");
  * ```
  */
-export function signArtifact(artifact: VcpArtifact, privateKeyPem: string, keyId: string): VcpArtifact {
+export function signArtifact<A extends VcpArtifact | UnverifiedArtifact>(artifact: A, privateKeyPem: string, keyId: string): A {
   if (!KEY_ID.regex.test(keyId)) {
     throw new VcpError("INVALID_CONFIG", `key id '${keyId}' ${KEY_ID.rule}`, { field: "key_id" });
   }
@@ -282,14 +307,16 @@ type ArtifactShape = z.infer<typeof ArtifactShapeSchema>;
  */
 export const ARTIFACT_JSON_SCHEMA: JsonSchema = jsonSchemaOf(ArtifactShapeSchema);
 
-function checkShape(input: unknown): ArtifactShape {
+/** The outer shape, or INVALID_BUNDLE naming each bad field (and `file`, when the artifact came from one). */
+function checkShape(input: unknown, file?: string): ArtifactShape {
   const parsed = ArtifactShapeSchema.safeParse(input);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => ({
       field: i.path.map((k) => (typeof k === "number" ? `[${k}]` : `.${String(k)}`)).join("").replace(/^\./, "") || "(root)",
       rule: i.code === "unrecognized_keys" ? `unknown field(s): ${i.keys.join(", ")}` : i.message,
     }));
-    throw new VcpError("INVALID_BUNDLE", `not a ${ARTIFACT_FORMAT} artifact: ${problems.map((p) => `${p.field}: ${p.rule}`).join("; ")}`, { problems });
+    const what = `not a ${ARTIFACT_FORMAT} artifact: ${problems.map((p) => `${p.field}: ${p.rule}`).join("; ")}`;
+    throw new VcpError("INVALID_BUNDLE", file === undefined ? what : `${file}: ${what}`, file === undefined ? { problems } : { file, problems });
   }
   return parsed.data;
 }
@@ -310,6 +337,6 @@ function checkDigest(shape: ArtifactShape): void {
 }
 
 /** The manifest with its keys in RFC 8785 order at every level (stable bytes regardless of YAML key order). */
-function normalizeManifest(manifest: Manifest): Manifest {
-  return JSON.parse(canonicalJson(manifest)) as Manifest;
+function normalizeManifest<M extends object>(manifest: M): M {
+  return JSON.parse(canonicalJson(manifest)) as M;
 }

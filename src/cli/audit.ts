@@ -20,12 +20,14 @@ OTLP/JSON logs (one ExportLogsServiceRequest per --batch records, default 1000, 
 Verify an audit log: every record's hash, consecutive seqs, each prev naming the previous record's
 hash, across rotated segments (a base path audit.jsonl expands to audit.jsonl.000001, … then itself).
 Detects edited, deleted, reordered and truncated records; --anchor (a head recorded earlier, from
-GET /v1/audit/head) also catches records cut off the end.
+GET /v1/audit/head) also catches records cut off the end. A log whose oldest segments audit retention
+deleted verifies from its first kept record, if a retention record in it names what was deleted.
 
 Several replicas: give each replica's log, audit directory or data directory (a directory holding
 neither stands for each subdirectory that does). Each replica's chain is verified on its own and
-reported on its own line with the replica id its records carry; the set fails if any chain is broken
-or one replica id appears in two logs.
+reported on its own line with the replica id its records carry; the set fails if any chain is broken,
+one replica id appears in two logs, or a replica in the replica set the logs record (the peers each
+replica saw in the shared store) has no log among them (MISSING, named).
 
 Options:
   --anchor <seq>:<hash>  a head that must still be in the log
@@ -62,7 +64,7 @@ export const auditCommand: Command = {
       throw new UsageError(`audit verify: --anchor names one chain's head, but the paths hold ${set.logs.length} logs; verify the anchored log on its own`);
     }
     // One log: the verdict as it always was (plus `log` and `replica`); several: one line per replica.
-    if (set.logs.length === 1) return reportOne(set.logs[0]!, io);
+    if (set.logs.length === 1) return reportOne(set.logs[0]!, set.missing, io);
     return reportSet(set, io);
   },
 };
@@ -75,17 +77,22 @@ function replicaLabel(entry: ReplicaLogVerdict): string {
 }
 
 function okLine(verdict: AuditVerdict & { ok: true }): string {
-  return `${verdict.records} record(s); head seq ${verdict.head.seq} ${verdict.head.hash}${verdict.torn_tail ? " (a torn final line, never acknowledged, was ignored)" : ""}`;
+  const retained = verdict.retained_from;
+  return `${verdict.records} record(s); head seq ${verdict.head.seq} ${verdict.head.hash}${verdict.torn_tail ? " (a torn final line, never acknowledged, was ignored)" : ""}${
+    retained !== undefined ? `; starts at seq ${retained.seq}: records 1–${retained.seq - 1} were deleted by audit retention (retention record seq ${retained.recorded_at_seq}), the rest verified from there` : ""
+  }`;
 }
 
 function brokenLine(verdict: AuditVerdict & { ok: false }): string {
   return `audit log broken at seq ${verdict.first_bad_seq}: ${escapeControl(verdict.reason)}${verdict.file && !verdict.reason.includes(verdict.file) ? ` (${escapeControl(verdict.file)}${verdict.line !== undefined ? `:${verdict.line}` : ""})` : ""}; ${verdict.records} record(s) verified before it`;
 }
 
-function reportOne(entry: ReplicaLogVerdict, io: Io): number {
+function reportOne(entry: ReplicaLogVerdict, missing: AuditSetVerdict["missing"], io: Io): number {
   const { verdict } = entry;
-  if (io.json) printJson(io, { ...verdict, log: entry.log, replica: entry.replica });
-  else if (verdict.ok) io.out(`OK ${okLine(verdict)}${entry.replica !== null ? `; ${replicaLabel(entry)}` : ""}`);
+  // One log is one chain's verify; the peers its replica set names are a hint, not a failure.
+  const peers = missing.length > 0 ? `; its replica set also names ${missing.map((m) => escapeControl(m.replica)).join(", ")} (verify their logs with it to check the set)` : "";
+  if (io.json) printJson(io, { ...verdict, log: entry.log, replica: entry.replica, missing });
+  else if (verdict.ok) io.out(`OK ${okLine(verdict)}${entry.replica !== null ? `; ${replicaLabel(entry)}` : ""}${peers}`);
   else throw new CheckFailed(brokenLine(verdict), "AUDIT_BROKEN");
   return verdict.ok ? EXIT_OK : EXIT_FAILED;
 }
@@ -100,8 +107,16 @@ function reportSet(set: AuditSetVerdict, io: Io): number {
     io.out(verdict.ok ? `OK     ${replicaLabel(entry)} ${escapeControl(entry.log)}: ${okLine(verdict)}` : `BROKEN ${replicaLabel(entry)} ${escapeControl(entry.log)}: ${brokenLine(verdict)}`);
   }
   for (const problem of set.problems) io.out(`BROKEN ${escapeControl(problem)}`);
+  for (const m of set.missing) {
+    io.out(`MISSING replica ${escapeControl(m.replica)}: in the replica set recorded in ${escapeControl(m.named_by.log)} (seq ${m.named_by.seq}), but its log was not given (add its log, audit directory or data directory)`);
+  }
   const broken = set.logs.filter((l) => !l.verdict.ok).length;
-  if (!set.ok) throw new CheckFailed(`${broken} of ${set.logs.length} replica log(s) broken${set.problems.length > 0 ? `; ${set.problems.length} problem(s) across logs` : ""}`, "AUDIT_BROKEN");
+  if (!set.ok) {
+    throw new CheckFailed(
+      `${broken} of ${set.logs.length} replica log(s) broken${set.problems.length > 0 ? `; ${set.problems.length} problem(s) across logs` : ""}${set.missing.length > 0 ? `; ${set.missing.length} replica log(s) missing (${set.missing.map((m) => escapeControl(m.replica)).join(", ")})` : ""}`,
+      "AUDIT_BROKEN",
+    );
+  }
   io.out(`OK ${set.logs.length} replica log(s) verified`);
   return EXIT_OK;
 }

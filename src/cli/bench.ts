@@ -1,6 +1,8 @@
 /**
  * `vcp-hooks bench perf|sandbox [--out dir]`: run the bench scripts (dist/bench/*.js) as child
  * processes on this same Node with --no-node-snapshot (isolated-vm needs it), streaming their output.
+ * The benches are built in a clone of the repository and are not in the npm package (they would
+ * only weigh on every install): from an installed package the command says where to run them.
  */
 // A bench is its own program, not the sandbox: starting it here does not bypass src/pool's supervisor.
 // eslint-disable-next-line no-restricted-imports
@@ -15,6 +17,7 @@ const USAGE = `usage: vcp-hooks bench perf|sandbox [--out <dir>] [--quick] [-- <
 
 Run a bench from this build (dist/bench/<name>.js) in a child process with the same Node and
 --no-node-snapshot. Reports (a table on stdout, JSON in the output directory) come from the bench.
+The benches ship with the source, not the npm package: run this in a clone after 'npm run build'.
   perf     chain latency and throughput (default reports: bench/reports/perf)
   sandbox  the sandbox bench for security reviewers (default reports: bench/reports/sandbox)
 
@@ -41,7 +44,16 @@ export const benchCommand: Command = {
     if (!Object.hasOwn(BENCHES, name)) throw new UsageError(`bench: unknown bench '${name}' (expected perf or sandbox)`);
     // dist/src/cli/bench.js → dist/bench/<name>.js
     const script = fileURLToPath(new URL(`../../bench/${BENCHES[name as keyof typeof BENCHES]}`, import.meta.url));
-    if (!existsSync(script)) throw new CheckFailed(`${script} is missing; run 'npm run build' first`, "NOT_FOUND");
+    if (!existsSync(script)) {
+      // An installed package has dist/src but no dist/bench (package.json "files"); a clone has both once built.
+      const clone = existsSync(fileURLToPath(new URL("../../../bench", import.meta.url)));
+      throw new CheckFailed(
+        clone
+          ? `${script} is missing; run 'npm run build' first`
+          : `the benches are not in the npm package: run them from a clone of the vcp-hooks repository ('npm ci && npm run build', then 'vcp-hooks bench ${name}' or 'npm run bench${name === "perf" ? "" : `:${name}`}')`,
+        "NOT_FOUND",
+      );
+    }
     const out = stringOption("bench", values, "out");
     const benchArgs = [...(out !== undefined ? ["--out", out] : []), ...(values["quick"] === true ? ["--quick"] : []), ...passthrough];
     io.err(`… running ${name} bench: ${script} ${benchArgs.join(" ")}`);

@@ -5,7 +5,7 @@
  * so commands run the same inside tests.
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { VcpError } from "../index.js";
+import { messageWithCauses, VcpError } from "../index.js";
 
 /** Exit codes of DESIGN §6.1. */
 export const EXIT_OK = 0;
@@ -159,11 +159,10 @@ export function requireOption(command: string, values: Record<string, unknown>, 
   return value;
 }
 
-/** `CODE: message` for a VcpError, the message for anything else. */
+/** `CODE: message` for a VcpError, the message and its causes for anything else ("fetch failed: getaddrinfo ENOTFOUND …"). */
 export function describeError(err: unknown): string {
   if (err instanceof VcpError) return `${err.code}: ${err.message}`;
-  if (err instanceof Error) return err.message;
-  return String(err);
+  return messageWithCauses(err);
 }
 
 /** The JSON form of an error (DESIGN §6.2's error shape). */

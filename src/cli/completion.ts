@@ -24,7 +24,7 @@ const OPTIONS: Record<string, string[]> = {
   bench: ["perf", "sandbox", "--out", "--quick"],
   push: ["--server", "--token"],
   status: ["--server", "--token"],
-  config: ["check", "--config"],
+  config: ["check", "--config", "--data-dir"],
   token: ["--role", "--id"],
   completion: ["bash", "zsh"],
 };

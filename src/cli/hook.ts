@@ -5,62 +5,91 @@
  * agent reads as that answer.
  *
  *   agent ─stdin─► hook ─POST /v1/profiles/{profile}/events/{event}─► vcp-hooks serve
- *         ◄stdout/exit─┘ ◄──────────── { native, exit_code, stderr?, result } ──┘
- *   server down / slow / 4xx / 5xx / bad stdin ─► --on-error warn | block | allow
+ *         ◄stdout/exit─┘ ◄──────── { native, exit_code, stderr?, guard?, result } ──┘
+ *                                   guard ─► ~/.cache/vcp-hooks/guard-<hash>.json (hook-guard.ts)
+ *   server down / slow / 4xx / 5xx / garbage / bad stdin ─► --on-error auto | warn | block | allow
+ *     auto: block when the last plan seen from that server guards the event with a fail_closed hook
+ *           (or, with none seen yet, when the event is a tool event), else warn
  *
- * Cold start matters (it runs once per agent event), so this module imports only node builtins and the
- * dependency-free secret scrubber: no zod, fastify, pino, isolated-vm, nor src/index.ts. A one-shot
- * plain-HTTP POST goes over node:net; node:http, node:https (TLS) and node:readline load only for an
- * https server or daemon mode. main.ts
- * dispatches here before loading anything else. Only `--embedded --bundle …` calls into the runtime,
- * through hook-embedded.ts, imported on that path alone.
+ * Cold start matters (it runs once per agent event), so this module imports only node builtins, the
+ * dependency-free secret scrubber and hook-guard.ts: no zod, fastify, pino, isolated-vm, nor
+ * src/index.ts (nor node:crypto, about 10 ms). A one-shot plain-HTTP POST goes over node:net; node:http,
+ * node:https (TLS) and node:readline load only for an https server or daemon mode. main.ts dispatches
+ * here before loading anything else. Only `--embedded --bundle …` calls into the runtime, through
+ * hook-embedded.ts, imported on that path alone.
  */
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
-import type { Agent as HttpAgent, IncomingMessage } from "node:http";
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, renameSync, writeFileSync } from "node:fs";
+import type { Agent as HttpAgent, ClientRequest, IncomingMessage } from "node:http";
 import type { Agent as HttpsAgent } from "node:https";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { redactString } from "../audit/redact-string.js";
+import { decideFailure, guardOf, readGuard, writeGuard, type FailDecision, type GuardFacts } from "./hook-guard.js";
 
 export const DIALECTS = ["gemini", "llxprt", "claude", "ai-memory", "repo-yaml"] as const;
 export type Dialect = (typeof DIALECTS)[number];
 const PROFILE_OF: Record<Dialect, string> = { gemini: "gemini-cli", llxprt: "llxprt", claude: "claude-code", "ai-memory": "ai-memory", "repo-yaml": "repo-yaml" };
-export const ON_ERROR = ["warn", "block", "allow"] as const;
+export const ON_ERROR = ["auto", "warn", "block", "allow"] as const;
 export type OnError = (typeof ON_ERROR)[number];
+/** What a failure is rendered as, once `auto` is resolved for the event. */
+export type FailMode = Exclude<OnError, "auto">;
 
 const DEFAULT_SERVER = "http://127.0.0.1:8787";
-const DEFAULT_TIMEOUT_MS = 10_000;
+/**
+ * Default `--timeout-ms` per dialect: under the agent's own hook timeout, so that the adapter's answer
+ * (a block, for a guarded event) arrives before the agent gives up on the hook and goes on without it.
+ * Gemini CLI and LLxprt default to 60 s per hook, Claude Code to 600 s per command hook, the README's
+ * settings give 15 s; ai-memory's write-class deadline is 5 s and the README's hooks.toml 5000 ms.
+ * With --embedded it is the whole call's deadline, the runtime's start included.
+ */
+const DEFAULT_TIMEOUT_MS: Record<Dialect, number> = { gemini: 10_000, llxprt: 10_000, claude: 10_000, "ai-memory": 4_000, "repo-yaml": 10_000 };
 /** Largest event read from stdin and largest answer read from the server. */
 const MAX_BYTES = 16 * 1024 * 1024;
+/** Largest token file read (a token is 43 characters; this leaves room for comments and newlines). */
+const MAX_TOKEN_FILE_BYTES = 4096;
+/** A request body goes out in pieces of this size, so that an early answer (a 413) is read before the rest is written. */
+const WRITE_PIECE_BYTES = 64 * 1024;
 
 export const HOOK_USAGE = `usage: vcp-hooks hook <Event> --dialect gemini|llxprt|claude|ai-memory|repo-yaml [options]
        vcp-hooks hook --dialect ai-memory [--daemon] [options]       (the event comes from the envelope)
        vcp-hooks hook --write-shim ai-memory --out <path> [--daemon] [options]
 
 Reads one event JSON from stdin, asks the server's profile route, prints the agent's native answer.
-  --server URL          vcp-hooks server (default ${DEFAULT_SERVER})
+  --server URL          vcp-hooks server (default: VCP_SERVER, else ${DEFAULT_SERVER})
   --token-env NAME      environment variable holding the client token (default VCP_CLIENT_TOKEN)
-  --on-error MODE       server down, slow, 4xx/5xx or bad stdin: warn (exit 1, one stderr line; the
-                        agent's non-blocking error), block (the dialect's refusal), allow (exit 0, silent)
-  --timeout-ms N        request deadline (default ${DEFAULT_TIMEOUT_MS}); the adapter ends by N + 1 s
+  --token-file PATH     read the client token from this file (default: VCP_TOKEN_FILE when the token
+                        variable is unset); for agents that start hooks with a stripped environment
+  --on-error MODE       server down, slow, 4xx/5xx, a bad answer or bad stdin:
+                          auto (default): block when the last plan seen from this server guards the
+                            event with a fail_closed hook (with none seen yet: the tool events
+                            BeforeTool, PreToolUse, PermissionRequest, pre_*, PreAbilityCall), else warn
+                          warn: exit 1, one stderr line (the agent's non-blocking error)
+                          block: the dialect's refusal      allow: exit 0, silent
+  --timeout-ms N        request deadline (default 10000; ai-memory 4000); the adapter ends by N + 1 s
   --record DIR          save each input and answer as a JSON file (for vcp-hooks test --replay)
   --daemon              ai-memory: stay resident, one NDJSON envelope in, one decision line out
   --embedded --bundle F no server: run the event through an in-process runtime over the bundles F
-                        (.vcpb files or policy directories, repeatable; installed unsigned, as
-                        'vcp-hooks fire' does). For CI; each event starts a sandbox (seconds, not ms)`;
+                        (.vcpb files or policy directories, repeatable). Signatures are verified
+                        against --keyring FILE as 'serve' verifies them; unsigned bundles (and policy
+                        directories) only with --allow-unsigned. --timeout-ms is the whole call's
+                        deadline, the runtime's start included. For CI`;
 
 interface HookOptions {
   dialect: Dialect;
   event: string | undefined;
   server: URL;
   tokenEnv: string;
+  /** `--token-file`, else VCP_TOKEN_FILE (read only when the token variable is unset). */
+  tokenFile: { path: string; from: "--token-file" | "VCP_TOKEN_FILE" } | undefined;
   onError: OnError;
   timeoutMs: number;
   record: string | undefined;
   daemon: boolean;
   /** `--embedded`: the bundles to run in-process (absolute paths); undefined ⇒ ask the server. */
   embedded: string[] | undefined;
+  keyring: string | undefined;
+  allowUnsigned: boolean;
 }
 
 /** What the server's profile route answers (PROFILES §8.1). */
@@ -77,7 +106,15 @@ export interface Rendered {
   exitCode: 0 | 1 | 2;
 }
 
-class AdapterError extends Error {}
+/** A failure of the adapter's own (never a policy decision); `event` when it was known. */
+class AdapterError extends Error {
+  constructor(
+    message: string,
+    readonly event?: string,
+  ) {
+    super(message);
+  }
+}
 
 // ── rendering ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -112,8 +149,11 @@ export function jsonLine(value: unknown): string {
   return JSON.stringify(value).replace(/[\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
-/** What `--on-error` makes of a failure (PROFILES §5, §8.11). `daemon`: a line is owed for every envelope. */
-export function renderFailure(dialect: Dialect, mode: OnError, why: string, daemon = false): Rendered {
+/**
+ * What a failure becomes in `mode` (PROFILES §5, §8.11). `daemon`: a line is owed for every envelope.
+ * `modeSaid`: `why` already names the mode (auto's reason), so the warning does not repeat it.
+ */
+export function renderFailure(dialect: Dialect, mode: FailMode, why: string, daemon = false, modeSaid = false): Rendered {
   const reason = `vcp-hooks unavailable: ${why}`;
   if (mode === "allow") {
     return { stdout: dialect === "ai-memory" && daemon ? `${jsonLine({ action: "allow" })}\n` : "", stderr: "", exitCode: 0 };
@@ -129,7 +169,7 @@ export function renderFailure(dialect: Dialect, mode: OnError, why: string, daem
   // warn: the agent's own non-blocking error (exit 1 + stderr). A daemon owes a line: an action ai-memory
   // does not know is a hook error, so ai-memory's own fail_mode decides, as for exit 1.
   if (dialect === "ai-memory" && daemon) return { stdout: `${jsonLine({ action: "error", reason })}\n`, stderr: line(`vcp-hooks hook: ${why}`), exitCode: 1 };
-  return { stdout: "", stderr: line(`vcp-hooks hook: ${why} (on-error=warn)`), exitCode: 1 };
+  return { stdout: "", stderr: line(`vcp-hooks hook: ${why}${modeSaid ? "" : " (on-error=warn)"}`), exitCode: 1 };
 }
 
 /**
@@ -144,24 +184,53 @@ function line(text: string, multiline = false): string {
   return capped.endsWith("\n") ? capped : `${capped}\n`;
 }
 
+// ── what a failure becomes (--on-error) ───────────────────────────────────────────────────────────
+
+/**
+ * Guard facts of the embedded run, once its bundles are read (hook-embedded.ts reports them): the
+ * deadline's answer uses them instead of the server's guard file.
+ */
+let embeddedGuard: GuardFacts | undefined;
+
+/**
+ * `--on-error` for one event: `auto` resolved by what is known of the policy (hook-guard.ts).
+ * SECURITY: under auto, a failure on an event the policy guards with a fail_closed hook (or, with
+ * nothing known, a tool event) is the dialect's block: never the exit code an agent reads as "go ahead".
+ */
+function failureFor(opts: Pick<HookOptions, "dialect" | "onError" | "server" | "embedded">, event: string | undefined): FailDecision | { mode: FailMode; why?: undefined } {
+  if (opts.onError !== "auto") return { mode: opts.onError };
+  const profile = PROFILE_OF[opts.dialect];
+  // An ai-memory envelope names its own event: one that could not be read may be any pre_* event.
+  if (event === undefined && opts.dialect === "ai-memory") return { mode: "block", why: "the envelope's event could not be read (it may be a pre_* event)" };
+  if (opts.embedded !== undefined) return decideFailure(profile, event, embeddedGuard, { plan: "the --bundle files", none: "the --bundle files are not read yet" });
+  return decideFailure(profile, event, readGuard(opts.server.href, profile));
+}
+
+/** The failure `why` of `event`, rendered by `--on-error` (auto: with the reason it blocked or warned). */
+function renderFailureFor(opts: Pick<HookOptions, "dialect" | "onError" | "server" | "embedded" | "daemon">, event: string | undefined, why: string): Rendered {
+  const decision = failureFor(opts, event);
+  if (decision.why === undefined) return renderFailure(opts.dialect, decision.mode, why, opts.daemon);
+  return renderFailure(opts.dialect, decision.mode, `${why} (on-error=auto: ${decision.why})`, opts.daemon, true);
+}
+
 // ── input ─────────────────────────────────────────────────────────────────────────────────────────
 
 /** Parse one event; the error names what is wrong. ai-memory: `{"event","payload"}` and the event from it. */
 export function parseEvent(dialect: Dialect, text: string, eventArg: string | undefined): { body: Record<string, unknown>; event: string } {
-  if (text.trim() === "") throw new AdapterError("stdin is empty: expected one JSON object (the agent's hook input)");
+  if (text.trim() === "") throw new AdapterError("stdin is empty: expected one JSON object (the agent's hook input)", eventArg);
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch (err) {
-    throw new AdapterError(`stdin is not JSON: ${(err as Error).message}`);
+    throw new AdapterError(`stdin is not JSON: ${(err as Error).message}`, eventArg);
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new AdapterError(`stdin must be a JSON object, got ${Array.isArray(body) ? "an array" : body === null ? "null" : typeof body}`);
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new AdapterError(`stdin must be a JSON object, got ${Array.isArray(body) ? "an array" : body === null ? "null" : typeof body}`, eventArg);
   const obj = body as Record<string, unknown>;
   if (dialect === "ai-memory") {
     const event = obj["event"];
-    if (typeof event !== "string" || !/^[a-z_]{1,64}$/.test(event)) throw new AdapterError(`the ai-memory envelope needs "event": a hook event name such as "pre_store"`);
-    if (typeof obj["payload"] !== "object" || obj["payload"] === null || Array.isArray(obj["payload"])) throw new AdapterError(`the ai-memory envelope needs "payload": an object`);
-    if (eventArg !== undefined && eventArg !== event) throw new AdapterError(`the envelope's event "${event}" is not the command line's ${eventArg}`);
+    if (typeof event !== "string" || !/^[a-z_]{1,64}$/.test(event)) throw new AdapterError(`the ai-memory envelope needs "event": a hook event name such as "pre_store"`, eventArg);
+    if (typeof obj["payload"] !== "object" || obj["payload"] === null || Array.isArray(obj["payload"])) throw new AdapterError(`the ai-memory envelope needs "payload": an object`, event);
+    if (eventArg !== undefined && eventArg !== event) throw new AdapterError(`the envelope's event "${event}" is not the command line's ${eventArg}`, event);
     return { body: obj, event };
   }
   if (eventArg === undefined) throw new AdapterError("no event: give it as the first argument (e.g. 'vcp-hooks hook BeforeTool --dialect gemini')");
@@ -187,6 +256,51 @@ function readStdin(): Promise<string> {
   });
 }
 
+/**
+ * The client token: the token variable (`--token-env`, default VCP_CLIENT_TOKEN) unless `--token-file`
+ * is given; VCP_TOKEN_FILE when neither is. Read once per process; a file that cannot be read is the
+ * adapter's failure, naming the file (never a request without the token the user meant to send).
+ */
+let tokenMemo: { token: string | undefined } | undefined;
+function clientToken(opts: HookOptions): string | undefined {
+  if (tokenMemo !== undefined) return tokenMemo.token;
+  const fromEnv = process.env[opts.tokenEnv];
+  let token: string | undefined;
+  if (opts.tokenFile !== undefined && (opts.tokenFile.from === "--token-file" || fromEnv === undefined || fromEnv === "")) token = readTokenFile(opts.tokenFile.path, opts.tokenFile.from);
+  else token = fromEnv === "" ? undefined : fromEnv;
+  tokenMemo = { token };
+  return token;
+}
+
+export function readTokenFile(path: string, from: string): string {
+  let fd: number;
+  try {
+    // SECURITY: O_NONBLOCK + regular files only: a FIFO or a device never stalls the adapter.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    throw new AdapterError(`${from} ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new AdapterError(`${from} ${path}: not a regular file`);
+    // SECURITY: the bound applies before reading.
+    if (st.size > MAX_TOKEN_FILE_BYTES) throw new AdapterError(`${from} ${path}: ${st.size} bytes, larger than a token file may be (${MAX_TOKEN_FILE_BYTES})`);
+    const bytes = Buffer.alloc(st.size);
+    let off = 0;
+    while (off < st.size) {
+      const n = readSync(fd, bytes, off, st.size - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    const token = bytes.subarray(0, off).toString("utf8").trim();
+    if (token === "") throw new AdapterError(`${from} ${path}: the file is empty`);
+    if (/[\s\u0000-\u001f\u007f]/.test(token)) throw new AdapterError(`${from} ${path}: a token is one word; the file holds whitespace or control characters inside it`);
+    return token;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 // ── the route ─────────────────────────────────────────────────────────────────────────────────────
 
 type AnyAgent = HttpAgent | HttpsAgent;
@@ -197,35 +311,82 @@ interface Exchanged {
   text: string;
 }
 
-async function postEvent(opts: HookOptions, event: string, bodyText: string, agent: AnyAgent | undefined): Promise<RouteAnswer> {
+async function postEvent(opts: HookOptions, event: string, bodyText: string, agent: AnyAgent | undefined, signal?: AbortSignal): Promise<RouteAnswer> {
   const url = new URL(`v1/profiles/${encodeURIComponent(PROFILE_OF[opts.dialect])}/events/${encodeURIComponent(event)}`, opts.server.href.endsWith("/") ? opts.server : `${opts.server.href}/`);
-  const token = process.env[opts.tokenEnv];
+  let token: string | undefined;
+  try {
+    token = clientToken(opts);
+  } catch (err) {
+    throw new AdapterError((err as Error).message, event);
+  }
   const headers: Record<string, string> = { "content-type": "application/json", "content-length": String(Buffer.byteLength(bodyText)), accept: "application/json" };
-  if (token !== undefined && token !== "") headers["authorization"] = `Bearer ${token}`;
-  const { status, text } = url.protocol === "http:" && agent === undefined ? await exchangeNet(url, headers, bodyText, opts.timeoutMs) : await exchangeHttp(url, headers, bodyText, opts.timeoutMs, agent);
-  if (status < 200 || status > 299) throw new AdapterError(`${url.origin} answered ${status}${serverMessage(text)}`);
+  if (token !== undefined) headers["authorization"] = `Bearer ${token}`;
+  let exchanged: Exchanged;
+  try {
+    exchanged = url.protocol === "http:" && agent === undefined ? await exchangeNet(url, headers, bodyText, opts.timeoutMs) : await exchangeHttp(url, headers, bodyText, opts.timeoutMs, agent, signal);
+  } catch (err) {
+    throw err instanceof AdapterError ? new AdapterError(err.message, event) : err;
+  }
+  const { status, text } = exchanged;
+  if (status >= 400 && status <= 499) {
+    // The server refused the event (a bad token, a body over its limit, a key it does not take …): say
+    // what it said. Guarded events are refused as a 200 block by servers that know the guard contract.
+    const hint = status === 401 && token === undefined ? ` (no token was sent: set ${opts.tokenEnv}, or pass --token-file)` : "";
+    const said = serverMessage(text);
+    throw new AdapterError(`${url.origin} refused the event: ${status}${said === "" ? "" : ` ${said}`}${hint}`, event);
+  }
+  if (status < 200 || status > 299) {
+    const said = serverMessage(text);
+    throw new AdapterError(`${url.origin} answered ${status}${said === "" ? "" : `: ${said}`}`, event);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new AdapterError(`${url.origin} answered ${status} with a body that is not JSON`);
+    throw new AdapterError(`${url.origin} answered ${status} with a body that is not JSON`, event);
   }
   const answer = parsed as Partial<RouteAnswer> | null;
   if (typeof answer !== "object" || answer === null || typeof answer.native !== "object" || answer.native === null || Array.isArray(answer.native) || typeof answer.exit_code !== "number") {
-    throw new AdapterError(`${url.origin} answered ${status} without { native, exit_code }: is --server a vcp-hooks server with profiles?`);
+    throw new AdapterError(`${url.origin} answered ${status} without { native, exit_code }: is --server a vcp-hooks server with profiles?`, event);
   }
+  // What this answer says of the plan's fail_closed guards, for the next failure (an older server says nothing).
+  const guard = guardOf(answer);
+  if (guard !== undefined) writeGuard(opts.server.href, PROFILE_OF[opts.dialect], guard);
   return answer as RouteAnswer;
 }
 
-/** node:http / node:https (loaded on first use): https servers and the daemon's keep-alive connection. */
-async function exchangeHttp(url: URL, headers: Record<string, string>, bodyText: string, timeoutMs: number, agent: AnyAgent | undefined): Promise<Exchanged> {
+/**
+ * node:http / node:https (loaded on first use): https servers and the daemon's keep-alive connection.
+ * `timeoutMs` bounds the whole exchange, and `signal` ends it early: either way the request is destroyed,
+ * so a slow answer never keeps its connection from the next request.
+ */
+async function exchangeHttp(url: URL, headers: Record<string, string>, bodyText: string, timeoutMs: number, agent: AnyAgent | undefined, signal?: AbortSignal): Promise<Exchanged> {
   const send = url.protocol === "https:" ? (await import("node:https")).request : (await import("node:http")).request;
   return new Promise((done, fail) => {
-    const req = send(url, { method: "POST", headers, agent, timeout: timeoutMs }, (res) => {
-      readBody(res).then((text) => done({ status: res.statusCode ?? 0, text }), fail);
+    const settle = () => {
+      clearTimeout(deadline);
+      signal?.removeEventListener("abort", abort);
+    };
+    const req: ClientRequest = send(url, { method: "POST", headers, agent }, (res) => {
+      readBody(res).then(
+        (text) => {
+          settle();
+          done({ status: res.statusCode ?? 0, text });
+        },
+        (err: unknown) => {
+          settle();
+          fail(err);
+        },
+      );
     });
-    req.once("timeout", () => req.destroy(new AdapterError(`no answer from ${url.origin} within ${timeoutMs} ms`)));
-    req.once("error", (err) => fail(err instanceof AdapterError ? err : new AdapterError(`${url.origin} unreachable: ${(err as NodeJS.ErrnoException).code ?? err.message}`)));
+    const abort = () => req.destroy(new AdapterError(`no answer from ${url.origin} within ${timeoutMs} ms`));
+    const deadline = setTimeout(abort, timeoutMs);
+    signal?.addEventListener("abort", abort, { once: true });
+    req.once("error", (err) => {
+      settle();
+      fail(err instanceof AdapterError ? err : new AdapterError(`${url.origin} unreachable: ${(err as NodeJS.ErrnoException).code ?? err.message}`));
+    });
+    if (signal?.aborted) abort();
     req.end(bodyText);
   });
 }
@@ -244,15 +405,49 @@ function readBody(res: IncomingMessage): Promise<string> {
     });
     res.once("end", () => done(Buffer.concat(chunks).toString("utf8")));
     res.once("error", (e) => fail(e instanceof AdapterError ? e : new AdapterError(`the answer was cut off: ${e.message}`)));
+    // A request destroyed while its answer streams in ends the answer without an error of its own.
+    res.once("aborted", () => fail(new AdapterError("the answer was cut off")));
   });
 }
 
 /**
  * One-shot plain-HTTP exchange over node:net (`Connection: close`). Why not node:http: loading it costs
  * several times the rest of this adapter's start (bench/adapter.ts), and a one-shot POST needs only a
- * request line, headers, and a response read to EOF (Content-Length or chunked).
+ * request line, headers, and one response.
+ *
+ * A server may answer before it has read the body — a 413 sent on the headers alone — and close the
+ * connection while the body still goes out: the write fails (EPIPE, ECONNRESET) and Node discards the
+ * connection with the answer unread. So the body goes out in pieces, the next only while no answer has
+ * begun, the answer is taken as soon as it is complete, and a connection error after a complete answer
+ * is not an error. If the write still loses the race, the same request head is sent once more without
+ * its body: a server that decided on the head alone gives the same answer again; one that waits for a
+ * body gets none within the probe's time, and the write's error stands.
  */
 async function exchangeNet(url: URL, headers: Record<string, string>, bodyText: string, timeoutMs: number): Promise<Exchanged> {
+  const started = Date.now();
+  const body = Buffer.from(bodyText, "utf8");
+  try {
+    return await netOnce(url, headers, body, timeoutMs);
+  } catch (err) {
+    if (!(err instanceof AnswerLost)) throw err;
+    const probeMs = Math.min(PROBE_MS, timeoutMs - (Date.now() - started));
+    if (probeMs <= 0) throw err;
+    try {
+      return await netOnce(url, headers, undefined, probeMs);
+    } catch {
+      throw err;
+    }
+  }
+}
+
+/** The connection failed while the body was going out, before any answer was read. */
+class AnswerLost extends AdapterError {}
+
+/** How long the head-only probe waits for the answer a body write lost. */
+const PROBE_MS = 2000;
+
+/** One connection: the head, then `body` in pieces (none: the head alone, for the probe). */
+async function netOnce(url: URL, headers: Record<string, string>, body: Buffer | undefined, timeoutMs: number): Promise<Exchanged> {
   const { connect } = await import("node:net");
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   const port = Number(url.port || 80);
@@ -262,24 +457,44 @@ async function exchangeNet(url: URL, headers: Record<string, string>, bodyText: 
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
+    let writing = body !== undefined && body.length > 0;
     const finish = (err: Error | undefined, value?: Exchanged) => {
       if (settled) return;
       settled = true;
+      clearTimeout(deadline);
       socket.destroy();
       if (err) fail(err);
       else done(value!);
     };
-    socket.setTimeout(timeoutMs, () => finish(new AdapterError(`no answer from ${url.origin} within ${timeoutMs} ms`)));
-    socket.once("error", (err: NodeJS.ErrnoException) => finish(new AdapterError(`${url.origin} unreachable: ${err.code ?? err.message}`)));
+    const received = () => Buffer.concat(chunks);
+    const deadline = setTimeout(() => finish(new AdapterError(`no answer from ${url.origin} within ${timeoutMs} ms`)), timeoutMs);
+    socket.once("error", (err: NodeJS.ErrnoException) => {
+      // The server may have answered and then reset the connection: its answer stands.
+      let answer: Exchanged | undefined;
+      try {
+        answer = chunks.length > 0 ? readResponse(received(), url.origin, false) : undefined;
+      } catch {
+        answer = undefined;
+      }
+      if (answer !== undefined) finish(undefined, answer);
+      else if (writing && chunks.length === 0 && (err.code === "EPIPE" || err.code === "ECONNRESET")) finish(new AnswerLost(`${url.origin} unreachable: ${err.code}`));
+      else finish(new AdapterError(`${url.origin} unreachable: ${err.code ?? err.message}`));
+    });
     socket.on("data", (c: Buffer) => {
       size += c.length;
       // SECURITY: the cap applies while reading, before anything is parsed.
       if (size > MAX_BYTES + 65536) return finish(new AdapterError(`the server's answer is larger than ${MAX_BYTES} bytes`));
       chunks.push(c);
+      try {
+        const answer = readResponse(received(), url.origin, false);
+        if (answer !== undefined) finish(undefined, answer);
+      } catch (err) {
+        finish(err as Error);
+      }
     });
     socket.once("end", () => {
       try {
-        finish(undefined, parseResponse(Buffer.concat(chunks), url.origin));
+        finish(undefined, readResponse(received(), url.origin, true));
       } catch (err) {
         finish(err as Error);
       }
@@ -287,49 +502,100 @@ async function exchangeNet(url: URL, headers: Record<string, string>, bodyText: 
     // No half-close after the body: Node's HTTP server drops a request whose client ended its side
     // before the answer; `connection: close` makes the server end the connection after answering.
     socket.write(head);
-    socket.write(bodyText);
+    let at = 0;
+    const writeNext = () => {
+      if (settled || body === undefined || at >= body.length) {
+        writing = false;
+        return;
+      }
+      // An answer has begun before the body is all out: the server decided on what it had; stop sending.
+      if (chunks.length > 0) return;
+      const piece = body.subarray(at, at + WRITE_PIECE_BYTES);
+      at += piece.length;
+      // The next piece once this one is written and a turn of the event loop has read what came in.
+      socket.write(piece, (err) => {
+        if (err === undefined || err === null) setImmediate(writeNext);
+      });
+    };
+    writeNext();
   });
 }
 
 /** Status and body of a complete HTTP/1.1 response (read to EOF). */
 export function parseResponse(raw: Buffer, origin: string): Exchanged {
-  const split = raw.indexOf("\r\n\r\n");
-  if (split === -1) throw new AdapterError(`${origin} closed the connection without a complete answer`);
-  const lines = raw.subarray(0, split).toString("latin1").split("\r\n");
-  const status = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? "");
-  if (!status) throw new AdapterError(`${origin} did not answer HTTP/1.1`);
-  const header = (name: string) => lines.slice(1).find((l) => l.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
-  let body = raw.subarray(split + 4);
-  if (/\bchunked\b/i.test(header("transfer-encoding") ?? "")) {
-    const parts: Buffer[] = [];
-    let at = 0;
-    for (;;) {
-      const eol = body.indexOf("\r\n", at);
-      if (eol === -1) throw new AdapterError(`${origin} sent a cut-off chunked answer`);
-      const len = Number.parseInt(body.subarray(at, eol).toString("latin1"), 16);
-      if (!Number.isFinite(len) || len < 0) throw new AdapterError(`${origin} sent a malformed chunked answer`);
-      if (len === 0) break;
-      parts.push(body.subarray(eol + 2, eol + 2 + len));
-      at = eol + 2 + len + 2;
-    }
-    body = Buffer.concat(parts);
-  } else {
-    const length = header("content-length");
-    if (length !== undefined) {
-      const n = Number(length);
-      if (!Number.isInteger(n) || n < 0 || body.length < n) throw new AdapterError(`${origin} sent a cut-off answer`);
-      body = body.subarray(0, n);
-    }
-  }
-  if (body.length > MAX_BYTES) throw new AdapterError(`the server's answer is larger than ${MAX_BYTES} bytes`);
-  return { status: Number(status[1]), text: body.toString("utf8") };
+  return readResponse(raw, origin, true)!;
 }
 
-/** `: CODE: message` from the server's `{ error: { code, message } }`, or nothing. */
+/**
+ * Status and body of the HTTP/1.1 response in `raw`; undefined while it is incomplete and `eof` is
+ * false (more may come). At EOF an incomplete response is an error naming what is missing. Interim
+ * 1xx responses are skipped.
+ */
+function readResponse(raw: Buffer, origin: string, eof: boolean): Exchanged | undefined {
+  let rest = raw;
+  for (;;) {
+    // Not HTTP from its first bytes (another service on the port, a proxy's banner): said at once.
+    if (rest.length >= 8 && !/^HTTP\/1\.[01]/.test(rest.subarray(0, 8).toString("latin1"))) throw new AdapterError(`${origin} did not answer HTTP/1.1`);
+    const split = rest.indexOf("\r\n\r\n");
+    if (split === -1) {
+      if (!eof) return undefined;
+      throw new AdapterError(`${origin} closed the connection without a complete answer`);
+    }
+    const lines = rest.subarray(0, split).toString("latin1").split("\r\n");
+    const status = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? "");
+    if (!status) throw new AdapterError(`${origin} did not answer HTTP/1.1`);
+    const code = Number(status[1]);
+    if (code >= 100 && code <= 199) {
+      rest = rest.subarray(split + 4);
+      continue;
+    }
+    const header = (name: string) => lines.slice(1).find((l) => l.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
+    let body = rest.subarray(split + 4);
+    if (/\bchunked\b/i.test(header("transfer-encoding") ?? "")) {
+      const parts: Buffer[] = [];
+      let at = 0;
+      for (;;) {
+        const eol = body.indexOf("\r\n", at);
+        if (eol === -1) {
+          if (!eof) return undefined;
+          throw new AdapterError(`${origin} sent a cut-off chunked answer`);
+        }
+        const len = Number.parseInt(body.subarray(at, eol).toString("latin1"), 16);
+        if (!Number.isFinite(len) || len < 0) throw new AdapterError(`${origin} sent a malformed chunked answer`);
+        if (len === 0) break;
+        if (body.length < eol + 2 + len + 2) {
+          if (!eof) return undefined;
+          throw new AdapterError(`${origin} sent a cut-off chunked answer`);
+        }
+        parts.push(body.subarray(eol + 2, eol + 2 + len));
+        at = eol + 2 + len + 2;
+      }
+      body = Buffer.concat(parts);
+    } else {
+      const length = header("content-length");
+      if (length !== undefined) {
+        const n = Number(length);
+        if (!Number.isInteger(n) || n < 0) throw new AdapterError(`${origin} sent a malformed content-length`);
+        if (body.length < n) {
+          if (!eof) return undefined;
+          throw new AdapterError(`${origin} sent a cut-off answer`);
+        }
+        body = body.subarray(0, n);
+      } else if (!eof) {
+        // No length: the body ends with the connection.
+        return undefined;
+      }
+    }
+    if (body.length > MAX_BYTES) throw new AdapterError(`the server's answer is larger than ${MAX_BYTES} bytes`);
+    return { status: code, text: body.toString("utf8") };
+  }
+}
+
+/** `CODE: message` from the server's `{ error: { code, message } }`, or "". */
 function serverMessage(text: string): string {
   try {
     const e = (JSON.parse(text) as { error?: { code?: unknown; message?: unknown } }).error;
-    if (e && typeof e.message === "string") return `: ${typeof e.code === "string" ? `${e.code}: ` : ""}${e.message}`;
+    if (e && typeof e.message === "string") return `${typeof e.code === "string" ? `${e.code}: ` : ""}${e.message}`;
   } catch {
     // not JSON: say nothing more than the status
   }
@@ -340,9 +606,17 @@ function serverMessage(text: string): string {
 async function fireInProcess(opts: HookOptions, bundles: string[], event: string, body: Record<string, unknown>): Promise<RouteAnswer> {
   try {
     const { fireEmbedded } = await import("./hook-embedded.js");
-    return await fireEmbedded(bundles, PROFILE_OF[opts.dialect], event, body);
+    return await fireEmbedded({
+      bundles,
+      profile: PROFILE_OF[opts.dialect],
+      event,
+      input: body,
+      ...(opts.keyring !== undefined ? { keyring: opts.keyring } : {}),
+      allowUnsigned: opts.allowUnsigned,
+      onGuard: (facts) => (embeddedGuard = facts),
+    });
   } catch (err) {
-    throw new AdapterError(`embedded runtime: ${(err as Error).message}`);
+    throw new AdapterError(`embedded runtime: ${(err as Error).message}`, event);
   }
 }
 
@@ -379,18 +653,23 @@ function record(dir: string, opts: HookOptions, event: string, input: unknown, a
 
 // ── one event ─────────────────────────────────────────────────────────────────────────────────────
 
-async function answerOne(opts: HookOptions, text: string, agent: AnyAgent | undefined): Promise<Rendered> {
+/** The event being answered, once known (the hard stop's answer depends on it). */
+let currentEvent: string | undefined;
+
+async function answerOne(opts: HookOptions, text: string, agent: AnyAgent | undefined, signal?: AbortSignal): Promise<Rendered> {
   let parsed: { body: Record<string, unknown>; event: string } | undefined;
   try {
     parsed = parseEvent(opts.dialect, text, opts.event);
-    const answer = opts.embedded !== undefined ? await fireInProcess(opts, opts.embedded, parsed.event, parsed.body) : await postEvent(opts, parsed.event, text, agent);
+    currentEvent = parsed.event;
+    const answer = opts.embedded !== undefined ? await fireInProcess(opts, opts.embedded, parsed.event, parsed.body) : await postEvent(opts, parsed.event, text, agent, signal);
     const rendered = renderAnswer(opts.dialect, answer);
     if (opts.record !== undefined) record(opts.record, opts, parsed.event, parsed.body, answer, rendered);
     return rendered;
   } catch (err) {
     const why = err instanceof AdapterError ? err.message : `unexpected: ${(err as Error).message}`;
-    const rendered = renderFailure(opts.dialect, opts.onError, why, opts.daemon);
-    if (opts.record !== undefined) record(opts.record, opts, parsed?.event ?? opts.event ?? "unknown", parsed?.body ?? text.slice(0, 65536), undefined, rendered, why);
+    const event = parsed?.event ?? (err instanceof AdapterError ? err.event : undefined) ?? opts.event;
+    const rendered = renderFailureFor(opts, event, why);
+    if (opts.record !== undefined) record(opts.record, opts, event ?? "unknown", parsed?.body ?? text.slice(0, 65536), undefined, rendered, why);
     return rendered;
   }
 }
@@ -412,26 +691,32 @@ async function exitWith(r: Rendered): Promise<never> {
 // ── daemon (ai-memory) ────────────────────────────────────────────────────────────────────────────
 
 /**
- * Resident mode: one envelope per stdin line, one decision line each, in order (single-flight: the
- * next envelope is read after the previous answer is written), over one keep-alive connection.
+ * Resident mode: one envelope per stdin line, one decision line each, in order (the next envelope is
+ * read after the previous answer is written), over keep-alive connections. Each envelope has its own
+ * deadline: past it, its request is destroyed with its connection — a slow or trickling answer never
+ * holds the connection the next envelope needs (at most one request is ever in flight).
  */
 async function runDaemon(opts: HookOptions): Promise<number> {
   const agent = opts.server.protocol === "https:" ? new (await import("node:https")).Agent({ keepAlive: true, maxSockets: 1 }) : new (await import("node:http")).Agent({ keepAlive: true, maxSockets: 1 });
   for await (const text of boundedLines(process.stdin, MAX_BYTES)) {
     if (text === undefined) {
-      await emit(renderFailure(opts.dialect, opts.onError, `envelope larger than ${MAX_BYTES} bytes`, true));
+      await emit({ ...renderFailureFor(opts, undefined, `envelope larger than ${MAX_BYTES} bytes`), exitCode: 0 });
       continue;
     }
     if (text.trim() === "") continue;
-    // Each envelope has its own deadline; a stuck request is abandoned, never waited on past it.
+    currentEvent = undefined;
+    const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const answer = await Promise.race([
-      answerOne(opts, text, agent),
+      answerOne(opts, text, agent, controller.signal),
       new Promise<Rendered>((done) => {
-        timer = setTimeout(() => done(renderFailure(opts.dialect, opts.onError, `no answer within ${opts.timeoutMs} ms`, true)), opts.timeoutMs + 1000);
+        // A backstop over the request's own deadline (stdin parsing, the guard file, a stuck write).
+        timer = setTimeout(() => done(renderFailureFor(opts, currentEvent, `no answer within ${opts.timeoutMs} ms`)), opts.timeoutMs + 1000);
       }),
     ]);
     clearTimeout(timer);
+    // Whatever is still in flight for this envelope ends here, and its connection with it.
+    controller.abort();
     await emit({ ...answer, exitCode: 0 });
   }
   agent.destroy();
@@ -495,7 +780,21 @@ function writeShim(out: string, args: readonly string[]): void {
 
 // ── entry ─────────────────────────────────────────────────────────────────────────────────────────
 
-function parseOptions(argv: string[]): { opts?: HookOptions; shim?: { dialect: string; out: string; args: string[] }; help?: boolean; error?: string; onError: OnError; dialect?: Dialect } {
+interface Parsed {
+  opts?: HookOptions;
+  shim?: { dialect: string; out: string; args: string[] };
+  help?: boolean;
+  error?: string;
+  /** For the failure answer of bad arguments: what could be read of them. */
+  onError: OnError;
+  dialect?: Dialect;
+  event?: string;
+  server?: URL;
+}
+
+const EVENT_NAME = /^[A-Za-z][A-Za-z0-9_:.-]{0,127}$/;
+
+function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): Parsed {
   let values: Record<string, string | boolean | undefined>;
   let positionals: string[];
   try {
@@ -507,12 +806,15 @@ function parseOptions(argv: string[]): { opts?: HookOptions; shim?: { dialect: s
         dialect: { type: "string" },
         server: { type: "string" },
         "token-env": { type: "string" },
+        "token-file": { type: "string" },
         "on-error": { type: "string" },
         "timeout-ms": { type: "string" },
         record: { type: "string" },
         daemon: { type: "boolean" },
         embedded: { type: "boolean" },
         bundle: { type: "string", multiple: true },
+        keyring: { type: "string" },
+        "allow-unsigned": { type: "boolean" },
         "write-shim": { type: "string" },
         out: { type: "string" },
         json: { type: "boolean" },
@@ -520,42 +822,79 @@ function parseOptions(argv: string[]): { opts?: HookOptions; shim?: { dialect: s
       },
     }) as { values: Record<string, string | boolean | undefined>; positionals: string[] });
   } catch (err) {
-    const onError = argv.includes("--on-error") ? (argv[argv.indexOf("--on-error") + 1] as OnError) : "warn";
-    const dialect = argv.includes("--dialect") ? (argv[argv.indexOf("--dialect") + 1] as Dialect) : undefined;
-    return { error: (err as Error).message, onError: ON_ERROR.includes(onError) ? onError : "warn", ...(dialect && DIALECTS.includes(dialect) ? { dialect } : {}) };
+    // What the failure answer needs, read from the raw arguments as far as they go.
+    const after = (flag: string) => (argv.includes(flag) ? argv[argv.indexOf(flag) + 1] : undefined);
+    const onError = after("--on-error") as OnError | undefined;
+    const dialect = after("--dialect") as Dialect | undefined;
+    const event = argv[0] !== undefined && !argv[0].startsWith("-") && EVENT_NAME.test(argv[0]) ? argv[0] : undefined;
+    let server: URL | undefined;
+    try {
+      server = new URL(after("--server") ?? env["VCP_SERVER"] ?? DEFAULT_SERVER);
+    } catch {
+      server = undefined;
+    }
+    return {
+      error: (err as Error).message,
+      onError: onError !== undefined && ON_ERROR.includes(onError) ? onError : "auto",
+      ...(dialect && DIALECTS.includes(dialect) ? { dialect } : {}),
+      ...(event !== undefined ? { event } : {}),
+      ...(server !== undefined ? { server } : {}),
+    };
   }
-  const onErrorRaw = (values["on-error"] as string | undefined) ?? "warn";
-  const onError: OnError = (ON_ERROR as readonly string[]).includes(onErrorRaw) ? (onErrorRaw as OnError) : "warn";
+  const onErrorRaw = (values["on-error"] as string | undefined) ?? "auto";
+  const onError: OnError = (ON_ERROR as readonly string[]).includes(onErrorRaw) ? (onErrorRaw as OnError) : "auto";
   const dialectRaw = values["dialect"] as string | undefined;
   const dialect = dialectRaw !== undefined && (DIALECTS as readonly string[]).includes(dialectRaw) ? (dialectRaw as Dialect) : undefined;
-  const base = { onError, ...(dialect ? { dialect } : {}) };
+  const event = positionals[0];
+  let serverForFailure: URL | undefined;
+  try {
+    serverForFailure = new URL((values["server"] as string | undefined) ?? env["VCP_SERVER"] ?? DEFAULT_SERVER);
+  } catch {
+    serverForFailure = undefined;
+  }
+  const base: Parsed = { onError, ...(dialect ? { dialect } : {}), ...(event !== undefined && EVENT_NAME.test(event) ? { event } : {}), ...(serverForFailure ? { server: serverForFailure } : {}) };
   if (values["help"] === true) return { ...base, help: true };
-  if (!(ON_ERROR as readonly string[]).includes(onErrorRaw)) return { ...base, error: `--on-error must be warn, block or allow, not '${onErrorRaw}'` };
+  if (!(ON_ERROR as readonly string[]).includes(onErrorRaw)) return { ...base, error: `--on-error must be auto, warn, block or allow, not '${onErrorRaw}'` };
   const bundles = (values["bundle"] as unknown as string[] | undefined) ?? [];
   const embedded = values["embedded"] === true;
+  const keyring = values["keyring"] as string | undefined;
+  const allowUnsigned = values["allow-unsigned"] === true;
   if (!embedded && bundles.length > 0) return { ...base, error: "--bundle needs --embedded (without it the adapter asks the server, which has its own bundles)" };
+  if (!embedded && (keyring !== undefined || allowUnsigned)) return { ...base, error: `${keyring !== undefined ? "--keyring" : "--allow-unsigned"} is for --embedded (the server verifies its own bundles)` };
   if (embedded && bundles.length === 0) return { ...base, error: "--embedded needs at least one --bundle <file.vcpb|policy dir>" };
   if (embedded && values["server"] !== undefined) return { ...base, error: "--embedded runs without a server: drop --server" };
   if (embedded && values["daemon"] === true) return { ...base, error: "--embedded with --daemon is not supported: run 'vcp-hooks serve' for a resident adapter" };
+  if (embedded && keyring === undefined && !allowUnsigned) {
+    return { ...base, error: "--embedded needs --keyring <file> (the bundles' signatures are verified as 'serve' verifies them) or --allow-unsigned (run unsigned bundles and policy directories; signatures are not checked)" };
+  }
   if (bundles.some((b) => b === "")) return { ...base, error: "--bundle must name a file or directory" };
-  let timeoutMs = DEFAULT_TIMEOUT_MS;
+  if (keyring === "") return { ...base, error: "--keyring must name a file" };
+  const timeoutDialect: Dialect = values["write-shim"] !== undefined ? "ai-memory" : (dialect ?? "gemini");
+  let timeoutMs = DEFAULT_TIMEOUT_MS[timeoutDialect];
   if (values["timeout-ms"] !== undefined) {
     timeoutMs = Number(values["timeout-ms"]);
     if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) return { ...base, error: `--timeout-ms must be an integer from 1 to 600000, not '${String(values["timeout-ms"])}'` };
   }
+  const serverRaw = (values["server"] as string | undefined) ?? env["VCP_SERVER"] ?? DEFAULT_SERVER;
   let server: URL;
   try {
-    server = new URL((values["server"] as string | undefined) ?? DEFAULT_SERVER);
+    server = new URL(serverRaw);
     if (server.protocol !== "http:" && server.protocol !== "https:") throw new Error("not http(s)");
   } catch {
-    return { ...base, error: `--server must be an http(s) URL, not '${String(values["server"])}'` };
+    return { ...base, error: `${values["server"] !== undefined ? "--server" : "VCP_SERVER"} must be an http(s) URL, not '${serverRaw}'` };
   }
   const tokenEnv = (values["token-env"] as string | undefined) ?? "VCP_CLIENT_TOKEN";
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) return { ...base, error: `--token-env must name an environment variable, not '${tokenEnv}'` };
+  const tokenFileRaw = values["token-file"] as string | undefined;
+  if (tokenFileRaw === "") return { ...base, error: "--token-file must name a file" };
+  const tokenFile: HookOptions["tokenFile"] =
+    tokenFileRaw !== undefined ? { path: resolve(tokenFileRaw), from: "--token-file" } : env["VCP_TOKEN_FILE"] ? { path: resolve(env["VCP_TOKEN_FILE"]), from: "VCP_TOKEN_FILE" } : undefined;
   if (values["write-shim"] !== undefined) {
     if (values["write-shim"] !== "ai-memory") return { ...base, error: `--write-shim supports ai-memory only, not '${String(values["write-shim"])}'` };
     if (typeof values["out"] !== "string") return { ...base, error: "--write-shim needs --out <path>" };
-    const target = embedded ? ["--embedded", ...bundles.flatMap((b) => ["--bundle", resolve(b)])] : ["--server", server.href, "--token-env", tokenEnv];
+    const target = embedded
+      ? ["--embedded", ...bundles.flatMap((b) => ["--bundle", resolve(b)]), ...(keyring !== undefined ? ["--keyring", resolve(keyring)] : []), ...(allowUnsigned ? ["--allow-unsigned"] : [])]
+      : ["--server", server.href, "--token-env", tokenEnv, ...(tokenFileRaw !== undefined ? ["--token-file", resolve(tokenFileRaw)] : [])];
     const args = ["--dialect", "ai-memory", ...target, "--on-error", onError, "--timeout-ms", String(timeoutMs)];
     if (values["daemon"] === true) args.push("--daemon");
     if (typeof values["record"] === "string") args.push("--record", resolve(values["record"]));
@@ -565,17 +904,29 @@ function parseOptions(argv: string[]): { opts?: HookOptions; shim?: { dialect: s
   if (dialect === undefined) return { ...base, error: `--dialect must be one of ${DIALECTS.join(", ")}, not '${dialectRaw}'` };
   if (positionals.length > 1) return { ...base, error: `one event expected, got ${positionals.join(" ")}` };
   if (values["daemon"] === true && dialect !== "ai-memory") return { ...base, error: "--daemon is for --dialect ai-memory" };
-  const event = positionals[0];
-  if (event !== undefined && !/^[A-Za-z][A-Za-z0-9_:.-]{0,127}$/.test(event)) return { ...base, error: `'${event}' is not an event name` };
+  if (event !== undefined && !EVENT_NAME.test(event)) return { ...base, error: `'${event}' is not an event name` };
   return {
     ...base,
-    opts: { dialect, event, server, tokenEnv, onError, timeoutMs, record: values["record"] as string | undefined, daemon: values["daemon"] === true, embedded: embedded ? bundles.map((b) => resolve(b)) : undefined },
+    opts: {
+      dialect,
+      event,
+      server,
+      tokenEnv,
+      tokenFile,
+      onError,
+      timeoutMs,
+      record: values["record"] as string | undefined,
+      daemon: values["daemon"] === true,
+      embedded: embedded ? bundles.map((b) => resolve(b)) : undefined,
+      keyring: keyring !== undefined ? resolve(keyring) : undefined,
+      allowUnsigned,
+    },
   };
 }
 
 /**
  * Run the adapter with `argv` (after `hook`). Exits the process itself once the answer is written,
- * so that nothing left open (stdin, a socket) can keep an agent waiting.
+ * so that nothing left open (stdin, a socket, the embedded runtime) can keep an agent waiting.
  */
 export async function runHook(argv: string[]): Promise<number> {
   const parsed = parseOptions(argv);
@@ -585,7 +936,9 @@ export async function runHook(argv: string[]): Promise<number> {
   }
   if (parsed.error !== undefined) {
     // A broken settings line is the adapter's failure: the --on-error rule, never a silent exit 2.
-    return exitWith(renderFailure(parsed.dialect ?? "gemini", parsed.onError, `bad arguments: ${parsed.error}; see 'vcp-hooks hook --help'`));
+    const dialect = parsed.dialect ?? "gemini";
+    const how = { dialect, onError: parsed.onError, server: parsed.server ?? new URL(DEFAULT_SERVER), embedded: undefined, daemon: false };
+    return exitWith(renderFailureFor(how, parsed.dialect === undefined ? undefined : parsed.event, `bad arguments: ${parsed.error}; see 'vcp-hooks hook --help'`));
   }
   if (parsed.shim) {
     try {
@@ -599,15 +952,18 @@ export async function runHook(argv: string[]): Promise<number> {
   }
   const opts = parsed.opts!;
   if (opts.daemon) return runDaemon(opts);
-  // SECURITY: a hard stop: stdin never closed, a server that trickles bytes — the --on-error answer by
-  // --timeout-ms + 1 s, whatever is pending.
-  const hard = setTimeout(() => void exitWith(renderFailure(opts.dialect, opts.onError, `no answer within ${opts.timeoutMs} ms`)), opts.timeoutMs + 1000);
+  currentEvent = opts.event;
+  // SECURITY: a hard stop: stdin never closed, a server that trickles bytes, a runtime slow to start —
+  // the --on-error answer (for a guarded event under auto: the block) by --timeout-ms + 1 s, or, with
+  // --embedded, by --timeout-ms itself (the whole call's deadline), whatever is pending.
+  const hardMs = opts.embedded !== undefined ? opts.timeoutMs : opts.timeoutMs + 1000;
+  const hard = setTimeout(() => void exitWith(renderFailureFor(opts, currentEvent, `no answer within ${opts.timeoutMs} ms`)), hardMs);
   hard.unref();
   let text: string;
   try {
     text = await readStdin();
   } catch (err) {
-    return exitWith(renderFailure(opts.dialect, opts.onError, (err as Error).message));
+    return exitWith(renderFailureFor(opts, currentEvent, (err as Error).message));
   }
   return exitWith(await answerOne(opts, text, undefined));
 }

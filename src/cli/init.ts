@@ -8,6 +8,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { EVENT_SCHEMA_IDS, getProfile, HOOK_TYPES, isProfileEvent, listProfiles, NAME_PATTERNS, type EventProfile, type HookType, type NativeObject } from "../index.js";
+import { GENERATED_FILE, renderAgentSettings, settingsAgentOf, SETTINGS_FILE } from "../tooling/agent-settings.js";
 import { loadProfileModules } from "./local.js";
 import { CheckFailed, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command } from "./common.js";
 
@@ -28,6 +29,9 @@ Options:
   --profile <name>  an event-profile policy instead (${listProfiles().map((p) => p.id).join(", ")}): the action
                     takes the agent's native input JSON and returns its native output JSON
   --event <Event>   the profile event of the example hook (default: the profile's first event)
+                    claude-code, gemini-cli, llxprt: also <agent>-settings.json, the hooks block of
+                    the agent's settings that sends the event through 'vcp-hooks hook' (Claude Code:
+                    with "onFailure": "block" on PreToolUse and PermissionRequest)
   --json            print { dir, bundle, files }
 Exit: 0 created, 1 the directory exists, 2 usage error.
 Next: vcp-hooks test <dir> · vcp-hooks build <dir>`;
@@ -76,11 +80,13 @@ export const initCommand: Command = {
       await writeFile(full, text, { flag: "wx" });
     }
     const what = profile !== undefined ? `${profile.id} ${event}` : type;
+    const agent = profile !== undefined ? settingsAgentOf(profile.id) : undefined;
     if (io.json) printJson(io, { dir, bundle, ...(profile !== undefined ? { profile: profile.id, event } : { type }), files: Object.keys(files) });
     else {
       io.out(`created ${dir}/ (bundle '${bundle}', one ${what} hook)`);
       for (const f of Object.keys(files)) io.out(`  ${f}`);
       io.out(`next:\n  vcp-hooks test ${dir}\n  vcp-hooks build ${dir}`);
+      if (agent !== undefined) io.out(`  merge ${dir}/${GENERATED_FILE[agent]} into ${SETTINGS_FILE[agent]} (the agent runs 'vcp-hooks hook' for ${event})`);
     }
     return EXIT_OK;
   },
@@ -218,8 +224,10 @@ export function scaffoldProfile(bundle: string, profile: EventProfile, event: st
   const answer = profile.present(profile.reduce(decoded.ok ? [decoded.value] : [], event, ctx), event, ctx);
   const inputOk = profile.validateInput(input, event);
   const files = scaffold(bundle, "pre_inject", dir);
+  const agent = settingsAgentOf(profile.id);
   return {
     ...files,
+    ...(agent !== undefined ? { [GENERATED_FILE[agent]]: renderAgentSettings(agent, [event]) } : {}),
     "policy.yaml": `# yaml-language-server: $schema=${manifestSchemaPath(dir)}
 # Policy bundle manifest (DESIGN §3.1) of the event profile ${profile.id}@${profile.version} (PROFILES §2).
 bundle: ${bundle}

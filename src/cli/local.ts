@@ -73,8 +73,7 @@ export async function loadLocalBundle(path: string, io: Io, keyring?: Keyring): 
     return { artifact: { ...verified.artifact, signatures: [] }, source: "file", path, signedBy: verified.key_id, warnings: [] };
   }
   // Digest and manifest are still verified: a corrupt artifact is refused even locally.
-  const unsigned = typeof raw === "object" && raw !== null ? { ...(raw as object), signatures: [] } : raw;
-  const verified = verifyArtifact(unsigned, { requireSignatures: false });
+  const verified = verifyArtifact({ ...raw, signatures: [] }, { requireSignatures: false });
   return { artifact: verified.artifact, source: "file", path, signedBy: null, warnings: [] };
 }
 

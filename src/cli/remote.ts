@@ -4,8 +4,8 @@
  * The server is `--server` or VCP_SERVER (default http://127.0.0.1:8787); the operator token is
  * `--token` or VCP_OPERATOR_TOKEN. A server's error is printed verbatim (code and message).
  */
-import { DEFAULTS, readArtifactFile } from "../index.js";
-import { CheckFailed, EXIT_FAILED, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
+import { DEFAULTS, messageWithCauses, readArtifactFile } from "../index.js";
+import { CheckFailed, escapeControl, EXIT_FAILED, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command, type Io } from "./common.js";
 
 const DEFAULT_SERVER = `http://${DEFAULTS.listen.host}:${DEFAULTS.listen.port}`;
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -40,8 +40,8 @@ export async function request(target: Target, method: string, path: string, body
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
   } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
-    throw new CheckFailed(`cannot reach ${target.server} (${cause})`, "UNREACHABLE");
+    // undici's own message is "fetch failed"; the reason is in its cause (connect ECONNREFUSED …, getaddrinfo ENOTFOUND …).
+    throw new CheckFailed(`cannot reach ${target.server} (${messageWithCauses(err)})`, "UNREACHABLE");
   }
   const text = await response.text();
   let parsed: unknown = text;
@@ -81,8 +81,8 @@ export const pushCommand: Command = {
       return EXIT_OK;
     }
     const target = targetOf("push", values);
-    const artifact = (await readArtifactFile(positionals[0]!)) as { manifest?: { bundle?: unknown } };
-    const name = artifact.manifest?.bundle;
+    const artifact = await readArtifactFile(positionals[0]!);
+    const name = artifact.manifest["bundle"];
     if (typeof name !== "string") throw new CheckFailed(`${positionals[0]}: the artifact has no manifest.bundle`, "INVALID_BUNDLE");
     const info = (await request(target, "PUT", `/v1/bundles/${encodeURIComponent(name)}`, artifact)) as Record<string, unknown>;
     const replicas = info["replicas"] as { accepted: string[]; refused: Array<{ replica: string; code: string; message: string }>; pending: string[] } | undefined;
@@ -125,6 +125,12 @@ function renderStatus(io: Io, status: Record<string, any>): void {
   io.out(`hooks: ${hooks.length - exec.length} sandboxed${exec.length > 0 ? `, ${exec.length} exec` : ""}`);
   io.out(`sandbox: restarts ${sandbox.restarts ?? 0}, in flight ${sandbox.inFlight ?? 0}, queued ${sandbox.queued ?? 0}, quarantined ${(sandbox.quarantined ?? []).length}, slow ${(sandbox.slowBundles ?? []).length}, watchdog kills ${sandbox.watchdogKills ?? 0}`);
   io.out(audit.enabled ? `audit: head seq ${audit.head?.seq ?? "–"}, pending ${audit.pending ?? 0}, lag ${audit.lag_ms ?? 0} ms` : "audit: off");
+  const retention = audit.retention;
+  if (retention != null) {
+    io.out(`  retention: ${retention.segments} rotated segment(s), ${retention.bytes} bytes on disk, deleted ${retention.deleted_segments} (${retention.deleted_bytes} bytes)${
+      retention.blocked ? `; HOLDING ${retention.held_segments} segment(s) (${retention.held_bytes} bytes) past the limits: ${escapeControl(String(retention.blocked_reason))}` : ""
+    }${retention.last_error ? `; last run failed: ${escapeControl(String(retention.last_error))}` : ""}`);
+  }
   renderStore(io, status["store"]);
 }
 

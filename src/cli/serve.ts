@@ -16,14 +16,16 @@
  *
  * Runnable directly: `node dist/src/cli/serve.js [args]` (with Node 24, e.g. node_modules/.bin/node).
  */
-import { createHash, createPrivateKey, createPublicKey } from "node:crypto";
+import { createHash, createPublicKey } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { assertNodeVersion, createAuditSinkMetrics, createOperationalLogger, createRuntime, LOG_LEVELS, startAuditSink, VcpError, type AuditSink, type OperationalLogger, type Runtime, type VcpArtifact } from "../index.js";
+import { assertNodeVersion, createAuditSinkMetrics, createOperationalLogger, createRuntime, LOG_LEVELS, sinkCursorPath, startAuditSink, VcpError, type AuditSink, type OperationalLogger, type Runtime, type VcpArtifact } from "../index.js";
 import { buildBundle, generateKeyPair, signArtifact } from "../tooling.js";
 import { escapeControl } from "./common.js";
+import { routeProcessOutput } from "./log-stream.js";
+import { DATA_DIR_RUNTIME_KEY, preflight } from "./preflight.js";
 import { versionInfo } from "./version.js";
 import { loadConfigFile, resolveConfig, type ResolvedConfig } from "../index.js";
 import { createServer, generateToken, hashToken, liveSettingsFor, logLevelOf, partiallyLiveChanges, restartOnlyChanges, runtimeOptionsFor, type VcpServer } from "../server/index.js";
@@ -63,27 +65,56 @@ export interface ServeHandle {
  * ```
  */
 export async function runServe(args: string[]): Promise<number> {
+  // Every line this process writes is JSON (src/cli/log-stream.ts): until the config names a level
+  // and redact keys, the library's defaults carry start refusals.
+  let logger: OperationalLogger = createOperationalLogger({ level: "info", base: { svc: "vcp-hooks" } });
+  routeProcessOutput(() => logger);
   let handle: ServeHandle;
   try {
-    handle = await startServe(args, { signals: true });
+    handle = await startServe(args, { signals: true, onLogger: (configured) => (logger = configured) });
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`${escapeControl(err.message)}\n${USAGE}\n`);
+      // At a terminal a person reads the usage; otherwise a collector does.
+      if (process.stderr.isTTY) process.stderr.write(`${escapeControl(err.message)}\n${USAGE}\n`);
+      else logger.fatal({ usage: USAGE }, `usage error: ${err.message}`);
       return 2;
     }
-    process.stderr.write(`vcp-hooks serve: ${escapeControl(err instanceof VcpError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err))}\n`);
+    // A refusal is a coded error with its details; anything else is a defect: its stack and causes.
+    for (const refusal of refusalsOf(err)) {
+      const fields = refusal instanceof VcpError ? { code: refusal.code, ...(refusal.details !== undefined ? { details: refusal.details } : {}), ...(refusal.cause !== undefined ? { cause: refusal.cause } : {}) } : { err: refusal };
+      logger.fatal(fields, `vcp-hooks serve: ${describe(refusal)}`);
+    }
     return 1;
   }
   return handle.done;
 }
 
+/** The start was refused before anything opened (src/cli/preflight.ts): every problem found. */
+export class StartRefused extends Error {
+  constructor(readonly problems: readonly VcpError[]) {
+    super(problems.map((p) => `${p.code}: ${p.message}`).join("\n"));
+  }
+}
+
+function refusalsOf(err: unknown): readonly unknown[] {
+  return err instanceof StartRefused ? err.problems : [err];
+}
+
 class UsageError extends Error {}
 
 /** Start the server and return a handle (tests and benches use it in-process; `runServe` waits on it). */
-export async function startServe(args: string[], options: { signals?: boolean; out?: (text: string) => void; env?: NodeJS.ProcessEnv } = {}): Promise<ServeHandle> {
-  // The banner (URL, tokens) is for a person: on stdout at a terminal, else on stderr, so it never
-  // lands in the JSON log stream (stdout) a collector reads.
-  const out = options.out ?? ((text: string) => (process.stdout.isTTY ? process.stdout : process.stderr).write(text));
+export async function startServe(
+  args: string[],
+  options: {
+    signals?: boolean;
+    /** Where the banner goes as text; default stdout at a terminal, else the banner is one JSON log line. */
+    out?: (text: string) => void;
+    env?: NodeJS.ProcessEnv;
+    /** Called with the configured logger as soon as it exists (runServe routes process output to it). */
+    onLogger?: (logger: OperationalLogger) => void;
+  } = {},
+): Promise<ServeHandle> {
+  const out = options.out ?? (process.stdout.isTTY ? (text: string) => process.stdout.write(text) : undefined);
   const env = options.env ?? process.env;
   let parsed;
   try {
@@ -124,17 +155,22 @@ export async function startServe(args: string[], options: { signals?: boolean; o
   const embedded = configPath === undefined ? await embeddedDefault(env, trustedKeys) : undefined;
   if (parsed.values["data-dir"] !== undefined && configPath === undefined) throw new UsageError("--data-dir goes with --config (the embedded default keeps its data in ./.vcp)");
   const overrides = parsed.values["data-dir"] !== undefined ? { data_dir: resolve(parsed.values["data-dir"]) } : {};
+  const levelFlag = parsed.values["log-level"];
+  if (levelFlag !== undefined && !isLogLevel(levelFlag)) throw new UsageError(`--log-level: '${levelFlag}' is not a pino level (${LOG_LEVELS.join(", ")})`);
   let config: ResolvedConfig = configPath !== undefined ? loadConfigFile(configPath, overrides) : embedded!.config;
   const startedWith = config;
-  const level = parsed.values["log-level"] ?? env.VCP_LOG_LEVEL ?? logLevelOf(config) ?? "info";
-  if (!isLogLevel(level)) throw new UsageError(`--log-level: '${level}' is not a pino level (${LOG_LEVELS.join(", ")})`);
+  // Everything refused before anything opens, in one function with `vcp-hooks config check`.
+  const checked = await preflight(config, { env, logLevelFlag: levelFlag });
+  if (checked.problems.length > 0) throw new StartRefused(checked.problems);
+  const level = levelFlag ?? (env.VCP_LOG_LEVEL || undefined) ?? logLevelOf(config) ?? "info";
   // SECURITY: the operational logger redacts the configured keys (the library's list by default) and,
   // always, authorization and token: credentials never reach a log line, whatever a log call includes.
-  const logger: OperationalLogger = createOperationalLogger({ level, base: { svc: "vcp-hooks" }, redactKeys: config.redact_keys });
+  const logger: OperationalLogger = createOperationalLogger({ level: level as (typeof LOG_LEVELS)[number], base: { svc: "vcp-hooks" }, redactKeys: config.redact_keys });
+  options.onLogger?.(logger);
 
   // The runtime key signs constitution modification links (DESIGN §4.5); it lives in the data dir.
   // Replicas share one given key (runtime_key_file, e.g. a Kubernetes Secret); else one per data dir.
-  const runtimeKeyPem = config.runtime_key_file !== undefined ? readRuntimeKey(config.runtime_key_file) : loadOrCreatePrivateKey(join(config.data_dir, "runtime-key.pem"));
+  const runtimeKeyPem = checked.runtimeKeyPem ?? loadOrCreatePrivateKey(join(config.data_dir, DATA_DIR_RUNTIME_KEY));
   const runtimeOptions = runtimeOptionsFor(config, env);
   const runtime = await createRuntime({
     ...runtimeOptions,
@@ -170,7 +206,7 @@ export async function startServe(args: string[], options: { signals?: boolean; o
     const sinkConfig = config.audit.sink;
     sink = sinkConfig === undefined ? undefined : startAuditSink({
       path: config.audit.path,
-      cursorFile: join(dirname(config.audit.path), "sink.cursor"),
+      cursorFile: sinkCursorPath(config.audit.path),
       url: sinkConfig.url,
       format: sinkConfig.format,
       batchRecords: sinkConfig.batch_records,
@@ -252,7 +288,7 @@ export async function startServe(args: string[], options: { signals?: boolean; o
       // Restart-only fields are compared with what runs (the start values), not the last reload.
       const restart = [...restartOnlyChanges(startedWith, next), ...partiallyLiveChanges(startedWith, next)];
       server.update(liveSettingsFor(next));
-      const nextLevel = parsed.values["log-level"] ?? env.VCP_LOG_LEVEL ?? logLevelOf(next);
+      const nextLevel = levelFlag ?? (env.VCP_LOG_LEVEL || undefined) ?? logLevelOf(next);
       if (nextLevel !== undefined && nextLevel !== logger.level) logger.level = nextLevel;
       if (restart.length > 0) logger.warn({ fields: restart }, "config reloaded; these fields changed but take effect only after a restart");
       config = next;
@@ -275,7 +311,7 @@ export async function startServe(args: string[], options: { signals?: boolean; o
 
     // The banner last: whoever waits for it (a person, a supervisor, a test) may signal at once, so
     // the handlers above must already be in place or a SIGTERM kills the process without draining.
-    // The one place tokens are shown: stdout, once, not through the logger.
+    // The one place generated tokens are shown, once: as text at a terminal, else in the banner's log line.
     const lines = [`vcp-hooks serving at ${url}`];
     if (embedded !== undefined) {
       lines.push(`  embedded default: data in ${config.data_dir}, dev signing key ${embedded.keyFile} (key_id '${DEV_KEY_ID}', max_trust deployment)`);
@@ -304,8 +340,14 @@ export async function startServe(args: string[], options: { signals?: boolean; o
       lines.push(`  store: redis ${store.url} prefix '${store.prefix}', replica '${store.replica_id}', config version ${store.config_version}, ${store.connection.connected ? `${peers} live peer(s)` : "NOT CONNECTED (reconnecting)"}`);
       for (const warning of store.warnings) lines.push(`  WARNING (store): ${escapeControl(warning)}`);
     }
-    out(`${lines.join("\n")}\n`);
-    logger.info({ url, config: configPath ?? "embedded default", bundles: runtime.bundles.list().length }, "listening");
+    const started = { url, config: configPath ?? "embedded default", bundles: runtime.bundles.list().length };
+    if (out !== undefined) {
+      out(`${lines.join("\n")}\n`);
+      logger.info(started, "listening");
+    } else {
+      // One JSON line: `banner` holds the lines a terminal would show.
+      logger.info({ ...started, banner: lines.slice(1).map((line) => line.trim()) }, lines[0]!);
+    }
     return { url, server, runtime, done, stop };
   } catch (err) {
     if (!serving) {
@@ -328,24 +370,6 @@ interface Embedded {
 }
 
 /** An Ed25519 private key kept in `file` (mode 0600), created on first use. */
-/** `runtime_key_file`: read only (a mounted Secret is read-only), and it must be an Ed25519 private key. */
-function readRuntimeKey(file: string): string {
-  let pem: string;
-  try {
-    pem = readFileSync(file, "utf8");
-  } catch (err) {
-    throw new VcpError("INVALID_CONFIG", `runtime_key_file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`, { field: "runtime_key_file" });
-  }
-  let type: string | undefined;
-  try {
-    type = createPrivateKey(pem).asymmetricKeyType;
-  } catch {
-    type = undefined;
-  }
-  if (type !== "ed25519") throw new VcpError("INVALID_CONFIG", `runtime_key_file: ${file} is not an Ed25519 private key in PEM (make one with 'vcp-hooks keygen --out <prefix>')`, { field: "runtime_key_file" });
-  return pem;
-}
-
 function loadOrCreatePrivateKey(file: string): string {
   let privateKeyPem: string;
   if (existsSync(file)) {

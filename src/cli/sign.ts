@@ -1,5 +1,5 @@
 /** `vcp-hooks sign <file.vcpb> --key <pem> --key-id <id> [-o file]`: add an Ed25519 signature. */
-import { readArtifactFile, VcpError, type VcpArtifact } from "../index.js";
+import { readArtifactFile, VcpError } from "../index.js";
 import { INPUT_FILE_BYTES, readInputFile, serializeArtifact, signArtifact } from "../tooling.js";
 import { writeAtomic } from "./build.js";
 import { CheckFailed, EXIT_OK, parseCommand, printJson, requireOption, stringOption, type Command } from "./common.js";
@@ -43,14 +43,15 @@ export const signCommand: Command = {
       if (err instanceof VcpError) throw err; // INPUT_FILE_REFUSED
       throw new CheckFailed(`cannot read --key ${keyFile}: ${(err as Error).message}`, "NOT_FOUND");
     }
-    const artifact = (await readArtifactFile(file)) as VcpArtifact;
-    const signed = signArtifact(artifact, pem, keyId);
+    const signed = signArtifact(await readArtifactFile(file), pem, keyId);
     await writeAtomic(out, serializeArtifact(signed));
     const ids = signed.signatures.map((s) => s.key_id);
-    if (io.json) printJson(io, { file: out, bundle: signed.manifest.bundle, version: signed.manifest.version, digest: signed.digest, key_id: keyId, signatures: ids });
+    // The manifest is not verified here (verify and install do that): its fields are shown as found.
+    const { bundle, version } = signed.manifest;
+    if (io.json) printJson(io, { file: out, bundle, version, digest: signed.digest, key_id: keyId, signatures: ids });
     else {
       io.out(`signed ${out} with key '${keyId}'`);
-      io.out(`  bundle      ${signed.manifest.bundle} ${signed.manifest.version}`);
+      io.out(`  bundle      ${String(bundle)} ${String(version)}`);
       io.out(`  digest      ${signed.digest}`);
       io.out(`  signatures  ${ids.join(", ")}`);
     }

@@ -1,19 +1,18 @@
 /**
- * `vcp-hooks token [--role operator|client|approver] [--id name] [--approves client[,client…]]`: a
- * fresh bearer token, and the `auth:` entry for vcp.yaml that holds only its SHA-256 — the server
+ * `vcp-hooks token [--role operator|client|approver|metrics] [--id name] [--approves client[,client…]]`:
+ * a fresh bearer token, and the `auth:` entry for vcp.yaml that holds only its SHA-256 — the server
  * never stores a token.
  */
-import { generateToken, hashToken, type Role } from "../server/index.js";
+import { generateToken, hashToken, ROLES, type Role } from "../server/index.js";
 import { EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command } from "./common.js";
 
-const ROLES: readonly Role[] = ["operator", "client", "approver"];
-
-const USAGE = `usage: vcp-hooks token [--role operator|client|approver] [--id name] [--approves client[,client…]] [--json]
+const USAGE = `usage: vcp-hooks token [--role operator|client|approver|metrics] [--id name] [--approves client[,client…]] [--json]
 
 Prints a new random token (32 bytes, shown once: store it in your secret manager) and the
 vcp.yaml 'auth:' entry with its token_sha256. Default role: client; default id: <role>-<8 hex>.
 An approver token decides Amplifier approvals (the human's token; an agent's client token never
-can); --approves names the client ids whose approvals it sees and decides (default: every client's).`;
+can); --approves names the client ids whose approvals it sees and decides (default: every client's).
+A metrics token reads GET /metrics and nothing else (give it to the Prometheus scraper).`;
 
 export const tokenCommand: Command = {
   name: "token",
@@ -26,7 +25,7 @@ export const tokenCommand: Command = {
       return EXIT_OK;
     }
     const role = stringOption("token", values, "role") ?? "client";
-    if (!(ROLES as readonly string[]).includes(role)) throw new UsageError(`token: --role must be operator, client or approver, not '${role}'`);
+    if (!(ROLES as readonly string[]).includes(role)) throw new UsageError(`token: --role must be one of ${ROLES.join(", ")}, not '${role}'`);
     const approvesText = stringOption("token", values, "approves");
     if (approvesText !== undefined && role !== "approver") throw new UsageError(`token: --approves is for --role approver only`);
     const approves = approvesText?.split(",").map((s) => s.trim());

@@ -78,7 +78,8 @@ export const ConfigSchema = z
         z
           .object({
             id: z.string().min(1).max(64),
-            role: z.enum(["operator", "client", "approver"]),
+            // operator, client, approver, or metrics (GET /metrics only: a scraper's token; src/server/auth.ts).
+            role: z.enum(["operator", "client", "approver", "metrics"]),
             // An approver decides the approvals of these client principals only (absent: every client's).
             approves: z.array(z.string().min(1).max(64)).min(1).max(1024).optional(),
             token_sha256: z.string().regex(HEX64, "must be the lowercase hex SHA-256 of the token (64 hex digits), never the token").optional(),
@@ -143,6 +144,8 @@ export const ConfigSchema = z
         threads: z.number().int().min(1).max(64).default(DEFAULTS.pool.threads),
         isolate_memory_mb: z.number().int().min(8).max(4096).default(DEFAULTS.pool.isolate_memory_mb),
         max_queue: z.number().int().min(1).max(1_000_000).default(DEFAULTS.pool.max_queue),
+        start_timeout_ms: z.number().int().min(1000).max(600_000).default(DEFAULTS.pool.start_timeout_ms),
+        load_timeout_ms: z.number().int().min(10).max(10_000).default(DEFAULTS.pool.load_timeout_ms),
       })
       .strict()
       .default({ ...DEFAULTS.pool }),
@@ -192,8 +195,25 @@ export const ConfigSchema = z
           })
           .strict()
           .optional(),
+        // audit/retention.ts: deletes old rotated segments, by default only those the sink has shipped.
+        retention: z
+          .object({
+            max_segments: z.number().int().min(0).max(1_000_000).optional(),
+            max_bytes: z.number().int().min(4096).optional(),
+            max_age_s: z.number().int().min(1).max(100 * 365 * 86_400).optional(),
+            require_shipped: z.boolean().default(DEFAULTS.audit.retention.require_shipped),
+            interval_ms: z.number().int().min(100).max(3_600_000).default(DEFAULTS.audit.retention.interval_ms),
+          })
+          .strict()
+          .refine((r) => r.max_segments !== undefined || r.max_bytes !== undefined || r.max_age_s !== undefined, "give at least one of max_segments, max_bytes or max_age_s (retention without a limit deletes nothing)")
+          .optional(),
       })
       .strict()
+      // SECURITY: deleting audit records nobody shipped is the operator's explicit choice, never a default.
+      .refine((audit) => audit.retention === undefined || !audit.retention.require_shipped || audit.sink !== undefined, {
+        path: ["retention", "require_shipped"],
+        message: "is true (the default) but no audit.sink ships the log: configure audit.sink, or set require_shipped: false to delete rotated segments nobody has shipped (their records are then gone)",
+      })
       .default({ path: DEFAULTS.audit.path, fsync: DEFAULTS.audit.fsync, rotate_bytes: DEFAULTS.audit.rotate_bytes, group_commit_ms: DEFAULTS.audit.group_commit_ms, max_chain_bytes: DEFAULTS.audit.max_chain_bytes }),
     fetch: z
       .object({

@@ -24,7 +24,19 @@ const DENY_LLM_HOSTS: readonly string[] = Object.freeze([
 export const DEFAULTS = deepFreeze({
   listen: { host: "127.0.0.1", port: 8787 },
   data_dir: "./.vcp",
-  pool: { processes: 1 as const, threads: 2, isolate_memory_mb: 64, max_queue: 1024 },
+  pool: {
+    processes: 1 as const,
+    threads: 2,
+    isolate_memory_mb: 64,
+    max_queue: 1024,
+    /**
+     * The sandbox host's start (and each restart), retries included (pool/host-lifecycle.ts). Within the
+     * k8s startupProbe of deploy/k8s/deployment.yaml (test/package/k8s.test.ts checks the two agree).
+     */
+    start_timeout_ms: 90_000,
+    /** Budget of a bundle's top-level code at load (sandbox-host/isolate-host.ts); a restart's reloads retry past it. */
+    load_timeout_ms: 1000,
+  },
   audit: {
     path: "audit/audit.jsonl",
     /** Group commit: one fdatasync per write of a batch (audit/writer.ts). */
@@ -37,6 +49,8 @@ export const DEFAULTS = deepFreeze({
     /** Records queued in the writer before appends wait (backpressure). */
     max_pending: 4096,
     sink: { format: "jsonl" as "jsonl" | "otlp", batch_records: 500, interval_ms: 1000, timeout_ms: 10_000, max_backoff_ms: 60_000 },
+    /** audit/retention.ts: deletes only what the sink shipped unless told otherwise; runs this often besides after each rotation. */
+    retention: { require_shipped: true, interval_ms: 60_000 },
   },
   fetch: { allow_hosts: [] as readonly string[], deny_llm_hosts: DENY_LLM_HOSTS },
   limits: {

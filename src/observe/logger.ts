@@ -52,6 +52,10 @@ export function createOperationalLogger(options: OperationalLoggerOptions = {}):
     level: options.level ?? "info",
     base: options.base ?? null,
     redact: { paths, censor: REDACTED },
+    // The redactor (formatters.log, below) already made every Error plain data — its type, message,
+    // stack, own fields and whole `cause` chain (audit/redact.ts). pino's own err serializer, which runs
+    // after it, would see a plain object: name it "Object" and fold the causes into one message.
+    serializers: { err: (err: unknown) => err },
     formatters: {
       // SECURITY: every structured field passes through the redactor before serialization.
       log: (object: Record<string, unknown>) => redact(object) as Record<string, unknown>,

@@ -3,7 +3,10 @@ import type { ChainResult } from "../chain/types.js";
 import { SKIPPED_OUTCOMES } from "../model/result.js";
 import { TallyCounter, TallyHistogram } from "./tally.js";
 import type { AuditSinkStats } from "../audit/sink.js";
+import type { AuditRetentionStats } from "../audit/retention.js";
 import type { ProcessUsage } from "./proc-usage.js";
+import type { StoreFailure } from "../store/errors.js";
+import { VCP_PROFILE_ID } from "../profiles/index.js";
 
 /** fdatasync latency buckets in seconds: 100 µs (page cache on tmpfs) … 2.5 s (a saturated disk). */
 const FSYNC_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -29,6 +32,8 @@ export interface MetricsSnapshot {
   auditBytes: number;
   /** Audit writes or syncs that failed (each withholds chain results until the log is reopened). */
   auditWriteFailures: number;
+  /** `audit.retention` as of its last run; null without it (its families are then absent). */
+  auditRetention?: AuditRetentionStats | null;
   /** The sandbox host process (Linux /proc), when one is running. */
   host: { pid: number; usage: ProcessUsage } | undefined;
   quarantined: number;
@@ -39,8 +44,20 @@ export interface MetricsSnapshot {
   /** Installed bundles, for vcp_bundle_info. */
   bundles: ReadonlyArray<{ bundle: string; version: string; digest: string; trust: string; signed_by: string | null }>;
   /** The shared store (store.kind redis); undefined with a local store, whose families are then absent. */
-  store?: { connected: boolean; reconnects: number; revision: number | null; desiredRevision: number | null; refused: number; liveReplicas: number };
+  store?: {
+    connected: boolean;
+    reconnects: number;
+    revision: number | null;
+    desiredRevision: number | null;
+    refused: number;
+    liveReplicas: number;
+    /** Redis commands that failed since start, by reason (store/errors.ts): timeout, reply, unreachable. */
+    commandErrors: Readonly<Record<StoreFailure, number>>;
+  };
 }
+
+/** Why a shared-store command failed (store/errors.ts StoreFailure), every value pre-set to 0 in the exposition. */
+const STORE_FAILURES: readonly StoreFailure[] = ["timeout", "reply", "unreachable"];
 
 /**
  * A counter that mirrors a monotonic total kept elsewhere (the supervisor's restart count, the audit
@@ -81,9 +98,22 @@ function oncePerScrape<T>(read: () => T): () => T {
   };
 }
 
-export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sharedStore?: boolean } = {}) {
+export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sharedStore?: boolean; auditRetention?: boolean } = {}) {
   const registry = new Registry();
   const readGauges = oncePerScrape(readSnapshot);
+  if (options.auditRetention === true) {
+    // Only with audit.retention: read from its last run (no I/O at scrape time).
+    const retention = (): AuditRetentionStats | null | undefined => readGauges().auditRetention;
+    gauge(registry, "vcp_audit_retention_blocked", "1 while audit retention keeps rotated segments past its limits because the sink has not shipped them (never deleted unshipped), else 0.", () => (retention()?.blocked ? 1 : 0));
+    gauge(registry, "vcp_audit_retention_held_bytes", "Bytes of rotated audit segments past the retention limits, kept because the sink has not shipped them.", () => retention()?.held_bytes ?? 0);
+    gauge(registry, "vcp_audit_retention_held_segments", "Rotated audit segments past the retention limits, kept because the sink has not shipped them.", () => retention()?.held_segments ?? 0);
+    gauge(registry, "vcp_audit_log_bytes", "Bytes the audit log takes on disk: rotated segments plus the live file (as of the last retention run).", () => retention()?.bytes ?? 0);
+    gauge(registry, "vcp_audit_log_segments", "Rotated audit segments on disk (as of the last retention run).", () => retention()?.segments ?? 0);
+    gauge(registry, "vcp_audit_oldest_segment_age_seconds", "Seconds since the newest record of the oldest rotated audit segment (what audit.retention.max_age_s compares); 0 without segments.", () => retention()?.oldest_segment_age_seconds ?? 0);
+    mirroredCounter(registry, "vcp_audit_retention_deleted_segments_total", "Rotated audit segments deleted by retention (each after the sink shipped it, unless require_shipped is false).", () => retention()?.deleted_segments ?? 0);
+    mirroredCounter(registry, "vcp_audit_retention_deleted_bytes_total", "Bytes of rotated audit segments deleted by retention.", () => retention()?.deleted_bytes ?? 0);
+    mirroredCounter(registry, "vcp_audit_retention_errors_total", "Audit retention runs that failed (nothing more was deleted by them).", () => retention()?.errors ?? 0);
+  }
   if (options.sharedStore === true) {
     // Only with store.kind redis: a local deployment's exposition is unchanged.
     gauge(registry, "vcp_store_connected", "1 while this replica is connected to the shared store (Redis), else 0.", () => (readGauges().store?.connected ? 1 : 0));
@@ -95,6 +125,20 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
     });
     gauge(registry, "vcp_store_refused_revisions", "Shared bundle revisions this replica refused (it keeps the previous revision of those bundles).", () => readGauges().store?.refused ?? 0);
     gauge(registry, "vcp_store_live_replicas", "Live replicas under this store prefix, this one included, as of the last heartbeat.", () => readGauges().store?.liveReplicas ?? 0);
+    // Every reason from the first scrape on (0 until it happens), so an alert's rate() has a series.
+    let seen: Record<StoreFailure, number> = { timeout: 0, reply: 0, unreachable: 0 };
+    new Counter({
+      name: "vcp_store_command_errors_total",
+      help: "Redis commands that failed, by reason: timeout (no answer within store.command_timeout_ms), reply (Redis answered an error: OOM, READONLY, NOPERM…), unreachable (no connection). Each was answered STORE_UNAVAILABLE.",
+      labelNames: ["reason"],
+      registers: [registry],
+      collect() {
+        const now = readGauges().store?.commandErrors;
+        if (now === undefined) return;
+        for (const reason of STORE_FAILURES) this.inc({ reason }, Math.max(0, now[reason] - seen[reason]));
+        seen = { ...now };
+      },
+    });
   }
   // The series a chain updates (every chain, every hook) are tallies (observe/tally.ts): prom-client
   // hashes the label object on each labelled update, ~22 times per 5-hook chain on the main thread.
@@ -122,6 +166,23 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
     registry,
   );
   const profileHooks = new TallyCounter("vcp_profile_hooks_total", "Event-profile hook executions by profile, event and outcome.", ["profile", "event", "outcome"], registry);
+  // A bundle's traffic, whatever hook system it came from (native VCP chains are profile "vcp").
+  const bundleChains = new TallyCounter(
+    "vcp_bundle_chains_total",
+    "Chains in which at least one hook of the bundle ran (skipped hooks do not count), by bundle and event profile (vcp for native VCP chains).",
+    ["bundle", "profile"],
+    registry,
+  );
+  /** Once per bundle of a chain: hooks are few (a chain rarely has more than ~10), so no Set is built. */
+  const countBundleChains = (profile: string, hookResults: ChainResult["hook_results"]): void => {
+    for (let i = 0; i < hookResults.length; i++) {
+      const hook = hookResults[i]!;
+      if (SKIPPED_OUTCOMES.has(hook.outcome)) continue;
+      let counted = false;
+      for (let j = 0; j < i && !counted; j++) counted = hookResults[j]!.bundle === hook.bundle && !SKIPPED_OUTCOMES.has(hookResults[j]!.outcome);
+      if (!counted) bundleChains.cell(hook.bundle, profile).value++;
+    }
+  };
   const cascades = new TallyCounter("vcp_cascade_failures_total", "Chains where more than half of the hooks failed (spec §7.3).", ["type"], registry);
   new Gauge({
     name: "vcp_sandbox_restarts",
@@ -207,6 +268,13 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
     labelNames: ["profile", "event", "code"],
     registers: [registry],
   });
+  // Labels bounded: the catalogue's profiles (the event names are client-chosen, so they are not a label).
+  const unknownProfileEvents = new Counter({
+    name: "vcp_profile_unknown_events_total",
+    help: "Events newer than their profile (an agent upgraded past the profile's pinned version), answered with the neutral answer and audited as unknown_event, by profile.",
+    labelNames: ["profile"],
+    registers: [registry],
+  });
   new Gauge({
     name: "vcp_sandbox_queue_depth",
     help: "Chains waiting for a sandbox worker.",
@@ -247,6 +315,7 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
       chains.cell(type, result.status).value++;
       chainSeconds.cell(type).observe(result.duration_ms / 1000);
       if (result.cascade_failure) cascades.cell(type).value++;
+      countBundleChains(VCP_PROFILE_ID, result.hook_results);
       const typeSeconds = hookSeconds.cell(type);
       for (const hook of result.hook_results) {
         const outcome = hook.outcome;
@@ -267,6 +336,7 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
       profileChains.cell(profile, event, String(answer.exit_code)).value++;
       profileChainSeconds.cell(profile, event).observe(result.duration_ms / 1000);
       if (answer.timeout_violations !== undefined && answer.timeout_violations > 0) timeoutViolations.cell(profile, event).value += answer.timeout_violations;
+      countBundleChains(profile, result.hook_results);
       for (const hook of result.hook_results) {
         profileHooks.cell(profile, event, hook.outcome).value++;
         bundleHooks.cell(hook.bundle, hook.hook, hook.outcome).value++;
@@ -278,6 +348,9 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
     },
     recordRefusedFailClosed(profile: string, event: string, code: string): void {
       refusedFailClosed.inc({ profile, event, code });
+    },
+    recordUnknownProfileEvent(profile: string): void {
+      unknownProfileEvents.inc({ profile });
     },
     recordBundleChange(result: "installed" | "failed" | "removed"): void {
       bundleChanges.inc({ result });

@@ -52,6 +52,12 @@ export interface SandboxOptions {
    * or reply would be larger fails with SANDBOX_FRAME_TOO_LARGE. Default 64 MiB.
    */
   frameBytes?: number;
+  /**
+   * The time the sandbox host has to start — at startSandbox and after each crash — retries included
+   * (a host that dies before it is ready is started again with backoff; a slow one is waited for).
+   * Past it: SANDBOX_START_FAILED. Default 90 000 (config `pool.start_timeout_ms`).
+   */
+  startTimeoutMs?: number;
 }
 
 /** One chain for the sandbox: the hooks in spec §5.1 order (as the registry snapshot lists them) and the request. */

@@ -11,6 +11,22 @@ import { BUNDLE_NAME } from "../model/names.js";
 const TRUST = new Set(["system", "deployment", "session"]);
 
 /**
+ * Owned directories not removed yet. A process that exits without closing its runtime (the one-shot
+ * `hook --embedded` adapter at its deadline) still leaves no bundle code behind in the temporary
+ * directory: the exit hook removes them, synchronously, as the host process is killed.
+ */
+const liveDirs = new Set<string>();
+let exitHookInstalled = false;
+function trackDir(dir: string): void {
+  liveDirs.add(dir);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const d of liveDirs) rmSync(d, { recursive: true, force: true });
+  });
+}
+
+/**
  * The directory the sandbox host's workers read bundle code from, and the slot files they write
  * (slots.ts). Content-addressed: `<stem>.js` holds the code of one digest and never changes;
  * `<stem>.json` its metadata. Every file is written under a temporary name and renamed, so a worker
@@ -28,6 +44,7 @@ export class CodeStore {
     this.owned = dir === undefined;
     this.dir = dir ?? mkdtempSync(join(tmpdir(), "vcp-sandbox-"));
     this.slotDir = join(this.dir, "slots");
+    if (this.owned) trackDir(this.dir);
     mkdirSync(this.slotDir, { recursive: true });
     // Slots of a previous run in the same directory would alias generation numbers.
     for (const name of readdirSync(this.slotDir)) if (name.endsWith(".slot")) rmSync(join(this.slotDir, name), { force: true });
@@ -98,6 +115,7 @@ export class CodeStore {
 
   /** On close: an owned directory goes whole; a caller's keeps its code (only the slots go). */
   remove(): void {
+    liveDirs.delete(this.dir);
     if (this.owned) rmSync(this.dir, { recursive: true, force: true });
     else rmSync(this.slotDir, { recursive: true, force: true });
   }

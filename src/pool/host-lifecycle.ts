@@ -1,4 +1,6 @@
+import { DEFAULTS } from "../config/defaults.js";
 import { VcpError } from "../errors.js";
+import { DeadlineBackoff } from "../model/backoff.js";
 import type { Logger } from "../observe/events.js";
 import type { BundleRegistry, QuarantineInfo } from "./bundle-registry.js";
 import type { FrameHeader } from "./frames.js";
@@ -6,60 +8,35 @@ import type { HostHandle, HostListener } from "./host-process.js";
 import type { BundleMeta, HostConfig } from "./protocol.js";
 import type { HostKill } from "./watchdog.js";
 
-/** A forked host that has not said `ready` by then is killed and its start failed. */
-export const START_TIMEOUT_MS = 20_000;
 /** A host asked to close that has not exited by then is killed. */
 export const STOP_TIMEOUT_MS = 10_000;
-/** Consecutive failed host starts before the sandbox gives up (SANDBOX_START_FAILED). */
-export const MAX_START_FAILURES = 5;
 
 /**
- * Consecutive failed host starts and the wait before the next try: 100 ms × 2^failures (200 ms, 400
- * ms, …), and after MAX_START_FAILURES nothing more. A host that becomes ready starts the count over.
- */
-export class StartBackoff {
-  private failures = 0;
-
-  constructor(
-    private readonly max: number = MAX_START_FAILURES,
-    private readonly baseMs: number = 100,
-  ) {}
-
-  /** A host became ready. */
-  started(): void {
-    this.failures = 0;
-  }
-
-  /** A start failed: the ms to wait before the next one, or undefined to give up. */
-  failed(): number | undefined {
-    this.failures++;
-    return this.failures >= this.max ? undefined : this.baseMs * 2 ** this.failures;
-  }
-
-  get count(): number {
-    return this.failures;
-  }
-}
-
-/**
- * Start hosts until one is ready: `start` is retried after the backoff's wait until it gives up.
- * `stopping` ends the attempts (close() began); `onFailure` hears of each failed start.
- * Resolves "started", "stopped", or the error to give up with.
+ * Start hosts until one is ready, within `budgetMs` (config `pool.start_timeout_ms`): `start` gets
+ * what is left of the budget (a slow host is waited for, not killed and started over), and one that
+ * fails early — it died, or could not be forked — is retried after the backoff's wait (0.5 s, 1 s,
+ * 2 s … at most 5 s) while the budget lasts. `stopping` ends the attempts (close() began); `onFailure`
+ * hears of each failed start and the wait before the next one (undefined: none follows).
+ * Resolves "started", "stopped", or the error to give up with (SANDBOX_START_FAILED naming the budget).
  */
 export async function startWithRetries(
-  start: () => Promise<void>,
-  backoff: StartBackoff,
-  hooks: { stopping: () => boolean; onFailure: (err: unknown, failures: number) => void },
+  start: (timeoutMs: number) => Promise<void>,
+  budgetMs: number,
+  hooks: { stopping: () => boolean; onFailure: (err: unknown, attempt: number, retryInMs: number | undefined) => void },
 ): Promise<"started" | "stopped" | VcpError> {
+  const backoff = new DeadlineBackoff(budgetMs, () => performance.now());
   for (;;) {
     if (hooks.stopping()) return "stopped";
     try {
-      await start();
+      await start(Math.max(1, Math.ceil(backoff.remainingMs())));
       return "started";
     } catch (err) {
       const waitMs = backoff.failed();
-      hooks.onFailure(err, backoff.count);
-      if (waitMs === undefined) return err instanceof VcpError ? err : startError(String(err));
+      hooks.onFailure(err, backoff.failedAttempts, waitMs);
+      if (waitMs === undefined) {
+        const why = err instanceof Error ? err.message : String(err);
+        return startError(`the sandbox did not start within pool.start_timeout_ms (${budgetMs} ms, ${backoff.failedAttempts} attempt${backoff.failedAttempts === 1 ? "" : "s"}): ${why}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, waitMs));
     }
   }
@@ -70,7 +47,7 @@ export async function startWithRetries(
  * SANDBOX_START_FAILED (and its stderr) when it dies first or stays silent for `timeoutMs` — then it
  * is killed and marked gone, so its death is a failed start, not a crash to recover from.
  */
-export function whenReady(host: HostHandle, timeoutMs: number = START_TIMEOUT_MS): Promise<void> {
+export function whenReady(host: HostHandle, timeoutMs: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       const fail = host.onGoneBeforeReady;
@@ -119,13 +96,13 @@ export interface KeptHostEvents {
  * ```
  *  start ─▶ forked ── ready ─▶ live ── dies ─▶ onCrash ─▶ restart(reload): start with backoff,
  *             │                  │                          reload (nothing else runs), ready again
- *             └─ dies / silent ─▶ start fails                └─ stop(): close call, or SIGKILL after STOP_TIMEOUT_MS
+ *             └─ dies: retried with backoff ─┐               └─ stop(): close call, or SIGKILL after STOP_TIMEOUT_MS
+ *                silent past pool.start_timeout_ms ─▶ start fails (SANDBOX_START_FAILED)
  * ```
  */
 export class HostKeeper {
   private live: HostHandle | undefined;
   private generation = 0;
-  private readonly backoff = new StartBackoff();
   private restartToken = 0;
   private reloadingNow = false;
   private stoppingNow = false;
@@ -136,6 +113,8 @@ export class HostKeeper {
     private readonly events: KeptHostEvents,
     private readonly fork: (config: HostConfig, listener: HostListener) => HostHandle,
     private readonly logger: Logger,
+    /** Config `pool.start_timeout_ms`: the time a start (and each restart) has, retries included. */
+    private readonly startTimeoutMs: number = DEFAULTS.pool.start_timeout_ms,
   ) {}
 
   /** The live host (ready or starting), if any. */
@@ -158,15 +137,28 @@ export class HostKeeper {
     return this.stoppingNow;
   }
 
-  /** Fork the next generation and wait for its ready message. */
+  /**
+   * The first host: started with retries within `startTimeoutMs` (startWithRetries); SANDBOX_START_FAILED
+   * when none became ready in that time.
+   */
   async start(): Promise<void> {
+    const started = await startWithRetries((timeoutMs) => this.startOnce(timeoutMs), this.startTimeoutMs, {
+      stopping: () => this.stoppingNow,
+      onFailure: (err, attempt, retryInMs) =>
+        this.logger.warn({ err, attempt, retry_in_ms: retryInMs ?? null, start_timeout_ms: this.startTimeoutMs }, retryInMs === undefined ? "sandbox: host start failed; giving up" : "sandbox: host start failed; retrying"),
+    });
+    if (started instanceof VcpError) throw started;
+    if (started === "stopped") throw startError("the sandbox was closed while its host was starting");
+  }
+
+  /** Fork the next generation and wait up to `timeoutMs` for its ready message. */
+  private async startOnce(timeoutMs: number): Promise<void> {
     const config = this.configFor(++this.generation);
     let host: HostHandle;
     try {
       host = this.fork(config, {
         onMessage: (from, message) => {
           if (from !== this.live || message.t !== "ready") return;
-          this.backoff.started();
           markReady(from);
         },
         onFrame: (from, frame, header) => {
@@ -182,7 +174,7 @@ export class HostKeeper {
     }
     this.live = host;
     try {
-      await whenReady(host);
+      await whenReady(host, timeoutMs);
     } catch (err) {
       if (this.live === host) this.live = undefined;
       throw err;
@@ -199,9 +191,9 @@ export class HostKeeper {
     // meanwhile), so a reload that kills the host is the only code that was running.
     const token = ++this.restartToken;
     this.reloadingNow = true;
-    const started = await startWithRetries(() => this.start(), this.backoff, {
+    const started = await startWithRetries((timeoutMs) => this.startOnce(timeoutMs), this.startTimeoutMs, {
       stopping: () => this.stoppingNow,
-      onFailure: (err, failures) => this.logger.error({ err, failures }, "sandbox: host restart failed"),
+      onFailure: (err, attempt, retryInMs) => this.logger.error({ err, attempt, retry_in_ms: retryInMs ?? null }, "sandbox: host restart failed"),
     });
     if (started !== "started") return started;
     const host = this.live;

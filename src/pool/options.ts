@@ -17,6 +17,8 @@ export interface SandboxSettings {
   /** Fair-share window; undefined when fair share is off. */
   readonly fairShareWindowMs: number | undefined;
   readonly codeDir: string | undefined;
+  /** Config `pool.start_timeout_ms` (host-lifecycle.ts startWithRetries). */
+  readonly startTimeoutMs: number;
   readonly logger: Logger;
   /** Where guest `vcp.log` lines go, in order: the caller's onGuestLog, else the logger. */
   readonly deliverLogs: (lines: readonly GuestLogLine[]) => void;
@@ -54,6 +56,7 @@ export function resolveSandboxOptions(options: SandboxOptions): SandboxSettings 
     slowBundle: { timeouts: positiveInt(slowBundle.timeouts, "slowBundle.timeouts"), windowMs: positiveInt(slowBundle.windowMs, "slowBundle.windowMs") },
     fairShareWindowMs: options.fairShare === false ? undefined : positiveInt(options.fairShare?.windowMs ?? 3000, "fairShare.windowMs"),
     codeDir: options.codeDir,
+    startTimeoutMs: positiveInt(options.startTimeoutMs ?? DEFAULTS.pool.start_timeout_ms, "startTimeoutMs"),
     logger,
     deliverLogs: guestLogSink(options.onGuestLog, logger),
   };

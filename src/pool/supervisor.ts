@@ -21,7 +21,7 @@ import { OneActionTasks } from "./one-action.js";
 import { PlanCache, type PlanEntry } from "./plan-cache.js";
 import { fromWireError, type CallMessage, type WireChainValue, type WirePlan, type WireReply } from "./protocol.js";
 import { monotonicMs, threadCpu } from "./slots.js";
-import { inspectHost, WatchdogTimer, type HostKill } from "./watchdog.js";
+import { inspectHost, loadWatchdogMs, WatchdogTimer, type HostKill } from "./watchdog.js";
 
 export type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats } from "./api.js";
 
@@ -110,6 +110,7 @@ export class SandboxSupervisor implements Sandbox {
       },
       (config, listener) => forkHost(entry, config, listener),
       this.logger,
+      settings.startTimeoutMs,
     );
   }
 
@@ -345,6 +346,7 @@ export class SandboxSupervisor implements Sandbox {
         chain: (taskId) => this.chains.inFlight.get(taskId),
         chains: this.chains.inFlight.values(),
         isLoad: (taskId) => this.calls.loadDigest(taskId) !== undefined,
+        loadLimitMs: loadWatchdogMs(this.settings.host.limits.loadTimeoutMs),
         threadTicks: (tid) => (pid !== undefined ? threadCpu(pid, tid)?.ticks : undefined),
       },
       this.watchdog.samples,

@@ -5,10 +5,15 @@ import type { SlotRecord } from "./slots.js";
 /** How often the watchdog reads the slots while work is in flight. */
 export const WATCHDOG_INTERVAL_MS = 250;
 /**
- * A bundle load (compile, top-level code, export listing; the host bounds each run phase by
- * LOAD_TIMEOUT_MS) that has not finished after this long has wedged its worker.
+ * A bundle load (compile, top-level code, export listing; the host bounds each run phase by the load
+ * budget, `pool.load_timeout_ms`) that has not finished after this long has wedged its worker.
  */
 export const LOAD_WATCHDOG_MS = 10_000;
+
+/** The load limit for a load budget: two bounded run phases and the compile fit in 3× the budget. */
+export function loadWatchdogMs(loadTimeoutMs: number): number {
+  return Math.max(LOAD_WATCHDOG_MS, 3 * loadTimeoutMs);
+}
 /**
  * While a hook overruns, its worker thread must use at least this share of one core to count as busy
  * (outcome `timeout`: it ignores termination); below it the thread is wedged (outcome `crashed`: e.g.
@@ -67,6 +72,8 @@ export interface WatchdogSnapshot {
   readonly chain: (taskId: number) => WatchedChain | undefined;
   readonly chains: Iterable<WatchedChain>;
   readonly isLoad: (taskId: number) => boolean;
+  /** A load running longer is wedged ({@link loadWatchdogMs}); default LOAD_WATCHDOG_MS. */
+  readonly loadLimitMs?: number;
   /** CPU clock ticks of a worker thread of the host (Linux `/proc`); undefined when unknown. */
   readonly threadTicks: (tid: number) => number | undefined;
 }
@@ -86,7 +93,7 @@ export type OverrunSamples = Map<string, { ticks: number | undefined; atMs: numb
  *  slot "I hook start budget tid", running > budget + grace ─▶ kill
  *       thread used CPU meanwhile  ⇒ kind overrun ⇒ that hook: outcome timeout
  *       thread asleep              ⇒ kind wedged  ⇒ that hook: outcome crashed
- *  slot "L start", running > LOAD_WATCHDOG_MS  ─▶ kill (the load fails INVALID_BUNDLE)
+ *  slot "L start", running > loadWatchdogMs(load budget)  ─▶ kill (the load fails INVALID_BUNDLE)
  *  chain past its hard deadline (no slot says why) ─▶ kill, attribution by slots as for a crash
  * ```
  */
@@ -98,7 +105,7 @@ export function inspectHost(snapshot: WatchdogSnapshot, samples: OverrunSamples)
     const ran = mono - record.startMs;
     if (record.phase === "L") {
       // SECURITY: a load that never ends wedges a worker; top-level code is guest code too.
-      if (snapshot.isLoad(record.taskId) && ran > LOAD_WATCHDOG_MS) {
+      if (snapshot.isLoad(record.taskId) && ran > (snapshot.loadLimitMs ?? LOAD_WATCHDOG_MS)) {
         return { kind: "load", taskId: record.taskId, detail: `a bundle load ran for ${ran} ms` };
       }
       continue;

@@ -130,6 +130,13 @@ export interface EventProfile {
   /** True for a known event (override for open vocabularies such as Amplifier's `ns:name`). */
   isEvent?(event: string): boolean;
   /**
+   * Names of events the agent may add after the version the profile pins (Claude Code: PascalCase). An
+   * event that is not the profile's own but matches is answered with the neutral answer (exit code 0),
+   * observe-only and audited as `unknown_event` (runtime/fire-profile.ts) instead of `UNKNOWN_EVENT`,
+   * which agents log as a hook error on every such event. No hook can be installed on such an event.
+   */
+  readonly unknownEventPattern?: RegExp;
+  /**
    * The spec of an event of an open vocabulary (Amplifier custom `ns:name` events are not in `events`).
    * The executor looks an event's spec up with `specOf?.(event) ?? events[event]`.
    */

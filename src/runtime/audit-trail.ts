@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { capChainAudit, createRedactor, hashInput, listSegments, openAuditLog, type AuditRecord, type AuditRecordInput, type AuditWriter } from "../audit/index.js";
+import { capChainAudit, createRedactor, hashInput, listSegments, openAuditLog, startAuditRetention, type AuditRecord, type AuditRecordInput, type AuditRetention, type AuditRetentionPolicy, type AuditWriter } from "../audit/index.js";
+import type { Logger } from "../observe/events.js";
 import type { ChainResult } from "../chain/types.js";
 import type { LifecycleEvent } from "../observe/events.js";
 import { DEFAULTS } from "../config/defaults.js";
@@ -28,6 +29,12 @@ export interface AuditOptions {
   redactKeys?: readonly string[];
   /** Seconds each fdatasync took (the runtime's audit fsync latency histogram). */
   onSync?: (seconds: number) => void;
+  /**
+   * Delete old rotated segments (`audit.retention`, audit/retention.ts): by count, bytes and/or age,
+   * and — unless `requireShipped: false` — only those the decision-log sink has shipped, read from its
+   * cursor file (`sinkCursorFile`, the `cursorFile` given to startAuditSink; required then).
+   */
+  retention?: AuditRetentionPolicy & { sinkCursorFile?: string; intervalMs?: number };
 }
 
 export interface AuditQuery {
@@ -45,11 +52,13 @@ export interface AuditQuery {
  * executed or skipped hook plus one per chain, and registry changes into registry records. Inputs
  * are recorded by hash only, never by value.
  */
-export async function createAuditTrail(options: AuditOptions, replica?: string) {
+export async function createAuditTrail(options: AuditOptions, replica?: string, logger?: Logger) {
   const maxChainBytes = options.maxChainBytes ?? DEFAULTS.audit.max_chain_bytes;
   if (!Number.isSafeInteger(maxChainBytes) || maxChainBytes < 4096) {
     throw new VcpError("INVALID_CONFIG", `audit.maxChainBytes must be an integer of at least 4096, got ${String(maxChainBytes)}`, { field: "audit.maxChainBytes" });
   }
+  // Assigned right after the writer opens; a rotation before that has nothing to run yet.
+  let retention: AuditRetention | undefined;
   const writer: AuditWriter = await openAuditLog({
     path: options.path,
     fsync: options.fsync ?? DEFAULTS.audit.fsync,
@@ -61,7 +70,16 @@ export async function createAuditTrail(options: AuditOptions, replica?: string) 
     ...(options.onSync !== undefined ? { onSync: options.onSync } : {}),
     // Every record names this replica (runtime/replica-id.ts): one chain per replica, attributable.
     ...(replica !== undefined ? { replica } : {}),
+    onRotate: () => retention?.kick(),
   });
+  if (options.retention !== undefined) {
+    try {
+      retention = startAuditRetention({ ...options.retention, path: options.path, writer, ...(logger !== undefined ? { logger } : {}) });
+    } catch (err) {
+      await writer.close().catch(() => undefined);
+      throw err;
+    }
+  }
 
   return {
     writer,
@@ -139,6 +157,26 @@ export async function createAuditTrail(options: AuditOptions, replica?: string) 
         details: { code: refusal.code, message: refusal.message, exit_code: 2, guarded_by: [...refusal.guardedBy] },
       });
     },
+    /**
+     * An event newer than its profile (`EventProfile.unknownEventPattern`), answered with the neutral
+     * answer and no hook run: one chain record, outcome `unknown_event`, so the log shows what the agent
+     * sent that this version could not judge.
+     */
+    recordProfileUnknownEvent(event: { chainId: string; profile: string; event: string; owner: string | null; session: string; inputHash: string; exitCode: number }): Promise<unknown> {
+      return writer.append({
+        kind: "chain",
+        session: event.session,
+        ...(event.owner !== null ? { owner: event.owner } : {}),
+        chain_id: event.chainId,
+        profile: event.profile,
+        profile_event: event.event,
+        input_hash: event.inputHash,
+        status: "completed",
+        outcome: "unknown_event",
+        duration_ms: 0,
+        details: { exit_code: event.exitCode, hooks: 0, observe: true },
+      });
+    },
     /** Registry changes (hook.registered / hook.deregistered) as registry records. */
     recordRegistry(event: LifecycleEvent): Promise<unknown> {
       const payload = event.payload as { hook?: string; type?: string; scope?: string; session_id?: string; owner?: string; bundle?: string; principal?: string };
@@ -196,7 +234,13 @@ export async function createAuditTrail(options: AuditOptions, replica?: string) 
     },
     head: () => writer.head(),
     stats: () => writer.stats(),
-    close: () => writer.close(),
+    /** `audit.retention` as of its last run; null without retention. */
+    retention: () => retention?.stats() ?? null,
+    async close() {
+      // Retention appends to the log: stopped (its run finished) before the writer closes.
+      await retention?.close();
+      await writer.close();
+    },
   };
 }
 

@@ -2,7 +2,7 @@
  * The bundle manager: every change to the installed policy, one at a time.
  *
  *   install(input) ─ verify ─► activate: load in sandbox ─► atomic registry swap ─► publish ─► persist ─► retire old
- *   restore()      ─ read data dir ─ re-verify ─► activate (no publish, no persist)
+ *   restore(deadline) ─ read data dir ─ re-verify ─► activate, a load past its budget retried (no publish, no persist)
  *   remove(name)   ─ registry swap ─► publish ─► persist ─► retire
  *   applyShared / removeShared (bundle-sync.ts, inside `exclusive`) ─ a change another replica
  *                    published: verified here with this replica's keyring ─► activate ─► persist
@@ -23,6 +23,7 @@ import { createArtifact, isArtifactLike, verifyArtifact, type VcpArtifact, type 
 import type { Keyring } from "../bundle/keys.js";
 import type { BundleStore } from "../bundle/store.js";
 import { compareVersions } from "../bundle/version.js";
+import { DeadlineBackoff } from "../model/backoff.js";
 import type { HookDefinition } from "../model/hook.js";
 import type { Clock, Logger } from "../observe/events.js";
 import type { Metrics } from "../observe/metrics.js";
@@ -124,8 +125,11 @@ export interface BundlePublisher {
 export interface BundleManager {
   install(input: unknown, options: InstallOptions): Promise<BundleInfo>;
   remove(name: string, principal: Principal | undefined): Promise<BundleInfo>;
-  /** Reinstall what the data directory holds, re-verified; a bundle that no longer verifies stops the start. */
-  restore(): Promise<void>;
+  /**
+   * Reinstall what the data directory holds, re-verified; a bundle that no longer verifies stops the
+   * start. A load that runs past its budget is retried with backoff until `deadline` (performance.now()).
+   */
+  restore(deadline: number): Promise<void>;
   /** By name: stable across restarts and hot swaps (chain order is `hooks.chain`, not this). */
   list(): BundleInfo[];
   get(name: string): BundleInfo | undefined;
@@ -405,9 +409,10 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
   /**
    * Reinstall what the data directory holds, re-verified against the current keyring. A bundle that
    * no longer verifies stops the start: running without a policy the operator installed would be a
-   * silent fail-open.
+   * silent fail-open. One whose load ran past `pool.load_timeout_ms` was accepted before: a busy
+   * machine, not a refusal, so it is tried again (activateRestored) until `deadline`.
    */
-  async function restore(): Promise<void> {
+  async function restore(deadline: number): Promise<void> {
     if (store === undefined) return;
     let stored;
     try {
@@ -422,17 +427,41 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
         if (verified.digest !== entry.digest || verified.manifest.bundle !== entry.bundle) {
           throw new VcpError("STORE_CORRUPT", `${file} holds ${verified.manifest.bundle} ${verified.digest}, not the revision the index names`, { file });
         }
-        await activate(verified, { principal: SYSTEM_PRINCIPAL, allowDowngrade: true, persist: false, publish: false, activatedAt: entry.activated_at });
+        await activateRestored(verified, entry, deadline);
       } catch (err) {
         await backend.close().catch(() => undefined);
         const code: ErrorCode = err instanceof VcpError ? err.code : "STORE_CORRUPT";
         const details = err instanceof VcpError ? err.details : undefined;
+        const advice =
+          details?.["timed_out"] === true
+            ? "its top-level code ran past pool.load_timeout_ms at every try within pool.start_timeout_ms: on a busy machine raise them"
+            : `reinstall it, or remove its entry from ${store.dir}/installed.json`;
         throw new VcpError(
           code,
-          `reloading installed bundle '${entry.bundle}' from ${file}: ${err instanceof Error ? err.message : String(err)} (reinstall it, or remove its entry from ${store.dir}/installed.json)`,
+          `reloading installed bundle '${entry.bundle}' from ${file}: ${err instanceof Error ? err.message : String(err)} (${advice})`,
           { ...details, bundle: entry.bundle, file },
           { cause: err },
         );
+      }
+    }
+  }
+
+  /** Activate a restored bundle, trying a load that ran out of its budget again with backoff until `deadline` (performance.now()). */
+  async function activateRestored(verified: VerifiedArtifact, entry: { bundle: string; activated_at: string }, deadline: number): Promise<void> {
+    const backoff = new DeadlineBackoff(deadline - performance.now(), () => performance.now());
+    for (;;) {
+      try {
+        await activate(verified, { principal: SYSTEM_PRINCIPAL, allowDowngrade: true, persist: false, publish: false, activatedAt: entry.activated_at });
+        return;
+      } catch (err) {
+        const timedOut = err instanceof VcpError && err.details?.["timed_out"] === true;
+        const waitMs = timedOut ? backoff.failed() : undefined;
+        if (waitMs === undefined) throw err;
+        logger.warn(
+          { bundle: entry.bundle, attempt: backoff.failedAttempts, retry_in_ms: waitMs, error: (err as Error).message },
+          "reloading an installed bundle ran past pool.load_timeout_ms (a busy machine?); retrying",
+        );
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
       }
     }
   }

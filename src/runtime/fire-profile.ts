@@ -2,7 +2,9 @@
  * `runtime.fireProfile` (PROFILES §2 "Interfaces", §8.1, §8.3): one event of an agent's hook system,
  * its native input in, the merged native answer out, run on the sandbox like any chain.
  *
- *   profile + event ─► enabled? (PROFILE_DISABLED) ─► input bounds (before any work) ─► validateInput
+ *   profile + event ─► enabled? (PROFILE_DISABLED) ─► an event newer than the profile (unknownEventPattern)?
+ *        ─► the neutral answer, observe-only, audited `unknown_event` │ else UNKNOWN_EVENT unless the profile's own
+ *        ─► input bounds (before any work) ─► validateInput
  *        ─► implicit session (profile, session_id): per owner, idle expiry, past the client's cap its least
  *           recently used idle session is evicted (never a refusal) ─► plan (store; built once per change)
  *        ─► empty: the neutral answer, no dispatch │ else: sandbox ─► answer ─► metrics ─► audit (durable) ─► caller
@@ -25,7 +27,7 @@ import type { Metrics } from "../observe/metrics.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { SharedImplicitSessions } from "../store/index.js";
 import { chainSessionKey, sessionKey, type SessionPrincipal } from "../pipeline/access.js";
-import { assertProfileEvent, getProfile, VCP_PROFILE_ID } from "../profiles/index.js";
+import { assertProfileEvent, getProfile, isProfileEvent, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
 import type { AuditTrail } from "./audit-trail.js";
 import type { ChainBackend } from "./backend.js";
@@ -77,6 +79,11 @@ export interface ProfileFireResult {
   result: ProfileChainResult;
   /** The profile's fail-closed events and the revisions that say so (issue 24): an adapter blocks those when the server cannot answer. */
   guard: ProfileGuard;
+  /**
+   * Set when the event is newer than the profile (its `unknownEventPattern`): answered with the neutral
+   * answer, observe-only, no hook run, audited as `unknown_event`.
+   */
+  unknown_event?: true;
 }
 
 /** A refusal the runtime answered by the profile's blocking answer (`runtime.profiles.refuse`, issue 24). */
@@ -87,6 +94,9 @@ export interface ProfileRefusedResult extends ProfileFireResult {
 
 /** At most this much of a refusal's message goes into the blocking answer's reason. */
 const REFUSAL_MESSAGE_CHARS = 300;
+
+/** Unknown event names logged once each per process, at most this many (names are client-chosen). */
+const UNKNOWN_EVENTS_LOGGED = 64;
 
 /** One enabled profile as `GET /v1/profiles` lists it. */
 export interface ProfileListing {
@@ -197,6 +207,8 @@ const NO_CONSTITUTION = Object.freeze({ id: "(event-profile)", version: "0", rul
  */
 export function createProfileFirer(deps: Deps) {
   const sessions = new Map<string, ImplicitEntry>();
+  /** `profile\0event` of the unknown events already logged (bounded: UNKNOWN_EVENTS_LOGGED). */
+  const unknownLogged = new Set<string>();
   /** A client's counted sessions, least recently used first (each use moves its session to the end). */
   const byOwner = new Map<string, Map<string, ImplicitEntry>>();
 
@@ -344,6 +356,7 @@ export function createProfileFirer(deps: Deps) {
       // vcp@1 chains keep their own path and input shape (spec §4.2): sessions, context, constitution.
       throw new VcpError("UNKNOWN_PROFILE", "vcp@1 events are fired with runtime.fire / POST /v1/sessions/{id}/chains/{type}, not as a native event profile", { profile: ref });
     }
+    if (!isProfileEvent(profile, event) && profile.unknownEventPattern?.test(event) === true) return observeUnknownEvent(enabled, event, request);
     assertProfileEvent(profile, event);
     // SECURITY: depth and size bounds before any work on the input (validation, hashing, the sandbox).
     assertInputBounds({ input: request.input }, deps.inputBounds);
@@ -360,6 +373,54 @@ export function createProfileFirer(deps: Deps) {
     } finally {
       session.inFlight--;
     }
+  }
+
+  /**
+   * An event the agent added after the profile's pinned version (its `unknownEventPattern`): the
+   * neutral answer with exit code 0 — never UNKNOWN_EVENT, which the agent logs as a hook error on every
+   * such event. Observe-only: no hook can be installed on it, so no plan is built or cached and no
+   * implicit session is opened; the input gets the same bounds as any event's and must be a JSON object
+   * naming this event. Counted, logged once per name, and audited as one `unknown_event` chain record,
+   * so an operator sees the agent moved on and upgrades.
+   */
+  async function observeUnknownEvent(enabled: EnabledProfile, event: string, request: ProfileFireInput): Promise<ProfileFireResult> {
+    const profile = enabled.profile;
+    // SECURITY: depth and size bounds before any work on the input, as for the profile's own events.
+    assertInputBounds({ input: request.input }, deps.inputBounds);
+    const input = request.input;
+    if (typeof input !== "object" || input === null || Array.isArray(input)) {
+      throw new VcpError("INVALID_INPUT", `${profile.id} ${event} input: expected a JSON object`, { profile: profile.id, event, field: "input", rule: "expected a JSON object" });
+    }
+    const named = (input as NativeObject)["hook_event_name"];
+    if (named !== undefined && named !== event) {
+      throw new VcpError("INVALID_INPUT", `${profile.id} ${event} input: hook_event_name: must be "${event}"`, { profile: profile.id, event, field: "hook_event_name", rule: `must be "${event}"` });
+    }
+    const answer = presentEmpty(profile, event, { strict: enabled.strict, settings: enabled.settings }, input as NativeObject);
+    deps.assertOpen();
+    const chainId = randomUUID();
+    const owner = request.principal?.id ?? null;
+    const sessionId = request.session ?? profile.sessionIdOf(input as NativeObject) ?? "";
+    deps.metrics.recordUnknownProfileEvent(profile.id);
+    const logKey = `${profile.id}\u0000${event}`;
+    if (deps.logger !== undefined && !unknownLogged.has(logKey) && unknownLogged.size < UNKNOWN_EVENTS_LOGGED) {
+      unknownLogged.add(logKey);
+      deps.logger.warn({ profile: profile.id, event, version: profile.version }, "an event newer than this profile was answered with its neutral answer (observe-only, audited unknown_event): upgrade vcp-hooks to judge it");
+    }
+    const audit = deps.audit();
+    if (audit !== undefined) {
+      const inputHash = audit.inputHash({ context: null, constitution: null, event: { profile: profile.id, event, input }, session: { id: sessionId } });
+      await audit.recordProfileUnknownEvent({ chainId, profile: profile.id, event, owner, session: sessionId, inputHash, exitCode: answer.exit_code }).catch((err: unknown) => {
+        throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: chainId }, { cause: err });
+      });
+    }
+    return {
+      native: answer.native,
+      exit_code: answer.exit_code,
+      ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}),
+      result: { chain_id: chainId, profile: profile.id, event, mode: "sequential", status: "completed", aborted_by: null, hook_results: [], duration_ms: 0 },
+      guard: deps.store.guard(profile.id).guard,
+      unknown_event: true,
+    };
   }
 
   /** The answer to a validated input: the plan, then the neutral answer, the profile's own, or the chain's. */

@@ -22,7 +22,7 @@
  *  store (store/): with `store: { kind: "redis" }` a SharedStore (connection, key helpers, replica
  *  presence), opened after the settings and before the audit trail, handed to the parts that share state.
  *
- *  last: bundles.restore() reinstalls what the data directory holds.
+ *  last: bundles.restore(deadline) reinstalls what the data directory holds.
  * ```
  */
 import { mkdirSync } from "node:fs";
@@ -47,6 +47,7 @@ import { sessionNotFound } from "../pipeline/errors.js";
 import { createMetrics } from "../observe/metrics.js";
 import { readProcessUsage } from "../observe/proc-usage.js";
 import { createAuditTrail, defaultAuditPath, type AuditOptions, type AuditTrail } from "./audit-trail.js";
+import { startReplicaSetRecorder, type ReplicaSetRecorder } from "./replica-set.js";
 import { createRedactor } from "../audit/index.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { createBundleManager, createRevisionPins, LOCAL_OPERATOR } from "./bundles.js";
@@ -121,6 +122,10 @@ function resolveAuditOptions(options: RuntimeOptions): AuditOptions | undefined 
 async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions | undefined, shared: SharedStore | undefined, replicaId: string, releaseLocks: () => void): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
+  // The sandbox's start and the reload of the installed bundles share pool.start_timeout_ms: what a
+  // supervisor (the k8s startupProbe) is told to wait for. Real time (performance.now), not `clock`:
+  // the retries really wait.
+  const startDeadline = performance.now() + (options.sandbox?.startTimeoutMs ?? DEFAULTS.pool.start_timeout_ms);
   let closed = false;
   const assertOpen = (): void => {
     if (closed) throw new VcpError("SANDBOX_CLOSED", "the runtime is closed");
@@ -150,6 +155,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       auditWritten: auditStats?.written ?? 0,
       auditBytes: auditStats?.bytes ?? 0,
       auditWriteFailures: auditStats?.writeFailures ?? 0,
+      auditRetention: audit?.retention() ?? null,
       host: hostUsage(sandbox.hostPid),
       quarantined: sandbox.quarantined.length,
       slowBundles: sandbox.slowBundles.length,
@@ -159,8 +165,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       bundles: bundles.infos(),
       ...(shared === undefined ? {} : { store: storeGauges(shared) }),
     };
-  }, { sharedStore: shared !== undefined });
-  // The store's own families (command errors, reachability, data loss) are defined with what they count (src/store/).
+  }, { sharedStore: shared !== undefined, auditRetention: auditOptions?.retention !== undefined });
+  // The store's own families (reachability, data loss) are defined with what they count (src/store/).
   shared?.registerMetrics(metrics.registry);
   function storeGauges(store: SharedStore) {
     const view = store.status();
@@ -172,10 +178,13 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       desiredRevision: bundleSync?.desiredRevision() ?? null,
       refused: report?.refused.length ?? 0,
       liveReplicas: view.replicas.filter((r) => r.live).length,
+      commandErrors: view.connection.command_errors,
     };
   }
   // Assigned before the registry can emit (bundles are restored after it opens).
   let audit: AuditTrail | undefined;
+  /** With a shared store: the replica set in this replica's audit chain (replica-set.ts), started last. */
+  let replicaSet: ReplicaSetRecorder | undefined;
 
   // ── registry: its events leave with caller-facing session ids, and registrations are audited ──
   const registry: Registry = createRegistry({
@@ -199,7 +208,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   // ── audit log, then the sandbox ─────────────────────────────────────────────────────────────
   if (auditOptions !== undefined) {
-    audit = await createAuditTrail({ ...auditOptions, onSync: (seconds) => metrics.observeAuditSync(seconds) }, replicaId);
+    audit = await createAuditTrail({ ...auditOptions, onSync: (seconds) => metrics.observeAuditSync(seconds) }, replicaId, logger);
     const repaired = audit.writer.recovery;
     if (repaired !== null) {
       // A crash mid-write left a final line without its newline: never acknowledged, so cut off.
@@ -483,8 +492,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         registry_revision: snapshot.revision,
         sandbox: backend.stats(),
         audit: audit === undefined
-          ? { enabled: false, replica: null, head: null, pending: 0, lag_ms: 0 }
-          : { enabled: true, replica: replicaId, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs },
+          ? { enabled: false, replica: null, head: null, pending: 0, lag_ms: 0, retention: null }
+          : { enabled: true, replica: replicaId, head: audit.head(), pending: audit.stats().pending, lag_ms: audit.stats().lagMs, retention: audit.retention() },
         store: shared === undefined ? { kind: "local" } : {
           ...shared.status(),
           bundles: {
@@ -520,6 +529,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       closed = true;
       try {
         await backend.close();
+        await replicaSet?.close();
         await audit?.close();
         await shared?.close();
       } finally {
@@ -530,7 +540,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   // ── last: what the data directory holds (bundles.ts restore closes the sandbox if it fails) ──
   try {
-    await bundles.restore();
+    await bundles.restore(startDeadline);
     // Subscribed before any approval is asked here.
     if (sharedState !== undefined) await sharedState.approvals.start();
   } catch (err) {
@@ -540,6 +550,14 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   }
   // Then the shared revisions (store.kind redis): a replica serves what its peers serve from its first request.
   await bundleSync?.start(bundles);
+  // With a shared store each chain records the replicas it has seen, so a set verify can tell a log is missing.
+  if (shared !== undefined && audit !== undefined) {
+    const trail = audit;
+    replicaSet = startReplicaSetRecorder({
+      self: replicaId, prefix: shared.options.prefix, peers: () => shared.presence.peers().map((p) => p.id),
+      append: (record) => trail.writer.append(record), intervalMs: shared.options.heartbeatMs, logger,
+    });
+  }
   // Periodic ticks once this replica runs what its peers run: a replica still without the shared
   // bundles would find no periodic hook for a due session and leave it to the next scan of a peer.
   sharedState?.sessions.periodic.start();

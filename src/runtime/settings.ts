@@ -88,3 +88,17 @@ export async function resolveSettings(options: RuntimeOptions): Promise<RuntimeS
     exec: resolveExec(options.exec),
   };
 }
+
+/**
+ * Throw what createRuntime would throw for these options' settings (keyring, limits, profiles, the
+ * command lane) — the same checks, run without starting anything (`vcp-hooks config check`, and
+ * `serve` before it opens its data directory). Registers `profileModules`, as createRuntime does.
+ *
+ * @example
+ * ```ts
+ * await checkRuntimeOptions({ keyring: { keys: [{ key_id: "ops", public_key_file: "ops.pub.pem", max_trust: "deployment" }] } });
+ * ```
+ */
+export async function checkRuntimeOptions(options: RuntimeOptions): Promise<void> {
+  await resolveSettings(options);
+}

@@ -24,7 +24,7 @@ import type { HookStatsView } from "./stats.js";
 import type { ReplicaVerdicts } from "./bundle-sync.js";
 import type { StoreOptions, StoreStatus } from "../store/index.js";
 import type { AuditOptions, AuditQuery } from "./audit-trail.js";
-import type { AuditRecord } from "../audit/index.js";
+import type { AuditRecord, AuditRetentionStats } from "../audit/index.js";
 import type {
   AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, ContextReevaluation, HookRef, OpenSessionInput,
   PeriodicTickReport, SessionAccess, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
@@ -217,8 +217,12 @@ export interface RuntimeStatus {
   hooks: HookStatsView[];
   registry_revision: number;
   sandbox: ReturnType<ChainBackend["stats"]>;
-  /** `replica`: the id stamped on every record of this replica's chain (null when the log is off). */
-  audit: { enabled: boolean; replica: string | null; head: { seq: number; hash: string } | null; pending: number; lag_ms: number };
+  /**
+   * `replica`: the id stamped on every record of this replica's chain (null when the log is off).
+   * `retention`: `audit.retention` as of its last run (null without it): what the log takes on disk,
+   * what was deleted, and whether segments past a limit are held because the sink has not shipped them.
+   */
+  audit: { enabled: boolean; replica: string | null; head: { seq: number; hash: string } | null; pending: number; lag_ms: number; retention: AuditRetentionStats | null };
   /** Where shared state lives; with Redis: this replica, its connection, its peers and their bundle revisions. */
   store: StoreStatus;
 }

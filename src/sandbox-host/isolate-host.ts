@@ -45,14 +45,14 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   jsonDepth: DEFAULT_JSON_DEPTH,
   annotationBytesPerHook: DEFAULT_ANNOTATION_BYTES_PER_HOOK,
   annotationBytesPerChain: DEFAULT_ANNOTATION_BYTES_PER_CHAIN,
+  // Budget for a bundle's top-level code, the prelude and `finish()` at install (DESIGN §4.3). When a
+  // hook call has to run top-level code first (a new `per_session` context, or an isolate recreated
+  // after a disposal), that code runs within the hook's own timeout instead, capped by this.
+  loadTimeoutMs: DEFAULTS.pool.load_timeout_ms,
 });
 
-/**
- * Budget for a bundle's top-level code, the prelude and `finish()` at install (DESIGN §4.3). When a
- * hook call has to run top-level code first (a new `per_session` context, or an isolate recreated
- * after a disposal), that code runs within the hook's own timeout instead, capped by this.
- */
-export const LOAD_TIMEOUT_MS = 1000;
+/** Largest `loadTimeoutMs`: a load's phases stay well inside the watchdog's load limit (pool/watchdog.ts loadWatchdogMs). */
+export const MAX_LOAD_TIMEOUT_MS = 10_000;
 /** isolated-vm refuses smaller heaps. */
 const MIN_MEMORY_MB = 8;
 const TIMED_OUT_MESSAGE = "Script execution timed out.";
@@ -242,7 +242,7 @@ class SandboxIsolateHost implements IsolateHost {
     this.#assertOpen();
     const existing = this.#entries.get(bundle.digest);
     if (existing !== undefined) return { exports: [...existing.exports] };
-    const entry = this.#loadSync(bundle, LOAD_TIMEOUT_MS);
+    const entry = this.#loadSync(bundle, this.#limits.loadTimeoutMs);
     return { exports: [...entry.exports] };
   }
 
@@ -313,7 +313,7 @@ class SandboxIsolateHost implements IsolateHost {
     // SECURITY: top-level code run for this call (the bundle's first call on this thread, a new
     // per_session context, an isolate recreated after a failure) spends the hook's own budget, capped
     // by the load budget: it cannot buy a hook more time than its timeout_ms.
-    const initBudgetMs = (): number => Math.min(LOAD_TIMEOUT_MS, Math.ceil(budgetMs - (this.#clock.now() - t0)));
+    const initBudgetMs = (): number => Math.min(this.#limits.loadTimeoutMs, Math.ceil(budgetMs - (this.#clock.now() - t0)));
     const digest = req.hook.action.digest;
     let entry = digest === undefined ? undefined : this.#entries.get(digest);
     if (entry === undefined) {
@@ -569,7 +569,7 @@ class SandboxIsolateHost implements IsolateHost {
     let api: ivm.Reference<Record<string, unknown>> | undefined;
     try {
       api = context.evalClosureSync(PRELUDE_SOURCE, [logCb, shaCb, fetchCb, config, settledCb], {
-        timeout: LOAD_TIMEOUT_MS,
+        timeout: this.#limits.loadTimeoutMs,
         filename: "vcp-prelude:///prelude.js",
         result: { reference: true },
       }) as ivm.Reference<Record<string, unknown>>;
@@ -794,6 +794,9 @@ function toInvalidBundle(bundle: BundleCode, err: unknown, memoryMb: number, tim
 export function assertSandboxLimits(limits: SandboxLimits): void {
   if (!Number.isSafeInteger(limits.jsonDepth) || limits.jsonDepth < 2 || limits.jsonDepth > JSON_DEPTH_CEILING) {
     throw new VcpError("INVALID_CONFIG", `sandbox limit jsonDepth must be an integer from 2 to ${JSON_DEPTH_CEILING}`, { field: "jsonDepth" });
+  }
+  if (!Number.isSafeInteger(limits.loadTimeoutMs) || limits.loadTimeoutMs < 1 || limits.loadTimeoutMs > MAX_LOAD_TIMEOUT_MS) {
+    throw new VcpError("INVALID_CONFIG", `sandbox limit loadTimeoutMs must be an integer from 1 to ${MAX_LOAD_TIMEOUT_MS}`, { field: "loadTimeoutMs" });
   }
   for (const key of ["isolateMemoryMb", "resultBytes", "codeBytes", "logLinesPerCall", "logLineBytes", "perSessionContexts", "annotationBytesPerHook", "annotationBytesPerChain"] as const) {
     const v = limits[key];

@@ -47,6 +47,12 @@ export interface SandboxLimits {
   readonly annotationBytesPerHook: number;
   /** Largest serialized `annotations` of all hooks of one chain together, bytes (config `limits.annotation_bytes_per_chain`, default 256 KiB). */
   readonly annotationBytesPerChain: number;
+  /**
+   * Budget of a bundle's top-level code, the prelude and `finish()` at load, ms (config
+   * `pool.load_timeout_ms`, default 1000); a hook call that runs top-level code first gets the smaller
+   * of this and its own budget.
+   */
+  readonly loadTimeoutMs: number;
 }
 
 export interface FetchPolicy {

@@ -70,6 +70,9 @@ export interface VcpServer {
   close(): Promise<void>;
 }
 
+/** prom-client's default metrics that are gauges with a counter's `_total` name (removed: see createServer). */
+const PROM_CLIENT_GAUGES_NAMED_TOTAL = ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"] as const;
+
 /** Time for a client to send a whole request; not a limit on the handler. */
 const REQUEST_TIMEOUT_MS = 30_000;
 /** A Host header the OpenAPI document may name as its server: a hostname or IP literal, optional port. */
@@ -132,7 +135,9 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     // Per-request log lines cost more than a chain on the hot path; errors are logged by the handler.
-    logController: new LogController({ disableRequestLogging: true }),
+    // Every line logged for a request carries its id under ONE key, `request_id` (the name of the
+    // X-Request-Id header and of an INTERNAL error's details): never add it to a log call by hand.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
     bodyLimit: BODY_CEILING,
     // X-Request-Id: the caller's, when well-formed (it ties our log lines to theirs), else a new UUID;
     // echoed on every response (onSend below). A malformed one is never trusted into the logs.
@@ -165,7 +170,12 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
 
   // ── metrics of the adapter itself; the runtime's own metrics are appended at scrape time ──────
   const metricsRegistry = new Registry();
-  collectDefaultMetrics({ register: metricsRegistry, prefix: "vcp_server_" });
+  // The stock process_* and nodejs_* families, under their stock names (the dashboards and alerts
+  // written for every Node service find them). prom-client also exports three of them as gauges named
+  // `…_total`, which Prometheus reserves for counters (promtool refuses them); the per-type gauges
+  // nodejs_active_handles{type} / _requests{type} / _resources{type} hold the same numbers: sum them.
+  collectDefaultMetrics({ register: metricsRegistry });
+  for (const gaugeNamedTotal of PROM_CLIENT_GAUGES_NAMED_TOTAL) metricsRegistry.removeSingleMetric(gaugeNamedTotal);
   const httpRequests = new Counter({ name: "vcp_http_requests_total", help: "HTTP requests by route and status.", labelNames: ["method", "route", "status"], registers: [metricsRegistry] });
   const httpSeconds = new Histogram({
     name: "vcp_http_request_duration_seconds",
@@ -210,7 +220,8 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
           operator: { type: "http", scheme: "bearer", description: "operator token: bundles, audit, status, metrics" },
           client: { type: "http", scheme: "bearer", description: "client token: sessions and events" },
           approver: { type: "http", scheme: "bearer", description: "approver token: sees and decides approvals" },
-          bearer: { type: "http", scheme: "bearer", description: "operator or client (approvals: any role)" },
+          metrics: { type: "http", scheme: "bearer", description: "metrics token: GET /metrics and nothing else (for a Prometheus scraper)" },
+          bearer: { type: "http", scheme: "bearer", description: "operator or client (approvals: operator, client or approver)" },
         },
       },
     },
@@ -309,12 +320,12 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
 
   app.setErrorHandler((err: unknown, request, reply) => {
     const { status, body, internal } = describeError(err, routeOf(request).config.invalid);
-    if (internal) request.log.error({ err, req_id: request.id }, "request failed");
+    if (internal) request.log.error({ err }, "request failed");
     else if (REFUSALS_LOGGED_AT_INFO.has(status)) {
       // Who was refused and why, without the body or the token: enough to answer "why did my call fail?".
       const params = request.params as { id?: string } | undefined;
-      request.log.info({ code: body.error.code, status, req_id: request.id, method: request.method, route: routeOf(request).url ?? request.url.split("?")[0], principal: request.principal?.id, session_id: params?.id }, "request refused");
-    } else request.log.debug({ code: body.error.code, req_id: request.id }, "request refused");
+      request.log.info({ code: body.error.code, status, method: request.method, route: routeOf(request).url ?? request.url.split("?")[0], principal: request.principal?.id, session_id: params?.id }, "request refused");
+    } else request.log.debug({ code: body.error.code }, "request refused");
     if (status === 429) rateLimitRefusals.inc({ reason: body.error.code });
     if (status === 500 && body.error.code === "INTERNAL") body.error.details = { request_id: request.id };
     if (status === 401) void reply.header("www-authenticate", 'Bearer realm="vcp-hooks"');
@@ -335,10 +346,15 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   const OPERATOR = ["operator"] as const;
   const CLIENT = ["client"] as const;
   const BOTH = ["operator", "client"] as const;
+  // SECURITY: the metrics role is named on GET /metrics alone; every other route lists operator and/or
+  // client, so a scraper's token (often kept in a monitoring namespace) reads metrics and nothing else.
+  const SCRAPERS = ["operator", "metrics"] as const;
 
   /** The authenticated caller, as the runtime's `{ principal }` option: the owner of what it opens. */
   const principalOf = (request: FastifyRequest) => {
     const { id, role, approves } = request.principal!;
+    // SECURITY: a metrics principal never reaches the runtime (every route but GET /metrics refuses it first).
+    if (role === "metrics") throw new VcpError("FORBIDDEN", "a metrics token may only read GET /metrics", { role, required: BOTH });
     return { principal: { id, role, ...(approves !== undefined ? { approves } : {}) } };
   };
 
@@ -405,7 +421,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     const url = typeof host === "string" && HOST.test(host) ? `${request.protocol}://${host}` : "/";
     return { ...app.swagger(), servers: [{ url, description: "this vcp-hooks server" }] };
   });
-  app.get("/metrics", { schema: routes.metrics, config: cfg(OPERATOR) }, async (_request, reply) => {
+  app.get("/metrics", { schema: routes.metrics, config: cfg(SCRAPERS) }, async (_request, reply) => {
     const parts = await Promise.all([runtime.metrics(), ...(options.extraMetrics ?? []).map((text) => text()), metricsRegistry.metrics()]);
     void reply.header("content-type", metricsRegistry.contentType);
     return `${parts.map((p) => p.trimEnd()).filter((p) => p.length > 0).join("\n")}\n`;

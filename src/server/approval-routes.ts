@@ -99,7 +99,7 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: Runtime, {
       clearInterval(heartbeat);
       unsubscribe();
       clients.delete(client);
-      request.log.info({ req_id: request.id, principal: principal.id, why, unsent_bytes: out.unsentBytes() }, "approval stream closed");
+      request.log.info({ principal: principal.id, why, unsent_bytes: out.unsentBytes() }, "approval stream closed");
       out.end(last);
     }
     clients.add(client);
@@ -110,7 +110,7 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: Runtime, {
         for (const approval of pending) send("new", approval);
       },
       (err: unknown) => {
-        request.log.warn({ err, req_id: request.id }, "approval stream: the pending approvals could not be listed");
+        request.log.warn({ err }, "approval stream: the pending approvals could not be listed");
         end("store unavailable");
       },
     );

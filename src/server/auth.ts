@@ -6,11 +6,19 @@ import { createHash, hash, randomBytes, timingSafeEqual } from "node:crypto";
 import { VcpError } from "../index.js";
 
 /**
+/**
  * `operator`: bundles, audit, status, metrics, every session and approval. `client`: its own sessions
  * and events, and reads its own approvals. `approver`: sees and decides approvals (of the clients in
- * `approves`, or every client's), nothing else — the human's token, never the agent's.
+ * `approves`, or every client's), nothing else — the human's token, never the agent's. `metrics`:
+ * GET /metrics only (a Prometheus scraper's token, which can change and read nothing else).
  */
-export type Role = "operator" | "client" | "approver";
+export type Role = "operator" | "client" | "approver" | "metrics";
+
+/** Every role, as `auth[].role` and `vcp-hooks token --role` accept them. */
+export const ROLES: readonly Role[] = ["operator", "client", "approver", "metrics"];
+
+/** The prefix of a generated token, so a leaked one says what it opens. */
+const TOKEN_PREFIX: Readonly<Record<Role, string>> = { operator: "op", client: "cl", approver: "ap", metrics: "mt" };
 
 export interface AuthEntry {
   readonly id: string;
@@ -33,7 +41,7 @@ export function hashToken(token: string): string {
 
 /** A fresh random token: 32 bytes, base64url, prefixed with its role so a leaked one is recognizable. */
 export function generateToken(role: Role): string {
-  return `vcp_${role === "operator" ? "op" : role === "approver" ? "ap" : "cl"}_${randomBytes(32).toString("base64url")}`;
+  return `vcp_${TOKEN_PREFIX[role]}_${randomBytes(32).toString("base64url")}`;
 }
 
 /**

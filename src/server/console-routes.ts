@@ -176,7 +176,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, runtime: Runti
         if (!clients.has(client)) return;
         client.close();
         clients.delete(client);
-        request.log.info({ req_id: request.id, principal: request.principal?.id, sent: client.sent, sampled_out: client.sampledOut, dropped: client.dropped }, "decision stream closed");
+        request.log.info({ principal: request.principal?.id, sent: client.sent, sampled_out: client.sampledOut, dropped: client.dropped }, "decision stream closed");
         if (clients.size === 0 && unsubscribe !== undefined) {
           unsubscribe();
           unsubscribe = undefined;
@@ -185,7 +185,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, runtime: Runti
       // The response's close, not the request's: a GET request "closes" as soon as its (empty) body is read.
       res.on("close", stop);
       res.on("error", stop);
-      request.log.info({ req_id: request.id, principal: request.principal?.id, query: request.query }, "decision stream opened");
+      request.log.info({ principal: request.principal?.id, query: request.query }, "decision stream opened");
     },
   );
 

@@ -3,5 +3,5 @@
  * DESIGN §6.2, bearer-token helpers, and the config → runtime/server mapping with its reload rules.
  */
 export { createServer, type LiveSettings, type ServerOptions, type VcpServer } from "./app.js";
-export { generateToken, hashToken, type AuthEntry, type Role } from "./auth.js";
-export { LIVE_FIELDS, RESTART_FIELDS, liveSettingsFor, logLevelOf, partiallyLiveChanges, restartOnlyChanges, runtimeOptionsFor, storeOptionsFor } from "./options.js";
+export { generateToken, hashToken, ROLES, type AuthEntry, type Role } from "./auth.js";
+export { LIVE_FIELDS, RESTART_FIELDS, liveSettingsFor, logLevelOf, partiallyLiveChanges, restartOnlyChanges, runtimeOptionsFor, runtimeSettingsFor, storeOptionsFor } from "./options.js";

@@ -15,7 +15,7 @@
  *   redact_keys, console — they are owned by the runtime or the sandbox process, built once at start.
  */
 import { isDeepStrictEqual } from "node:util";
-import { configVersionOf, VcpError, type ResolvedConfig, type StoreOptions } from "../index.js";
+import { configVersionOf, sinkCursorPath, VcpError, type AuditOptions as RuntimeAuditOptions, type ResolvedConfig, type StoreOptions } from "../index.js";
 import type { LiveSettings } from "./app.js";
 
 export const LIVE_FIELDS = ["auth", "limits.body_bytes", "limits.bundle_bytes", "limits.streams_per_principal", "limits.stream_buffer_bytes", "session_hook_allowlist", "log_level"] as const;
@@ -72,7 +72,7 @@ export function storeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv =
   let url = store.url;
   if (url === undefined) {
     const name = store.url_env!;
-    url = env[name];
+    url = env[name] || undefined; // empty is unset, as for auth[].token_env
     if (url === undefined || !/^rediss?:\/\/\S+$/.test(url)) {
       throw new VcpError("INVALID_CONFIG", `store.url_env: the environment variable ${name} ${url === undefined ? "is not set" : "does not hold a redis:// or rediss:// URL"}`, { field: "store.url_env", variable: name });
     }
@@ -94,8 +94,12 @@ export function storeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv =
 
 /** The options of createRuntime for a config (`env`: where `store.url_env` is read). */
 export function runtimeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv = process.env) {
+  return { store: storeOptionsFor(config, env), ...runtimeSettingsFor(config) };
+}
+
+/** createRuntime's options for a config but the store, which needs the environment (runtimeOptionsFor). */
+export function runtimeSettingsFor(config: ResolvedConfig) {
   return {
-    store: storeOptionsFor(config, env),
     dataDir: config.data_dir,
     keyring: { keys: config.keyring.keys.map((k) => ({ ...k })) },
     requireSignatures: config.require_signatures,
@@ -124,12 +128,17 @@ export function runtimeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv
     conflictStrategy: config.conflict_strategy,
     redactKeys: [...config.redact_keys],
     inputLimits: { maxDepth: config.limits.json_depth, maxBytes: config.limits.input_bytes },
-    audit: { path: config.audit.path, fsync: config.audit.fsync, rotateBytes: config.audit.rotate_bytes, groupCommitMs: config.audit.group_commit_ms, maxChainBytes: config.audit.max_chain_bytes, redactKeys: [...config.redact_keys] },
+    audit: {
+      path: config.audit.path, fsync: config.audit.fsync, rotateBytes: config.audit.rotate_bytes, groupCommitMs: config.audit.group_commit_ms, maxChainBytes: config.audit.max_chain_bytes, redactKeys: [...config.redact_keys],
+      ...(config.audit.retention !== undefined ? { retention: retentionOptionsFor(config) } : {}),
+    },
     sandbox: {
       threads: config.pool.threads,
       maxQueue: config.pool.max_queue,
+      startTimeoutMs: config.pool.start_timeout_ms,
       limits: {
         isolateMemoryMb: config.pool.isolate_memory_mb,
+        loadTimeoutMs: config.pool.load_timeout_ms,
         resultBytes: config.limits.result_bytes,
         codeBytes: config.limits.bundle_bytes,
         annotationBytesPerHook: config.limits.annotation_bytes_per_hook,
@@ -158,4 +167,17 @@ export function restartOnlyChanges(previous: ResolvedConfig, next: ResolvedConfi
   const read = (config: ResolvedConfig, field: string): unknown =>
     field.split(".").reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], config);
   return RESTART_FIELDS.filter((field) => !isDeepStrictEqual(read(previous, field), read(next, field)));
+}
+
+/** `audit.retention` as the runtime takes it: what was shipped is read from the cursor of `audit.sink` (serve.ts starts it there). */
+function retentionOptionsFor(config: ResolvedConfig): NonNullable<RuntimeAuditOptions["retention"]> {
+  const r = config.audit.retention!;
+  return {
+    ...(r.max_segments !== undefined ? { maxSegments: r.max_segments } : {}),
+    ...(r.max_bytes !== undefined ? { maxBytes: r.max_bytes } : {}),
+    ...(r.max_age_s !== undefined ? { maxAgeMs: r.max_age_s * 1000 } : {}),
+    requireShipped: r.require_shipped,
+    intervalMs: r.interval_ms,
+    ...(config.audit.sink !== undefined ? { sinkCursorFile: sinkCursorPath(config.audit.path) } : {}),
+  };
 }

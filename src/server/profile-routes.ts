@@ -18,13 +18,14 @@
  */
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Role } from "./auth.js";
-import { VcpError, type HookType, type ProfileFireResult, type ProfileGuard, type Runtime } from "../index.js";
+import { VcpError, type HookType, type Principal, type ProfileFireResult, type ProfileGuard, type Runtime } from "../index.js";
 import { describeError } from "./errors.js";
 import { routes } from "./schemas.js";
 
 interface Helpers {
   cfg(roles: readonly Role[] | null, extra?: { limit?: "body" | "bundle" }): object;
-  principalOf(request: FastifyRequest): { principal: { id: string; role: Role; approves?: readonly string[] } };
+  /** The runtime's principal of the request (never a metrics token: app.ts refuses it). */
+  principalOf(request: FastifyRequest): { principal: Principal };
 }
 
 /** The exit-code header of `?answer=native` (PROFILES §8.1). */
@@ -102,10 +103,10 @@ export function registerProfileRoutes(app: FastifyInstance, runtime: Runtime, { 
     try {
       refused = await runtime.profiles.refuse(profile, event, { code, message }, principalOf(request));
     } catch (refuseErr) {
-      request.log.error({ err: refuseErr, req_id: request.id }, "could not answer a refused profile event with its fail-closed block");
+      request.log.error({ err: refuseErr }, "could not answer a refused profile event with its fail-closed block");
     }
     if (refused === undefined) throw err;
-    request.log.info({ code, req_id: request.id, principal: principal.id, profile, event, chain_id: refused.result.chain_id }, "request refused: answered with the profile's fail-closed block");
+    request.log.info({ code, principal: principal.id, profile, event, chain_id: refused.result.chain_id }, "request refused: answered with the profile's fail-closed block");
     // Read without the route's schema: the refusal may be that very query's.
     const native = (request.query as { answer?: unknown } | undefined)?.answer === "native";
     void reply.code(200);

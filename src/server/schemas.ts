@@ -368,7 +368,7 @@ export const routes = withOperationIds({
       503: { anyOf: [object({ status: { type: "string", enum: ["draining", "sandbox_starting", "store_unreachable", "revision_refused"] }, reason: { type: "string" } }, { required: ["status"] }), { $ref: "VcpError503#" }] },
     },
   },
-  metrics: { tags: ["ops"], summary: "Prometheus metrics (text exposition format)", security: security("operator"), response: { 200: { description: "Prometheus text exposition format 0.0.4", content: { "text/plain": { schema: { type: "string" } } } }, ...errors(...AUTH) } },
+  metrics: { tags: ["ops"], summary: "Prometheus metrics (text exposition format)", description: "An operator token, or a metrics token (which reads this route and nothing else).", security: [...security("operator"), { metrics: [] }], response: { 200: { description: "Prometheus text exposition format 0.0.4", content: { "text/plain": { schema: { type: "string" } } } }, ...errors(...AUTH) } },
   status: {
     tags: ["ops"],
     summary: "Bundles with revision and activation time, per-hook counters and latency, sandbox state",
@@ -458,6 +458,7 @@ export const routes = withOperationIds({
           code: { type: "string", description: "The error code the request would have been refused with" },
           message: { type: "string" },
         }, { required: ["code", "message"], additionalProperties: false, description: "Only when a refused request of a guarded event was answered by the profile's blocking answer (exit_code 2)" }),
+        unknown_event: { type: "boolean", enum: [true], description: "Only for an event newer than the profile (e.g. one Claude Code added after the pinned version): answered with the neutral answer (exit_code 0), no hook run, audited as unknown_event" },
       }, {
         // No `required` here: with ?answer=native this schema serializes the native object itself.
         description: "The envelope (native, exit_code, result and guard always); with ?answer=native the native JSON object alone, with the X-VCP-* headers. A request refused after authentication (too large, not JSON, too deep, over a bound …) for an event a fail_closed hook guards is answered 200 with the profile's blocking answer, exit code 2 and `refused`",

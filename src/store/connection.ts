@@ -13,11 +13,13 @@
  *   subscription is live (Redis up; bounded by the command timeout).
  */
 import { createHash, randomUUID } from "node:crypto";
+import { connect as netConnect, isIP, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Redis } from "ioredis";
+import { connect as tlsConnect } from "node:tls";
+import type { Redis } from "ioredis";
 import type { Logger } from "../observe/events.js";
-import { VcpError } from "../errors.js";
-import { classifyStoreError, storeUnavailable } from "./errors.js";
+import { messageWithCauses, VcpError } from "../errors.js";
+import { storeUnavailable, type StoreFailure } from "./errors.js";
 import { createStoreHealth, type StoreHealth, type StoreHealthStatus } from "./health.js";
 import { storeKeys, type StoreKeys } from "./keys.js";
 import { createRedisClock, type RedisClock } from "./redis-clock.js";
@@ -57,6 +59,8 @@ export interface StoreConnectionStatus extends StoreHealthStatus {
   /** Times the connection came back after being lost. */
   reconnects: number;
   last_error: string | null;
+  /** Commands (`run`, `eval`, …) that failed since start, by why (store/errors.ts classifyStoreError). */
+  command_errors: Record<StoreFailure, number>;
 }
 
 export type RedisClient = Redis;
@@ -121,6 +125,9 @@ export function backoffMs(attempt: number, maxBackoffMs: number): number {
  * ```
  */
 export async function connectStore(options: StoreConnectionOptions): Promise<StoreConnection> {
+  // Loaded with the first connection: ioredis is a sixth of what every runtime start (and every
+  // `hook --embedded` call, which never uses Redis) would otherwise load.
+  const { Redis: IORedis } = await import("ioredis");
   const { logger } = options;
   const keys = storeKeys(options.prefix);
   const target = describeUrl(options.url);
@@ -131,7 +138,7 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     ...(options.clientName !== undefined ? { connectionName: options.clientName.replace(/[^\x21-\x7e]/g, "_") } : {}),
   };
   // Commands: fail fast while down (no offline queue, no retry of a command whose connection died).
-  const redis = new Redis(options.url, { ...common, enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: options.commandTimeoutMs });
+  const redis = new IORedis(options.url, { ...common, enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: options.commandTimeoutMs });
   let subscriber: Redis | undefined;
   const channels = new Map<string, Set<(message: string) => void>>();
   const readyListeners = new Set<() => void>();
@@ -142,11 +149,41 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
   let since = new Date().toISOString();
   let lastError: string | null = null;
 
-  redis.on("error", (err: Error) => {
+  // Redis refuses some connections outright (see firstWords): the reason an operator needs is its
+  // reply ("DENIED … protected mode"), not the EPIPE or "Connection is closed." ioredis reports.
+  // `handshake` is the connection being set up (TCP up, not ready), with Redis's refusal on it if any.
+  let handshake: { refusal: string | null; reported: boolean } | null = null;
+  let probing: Promise<void> | null = null;
+  const report = (text: string): void => {
     // ioredis reports each failed attempt; log a change of state, not every retry.
-    const text = err.message.replace(/rediss?:\/\/[^\s]+/g, "redis://…");
-    if (text !== lastError) logger.warn({ store: target, error: text }, "store: Redis connection error");
-    lastError = text;
+    const safe = text.replace(/rediss?:\/\/[^\s]+/g, "redis://…");
+    if (safe !== lastError) logger.warn({ store: target, error: safe }, "store: Redis connection error");
+    lastError = safe;
+  };
+  const refused = (refusal: string, seen: string | null) => `Redis refused the connection: ${refusal}${seen !== null ? ` (then: ${seen})` : ""}`;
+  redis.on("connect", () => {
+    const current = { refusal: null as string | null, reported: false };
+    handshake = current;
+    // Its first bytes, read beside ioredis's own reader: a refusal arrives before any answer.
+    redis.stream?.once("data", (chunk: Buffer | string) => {
+      current.refusal = refusalIn(chunk);
+    });
+  });
+  redis.on("error", (err: Error) => {
+    const seen = messageWithCauses(err);
+    const current = handshake;
+    if (current === null || up) return report(seen);
+    current.reported = true;
+    if (current.refusal !== null) return report(refused(current.refusal, seen));
+    if (probing !== null) return; // the probe under way reports this failure
+    // The socket failed before Redis's first bytes were read (ioredis wrote into a connection Redis
+    // had already closed): ask again, saying nothing, and read what Redis says first.
+    probing = firstWords(options.url, Math.min(options.connectTimeoutMs, FIRST_WORDS_MS))
+      .then((words) => {
+        current.refusal = words === null ? null : refusalIn(words);
+        report(current.refusal !== null ? refused(current.refusal, seen) : seen);
+      })
+      .finally(() => (probing = null));
   });
   /** Resynchronise: every listener reads the shared state again (what a lost message would have said). */
   const tellReady = (): void => {
@@ -159,6 +196,7 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     }
   };
   redis.on("ready", () => {
+    handshake = null;
     if (everUp) reconnects += 1;
     up = true;
     everUp = true;
@@ -169,6 +207,9 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
   const health = createStoreHealth({ unreachableAfterMs: options.unreachableAfterMs ?? 5000 });
   redis.on("close", () => {
     health.lost();
+    // Closed by Redis after its refusal, with no socket error to report it by.
+    if (!up && handshake !== null && handshake.refusal !== null && !handshake.reported) report(refused(handshake.refusal, null));
+    handshake = null;
     if (up) {
       since = new Date().toISOString();
       logger.warn({ store: target }, "store: lost the connection to Redis; reconnecting with backoff");
@@ -176,6 +217,8 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     up = false;
   });
 
+  // Every command goes through `run` (eval, publish and serverTimeMs too): the one place to count failures.
+  const commandErrors: Record<StoreFailure, number> = { timeout: 0, reply: 0, unreachable: 0 };
   const run = async <T>(operation: string, fn: (client: Redis) => Promise<T>): Promise<T> => {
     const startedAt = performance.now();
     try {
@@ -183,9 +226,16 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
       health.answered();
       return result;
     } catch (err) {
-      // A VcpError is the caller's own verdict on an answer, not a store failure.
-      if (!(err instanceof VcpError)) health.failed(classifyStoreError(err), startedAt);
-      throw storeUnavailable(operation, err);
+      // Without a connection the command's own error says only that ("Connection is closed."): the
+      // connection's last error says why.
+      const failure = storeUnavailable(operation, err, up ? undefined : (lastError ?? undefined));
+      const reason = (failure.details as { reason?: StoreFailure } | undefined)?.reason;
+      // A VcpError thrown by `fn` is the caller's own verdict on an answer, not a store failure.
+      if (reason !== undefined && !(err instanceof VcpError)) {
+        commandErrors[reason]++;
+        health.failed(reason, startedAt);
+      }
+      throw failure;
     }
   };
 
@@ -217,7 +267,7 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     async subscribe(channel, onMessage) {
       if (subscriber === undefined) {
         // Subscriptions may wait for the connection (offline queue on).
-        const sub = new Redis(options.url, { ...common, enableOfflineQueue: true, autoResubscribe: false, maxRetriesPerRequest: null });
+        const sub = new IORedis(options.url, { ...common, enableOfflineQueue: true, autoResubscribe: false, maxRetriesPerRequest: null });
         subscriber = sub;
         sub.on("error", () => undefined); // the command client logs the outage
         // The subscriber connects on its own schedule: a message published before its SUBSCRIBE took
@@ -279,7 +329,7 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     },
     connected: () => up,
     health,
-    status: () => ({ connected: up && !health.unreachable(), since, reconnects, last_error: up ? null : lastError, ...health.status() }),
+    status: () => ({ connected: up && !health.unreachable(), since, reconnects, last_error: up ? null : lastError, command_errors: { ...commandErrors }, ...health.status() }),
     async close() {
       if (closed) return;
       closed = true;
@@ -303,8 +353,57 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
   });
   const ok = await Promise.race([first, timedOut]);
   clearTimeout(timer);
+  // A start without Redis says why in its log and status: let a probe of the first failure finish.
+  if (!ok) await probing;
   if (!ok) logger.warn({ store: target, connect_timeout_ms: options.connectTimeoutMs }, "store: Redis is not reachable at start; starting without it and reconnecting with backoff (shared state is unavailable until then)");
   return connection;
+}
+
+/** How long a probe waits for Redis's first words (a refusal is written the moment it accepts). */
+const FIRST_WORDS_MS = 2000;
+
+/**
+ * Redis refuses some connections outright: the moment it accepts one it writes one error reply and
+ * closes, before it reads a command — protected mode (`-DENIED Redis is running in protected mode …`),
+ * `-ERR max number of clients reached`. ioredis writes its handshake at once, hands that reply to its
+ * first handshake command (whose error it ignores, or, for HELLO, misreads as "a password was
+ * supplied"), and reports the `write EPIPE` / `read ECONNRESET` / "Connection is closed." that follows.
+ * So the connection's first bytes are read beside ioredis (`redis.stream`), and when the socket fails
+ * before they could be, a probe connects once more, sends nothing, and reads what Redis says first: a
+ * server that has nothing to refuse says nothing. Up to `ms`; null when nothing came.
+ */
+function firstWords(url: string, ms: number): Promise<string | null> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return Promise.resolve(null);
+  }
+  const host = parsed.hostname.replace(/^\[|\]$/g, "");
+  const port = Number(parsed.port || 6379);
+  return new Promise((resolve) => {
+    let words = "";
+    const socket: Socket = parsed.protocol === "rediss:" ? tlsConnect({ host, port, servername: isIP(host) === 0 ? host : undefined }) : netConnect({ host, port });
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(words === "" ? null : words);
+    };
+    const timer = setTimeout(done, ms);
+    socket.on("data", (chunk: Buffer) => {
+      words += chunk.toString("utf8");
+      if (words.includes("\r\n") || words.length >= 1024) done();
+    });
+    socket.on("error", done);
+    socket.on("close", done);
+  });
+}
+
+/** The first sentence of an error reply at the start of `bytes` (DENIED's is followed by ~900 characters of remedies), else null. */
+function refusalIn(bytes: Buffer | string): string | null {
+  const text = typeof bytes === "string" ? bytes : bytes.toString("utf8", 0, Math.min(bytes.length, 1024));
+  if (!text.startsWith("-")) return null;
+  return /^[^\r\n]*?(?:\.(?= )|$)/m.exec(text.slice(1))![0].slice(0, 300);
 }
 
 async function quit(client: Redis): Promise<void> {

@@ -21,7 +21,7 @@ import { createDataLossWatch, type DataLossEvent, type DataLossWatch } from "./d
 export { connectStore, defineScript, backoffMs, describeUrl, newInstanceId, type StoreConnection, type StoreConnectionStatus, type StoreScript, type RedisClient } from "./connection.js";
 export { storeKeys, keyPart, PREFIX_INDEX_KEY, STORE_LAYOUT_VERSION, type StoreKeys } from "./keys.js";
 export { storeUnavailable, classifyStoreError, type StoreFailure } from "./errors.js";
-export { resolveReplicaId, REPLICA_ID, REPLICA_ID_FILE } from "./replica-id.js";
+export { resolveReplicaId, checkReplicaId, REPLICA_ID, REPLICA_ID_FILE } from "./replica-id.js";
 export { checkPeers, startReplicaPresence, type PeerView, type RefusedRevision, type ReplicaBundleReport, type ReplicaPresence, type ReplicaRecord } from "./replica.js";
 
 /** `createRuntime({ store })`: where shared state lives. `{ kind: "local" }` (the default) touches no Redis. */

@@ -22,12 +22,12 @@ export const REPLICA_ID_FILE = "replica-id";
  * ```
  */
 export function resolveReplicaId(source: { explicit?: string | undefined; dataDir?: string | undefined }): string {
-  if (source.explicit !== undefined && source.explicit !== "") return checked(source.explicit, "VCP_REPLICA_ID");
+  if (source.explicit !== undefined && source.explicit !== "") return checkReplicaId(source.explicit, "VCP_REPLICA_ID");
   const fresh = `${hostname().replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 100) || "replica"}-${randomBytes(3).toString("hex")}`;
   if (source.dataDir === undefined) return fresh;
   const file = join(source.dataDir, REPLICA_ID_FILE);
   try {
-    return checked(readFileSync(file, "utf8").trim(), file);
+    return checkReplicaId(readFileSync(file, "utf8").trim(), file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
@@ -37,11 +37,20 @@ export function resolveReplicaId(source: { explicit?: string | undefined; dataDi
     return fresh;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    return checked(readFileSync(file, "utf8").trim(), file);
+    return checkReplicaId(readFileSync(file, "utf8").trim(), file);
   }
 }
 
-function checked(id: string, from: string): string {
+/**
+ * The replica id rule, with INVALID_CONFIG naming where the id came from (`VCP_REPLICA_ID` or the
+ * file); `vcp-hooks config check` applies it without starting anything.
+ *
+ * @example
+ * ```ts
+ * checkReplicaId(process.env.VCP_REPLICA_ID!, "VCP_REPLICA_ID"); // the id, or throws INVALID_CONFIG
+ * ```
+ */
+export function checkReplicaId(id: string, from: string): string {
   if (!REPLICA_ID.test(id)) throw new VcpError("INVALID_CONFIG", `${from}: replica id '${id.slice(0, 140)}' must be 1–128 characters of A-Z a-z 0-9 . _ -`, { field: "replica_id", source: from });
   return id;
 }

@@ -63,10 +63,20 @@ describe("vcp-hooks token", () => {
     expect((await cli(["config", "check"], { cwd: dir })).code).toBe(0);
   });
 
+  test("a metrics token: its own prefix, and an auth entry a config check accepts", async () => {
+    const run = await cli(["token", "--role", "metrics", "--id", "prometheus", "--json"]);
+    expect(run.code).toBe(0);
+    const t = JSON.parse(run.stdout) as { token: string; token_sha256: string; role: string; id: string };
+    expect(t).toMatchObject({ role: "metrics", id: "prometheus", token: expect.stringMatching(/^vcp_mt_[A-Za-z0-9_-]{43}$/) });
+    const dir = scratchDir(dirs);
+    writeFileSync(join(dir, "vcp.yaml"), `auth:\n  - { id: ${t.id}, role: ${t.role}, token_sha256: ${t.token_sha256} }\n`);
+    expect((await cli(["config", "check"], { cwd: dir })).code).toBe(0);
+  });
+
   test("refuses an unknown role", async () => {
     const run = await cli(["token", "--role", "root"]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("--role must be operator, client or approver");
+    expect(run.stderr).toContain("--role must be one of operator, client, approver, metrics");
   });
 
   test("an approver token for named clients: its printed entry passes config check; approves on another role is refused", async () => {

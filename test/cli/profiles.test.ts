@@ -1,6 +1,6 @@
 // The event-profile workflow through the built CLI: init --profile → test → fire --profile, with the
 // toy echo profile loaded by --profile-module (test/support/echo-profile.ts; Node strips its types).
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { cleanup, cli, scratchDir } from "./helpers.js";
@@ -8,6 +8,22 @@ import { cleanup, cli, scratchDir } from "./helpers.js";
 const dirs: string[] = [];
 afterAll(() => cleanup(dirs));
 const ECHO = resolve("test/support/echo-profile.ts");
+
+describe("init --profile claude-code: the agent's settings beside the policy (issue 24)", () => {
+  const work = scratchDir(dirs);
+  test.each([
+    ["PreToolUse", { onFailure: "block" }],
+    ["PermissionRequest", { onFailure: "block" }],
+    ["PostToolUse", {}],
+  ] as const)("%s", async (event, extra) => {
+    const dir = join(work, event.toLowerCase());
+    const init = await cli(["init", dir, "--profile", "claude-code", "--event", event]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain(`merge ${dir}/claude-settings.json into ~/.claude/settings.json`);
+    const settings = JSON.parse(readFileSync(join(dir, "claude-settings.json"), "utf8")) as unknown;
+    expect(settings).toEqual({ hooks: { [event]: [{ matcher: "*", hooks: [{ type: "command", command: `vcp-hooks hook ${event} --dialect claude`, timeout: 15, ...extra }] }] } });
+  });
+});
 
 describe("init --profile → test → fire --profile", () => {
   const work = scratchDir(dirs);

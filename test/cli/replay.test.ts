@@ -22,7 +22,7 @@ beforeAll(async () => {
   rec = join(dir, "rec");
   // Record three decisions (block, modify, allow) through the adapter, as an agent would have produced them.
   for (const command of ["rm -rf /", "git push --force origin main", "npm test"]) {
-    const r = await runProcess(process.execPath, [MAIN, "hook", "BeforeTool", "--dialect", "gemini", "--embedded", "--bundle", GOOD_PORT, "--record", rec, "--timeout-ms", "60000"], event(command));
+    const r = await runProcess(process.execPath, [MAIN, "hook", "BeforeTool", "--dialect", "gemini", "--embedded", "--bundle", GOOD_PORT, "--allow-unsigned", "--record", rec, "--timeout-ms", "60000"], event(command));
     expect(r.code, r.stderr).toBe(0);
   }
   // The planted difference: a port whose rm -rf rule never fires.
@@ -64,7 +64,7 @@ test("a planted difference is found: the file, the event and each differing fiel
 
 test("a recording of a failed adapter run is skipped and said so; usage errors name the option", async () => {
   const failed = join(dir, "failed");
-  const r = await runProcess(process.execPath, [MAIN, "hook", "BeforeTool", "--dialect", "gemini", "--embedded", "--bundle", join(dir, "missing.vcpb"), "--record", failed, "--on-error", "allow"], event("ls"));
+  const r = await runProcess(process.execPath, [MAIN, "hook", "BeforeTool", "--dialect", "gemini", "--embedded", "--bundle", join(dir, "missing.vcpb"), "--allow-unsigned", "--record", failed, "--on-error", "allow"], event("ls"));
   expect(r.code).toBe(0);
   const run = await cli(["test", "--replay", failed, "--bundle", GOOD_PORT], { timeoutMs: 90_000 });
   expect(run.code).toBe(1);

@@ -13,7 +13,7 @@ import { buildBundle } from "../../src/bundle/build.js";
 import type { VcpArtifact } from "../../src/index.js";
 import { bundleCode } from "../support/bundles.js";
 import { hook, type Run } from "../cli/hook/stand-in.js";
-import { keys, op, signed, startHarness, TOKENS, type Harness } from "./helpers.js";
+import { cl, keys, op, signed, startHarness, TOKENS, type Harness } from "./helpers.js";
 
 type Dialect = "gemini" | "llxprt" | "claude";
 const PROFILE: Record<Dialect, string> = { gemini: "gemini-cli", llxprt: "llxprt", claude: "claude-code" };
@@ -167,11 +167,41 @@ describe("--dialect claude against the real server", () => {
   }, 60_000);
 });
 
+describe("--dialect claude: every event Claude Code 2.1.332 fires is answered, none is a hook error", () => {
+  const claudeInput = (event: string, fields: Record<string, unknown>) =>
+    JSON.stringify({ session_id: "adapter-claude-events", transcript_path: "/tmp/t.jsonl", cwd: "/home/dev/app", permission_mode: "default", hook_event_name: event, ...fields });
+  // `--on-error block`: a refusal (the 404 UNKNOWN_EVENT of before) would exit 2 with the reason on stderr.
+  const fireEvent = (event: string, stdin: string) => hook({ url, token: TOKENS.client }, [event, "--dialect", "claude", "--timeout-ms", "30000", "--on-error", "block"], stdin);
+
+  test("PostToolBatch and MessageDisplay (they fire in every run): exit 0, {}", async () => {
+    const batch = await fireEvent("PostToolBatch", claudeInput("PostToolBatch", { tool_calls: [{ tool_name: "Bash", tool_input: { command: "npm test" }, tool_use_id: "toolu_1", tool_response: { stdout: "ok" } }] }));
+    expect(batch.code, batch.stderr).toBe(0);
+    expect(answer(batch)).toEqual({});
+    const display = await fireEvent("MessageDisplay", claudeInput("MessageDisplay", { turn_id: "t1", message_id: "m1", index: 0, final: true, delta: "Done.\n" }));
+    expect(display.code, display.stderr).toBe(0);
+    expect(answer(display)).toEqual({});
+  }, 60_000);
+
+  test("an event newer than the profile: exit 0, {}, observe-only, audited as unknown_event", async () => {
+    const before = h!.runtime.audit.head().seq;
+    const r = await fireEvent("PostToolBatchSummary", claudeInput("PostToolBatchSummary", { summary: "2 calls" }));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(answer(r)).toEqual({});
+    const records = (await op(h!, "GET", `/v1/audit?since=${before}&limit=100`)).body.records as Array<Record<string, unknown>>;
+    expect(records).toEqual([expect.objectContaining({ kind: "chain", owner: "app", session: "adapter-claude-events", profile: "claude-code", profile_event: "PostToolBatchSummary", status: "completed", outcome: "unknown_event" })]);
+    // The route's envelope says so.
+    const env = await cl(h!, "POST", "/v1/profiles/claude-code/events/PostToolBatchSummary", JSON.parse(claudeInput("PostToolBatchSummary", {})));
+    expect(env.status).toBe(200);
+    expect(env.body).toMatchObject({ native: {}, exit_code: 0, unknown_event: true, result: { event: "PostToolBatchSummary", hook_results: [] } });
+  }, 60_000);
+});
+
 test("a wrong token is a 401 the adapter reports by --on-error, naming the server's message", async () => {
   const r = await hook({ url, token: "not-the-token-0123456789" }, ["BeforeTool", "--dialect", "gemini", "--on-error", "block"], input("gemini", SHELL.gemini, "ls"));
   expect(r.code).toBe(2);
   expect(r.stdout).toBe("");
-  expect(r.stderr).toMatch(/answered 401/);
+  expect(r.stderr).toMatch(/refused the event: 401 UNAUTHENTICATED/);
 }, 60_000);
 
 // Last: stop the server, then every --on-error mode for every dialect gets its rule.
@@ -233,7 +263,7 @@ describe("with the server stopped", () => {
     h = undefined;
   }, 60_000);
 
-  test.each(["gemini", "llxprt", "claude"] as const)("%s: warn ⇒ exit 1 + one stderr line; block ⇒ exit 2 + the reason; allow ⇒ exit 0, silent", async (d) => {
+  test.each(["gemini", "llxprt", "claude"] as const)("%s: warn ⇒ exit 1 + one stderr line; block ⇒ exit 2 + the reason; allow ⇒ exit 0, silent; auto (default) ⇒ the tool event blocked", async (d) => {
     const stdin = input(d, SHELL[d], "rm -rf /");
     const warn = await run(d, stdin, ["--on-error", "warn"]);
     expect([warn.code, warn.stdout]).toEqual([1, ""]);
@@ -244,6 +274,7 @@ describe("with the server stopped", () => {
     const allow = await run(d, stdin, ["--on-error", "allow"]);
     expect([allow.code, allow.stdout, allow.stderr]).toEqual([0, "", ""]);
     const byDefault = await run(d, stdin);
-    expect(byDefault.code).toBe(1);
+    expect([byDefault.code, byDefault.stdout]).toEqual([2, ""]);
+    expect(byDefault.stderr).toMatch(/ECONNREFUSED \(on-error=auto: /);
   }, 60_000);
 });

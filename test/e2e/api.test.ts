@@ -117,7 +117,7 @@ describe("ops routes", () => {
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toMatch(/^text\/plain/);
     expect(r.text).toMatch(/# TYPE vcp_http_requests_total counter/);
-    expect(r.text).toMatch(/# TYPE vcp_server_process_resident_memory_bytes gauge/);
+    expect(r.text).toMatch(/# TYPE process_resident_memory_bytes gauge/);
     if (typeof (h.runtime as any).metrics === "function") expect(r.text).toMatch(/# TYPE vcp_chains_total counter/);
     // runtime and server registries are concatenated: no metric may be declared twice
     const types = r.text.split("\n").filter((l) => l.startsWith("# TYPE "));

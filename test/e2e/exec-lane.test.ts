@@ -45,7 +45,7 @@ async function serve(cwd: string, config: string): Promise<Server> {
   child.stderr!.on("data", (d) => (out += d));
   const exited = new Promise<void>((r) => child.on("exit", () => r()));
   for (const start = Date.now(); Date.now() - start < 60_000; ) {
-    const m = /serving at (http:\/\/[^\s]+)/.exec(out);
+    const m = /serving at (http:\/\/[^\s"]+)/.exec(out);
     if (m) return { url: m[1]!, stop: async () => { child.kill("SIGTERM"); await exited; } };
     if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}:\n${out}`);
     await new Promise((r) => setTimeout(r, 50));

@@ -46,6 +46,19 @@ describe("observability over HTTP", () => {
     expect(ready.body).toEqual({ status: "ready" });
   });
 
+  test("every line logged for a request carries its id under one key, request_id", async () => {
+    lines.length = 0;
+    await fetch(`${url}/v1/bundles`, { headers: { authorization: "Bearer wrong-token-123", "x-request-id": "req-key-1" } });
+    await new Promise((r) => setTimeout(r, 50));
+    const ofRequest = lines.filter((l) => JSON.stringify(l).includes("req-key-1"));
+    expect(ofRequest.length).toBeGreaterThan(0);
+    for (const line of ofRequest) {
+      // fastify's default label is reqId; our own calls once added req_id beside it.
+      expect(Object.keys(line).filter((k) => /^req(uest)?_?id$/i.test(k))).toEqual(["request_id"]);
+      expect(line["request_id"]).toBe("req-key-1");
+    }
+  });
+
   test("401/403/413 refusals are logged at info with the request id and route, never the token", async () => {
     lines.length = 0;
     const res = await fetch(`${url}/v1/bundles`, { headers: { authorization: "Bearer wrong-token-123", "x-request-id": "req-refused-1" } });
@@ -54,7 +67,7 @@ describe("observability over HTTP", () => {
     await new Promise((r) => setTimeout(r, 50));
     const refused = lines.filter((l) => l["msg"] === "request refused");
     expect(refused).toEqual(expect.arrayContaining([
-      expect.objectContaining({ level: 30, status: 401, code: "UNAUTHENTICATED", req_id: "req-refused-1", route: "/v1/bundles" }),
+      expect.objectContaining({ level: 30, status: 401, code: "UNAUTHENTICATED", request_id: "req-refused-1", route: "/v1/bundles" }),
       expect.objectContaining({ level: 30, status: 403, code: "FORBIDDEN", principal: "app" }),
     ]));
     expect(JSON.stringify(lines)).not.toContain("wrong-token-123");

@@ -54,7 +54,7 @@ function start(dir: string, env: Record<string, string>) {
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
   const url = async (): Promise<string> => {
     for (let i = 0; i < 2400; i++) {
-      const m = /serving at (http:\/\/\S+)/.exec(out);
+      const m = /serving at (http:\/\/[^\s"]+)/.exec(out);
       if (m) return m[1]!;
       if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}:\n${out}`);
       await new Promise((r) => setTimeout(r, 25));

@@ -1,7 +1,7 @@
 // `vcp-hooks serve` as a process: `node dist/src/cli/serve.js` in a scratch directory. Embedded
 // default (dev key persisted, tokens printed once), config validation, SIGHUP reload, SIGTERM drain.
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -48,7 +48,7 @@ async function serve(cwd: string, args: string[], env: Record<string, string> = 
     }
     throw new Error(`timed out waiting for ${pattern}:\n${out}`);
   };
-  const url = await waitFor(/serving at (http:\/\/[^\s]+)/);
+  const url = await waitFor(/serving at (http:\/\/[^\s"]+)/);
   return { child, url, output: () => out, exited, waitFor };
 }
 
@@ -75,8 +75,8 @@ describe("vcp-hooks serve", () => {
   it("embedded default without policies/: serves, prints the tokens once, persists the dev key, stops on SIGTERM", async () => {
     const dir = scratch();
     const p = await serve(dir, ["--port", "0"]);
-    const operator = await p.waitFor(/VCP_OPERATOR_TOKEN=(\S+)/);
-    const client = await p.waitFor(/VCP_CLIENT_TOKEN=(\S+)/);
+    const operator = await p.waitFor(/VCP_OPERATOR_TOKEN=([^\s"]+)/);
+    const client = await p.waitFor(/VCP_CLIENT_TOKEN=([^\s"]+)/);
     expect(p.output()).toMatch(/no policies\/ directory/);
     const keyFile = join(dir, ".vcp", "dev-key.pem");
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
@@ -97,7 +97,7 @@ describe("vcp-hooks serve", () => {
 
     const again = await serve(dir, ["--port", "0"]);
     expect(readFileSync(keyFile, "utf8")).toBe(pem);
-    const operator2 = await again.waitFor(/VCP_OPERATOR_TOKEN=(\S+)/);
+    const operator2 = await again.waitFor(/VCP_OPERATOR_TOKEN=([^\s"]+)/);
     expect(operator2).not.toBe(operator);
     expect((await call(again.url, "GET", "/v1/bundles", { token: operator })).status).toBe(401);
     again.child.kill("SIGINT");
@@ -147,8 +147,10 @@ describe("vcp-hooks serve", () => {
     expect(await p.exited).toBe(0);
 
     const usage = (args: string[]) => {
-      const child = spawn(process.execPath, [SERVE, ...args], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
+      // Off a terminal a usage error is a JSON log line on stdout, like every line serve writes.
+      const child = spawn(process.execPath, [SERVE, ...args], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
       let err = "";
+      child.stdout.on("data", (d) => (err += d));
       child.stderr.on("data", (d) => (err += d));
       return new Promise<{ code: number | null; err: string }>((r) => child.on("exit", (code) => r({ code, err })));
     };
@@ -192,17 +194,20 @@ describe("vcp-hooks serve", () => {
     expect(await p.exited).toBe(0);
     const down = await cli(["status", "--server", p.url, "--token", "op-push"], { cwd: dir });
     expect(down.code).toBe(1);
-    expect(down.stderr).toMatch(/cannot reach/);
-  });
+    expect(down.stderr).toMatch(/cannot reach http:\/\/127\.0\.0\.1:\d+ \(fetch failed: connect ECONNREFUSED 127\.0\.0\.1:\d+\)/); // the cause, not only "fetch failed"
+  }, 60_000); // a server start and seven CLI processes: 17 s at a load of 16 on 2 cores
 
   it("an invalid config fails at start naming the field (exit 1); a bad flag is a usage error (exit 2)", async () => {
     const dir = scratch();
     writeFileSync(join(dir, "vcp.yaml"), "listen: { host: 127.0.0.1, port: 99999 }\nlimits: { body_bytes: 12 }\n");
     const child = spawn(process.execPath, [SERVE, "--config", "vcp.yaml"], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
     let err = "";
+    child.stdout.on("data", (d) => (err += d));
     child.stderr.on("data", (d) => (err += d));
     const code = await new Promise((r) => child.on("exit", r));
     expect(code).toBe(1);
+    // The refusal is a JSON log line like every other (the log stream is JSON from its first line).
+    expect(err.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { level: number })).toEqual([expect.objectContaining({ level: 60, code: "INVALID_CONFIG" })]);
     expect(err).toMatch(/INVALID_CONFIG/);
     expect(err).toMatch(/listen\.port/);
     expect(err).toMatch(/limits\.body_bytes/);
@@ -217,6 +222,7 @@ describe("vcp-hooks serve", () => {
     const child = spawn(process.execPath, [SERVE, "--config", "vcp.yaml"], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
     children.push(child);
     let err = "";
+    child.stdout.on("data", (d) => (err += d));
     child.stderr.on("data", (d) => (err += d));
     expect(await new Promise((r) => child.on("exit", r))).toBe(1);
     expect(err).toMatch(/DATA_DIR_LOCKED/);
@@ -275,6 +281,73 @@ describe("vcp-hooks serve", () => {
       expect(await p.exited).toBe(0);
     } finally {
       await new Promise<void>((r) => rx.close(() => r()));
+    }
+  });
+
+  it("audit.retention holds segments a down sink has not shipped (status and metrics say so), deletes them once shipped, and the log still verifies", async () => {
+    const { createServer: createHttpServer } = await import("node:http");
+    const rx = createHttpServer((req, res) => {
+      req.resume();
+      req.on("end", () => res.end("ok"));
+    });
+    // A port nobody listens on yet: the receiver is down until it is started on it below.
+    await new Promise<void>((r) => rx.listen(0, "127.0.0.1", r));
+    const port = (rx.address() as { port: number }).port;
+    await new Promise<void>((r) => rx.close(() => r()));
+    try {
+      const dir = scratch();
+      vcpYaml(dir, {
+        operator: "op-R",
+        client: "cl-R",
+        extra: `audit: { rotate_bytes: 4096, sink: { url: "http://127.0.0.1:${port}/logs", interval_ms: 50, max_backoff_ms: 100 }, retention: { max_segments: 1, interval_ms: 200 } }`,
+      });
+      const p = await serve(dir, ["--config", "vcp.yaml"]);
+      expect((await call(p.url, "PUT", "/v1/bundles/guard", { token: "op-R", body: signed(guardManifest(), GUARD_CODE) })).status).toBe(201);
+      expect((await call(p.url, "POST", "/v1/sessions", { token: "cl-R", body: { session_id: "s1", context: { user: "ana" }, constitution } })).status).toBe(201);
+      const segments = () => readdirSync(join(dir, "data/audit")).filter((f) => /^audit\.jsonl\.\d{6}$/.test(f));
+      for (let i = 0; segments().length < 3; i++) {
+        expect(i, "chains needed to rotate the audit log three times").toBeLessThan(200);
+        expect((await call(p.url, "POST", "/v1/sessions/s1/chains/pre_inject", { token: "cl-R", body: { event: events.pre_inject } })).status).toBe(200);
+      }
+      type Retention = { blocked: boolean; held_segments: number; held_bytes: number; blocked_reason: string | null; deleted_segments: number; segments: number };
+      const retention = async () => ((await call(p.url, "GET", "/v1/status", { token: "op-R" })).body as { audit: { retention: Retention } }).audit.retention;
+      await vi.waitFor(async () => expect((await retention()).held_segments).toBeGreaterThanOrEqual(2), { timeout: 20_000, interval: 100 });
+      const held = await retention();
+      expect(held).toMatchObject({ blocked: true, deleted_segments: 0 });
+      expect(held.held_bytes).toBeGreaterThan(0);
+      expect(held.blocked_reason).toMatch(/sink has not acknowledged/);
+      expect(segments().length).toBeGreaterThanOrEqual(3);
+      const blockedMetrics = (await call(p.url, "GET", "/metrics", { token: "op-R" })).text;
+      expect(blockedMetrics).toMatch(/^vcp_audit_retention_blocked 1$/m);
+      expect(blockedMetrics).toMatch(/^vcp_audit_retention_held_bytes [1-9]\d*$/m);
+      expect(blockedMetrics).toMatch(/^vcp_audit_retention_deleted_segments_total 0$/m);
+      const statusCli = await cli(["status", "--server", p.url, "--token", "op-R"]);
+      expect(statusCli.stdout).toMatch(/^ {2}retention: \d+ rotated segment\(s\), \d+ bytes on disk, deleted 0 \(0 bytes\); HOLDING \d+ segment\(s\) \(\d+ bytes\) past the limits: the sink has not acknowledged/m);
+
+      // The receiver comes up: the sink ships, and retention deletes what it shipped.
+      await new Promise<void>((r) => rx.listen(port, "127.0.0.1", r));
+      await vi.waitFor(async () => {
+        expect(await retention()).toMatchObject({ blocked: false, segments: 1 });
+        expect(segments().length).toBe(1);
+      }, { timeout: 30_000, interval: 100 });
+      expect((await retention()).deleted_segments).toBeGreaterThanOrEqual(2);
+      const shippedMetrics = (await call(p.url, "GET", "/metrics", { token: "op-R" })).text;
+      expect(shippedMetrics).toMatch(/^vcp_audit_retention_blocked 0$/m);
+      expect(shippedMetrics).toMatch(/^vcp_audit_retention_deleted_segments_total [1-9]/m);
+      // Prometheus' own linter finds nothing in the retention families (.ci/run installs promtool).
+      const families = shippedMetrics.split("\n").filter((l) => /^(# (HELP|TYPE) )?vcp_audit_(retention_|log_|oldest_)/.test(l)).join("\n");
+      expect(families.match(/^# TYPE /gm)).toHaveLength(9);
+      const promtool = spawnSync("promtool", ["check", "metrics"], { input: `${families}\n`, encoding: "utf8" });
+      expect(promtool.error, "promtool not found: apt-get install prometheus").toBeUndefined();
+      expect(promtool.stdout + promtool.stderr).toBe("");
+      p.child.kill("SIGTERM");
+      expect(await p.exited).toBe(0);
+
+      const verified = await cli(["audit", "verify", join(dir, "data/audit/audit.jsonl")]);
+      expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+      expect(verified.stdout).toMatch(/^OK \d+ record\(s\); head seq \d+ .*; starts at seq \d+: records 1–\d+ were deleted by audit retention/m);
+    } finally {
+      if (rx.listening) await new Promise<void>((r) => { rx.closeAllConnections(); rx.close(() => r()); });
     }
   });
 

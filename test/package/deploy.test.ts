@@ -4,7 +4,9 @@
  * image build copies everything the package needs and the compose file mounts what the image writes.
  */
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, test } from "vitest";
 import YAML from "yaml";
@@ -65,5 +67,31 @@ describe("deploy/vcp-hooks.service", () => {
   test("reloads with SIGHUP and serves a config file", () => {
     expect(directives.get("ExecReload")).toBe("/bin/kill -HUP $MAINPID");
     expect(directives.get("ExecStart")).toMatch(/ serve --config \/etc\/vcp-hooks\/vcp\.yaml$/);
+  });
+
+  test("names no install prefix; the header's install line points it at npm's global prefix, wherever that is", async () => {
+    expect(directives.get("ExecStart")).toMatch(/^vcp-hooks serve /);
+    const install = /^#\s+(sed .* deploy\/vcp-hooks\.service) > \/etc\/systemd\/system\/vcp-hooks\.service$/m.exec(unit)?.[1];
+    expect(install, "the header's sed line").toBeDefined();
+    // An npm whose global prefix is not /usr/local: /opt/…-like, here a temporary directory.
+    const dir = mkdtempSync(join(tmpdir(), "vcp-unit-"));
+    try {
+      const prefix = join(dir, "prefix");
+      mkdirSync(join(prefix, "bin"), { recursive: true });
+      writeFileSync(join(prefix, "bin", "vcp-hooks"), "#!/bin/sh\nexit 0\n");
+      chmodSync(join(prefix, "bin", "vcp-hooks"), 0o755);
+      const { stdout } = await run("bash", ["-c", install!], { env: { ...process.env, npm_config_prefix: prefix } });
+      expect(stdout).toMatch(new RegExp(`^ExecStart=${prefix}/bin/vcp-hooks serve --config /etc/vcp-hooks/vcp\\.yaml$`, "m"));
+      // systemd's own check: the command it would start exists and is executable (the unit as shipped fails it here).
+      writeFileSync(join(dir, "vcp-hooks.service"), stdout);
+      const verify = await run("systemd-analyze", ["verify", join(dir, "vcp-hooks.service")]).then(
+        (r) => ({ code: 0, stderr: r.stderr }),
+        (err: { code: number | string; stderr?: string }) => ({ code: err.code, stderr: err.stderr ?? "" }),
+      );
+      if (verify.code === "ENOENT" && process.env["CI"] === undefined) return; // no systemd on this machine
+      expect(verify).toEqual({ code: 0, stderr: "" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

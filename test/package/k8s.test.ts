@@ -72,6 +72,17 @@ describe("deploy/k8s manifests", () => {
     expect(container.startupProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
   });
 
+  test("the startupProbe outwaits pool.start_timeout_ms, so a slow start on a busy node is retried, not restarted", () => {
+    const tokens = { VCP_OPERATOR_TOKEN: `vcp_op_${"o".repeat(43)}`, VCP_CLIENT_TOKEN: `vcp_cl_${"c".repeat(43)}`, VCP_METRICS_TOKEN: `vcp_mt_${"m".repeat(43)}`, VCP_REDIS_URL: "redis://redis:6379/0" };
+    const config = withEnv(tokens, () => resolveConfig(YAML.parse(configMap.data["vcp.yaml"]) as Obj, "/etc/vcp-hooks/config"));
+    const probe = container.startupProbe;
+    const windowMs = ((probe.initialDelaySeconds ?? 0) + probe.periodSeconds * probe.failureThreshold) * 1000;
+    // 30 s for the rest of a start: config, Redis connection, audit log, listen.
+    expect(windowMs).toBeGreaterThanOrEqual(config.pool.start_timeout_ms + 30_000);
+    // Each probe may take a while to be answered on that busy node.
+    expect(probe.timeoutSeconds ?? 1).toBeGreaterThanOrEqual(3);
+  });
+
   test("non-root, read-only root, no privilege escalation, no capabilities, no API token, bounded resources", () => {
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: "RuntimeDefault" } });
     expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, privileged: false, capabilities: { drop: ["ALL"] } });
@@ -91,6 +102,18 @@ describe("deploy/k8s manifests", () => {
       expect(volumes.get(mount!.name)?.emptyDir, `${writable} is an emptyDir`).toBeDefined();
       expect(mount!.readOnly).not.toBe(true);
     }
+  });
+
+  test("audit retention keeps a replica's shipped log well inside its data emptyDir (issue 27: a full emptyDir evicts the pod)", () => {
+    const raw = YAML.parse(configMap.data["vcp.yaml"] as string) as Obj;
+    const data = (pod.volumes as Obj[]).find((v) => v.name === "data")!;
+    const gi = /^(\d+)Gi$/.exec(data.emptyDir.sizeLimit as string);
+    expect(gi, "data emptyDir sizeLimit in Gi").not.toBeNull();
+    const limit = Number(gi![1]) * 2 ** 30;
+    // max_bytes counts the live file too; room is left for a sink that falls behind (held segments).
+    expect(raw.audit.retention.max_bytes).toBeLessThanOrEqual(limit / 2);
+    expect(raw.audit.rotate_bytes).toBeLessThan(raw.audit.retention.max_bytes / 4);
+    expect(raw.audit.sink.url).toBeDefined(); // retention deletes only what the sink shipped
   });
 
   test("the ConfigMap's vcp.yaml is a valid redis-store config; its tokens, keys and files come from the Secret", () => {
@@ -126,14 +149,14 @@ describe("deploy/k8s manifests", () => {
     expect(container.args).toEqual(["serve", "--config", [...mounted].find(([, key]) => key === "vcp.yaml")![0]]);
 
     // The real loader accepts it with real-looking tokens…
-    const tokens = { VCP_OPERATOR_TOKEN: `vcp_op_${"o".repeat(43)}`, VCP_CLIENT_TOKEN: `vcp_cl_${"c".repeat(43)}`, [raw.store.url_env]: secret.stringData["redis-url"] };
+    const tokens = { VCP_OPERATOR_TOKEN: `vcp_op_${"o".repeat(43)}`, VCP_CLIENT_TOKEN: `vcp_cl_${"c".repeat(43)}`, VCP_METRICS_TOKEN: `vcp_mt_${"m".repeat(43)}`, [raw.store.url_env]: secret.stringData["redis-url"] };
     const config = withEnv(tokens, () => resolveConfig(raw, "/etc/vcp-hooks/config"));
     expect(config.store).toMatchObject({ kind: "redis", prefix: raw.store.prefix });
     // The runtime's store options take the URL from the variable the Secret fills.
     expect(withEnv(tokens, () => storeOptionsFor(config, process.env))).toMatchObject({ kind: "redis", url: secret.stringData["redis-url"], prefix: raw.store.prefix });
-    expect(config.auth.map((a) => a.role)).toEqual(["operator", "client"]);
+    expect(config.auth.map((a) => a.role)).toEqual(["operator", "client", "metrics"]);
     // …and refuses the Secret's placeholders, so nothing starts until they are replaced.
-    const placeholders = { VCP_OPERATOR_TOKEN: secret.stringData["operator-token"], VCP_CLIENT_TOKEN: secret.stringData["client-token"] };
+    const placeholders = { VCP_OPERATOR_TOKEN: secret.stringData["operator-token"], VCP_CLIENT_TOKEN: secret.stringData["client-token"], VCP_METRICS_TOKEN: secret.stringData["metrics-token"] };
     expect(() => withEnv(placeholders, () => resolveConfig(raw, "/etc/vcp-hooks/config"))).toThrow(/shorter than 32 characters/);
   });
 

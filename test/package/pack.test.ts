@@ -113,6 +113,15 @@ describe("the packed tarball installs into an empty project", { timeout: 300_000
     expect({ code: refused.code, says: refused.message }).toEqual(expected);
   });
 
+  test("vcp-hooks bench says the benches run from a clone (they are not in the package)", async () => {
+    const bench = await run("npx", ["--no-install", "vcp-hooks", "bench", "perf"], { cwd: project }).then(
+      () => ({ code: 0, stderr: "" }),
+      (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
+    );
+    expect(bench.code).not.toBe(0);
+    expect(bench.stderr).toMatch(/the benches are not in the npm package: run them from a clone of the vcp-hooks repository/);
+  });
+
   test("vcp-hooks/tooling and vcp-hooks/testing resolve from the installed package", async () => {
     const script = `
       const tooling = await import("vcp-hooks/tooling");
@@ -125,8 +134,10 @@ describe("the packed tarball installs into an empty project", { timeout: 300_000
     const { stdout } = await run(node, ["entries.mjs"], { cwd: project });
     expect(JSON.parse(stdout.trim())).toEqual({ build: "function", sign: "function", testing: 0, rootHasBuild: false });
   });
+});
 
-  test("the tarball holds the build, not the sources or the tests", async () => {
+describe("the tarball's contents", () => {
+  test("the build, the licence and the README; not the sources, the tests or the benches", async () => {
     const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: REPO, maxBuffer: 16 * 2 ** 20 });
     const files = (JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
     expect(files).toContain("dist/src/index.js");
@@ -135,6 +146,9 @@ describe("the packed tarball installs into an empty project", { timeout: 300_000
     expect(files).toContain("bin/vcp-hooks");
     // The operator console `vcp-hooks serve` answers at /console.
     for (const asset of ["index.html", "app.js", "style.css"]) expect(files).toContain(`dist/console/${asset}`);
-    expect(files.some((f) => f.startsWith("src/") || f.startsWith("test/"))).toBe(false);
+    // package.json says Apache-2.0: the licence text travels with the code.
+    expect(files).toContain("LICENSE");
+    expect(readFileSync(join(REPO, "LICENSE"), "utf8")).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004/);
+    expect(files.filter((f) => f.startsWith("src/") || f.startsWith("test/") || f.startsWith("bench/") || f.startsWith("dist/bench/"))).toEqual([]);
   });
 });

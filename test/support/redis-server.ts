@@ -40,7 +40,7 @@ export interface RedisServerHandle {
 
 const READY_TIMEOUT_MS = 30_000;
 
-export async function startRedisServer(options: { binary?: string } = {}): Promise<RedisServerHandle> {
+export async function startRedisServer(options: { binary?: string; /** After the defaults, which they override (e.g. another --bind). */ extraArgs?: string[] } = {}): Promise<RedisServerHandle> {
   const binary = options.binary ?? process.env.REDIS_SERVER ?? "redis-server";
   const dir = mkdtempSync(join(tmpdir(), "vcp-redis-"));
   let port = 0;
@@ -52,6 +52,7 @@ export async function startRedisServer(options: { binary?: string } = {}): Promi
       "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--daemonize", "no",
       "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "no",
       "--logfile", "", "--loglevel", "notice",
+      ...(options.extraArgs ?? []),
     ];
     const proc = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
     child = proc;

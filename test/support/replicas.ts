@@ -211,7 +211,7 @@ function createReplica(name: string, configPath: string, dataDir: string, replic
         const timer = setTimeout(() => reject(new Error(`replica ${name} did not start in ${START_TIMEOUT_MS} ms:\n${output.slice(startOutput)}`)), START_TIMEOUT_MS);
         const onData = (chunk: Buffer) => {
           output += chunk.toString();
-          const match = /vcp-hooks serving at (http:\/\/[^\s]+)/.exec(output.slice(startOutput));
+          const match = /vcp-hooks serving at (http:\/\/[^\s"]+)/.exec(output.slice(startOutput));
           if (match !== null) {
             clearTimeout(timer);
             replica.url = match[1]!;

@@ -139,7 +139,7 @@ export const scenario: Scenario = {
       server.stderr!.on("data", (d: Buffer) => (out += d.toString("utf8")));
       let url: string | undefined;
       for (const started = Date.now(); url === undefined && Date.now() - started < 60_000 && server.exitCode === null; ) {
-        url = /serving at (http:\/\/\S+)/.exec(out)?.[1];
+        url = /serving at (http:\/\/[^\s"]+)/.exec(out)?.[1];
         if (url === undefined) await new Promise((r) => setTimeout(r, 50));
       }
       if (url === undefined) throw new Error(`serve did not start:\n${out.slice(-2000)}`);

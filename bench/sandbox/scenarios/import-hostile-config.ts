@@ -5,7 +5,8 @@
  * refuses; an ai-memory hooks.toml and a `.system/hooks/` directory with the same; a 5 MB config; `-o`
  * as a symlink and as a non-empty directory. Contained: nothing runs (no marker file, no connection),
  * nothing is written outside `-o`, the import finishes (a FIFO cannot hang it), and each refusal is
- * IMPORT_FAILED naming the problem with nothing written.
+ * IMPORT_FAILED naming the problem with nothing written (an oversized config: INPUT_FILE_REFUSED, refused
+ * before a byte of it is read).
  */
 import { execFileSync } from "node:child_process";
 import { createServer } from "node:http";
@@ -24,7 +25,7 @@ export const scenario: Scenario = {
   id: "import-hostile-config",
   category: "profile-boundary",
   title: "import of Claude settings, ai-memory hooks.toml and .system/hooks/ full of shell injections, climbing script paths, a FIFO, a symlink, a 5 MB file",
-  expected: "nothing executed (no marker, no connection), nothing written outside -o, no hang; refusals are IMPORT_FAILED with nothing written",
+  expected: "nothing executed (no marker, no connection), nothing written outside -o, no hang; refusals are IMPORT_FAILED (an oversized config INPUT_FILE_REFUSED, before it is read) with nothing written",
   async run() {
     const checks = new Checks();
     const root = mkdtempSync(join(tmpdir(), "vcp-import-atk-"));
@@ -102,7 +103,7 @@ export const scenario: Scenario = {
       const big = join(root, "big.json");
       writeFileSync(big, `{"hooks":{},"pad":"${"x".repeat(5 * 1024 * 1024)}"}`);
       const tooBig = await runCli(["import", "claude", big, "-o", join(root, "out-big"), "--json"], { cwd: root });
-      checks.check(tooBig.code !== 0 && refusal(tooBig) === "IMPORT_FAILED" && /larger than/.test(tooBig.stdout.toString("utf8")) && !existsSync(join(root, "out-big")), `a 5 MB config: exit ${tooBig.code}, ${tooBig.stdout.toString("utf8").slice(0, 200)}`);
+      checks.check(tooBig.code !== 0 && refusal(tooBig) === "INPUT_FILE_REFUSED" && /at most \d+ bytes are read; nothing was read/.test(tooBig.stdout.toString("utf8")) && !existsSync(join(root, "out-big")), `a 5 MB config: exit ${tooBig.code}, ${tooBig.stdout.toString("utf8").slice(0, 200)}`);
       const elsewhere = join(root, "elsewhere");
       mkdirSync(elsewhere);
       symlinkSync(elsewhere, join(root, "out-link"));

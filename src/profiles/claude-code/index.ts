@@ -1,13 +1,9 @@
 /**
- * The `claude-code` event profile (PROFILES §3.3): Claude Code's ten hook events, native JSON in and
- * out. The native answer is usable as the whole 200 body of a Claude Code http hook (the route's
- * `?answer=native`, PROFILES §8.1). Pure: no I/O.
- *
- *   PreToolUse permission: deny > defer > ask > allow   (reasons of the winning level joined "\n")
- *   updatedInput:          the last hook in plan order that sets it replaces the whole tool_input
- *   additionalContext, systemMessage, stopReason: joined "\n";  continue:false, suppressOutput: any wins
- *   decision "block" (PostToolUse, UserPromptSubmit, Stop, SubagentStop): any block wins
- *   PermissionRequest decision.behavior: deny > allow
+ * The `claude-code` event profile (PROFILES §3.3): the 34 hook events of Claude Code 2.1.332 (events.ts),
+ * native JSON in and out, folded in plan order (fold.ts). The native answer is usable as the whole 200
+ * body of a Claude Code http hook (the route's `?answer=native`, PROFILES §8.1). An event name Claude
+ * Code adds after 2.1.332 is answered `{}` (observe-only, audited as `unknown_event`) instead of a 404
+ * the agent would log as a hook error on every such event (`unknownEventPattern`). Pure: no I/O.
  *
  * @example
  * ```ts
@@ -19,15 +15,12 @@
  *
  * @module
  */
-import { z } from "zod";
 import { VcpError } from "../../errors.js";
 import {
   MATCH_ALL,
-  baseInputShape,
   compileSearch,
   costedMatcher,
   fieldMatcher,
-  matchedField,
   decodeNative,
   isObject,
   matchesEverything,
@@ -38,213 +31,32 @@ import {
   validateNative,
   agentSettingsSchema,
 } from "../common/native.js";
-import type { CommandResult, CompiledMatcher, EventProfile, ParsedCommand, EventSpec, NativeObject, Verdict } from "../types.js";
-import type { HookEventName } from "./types.js";
+import type { CommandResult, CompiledMatcher, EventProfile, ParsedCommand, NativeObject, Verdict } from "../types.js";
+import { CLAUDE_EVENTS, EVENT_SPECS, EVENT_TABLE, isClaudeEvent } from "./events.js";
+import { permissionOf, reduceClaude } from "./fold.js";
 
-export const CLAUDE_EVENTS = [
-  "PreToolUse",
-  "PostToolUse",
-  "UserPromptSubmit",
-  "Stop",
-  "SubagentStop",
-  "SessionStart",
-  "SessionEnd",
-  "PreCompact",
-  "Notification",
-  "PermissionRequest",
-] as const satisfies readonly HookEventName[];
-
-const CONTROLLED = ["decision", "continue", "stopReason", "suppressOutput"] as const;
-
-const EVENTS: Readonly<Record<HookEventName, EventSpec>> = {
-  PreToolUse: {
-    matcher: "tool_name",
-    pre: true,
-    can_block: true,
-    modifiable: [...CONTROLLED, "hookSpecificOutput.permissionDecision", "hookSpecificOutput.permissionDecisionReason", "hookSpecificOutput.updatedInput"],
-  },
-  PostToolUse: { matcher: "tool_name", pre: false, can_block: true, modifiable: [...CONTROLLED] },
-  UserPromptSubmit: { pre: true, can_block: true, modifiable: [...CONTROLLED] },
-  Stop: { pre: true, can_block: true, modifiable: [...CONTROLLED] },
-  SubagentStop: { pre: true, can_block: true, modifiable: [...CONTROLLED] },
-  SessionStart: { matcher: "source", pre: true, can_block: false, modifiable: [...CONTROLLED] },
-  SessionEnd: { matcher: "reason", pre: false, can_block: false, advisory: true, modifiable: [...CONTROLLED] },
-  PreCompact: { matcher: "trigger", pre: true, can_block: false, modifiable: [...CONTROLLED] },
-  Notification: { matcher: "notification_type", pre: false, can_block: false, advisory: true, modifiable: [...CONTROLLED] },
-  PermissionRequest: { matcher: "tool_name", pre: true, can_block: true, modifiable: [...CONTROLLED, "hookSpecificOutput.decision"] },
-};
-
-// ── schemas (compiled once) ──────────────────────────────────────────────────────────────────────
-const record = z.record(z.string(), z.unknown());
-function base(event: HookEventName) {
-  return { ...baseInputShape(event), permission_mode: z.string().optional() };
-}
-const INPUTS: Readonly<Record<HookEventName, z.ZodType>> = {
-  PreToolUse: z.looseObject({ ...base("PreToolUse"), tool_name: matchedField(), tool_input: record, tool_use_id: z.string().optional() }),
-  PostToolUse: z.looseObject({
-    ...base("PostToolUse"),
-    tool_name: matchedField(),
-    tool_input: record,
-    tool_response: z.unknown().refine((v) => v !== undefined, "is required"),
-    tool_use_id: z.string().optional(),
-  }),
-  UserPromptSubmit: z.looseObject({ ...base("UserPromptSubmit"), prompt: z.string() }),
-  Stop: z.looseObject({ ...base("Stop"), stop_hook_active: z.boolean().optional() }),
-  SubagentStop: z.looseObject({ ...base("SubagentStop"), stop_hook_active: z.boolean().optional() }),
-  SessionStart: z.looseObject({ ...base("SessionStart"), source: z.enum(["startup", "resume", "clear", "compact"]) }),
-  SessionEnd: z.looseObject({ ...base("SessionEnd"), reason: matchedField() }),
-  PreCompact: z.looseObject({ ...base("PreCompact"), trigger: z.enum(["manual", "auto"]), custom_instructions: z.string().optional() }),
-  Notification: z.looseObject({ ...base("Notification"), message: z.string(), notification_type: matchedField().optional() }),
-  PermissionRequest: z.looseObject({ ...base("PermissionRequest"), tool_name: matchedField(), tool_input: record, permission_suggestions: z.array(z.unknown()).optional() }),
-};
-
-const OUTPUT_SCHEMA = z.looseObject({
-  continue: z.boolean().optional(),
-  stopReason: z.string().optional(),
-  suppressOutput: z.boolean().optional(),
-  systemMessage: z.string().optional(),
-  decision: z.enum(["block", "approve"]).optional(),
-  reason: z.string().optional(),
-  hookSpecificOutput: z
-    .looseObject({
-      hookEventName: z.string().optional(),
-      permissionDecision: z.enum(["allow", "deny", "ask", "defer"]).optional(),
-      permissionDecisionReason: z.string().optional(),
-      updatedInput: record.optional(),
-      additionalContext: z.string().optional(),
-      decision: z
-        .looseObject({
-          behavior: z.enum(["allow", "deny"]),
-          updatedInput: record.optional(),
-          message: z.string().optional(),
-          interrupt: z.boolean().optional(),
-        })
-        .optional(),
-    })
-    .optional(),
-});
+export { CLAUDE_EVENTS } from "./events.js";
+export { reduceClaude } from "./fold.js";
 
 // ── matching ─────────────────────────────────────────────────────────────────────────────────────
-// A matcher of only letters, digits, `_` and `|` is a list of exact names (`Write` ≠ `NotebookWrite`);
-// anything else is an unanchored regex (`mcp__memory__.*`, `^Bash`).
+// A matcher of plain names is a list of exact names (`Write` ≠ `NotebookWrite`): letters, digits, `_`
+// and `|` on every event, and on the events Claude Code reads leniently also `,`, spaces and `-`
+// (`Edit, Write`, `general-purpose`). Anything else is an unanchored regex (`mcp__memory__.*`, `^Bash`).
 const PLAIN = /^[A-Za-z0-9_|]+$/;
+const PLAIN_LENIENT = /^[A-Za-z0-9_|, -]+$/;
 
-function isClaudeEvent(event: string): event is HookEventName {
-  return Object.hasOwn(EVENTS, event);
-}
+/**
+ * Event names Claude Code may add after the version this profile pins: PascalCase like all 34. Such an
+ * event is answered `{}` with exit code 0 and audited as `unknown_event` (runtime/fire-profile.ts):
+ * Claude Code logs a 404 as a hook error on every event, and a new event it fires in every run
+ * (PostToolBatch, MessageDisplay were such) would flood every session with errors.
+ */
+const FUTURE_EVENT = /^[A-Z][A-Za-z0-9]{1,63}$/;
 
 const unknownEvent = (event: string) => `unknown claude-code event ${JSON.stringify(event)} (known: ${CLAUDE_EVENTS.join(", ")})`;
 
 /** Values that say nothing: `continue: true`, `suppressOutput: false`. A permission `allow` is a decision. */
 const NEUTRAL: NativeObject = Object.freeze({ continue: true, suppressOutput: false });
-
-// ── merge ────────────────────────────────────────────────────────────────────────────────────────
-const PERMISSION_RANK: Readonly<Record<string, number>> = { allow: 1, ask: 2, defer: 3, deny: 4 };
-
-/** PreToolUse permission of one output: `hookSpecificOutput.permissionDecision`, else the deprecated top-level decision. */
-function permissionOf(output: NativeObject): { decision: string; reason?: string } | undefined {
-  const hso = specificOf(output);
-  const decision = hso?.["permissionDecision"];
-  if (typeof decision === "string" && PERMISSION_RANK[decision] !== undefined) {
-    const why = hso?.["permissionDecisionReason"];
-    return { decision, reason: typeof why === "string" ? why : undefined };
-  }
-  const legacy = output["decision"];
-  const reason = typeof output["reason"] === "string" ? output["reason"] : undefined;
-  if (legacy === "approve") return { decision: "allow", reason };
-  if (legacy === "block") return { decision: "deny", reason };
-  return undefined;
-}
-
-function joinInto(target: NativeObject, key: string, parts: readonly string[]): void {
-  if (parts.length > 0) target[key] = parts.join("\n");
-}
-
-/** Fold outputs in plan order; `[]` is the neutral answer `{}`. */
-export function reduceClaude(outputs: readonly NativeObject[], event: string): NativeObject {
-  if (outputs.length === 0) return {};
-  const merged: NativeObject = {};
-  const stopReasons: string[] = [];
-  const systemMessages: string[] = [];
-  const blockReasons: string[] = [];
-  const contexts: string[] = [];
-  let blocked = false;
-  let permission: string | undefined;
-  let permissionReasons: string[] = [];
-  let updatedInput: NativeObject | undefined;
-  let behavior: string | undefined;
-  let messages: string[] = [];
-  let requestInput: NativeObject | undefined;
-  let interrupt = false;
-
-  for (const output of outputs) {
-    if (output["continue"] === false) {
-      merged["continue"] = false;
-      if (typeof output["stopReason"] === "string" && output["stopReason"] !== "") stopReasons.push(output["stopReason"]);
-    }
-    if (output["suppressOutput"] === true) merged["suppressOutput"] = true;
-    if (typeof output["systemMessage"] === "string" && output["systemMessage"] !== "") systemMessages.push(output["systemMessage"]);
-    const hso = specificOf(output);
-    if (typeof hso?.["additionalContext"] === "string") contexts.push(hso["additionalContext"]);
-
-    if (event === "PreToolUse") {
-      const own = permissionOf(output);
-      if (own !== undefined) {
-        const rank = PERMISSION_RANK[own.decision]!;
-        const current = permission === undefined ? 0 : PERMISSION_RANK[permission]!;
-        if (rank > current) {
-          permission = own.decision;
-          permissionReasons = [];
-        }
-        if (rank >= current && own.reason !== undefined && own.reason !== "") permissionReasons.push(own.reason);
-      }
-      if (isObject(hso?.["updatedInput"])) updatedInput = hso["updatedInput"];
-    } else if (event === "PermissionRequest") {
-      const decision = hso?.["decision"];
-      if (isObject(decision)) {
-        const b = decision["behavior"];
-        if (b === "deny") {
-          if (behavior !== "deny") messages = [];
-          behavior = "deny";
-          if (typeof decision["message"] === "string" && decision["message"] !== "") messages.push(decision["message"]);
-          if (decision["interrupt"] === true) interrupt = true;
-        } else if (b === "allow") {
-          behavior ??= "allow";
-          if (isObject(decision["updatedInput"])) requestInput = decision["updatedInput"];
-        }
-      }
-    } else if (output["decision"] === "block") {
-      blocked = true;
-      if (typeof output["reason"] === "string" && output["reason"] !== "") blockReasons.push(output["reason"]);
-    }
-  }
-
-  joinInto(merged, "stopReason", stopReasons);
-  joinInto(merged, "systemMessage", systemMessages);
-  if (blocked) {
-    merged["decision"] = "block";
-    joinInto(merged, "reason", blockReasons);
-  }
-  const specific: NativeObject = {};
-  if (permission !== undefined) {
-    specific["permissionDecision"] = permission;
-    joinInto(specific, "permissionDecisionReason", permissionReasons);
-  }
-  if (updatedInput !== undefined) specific["updatedInput"] = updatedInput;
-  if (behavior !== undefined) {
-    const decision: NativeObject = { behavior };
-    if (behavior === "deny") {
-      joinInto(decision, "message", messages);
-      if (interrupt) decision["interrupt"] = true;
-    } else if (requestInput !== undefined) {
-      decision["updatedInput"] = requestInput;
-    }
-    specific["decision"] = decision;
-  }
-  joinInto(specific, "additionalContext", contexts);
-  if (Object.keys(specific).length > 0) merged["hookSpecificOutput"] = { hookEventName: event, ...specific };
-  return merged;
-}
 
 // ── failure ──────────────────────────────────────────────────────────────────────────────────────
 function failureOutput(hook: string, why: string, failClosed: boolean, event: string): NativeObject {
@@ -256,17 +68,40 @@ function failureOutput(hook: string, why: string, failClosed: boolean, event: st
 /** The event's own refusal carrying `reason` (what exit 2 with `reason` on stderr amounts to). */
 function blockingAnswer(reason: string, event: string): NativeObject {
   // SECURITY: the most restrictive answer the event can carry.
-  if (event === "PreToolUse") return { hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } };
-  if (event === "PermissionRequest") return { hookSpecificOutput: { hookEventName: event, decision: { behavior: "deny", message: reason } } };
-  if (EVENTS[event as HookEventName]?.can_block === true) return { decision: "block", reason };
-  return { continue: false, stopReason: reason };
+  switch (isClaudeEvent(event) ? EVENT_TABLE[event].refusal : "stop") {
+    case "permission":
+      return { hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } };
+    case "request":
+      return { hookSpecificOutput: { hookEventName: event, decision: { behavior: "deny", message: reason } } };
+    case "elicitation":
+      return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, action: "decline" } };
+    case "prompt":
+      // As Claude Code refuses a prompt its guard could not judge: the prompt is not echoed back.
+      return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, suppressOriginalPrompt: true } };
+    case "block":
+      return { decision: "block", reason };
+    case "stop":
+      return { continue: false, stopReason: reason };
+  }
 }
+
+/** What plain (non-JSON) stdout of a hook that exited 0 says on `event`. */
+function plainTextOutput(text: string, event: string): NativeObject {
+  const form = isClaudeEvent(event) ? EVENT_TABLE[event].plainText : undefined;
+  if (form === "context") return { hookSpecificOutput: { hookEventName: event, additionalContext: text } };
+  // A WorktreeCreate command hook prints the path of the worktree it created.
+  if (form === "worktreePath") return { hookSpecificOutput: { hookEventName: event, worktreePath: text } };
+  return {};
+}
+
+const canBlock = (event: string): boolean => isClaudeEvent(event) && EVENT_TABLE[event].spec.can_block;
 
 /**
  * Read a finished Claude Code command hook: exit 0 ⇒ stdout JSON (plain text is context on
- * UserPromptSubmit and SessionStart, otherwise only shown in the transcript); exit 2 ⇒ blocking, stderr
- * to the model (stdout ignored; on events that cannot block, stderr is shown to the user); any other
- * code ⇒ a non-blocking error.
+ * UserPromptSubmit, UserPromptExpansion, SessionStart and PostModelSwitch, the worktree path on
+ * WorktreeCreate, otherwise only shown in the transcript); exit 2 ⇒ blocking, stderr to the model
+ * (stdout ignored; on events that cannot block, stderr is shown to the user); any other code ⇒ a
+ * non-blocking error.
  *
  * @example
  * ```ts
@@ -285,16 +120,72 @@ export function parseCommandResult(result: CommandResult, hook: string, event: s
     if (stdout === "") return { output: {} };
     const json = parseJsonObject(stdout);
     if (json !== undefined) return { output: json };
-    if (event === "UserPromptSubmit" || event === "SessionStart") return { output: { hookSpecificOutput: { hookEventName: event, additionalContext: stdout } } };
-    return { output: {} };
+    return { output: plainTextOutput(stdout, event) };
   }
   if (result.exitCode === 2) {
     const reason = stderr || "Hook exited with code 2";
-    if (EVENTS[event as HookEventName]?.can_block === true) return { output: blockingAnswer(reason, event) };
+    if (canBlock(event)) return { output: blockingAnswer(reason, event) };
     return { output: { systemMessage: reason } };
   }
   const why = stderr === "" ? `exit code ${result.exitCode}` : `exit code ${result.exitCode}: ${stderr}`;
   return { output: {}, failure: why };
+}
+
+/** The matcher of `event`: what it tests (EVENT_TABLE) and how Claude Code reads a plain-name pattern. */
+function compileMatcher(pattern: string | undefined, event: string): CompiledMatcher {
+  if (!isClaudeEvent(event)) throw new VcpError("INVALID_HOOK", unknownEvent(event), { field: "event", event });
+  if (matchesEverything(pattern)) return MATCH_ALL;
+  const entry = EVENT_TABLE[event];
+  const field = entry.spec.matcher;
+  // UserPromptSubmit, Stop, PostToolBatch, TeammateIdle, Task*, Worktree*, CwdChanged, MessageDisplay: matchers are ignored.
+  if (field === undefined) return MATCH_ALL;
+  const read = entry.query ?? ((input: NativeObject) => input[field]);
+  const trimmed = pattern!.trim();
+  if ((entry.lenientNames ? PLAIN_LENIENT : PLAIN).test(trimmed)) {
+    const names = new Set(trimmed.split(entry.lenientNames ? /[|,]/ : "|").map((n) => n.trim()).filter((n) => n !== ""));
+    return costedMatcher((input) => {
+      const value = read(input);
+      return typeof value === "string" && names.has(value);
+    }, 0);
+  }
+  return fieldMatcher(read, compileSearch(trimmed, `claude-code ${event}`));
+}
+
+/** How the chain treats one output: the event's own refusal blocks, a rewrite modifies, a question asks. */
+function verdictOf(output: NativeObject, event: string): Verdict {
+  if (!isClaudeEvent(event)) return "observe";
+  const hso = specificOf(output);
+  const entry = EVENT_TABLE[event];
+  if (entry.refusal === "permission") {
+    const own = permissionOf(output, event);
+    if (own?.decision === "deny") return "block";
+    if (output["continue"] === false) return "block";
+    if (event === "PreSkillShellCommand") {
+      // A skill cannot wait for an answer: ask, defer and any updatedInput keep the command from running.
+      if (own?.decision === "ask" || own?.decision === "defer" || isObject(hso?.["updatedInput"])) return "block";
+      return "allow";
+    }
+    if (own?.decision === "ask" || own?.decision === "defer") return "ask";
+    if (isObject(hso?.["updatedInput"])) return "modify";
+    return "allow";
+  }
+  if (entry.refusal === "request") {
+    const decision = hso?.["decision"];
+    if (isObject(decision) && decision["behavior"] === "deny") return "block";
+    if (output["continue"] === false) return "block";
+    if (isObject(decision) && isObject(decision["updatedInput"])) return "modify";
+    return "allow";
+  }
+  if (entry.refusal === "elicitation") {
+    if (output["decision"] === "block" || hso?.["action"] === "decline" || hso?.["action"] === "cancel") return "block";
+    if (output["continue"] === false) return "block";
+    if (isObject(hso?.["content"])) return "modify";
+    return "allow";
+  }
+  if (output["decision"] === "block" && entry.spec.can_block) return "block";
+  if (output["continue"] === false) return "block";
+  if (hso?.["updatedToolOutput"] !== undefined || hso?.["updatedMCPToolOutput"] !== undefined || typeof hso?.["displayContent"] === "string") return "modify";
+  return "allow";
 }
 
 const STRICT_FIXES: readonly string[] = [];
@@ -303,9 +194,12 @@ const STRICT_FIXES: readonly string[] = [];
 export const claudeCodeProfile: EventProfile = {
   id: "claude-code",
   version: "2.x",
-  // No public source: semantics taken from the hooks reference (code.claude.com/docs/en/hooks), read 2026-11-26.
-  upstream: { repo: "anthropics/claude-code", commit: "docs:code.claude.com/docs/en/hooks@2026-11-26" },
-  events: EVENTS,
+  // No public source repository: the event list, input schemas, output fields and the permission fold
+  // were read from the strings of the published 2.1.332 package (events.ts), checked against the hooks
+  // reference (code.claude.com/docs/en/hooks).
+  upstream: { repo: "anthropics/claude-code", commit: "npm:@anthropic-ai/claude-code@2.1.332" },
+  events: EVENT_SPECS,
+  unknownEventPattern: FUTURE_EVENT,
   ordering: "priority_desc",
   // Upstream runs every matching hook in parallel; here each gets the original input, folded in plan order.
   execution: "parallel",
@@ -317,52 +211,20 @@ export const claudeCodeProfile: EventProfile = {
 
   sessionIdOf: sessionIdFrom,
 
-  validateInput: (input, event) => validateNative(input, isClaudeEvent(event) ? INPUTS[event] : undefined, () => unknownEvent(event)),
+  validateInput: (input, event) => validateNative(input, isClaudeEvent(event) ? EVENT_TABLE[event].input : undefined, () => unknownEvent(event)),
 
-  compileMatcher(pattern, event): CompiledMatcher {
-    if (!isClaudeEvent(event)) throw new VcpError("INVALID_HOOK", unknownEvent(event), { field: "event", event });
-    if (matchesEverything(pattern)) return MATCH_ALL;
-    const field = EVENTS[event].matcher;
-    if (field === undefined) return MATCH_ALL; // UserPromptSubmit, Stop, SubagentStop: matchers are ignored
-    const trimmed = pattern!.trim();
-    if (PLAIN.test(trimmed)) {
-      const names = new Set(trimmed.split("|").filter((n) => n !== ""));
-      return costedMatcher((input) => typeof input[field] === "string" && names.has(input[field]), 0);
-    }
-    return fieldMatcher((input) => input[field], compileSearch(trimmed, `claude-code ${event}`));
-  },
+  compileMatcher,
 
-  // Plain text is context on UserPromptSubmit/SessionStart, otherwise transcript-only (nothing).
   decode: (raw, event) =>
     isClaudeEvent(event)
-      ? decodeNative(raw, OUTPUT_SCHEMA, (text) => parseCommandResult({ exitCode: 0, stdout: text, stderr: "" }, "", event).output)
+      ? decodeNative(raw, EVENT_TABLE[event].output, (text) => plainTextOutput(text, event))
       : { ok: false, error: unknownEvent(event) },
 
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
 
   answerFields: (output) => answerFieldsOf(output, NEUTRAL),
 
-  verdictOf(output, event): Verdict {
-    const hso = specificOf(output);
-    if (event === "PreToolUse") {
-      const own = permissionOf(output);
-      if (own?.decision === "deny") return "block";
-      if (output["continue"] === false) return "block";
-      if (own?.decision === "ask" || own?.decision === "defer") return "ask";
-      if (isObject(hso?.["updatedInput"])) return "modify";
-      return "allow";
-    }
-    if (event === "PermissionRequest") {
-      const decision = hso?.["decision"];
-      if (isObject(decision) && decision["behavior"] === "deny") return "block";
-      if (output["continue"] === false) return "block";
-      if (isObject(decision) && isObject(decision["updatedInput"])) return "modify";
-      return "allow";
-    }
-    if (output["decision"] === "block" && EVENTS[event as HookEventName]?.can_block === true) return "block";
-    if (output["continue"] === false) return "block";
-    return "allow";
-  },
+  verdictOf,
 
   chainInput(input, output, event) {
     const hso = specificOf(output);

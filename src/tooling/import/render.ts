@@ -7,8 +7,11 @@
  *   stubs/<hook>/src/index.ts  a typed stub with the original command in a comment
  *   stubs/<hook>/tests/<hook>.yaml   one native test case
  *   report.md                  every conversion, warning and refusal
+ *   <agent>-settings.json      claude/gemini/llxprt: the agent's hooks block that sends the imported
+ *                              events through `vcp-hooks hook` (agent-settings.ts; Claude: onFailure block)
  */
 import { stringify } from "yaml";
+import { GENERATED_FILE, renderAgentSettings, SETTINGS_FILE, settingsAgentOf } from "../agent-settings.js";
 import type { ImportedHook, ImportResult } from "./common.js";
 
 /** A native sample input per profile and event family, for the stub's test case. */
@@ -121,6 +124,8 @@ export function ${fn}(input: NativeInput): HookOutput {
       )}`,
     );
   }
+  const agent = settingsAgentOf(result.profile);
+  if (agent !== undefined && result.hooks.length > 0) files.set(GENERATED_FILE[agent], renderAgentSettings(agent, result.hooks.map((h) => h.event)));
   files.set("report.md", renderReport(result));
   return files;
 }
@@ -135,6 +140,14 @@ function renderReport(r: ImportResult): string {
     "`profile.yaml` into `vcp.yaml`, and port each hook under `stubs/` into a sandboxed policy.",
     "",
   ];
+  const agent = settingsAgentOf(r.profile);
+  if (agent !== undefined && r.hooks.length > 0) {
+    lines.push(
+      `Then replace the imported events' hooks in ${SETTINGS_FILE[agent]} with \`${GENERATED_FILE[agent]}\`: each event goes through`,
+      `\`vcp-hooks hook <Event>\`${agent === "claude-code" ? ", with `\"onFailure\": \"block\"` on PreToolUse and PermissionRequest (Claude Code >= 2.1.295)" : ""}.`,
+      "",
+    );
+  }
   if (r.notes.length > 0) {
     lines.push("## Notes", "");
     for (const n of r.notes) lines.push(`- ${mdSafe(n)}`);

@@ -5,6 +5,7 @@
  * they differ in units (Claude: seconds, Gemini/LLxprt: ms), matcher rules (Claude: a plain word is an
  * exact match; Gemini: an unanchored regex search) and event and tool names.
  */
+import { CLAUDE_EVENTS as CLAUDE_PROFILE_EVENTS } from "../../profiles/claude-code/events.js";
 import {
   capTimeout, hookName, ImportError, isAll, isPlainWord, re2Problem, resolveCommand,
   type ImportContext, type ImportedHook, type ImportResult,
@@ -35,9 +36,10 @@ export const CLAUDE_TO_GEMINI_TOOL: Readonly<Record<string, string>> = {
   TodoWrite: "write_todos",
 };
 
-const CLAUDE_EVENTS = new Set([...Object.keys(CLAUDE_TO_GEMINI_EVENT), "SubagentStop", "PermissionRequest"]);
+// Every event the claude-code profile knows (Claude Code 2.1.332): a hook on any of them imports.
+const CLAUDE_EVENTS = new Set<string>(CLAUDE_PROFILE_EVENTS);
 const GEMINI_EVENTS = new Set(["BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "Notification", "SessionStart", "SessionEnd", "PreCompress", "BeforeModel", "AfterModel", "BeforeToolSelection"]);
-const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PermissionRequest", "BeforeTool", "AfterTool"]);
+const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied", "PreSkillShellCommand", "BeforeTool", "AfterTool"]);
 
 export type SettingsFormat = "claude" | "gemini" | "llxprt";
 export type SettingsTarget = "claude-code" | "gemini-cli" | "llxprt";

@@ -1,11 +1,13 @@
 // `vcp-hooks hook` spawned as an agent spawns it, against a stand-in of the profile route: stdout and
 // exit code for each dialect and verdict, and each --on-error mode for each way the server can fail.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createServer as createTcpServer, type AddressInfo, type Socket } from "node:net";
+import { guardPath } from "../../../src/cli/hook-guard.js";
 import { hook, MAIN, refusedUrl, runProcess, startStandIn, type AdapterTarget, type RouteReply } from "./stand-in.js";
 
 type Dialect = "gemini" | "llxprt" | "claude" | "ai-memory" | "repo-yaml";
@@ -65,13 +67,15 @@ const stdin = (d: Dialect) => JSON.stringify(INPUT[d].body);
 let target: AdapterTarget;
 let verdict = "allow";
 let failure: RouteReply | undefined;
+/** The envelope's `guard` member (issue 24); undefined: an older server that sends none. */
+let guard: unknown;
 const dirs: string[] = [];
 
 beforeAll(async () => {
   target = await startStandIn((profile, event) => {
     if (failure) return failure;
     const d = DIALECTS.find((x) => PROFILE[x] === profile)!;
-    return { body: { ...ANSWERS[d][verdict]!, result: { event, outcomes: {} } } };
+    return { body: { ...ANSWERS[d][verdict]!, result: { event, outcomes: {} }, ...(guard !== undefined ? { guard } : {}) } };
   });
 });
 afterAll(async () => {
@@ -115,11 +119,19 @@ describe("--on-error", () => {
 
   describe.each(DIALECTS)("server down, --dialect %s", (d) => {
     let down: { url: string; token: string };
+    let cache: string;
     beforeAll(async () => {
       down = { url: await refusedUrl(), token: "t" };
+      cache = mkdtempSync(join(tmpdir(), "vcp-guard-"));
+      dirs.push(cache);
     });
-    test("warn (default): exit 1 and one stderr line", async () => {
-      const r = await hook(down, args(d), stdin(d));
+    test("auto (default), no plan seen yet: the tool event is blocked, naming why", async () => {
+      const r = await hook(down, args(d), stdin(d), { XDG_CACHE_HOME: cache });
+      BLOCK[d](r);
+      expect(r.stderr).toMatch(/unreachable: ECONNREFUSED \(on-error=auto: \S+ runs before a tool and no plan of this server is known yet\)/);
+    });
+    test("warn: exit 1 and one stderr line", async () => {
+      const r = await hook(down, args(d, ["--on-error", "warn"]), stdin(d));
       expect(r.code).toBe(1);
       expect(r.stdout).toBe("");
       expect(r.stderr.trim().split("\n")).toHaveLength(1);
@@ -136,9 +148,22 @@ describe("--on-error", () => {
     });
   });
 
+  test.each<[Dialect, string, string]>([
+    ["gemini", "AfterTool", JSON.stringify({ ...INPUT.gemini.body, hook_event_name: "AfterTool", tool_response: {} })],
+    ["claude", "UserPromptSubmit", JSON.stringify({ session_id: "s1", transcript_path: "/t", cwd: "/w", permission_mode: "default", hook_event_name: "UserPromptSubmit", prompt: "hi" })],
+    ["ai-memory", "post_store", JSON.stringify({ event: "post_store", payload: { namespace: "n" } })],
+    ["repo-yaml", "PostAbilityCall", JSON.stringify({ event_type: "PostAbilityCall", ability_id: "fs.write", session_id: "s1" })],
+  ])("auto, no plan seen yet: %s %s is not a tool event and warns", async (d, event, body) => {
+    const cache = mkdtempSync(join(tmpdir(), "vcp-guard-"));
+    dirs.push(cache);
+    const r = await hook({ url: await refusedUrl(), token: "t" }, [...(d === "ai-memory" ? [] : [event]), "--dialect", d], body, { XDG_CACHE_HOME: cache });
+    expect([r.code, r.stdout]).toEqual([1, ""]);
+    expect(r.stderr).toMatch(new RegExp(`\\(on-error=auto: ${event} is not a tool event and no plan of this server is known yet\\)`));
+  });
+
   test("5xx: warn names the status and the server's message", async () => {
     failure = { status: 503, body: { error: { code: "SANDBOX_OVERLOADED", message: "the sandbox queue is full" } } };
-    const r = await hook(target, args("gemini"), stdin("gemini"));
+    const r = await hook(target, args("gemini", ["--on-error", "warn"]), stdin("gemini"));
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("answered 503: SANDBOX_OVERLOADED: the sandbox queue is full");
     const b = await hook(target, args("claude", ["--on-error", "block"]), stdin("claude"));
@@ -146,13 +171,17 @@ describe("--on-error", () => {
     expect(b.stderr).toContain("vcp-hooks unavailable:");
   });
 
-  test("4xx is an adapter error too: a wrong token, with the server's message on stderr", async () => {
+  test("4xx is the server refusing the event: a wrong token, its code and message on stderr, never 'unreachable'", async () => {
     failure = undefined;
-    const r = await hook(target, args("llxprt"), stdin("llxprt"), { VCP_CLIENT_TOKEN: "wrong" });
+    const r = await hook(target, args("llxprt", ["--on-error", "warn"]), stdin("llxprt"), { VCP_CLIENT_TOKEN: "wrong" });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("answered 401: UNAUTHENTICATED");
+    expect(r.stderr).toContain("refused the event: 401 UNAUTHENTICATED: no or unknown bearer");
     const b = await hook(target, args("ai-memory", ["--on-error", "block"]), stdin("ai-memory"), { VCP_CLIENT_TOKEN: "wrong" });
     expect(JSON.parse(b.stdout)).toMatchObject({ action: "deny", code: 503 });
+    expect(JSON.parse(b.stdout).reason).toContain("401 UNAUTHENTICATED");
+    // No token at all: the message says where one comes from.
+    const none = await hook(target, args("gemini", ["--on-error", "warn"]), stdin("gemini"), { VCP_CLIENT_TOKEN: undefined, VCP_TOKEN_FILE: undefined });
+    expect(none.stderr).toContain("(no token was sent: set VCP_CLIENT_TOKEN, or pass --token-file)");
   });
 
   test("a slow server: the --on-error answer within --timeout-ms + 1 s, never a hang", async () => {
@@ -172,9 +201,13 @@ describe("--on-error", () => {
 
   test("a 200 that is not the route's envelope is an error, not an answer", async () => {
     failure = { body: "<html>proxy</html>" };
-    const r = await hook(target, args("claude"), stdin("claude"));
+    const r = await hook(target, args("claude", ["--on-error", "warn"]), stdin("claude"));
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("not JSON");
+    // auto: PreToolUse is a tool event, blocked.
+    const auto = await hook(target, args("claude"), stdin("claude"), { XDG_CACHE_HOME: freshDir() });
+    expect([auto.code, auto.stdout]).toEqual([2, ""]);
+    expect(auto.stderr).toContain("not JSON");
     failure = undefined;
   });
 });
@@ -188,11 +221,13 @@ describe("bad input", () => {
     ["ai-memory", JSON.stringify({ event: "pre_store" }), /needs "payload"/],
   ])("%s: %s ⇒ the dialect's error answer naming the problem", async (d, text, message) => {
     const requests = target.requests.length;
-    const r = await hook(target, args(d), text);
+    const r = await hook(target, args(d, ["--on-error", "warn"]), text);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(message);
     expect(target.requests.length).toBe(requests);
-    const b = await hook(target, args(d, ["--on-error", "block"]), text);
+    // auto (default): the tool event of each dialect is blocked; an ai-memory envelope whose event cannot be read too.
+    const b = await hook(target, args(d), text, { XDG_CACHE_HOME: freshDir() });
+    expect(b.stderr).toMatch(message);
     if (d === "ai-memory") expect(JSON.parse(b.stdout)).toMatchObject({ action: "deny", code: 503 });
     else expect(b.code).toBe(2);
   });
@@ -205,7 +240,7 @@ describe("bad input", () => {
 
   test("stderr is redacted", async () => {
     failure = { status: 500, body: { error: { code: "INTERNAL", message: "upstream said Authorization: Bearer abcdefghijk.lmnop" } } };
-    const r = await hook(target, args("gemini"), stdin("gemini"));
+    const r = await hook(target, args("gemini", ["--on-error", "warn"]), stdin("gemini"));
     expect(r.stderr).toContain("Bearer [REDACTED]");
     expect(r.stderr).not.toContain("abcdefghijk");
     failure = undefined;
@@ -259,8 +294,8 @@ describe("ai-memory daemon and shim", () => {
     const code = await new Promise((s) => child.on("close", s));
     expect(code).toBe(0);
     expect(lines.slice(0, 4).map((l) => JSON.parse(l))).toEqual([{ action: "allow" }, { action: "allow" }, { action: "allow" }, { action: "allow" }]);
-    // A bad line gets a line too (warn: an action ai-memory does not know ⇒ its own fail_mode).
-    expect(JSON.parse(lines[4]!)).toMatchObject({ action: "error" });
+    // A bad line gets a line too (auto: its event cannot be read, and it may be a pre_* event ⇒ deny).
+    expect(JSON.parse(lines[4]!)).toMatchObject({ action: "deny", code: 503 });
     const mine = target.requests.slice(before);
     expect(mine.map((r) => r.path.split("/").pop())).toEqual(["pre_store", "pre_recall", "post_store", "pre_delete"]);
     expect(new Set(mine.map((r) => r.socket)).size).toBe(1);
@@ -306,3 +341,243 @@ registerHooks({ resolve(spec, ctx, next) { const r = next(spec, ctx); appendFile
     expect(loaded.split("\n")).not.toContain("node:https");
   });
 });
+
+describe("--on-error auto: the guard facts of the last answer (issue 24)", () => {
+  const freshCache = () => {
+    const dir = mkdtempSync(join(tmpdir(), "vcp-guard-"));
+    dirs.push(dir);
+    return dir;
+  };
+  const guardFile = (cache: string, profile: string) => guardPath(new URL(target.url).href, profile, { XDG_CACHE_HOME: cache });
+
+  test("an answer's guard is kept in the user's cache dir (0600), and the next failure follows it", async () => {
+    const cache = freshCache();
+    verdict = "allow";
+    failure = undefined;
+    guard = { revisions: "a".repeat(64), fail_closed_events: ["BeforeTool"] };
+    const ok = await hook(target, args("gemini"), stdin("gemini"), { XDG_CACHE_HOME: cache });
+    expect(ok.code).toBe(0);
+    const file = guardFile(cache, "gemini-cli");
+    expect(file.startsWith(join(cache, "vcp-hooks", "guard-"))).toBe(true);
+    expect(statSync(file).mode & 0o077).toBe(0);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ format: 1, server: new URL(target.url).href, profile: "gemini-cli", guard: { revisions: "a".repeat(64), fail_closed_events: ["BeforeTool"] } });
+    // The server now fails: the guarded BeforeTool is blocked, AfterTool (not guarded) warns.
+    failure = { status: 502, body: "bad gateway" };
+    const blocked = await hook(target, args("gemini"), stdin("gemini"), { XDG_CACHE_HOME: cache });
+    expect([blocked.code, blocked.stdout]).toEqual([2, ""]);
+    expect(blocked.stderr).toContain("answered 502 (on-error=auto: BeforeTool is guarded by a fail_closed hook in the last plan seen from this server)");
+    const warned = await hook(target, ["AfterTool", "--dialect", "gemini"], JSON.stringify({ ...INPUT.gemini.body, hook_event_name: "AfterTool" }), { XDG_CACHE_HOME: cache });
+    expect([warned.code, warned.stdout]).toEqual([1, ""]);
+    expect(warned.stderr).toContain("(on-error=auto: no fail_closed hook guards AfterTool in the last plan seen from this server)");
+    expect(warned.stderr, "the mode is said once").not.toContain("(on-error=warn)");
+    failure = undefined;
+    guard = undefined;
+  });
+
+  test("a plan without a fail_closed guard on the tool event: its failure warns (the policy fails open there)", async () => {
+    const cache = freshCache();
+    failure = undefined;
+    guard = { revisions: "b".repeat(64), fail_closed_events: [] };
+    expect((await hook(target, args("claude"), stdin("claude"), { XDG_CACHE_HOME: cache })).code).toBe(0);
+    failure = { status: 503, body: { error: { code: "SANDBOX_OVERLOADED", message: "full" } } };
+    const r = await hook(target, args("claude"), stdin("claude"), { XDG_CACHE_HOME: cache });
+    expect([r.code, r.stdout]).toEqual([1, ""]);
+    expect(r.stderr).toContain("no fail_closed hook guards PreToolUse");
+    failure = undefined;
+    guard = undefined;
+  });
+
+  test("an answer without guard (an older server) leaves the file as it was; a corrupt file counts as none", async () => {
+    const cache = freshCache();
+    failure = undefined;
+    guard = { revisions: "c".repeat(64), fail_closed_events: ["PreAbilityCall"] };
+    expect((await hook(target, args("repo-yaml"), stdin("repo-yaml"), { XDG_CACHE_HOME: cache })).code).toBe(0);
+    const file = guardFile(cache, "repo-yaml");
+    const before = readFileSync(file, "utf8");
+    guard = undefined;
+    expect((await hook(target, args("repo-yaml"), stdin("repo-yaml"), { XDG_CACHE_HOME: cache })).code).toBe(0);
+    expect(readFileSync(file, "utf8")).toBe(before);
+    // A malformed guard member is not stored either.
+    guard = { revisions: 7, fail_closed_events: "PreAbilityCall" };
+    expect((await hook(target, args("repo-yaml"), stdin("repo-yaml"), { XDG_CACHE_HOME: cache })).code).toBe(0);
+    expect(readFileSync(file, "utf8")).toBe(before);
+    guard = undefined;
+    // Corrupt: treated as missing, so the tool event blocks and the rest warns.
+    writeFileSync(file, "{ not json");
+    const down = { url: target.url, token: target.token };
+    failure = { body: "<html>garbage</html>" };
+    const blocked = await hook(down, args("repo-yaml"), stdin("repo-yaml"), { XDG_CACHE_HOME: cache });
+    expect(blocked.code).toBe(2);
+    expect(JSON.parse(blocked.stdout)).toMatchObject({ error: "blocked_by_policy" });
+    expect(blocked.stderr).toContain("no plan of this server is known yet");
+    failure = undefined;
+  });
+
+  test("a file for another server (renamed into place) is not believed", async () => {
+    const cache = freshCache();
+    const file = guardFile(cache, "gemini-cli");
+    mkdirSync(join(cache, "vcp-hooks"), { recursive: true });
+    writeFileSync(file, JSON.stringify({ format: 1, server: "http://elsewhere:1/", profile: "gemini-cli", guard: { revisions: "d", fail_closed_events: [] } }));
+    failure = { status: 500, body: {} };
+    const r = await hook(target, args("gemini"), stdin("gemini"), { XDG_CACHE_HOME: cache });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("no plan of this server is known yet");
+    failure = undefined;
+  });
+});
+
+describe("a server that answers before reading the body", () => {
+  // Answers 413 on the request head and resets the connection while the body still comes in (the
+  // close of a socket with unread data is a reset): the adapter must read it as the 413.
+  let early: { url: string; close(): Promise<void> };
+  beforeAll(async () => {
+    const sockets = new Set<Socket>();
+    const server = createTcpServer((socket) => {
+      sockets.add(socket);
+      let head = "";
+      socket.on("data", (c: Buffer) => {
+        if (head.includes("\r\n\r\n")) return;
+        head += c.toString("latin1");
+        if (!head.includes("\r\n\r\n")) return;
+        const body = JSON.stringify({ error: { code: "BODY_TOO_LARGE", message: "the body is larger than 1048576 bytes" } });
+        socket.write(`HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`);
+        socket.resetAndDestroy();
+      });
+      socket.on("error", () => undefined);
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    early = {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () => new Promise<void>((done) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => done());
+      }),
+    };
+  });
+  afterAll(async () => early.close());
+
+  test("a 1.1 MB tool call refused with 413: the 413 and its code, never 'unreachable: EPIPE'", async () => {
+    const big = JSON.stringify({ ...INPUT.gemini.body, tool_input: { command: "rm -rf ~", description: "x".repeat(1_100_000) } });
+    for (let i = 0; i < 5; i++) {
+      const r = await hook({ url: early.url, token: "t" }, args("gemini"), big);
+      expect(r.stderr).toContain("refused the event: 413 BODY_TOO_LARGE: the body is larger than 1048576 bytes");
+      expect(r.stderr).not.toMatch(/EPIPE|ECONNRESET/);
+      // BeforeTool, no plan seen: blocked.
+      expect([r.code, r.stdout]).toEqual([2, ""]);
+    }
+  });
+});
+
+describe("the client token and the server from files and the environment", () => {
+  test("--token-file: the token is read from the file when the agent strips the environment", async () => {
+    verdict = "deny";
+    failure = undefined;
+    const dir = mkdtempSync(join(tmpdir(), "vcp-token-"));
+    dirs.push(dir);
+    const file = join(dir, "token");
+    writeFileSync(file, `${target.token}\n`, { mode: 0o600 });
+    const before = target.requests.length;
+    const r = await hook(target, args("gemini", ["--token-file", file]), stdin("gemini"), { VCP_CLIENT_TOKEN: undefined });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual(ANSWERS.gemini.deny!.native);
+    expect(target.requests[before]!.authorization).toBe(`Bearer ${target.token}`);
+    // VCP_TOKEN_FILE when the token variable is unset.
+    const env = await hook(target, args("claude"), stdin("claude"), { VCP_CLIENT_TOKEN: undefined, VCP_TOKEN_FILE: file });
+    expect(env.code).toBe(0);
+    expect(target.requests.at(-1)!.authorization).toBe(`Bearer ${target.token}`);
+  });
+
+  test("a token file that cannot be read is the adapter's failure, naming the file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vcp-token-"));
+    dirs.push(dir);
+    const cases: Array<[string, RegExp]> = [
+      [join(dir, "missing"), /--token-file \S+missing: cannot read it \(ENOENT\)/],
+      [dir, /--token-file \S+: not a regular file/],
+    ];
+    const big = join(dir, "big");
+    writeFileSync(big, "x".repeat(5000));
+    cases.push([big, /--token-file \S+big: 5000 bytes, larger than a token file may be \(4096\)/]);
+    const empty = join(dir, "empty");
+    writeFileSync(empty, " \n");
+    cases.push([empty, /--token-file \S+empty: the file is empty/]);
+    const requests = target.requests.length;
+    for (const [path, message] of cases) {
+      const r = await hook(target, args("gemini", ["--token-file", path]), stdin("gemini"), { VCP_CLIENT_TOKEN: undefined });
+      expect([r.code, r.stdout], path).toEqual([2, ""]);
+      expect(r.stderr).toMatch(message);
+    }
+    // Nothing was sent without the token the user meant to send.
+    expect(target.requests.length).toBe(requests);
+  });
+
+  test("VCP_SERVER is the server when --server is not given", async () => {
+    verdict = "allow";
+    failure = undefined;
+    const before = target.requests.length;
+    const r = await runProcess(process.execPath, [MAIN, "hook", "BeforeTool", "--dialect", "gemini"], stdin("gemini"), { VCP_CLIENT_TOKEN: target.token, VCP_SERVER: target.url });
+    expect(r.code, r.stderr).toBe(0);
+    expect(target.requests.length).toBe(before + 1);
+    const bad = await runProcess(process.execPath, [MAIN, "hook", "BeforeTool", "--dialect", "gemini", "--on-error", "warn"], stdin("gemini"), { VCP_SERVER: "ftp://x" });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("VCP_SERVER must be an http(s) URL, not 'ftp://x'");
+  });
+});
+
+describe("ai-memory daemon: one slow answer", () => {
+  test("an answer that trickles past its deadline holds no connection: every later envelope is answered", async () => {
+    // The first envelope's answer sends its headers, then a byte every 100 ms for 20 s.
+    const trickle = createTcpServer((socket) => {
+      let buf = "";
+      socket.on("error", () => undefined);
+      socket.on("data", (c: Buffer) => {
+        buf += c.toString("latin1");
+        for (;;) {
+          const end = buf.indexOf("\r\n\r\n");
+          if (end === -1) return;
+          const length = Number(/content-length: (\d+)/i.exec(buf.slice(0, end))?.[1] ?? 0);
+          if (buf.length < end + 4 + length) return;
+          const body = buf.slice(end + 4, end + 4 + length);
+          buf = buf.slice(end + 4 + length);
+          if ((JSON.parse(body) as { payload: { slow?: boolean } }).payload.slow === true) {
+            socket.write("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n");
+            const t = setInterval(() => (socket.destroyed ? clearInterval(t) : socket.write("1\r\n \r\n")), 100);
+            setTimeout(() => clearInterval(t), 20_000);
+          } else {
+            const answer = JSON.stringify({ native: { action: "allow" }, exit_code: 0 });
+            socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${answer.length}\r\n\r\n${answer}`);
+          }
+        }
+      });
+    });
+    await new Promise<void>((done) => trickle.listen(0, "127.0.0.1", done));
+    const url = `http://127.0.0.1:${(trickle.address() as AddressInfo).port}`;
+    try {
+      const child = spawn(process.execPath, [MAIN, "hook", "--dialect", "ai-memory", "--daemon", "--server", url, "--timeout-ms", "500"], { env: { ...process.env, XDG_CACHE_HOME: freshDir() }, stdio: ["pipe", "pipe", "pipe"] });
+      const lines: string[] = [];
+      let buf = "";
+      child.stdout.on("data", (c) => {
+        buf += c;
+        const parts = buf.split("\n");
+        buf = parts.pop()!;
+        lines.push(...parts);
+      });
+      const envelope = (slow: boolean) => `${JSON.stringify({ event: "pre_store", payload: { slow } })}\n`;
+      child.stdin.write(envelope(true) + envelope(false) + envelope(false) + envelope(false));
+      const until = Date.now() + 15_000;
+      while (lines.length < 4 && Date.now() < until) await new Promise((s) => setTimeout(s, 20));
+      child.stdin.end();
+      await new Promise((s) => child.on("close", s));
+      // The slow one: its deadline's answer (auto: pre_store, no plan seen ⇒ deny); the others: answered.
+      expect(JSON.parse(lines[0]!)).toMatchObject({ action: "deny", code: 503 });
+      expect(lines.slice(1, 4).map((l) => JSON.parse(l))).toEqual([{ action: "allow" }, { action: "allow" }, { action: "allow" }]);
+    } finally {
+      trickle.close();
+    }
+  }, 30_000);
+});
+
+function freshDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "vcp-guard-"));
+  dirs.push(dir);
+  return dir;
+}

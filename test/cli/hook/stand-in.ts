@@ -5,7 +5,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { spawn } from "node:child_process";
-import { resolve } from "node:path";
+import { afterAll } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 
 export interface SeenRequest {
   method: string;
@@ -94,11 +97,20 @@ export interface Run {
   ms: number;
 }
 
+/**
+ * The adapter's cache directory for every process these helpers start (a test may pass its own
+ * XDG_CACHE_HOME): guard files (src/cli/hook-guard.ts) of one test never reach another, nor the user's.
+ */
+export const TEST_CACHE = mkdtempSync(join(tmpdir(), "vcp-hook-cache-"));
+afterAll(() => rmSync(TEST_CACHE, { recursive: true, force: true }));
+
 /** Spawn a command as an agent does: stdin written (or held open), stdout/stderr and exit code collected. */
 export function runProcess(file: string, args: string[], input: string | null, env: Record<string, string | undefined> = {}, killAfterMs = 60_000): Promise<Run> {
   return new Promise((done, fail) => {
     const started = Date.now();
-    const child = spawn(file, args, { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } });
+    const merged: Record<string, string | undefined> = { ...process.env, XDG_CACHE_HOME: TEST_CACHE, VCP_SERVER: undefined, VCP_TOKEN_FILE: undefined, ...env };
+    for (const k of Object.keys(merged)) if (merged[k] === undefined) delete merged[k];
+    const child = spawn(file, args, { stdio: ["pipe", "pipe", "pipe"], env: merged as NodeJS.ProcessEnv });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { importCommand } from "../../../src/cli/import.js";
+import { importSettingsJson } from "../../../src/tooling/import/settings-json.js";
 import type { Io } from "../../../src/cli/common.js";
 
 const FIXTURES = resolve("test/cli/import/fixtures");
@@ -78,6 +79,20 @@ describe("golden files", () => {
 });
 
 describe("conversions a user relies on", () => {
+  test("claude: the agent settings send each imported event through the adapter, onFailure block on the guard events (issue 24)", async () => {
+    const out = join(scratch(), "out");
+    await runImport(["claude", `${FIXTURES}/claude/project/.claude/settings.json`, "-o", out]);
+    const settings = JSON.parse(readFileSync(join(out, "claude-settings.json"), "utf8")) as { hooks: Record<string, Array<{ matcher?: string; hooks: Array<Record<string, unknown>> }>> };
+    expect(settings.hooks["PreToolUse"]).toEqual([{ matcher: "*", hooks: [{ type: "command", command: "vcp-hooks hook PreToolUse --dialect claude", timeout: 15, onFailure: "block" }] }]);
+    // Not a guard event: Claude Code's default (the failure is reported, the action goes ahead).
+    expect(settings.hooks["PostToolUse"]![0]!.hooks[0]).not.toHaveProperty("onFailure");
+    const gemini = join(scratch(), "out");
+    await runImport(["claude", `${FIXTURES}/claude/project/.claude/settings.json`, "--to", "gemini-cli", "-o", gemini]);
+    const g = JSON.parse(readFileSync(join(gemini, "gemini-settings.json"), "utf8")) as { hooks: Record<string, Array<{ hooks: Array<Record<string, unknown>> }>> };
+    // Gemini CLI has no onFailure: there the adapter's own --on-error auto blocks.
+    expect(g.hooks["BeforeTool"]![0]!.hooks[0]).toEqual({ type: "command", name: "vcp-hooks", command: "vcp-hooks hook BeforeTool --dialect gemini", timeout: 15000 });
+  });
+
   test("claude → gemini-cli: events, tool names, anchored matchers, seconds → ms", async () => {
     const out = join(scratch(), "out");
     await runImport(["claude", `${FIXTURES}/claude/project/.claude/settings.json`, "--to", "gemini-cli", "-o", out]);
@@ -149,4 +164,19 @@ describe("the generated exec bundle", () => {
     expect(manifest.trust).toBe("system");
     manifest.hooks.forEach((h, i) => validateExecHook(h, i, { trust: "system", signed: true, scope: "deployment", config: { enabled: true, shell: true } }));
   });
+});
+
+test("claude: a hook on any of Claude Code 2.1.332's events imports (PostToolBatch, FileChanged …); an unknown event is refused", () => {
+  const settings = {
+    hooks: {
+      PostToolBatch: [{ hooks: [{ type: "command", command: "/usr/bin/true" }] }],
+      FileChanged: [{ matcher: ".envrc|.env", hooks: [{ type: "command", command: "/usr/bin/true" }] }],
+      PermissionDenied: [{ matcher: "Bash", hooks: [{ type: "command", command: "/usr/bin/true" }] }],
+      BeforeEverything: [{ hooks: [{ type: "command", command: "/usr/bin/true" }] }],
+    },
+  };
+  const ctx = { source: "settings.json", projectDir: "/p", home: "/home/user", readFile: () => ({ bytes: new Uint8Array(), executable: true }) };
+  const result = importSettingsJson(JSON.stringify(settings), "claude", undefined, ctx);
+  expect(result.hooks.map((h) => h.event)).toEqual(["PostToolBatch", "FileChanged", "PermissionDenied"]);
+  expect(result.refused).toEqual([{ at: "hooks.BeforeEverything", why: "unknown claude event 'BeforeEverything'" }]);
 });

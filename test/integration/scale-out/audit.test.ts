@@ -2,7 +2,8 @@
 // serve` processes on one redis-server; an upload on A (active everywhere), a session opened on A and
 // fired on B and C, a replica kill -9ed and started again. Each replica keeps its own hash chain with
 // its id in every record; `vcp-hooks audit verify` over the three data directories checks every chain
-// and names each replica; a record edited on one replica fails that replica only.
+// and names each replica; a record edited on one replica fails that replica only. Each chain records
+// the replica set its replica saw (issue 27), so verifying only A and B names C as missing.
 // `npm run build` first (the replicas and the CLI run dist/).
 import { readFileSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -35,6 +36,11 @@ describe("every replica's audit verifies", { timeout: 180_000 }, () => {
     await B.kill9();
     await B.start();
     await firePreInject(set, B, "after-restart");
+    // Each replica records the replica set it sees in the store (issue 27): A's chain names all three.
+    const logOf = (r: typeof A) => `${r.dataDir}/audit/audit.jsonl`;
+    await waitFor("A's chain records B and C in its replica set", async () =>
+      readFileSync(logOf(A), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { kind: string; details?: { replicas?: string[] } })
+        .some((r) => r.kind === "replica_set" && ["A", "B", "C"].every((id) => r.details?.replicas?.includes(id))));
     for (const r of set.replicas) await r.stop();
 
     const dirs = set.replicas.map((r) => r.dataDir);
@@ -54,6 +60,17 @@ describe("every replica's audit verifies", { timeout: 180_000 }, () => {
     expect(run.stdout).toMatch(/^OK +replica B /m);
     expect(run.stdout).toMatch(/^OK +replica C /m);
     expect(run.stdout).toContain("OK 3 replica log(s) verified");
+    expect(verdict.missing).toEqual([]);
+
+    // Issue 27: logs of 3 replicas verified with only 2 name the missing one.
+    const partial = await verifyAuditLogSet([A.dataDir, B.dataDir]);
+    expect(partial.logs.every((l) => l.verdict.ok)).toBe(true);
+    expect(partial.ok).toBe(false);
+    expect(partial.missing.map((m) => m.replica)).toEqual(["C"]);
+    const withoutC = await cli(["audit", "verify", A.dataDir, B.dataDir]);
+    expect(withoutC.code).toBe(1);
+    expect(withoutC.stdout).toMatch(/^MISSING replica C: in the replica set recorded in .*audit\.jsonl \(seq \d+\), but its log was not given/m);
+    expect(withoutC.stdout + withoutC.stderr).toMatch(/1 replica log\(s\) missing \(C\)/);
 
     // One edited record on C fails C, and only C.
     const cLog = verdict.logs[2]!.log;

@@ -4,7 +4,7 @@
 // every session call answered 503, so a load balancer kept sending it traffic it could not serve.
 // Now, once Redis has not answered A for `store.unreachable_after_ms` (default 5 s), A's /readyz
 // answers 503 `store_unreachable`, its status says so and `vcp_store_unreachable` is 1, with the
-// failed commands counted in `vcp_store_command_errors_total{kind}`; /healthz stays 200 (a restart
+// failed commands counted in `vcp_store_command_errors_total{reason}`; /healthz stays 200 (a restart
 // would not help), B is unaffected, and A is ready again as soon as Redis answers.
 // `npm run build` first (the replicas run dist/).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -63,7 +63,7 @@ describe("store health", () => {
     expect(seen.connection).toMatchObject({ connected: false, unreachable_after_ms: 5000 });
     expect(seen.connection.unreachable_ms).toBeGreaterThanOrEqual(5000);
     expect(await metric(A, /^vcp_store_unreachable (\d+)$/m)).toBe(1);
-    expect(await metric(A, /^vcp_store_command_errors_total\{kind="timeout"\} (\d+)$/m)).toBeGreaterThanOrEqual(1);
+    expect(await metric(A, /^vcp_store_command_errors_total\{reason="timeout"\} (\d+)$/m)).toBeGreaterThanOrEqual(1);
     // B reaches Redis directly: ready, and it serves the session A cannot.
     expect((await B.request("GET", "/readyz")).status).toBe(200);
     expect((await B.request("GET", "/v1/sessions/cut", { token: set.tokens.client })).status).toBe(200);

@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { openAuditLog, toOtlpLogs, verifyAuditLog, verifyAuditLogSet, type AuditRecord } from "../../../src/audit/index.js";
+import { openAuditLog, REPLICA_SET_EVENT, toOtlpLogs, verifyAuditLog, verifyAuditLogSet, type AuditRecord } from "../../../src/audit/index.js";
 import { VcpError } from "../../../src/errors.js";
 import { resolveReplicaId, REPLICA_ID_FILE } from "../../../src/store/replica-id.js";
 import { hookRecord, options, readLines, writeLines } from "./helpers.js";
@@ -123,6 +123,61 @@ describe("verifyAuditLogSet: one verdict per replica chain", () => {
     const none = await verifyAuditLogSet([empty]);
     expect(none.ok).toBe(false);
     expect(none.logs[0]!.verdict).toMatchObject({ ok: false, reason: expect.stringMatching(/no audit log at .*empty/) });
+  });
+});
+
+describe("a replica log missing from the set (issue 27)", () => {
+  /** A replica's log whose chain records the replica set `set` (as runtime/replica-set.ts does), then `n` records. */
+  async function memberLog(root: string, name: string, set: string[], n = 2): Promise<string> {
+    const path = join(root, name, "audit", "audit.jsonl");
+    const log = await openAuditLog(options(path, { replica: name }));
+    await log.append({ kind: "replica_set", event: REPLICA_SET_EVENT, details: { replicas: set, prefix: "vcp" } });
+    for (let i = 0; i < n; i++) await log.append(hookRecord(i));
+    await log.close();
+    return path;
+  }
+
+  test("logs of 3 replicas, verified with 2: the set fails naming the missing one and the log and seq that name it", async () => {
+    const root = await scratch();
+    // A saw only itself at first, then B and C joined: the later record names them.
+    const a = join(root, "A", "audit", "audit.jsonl");
+    const logA = await openAuditLog(options(a, { replica: "A" }));
+    await logA.append({ kind: "replica_set", event: REPLICA_SET_EVENT, details: { replicas: ["A"], prefix: "vcp" } });
+    await logA.append(hookRecord(0));
+    await logA.append({ kind: "replica_set", event: REPLICA_SET_EVENT, details: { replicas: ["A", "B", "C"], prefix: "vcp" } });
+    await logA.close();
+    await memberLog(root, "B", ["A", "B"]);
+    await memberLog(root, "C", ["A", "B", "C"]);
+
+    const all = await verifyAuditLogSet([join(root, "A"), join(root, "B"), join(root, "C")]);
+    expect(all).toMatchObject({ ok: true, missing: [], problems: [] });
+
+    const two = await verifyAuditLogSet([join(root, "A"), join(root, "B")]);
+    expect(two.logs.every((l) => l.verdict.ok)).toBe(true);
+    expect(two.ok).toBe(false);
+    expect(two.missing).toEqual([{ replica: "C", named_by: { log: a, seq: 3 } }]);
+
+  });
+
+  test("one log alone is one chain's verify: the peers its set names are listed, not a failure", async () => {
+    const root = await scratch();
+    await memberLog(root, "A", ["A", "B"]);
+    const one = await verifyAuditLogSet([join(root, "A")]);
+    expect(one.ok).toBe(true);
+    expect(one.missing.map((m) => m.replica)).toEqual(["B"]);
+    expect(one.logs[0]!.verdict).toMatchObject({ ok: true, replica_set: [{ replica: "A", seq: 1 }, { replica: "B", seq: 1 }] });
+  });
+
+  test("a replica_set record edited to drop a replica is tampering like any other edit", async () => {
+    const root = await scratch();
+    const a = await memberLog(root, "A", ["A", "B", "C"]);
+    await memberLog(root, "B", ["A", "B", "C"]);
+    const lines = await readLines(a);
+    lines[0] = lines[0]!.replace('"B","C"', '"B"');
+    await writeLines(a, lines);
+    const set = await verifyAuditLogSet([join(root, "A"), join(root, "B")]);
+    expect(set.ok).toBe(false);
+    expect(set.logs[0]!.verdict).toMatchObject({ ok: false, first_bad_seq: 1, reason: expect.stringMatching(/hash mismatch/) });
   });
 });
 

@@ -2,8 +2,8 @@ import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, test } from "vitest";
-import { createArtifact, parseArtifact, serializeArtifact, signArtifact, verifyArtifact, type VcpArtifact } from "../../../src/bundle/artifact.js";
+import { afterAll, describe, expect, expectTypeOf, test } from "vitest";
+import { createArtifact, parseArtifact, readArtifactFile, serializeArtifact, signArtifact, verifyArtifact, type UnverifiedArtifact, type VcpArtifact } from "../../../src/bundle/artifact.js";
 import { generateKeyPair, loadKeyring, type Keyring } from "../../../src/bundle/keys.js";
 import { digestOf } from "../../../src/integrity/digest.js";
 import { VcpError } from "../../../src/errors.js";
@@ -54,6 +54,30 @@ describe("sign and verify", () => {
     const text = serializeArtifact(signed);
     expect(verifyArtifact(parseArtifact(text), { keyring }).key_id).toBe("ops-2026");
     expect(Object.keys(JSON.parse(text))).toEqual(["format", "manifest", "code", "digest", "signatures"]);
+  });
+
+  test("readArtifactFile gives an UnverifiedArtifact: its outer shape is refused where the file is read, naming the file and the fields", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vcp-read-artifact-"));
+    try {
+      const good = join(dir, "strip-pii.vcpb");
+      writeFileSync(good, serializeArtifact(signArtifact(unsigned(), ops.privateKeyPem, "ops-2026")));
+      const read = await readArtifactFile(good);
+      expectTypeOf(read).toEqualTypeOf<UnverifiedArtifact>();
+      expect(read.manifest["bundle"]).toBe("strip-pii");
+      expect(verifyArtifact(read, { keyring }).key_id).toBe("ops-2026");
+
+      const bad = join(dir, "bad.vcpb");
+      writeFileSync(bad, JSON.stringify({ format: "vcp-bundle/1", manifest: [], code: 7, digest: "sha256:00", signatures: [] }));
+      const err = await readArtifactFile(bad).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(VcpError);
+      expect(err).toMatchObject({
+        code: "INVALID_BUNDLE",
+        message: expect.stringMatching(new RegExp(`^${bad}: not a vcp-bundle/1 artifact: manifest: must be an object; code: must be a string; digest: must be sha256`)),
+        details: { file: bad, problems: expect.arrayContaining([{ field: "code", rule: "must be a string" }]) },
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("the digest is sha256 over the RFC 8785 canonical {manifest, code}", () => {

@@ -59,6 +59,21 @@ describe("resolveConfig", () => {
     expect(() => resolveConfig(raw, "/x")).toThrowError(expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringContaining(field) }));
   });
 
+  test("audit.retention: deleting unshipped audit records is never a default", () => {
+    const sink = { url: "http://127.0.0.1:4318/v1/logs" };
+    // Without a sink, require_shipped (default true) cannot be met: refused, naming the field and both ways out.
+    expect(() => resolveConfig({ audit: { retention: { max_segments: 5 } } }, "/x")).toThrowError(
+      expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringMatching(/audit\.retention\.require_shipped: .*configure audit\.sink, or set require_shipped: false/) }),
+    );
+    // A limit is required: retention without one would delete nothing.
+    expect(() => resolveConfig({ audit: { sink, retention: {} } }, "/x")).toThrowError(expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringMatching(/audit\.retention: give at least one of max_segments/) }));
+    expect(() => resolveConfig({ audit: { sink, retention: { max_bytes: 10 } } }, "/x")).toThrowError(/audit\.retention\.max_bytes/);
+    expect(() => resolveConfig({ audit: { sink, retention: { max_age_s: 0 } } }, "/x")).toThrowError(/audit\.retention\.max_age_s/);
+    expect(resolveConfig({ audit: { sink, retention: { max_bytes: 1 << 30, max_age_s: 86_400 } } }, "/x").audit.retention).toEqual({ max_bytes: 1 << 30, max_age_s: 86_400, require_shipped: true, interval_ms: 60_000 });
+    expect(resolveConfig({ audit: { retention: { max_segments: 0, require_shipped: false } } }, "/x").audit.retention).toMatchObject({ max_segments: 0, require_shipped: false });
+    expect(resolveConfig({}, "/x").audit.retention).toBeUndefined();
+  });
+
   test("duplicate auth ids are refused", () => {
     const entry = { id: "ops", role: "operator", token_sha256: "a".repeat(64) };
     expect(() => resolveConfig({ auth: [entry, entry] }, "/x")).toThrowError(/auth\[1\]\.id/);

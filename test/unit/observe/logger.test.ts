@@ -50,4 +50,16 @@ describe("createOperationalLogger (pino)", () => {
   test("the default keys cover the config's token hashes and common credentials", () => {
     for (const k of ["authorization", "password", "token_sha256", "api_key", "private_key_pem"]) expect(DEFAULTS.redact_keys).toContain(k);
   });
+
+  test("an error keeps its cause chain: undici's DNS error behind 'fetch failed', an AggregateError's errors", async () => {
+    const { lines, destination } = capture();
+    const log = createOperationalLogger({ destination });
+    const dns = Object.assign(new Error("getaddrinfo ENOTFOUND collector.invalid"), { code: "ENOTFOUND", hostname: "collector.invalid" });
+    log.warn({ err: new TypeError("fetch failed", { cause: dns }) }, "shipping failed");
+    const refused = new AggregateError([Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:6379"), { code: "ECONNREFUSED" })], "");
+    log.error({ err: new Error("outer", { cause: refused }) }, "nested");
+    await new Promise((r) => setImmediate(r));
+    expect(lines[0].err).toMatchObject({ type: "TypeError", message: "fetch failed", cause: { message: "getaddrinfo ENOTFOUND collector.invalid", code: "ENOTFOUND", hostname: "collector.invalid" } });
+    expect(lines[1].err.cause).toMatchObject({ type: "AggregateError", errors: [{ message: "connect ECONNREFUSED 127.0.0.1:6379", code: "ECONNREFUSED" }] });
+  });
 });

@@ -123,3 +123,33 @@ test("readProcessUsage reads this very process from /proc (Linux)", async () => 
   expect(readProcessUsage(undefined)).toBeUndefined();
   expect(readProcessUsage(2 ** 30)).toBeUndefined(); // no such process
 });
+
+test("vcp_bundle_chains_total: once per chain for each bundle whose hooks ran, by profile (vcp for native chains)", async () => {
+  const metrics = createMetrics(() => snapshot());
+  const hook = (bundle: string, outcome: string) => ({ hook: `h-${bundle}-${outcome}`, bundle, scope: "deployment", trust: "deployment", status: "continue", outcome, duration_ms: 1 });
+  const base = { chain_id: "c", type: "pre_inject", status: "completed", reason: null, aborted_by: null, context: {}, constitution: { id: "k", rules: [] }, cascade_failure: false, duration_ms: 1 };
+  // Two hooks of strip-pii ran: one chain for it; guard's only hook was skipped: no chain for guard.
+  metrics.recordChain({ ...base, hook_results: [hook("strip-pii", "ok"), hook("guard", "skipped_predicate"), hook("strip-pii", "error")] } as unknown as ChainResult);
+  metrics.recordChain({ ...base, hook_results: [hook("guard", "skipped_predicate"), hook("guard", "ok")] } as unknown as ChainResult);
+  metrics.recordProfileChain({ ...base, profile: { profile: "gemini-cli", event: "BeforeTool", mode: "sequential", native: {}, exit_code: 0 }, hook_results: [hook("block-shell", "ok"), hook("block-shell", "ok")] } as unknown as ChainResult);
+  const text = await metrics.text();
+  expect(text).toContain('vcp_bundle_chains_total{bundle="strip-pii",profile="vcp"} 1');
+  expect(text).toContain('vcp_bundle_chains_total{bundle="guard",profile="vcp"} 1');
+  expect(text).toContain('vcp_bundle_chains_total{bundle="block-shell",profile="gemini-cli"} 1');
+  expect(text).toMatch(/^# TYPE vcp_bundle_chains_total counter$/m);
+});
+
+test("vcp_store_command_errors_total: every reason from the first scrape, growing by what the connection counted", async () => {
+  const store = { connected: true, reconnects: 0, revision: 1, desiredRevision: 1, refused: 0, liveReplicas: 2, commandErrors: { timeout: 0, reply: 0, unreachable: 0 } };
+  const metrics = createMetrics(() => snapshot({ store }), { sharedStore: true });
+  let text = await metrics.text();
+  for (const reason of ["timeout", "reply", "unreachable"]) expect(text).toContain(`vcp_store_command_errors_total{reason="${reason}"} 0`);
+  store.commandErrors = { timeout: 3, reply: 1, unreachable: 0 };
+  await new Promise((r) => setTimeout(r, 60)); // past the per-scrape snapshot
+  text = await metrics.text();
+  expect(text).toContain('vcp_store_command_errors_total{reason="timeout"} 3');
+  expect(text).toContain('vcp_store_command_errors_total{reason="reply"} 1');
+  expect(text).toMatch(/^# TYPE vcp_store_command_errors_total counter$/m);
+  // Without a shared store the family is absent (a local deployment's exposition is unchanged).
+  expect(await createMetrics(() => snapshot()).text()).not.toContain("vcp_store_command_errors_total");
+});

@@ -3,7 +3,7 @@ import { describe, expect, test } from "vitest";
 import { VcpError } from "../../../src/errors.js";
 import { silentLogger } from "../../../src/observe/events.js";
 import { BundleRegistry } from "../../../src/pool/bundle-registry.js";
-import { HostKeeper, markReady, reloadBundles, MAX_START_FAILURES, reloadVerdict, StartBackoff, startWithRetries, whenReady } from "../../../src/pool/host-lifecycle.js";
+import { HostKeeper, markReady, reloadBundles, reloadVerdict, startWithRetries, whenReady } from "../../../src/pool/host-lifecycle.js";
 import type { HostHandle, HostListener } from "../../../src/pool/host-process.js";
 import type { HostConfig } from "../../../src/pool/protocol.js";
 
@@ -42,35 +42,29 @@ describe("host start and restart", () => {
     expect(host.gone).toBe(true);
   });
 
-  test("failed starts back off 200, 400, 800… ms and give up after MAX_START_FAILURES; a ready host resets the count", () => {
-    const backoff = new StartBackoff();
-    const waits = [];
-    for (let i = 1; i < MAX_START_FAILURES; i++) waits.push(backoff.failed());
-    expect(waits).toEqual([200, 400, 800, 1600]);
-    expect(backoff.failed()).toBeUndefined();
-    backoff.started();
-    expect(backoff.failed()).toBe(200);
-  });
-
-  test("startWithRetries retries until a start succeeds, reporting each failure", async () => {
+  test("startWithRetries retries a failed start after 0.5 s, 1 s … until one succeeds, each attempt getting the time left", async () => {
     let attempts = 0;
-    const failures: number[] = [];
+    const failures: Array<[number, number | undefined]> = [];
+    const timeouts: number[] = [];
     const outcome = await startWithRetries(
-      async () => {
+      async (timeoutMs) => {
+        timeouts.push(timeoutMs);
         if (++attempts < 3) throw new VcpError("SANDBOX_START_FAILED", `attempt ${attempts}`);
       },
-      new StartBackoff(5, 1),
-      { stopping: () => false, onFailure: (_err, n) => failures.push(n) },
+      60_000,
+      { stopping: () => false, onFailure: (_err, attempt, retryInMs) => failures.push([attempt, retryInMs]) },
     );
     expect(outcome).toBe("started");
-    expect(failures).toEqual([1, 2]);
+    expect(failures).toEqual([[1, 500], [2, 1000]]);
+    expect(timeouts[0]).toBeGreaterThan(59_000);
+    expect(timeouts[2]).toBeLessThan(60_000 - 1400); // the waits came out of the budget
   });
 
-  test("startWithRetries gives up with the last error, and stops when the sandbox is closing", async () => {
-    const gaveUp = await startWithRetries(() => Promise.reject(new Error("fork failed")), new StartBackoff(2, 1), { stopping: () => false, onFailure: () => undefined });
-    expect(gaveUp).toMatchObject({ code: "SANDBOX_START_FAILED", message: "Error: fork failed" });
+  test("startWithRetries gives up once no wait fits in pool.start_timeout_ms, with the last error; stops when the sandbox is closing", async () => {
+    const gaveUp = await startWithRetries(() => Promise.reject(new Error("fork failed")), 1000, { stopping: () => false, onFailure: () => undefined });
+    expect(gaveUp).toMatchObject({ code: "SANDBOX_START_FAILED", message: "the sandbox did not start within pool.start_timeout_ms (1000 ms, 2 attempts): fork failed" });
     let starts = 0;
-    const stopped = await startWithRetries(async () => void starts++, new StartBackoff(), { stopping: () => true, onFailure: () => undefined });
+    const stopped = await startWithRetries(async () => void starts++, 60_000, { stopping: () => true, onFailure: () => undefined });
     expect(stopped).toBe("stopped");
     expect(starts).toBe(0);
   });
@@ -96,7 +90,7 @@ describe("reloadVerdict: a bundle that fails to load into a restarted host", () 
 
 describe("HostKeeper: one live host at a time", () => {
   /** A keeper over fake forks: each fork is a host whose events the test fires by hand. */
-  function keeper() {
+  function keeper(startTimeoutMs?: number) {
     const forks: { host: ReturnType<typeof fakeHost>; listener: HostListener }[] = [];
     const crashes: HostHandle[] = [];
     const frames: HostHandle[] = [];
@@ -109,6 +103,7 @@ describe("HostKeeper: one live host at a time", () => {
         return host;
       },
       silentLogger,
+      startTimeoutMs,
     );
     const ready = (i: number): void => forks[i]!.listener.onMessage(forks[i]!.host, { t: "ready", pid: 1 });
     const die = (i: number): void => {
@@ -130,6 +125,27 @@ describe("HostKeeper: one live host at a time", () => {
     expect(k.hosts.host).toBeUndefined();
     k.forks[0]!.listener.onFrame(k.forks[0]!.host, new Uint8Array(), {} as never);
     expect(k.frames).toEqual([]);
+  });
+
+  test("a host that dies before it is ready is started again after a backoff, and the start completes (a busy node, not a crash loop)", async () => {
+    const k = keeper();
+    const started = k.hosts.start();
+    k.die(0); // e.g. killed while starting on an overloaded node
+    await new Promise((resolve) => setTimeout(resolve, 700)); // the first wait is 500 ms
+    expect(k.forks).toHaveLength(2);
+    expect(k.crashes).toEqual([]); // a failed start, not a crash
+    k.ready(1);
+    await expect(started).resolves.toBeUndefined();
+    expect(k.hosts.open).toBe(k.forks[1]!.host);
+  });
+
+  test("a host still starting when pool.start_timeout_ms is up is killed and the start fails, naming the setting", async () => {
+    const k = keeper(1000);
+    await expect(k.hosts.start()).rejects.toMatchObject({
+      code: "SANDBOX_START_FAILED",
+      message: expect.stringMatching(/^the sandbox did not start within pool\.start_timeout_ms \(1000 ms, 1 attempt\): .*no ready message within \d+ ms/),
+    });
+    expect(k.forks[0]!.host.signals).toEqual(["SIGKILL"]);
   });
 
   test("a restart holds chains back until its reloads are done, with the new generation", async () => {

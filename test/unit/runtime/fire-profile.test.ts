@@ -177,6 +177,65 @@ describe("the plan cache and the guard", () => {
   });
 });
 
+describe("events newer than the profile (claude-code: an event Claude Code added after 2.1.332)", () => {
+  function claudeFirer() {
+    const store = createProfileHookStore();
+    const metrics = createMetrics(() => ({}) as never);
+    const records: Array<Record<string, unknown>> = [];
+    const warned: Array<Record<string, unknown>> = [];
+    let dispatched = 0;
+    const f = createProfileFirer({
+      enabled: resolveEnabledProfiles({ "claude-code": {} }),
+      store,
+      backend: { runChain: async () => { dispatched++; throw new Error("no chain runs for an unknown event"); } } as never,
+      audit: () => ({
+        inputHash: () => "h".repeat(64),
+        recordProfileUnknownEvent: async (r: Record<string, unknown>) => { records.push(r); },
+      }) as never,
+      metrics,
+      logger: { isLevelEnabled: () => true, debug: () => {}, info: () => {}, warn: (o: object) => { warned.push(o as Record<string, unknown>); }, error: () => {} },
+      clock: { now: () => 0, wallNow: () => 0 },
+      inputBounds: resolveJsonBounds({}),
+      maxSessionsPerOwner: 100,
+      assertOpen: () => undefined,
+      pin: () => undefined,
+      unpin: () => undefined,
+    });
+    return { f, store, metrics, records, warned, dispatched: () => dispatched };
+  }
+  test("answered {} with exit code 0, no hook run, audited as unknown_event and counted", async () => {
+    const { f, metrics, records, dispatched } = claudeFirer();
+    const out = await f.fire("claude-code", "PostToolBatchSummary", { input: { session_id: "s1", hook_event_name: "PostToolBatchSummary", whatever: [1] }, principal: alice });
+    expect(out).toMatchObject({ native: {}, exit_code: 0, unknown_event: true, result: { profile: "claude-code", event: "PostToolBatchSummary", status: "completed", hook_results: [] } });
+    expect(dispatched()).toBe(0);
+    expect(records).toEqual([{ chainId: out.result.chain_id, profile: "claude-code", event: "PostToolBatchSummary", owner: "alice", session: "s1", inputHash: "h".repeat(64), exitCode: 0 }]);
+    const counted = await metrics.registry.getSingleMetric("vcp_profile_unknown_events_total")!.get();
+    expect(counted.values).toEqual([{ labels: { profile: "claude-code" }, value: 1 }]);
+  });
+
+  test("cheap whatever names clients send: no plan cached, no session opened, one warning per name up to a bound", async () => {
+    const { f, store, warned } = claudeFirer();
+    for (let i = 0; i < 200; i++) await f.fire("claude-code", `FutureEvent${i % 100}`, { input: { session_id: `s${i}` }, principal: alice });
+    expect(store.cachedPlans).toBe(0);
+    expect(warned.length).toBe(64);
+    expect(new Set(warned.map((w) => w["event"])).size).toBe(64);
+  });
+
+  test("the input is still bounded and checked; a name that is no Claude Code event name stays UNKNOWN_EVENT", async () => {
+    const { f, records } = claudeFirer();
+    await expect(f.fire("claude-code", "FutureEvent", { input: ["not", "an", "object"] })).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(f.fire("claude-code", "FutureEvent", { input: { hook_event_name: "PreToolUse" } })).rejects.toMatchObject({ code: "INVALID_INPUT", details: { field: "hook_event_name" } });
+    await expect(f.fire("claude-code", "FutureEvent", { input: { d: JSON.parse(`${'{"d":'.repeat(70)}{}${"}".repeat(70)}`) } })).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(f.fire("claude-code", "before_tool", { input: {} })).rejects.toMatchObject({ code: "UNKNOWN_EVENT" });
+    expect(records).toEqual([]);
+  });
+
+  test("profiles without a pattern keep UNKNOWN_EVENT", async () => {
+    const { f } = firer();
+    await expect(f.fire("echo", "FutureEvent", { input: {} })).rejects.toMatchObject({ code: "UNKNOWN_EVENT" });
+  });
+});
+
 describe("fireProfile on the in-process test backend", () => {
   test("the vm backend runs profile chains as the sandbox worker does", async () => {
     const { createRuntime } = await import("../../../src/index.js");

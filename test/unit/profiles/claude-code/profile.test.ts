@@ -12,8 +12,8 @@ const pre = (decision?: string, reason?: string, extra: NativeObject = {}) => ({
   hookSpecificOutput: { hookEventName: "PreToolUse", ...(decision ? { permissionDecision: decision } : {}), ...(reason ? { permissionDecisionReason: reason } : {}), ...extra },
 });
 
-test("shape: ten events, parallel, timeout configured in seconds, no strict switches", () => {
-  expect(Object.keys(p.events)).toHaveLength(10);
+test("shape: Claude Code's 34 events, parallel, timeout configured in seconds, no strict switches", () => {
+  expect(Object.keys(p.events)).toHaveLength(34);
   expect(p.execution).toBe("parallel");
   expect(p.timeouts).toEqual({ default_ms: 60_000, max_ms: 30_000, config_unit: "s" });
   expect(p.strictFixes).toEqual([]);
@@ -109,7 +109,7 @@ describe("failure, observers, verdicts, chaining", () => {
   test("fail-open: a warning only; fail_closed: the event's own refusal", () => {
     expect(p.failureOutput("h", "boom", false, "PreToolUse", ctx)).toEqual({ systemMessage: "Warning: h: boom" });
     expect(p.failureOutput("h", "boom", true, "PreToolUse", ctx)).toEqual(pre("deny", "fail-closed: h: boom"));
-    expect(p.failureOutput("h", "boom", true, "UserPromptSubmit", ctx)).toEqual({ decision: "block", reason: "fail-closed: h: boom" });
+    expect(p.failureOutput("h", "boom", true, "UserPromptSubmit", ctx)).toEqual({ decision: "block", reason: "fail-closed: h: boom", hookSpecificOutput: { hookEventName: "UserPromptSubmit", suppressOriginalPrompt: true } });
     expect(p.failureOutput("h", "boom", true, "SessionStart", ctx)).toEqual({ continue: false, stopReason: "fail-closed: h: boom" });
     expect(p.failureOutput("h", "boom", true, "PermissionRequest", ctx)).toEqual({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "fail-closed: h: boom" } } });
   });

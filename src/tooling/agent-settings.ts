@@ -1,0 +1,57 @@
+/**
+ * The hooks block of an agent's own settings file that routes events through the drop-in adapter
+ * (`vcp-hooks hook <Event> --dialect …`), as `vcp-hooks init --profile` and `vcp-hooks import` write it
+ * next to what they generate. Pure: the callers write the text.
+ *
+ * Claude Code (>= 2.1.295) honours `"onFailure": "block"` on command and http hooks: a hook that cannot
+ * start, times out, exits with a code other than 0 or 2 or prints invalid JSON then blocks the action
+ * instead of letting it through (ignored on Stop, SubagentStop, TaskCompleted, TeammateIdle). It goes
+ * on the guard events (src/tooling/guard-events.ts), so that a guard fails closed even when the adapter
+ * itself cannot run. Gemini CLI and LLxprt have no such switch: there the adapter's own
+ * `--on-error auto` (exit 2 on a guarded event) is what blocks.
+ */
+import { isToolEvent } from "./guard-events.js";
+
+export type SettingsAgent = "claude-code" | "gemini-cli" | "llxprt";
+
+const DIALECT: Record<SettingsAgent, string> = { "claude-code": "claude", "gemini-cli": "gemini", llxprt: "llxprt" };
+/** Events whose matcher is a tool name; elsewhere the groups carry no matcher. */
+const TOOL_MATCHED = new Set(["PreToolUse", "PostToolUse", "PermissionRequest", "BeforeTool", "AfterTool"]);
+/**
+ * The agent's hook timeout: above the adapter's own deadline (10 s, --timeout-ms), so that the adapter
+ * answers — a block for a guarded event — before the agent gives up on it.
+ */
+const TIMEOUT_S = 15;
+
+/** Which agent's settings file a profile's hooks go into, or undefined (a profile with no settings.json). */
+export function settingsAgentOf(profile: string): SettingsAgent | undefined {
+  return profile === "claude-code" || profile === "gemini-cli" || profile === "llxprt" ? profile : undefined;
+}
+
+/** The name `init` and `import` give the file they write the block to. */
+export const GENERATED_FILE: Record<SettingsAgent, string> = { "claude-code": "claude-settings.json", "gemini-cli": "gemini-settings.json", llxprt: "llxprt-settings.json" };
+
+/** Where the block goes, for the messages that point at it. */
+export const SETTINGS_FILE: Record<SettingsAgent, string> = { "claude-code": "~/.claude/settings.json", "gemini-cli": "~/.gemini/settings.json", llxprt: "~/.llxprt/settings.json" };
+
+/**
+ * The settings JSON (pretty, newline-terminated) whose `hooks` send each of `events` through the adapter.
+ *
+ * @example
+ * renderAgentSettings("claude-code", ["PreToolUse", "PostToolUse"]);
+ * // { "hooks": { "PreToolUse": [{ "matcher": "*", "hooks": [{ "type": "command",
+ * //   "command": "vcp-hooks hook PreToolUse --dialect claude", "timeout": 15, "onFailure": "block" }] }], … } }
+ */
+export function renderAgentSettings(agent: SettingsAgent, events: readonly string[]): string {
+  const hooks: Record<string, unknown[]> = {};
+  for (const event of [...new Set(events)]) {
+    const command = `vcp-hooks hook ${event} --dialect ${DIALECT[agent]}`;
+    const hook =
+      agent === "claude-code"
+        ? { type: "command", command, timeout: TIMEOUT_S, ...(isToolEvent(agent, event) ? { onFailure: "block" } : {}) }
+        : { type: "command", name: "vcp-hooks", command, timeout: TIMEOUT_S * 1000 };
+    hooks[event] = [{ ...(TOOL_MATCHED.has(event) ? { matcher: "*" } : {}), hooks: [hook] }];
+  }
+  const doc = agent === "claude-code" ? { hooks } : { hooksConfig: { enabled: true }, hooks };
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}
