@@ -23,7 +23,7 @@ export type { Keyring, KeyringKey, KeyPairPem } from "./bundle/keys.js";
 export { verifyAuditLog } from "./audit/verify.js";
 export type { AuditVerdict, VerifyAuditOptions } from "./audit/verify.js";
 export { verifyAuditLogSet } from "./audit/verify-set.js";
-export type { AuditSetVerdict, ReplicaLogVerdict } from "./audit/verify-set.js";
+export type { AuditSetVerdict, MissingReplica, ReplicaLogVerdict } from "./audit/verify-set.js";
 export { readAuditRecords, followAuditRecords, type ReadOptions as AuditReadOptions } from "./audit/reader.js";
 export { formatRecords, EXPORT_FORMATS, type ExportFormat } from "./audit/export.js";
 export type { GeneratedSource } from "./bundle/build.js";
