@@ -17,7 +17,7 @@
  * 2. Redis round trips per operation, counted with `redis-cli monitor` against the replica's Redis:
  *    every command a client sent (lines from `[db lua]`, commands a script ran inside Redis, are not
  *    round trips and are not counted). N operations of each kind are run one after another; the
- *    replica's background traffic (heartbeat, bundle reconciliation, periodic-lease scan, approval
+ *    replica's background traffic (heartbeat, bundle reconciliation, periodic due-set scan, approval
  *    sweep) is measured over an idle window first and its rate × the window's duration subtracted.
  *    The command names seen per operation kind are listed too.
  *

@@ -26,7 +26,7 @@ export { ConfigSchema, loadConfigFile, resolveConfig, configVersionOf } from "./
 export type { ConfigInput, ConfigOverrides, DeepReadonly, ResolvedConfig } from "./config/config.js";
 // The shared store (issue 18, vcp.yaml `store:`): its options and `runtime.status().store`.
 export { checkReplicaId, REPLICA_ID_FILE } from "./store/replica-id.js";
-export type { StoreOptions, RedisStoreOptions, StoreStatus, PeerView, ReplicaRecord, ReplicaBundleReport, RefusedRevision, StoreConnectionStatus, StoreFailure } from "./store/index.js";
+export type { StoreOptions, RedisStoreOptions, StoreStatus, PeerView, ReplicaRecord, ReplicaBundleReport, RefusedRevision, StoreConnectionStatus, StoreHealthStatus, StoreFailure, DataLossEvent, DataLossKind } from "./store/index.js";
 export type { ReplicaVerdicts } from "./runtime/bundle-sync.js";
 // Logging: the interface the runtime takes, and the operational logger (pino, redacting) that
 // `vcp-hooks serve` uses; pass it as `logger` to createRuntime.

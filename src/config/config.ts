@@ -44,6 +44,7 @@ const StoreConfigSchema = z
     heartbeat_ms: z.number().int().min(100).max(60_000).default(DEFAULTS.store.heartbeat_ms),
     reconcile_ms: z.number().int().min(100).max(600_000).default(DEFAULTS.store.reconcile_ms),
     upload_wait_ms: z.number().int().min(0).max(60_000).default(DEFAULTS.store.upload_wait_ms),
+    unreachable_after_ms: z.number().int().min(0).max(600_000).default(DEFAULTS.store.unreachable_after_ms),
   })
   .strict()
   .superRefine((store, ctx) => {

@@ -81,5 +81,6 @@ export const DEFAULTS = deepFreeze({
     heartbeat_ms: 1000,
     reconcile_ms: 5000,
     upload_wait_ms: 2000,
+    unreachable_after_ms: 5000,
   },
 });

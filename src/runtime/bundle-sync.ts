@@ -15,6 +15,13 @@
  *                       refused ─► B keeps its previous revision; the refusal is in its status
  *     local bundle the store has never heard of ─► seed it (only if still absent)
  *
+ * Redis that lost data (store/data-loss.ts: its epoch key gone, or the revision below the highest
+ * this replica has read): the replica says so, raises the counter back to that highest revision
+ * (revision numbers keep their meaning), and keeps what it runs — an entry standing for an earlier
+ * revision than the one a bundle runs here at is not applied but written back over (restore mode:
+ * the replica that ran the newest revision wins), so a Redis restored from an older copy rolls no
+ * replica back.
+ *
  * Chains in flight finish on the revision they started on (bundles.ts pins). A refusal for a reason
  * that cannot change without a restart (signature, trust, a malformed bundle, a disabled profile…) is
  * not retried for the same digest; anything else (the store or the sandbox unavailable) is retried at
@@ -29,7 +36,7 @@
  */
 import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
-import { sharedBundleState, type PeerView, type RefusedRevision, type ReplicaBundleReport, type SharedBundleEntry, type SharedRevision, type SharedStore } from "../store/index.js";
+import { entrySource, sharedBundleState, type DataLossEvent, type PeerView, type RefusedRevision, type ReplicaBundleReport, type SharedBundleEntry, type SharedRevision, type SharedStore } from "../store/index.js";
 import type { BundleManager, BundlePublisher } from "./bundles.js";
 
 /** Refusals a retry cannot cure: the artifact or this replica's configuration would have to change. */
@@ -89,6 +96,17 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
   let applied: number | null = null;
   let appliedGeneration: string | null = null;
   let desired: number | null = null;
+  /** The highest shared revision read or written: the counter never goes below it again (data loss). */
+  let highest = 0;
+  /**
+   * The revision each bundle's state here stands for (installed or removed): the entry's seq, or the
+   * `from` of an entry written back after a data loss. An entry standing for an earlier one is stale.
+   */
+  const runsAt = new Map<string, number>();
+  /** The last data loss the revision check below has accounted for (a loss the heartbeat noticed first). */
+  let lossHandled: DataLossEvent | null = shared.dataLoss.last();
+  /** The last floor record read (undefined before the first read: an old record is learnt, not alarmed). */
+  let floorSeen: string | null | undefined;
   const refused = new Map<string, RefusedRevision>();
   let running: Promise<void> | null = null;
   let again = false;
@@ -102,21 +120,24 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
     async publish(artifact, info, options) {
       const result = await state.publish({
         bundle: info.bundle, digest: info.digest, version: info.version, artifactJson: JSON.stringify(artifact),
-        by: shared.replicaId, allowDowngrade: options.allowDowngrade, mode: "replace",
+        by: shared.replicaId, allowDowngrade: options.allowDowngrade, mode: "replace", floor: highest,
       });
       refused.delete(info.bundle);
+      if (result.changed) runsAt.set(info.bundle, result.seq);
       // This replica already runs it: the notification it sends itself finds nothing to do.
       advanceIfNext(result);
     },
     async unpublish(name) {
-      const result = await state.remove({ bundle: name, by: shared.replicaId });
+      const result = await state.remove({ bundle: name, by: shared.replicaId, floor: highest });
       refused.delete(name);
+      if (result.changed) runsAt.set(name, result.seq);
       advanceIfNext(result);
     },
   };
 
   /** Our own change was the very next one: nothing else to reconcile for it. */
   function advanceIfNext(result: SharedRevision & { changed: boolean }): void {
+    highest = Math.max(highest, result.seq);
     if (result.changed && applied !== null && result.generation === appliedGeneration && result.seq === applied + 1) applied = result.seq;
   }
 
@@ -124,37 +145,76 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
   async function pass(manager: BundleManager): Promise<boolean> {
     return manager.exclusive(async () => {
       const current = await state.revision();
+      shared.dataLoss.epochSeen(current.epoch);
       desired = current.seq;
-      if (applied !== null && current.seq === applied && current.generation === appliedGeneration) return false;
-      const { seq: readSeq, generation, entries } = await state.read();
+      const lost = current.seq < highest;
+      if (lost) {
+        // Below what this replica has read: Redis lost data. Emptied (the epoch says so, maybe through
+        // the heartbeat first) or rewound (an older copy): the alarm once, then the counter back up.
+        const loss = shared.dataLoss.last();
+        const emptied = loss !== null && loss !== lossHandled && loss.kind === "emptied";
+        if (!emptied) shared.dataLoss.rewound(highest, current.seq);
+        lossHandled = shared.dataLoss.last();
+        const id = await state.floor({ highest, by: shared.replicaId, kind: emptied ? "emptied" : "rewound" });
+        if (id !== null) floorSeen = id;
+      } else if (applied !== null && current.seq === applied && current.generation === appliedGeneration) return false;
+      const { seq: readSeq, generation, entries, floor } = await state.read();
+      // Another replica found Redis rewound before this one could see it (it raised the counter first).
+      if (!lost && floor !== null && floorSeen !== undefined && floor.id !== floorSeen && floor.kind === "rewound" && floor.by !== shared.replicaId) {
+        shared.dataLoss.rewound(floor.highest, floor.found, floor.by);
+        lossHandled = shared.dataLoss.last();
+      }
+      floorSeen = floor?.id ?? null;
       desired = readSeq;
       let changed = false;
       const named = new Set<string>();
       for (const entry of entries) {
         named.add(entry.bundle);
-        changed = (await applyEntry(manager, entry)) || changed;
+        if (isStale(manager, entry)) changed = (await writeBack(manager, entry.bundle)) || changed;
+        else changed = (await applyEntry(manager, entry)) || changed;
       }
-      // A bundle this replica holds that the store has never heard of (an empty or new Redis): share it.
+      // A bundle this replica holds that the store has never heard of (an empty, new or emptied Redis): share it.
       for (const info of manager.list()) {
-        if (named.has(info.bundle)) continue;
-        const artifact = manager.installedArtifact(info.bundle);
-        if (artifact === undefined) continue;
-        const result = await state.publish({ bundle: info.bundle, digest: info.digest, version: info.version, artifactJson: JSON.stringify(artifact), by: shared.replicaId, allowDowngrade: false, mode: "seed" });
-        if (result.changed) {
-          logger.info({ bundle: info.bundle, digest: info.digest, revision: result.seq }, "store: shared a bundle the store did not have");
-          changed = true;
-        }
+        if (!named.has(info.bundle)) changed = (await writeBack(manager, info.bundle)) || changed;
       }
+      highest = Math.max(highest, readSeq);
       applied = readSeq;
       appliedGeneration = generation;
       return changed;
     });
   }
 
+  /** An entry that stands for an earlier revision than this replica's state of its bundle, and differs from it: Redis went back. */
+  function isStale(manager: BundleManager, entry: SharedBundleEntry): boolean {
+    const mine = runsAt.get(entry.bundle);
+    if (mine === undefined || entrySource(entry) >= mine) return false;
+    const local = manager.get(entry.bundle);
+    return entry.removed === true ? local !== undefined : local?.digest !== entry.digest;
+  }
+
+  /**
+   * Write this replica's state of `bundle` back to the store (restore mode: it stands unless a later
+   * revision is there): after a data loss, and for a bundle the store has never heard of.
+   */
+  async function writeBack(manager: BundleManager, bundle: string): Promise<boolean> {
+    const from = runsAt.get(bundle) ?? 0;
+    const info = manager.get(bundle);
+    const artifact = info === undefined ? undefined : manager.installedArtifact(bundle);
+    if (info !== undefined && artifact === undefined) return false;
+    const result = info === undefined
+      ? await state.remove({ bundle, by: shared.replicaId, restoreFrom: from, floor: highest })
+      : await state.publish({ bundle, digest: info.digest, version: info.version, artifactJson: JSON.stringify(artifact), by: shared.replicaId, allowDowngrade: false, mode: "restore", from, floor: highest });
+    highest = Math.max(highest, result.seq);
+    if (!result.changed) return false;
+    logger.info({ bundle, digest: info?.digest ?? null, revision: result.seq, runs_at: from }, info === undefined ? "store: wrote back the removal of a bundle over an older entry" : "store: shared this replica's revision of a bundle (the store did not have it, or had an older one)");
+    return true;
+  }
+
   async function applyEntry(manager: BundleManager, entry: SharedBundleEntry): Promise<boolean> {
     const local = manager.get(entry.bundle);
     if (entry.removed === true) {
       refused.delete(entry.bundle);
+      runsAt.set(entry.bundle, entrySource(entry));
       if (local === undefined) return false;
       await manager.removeShared(entry.bundle);
       logger.info({ bundle: entry.bundle, revision: entry.seq, by: entry.by }, "store: bundle removed (shared revision)");
@@ -162,6 +222,7 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
     }
     if (local?.digest === entry.digest) {
       refused.delete(entry.bundle);
+      runsAt.set(entry.bundle, entrySource(entry));
       return false;
     }
     const known = refused.get(entry.bundle);
@@ -174,6 +235,7 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
       // SECURITY: applyShared verifies the artifact with this replica's keyring (bundles.ts); the store is not trusted.
       const info = await manager.applyShared(artifact);
       refused.delete(entry.bundle);
+      runsAt.set(entry.bundle, entrySource(entry));
       logger.info({ bundle: info.bundle, version: info.version, digest: info.digest, revision: entry.seq, by: entry.by }, "store: bundle activated (shared revision)");
       return true;
     } catch (err) {

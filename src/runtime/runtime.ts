@@ -166,6 +166,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       ...(shared === undefined ? {} : { store: storeGauges(shared) }),
     };
   }, { sharedStore: shared !== undefined, auditRetention: auditOptions?.retention !== undefined });
+  // The store's own families (reachability, data loss) are defined with what they count (src/store/).
+  shared?.registerMetrics(metrics.registry);
   function storeGauges(store: SharedStore) {
     const view = store.status();
     const report = bundleSync?.report();
@@ -274,7 +276,11 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   // With `store: redis` sessions, their periodic schedule and approvals live in Redis (shared-state.ts).
   const sharedState: SharedState | undefined = shared === undefined
     ? undefined
-    : createSharedState({ store: shared, tuning: options.sharedSessions ?? {}, pipeline: pipelineDeps, approvals: { ...approvalDeps, ...allowAlwaysTtl(enabledProfiles) }, registry, sessionHook: (b, h) => bundles.sessionHook(b, h), logger });
+    : createSharedState({
+      store: shared, tuning: options.sharedSessions ?? {}, pipeline: pipelineDeps, approvals: { ...approvalDeps, ...allowAlwaysTtl(enabledProfiles) }, registry, sessionHook: (b, h) => bundles.sessionHook(b, h), logger,
+      // A replica that refused the active revision of a bundle runs other hooks than its peers: it leaves ticks to them.
+      periodicReady: () => bundleSync?.readiness().ready !== false,
+    });
   const localApprovals = sharedState === undefined ? createApprovals(approvalDeps) : undefined;
   const approvals: Pick<Approvals, "decide" | "wait" | "on" | "request" | "close"> = sharedState?.approvals ?? localApprovals!;
 
@@ -346,7 +352,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     const hook = registry.register(bundles.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal, ...(sharedRegistryLimiter !== undefined && registerOptions.principal !== undefined ? { rateAdmitted: "shared" as const } : {}) });
     if (sharedState !== undefined) {
       try {
-        await sharedState.rememberHook(key, { bundle: ref.bundle, hook: ref.hook, principal: principal.id });
+        await sharedState.rememberHook(key, { bundle: ref.bundle, hook: ref.hook, principal: principal.id }, { periodic: hook.type === "periodic" });
       } catch (err) {
         // Not recorded for the other replicas ⇒ not registered at all: nothing half-done.
         registry.deregister(hook.name, { scope: "session", sessionId: key, principal });
@@ -535,11 +541,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   // ── last: what the data directory holds (bundles.ts restore closes the sandbox if it fails) ──
   try {
     await bundles.restore(startDeadline);
-    if (sharedState !== undefined) {
-      // Subscribed before any approval is asked here; periodic ticks once the bundles are in.
-      await sharedState.approvals.start();
-      sharedState.sessions.periodic.start();
-    }
+    // Subscribed before any approval is asked here.
+    if (sharedState !== undefined) await sharedState.approvals.start();
   } catch (err) {
     // A refused start leaves nothing open: the next start on this data directory must work.
     await audit?.close().catch(() => undefined);
@@ -555,6 +558,9 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       append: (record) => trail.writer.append(record), intervalMs: shared.options.heartbeatMs, logger,
     });
   }
+  // Periodic ticks once this replica runs what its peers run: a replica still without the shared
+  // bundles would find no periodic hook for a due session and leave it to the next scan of a peer.
+  sharedState?.sessions.periodic.start();
   return runtime;
 }
 

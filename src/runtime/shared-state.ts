@@ -23,6 +23,8 @@ export interface SharedStateDeps {
   /** The definition of an installed bundle's session hook (bundles.ts `sessionHook`). */
   sessionHook(bundle: string, hook: string): unknown;
   logger: Logger;
+  /** False while this replica should leave periodic ticks to its peers (store/shared-periodic.ts). */
+  periodicReady?(): boolean;
 }
 
 export function createSharedState(deps: SharedStateDeps) {
@@ -68,6 +70,7 @@ export function createSharedState(deps: SharedStateDeps) {
     redis,
     ...(deps.tuning.lock !== undefined ? { lock: deps.tuning.lock } : {}),
     ...(deps.tuning.periodicScanMs !== undefined ? { periodicScanMs: deps.tuning.periodicScanMs } : {}),
+    ...(deps.periodicReady !== undefined ? { periodicReady: deps.periodicReady } : {}),
     applySessionHooks,
   });
   const approvals = createSharedApprovals({ ...deps.approvals, redis, ...(deps.tuning.approvalPollMs !== undefined ? { pollMs: deps.tuning.approvalPollMs } : {}) });
@@ -80,10 +83,10 @@ export function createSharedState(deps: SharedStateDeps) {
      * False when the session is not open in the store (a session only ever named in `fire`: its
      * hooks stay on this replica, as with the local store).
      */
-    async rememberHook(key: string, ref: SessionHookRef): Promise<boolean> {
+    async rememberHook(key: string, ref: SessionHookRef, options: { periodic?: boolean } = {}): Promise<boolean> {
       // Reading the session first ties this replica's registry to its current opening (epoch).
       if ((await sessions.sessionInfo(key)) === undefined) return false;
-      await sessions.rememberHook(key, ref);
+      await sessions.rememberHook(key, ref, options);
       synced.get(key)?.refs.add(`${ref.bundle}/${ref.hook}`);
       return true;
     },

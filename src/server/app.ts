@@ -398,12 +398,18 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   // ── ops ────────────────────────────────────────────────────────────────────────────────────────
   app.get("/healthz", { schema: routes.healthz, config: cfg(null) }, async () => ({ status: closing ? "draining" : "ok" }));
   // Readiness (a load balancer's question): not while draining, nor while the sandbox host restarts
-  // or reloads its bundles — chains would wait — nor while this replica refuses the active shared
-  // revision of a bundle: it would serve without a guard its peers apply. Liveness stays /healthz.
+  // or reloads its bundles — chains would wait — nor while Redis has not answered this replica for
+  // store.unreachable_after_ms (every session call would be 503 here, not on its peers), nor while
+  // this replica refuses the active shared revision of a bundle: it would serve without a guard its
+  // peers apply. Liveness stays /healthz.
   app.get("/readyz", { schema: routes.readyz, config: cfg(null) }, async (_request, reply) => {
     if (closing) return reply.code(503).send({ status: "draining" });
     const status = runtime.status();
     if (status.sandbox.ready === false) return reply.code(503).send({ status: "sandbox_starting" });
+    const connection = status.store.kind === "redis" ? status.store.connection : undefined;
+    if (connection !== undefined && connection.unreachable_after_ms > 0 && connection.unreachable_ms >= connection.unreachable_after_ms) {
+      return reply.code(503).send({ status: "store_unreachable", reason: `the shared store (Redis) has not answered this replica for ${connection.unreachable_ms} ms (store.unreachable_after_ms ${connection.unreachable_after_ms}); session calls would answer 503 STORE_UNAVAILABLE` });
+    }
     const bundles = status.store.kind === "redis" ? status.store.bundles : undefined;
     if (bundles !== undefined && !bundles.ready) return reply.code(503).send({ status: "revision_refused", reason: bundles.not_ready_reason ?? "" });
     return reply.code(200).send({ status: "ready" });

@@ -88,6 +88,7 @@ export function storeOptionsFor(config: ResolvedConfig, env: NodeJS.ProcessEnv =
     heartbeatMs: store.heartbeat_ms,
     reconcileMs: store.reconcile_ms,
     uploadWaitMs: store.upload_wait_ms,
+    unreachableAfterMs: store.unreachable_after_ms,
   };
 }
 

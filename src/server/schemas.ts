@@ -359,13 +359,13 @@ export const routes = withOperationIds({
   healthz: { tags: ["ops"], summary: "Liveness", security: [], response: { 200: object({ status: { type: "string" } }), ...errors() } },
   readyz: {
     tags: ["ops"],
-    summary: "Readiness: 200 when chains can run now; 503 while draining, while the sandbox host restarts, or (store.kind redis) while this replica refuses the active revision of a bundle",
+    summary: "Readiness: 200 when chains can run now; 503 while draining, while the sandbox host restarts, or (store.kind redis) while Redis has not answered this replica for store.unreachable_after_ms or this replica refuses the active revision of a bundle",
     security: [],
     // 503 is either "not ready" ({ status, reason? }) or, once draining has begun, the SHUTTING_DOWN error.
     response: {
       200: object({ status: { type: "string" } }),
       500: { $ref: "VcpError500#" },
-      503: { anyOf: [object({ status: { type: "string", enum: ["draining", "sandbox_starting", "revision_refused"] }, reason: { type: "string" } }, { required: ["status"] }), { $ref: "VcpError503#" }] },
+      503: { anyOf: [object({ status: { type: "string", enum: ["draining", "sandbox_starting", "store_unreachable", "revision_refused"] }, reason: { type: "string" } }, { required: ["status"] }), { $ref: "VcpError503#" }] },
     },
   },
   metrics: { tags: ["ops"], summary: "Prometheus metrics (text exposition format)", description: "An operator token, or a metrics token (which reads this route and nothing else).", security: [...security("operator"), { metrics: [] }], response: { 200: { description: "Prometheus text exposition format 0.0.4", content: { "text/plain": { schema: { type: "string" } } } }, ...errors(...AUTH) } },

@@ -18,9 +18,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { connect as tlsConnect } from "node:tls";
 import type { Redis } from "ioredis";
 import type { Logger } from "../observe/events.js";
-import { messageWithCauses } from "../errors.js";
+import { messageWithCauses, VcpError } from "../errors.js";
 import { storeUnavailable, type StoreFailure } from "./errors.js";
+import { createStoreHealth, type StoreHealth, type StoreHealthStatus } from "./health.js";
 import { storeKeys, type StoreKeys } from "./keys.js";
+import { createRedisClock, type RedisClock } from "./redis-clock.js";
 
 export interface StoreConnectionOptions {
   url: string;
@@ -31,6 +33,8 @@ export interface StoreConnectionOptions {
   commandTimeoutMs: number;
   /** Ceiling of the reconnect backoff. */
   maxBackoffMs: number;
+  /** Redis not answering for this long makes the replica not ready (store.unreachable_after_ms; 0: never). */
+  unreachableAfterMs?: number;
   /** Shown in Redis `CLIENT LIST` (e.g. `vcp-hooks:<replica id>`). */
   clientName?: string;
   logger: Logger;
@@ -47,7 +51,8 @@ export function defineScript(name: string, lua: string): StoreScript {
   return Object.freeze({ name, lua, sha: createHash("sha1").update(lua).digest("hex") });
 }
 
-export interface StoreConnectionStatus {
+export interface StoreConnectionStatus extends StoreHealthStatus {
+  /** Connected and answering: false while the connection is down, or once Redis has not answered for `unreachable_after_ms`. */
   connected: boolean;
   /** When the connection last came up or went down (ISO time). */
   since: string;
@@ -81,6 +86,8 @@ export interface StoreConnection {
   eval(operation: string, script: StoreScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown>;
   /** Redis `TIME` in ms: one clock for every replica (periodic ticks, leases), whatever their skew. */
   serverTimeMs(operation?: string): Promise<number>;
+  /** This replica's estimate of Redis's TIME (redis-clock.ts), fed by every answer that carries it; read at each (re)connection. */
+  readonly clock: RedisClock;
   /** Publish on a channel of this deployment (`keys.channel(name)` or another key of `keys`). */
   publish(operation: string, channel: string, message: string): Promise<void>;
   /**
@@ -91,7 +98,10 @@ export interface StoreConnection {
   subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>>;
   /** Called at every (re)connection of the command client, and once at once if it is up now. */
   onReady(listener: () => void): () => void;
+  /** The command connection is up (Redis may still not answer: see `health`). */
   connected(): boolean;
+  /** Whether Redis answers this replica, from the commands' outcomes (health.ts). */
+  readonly health: StoreHealth;
   status(): StoreConnectionStatus;
   /** Close both connections; pending commands fail. */
   close(): Promise<void>;
@@ -194,7 +204,9 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
     logger.info({ store: target, prefix: options.prefix, reconnects }, reconnects === 0 ? "store: connected to Redis" : "store: reconnected to Redis");
     tellReady();
   });
+  const health = createStoreHealth({ unreachableAfterMs: options.unreachableAfterMs ?? 5000 });
   redis.on("close", () => {
+    health.lost();
     // Closed by Redis after its refusal, with no socket error to report it by.
     if (!up && handshake !== null && handshake.refusal !== null && !handshake.reported) report(refused(handshake.refusal, null));
     handshake = null;
@@ -208,14 +220,21 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
   // Every command goes through `run` (eval, publish and serverTimeMs too): the one place to count failures.
   const commandErrors: Record<StoreFailure, number> = { timeout: 0, reply: 0, unreachable: 0 };
   const run = async <T>(operation: string, fn: (client: Redis) => Promise<T>): Promise<T> => {
+    const startedAt = performance.now();
     try {
-      return await fn(redis);
+      const result = await fn(redis);
+      health.answered();
+      return result;
     } catch (err) {
       // Without a connection the command's own error says only that ("Connection is closed."): the
       // connection's last error says why.
       const failure = storeUnavailable(operation, err, up ? undefined : (lastError ?? undefined));
       const reason = (failure.details as { reason?: StoreFailure } | undefined)?.reason;
-      if (reason !== undefined) commandErrors[reason]++;
+      // A VcpError thrown by `fn` is the caller's own verdict on an answer, not a store failure.
+      if (reason !== undefined && !(err instanceof VcpError)) {
+        commandErrors[reason]++;
+        health.failed(reason, startedAt);
+      }
       throw failure;
     }
   };
@@ -235,9 +254,13 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
       });
     },
     async serverTimeMs(operation = "reading the store's clock") {
+      const sentAt = performance.now();
       const [seconds, micros] = await run(operation, (client) => client.time());
-      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      const ms = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      connection.clock.observe(ms, sentAt, performance.now());
+      return ms;
     },
+    clock: createRedisClock(),
     async publish(operation, channel, message) {
       await run(operation, (client) => client.publish(channel, message));
     },
@@ -305,7 +328,8 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
       return () => readyListeners.delete(listener);
     },
     connected: () => up,
-    status: () => ({ connected: up, since, reconnects, last_error: up ? null : lastError, command_errors: { ...commandErrors } }),
+    health,
+    status: () => ({ connected: up && !health.unreachable(), since, reconnects, last_error: up ? null : lastError, command_errors: { ...commandErrors }, ...health.status() }),
     async close() {
       if (closed) return;
       closed = true;
@@ -314,6 +338,9 @@ export async function connectStore(options: StoreConnectionOptions): Promise<Sto
       await Promise.all([quit(redis), subscriber === undefined ? undefined : quit(subscriber)]);
     },
   };
+
+  // Redis's clock at every (re)connection: scripts can carry a "not after" from the first command on.
+  connection.onReady(() => void connection.serverTimeMs().catch(() => undefined));
 
   // The first connection, bounded: a start never hangs on Redis.
   const first = redis.connect().then(

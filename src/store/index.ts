@@ -15,6 +15,8 @@ import { connectStore, describeUrl, type StoreConnection, type StoreConnectionSt
 import { startReplicaPresence, type PeerView, type RefusedRevision, type ReplicaBundleReport, type ReplicaPresence } from "./replica.js";
 import { resolveReplicaId } from "./replica-id.js";
 import { DEFAULTS } from "../config/defaults.js";
+import type { Registry } from "prom-client";
+import { createDataLossWatch, type DataLossEvent, type DataLossWatch } from "./data-loss.js";
 
 export { connectStore, defineScript, backoffMs, describeUrl, newInstanceId, type StoreConnection, type StoreConnectionStatus, type StoreScript, type RedisClient } from "./connection.js";
 export { storeKeys, keyPart, PREFIX_INDEX_KEY, STORE_LAYOUT_VERSION, type StoreKeys } from "./keys.js";
@@ -47,6 +49,8 @@ export interface RedisStoreOptions {
   reconcileMs?: number;
   /** How long an upload's answer waits for the other live replicas to accept or refuse the revision (0: not at all). */
   uploadWaitMs?: number;
+  /** How long Redis may not answer before this replica is not ready (0: never); health.ts. */
+  unreachableAfterMs?: number;
 }
 
 /** `runtime.status().store`. */
@@ -64,6 +68,8 @@ export type StoreStatus =
       warnings: string[];
       /** Every replica seen under this prefix (this one included), as of the last heartbeat. */
       replicas: PeerView[];
+      /** The last time this replica noticed Redis lost data (data-loss.ts), or null. */
+      data_loss: DataLossEvent | null;
       /** This replica's shared bundles: the revision it reconciled to, the newest it has read, what it refused. */
       bundles?: {
         revision: number | null;
@@ -80,10 +86,14 @@ export interface SharedStore {
   readonly replicaId: string;
   readonly connection: StoreConnection;
   readonly presence: ReplicaPresence;
+  /** Noticing that Redis lost data (data-loss.ts): the heartbeat and the bundle sync report to it. */
+  readonly dataLoss: DataLossWatch;
   readonly options: Required<Omit<RedisStoreOptions, "replicaId" | "advertiseUrl" | "configVersion" | "version">> & { configVersion: string; version: string };
   status(): StoreStatus & { kind: "redis" };
   /** Where the heartbeat record's bundle part comes from (the bundle sync, once it exists). */
   setReport(report: () => ReplicaBundleReport): void;
+  /** Add the store's metric families (health.ts) to a runtime's registry. */
+  registerMetrics(registry: Registry): void;
   /** Stop heartbeating, remove this replica's record, close the connections. */
   close(): Promise<void>;
 }
@@ -112,12 +122,14 @@ export async function openSharedStore(
     heartbeatMs: options.heartbeatMs ?? DEFAULTS.store.heartbeat_ms,
     reconcileMs: options.reconcileMs ?? DEFAULTS.store.reconcile_ms,
     uploadWaitMs: options.uploadWaitMs ?? DEFAULTS.store.upload_wait_ms,
+    unreachableAfterMs: options.unreachableAfterMs ?? DEFAULTS.store.unreachable_after_ms,
     configVersion: options.configVersion ?? "unversioned",
     version: options.version ?? "unknown",
   };
   const replicaId = resolveReplicaId({ explicit: options.replicaId, dataDir: context.dataDir });
   const connection = await connectStore({ ...resolved, clientName: `vcp-hooks:${replicaId}`, logger: context.logger });
   let report: () => ReplicaBundleReport = context.report ?? (() => ({ revision: null, bundles: {}, refused: [] }));
+  const dataLoss = createDataLossWatch({ logger: context.logger, epochKey: connection.keys.epoch });
   let presence: ReplicaPresence;
   try {
     presence = await startReplicaPresence({
@@ -129,6 +141,7 @@ export async function openSharedStore(
       url: options.advertiseUrl ?? null,
       report: () => report(),
       logger: context.logger,
+      dataLoss,
     });
   } catch (err) {
     await connection.close();
@@ -138,9 +151,14 @@ export async function openSharedStore(
     replicaId,
     connection,
     presence,
+    dataLoss,
     options: resolved,
     setReport(next) {
       report = next;
+    },
+    registerMetrics(registry) {
+      connection.health.registerMetrics(registry);
+      dataLoss.registerMetrics(registry);
     },
     status: () => ({
       kind: "redis",
@@ -149,8 +167,10 @@ export async function openSharedStore(
       replica_id: replicaId,
       config_version: resolved.configVersion,
       connection: connection.status(),
-      warnings: presence.warnings(),
+      // A data loss stays in the warnings (what `vcp-hooks status` prints) until the process restarts.
+      warnings: [...presence.warnings(), ...dataLossWarning(dataLoss.last())],
       replicas: presence.peers(),
+      data_loss: dataLoss.last(),
     }),
     async close() {
       await presence.close();
@@ -158,6 +178,12 @@ export async function openSharedStore(
     },
   };
 }
-export { sharedBundleState, type SharedBundleEntry, type SharedBundleState, type SharedRevision } from "./bundles.js";
+function dataLossWarning(loss: DataLossEvent | null): string[] {
+  return loss === null ? [] : [`Redis lost data (${loss.kind}, noticed ${loss.detected_at}): ${loss.message}`];
+}
+
+export { entrySource, sharedBundleState, type SharedBundleEntry, type SharedBundleState, type SharedRevision } from "./bundles.js";
+export type { DataLossEvent, DataLossKind, DataLossWatch } from "./data-loss.js";
+export type { StoreHealth, StoreHealthStatus } from "./health.js";
 export { createSharedRateLimiter, type SharedRateLimiter } from "./rate-limit.js";
 export { createSharedImplicitSessions, type ImplicitSessionTouch, type SharedImplicitSessions } from "./implicit-sessions.js";

@@ -2,6 +2,9 @@
  * Every Redis key and channel vcp-hooks uses, built in one place from the deployment's `store.prefix`.
  *
  *   <prefix>:meta                      hash   store layout version
+ *   <prefix>:epoch                     string random id written at the first start (heartbeat, when absent):
+ *                                            its disappearance tells the replicas Redis lost its data
+ *   <prefix>:periodic:due              zset   session key → when its next periodic tick is due (Redis TIME, ms)
  *   <prefix>:replicas                  hash   replica id → its heartbeat record (JSON, Redis TIME)
  *   <prefix>:bundle:artifact:<digest>  string a verified .vcpb (JSON), by content digest
  *   <prefix>:bundle:active             hash   bundle name → its desired revision (JSON: digest, seq, …)
@@ -10,6 +13,8 @@
  *                                            data starts a new one, so reused seq numbers are not mistaken
  *                                            for revisions a replica already has
  *   <prefix>:bundle:changed            channel a new revision was written (message: its seq)
+ *   <prefix>:bundle:floor              string JSON: the last time a replica raised the counter back after Redis
+ *                                            lost data (data-loss.ts): the others learn of a rewind they did not see
  *   <prefix>:rate:<scope>:<key>        string GCRA theoretical arrival time of one rate-limited key
  *   <prefix>:s:{<session key>}:<part>  any    one session's state (redis-sessions); the hash tag keeps a
  *                                            session's keys in one slot for Redis Cluster
@@ -35,12 +40,14 @@ export function keyPart(value: string): string {
 export interface StoreKeys {
   readonly prefix: string;
   readonly meta: string;
+  readonly epoch: string;
   readonly replicas: string;
   bundleArtifact(digest: string): string;
   readonly bundleActive: string;
   readonly bundleSeq: string;
   readonly bundleGeneration: string;
   readonly bundleChannel: string;
+  readonly bundleFloor: string;
   /** One rate-limited key of a limiter `scope` (e.g. `registry`). */
   rate(scope: string, key: string): string;
   /** One part (`state`, `lock`, …) of one session, by its runtime session key (ids are per owner). */
@@ -64,12 +71,14 @@ export function storeKeys(prefix: string): StoreKeys {
   return Object.freeze({
     prefix,
     meta: k("meta"),
+    epoch: k("epoch"),
     replicas: k("replicas"),
     bundleArtifact: (digest: string) => k("bundle", "artifact", keyPart(digest)),
     bundleActive: k("bundle", "active"),
     bundleSeq: k("bundle", "seq"),
     bundleGeneration: k("bundle", "generation"),
     bundleChannel: k("bundle", "changed"),
+    bundleFloor: k("bundle", "floor"),
     rate: (scope: string, key: string) => k("rate", keyPart(scope), keyPart(key)),
     session: (sessionKey: string, part: string) => `${prefix}:s:{${keyPart(sessionKey)}}:${keyPart(part)}`,
     channel: (name: string) => k("chan", keyPart(name)),

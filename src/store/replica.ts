@@ -15,6 +15,7 @@ import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
 import { defineScript, newInstanceId, type StoreConnection } from "./connection.js";
 import { PREFIX_INDEX_KEY, STORE_LAYOUT_VERSION } from "./keys.js";
+import type { DataLossWatch } from "./data-loss.js";
 
 /** A record older than this (by Redis time) is deleted: a replica gone for a day is forgotten. */
 const FORGET_AFTER_MS = 24 * 60 * 60 * 1000;
@@ -87,12 +88,14 @@ export interface ReplicaPresenceOptions {
   /** The bundle part of the record, read at each heartbeat. */
   report(): ReplicaBundleReport;
   logger: Logger;
+  /** Told the store's epoch at every heartbeat (which writes one when absent): a changed one is a data loss. */
+  dataLoss?: DataLossWatch;
 }
 
-// KEYS: records hash, seen hash, prefix index, meta. ARGV: id, record JSON, instance, claim ("1"/"0"),
-// live window ms, prefix, layout version, forget-after ms.
+// KEYS: records hash, seen hash, prefix index, meta, epoch. ARGV: id, record JSON, instance, claim
+// ("1"/"0"), live window ms, prefix, layout version, forget-after ms, a fresh epoch (used when none).
 // Returns { "taken", age_ms } when claiming an id another live instance holds; else
-// { now_ms, layout, live_prefixes[], id1, json1, seen1, id2, … }.
+// { now_ms, layout, live_prefixes[], epoch, id1, json1, seen1, id2, … }.
 const HEARTBEAT = defineScript(
   "replica-heartbeat",
   `
@@ -110,9 +113,10 @@ end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[1], tostring(now))
 redis.call('HSETNX', KEYS[4], 'layout', ARGV[7])
+redis.call('SET', KEYS[5], ARGV[9], 'NX')
 redis.call('ZADD', KEYS[3], now, ARGV[6])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[8]))
-local out = { tostring(now), redis.call('HGET', KEYS[4], 'layout') or '', redis.call('ZRANGEBYSCORE', KEYS[3], now - live, '+inf') }
+local out = { tostring(now), redis.call('HGET', KEYS[4], 'layout') or '', redis.call('ZRANGEBYSCORE', KEYS[3], now - live, '+inf'), redis.call('GET', KEYS[5]) }
 local seenAll = redis.call('HGETALL', KEYS[2])
 for i = 1, #seenAll, 2 do
   local id, at = seenAll[i], tonumber(seenAll[i + 1])
@@ -173,15 +177,16 @@ export async function startReplicaPresence(options: ReplicaPresenceOptions): Pro
   }
 
   async function heartbeat(claim: boolean): Promise<"ok" | { takenAgeMs: number }> {
-    const reply = (await connection.eval("replica heartbeat", HEARTBEAT, [keys.replicas, seenKey, PREFIX_INDEX_KEY, keys.meta], [
-      options.id, JSON.stringify(record()), instance, claim ? "1" : "0", liveWindowMs, keys.prefix, STORE_LAYOUT_VERSION, FORGET_AFTER_MS,
+    const reply = (await connection.eval("replica heartbeat", HEARTBEAT, [keys.replicas, seenKey, PREFIX_INDEX_KEY, keys.meta, keys.epoch], [
+      options.id, JSON.stringify(record()), instance, claim ? "1" : "0", liveWindowMs, keys.prefix, STORE_LAYOUT_VERSION, FORGET_AFTER_MS, newInstanceId(),
     ])) as unknown[];
     if (reply[0] === "taken") return { takenAgeMs: Number(reply[1]) };
     const now = Number(reply[0]);
     const layout = String(reply[1]);
     const livePrefixes = (reply[2] as string[]).filter((p) => p !== keys.prefix);
+    options.dataLoss?.epochSeen(typeof reply[3] === "string" ? reply[3] : null);
     const next: PeerView[] = [];
-    for (let i = 3; i + 2 < reply.length; i += 3) {
+    for (let i = 4; i + 2 < reply.length; i += 3) {
       let rec: ReplicaRecord;
       try {
         rec = JSON.parse(String(reply[i + 1])) as ReplicaRecord;

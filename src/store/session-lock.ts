@@ -3,8 +3,9 @@
  * for each session, whichever replica it runs on.
  *
  * ```
- *  acquire: SET lock <random token> NX PX ttl ─ ok ─► INCR fence ─► read the record      (one script)
- *                 └─ held by another ─► wait (poll with backoff) until the wait deadline ─► SESSION_BUSY
+ *  acquire: Redis TIME ≤ not after? ─ no ─► nothing (LATE)                                (one script)
+ *             └─ SET lock <random token> NX PX ttl ─ ok ─► INCR fence ─► read the record
+ *                  └─ held by another ─► wait (poll with backoff) until the wait deadline ─► SESSION_BUSY
  *  held:    every ttl/3: PEXPIRE if GET lock == token (renew)                              (one script)
  *  commit:  GET lock == token AND stored fence ≤ my fence ─► write record ─► DEL lock     (one script)
  *                 └─ otherwise ─► SESSION_LOCK_LOST: nothing written
@@ -15,6 +16,11 @@
  * replica for longer than `ttlMs`. A holder that stalled past its ttl (a long GC pause, a partition)
  * cannot write afterwards: every write is one script that checks the token is still its own and that
  * no later holder (a higher fence) has written — fencing, not just timing.
+ *
+ * Every script that takes or writes carries "not after" in Redis time: the moment the replica stops
+ * waiting for its answer (command timeout). One that reaches Redis later — queued behind a stalled
+ * Redis or a slow link while the replica answered 503 — does nothing: no lock held by nobody for a
+ * ttl, no write after a 503.
  */
 import { randomBytes } from "node:crypto";
 import { VcpError } from "../errors.js";
@@ -23,18 +29,22 @@ import { luaScript, type SessionRedis } from "./session-redis.js";
 export const ACQUIRE = luaScript(
   "session-acquire",
   "taking the session lock",
-  // KEYS: lock, fence, record, session hooks. ARGV: token, ttl ms.
-  // → false when held by another; else { fence, record JSON or false (no such session), Redis TIME ms, hook refs… }.
+  // KEYS: lock, fence, record, session hooks. ARGV: token, ttl ms, not after (Redis TIME ms).
+  // → { 'LATE', now } past the deadline (nothing done); { 'BUSY', now } held by another;
+  //   { 'GONE', now } no such session (nothing held); { 'OK', now, fence, record JSON, hook refs… }.
   `
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- The caller stops waiting at its command deadline: a lock taken after it would be held by nobody.
+if now > tonumber(ARGV[3]) then return {'LATE', now} end
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'BUSY', now} end
 local fence = redis.call('INCR', KEYS[2])
 local rec = redis.call('HGET', KEYS[3], 'rec')
 if not rec then
   redis.call('DEL', KEYS[1])
-  return {fence, false}
+  return {'GONE', now}
 end
-local t = redis.call('TIME')
-local out = {fence, rec, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)}
+local out = {'OK', now, fence, rec}
 for _, ref in ipairs(redis.call('SMEMBERS', KEYS[4])) do out[#out + 1] = ref end
 return out
 `,
@@ -121,14 +131,20 @@ export async function acquire(
   const giveUpAt = Date.now() + timing.waitMs;
   let backoff = 5;
   for (;;) {
-    const out = (await redis.script(ACQUIRE, [keys.lock, keys.fence, keys.record, keys.hooks], [token, timing.ttlMs])) as unknown[] | null;
-    if (out !== null && out !== undefined && Array.isArray(out)) {
-      const fence = Number(out[0]);
-      const record = typeof out[1] === "string" ? out[1] : null;
-      const acquiredAt = { redisMs: Number(out[2]), localMs: performance.now() };
-      if (record === null) return { lock: inert(token, fence, acquiredAt), record: null, hooks: [] };
-      return { lock: renewing(redis, keys.lock, token, fence, acquiredAt, timing.ttlMs, onLost), record, hooks: out.slice(3).map(String) };
+    const sentAt = performance.now();
+    const out = (await redis.script(ACQUIRE, [keys.lock, keys.fence, keys.record, keys.hooks], [token, timing.ttlMs, await commandDeadline(redis, sentAt)])) as unknown[];
+    const receivedAt = performance.now();
+    const redisMs = Number(out[1]);
+    redis.clock.observe(redisMs, sentAt, receivedAt);
+    const outcome = String(out[0]);
+    if (outcome === "OK") {
+      const fence = Number(out[2]);
+      const acquiredAt = { redisMs, localMs: receivedAt };
+      return { lock: renewing(redis, keys.lock, token, fence, acquiredAt, timing.ttlMs, onLost), record: String(out[3]), hooks: out.slice(4).map(String) };
     }
+    if (outcome === "GONE") return { lock: inert(token, 0, { redisMs, localMs: receivedAt }), record: null, hooks: [] };
+    // BUSY: another holder. LATE, with the answer in hand: Redis ran it later than this replica's
+    // estimate allowed (the answer corrected the estimate); nothing was taken. Either way, try again.
     if (Date.now() >= giveUpAt) {
       throw new VcpError("SESSION_BUSY", `session '${sessionId}' is held by another operation (on this or another replica) for longer than ${timing.waitMs} ms; retry`, { session_id: sessionId, wait_ms: timing.waitMs });
     }
@@ -178,6 +194,21 @@ export async function release(redis: SessionRedis, lockKey: string, lock: HeldLo
 
 /** Margin under the command deadline: Redis refuses a write a little before this replica stops waiting. */
 const LATE_MARGIN_MS = 100;
+
+/**
+ * "Not after", in Redis time, for a command sent at `sentAt` (performance.now()): the moment this
+ * replica stops waiting for its answer (its command timeout), by the lower bound of Redis's clock
+ * (redis-clock.ts, never later than the truth), less a margin. Read from Redis first if this replica
+ * has not learnt its clock yet (once per process, normally done at connection).
+ */
+export async function commandDeadline(redis: SessionRedis, sentAt = performance.now()): Promise<number> {
+  let now = redis.clock.lowerBound(sentAt);
+  if (now === undefined) {
+    await redis.serverTimeMs("reading the store's clock");
+    now = redis.clock.lowerBound(sentAt)!;
+  }
+  return now + redis.commandTimeoutMs - LATE_MARGIN_MS;
+}
 
 /**
  * "Not after", in Redis time, for a write sent now under `lock`: the acquire's Redis TIME plus the

@@ -7,6 +7,7 @@
  */
 import { defineScript, type StoreConnection, type StoreScript } from "./connection.js";
 import type { StoreKeys } from "./keys.js";
+import type { RedisClock } from "./redis-clock.js";
 
 /** A Lua script: atomic in Redis (one transaction). `operation` says what it does, for STORE_UNAVAILABLE. */
 export interface LuaScript {
@@ -29,6 +30,10 @@ export interface SessionRedis {
   readonly replicaId: string;
   /** How long a command may take before it fails (store.command_timeout_ms). */
   readonly commandTimeoutMs: number;
+  /** Redis's clock as this replica knows it (redis-clock.ts): scripts' "not after" deadlines. */
+  readonly clock: RedisClock;
+  /** Redis TIME now, read with one command (feeds `clock`). */
+  serverTimeMs(operation: string): Promise<number>;
 }
 
 export function sessionRedisOf(connection: StoreConnection, replicaId: string, commandTimeoutMs: number): SessionRedis {
@@ -39,6 +44,8 @@ export function sessionRedisOf(connection: StoreConnection, replicaId: string, c
     keys: connection.keys,
     replicaId,
     commandTimeoutMs,
+    clock: connection.clock,
+    serverTimeMs: (operation) => connection.serverTimeMs(operation),
   };
 }
 

@@ -6,8 +6,9 @@
  *  <prefix>:s:{<k>}:record      hash { rec: record JSON (operations.ts SessionRecord + epoch), fence }
  *  <prefix>:s:{<k>}:hooks       set of session-hook refs (JSON) registered for it
  *  <prefix>:s:{<k>}:lock        the per-session lock (session-lock.ts); …:fence its fence counter
- *  <prefix>:s:{<k>}:periodic    the session's periodic schedule; …:periodic-lease… its leases (shared-periodic.ts)
- *  <prefix>:sessions            set of open session keys (list, the periodic scan)
+ *  <prefix>:s:{<k>}:periodic    the session's periodic schedule (shared-periodic.ts)
+ *  <prefix>:periodic:due        zset: when each session's next periodic tick is due (shared-periodic.ts)
+ *  <prefix>:sessions            set of open session keys (list; every session rescheduled when periodic hooks change)
  *  <prefix>:sessions-of:<o>     set of an owner's open session keys (SESSION_LIMIT, counted across replicas)
  *  <prefix>:session-ids:<id>    set of the keys using a caller-facing id (an operator's lookup by id)
  *  (<k>: the session key of access.ts, escaped by keys.ts; <o>, <id>: base64url)
@@ -31,7 +32,7 @@ import { DEFAULT_JSON_BOUNDS } from "../model/json-bounds.js";
 import type { SessionInfo } from "../model/input.js";
 import { acquire, commit, lateWrite, release, writeDeadline, type HeldLock, type LockTiming } from "./session-lock.js";
 import { segment, luaScript, type SessionRedis } from "./session-redis.js";
-import { createSharedPeriodic, periodicStatus, type SharedPeriodic } from "./shared-periodic.js";
+import { createSharedPeriodic, hasPeriodic, periodicDueKey, periodicStatus, type SharedPeriodic } from "./shared-periodic.js";
 
 /** A session-scope hook registered for a session, as every replica re-registers it. */
 export interface SessionHookRef {
@@ -57,12 +58,14 @@ export interface SharedSessionDeps extends PipelineDeps {
   applySessionHooks(key: string, epoch: string | null, refs: readonly SessionHookRef[]): void;
   /** How often this replica looks for due periodic ticks; default 200 ms. */
   periodicScanMs?: number;
+  /** False while this replica should leave periodic ticks to its peers (shared-periodic.ts `ready`). */
+  periodicReady?(): boolean;
 }
 
 export interface SharedSessionService extends SessionService {
   readonly kind: "shared";
   /** Record a session hook so every replica registers it for the session. */
-  rememberHook(key: string, ref: SessionHookRef): Promise<void>;
+  rememberHook(key: string, ref: SessionHookRef, options?: { periodic?: boolean }): Promise<void>;
   /** The periodic scheduler's lease loop (started by the runtime once bundles are restored). */
   readonly periodic: SharedPeriodic;
 }
@@ -72,7 +75,8 @@ export const DEFAULT_LOCK_TIMING: Readonly<LockTiming> = Object.freeze({ ttlMs: 
 const OPEN = luaScript(
   "session-open",
   "opening the session",
-  // KEYS: record, all, owner set, ids set. ARGV: key, record JSON, limit (-1: none), has owner (1/0).
+  // KEYS: record, all, owner set, ids set, periodic due set. ARGV: key, record JSON, limit (-1: none),
+  // has owner (1/0), periodic hooks apply (1/0: its schedule is set up by the next scan).
   `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'EXISTS' end
 if ARGV[4] == '1' and tonumber(ARGV[3]) >= 0 and redis.call('SCARD', KEYS[3]) >= tonumber(ARGV[3]) then return 'LIMIT' end
@@ -80,6 +84,7 @@ redis.call('HSET', KEYS[1], 'rec', ARGV[2], 'fence', 0)
 redis.call('SADD', KEYS[2], ARGV[1])
 if ARGV[4] == '1' then redis.call('SADD', KEYS[3], ARGV[1]) end
 redis.call('SADD', KEYS[4], ARGV[1])
+if ARGV[5] == '1' then redis.call('ZADD', KEYS[5], 0, ARGV[1]) end
 return 'OK'
 `,
 );
@@ -87,13 +92,14 @@ return 'OK'
 const CLOSE = luaScript(
   "session-close",
   "closing the session",
-  // KEYS: lock, record, all, owner set, ids set, hooks, fence, periodic. ARGV: key, token, has owner,
-  // not after (Redis TIME ms: session-lock.ts writeDeadline).
+  // KEYS: lock, record, all, owner set, ids set, hooks, fence, periodic, periodic due set. ARGV: key,
+  // token, has owner, not after (Redis TIME ms: session-lock.ts writeDeadline).
   `
 local t = redis.call('TIME')
 if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[4]) then return 'LATE' end
 if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 'LOST' end
 redis.call('DEL', KEYS[2], KEYS[6], KEYS[7], KEYS[8], KEYS[1])
+redis.call('ZREM', KEYS[9], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
 if ARGV[3] == '1' then redis.call('SREM', KEYS[4], ARGV[1]) end
 redis.call('SREM', KEYS[5], ARGV[1])
@@ -129,9 +135,11 @@ return out
 const REMEMBER_HOOK = luaScript(
   "session-remember-hook",
   "recording a session hook",
-  // KEYS: record, hooks. ARGV: ref JSON. Only for a session still open.
+  // KEYS: record, hooks, periodic due set. ARGV: ref JSON, session key, periodic (1/0). Only for a session still open.
   `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+-- A periodic session hook: the next scan of any replica sets its schedule up.
+if ARGV[3] == '1' then redis.call('ZADD', KEYS[3], 0, ARGV[2]) end
 return redis.call('SADD', KEYS[2], ARGV[1]) + 1
 `,
 );
@@ -153,6 +161,7 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
   const bounds = deps.inputBounds ?? DEFAULT_JSON_BOUNDS;
   const maxPerOwner = deps.maxSessionsPerOwner ?? Number.POSITIVE_INFINITY;
   const allKey = redis.keys.custom("sessions");
+  const dueKey = periodicDueKey(redis);
   const ownerKey = (owner: string) => redis.keys.custom("sessions-of", segment(owner));
   const idsKey = (id: string) => redis.keys.custom("session-ids", segment(id));
   const now = (): string => new Date(clock.wallNow()).toISOString();
@@ -286,7 +295,8 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
       };
       const limit = owner === null || !Number.isFinite(maxPerOwner) ? -1 : maxPerOwner;
       // One script: the existence check, the owner's cap (counted over every replica) and the writes.
-      const out = String(await redis.script(OPEN, [sessionKeys(redis, key).record, allKey, owner === null ? allKey : ownerKey(owner), idsKey(id)], [key, JSON.stringify(session), limit, owner === null ? 0 : 1]));
+      const periodic = hasPeriodic(deps.periodicHooks(key)) ? 1 : 0;
+      const out = String(await redis.script(OPEN, [sessionKeys(redis, key).record, allKey, owner === null ? allKey : ownerKey(owner), idsKey(id), dueKey], [key, JSON.stringify(session), limit, owner === null ? 0 : 1, periodic]));
       // SECURITY: only the caller's own namespace is checked: another owner's use of the id is invisible.
       if (out === "EXISTS") throw sessionExists(id);
       if (out === "LIMIT") throw sessionLimit(owner!, maxPerOwner);
@@ -323,7 +333,7 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
       // Operations already in this session's turn finish first (here: the queue; elsewhere: the lock).
       await inTurn(key, id, access, async (s, _hooks, lock) => {
         const keys = sessionKeys(redis, key);
-        const out = String(await redis.script(CLOSE, [keys.lock, keys.record, allKey, s.owner === null ? allKey : ownerKey(s.owner), idsKey(s.id), keys.hooks, keys.fence, keys.periodic], [key, lock.token, s.owner === null ? 0 : 1, writeDeadline(redis, lock)]));
+        const out = String(await redis.script(CLOSE, [keys.lock, keys.record, allKey, s.owner === null ? allKey : ownerKey(s.owner), idsKey(s.id), keys.hooks, keys.fence, keys.periodic, dueKey], [key, lock.token, s.owner === null ? 0 : 1, writeDeadline(redis, lock)]));
         if (out === "LATE") throw lateWrite(id, "closing the session");
         if (out !== "OK") throw new VcpError("SESSION_LOCK_LOST", `session '${id}': the lock expired before it could be closed; nothing was changed, retry`, { session_id: id, reason: "lost" });
         lock.stopRenewing();
@@ -359,9 +369,9 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
       return Number(await redis.command("counting sessions", ["SCARD", allKey]));
     },
 
-    async rememberHook(key, ref) {
+    async rememberHook(key, ref, options = {}) {
       const keys = sessionKeys(redis, key);
-      const out = Number(await redis.script(REMEMBER_HOOK, [keys.record, keys.hooks], [JSON.stringify(ref)]));
+      const out = Number(await redis.script(REMEMBER_HOOK, [keys.record, keys.hooks, dueKey], [JSON.stringify(ref), key, options.periodic === true ? 1 : 0]));
       if (out === 0) throw sessionNotFound(keyParts(key).id);
     },
 
@@ -373,8 +383,12 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
     clock,
     logger: deps.logger,
     scanMs: deps.periodicScanMs ?? 200,
-    sessionKeys: async () => ((await redis.command("listing sessions for periodic ticks", ["SMEMBERS", allKey])) as unknown[]).map(String),
+    openSessionsKey: allKey,
+    // Reading the session registers its session hooks here: this replica can run all of its ticks.
+    loadSession: async (key) => (await service.sessionInfo(key)) !== undefined,
     periodicHooks: deps.periodicHooks,
+    onRegistryChange: deps.onRegistryChange,
+    ...(deps.periodicReady !== undefined ? { ready: deps.periodicReady } : {}),
     // A claimed tick runs in the session's turn, like any operation of the session.
     runTick: (key, tick) =>
       inTurn(key, keyParts(key).id, undefined, async (s, hooks) => {

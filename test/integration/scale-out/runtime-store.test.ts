@@ -100,7 +100,7 @@ describe("runtime with a Redis store", () => {
     const v1 = await rt1.bundles.install(source("1.0.0"));
     await waitFor("rt2 to run 1.0.0", () => rt2.bundles.get("lib-marker")?.digest === v1.digest);
     expect(await redis.command("FLUSHALL")).toBe("OK");
-    // The first change after the loss gets seq 1 again, as 1.0.0 had: a new generation tells them apart.
+    // The first change after the loss is shared too (above the revision its replica had seen, under a new generation).
     const v2 = await rt1.bundles.install(source("2.0.0"));
     await waitFor("rt2 to run 2.0.0", () => rt2.bundles.get("lib-marker")?.digest === v2.digest, 30_000);
     // Lost again, and Redis restarted empty: the replicas reconnect and share what they run; nothing is removed.

@@ -1,7 +1,7 @@
 // The cross-replica session lock and the periodic tick claim against a real redis-server, in one
 // process standing in for several replicas: a holder whose lock expired (a stalled replica) cannot
 // write after another took the session (fencing); two schedulers that both believe they hold a
-// hook's lease, with clocks minutes apart, still fire each tick number once (claims by Redis TIME).
+// session, with clocks minutes apart, still fire each tick number once (claims by Redis TIME).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { connectStore, type StoreConnection } from "../../../src/store/index.js";
 import { acquire, commit, release } from "../../../src/store/session-lock.js";
@@ -55,6 +55,19 @@ describe("session lock", () => {
     await release(redis, keys.lock, held.lock);
   }, 30_000);
 
+  test("an acquire that reaches Redis after its sender stopped waiting takes nothing (no lock held by nobody)", async () => {
+    const keys = sessionKeys(redis, "late-acquire");
+    await connection.redis.hset(keys.record, "rec", JSON.stringify({ v: "free" }), "fence", 0);
+    // Stand-in for an acquire queued behind a stalled Redis: its "not after" has passed when it runs.
+    const impatient = { ...redis, commandTimeoutMs: -1000 };
+    await expect(acquire(impatient, keys, { ttlMs: 5000, waitMs: 200 }, "late-acquire", () => undefined)).rejects.toMatchObject({ code: "SESSION_BUSY" });
+    expect(await connection.redis.exists(keys.lock)).toBe(0);
+    expect(await connection.redis.get(keys.fence)).toBeNull();
+    const onTime = await acquire(redis, keys, { ttlMs: 5000, waitMs: 200 }, "late-acquire", () => undefined);
+    expect(onTime.record).toBe(JSON.stringify({ v: "free" }));
+    await release(redis, keys.lock, onTime.lock);
+  }, 30_000);
+
   test("while one holder has the session another waits, then gets it; a release never frees someone else's lock", async () => {
     const keys = sessionKeys(redis, "waited");
     await connection.redis.hset(keys.record, "rec", "{}", "fence", 0);
@@ -85,20 +98,24 @@ describe("session lock", () => {
 });
 
 describe("periodic tick claims", () => {
-  test("two schedulers that both hold the lease, with clocks ten minutes apart, fire each tick number once", async () => {
+  test("two schedulers on one session, with clocks ten minutes apart, fire each tick number once", async () => {
     const key = "skewed";
+    const openSessions = "locktest:test-open-sessions";
     await connection.redis.hset(sessionKeys(redis, key).record, "rec", "{}", "fence", 0);
+    // An open session no scheduler has seen: the start adds it to the due set.
+    await connection.redis.sadd(openSessions, key);
     const hook = { name: "t", scope: "deployment", type: "periodic", enabled: true, metadata: { interval_ms: 1000 } } as unknown as ResolvedHook;
     const fired: number[] = [];
     const skewed = (offsetMs: number): Clock => ({ now: () => performance.now() + offsetMs, wallNow: () => Date.now() + offsetMs }) as Clock;
     const scheduler = (offsetMs: number) =>
       createSharedPeriodic({
-        // The same replica id on both: each believes the lease is its own (a stalled holder's view).
+        // The same replica id on both: each believes the session is its own (a stalled holder's view).
         redis,
         clock: skewed(offsetMs),
         logger: silentLogger,
         scanMs: 20,
-        sessionKeys: async () => [key],
+        openSessionsKey: openSessions,
+        loadSession: async () => true,
         periodicHooks: () => [hook],
         runTick: async (_key, tick) => {
           await tick({ id: key, key, owner: null, context: {}, constitution: { id: "c", rules: [] }, state: null, lastKnownGood: { id: "c", rules: [] }, metadata: {}, createdAt: "", updatedAt: "" } as never);

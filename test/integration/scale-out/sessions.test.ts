@@ -10,6 +10,8 @@ import { startReplicas, waitFor, type Replica, type ReplicaSet } from "../../sup
 import { bundleCode } from "../../support/bundles.js";
 import { installedDigest } from "./fixtures.js";
 import { Redis } from "ioredis";
+import { keyPart } from "../../../src/store/keys.js";
+import { sessionKey } from "../../../src/pipeline/access.js";
 
 const manifest = {
   bundle: "scale",
@@ -255,6 +257,37 @@ describe("sessions across three replicas on one Redis", () => {
     await A.request("DELETE", "/v1/sessions/s-slow", { token: set.tokens.client });
   }, 120_000);
 
+  test("a lock acquire that reaches Redis after the replica gave up (503) takes nothing: the session is not held by nobody afterwards", async () => {
+    await waitFor("A to open a session", async () => [201, 409].includes((await open(A, "s-late-lock")).status));
+    const prefix = (set.config.store as { prefix: string }).prefix;
+    const lockKey = `${prefix}:s:{${keyPart(sessionKey("app", "s-late-lock"))}}:lock`;
+    // Another holder has the session: B's transition reads it, then waits for the lock (polling).
+    expect(await set.redis.command("SET", lockKey, "another-holder", "PX", "60000")).toBe("OK");
+    const startedAt = Date.now();
+    const moving = B.request("POST", "/v1/sessions/s-late-lock/transition", { token: set.tokens.client, body: { to: "late", trigger: "t" } });
+    await new Promise((r) => setTimeout(r, 3000));
+    // The holder's lock ends 1 s into a 4 s stall of Redis, longer than the replicas' command timeout
+    // (2 s): B's next acquire waits in Redis, B answers 503, then Redis runs the acquire with the lock
+    // free. Before, it took the lock for its whole ttl (5 s) on behalf of a request already answered.
+    const pauseMs = 4000;
+    expect(await set.redis.command("SET", lockKey, "another-holder", "PX", "1000")).toBe("OK");
+    expect(await set.redis.command("CLIENT", "PAUSE", String(pauseMs), "WRITE")).toBe("OK");
+    const pausedAt = Date.now();
+    const moved = await moving;
+    expect(moved.status, moved.text).toBe(503);
+    expect(moved.body.error).toMatchObject({ code: "STORE_UNAVAILABLE", message: expect.stringContaining("taking the session lock") });
+    const answeredAfter = Date.now() - startedAt;
+    // Redis has run the late acquire (the pause is over); a lock it took would have seconds of ttl left.
+    await new Promise((r) => setTimeout(r, Math.max(0, pausedAt + pauseMs + 1000 - Date.now())));
+    expect(await set.redis.command("EXISTS", lockKey)).toBe("0");
+    const nextAt = Date.now();
+    const next = await C.request("POST", "/v1/sessions/s-late-lock/transition", { token: set.tokens.client, body: { to: "on-time", trigger: "t" } });
+    expect(next.status, next.text).toBe(200);
+    expect(next.body.context.log).toEqual(["on-time"]);
+    console.log(`late lock acquire: B answered 503 after ${answeredAfter} ms; the next transition on C took ${Date.now() - nextAt} ms`);
+    await A.request("DELETE", "/v1/sessions/s-late-lock", { token: set.tokens.client });
+  }, 120_000);
+
   test("an approval raised on A is seen and answered on C; the request waiting on A wakes with the decision; 'Allow always' holds on B", async () => {
     // An approval stream on B hears what happens on A and C.
     const controller = new AbortController();
@@ -329,8 +362,8 @@ describe("sessions across three replicas on one Redis", () => {
         const [cmd, ...rest] = [args[0]!.toLowerCase(), ...args.slice(1)];
         if (["ping", "time", "info", "client"].includes(cmd)) return true;
         if (rest.some((a) => a.startsWith(`${prefix}:replicas`) || a.startsWith(`${prefix}:bundle`) || a.startsWith("vcp-hooks:"))) return true;
-        // The periodic scan's listing and the approval sweep (one-key script and count on the pending set).
-        if (cmd === "smembers" && rest[0] === `${prefix}:sessions`) return true;
+        // The periodic scan (one-key script on the due set) and the approval sweep (one-key script and count on the pending set).
+        if ((cmd === "evalsha" || cmd === "eval") && rest[1] === "1" && rest[2] === `${prefix}:periodic:due`) return true;
         if (cmd === "zcard" && rest[0] === `${prefix}:approvals-pending`) return true;
         if ((cmd === "evalsha" || cmd === "eval") && rest[1] === "1" && rest[2] === `${prefix}:approvals-pending`) return true;
         return false;
