@@ -177,31 +177,30 @@ function numberField(text: string | undefined): number | undefined {
   return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }
 
-/** Where a thread's time went since it started, in milliseconds (see {@link threadTime}). */
+/** Where a thread's time went since it started, in milliseconds, and its state now (see {@link threadTime}). */
 export interface ThreadTime {
   /** Time on a CPU. */
   cpuMs: number;
-  /** Time on a CPU or runnable and waiting for one: a thread that wants to run accrues it on any machine, however loaded. */
+  /**
+   * Time on a CPU or runnable and waiting for one: a thread that wants to run accrues it on any machine,
+   * however loaded. The kernel adds a wait when the wait ends, so a thread still waiting adds nothing yet.
+   */
   runnableMs: number;
+  /** State `R` now: on a CPU or waiting on a run queue (not sleeping, blocked or stopped). */
+  runnable: boolean;
 }
 
 /** Kernel clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on Linux). */
 const USER_HZ = 100;
 
 /**
- * The time of one thread of another process (Linux): from `/proc/<pid>/task/<tid>/schedstat` (time on a
- * CPU and time waiting on a run queue, in nanoseconds), or without scheduler statistics from
- * `/proc/<pid>/task/<tid>/stat` (user + system clock ticks; then `runnableMs` is the CPU time alone).
- * `undefined` where neither exists.
+ * The time of one thread of another process (Linux): its state and, from `/proc/<pid>/task/<tid>/stat`,
+ * its user + system clock ticks; from `/proc/<pid>/task/<tid>/schedstat`, where the kernel keeps
+ * scheduler statistics, its time on a CPU and waiting on a run queue in nanoseconds (without them
+ * `runnableMs` is the CPU time alone). `undefined` where the thread does not exist.
  */
 export function threadTime(pid: number, tid: number): ThreadTime | undefined {
   if (tid <= 0) return undefined;
-  try {
-    const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "latin1").split(" ").map(Number);
-    if (Number.isFinite(run) && Number.isFinite(wait)) return { cpuMs: run! / 1e6, runnableMs: (run! + wait!) / 1e6 };
-  } catch {
-    // no scheduler statistics (or no such thread): try stat
-  }
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/task/${tid}/stat`, "latin1");
@@ -210,11 +209,18 @@ export function threadTime(pid: number, tid: number): ThreadTime | undefined {
   }
   // "tid (comm) state ppid …": comm may contain spaces and parentheses; fields restart after the last ')'.
   const rest = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  const runnable = rest[0] === "R";
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "latin1").split(" ").map(Number);
+    if (Number.isFinite(run) && Number.isFinite(wait)) return { cpuMs: run! / 1e6, runnableMs: (run! + wait!) / 1e6, runnable };
+  } catch {
+    // no scheduler statistics: the clock ticks of stat
+  }
   const utime = Number(rest[11]);
   const stime = Number(rest[12]);
   if (!Number.isFinite(utime) || !Number.isFinite(stime)) return undefined;
   const cpuMs = ((utime + stime) * 1000) / USER_HZ;
-  return { cpuMs, runnableMs: cpuMs };
+  return { cpuMs, runnableMs: cpuMs, runnable };
 }
 
 /** This thread's OS thread id on Linux (`/proc/thread-self` → `/proc/<pid>/task/<tid>`), else 0. */

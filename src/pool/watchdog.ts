@@ -11,13 +11,17 @@ export const WATCHDOG_INTERVAL_MS = 250;
 export const LOAD_WATCHDOG_MS = 10_000;
 /**
  * While a hook is past budget + grace of wall time, its worker thread must be runnable (on a CPU, or
- * waiting for one) for at least this share of each window of MIN_SAMPLE_MS to count as busy; below it
- * the thread is wedged (outcome `crashed`: a thread stuck inside V8 sleeps, neither running nor
- * waiting). A busy thread is runnable all the time however loaded the machine is, so load cannot make
- * it look wedged. Without scheduler statistics the CPU share stands in (a spinning thread still gets
- * over 10% of a core with a dozen runnable threads per core pair, a wedged one none).
+ * waiting for one) for at least this share of a window of MIN_SAMPLE_MS, or be runnable at its end, to
+ * count as busy; a thread that is neither, over WEDGED_WINDOWS windows in a row, is wedged (outcome
+ * `crashed`: a thread stuck inside V8 sleeps, neither running nor waiting). A busy thread is runnable
+ * all the time however loaded the machine is, so load cannot make it look wedged: the kernel adds a
+ * run-queue wait only when it ends, so a thread waiting through a whole window shows in its state, `R`.
+ * Without scheduler statistics the CPU share stands in (a spinning thread still gets over 10% of a
+ * core with a dozen runnable threads per core pair, a wedged one none).
  */
 export const BUSY_SHARE = 0.05;
+/** Windows in a row a thread must look wedged: a short wait inside V8 (a GC's helpers) is not a wedge. */
+export const WEDGED_WINDOWS = 2;
 /** The shortest window over which a thread's CPU share is trusted. */
 export const MIN_SAMPLE_MS = 500;
 /**
@@ -82,9 +86,11 @@ export interface HookSample {
   /** The thread's time and {@link monotonicMs} when the watchdog first saw the call: its CPU counts from here. */
   readonly first: ThreadTime | undefined;
   readonly firstAtMs: number;
-  /** Start of the window over which the thread's runnable share is measured (moved on after each busy window). */
+  /** Start of the window over which the thread's runnable share is measured (moved on after each window). */
   window: ThreadTime | undefined;
   windowAtMs: number;
+  /** Windows in a row, up to now, over which the thread looked wedged. */
+  idleWindows: number;
 }
 
 /**
@@ -110,8 +116,8 @@ export class WatchdogMemory {
  *
  * ```
  *  slot "I hook start budget tid" ─▶ CPU of its thread since first seen > budget + grace ─▶ kill: overrun ⇒ timeout
- *                                   wall > budget + grace and the thread was runnable
- *                                   < BUSY_SHARE of the last ≥ MIN_SAMPLE_MS      ─▶ kill: wedged  ⇒ crashed
+ *                                   wall > budget + grace and the thread neither ran nor
+ *                                   waited for a CPU over 2 windows ≥ MIN_SAMPLE_MS ─▶ kill: wedged  ⇒ crashed
  *  slot "L start", running > LOAD_WATCHDOG_MS                                    ─▶ kill (the load fails INVALID_BUNDLE)
  *  chain past its hard deadline, outside every hook (see below)                  ─▶ kill, attribution by slots
  * ```
@@ -146,7 +152,7 @@ export function inspectHost(snapshot: WatchdogSnapshot, memory: WatchdogMemory):
     const time = snapshot.threadTime(record.tid ?? 0);
     let sample = memory.hooks.get(key);
     if (sample === undefined) {
-      sample = { first: time, firstAtMs: mono, window: time, windowAtMs: mono };
+      sample = { first: time, firstAtMs: mono, window: time, windowAtMs: mono, idleWindows: 0 };
       memory.hooks.set(key, sample);
     }
     const limit = record.budgetMs + graceMs(record.budgetMs);
@@ -189,8 +195,8 @@ export function inspectHost(snapshot: WatchdogSnapshot, memory: WatchdogMemory):
 
 /**
  * The verdict on one hook call inside its action: `overrun` once its thread used `limitMs` of CPU since
- * the watchdog first saw it, `wedged` once it is past `limitMs` of wall time and its thread was runnable
- * for less than BUSY_SHARE of a whole window, else none yet (a busy window starts the next one).
+ * the watchdog first saw it, `wedged` once it is past `limitMs` of wall time and its thread looked
+ * wedged (see BUSY_SHARE) over WEDGED_WINDOWS whole windows in a row, else none yet.
  */
 function judgeHook(sample: HookSample, time: ThreadTime | undefined, mono: number, ran: number, limitMs: number): "overrun" | "wedged" | undefined {
   if (time === undefined || sample.first === undefined || sample.window === undefined) {
@@ -202,11 +208,12 @@ function judgeHook(sample: HookSample, time: ThreadTime | undefined, mono: numbe
   if (ran <= limitMs) return undefined;
   const windowMs = mono - sample.windowAtMs;
   if (windowMs < MIN_SAMPLE_MS) return undefined;
-  if (time.runnableMs - sample.window.runnableMs < BUSY_SHARE * windowMs) return "wedged";
-  // Busy but not yet at its CPU limit: the machine is loaded and the thread gets a share of a core.
+  const idle = !time.runnable && time.runnableMs - sample.window.runnableMs < BUSY_SHARE * windowMs;
+  // Busy (the machine is loaded and the thread gets a share of a core) or idle: either way a new window.
+  sample.idleWindows = idle ? sample.idleWindows + 1 : 0;
   sample.window = time;
   sample.windowAtMs = mono;
-  return undefined;
+  return sample.idleWindows >= WEDGED_WINDOWS ? "wedged" : undefined;
 }
 
 /**

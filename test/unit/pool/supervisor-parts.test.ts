@@ -95,7 +95,7 @@ describe("inspectHost: the watchdog's decision", () => {
   test("past budget + grace, a thread that kept burning CPU is an overrun of that hook (timeout)", () => {
     const samples = new WatchdogMemory();
     let cpuMs = 0;
-    const snap = (mono: number): WatchdogSnapshot => snapshot([inside(0)], mono, { threadTime: () => ({ cpuMs, runnableMs: cpuMs }) });
+    const snap = (mono: number): WatchdogSnapshot => snapshot([inside(0)], mono, { threadTime: () => ({ cpuMs, runnableMs: cpuMs, runnable: true }) });
     expect(inspectHost(snap(1200), samples)).toBeUndefined(); // first sample, over budget
     cpuMs = 3000; // 3 s of CPU in the next 3 s
     const kill = inspectHost(snap(1200 + Math.max(MIN_SAMPLE_MS, graceMs(1000)) + 500), samples);
@@ -105,9 +105,10 @@ describe("inspectHost: the watchdog's decision", () => {
 
   test("past budget + grace, a thread that did nothing is wedged (crashed)", () => {
     const samples = new WatchdogMemory();
-    const snap = (mono: number): WatchdogSnapshot => snapshot([inside(0)], mono, { threadTime: () => ({ cpuMs: 50, runnableMs: 50 }) });
+    const snap = (mono: number): WatchdogSnapshot => snapshot([inside(0)], mono, { threadTime: () => ({ cpuMs: 50, runnableMs: 50, runnable: false }) });
     inspectHost(snap(1100), samples);
-    expect(inspectHost(snap(5000), samples)).toMatchObject({ kind: "wedged", hook: { position: 0 } });
+    expect(inspectHost(snap(5000), samples)).toBeUndefined(); // one idle window
+    expect(inspectHost(snap(5000 + MIN_SAMPLE_MS), samples)).toMatchObject({ kind: "wedged", hook: { position: 0 } });
   });
 
   test("a slot whose name does not match the hook at its position leaves the kill unattributed", () => {
@@ -151,7 +152,7 @@ describe("inspectHost: a busy hook is judged on the CPU it used, not on the mach
     const memory = new WatchdogMemory();
     // 100 ms of CPU per 500 ms of wall, runnable all along: a machine whose other runnable threads leave
     // this one 20% of a core.
-    const at = (step: number) => inspectHost(snapshot([inside(1, 0)], 100 + step * 500, { threadTime: () => ({ cpuMs: step * 100, runnableMs: step * 500 }) }), memory);
+    const at = (step: number) => inspectHost(snapshot([inside(1, 0)], 100 + step * 500, { threadTime: () => ({ cpuMs: step * 100, runnableMs: step * 500, runnable: true }) }), memory);
     let kill: ReturnType<typeof inspectHost>;
     let step = 0;
     for (; step < 40 && kill === undefined; step++) kill = at(step);
@@ -166,22 +167,34 @@ describe("inspectHost: a busy hook is judged on the CPU it used, not on the mach
     const memory = new WatchdogMemory();
     // 5 ms of CPU per 500 ms, the rest waiting for a core: a badly overloaded machine, not a stuck thread.
     for (let step = 0; step <= 60; step++) {
-      const kill = inspectHost(snapshot([inside(1, 0)], 100 + step * 500, { threadTime: () => ({ cpuMs: step * 5, runnableMs: step * 500 }) }), memory);
+      const kill = inspectHost(snapshot([inside(1, 0)], 100 + step * 500, { threadTime: () => ({ cpuMs: step * 5, runnableMs: step * 500, runnable: true }) }), memory);
       expect(kill, `at ${100 + step * 500} ms`).toBeUndefined();
     }
   });
 
-  test("a thread that was busy and then sleeps is wedged (crashed) within two windows", () => {
+  test("a thread that was busy and then sleeps is wedged (crashed) after two whole windows", () => {
     const memory = new WatchdogMemory();
     let cpuMs = 0;
-    const at = (mono: number) => inspectHost(snapshot([inside(1, 0)], mono, { threadTime: () => ({ cpuMs, runnableMs: cpuMs }) }), memory);
+    let runnable = true;
+    const at = (mono: number) => inspectHost(snapshot([inside(1, 0)], mono, { threadTime: () => ({ cpuMs, runnableMs: cpuMs, runnable }) }), memory);
     expect(at(100)).toBeUndefined();
     cpuMs = 1500; // busy: 1.5 s of CPU in 1.5 s
     expect(at(1600)).toBeUndefined();
     cpuMs = 2000; // still busy, now past budget + grace of wall time, under it in CPU
     expect(at(limit + 100)).toBeUndefined();
-    // Asleep from here on (stuck inside V8): neither running nor waiting over the next whole window.
-    expect(at(limit + 100 + MIN_SAMPLE_MS)).toMatchObject({ kind: "wedged", hook: { position: 0 } });
+    // Asleep from here on (stuck inside V8): neither running nor waiting, two whole windows in a row.
+    runnable = false;
+    expect(at(limit + 100 + MIN_SAMPLE_MS)).toBeUndefined();
+    expect(at(limit + 100 + 2 * MIN_SAMPLE_MS)).toMatchObject({ kind: "wedged", hook: { position: 0 } });
+  });
+
+  test("a thread still waiting on the run queue (the kernel has not added that wait yet) is never taken for wedged", () => {
+    const memory = new WatchdogMemory();
+    // One long wait for a core: the figures stand still, the state says runnable.
+    for (let step = 0; step <= 20; step++) {
+      const kill = inspectHost(snapshot([inside(1, 0)], 100 + step * 500, { threadTime: () => ({ cpuMs: 10, runnableMs: 10, runnable: true }) }), memory);
+      expect(kill, `at ${100 + step * 500} ms`).toBeUndefined();
+    }
   });
 
   test("a chain past its hard deadline inside a hook's action is the hook rule's; outside every hook it is killed after OUTSIDE_HOOKS_MS", () => {
@@ -189,7 +202,7 @@ describe("inspectHost: a busy hook is judged on the CPU it used, not on the mach
     const chain = watched(1, 1000);
     const chains = new Map([[1, chain]]);
     const snap = (records: SlotRecord[], nowMs: number) =>
-      snapshot(records, nowMs, { nowMs, chains: chains.values(), chain: (id) => chains.get(id), threadTime: () => ({ cpuMs: nowMs / 10, runnableMs: nowMs }) });
+      snapshot(records, nowMs, { nowMs, chains: chains.values(), chain: (id) => chains.get(id), threadTime: () => ({ cpuMs: nowMs / 10, runnableMs: nowMs, runnable: true }) });
     // Busy inside its hook (a tenth of its CPU limit used) well past the chain's hard deadline: left alone.
     expect(inspectHost(snap([inside(1, 0, 5000)], 100), memory)).toBeUndefined();
     expect(inspectHost(snap([inside(1, 0, 5000)], 5000), memory)).toBeUndefined();
@@ -208,7 +221,7 @@ describe("inspectHost: a busy hook is judged on the CPU it used, not on the mach
       [2, queued],
     ]);
     const snap = (nowMs: number, records: SlotRecord[]) =>
-      snapshot(records, nowMs, { nowMs, chains: chains.values(), chain: (id) => chains.get(id), threadTime: () => ({ cpuMs: nowMs / 10, runnableMs: nowMs }) });
+      snapshot(records, nowMs, { nowMs, chains: chains.values(), chain: (id) => chains.get(id), threadTime: () => ({ cpuMs: nowMs / 10, runnableMs: nowMs, runnable: true }) });
     expect(inspectHost(snap(100, [inside(1, 0, 5000)]), memory)).toBeUndefined();
     expect(inspectHost(snap(3000, [inside(1, 0, 5000)]), memory)).toBeUndefined();
     // The hook is over (its chain answered); the queued chain is past its hard deadline with nothing to wait for.
