@@ -49,6 +49,11 @@ export interface KitHook {
   type: HookType;
   priority: number;
   scope?: "deployment" | "session";
+  /**
+   * Default: the maximum. The scenarios are about attribution, not time, and isolated-vm ends ordinary
+   * guest code on the wall clock: with 5 s a busy policy (150 ms of CPU) or a detonator on its way to
+   * its fatal error timed out on a loaded 2-core machine (8 CPU burners, load ≈ 25).
+   */
   timeout_ms?: number;
 }
 
@@ -68,7 +73,7 @@ export async function installKitBundle(runtime: Runtime, bundle: string, version
         type: h.type,
         action: "run",
         priority: h.priority,
-        timeout_ms: h.timeout_ms ?? 5000,
+        timeout_ms: h.timeout_ms ?? 30_000,
         condition: null,
         ...(h.scope !== undefined ? { scope: h.scope } : {}),
       })),

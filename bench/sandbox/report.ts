@@ -90,6 +90,11 @@ export interface CaseReport {
   control: {
     /** Wall time from the attack's (last) fire() until it resolved: the host had control again. */
     regained_ms: number | null;
+    /**
+     * Of regained_ms, the time the sandbox host's busiest thread waited for a CPU (starvation.ts): the
+     * machine's load. The `max_fire_ms` cap applies to the rest. Absent in reports before 2026-11-28.
+     */
+    starved_ms?: number | null;
     /** From the attack's fire() until the next well-behaved chain succeeded (covers process restarts). */
     recovered_ms: number | null;
     /** The attack did not return within its deadline: the runtime was replaced. */

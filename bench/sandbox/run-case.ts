@@ -15,6 +15,7 @@ import { attackBundle, attackBundleName, attackHookName, attackInput, checkWellB
 import type { BackgroundLoad } from "./load.js";
 import { checkProfileAttack, companionBundleName, installCompanion, profileAttackInput } from "./profile-case.js";
 import type { CaseObserved, CaseReport, CaseWindow, RecycleKind, ReportCategory, WindowStats } from "./report.js";
+import { fireDeadlineMs, startStarvationMeter } from "./starvation.js";
 
 export interface CaseEnv {
   runtime: Runtime;
@@ -121,6 +122,8 @@ export async function runCorpusCase(env: CaseEnv, c: CorpusCase): Promise<{ repo
   const reasons: string[] = [];
   const observed = emptyObserved();
   let regainedMs: number | null = null;
+  /** Of regainedMs, the time the host waited for a CPU (starvation.ts): the caps apply to the rest. */
+  let starvedMs = 0;
   let recoveredMs: number | null = null;
   let servedAfter = false;
   let wedged = false;
@@ -187,7 +190,12 @@ export async function runCorpusCase(env: CaseEnv, c: CorpusCase): Promise<{ repo
         let out: ProfileFireResult | undefined;
         for (let call = 0; call < c.calls; call++) {
           attackStart = nowNs();
-          out = await withDeadline(runtime.fireProfile(c.profile.id, c.profile.event, { input: profileAttackInput(c, call) }), e.maxFireMs + 10_000, `fire #${call + 1} of ${c.id}`);
+          const meter = startStarvationMeter(() => runtime.status().sandbox.hostPid);
+          try {
+            out = await withDeadline(runtime.fireProfile(c.profile.id, c.profile.event, { input: profileAttackInput(c, call) }), fireDeadlineMs(e.maxFireMs), `fire #${call + 1} of ${c.id}`);
+          } finally {
+            starvedMs = meter.stop().starvedMs;
+          }
           regainedMs = Number(nowNs() - attackStart) / 1e6;
         }
         if (out === undefined) throw new Error("no call was made");
@@ -203,7 +211,7 @@ export async function runCorpusCase(env: CaseEnv, c: CorpusCase): Promise<{ repo
           observed.duration_ms = hook.duration_ms;
           if (e.outcome === "crashed" && !runtime.status().sandbox.quarantined.includes(info.digest)) reasons.push("crashed but the bundle was not quarantined");
         }
-        if (regainedMs !== null && regainedMs > e.maxFireMs) reasons.push(`host regained control after ${regainedMs.toFixed(0)} ms, cap ${e.maxFireMs} ms`);
+        if (regainedMs !== null && regainedMs - starvedMs > e.maxFireMs) reasons.push(`host regained control after ${regainedMs.toFixed(0)} ms (${starvedMs.toFixed(0)} ms of it waiting for a CPU), cap ${e.maxFireMs} ms`);
       } else if (info !== undefined) {
         let result: ChainResult | undefined;
         let input = attackInput(c, 0, env.probe.url);
@@ -211,7 +219,12 @@ export async function runCorpusCase(env: CaseEnv, c: CorpusCase): Promise<{ repo
           input = attackInput(c, call, env.probe.url);
           const sentContext = structuredClone(input.context);
           attackStart = nowNs();
-          result = await withDeadline(runtime.fire(c.hook.type!, input), e.maxFireMs + 10_000, `fire #${call + 1} of ${c.id}`);
+          const meter = startStarvationMeter(() => runtime.status().sandbox.hostPid);
+          try {
+            result = await withDeadline(runtime.fire(c.hook.type!, input), fireDeadlineMs(e.maxFireMs), `fire #${call + 1} of ${c.id}`);
+          } finally {
+            starvedMs = meter.stop().starvedMs;
+          }
           regainedMs = Number(nowNs() - attackStart) / 1e6;
           input.context = sentContext;
         }
@@ -241,10 +254,10 @@ export async function runCorpusCase(env: CaseEnv, c: CorpusCase): Promise<{ repo
             }
           }
           if (!(Number.isFinite(hook.duration_ms) && hook.duration_ms >= 0)) reasons.push(`duration_ms ${String(hook.duration_ms)} is not a runtime measurement`);
-          if (e.maxDurationMs !== null && hook.duration_ms > e.maxDurationMs) reasons.push(`duration ${hook.duration_ms} ms over ${e.maxDurationMs} ms`);
+          if (e.maxDurationMs !== null && hook.duration_ms - starvedMs > e.maxDurationMs) reasons.push(`duration ${hook.duration_ms} ms (${starvedMs.toFixed(0)} ms of the fire waiting for a CPU) over ${e.maxDurationMs} ms`);
           if (e.outcome === "crashed" && !runtime.status().sandbox.quarantined.includes(info.digest)) reasons.push("crashed but the bundle was not quarantined");
         }
-        if (regainedMs !== null && regainedMs > e.maxFireMs) reasons.push(`host regained control after ${regainedMs.toFixed(0)} ms, cap ${e.maxFireMs} ms`);
+        if (regainedMs !== null && regainedMs - starvedMs > e.maxFireMs) reasons.push(`host regained control after ${regainedMs.toFixed(0)} ms (${starvedMs.toFixed(0)} ms of it waiting for a CPU), cap ${e.maxFireMs} ms`);
         if (result.status !== "completed") reasons.push(`chain ${result.status}, expected completed`);
         if (result.aborted_by !== null) reasons.push(`chain aborted by ${String(result.aborted_by)}`);
         if (!isDeepStrictEqual(result.constitution, input.constitution)) reasons.push("the constitution changed");
@@ -323,7 +336,7 @@ export async function runCorpusCase(env: CaseEnv, c: CorpusCase): Promise<{ repo
       recycled: e.recycled,
     },
     observed,
-    control: { regained_ms: wedged ? null : regainedMs, recovered_ms: servedAfter ? recoveredMs : null, wedged },
+    control: { regained_ms: wedged ? null : regainedMs, starved_ms: wedged || regainedMs === null ? null : starvedMs, recovered_ms: servedAfter ? recoveredMs : null, wedged },
     recycled: { expected: e.recycled, observed: recycle.observed, basis: recycle.basis, process_restarts: restarts },
     served_after: servedAfter,
     background,

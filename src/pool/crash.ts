@@ -51,22 +51,22 @@ export function hookIdentityAt(hooks: readonly ResolvedHook[], position: number 
   };
 }
 
-export type CulpritReason = "catastrophic" | "only-running" | "overran" | "wedged";
+export type CulpritReason = "only-running" | "overran" | "wedged";
 
 /**
  * What the supervisor concludes from the slot records of a dead host (see slots.ts). Only records of
- * tasks still pending count; each is a *participant* that may have killed the host:
+ * tasks still pending count, and "R"; each is a *participant* that may have killed the host:
  *
  * ```
  *  "I" (inside a hook)   → that hook, by position in its task's list      (one digest)
- *  "X" (catastrophic)    → that hook: a culprit outright
  *  "L" (load)            → the bundle being loaded (its top-level code)
  *  "C" (chain code)      → the runtime's own code working on the chain's input or its reply:
  *                          any of its digests, or the caller's input            (uncertain)
+ *  "R" (runaway run)     → the bundle whose discarded run the worker ended the process for; its
+ *                          hook already returned, so no hook of a pending chain is its  (uncertain)
  *  a record that does not match its task's list                          (uncertain)
  *
- *  any "X"                                                → those hooks' digests are culprits
- *  else all participants certain and of one digest        → the culprit ("only-running"); a load
+ *  all participants certain and of one digest             → the culprit ("only-running"); a load
  *                                                           that was the only code running is `soleLoad`
  *  else                                                   → every digest becomes a suspect, nobody
  *                                                           is quarantined
@@ -96,6 +96,13 @@ export function attributeCrash(records: readonly SlotRecord[], pending: (taskId:
   let uncertain = false;
   const loads: number[] = [];
   for (const record of records) {
+    if (record.phase === "R") {
+      // SECURITY: the worker ended the process for this revision's runaway run; the hooks running at
+      // that moment are bystanders, so the crash is never pinned on one of them alone.
+      uncertain = true;
+      if (record.digest !== undefined) possible.add(record.digest);
+      continue;
+    }
     const task = pending(record.taskId);
     if (task === undefined) continue; // stale record of a task that already finished
     switch (record.phase) {
@@ -111,8 +118,7 @@ export function attributeCrash(records: readonly SlotRecord[], pending: (taskId:
         for (const digest of task.digests) possible.add(digest);
         if (task.loadDigest !== undefined) possible.add(task.loadDigest);
         break;
-      case "I":
-      case "X": {
+      case "I": {
         const hook = record.hook === undefined ? undefined : task.hookAt(record.position, record.hook);
         if (hook === undefined) {
           // SECURITY: never fall back to a lookup by name; whatever ran there stays anonymous.
@@ -122,13 +128,11 @@ export function attributeCrash(records: readonly SlotRecord[], pending: (taskId:
         }
         running.set(record.taskId, hook);
         possible.add(hook.digest);
-        if (record.phase === "X") culprits.set(hook.digest, { taskId: record.taskId, hook, why: "catastrophic" });
         break;
       }
     }
   }
   const attribution: CrashAttribution = { running, culprits, suspects: [] };
-  if (culprits.size > 0) return attribution;
   if (uncertain || possible.size !== 1) {
     attribution.suspects = [...possible];
     return attribution;

@@ -14,8 +14,10 @@ import { join } from "node:path";
  *                                                  supervisor task <taskId> since <startMs>, allowed <budgetMs>
  *  "<taskId> C"                                    chain code of <taskId> (before its first hook, or
  *                                                  after its last while the reply travels), or idle
- *  "<taskId> X <hook> <pos>"                       isolated-vm reported a catastrophic error in that hook
  *  "<taskId> L <startMs>"                          the worker runs a bundle's top-level code (load)
+ *  "0 R <digest>"                                  guest code of that bundle revision still runs on
+ *                                                  isolated-vm's thread pool after its call ended and
+ *                                                  ignores termination: the worker ends the process
  * ```
  *
  * SECURITY: a hook is identified by its position in the hook list the supervisor sent for the task,
@@ -37,13 +39,13 @@ import { join } from "node:path";
  */
 export const SLOT_BYTES = 160;
 
-export type SlotPhase = "I" | "C" | "X" | "L";
+export type SlotPhase = "I" | "C" | "L" | "R";
 
 export interface SlotRecord {
   taskId: number;
   phase: SlotPhase;
   hook?: string;
-  /** "I" and "X": position of the hook in the task's hook list (the hook's identity; `hook` is its name). */
+  /** "I": position of the hook in the task's hook list (the hook's identity; `hook` is its name). */
   position?: number;
   /** "I" and "L": when the phase began, in {@link monotonicMs}. */
   startMs?: number;
@@ -51,6 +53,8 @@ export interface SlotRecord {
   budgetMs?: number;
   /** "I": OS thread id of the worker (Linux), 0 when unknown. */
   tid?: number;
+  /** "R": the bundle revision whose discarded run ignores termination. */
+  digest?: string;
 }
 
 /**
@@ -82,9 +86,10 @@ export class SlotWriter {
     this.put(`${taskId} I ${hook} ${startMs} ${budgetMs} ${tid} ${position}`);
   }
 
-  /** "X": isolated-vm reported a catastrophic error while the hook at `position` ran. */
-  catastrophic(taskId: number, position: number, hook: string): void {
-    this.put(`${taskId} X ${hook} ${position}`);
+  /** "R": a discarded run of revision `digest` ignores termination; the process is about to end. */
+  runaway(digest: string): void {
+    // Digests are "sha256:" + 64 hex digits: no space, and well inside SLOT_BYTES.
+    this.put(`0 R ${digest}`);
   }
 
   /** "L": running a bundle's top-level code since `startMs`. */
@@ -138,8 +143,12 @@ export function parseSlot(text: string): SlotRecord | undefined {
   const fields = text.split(" ");
   const [id, phase] = fields;
   const taskId = Number(id);
-  if (id === "" || !Number.isSafeInteger(taskId) || (phase !== "I" && phase !== "C" && phase !== "X" && phase !== "L")) return undefined;
+  if (id === "" || !Number.isSafeInteger(taskId) || (phase !== "I" && phase !== "C" && phase !== "L" && phase !== "R")) return undefined;
   const record: SlotRecord = { taskId, phase };
+  if (phase === "R") {
+    if (fields[2] !== undefined && fields[2] !== "") record.digest = fields[2];
+    return record;
+  }
   if (phase === "L") {
     const startMs = numberField(fields[2]);
     if (startMs !== undefined) record.startMs = startMs;
@@ -148,10 +157,6 @@ export function parseSlot(text: string): SlotRecord | undefined {
   const hook = fields[2];
   if (hook === undefined || hook === "") return record;
   record.hook = hook;
-  if (phase === "X") {
-    const position = numberField(fields[3]);
-    if (position !== undefined) record.position = position;
-  }
   if (phase === "I") {
     const startMs = numberField(fields[3]);
     const budgetMs = numberField(fields[4]);
@@ -172,11 +177,29 @@ function numberField(text: string | undefined): number | undefined {
   return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }
 
+/** Where a thread's time went since it started, in milliseconds, and its state now (see {@link threadTime}). */
+export interface ThreadTime {
+  /** Time on a CPU. */
+  cpuMs: number;
+  /**
+   * Time on a CPU or runnable and waiting for one: a thread that wants to run accrues it on any machine,
+   * however loaded. The kernel adds a wait when the wait ends, so a thread still waiting adds nothing yet.
+   */
+  runnableMs: number;
+  /** State `R` now: on a CPU or waiting on a run queue (not sleeping, blocked or stopped). */
+  runnable: boolean;
+}
+
+/** Kernel clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on Linux). */
+const USER_HZ = 100;
+
 /**
- * CPU time (user + system, in clock ticks) and scheduler state of one thread of another process,
- * from `/proc/<pid>/task/<tid>/stat` (Linux). `undefined` where that does not exist.
+ * The time of one thread of another process (Linux): its state and, from `/proc/<pid>/task/<tid>/stat`,
+ * its user + system clock ticks; from `/proc/<pid>/task/<tid>/schedstat`, where the kernel keeps
+ * scheduler statistics, its time on a CPU and waiting on a run queue in nanoseconds (without them
+ * `runnableMs` is the CPU time alone). `undefined` where the thread does not exist.
  */
-export function threadCpu(pid: number, tid: number): { ticks: number; state: string } | undefined {
+export function threadTime(pid: number, tid: number): ThreadTime | undefined {
   if (tid <= 0) return undefined;
   let text: string;
   try {
@@ -186,10 +209,18 @@ export function threadCpu(pid: number, tid: number): { ticks: number; state: str
   }
   // "tid (comm) state ppid …": comm may contain spaces and parentheses; fields restart after the last ')'.
   const rest = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  const runnable = rest[0] === "R";
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "latin1").split(" ").map(Number);
+    if (Number.isFinite(run) && Number.isFinite(wait)) return { cpuMs: run! / 1e6, runnableMs: (run! + wait!) / 1e6, runnable };
+  } catch {
+    // no scheduler statistics: the clock ticks of stat
+  }
   const utime = Number(rest[11]);
   const stime = Number(rest[12]);
   if (!Number.isFinite(utime) || !Number.isFinite(stime)) return undefined;
-  return { ticks: utime + stime, state: rest[0] ?? "?" };
+  const cpuMs = ((utime + stime) * 1000) / USER_HZ;
+  return { cpuMs, runnableMs: cpuMs, runnable };
 }
 
 /** This thread's OS thread id on Linux (`/proc/thread-self` → `/proc/<pid>/task/<tid>`), else 0. */

@@ -20,7 +20,7 @@ import { hostConfig, resolveSandboxOptions, type SandboxSettings } from "./optio
 import { OneActionTasks } from "./one-action.js";
 import { PlanCache, type PlanEntry } from "./plan-cache.js";
 import { fromWireError, type CallMessage, type WireChainValue, type WirePlan, type WireReply } from "./protocol.js";
-import { monotonicMs, threadCpu } from "./slots.js";
+import { monotonicMs, threadTime } from "./slots.js";
 import { inspectHost, loadWatchdogMs, WatchdogTimer, type HostKill } from "./watchdog.js";
 
 export type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats } from "./api.js";
@@ -347,9 +347,9 @@ export class SandboxSupervisor implements Sandbox {
         chains: this.chains.inFlight.values(),
         isLoad: (taskId) => this.calls.loadDigest(taskId) !== undefined,
         loadLimitMs: loadWatchdogMs(this.settings.host.limits.loadTimeoutMs),
-        threadTicks: (tid) => (pid !== undefined ? threadCpu(pid, tid)?.ticks : undefined),
+        threadTime: (tid) => (pid !== undefined ? threadTime(pid, tid) : undefined),
       },
-      this.watchdog.samples,
+      this.watchdog.memory,
     );
     if (kill !== undefined) this.killHost(host, kill);
   }
@@ -366,7 +366,7 @@ export class SandboxSupervisor implements Sandbox {
 
   private killHost(host: HostHandle, kill: HostKill): void {
     if (kill.kind !== "protocol") this.watchdogKills++;
-    this.watchdog.samples.clear();
+    this.watchdog.memory.clear();
     this.logger.error(
       { generation: host.generation, pid: host.child.pid, ...kill },
       kill.kind === "protocol" ? "sandbox: corrupt frame stream from the sandbox host; killing it" : "sandbox: watchdog kills the sandbox host",

@@ -63,7 +63,6 @@ let quarantined: ReadonlySet<string> | null = null;
 let logs: GuestLogLine[] = [];
 /** Position of each hook in the running task's hook list: the hook's identity in the slot records. */
 let positions: ReadonlyMap<ResolvedHook, number> = new Map();
-let current: { position: number; name: string } | undefined;
 
 const isolates = createIsolateHost({
   limits: config.limits,
@@ -72,10 +71,11 @@ const isolates = createIsolateHost({
     if (logs.length < MAX_LOG_LINES_PER_TASK) logs.push(line);
   },
   codeSource: readBundle,
-  onCatastrophicError: () => {
-    // isolated-vm says the process is unrecoverable. Record the culprit where the supervisor will look
-    // for it, then die at once: finishing other chains in a broken V8 is not worth the risk.
-    if (current !== undefined) slot.catastrophic(taskId, current.position, current.name);
+  onRunawayRun: (bundle) => {
+    // A discarded run of this bundle ignores termination on a thread of isolated-vm's pool that nothing
+    // can stop. Its hook was answered when its call ended; record the revision where the supervisor will
+    // look (its crash attribution treats it as a participant, never blaming a bystander alone), then die.
+    slot.runaway(bundle.digest);
     process.kill(process.pid, "SIGKILL");
   },
 });
@@ -100,16 +100,12 @@ const invoker: ActionInvoker = {
     // SECURITY: the hook is named by its position in the list the supervisor sent, never by its name
     // (a session hook may share its name with another bundle's deployment hook). -1 (not in the list,
     // never expected) makes the supervisor treat a crash as ambiguous rather than guess.
-    current = { position: positions.get(request.hook) ?? -1, name: request.hook.name };
+    const position = positions.get(request.hook) ?? -1;
     // SECURITY: on disk before any guest code runs: crash attribution and the supervisor's watchdog
     // (a hook past budgetMs + grace gets the host killed) both read this record. One write per hook;
     // the task writes "C" when the chain starts and ends (slots.ts).
-    slot.enter(taskId, current.position, current.name, monotonicMs(), Math.ceil(request.budgetMs), tid);
-    try {
-      return await isolates.invoke(request);
-    } finally {
-      current = undefined;
-    }
+    slot.enter(taskId, position, request.hook.name, monotonicMs(), Math.ceil(request.budgetMs), tid);
+    return isolates.invoke(request);
   },
 };
 

@@ -53,6 +53,13 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
 
 /** Largest `loadTimeoutMs`: a load's phases stay well inside the watchdog's load limit (pool/watchdog.ts loadWatchdogMs). */
 export const MAX_LOAD_TIMEOUT_MS = 10_000;
+/**
+ * A run of a discarded isolate (one in flight on isolated-vm's thread pool when its call ended) that
+ * has not returned this long after the discard ignores termination (see onRunawayRun). The hook's
+ * outcome was decided when the call ended; this only ends the thread. Five seconds is what isolated-vm
+ * itself allowed before its own give-up, which this replaces (see #ensureIsolate).
+ */
+export const RUNAWAY_RUN_MS = 5_000;
 /** isolated-vm refuses smaller heaps. */
 const MIN_MEMORY_MB = 8;
 const TIMED_OUT_MESSAGE = "Script execution timed out.";
@@ -112,11 +119,14 @@ export interface IsolateHostOptions {
   /** Looked up on an `invoke` for a digest that is not loaded. */
   codeSource?: (digest: string) => BundleCode | undefined;
   /**
-   * isolated-vm's `onCatastrophicError`: V8 lost control of an isolate and the process must end.
-   * Default: write the message to stderr and `process.abort()`, as isolated-vm documents; the
+   * Guest code of `bundle` still runs on isolated-vm's thread pool RUNAWAY_RUN_MS after its isolate
+   * was discarded (a vcp.fetch delivery that ignores termination): nothing in this process can stop
+   * that thread, so the process must end. Default: write to stderr and `process.abort()`; the
    * supervisor restarts the sandbox host (DESIGN §4.1).
    */
-  onCatastrophicError?: (message: string) => void;
+  onRunawayRun?: (bundle: { name: string; digest: string }) => void;
+  /** How long a discarded isolate's run may go on before onRunawayRun. Default RUNAWAY_RUN_MS. */
+  runawayRunMs?: number;
   clock?: Clock;
 }
 
@@ -186,7 +196,8 @@ class SandboxIsolateHost implements IsolateHost {
   readonly #fetchPolicy: CompiledFetchPolicy;
   readonly #onLog: (line: GuestLogLine) => void;
   readonly #codeSource: ((digest: string) => BundleCode | undefined) | undefined;
-  readonly #onCatastrophicError: (message: string) => void;
+  readonly #onRunawayRun: (bundle: { name: string; digest: string }) => void;
+  readonly #runawayRunMs: number;
   readonly #clock: Clock;
   readonly #entries = new Map<string, BundleEntry>();
   readonly #preludeConfigBase: {
@@ -215,12 +226,13 @@ class SandboxIsolateHost implements IsolateHost {
     this.#fetchPolicy = compileFetchPolicy(options.fetch);
     this.#onLog = options.onLog;
     this.#codeSource = options.codeSource;
-    this.#onCatastrophicError =
-      options.onCatastrophicError ??
-      ((message: string) => {
-        process.stderr.write(`vcp-hooks sandbox: isolated-vm catastrophic error: ${message}\n`);
+    this.#onRunawayRun =
+      options.onRunawayRun ??
+      ((bundle) => {
+        process.stderr.write(`vcp-hooks sandbox: guest code of bundle ${bundle.name} ignores termination after its call ended\n`);
         process.abort();
       });
+    this.#runawayRunMs = options.runawayRunMs ?? RUNAWAY_RUN_MS;
     this.#clock = options.clock ?? systemClock;
     this.#preludeConfigBase = {
       allow: GUEST_GLOBAL_ALLOWLIST,
@@ -250,7 +262,7 @@ class SandboxIsolateHost implements IsolateHost {
     const entry = this.#entries.get(digest);
     if (entry === undefined) return;
     this.#entries.delete(digest);
-    releaseIsolate(entry);
+    this.#release(entry);
   }
 
   releaseSession(sessionId: string): void {
@@ -286,7 +298,7 @@ class SandboxIsolateHost implements IsolateHost {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    for (const entry of this.#entries.values()) releaseIsolate(entry);
+    for (const entry of this.#entries.values()) this.#release(entry);
     this.#entries.clear();
   }
 
@@ -520,8 +532,14 @@ class SandboxIsolateHost implements IsolateHost {
   #ensureIsolate(entry: BundleEntry, timeoutMs: number): { names: string } {
     const isolate = new ivm.Isolate({
       memoryLimit: entry.memoryMb,
-      // SECURITY: V8 lost control of the isolate; the process must be replaced (DESIGN §4.1).
-      onCatastrophicError: (message: string) => this.#onCatastrophicError(message),
+      // SECURITY: no `onCatastrophicError`. With one, isolated-vm gives up 5 s (wall clock) after a run's
+      // timeout on code that ignores termination and suspends the thread for good, and a fatal V8 OOM
+      // puts the thread to sleep for good: on a loaded machine that gave a hook still on its way to the
+      // memory limit (`new Array(6e7).fill()`) the outcome `crashed`, decided by the load. Without one,
+      // a fatal OOM aborts the process at once (the supervisor answers `crashed` and restarts it), code
+      // that ignores termination on this thread is judged by the supervisor's watchdog on the CPU it
+      // used (src/pool/watchdog.ts), and a discarded run on isolated-vm's thread pool by
+      // onRunawayRun. Either way the process is replaced (DESIGN §4.1).
       // SECURITY: no `snapshot` option, ever: snapshots are machine code (DESIGN §3.2).
     });
     try {
@@ -637,7 +655,20 @@ class SandboxIsolateHost implements IsolateHost {
       entry.shared = null;
       entry.sessions.clear();
     }
-    disposeWhenIdle(iso);
+    this.#disposeWhenIdle(entry, iso);
+  }
+
+  #disposeWhenIdle(entry: BundleEntry, iso: ivm.Isolate): void {
+    disposeWhenIdle(iso, this.#runawayRunMs, () => this.#onRunawayRun({ name: entry.bundle.name, digest: entry.bundle.digest }));
+  }
+
+  #release(entry: BundleEntry): void {
+    const iso = entry.isolate;
+    entry.isolate = null;
+    entry.script = null;
+    entry.shared = null;
+    entry.sessions.clear();
+    if (iso !== null) this.#disposeWhenIdle(entry, iso);
   }
 
   // ── capabilities (host side) ────────────────────────────────────────────────────────────────
@@ -701,24 +732,16 @@ class SandboxIsolateHost implements IsolateHost {
 
 const DEADLINE = Symbol("deadline");
 
-function releaseIsolate(entry: BundleEntry): void {
-  const iso = entry.isolate;
-  entry.isolate = null;
-  entry.script = null;
-  entry.shared = null;
-  entry.sessions.clear();
-  if (iso !== null) disposeWhenIdle(iso);
-}
-
 // ── disposal only when nothing runs ───────────────────────────────────────────────────────────
 // isolated-vm's dispose() terminates and tears the isolate down even while a task of ours runs on
 // its thread pool (a vcp.fetch delivery). Guest code that ignores termination (BigInt#toString,
 // Array#fill, prepareStackTrace during an error copy) keeps native code on that isolate, and
 // tearing it down under it is a use-after-free (isolated-vm #47, #333). So an isolate with a run
 // in flight is only detached ("poisoned": no new work, capabilities refused) and disposed when the
-// run returns; if it never returns, the supervisor's watchdog replaces the process.
+// run returns; if it has not returned after RUNAWAY_RUN_MS, the process is ended (onRunawayRun).
 const running = new WeakMap<ivm.Isolate, number>();
-const poisoned = new WeakSet<ivm.Isolate>();
+/** Poisoned isolates, each with its runaway timer. */
+const poisoned = new WeakMap<ivm.Isolate, NodeJS.Timeout>();
 
 function beginRun(iso: ivm.Isolate): void {
   running.set(iso, (running.get(iso) ?? 0) + 1);
@@ -731,7 +754,9 @@ function endRun(iso: ivm.Isolate): void {
     return;
   }
   running.delete(iso);
-  if (poisoned.has(iso)) {
+  const runaway = poisoned.get(iso);
+  if (runaway !== undefined) {
+    clearTimeout(runaway);
     poisoned.delete(iso);
     if (!iso.isDisposed) iso.dispose();
   }
@@ -741,11 +766,20 @@ function isPoisoned(iso: ivm.Isolate): boolean {
   return poisoned.has(iso);
 }
 
-function disposeWhenIdle(iso: ivm.Isolate): void {
-  if (iso.isDisposed) return;
-  // SECURITY: never dispose an isolate that may be executing; detach it and dispose when its run returns.
-  if ((running.get(iso) ?? 0) > 0) poisoned.add(iso);
-  else iso.dispose();
+function disposeWhenIdle(iso: ivm.Isolate, runawayMs: number, onRunaway: () => void): void {
+  if (iso.isDisposed || poisoned.has(iso)) return;
+  if ((running.get(iso) ?? 0) === 0) {
+    iso.dispose();
+    return;
+  }
+  // SECURITY: never dispose an isolate that may be executing; detach it and dispose when its run
+  // returns. A run that does not return ignores termination on a thread nothing here can stop: the
+  // process has to end (the timer is unref'd: it never keeps a process alive by itself).
+  const timer = setTimeout(() => {
+    if (poisoned.has(iso)) onRunaway();
+  }, runawayMs);
+  timer.unref();
+  poisoned.set(iso, timer);
 }
 
 function cpuMsSince(iso: ivm.Isolate, cpu0: bigint): number {

@@ -22,6 +22,11 @@ const BYSTANDER = `export function tag(input) {
   if (x < 0) throw new Error("unreachable");
   return { status: "modify", modified_context: { ...input.context, tagged: true } };
 }`;
+/**
+ * The maximum: the bystander's ~100 ms must fit on a loaded machine (isolated-vm ends ordinary guest code
+ * on the wall clock; with 3 s the bystanders timed out at load ≈ 25), the attack is about depth, not time.
+ */
+const BYSTANDER_TIMEOUT_MS = 30_000;
 const ATTACKER = `export function deep() {
   let d = { leaf: true };
   for (let i = 0; i < 2300; i++) d = { d };
@@ -44,7 +49,7 @@ export const scenario: Scenario = {
     const runtime: Runtime = await createRuntime({ requireSignatures: false, audit: false, sandbox: { threads: 2 } });
     try {
       await runtime.bundles.install({
-        manifest: { bundle: "bystander", version: "1.0.0", trust: "deployment", hooks: [{ name: "tag", type: "pre_inject", action: "tag", priority: 50, timeout_ms: 3000, condition: null }] },
+        manifest: { bundle: "bystander", version: "1.0.0", trust: "deployment", hooks: [{ name: "tag", type: "pre_inject", action: "tag", priority: 50, timeout_ms: BYSTANDER_TIMEOUT_MS, condition: null }] },
         code: await buildGuestText(BYSTANDER),
       });
       await runtime.bundles.install({

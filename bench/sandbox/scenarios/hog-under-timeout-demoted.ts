@@ -15,12 +15,21 @@ import { busySource, digestOf, installKitBundle, kitInput, startKitRuntime } fro
 import { WELL_BEHAVED_BUNDLES, checkWellBehaved, installWellBehaved, wellBehavedInput } from "../fixtures.js";
 
 const HOG_CALLERS = 3;
-const HOG_BUSY_MS = 400;
+/**
+ * Long enough that 3 callers keep both workers busy; short enough that a tenant chain behind it still
+ * completes in seconds at load 25 (it was 400 ms: 11 tenant chains in 240 s with 8 CPU burners).
+ */
+const HOG_BUSY_MS = 100;
 // Far above the hog's work even on a loaded machine: the hog must never time out (the attack is a
-// hook that stays under its timeout), so only the fair-share cap can stop it.
-const HOG_TIMEOUT_MS = 10_000;
-/** Give up waiting for the demotion after this long (it takes ≈2 s of saturation). */
-const MAX_WAIT_MS = 30_000;
+// hook that stays under its timeout), so only the fair-share cap can stop it. The maximum: isolated-vm
+// ends ordinary code on the wall clock, and its CPU must fit on a machine of load 25 and more.
+const HOG_TIMEOUT_MS = 30_000;
+/**
+ * Give up after this long: a safety net, not a figure (it takes ≈2 s of saturation at idle). Wall time
+ * scales with the machine's load (at load 20 a tenant chain waits seconds behind the hog), and the
+ * counts asserted are what must hold.
+ */
+const MAX_WAIT_MS = 240_000;
 /** Well-behaved chains that must complete while the hog is demoted. */
 const CHAINS_WHILE_DEMOTED = 20;
 

@@ -216,3 +216,83 @@ describe("sandbox pool: plan keys", () => {
     expect(sandbox.stats().plansSent).toBe(sent + 1);
   });
 });
+
+/** String#split ignores termination and ends at the 64 MiB memory limit after ≈ 0.65 s of CPU (process-killers/repeat-split). */
+const SPLIT_CODE = `var __vcp_bundle = { act(input) { const parts = "1".repeat(2 ** 27).split(""); return { status: "continue", annotations: { n: parts.length } }; } };`;
+/** One Set rehash larger than the heap: a fatal V8 OOM, not an error the isolate can report (process-killers/set-rehash-oom). */
+const REHASH_CODE = `var __vcp_bundle = { act(input) { const s = new Set(Array(1e8).keys()); return { status: "continue", annotations: { n: s.size } }; } };`;
+
+/**
+ * Starve a process the same way on every machine: it runs `runMs` out of every `runMs + stopMs` (SIGSTOP,
+ * SIGCONT), as a thread does on a machine with that many runnable threads per core. Returns the stop
+ * function, which leaves the process running.
+ */
+function starve(pid: number, runMs: number, stopMs: number): () => Promise<void> {
+  let on = true;
+  const loop = (async () => {
+    while (on) {
+      try {
+        process.kill(pid, "SIGSTOP");
+        await new Promise((r) => setTimeout(r, stopMs));
+        process.kill(pid, "SIGCONT");
+      } catch {
+        return; // the process is gone
+      }
+      await new Promise((r) => setTimeout(r, runMs));
+    }
+  })();
+  return async () => {
+    on = false;
+    await loop;
+    try {
+      process.kill(pid, "SIGCONT");
+    } catch {
+      // gone
+    }
+  };
+}
+
+describe("sandbox pool: verdicts that do not depend on the machine's load", () => {
+  const sandboxes: Sandbox[] = [];
+  afterAll(async () => {
+    for (const s of sandboxes) await s.close().catch(() => undefined);
+  });
+
+  test("a starved hook that ignores termination on its way to the memory limit ends in that error, not in a timeout", async () => {
+    const sandbox = await startSandbox({ threads: 1 });
+    sandboxes.push(sandbox);
+    const split = bundle("split", SPLIT_CODE, { memoryMb: 64 });
+    await sandbox.loadBundle(split);
+    // A quarter of a core: ≈ 0.65 s of CPU takes ≈ 2.6 s, past its budget (1 ms) + grace (1.5 s) of wall
+    // time but not of CPU. Judged by the wall clock the watchdog killed it as an overrun (`timeout`).
+    const stop = starve(sandbox.stats().hostPid!, 40, 120);
+    let outcome;
+    try {
+      outcome = await sandbox.runChain(task([hook("split", split, { timeout_ms: 1 })], 1, { user: "u" }));
+    } finally {
+      await stop();
+    }
+    const [result] = outcome.result.hook_results;
+    expect(result).toMatchObject({ hook: "split", outcome: "error", status: "continue" });
+    expect(result!.error).toMatch(/isolate memory limit exceeded/);
+    expect(sandbox.stats().watchdogKills).toBe(0);
+    expect(sandbox.stats().restarts).toBe(0);
+  }, 60_000);
+
+  test("a fatal V8 out-of-memory error in a hook ends the host at once: crashed, quarantined, not a wedged thread found later", async () => {
+    const sandbox = await startSandbox({ threads: 1 });
+    sandboxes.push(sandbox);
+    const rehash = bundle("rehash", REHASH_CODE, { memoryMb: 64 });
+    const good = trailBundle("good-oom");
+    await sandbox.loadBundle(rehash);
+    await sandbox.loadBundle(good);
+    const { result } = await sandbox.runChain(task([hook("rehash", rehash, { timeout_ms: 5000 })], 1, { user: "u" }));
+    expect(result.hook_results).toEqual([expect.objectContaining({ hook: "rehash", outcome: "crashed", status: "continue" })]);
+    // The host died of the error itself (a signal), not of the watchdog finding its thread asleep.
+    expect(result.hook_results[0]!.error).toMatch(/sandbox host crashed while the hook ran \(signal SIG[A-Z]+\)/);
+    expect(sandbox.stats().watchdogKills).toBe(0);
+    expect(sandbox.stats().quarantined).toEqual([rehash.digest]);
+    const next = await sandbox.runChain(task([hook("fine", good)], 2, { user: "v" }));
+    expect(next.result.context).toEqual({ user: "v", trail: ["good-oom"] });
+  }, 60_000);
+});

@@ -4,7 +4,7 @@ import { PlanCache } from "../../../src/pool/plan-cache.js";
 import { hook } from "./fixtures.js";
 import { planRecovery, type InFlightChain } from "../../../src/pool/recovery.js";
 import type { SlotRecord } from "../../../src/pool/slots.js";
-import { graceMs, inspectHost, LOAD_WATCHDOG_MS, MIN_SAMPLE_MS, type OverrunSamples, type WatchedChain, type WatchdogSnapshot } from "../../../src/pool/watchdog.js";
+import { graceMs, inspectHost, LOAD_WATCHDOG_MS, MIN_SAMPLE_MS, OUTSIDE_HOOKS_MS, WatchdogMemory, type WatchedChain, type WatchdogSnapshot } from "../../../src/pool/watchdog.js";
 
 // The supervisor's parts that decide (plan keys, the watchdog, crash recovery), tested without a process.
 
@@ -79,7 +79,7 @@ function snapshot(records: SlotRecord[], monoMs: number, extra: Partial<Watchdog
     chain: (id) => chains.get(id),
     chains: chains.values(),
     isLoad: () => false,
-    threadTicks: () => undefined,
+    threadTime: () => undefined,
     ...extra,
   };
 }
@@ -88,30 +88,31 @@ describe("inspectHost: the watchdog's decision", () => {
   const inside = (startMs: number, budgetMs = 1000): SlotRecord => ({ taskId: 1, phase: "I", hook: "h0", position: 0, startMs, budgetMs, tid: 42 });
 
   test("a hook within budget + grace is left alone", () => {
-    const samples: OverrunSamples = new Map();
+    const samples = new WatchdogMemory();
     expect(inspectHost(snapshot([inside(0)], 1000 + graceMs(1000)), samples)).toBeUndefined();
   });
 
   test("past budget + grace, a thread that kept burning CPU is an overrun of that hook (timeout)", () => {
-    const samples: OverrunSamples = new Map();
-    let ticks = 0;
-    const snap = (mono: number): WatchdogSnapshot => snapshot([inside(0)], mono, { threadTicks: () => ticks });
+    const samples = new WatchdogMemory();
+    let cpuMs = 0;
+    const snap = (mono: number): WatchdogSnapshot => snapshot([inside(0)], mono, { threadTime: () => ({ cpuMs, runnableMs: cpuMs, runnable: true }) });
     expect(inspectHost(snap(1200), samples)).toBeUndefined(); // first sample, over budget
-    ticks = 300; // 3 s of CPU in the next 3 s
+    cpuMs = 3000; // 3 s of CPU in the next 3 s
     const kill = inspectHost(snap(1200 + Math.max(MIN_SAMPLE_MS, graceMs(1000)) + 500), samples);
     expect(kill).toMatchObject({ kind: "overrun", taskId: 1, hook: { position: 0, digest: "sha256:a" } });
     expect(kill?.detail).toMatch(/ignored termination/);
   });
 
   test("past budget + grace, a thread that did nothing is wedged (crashed)", () => {
-    const samples: OverrunSamples = new Map();
-    const snap = (mono: number): WatchdogSnapshot => snapshot([inside(0)], mono, { threadTicks: () => 5 });
+    const samples = new WatchdogMemory();
+    const snap = (mono: number): WatchdogSnapshot => snapshot([inside(0)], mono, { threadTime: () => ({ cpuMs: 50, runnableMs: 50, runnable: false }) });
     inspectHost(snap(1100), samples);
-    expect(inspectHost(snap(5000), samples)).toMatchObject({ kind: "wedged", hook: { position: 0 } });
+    expect(inspectHost(snap(5000), samples)).toBeUndefined(); // one idle window
+    expect(inspectHost(snap(5000 + MIN_SAMPLE_MS), samples)).toMatchObject({ kind: "wedged", hook: { position: 0 } });
   });
 
   test("a slot whose name does not match the hook at its position leaves the kill unattributed", () => {
-    const samples: OverrunSamples = new Map();
+    const samples = new WatchdogMemory();
     const record: SlotRecord = { ...inside(0), hook: "someone-else" };
     inspectHost(snapshot([record], 1100), samples);
     const kill = inspectHost(snapshot([record], 6000), samples);
@@ -120,26 +121,112 @@ describe("inspectHost: the watchdog's decision", () => {
   });
 
   test("a record of a task no longer in flight is stale and ignored; its samples are dropped", () => {
-    const samples: OverrunSamples = new Map();
+    const samples = new WatchdogMemory();
     const stale: SlotRecord = { ...inside(0), taskId: 99 };
     expect(inspectHost(snapshot([stale], 60_000), samples)).toBeUndefined();
     inspectHost(snapshot([inside(0)], 1100), samples);
-    expect(samples.size).toBe(1);
+    expect(samples.hooks.size).toBe(1);
     inspectHost(snapshot([], 1200), samples);
-    expect(samples.size).toBe(0);
+    expect(samples.hooks.size).toBe(0);
   });
 
   test("a bundle load running past LOAD_WATCHDOG_MS is killed; a shorter one is not", () => {
     const load: SlotRecord = { taskId: 5, phase: "L", startMs: 0 };
-    expect(inspectHost(snapshot([load], LOAD_WATCHDOG_MS, { isLoad: (id) => id === 5 }), new Map())).toBeUndefined();
-    expect(inspectHost(snapshot([load], LOAD_WATCHDOG_MS + 1, { isLoad: (id) => id === 5 }), new Map())).toMatchObject({ kind: "load", taskId: 5 });
+    expect(inspectHost(snapshot([load], LOAD_WATCHDOG_MS, { isLoad: (id) => id === 5 }), new WatchdogMemory())).toBeUndefined();
+    expect(inspectHost(snapshot([load], LOAD_WATCHDOG_MS + 1, { isLoad: (id) => id === 5 }), new WatchdogMemory())).toMatchObject({ kind: "load", taskId: 5 });
   });
 
   test("a chain past its hard deadline is killed even when no slot says why", () => {
     const late = watched(3, 100);
-    const kill = inspectHost(snapshot([], 0, { nowMs: 101, chains: [late], chain: () => late }), new Map());
+    const kill = inspectHost(snapshot([], 0, { nowMs: 101, chains: [late], chain: () => late }), new WatchdogMemory());
     expect(kill).toMatchObject({ kind: "deadline", taskId: 3 });
     expect(kill?.detail).toMatch(/chain-3 outlived its hard deadline/);
+  });
+});
+
+describe("inspectHost: a busy hook is judged on the CPU it used, not on the machine's load", () => {
+  const inside = (taskId: number, startMs: number, budgetMs = 1000): SlotRecord => ({ taskId, phase: "I", hook: "h0", position: 0, startMs, budgetMs, tid: 42 });
+  const limit = 1000 + graceMs(1000);
+
+  test("a thread that gets a fifth of a core runs past budget + grace of wall time and is left alone until it used that much CPU", () => {
+    const memory = new WatchdogMemory();
+    // 100 ms of CPU per 500 ms of wall, runnable all along: a machine whose other runnable threads leave
+    // this one 20% of a core.
+    const at = (step: number) => inspectHost(snapshot([inside(1, 0)], 100 + step * 500, { threadTime: () => ({ cpuMs: step * 100, runnableMs: step * 500, runnable: true }) }), memory);
+    let kill: ReturnType<typeof inspectHost>;
+    let step = 0;
+    for (; step < 40 && kill === undefined; step++) kill = at(step);
+    // Killed at the first look past budget + grace of CPU (the CPU before the first look is not counted).
+    expect((step - 1) * 100).toBeGreaterThan(limit);
+    expect((step - 2) * 100).toBeLessThanOrEqual(limit);
+    expect(kill).toMatchObject({ kind: "overrun", taskId: 1, hook: { position: 0 } });
+    expect(kill?.detail).toMatch(new RegExp(`ran ${(step - 1) * 500 + 100} ms \\(${(step - 1) * 100} ms of CPU\\) against a budget of 1000 ms`));
+  });
+
+  test("a thread starved to 1% of a core but runnable all along is never taken for wedged", () => {
+    const memory = new WatchdogMemory();
+    // 5 ms of CPU per 500 ms, the rest waiting for a core: a badly overloaded machine, not a stuck thread.
+    for (let step = 0; step <= 60; step++) {
+      const kill = inspectHost(snapshot([inside(1, 0)], 100 + step * 500, { threadTime: () => ({ cpuMs: step * 5, runnableMs: step * 500, runnable: true }) }), memory);
+      expect(kill, `at ${100 + step * 500} ms`).toBeUndefined();
+    }
+  });
+
+  test("a thread that was busy and then sleeps is wedged (crashed) after two whole windows", () => {
+    const memory = new WatchdogMemory();
+    let cpuMs = 0;
+    let runnable = true;
+    const at = (mono: number) => inspectHost(snapshot([inside(1, 0)], mono, { threadTime: () => ({ cpuMs, runnableMs: cpuMs, runnable }) }), memory);
+    expect(at(100)).toBeUndefined();
+    cpuMs = 1500; // busy: 1.5 s of CPU in 1.5 s
+    expect(at(1600)).toBeUndefined();
+    cpuMs = 2000; // still busy, now past budget + grace of wall time, under it in CPU
+    expect(at(limit + 100)).toBeUndefined();
+    // Asleep from here on (stuck inside V8): neither running nor waiting, two whole windows in a row.
+    runnable = false;
+    expect(at(limit + 100 + MIN_SAMPLE_MS)).toBeUndefined();
+    expect(at(limit + 100 + 2 * MIN_SAMPLE_MS)).toMatchObject({ kind: "wedged", hook: { position: 0 } });
+  });
+
+  test("a thread still waiting on the run queue (the kernel has not added that wait yet) is never taken for wedged", () => {
+    const memory = new WatchdogMemory();
+    // One long wait for a core: the figures stand still, the state says runnable.
+    for (let step = 0; step <= 20; step++) {
+      const kill = inspectHost(snapshot([inside(1, 0)], 100 + step * 500, { threadTime: () => ({ cpuMs: 10, runnableMs: 10, runnable: true }) }), memory);
+      expect(kill, `at ${100 + step * 500} ms`).toBeUndefined();
+    }
+  });
+
+  test("a chain past its hard deadline inside a hook's action is the hook rule's; outside every hook it is killed after OUTSIDE_HOOKS_MS", () => {
+    const memory = new WatchdogMemory();
+    const chain = watched(1, 1000);
+    const chains = new Map([[1, chain]]);
+    const snap = (records: SlotRecord[], nowMs: number) =>
+      snapshot(records, nowMs, { nowMs, chains: chains.values(), chain: (id) => chains.get(id), threadTime: () => ({ cpuMs: nowMs / 10, runnableMs: nowMs, runnable: true }) });
+    // Busy inside its hook (a tenth of its CPU limit used) well past the chain's hard deadline: left alone.
+    expect(inspectHost(snap([inside(1, 0, 5000)], 100), memory)).toBeUndefined();
+    expect(inspectHost(snap([inside(1, 0, 5000)], 5000), memory)).toBeUndefined();
+    // Back in chain code: the chain gets OUTSIDE_HOOKS_MS to reach its next hook or its end.
+    const c: SlotRecord = { taskId: 1, phase: "C" };
+    expect(inspectHost(snap([c], 5000 + OUTSIDE_HOOKS_MS), memory)).toBeUndefined();
+    expect(inspectHost(snap([c], 5001 + OUTSIDE_HOOKS_MS), memory)).toMatchObject({ kind: "deadline", taskId: 1 });
+  });
+
+  test("a chain never seen in a hook waits past its hard deadline while another chain's hook runs past its own (it may be queued behind it)", () => {
+    const memory = new WatchdogMemory();
+    const running = watched(1, 1000);
+    const queued = watched(2, 2000);
+    const chains = new Map([
+      [1, running],
+      [2, queued],
+    ]);
+    const snap = (nowMs: number, records: SlotRecord[]) =>
+      snapshot(records, nowMs, { nowMs, chains: chains.values(), chain: (id) => chains.get(id), threadTime: () => ({ cpuMs: nowMs / 10, runnableMs: nowMs, runnable: true }) });
+    expect(inspectHost(snap(100, [inside(1, 0, 5000)]), memory)).toBeUndefined();
+    expect(inspectHost(snap(3000, [inside(1, 0, 5000)]), memory)).toBeUndefined();
+    // The hook is over (its chain answered); the queued chain is past its hard deadline with nothing to wait for.
+    chains.delete(1);
+    expect(inspectHost(snap(3100, []), memory)).toMatchObject({ kind: "deadline", taskId: 2 });
   });
 });
 
@@ -160,12 +247,12 @@ describe("planRecovery: who is answered, who runs again, who is blamed", () => {
 
   test("a culprit's chain is answered crashed for the hook it was in; bystanders are requeued in order", () => {
     const culprit = identity(1, "sha256:b");
-    const plan = planRecovery([inFlight(3), inFlight(1), inFlight(2)], attribution({ running: new Map([[2, culprit]]), culprits: new Map([["sha256:b", { taskId: 2, hook: culprit, why: "catastrophic" }]]) }), undefined, died);
+    const plan = planRecovery([inFlight(3), inFlight(1), inFlight(2)], attribution({ running: new Map([[2, culprit]]), culprits: new Map([["sha256:b", { taskId: 2, hook: culprit, why: "only-running" }]]) }), undefined, died);
     expect(plan.requeue.map((c) => c.tag)).toEqual(["t1", "t3"]);
     expect(plan.answers).toHaveLength(1);
     expect(plan.answers[0]).toMatchObject({ outcome: "crashed", hook: { name: "h2b" }, chain: { tag: "t2" } });
     expect(plan.answers[0]!.error).toMatch(/signal SIGABRT/);
-    expect(plan.culprits).toEqual([{ digest: "sha256:b", taskId: 2, hook: culprit, why: "catastrophic", chainId: "c2" }]);
+    expect(plan.culprits).toEqual([{ digest: "sha256:b", taskId: 2, hook: culprit, why: "only-running", chainId: "c2" }]);
   });
 
   test("a bystander that already ran twice is answered, never requeued a third time", () => {
@@ -211,7 +298,7 @@ describe("planRecovery: who is answered, who runs again, who is blamed", () => {
 
   test("a corrupt frame stream blames nobody and requeues nobody: every chain in flight is answered crashed", () => {
     const culprit = identity(1, "sha256:b");
-    const slots = attribution({ running: new Map([[2, culprit]]), culprits: new Map([["sha256:b", { taskId: 2, hook: culprit, why: "catastrophic" }]]) });
+    const slots = attribution({ running: new Map([[2, culprit]]), culprits: new Map([["sha256:b", { taskId: 2, hook: culprit, why: "only-running" }]]) });
     const plan = planRecovery([inFlight(2), inFlight(1)], slots, { kind: "protocol", taskId: 0, detail: "corrupt sandbox frame stream: bad magic" }, { code: null, signal: "SIGKILL" });
     expect(plan.requeue).toEqual([]);
     expect(plan.culprits).toEqual([]);

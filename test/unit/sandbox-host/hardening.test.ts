@@ -175,4 +175,22 @@ describe("host deadline of async work", () => {
     expect(logs.map((l) => l.message)).toEqual(["ok"]);
     expect((await h.invoke(request(b, "ok"))).kind).toBe("returned");
   }, 15_000);
+  test("a detached run that ignores termination past runawayRunMs is reported so the process ends (onRunawayRun), naming its bundle", async () => {
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("pong"));
+    const runaways: { name: string; digest: string }[] = [];
+    const { host: h } = host({}, { allowHosts: ["api.example.com"], onRunawayRun: (b) => runaways.push(b), runawayRunMs: 200 });
+    const b = bundle(
+      `async slow() {
+        await vcp.fetch("https://api.example.com/x");
+        // Decimal conversion of a huge BigInt ignores termination for a second or more on the pool thread.
+        const n = (7n ** 2000000n).toString().length;
+        return { status: "continue", annotations: { n } };
+      }`,
+      { trust: "system", name: "runaway" },
+    );
+    await h.load(b);
+    expect((await h.invoke(request(b, "slow", { budgetMs: 300 }))).kind).toBe("timeout");
+    // Nothing in this process can stop that thread: the host is told to end the process.
+    await vi.waitFor(() => expect(runaways).toEqual([{ name: "runaway", digest: b.digest }]), { timeout: 5_000, interval: 20 });
+  }, 15_000);
 });

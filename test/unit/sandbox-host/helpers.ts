@@ -54,16 +54,28 @@ export function request(
   };
 }
 
-export function makeHost(limits: Partial<SandboxLimits> = {}, extra: { allowHosts?: string[]; codeSource?: (d: string) => BundleCode | undefined } = {}) {
+export function makeHost(
+  limits: Partial<SandboxLimits> = {},
+  extra: {
+    allowHosts?: string[];
+    codeSource?: (d: string) => BundleCode | undefined;
+    onRunawayRun?: (bundle: { name: string; digest: string }) => void;
+    runawayRunMs?: number;
+  } = {},
+) {
   const logs: GuestLogLine[] = [];
   const host: IsolateHost = createIsolateHost({
     limits: { ...DEFAULT_SANDBOX_LIMITS, ...limits },
     fetch: { allowHosts: extra.allowHosts ?? ["api.example.com", "api.openai.com"], denyLlmHosts: ["api.openai.com", "api.anthropic.com"] },
     onLog: (l) => logs.push(l),
     ...(extra.codeSource ? { codeSource: extra.codeSource } : {}),
-    onCatastrophicError: (m) => {
-      throw new Error(`catastrophic: ${m}`);
-    },
+    // A test that does not expect a runaway run fails loudly on one.
+    onRunawayRun:
+      extra.onRunawayRun ??
+      ((b) => {
+        throw new Error(`runaway run of bundle ${b.name}`);
+      }),
+    ...(extra.runawayRunMs !== undefined ? { runawayRunMs: extra.runawayRunMs } : {}),
   });
   return { host, logs };
 }
