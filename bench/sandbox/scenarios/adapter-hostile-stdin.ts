@@ -36,14 +36,17 @@ export const scenario: Scenario = {
   id: "adapter-hostile-stdin",
   category: "profile-boundary",
   title: "the adapter gets 17 MB, 5,000-deep, invalid UTF-8 and non-object stdin, and --record paths built to escape",
-  expected: "one clean stderr line and the --on-error answer per bad input (warn: exit 1, block: exit 2); recordings only inside DIR; a failed recording leaves the answer unchanged",
+  expected: "one clean stderr line and the --on-error answer per bad input (default auto on BeforeTool with no plan known: block, exit 2; warn: exit 1); recordings only inside DIR; a failed recording leaves the answer unchanged",
   async run() {
     const checks = new Checks();
     const t = await startTenantServer({ bundles: [ALLOW] });
     const root = mkdtempSync(join(tmpdir(), "vcp-adapter-atk-"));
+    const cacheHome = mkdtempSync(join(tmpdir(), "vcp-adapter-atk-cache-"));
     let servedAfter = false;
     const observed: string[] = [];
-    const env = { VCP_CLIENT_TOKEN: TENANT_TOKENS.a };
+    // A cache dir of its own: under the default --on-error auto, no guard file is known, so a bad input
+    // on BeforeTool (a tool event) is blocked, whatever earlier runs left in the user's cache.
+    const env = { VCP_CLIENT_TOKEN: TENANT_TOKENS.a, XDG_CACHE_HOME: cacheHome };
     const hook = (stdin: string | Buffer, extra: string[] = [], event = "BeforeTool"): Promise<CliRun> => runCli(["hook", event, "--dialect", "gemini", "--server", t.url, ...extra], { stdin, env, cwd: root });
     const oneCleanLine = (name: string, run: CliRun, code: number, rule: RegExp): void => {
       const err = run.stderr.toString("utf8");
@@ -54,15 +57,15 @@ export const scenario: Scenario = {
     };
     try {
       const huge = Buffer.alloc(17 * 1024 * 1024, 0x20);
-      oneCleanLine("17 MB", await hook(huge), 1, /larger than 16777216 bytes/);
-      oneCleanLine("17 MB --on-error block", await hook(huge, ["--on-error", "block"]), 2, /larger than/);
+      oneCleanLine("17 MB", await hook(huge), 2, /larger than 16777216 bytes/);
+      oneCleanLine("17 MB --on-error warn", await hook(huge, ["--on-error", "warn"]), 1, /larger than/);
 
       const deep = `${JSON.stringify(BASE).slice(0, -1)},"tool_input":{"command":"ls","x":${"[".repeat(5000)}${"]".repeat(5000)}}}`;
-      oneCleanLine("5,000 deep", await hook(deep), 1, /INVALID_INPUT|too deep|depth|nest/i);
+      oneCleanLine("5,000 deep", await hook(deep), 2, /INVALID_INPUT|too deep|depth|nest/i);
 
-      oneCleanLine("array", await hook("[1,2,3]"), 1, /must be a JSON object/);
-      oneCleanLine("empty", await hook(""), 1, /stdin is empty/);
-      oneCleanLine("not JSON", await hook("\u001b[2J{not json"), 1, /not JSON/);
+      oneCleanLine("array", await hook("[1,2,3]"), 2, /must be a JSON object/);
+      oneCleanLine("empty", await hook(""), 2, /stdin is empty/);
+      oneCleanLine("not JSON", await hook("\u001b[2J{not json"), 2, /not JSON/);
 
       // Invalid UTF-8 inside a string: decoded with U+FFFD, then served like any input.
       const prefix = Buffer.from(`${JSON.stringify(BASE).slice(0, -1)},"tool_input":{"command":"ls `);
@@ -101,6 +104,7 @@ export const scenario: Scenario = {
       servedAfter = normal.code === 0 && /saw whoami/.test(normal.stdout.toString("utf8"));
     } finally {
       rmSync(root, { recursive: true, force: true });
+      rmSync(cacheHome, { recursive: true, force: true });
       await t.close();
     }
     return checks.outcome(observed.join(", "), servedAfter);
