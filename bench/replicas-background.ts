@@ -121,7 +121,7 @@ async function startServer(name: string, root: string, redis: Redis | undefined,
   for (let i = 0; i < 900 && url === undefined; i++) {
     if (child.exitCode !== null) throw new Error(`${name} exited:\n${out}`);
     await sleep(100);
-    url = /serving at (http:\/\/\S+)/.exec(out)?.[1];
+    url = /serving at (http:\/\/[^\s"]+)/.exec(out)?.[1];
   }
   if (url === undefined) throw new Error(`${name} did not start:\n${out}`);
   const request = async (method: string, path: string, body: unknown, token: string) => {

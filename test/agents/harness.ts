@@ -94,7 +94,7 @@ export async function startServe(config: string): Promise<Serve> {
   child.stderr!.on("data", (d) => (out += d));
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
   for (const start = Date.now(); Date.now() - start < 120_000; ) {
-    const m = /serving at (http:\/\/[^\s]+)/.exec(out);
+    const m = /serving at (http:\/\/[^\s"]+)/.exec(out);
     if (m) return { url: m[1]!.replace(/\/$/, ""), pid: child.pid!, stop: () => stopChild(child, exited) };
     if (child.exitCode !== null) throw new Error(`vcp-hooks serve exited ${child.exitCode}:\n${out}`);
     await new Promise((r) => setTimeout(r, 100));
