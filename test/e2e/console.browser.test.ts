@@ -121,6 +121,33 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     await expect.poll(() => page.locator('#bundles-table tr[data-bundle="console-demo"] td').first().innerText()).toBe("1.0.1");
   }, 60_000);
 
+  it("a bundle's page: its revisions (who signed, when, digest), the manifest diff of two, hooks per event, and a confirmed roll back", async () => {
+    await page.locator('#bundles-table tr[data-bundle="console-demo"] th a').click();
+    const rows = page.locator("#revisions-table tbody tr");
+    await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(2);
+    expect(await rows.first().innerText()).toMatch(/^1\.0\.1\s+active\s+sha256:\S+\s+ops\s+\S/);
+    expect(await rows.nth(1).innerText()).toMatch(/^1\.0\.0\s+sha256:\S+\s+ops/);
+    await page.locator("button", { hasText: "Show the manifest diff" }).click();
+    await expect.poll(() => page.locator("#diff-out").innerText()).toContain('replace /version: "1.0.1"');
+    await expect.poll(() => page.locator("#bundle-hook-groups").innerText()).toMatch(/pre_inject: redact_note \(priority 50\)/);
+    // Roll back: the first click only arms the button.
+    const back = rows.nth(1).locator("button");
+    await back.click();
+    await expect.poll(() => back.innerText()).toBe("Confirm roll back to 1.0.0");
+    expect((await call(h.url, "GET", "/v1/bundles/console-demo", { token: TOKENS.operator })).body.version).toBe("1.0.1");
+    await back.click();
+    await expect.poll(() => page.locator("#bundle-message").innerText()).toMatch(/^Rolled back console-demo is at 1\.0\.0 \(sha256:/);
+    await expect.poll(() => page.locator("#bundle-version").innerText()).toBe("1.0.0");
+    expect((await call(h.url, "GET", "/v1/bundles/console-demo", { token: TOKENS.operator })).body.version).toBe("1.0.0");
+    await shot("bundle-detail");
+    // And forward again to 1.0.1 (the tests below use it).
+    const forward = page.locator("#revisions-table tbody tr", { hasText: "1.0.1" }).locator("button");
+    await forward.click();
+    await forward.click();
+    await expect.poll(() => page.locator("#bundle-version").innerText()).toBe("1.0.1");
+    expect(await unlabelled(page)).toEqual([]);
+  }, 60_000);
+
   it("shows the resolved chain order", async () => {
     // Keyboard only: from the first page link, Tab reaches the next one and Enter opens it.
     await page.locator('nav a[data-page="bundles"]').focus();

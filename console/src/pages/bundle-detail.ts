@@ -113,7 +113,7 @@ export function mountBundleDetail(root: HTMLElement, name: string): () => void {
       h(
         "tr",
         { "data-digest": r.digest, class: r.active ? "active" : "" },
-        h("th", { scope: "row", "data-label": "Version" }, r.version, r.active ? h("span", { class: "chip ok" }, " active") : ""),
+        h("th", { scope: "row", "data-label": "Version" }, r.version, r.active ? " " : "", r.active ? h("span", { class: "chip ok" }, "active") : ""),
         h("td", { "data-label": "Digest" }, h("code", { title: r.digest }, shortDigest(r.digest))),
         h("td", { "data-label": "Signed by" }, r.signed_by ?? "unsigned"),
         h("td", { "data-label": "Activated" }, h("time", { datetime: r.activated_at }, fmtTime(r.activated_at)), r.activated_by ? ` by ${r.activated_by}` : ""),
