@@ -162,7 +162,7 @@ export function checkTopic(input: HookInput<${eventType}>): HookResult {
 }
 `,
     "src/vcp-env.d.ts": VCP_ENV_DTS,
-    "tests/example.yaml": `# Cases for 'vcp-hooks test' (see README "Writing a policy").
+    "tests/example.yaml": `# Cases for 'vcp-hooks test' (see vcp-hooks docs/policies.md, "Test cases").
 defaults:
   type: ${type}
   input:
