@@ -79,3 +79,20 @@ describe("README.md and docs/", () => {
     );
   });
 });
+
+describe("the README's quick start is what CI and the scripts run", () => {
+  // CI (.ci/run) runs "the README's test command"; the quick start promises one command that sets up
+  // and serves the embedded default, and one that runs every test.
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const quickStart = /^## Quick start\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? "";
+  const commands = [...quickStart.matchAll(/^```sh\n([\s\S]*?)^```/gm)].flatMap((m) => m[1]!.split("\n")).map((line) => line.replace(/\s+#.*$/, "").trim());
+  const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+
+  test("npm ci && npm start serves the embedded default; npm test runs every test, and CI runs it", () => {
+    expect(commands).toContain("npm ci && npm start");
+    expect(commands).toContain("npm test");
+    expect(scripts["start"]).toMatch(/npm run build && node dist\/src\/cli\/serve\.js$/);
+    expect(scripts["test"]).toBe("npm run build && vitest run");
+    expect(readFileSync(join(ROOT, ".ci/run"), "utf8")).toMatch(/^npm test\b/m);
+  });
+});
