@@ -5,7 +5,8 @@
 import { api, ApiError, clearToken, getToken, setAuthFailureHandler, setToken } from "./api.js";
 import { createApprovalsStore, type ApprovalsStore } from "./approvals-store.js";
 import { h, replace } from "./dom.js";
-import { parseHash, type PageContext } from "./route.js";
+import type { PageContext } from "./page.js";
+import { parseHash } from "./route.js";
 import { mountApprovals } from "./pages/approvals.js";
 import { mountBundles } from "./pages/bundles.js";
 import { mountChains } from "./pages/chains.js";

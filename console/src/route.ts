@@ -1,17 +1,4 @@
-/** The console's hash routes, `#/<page>/<param>?<query>` (pure: unit-tested), and what a page gets. */
-import type { ApprovalsStore } from "./approvals-store.js";
-
-/** What a page gets besides its root: the console-wide approvals, and its part of the URL. */
-export interface PageContext {
-  approvals: ApprovalsStore;
-  /** `#/bundles/<param>`: the path segment after the page id, decoded ("" when none). */
-  param: string;
-  /** `#/decisions?<query>`: the page's state in the URL (filters, the open chain). */
-  query: string;
-  /** Put the page's state in the URL without re-mounting it (a deep link the operator can copy). */
-  setQuery(query: string): void;
-}
-
+/** The console's hash routes, `#/<page>/<param>?<query>` (pure: unit-tested). */
 export interface Route {
   id: string;
   /** The path segment after the page id, decoded (`#/bundles/safe-shell` → "safe-shell"); "" when none. */

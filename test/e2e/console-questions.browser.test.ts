@@ -227,6 +227,26 @@ describe.skipIf(!available)("the console answers an operator's three questions",
     }
   }, 60_000);
 
+  it("the approval dialog shows what the agent asked to do: the subject of the chain that asked", async () => {
+    const page = await open(WIDTHS[0], "#/approvals");
+    try {
+      const waiting = call(h.url, "POST", "/v1/profiles/amplifier/events/tool:pre?wait_approval=1", { token: TOKENS.client, body: { event: "tool:pre", data: { session_id: "amp-3", tool_name: "bash", tool_input: { command: "kubectl apply -f prod.yaml" } } } });
+      await page.locator("#approval-dialog").waitFor({ timeout: 15_000 });
+      const pending = (await call(h.url, "GET", "/v1/approvals?session=amp-3&state=pending", { token: TOKENS.operator })).body.approvals[0];
+      const record = (await call(h.url, "GET", "/v1/decisions?session=amp-3", { token: TOKENS.operator })).body.decisions.find((d: { chain_id: string }) => d.chain_id === pending.chain_id);
+      expect(record, "the decision record of the chain that asked").toBeDefined();
+      await expect.poll(() => page.locator("#approval-input").innerText(), { timeout: 15_000 }).toContain(record.subject.summary);
+      await page.locator("#approval-dialog button", { hasText: "Deny" }).click();
+      expect((await waiting).body.native.approval.state).toBe("denied");
+    } finally {
+      // Whatever happened above, the waiting request ends here.
+      for (const a of (await call(h.url, "GET", "/v1/approvals?session=amp-3&state=pending", { token: TOKENS.operator })).body.approvals) {
+        await call(h.url, "POST", `/v1/approvals/${a.id}`, { token: TOKENS.operator, body: { decision: "Deny" } });
+      }
+      await page.close();
+    }
+  }, 60_000);
+
   it("a pending approval the server forgot (restart) disappears with a message", async () => {
     const page = await open(WIDTHS[0], "#/approvals");
     try {

@@ -1,38 +1,21 @@
 /**
  * Approvals (Amplifier `ask_user`, PROFILES §3.4): the console-wide approvals store (one stream per
  * tab, approvals-store.ts) brings every pending approval; the oldest is shown as a dialog with the
- * hook's prompt, what the agent asked to do, its options and a countdown to the timeout, and focus on
+ * hook's prompt, what the agent asked to do (the chain's decision record), its options and a countdown to the timeout, and focus on
  * the hook's default decision. The chosen option is posted back (POST /v1/approvals/{id}). Below,
  * the approvals this server keeps, newest first.
  *
  * SECURITY: the prompt, input, options, hook and session are guest- or client-controlled: every one
  * is a text node (dom.ts `h`), never markup.
  */
-import { errorText } from "../api.js";
+import { api, errorText } from "../api.js";
 import type { Approval, ApprovalsSnapshot } from "../approvals-store.js";
+import type { DecisionRecord } from "../decision.js";
 import { fmtClock } from "../format.js";
 import { h, jsonText, replace, scrollRegion } from "../dom.js";
-import type { PageContext } from "../route.js";
+import type { PageContext } from "../page.js";
 import { arrowKeyRows } from "../rows.js";
-
-const GRANTING = new Set(["allow", "allow once", "allow always", "yes", "approve"]);
-
-/** "4:59", "0:07": whole seconds left until `expiresAt`, never negative. */
-export function countdown(expiresAt: string, now: number): string {
-  const left = Math.max(0, Math.ceil((Date.parse(expiresAt) - now) / 1000));
-  return `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
-}
-
-/** Whether an option grants (allow) or refuses (deny). */
-export function grants(option: string): boolean {
-  return GRANTING.has(option.trim().toLowerCase());
-}
-
-/** The option that carries the hook's default: the first granting one for `allow`, the first refusing one for `deny`. */
-export function defaultOption(options: readonly string[], dflt: "allow" | "deny"): number {
-  const i = options.findIndex((o) => grants(o) === (dflt === "allow"));
-  return i >= 0 ? i : 0;
-}
+import { countdown, defaultOption, grants } from "../approval-options.js";
 
 export function mountApprovals(root: HTMLElement, ctx: PageContext): () => void {
   const store = ctx.approvals;
@@ -110,6 +93,8 @@ export function mountApprovals(root: HTMLElement, ctx: PageContext): () => void 
         option,
       ),
     );
+    const request = h("div", { id: "approval-input", "aria-live": "polite" }, h("p", { class: "hint" }, "Looking up what the agent asked to do…"));
+    void showRequest(next, request);
     const dialog = h(
       "dialog",
       { class: "approval-dialog", id: "approval-dialog", "aria-labelledby": "approval-title", "aria-describedby": "approval-prompt", "data-approval": next.id },
@@ -127,9 +112,7 @@ export function mountApprovals(root: HTMLElement, ctx: PageContext): () => void 
         h("dt", {}, "Times out in"),
         h("dd", {}, clock, ` — then the default applies: ${next.default}`),
       ),
-      next.input !== undefined
-        ? h("div", {}, h("h3", {}, "What the agent asked to do"), h("pre", { class: "guest annotations", id: "approval-input", tabindex: "0" }, jsonText(next.input, 16_000)))
-        : h("p", { class: "hint", id: "approval-input" }, "This server does not send the request's input with an approval: the prompt above is all the hook said."),
+      request,
       h("div", { class: "actions", role: "group", "aria-label": "Decision" }, ...buttons),
       error,
     );
@@ -137,6 +120,43 @@ export function mountApprovals(root: HTMLElement, ctx: PageContext): () => void 
     dialog.show();
     buttons[dflt]?.focus();
     shown = { id: next.id, dialog, clock, error, buttons };
+  }
+
+  /**
+   * What the agent asked to do: the approval's own `input` when the server sends one, else the
+   * decision record of the chain that asked (GET /v1/decisions, by session, matched by chain id):
+   * its subject — tool, command or path — bounded and redacted by the server like the audit.
+   */
+  async function showRequest(a: Approval, slot: HTMLElement): Promise<void> {
+    const heading = h("h3", {}, "What the agent asked to do");
+    if (a.input !== undefined) {
+      replace(slot, heading, h("pre", { class: "guest annotations", tabindex: "0" }, jsonText(a.input, 16_000)));
+      return;
+    }
+    let found: DecisionRecord | undefined;
+    if (a.chain_id) {
+      const q = new URLSearchParams({ limit: "100", since: new Date(Date.parse(a.created_at ?? a.expires_at) - 60 * 60_000).toISOString() });
+      if (a.session) q.set("session", a.session);
+      found = await api<{ decisions: DecisionRecord[] }>("GET", `/v1/decisions?${q}`).then((r) => r.decisions.find((d) => d.chain_id === a.chain_id), () => undefined);
+    }
+    if (found === undefined) {
+      replace(slot, h("p", { class: "hint" }, "The server has no record of the request yet: the prompt above is all the hook said."));
+      return;
+    }
+    const s = found.subject;
+    replace(
+      slot,
+      heading,
+      h(
+        "dl",
+        { class: "facts" },
+        h("dt", {}, "Request"),
+        h("dd", { class: "guest" }, s.summary),
+        ...(s.tool ? [h("dt", {}, "Tool"), h("dd", { class: "guest" }, s.tool)] : []),
+        ...(s.command ? [h("dt", {}, "Command"), h("dd", {}, h("code", { class: "guest" }, s.command))] : []),
+        ...(s.path ? [h("dt", {}, "Path"), h("dd", {}, h("code", { class: "guest" }, s.path))] : []),
+      ),
+    );
   }
 
   async function decide(a: Approval, decision: string): Promise<void> {

@@ -5,7 +5,7 @@
 import { api, ApiError, errorText } from "../api.js";
 import { fmtTime } from "../format.js";
 import { h, replace, scrollRegion, shortDigest } from "../dom.js";
-import type { PageContext } from "../route.js";
+import type { PageContext } from "../page.js";
 import { confirmButton } from "../confirm.js";
 import { mountBundleDetail } from "./bundle-detail.js";
 

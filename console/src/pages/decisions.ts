@@ -29,7 +29,7 @@ import { fmtClock, fmtTime } from "../format.js";
 import { diffView } from "../diff-view.js";
 import { fmtMs, h, jsonText, replace, shortDigest } from "../dom.js";
 import { liveStream } from "../live-stream.js";
-import type { PageContext } from "../route.js";
+import type { PageContext } from "../page.js";
 import { arrowKeyRows } from "../rows.js";
 
 /** Rows kept in the list (history pages and live rows together). */
