@@ -30,7 +30,7 @@ import type { Metrics } from "../observe/metrics.js";
 import type { ActionResolver, Principal, Registry } from "../registry/index.js";
 import type { ChainBackend } from "./backend.js";
 import type { EnabledProfile, ProfileHookStore } from "./profile-hooks.js";
-import type { BundleInfo, BundleInstallError, BundleRevision, InstallOptions } from "./types.js";
+import type { BundleInfo, BundleInstallError, KeptRevision, InstallOptions } from "./types.js";
 
 export const SYSTEM_PRINCIPAL: Principal = Object.freeze({ id: "runtime", role: "system" });
 export const LOCAL_OPERATOR: Principal = Object.freeze({ id: "local-operator", role: "operator" });
@@ -152,9 +152,9 @@ export interface BundleManager {
   /** The artifact of an installed bundle (to seed an empty shared store). */
   installedArtifact(name: string): VcpArtifact | undefined;
   /** The revisions the data directory keeps of an installed bundle, newest (active) first (UNKNOWN_BUNDLE). */
-  revisions(name: string): Promise<BundleRevision[]>;
+  revisions(name: string): Promise<KeptRevision[]>;
   /** One kept revision with its manifest (UNKNOWN_BUNDLE, UNKNOWN_REVISION). */
-  revision(name: string, digest: string): Promise<BundleRevision & { manifest: unknown }>;
+  revision(name: string, digest: string): Promise<KeptRevision & { manifest: unknown }>;
   /** The artifact of a kept revision, to install again (UNKNOWN_BUNDLE, UNKNOWN_REVISION): verified by the install. */
   revisionArtifact(name: string, digest: string): Promise<unknown>;
 }

@@ -59,7 +59,7 @@ import { createSharedImplicitSessions, createSharedRateLimiter, openSharedStore,
 import { createBundleSync } from "./bundle-sync.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
-export type { BundleInfo, BundleInstallError, BundleRevision, BundleSource, FireInput, InstallOptions, Runtime, RuntimeOptions, RuntimeStatus } from "./types.js";
+export type { BundleInfo, BundleInstallError, KeptRevision, BundleSource, FireInput, InstallOptions, Runtime, RuntimeOptions, RuntimeStatus } from "./types.js";
 
 /**
  * Create a vcp-hooks runtime: registry, sandbox process and chain execution behind one API.

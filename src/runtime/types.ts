@@ -183,7 +183,7 @@ export interface BundleInfo {
 }
 
 /** A revision of a bundle the data directory keeps (the active one and the last few before it). */
-export interface BundleRevision {
+export interface KeptRevision {
   version: string;
   digest: string;
   signed_by: string | null;
@@ -256,9 +256,9 @@ export interface Runtime {
     list(): BundleInfo[];
     get(name: string): BundleInfo | undefined;
     /** The revisions kept of an installed bundle, newest (active) first: what a roll back can return to. */
-    revisions(name: string): Promise<BundleRevision[]>;
+    revisions(name: string): Promise<KeptRevision[]>;
     /** One kept revision and its manifest (UNKNOWN_REVISION when it is not kept). */
-    revision(name: string, digest: string): Promise<BundleRevision & { manifest: unknown }>;
+    revision(name: string, digest: string): Promise<KeptRevision & { manifest: unknown }>;
     /** Install a kept revision again (re-verified, downgrade allowed): a roll back. */
     rollback(name: string, digest: string, options?: { principal?: Principal }): Promise<BundleInfo>;
   };
