@@ -76,6 +76,7 @@ export function mountDecisions(root: HTMLElement, ctx: PageContext): () => void 
   const state = h("p", { class: "stream-state", id: "stream-state", role: "status", "aria-live": "polite" }, "Connecting…");
   const counters = h("p", { class: "stream-counters", id: "stream-counters" }, "0 received · 0 sampled out by the server · 0 dropped");
   const summary = h("p", { class: "list-summary", id: "decisions-summary", role: "status" }, "Loading…");
+  const exportState = h("span", { id: "export-state", role: "status" });
   const tbody = h("tbody", { id: "decisions-body" });
   const older = h("button", { type: "button", id: "load-older", hidden: true }, "Load older");
   const list = h(
@@ -88,7 +89,7 @@ export function mountDecisions(root: HTMLElement, ctx: PageContext): () => void 
   root.append(
     h("h1", {}, "Decisions"),
     form,
-    h("div", { class: "stream-bar" }, state, counters, h("div", { class: "actions" }, pause, exportButton)),
+    h("div", { class: "stream-bar" }, state, counters, h("div", { class: "actions" }, pause, exportButton, exportState)),
     summary,
     h("div", { class: "decisions-layout" }, list, trace),
   );
@@ -400,9 +401,11 @@ export function mountDecisions(root: HTMLElement, ctx: PageContext): () => void 
       a.click();
       a.remove();
       window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
-      setState(`Exported ${Math.min(records.length, MAX_EXPORT)} chains as JSON lines${records.length >= MAX_EXPORT ? ` (the first ${MAX_EXPORT})` : ""}`, "ok");
+      exportState.className = "";
+      exportState.textContent = `Exported ${Math.min(records.length, MAX_EXPORT)} chain${records.length === 1 ? "" : "s"}${records.length >= MAX_EXPORT ? ` (the first ${MAX_EXPORT})` : ""}`;
     } catch (err) {
-      setState(`Export failed: ${errorText(err)}`, "bad");
+      exportState.className = "error";
+      exportState.textContent = `Export failed: ${errorText(err)}`;
     } finally {
       exportButton.disabled = false;
     }
