@@ -325,6 +325,10 @@ describe.skipIf(!available)("operator console in Chromium", () => {
           await expect.poll(() => phone.locator("#stream-state").textContent(), { timeout: 15_000 }).toMatch(/^Live/);
           await fire(3);
           await expect.poll(() => phone.locator("#decisions-body tr[data-live]").count(), { timeout: 15_000 }).toBe(3);
+          // The detail is below the list on a phone: opening a chain scrolls it into view.
+          await phone.locator("#decisions-body tr[data-live]").first().click();
+          await expect.poll(() => phone.evaluate<boolean>(`(() => { const r = document.querySelector("#trace").getBoundingClientRect(); return r.top >= 0 && r.top < window.innerHeight; })()`)).toBe(true);
+          await phone.evaluate("window.scrollTo(0, 0)");
         }
         await phone.waitForTimeout(400);
         expect(await phone.evaluate<number>("document.documentElement.scrollWidth"), id).toBeLessThanOrEqual(390);
