@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { capChainAudit, createRedactor, hashInput, listSegments, openAuditLog, startAuditRetention, type AuditRecord, type AuditRecordInput, type AuditRetention, type AuditRetentionPolicy, type AuditWriter } from "../audit/index.js";
+import { capChainAudit, createRedactor, hashInput, listSegments, queryDecisions, type DecisionPage, type DecisionQuery, openAuditLog, startAuditRetention, type AuditRecord, type AuditRecordInput, type AuditRetention, type AuditRetentionPolicy, type AuditWriter } from "../audit/index.js";
 import type { Logger } from "../observe/events.js";
 import type { ChainResult } from "../chain/types.js";
 import type { LifecycleEvent } from "../observe/events.js";
@@ -128,8 +128,10 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         input_hash: inputHash,
         status: result.status,
         duration_ms: result.duration_ms,
+        // The chain's decision record (chain/decision.ts): what GET /v1/decisions reads back.
+        ...(result.decision !== undefined ? { decision: result.decision } : {}),
         details: {
-          aborted_by: result.aborted_by, reason: result.reason, cascade_failure: result.cascade_failure, hooks: result.hook_results.length,
+          aborted_by: result.aborted_by, reason: result.reason ?? result.decision?.reason ?? null, cascade_failure: result.cascade_failure, hooks: result.hook_results.length,
           ...(result.profile !== undefined ? { exit_code: result.profile.exit_code, mode: result.profile.mode } : {}),
           // Cascade disables are session-local (spec §7.3.4): say so, and in which session.
           ...(disabledHooks.length > 0 ? { disabled_hooks: [...disabledHooks], disabled_scope: "session", disabled_session: sessionId } : {}),
@@ -231,6 +233,11 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         }
       }
       return out;
+    },
+    /** Decision records, newest first, one page (`GET /v1/decisions`, audit/decisions.ts). */
+    async decisions(query: DecisionQuery): Promise<DecisionPage> {
+      await writer.flush();
+      return queryDecisions(options.path, query);
     },
     head: () => writer.head(),
     stats: () => writer.stats(),
