@@ -133,5 +133,5 @@ function shrinkDecision(decision: DecisionLike, excess: number): DecisionLike {
   const withoutReasons: DecisionLike = { ...decision, hooks: hooks.map(({ reason: _reason, ...rest }) => rest) };
   if (byteLength(decision) - byteLength(withoutReasons) >= excess) return withoutReasons;
   const changes = Array.isArray(decision.changes) ? decision.changes : [];
-  return { ...decision, hooks: [], hooks_truncated: hooks.length, changes: [], ...(changes.length > 0 ? { changes_truncated: changes.length + (typeof decision.changes_truncated === "number" ? decision.changes_truncated : 0) } : {}) };
+  return { ...decision, hooks: [], hooks_omitted: hooks.length, changes: [], ...(changes.length > 0 ? { changes_omitted: changes.length + (typeof decision.changes_omitted === "number" ? decision.changes_omitted : 0) } : {}) };
 }

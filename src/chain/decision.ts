@@ -38,7 +38,7 @@ export const DECISION_LIMITS = Object.freeze({
   reason: 1000,
   hookReason: 256,
   changePath: 200,
-  /** Changes kept per chain (the rest are counted in `changes_truncated`). */
+  /** Changes kept per chain (the rest are counted in `changes_omitted`). */
   changes: 64,
 });
 
@@ -93,7 +93,7 @@ export interface DecisionRecord {
   hooks: DecisionHook[];
   changes: DecisionChange[];
   /** Present only when changes were left out over {@link DECISION_LIMITS}.changes. */
-  changes_truncated?: number;
+  changes_omitted?: number;
   session: string | null;
   /** The principal id that fired the chain; null for the embedding application. */
   client: string | null;
@@ -280,7 +280,7 @@ export function buildDecision(result: ChainResult, facts: DecisionFacts): Decisi
     subject: recordedSubject(facts.subject, facts.event, redact),
     hooks,
     changes,
-    ...(dropped > 0 ? { changes_truncated: dropped } : {}),
+    ...(dropped > 0 ? { changes_omitted: dropped } : {}),
     session: facts.session !== null && facts.session !== "" ? facts.session : null,
     client: facts.client,
   };
