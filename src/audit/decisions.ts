@@ -5,11 +5,13 @@
  *   live file ─► audit.jsonl.000042 ─► audit.jsonl.000041 ─► …      (newest first)
  *     each read backwards in 1 MiB chunks, complete lines only; a line is parsed only when its text
  *     says it is a chain record with a decision and its `seq` is below the cursor
- *   stop at: `limit` matches │ a record admitted before `since` │ `maxScanBytes` read │ the oldest segment
+ *   stop at: `limit` matches │ a record admitted before `since` │ `maxScanBytes` scanned │ the oldest segment
  *
- * A request reads at most `maxScanBytes` of log (default 64 MiB): a page that stops there has fewer than
- * `limit` decisions and a `next_cursor` to go on from where it stopped, so one request never reads a
- * whole large log. The cursor is the `seq` below which the next page starts.
+ * A request scans at most `maxScanBytes` of records below its cursor (default 64 MiB): a page that stops
+ * there has fewer than `limit` decisions and a `next_cursor` to go on from where it stopped, so one
+ * request never reads a whole large log. The cursor is the `seq` below which the next page starts; a
+ * rotated segment wholly above it is skipped after reading its first line, and in the one file that
+ * holds the cursor the lines above it are read again but not counted.
  */
 import { listSegments, openIfExists, readFully } from "./files.js";
 import type { DecisionOutcome, DecisionRecord } from "../chain/decision.js";
@@ -92,11 +94,16 @@ export async function queryDecisions(path: string, query: DecisionQuery): Promis
   let lastSeq: number | null = null;
   const files = [path, ...(await listSegments(path)).map((s) => s.path).reverse()];
   for (const file of files) {
-    for await (const line of linesBackward(file, budget)) {
+    // A rotated segment whose first record is at or above the cursor holds only newer records: skipped unread.
+    if (query.beforeSeq !== undefined && file !== path && ((await firstSeqOf(file)) ?? 0) >= query.beforeSeq) continue;
+    for await (const line of linesBackward(file)) {
       const head = LINE_HEAD.exec(line);
       if (head === null) continue;
       const seq = Number(head[1]);
+      // Lines above the cursor (read again, within one file at most) are not charged to the bound.
       if (query.beforeSeq !== undefined && seq >= query.beforeSeq) continue;
+      if (budget.left <= 0) return { decisions, nextBeforeSeq: lastSeq ?? query.beforeSeq ?? null };
+      budget.left -= line.length + 1;
       lastSeq = seq;
       if (stopBefore !== undefined && Date.parse(head[2]!) < stopBefore) return { decisions, nextBeforeSeq: null };
       // Most lines are hook records: only a chain record with a decision is parsed.
@@ -113,17 +120,30 @@ export async function queryDecisions(path: string, query: DecisionQuery): Promis
       decisions.push(decision);
       if (decisions.length >= limit) return { decisions, nextBeforeSeq: seq };
     }
-    if (budget.left <= 0) return { decisions, nextBeforeSeq: lastSeq ?? query.beforeSeq ?? null };
   }
   return { decisions, nextBeforeSeq: null };
 }
 
+/** The `seq` of a log file's first record (one small read), or undefined for an empty or unreadable head. */
+async function firstSeqOf(file: string): Promise<number | undefined> {
+  const fh = await openIfExists(file);
+  if (fh === null) return undefined;
+  try {
+    const head = Buffer.alloc(64);
+    const got = await readFully(fh, head, 0);
+    const match = LINE_HEAD.exec(head.subarray(0, got).toString("utf8"));
+    return match === null ? undefined : Number(match[1]);
+  } finally {
+    await fh.close();
+  }
+}
+
 /**
- * The complete lines of `file`, last first, read in chunks from the end; stops once `budget.left`
- * bytes have been read (each chunk is charged before it is read). A final line without its newline
- * (being written) is left out. A missing file has no lines.
+ * The complete lines of `file`, last first, read in chunks from the end (the caller stops when it has
+ * enough; the file is closed then). A final line without its newline (being written) is left out. A
+ * missing file has no lines.
  */
-async function* linesBackward(file: string, budget: { left: number }): AsyncGenerator<string> {
+async function* linesBackward(file: string): AsyncGenerator<string> {
   const fh = await openIfExists(file);
   if (fh === null) return;
   try {
@@ -132,10 +152,9 @@ async function* linesBackward(file: string, budget: { left: number }): AsyncGene
     // Bytes after the current chunk that belong to a line starting inside it (or before it).
     let tail: Buffer = Buffer.alloc(0);
     let trimmed = false;
-    while (pos > 0 && budget.left > 0) {
+    while (pos > 0) {
       const start = Math.max(0, pos - CHUNK_BYTES);
       const chunk = Buffer.alloc(pos - start);
-      budget.left -= chunk.length;
       await readFully(fh, chunk, start);
       pos = start;
       let buf = tail.length > 0 ? Buffer.concat([chunk, tail]) : chunk;
