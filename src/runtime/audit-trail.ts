@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { capChainAudit, createRedactor, hashInput, listSegments, queryDecisions, type DecisionPage, type DecisionQuery, openAuditLog, startAuditRetention, type AuditRecord, type AuditRecordInput, type AuditRetention, type AuditRetentionPolicy, type AuditWriter } from "../audit/index.js";
 import type { Logger } from "../observe/events.js";
 import type { ChainResult } from "../chain/types.js";
+import type { DecisionRecord } from "../chain/decision.js";
 import type { LifecycleEvent } from "../observe/events.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { VcpError } from "../errors.js";
@@ -145,7 +146,7 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
      * `refused_fail_closed`, with the refusal's code and message and the hooks whose guard blocked it.
      * No input hash: the input was refused before it was read whole (or parsed).
      */
-    recordProfileRefusal(refusal: { chainId: string; profile: string; event: string; owner: string | null; code: string; message: string; guardedBy: readonly string[] }): Promise<unknown> {
+    recordProfileRefusal(refusal: { chainId: string; profile: string; event: string; owner: string | null; code: string; message: string; guardedBy: readonly string[]; decision?: DecisionRecord }): Promise<unknown> {
       return writer.append({
         kind: "chain",
         session: "",
@@ -156,6 +157,7 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         status: "aborted",
         outcome: "refused_fail_closed",
         duration_ms: 0,
+        ...(refusal.decision !== undefined ? { decision: refusal.decision } : {}),
         details: { code: refusal.code, message: refusal.message, exit_code: 2, guarded_by: [...refusal.guardedBy] },
       });
     },

@@ -600,10 +600,19 @@ export function createProfileFirer(deps: Deps) {
     const chainId = randomUUID();
     const owner = request.principal?.id ?? null;
     deps.metrics.recordRefusedFailClosed(profile.id, event, refusal.code);
+    // A block like any other in the decision record; its subject is the event (the input was not read).
+    const refused: ChainResult = {
+      chain_id: chainId, type: "pre_inject", status: "aborted", reason, aborted_by: null, context: {}, constitution: NO_CONSTITUTION,
+      cascade_failure: false, hook_results: [], duration_ms: 0, profile: { profile: profile.id, event, mode: "sequential", ...answer },
+    };
+    const decision = buildDecision(refused, {
+      profile: profile.id, event, at: new Date(deps.clock.wallNow()).toISOString(), subject: { kind: "event" }, session: null, client: owner,
+      answerVerdict: "block", redact: redactString,
+    });
     const audit = deps.audit();
     if (audit !== undefined) {
       try {
-        await audit.recordProfileRefusal({ chainId, profile: profile.id, event, owner, code: refusal.code, message, guardedBy });
+        await audit.recordProfileRefusal({ chainId, profile: profile.id, event, owner, code: refusal.code, message, guardedBy, decision });
       } catch (err) {
         deps.logger?.error({ err, profile: profile.id, event, chain_id: chainId, code: refusal.code }, "audit log write failed for a refused fail-closed event; it is blocked all the same");
       }
@@ -615,6 +624,7 @@ export function createProfileFirer(deps: Deps) {
       result: { chain_id: chainId, profile: profile.id, event, mode: "sequential", status: "aborted", aborted_by: null, hook_results: [], duration_ms: 0 },
       guard: index.guard,
       refused: { code: refusal.code, message },
+      decision,
     };
   }
 

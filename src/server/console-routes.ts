@@ -301,7 +301,8 @@ export class StreamClient {
     const f = this.filter;
     if (f.session !== undefined && event.session_id !== f.session) return false;
     if (f.bundle !== undefined && !event.hooks.some((h) => h.bundle === f.bundle)) return false;
-    if (f.outcome !== undefined && !event.hooks.some((h) => h.outcome === f.outcome) && event.status !== f.outcome) return false;
+    // A hook outcome (timeout, …), the chain status (aborted) or the decision's outcome (block, ask, …).
+    if (f.outcome !== undefined && !event.hooks.some((h) => h.outcome === f.outcome) && event.status !== f.outcome && event.decision?.outcome !== f.outcome) return false;
     return true;
   }
 

@@ -137,6 +137,21 @@ describe("a Gemini BeforeTool block of rm -rf /", () => {
   }, 30_000);
 });
 
+describe("a refused guarded event (issue 24)", () => {
+  test("is a block in its decision record too: the refusal's code in the reason, listed by GET /v1/decisions", async () => {
+    const deep = `${'{"d":'.repeat(70)}{}${"}".repeat(70)}`;
+    const raw = JSON.stringify(beforeTool("rm -rf /")).replace('"description":"clean up"', `"description":"clean up","args":${deep}`);
+    const res = await call(h.url, "POST", "/v1/profiles/gemini-cli/events/BeforeTool", { token: TOKENS.client, raw });
+    expect(res.status).toBe(200);
+    expect(res.body.refused.code).toBe("INVALID_INPUT");
+    expect(res.body.decision).toMatchObject({ profile: "gemini-cli", event: "BeforeTool", outcome: "block", decided_by: null, subject: { kind: "event", summary: "BeforeTool" }, client: "app" });
+    expect(res.body.decision.reason).toContain("INVALID_INPUT");
+    expect(res.body.decision.reason).toContain("block_destructive_shell");
+    const listed = await call(h.url, "GET", "/v1/decisions?limit=1", { token: TOKENS.client });
+    expect(listed.body.decisions).toEqual([res.body.decision]);
+  }, 30_000);
+});
+
 describe("a VCP abort", () => {
   test("shows its reason (redacted) and subject in the chain answer, the audit record and GET /v1/decisions", async () => {
     const opened = await call(h.url, "POST", "/v1/sessions", { token: TOKENS.client, body: { session_id: "dec-vcp", context: { note: "forbidden topic" }, constitution } });

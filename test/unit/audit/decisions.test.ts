@@ -113,3 +113,20 @@ describe("queryDecisions", () => {
     expect(tight).toMatchObject({ outcome: "block", decided_by: d.decided_by, reason: "blocked 0", subject: d.subject, hooks: [], hooks_omitted: 60, changes: [], changes_omitted: 64 });
   });
 });
+
+describe("the audit export", () => {
+  test("JSON lines carry the decision as stored; an OTLP chain record says what was decided about what", async () => {
+    const { toJsonLines, toOtlpLogs } = await import("../../../src/audit/index.js");
+    const path = await logOf(1);
+    const { readAuditRecords } = await import("../../../src/audit/index.js");
+    const records = [];
+    for await (const r of readAuditRecords(path)) records.push(r);
+    const chain = records.find((r) => r.kind === "chain")!;
+    expect(JSON.parse(toJsonLines([chain])).decision).toEqual(decision(0));
+    const otlp = JSON.parse(toOtlpLogs([chain]));
+    const log = otlp.resourceLogs[0].scopeLogs[0].logRecords[0];
+    expect(log.body.stringValue).toBe("chain gemini-cli BeforeTool block: run_shell_command: cmd-0");
+    const attribute = log.attributes.find((a: { key: string }) => a.key === "vcp.decision");
+    expect(JSON.parse(attribute.value.stringValue)).toEqual(decision(0));
+  });
+});
