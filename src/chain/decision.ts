@@ -145,7 +145,7 @@ function safe(text: string, max: number, redact: (text: string) => string): stri
  *
  * @example
  * ```ts
- * subjectOf({ kind: "tool", tool: "run_shell_command", command: "rm -rf /" }, "BeforeTool", redactString);
+ * recordedSubject({ kind: "tool", tool: "run_shell_command", command: "rm -rf /" }, "BeforeTool", redactString);
  * // { kind: "tool", tool: "run_shell_command", command: "rm -rf /", summary: "run_shell_command: rm -rf /" }
  * ```
  */
