@@ -156,6 +156,8 @@ describe("a VCP abort", () => {
   test("shows its reason (redacted) and subject in the chain answer, the audit record and GET /v1/decisions", async () => {
     const opened = await call(h.url, "POST", "/v1/sessions", { token: TOKENS.client, body: { session_id: "dec-vcp", context: { note: "forbidden topic" }, constitution } });
     expect(opened.status).toBe(201);
+    const stream = await openStream(h.url, TOKENS.operator, "?session=dec-vcp&outcome=block");
+    await stream.next("hello");
     const res = await call(h.url, "POST", "/v1/sessions/dec-vcp/chains/pre_inject", { token: TOKENS.client, body: { event: events.pre_inject } });
     expect(res.status).toBe(200);
     expect(res.body.status).toBe("aborted");
@@ -172,6 +174,13 @@ describe("a VCP abort", () => {
     });
     const record = await chainRecord(decision.chain_id);
     expect(record.decision).toEqual(decision);
+    try {
+      const streamed = await stream.next("decision");
+      expect(streamed).toMatchObject({ chain_id: decision.chain_id, type: "pre_inject", reason: decision.reason });
+      expect(streamed.decision).toEqual(decision);
+    } finally {
+      stream.close();
+    }
     const listed = await call(h.url, "GET", "/v1/decisions?profile=vcp&outcome=block", { token: TOKENS.client });
     expect(listed.body.decisions[0]).toEqual(decision);
   }, 30_000);
