@@ -111,7 +111,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
       // Built redacted and bounded (chain/decision.ts); the same object as in the audit log.
       ...(result.decision !== undefined ? { decision: result.decision } : {}),
       // Agent chains give the chain reason no field of its own: the decision's reason is it.
-      ...(result.reason === null && result.decision?.reason != null ? { reason: result.decision.reason } : {}),
+      ...(result.profile !== undefined && result.decision?.reason != null ? { reason: result.decision.reason } : {}),
     };
   }
 

@@ -132,7 +132,8 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         // The chain's decision record (chain/decision.ts): what GET /v1/decisions reads back.
         ...(result.decision !== undefined ? { decision: result.decision } : {}),
         details: {
-          aborted_by: result.aborted_by, reason: result.reason ?? result.decision?.reason ?? null, cascade_failure: result.cascade_failure, hooks: result.hook_results.length,
+          // An agent chain's reason is its decision's (VCP chains keep their own, unchanged).
+          aborted_by: result.aborted_by, reason: result.profile !== undefined ? (result.decision?.reason ?? null) : result.reason, cascade_failure: result.cascade_failure, hooks: result.hook_results.length,
           ...(result.profile !== undefined ? { exit_code: result.profile.exit_code, mode: result.profile.mode } : {}),
           // Cascade disables are session-local (spec §7.3.4): say so, and in which session.
           ...(disabledHooks.length > 0 ? { disabled_hooks: [...disabledHooks], disabled_scope: "session", disabled_session: sessionId } : {}),
