@@ -58,8 +58,8 @@ export type { ScanMeter } from "./profiles/common/scan.js";
 export type { ProfilePlanRef } from "./chain/plan.js";
 export type { ProfileChainAnswer } from "./chain/types.js";
 export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./runtime/fire-profile.js";
-export type { ProfileGuard } from "./runtime/profile-hooks.js";
-export type { ProfileDeployment } from "./runtime/profile-hooks.js";
+export type { ProfileGuard } from "./registry/index.js";
+export type { ProfileDeployment } from "./profiles/enabled.js";
 // Approvals of Amplifier `ask_user` answers (PROFILES §3.4): `runtime.approvals`.
 export { isGranting, DEFAULT_APPROVAL_LIMITS } from "./runtime/approvals.js";
 // Who reads and who decides an approval (a client reads its own, never decides): one rule for the runtime and the HTTP stream.

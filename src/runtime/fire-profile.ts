@@ -31,7 +31,8 @@ import { assertProfileEvent, getProfile, isProfileEvent, VCP_PROFILE_ID } from "
 import type { ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
 import type { AuditTrail } from "./audit-trail.js";
 import type { ChainBackend } from "./backend.js";
-import type { EnabledProfile, ProfileGuard, ProfileHookStore } from "./profile-hooks.js";
+import type { EnabledProfile } from "../profiles/enabled.js";
+import type { ProfileGuard, Registry } from "../registry/index.js";
 import type { ExecDeployment } from "./settings.js";
 import type { createHookStats } from "./stats.js";
 
@@ -136,7 +137,8 @@ export interface ProfilePlanEntry {
 
 interface Deps {
   enabled: ReadonlyMap<string, EnabledProfile>;
-  store: ProfileHookStore;
+  /** Where the profile hooks are: each chain reads one snapshot (plan and guard of the same revision). */
+  registry: Pick<Registry, "snapshot">;
   backend: ChainBackend;
   audit: () => AuditTrail | undefined;
   metrics: Metrics;
@@ -201,7 +203,7 @@ const NO_CONSTITUTION = Object.freeze({ id: "(event-profile)", version: "0", rul
 /**
  * @example
  * ```ts
- * const profiles = createProfileFirer({ enabled, store, backend, audit: () => audit, metrics, clock, inputBounds, maxSessionsPerOwner: 100, assertOpen, pin, unpin });
+ * const profiles = createProfileFirer({ enabled, registry, backend, audit: () => audit, metrics, clock, inputBounds, maxSessionsPerOwner: 100, assertOpen, pin, unpin });
  * const { native, exit_code } = await profiles.fire("gemini-cli", "BeforeTool", { input });
  * ```
  */
@@ -418,7 +420,7 @@ export function createProfileFirer(deps: Deps) {
       exit_code: answer.exit_code,
       ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}),
       result: { chain_id: chainId, profile: profile.id, event, mode: "sequential", status: "completed", aborted_by: null, hook_results: [], duration_ms: 0 },
-      guard: deps.store.guard(profile.id).guard,
+      guard: deps.registry.snapshot().guard(profile.id).guard,
       unknown_event: true,
     };
   }
@@ -429,8 +431,9 @@ export function createProfileFirer(deps: Deps) {
     const ctx: ProfileContext = { strict: enabled.strict, settings: enabled.settings };
     const sessionId = implicit?.id;
     const key = implicit?.stateKey;
-    const guard = deps.store.guard(profile.id).guard;
-    const { ref: planRef, hooks, plan, hasExec } = deps.store.plan(enabled, event);
+    const snapshot = deps.registry.snapshot();
+    const guard = snapshot.guard(profile.id).guard;
+    const { ref: planRef, hooks, plan, hasExec } = snapshot.profilePlan(enabled, event);
     const chainId = randomUUID();
     // An event without hooks that the profile answers itself (ai-memory required_events: deny 503) is a
     // decision, metered and audited like a chain; the neutral answer is not (LLxprt "zero overhead").
@@ -563,7 +566,7 @@ export function createProfileFirer(deps: Deps) {
       return undefined;
     }
     const profile = enabled.profile;
-    const index = deps.store.guard(profile.id);
+    const index = deps.registry.snapshot().guard(profile.id);
     const guards = index.hooksByEvent.get(event);
     if (guards === undefined || profile.id === VCP_PROFILE_ID) return undefined;
     const message = refusal.message.length > REFUSAL_MESSAGE_CHARS ? `${refusal.message.slice(0, REFUSAL_MESSAGE_CHARS)}…` : refusal.message;
@@ -598,7 +601,7 @@ export function createProfileFirer(deps: Deps) {
 
     /** The profile's guard (issue 24): its fail-closed events and the revisions that say so; UNKNOWN_PROFILE / PROFILE_DISABLED for a profile not enabled. */
     guard(ref: string): ProfileGuard {
-      return deps.store.guard(enabledProfile(ref).profile.id).guard;
+      return deps.registry.snapshot().guard(enabledProfile(ref).profile.id).guard;
     },
 
     /** PROFILE_DISABLED unless the manifest's profile is enabled (install refuses before anything changes). */
@@ -620,7 +623,7 @@ export function createProfileFirer(deps: Deps) {
     plan(ref: string, event: string): ProfilePlanEntry[] {
       const enabled = enabledProfile(ref);
       assertProfileEvent(enabled.profile, event);
-      return deps.store.plan(enabled, event).plan.hooks.map(({ hook, duplicateOf }) => ({
+      return deps.registry.snapshot().profilePlan(enabled, event).plan.hooks.map(({ hook, duplicateOf }) => ({
         name: hook.name,
         bundle: hook.action.bundle,
         event,

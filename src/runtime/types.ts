@@ -16,10 +16,10 @@ import type { Clock, LifecycleEventMap, LifecycleEventName, Logger } from "../ob
 import type { Principal } from "../registry/index.js";
 import type { SandboxOptions } from "../pool/index.js";
 import type { ChainBackend } from "./backend.js";
-import type { ProfileDeployment } from "./profile-hooks.js";
+import type { ProfileDeployment } from "../profiles/enabled.js";
 import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "./approvals.js";
 import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./fire-profile.js";
-import type { ProfileGuard } from "./profile-hooks.js";
+import type { ProfileGuard } from "../registry/index.js";
 import type { HookStatsView } from "./stats.js";
 import type { ReplicaVerdicts } from "./bundle-sync.js";
 import type { StoreOptions, StoreStatus } from "../store/index.js";

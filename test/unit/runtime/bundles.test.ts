@@ -3,7 +3,7 @@
 // on the installed revision, a same-digest install is a no-op. Bundles run on the node:vm backend.
 import { describe, expect, test } from "vitest";
 import { createBundleManager, createRevisionPins } from "../../../src/runtime/bundles.js";
-import { createProfileHookStore, resolveEnabledProfiles } from "../../../src/runtime/profile-hooks.js";
+import { resolveEnabledProfiles } from "../../../src/profiles/enabled.js";
 import { createRegistry } from "../../../src/registry/index.js";
 import { silentLogger } from "../../../src/observe/events.js";
 import type { ChainBackend } from "../../../src/runtime/backend.js";
@@ -64,11 +64,11 @@ function manager(options: { requireSignatures?: boolean } = {}) {
   const clock = { now: () => clockMs, wallNow: () => clockMs };
   const changes: string[] = [];
   const pins = createRevisionPins({ backend, logger: silentLogger });
+  const registry = createRegistry({ clock, emit: () => undefined, resolveAction: (ref) => bundles.resolveAction(ref) });
   const bundles = createBundleManager({
     backend,
-    registry: createRegistry({ clock, emit: () => undefined, resolveAction: (ref) => bundles.resolveAction(ref) }),
+    registry,
     pins,
-    profileHooks: createProfileHookStore(),
     enabledProfile: (ref) => {
       const found = resolveEnabledProfiles(undefined).get(ref.split("@")[0]!);
       if (found === undefined) throw new Error(`profile ${ref} not enabled`);
@@ -83,7 +83,7 @@ function manager(options: { requireSignatures?: boolean } = {}) {
     logger: silentLogger,
     assertOpen: () => undefined,
   });
-  return { bundles, pins, unloaded, changes, tick: () => (clockMs += 1000) };
+  return { bundles, registry, pins, unloaded, changes, tick: () => (clockMs += 1000) };
 }
 
 const v = (version: string, hooks = [{ name: "gate", type: "pre_inject" as const }]) => testBundle("b", hooks, { gate: allow }, { version });
@@ -161,13 +161,14 @@ describe("bundle manager", () => {
     expect(changes).toEqual(["installed", "removed"]);
   });
 
-  test("sessionHook offers only session-scope hooks of an installed bundle", async () => {
-    const { bundles } = manager();
+  test("an installed bundle offers only its session-scope hooks to sessions", async () => {
+    const { bundles, registry } = manager();
     await bundles.install(testBundle("s", [{ name: "gate", type: "pre_inject" }, { name: "mine", type: "pre_inject", scope: "session" }], { gate: allow, mine: allow }), {});
     expect(bundles.get("s")).toMatchObject({ hooks: ["gate"], session_hooks: ["mine"] });
-    expect(bundles.sessionHook("s", "mine")).toMatchObject({ name: "mine", trust: "session" });
-    expect(() => bundles.sessionHook("s", "gate")).toThrow(expect.objectContaining({ code: "UNKNOWN_HOOK" }));
-    expect(() => bundles.sessionHook("nope", "mine")).toThrow(expect.objectContaining({ code: "UNKNOWN_BUNDLE" }));
+    const snap = registry.snapshot();
+    expect(snap.sessionOffer("s", "mine")).toMatchObject({ name: "mine", trust: "session" });
+    expect(() => snap.sessionOffer("s", "gate")).toThrow(expect.objectContaining({ code: "UNKNOWN_HOOK" }));
+    expect(() => snap.sessionOffer("nope", "mine")).toThrow(expect.objectContaining({ code: "UNKNOWN_BUNDLE" }));
   });
 
   test("list is by name; infos is in install order", async () => {
