@@ -33,6 +33,7 @@ import type { AuditTrail } from "./audit-trail.js";
 import type { ChainBackend } from "./backend.js";
 import type { EnabledProfile } from "../profiles/enabled.js";
 import type { ProfileGuard, Registry } from "../registry/index.js";
+import { profilePlanEntries, type ProfilePlanEntry } from "../registry/listing.js";
 import type { ExecDeployment } from "./settings.js";
 import type { createHookStats } from "./stats.js";
 
@@ -112,28 +113,7 @@ export interface ProfileListing {
   settings: Record<string, unknown>;
 }
 
-/** One hook of a resolved profile plan as `GET /v1/hooks?profile=…&event=…` shows it. */
-export interface ProfilePlanEntry {
-  name: string;
-  bundle: string;
-  event: string;
-  priority: number;
-  timeout_ms: number;
-  trust: string;
-  scope: string;
-  enabled: boolean;
-  fail_closed: boolean;
-  matcher: string | null;
-  sequential: boolean;
-  /** repo-yaml `match` filters as written (PROFILES §8.8), null when none. */
-  match: unknown;
-  /** repo-yaml `blocking` (PROFILES §8.8). */
-  blocking: boolean;
-  /** Set when an earlier hook with the same (bundle digest, action, matcher) runs in its place. */
-  deduplicated_by: string | null;
-  /** Exec hooks (PROFILES §6): the pinned command this hook runs outside the sandbox; null for a sandboxed hook. */
-  exec: { command: string; sha256: string; shell: boolean } | null;
-}
+export type { ProfilePlanEntry } from "../registry/listing.js";
 
 interface Deps {
   enabled: ReadonlyMap<string, EnabledProfile>;
@@ -623,23 +603,7 @@ export function createProfileFirer(deps: Deps) {
     plan(ref: string, event: string): ProfilePlanEntry[] {
       const enabled = enabledProfile(ref);
       assertProfileEvent(enabled.profile, event);
-      return deps.registry.snapshot().profilePlan(enabled, event).plan.hooks.map(({ hook, duplicateOf }) => ({
-        name: hook.name,
-        bundle: hook.action.bundle,
-        event,
-        priority: hook.priority,
-        timeout_ms: hook.timeout_ms,
-        trust: hook.trust,
-        scope: hook.scope,
-        enabled: hook.enabled,
-        fail_closed: hook.fail_closed,
-        matcher: hook.matcher ?? null,
-        sequential: hook.sequential === true,
-        match: hook.match ?? null,
-        blocking: hook.blocking === true,
-        deduplicated_by: duplicateOf ?? null,
-        exec: hook.exec !== undefined ? { command: hook.exec.command, sha256: hook.exec.sha256, shell: hook.exec.shell === true } : null,
-      }));
+      return profilePlanEntries(deps.registry.snapshot().profilePlan(enabled, event));
     },
   };
 }

@@ -35,6 +35,7 @@ import type { SessionInfo } from "../model/input.js";
 import { systemClock, silentLogger } from "../observe/events.js";
 import { createEventBus } from "../observe/event-bus.js";
 import { createRegistry, registryRateLimited, type Principal, type Registry } from "../registry/index.js";
+import { listHooks } from "../registry/listing.js";
 import type { ChainBackend } from "./backend.js";
 import { createApprovals, fireWithApproval, type Approvals } from "./approvals.js";
 import { createSharedState, type SharedState } from "./shared-state.js";
@@ -432,6 +433,11 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         // A session's chain lists its session hooks: another client's session is "not found".
         const key = sessionId === undefined ? undefined : requireVisibleLocalSession(sessionId, access);
         return registry.snapshot().chain(type, key).hooks.map((p) => callerHook(p.hook));
+      },
+      list({ session, ...filter } = {}, access = {}) {
+        // A session's VCP chains list its session hooks: another client's session is "not found".
+        const key = session === undefined ? undefined : requireVisibleLocalSession(session, access);
+        return listHooks(registry.snapshot(), enabledProfiles, filter, key).map(callerHook);
       },
       setEnabled(name, enabled, setOptions = {}) {
         // An operator names another owner's session with `owner` (ids are per owner).
