@@ -40,38 +40,61 @@ const stores = ["local", "redis"] as const;
 describe.each(stores)("session hooks across a bundle update (store: %s)", (store) => {
   let redis: RedisServerHandle | undefined;
   let rt: Runtime;
-  let dataDir: string;
+  /** With Redis: a second replica on the same store, which takes each revision from the shared store. */
+  let peer: Runtime | undefined;
+  const dataDirs: string[] = [];
   const ticks: PeriodicTickReport[] = [];
 
-  beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), "vcp-session-update-"));
+  async function start(): Promise<Runtime> {
+    const dataDir = mkdtempSync(join(tmpdir(), "vcp-session-update-"));
+    dataDirs.push(dataDir);
     const options: RuntimeOptions = {
       backend: createVmBackend(), dataDir, requireSignatures: false, registrationsPerMinute: 10_000,
       sessionHookAllowlist: [`${BUNDLE}/s_keep`, `${BUNDLE}/s_drop`, `${BUNDLE}/s_tick`],
       onPeriodicTick: (report) => void ticks.push(report),
     };
-    if (store === "redis") {
-      redis = await startRedisServer();
-      options.store = { kind: "redis", url: redis.url, prefix: "upd", heartbeatMs: 200, reconcileMs: 300, commandTimeoutMs: 2000, connectTimeoutMs: 2000, maxBackoffMs: 300 };
+    if (redis !== undefined) {
+      options.store = { kind: "redis", url: redis.url, prefix: "upd", heartbeatMs: 200, reconcileMs: 200, commandTimeoutMs: 2000, connectTimeoutMs: 2000, maxBackoffMs: 300 };
       options.sharedSessions = { periodicScanMs: 100 };
     }
-    rt = await createRuntime(options);
+    return createRuntime(options);
+  }
+
+  beforeAll(async () => {
+    if (store === "redis") redis = await startRedisServer();
+    rt = await start();
+    if (store === "redis") peer = await start();
   }, 60_000);
   afterAll(async () => {
+    await peer?.close().catch(() => undefined);
     await rt?.close().catch(() => undefined);
     await redis?.close();
-    if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
-  const fire = () => rt.fire("pre_inject", { session: "s1", context: {}, constitution, event } as never);
+  /** Install on `rt`; with Redis, wait until the peer runs the same revision too. */
+  async function install(source: BundleSource) {
+    const info = await rt.bundles.install(source);
+    if (peer !== undefined) await waitFor(`the peer to run ${info.version}`, () => peer!.bundles.get(BUNDLE)?.digest === info.digest, 15_000);
+    return info;
+  }
+  /** What each replica's chain in session s1 runs (the same on both). */
+  async function fireEverywhere() {
+    const here = annotationsOf(await fire());
+    if (peer !== undefined) expect(annotationsOf(await fireOn(peer)), "the peer's chain").toEqual(here);
+    return here;
+  }
+
+  const fireOn = (runtime: Runtime) => runtime.fire("pre_inject", { session: "s1", context: {}, constitution, event } as never);
+  const fire = () => fireOn(rt);
   const annotationsOf = (result: Awaited<ReturnType<typeof fire>>) => result.hook_results.map((h) => ({ hook: h.hook, outcome: h.outcome, annotations: h.annotations }));
   const ticksAfter = (n: number) => waitFor(`a periodic tick after #${n}`, () => (ticks.length > n ? ticks[ticks.length - 1] : undefined), 15_000);
 
   test("an update keeps the session's hooks running on the new revision; a dropped hook is deregistered", async () => {
-    await rt.bundles.install(revision("1.0.0"));
+    await install(revision("1.0.0"));
     await rt.shared.sessions.open({ session_id: "s1", context: {}, constitution });
     for (const hook of ["s_keep", "s_drop", "s_tick"]) await rt.shared.sessions.registerHook("s1", { bundle: BUNDLE, hook });
-    expect(annotationsOf(await fire())).toEqual([
+    expect(await fireEverywhere()).toEqual([
       { hook: "s_keep", outcome: "ok", annotations: { keep: "1.0.0" } },
       { hook: "s_drop", outcome: "ok", annotations: { drop: "1.0.0" } },
     ]);
@@ -79,8 +102,8 @@ describe.each(stores)("session hooks across a bundle update (store: %s)", (store
     expect(firstTick).toMatchObject({ hook: "s_tick" });
 
     // v2: the same hooks, another revision. Every chain of the session runs v2.
-    await rt.bundles.install(revision("2.0.0"));
-    expect(annotationsOf(await fire())).toEqual([
+    await install(revision("2.0.0"));
+    expect(await fireEverywhere()).toEqual([
       { hook: "s_keep", outcome: "ok", annotations: { keep: "2.0.0" } },
       { hook: "s_drop", outcome: "ok", annotations: { drop: "2.0.0" } },
     ]);
@@ -93,11 +116,11 @@ describe.each(stores)("session hooks across a bundle update (store: %s)", (store
     // v3 drops s_drop: it is deregistered (event + audit naming the revision); s_keep and s_tick stay.
     const dropped: Array<Record<string, unknown>> = [];
     const stop = rt.on("hook.deregistered", (payload) => void dropped.push(payload as Record<string, unknown>));
-    const v3 = await rt.bundles.install(revision("3.0.0", { withDrop: false }));
+    const v3 = await install(revision("3.0.0", { withDrop: false }));
     stop();
     expect(dropped).toEqual([expect.objectContaining({ hook: "s_drop", scope: "session", session_id: "s1", bundle: BUNDLE, reason: expect.stringContaining("3.0.0") })]);
     expect(String(dropped[0]!["reason"])).toContain(v3.digest);
-    expect(annotationsOf(await fire())).toEqual([{ hook: "s_keep", outcome: "ok", annotations: { keep: "3.0.0" } }]);
+    expect(await fireEverywhere()).toEqual([{ hook: "s_keep", outcome: "ok", annotations: { keep: "3.0.0" } }]);
     expect((await rt.shared.sessions.get("s1"))).toBeDefined();
     const records = await rt.audit.query({ limit: 10_000 });
     const record = records.find((r) => r.event === "hook.deregistered" && r.hook === "s_drop");
