@@ -52,6 +52,12 @@ export function createRegistry(options: RegistryOptions): Registry {
   const listeners = new Set<(snapshot: RegistrySnapshot) => void>();
 
   let state: RegistryState = emptyState();
+  /**
+   * Bundle → the session hooks its last swap deregistered because the new revision did not offer them.
+   * A failed install swaps the previous revision back (bundles.ts restoreHooks): those hooks, still
+   * bound to that revision, come back with it, so a refused change loses no session's hooks.
+   */
+  const droppedBySwap = new Map<string, readonly ResolvedHook[]>();
   let current = createSnapshot(state);
   /** Next registration sequence number; advanced only by a commit. */
   let nextSeq = 1;
@@ -237,6 +243,7 @@ export function createRegistry(options: RegistryOptions): Registry {
     if (revision === null) offers.delete(bundle);
     else offers.set(bundle, (offer = Object.freeze({ version: revision.version, digest: revision.digest, hooks: new Map(revision.session.map((d) => [d.name, d] as const)) })));
     const { sessions, dropped } = rebindSessions(bundle, offer);
+    const revived = revive(sessions, droppedBySwap.get(bundle) ?? [], offer);
     nextSeq += added.length + profileHooks.length;
     const principal = opts.principal.id;
     // SECURITY: one commit: no snapshot ever holds a session hook bound to a revision that is not active.
@@ -246,8 +253,29 @@ export function createRegistry(options: RegistryOptions): Registry {
       ...dropped.map(({ hook, reason }) => deregistered(hook, SYSTEM_PRINCIPAL_ID, reason)),
       ...added.map((h) => registered(h, principal)),
       ...profileHooks.map((h) => registered(h, principal)),
+      ...revived.map((h) => registered(h, SYSTEM_PRINCIPAL_ID)),
     ]);
+    if (dropped.length > 0) droppedBySwap.set(bundle, dropped.map((d) => d.hook));
+    else droppedBySwap.delete(bundle);
     return [...added, ...profileHooks];
+  }
+
+  /**
+   * Puts back into `sessions` (mutated) the hooks a bundle's previous swap dropped that are bound to
+   * exactly the revision now offered (`offer.digest`: the previous revision restored) and are offered
+   * by it, each as it was (same seq, same switch). Returns them.
+   */
+  function revive(sessions: Map<string, HookTable>, candidates: readonly ResolvedHook[], offer: BundleOffer | undefined): ResolvedHook[] {
+    if (offer === undefined) return [];
+    const revived: ResolvedHook[] = [];
+    for (const hook of candidates) {
+      const sessionId = hook.session_id!;
+      const table = sessions.get(sessionId);
+      if (hook.action.digest !== offer.digest || !offer.hooks.has(hook.name) || table?.has(hook.name) === true) continue;
+      sessions.set(sessionId, new Map(table ?? []).set(hook.name, hook));
+      revived.push(hook);
+    }
+    return revived;
   }
 
   const registry: Registry = {
@@ -318,6 +346,12 @@ export function createRegistry(options: RegistryOptions): Registry {
     },
 
     dropSession(sessionId) {
+      // A closed session's hooks never come back with a restored revision.
+      for (const [bundle, hooks] of droppedBySwap) {
+        const left = hooks.filter((h) => h.session_id !== sessionId);
+        if (left.length === 0) droppedBySwap.delete(bundle);
+        else if (left.length !== hooks.length) droppedBySwap.set(bundle, left);
+      }
       const table = state.sessions.get(sessionId);
       if (table === undefined && !state.sessionDisabled.has(sessionId)) return;
       const key: ScopeKey = { scope: "session", sessionId };

@@ -99,6 +99,27 @@ describe("swapBundle", () => {
     expect(err).toMatchObject({ code: "UNKNOWN_HOOK", details: { bundle: "pii", hook: "log", version: "3.0.0" } });
   });
 
+  test("swapping the previous revision back (a failed install undone) brings back the session hooks the swap dropped, as they were", () => {
+    const { registry, events } = harness();
+    registry.swapBundle("pii", vcpRevision("1.0.0", digest("a")), DEPLOY);
+    const log = registry.registerSessionHook({ bundle: "pii", hook: "log" }, inSession("s1"));
+    registry.registerSessionHook({ bundle: "pii", hook: "log" }, inSession("s2"));
+    registry.swapBundle("pii", vcpRevision("3.0.0", digest("f"), ["strip-pii"]), DEPLOY);
+    registry.dropSession("s2");
+    events.length = 0;
+    registry.swapBundle("pii", vcpRevision("1.0.0", digest("a")), DEPLOY);
+    expect(registry.snapshot().find("log", "session", "s1")).toBe(log);
+    // A session closed in between does not get its hook back.
+    expect(registry.snapshot().find("log", "session", "s2")).toBeUndefined();
+    expect(events.filter((e) => e.payload.scope === "session")).toEqual([
+      { event: "hook.registered", payload: expect.objectContaining({ hook: "log", session_id: "s1", bundle: "pii", principal: "system" }) },
+    ]);
+    // Only the revision the hooks were bound to brings them back.
+    registry.swapBundle("pii", vcpRevision("3.0.0", digest("f"), ["strip-pii"]), DEPLOY);
+    registry.swapBundle("pii", vcpRevision("4.0.0", digest("9")), DEPLOY);
+    expect(registry.snapshot().find("log", "session", "s1")).toBeUndefined();
+  });
+
   test("removing the bundle deregisters its session hooks, naming the removal", () => {
     const { registry, events } = harness();
     registry.swapBundle("pii", vcpRevision("1.0.0", digest("a")), DEPLOY);

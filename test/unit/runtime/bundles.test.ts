@@ -9,6 +9,7 @@ import { silentLogger } from "../../../src/observe/events.js";
 import type { ChainBackend } from "../../../src/runtime/backend.js";
 import { createVmBackend } from "../../support/vm-backend.js";
 import { testBundle } from "../../support/bundles.js";
+import type { BundleStore } from "../../../src/bundle/store.js";
 
 function fakeUnloader() {
   const unloaded: string[] = [];
@@ -56,7 +57,7 @@ describe("revision pins", () => {
 
 const allow = () => ({ outcome: "allow" });
 
-function manager(options: { requireSignatures?: boolean } = {}) {
+function manager(options: { requireSignatures?: boolean; store?: BundleStore } = {}) {
   const vm = createVmBackend();
   const unloaded: string[] = [];
   const backend: ChainBackend = { ...vm, stats: () => vm.stats(), unloadBundle: async (digest) => (unloaded.push(digest), vm.unloadBundle(digest)) };
@@ -64,7 +65,7 @@ function manager(options: { requireSignatures?: boolean } = {}) {
   const clock = { now: () => clockMs, wallNow: () => clockMs };
   const changes: string[] = [];
   const pins = createRevisionPins({ backend, logger: silentLogger });
-  const registry = createRegistry({ clock, emit: () => undefined, resolveAction: (ref) => bundles.resolveAction(ref) });
+  const registry = createRegistry({ clock, emit: () => undefined, resolveAction: (ref) => bundles.resolveAction(ref), sessionHookAllowlist: ["s/mine"] });
   const bundles = createBundleManager({
     backend,
     registry,
@@ -74,7 +75,7 @@ function manager(options: { requireSignatures?: boolean } = {}) {
       if (found === undefined) throw new Error(`profile ${ref} not enabled`);
       return found;
     },
-    store: undefined,
+    store: options.store,
     keyring: undefined,
     requireSignatures: options.requireSignatures ?? false,
     maxBundleBytes: 1 << 20,
@@ -169,6 +170,19 @@ describe("bundle manager", () => {
     expect(snap.sessionOffer("s", "mine")).toMatchObject({ name: "mine", trust: "session" });
     expect(() => snap.sessionOffer("s", "gate")).toThrow(expect.objectContaining({ code: "UNKNOWN_HOOK" }));
     expect(() => snap.sessionOffer("nope", "mine")).toThrow(expect.objectContaining({ code: "UNKNOWN_BUNDLE" }));
+  });
+
+  test("an install undone (it could not be persisted) loses no session's hooks: a hook the new revision dropped is back on the old one", async () => {
+    let failPersist = false;
+    const store = { dir: "(memory)", activate: async () => { if (failPersist) throw new Error("disk full"); }, remove: async () => undefined, loadInstalled: async () => [] } as unknown as BundleStore;
+    const { bundles, registry } = manager({ store });
+    const hooks = (withMine: boolean) => [{ name: "gate", type: "pre_inject" as const }, ...(withMine ? [{ name: "mine", type: "pre_inject" as const, scope: "session" as const }] : [])];
+    const v1 = await bundles.install(testBundle("s", hooks(true), { gate: allow, mine: allow }, { version: "1.0.0" }), {});
+    registry.registerSessionHook({ bundle: "s", hook: "mine" }, { scope: "session", sessionId: "s1", principal: { id: "runtime", role: "system" } });
+    failPersist = true;
+    await expect(bundles.install(testBundle("s", hooks(false), { gate: allow }, { version: "2.0.0" }), {})).rejects.toMatchObject({ code: "STORE_CORRUPT" });
+    expect(bundles.get("s")?.version).toBe("1.0.0");
+    expect(registry.snapshot().chain("pre_inject", "s1").hooks.map((p) => `${p.hook.name}@${p.hook.action.digest}`)).toEqual([`gate@${v1.digest}`, `mine@${v1.digest}`]);
   });
 
   test("list is by name; infos is in install order", async () => {
