@@ -73,7 +73,7 @@ describe("swapBundle", () => {
     expect(after.find("log", "session", "s1")).toMatchObject({ enabled: false, action: { digest: digest("e") } });
     // The old snapshot still runs the old revision (spec §6.3); no session hook was announced as gone.
     expect(before.find("strip-pii", "session", "s1")!.action.digest).toBe(digest("a"));
-    expect(events.filter((e) => e.payload.scope === "session")).toEqual([]);
+    expect(events.filter((e) => "scope" in e.payload && e.payload.scope === "session")).toEqual([]);
     expect(after.chain("pre_inject", "s1").hooks.map((p) => `${p.hook.name}@${p.hook.action.digest}`)).toEqual([`gate@${digest("e")}`, `strip-pii@${digest("e")}`]);
   });
 
@@ -111,7 +111,7 @@ describe("swapBundle", () => {
     expect(registry.snapshot().find("log", "session", "s1")).toBe(log);
     // A session closed in between does not get its hook back.
     expect(registry.snapshot().find("log", "session", "s2")).toBeUndefined();
-    expect(events.filter((e) => e.payload.scope === "session")).toEqual([
+    expect(events.filter((e) => "scope" in e.payload && e.payload.scope === "session")).toEqual([
       { event: "hook.registered", payload: expect.objectContaining({ hook: "log", session_id: "s1", bundle: "pii", principal: "system" }) },
     ]);
     // Only the revision the hooks were bound to brings them back.
