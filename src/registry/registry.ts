@@ -203,6 +203,8 @@ export function createRegistry(options: RegistryOptions): Registry {
           : `bundle "${bundle}" revision ${offer.version} (${offer.digest}) offers no session hook "${hook.name}"`;
         if (definition !== undefined) {
           try {
+            // SECURITY: compiled as a session hook again: session trust (no abort, no fail_closed),
+            // whatever the new revision's definition asks for (DESIGN §3.4).
             const compiled = compileHook(definition, { scope: "session", sessionId, seq: hook.seq, resolveAction: options.resolveAction, predicateOptions: options.predicateOptions });
             rebound = compiled.enabled === hook.enabled ? compiled : Object.freeze({ ...compiled, enabled: hook.enabled });
           } catch (err) {
