@@ -17,12 +17,12 @@ const BUNDLE = "upd";
 const constitution = { id: "c", version: "1", rules: [{ id: "r1", text: "Be kind." }] };
 const event = { injection_target: "system", injection_format: "system_prompt", raw_constitution: "" };
 
-/** v1 and v2 offer three session hooks; v3 drops `s_drop`. Each hook says which version ran it. */
-function revision(version: string, { withDrop = true } = {}): BundleSource {
+/** v1 and v2 offer three session hooks; v3 drops `s_drop`, v4 `s_tick` too. Each hook says which version ran it. */
+function revision(version: string, { withDrop = true, withTick = true } = {}): BundleSource {
   const hooks = [
     { name: "s_keep", type: "pre_inject", action: "keep", priority: 60, timeout_ms: 1000, scope: "session" },
     ...(withDrop ? [{ name: "s_drop", type: "pre_inject", action: "drop", priority: 40, timeout_ms: 1000, scope: "session" }] : []),
-    { name: "s_tick", type: "periodic", action: "tick", priority: 50, timeout_ms: 1000, scope: "session", metadata: { interval_ms: 1000 } },
+    ...(withTick ? [{ name: "s_tick", type: "periodic", action: "tick", priority: 50, timeout_ms: 1000, scope: "session", metadata: { interval_ms: 1000 } }] : []),
   ];
   const v = JSON.stringify(version);
   return {
@@ -127,6 +127,14 @@ describe.each(stores)("session hooks across a bundle update (store: %s)", (store
     expect(record).toMatchObject({ scope: "session", session: "s1", bundle: BUNDLE, details: { reason: expect.stringContaining("3.0.0") } });
     const v3Tick = await waitFor("a v3 tick", () => ticks.slice(seen).find((t) => t.result?.hook_results[0]?.annotations?.["tick"] === "3.0.0"), 15_000);
     expect(v3Tick.error).toBeUndefined();
+
+    // v4 drops the periodic session hook: its ticks stop (no failing tick), the chain keeps s_keep.
+    await install(revision("4.0.0", { withDrop: false, withTick: false }));
+    const afterDrop = ticks.length;
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(ticks.slice(afterDrop + 1)).toEqual([]);
+    expect(ticks.filter((t) => t.error !== undefined)).toEqual([]);
+    expect(await fireEverywhere()).toEqual([{ hook: "s_keep", outcome: "ok", annotations: { keep: "4.0.0" } }]);
   }, 60_000);
 
   test("removing the bundle deregisters its session hooks with a reason; the session stays usable", async () => {
@@ -134,7 +142,7 @@ describe.each(stores)("session hooks across a bundle update (store: %s)", (store
     const stop = rt.on("hook.deregistered", (payload) => void dropped.push(payload as Record<string, unknown>));
     await rt.bundles.remove(BUNDLE);
     stop();
-    expect(dropped.filter((d) => d["scope"] === "session").map((d) => d["hook"]).sort()).toEqual(["s_keep", "s_tick"]);
+    expect(dropped.filter((d) => d["scope"] === "session").map((d) => d["hook"])).toEqual(["s_keep"]);
     expect(dropped.every((d) => String(d["reason"]).includes("removed"))).toBe(true);
     expect((await fire()).hook_results).toEqual([]);
   }, 30_000);
