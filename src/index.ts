@@ -58,8 +58,9 @@ export { OUTCOMES, SKIPPED_OUTCOME_LIST } from "./model/result.js";
 export type { NativeObject, ExitCode, Verdict } from "./profiles/index.js";
 export type { ProfileChainAnswer } from "./chain/types.js";
 export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./runtime/fire-profile.js";
-export type { ProfileGuard } from "./runtime/profile-hooks.js";
-export type { ProfileDeployment } from "./runtime/profile-hooks.js";
+export type { ProfileGuard } from "./registry/index.js";
+export type { HookListFilter, HookListing } from "./registry/listing.js";
+export type { ProfileDeployment } from "./profiles/enabled.js";
 // Approvals of Amplifier `ask_user` answers (PROFILES §3.4): `runtime.approvals`. Who may read one (a
 // client reads its own): one rule for the runtime and the HTTP stream.
 export { mayReadApproval } from "./pipeline/access.js";
@@ -93,6 +94,9 @@ export type { AuditRetentionPolicy } from "./audit/retention.js";
 export type { AuditRecord, AuditRecordInput } from "./audit/record.js";
 export type { AuditHead } from "./audit/writer.js";
 export type { AuditOptions, AuditQuery } from "./runtime/audit-trail.js";
+export type { DecisionQuery, DecisionPage } from "./audit/decisions.js";
+export { DECISION_OUTCOMES, type DecisionRecord, type DecisionSubject, type DecisionHook, type DecisionChange, type DecidedBy, type DecisionOutcome } from "./chain/decision.js";
+export { MAX_DECISION_LIMIT, DEFAULT_DECISION_LIMIT } from "./audit/decisions.js";
 // Constitution integrity (DESIGN §4.5): the runtime's options. Signing constitutions and checking their
 // chains of custody offline are `vcp-hooks/tooling`.
 export type { IntegrityOptions } from "./integrity/check.js";
