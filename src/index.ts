@@ -59,6 +59,8 @@ export type { ProfilePlanRef } from "./chain/plan.js";
 export type { ProfileChainAnswer } from "./chain/types.js";
 export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./runtime/fire-profile.js";
 export type { ProfileGuard } from "./runtime/profile-hooks.js";
+// The agent's hook environment carried to exec hooks (issue 26): one table per profile, one header form.
+export { HOOK_ENV, HOOK_ENV_HEADER, HOOK_ENV_LIMITS, decodeHookEnv, hookEnvNames } from "./tooling/hook-env.js";
 export type { ProfileDeployment } from "./runtime/profile-hooks.js";
 // Approvals of Amplifier `ask_user` answers (PROFILES §3.4): `runtime.approvals`.
 export { isGranting, DEFAULT_APPROVAL_LIMITS } from "./runtime/approvals.js";

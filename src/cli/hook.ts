@@ -26,6 +26,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { redactString } from "../audit/redact-string.js";
 import { decideFailure, guardOf, readGuard, writeGuard, type FailDecision, type GuardFacts } from "./hook-guard.js";
+import { decodeHookEnv, encodeHookEnv, HOOK_ENV_HEADER } from "../tooling/hook-env.js";
 
 export const DIALECTS = ["gemini", "llxprt", "claude", "ai-memory", "repo-yaml"] as const;
 export type Dialect = (typeof DIALECTS)[number];
@@ -321,6 +322,8 @@ async function postEvent(opts: HookOptions, event: string, bodyText: string, age
   }
   const headers: Record<string, string> = { "content-type": "application/json", "content-length": String(Buffer.byteLength(bodyText)), accept: "application/json" };
   if (token !== undefined) headers["authorization"] = `Bearer ${token}`;
+  const hookEnv = hookEnvHeader(opts, event);
+  if (hookEnv !== undefined) headers[HOOK_ENV_HEADER] = hookEnv;
   let exchanged: Exchanged;
   try {
     exchanged = url.protocol === "http:" && agent === undefined ? await exchangeNet(url, headers, bodyText, opts.timeoutMs) : await exchangeHttp(url, headers, bodyText, opts.timeoutMs, agent, signal);
@@ -602,6 +605,19 @@ function serverMessage(text: string): string {
   return "";
 }
 
+/**
+ * The agent's hook environment for the request (src/tooling/hook-env.ts): the documented variables of
+ * the dialect's profile that are set in this process's environment. One that does not fit the bounds
+ * is the adapter's failure, naming it (never a request that silently drops what a script reads).
+ */
+function hookEnvHeader(opts: Pick<HookOptions, "dialect">, event: string): string | undefined {
+  try {
+    return encodeHookEnv(PROFILE_OF[opts.dialect], process.env);
+  } catch (err) {
+    throw new AdapterError(`the agent's hook environment cannot be sent: ${(err as Error).message}`, event);
+  }
+}
+
 /** `--embedded`: the heavy runtime module loads here, on this path only. */
 async function fireInProcess(opts: HookOptions, bundles: string[], event: string, body: Record<string, unknown>): Promise<RouteAnswer> {
   try {
@@ -611,6 +627,7 @@ async function fireInProcess(opts: HookOptions, bundles: string[], event: string
       profile: PROFILE_OF[opts.dialect],
       event,
       input: body,
+      ...hookEnvOfProcess(opts, event),
       ...(opts.keyring !== undefined ? { keyring: opts.keyring } : {}),
       allowUnsigned: opts.allowUnsigned,
       onGuard: (facts) => (embeddedGuard = facts),
@@ -618,6 +635,14 @@ async function fireInProcess(opts: HookOptions, bundles: string[], event: string
   } catch (err) {
     throw new AdapterError(`embedded runtime: ${(err as Error).message}`, event);
   }
+}
+
+/** `--embedded`: the same variables as the header carries, as an object. */
+function hookEnvOfProcess(opts: Pick<HookOptions, "dialect">, event: string): { env?: Record<string, string> } {
+  const header = hookEnvHeader(opts, event);
+  if (header === undefined) return {};
+  const decoded = decodeHookEnv(header);
+  return decoded.env !== undefined ? { env: decoded.env } : {};
 }
 
 // ── recording ─────────────────────────────────────────────────────────────────────────────────────

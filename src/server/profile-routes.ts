@@ -18,7 +18,7 @@
  */
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Role } from "./auth.js";
-import { VcpError, type HookType, type Principal, type ProfileFireResult, type ProfileGuard, type Runtime } from "../index.js";
+import { decodeHookEnv, HOOK_ENV_HEADER, VcpError, type HookType, type Principal, type ProfileFireResult, type ProfileGuard, type Runtime } from "../index.js";
 import { describeError } from "./errors.js";
 import { routes } from "./schemas.js";
 
@@ -53,6 +53,20 @@ function sendAnswer(reply: FastifyReply, out: ProfileFireResult, native: boolean
   void reply.header(GUARD_REVISIONS_HEADER, out.guard.revisions);
   void reply.header(FAIL_CLOSED_EVENTS_HEADER, eventsHeaderOf(out.guard));
   return reply.code(200).send(out.native);
+}
+
+/**
+ * The agent's hook environment the adapter sent (`x-vcp-hook-env`, src/tooling/hook-env.ts), bounds and
+ * encoding checked; the runtime checks the names against the profile. A bad header is INVALID_REQUEST,
+ * which the route's error handler turns into the block on a guarded event, like any refusal.
+ */
+function hookEnvOf(request: FastifyRequest): Record<string, string> | undefined {
+  const header = request.headers[HOOK_ENV_HEADER];
+  if (header === undefined) return undefined;
+  // Node joins a repeated header with ", ", which no encoded value holds: refused below as not encoded.
+  const decoded = decodeHookEnv(Array.isArray(header) ? header.join(", ") : header);
+  if (decoded.problem !== undefined) throw new VcpError("INVALID_REQUEST", `${HOOK_ENV_HEADER}: ${decoded.problem}`, { field: `headers.${HOOK_ENV_HEADER}` });
+  return decoded.env;
 }
 
 /**
@@ -125,9 +139,10 @@ export function registerProfileRoutes(app: FastifyInstance, runtime: Runtime, { 
       // The response's close before it was sent: the client went away; nobody waits for its approval.
       reply.raw.once("close", () => controller!.abort());
     }
+    const env = hookEnvOf(request);
     let out: Awaited<ReturnType<Runtime["fireProfile"]>>;
     try {
-      out = await runtime.fireProfile(profile, event, { input: request.body, ...principalOf(request), ...(controller !== undefined ? { waitApproval: true, signal: controller.signal } : {}) });
+      out = await runtime.fireProfile(profile, event, { input: request.body, ...principalOf(request), ...(env !== undefined ? { env } : {}), ...(controller !== undefined ? { waitApproval: true, signal: controller.signal } : {}) });
     } finally {
       if (controller !== undefined) waiting.delete(controller);
     }
