@@ -61,6 +61,8 @@ export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileLi
 export type { ProfileGuard } from "./runtime/profile-hooks.js";
 // The agent's hook environment carried to exec hooks (issue 26): one table per profile, one header form.
 export { HOOK_ENV, HOOK_ENV_HEADER, HOOK_ENV_LIMITS, decodeHookEnv, hookEnvNames } from "./tooling/hook-env.js";
+// The secret-shape scrubber for free text (reasons, a hook's stderr) before it is shown or logged.
+export { redactString } from "./audit/redact-string.js";
 export type { ProfileDeployment } from "./runtime/profile-hooks.js";
 // Approvals of Amplifier `ask_user` answers (PROFILES §3.4): `runtime.approvals`.
 export { isGranting, DEFAULT_APPROVAL_LIMITS } from "./runtime/approvals.js";
