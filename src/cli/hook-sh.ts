@@ -136,6 +136,31 @@ one_line() {
   esac
 }
 
+# SECURITY: "Bearer <token>" in a message becomes "Bearer [REDACTED]", as the Node adapter's scrubber does
+# (its other secret shapes are not matched here: docs/sh-adapter.md).
+redact_bearer() {
+  case $clean in *[Bb][Ee][Aa][Rr][Ee][Rr][[:space:]]*) ;; *) return ;; esac
+  rest=$clean
+  out=
+  while :; do
+    case $rest in *[Bb][Ee][Aa][Rr][Ee][Rr][[:space:]]*) ;; *) break ;; esac
+    pre=@{rest%%[Bb][Ee][Aa][Rr][Ee][Rr][[:space:]]*}
+    rest=@{rest#"$pre"}
+    word=@{rest%"@{rest#??????}"}
+    rest=@{rest#??????}
+    case $pre in *[A-Za-z0-9_]) out=$out$pre$word; continue ;; esac
+    space=@{rest%%[![:space:]]*}
+    after=@{rest#"$space"}
+    secret=@{after%%[!A-Za-z0-9._~+/-]*}
+    if [ -z "$secret" ]; then out=$out$pre$word; continue; fi
+    after=@{after#"$secret"}
+    pad=@{after%%[!=]*}
+    rest=@{after#"$pad"}
+    out="$out$pre$word [REDACTED]"
+  done
+  clean=$out$rest
+}
+
 # The guard file of (server, profile), as the Node adapter names it (hook-guard.ts); 1 when none can be named.
 guard_path() {
   if [ -n "@{XDG_CACHE_HOME-}" ] && [ "@{XDG_CACHE_HOME#/}" != "$XDG_CACHE_HOME" ]; then
@@ -228,6 +253,7 @@ decide() {
 # Answer a failure by --on-error and exit (renderFailure of hook.ts).
 fail() {
   one_line "$1"
+  redact_bearer
   why=$clean
   decide
   if [ -n "$decision_why" ]; then why="$why (on-error=auto: $decision_why)"; mode_said=1; else mode_said=; fi
@@ -448,25 +474,41 @@ case @{#ms} in 1) ms=00$ms ;; 2) ms=0$ms ;; esac
 headers=
 [ -z "$token" ] || headers="authorization: Bearer $token"
 [ -z "$hook_env" ] || headers="$headers@{headers:+$NL}x-vcp-hook-env: $hook_env"
-if [ -n "$headers" ]; then
-  answer=$(curl -q -sS -X POST -T - -H 'content-type: application/json' -H 'accept: application/json' -H 'expect:' \
-    -H @/dev/fd/3 --max-time "$((timeout_ms / 1000)).$ms" --max-filesize $MAX_BYTES -D - \
-    "@{base}v1/profiles/$profile/events/$path_event?answer=native" 2>/dev/null 3<<HEADERS
+max_time=$((timeout_ms / 1000)).$ms
+ask() {
+  if [ -n "$headers" ]; then
+    answer=$(curl -q -sS -X POST "$@" -H 'content-type: application/json' -H 'accept: application/json' -H 'expect:' \
+      -H @/dev/fd/3 --max-time "$max_time" --max-filesize $MAX_BYTES -D - \
+      "@{base}v1/profiles/$profile/events/$path_event?answer=native" 2>/dev/null 3<<HEADERS
 $headers
 HEADERS
-  )
-else
-  answer=$(curl -q -sS -X POST -T - -H 'content-type: application/json' -H 'accept: application/json' -H 'expect:' \
-    --max-time "$((timeout_ms / 1000)).$ms" --max-filesize $MAX_BYTES -D - \
-    "@{base}v1/profiles/$profile/events/$path_event?answer=native" 2>/dev/null)
-fi
+    )
+  else
+    answer=$(curl -q -sS -X POST "$@" -H 'content-type: application/json' -H 'accept: application/json' -H 'expect:' \
+      --max-time "$max_time" --max-filesize $MAX_BYTES -D - \
+      "@{base}v1/profiles/$profile/events/$path_event?answer=native" 2>/dev/null)
+  fi
+}
+ask -T -
 rc=$?
+case $rc in
+  55|56)
+    # The connection failed while the event was going out: a server that refused it early (a body over
+    # its limit) closed it before curl read the answer. The same request without the event: a server
+    # that refuses a guarded event answers its block (exit code 2) again, and only that is taken.
+    [ "$timeout_ms" -le 2000 ] || max_time=2
+    ask --data-binary ''
+    case $?:$answer in
+      0:*"$NL"x-vcp-exit-code:' '2"$CR"*) rc=0 ;;
+    esac ;;
+esac
 case $rc in
   0) ;;
   7) fail "$origin unreachable: ECONNREFUSED" ;;
   6) fail "$origin unreachable: ENOTFOUND" ;;
   28) fail "no answer from $origin within $timeout_ms ms" ;;
   52) fail "$origin closed the connection without a complete answer" ;;
+  1|8) fail "$origin did not answer HTTP/1.1" ;;
   55|56) fail "$origin unreachable: ECONNRESET" ;;
   63) fail "the server's answer is larger than $MAX_BYTES bytes" ;;
   26) fail "stdin could not be read" ;;

@@ -146,12 +146,18 @@ describe("--on-error: the same rules and messages as the Node adapter", () => {
       expect(outcome(r.sh)).toEqual(outcome(r.node));
     }
     failure = undefined;
-    // The server's message as it sent it: the Node adapter also redacts secret shapes in it (here,
-    // wrongly, "bearer token"); the sh adapter does not (docs/sh-adapter.md).
-    const wrong = await sh(target, args("llxprt", ["--on-error", "warn"]), stdin("llxprt"), { VCP_CLIENT_TOKEN: "wrong" });
-    expect(outcome(wrong)).toEqual({ code: 1, stdout: "", stderr: `vcp-hooks hook: ${target.url} refused the event: 401 UNAUTHENTICATED: no or unknown bearer token (on-error=warn)\n` });
-    const none = await sh(target, args("gemini", ["--on-error", "warn"]), stdin("gemini"), { VCP_CLIENT_TOKEN: undefined });
-    expect(none.stderr).toContain("401 UNAUTHENTICATED: no or unknown bearer token (no token was sent: set VCP_CLIENT_TOKEN, or pass --token-file) (on-error=warn)");
+    const wrong = await both(target, args("llxprt", ["--on-error", "warn"]), stdin("llxprt"), { VCP_CLIENT_TOKEN: "wrong" });
+    expect(outcome(wrong.sh)).toEqual(outcome(wrong.node));
+    expect(wrong.sh.stderr).toContain("refused the event: 401 UNAUTHENTICATED: no or unknown bearer");
+    const none = await both(target, args("gemini", ["--on-error", "warn"]), stdin("gemini"), { VCP_CLIENT_TOKEN: undefined });
+    expect(outcome(none.sh)).toEqual(outcome(none.node));
+    expect(none.sh.stderr).toContain("(no token was sent: set VCP_CLIENT_TOKEN, or pass --token-file)");
+    // A token in a server's message is redacted by both.
+    failure = { status: 500, body: { error: { code: "INTERNAL", message: "upstream said Authorization: Bearer abcdefghijk.lmnop== and bearer x/y+z" } } };
+    const leak = await both(target, args("gemini", ["--on-error", "warn"]), stdin("gemini"));
+    expect(outcome(leak.sh)).toEqual(outcome(leak.node));
+    expect(leak.sh.stderr).toContain("Authorization: Bearer [REDACTED] and bearer [REDACTED] (on-error=warn)");
+    failure = undefined;
   });
 
   test("a slow server and a stdin never closed: the --on-error answer by --timeout-ms, never a hang", async () => {
