@@ -28,6 +28,12 @@ type Style = "json" | "repo-yaml";
 /**
  * The rendering of `dialect`, read from the Node adapter's own functions (one rule in one place): the
  * script knows two forms, and a dialect renders as one of them or is not offered.
+ *
+ * @example
+ * ```ts
+ * shStyleOf("claude");    // "json"
+ * shStyleOf("ai-memory"); // undefined: one decision line from an envelope, which the script cannot read
+ * ```
  */
 export function shStyleOf(dialect: Dialect): Style | undefined {
   const same = (a: { stdout: string; stderr: string; exitCode: number }, b: { stdout: string; stderr: string; exitCode: number }) => a.stdout === b.stdout && a.stderr === b.stderr && a.exitCode === b.exitCode;

@@ -51,7 +51,14 @@ export const HOOK_ENV: Readonly<Record<string, readonly string[]>> = Object.free
   codex: Object.freeze(["PLUGIN_ROOT", "PLUGIN_DATA", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA"]),
 });
 
-/** The variables of `profile`'s hooks that the lane passes on (none for a profile without a row). */
+/**
+ * The variables of `profile`'s hooks that the lane passes on (none for a profile without a row).
+ *
+ * @example
+ * ```ts
+ * hookEnvNames("llxprt"); // ["LLXPRT_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"]
+ * ```
+ */
 export function hookEnvNames(profile: string): readonly string[] {
   return Object.hasOwn(HOOK_ENV, profile) ? HOOK_ENV[profile]! : [];
 }
@@ -134,7 +141,13 @@ export function decodeHookEnv(header: string): { env: Record<string, string>; pr
 
 /**
  * The problem of an environment given to the runtime directly (`runtime.fireProfile({ env })`), or
- * undefined: the same rules as the header's.
+ * undefined: the profile's names only, and the same bounds as the header's.
+ *
+ * @example
+ * ```ts
+ * checkHookEnv("claude-code", { CLAUDE_PROJECT_DIR: "/p" }); // undefined
+ * checkHookEnv("claude-code", { PATH: "/tmp" });            // "PATH is not a claude-code hook variable (allowed: …)"
+ * ```
  */
 export function checkHookEnv(profile: string, env: unknown): string | undefined {
   if (typeof env !== "object" || env === null || Array.isArray(env)) return "must be an object of variable names to strings";
