@@ -86,6 +86,7 @@ export function shAdapterText(version: string, events: (profile: string) => read
     .replaceAll("@@HEADER_BYTES@@", String(HOOK_ENV_LIMITS.headerBytes))
     .replaceAll("@@VALUE_BYTES@@", String(HOOK_ENV_LIMITS.valueBytes))
     .replace("@@CR@@", "\r")
+    .replace("@@TAB@@", "\t")
     .replace("@@NEL@@", "\u0085")
     .replace("@@LS@@", "\u2028")
     .replace("@@PS@@", "\u2029");
@@ -103,6 +104,10 @@ const TEMPLATE = String.raw`#!/bin/sh
 NL='
 '
 CR='@@CR@@'
+TAB='@@TAB@@'
+# Word splitting and no pathname expansion, whatever the agent's environment holds.
+IFS=" $TAB$NL"
+set -f
 NEL='@@NEL@@'
 LS='@@LS@@'
 PS='@@PS@@'
@@ -176,6 +181,8 @@ guard_path() {
   else
     return 1
   fi
+  # A URL the file's JSON would have to escape is not named (the Node adapter's URL parser escapes it).
+  case $href in *[\"\\]*) return 1 ;; esac
   # FNV-1a 64 of "<server href>\n<profile>", in 64-bit shell arithmetic (wrapping as the C types do).
   [ $((1 << 62)) -gt 0 ] || return 1
   h=-3750763034362895579
@@ -475,6 +482,7 @@ ms=$((timeout_ms % 1000))
 case @{#ms} in 1) ms=00$ms ;; 2) ms=0$ms ;; esac
 
 # SECURITY: the token and the hook environment go to curl on a descriptor, never on its command line.
+# No proxy (curl would honour http_proxy; the Node adapter connects directly), no ~/.curlrc (-q).
 # The event streams from stdin (-T -, chunked) so that --max-time bounds reading it too: a stdin the
 # agent never closes ends by --timeout-ms, as the Node adapter's hard stop does.
 headers=
@@ -483,14 +491,14 @@ headers=
 max_time=$((timeout_ms / 1000)).$ms
 ask() {
   if [ -n "$headers" ]; then
-    answer=$(curl -q -sS -X POST "$@" -H 'content-type: application/json' -H 'accept: application/json' -H 'expect:' \
+    answer=$(curl -q -sS --noproxy '*' -X POST "$@" -H 'content-type: application/json' -H 'accept: application/json' -H 'expect:' \
       -H @/dev/fd/3 --max-time "$max_time" --max-filesize $MAX_BYTES -D - \
       "@{base}v1/profiles/$profile/events/$path_event?answer=native" 2>/dev/null 3<<HEADERS
 $headers
 HEADERS
     )
   else
-    answer=$(curl -q -sS -X POST "$@" -H 'content-type: application/json' -H 'accept: application/json' -H 'expect:' \
+    answer=$(curl -q -sS --noproxy '*' -X POST "$@" -H 'content-type: application/json' -H 'accept: application/json' -H 'expect:' \
       --max-time "$max_time" --max-filesize $MAX_BYTES -D - \
       "@{base}v1/profiles/$profile/events/$path_event?answer=native" 2>/dev/null)
   fi

@@ -264,6 +264,20 @@ describe("token and hook environment, as the Node adapter sends them", () => {
   });
 });
 
+describe("the agent's environment does not redirect the request", () => {
+  test("http_proxy / HTTPS_PROXY / ALL_PROXY and a ~/.curlrc are ignored, as the Node adapter ignores them", async () => {
+    verdict = "deny";
+    failure = undefined;
+    const home = freshDir();
+    writeFileSync(join(home, ".curlrc"), "url = http://127.0.0.1:1/\nproxy = http://127.0.0.1:1\n");
+    const dead = await refusedUrl();
+    const env = { http_proxy: dead, HTTP_PROXY: dead, HTTPS_PROXY: dead, ALL_PROXY: dead, HOME: home, CURL_HOME: home };
+    const r = await both(target, args("claude"), stdin("claude"), env);
+    expect(outcome(r.sh)).toEqual(outcome(r.node));
+    expect(JSON.parse(r.sh.stdout)).toEqual(ANSWERS.claude.deny!.native);
+  });
+});
+
 describe("what the sh adapter does not do", () => {
   test.each([
     [["pre_store", "--dialect", "ai-memory"], "--dialect ai-memory is not supported by the sh adapter: use 'vcp-hooks hook'"],
