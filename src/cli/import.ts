@@ -10,6 +10,7 @@ import { VcpError } from "../index.js";
 import { INPUT_FILE_BYTES, readInputFileSync } from "../tooling.js";
 import { importAiMemory } from "../tooling/import/ai-memory.js";
 import { ImportError, type ImportContext, type ImportResult, type ReadFile } from "../tooling/import/common.js";
+import { warnUnprovidedEnv } from "../tooling/import/env-reads.js";
 import { renderImport } from "../tooling/import/render.js";
 import { importRepoYaml } from "../tooling/import/repo-yaml.js";
 import { importSettingsJson, type SettingsTarget } from "../tooling/import/settings-json.js";
@@ -158,13 +159,21 @@ export const importCommand: Command = {
       if (err instanceof ImportError) throw new CheckFailed(err.message, "IMPORT_FAILED");
       throw err;
     }
+    // What the scripts read from the environment that the lane will not give them (issue 26).
+    const unprovided = warnUnprovidedEnv(result, ctx);
     const root = prepareOut(resolve(out));
     const written = writeInside(root, renderImport(result, bundle));
     if (io.json) {
-      printJson(io, { profile: result.profile, out: root, files: written, hooks: result.hooks.map((h) => ({ name: h.name, event: h.event, command: h.exec.command, sha256: h.exec.sha256, shell: h.exec.shell === true })), refused: result.refused });
+      printJson(io, {
+        profile: result.profile, out: root, files: written,
+        hooks: result.hooks.map((h) => ({ name: h.name, event: h.event, command: h.exec.command, sha256: h.exec.sha256, shell: h.exec.shell === true })),
+        refused: result.refused,
+        env_unprovided: unprovided.map((u) => ({ hook: u.hook, script: u.script, variable: u.variable })),
+      });
     } else {
       io.out(`${result.hooks.length} hook(s) imported for profile ${result.profile} into ${root}${result.refused.length > 0 ? `; ${result.refused.length} refused` : ""}`);
       for (const r of result.refused) io.out(`  refused ${r.at}: ${r.why}`);
+      for (const u of unprovided) io.out(`  warning ${u.hook}: ${u.warning}`);
       io.out(`see ${join(root, "report.md")}; nothing was executed`);
     }
     return result.refused.length > 0 ? EXIT_FAILED : EXIT_OK;

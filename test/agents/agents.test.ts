@@ -46,14 +46,7 @@ type Dirs = ReturnType<typeof runDirs>;
  * Cases that fail today for a reason tracked in an issue, per agent: they run as `test.fails`, so the
  * suite stays green while the gap is open and turns red the day it closes (then delete the entry).
  */
-const KNOWN_GAPS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  "claude-code": {
-    "hook-env": "issue 26 item 3: the command lane does not pass the agent's hook environment; the migrated script reads $CLAUDE_PROJECT_DIR unset",
-  },
-  "gemini-cli": {
-    "hook-env": "issue 26 item 3: the command lane does not pass the agent's hook environment; the migrated script reads $GEMINI_PROJECT_DIR unset",
-  },
-};
+const KNOWN_GAPS: Readonly<Record<string, Readonly<Record<string, string>>>> = {};
 
 /** `test`, or `test.fails` naming the gap when the case is a known gap for this agent. */
 function gapAware(agent: Agent, id: string): (name: string, fn: () => Promise<void> | void) => void {
