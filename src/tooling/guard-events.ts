@@ -5,7 +5,7 @@
  * Code's `"onFailure": "block"` goes on these, src/tooling/agent-settings.ts).
  *
  *   gemini-cli, llxprt  BeforeTool
- *   claude-code         PreToolUse, PermissionRequest
+ *   claude-code, codex  PreToolUse, PermissionRequest
  *   ai-memory           every pre_* event (pre_store, pre_recall, pre_delete, …)
  *   repo-yaml           PreAbilityCall (its only blocking event)
  *   amplifier           tool:pre (no adapter dialect: for a caller of the route that uses this table)
@@ -20,6 +20,7 @@ export function isToolEvent(profile: string, event: string): boolean {
     case "llxprt":
       return event === "BeforeTool";
     case "claude-code":
+    case "codex":
       return event === "PreToolUse" || event === "PermissionRequest";
     case "ai-memory":
       return event.startsWith("pre_");
