@@ -25,6 +25,19 @@ describe("init --profile claude-code: the agent's settings beside the policy (is
   });
 });
 
+describe("init --profile codex: Codex's hooks.json beside the policy", () => {
+  const work = scratchDir(dirs);
+  test("PreToolUse", async () => {
+    const dir = join(work, "codex");
+    const init = await cli(["init", dir, "--profile", "codex", "--event", "PreToolUse"]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain(`merge ${dir}/codex-hooks.json into ~/.codex/hooks.json`);
+    const hooks = JSON.parse(readFileSync(join(dir, "codex-hooks.json"), "utf8")) as unknown;
+    // Codex has no switch of its own that blocks on a failed hook: the adapter's --on-error auto does.
+    expect(hooks).toEqual({ hooks: { PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: "vcp-hooks hook PreToolUse --dialect codex", timeout: 15 }] }] } });
+  });
+});
+
 describe("init --profile → test → fire --profile", () => {
   const work = scratchDir(dirs);
   const policy = join(work, "notice-policy");

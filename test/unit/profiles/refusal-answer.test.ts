@@ -40,8 +40,10 @@ describe.each(agents.map((p) => [p.id, p] as const))("%s", (_id, profile) => {
       if (event === "PreAbilityCall") expect(profile.verdictOf(answer.native, event)).toBe("block");
       return;
     }
-    // (BeforeToolSelection cannot block: taking every tool away is its most restrictive answer.)
-    if (event !== "BeforeToolSelection") expect(profile.verdictOf(answer.native, event)).toBe("block");
+    // (BeforeToolSelection cannot block: taking every tool away is its most restrictive answer. Codex
+    // reads nothing but a systemMessage on Interrupt and SessionEnd: there the refusal is only said.)
+    const unrefusable = event === "BeforeToolSelection" || (profile.id === "codex" && (event === "Interrupt" || event === "SessionEnd"));
+    if (!unrefusable) expect(profile.verdictOf(answer.native, event)).toBe("block");
     // The shape of a failed fail_closed hook's answer, with this reason.
     expect(Object.keys(answer.native).sort()).toEqual(Object.keys(failedClosed(profile, event)).sort());
   });
