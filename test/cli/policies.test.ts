@@ -11,12 +11,13 @@ const POLICIES = readdirSync("policies")
   .filter((p) => statSync(p).isDirectory())
   .sort();
 
-// The six VCP examples of spec §9 and the six agent-profile examples (PROFILES §3.2–§3.6).
+// The six VCP examples of spec §9 and the agent-profile examples (PROFILES §3.2–§3.6, issue 26).
 const EXPECTED = [
   "ai-memory-guard",
   "amplifier-guard",
   "audit-selection",
   "claude-safe-shell",
+  "codex-safe-shell",
   "gemini-safe-shell",
   "llxprt-safe-shell",
   "mode-change-notice",
@@ -27,7 +28,7 @@ const EXPECTED = [
   "violation-retry",
 ];
 
-test("policies/ holds the six examples of spec §9 and the six agent-profile examples", () => {
+test("policies/ holds the six examples of spec §9 and the agent-profile examples", () => {
   expect(POLICIES.map((p) => p.split("/")[1])).toEqual(EXPECTED);
 });
 
