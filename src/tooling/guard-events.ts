@@ -6,6 +6,7 @@
  *
  *   gemini-cli, llxprt  BeforeTool
  *   claude-code, codex  PreToolUse, PermissionRequest
+ *   vscode              PreToolUse
  *   ai-memory           every pre_* event (pre_store, pre_recall, pre_delete, …)
  *   repo-yaml           PreAbilityCall (its only blocking event)
  *   amplifier           tool:pre (no adapter dialect: for a caller of the route that uses this table)
@@ -22,6 +23,8 @@ export function isToolEvent(profile: string, event: string): boolean {
     case "claude-code":
     case "codex":
       return event === "PreToolUse" || event === "PermissionRequest";
+    case "vscode":
+      return event === "PreToolUse";
     case "ai-memory":
       return event.startsWith("pre_");
     case "repo-yaml":

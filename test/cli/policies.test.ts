@@ -26,6 +26,7 @@ const EXPECTED = [
   "staleness-check",
   "strip-pii",
   "violation-retry",
+  "vscode-safe-shell",
 ];
 
 test("policies/ holds the six examples of spec §9 and the agent-profile examples", () => {

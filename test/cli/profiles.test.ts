@@ -38,6 +38,18 @@ describe("init --profile codex: Codex's hooks.json beside the policy", () => {
   });
 });
 
+describe("init --profile vscode: a VS Code hook file beside the policy", () => {
+  const work = scratchDir(dirs);
+  test("PreToolUse", async () => {
+    const dir = join(work, "vscode");
+    const init = await cli(["init", dir, "--profile", "vscode", "--event", "PreToolUse"]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain(`merge ${dir}/vscode-hooks.json into a VS Code hook file`);
+    // VS Code lists an event's hooks directly, timeout in seconds.
+    expect(JSON.parse(readFileSync(join(dir, "vscode-hooks.json"), "utf8"))).toEqual({ hooks: { PreToolUse: [{ type: "command", command: "vcp-hooks hook PreToolUse --dialect vscode", timeout: 15 }] } });
+  });
+});
+
 describe("init --profile → test → fire --profile", () => {
   const work = scratchDir(dirs);
   const policy = join(work, "notice-policy");

@@ -46,6 +46,10 @@ const ROWS: readonly Row[] = [
     input: { session_id: "ss-codex", turn_id: "t1", transcript_path: null, cwd: CWD, model: "gpt-5", permission_mode: "default", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "rm -rf /" }, tool_use_id: "call_1" },
   },
   {
+    profile: "vscode", policy: "vscode-safe-shell", event: "PreToolUse", dialect: "vscode",
+    input: { sessionId: "ss-vscode", hookEventName: "PreToolUse", timestamp: "2026-11-28T00:00:00.000Z", cwd: CWD, tool_name: "run_in_terminal", tool_input: { command: "rm -rf /" }, tool_use_id: "tool-1" },
+  },
+  {
     profile: "amplifier", policy: "amplifier-guard", event: "tool:pre",
     input: { event: "tool:pre", data: { session_id: "ss-amplifier", tool_name: "bash", tool_input: { command: "rm -rf /" }, cwd: CWD } },
   },

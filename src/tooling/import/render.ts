@@ -23,6 +23,8 @@ function sampleInput(profile: string, event: string): Record<string, unknown> {
       return { event_type: event, session_id: "s-test", ability_id: "example.ability" };
     case "codex":
       return { session_id: "s-test", turn_id: "t-test", transcript_path: null, cwd: "/tmp", model: "gpt-5", permission_mode: "default", hook_event_name: event, ...(event.includes("ToolUse") || event === "PermissionRequest" ? { tool_name: "Bash", tool_input: { command: "ls" }, tool_use_id: "call-test" } : {}), ...(event === "PostToolUse" ? { tool_response: "" } : {}) };
+    case "vscode":
+      return { sessionId: "s-test", hookEventName: event, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/tmp", transcript_path: "/tmp/t.json", ...(event.includes("ToolUse") ? { tool_name: "runInTerminal", tool_input: { command: "ls" }, tool_use_id: "tool-test" } : {}), ...(event === "UserPromptSubmit" ? { prompt: "hi" } : {}) };
     case "claude-code":
       return { session_id: "s-test", transcript_path: "/tmp/t.jsonl", cwd: "/tmp", permission_mode: "default", hook_event_name: event, ...(event.includes("ToolUse") ? { tool_name: "Bash", tool_input: { command: "ls" } } : {}) };
     default:

@@ -6,11 +6,13 @@
  * exact match; Gemini: an unanchored regex search) and event and tool names. Codex nests its hooks the
  * same way, in `.codex/hooks.json` or as `[[hooks.<Event>]]` tables of `.codex/config.toml` (seconds;
  * a plain name matches exactly, any other matcher is a full-match regex; `[hooks.state]` is Codex's own
- * trust record, not an event).
+ * trust record, not an event). VS Code's hook files (`.github/hooks/*.json`) list the hooks of an event
+ * directly (`hooks.<Event>[] = { type, command, linux?, timeout? }`, seconds), or in Claude's matcher groups.
  */
 import { parse as parseToml } from "smol-toml";
 import { CLAUDE_EVENTS as CLAUDE_PROFILE_EVENTS } from "../../profiles/claude-code/events.js";
 import { CODEX_EVENTS } from "../../profiles/codex/events.js";
+import { VSCODE_EVENTS } from "../../profiles/vscode/index.js";
 import {
   capTimeout, hookName, ImportError, isAll, isPlainWord, re2Problem, resolveCommand,
   type ImportContext, type ImportedHook, type ImportResult,
@@ -44,11 +46,11 @@ export const CLAUDE_TO_GEMINI_TOOL: Readonly<Record<string, string>> = {
 // Every event the claude-code profile knows (Claude Code 2.1.332): a hook on any of them imports.
 const CLAUDE_EVENTS = new Set<string>(CLAUDE_PROFILE_EVENTS);
 const GEMINI_EVENTS = new Set(["BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "Notification", "SessionStart", "SessionEnd", "PreCompress", "BeforeModel", "AfterModel", "BeforeToolSelection"]);
-const KNOWN_EVENTS: Readonly<Record<SettingsFormat, ReadonlySet<string>>> = { claude: CLAUDE_EVENTS, gemini: GEMINI_EVENTS, llxprt: GEMINI_EVENTS, codex: new Set<string>(CODEX_EVENTS) };
+const KNOWN_EVENTS: Readonly<Record<SettingsFormat, ReadonlySet<string>>> = { claude: CLAUDE_EVENTS, gemini: GEMINI_EVENTS, llxprt: GEMINI_EVENTS, codex: new Set<string>(CODEX_EVENTS), vscode: new Set<string>(VSCODE_EVENTS) };
 const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied", "PreSkillShellCommand", "BeforeTool", "AfterTool"]);
 
-export type SettingsFormat = "claude" | "gemini" | "llxprt" | "codex";
-export type SettingsTarget = "claude-code" | "gemini-cli" | "llxprt" | "codex";
+export type SettingsFormat = "claude" | "gemini" | "llxprt" | "codex" | "vscode";
+export type SettingsTarget = "claude-code" | "gemini-cli" | "llxprt" | "codex" | "vscode";
 
 const PROJECT_VARS: Record<SettingsFormat, string[]> = {
   claude: ["CLAUDE_PROJECT_DIR"],
@@ -56,9 +58,10 @@ const PROJECT_VARS: Record<SettingsFormat, string[]> = {
   llxprt: ["LLXPRT_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
   // Codex documents no project-directory variable: its hooks run in the session's working directory.
   codex: [],
+  vscode: ["CLAUDE_PROJECT_DIR"],
 };
 /** Units of a hook's `timeout`: Claude Code and Codex say seconds, Gemini CLI and LLxprt milliseconds. */
-const TIMEOUT_IN_SECONDS: ReadonlySet<SettingsFormat> = new Set(["claude", "codex"]);
+const TIMEOUT_IN_SECONDS: ReadonlySet<SettingsFormat> = new Set(["claude", "codex", "vscode"]);
 
 /**
  * Convert one settings.json text. `target` defaults to the format's own profile; a Claude file may be
@@ -70,9 +73,9 @@ const TIMEOUT_IN_SECONDS: ReadonlySet<SettingsFormat> = new Set(["claude", "code
  * ```
  */
 export function importSettingsJson(text: string, format: SettingsFormat, target: SettingsTarget | undefined, ctx: ImportContext): ImportResult {
-  const profile: SettingsTarget = target ?? (format === "claude" ? "claude-code" : format === "gemini" ? "gemini-cli" : format === "codex" ? "codex" : "llxprt");
+  const profile: SettingsTarget = target ?? (format === "claude" ? "claude-code" : format === "gemini" ? "gemini-cli" : format === "codex" ? "codex" : format === "vscode" ? "vscode" : "llxprt");
   if (format !== "claude" && profile === "claude-code") throw new ImportError(`a ${format} settings file cannot be imported for claude-code`);
-  if ((format === "codex") !== (profile === "codex")) throw new ImportError(`a ${format} hooks file cannot be imported for ${profile}`);
+  if ((format === "codex") !== (profile === "codex") || (format === "vscode") !== (profile === "vscode")) throw new ImportError(`a ${format} hooks file cannot be imported for ${profile}`);
   const doc = parseConfig(text, format, ctx.source);
   const hooksRoot = (doc as { hooks?: unknown } | null)?.hooks;
   const result: ImportResult = { profile, format, hooks: [], refused: [], notes: [], needsShell: false, envAllow: ["PATH", "HOME", "LANG"] };
@@ -111,7 +114,9 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
         result.refused.push({ at, why: "a matcher group must be an object" });
         return;
       }
-      const g = group as { matcher?: unknown; sequential?: unknown; hooks?: unknown };
+      // VS Code lists an event's hooks directly: one such entry is a group of one hook, matching all.
+      const flat = format === "vscode" && !("hooks" in group) && "type" in group;
+      const g = (flat ? { hooks: [group] } : group) as { matcher?: unknown; sequential?: unknown; hooks?: unknown };
       if (g.matcher !== undefined && typeof g.matcher !== "string") {
         result.refused.push({ at: `${at}.matcher`, why: "the matcher must be a string" });
         return;
@@ -130,7 +135,9 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
       }
       g.hooks.forEach((h: unknown, hi) => {
         const hat = `${at}.hooks[${hi}]`;
-        const hook = h as { type?: unknown; command?: unknown; timeout?: unknown; timeoutSec?: unknown; timeout_sec?: unknown; name?: unknown; url?: unknown } | null;
+        const entry = h as { type?: unknown; command?: unknown; linux?: unknown; timeout?: unknown; timeoutSec?: unknown; timeout_sec?: unknown; name?: unknown; url?: unknown } | null;
+        // VS Code: `linux` overrides the cross-platform `command` here (the lane runs on Linux).
+        const hook = entry !== null && typeof entry === "object" && format === "vscode" && typeof entry.linux === "string" ? { ...entry, command: entry.linux } : entry;
         if (typeof hook !== "object" || hook === null) {
           result.refused.push({ at: hat, why: "a hook must be an object" });
           return;
