@@ -7,6 +7,7 @@
  *   gemini-cli, llxprt  BeforeTool
  *   claude-code, codex  PreToolUse, PermissionRequest
  *   vscode              PreToolUse
+ *   cursor              beforeShellExecution, beforeMCPExecution, beforeReadFile, preToolUse
  *   ai-memory           every pre_* event (pre_store, pre_recall, pre_delete, …)
  *   repo-yaml           PreAbilityCall (its only blocking event)
  *   amplifier           tool:pre (no adapter dialect: for a caller of the route that uses this table)
@@ -25,6 +26,8 @@ export function isToolEvent(profile: string, event: string): boolean {
       return event === "PreToolUse" || event === "PermissionRequest";
     case "vscode":
       return event === "PreToolUse";
+    case "cursor":
+      return event === "beforeShellExecution" || event === "beforeMCPExecution" || event === "beforeReadFile" || event === "preToolUse";
     case "ai-memory":
       return event.startsWith("pre_");
     case "repo-yaml":

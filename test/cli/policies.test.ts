@@ -18,6 +18,7 @@ const EXPECTED = [
   "audit-selection",
   "claude-safe-shell",
   "codex-safe-shell",
+  "cursor-safe-shell",
   "gemini-safe-shell",
   "llxprt-safe-shell",
   "mode-change-notice",

@@ -50,6 +50,20 @@ describe("init --profile vscode: a VS Code hook file beside the policy", () => {
   });
 });
 
+describe("init --profile cursor: Cursor's hooks.json beside the policy, failClosed on the guard events", () => {
+  const work = scratchDir(dirs);
+  test.each([
+    ["beforeShellExecution", { failClosed: true }],
+    ["afterFileEdit", {}],
+  ] as const)("%s", async (event, extra) => {
+    const dir = join(work, event);
+    const init = await cli(["init", dir, "--profile", "cursor", "--event", event]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain(`merge ${dir}/cursor-hooks.json into ~/.cursor/hooks.json`);
+    expect(JSON.parse(readFileSync(join(dir, "cursor-hooks.json"), "utf8"))).toEqual({ version: 1, hooks: { [event]: [{ command: `vcp-hooks hook ${event} --dialect cursor`, timeout: 15, ...extra }] } });
+  });
+});
+
 describe("init --profile → test → fire --profile", () => {
   const work = scratchDir(dirs);
   const policy = join(work, "notice-policy");

@@ -135,6 +135,7 @@ describe("profile routes", () => {
     const byId = new Map<string, { upstream: { repo: string }; events: string[] }>(list.body.profiles.map((p: { id: string }) => [p.id, p]));
     const expected: Record<string, { repo: string; events: string[] }> = {
       codex: { repo: "openai/codex", events: ["PreToolUse", "PermissionRequest", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop", "Interrupt"] },
+      cursor: { repo: "cursor/cursor", events: ["beforeShellExecution", "beforeMCPExecution", "beforeReadFile", "afterFileEdit", "beforeSubmitPrompt", "stop"] },
       vscode: { repo: "microsoft/vscode", events: ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "SubagentStart", "SubagentStop", "Stop"] },
     };
     for (const [id, want] of Object.entries(expected)) {

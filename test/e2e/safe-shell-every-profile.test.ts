@@ -46,6 +46,10 @@ const ROWS: readonly Row[] = [
     input: { session_id: "ss-codex", turn_id: "t1", transcript_path: null, cwd: CWD, model: "gpt-5", permission_mode: "default", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "rm -rf /" }, tool_use_id: "call_1" },
   },
   {
+    profile: "cursor", policy: "cursor-safe-shell", event: "beforeShellExecution", dialect: "cursor",
+    input: { hook_event_name: "beforeShellExecution", conversation_id: "ss-cursor", generation_id: "g1", workspace_roots: [CWD], command: "rm -rf /", cwd: CWD },
+  },
+  {
     profile: "vscode", policy: "vscode-safe-shell", event: "PreToolUse", dialect: "vscode",
     input: { sessionId: "ss-vscode", hookEventName: "PreToolUse", timestamp: "2026-11-28T00:00:00.000Z", cwd: CWD, tool_name: "run_in_terminal", tool_input: { command: "rm -rf /" }, tool_use_id: "tool-1" },
   },

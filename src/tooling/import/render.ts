@@ -23,6 +23,8 @@ function sampleInput(profile: string, event: string): Record<string, unknown> {
       return { event_type: event, session_id: "s-test", ability_id: "example.ability" };
     case "codex":
       return { session_id: "s-test", turn_id: "t-test", transcript_path: null, cwd: "/tmp", model: "gpt-5", permission_mode: "default", hook_event_name: event, ...(event.includes("ToolUse") || event === "PermissionRequest" ? { tool_name: "Bash", tool_input: { command: "ls" }, tool_use_id: "call-test" } : {}), ...(event === "PostToolUse" ? { tool_response: "" } : {}) };
+    case "cursor":
+      return { hook_event_name: event, conversation_id: "c-test", generation_id: "g-test", workspace_roots: ["/tmp"], ...(event === "beforeShellExecution" ? { command: "ls", cwd: "/tmp" } : {}), ...(event === "preToolUse" || event === "beforeMCPExecution" ? { tool_name: "Shell", tool_input: { command: "ls" } } : {}), ...(event === "beforeReadFile" || event === "afterFileEdit" ? { file_path: "/tmp/a.txt" } : {}), ...(event === "beforeSubmitPrompt" ? { prompt: "hi" } : {}) };
     case "vscode":
       return { sessionId: "s-test", hookEventName: event, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/tmp", transcript_path: "/tmp/t.json", ...(event.includes("ToolUse") ? { tool_name: "runInTerminal", tool_input: { command: "ls" }, tool_use_id: "tool-test" } : {}), ...(event === "UserPromptSubmit" ? { prompt: "hi" } : {}) };
     case "claude-code":

@@ -8,11 +8,14 @@
  * a plain name matches exactly, any other matcher is a full-match regex; `[hooks.state]` is Codex's own
  * trust record, not an event). VS Code's hook files (`.github/hooks/*.json`) list the hooks of an event
  * directly (`hooks.<Event>[] = { type, command, linux?, timeout? }`, seconds), or in Claude's matcher groups.
+ * Cursor's (`.cursor/hooks.json`, `version: 1`) too: `{ command, type?, timeout?, matcher?, failClosed? }`,
+ * a missing type meaning a command, `failClosed: true` becoming `fail_closed: true`.
  */
 import { parse as parseToml } from "smol-toml";
 import { CLAUDE_EVENTS as CLAUDE_PROFILE_EVENTS } from "../../profiles/claude-code/events.js";
 import { CODEX_EVENTS } from "../../profiles/codex/events.js";
 import { VSCODE_EVENTS } from "../../profiles/vscode/index.js";
+import { CURSOR_EVENTS } from "../../profiles/cursor/index.js";
 import {
   capTimeout, hookName, ImportError, isAll, isPlainWord, re2Problem, resolveCommand,
   type ImportContext, type ImportedHook, type ImportResult,
@@ -46,11 +49,11 @@ export const CLAUDE_TO_GEMINI_TOOL: Readonly<Record<string, string>> = {
 // Every event the claude-code profile knows (Claude Code 2.1.332): a hook on any of them imports.
 const CLAUDE_EVENTS = new Set<string>(CLAUDE_PROFILE_EVENTS);
 const GEMINI_EVENTS = new Set(["BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "Notification", "SessionStart", "SessionEnd", "PreCompress", "BeforeModel", "AfterModel", "BeforeToolSelection"]);
-const KNOWN_EVENTS: Readonly<Record<SettingsFormat, ReadonlySet<string>>> = { claude: CLAUDE_EVENTS, gemini: GEMINI_EVENTS, llxprt: GEMINI_EVENTS, codex: new Set<string>(CODEX_EVENTS), vscode: new Set<string>(VSCODE_EVENTS) };
+const KNOWN_EVENTS: Readonly<Record<SettingsFormat, ReadonlySet<string>>> = { claude: CLAUDE_EVENTS, gemini: GEMINI_EVENTS, llxprt: GEMINI_EVENTS, codex: new Set<string>(CODEX_EVENTS), vscode: new Set<string>(VSCODE_EVENTS), cursor: new Set<string>(CURSOR_EVENTS) };
 const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied", "PreSkillShellCommand", "BeforeTool", "AfterTool"]);
 
-export type SettingsFormat = "claude" | "gemini" | "llxprt" | "codex" | "vscode";
-export type SettingsTarget = "claude-code" | "gemini-cli" | "llxprt" | "codex" | "vscode";
+export type SettingsFormat = "claude" | "gemini" | "llxprt" | "codex" | "vscode" | "cursor";
+export type SettingsTarget = "claude-code" | "gemini-cli" | "llxprt" | "codex" | "vscode" | "cursor";
 
 const PROJECT_VARS: Record<SettingsFormat, string[]> = {
   claude: ["CLAUDE_PROJECT_DIR"],
@@ -59,9 +62,10 @@ const PROJECT_VARS: Record<SettingsFormat, string[]> = {
   // Codex documents no project-directory variable: its hooks run in the session's working directory.
   codex: [],
   vscode: ["CLAUDE_PROJECT_DIR"],
+  cursor: ["CURSOR_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
 };
 /** Units of a hook's `timeout`: Claude Code and Codex say seconds, Gemini CLI and LLxprt milliseconds. */
-const TIMEOUT_IN_SECONDS: ReadonlySet<SettingsFormat> = new Set(["claude", "codex", "vscode"]);
+const TIMEOUT_IN_SECONDS: ReadonlySet<SettingsFormat> = new Set(["claude", "codex", "vscode", "cursor"]);
 
 /**
  * Convert one settings.json text. `target` defaults to the format's own profile; a Claude file may be
@@ -73,9 +77,9 @@ const TIMEOUT_IN_SECONDS: ReadonlySet<SettingsFormat> = new Set(["claude", "code
  * ```
  */
 export function importSettingsJson(text: string, format: SettingsFormat, target: SettingsTarget | undefined, ctx: ImportContext): ImportResult {
-  const profile: SettingsTarget = target ?? (format === "claude" ? "claude-code" : format === "gemini" ? "gemini-cli" : format === "codex" ? "codex" : format === "vscode" ? "vscode" : "llxprt");
+  const profile: SettingsTarget = target ?? (format === "claude" ? "claude-code" : format === "gemini" ? "gemini-cli" : format === "codex" ? "codex" : format === "vscode" ? "vscode" : format === "cursor" ? "cursor" : "llxprt");
   if (format !== "claude" && profile === "claude-code") throw new ImportError(`a ${format} settings file cannot be imported for claude-code`);
-  if ((format === "codex") !== (profile === "codex") || (format === "vscode") !== (profile === "vscode")) throw new ImportError(`a ${format} hooks file cannot be imported for ${profile}`);
+  if ((format === "codex") !== (profile === "codex") || (format === "vscode") !== (profile === "vscode") || (format === "cursor") !== (profile === "cursor")) throw new ImportError(`a ${format} hooks file cannot be imported for ${profile}`);
   const doc = parseConfig(text, format, ctx.source);
   const hooksRoot = (doc as { hooks?: unknown } | null)?.hooks;
   const result: ImportResult = { profile, format, hooks: [], refused: [], notes: [], needsShell: false, envAllow: ["PATH", "HOME", "LANG"] };
@@ -115,8 +119,8 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
         return;
       }
       // VS Code lists an event's hooks directly: one such entry is a group of one hook, matching all.
-      const flat = format === "vscode" && !("hooks" in group) && "type" in group;
-      const g = (flat ? { hooks: [group] } : group) as { matcher?: unknown; sequential?: unknown; hooks?: unknown };
+      const flat = (format === "vscode" && !("hooks" in group) && "type" in group) || (format === "cursor" && !("hooks" in group));
+      const g = (flat ? { ...("matcher" in group ? { matcher: (group as { matcher?: unknown }).matcher } : {}), hooks: [format === "cursor" ? { type: "command", ...group } : group] } : group) as { matcher?: unknown; sequential?: unknown; hooks?: unknown };
       if (g.matcher !== undefined && typeof g.matcher !== "string") {
         result.refused.push({ at: `${at}.matcher`, why: "the matcher must be a string" });
         return;
@@ -162,6 +166,10 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
         if (typeof hook.name === "string" && hook.name !== imported.name) imported.conversions.push(`name '${hook.name}' → '${imported.name}' (hook names are [a-z0-9_-]{1,64})`);
         if (toGemini && targetEvent !== event) imported.conversions.push(`event ${event} → ${targetEvent}`);
         if (matcher !== undefined) imported.matcher = matcher;
+        if (format === "cursor" && (h as { failClosed?: unknown }).failClosed === true) {
+          imported.fail_closed = true;
+          imported.conversions.push("failClosed: true → fail_closed: true");
+        }
         if (g.sequential === true && profile !== "claude-code") imported.sequential = true;
         // Codex also spells it timeoutSec / timeout_sec.
         const timeout = hook.timeout ?? (format === "codex" ? (hook.timeoutSec ?? hook.timeout_sec) : undefined);

@@ -54,6 +54,7 @@ const CASES: Array<[string, string[], number]> = [
   ["codex", ["codex", `${FIXTURES}/codex/project/.codex/hooks.json`], 1],
   ["codex-toml", ["codex", `${FIXTURES}/codex/toml/.codex/config.toml`], 0],
   ["vscode", ["vscode", `${FIXTURES}/vscode/repo/.github/hooks/guard.json`], 1],
+  ["cursor", ["cursor", `${FIXTURES}/cursor/project/.cursor/hooks.json`], 1],
   ["ai-memory", ["ai-memory", `${FIXTURES}/ai-memory/hooks.toml`], 1],
   ["repo-yaml", ["repo-yaml", `${FIXTURES}/repo-yaml/repo/.system/hooks`], 1],
 ];
