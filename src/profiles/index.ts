@@ -23,6 +23,7 @@ import { repoYamlProfile } from "./repo-yaml/index.js";
 import { codexProfile } from "./codex/index.js";
 import { vscodeProfile } from "./vscode/index.js";
 import { cursorProfile } from "./cursor/index.js";
+import { openhandsProfile } from "./openhands/index.js";
 
 export type { EventProfile, EventSpec, ProfileContext, NativeObject, Decoded, CompiledMatcher, PresentedAnswer, Verdict, ExitCode, Aggregated } from "./types.js";
 export { vcpProfile, VCP_PROFILE_ID } from "./vcp/index.js";
@@ -30,7 +31,7 @@ export { hookMatcher } from "./common/native.js";
 export { MAX_MATCHER_COST, MatcherCostError, ScanBudgetExceeded, type ScanMeter } from "./common/scan.js";
 
 /** The built-in profiles, in listing order. */
-const BUILT_IN: readonly EventProfile[] = [vcpProfile, geminiCliProfile, llxprtProfile, claudeCodeProfile, amplifierProfile, aiMemoryProfile, repoYamlProfile, codexProfile, vscodeProfile, cursorProfile];
+const BUILT_IN: readonly EventProfile[] = [vcpProfile, geminiCliProfile, llxprtProfile, claudeCodeProfile, amplifierProfile, aiMemoryProfile, repoYamlProfile, codexProfile, vscodeProfile, cursorProfile, openhandsProfile];
 
 /** id → profile; built-ins first, then {@link registerProfile} (embedders and tests). */
 const catalogue = new Map<string, EventProfile>(BUILT_IN.map((p) => [p.id, p]));

@@ -6,7 +6,7 @@
  *
  *   gemini-cli, llxprt  BeforeTool
  *   claude-code, codex  PreToolUse, PermissionRequest
- *   vscode              PreToolUse
+ *   vscode, openhands   PreToolUse
  *   cursor              beforeShellExecution, beforeMCPExecution, beforeReadFile, preToolUse
  *   ai-memory           every pre_* event (pre_store, pre_recall, pre_delete, …)
  *   repo-yaml           PreAbilityCall (its only blocking event)
@@ -25,6 +25,7 @@ export function isToolEvent(profile: string, event: string): boolean {
     case "codex":
       return event === "PreToolUse" || event === "PermissionRequest";
     case "vscode":
+    case "openhands":
       return event === "PreToolUse";
     case "cursor":
       return event === "beforeShellExecution" || event === "beforeMCPExecution" || event === "beforeReadFile" || event === "preToolUse";

@@ -22,6 +22,7 @@ const EXPECTED = [
   "gemini-safe-shell",
   "llxprt-safe-shell",
   "mode-change-notice",
+  "openhands-safe-shell",
   "org-conflict-resolver",
   "repo-yaml-hooks",
   "staleness-check",

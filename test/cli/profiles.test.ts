@@ -64,6 +64,17 @@ describe("init --profile cursor: Cursor's hooks.json beside the policy, failClos
   });
 });
 
+describe("init --profile openhands: OpenHands' hooks.json beside the policy", () => {
+  const work = scratchDir(dirs);
+  test("PreToolUse", async () => {
+    const dir = join(work, "openhands");
+    const init = await cli(["init", dir, "--profile", "openhands", "--event", "PreToolUse"]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain(`merge ${dir}/openhands-hooks.json into ~/.openhands/hooks.json`);
+    expect(JSON.parse(readFileSync(join(dir, "openhands-hooks.json"), "utf8"))).toEqual({ hooks: { PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: "vcp-hooks hook PreToolUse --dialect openhands", timeout: 15 }] }] } });
+  });
+});
+
 describe("init --profile → test → fire --profile", () => {
   const work = scratchDir(dirs);
   const policy = join(work, "notice-policy");

@@ -50,6 +50,10 @@ const ROWS: readonly Row[] = [
     input: { hook_event_name: "beforeShellExecution", conversation_id: "ss-cursor", generation_id: "g1", workspace_roots: [CWD], command: "rm -rf /", cwd: CWD },
   },
   {
+    profile: "openhands", policy: "openhands-safe-shell", event: "PreToolUse", dialect: "openhands",
+    input: { event_type: "PreToolUse", tool_name: "terminal", tool_input: { command: "rm -rf /" }, session_id: "ss-openhands", working_dir: CWD, metadata: {} },
+  },
+  {
     profile: "vscode", policy: "vscode-safe-shell", event: "PreToolUse", dialect: "vscode",
     input: { sessionId: "ss-vscode", hookEventName: "PreToolUse", timestamp: "2026-11-28T00:00:00.000Z", cwd: CWD, tool_name: "run_in_terminal", tool_input: { command: "rm -rf /" }, tool_use_id: "tool-1" },
   },

@@ -23,6 +23,8 @@ function sampleInput(profile: string, event: string): Record<string, unknown> {
       return { event_type: event, session_id: "s-test", ability_id: "example.ability" };
     case "codex":
       return { session_id: "s-test", turn_id: "t-test", transcript_path: null, cwd: "/tmp", model: "gpt-5", permission_mode: "default", hook_event_name: event, ...(event.includes("ToolUse") || event === "PermissionRequest" ? { tool_name: "Bash", tool_input: { command: "ls" }, tool_use_id: "call-test" } : {}), ...(event === "PostToolUse" ? { tool_response: "" } : {}) };
+    case "openhands":
+      return { event_type: event, session_id: "s-test", working_dir: "/tmp", ...(event.includes("ToolUse") ? { tool_name: "terminal", tool_input: { command: "ls" } } : {}), ...(event === "UserPromptSubmit" ? { message: "hi" } : {}), metadata: {} };
     case "cursor":
       return { hook_event_name: event, conversation_id: "c-test", generation_id: "g-test", workspace_roots: ["/tmp"], ...(event === "beforeShellExecution" ? { command: "ls", cwd: "/tmp" } : {}), ...(event === "preToolUse" || event === "beforeMCPExecution" ? { tool_name: "Shell", tool_input: { command: "ls" } } : {}), ...(event === "beforeReadFile" || event === "afterFileEdit" ? { file_path: "/tmp/a.txt" } : {}), ...(event === "beforeSubmitPrompt" ? { prompt: "hi" } : {}) };
     case "vscode":
