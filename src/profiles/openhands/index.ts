@@ -152,7 +152,7 @@ function compileMatcher(pattern: string | undefined, event: string): CompiledMat
  * parseCommandResult({ exitCode: 2, stdout: "", stderr: "rm -rf" }, "h", "PreToolUse").output; // { decision: "deny", reason: "rm -rf" }
  * ```
  */
-export function parseCommandResult(result: CommandResult, _hook: string, event: string): ParsedCommand {
+export function parseCommandResult(result: CommandResult, _hook: string, _event: string): ParsedCommand {
   if (result.timedOut === true || result.signal || result.exitCode === null) return { output: {}, failure: result.timedOut === true ? "timed out" : "killed" };
   const json = parseJsonObject(result.stdout.trim()) ?? {};
   if (result.exitCode === 2) return { output: { ...json, decision: "deny", reason: nonEmpty(json["reason"]) ? json["reason"] : result.stderr.trim() || "Blocked by hook" } };
