@@ -24,6 +24,7 @@ import { codexProfile } from "./codex/index.js";
 import { vscodeProfile } from "./vscode/index.js";
 import { cursorProfile } from "./cursor/index.js";
 import { openhandsProfile } from "./openhands/index.js";
+import { gooseProfile } from "./goose/index.js";
 
 export type { EventProfile, EventSpec, ProfileContext, NativeObject, Decoded, CompiledMatcher, PresentedAnswer, Verdict, ExitCode, Aggregated } from "./types.js";
 export { vcpProfile, VCP_PROFILE_ID } from "./vcp/index.js";
@@ -31,7 +32,7 @@ export { hookMatcher } from "./common/native.js";
 export { MAX_MATCHER_COST, MatcherCostError, ScanBudgetExceeded, type ScanMeter } from "./common/scan.js";
 
 /** The built-in profiles, in listing order. */
-const BUILT_IN: readonly EventProfile[] = [vcpProfile, geminiCliProfile, llxprtProfile, claudeCodeProfile, amplifierProfile, aiMemoryProfile, repoYamlProfile, codexProfile, vscodeProfile, cursorProfile, openhandsProfile];
+const BUILT_IN: readonly EventProfile[] = [vcpProfile, geminiCliProfile, llxprtProfile, claudeCodeProfile, amplifierProfile, aiMemoryProfile, repoYamlProfile, codexProfile, vscodeProfile, cursorProfile, openhandsProfile, gooseProfile];
 
 /** id → profile; built-ins first, then {@link registerProfile} (embedders and tests). */
 const catalogue = new Map<string, EventProfile>(BUILT_IN.map((p) => [p.id, p]));

@@ -6,7 +6,8 @@
  *
  *   gemini-cli, llxprt  BeforeTool
  *   claude-code, codex  PreToolUse, PermissionRequest
- *   vscode, openhands   PreToolUse
+ *   vscode, openhands,  PreToolUse
+ *   goose
  *   cursor              beforeShellExecution, beforeMCPExecution, beforeReadFile, preToolUse
  *   ai-memory           every pre_* event (pre_store, pre_recall, pre_delete, …)
  *   repo-yaml           PreAbilityCall (its only blocking event)
@@ -26,6 +27,7 @@ export function isToolEvent(profile: string, event: string): boolean {
       return event === "PreToolUse" || event === "PermissionRequest";
     case "vscode":
     case "openhands":
+    case "goose":
       return event === "PreToolUse";
     case "cursor":
       return event === "beforeShellExecution" || event === "beforeMCPExecution" || event === "beforeReadFile" || event === "preToolUse";

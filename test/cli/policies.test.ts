@@ -20,6 +20,7 @@ const EXPECTED = [
   "codex-safe-shell",
   "cursor-safe-shell",
   "gemini-safe-shell",
+  "goose-safe-shell",
   "llxprt-safe-shell",
   "mode-change-notice",
   "openhands-safe-shell",

@@ -75,6 +75,17 @@ describe("init --profile openhands: OpenHands' hooks.json beside the policy", ()
   });
 });
 
+describe("init --profile goose: a plugin hooks.json, no matcher (goose's is a regex), on_failure block on PreToolUse", () => {
+  const work = scratchDir(dirs);
+  test("PreToolUse", async () => {
+    const dir = join(work, "goose");
+    const init = await cli(["init", dir, "--profile", "goose", "--event", "PreToolUse"]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain(`merge ${dir}/goose-hooks.json into ~/.agents/plugins/vcp-hooks/hooks/hooks.json`);
+    expect(JSON.parse(readFileSync(join(dir, "goose-hooks.json"), "utf8"))).toEqual({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "vcp-hooks hook PreToolUse --dialect goose", timeout: 15, on_failure: "block" }] }] } });
+  });
+});
+
 describe("init --profile → test → fire --profile", () => {
   const work = scratchDir(dirs);
   const policy = join(work, "notice-policy");

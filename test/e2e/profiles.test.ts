@@ -136,6 +136,7 @@ describe("profile routes", () => {
     const expected: Record<string, { repo: string; events: string[] }> = {
       codex: { repo: "openai/codex", events: ["PreToolUse", "PermissionRequest", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop", "Interrupt"] },
       cursor: { repo: "cursor/cursor", events: ["beforeShellExecution", "beforeMCPExecution", "beforeReadFile", "afterFileEdit", "beforeSubmitPrompt", "stop"] },
+      goose: { repo: "block/goose", events: ["PreToolUse", "PreToolUseResult", "PostToolUse", "Stop", "BeforeShellExecution"] },
       openhands: { repo: "OpenHands/software-agent-sdk", events: ["PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "SessionEnd", "Stop"] },
       vscode: { repo: "microsoft/vscode", events: ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "SubagentStart", "SubagentStop", "Stop"] },
     };

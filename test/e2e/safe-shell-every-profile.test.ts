@@ -50,6 +50,10 @@ const ROWS: readonly Row[] = [
     input: { hook_event_name: "beforeShellExecution", conversation_id: "ss-cursor", generation_id: "g1", workspace_roots: [CWD], command: "rm -rf /", cwd: CWD },
   },
   {
+    profile: "goose", policy: "goose-safe-shell", event: "PreToolUse", dialect: "goose",
+    input: { event: "PreToolUse", session_id: "ss-goose", matcher_context: "developer__shell", tool_name: "developer__shell", tool_input: { command: "rm -rf /" }, working_dir: CWD, tool_call_id: "call-1" },
+  },
+  {
     profile: "openhands", policy: "openhands-safe-shell", event: "PreToolUse", dialect: "openhands",
     input: { event_type: "PreToolUse", tool_name: "terminal", tool_input: { command: "rm -rf /" }, session_id: "ss-openhands", working_dir: CWD, metadata: {} },
   },

@@ -17,6 +17,7 @@ import { CODEX_EVENTS } from "../../profiles/codex/events.js";
 import { VSCODE_EVENTS } from "../../profiles/vscode/index.js";
 import { CURSOR_EVENTS } from "../../profiles/cursor/index.js";
 import { OPENHANDS_EVENTS } from "../../profiles/openhands/index.js";
+import { GOOSE_EVENTS } from "../../profiles/goose/index.js";
 import {
   capTimeout, hookName, ImportError, isAll, isPlainWord, re2Problem, resolveCommand,
   type ImportContext, type ImportedHook, type ImportResult,
@@ -50,11 +51,11 @@ export const CLAUDE_TO_GEMINI_TOOL: Readonly<Record<string, string>> = {
 // Every event the claude-code profile knows (Claude Code 2.1.332): a hook on any of them imports.
 const CLAUDE_EVENTS = new Set<string>(CLAUDE_PROFILE_EVENTS);
 const GEMINI_EVENTS = new Set(["BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "Notification", "SessionStart", "SessionEnd", "PreCompress", "BeforeModel", "AfterModel", "BeforeToolSelection"]);
-const KNOWN_EVENTS: Readonly<Record<SettingsFormat, ReadonlySet<string>>> = { claude: CLAUDE_EVENTS, gemini: GEMINI_EVENTS, llxprt: GEMINI_EVENTS, codex: new Set<string>(CODEX_EVENTS), vscode: new Set<string>(VSCODE_EVENTS), cursor: new Set<string>(CURSOR_EVENTS), openhands: new Set<string>(OPENHANDS_EVENTS) };
+const KNOWN_EVENTS: Readonly<Record<SettingsFormat, ReadonlySet<string>>> = { claude: CLAUDE_EVENTS, gemini: GEMINI_EVENTS, llxprt: GEMINI_EVENTS, codex: new Set<string>(CODEX_EVENTS), vscode: new Set<string>(VSCODE_EVENTS), cursor: new Set<string>(CURSOR_EVENTS), openhands: new Set<string>(OPENHANDS_EVENTS), goose: new Set<string>(GOOSE_EVENTS) };
 const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied", "PreSkillShellCommand", "BeforeTool", "AfterTool"]);
 
-export type SettingsFormat = "claude" | "gemini" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands";
-export type SettingsTarget = "claude-code" | "gemini-cli" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands";
+export type SettingsFormat = "claude" | "gemini" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands" | "goose";
+export type SettingsTarget = "claude-code" | "gemini-cli" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands" | "goose";
 
 const PROJECT_VARS: Record<SettingsFormat, string[]> = {
   claude: ["CLAUDE_PROJECT_DIR"],
@@ -65,9 +66,11 @@ const PROJECT_VARS: Record<SettingsFormat, string[]> = {
   vscode: ["CLAUDE_PROJECT_DIR"],
   cursor: ["CURSOR_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
   openhands: ["OPENHANDS_PROJECT_DIR"],
+  // goose: ${PLUGIN_ROOT} is the plugin directory, what --project-dir defaults to for a plugin's hooks.json.
+  goose: ["PLUGIN_ROOT"],
 };
 /** Units of a hook's `timeout`: Claude Code and Codex say seconds, Gemini CLI and LLxprt milliseconds. */
-const TIMEOUT_IN_SECONDS: ReadonlySet<SettingsFormat> = new Set(["claude", "codex", "vscode", "cursor", "openhands"]);
+const TIMEOUT_IN_SECONDS: ReadonlySet<SettingsFormat> = new Set(["claude", "codex", "vscode", "cursor", "openhands", "goose"]);
 
 /**
  * Convert one settings.json text. `target` defaults to the format's own profile; a Claude file may be
@@ -79,9 +82,9 @@ const TIMEOUT_IN_SECONDS: ReadonlySet<SettingsFormat> = new Set(["claude", "code
  * ```
  */
 export function importSettingsJson(text: string, format: SettingsFormat, target: SettingsTarget | undefined, ctx: ImportContext): ImportResult {
-  const profile: SettingsTarget = target ?? (format === "claude" ? "claude-code" : format === "gemini" ? "gemini-cli" : format === "codex" ? "codex" : format === "vscode" ? "vscode" : format === "cursor" ? "cursor" : format === "openhands" ? "openhands" : "llxprt");
+  const profile: SettingsTarget = target ?? (format === "claude" ? "claude-code" : format === "gemini" ? "gemini-cli" : format === "codex" ? "codex" : format === "vscode" ? "vscode" : format === "cursor" ? "cursor" : format === "openhands" ? "openhands" : format === "goose" ? "goose" : "llxprt");
   if (format !== "claude" && profile === "claude-code") throw new ImportError(`a ${format} settings file cannot be imported for claude-code`);
-  if ((format === "codex") !== (profile === "codex") || (format === "vscode") !== (profile === "vscode") || (format === "cursor") !== (profile === "cursor") || (format === "openhands") !== (profile === "openhands")) throw new ImportError(`a ${format} hooks file cannot be imported for ${profile}`);
+  if ((format === "codex") !== (profile === "codex") || (format === "vscode") !== (profile === "vscode") || (format === "cursor") !== (profile === "cursor") || (format === "openhands") !== (profile === "openhands") || (format === "goose") !== (profile === "goose")) throw new ImportError(`a ${format} hooks file cannot be imported for ${profile}`);
   const doc = parseConfig(text, format, ctx.source);
   const hooksRoot = (doc as { hooks?: unknown } | null)?.hooks;
   const result: ImportResult = { profile, format, hooks: [], refused: [], notes: [], needsShell: false, envAllow: ["PATH", "HOME", "LANG"] };
@@ -148,7 +151,7 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
           result.refused.push({ at: hat, why: "a hook must be an object" });
           return;
         }
-        if (hook.type !== "command") {
+        if (hook.type !== "command" && !(format === "goose" && hook.type === undefined)) {
           result.refused.push({ at: hat, why: `type '${String(hook.type)}' is not a command hook (only command hooks run in the command lane; point an http hook at the profile route instead)` });
           return;
         }
@@ -168,6 +171,10 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
         if (typeof hook.name === "string" && hook.name !== imported.name) imported.conversions.push(`name '${hook.name}' → '${imported.name}' (hook names are [a-z0-9_-]{1,64})`);
         if (toGemini && targetEvent !== event) imported.conversions.push(`event ${event} → ${targetEvent}`);
         if (matcher !== undefined) imported.matcher = matcher;
+        if (format === "goose" && (h as { on_failure?: unknown }).on_failure === "block") {
+          imported.fail_closed = true;
+          imported.conversions.push("on_failure: block → fail_closed: true");
+        }
         if (format === "cursor" && (h as { failClosed?: unknown }).failClosed === true) {
           imported.fail_closed = true;
           imported.conversions.push("failClosed: true → fail_closed: true");

@@ -56,6 +56,7 @@ const CASES: Array<[string, string[], number]> = [
   ["vscode", ["vscode", `${FIXTURES}/vscode/repo/.github/hooks/guard.json`], 1],
   ["cursor", ["cursor", `${FIXTURES}/cursor/project/.cursor/hooks.json`], 1],
   ["openhands", ["openhands", `${FIXTURES}/openhands/project/.openhands/hooks.json`], 0],
+  ["goose", ["goose", `${FIXTURES}/goose/plugin/hooks/hooks.json`], 0],
   ["ai-memory", ["ai-memory", `${FIXTURES}/ai-memory/hooks.toml`], 1],
   ["repo-yaml", ["repo-yaml", `${FIXTURES}/repo-yaml/repo/.system/hooks`], 1],
 ];

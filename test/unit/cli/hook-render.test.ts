@@ -23,8 +23,8 @@ describe("parseResponse", () => {
 });
 
 describe("rendering", () => {
-  test("gemini/llxprt/claude/codex/vscode/cursor/openhands print the native JSON and exit 0 even for a deny", () => {
-    for (const d of ["gemini", "llxprt", "claude", "codex", "vscode", "cursor", "openhands"] as const) {
+  test("gemini/llxprt/claude/codex/vscode/cursor/openhands/goose print the native JSON and exit 0 even for a deny", () => {
+    for (const d of ["gemini", "llxprt", "claude", "codex", "vscode", "cursor", "openhands", "goose"] as const) {
       expect(renderAnswer(d, { native: { decision: "deny", reason: "no" }, exit_code: 2 })).toEqual({ stdout: '{"decision":"deny","reason":"no"}\n', stderr: "", exitCode: 0 });
     }
   });
