@@ -32,6 +32,7 @@ import {
   validateNative,
 } from "../common/native.js";
 import { chargeScan, type ScanMeter } from "../common/scan.js";
+import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
 import type { CommandResult, CompiledMatcher, EventProfile, NativeObject, ParsedCommand, Verdict } from "../types.js";
 import { CODEX_EVENTS, EVENT_SPECS, EVENT_TABLE, isCodexEvent } from "./events.js";
 import { blockingAnswer, permissionOf, reduceCodex } from "./fold.js";
@@ -157,6 +158,14 @@ export const codexProfile: EventProfile = {
   strictFixes: [],
 
   sessionIdOf: sessionIdFrom,
+
+  subjectOf: (input, event) => (event === "UserPromptSubmit" ? promptSubject(input["prompt"]) : toolSubject(input["tool_name"], input["tool_input"])),
+
+  reasonOf(output) {
+    const decision = specificOf(output)?.["decision"];
+    if (isObject(decision) && typeof decision["message"] === "string" && decision["message"] !== "") return decision["message"];
+    return reasonAt(output, ["hookSpecificOutput.permissionDecisionReason", "reason", "stopReason", "systemMessage"]);
+  },
 
   validateInput: (input, event) => validateNative(input, isCodexEvent(event) ? EVENT_TABLE[event].input : undefined, () => unknownEvent(event)),
 

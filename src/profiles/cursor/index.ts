@@ -40,6 +40,7 @@ import {
   parseJsonObject,
   validateNative,
 } from "../common/native.js";
+import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
 
@@ -266,6 +267,15 @@ export const cursorProfile: EventProfile = {
   settingsSchema: agentSettingsSchema,
   strictFixes: [],
   sessionIdOf: (input) => (typeof input["conversation_id"] === "string" && input["conversation_id"] !== "" ? input["conversation_id"] : undefined),
+  subjectOf(input, event) {
+    if (event === "beforeSubmitPrompt") return promptSubject(input["prompt"]);
+    // The shell and file events name no tool: the subject is the command or the file, as the event's own tool.
+    if (event === "beforeShellExecution" || event === "afterShellExecution") return toolSubject("shell", { command: input["command"] });
+    if (event === "beforeReadFile" || event === "afterFileEdit") return toolSubject(event === "beforeReadFile" ? "read_file" : "edit_file", { path: input["file_path"] });
+    const toolInput = typeof input["tool_input"] === "string" ? parseJsonObject(input["tool_input"]) : input["tool_input"];
+    return toolSubject(input["tool_name"], toolInput);
+  },
+  reasonOf: (output) => reasonAt(output, ["agent_message", "user_message", "followup_message"]),
   validateInput: (input, event) => validateNative(input, isCursorEvent(event) ? TABLE[event].input : undefined, () => unknownEvent(event)),
   compileMatcher,
   decode: (raw, event) => (isCursorEvent(event) ? decodeNative(raw, TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),

@@ -23,6 +23,7 @@
 import { z } from "zod";
 import { VcpError } from "../../errors.js";
 import { MATCH_ALL, agentSettingsSchema, answerFieldsOf, compileSearch, decodeNative, fieldMatcher, matchedField, parseJsonObject, validateNative } from "../common/native.js";
+import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
 
@@ -145,6 +146,13 @@ export const gooseProfile: EventProfile = {
   settingsSchema: agentSettingsSchema,
   strictFixes: [],
   sessionIdOf: (input) => (typeof input["session_id"] === "string" && input["session_id"] !== "" ? input["session_id"] : undefined),
+  subjectOf(input, event) {
+    if (event === "UserPromptSubmit") return promptSubject(input["message"]);
+    if (event === "BeforeShellExecution" || event === "AfterShellExecution") return toolSubject(input["tool_name"] ?? "developer__shell", { command: input["matcher_context"] });
+    if (event === "BeforeReadFile" || event === "AfterFileEdit") return toolSubject(input["tool_name"] ?? "developer__text_editor", { path: input["matcher_context"] });
+    return toolSubject(input["tool_name"], input["tool_input"]);
+  },
+  reasonOf: (output) => reasonAt(output, ["reason"]),
   validateInput: (input, event) => validateNative(input, isGooseEvent(event) ? INPUTS[event] : undefined, () => unknownEvent(event)),
   compileMatcher,
   decode: (raw, event) => (isGooseEvent(event) ? decodeNative(raw, OUTPUT, () => ({})) : { ok: false, error: unknownEvent(event) }),

@@ -25,6 +25,7 @@ import { z } from "zod";
 import { VcpError } from "../../errors.js";
 import { MATCH_ALL, agentSettingsSchema, answerFieldsOf, costedMatcher, decodeNative, fieldMatcher, matchedField, matchesEverything, parseJsonObject, validateNative } from "../common/native.js";
 import { chargeScan, type ScanMeter } from "../common/scan.js";
+import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
 
@@ -175,6 +176,8 @@ export const openhandsProfile: EventProfile = {
   settingsSchema: agentSettingsSchema,
   strictFixes: [],
   sessionIdOf: (input) => (typeof input["session_id"] === "string" && input["session_id"] !== "" ? input["session_id"] : undefined),
+  subjectOf: (input, event) => (event === "UserPromptSubmit" ? promptSubject(input["message"]) : toolSubject(input["tool_name"], input["tool_input"])),
+  reasonOf: (output) => reasonAt(output, ["reason"]),
   validateInput: (input, event) => validateNative(input, isOpenhandsEvent(event) ? INPUTS[event] : undefined, () => unknownEvent(event)),
   compileMatcher,
   decode: (raw, event) => (isOpenhandsEvent(event) ? decodeNative(raw, OUTPUT, () => ({})) : { ok: false, error: unknownEvent(event) }),

@@ -39,6 +39,7 @@ import {
   specificOf,
   validateNative,
 } from "../common/native.js";
+import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
 
@@ -204,6 +205,8 @@ export const vscodeProfile: EventProfile = {
   settingsSchema: agentSettingsSchema,
   strictFixes: [],
   sessionIdOf,
+  subjectOf: (input, event) => (event === "UserPromptSubmit" ? promptSubject(input["prompt"]) : toolSubject(input["tool_name"], input["tool_input"])),
+  reasonOf: (output) => reasonAt(output, ["hookSpecificOutput.permissionDecisionReason", "reason", "stopReason", "systemMessage"]),
   validateInput: (input, event) => validateNative(input, isVscodeEvent(event) ? TABLE[event].input : undefined, () => unknownEvent(event)),
   compileMatcher,
   decode: (raw, event) => (isVscodeEvent(event) ? decodeNative(raw, TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),
