@@ -51,6 +51,12 @@ const CASES: Array<[string, string[], number]> = [
   ["claude-to-gemini", ["claude", `${FIXTURES}/claude/project/.claude/settings.json`, "--to", "gemini-cli"], 1],
   ["gemini", ["gemini", `${FIXTURES}/gemini/project/.gemini/settings.json`], 1],
   ["llxprt", ["llxprt", `${FIXTURES}/llxprt/project/.llxprt/settings.json`], 0],
+  ["codex", ["codex", `${FIXTURES}/codex/project/.codex/hooks.json`], 1],
+  ["codex-toml", ["codex", `${FIXTURES}/codex/toml/.codex/config.toml`], 0],
+  ["vscode", ["vscode", `${FIXTURES}/vscode/repo/.github/hooks/guard.json`], 1],
+  ["cursor", ["cursor", `${FIXTURES}/cursor/project/.cursor/hooks.json`], 1],
+  ["openhands", ["openhands", `${FIXTURES}/openhands/project/.openhands/hooks.json`], 0],
+  ["goose", ["goose", `${FIXTURES}/goose/plugin/hooks/hooks.json`], 0],
   ["ai-memory", ["ai-memory", `${FIXTURES}/ai-memory/hooks.toml`], 1],
   ["repo-yaml", ["repo-yaml", `${FIXTURES}/repo-yaml/repo/.system/hooks`], 1],
 ];
