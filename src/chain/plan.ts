@@ -3,7 +3,7 @@ import type { ResolvedHook } from "../model/hook.js";
 import { compilePredicate, type CompiledPredicate } from "./predicate.js";
 import type { ChainPlan, PlannedHook } from "./types.js";
 import type { CompiledMatcher, EventProfile } from "../profiles/types.js";
-import { hookMatcher } from "../profiles/index.js";
+import { findProfile, hookMatcher, profileConditionFields, VCP_PROFILE_ID } from "../profiles/index.js";
 
 // Predicates compile once per hook object; hooks are frozen and replaced (never mutated) on change,
 // so a WeakMap keyed by the hook is an exact cache and frees itself when a hook is deregistered.
@@ -12,10 +12,17 @@ const compiledConditions = new WeakMap<ResolvedHook, CompiledPredicate | null>()
 function compiledConditionOf(hook: ResolvedHook): CompiledPredicate | null {
   let compiled = compiledConditions.get(hook);
   if (compiled === undefined) {
-    compiled = hook.condition == null ? null : compilePredicate(hook.condition);
+    compiled = hook.condition == null ? null : compilePredicate(hook.condition, undefined, "condition", conditionFieldsOf(hook));
     compiledConditions.set(hook, compiled);
   }
   return compiled;
+}
+
+/** An event-profile hook's condition reads its event's native input; a VCP hook's, the HookInput (spec §4.4). */
+function conditionFieldsOf(hook: ResolvedHook) {
+  if (hook.profile === undefined || hook.profile === VCP_PROFILE_ID || hook.event === undefined) return undefined;
+  // Install checked the path; a profile this thread does not know accepts it as installed.
+  return profileConditionFields(findProfile(hook.profile) ?? { id: hook.profile }, hook.event);
 }
 
 /**

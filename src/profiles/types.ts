@@ -146,6 +146,14 @@ export interface EventProfile {
   /** Validate a native input for `event`; a string names what is wrong (`tool_name: must be a string`). */
   validateInput(input: unknown, event: string): Decoded<NativeObject>;
   /**
+   * The shape of `event`'s native input as a zod schema (the one `validateInput` applies, or one
+   * describing what it accepts). Not used to validate events: build and install read it to refuse a
+   * hook `condition` whose field path the input can never have (profiles/common/condition-fields.ts);
+   * a condition's path is resolved against the native input itself (`tool_input.command`). Absent ⇒
+   * every path is accepted.
+   */
+  inputSchema?(event: string): z.ZodType | undefined;
+  /**
    * Compile a definition's matcher for `event` at build/install time. `undefined`, `""` and `"*"`
    * match everything. Throws an Error naming the problem when RE2 cannot compile the pattern: a bad
    * matcher is a build error, never a silent exact-string fallback. Its `cost` rests on the bounds

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { compileProfilePlan, hookFailsClosed, orderProfileHooks, type ProfileChainPlan, type ProfilePlanRef } from "../chain/plan.js";
 import { VcpError } from "../errors.js";
 import type { ResolvedHook } from "../model/hook.js";
-import { checkProfileSettings, getProfile, listProfiles, VCP_PROFILE_ID } from "../profiles/index.js";
+import { checkProfileSettings, findProfile, getProfile, listProfiles, profileConditionFields, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
 import type { ProfileHookDefinition } from "../bundle/hooks.js";
 import { compileHook } from "../registry/validate.js";
@@ -201,7 +201,12 @@ export function createProfileHookStore() {
     compile(profile: string, definitions: readonly ProfileHookDefinition[]): ResolvedHook[] {
       return definitions.map((def, index) => {
         const { event, matcher, sequential, match, blocking, exec, ...vcp } = def;
-        const compiled = compileHook(vcp, { scope: "deployment", seq: ++seq, at: ["hooks", index] });
+        const catalogued = findProfile(profile);
+        const compiled = compileHook(vcp, {
+          scope: "deployment", seq: ++seq, at: ["hooks", index],
+          // The condition reads the event's native input (PROFILES §2), checked against its schema.
+          ...(catalogued !== undefined ? { conditionFields: profileConditionFields(catalogued, event) } : {}),
+        });
         return Object.freeze({
           ...compiled,
           profile,
