@@ -25,13 +25,14 @@
 import { deadlineCutText, execRecordOf, timeoutText } from "./contract.js";
 import type { Clock } from "../observe/events.js";
 import { ChainDeadline } from "./deadline.js";
-import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
-import { findProfile, MAX_MATCHER_COST, ScanBudgetExceeded, type ScanMeter } from "../profiles/index.js";
+import type { PredicateMeter } from "./predicate.js";
+import { findProfile } from "../profiles/index.js";
+import { evaluateCondition, meterOf, selectProfileHooks, type SelectedChain } from "./select.js";
 import { DEFAULT_JSON_DEPTH, jsonTextExceeds } from "../model/json-bounds.js";
 import { parseGuestJson } from "./result.js";
 import { sanitizeGuestText } from "./guest-text.js";
 import { executionModeOf, hookFailsClosed, type PlannedProfileHook, type ProfileChainPlan } from "./plan.js";
-import type { ActionInvoker, ChainRequest, ChainResult, HookExecution, InvokeOutcome } from "./types.js";
+import type { ActionInvoker, ChainRequest, ChainResult, HookExecution, InvokeOutcome, PreSelection } from "./types.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { ResultStatus } from "../model/result.js";
 import { VcpError } from "../errors.js";
@@ -76,53 +77,43 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
   const ctx: ProfileContext = { strict: plan.profile.strict, settings: plan.profile.settings };
   const spec = profile.specOf?.(event) ?? profile.events[event];
   const unstamped = request.event as NativeObject;
+  // Runtime-owned input fields (Amplifier data.timestamp), stamped once per chain that runs a hook
+  // (or whose conditions are decided: they read what the first hook will receive).
+  let stamped: NativeObject | undefined;
+  const stampedOnce = (): NativeObject =>
+    (stamped ??= profile.stampInput !== undefined ? profile.stampInput(unstamped, event, new Date(clock.wallNow()).toISOString()) : unstamped);
   const jsonDepth = deps.limits?.jsonDepth ?? DEFAULT_JSON_DEPTH;
   const hookResults: HookExecution[] = [];
 
   // Which definitions apply: matchers (and `match` filters) test the input as the agent sent it
   // (upstream plans before anything runs). One scan meter per bundle: a bundle's matchers together
   // scan at most MAX_MATCHER_COST units per chain, and never use up another bundle's (profiles/common/scan.ts).
-  const matching: Array<{ planned: PlannedProfileHook; slot: number }> = [];
-  const scanMeters = new Map<string, ScanMeter>();
-  // Slot → why the hook is not run though it may apply: its matcher would overrun its bundle's meter.
-  const budgetRefusals = new Map<number, string>();
-  for (const planned of plan.hooks) {
-    const { hook } = planned;
-    if (!hook.enabled) {
-      hookResults.push(skipped(hook, "skipped_disabled"));
-      continue;
-    }
-    if (planned.duplicateOf !== undefined) {
-      const execution = skipped(hook, "deduplicated");
-      execution.reason = `same bundle, action and matcher as '${planned.duplicateOf}', which runs in its place (PROFILES §8.6)`;
-      hookResults.push(execution);
-      continue;
-    }
-    let meter = scanMeters.get(hook.action.bundle);
-    // SECURITY: every glob/RE2 scan charges this meter before it runs: a bundle's matchers cannot spend more host CPU per chain.
-    if (meter === undefined) scanMeters.set(hook.action.bundle, (meter = { left: MAX_MATCHER_COST }));
-    let applies: boolean;
-    try {
-      applies = planned.matcher(unstamped, meter);
-    } catch (err) {
-      if (!(err instanceof ScanBudgetExceeded)) throw err;
-      applies = true;
-      budgetRefusals.set(hookResults.length, `matcher not evaluated: the matchers and match filters of bundle '${hook.action.bundle}' used up their scan budget of ${MAX_MATCHER_COST} units for this chain (limit maxMatcherCost)`);
-    }
-    if (!applies) hookResults.push(skipped(hook, "skipped_matcher"));
+  // Which hooks apply: the fire path's selection (chain/select.ts: it sent only those, with its
+  // decisions), or the same selection made here on the whole plan (the main-process exec lane, tests).
+  const chosen: SelectedChain = request.selection !== undefined ? preselected(plan, request.selection) : selectProfileHooks(plan, profile, unstamped, () => stampedOnce());
+  const selection = chosen.selection;
+  const matching: Array<{ planned: PlannedProfileHook; slot: number; position: number }> = [];
+  for (let i = 0; i < plan.hooks.length; i++) {
+    const decided = chosen.decided.get(i);
+    if (decided !== undefined) hookResults.push(decided);
     else {
       // A placeholder keeps results in plan order; the hook's execution replaces it below.
-      matching.push({ planned, slot: hookResults.length });
-      hookResults.push(skipped(hook, "ok"));
+      matching.push({ planned: plan.hooks[i]!, slot: hookResults.length, position: matching.length });
+      hookResults.push(skipped(plan.hooks[i]!.hook, "ok"));
     }
   }
-  const mode = executionModeOf(profile, matching.map((m) => m.planned.hook));
-  if (matching.length === 0) {
-    // No hook applies: the profile's answer for an empty plan (ai-memory required_events), no stamp.
-    return profileResult(request, hookResults, null, false, startedAt, clock, profile, event, mode, presentEmpty(profile, event, ctx, unstamped), 0);
+  // Slot → why the hook is not run though it may apply: its matcher or condition would overrun its bundle's meter.
+  const budgetRefusals = new Map<number, string>();
+  const heldConditions = new Set<number>();
+  for (const { slot, position } of matching) {
+    if (Object.hasOwn(selection.refused, position)) budgetRefusals.set(slot, selection.refused[position]!);
+    if (selection.held.includes(position)) heldConditions.add(slot);
   }
-  // Runtime-owned input fields (Amplifier data.timestamp), stamped once per chain that runs a hook.
-  const original = profile.stampInput !== undefined ? profile.stampInput(unstamped, event, new Date(clock.wallNow()).toISOString()) : unstamped;
+  const mode = selection.mode ?? executionModeOf(profile, matching.map((m) => m.planned.hook));
+  if (matching.length === 0) {
+    return profileResult(request, hookResults, null, false, startedAt, clock, profile, event, mode, answerWhenNoneRuns(profile, event, ctx, unstamped, hookResults), 0);
+  }
+  const original = stampedOnce();
   const entries: HookOutputEntry[] = [];
   // A profile with per-hook budgets (ai-memory class deadlines) owns the chain deadline: ChainDeadline
   // then only applies a caller's explicit one.
@@ -165,20 +156,15 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
     // A matcher over its budget is a failure to decide whether the hook applies: the same outcome as a
     // condition over its budget (the hook is not run; `error`, or its fail_closed answer).
     let conditionFailure: string | undefined = budgetRefusals.get(slot);
-    if (predicate !== null && conditionFailure === undefined) {
-      let meter = meters.get(hook.action.bundle);
-      if (meter === undefined) meters.set(hook.action.bundle, (meter = { left: DEFAULT_PREDICATE_MAX_COST }));
-      let fires = true;
-      try {
-        fires = predicate(inputNow, meter);
-      } catch (err) {
-        if (!(err instanceof PredicateBudgetExceeded)) throw err;
-        conditionFailure = `condition not evaluated: the conditions of bundle '${hook.action.bundle}' used up their cost budget of ${DEFAULT_PREDICATE_MAX_COST} units for this chain (limit maxCost)`;
-      }
-      if (!fires) {
+    if (predicate !== null && conditionFailure === undefined && !heldConditions.has(slot)) {
+      // A condition the selection could not decide (after a hook that may change the input): its
+      // bundle's meter goes on from what the selection left.
+      const verdict = evaluateCondition(predicate, inputNow, meterOf(meters, hook.action.bundle, selection.predicateLeft), hook.action.bundle);
+      if (verdict === false) {
         hookResults[slot] = skipped(hook, "skipped_predicate");
         return "skipped";
       }
+      if (verdict !== true) conditionFailure = verdict;
     }
 
     const execution: HookExecution = { hook: hook.name, bundle: hook.action.bundle, scope: hook.scope, trust: hook.trust, status: "continue", outcome: "ok", duration_ms: 0 };
@@ -408,9 +394,23 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
   return profileResult(request, reported, stoppedBy, blocked, startedAt, clock, profile, event, mode, answer, timeoutViolations);
 }
 
+/** A plan the fire path selected: every hook in it runs (chain/select.ts), nothing is decided here. */
+function preselected(plan: ProfileChainPlan, selection: PreSelection): SelectedChain {
+  return { sent: plan.hooks.map((_, i) => i), decided: new Map(), selection, events: [] };
+}
+
 /** The fold: `reduceWithHooks` (hook names, flags, the chain's input) when the profile has it, else `reduce`. */
 function foldEntries(profile: EventProfile, entries: readonly HookOutputEntry[], event: string, ctx: ProfileContext, input: NativeObject): Aggregated {
   return profile.reduceWithHooks !== undefined ? profile.reduceWithHooks(entries, event, ctx, input) : profile.reduce(entries.map((e) => e.output), event, ctx);
+}
+
+/**
+ * The answer of a chain in which no hook runs: the empty plan's answer ({@link presentEmpty}) when no
+ * hook applied at all, the neutral fold (no stamp) when hooks applied but their conditions were false.
+ */
+export function answerWhenNoneRuns(profile: EventProfile, event: string, ctx: ProfileContext, input: NativeObject, records: readonly HookExecution[]): PresentedAnswer {
+  if (!records.some((r) => r.outcome === "skipped_predicate")) return presentEmpty(profile, event, ctx, input);
+  return profile.present(foldEntries(profile, [], event, ctx, input), event, ctx);
 }
 
 /**

@@ -4,7 +4,8 @@ import type { ResultStatus } from "../model/result.js";
 import type { Clock, EventSink, InputSummary } from "../observe/events.js";
 import { countFailures, isCascade } from "./cascade.js";
 import { ChainDeadline } from "./deadline.js";
-import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
+import type { PredicateMeter } from "./predicate.js";
+import { evaluateCondition, meterOf } from "./select.js";
 import { DEFAULT_JSON_DEPTH, jsonTextExceeds } from "../model/json-bounds.js";
 import { AnnotationBudget, DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "./annotations.js";
 import { parseGuestJson, parseHookResult } from "./result.js";
@@ -164,8 +165,6 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
 
   const input = new ChainInput(request);
   const deadline = new ChainDeadline(request.deadlineMs, clock, startedAt);
-  // One predicate meter per bundle: a bundle's conditions together cost at most maxCost per chain,
-  // and never use up another bundle's (predicate.ts "cost").
   const meters = new Map<string, PredicateMeter>();
   const jsonDepth = deps.limits?.jsonDepth ?? DEFAULT_JSON_DEPTH;
   const annotations = new AnnotationBudget({
@@ -173,25 +172,24 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
     perChain: deps.limits?.annotationBytesPerChain ?? DEFAULT_ANNOTATION_BYTES_PER_CHAIN,
   });
 
-  for (const { hook, predicate } of plan.hooks) {
+  // Decided in the fire path before crossing (chain/select.ts), if it selected for this plan.
+  const selection = request.selection;
+  for (let index = 0; index < plan.hooks.length; index++) {
+    const { hook, predicate } = plan.hooks[index]!;
     if (!hook.enabled) {
       emit({ event: "hook.skipped", payload: { hook: hook.name, type, chain_id: chainId, reason: "disabled" } });
       hookResults.push(hookExecution(hook, "skipped_disabled", 0));
       continue;
     }
-    let conditionFailure: string | undefined;
+    let conditionFailure: string | undefined = selection !== undefined && Object.hasOwn(selection.refused, index) ? selection.refused[index] : undefined;
     let fires = true;
-    if (predicate !== null) {
-      let meter = meters.get(hook.action.bundle);
-      if (meter === undefined) meters.set(hook.action.bundle, (meter = { left: DEFAULT_PREDICATE_MAX_COST }));
+    if (predicate !== null && conditionFailure === undefined && selection?.held.includes(index) !== true) {
       const conditionStart = deadline.enabled ? clock.now() : 0;
-      try {
-        fires = predicate(input.predicateView(), meter);
-      } catch (err) {
-        if (!(err instanceof PredicateBudgetExceeded)) throw err;
-        // Not evaluated is not false: the hook fails as if its action threw (spec §7.1; fail_closed aborts).
-        conditionFailure = `condition not evaluated: the conditions of bundle '${hook.action.bundle}' used up their cost budget of ${DEFAULT_PREDICATE_MAX_COST} units for this chain (limit maxCost)`;
-      }
+      // One predicate meter per bundle: a bundle's conditions together cost at most maxCost per chain
+      // (what the fire path spent included), and never use up another bundle's (predicate.ts "cost").
+      const verdict = evaluateCondition(predicate, input.predicateView(), meterOf(meters, hook.action.bundle, selection?.predicateLeft), hook.action.bundle);
+      if (typeof verdict === "string") conditionFailure = verdict;
+      else fires = verdict;
       // A condition's time is its hook's: an observer's conditions are not charged to policy hooks either.
       if (deadline.enabled) deadline.charge(hook, clock.now() - conditionStart);
     }

@@ -215,4 +215,28 @@ export interface ChainRequest {
   sessionScope?: "chain";
   /** Whole-chain deadline for this type (DESIGN §4.3), if configured. */
   deadlineMs?: number;
+  /**
+   * What the fire path decided before crossing (chain/select.ts): the plan holds the selected hooks
+   * only. Absent ⇒ the executor selects from the whole plan itself.
+   */
+  selection?: PreSelection;
+}
+
+/**
+ * The fire path's selection, handed to the executor with the selected hooks (indices are positions
+ * in the plan the executor runs). The executor asks no matcher again (every hook passed its own),
+ * takes a `held` condition as true, fails a `refused` hook with the budget text (as a throw), and
+ * meters the conditions it still evaluates from `predicateLeft`, so a bundle's budget stays per chain.
+ */
+export interface PreSelection {
+  /** Every hook of the plan passed its matcher and `match` filters (event-profile chains). */
+  readonly matched: true;
+  /** Positions whose condition held in the fire path. */
+  readonly held: readonly number[];
+  /** Position → why its matcher or condition was not evaluated (its bundle's budget was spent). */
+  readonly refused: Readonly<Record<string, string>>;
+  /** Predicate cost units left per bundle after the conditions evaluated in the fire path. */
+  readonly predicateLeft: Readonly<Record<string, number>>;
+  /** Event-profile chains: how the hooks that applied run, decided from all of them (plan.ts executionModeOf). */
+  readonly mode?: "sequential" | "parallel";
 }
