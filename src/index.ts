@@ -51,7 +51,7 @@ export type { HookResult, ResultStatus, Outcome } from "./model/result.js";
 export { OUTCOMES, SKIPPED_OUTCOME_LIST } from "./model/result.js";
 export { getProfile, listProfiles, parseProfileRef, registerProfile, isProfileEvent } from "./profiles/index.js";
 export type { EventProfile, EventSpec, ProfileContext, NativeObject, PresentedAnswer, Verdict, ExitCode, ProfileRef } from "./profiles/index.js";
-export type { Aggregated, CommandResult, CompiledMatcher, Decoded, HookOutputEntry, ParsedCommand } from "./profiles/types.js";
+export type { Aggregated, ChainIntegrity, CommandResult, CompiledMatcher, ComposedInput, Decoded, HookOutputEntry, ParsedCommand } from "./profiles/types.js";
 // An embedder's profile: a CompiledMatcher declares its static `cost` and charges the meter it is given.
 export { chargeScan, MAX_MATCHER_COST, ScanBudgetExceeded } from "./profiles/common/scan.js";
 export type { ScanMeter } from "./profiles/common/scan.js";

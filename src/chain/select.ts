@@ -2,7 +2,7 @@
  * Select before crossing (issue 25): which hooks of a plan run for one event, decided in the fire path
  * on the main thread before anything is sent to the sandbox process. Only the selected hooks cross
  * (`sent`), with what was decided here (`PreSelection`) so the executor does not decide it again; an
- * event no hook selects costs no crossing at all. The executor (execute.ts, execute-profile.ts) runs
+ * event no hook selects costs no crossing at all. The executor (execute.ts) runs
  * the same rules when it is handed a plan without a selection (the main-process exec lane, tests).
  *
  *   plan order ─► disabled ─────────────► skipped_disabled      (decided here, reported here)
@@ -23,15 +23,16 @@
  * to the executor draw on the same budget.
  */
 import type { Constitution } from "../model/constitution.js";
+import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { VcpContext } from "../model/input.js";
 import type { LifecycleEvent } from "../observe/events.js";
 import { MAX_MATCHER_COST, ScanBudgetExceeded, type ScanMeter } from "../profiles/index.js";
 import type { EventProfile, NativeObject } from "../profiles/types.js";
 import { hookExecution } from "./contract.js";
-import { executionModeOf, type PlannedProfileHook, type ProfileChainPlan } from "./plan.js";
+import { executionModeOf } from "./plan.js";
 import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type CompiledPredicate, type PredicateMeter } from "./predicate.js";
-import type { ChainPlan, ChainRequest, HookExecution, PreSelection } from "./types.js";
+import type { ChainPlan, ChainRequest, HookExecution, PlannedHook, PreSelection } from "./types.js";
 
 /** Why a hook whose conditions' bundle used up its cost budget did not run (it fails, as a throw). */
 export function conditionBudgetText(bundle: string): string {
@@ -102,7 +103,7 @@ export function selectVcpHooks(plan: ChainPlan, request: Pick<ChainRequest, "cha
   const meters = new Map<string, PredicateMeter>();
   const held: number[] = [];
   const refused: Record<string, string> = {};
-  const type = plan.type;
+  const type = plan.profile.event as HookType;
   let view: object | undefined;
   for (let i = 0; i < plan.hooks.length; i++) {
     const { hook, predicate } = plan.hooks[i]!;
@@ -146,10 +147,10 @@ function vcpConditionView(context: VcpContext, constitution: Constitution, event
  * if (chosen.sent.length === 0) return presentEmpty(profile, event, ctx, input);
  * ```
  */
-export function selectProfileHooks(plan: ProfileChainPlan, profile: Pick<EventProfile, "execution">, input: NativeObject, conditionInput: () => NativeObject): SelectedChain {
+export function selectProfileHooks(plan: ChainPlan, profile: Pick<EventProfile, "execution">, input: NativeObject, conditionInput: () => NativeObject): SelectedChain {
   const decided = new Map<number, HookExecution>();
   const scanMeters = new Map<string, ScanMeter>();
-  const matching: Array<{ planned: PlannedProfileHook; index: number; refusal?: string }> = [];
+  const matching: Array<{ planned: PlannedHook; index: number; refusal?: string }> = [];
   for (let i = 0; i < plan.hooks.length; i++) {
     const planned = plan.hooks[i]!;
     const { hook } = planned;
@@ -202,10 +203,9 @@ export function selectProfileHooks(plan: ProfileChainPlan, profile: Pick<EventPr
   return finishSelection(sent, decided, held, refused, meters, [], mode);
 }
 
-/** A profile hook's record when it does not run (execute-profile.ts writes the same). */
-export function profileSkipped(planned: Pick<PlannedProfileHook, "hook">, outcome: HookExecution["outcome"]): HookExecution {
-  const { hook } = planned;
-  return { hook: hook.name, bundle: hook.action.bundle, scope: hook.scope, trust: hook.trust, status: "continue", outcome, duration_ms: 0 };
+/** A hook's record when it does not run. */
+export function profileSkipped(planned: Pick<PlannedHook, "hook">, outcome: HookExecution["outcome"]): HookExecution {
+  return hookExecution(planned.hook, outcome, 0);
 }
 
 /**

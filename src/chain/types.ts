@@ -5,21 +5,38 @@ import type { SessionInfo, VcpContext } from "../model/input.js";
 import type { Outcome, ResultStatus } from "../model/result.js";
 import type { HookEvent } from "../model/events.js";
 import type { CompiledPredicate } from "./predicate.js";
-import type { ExitCode, NativeObject, Verdict } from "../profiles/types.js";
+import type { CompiledMatcher, ExitCode, NativeObject, Verdict } from "../profiles/types.js";
 
 /**
- * A hook as the executor runs it: the registry's frozen definition plus its predicate, compiled
- * once when the plan is built (never per event).
+ * A hook as the executor runs it: the registry's frozen definition plus its condition and matcher,
+ * compiled once when the plan is built (never per event), and its dedup verdict.
  */
 export interface PlannedHook {
   readonly hook: ResolvedHook;
   readonly predicate: CompiledPredicate | null;
+  /** Its `matcher` AND `match` filters (VCP hooks have none: every input matches). */
+  readonly matcher: CompiledMatcher;
+  /** Name of the earlier hook in plan order with the same (bundle digest, action, matcher): this one is `deduplicated` (PROFILES §8.6). */
+  readonly duplicateOf?: string;
 }
 
-/** The ordered hooks of one type for one session, built when the registry changes. */
+/** Which chain a plan runs, and the deployment's settings for its profile: all a worker needs to look the profile up. */
+export interface ProfilePlanRef {
+  /** The profile: `vcp` for VCP chains. */
+  readonly id: string;
+  /** The event: for VCP, the hook type (spec §3). */
+  readonly event: string;
+  readonly strict: boolean;
+  readonly settings: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The ordered hooks of one (profile, event) — for VCP one hook type for one session — built when the
+ * hooks change (plan.ts `compilePlan`), never per event. One shape for every profile.
+ */
 export interface ChainPlan {
-  readonly type: HookType;
-  /** Registry revision the plan was built from; plans are immutable. */
+  readonly profile: ProfilePlanRef;
+  /** Revision the plan was built from; plans are immutable. */
   readonly revision: number;
   readonly hooks: readonly PlannedHook[];
 }

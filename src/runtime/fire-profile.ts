@@ -13,11 +13,11 @@
  * event a fail-closed hook guards is answered by the profile's blocking answer, audited once (issue 24).
  */
 import { randomUUID } from "node:crypto";
-import { answerWhenNoneRuns, answerWithout, presentEmpty, runProfileChain } from "../chain/execute-profile.js";
+import { answerWhenNoneRuns, answerWithout, presentEmpty, runChain } from "../chain/execute.js";
 import { mergeHookResults, selectProfileHooks } from "../chain/select.js";
 import { createLaneInvoker } from "../pool/exec/invoker.js";
 import type { ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../chain/types.js";
-import type { ProfileChainPlan } from "../chain/plan.js";
+import type { ChainPlan } from "../chain/plan.js";
 import { VcpError } from "../errors.js";
 import type { Constitution } from "../model/constitution.js";
 import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
@@ -511,13 +511,13 @@ export function createProfileFirer(deps: Deps) {
   }
 
   /**
-   * A chain holding exec hooks (PROFILES §6): the same executor (chain/execute-profile.ts) runs here, in
+   * A chain holding exec hooks (PROFILES §6): the same executor (chain/execute.ts) runs here, in
    * the main process — the sandbox host must never start a process — so merge, order, parallel and
    * sequential modes and deadlines are those of every profile chain. Exec hooks go to the command lane;
    * each sandboxed hook is one action in the sandbox (`backend.invokeAction`). Chains without exec
    * hooks never come here: they stay one sandbox task.
    */
-  function runWithExecHooks(profile: ReturnType<typeof getProfile>, plan: ProfileChainPlan, request: ChainRequest): Promise<ChainResult> {
+  function runWithExecHooks(profile: ReturnType<typeof getProfile>, plan: ChainPlan, request: ChainRequest): Promise<ChainResult> {
     const backend = deps.backend;
     // SECURITY: no settings, no lane: every script is refused at spawn (EXEC_DISABLED), whatever was installed.
     const exec = deps.exec;
@@ -532,7 +532,7 @@ export function createProfileFirer(deps: Deps) {
           ? backend.invokeAction(call)
           : Promise.resolve({ kind: "threw", message: "this chain backend cannot run one sandboxed action (ChainBackend.invokeAction), which a chain with exec hooks needs" }),
     });
-    return runProfileChain(plan, request, { invoker, clock: deps.clock, ...(deps.jsonDepth !== undefined ? { limits: { jsonDepth: deps.jsonDepth } } : {}) });
+    return runChain(plan, request, { invoker, clock: deps.clock, ...(deps.jsonDepth !== undefined ? { limits: { jsonDepth: deps.jsonDepth } } : {}) });
   }
 
   /** Metrics, failed-hook logging and the durable audit record of one profile chain, then the caller's answer. */

@@ -6,7 +6,7 @@
  * once (pool/supervisor.ts plan keys).
  */
 import { createHash } from "node:crypto";
-import { compileProfilePlan, hookFailsClosed, orderProfileHooks, type ProfileChainPlan, type ProfilePlanRef } from "../chain/plan.js";
+import { compilePlan, hookFailsClosed, orderProfileHooks, type ChainPlan, type ProfilePlanRef } from "../chain/plan.js";
 import { VcpError } from "../errors.js";
 import type { ResolvedHook } from "../model/hook.js";
 import { checkProfileSettings, findProfile, getProfile, listProfiles, profileConditionFields, VCP_PROFILE_ID } from "../profiles/index.js";
@@ -72,7 +72,7 @@ export function resolveEnabledProfiles(config: Readonly<Record<string, ProfileDe
 export interface ResolvedProfilePlan {
   readonly ref: ProfilePlanRef;
   readonly hooks: readonly ResolvedHook[];
-  readonly plan: ProfileChainPlan;
+  readonly plan: ChainPlan;
   /**
    * Some hook is an exec hook (PROFILES §6): the chain runs in the main process (the sandbox host must
    * never spawn), its sandboxed hooks as one-action sandbox tasks (a parallel group all at once). False: the whole chain is one
@@ -185,7 +185,7 @@ export function createProfileHookStore() {
     const id = enabled.profile.id;
     const ordered = found.length === 0 ? NO_HOOKS : Object.freeze(orderProfileHooks(enabled.profile, found));
     const ref: ProfilePlanRef = Object.freeze({ id, event, strict: enabled.strict, settings: enabled.settings });
-    const plan = compileProfilePlan(enabled.profile, ref, ordered, revision);
+    const plan = compilePlan(enabled.profile, ref, ordered, revision);
     return { ref, hooks: ordered, plan, revision, hasExec: ordered.some((h) => h.exec !== undefined) };
   }
 
