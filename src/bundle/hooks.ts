@@ -1,8 +1,9 @@
 /*
  * The manifest → hook mapping (DESIGN §3.1, §3.4): what a validated manifest puts in the VCP registry
- * (`manifestHookDefinitions`), what it offers to sessions, and what an event-profile bundle hands to
- * runtime/profile-hooks.ts (`manifestProfileHooks`). parseManifest validates each hook through
- * `hookDefinition`, so install registers exactly what build and parse checked.
+ * (`manifestHookDefinitions`), what it offers to sessions, and what an event-profile bundle puts in
+ * the registry's (profile, event) table (`manifestProfileHooks`, registry/profile-table.ts).
+ * parseManifest validates each hook through `hookDefinition`, so install registers exactly what
+ * build and parse checked.
  */
 import type { Scope } from "../model/hook-type.js";
 import { EXEC_ACTION, MAX_TIMEOUT_MS, type ExecCommand, type HookDefinition } from "../model/hook.js";
@@ -20,7 +21,7 @@ import type { Manifest, ManifestHook } from "./manifest.js";
  * ```
  */
 export function manifestHookDefinitions(manifest: Manifest, scope: Scope, digest?: string): HookDefinition[] {
-  // Profile hooks never enter the VCP registry (runtime/profile-hooks.ts keeps them).
+  // An event-profile bundle's hooks enter the registry keyed by (profile, event): manifestProfileHooks.
   if (!isVcpManifest(manifest)) return [];
   return manifest.hooks.filter((hook) => (hook.scope ?? "deployment") === scope).map((hook) => hookDefinition(manifest, hook, scope, digest));
 }

@@ -25,6 +25,7 @@
  */
 import type { Clock, EventSink, InputSummary, LifecycleEvent } from "../observe/events.js";
 import { countFailures, isCascade } from "./cascade.js";
+import { changedPaths } from "./decision.js";
 import { ChainDeadline } from "./deadline.js";
 import type { PredicateMeter } from "./predicate.js";
 import { findProfile, VCP_PROFILE_ID } from "../profiles/index.js";
@@ -60,6 +61,9 @@ export interface ChainDeps {
   /** Where to find the profile; default the catalogue (profiles/index.ts). */
   profileOf?: (id: string) => EventProfile | undefined;
 }
+
+/** A hook's reason kept on its execution record (the decision record bounds it again, after redaction). */
+const MAX_REASON_CHARS = 4096;
 
 function statusOf(verdict: Verdict): ResultStatus {
   return verdict === "block" ? "abort" : verdict === "modify" ? "modify" : "continue";
@@ -181,6 +185,20 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
     run: Promise<{ invoked: InvokeOutcome; durationMs: number; resultJsonLength: number } | undefined>;
   }
 
+  /**
+   * For the decision record (chain/decision.ts), an agent hook's: the reason a blocking, asking or
+   * modifying output gives, and — for a modification of the hook's input `before` — which fields it
+   * changed (RFC 6902 op and path, no values). Only for those verdicts: an allow costs nothing here.
+   */
+  const explain = (execution: HookExecution, output: NativeObject, before: NativeObject | undefined): void => {
+    const why = profile.reasonOf?.(output, event);
+    if (why !== undefined && execution.reason === undefined) execution.reason = why.length > MAX_REASON_CHARS ? `${why.slice(0, MAX_REASON_CHARS)}…` : why;
+    if (before !== undefined && execution.verdict === "modify" && profile.chainInput !== undefined) {
+      const after = profile.chainInput(before, output, event, ctx);
+      if (after !== before) execution.modification = changedPaths(before, after);
+    }
+  };
+
   /** Record a hook that ends without running, with its `hook.skipped` when it has one. */
   const skip = (hook: ResolvedHook, slot: number, outcome: HookExecution["outcome"], reason?: "disabled" | "predicate_false"): "skipped" => {
     hookResults[slot] = hookExecution(hook, outcome, 0);
@@ -234,6 +252,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
         const verdict = profile.verdictOf(exhausted, event);
         execution.verdict = verdict;
         execution.status = statusOf(verdict);
+        if (verdict === "block") explain(execution, exhausted, undefined);
         ranAny = true;
         entries.push({ hook: hook.name, output: exhausted, failed: true, ...(blocking ? { blocking } : {}) });
         if (profile.stopsChain?.(exhausted, event, ctx) === true) {
@@ -292,7 +311,8 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       if (profile.annotations === true && resultJson !== undefined && typeof said === "object" && said !== null) {
         annotations.admit(execution, said as Record<string, unknown>, resultJson.length);
       }
-      const reason = profile.reasonOf?.(output, event);
+      // A VCP result's reason is its record's, whatever its status (spec §4.3).
+      const reason = composed !== undefined ? profile.reasonOf?.(output, event) : undefined;
       if (reason !== undefined) execution.reason = reason;
       if (hook.trust === "session") {
         // What an observer said is withheld (below); naming it tells the author why nothing showed.
@@ -442,10 +462,15 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
         verdict = profile.verdictOf(output!, event);
       }
     }
-    const reason = failureWhy !== undefined ? profile.reasonOf?.(output!, event) : undefined;
-    if (reason !== undefined) execution.reason = reason;
     execution.verdict = verdict;
     execution.status = statusOf(verdict);
+    if (composed !== undefined) {
+      // A failed VCP hook's reason is its failure output's (fail-closed: the abort's).
+      const reason = failureWhy !== undefined ? profile.reasonOf?.(output!, event) : undefined;
+      if (reason !== undefined) execution.reason = reason;
+    } else if (verdict === "block" || verdict === "ask" || verdict === "modify") {
+      explain(execution, output!, failureWhy === undefined ? (mode === "sequential" ? current : original) : undefined);
+    }
     const entry: { hook: string; output: NativeObject; failed?: boolean; blocking?: boolean } = { hook: hook.name, output: output! };
     if (failureWhy !== undefined) entry.failed = true;
     if (blocking) entry.blocking = true;

@@ -76,8 +76,8 @@ export interface ResolvedHook {
   readonly seq: number;
   /**
    * Event-profile hooks only (PROFILES §2; absent for `vcp@1`): the profile id, its event, the
-   * definition's matcher and `sequential`. Such a hook never enters the VCP registry; `type` is then
-   * a placeholder the VCP machinery (supervisor, crash attribution) needs and nothing decides on.
+   * definition's matcher and `sequential`. The registry keys it by (profile, event), never by `type`:
+   * `type` is a placeholder the VCP machinery (supervisor, crash attribution) needs and nothing decides on.
    */
   readonly profile?: string;
   readonly event?: string;

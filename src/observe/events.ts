@@ -1,3 +1,4 @@
+import type { DecisionRecord } from "../chain/decision.js";
 import type { HookType, Scope } from "../model/hook-type.js";
 import type { Outcome, ResultStatus } from "../model/result.js";
 
@@ -7,8 +8,11 @@ import type { Outcome, ResultStatus } from "../model/result.js";
  */
 export interface LifecycleEventMap {
   /** `owner`: the owner of `session_id`'s session when a principal opened it (ids are per owner). */
-  "hook.registered": { hook: string; type: HookType; scope: Scope; session_id?: string; owner?: string; bundle: string; priority: number; principal: string };
-  "hook.deregistered": { hook: string; type: HookType; scope: Scope; session_id?: string; owner?: string; principal: string };
+  // One stream for every hook of the registry, keyed by (profile, event): a VCP hook is profile `vcp`,
+  // its event its `type`; an event-profile hook has no `type`. `reason` says why a hook went when the
+  // registry itself took it out (a bundle revision that no longer offers a session hook, a removal).
+  "hook.registered": { hook: string; profile: string; event: string; type?: HookType; scope: Scope; session_id?: string; owner?: string; bundle: string; priority: number; principal: string };
+  "hook.deregistered": { hook: string; profile: string; event: string; type?: HookType; scope: Scope; session_id?: string; owner?: string; bundle: string; principal: string; reason?: string };
   // The hook events of a chain fire for VCP chains and event-profile chains alike: `ChainOrigin` says which.
   "hook.fired": ChainOrigin & { hook: string; chain_id: string; session_id: string; input_summary: InputSummary };
   "hook.completed": ChainOrigin & { hook: string; chain_id: string; status: ResultStatus; outcome: Outcome; duration_ms: number };
@@ -79,6 +83,11 @@ export interface ChainCompletedFields {
     /** RFC 6902 diff of a `modify`, `{context, constitution}`-rooted, redacted. */
     modification?: unknown;
   }>;
+  /**
+   * The chain's decision record (chain/decision.ts, docs/decisions.md), redacted and bounded: what the
+   * audit log's chain record and `GET /v1/decisions` carry.
+   */
+  decision?: DecisionRecord;
 }
 export type LifecycleEventName = keyof LifecycleEventMap;
 export type LifecycleEvent = { [K in LifecycleEventName]: { event: K; payload: LifecycleEventMap[K] } }[LifecycleEventName];

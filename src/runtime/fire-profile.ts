@@ -15,6 +15,8 @@
 import { randomUUID } from "node:crypto";
 import { answerWhenNoneRuns, answerWithout, presentEmpty, runChain } from "../chain/execute.js";
 import { mergeHookResults, selectProfileHooks } from "../chain/select.js";
+import { buildDecision, type DecisionRecord } from "../chain/decision.js";
+import { redactString } from "../audit/redact-string.js";
 import { createLaneInvoker } from "../pool/exec/invoker.js";
 import type { ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import type { ChainPlan } from "../chain/plan.js";
@@ -32,7 +34,9 @@ import { assertProfileEvent, getProfile, isProfileEvent, VCP_PROFILE_ID } from "
 import type { EventProfile, ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
 import type { AuditTrail } from "./audit-trail.js";
 import type { ChainBackend } from "./backend.js";
-import type { EnabledProfile, ProfileGuard, ProfileHookStore } from "./profile-hooks.js";
+import type { EnabledProfile } from "../profiles/enabled.js";
+import type { ProfileGuard, Registry } from "../registry/index.js";
+import { profilePlanEntries, type ProfilePlanEntry } from "../registry/listing.js";
 import type { ExecDeployment } from "./settings.js";
 import type { createHookStats } from "./stats.js";
 
@@ -85,6 +89,11 @@ export interface ProfileFireResult {
    * answer, observe-only, no hook run, audited as `unknown_event`.
    */
   unknown_event?: true;
+  /**
+   * The chain's decision record (chain/decision.ts, docs/decisions.md): outcome, decisive hook, reason,
+   * subject, per-hook outcomes, changed fields. Absent when no hook applied (nothing was decided).
+   */
+  decision?: DecisionRecord;
 }
 
 /** A refusal the runtime answered by the profile's blocking answer (`runtime.profiles.refuse`, issue 24). */
@@ -112,32 +121,12 @@ export interface ProfileListing {
   settings: Record<string, unknown>;
 }
 
-/** One hook of a resolved profile plan as `GET /v1/hooks?profile=…&event=…` shows it. */
-export interface ProfilePlanEntry {
-  name: string;
-  bundle: string;
-  event: string;
-  priority: number;
-  timeout_ms: number;
-  trust: string;
-  scope: string;
-  enabled: boolean;
-  fail_closed: boolean;
-  matcher: string | null;
-  sequential: boolean;
-  /** repo-yaml `match` filters as written (PROFILES §8.8), null when none. */
-  match: unknown;
-  /** repo-yaml `blocking` (PROFILES §8.8). */
-  blocking: boolean;
-  /** Set when an earlier hook with the same (bundle digest, action, matcher) runs in its place. */
-  deduplicated_by: string | null;
-  /** Exec hooks (PROFILES §6): the pinned command this hook runs outside the sandbox; null for a sandboxed hook. */
-  exec: { command: string; sha256: string; shell: boolean } | null;
-}
+export type { ProfilePlanEntry } from "../registry/listing.js";
 
 interface Deps {
   enabled: ReadonlyMap<string, EnabledProfile>;
-  store: ProfileHookStore;
+  /** Where the profile hooks are: each chain reads one snapshot (plan and guard of the same revision). */
+  registry: Pick<Registry, "snapshot">;
   backend: ChainBackend;
   audit: () => AuditTrail | undefined;
   metrics: Metrics;
@@ -202,7 +191,7 @@ const NO_CONSTITUTION = Object.freeze({ id: "(event-profile)", version: "0", rul
 /**
  * @example
  * ```ts
- * const profiles = createProfileFirer({ enabled, store, backend, audit: () => audit, metrics, clock, inputBounds, maxSessionsPerOwner: 100, assertOpen, pin, unpin });
+ * const profiles = createProfileFirer({ enabled, registry, backend, audit: () => audit, metrics, clock, inputBounds, maxSessionsPerOwner: 100, assertOpen, pin, unpin });
  * const { native, exit_code } = await profiles.fire("gemini-cli", "BeforeTool", { input });
  * ```
  */
@@ -419,7 +408,7 @@ export function createProfileFirer(deps: Deps) {
       exit_code: answer.exit_code,
       ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}),
       result: { chain_id: chainId, profile: profile.id, event, mode: "sequential", status: "completed", aborted_by: null, hook_results: [], duration_ms: 0 },
-      guard: deps.store.guard(profile.id).guard,
+      guard: deps.registry.snapshot().guard(profile.id).guard,
       unknown_event: true,
     };
   }
@@ -430,9 +419,13 @@ export function createProfileFirer(deps: Deps) {
     const ctx: ProfileContext = { strict: enabled.strict, settings: enabled.settings };
     const sessionId = implicit?.id;
     const key = implicit?.stateKey;
-    const guard = deps.store.guard(profile.id).guard;
-    const { ref: planRef, hooks, plan, hasExec } = deps.store.plan(enabled, event);
+    const snapshot = deps.registry.snapshot();
+    const guard = snapshot.guard(profile.id).guard;
+    const { ref: planRef, hooks, plan, hasExec } = snapshot.profilePlan(enabled, event);
     const chainId = randomUUID();
+    const startedAt = deps.clock.wallNow();
+    // The decision record names who fired the chain, with or without a session.
+    const client = request.principal?.id ?? null;
     // An event without hooks that the profile answers itself (ai-memory required_events: deny 503) is a
     // decision, metered and audited like a chain; the neutral answer is not (LLxprt "zero overhead").
     const ownAnswer = hooks.length === 0 ? profile.emptyPlanAnswer?.(event, ctx) : undefined;
@@ -459,6 +452,7 @@ export function createProfileFirer(deps: Deps) {
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
         profile: { profile: profile.id, event, mode: "sequential", ...answer },
       };
+      decide(result, profile, event, input, session.id, client, startedAt);
       return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input, guard);
     }
     // Select before crossing (chain/select.ts): matchers and the conditions that are final run here;
@@ -473,6 +467,7 @@ export function createProfileFirer(deps: Deps) {
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: records, duration_ms: 0,
         profile: { profile: profile.id, event, mode: chosen.selection.mode ?? "sequential", ...answer },
       };
+      decide(result, profile, event, input, session.id, client, startedAt);
       return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input, guard);
     }
     const sent = chosen === undefined ? hooks : sentHooks(hooks, chosen.sent);
@@ -507,6 +502,7 @@ export function createProfileFirer(deps: Deps) {
       const timeouts = result.hook_results.filter((h) => h.outcome === "timeout").length;
       result = { ...result, profile: { profile: profile.id, event, mode: "sequential", ...answer, ...(timeouts > 0 ? { timeout_violations: timeouts } : {}) } };
     }
+    decide(result, profile, event, input, session.id, client, startedAt);
     return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input, guard);
   }
 
@@ -533,6 +529,17 @@ export function createProfileFirer(deps: Deps) {
           : Promise.resolve({ kind: "threw", message: "this chain backend cannot run one sandboxed action (ChainBackend.invokeAction), which a chain with exec hooks needs" }),
     });
     return runChain(plan, request, { invoker, clock: deps.clock, ...(deps.jsonDepth !== undefined ? { limits: { jsonDepth: deps.jsonDepth } } : {}) });
+  }
+
+  /** The chain's decision record (chain/decision.ts), on `result.decision`: its answer, audit record and stream event carry it. */
+  function decide(result: ChainResult, profile: EventProfile, event: string, input: NativeObject, sessionId: string, client: string | null, startedAt: number): void {
+    const native = result.profile!.native;
+    const answerVerdict = profile.verdictOf(native, event);
+    const answerReason = answerVerdict === "allow" || answerVerdict === "observe" ? undefined : profile.reasonOf?.(native, event);
+    result.decision = buildDecision(result, {
+      profile: profile.id, event, at: new Date(startedAt).toISOString(), subject: profile.subjectOf?.(input, event) ?? { kind: "event" },
+      session: sessionId, client, answerVerdict, ...(answerReason !== undefined ? { answerReason } : {}), redact: redactString,
+    });
   }
 
   /** Metrics, failed-hook logging and the durable audit record of one profile chain, then the caller's answer. */
@@ -563,7 +570,10 @@ export function createProfileFirer(deps: Deps) {
       inputBytes: () => Buffer.byteLength(JSON.stringify(input)),
     });
     const answer = result.profile!;
-    return { native: answer.native, exit_code: answer.exit_code, ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}), result: profileResult(result), guard };
+    return {
+      native: answer.native, exit_code: answer.exit_code, ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}), result: profileResult(result), guard,
+      ...(result.decision !== undefined ? { decision: result.decision } : {}),
+    };
   }
 
   /**
@@ -582,7 +592,7 @@ export function createProfileFirer(deps: Deps) {
       return undefined;
     }
     const profile = enabled.profile;
-    const index = deps.store.guard(profile.id);
+    const index = deps.registry.snapshot().guard(profile.id);
     const guards = index.hooksByEvent.get(event);
     if (guards === undefined || profile.id === VCP_PROFILE_ID) return undefined;
     const message = refusal.message.length > REFUSAL_MESSAGE_CHARS ? `${refusal.message.slice(0, REFUSAL_MESSAGE_CHARS)}…` : refusal.message;
@@ -593,10 +603,19 @@ export function createProfileFirer(deps: Deps) {
     const chainId = randomUUID();
     const owner = request.principal?.id ?? null;
     deps.metrics.recordRefusedFailClosed(profile.id, event, refusal.code);
+    // A block like any other in the decision record; its subject is the event (the input was not read).
+    const refused: ChainResult = {
+      chain_id: chainId, type: "pre_inject", status: "aborted", reason, aborted_by: null, context: {}, constitution: NO_CONSTITUTION,
+      cascade_failure: false, hook_results: [], duration_ms: 0, profile: { profile: profile.id, event, mode: "sequential", ...answer },
+    };
+    const decision = buildDecision(refused, {
+      profile: profile.id, event, at: new Date(deps.clock.wallNow()).toISOString(), subject: { kind: "event" }, session: null, client: owner,
+      answerVerdict: "block", redact: redactString,
+    });
     const audit = deps.audit();
     if (audit !== undefined) {
       try {
-        await audit.recordProfileRefusal({ chainId, profile: profile.id, event, owner, code: refusal.code, message, guardedBy });
+        await audit.recordProfileRefusal({ chainId, profile: profile.id, event, owner, code: refusal.code, message, guardedBy, decision });
       } catch (err) {
         deps.logger?.error({ err, profile: profile.id, event, chain_id: chainId, code: refusal.code }, "audit log write failed for a refused fail-closed event; it is blocked all the same");
       }
@@ -608,6 +627,7 @@ export function createProfileFirer(deps: Deps) {
       result: { chain_id: chainId, profile: profile.id, event, mode: "sequential", status: "aborted", aborted_by: null, hook_results: [], duration_ms: 0 },
       guard: index.guard,
       refused: { code: refusal.code, message },
+      decision,
     };
   }
 
@@ -617,7 +637,7 @@ export function createProfileFirer(deps: Deps) {
 
     /** The profile's guard (issue 24): its fail-closed events and the revisions that say so; UNKNOWN_PROFILE / PROFILE_DISABLED for a profile not enabled. */
     guard(ref: string): ProfileGuard {
-      return deps.store.guard(enabledProfile(ref).profile.id).guard;
+      return deps.registry.snapshot().guard(enabledProfile(ref).profile.id).guard;
     },
 
     /** PROFILE_DISABLED unless the manifest's profile is enabled (install refuses before anything changes). */
@@ -639,23 +659,7 @@ export function createProfileFirer(deps: Deps) {
     plan(ref: string, event: string): ProfilePlanEntry[] {
       const enabled = enabledProfile(ref);
       assertProfileEvent(enabled.profile, event);
-      return deps.store.plan(enabled, event).plan.hooks.map(({ hook, duplicateOf }) => ({
-        name: hook.name,
-        bundle: hook.action.bundle,
-        event,
-        priority: hook.priority,
-        timeout_ms: hook.timeout_ms,
-        trust: hook.trust,
-        scope: hook.scope,
-        enabled: hook.enabled,
-        fail_closed: hook.fail_closed,
-        matcher: hook.matcher ?? null,
-        sequential: hook.sequential === true,
-        match: hook.match ?? null,
-        blocking: hook.blocking === true,
-        deduplicated_by: duplicateOf ?? null,
-        exec: hook.exec !== undefined ? { command: hook.exec.command, sha256: hook.exec.sha256, shell: hook.exec.shell === true } : null,
-      }));
+      return profilePlanEntries(deps.registry.snapshot().profilePlan(enabled, event));
     },
   };
 }

@@ -16,15 +16,16 @@ import type { Clock, LifecycleEventMap, LifecycleEventName, Logger } from "../ob
 import type { Principal } from "../registry/index.js";
 import type { SandboxOptions } from "../pool/index.js";
 import type { ChainBackend } from "./backend.js";
-import type { ProfileDeployment } from "./profile-hooks.js";
+import type { ProfileDeployment } from "../profiles/enabled.js";
 import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "./approvals.js";
 import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./fire-profile.js";
-import type { ProfileGuard } from "./profile-hooks.js";
+import type { ProfileGuard } from "../registry/index.js";
+import type { HookListFilter, HookListing } from "../registry/listing.js";
 import type { HookStatsView } from "./stats.js";
 import type { ReplicaVerdicts } from "./bundle-sync.js";
 import type { StoreOptions, StoreStatus } from "../store/index.js";
 import type { AuditOptions, AuditQuery } from "./audit-trail.js";
-import type { AuditRecord, AuditRetentionStats } from "../audit/index.js";
+import type { AuditRecord, AuditRetentionStats, DecisionPage, DecisionQuery } from "../audit/index.js";
 import type {
   AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, ContextReevaluation, HookRef, OpenSessionInput,
   PeriodicTickReport, SessionAccess, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
@@ -307,6 +308,13 @@ export interface Runtime {
      */
     chain(type: HookType, sessionId?: string, options?: SessionAccess): ResolvedHook[];
     /**
+     * Every hook of the registry (`GET /v1/hooks`), keyed by (profile, event): the VCP chains (profile
+     * `vcp`, event = type; `session`: that session's) then each enabled profile's plans, in the order
+     * they run. Filters `profile`, `event`, `bundle`, `type` combine; a profile that is not enabled or an
+     * event it does not have is INVALID_REQUEST naming the field.
+     */
+    list(filter?: HookListFilter & { session?: string }, options?: SessionAccess): HookListing[];
+    /**
      * Re-enable (or disable) a hook, e.g. after a cascade disabled it (spec §7.3.4). Without a
      * `sessionId`: globally (a deployment hook by default; operators only). With a `sessionId`: in that
      * session only: its session-scope hook of that name, else the deployment hook there (scope
@@ -362,6 +370,13 @@ export interface Runtime {
   audit: {
     query(query?: AuditQuery): Promise<AuditRecord[]>;
     head(): { seq: number; hash: string };
+  };
+  /**
+   * Decision records read back from the audit log (`GET /v1/decisions`, docs/decisions.md): one page,
+   * newest first; `query.client` scopes it to the chains one principal fired. AUDIT_DISABLED when off.
+   */
+  decisions: {
+    query(query: DecisionQuery): Promise<DecisionPage>;
   };
   /** Prometheus text exposition of the runtime's metrics (DESIGN §6.2 `GET /metrics`). */
   metrics(): Promise<string>;

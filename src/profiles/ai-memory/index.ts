@@ -10,10 +10,11 @@
 import { z } from "zod";
 import { compileGlob, type CompiledGlob } from "../common/glob.js";
 import type {
-  Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict,
+  Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict, SubjectFacts,
 } from "../types.js";
 import { answerFieldsOf, fieldMatcher, MATCH_ALL } from "../common/native.js";
 import { MAX_MATCHED_FIELD_LENGTH } from "../common/scan.js";
+import { reasonAt } from "../common/subject.js";
 import { decodeDecision, parseCommandResult as parseAiMemoryCommand } from "./decision.js";
 import { AI_MEMORY_EVENTS } from "./events.js";
 import { decisionLine, foldAiMemory, type ChainResult } from "./fold.js";
@@ -149,6 +150,17 @@ export const aiMemoryProfile: EventProfile = {
 
   // The envelope validateInput accepts (conditions read `payload.…`; its payload is the event's own).
   inputSchema: (event: string) => (Object.hasOwn(AI_MEMORY_EVENTS, event) ? ENVELOPE : undefined),
+
+  subjectOf(input: NativeObject, event: string): SubjectFacts {
+    // The memory operation (`pre_store` ⇒ `store`) is the "tool"; the namespace it touches is its path.
+    const payload = isObject(input.payload) ? input.payload : {};
+    const namespace = typeof payload.namespace === "string" && payload.namespace !== "" ? { path: payload.namespace } : {};
+    return { kind: "tool", tool: event.replace(/^(?:pre|post|on)_/, ""), ...namespace };
+  },
+
+  reasonOf(output: NativeObject): string | undefined {
+    return reasonAt(output, ["reason", "prompt"]);
+  },
 
   validateInput(input: unknown, event: string): Decoded<NativeObject> {
     if (!Object.hasOwn(AI_MEMORY_EVENTS, event)) return { ok: false, error: `event: ${JSON.stringify(event)} is not an ai-memory event` };

@@ -9,9 +9,10 @@
  */
 import { z } from "zod";
 import type {
-  Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict,
+  Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict, SubjectFacts,
 } from "../types.js";
 import { answerFieldsOf, MATCH_ALL } from "../common/native.js";
+import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
 import { AMPLIFIER_EVENTS, amplifierEventSpec, isAmplifierEvent } from "./events.js";
 import { foldAmplifier } from "./fold.js";
 import { decodeHookResult, defaultResult, type HookResult } from "./output.js";
@@ -88,6 +89,17 @@ export const amplifierProfile: EventProfile = {
   },
 
   inputSchema: (event: string) => (isAmplifierEvent(event) ? INPUT : undefined),
+
+  subjectOf(input: NativeObject, event: string): SubjectFacts {
+    const data = isObject(input.data) ? input.data : {};
+    if (event === "prompt:submit") return promptSubject(data.prompt);
+    // tool:pre / tool:post / tool:error carry the tool call in data; other events are the event itself.
+    return toolSubject(data.tool_name, data.tool_input);
+  },
+
+  reasonOf(output: NativeObject): string | undefined {
+    return reasonAt(output, ["reason", "approval_prompt"]);
+  },
 
   validateInput(input: unknown, event: string): Decoded<NativeObject> {
     if (!isAmplifierEvent(event)) return { ok: false, error: `event: ${JSON.stringify(event)} is neither an Amplifier event nor a custom "namespace:name"` };

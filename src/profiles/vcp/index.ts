@@ -58,6 +58,9 @@ export const vcpProfile: EventProfile = Object.freeze({
     const parsed = HookResultSchema.safeParse(raw);
     return parsed.success ? { ok: true, value: parsed.data as NativeObject } : { ok: false, error: parsed.error.issues.map((i) => i.message).join("; ") };
   },
+  subjectOf(_input: NativeObject, event: string) {
+    return { kind: "vcp" as const, vcp_type: event };
+  },
   failureOutput(hook: string, why: string, failClosed: boolean, event: string) {
     // spec §7.4 fail-closed, except for periodic hooks, which are part of no event and cannot abort (§3.6).
     return failClosed && event !== "periodic" ? { status: "abort", reason: `fail-closed: ${hook}: ${why}` } : CONTINUE;
@@ -83,7 +86,7 @@ export const vcpProfile: EventProfile = Object.freeze({
   composeInput: composeHookInput,
   decodeResult: decodeHookResult,
   reasonOf(output: NativeObject) {
-    return typeof output["reason"] === "string" ? output["reason"] : undefined;
+    return typeof output["reason"] === "string" && output["reason"] !== "" ? output["reason"] : undefined;
   },
   observerDenial: hookResultDenial,
   blockIgnored(output: NativeObject, event: string) {
