@@ -59,7 +59,7 @@ import { createSharedImplicitSessions, createSharedRateLimiter, openSharedStore,
 import { createBundleSync } from "./bundle-sync.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
-export type { BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions, Runtime, RuntimeOptions, RuntimeStatus } from "./types.js";
+export type { BundleInfo, BundleInstallError, KeptRevision, BundleSource, FireInput, InstallOptions, Runtime, RuntimeOptions, RuntimeStatus } from "./types.js";
 
 /**
  * Create a vcp-hooks runtime: registry, sandbox process and chain execution behind one API.
@@ -385,6 +385,13 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       },
       list: () => bundles.list(),
       get: (name) => bundles.get(name),
+      revisions: (name) => bundles.revisions(name),
+      revision: (name, digest) => bundles.revision(name, digest),
+      async rollback(name, digest, rollbackOptions = {}) {
+        await admitRegistryChange(rollbackOptions.principal);
+        // SECURITY: the kept artifact is verified again like an upload (digest, signatures, keyring).
+        return bundles.install(await bundles.revisionArtifact(name, digest), { ...rollbackOptions, allowDowngrade: true });
+      },
     },
 
     sessions: {

@@ -12,6 +12,7 @@ import { errorStatuses } from "./errors.js";
 const BUNDLE_NAME = NAME_PATTERNS.BUNDLE_NAME.pattern;
 const HOOK_NAME = NAME_PATTERNS.HOOK_NAME.pattern;
 const SESSION_ID = NAME_PATTERNS.SESSION_ID.pattern;
+const DIGEST = NAME_PATTERNS.DIGEST.pattern;
 
 const object = (properties: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
   type: "object",
@@ -344,6 +345,14 @@ export const SharedSchemas = [
 ];
 
 const nameParams = { type: "object", required: ["name"], properties: { name: { type: "string", pattern: BUNDLE_NAME } } } as const;
+const revisionParams = { type: "object", required: ["name", "digest"], properties: { name: { type: "string", pattern: BUNDLE_NAME }, digest: { type: "string", pattern: DIGEST } } } as const;
+const revisionShape = {
+  version: { type: "string" },
+  digest: { type: "string" },
+  signed_by: { type: ["string", "null"], description: "key id of the verifying signature; null for an unsigned bundle" },
+  activated_at: { type: "string", description: "when this revision became active" },
+  active: { type: "boolean", description: "the revision chains run now" },
+} as const;
 const sessionParams = { type: "object", required: ["id"], properties: { id: { type: "string", pattern: SESSION_ID } } } as const;
 /** Session ids are per owner: an operator names a client's session with `owner` (clients' `owner` is ignored). */
 const OWNER = { type: "string", minLength: 1, maxLength: 256, description: "operators: the principal id that opened the session (needed when two owners use the same session id)" } as const;
@@ -445,6 +454,28 @@ export const routes = withOperationIds({
   },
   getBundle: { tags: ["bundles"], summary: "One installed bundle", security: security("operator"), params: nameParams, response: { 200: { $ref: "BundleInfo#" }, ...errors(...AUTH, 400, 404) } },
   removeBundle: { tags: ["bundles"], summary: "Remove a bundle and all its hooks", security: security("operator"), params: nameParams, response: { 200: { $ref: "BundleInfo#" }, ...errors(...AUTH, 400, 404) } },
+  listBundleRevisions: {
+    tags: ["bundles"],
+    summary: "The revisions the server keeps of a bundle (the active one and the last few before it), newest first: what a roll back can return to",
+    security: security("operator"),
+    params: nameParams,
+    response: { 200: object({ bundle: { type: "string" }, revisions: { type: "array", items: object(revisionShape) } }), ...errors(...AUTH, 400, 404) },
+  },
+  getBundleRevision: {
+    tags: ["bundles"],
+    summary: "One kept revision of a bundle with its manifest (to compare two revisions); 404 UNKNOWN_REVISION when it is not kept",
+    security: security("operator"),
+    params: revisionParams,
+    response: { 200: object({ ...revisionShape, manifest: { type: "object", additionalProperties: true } }), ...errors(...AUTH, 400, 404) },
+  },
+  rollbackBundle: {
+    tags: ["bundles"],
+    summary: "Make a kept revision of a bundle active again (verified again like an upload, downgrade allowed)",
+    security: security("operator"),
+    params: nameParams,
+    body: { type: "object", required: ["digest"], additionalProperties: false, properties: { digest: { type: "string", pattern: DIGEST } } },
+    response: { 201: { $ref: "BundleInfo#" }, 200: { description: "this digest was already the active revision: nothing changed", $ref: "BundleInfo#" }, ...errors(...AUTH, ...BODY, 404, 409) },
+  },
   hooks: {
     tags: ["hooks"],
     summary: "Every hook of the registry, keyed by (profile, event), in the order each chain runs it: the VCP chains (profile vcp, event = type) then each enabled profile's plans; filters profile, event, bundle, type combine, each alone valid",
@@ -499,6 +530,16 @@ export const routes = withOperationIds({
         wait_approval: { type: "integer", enum: [0, 1], description: "1: an Amplifier ask_user answer waits for its approval's decision (or the default at the timeout) and answers the decided continue / deny" },
       },
     },
+    headers: {
+      type: "object",
+      properties: {
+        "x-vcp-hook-env": {
+          type: "string",
+          maxLength: 8192,
+          description: "The agent's hook environment for the event's exec hooks (docs/agent-env.md): NAME=VALUE pairs joined by \"&\", each VALUE UTF-8 percent-encoded; only the profile's documented variables (e.g. CLAUDE_PROJECT_DIR), at most 16, each value at most 4096 bytes",
+        },
+      },
+    },
     body: { description: "The agent's native input JSON (what its command hook reads on stdin)" },
     response: {
       200: object({
@@ -525,6 +566,7 @@ export const routes = withOperationIds({
           "X-VCP-Exit-Code": { type: "string", enum: ["0", "1", "2"], description: "?answer=native: the exit code of the native answer" },
           "X-VCP-Guard-Revisions": { type: "string", description: "?answer=native: guard.revisions" },
           "X-VCP-Fail-Closed-Events": { type: "string", description: "?answer=native: guard.fail_closed_events joined by \",\" (empty when none)" },
+          "X-VCP-Stderr": { type: "string", description: "?answer=native, when the answer has stderr: that text redacted, control characters but newlines spelled out, at most 4096 characters, percent-encoded (the sh adapter prints it)" },
         },
       }),
       ...errors(...AUTH, ...BODY, 404, 429),
