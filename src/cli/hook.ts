@@ -1,5 +1,5 @@
 /**
- * `vcp-hooks hook <Event> --dialect gemini|llxprt|claude|codex|vscode|cursor|openhands|goose|ai-memory|repo-yaml` — the drop-in adapter
+ * `vcp-hooks hook <Event> --dialect gemini|llxprt|claude|codex|vscode|cursor|openhands|goose|copilot|ai-memory|repo-yaml` — the drop-in adapter
  * (PROFILES §5, §8.1, §8.11). An agent runs it as its command hook: it reads the event JSON from stdin
  * once, POSTs it to the server's profile route, prints the native answer and exits with the code the
  * agent reads as that answer.
@@ -28,9 +28,9 @@ import { redactString } from "../audit/redact-string.js";
 import { decideFailure, guardOf, readGuard, writeGuard, type FailDecision, type GuardFacts } from "./hook-guard.js";
 import { decodeHookEnv, encodeHookEnv, HOOK_ENV_HEADER } from "../tooling/hook-env.js";
 
-export const DIALECTS = ["gemini", "llxprt", "claude", "codex", "vscode", "cursor", "openhands", "goose", "ai-memory", "repo-yaml"] as const;
+export const DIALECTS = ["gemini", "llxprt", "claude", "codex", "vscode", "cursor", "openhands", "goose", "copilot", "ai-memory", "repo-yaml"] as const;
 export type Dialect = (typeof DIALECTS)[number];
-export const PROFILE_OF: Record<Dialect, string> = { gemini: "gemini-cli", llxprt: "llxprt", claude: "claude-code", codex: "codex", vscode: "vscode", cursor: "cursor", openhands: "openhands", goose: "goose", "ai-memory": "ai-memory", "repo-yaml": "repo-yaml" };
+export const PROFILE_OF: Record<Dialect, string> = { gemini: "gemini-cli", llxprt: "llxprt", claude: "claude-code", codex: "codex", vscode: "vscode", cursor: "cursor", openhands: "openhands", goose: "goose", copilot: "copilot", "ai-memory": "ai-memory", "repo-yaml": "repo-yaml" };
 export const ON_ERROR = ["auto", "warn", "block", "allow"] as const;
 export type OnError = (typeof ON_ERROR)[number];
 /** What a failure is rendered as, once `auto` is resolved for the event. */
@@ -44,7 +44,7 @@ const DEFAULT_SERVER = "http://127.0.0.1:8787";
  * settings give 15 s; ai-memory's write-class deadline is 5 s and docs/drop-in.md's hooks.toml 5000 ms.
  * With --embedded it is the whole call's deadline, the runtime's start included.
  */
-export const DEFAULT_TIMEOUT_MS: Record<Dialect, number> = { gemini: 10_000, llxprt: 10_000, claude: 10_000, codex: 10_000, vscode: 10_000, cursor: 10_000, openhands: 10_000, goose: 10_000, "ai-memory": 4_000, "repo-yaml": 10_000 };
+export const DEFAULT_TIMEOUT_MS: Record<Dialect, number> = { gemini: 10_000, llxprt: 10_000, claude: 10_000, codex: 10_000, vscode: 10_000, cursor: 10_000, openhands: 10_000, goose: 10_000, copilot: 10_000, "ai-memory": 4_000, "repo-yaml": 10_000 };
 /** Largest event read from stdin and largest answer read from the server. */
 const MAX_BYTES = 16 * 1024 * 1024;
 /** Largest token file read (a token is 43 characters; this leaves room for comments and newlines). */
@@ -52,7 +52,7 @@ const MAX_TOKEN_FILE_BYTES = 4096;
 /** A request body goes out in pieces of this size, so that an early answer (a 413) is read before the rest is written. */
 const WRITE_PIECE_BYTES = 64 * 1024;
 
-export const HOOK_USAGE = `usage: vcp-hooks hook <Event> --dialect gemini|llxprt|claude|codex|vscode|cursor|openhands|goose|ai-memory|repo-yaml [options]
+export const HOOK_USAGE = `usage: vcp-hooks hook <Event> --dialect gemini|llxprt|claude|codex|vscode|cursor|openhands|goose|copilot|ai-memory|repo-yaml [options]
        vcp-hooks hook --dialect ai-memory [--daemon] [options]       (the event comes from the envelope)
        vcp-hooks hook --write-shim ai-memory --out <path> [--daemon] [options]
        vcp-hooks hook --print-sh > vcp-hook.sh   (the same adapter as a POSIX sh script with curl;
@@ -134,7 +134,9 @@ export function renderAnswer(dialect: Dialect, answer: RouteAnswer): Rendered {
     case "cursor":
     case "openhands":
     case "goose":
-      // Exit 0 with the JSON: the one code both forks, Claude, Codex and VS Code read the same way, deny included.
+    case "copilot":
+      // Exit 0 with the JSON: the one code both forks, Claude, Codex and VS Code read the same way, deny included
+      // (Copilot reads stdout only at exit 0: it logs and skips a hook that exits non-zero).
       return { stdout: `${json}\n`, stderr, exitCode: 0 };
     case "ai-memory":
       // One decision line; ai-memory reads the last non-empty stdout line.
@@ -170,6 +172,12 @@ export function renderFailure(dialect: Dialect, mode: FailMode, why: string, dae
     if (dialect === "ai-memory") return { stdout: `${jsonLine({ action: "deny", reason, code: 503 })}\n`, stderr: line(`vcp-hooks hook: ${why}`), exitCode: 0 };
     if (dialect === "repo-yaml") {
       return { stdout: `${jsonLine({ error: "blocked_by_policy", logs: [{ level: "error", message: reason }] })}\n`, stderr: line(`vcp-hooks hook: ${why}`), exitCode: 2 };
+    }
+    if (dialect === "copilot") {
+      // SECURITY: Copilot skips a hook that exits non-zero (preToolUse included), so its block is stdout JSON
+      // at exit 0: the deny of preToolUse and of permissionRequest in one object (each event reads its own).
+      const deny = { permissionDecision: "deny", permissionDecisionReason: reason, behavior: "deny", message: reason };
+      return { stdout: `${jsonLine(deny)}\n`, stderr: line(`vcp-hooks hook: ${why}`), exitCode: 0 };
     }
     // gemini/llxprt: exit 2 with the reason on stderr = deny with that reason; Claude, Codex, VS Code: exit 2 = block; Cursor, OpenHands, goose: exit 2 = deny.
     return { stdout: "", stderr: line(reason), exitCode: 2 };

@@ -25,6 +25,7 @@ import { vscodeProfile } from "./vscode/index.js";
 import { cursorProfile } from "./cursor/index.js";
 import { openhandsProfile } from "./openhands/index.js";
 import { gooseProfile } from "./goose/index.js";
+import { copilotProfile } from "./copilot/index.js";
 
 export type { EventProfile, EventSpec, ProfileContext, NativeObject, Decoded, CompiledMatcher, PresentedAnswer, Verdict, ExitCode, Aggregated } from "./types.js";
 export { vcpProfile, VCP_PROFILE_ID } from "./vcp/index.js";
@@ -33,7 +34,7 @@ export { profileConditionFields } from "./common/condition-fields.js";
 export { MAX_MATCHER_COST, MatcherCostError, ScanBudgetExceeded, type ScanMeter } from "./common/scan.js";
 
 /** The built-in profiles, in listing order. */
-const BUILT_IN: readonly EventProfile[] = [vcpProfile, geminiCliProfile, llxprtProfile, claudeCodeProfile, amplifierProfile, aiMemoryProfile, repoYamlProfile, codexProfile, vscodeProfile, cursorProfile, openhandsProfile, gooseProfile];
+const BUILT_IN: readonly EventProfile[] = [vcpProfile, geminiCliProfile, llxprtProfile, claudeCodeProfile, amplifierProfile, aiMemoryProfile, repoYamlProfile, codexProfile, vscodeProfile, cursorProfile, openhandsProfile, gooseProfile, copilotProfile];
 
 /** id → profile; built-ins first, then {@link registerProfile} (embedders and tests). */
 const catalogue = new Map<string, EventProfile>(BUILT_IN.map((p) => [p.id, p]));

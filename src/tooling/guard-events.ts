@@ -8,6 +8,7 @@
  *   claude-code, codex  PreToolUse, PermissionRequest
  *   vscode, openhands,  PreToolUse
  *   goose
+ *   copilot             preToolUse, permissionRequest
  *   cursor              beforeShellExecution, beforeMCPExecution, beforeReadFile, preToolUse
  *   ai-memory           every pre_* event (pre_store, pre_recall, pre_delete, …)
  *   repo-yaml           PreAbilityCall (its only blocking event)
@@ -29,6 +30,8 @@ export function isToolEvent(profile: string, event: string): boolean {
     case "openhands":
     case "goose":
       return event === "PreToolUse";
+    case "copilot":
+      return event === "preToolUse" || event === "permissionRequest";
     case "cursor":
       return event === "beforeShellExecution" || event === "beforeMCPExecution" || event === "beforeReadFile" || event === "preToolUse";
     case "ai-memory":

@@ -54,6 +54,10 @@ const ROWS: readonly Row[] = [
     input: { event: "PreToolUse", session_id: "ss-goose", matcher_context: "developer__shell", tool_name: "developer__shell", tool_input: { command: "rm -rf /" }, working_dir: CWD, tool_call_id: "call-1" },
   },
   {
+    profile: "copilot", policy: "copilot-safe-shell", event: "preToolUse", dialect: "copilot",
+    input: { sessionId: "ss-copilot", timestamp: 1704614600000, cwd: CWD, toolName: "bash", toolArgs: JSON.stringify({ command: "rm -rf /", description: "clean" }) },
+  },
+  {
     profile: "openhands", policy: "openhands-safe-shell", event: "PreToolUse", dialect: "openhands",
     input: { event_type: "PreToolUse", tool_name: "terminal", tool_input: { command: "rm -rf /" }, session_id: "ss-openhands", working_dir: CWD, metadata: {} },
   },
