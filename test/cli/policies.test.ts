@@ -18,6 +18,7 @@ const EXPECTED = [
   "audit-selection",
   "claude-safe-shell",
   "codex-safe-shell",
+  "copilot-safe-shell",
   "cursor-safe-shell",
   "gemini-safe-shell",
   "goose-safe-shell",

@@ -10,7 +10,7 @@ import { createServer as createTcpServer, type AddressInfo, type Socket } from "
 import { guardPath } from "../../../src/cli/hook-guard.js";
 import { hook, MAIN, refusedUrl, runProcess, startStandIn, type AdapterTarget, type RouteReply } from "./stand-in.js";
 
-type Dialect = "gemini" | "llxprt" | "claude" | "codex" | "vscode" | "cursor" | "openhands" | "goose" | "ai-memory" | "repo-yaml";
+type Dialect = "gemini" | "llxprt" | "claude" | "codex" | "vscode" | "cursor" | "openhands" | "goose" | "copilot" | "ai-memory" | "repo-yaml";
 
 const INPUT: Record<Dialect, { event: string | undefined; body: Record<string, unknown> }> = {
   gemini: { event: "BeforeTool", body: { session_id: "s1", transcript_path: "/t", cwd: "/w", hook_event_name: "BeforeTool", timestamp: "2026-11-26T00:00:00Z", tool_name: "run_shell_command", tool_input: { command: "rm -rf /" } } },
@@ -21,10 +21,11 @@ const INPUT: Record<Dialect, { event: string | undefined; body: Record<string, u
   cursor: { event: "beforeShellExecution", body: { hook_event_name: "beforeShellExecution", conversation_id: "c1", generation_id: "g1", workspace_roots: ["/w"], command: "rm -rf /", cwd: "/w" } },
   openhands: { event: "PreToolUse", body: { event_type: "PreToolUse", tool_name: "terminal", tool_input: { command: "rm -rf /" }, session_id: "s1", working_dir: "/w", metadata: {} } },
   goose: { event: "PreToolUse", body: { event: "PreToolUse", session_id: "s1", matcher_context: "developer__shell", tool_name: "developer__shell", tool_input: { command: "rm -rf /" }, working_dir: "/w" } },
+  copilot: { event: "preToolUse", body: { sessionId: "s1", timestamp: 1704614600000, cwd: "/w", toolName: "bash", toolArgs: JSON.stringify({ command: "rm -rf /" }) } },
   "ai-memory": { event: undefined, body: { event: "pre_store", payload: { namespace: "n", content: "my password is hunter2" } } },
   "repo-yaml": { event: "PreAbilityCall", body: { event_type: "PreAbilityCall", ability_id: "fs.write", session_id: "s1" } },
 };
-const PROFILE: Record<Dialect, string> = { gemini: "gemini-cli", llxprt: "llxprt", claude: "claude-code", codex: "codex", vscode: "vscode", cursor: "cursor", openhands: "openhands", goose: "goose", "ai-memory": "ai-memory", "repo-yaml": "repo-yaml" };
+const PROFILE: Record<Dialect, string> = { gemini: "gemini-cli", llxprt: "llxprt", claude: "claude-code", codex: "codex", vscode: "vscode", cursor: "cursor", openhands: "openhands", goose: "goose", copilot: "copilot", "ai-memory": "ai-memory", "repo-yaml": "repo-yaml" };
 
 // The native answers a profile route gives for each verdict (PROFILES §3), and the exit code the route reports.
 const ANSWERS: Record<Dialect, Record<string, { native: Record<string, unknown>; exit_code: number }>> = {
@@ -83,6 +84,13 @@ const ANSWERS: Record<Dialect, Record<string, { native: Record<string, unknown>;
     ask: { native: { decision: "block", reason: "confirm first" }, exit_code: 0 },
     modify: { native: { decision: "allow" }, exit_code: 0 },
     stop: { native: { decision: "block", reason: "done" }, exit_code: 0 },
+  },
+  copilot: {
+    allow: { native: {}, exit_code: 0 },
+    deny: { native: { permissionDecision: "deny", permissionDecisionReason: "no rm -rf" }, exit_code: 0 },
+    ask: { native: { permissionDecision: "ask", permissionDecisionReason: "confirm first" }, exit_code: 0 },
+    modify: { native: { modifiedArgs: { command: "ls" } }, exit_code: 0 },
+    stop: { native: { permissionDecision: "deny", permissionDecisionReason: "done" }, exit_code: 0 },
   },
   "ai-memory": {
     allow: { native: { action: "allow" }, exit_code: 0 },
@@ -151,6 +159,12 @@ describe("--on-error", () => {
     cursor: (r) => expect([r.code, r.stdout]).toEqual([2, ""]),
     openhands: (r) => expect([r.code, r.stdout]).toEqual([2, ""]),
     goose: (r) => expect([r.code, r.stdout]).toEqual([2, ""]),
+    // Copilot logs and skips a hook that exits non-zero: its block is a deny on stdout at exit 0.
+    copilot: (r) => {
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny", behavior: "deny" });
+      expect(JSON.parse(r.stdout).permissionDecisionReason).toMatch(/^vcp-hooks unavailable: /);
+    },
     "ai-memory": (r) => {
       expect(r.code).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ action: "deny", code: 503 });

@@ -23,8 +23,8 @@ describe("parseResponse", () => {
 });
 
 describe("rendering", () => {
-  test("gemini/llxprt/claude/codex/vscode/cursor/openhands/goose print the native JSON and exit 0 even for a deny", () => {
-    for (const d of ["gemini", "llxprt", "claude", "codex", "vscode", "cursor", "openhands", "goose"] as const) {
+  test("gemini/llxprt/claude/codex/vscode/cursor/openhands/goose/copilot print the native JSON and exit 0 even for a deny", () => {
+    for (const d of ["gemini", "llxprt", "claude", "codex", "vscode", "cursor", "openhands", "goose", "copilot"] as const) {
       expect(renderAnswer(d, { native: { decision: "deny", reason: "no" }, exit_code: 2 })).toEqual({ stdout: '{"decision":"deny","reason":"no"}\n', stderr: "", exitCode: 0 });
     }
   });
@@ -42,6 +42,13 @@ describe("rendering", () => {
     expect(renderFailure("claude", "block", "down")).toEqual({ stdout: "", stderr: "vcp-hooks unavailable: down\n", exitCode: 2 });
     // Codex reads exit 2 with the reason on stderr as a block (PreToolUse: "blocking reason").
     expect(renderFailure("codex", "block", "down")).toEqual({ stdout: "", stderr: "vcp-hooks unavailable: down\n", exitCode: 2 });
+    // Copilot skips a hook that exits non-zero ("they never block agent execution"): its block is a deny on
+    // stdout at exit 0, in both the preToolUse and the permissionRequest shape.
+    expect(renderFailure("copilot", "block", "down")).toEqual({
+      stdout: '{"permissionDecision":"deny","permissionDecisionReason":"vcp-hooks unavailable: down","behavior":"deny","message":"vcp-hooks unavailable: down"}\n',
+      stderr: "vcp-hooks hook: down\n",
+      exitCode: 0,
+    });
   });
   test("--on-error allow is silent; in daemon mode it still owes a line", () => {
     expect(renderFailure("gemini", "allow", "down")).toEqual({ stdout: "", stderr: "", exitCode: 0 });

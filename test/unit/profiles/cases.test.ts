@@ -19,6 +19,7 @@ import { vscodeProfile } from "../../../src/profiles/vscode/index.js";
 import { cursorProfile } from "../../../src/profiles/cursor/index.js";
 import { openhandsProfile } from "../../../src/profiles/openhands/index.js";
 import { gooseProfile } from "../../../src/profiles/goose/index.js";
+import { copilotProfile } from "../../../src/profiles/copilot/index.js";
 import { geminiCliProfile } from "../../../src/profiles/gemini-cli/index.js";
 import { llxprtProfile } from "../../../src/profiles/llxprt/index.js";
 import type { EventProfile, NativeObject } from "../../../src/profiles/types.js";
@@ -33,6 +34,7 @@ const PROFILES: Readonly<Record<string, EventProfile>> = {
   cursor: cursorProfile,
   openhands: openhandsProfile,
   goose: gooseProfile,
+  copilot: copilotProfile,
 };
 const ROOT = join(import.meta.dirname, "..", "..", "profiles");
 
@@ -56,7 +58,7 @@ const HookCase = z
 const Case = z.strictObject({
   name: z.string().min(1),
   upstream: z.string().optional(),
-  profile: z.enum(["gemini-cli", "llxprt", "claude-code", "codex", "vscode", "cursor", "openhands", "goose"]),
+  profile: z.enum(["gemini-cli", "llxprt", "claude-code", "codex", "vscode", "cursor", "openhands", "goose", "copilot"]),
   event: z.string(),
   strict: z.boolean().optional(),
   pure: z.boolean().optional(),
@@ -79,7 +81,7 @@ function loadCases(): Array<{ file: string; data: Case }> {
   const out: Array<{ file: string; data: Case }> = [];
   // The agent profiles' folders; the others (amplifier, ai-memory, repo-yaml) have their own pure runner
   // (more-cases.test.ts), and every folder runs through the real runtime in test/profiles/.
-  const agentProfiles = new Set(["gemini-cli", "llxprt", "claude-code", "codex", "vscode", "cursor", "openhands", "goose"]);
+  const agentProfiles = new Set(["gemini-cli", "llxprt", "claude-code", "codex", "vscode", "cursor", "openhands", "goose", "copilot"]);
   for (const profile of readdirSync(ROOT, { withFileTypes: true }).filter((e) => e.isDirectory() && agentProfiles.has(e.name)).map((e) => e.name).sort()) {
     for (const file of readdirSync(join(ROOT, profile)).filter((f) => f.endsWith(".yaml")).sort()) {
       const path = join(ROOT, profile, file);

@@ -30,7 +30,7 @@ describe.each(agents.map((p) => [p.id, p] as const))("%s", (_id, profile) => {
     if (event === "BeforeToolSelection") {
       // Gemini's merged tool selection carries no text: no tool at all is the block (the reason is on stderr).
       expect(answer.native).toMatchObject({ hookSpecificOutput: { toolConfig: { mode: "NONE", allowedFunctionNames: [] } } });
-    } else if (!((profile.id === "cursor" && profile.events[event]!.advisory === true) || ((profile.id === "openhands" || profile.id === "goose") && profile.events[event]!.can_block !== true))) {
+    } else if (!((profile.id === "cursor" && profile.events[event]!.advisory === true) || ((profile.id === "openhands" || profile.id === "goose") && profile.events[event]!.can_block !== true || (profile.id === "copilot" && event !== "preToolUse" && event !== "permissionRequest")))) {
       expect(JSON.stringify(answer.native)).toContain("PAYLOAD_TOO_LARGE");
     }
     if (profile.id === "repo-yaml") {
@@ -43,8 +43,9 @@ describe.each(agents.map((p) => [p.id, p] as const))("%s", (_id, profile) => {
     // (BeforeToolSelection cannot block: taking every tool away is its most restrictive answer. Codex
     // reads nothing but a systemMessage on Interrupt and SessionEnd: there the refusal is only said.)
     // Cursor's fire-and-forget events and OpenHands' non-blocking ones read nothing a refusal could say;
-    // Cursor's context events only take context.
-    const saysNothing = (profile.id === "cursor" && profile.events[event]!.advisory === true) || ((profile.id === "openhands" || profile.id === "goose") && profile.events[event]!.can_block !== true);
+    // Cursor's context events only take context. Copilot reads a deny only on preToolUse and permissionRequest
+    // (a stop "block" would start another turn, not refuse anything).
+    const saysNothing = (profile.id === "cursor" && profile.events[event]!.advisory === true) || ((profile.id === "openhands" || profile.id === "goose") && profile.events[event]!.can_block !== true || (profile.id === "copilot" && event !== "preToolUse" && event !== "permissionRequest"));
     const unrefusable =
       event === "BeforeToolSelection" ||
       (profile.id === "codex" && (event === "Interrupt" || event === "SessionEnd")) ||
