@@ -16,13 +16,16 @@
  * out or prints invalid JSON — it goes on the guard events, as Claude Code's `onFailure`. OpenHands
  * (`~/.openhands/hooks.json`) reads Claude Code's layout, seconds, no failing-hook switch. goose (a
  * plugin's `hooks/hooks.json`) reads it too, but its matcher is a regex (`*` is invalid there, so the
- * groups carry none) and its switch is `"on_failure": "block"` (PreToolUse only).
+ * groups carry none) and its switch is `"on_failure": "block"` (PreToolUse only). GitHub Copilot
+ * (`.github/hooks/*.json`, `version: 1`) lists hooks directly with `bash` / `powershell` commands and
+ * `timeoutSec`; it has no failing-hook switch (a failed hook is logged and skipped), so the adapter's own
+ * `--on-error auto` deny on stdout is what blocks.
  */
 import { isToolEvent } from "./guard-events.js";
 
-export type SettingsAgent = "claude-code" | "gemini-cli" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands" | "goose";
+export type SettingsAgent = "claude-code" | "gemini-cli" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands" | "goose" | "copilot";
 
-const DIALECT: Record<SettingsAgent, string> = { "claude-code": "claude", "gemini-cli": "gemini", llxprt: "llxprt", codex: "codex", vscode: "vscode", cursor: "cursor", openhands: "openhands", goose: "goose" };
+const DIALECT: Record<SettingsAgent, string> = { "claude-code": "claude", "gemini-cli": "gemini", llxprt: "llxprt", codex: "codex", vscode: "vscode", cursor: "cursor", openhands: "openhands", goose: "goose", copilot: "copilot" };
 /** Events whose matcher is a tool name; elsewhere the groups carry no matcher. */
 const TOOL_MATCHED = new Set(["PreToolUse", "PostToolUse", "PermissionRequest", "BeforeTool", "AfterTool"]);
 /**
@@ -33,14 +36,14 @@ const TIMEOUT_S = 15;
 
 /** Which agent's settings file a profile's hooks go into, or undefined (a profile with no settings.json). */
 export function settingsAgentOf(profile: string): SettingsAgent | undefined {
-  return profile === "claude-code" || profile === "gemini-cli" || profile === "llxprt" || profile === "codex" || profile === "vscode" || profile === "cursor" || profile === "openhands" || profile === "goose" ? profile : undefined;
+  return profile === "claude-code" || profile === "gemini-cli" || profile === "llxprt" || profile === "codex" || profile === "vscode" || profile === "cursor" || profile === "openhands" || profile === "goose" || profile === "copilot" ? profile : undefined;
 }
 
 /** The name `init` and `import` give the file they write the block to. */
-export const GENERATED_FILE: Record<SettingsAgent, string> = { "claude-code": "claude-settings.json", "gemini-cli": "gemini-settings.json", llxprt: "llxprt-settings.json", codex: "codex-hooks.json", vscode: "vscode-hooks.json", cursor: "cursor-hooks.json", openhands: "openhands-hooks.json", goose: "goose-hooks.json" };
+export const GENERATED_FILE: Record<SettingsAgent, string> = { "claude-code": "claude-settings.json", "gemini-cli": "gemini-settings.json", llxprt: "llxprt-settings.json", codex: "codex-hooks.json", vscode: "vscode-hooks.json", cursor: "cursor-hooks.json", openhands: "openhands-hooks.json", goose: "goose-hooks.json", copilot: "copilot-hooks.json" };
 
 /** Where the block goes, for the messages that point at it. */
-export const SETTINGS_FILE: Record<SettingsAgent, string> = { "claude-code": "~/.claude/settings.json", "gemini-cli": "~/.gemini/settings.json", llxprt: "~/.llxprt/settings.json", codex: "~/.codex/hooks.json", vscode: "a VS Code hook file (.github/hooks/vcp-hooks.json, or one listed in chat.hookFilesLocations)", cursor: "~/.cursor/hooks.json", openhands: "~/.openhands/hooks.json", goose: "~/.agents/plugins/vcp-hooks/hooks/hooks.json (beside a plugin.json naming the plugin)" };
+export const SETTINGS_FILE: Record<SettingsAgent, string> = { "claude-code": "~/.claude/settings.json", "gemini-cli": "~/.gemini/settings.json", llxprt: "~/.llxprt/settings.json", codex: "~/.codex/hooks.json", vscode: "a VS Code hook file (.github/hooks/vcp-hooks.json, or one listed in chat.hookFilesLocations)", cursor: "~/.cursor/hooks.json", openhands: "~/.openhands/hooks.json", goose: "~/.agents/plugins/vcp-hooks/hooks/hooks.json (beside a plugin.json naming the plugin)", copilot: ".github/hooks/vcp-hooks.json (a repository's Copilot hook file)" };
 
 /**
  * The settings JSON (pretty, newline-terminated) whose `hooks` send each of `events` through the adapter.
@@ -63,9 +66,10 @@ export function renderAgentSettings(agent: SettingsAgent, events: readonly strin
             ? { type: "command", command, timeout: TIMEOUT_S, ...(isToolEvent(agent, event) ? { on_failure: "block" } : {}) }
           : { type: "command", name: "vcp-hooks", command, timeout: TIMEOUT_S * 1000 };
     hooks[event] =
+      agent === "copilot" ? [{ type: "command", bash: command, timeoutSec: TIMEOUT_S }] :
       agent === "cursor" ? [{ command, timeout: TIMEOUT_S, ...(isToolEvent(agent, event) ? { failClosed: true } : {}) }] :
       agent === "vscode" ? [{ type: "command", command, timeout: TIMEOUT_S }] : [{ ...(TOOL_MATCHED.has(event) && agent !== "goose" ? { matcher: "*" } : {}), hooks: [hook] }];
   }
-  const doc = agent === "cursor" ? { version: 1, hooks } : agent === "claude-code" || agent === "codex" || agent === "vscode" || agent === "openhands" || agent === "goose" ? { hooks } : { hooksConfig: { enabled: true }, hooks };
+  const doc = agent === "cursor" || agent === "copilot" ? { version: 1, hooks } : agent === "claude-code" || agent === "codex" || agent === "vscode" || agent === "openhands" || agent === "goose" ? { hooks } : { hooksConfig: { enabled: true }, hooks };
   return `${JSON.stringify(doc, null, 2)}\n`;
 }

@@ -25,6 +25,8 @@ function sampleInput(profile: string, event: string): Record<string, unknown> {
       return { session_id: "s-test", turn_id: "t-test", transcript_path: null, cwd: "/tmp", model: "gpt-5", permission_mode: "default", hook_event_name: event, ...(event.includes("ToolUse") || event === "PermissionRequest" ? { tool_name: "Bash", tool_input: { command: "ls" }, tool_use_id: "call-test" } : {}), ...(event === "PostToolUse" ? { tool_response: "" } : {}) };
     case "goose":
       return { event, session_id: "s-test", ...(event.includes("ToolUse") ? { matcher_context: "developer__shell", tool_name: "developer__shell", tool_input: { command: "ls" }, working_dir: "/tmp", tool_call_id: "call-test" } : {}), ...(event === "UserPromptSubmit" ? { matcher_context: "hi", message: "hi" } : {}) };
+    case "copilot":
+      return { sessionId: "s-test", timestamp: 1767225600000, cwd: "/tmp", ...(event.includes("ToolUse") || event === "permissionRequest" ? { toolName: "bash", toolArgs: JSON.stringify({ command: "ls" }) } : {}), ...(event === "userPromptSubmitted" ? { prompt: "hi" } : {}), ...(event === "subagentStart" || event === "subagentStop" ? { agentName: "explore" } : {}) };
     case "openhands":
       return { event_type: event, session_id: "s-test", working_dir: "/tmp", ...(event.includes("ToolUse") ? { tool_name: "terminal", tool_input: { command: "ls" } } : {}), ...(event === "UserPromptSubmit" ? { message: "hi" } : {}), metadata: {} };
     case "cursor":
