@@ -16,7 +16,7 @@ import { importRepoYaml } from "../tooling/import/repo-yaml.js";
 import { importSettingsJson, type SettingsTarget } from "../tooling/import/settings-json.js";
 import { CheckFailed, EXIT_FAILED, EXIT_OK, parseCommand, printJson, requireOption, stringOption, UsageError, type Command } from "./common.js";
 
-const FORMATS = ["claude", "gemini", "llxprt", "codex", "vscode", "cursor", "openhands", "goose", "ai-memory", "repo-yaml"] as const;
+const FORMATS = ["claude", "gemini", "llxprt", "codex", "vscode", "cursor", "openhands", "goose", "copilot", "ai-memory", "repo-yaml"] as const;
 const MAX_HASHED_BYTES = 256 * 1024 * 1024;
 
 const USAGE = `usage: vcp-hooks import <format> <config> -o <out> [options]
@@ -30,6 +30,7 @@ Convert an agent's hook configuration into vcp-hooks files. Formats:
   cursor     .cursor/hooks.json (or ~/.cursor/hooks.json)
   openhands  .openhands/hooks.json
   goose      a goose plugin's hooks/hooks.json
+  copilot    a GitHub Copilot hook file (.github/hooks/*.json, camelCase events)
   ai-memory  hooks.toml
   repo-yaml  a .system/hooks/ directory
 
@@ -127,7 +128,7 @@ function writeInside(root: string, files: Map<string, string>): string[] {
 
 export const importCommand: Command = {
   name: "import",
-  summary: "import claude|gemini|llxprt|codex|vscode|cursor|openhands|goose|ai-memory|repo-yaml <config> -o <out>: agent hooks → pinned exec bundle, stubs, report",
+  summary: "import claude|gemini|llxprt|codex|vscode|cursor|openhands|goose|copilot|ai-memory|repo-yaml <config> -o <out>: agent hooks → pinned exec bundle, stubs, report",
   usage: USAGE,
   async run(args, io) {
     const { values, positionals, help } = parseCommand(
@@ -163,7 +164,7 @@ export const importCommand: Command = {
           throw new CheckFailed(`${source}: not a readable directory (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, "IMPORT_FAILED");
         }
         result = importRepoYaml(names.map((name) => ({ name, text: readConfig(join(source, name)) })), ctx);
-      } else result = importSettingsJson(readConfig(source), format as "claude" | "gemini" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands" | "goose", to as SettingsTarget | undefined, ctx);
+      } else result = importSettingsJson(readConfig(source), format as "claude" | "gemini" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands" | "goose" | "copilot", to as SettingsTarget | undefined, ctx);
     } catch (err) {
       if (err instanceof ImportError) throw new CheckFailed(err.message, "IMPORT_FAILED");
       throw err;

@@ -9,7 +9,9 @@
  * trust record, not an event). VS Code's hook files (`.github/hooks/*.json`) list the hooks of an event
  * directly (`hooks.<Event>[] = { type, command, linux?, timeout? }`, seconds), or in Claude's matcher groups.
  * Cursor's (`.cursor/hooks.json`, `version: 1`) too: `{ command, type?, timeout?, matcher?, failClosed? }`,
- * a missing type meaning a command, `failClosed: true` becoming `fail_closed: true`.
+ * a missing type meaning a command, `failClosed: true` becoming `fail_closed: true`. GitHub Copilot's
+ * (`.github/hooks/*.json`, `version: 1`, camelCase events) list hooks directly too:
+ * `{ type: "command", bash, powershell?, timeoutSec?, cwd?, env? }`; the lane runs `bash` (it is Linux).
  */
 import { parse as parseToml } from "smol-toml";
 import { CLAUDE_EVENTS as CLAUDE_PROFILE_EVENTS } from "../../profiles/claude-code/events.js";
@@ -18,6 +20,7 @@ import { VSCODE_EVENTS } from "../../profiles/vscode/index.js";
 import { CURSOR_EVENTS } from "../../profiles/cursor/index.js";
 import { OPENHANDS_EVENTS } from "../../profiles/openhands/index.js";
 import { GOOSE_EVENTS } from "../../profiles/goose/index.js";
+import { COPILOT_EVENTS } from "../../profiles/copilot/index.js";
 import {
   capTimeout, hookName, ImportError, isAll, isPlainWord, re2Problem, resolveCommand,
   type ImportContext, type ImportedHook, type ImportResult,
@@ -51,11 +54,11 @@ export const CLAUDE_TO_GEMINI_TOOL: Readonly<Record<string, string>> = {
 // Every event the claude-code profile knows (Claude Code 2.1.332): a hook on any of them imports.
 const CLAUDE_EVENTS = new Set<string>(CLAUDE_PROFILE_EVENTS);
 const GEMINI_EVENTS = new Set(["BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "Notification", "SessionStart", "SessionEnd", "PreCompress", "BeforeModel", "AfterModel", "BeforeToolSelection"]);
-const KNOWN_EVENTS: Readonly<Record<SettingsFormat, ReadonlySet<string>>> = { claude: CLAUDE_EVENTS, gemini: GEMINI_EVENTS, llxprt: GEMINI_EVENTS, codex: new Set<string>(CODEX_EVENTS), vscode: new Set<string>(VSCODE_EVENTS), cursor: new Set<string>(CURSOR_EVENTS), openhands: new Set<string>(OPENHANDS_EVENTS), goose: new Set<string>(GOOSE_EVENTS) };
+const KNOWN_EVENTS: Readonly<Record<SettingsFormat, ReadonlySet<string>>> = { claude: CLAUDE_EVENTS, gemini: GEMINI_EVENTS, llxprt: GEMINI_EVENTS, codex: new Set<string>(CODEX_EVENTS), vscode: new Set<string>(VSCODE_EVENTS), cursor: new Set<string>(CURSOR_EVENTS), openhands: new Set<string>(OPENHANDS_EVENTS), goose: new Set<string>(GOOSE_EVENTS), copilot: new Set<string>(COPILOT_EVENTS) };
 const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied", "PreSkillShellCommand", "BeforeTool", "AfterTool"]);
 
-export type SettingsFormat = "claude" | "gemini" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands" | "goose";
-export type SettingsTarget = "claude-code" | "gemini-cli" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands" | "goose";
+export type SettingsFormat = "claude" | "gemini" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands" | "goose" | "copilot";
+export type SettingsTarget = "claude-code" | "gemini-cli" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands" | "goose" | "copilot";
 
 const PROJECT_VARS: Record<SettingsFormat, string[]> = {
   claude: ["CLAUDE_PROJECT_DIR"],
@@ -68,9 +71,11 @@ const PROJECT_VARS: Record<SettingsFormat, string[]> = {
   openhands: ["OPENHANDS_PROJECT_DIR"],
   // goose: ${PLUGIN_ROOT} is the plugin directory, what --project-dir defaults to for a plugin's hooks.json.
   goose: ["PLUGIN_ROOT"],
+  // Copilot documents no project-directory variable: a hook's `cwd` is relative to the repository root.
+  copilot: [],
 };
 /** Units of a hook's `timeout`: Claude Code and Codex say seconds, Gemini CLI and LLxprt milliseconds. */
-const TIMEOUT_IN_SECONDS: ReadonlySet<SettingsFormat> = new Set(["claude", "codex", "vscode", "cursor", "openhands", "goose"]);
+const TIMEOUT_IN_SECONDS: ReadonlySet<SettingsFormat> = new Set(["claude", "codex", "vscode", "cursor", "openhands", "goose", "copilot"]);
 
 /**
  * Convert one settings.json text. `target` defaults to the format's own profile; a Claude file may be
@@ -82,9 +87,9 @@ const TIMEOUT_IN_SECONDS: ReadonlySet<SettingsFormat> = new Set(["claude", "code
  * ```
  */
 export function importSettingsJson(text: string, format: SettingsFormat, target: SettingsTarget | undefined, ctx: ImportContext): ImportResult {
-  const profile: SettingsTarget = target ?? (format === "claude" ? "claude-code" : format === "gemini" ? "gemini-cli" : format === "codex" ? "codex" : format === "vscode" ? "vscode" : format === "cursor" ? "cursor" : format === "openhands" ? "openhands" : format === "goose" ? "goose" : "llxprt");
+  const profile: SettingsTarget = target ?? (format === "claude" ? "claude-code" : format === "gemini" ? "gemini-cli" : format === "codex" ? "codex" : format === "vscode" ? "vscode" : format === "cursor" ? "cursor" : format === "openhands" ? "openhands" : format === "goose" ? "goose" : format === "copilot" ? "copilot" : "llxprt");
   if (format !== "claude" && profile === "claude-code") throw new ImportError(`a ${format} settings file cannot be imported for claude-code`);
-  if ((format === "codex") !== (profile === "codex") || (format === "vscode") !== (profile === "vscode") || (format === "cursor") !== (profile === "cursor") || (format === "openhands") !== (profile === "openhands") || (format === "goose") !== (profile === "goose")) throw new ImportError(`a ${format} hooks file cannot be imported for ${profile}`);
+  if ((format === "codex") !== (profile === "codex") || (format === "vscode") !== (profile === "vscode") || (format === "cursor") !== (profile === "cursor") || (format === "openhands") !== (profile === "openhands") || (format === "goose") !== (profile === "goose") || (format === "copilot") !== (profile === "copilot")) throw new ImportError(`a ${format} hooks file cannot be imported for ${profile}`);
   const doc = parseConfig(text, format, ctx.source);
   const hooksRoot = (doc as { hooks?: unknown } | null)?.hooks;
   const result: ImportResult = { profile, format, hooks: [], refused: [], notes: [], needsShell: false, envAllow: ["PATH", "HOME", "LANG"] };
@@ -100,6 +105,11 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
     // Codex keeps its per-hook trust and enablement in config.toml's [hooks.state]: not an event.
     if (format === "codex" && event === "state") continue;
     const known = KNOWN_EVENTS[format];
+    if (format === "copilot" && !known.has(event) && /^[A-Z]/.test(event)) {
+      // Copilot's PascalCase names select VS Code's snake_case payloads: that file is the vscode profile's.
+      result.refused.push({ at: `hooks.${event}`, why: `'${event}' is Copilot's VS Code-compatible (PascalCase) form: import this file with 'vcp-hooks import vscode', or rename the event to its camelCase form` });
+      continue;
+    }
     if (!known.has(event)) {
       result.refused.push({ at: `hooks.${event}`, why: `unknown ${format} event '${event}'` });
       continue;
@@ -124,7 +134,7 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
         return;
       }
       // VS Code lists an event's hooks directly: one such entry is a group of one hook, matching all.
-      const flat = (format === "vscode" && !("hooks" in group) && "type" in group) || (format === "cursor" && !("hooks" in group));
+      const flat = (format === "vscode" && !("hooks" in group) && "type" in group) || ((format === "cursor" || format === "copilot") && !("hooks" in group));
       const g = (flat ? { ...("matcher" in group ? { matcher: (group as { matcher?: unknown }).matcher } : {}), hooks: [format === "cursor" ? { type: "command", ...group } : group] } : group) as { matcher?: unknown; sequential?: unknown; hooks?: unknown };
       if (g.matcher !== undefined && typeof g.matcher !== "string") {
         result.refused.push({ at: `${at}.matcher`, why: "the matcher must be a string" });
@@ -144,9 +154,23 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
       }
       g.hooks.forEach((h: unknown, hi) => {
         const hat = `${at}.hooks[${hi}]`;
-        const entry = h as { type?: unknown; command?: unknown; linux?: unknown; timeout?: unknown; timeoutSec?: unknown; timeout_sec?: unknown; name?: unknown; url?: unknown } | null;
+        const entry = h as { type?: unknown; command?: unknown; linux?: unknown; bash?: unknown; powershell?: unknown; cwd?: unknown; env?: unknown; timeout?: unknown; timeoutSec?: unknown; timeout_sec?: unknown; name?: unknown; url?: unknown } | null;
+        if (format === "copilot" && entry !== null && typeof entry === "object" && entry.type === "command") {
+          // The lane runs the command itself, in the project directory, with the profile's environment.
+          if (entry.cwd !== undefined || entry.env !== undefined) {
+            result.refused.push({ at: hat, why: `${entry.cwd !== undefined ? "cwd" : "env"} is not carried by the command lane: fold it into the bash command (cd …; VAR=… cmd) and import again` });
+            return;
+          }
+          if (typeof entry.bash !== "string") {
+            result.refused.push({ at: `${hat}.bash`, why: typeof entry.powershell === "string" ? "only a powershell command: the command lane runs bash on Linux" : "must be a string" });
+            return;
+          }
+        }
         // VS Code: `linux` overrides the cross-platform `command` here (the lane runs on Linux).
-        const hook = entry !== null && typeof entry === "object" && format === "vscode" && typeof entry.linux === "string" ? { ...entry, command: entry.linux } : entry;
+        const hook =
+          entry !== null && typeof entry === "object" && format === "vscode" && typeof entry.linux === "string" ? { ...entry, command: entry.linux }
+          : entry !== null && typeof entry === "object" && format === "copilot" && typeof entry.bash === "string" ? { ...entry, command: entry.bash }
+          : entry;
         if (typeof hook !== "object" || hook === null) {
           result.refused.push({ at: hat, why: "a hook must be an object" });
           return;
@@ -181,7 +205,7 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
         }
         if (g.sequential === true && profile !== "claude-code") imported.sequential = true;
         // Codex also spells it timeoutSec / timeout_sec.
-        const timeout = hook.timeout ?? (format === "codex" ? (hook.timeoutSec ?? hook.timeout_sec) : undefined);
+        const timeout = hook.timeout ?? (format === "codex" ? (hook.timeoutSec ?? hook.timeout_sec) : format === "copilot" ? hook.timeoutSec : undefined);
         if (timeout !== undefined) {
           if (typeof timeout !== "number" || !(timeout > 0)) {
             result.refused.push({ at: `${hat}.timeout`, why: "must be a positive number" });

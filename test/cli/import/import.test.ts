@@ -57,6 +57,7 @@ const CASES: Array<[string, string[], number]> = [
   ["cursor", ["cursor", `${FIXTURES}/cursor/project/.cursor/hooks.json`], 1],
   ["openhands", ["openhands", `${FIXTURES}/openhands/project/.openhands/hooks.json`], 0],
   ["goose", ["goose", `${FIXTURES}/goose/plugin/hooks/hooks.json`], 0],
+  ["copilot", ["copilot", `${FIXTURES}/copilot/repo/.github/hooks/guard.json`], 1],
   ["ai-memory", ["ai-memory", `${FIXTURES}/ai-memory/hooks.toml`], 1],
   ["repo-yaml", ["repo-yaml", `${FIXTURES}/repo-yaml/repo/.system/hooks`], 1],
 ];

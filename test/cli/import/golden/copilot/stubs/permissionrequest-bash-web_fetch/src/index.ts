@@ -1,0 +1,14 @@
+/*
+ * Sandboxed port of an imported copilot command hook (hooks.permissionRequest[0].hooks[0]).
+ * Event permissionRequest, matcher bash|web_fetch.
+ * Original command: ./scripts/deny-rm.sh
+ *
+ * Move the script's logic here: the function receives exactly the JSON the script read on stdin and
+ * returns exactly the JSON it would print. Until then it allows everything.
+ */
+import type { HookOutput, NativeInput } from "vcp-hooks/profiles/copilot";
+
+export function permissionrequestBashWebFetchHook(input: NativeInput): HookOutput {
+  void input;
+  return {};
+}
