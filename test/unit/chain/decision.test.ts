@@ -138,6 +138,10 @@ describe("subjectOf and reasonOf, per profile", () => {
     ["goose", "PreToolUse", { tool_name: "developer__shell", tool_input: { command: "ls" } }, { kind: "tool", tool: "developer__shell", command: "ls" }],
     ["goose", "BeforeShellExecution", { matcher_context: "rm -rf /" }, { kind: "tool", tool: "developer__shell", command: "rm -rf /" }],
     ["goose", "UserPromptSubmit", { message: "hi", matcher_context: "hi" }, { kind: "prompt", prompt: "hi" }],
+    // Copilot's toolArgs: a JSON string (cloud agent reference) or an object (CLI reference), the same subject.
+    ["copilot", "preToolUse", { toolName: "bash", toolArgs: '{"command":"rm -rf /","description":"clean"}' }, { kind: "tool", tool: "bash", command: "rm -rf /" }],
+    ["copilot", "permissionRequest", { toolName: "bash", toolArgs: { command: "ls" } }, { kind: "tool", tool: "bash", command: "ls" }],
+    ["copilot", "userPromptSubmitted", { prompt: "hi" }, { kind: "prompt", prompt: "hi" }],
   ] as const)("%s %s", (id, event, input, subject) => {
     expect(getProfile(id).subjectOf!(input as never, event)).toEqual(subject);
   });
@@ -157,6 +161,8 @@ describe("subjectOf and reasonOf, per profile", () => {
     ["cursor", "beforeShellExecution", { permission: "deny", user_message: "for the user", agent_message: "for the model" }, "for the model"],
     ["openhands", "PreToolUse", { decision: "deny", reason: "no" }, "no"],
     ["goose", "PreToolUse", { decision: "block", reason: "no" }, "no"],
+    ["copilot", "preToolUse", { permissionDecision: "deny", permissionDecisionReason: "no rm" }, "no rm"],
+    ["copilot", "permissionRequest", { behavior: "deny", message: "not now" }, "not now"],
   ] as const)("%s %s reason", (id, event, output, reason) => {
     expect(getProfile(id).reasonOf!(output as never, event)).toBe(reason);
   });
