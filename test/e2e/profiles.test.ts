@@ -174,6 +174,7 @@ describe("profile routes", () => {
     expect(list.status).toBe(200);
     const byId = new Map<string, { upstream: { repo: string }; events: string[] }>(list.body.profiles.map((p: { id: string }) => [p.id, p]));
     const expected: Record<string, { repo: string; events: string[] }> = {
+      copilot: { repo: "github/docs", events: ["preToolUse", "permissionRequest", "postToolUse", "sessionStart", "userPromptSubmitted", "agentStop", "errorOccurred", "sessionEnd"] },
       codex: { repo: "openai/codex", events: ["PreToolUse", "PermissionRequest", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop", "Interrupt"] },
       cursor: { repo: "cursor/cursor", events: ["beforeShellExecution", "beforeMCPExecution", "beforeReadFile", "afterFileEdit", "beforeSubmitPrompt", "stop"] },
       goose: { repo: "block/goose", events: ["PreToolUse", "PreToolUseResult", "PostToolUse", "Stop", "BeforeShellExecution"] },

@@ -281,6 +281,8 @@ describe("the agent's environment does not redirect the request", () => {
 describe("what the sh adapter does not do", () => {
   test.each([
     [["pre_store", "--dialect", "ai-memory"], "--dialect ai-memory is not supported by the sh adapter: use 'vcp-hooks hook'"],
+    // Copilot skips a hook that exits non-zero: its block is stdout JSON, which the script does not render.
+    [["preToolUse", "--dialect", "copilot"], "--dialect copilot is not supported by the sh adapter: use 'vcp-hooks hook'"],
     [["PreToolUse", "--dialect", "claude", "--record", "/tmp/x"], "--record is not supported by the sh adapter: use 'vcp-hooks hook'"],
     [["PreToolUse", "--dialect", "claude", "--on-error", "sometimes"], "--on-error must be auto, warn, block or allow, not 'sometimes'"],
   ])("%j: refused as bad arguments, by --on-error", async (a, message) => {
