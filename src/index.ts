@@ -61,10 +61,10 @@ export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileLi
 export type { ProfileGuard } from "./runtime/profile-hooks.js";
 export type { ProfileDeployment } from "./runtime/profile-hooks.js";
 // Approvals of Amplifier `ask_user` answers (PROFILES §3.4): `runtime.approvals`.
-export { isGranting, DEFAULT_APPROVAL_LIMITS } from "./runtime/approvals.js";
+export { isGranting, DEFAULT_APPROVAL_LIMITS } from "./pipeline/approvals.js";
 // Who reads and who decides an approval (a client reads its own, never decides): one rule for the runtime and the HTTP stream.
 export { mayReadApproval, mayDecideApproval } from "./pipeline/access.js";
-export type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery, ApprovalState } from "./runtime/approvals.js";
+export type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery, ApprovalState } from "./pipeline/approvals.js";
 export type { Constitution, Rule } from "./model/constitution.js";
 export type { Predicate, PredicateOperator } from "./model/predicate.js";
 export type {
