@@ -11,7 +11,7 @@ import type { EventProfile } from "../profiles/types.js";
 import { describeIssues } from "../model/zod-errors.js";
 import { INPUT_BYTES_CEILING, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
 import { SESSION_HOOK_REF } from "../model/names.js";
-import { deepFreeze } from "../model/deep-freeze.js";
+import { deepFreeze } from "./deep-freeze.js";
 import { canonicalJson } from "../integrity/canonical.js";
 
 const HEX64 = /^[0-9a-f]{64}$/;
