@@ -44,7 +44,7 @@ import { createSharedState, type SharedState } from "./shared-state.js";
 import { createProfileFirer } from "./fire-profile.js";
 import { createHookStats } from "./stats.js";
 import { createPipeline, localSessions, type Pipeline, type PipelineDeps, type SessionAccess, type SessionService } from "../pipeline/index.js";
-import { sessionKey } from "../pipeline/access.js";
+import { namespacedKey } from "../pipeline/access.js";
 import { sessionNotFound } from "../pipeline/errors.js";
 import { createMetrics } from "../observe/metrics.js";
 import { readProcessUsage } from "../observe/proc-usage.js";
@@ -333,12 +333,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
    * the per-owner rule of access.ts without a lookup.
    */
   function requireVisibleLocalSession(sessionId: string, access: SessionAccess): string {
-    if (sharedState !== undefined) {
-      const principal = access.principal;
-      // SECURITY: the same namespace rule as Pipeline.keyOf: a client names only its own sessions.
-      if (principal !== undefined && principal.role !== "operator" && principal.role !== "system") return sessionKey(principal.id, sessionId);
-      return access.owner !== undefined ? sessionKey(access.owner, sessionId) : sessionId;
-    }
+    // SECURITY: the one namespace rule of every store (access.ts): a client names only its own sessions.
+    if (sharedState !== undefined) return namespacedKey(sessionId, access) ?? sessionId;
     if (access.principal !== undefined && pipeline.get(sessionId, access) === undefined) throw sessionNotFound(sessionId);
     return pipeline.keyOf(sessionId, access);
   }
