@@ -34,7 +34,7 @@ import { isHookType } from "../model/hook-type.js";
 import type { SessionInfo } from "../model/input.js";
 import { systemClock, silentLogger } from "../observe/events.js";
 import { createEventBus } from "../observe/event-bus.js";
-import { createRegistry, registryRateLimited, type Principal, type Registry } from "../registry/index.js";
+import { countsTowardRegistryLimit, createRegistry, registryRateLimited, type Principal, type Registry } from "../registry/index.js";
 import type { ChainBackend } from "./backend.js";
 import { createProfileHookStore } from "./profile-hooks.js";
 import { fireWithApproval } from "./approvals.js";
@@ -310,7 +310,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
    */
   const sharedRegistryLimiter = shared === undefined ? undefined : createSharedRateLimiter(shared.connection, { scope: "registry", perMinute: registrationsPerMinute, what: "registry change" });
   async function admitRegistryChange(principal: Principal | undefined): Promise<void> {
-    if (sharedRegistryLimiter === undefined || principal === undefined || principal.role === "system") return;
+    if (sharedRegistryLimiter === undefined || !countsTowardRegistryLimit(principal)) return;
     const decision = await sharedRegistryLimiter.take(principal.id);
     if (!decision.ok) throw registryRateLimited(principal.id, registrationsPerMinute, decision.retryAfterMs, true);
   }
