@@ -161,7 +161,7 @@ export const ConfigSchema = z
           .catchall(z.unknown()),
       )
       .optional(),
-    // Approvals of Amplifier ask_user answers (src/runtime/approvals.ts, PROFILES §3.4).
+    // Approvals of Amplifier ask_user answers (src/pipeline/approvals.ts, PROFILES §3.4).
     approvals: z
       .object({
         max_pending_per_session: z.number().int().min(1).max(10_000).default(64),
