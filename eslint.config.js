@@ -26,8 +26,8 @@ const CORE_WHY = "Core modules (chain, registry, integrity, model, profiles) do 
 const EVENT_BUS_WHY = "src/observe/event-bus.ts does no I/O and takes its redactor and clock as arguments (issue 11).";
 
 /** server/ and cli/ are adapters over the public entries; a need for more means the API lacks something. */
-const PUBLIC_ENTRIES = ["!../index.js", "!../tooling.js", "!../testing.js"];
-const ADAPTER_WHY = "server/ and cli/ import only the public entries src/index.ts, src/tooling.ts and src/testing.ts (cli/serve also the HTTP adapter, src/server/index.ts) (STYLE.md).";
+const PUBLIC_ENTRIES = ["!../index.js", "!../tooling.js", "!../testing.js", "!../profile-kit.js"];
+const ADAPTER_WHY = "server/ and cli/ import only the public entries src/index.ts, src/tooling.ts, src/testing.ts and src/profile-kit.ts (cli/serve also the HTTP adapter, src/server/index.ts) (STYLE.md).";
 
 function restrictedFor(folder) {
   const paths = ONLY_IN.filter((rule) => !rule.folders.includes(folder)).flatMap((rule) => rule.names.map((name) => ({ name, message: rule.why })));
@@ -58,7 +58,8 @@ function restrictedFor(folder) {
  *    2   server                         the HTTP adapter over the public entries
  *    3   tooling.ts                     entry: authoring tools
  *    4   tooling                        converters, doctor, replay (read index.ts)
- *    5   index.ts, testing.ts           entries: the public API, test doubles
+ *    5   index.ts, testing.ts,          entries: the public API, test doubles, profile authors'
+ *        profile-kit.ts                 kit (vcp-hooks/profiles)
  *    6   runtime                        wiring: builds every part below
  *    7   observe                        metrics, logger, event bus: read the parts' stats (audit, store)
  *    8   store                          the Redis adapters of the state ports (pipeline/, registry/)
@@ -83,7 +84,7 @@ const FOLDER_ORDER = [
   ["server"],
   ["tooling.ts"],
   ["tooling"],
-  ["index.ts", "testing.ts"],
+  ["index.ts", "testing.ts", "profile-kit.ts"],
   ["runtime"],
   ["observe"],
   ["store"],

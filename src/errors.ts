@@ -34,7 +34,7 @@ export class VcpError extends Error {
 /**
  * THE error table: every stable error code, the HTTP status the server answers it with, and a
  * one-line meaning (fastify's style: code, status and text side by side, so a new code is given a
- * status on purpose, in the line that adds it). One code per line. The README's error table is
+ * status on purpose, in the line that adds it). One code per line. The error table of docs/errors.md is
  * checked against this object by a test, so adding a code without documenting it fails CI.
  */
 export const ERROR_CODES = {

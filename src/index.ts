@@ -1,10 +1,15 @@
 /**
  * vcp-hooks public API: the runtime, its types, and the types policy authors use
- * (`import type { HookInput, HookResult } from "vcp-hooks"`).
+ * (`import type { HookInput, HookResult } from "vcp-hooks"`), plus the few building blocks the HTTP
+ * server and the CLI (thin adapters over this entry) share with it: the config loader, the model's
+ * JSON Schemas and name patterns, the operational logger, the audit sink.
  *
- * Two more entries hold what a running deployment does not need:
- * - `vcp-hooks/tooling` (src/tooling.ts): build, sign and verify policy bundles, keyrings, and read,
- *   verify and export audit logs offline (the API of `vcp-hooks build|keygen|sign|verify|audit`);
+ * Other entries hold what a running deployment does not need:
+ * - `vcp-hooks/tooling` (src/tooling.ts): build, sign and verify policy bundles, keyrings, constitution
+ *   signatures, and read, verify and export audit logs offline (the API of `vcp-hooks
+ *   build|keygen|sign|verify|audit`);
+ * - `vcp-hooks/profiles` (src/profile-kit.ts): the event-profile catalogue and the EventProfile model;
+ *   `vcp-hooks/profiles/<id>`: one agent's author types;
  * - `vcp-hooks/testing` (src/testing.ts): the `ChainBackend` contract, to run chains somewhere other
  *   than the isolated-vm sandbox in tests.
  * Every type a signature here names is exported here or from one of those (a test checks it).
@@ -32,10 +37,9 @@ export type { ReplicaVerdicts } from "./runtime/bundle-sync.js";
 // `vcp-hooks serve` uses; pass it as `logger` to createRuntime.
 export type { Logger, Clock, LifecycleEvent, LifecycleEventMap, LifecycleEventName, InputSummary } from "./observe/events.js";
 export { createOperationalLogger, LOG_LEVELS, type OperationalLogger, type OperationalLoggerOptions } from "./observe/logger.js";
-// Bounds on JSON crossing a boundary (DESIGN §6.4 limits.json_depth / limits.input_bytes): the rule
-// the runtime applies to every input, exported so adapters (the HTTP server) apply the same one early.
-export { assertInputBounds, jsonValueDepth, DEFAULT_JSON_DEPTH, DEFAULT_INPUT_BYTES, JSON_DEPTH_CEILING } from "./model/json-bounds.js";
-export type { JsonBounds } from "./model/json-bounds.js";
+// The depth rule the runtime applies to every input (DESIGN §6.4 limits.json_depth), exported so
+// adapters (the HTTP server) apply the same one to a body before anything else.
+export { jsonValueDepth } from "./model/json-bounds.js";
 // The model's JSON Schemas (generated from zod once) and its event check: the HTTP server validates with these.
 export { MODEL_JSON_SCHEMAS, EVENT_SCHEMA_IDS, pointerPath } from "./model/json-schema.js";
 export type { JsonSchema } from "./model/json-schema.js";
@@ -49,21 +53,16 @@ export type { HookDefinition, ResolvedHook, ActionRef, ExecCommand } from "./mod
 export type { HookInput, VcpContext, SessionInfo } from "./model/input.js";
 export type { HookResult, ResultStatus, Outcome } from "./model/result.js";
 export { OUTCOMES, SKIPPED_OUTCOME_LIST } from "./model/result.js";
-export { getProfile, listProfiles, parseProfileRef, registerProfile, isProfileEvent } from "./profiles/index.js";
-export type { EventProfile, EventSpec, ProfileContext, NativeObject, PresentedAnswer, Verdict, ExitCode, ProfileRef } from "./profiles/index.js";
-export type { Aggregated, CommandResult, CompiledMatcher, Decoded, HookOutputEntry, ParsedCommand } from "./profiles/types.js";
-// An embedder's profile: a CompiledMatcher declares its static `cost` and charges the meter it is given.
-export { chargeScan, MAX_MATCHER_COST, ScanBudgetExceeded } from "./profiles/common/scan.js";
-export type { ScanMeter } from "./profiles/common/scan.js";
-export type { ProfilePlanRef } from "./chain/plan.js";
+// What `runtime.fireProfile` answers. The profile catalogue and the EventProfile model (to write a
+// profile of one's own) are `vcp-hooks/profiles`; each agent's author types `vcp-hooks/profiles/<id>`.
+export type { NativeObject, ExitCode, Verdict } from "./profiles/index.js";
 export type { ProfileChainAnswer } from "./chain/types.js";
 export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./runtime/fire-profile.js";
 export type { ProfileGuard } from "./runtime/profile-hooks.js";
 export type { ProfileDeployment } from "./runtime/profile-hooks.js";
-// Approvals of Amplifier `ask_user` answers (PROFILES §3.4): `runtime.approvals`.
-export { isGranting, DEFAULT_APPROVAL_LIMITS } from "./pipeline/approvals.js";
-// Who reads and who decides an approval (a client reads its own, never decides): one rule for the runtime and the HTTP stream.
-export { mayReadApproval, mayDecideApproval } from "./pipeline/access.js";
+// Approvals of Amplifier `ask_user` answers (PROFILES §3.4): `runtime.approvals`. Who may read one (a
+// client reads its own): one rule for the runtime and the HTTP stream.
+export { mayReadApproval } from "./pipeline/access.js";
 export type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery, ApprovalState } from "./pipeline/approvals.js";
 export type { Constitution, Rule } from "./model/constitution.js";
 export type { Predicate, PredicateOperator } from "./model/predicate.js";
@@ -83,22 +82,21 @@ export type { ChainCompletedEvent, ChainCompletedFields, ChainOrigin } from "./o
 export type { Manifest, ManifestInput } from "./bundle/manifest.js";
 // A `.vcpb` to install (`runtime.bundles.install(await readArtifactFile(path))`); building and signing
 // one is `vcp-hooks/tooling`.
-export { readArtifactFile, parseArtifact, ARTIFACT_JSON_SCHEMA, ARTIFACT_MEDIA_TYPE, DEFAULT_MAX_CODE_BYTES } from "./bundle/artifact.js";
+export { readArtifactFile, ARTIFACT_JSON_SCHEMA } from "./bundle/artifact.js";
 export type { VcpArtifact, UnverifiedArtifact, ArtifactSignature } from "./bundle/artifact.js";
 export type { KeyringInput } from "./bundle/keys.js";
 // Audit log (DESIGN §5): the record types of `runtime.audit.query`, and the decision-log sink (`audit.sink`).
 export { startAuditSink, readSinkCursor, sinkCursorPath, type AuditSink, type AuditSinkOptions, type AuditSinkStats } from "./audit/sink.js";
 export type { AuditRetentionStats } from "./audit/retention.js";
 export { createAuditSinkMetrics } from "./observe/metrics.js";
-export type { AuditVerdict, ReplicaSetEntry, RetainedFrom, VerifyAuditOptions } from "./audit/verify.js";
 export type { AuditRetentionPolicy } from "./audit/retention.js";
 export type { AuditRecord, AuditRecordInput } from "./audit/record.js";
 export type { AuditHead } from "./audit/writer.js";
 export type { AuditOptions, AuditQuery } from "./runtime/audit-trail.js";
-// Constitution integrity (DESIGN §4.5): sign constitutions and check their chains of custody.
-export { signConstitution, verifySignatureChain } from "./integrity/signatures.js";
-export type { ChainVerdict, KeySet, TrustedKey, VerifyChainOptions } from "./integrity/signatures.js";
+// Constitution integrity (DESIGN §4.5): the runtime's options. Signing constitutions and checking their
+// chains of custody offline are `vcp-hooks/tooling`.
 export type { IntegrityOptions } from "./integrity/check.js";
+export type { TrustedKey } from "./integrity/signatures.js";
 // Pipeline (DESIGN §4.6): session views and the outcome shapes of adapt/transition/conflict/violation.
 export type { ConflictStrategy } from "./pipeline/strategies.js";
 export type {

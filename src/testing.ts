@@ -13,3 +13,4 @@
 export type { ChainBackend, BackendChainTask } from "./runtime/backend.js";
 export type { BundleCode } from "./sandbox-host/types.js";
 export type { ChainRequest, InvokeRequest, InvokeOutcome, CommandRun } from "./chain/types.js";
+export type { ProfilePlanRef } from "./chain/plan.js";

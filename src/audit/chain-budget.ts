@@ -20,7 +20,7 @@
  */
 import type { AuditRecordInput } from "./record.js";
 
-/** The code every budget marker carries (README "Limits"). */
+/** The code every budget marker carries (docs/http-api.md, "Limits"). */
 export const AUDIT_TRUNCATED = "AUDIT_TRUNCATED";
 
 /**

@@ -12,7 +12,7 @@
  *   (records carry `seq` and `hash`, so a receiver can drop repeats).
  * - The cursor is bound to the log it was written for: at start the record at the cursor's `seq`
  *   must carry the cursor's `hash` (a record's hash commits to every record before it through
- *   `prev`). A log moved aside and started afresh (the README's recovery from AUDIT_LOG_CORRUPT)
+ *   `prev`). A log moved aside and started afresh (the recovery from AUDIT_LOG_CORRUPT in docs/errors.md)
  *   has other records at those seqs, or none: shipping restarts at the new log's first record,
  *   with a warning, instead of silently skipping every new record up to the old seq.
  * - Any other answer (3xx, 4xx, 5xx, a hang past `timeoutMs`, a refused connection) is retried with

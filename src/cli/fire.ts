@@ -4,7 +4,8 @@
  * statuses and outcomes, durations, annotations and the keys the chain changed.
  */
 import { readFile } from "node:fs/promises";
-import { getProfile, HOOK_TYPES, isProfileEvent, type ChainResult, type HookType, type ProfileFireResult } from "../index.js";
+import { HOOK_TYPES, type ChainResult, type HookType, type ProfileFireResult } from "../index.js";
+import { getProfile, isProfileEvent } from "../profile-kit.js";
 import { loadKeyring, type Keyring } from "../tooling.js";
 import { CheckFailed, escapeControl, EXIT_OK, parseCommand, printJson, progress, requireOption, stringOption, UsageError, type Command } from "./common.js";
 import { changedKeys, show, type Change } from "./json-match.js";

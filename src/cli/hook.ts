@@ -39,8 +39,8 @@ const DEFAULT_SERVER = "http://127.0.0.1:8787";
 /**
  * Default `--timeout-ms` per dialect: under the agent's own hook timeout, so that the adapter's answer
  * (a block, for a guarded event) arrives before the agent gives up on the hook and goes on without it.
- * Gemini CLI and LLxprt default to 60 s per hook, Claude Code to 600 s per command hook, the README's
- * settings give 15 s; ai-memory's write-class deadline is 5 s and the README's hooks.toml 5000 ms.
+ * Gemini CLI and LLxprt default to 60 s per hook, Claude Code to 600 s per command hook, docs/drop-in.md's
+ * settings give 15 s; ai-memory's write-class deadline is 5 s and docs/drop-in.md's hooks.toml 5000 ms.
  * With --embedded it is the whole call's deadline, the runtime's start included.
  */
 const DEFAULT_TIMEOUT_MS: Record<Dialect, number> = { gemini: 10_000, llxprt: 10_000, claude: 10_000, "ai-memory": 4_000, "repo-yaml": 10_000 };

@@ -7,7 +7,8 @@ import { existsSync, readdirSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { EVENT_SCHEMA_IDS, getProfile, HOOK_TYPES, isProfileEvent, listProfiles, NAME_PATTERNS, type EventProfile, type HookType, type NativeObject } from "../index.js";
+import { EVENT_SCHEMA_IDS, HOOK_TYPES, NAME_PATTERNS, type HookType, type NativeObject } from "../index.js";
+import { getProfile, isProfileEvent, listProfiles, type EventProfile } from "../profile-kit.js";
 import { GENERATED_FILE, renderAgentSettings, settingsAgentOf, SETTINGS_FILE } from "../tooling/agent-settings.js";
 import { loadProfileModules } from "./local.js";
 import { CheckFailed, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command } from "./common.js";
@@ -162,7 +163,7 @@ export function checkTopic(input: HookInput<${eventType}>): HookResult {
 }
 `,
     "src/vcp-env.d.ts": VCP_ENV_DTS,
-    "tests/example.yaml": `# Cases for 'vcp-hooks test' (see README "Writing a policy").
+    "tests/example.yaml": `# Cases for 'vcp-hooks test' (see vcp-hooks docs/policies.md, "Test cases").
 defaults:
   type: ${type}
   input:

@@ -6,7 +6,8 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { createRuntime, readArtifactFile, registerProfile, VcpError, type EventProfile, type GuestLogLine, type Runtime, type VcpArtifact } from "../index.js";
+import { createRuntime, readArtifactFile, VcpError, type GuestLogLine, type Runtime, type VcpArtifact } from "../index.js";
+import { registerProfile, type EventProfile } from "../profile-kit.js";
 import { buildBundle, verifyArtifact, type Keyring } from "../tooling.js";
 import { CheckFailed, progress, type Io } from "./common.js";
 

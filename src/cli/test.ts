@@ -28,7 +28,7 @@ status (completed|aborted), aborted_by, reason (exact, or { matches: regex }), p
 outcome, reason and annotations (subset), context/constitution (subset, or *_equals for exact),
 annotations (subset of all hooks' annotations). Matchers: { $matches: regex }, { $absent: true },
 { $type: string|number|boolean|object|array|null }; { $now_ms: offset } in an input is the current
-time plus offset. See README "Writing a policy".
+time plus offset. See docs/policies.md, "Test cases".
 
 An event-profile policy (policy.yaml \`profile: gemini-cli\`, …) has cases that name an \`event\`
 and give the agent's native input JSON as \`input\`; they expect \`native\` (the merged native

@@ -13,7 +13,7 @@
  * Problems need action (exit 1); notes are information.
  */
 import { createBundleStore } from "../bundle/store.js";
-import { getProfile, listProfiles } from "../index.js";
+import { getProfile, listProfiles } from "../profile-kit.js";
 
 export type Severity = "problem" | "note";
 

@@ -3,7 +3,7 @@
 // sandbox workers (test/support/echo-profile.ts).
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { registerProfile } from "../../src/index.js";
+import { registerProfile } from "../../src/profile-kit.js";
 import echoProfile from "../support/echo-profile.js";
 import { bundleCode } from "../support/bundles.js";
 import { call, cl, op, settings, sha256, signed, startHarness, TOKENS, type Harness } from "./helpers.js";

@@ -1,6 +1,6 @@
 /**
- * The package's entries as a user resolves them: `vcp-hooks`, `vcp-hooks/tooling` and
- * `vcp-hooks/testing` through package.json `exports` (Node's self-reference by package name, from the
+ * The package's entries as a user resolves them: `vcp-hooks`, `vcp-hooks/tooling`, `vcp-hooks/testing`
+ * and `vcp-hooks/profiles` through package.json `exports` (Node's self-reference by package name, from the
  * built dist/: run `npm run build` first). The lighter sibling of pack.test.ts, which installs the
  * tarball.
  */
@@ -24,12 +24,19 @@ describe("package exports", { timeout: 60_000 }, () => {
   test("the root entry is the runtime API: createRuntime, no build or sign tooling", async () => {
     const root = await exportsOf("vcp-hooks");
     expect(root).toEqual(expect.arrayContaining(["createRuntime", "VcpError", "ERROR_CODES", "DEFAULTS", "readArtifactFile", "createOperationalLogger"]));
-    for (const tooling of ["buildBundle", "signArtifact", "generateKeyPair", "loadKeyring", "verifyAuditLog", "formatRecords"]) expect(root).not.toContain(tooling);
+    for (const tooling of ["buildBundle", "signArtifact", "generateKeyPair", "loadKeyring", "verifyAuditLog", "formatRecords", "signConstitution", "parseArtifact"]) expect(root).not.toContain(tooling);
+    // The profile catalogue and model are vcp-hooks/profiles (issue 25 item 5); internal helpers are nowhere.
+    for (const moved of ["getProfile", "listProfiles", "registerProfile", "chargeScan", "MAX_MATCHER_COST", "assertInputBounds", "isGranting", "DEFAULT_APPROVAL_LIMITS"]) expect(root).not.toContain(moved);
+  });
+
+  test("vcp-hooks/profiles is the profile catalogue and the model a profile is written against", async () => {
+    const profiles = await exportsOf("vcp-hooks/profiles");
+    expect(profiles).toEqual(["MAX_MATCHER_COST", "ScanBudgetExceeded", "chargeScan", "getProfile", "isProfileEvent", "listProfiles", "parseProfileRef", "registerProfile"]);
   });
 
   test("vcp-hooks/tooling builds, signs and verifies bundles and reads audit logs", async () => {
     const tooling = await exportsOf("vcp-hooks/tooling");
-    expect(tooling).toEqual(expect.arrayContaining(["buildBundle", "createArtifact", "signArtifact", "verifyArtifact", "generateKeyPair", "loadKeyring", "verifyAuditLog", "readAuditRecords", "formatRecords"]));
+    expect(tooling).toEqual(expect.arrayContaining(["buildBundle", "createArtifact", "signArtifact", "verifyArtifact", "parseArtifact", "generateKeyPair", "loadKeyring", "verifyAuditLog", "readAuditRecords", "formatRecords", "signConstitution", "verifySignatureChain"]));
     expect(tooling).not.toContain("createRuntime");
   });
 
@@ -39,7 +46,7 @@ describe("package exports", { timeout: 60_000 }, () => {
 
   test("every entry has its type declarations where package.json says", () => {
     const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { exports: Record<string, { types: string; import: string }> };
-    expect(Object.keys(pkg.exports).sort()).toEqual([".", "./profiles/claude-code", "./profiles/gemini-cli", "./profiles/llxprt", "./testing", "./tooling"]);
+    expect(Object.keys(pkg.exports).sort()).toEqual([".", "./profiles", "./profiles/claude-code", "./profiles/gemini-cli", "./profiles/llxprt", "./testing", "./tooling"]);
     for (const entry of Object.values(pkg.exports)) {
       expect(existsSync(join(REPO, entry.types)), entry.types).toBe(true);
       expect(existsSync(join(REPO, entry.import)), entry.import).toBe(true);

@@ -122,17 +122,19 @@ describe("the packed tarball installs into an empty project", { timeout: 300_000
     expect(bench.stderr).toMatch(/the benches are not in the npm package: run them from a clone of the vcp-hooks repository/);
   });
 
-  test("vcp-hooks/tooling and vcp-hooks/testing resolve from the installed package", async () => {
+  test("vcp-hooks/tooling, vcp-hooks/testing and vcp-hooks/profiles resolve from the installed package", async () => {
     const script = `
       const tooling = await import("vcp-hooks/tooling");
       const testing = await import("vcp-hooks/testing");
+      const profiles = await import("vcp-hooks/profiles");
       const root = await import("vcp-hooks");
-      console.log(JSON.stringify({ build: typeof tooling.buildBundle, sign: typeof tooling.signArtifact, testing: Object.keys(testing).length, rootHasBuild: "buildBundle" in root }));
+      console.log(JSON.stringify({ build: typeof tooling.buildBundle, sign: typeof tooling.signArtifact, testing: Object.keys(testing).length, rootHasBuild: "buildBundle" in root,
+        profiles: profiles.listProfiles().map((p) => p.id).includes("gemini-cli"), rootHasProfiles: "listProfiles" in root }));
     `;
     writeFileSync(join(project, "entries.mjs"), script);
     const node = join(project, "node_modules", ".bin", "node");
     const { stdout } = await run(node, ["entries.mjs"], { cwd: project });
-    expect(JSON.parse(stdout.trim())).toEqual({ build: "function", sign: "function", testing: 0, rootHasBuild: false });
+    expect(JSON.parse(stdout.trim())).toEqual({ build: "function", sign: "function", testing: 0, rootHasBuild: false, profiles: true, rootHasProfiles: false });
   });
 });
 
@@ -141,7 +143,7 @@ describe("the tarball's contents", () => {
     const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: REPO, maxBuffer: 16 * 2 ** 20 });
     const files = (JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
     expect(files).toContain("dist/src/index.js");
-    for (const entry of ["index", "tooling", "testing"]) expect(files).toContain(`dist/src/${entry}.d.ts`);
+    for (const entry of ["index", "tooling", "testing", "profile-kit"]) expect(files).toContain(`dist/src/${entry}.d.ts`);
     expect(files).toContain("dist/src/pool/host-main.js");
     expect(files).toContain("bin/vcp-hooks");
     // The operator console `vcp-hooks serve` answers at /console.

@@ -4,7 +4,7 @@
 // profileModules — in the sandbox workers; every other case's profile must be in the catalogue.
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, test } from "vitest";
-import { registerProfile } from "../../src/index.js";
+import { registerProfile } from "../../src/profile-kit.js";
 import echoProfile from "../support/echo-profile.js";
 import { createCaseRunner, loadProfileCases, ranHooks, type ProfileCase } from "./runner.js";
 

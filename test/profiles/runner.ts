@@ -25,7 +25,8 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { buildBundle, type ExportProbe } from "../../src/bundle/build.js";
 import type { VcpArtifact } from "../../src/bundle/artifact.js";
-import { createRuntime, getProfile, SKIPPED_OUTCOME_LIST, type ProfileFireResult, type Runtime } from "../../src/index.js";
+import { createRuntime, SKIPPED_OUTCOME_LIST, type ProfileFireResult, type Runtime } from "../../src/index.js";
+import { getProfile } from "../../src/profile-kit.js";
 import { createServer, type VcpServer } from "../../src/server/app.js";
 
 const HookCaseSchema = z

@@ -4,7 +4,8 @@
 import { pathToFileURL } from "node:url";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createRuntime, registerProfile, VcpError, type Runtime } from "../../../src/index.js";
+import { createRuntime, VcpError, type Runtime } from "../../../src/index.js";
+import { registerProfile } from "../../../src/profile-kit.js";
 import echoProfile from "../../support/echo-profile.js";
 import { profileBundle } from "../../support/bundles.js";
 

@@ -1,4 +1,4 @@
-// README "Drop-in for agents" (issue 24): the Claude Code settings it shows fail closed on the guard
+// docs/drop-in.md, "Drop-in for agents" (issue 24; moved from the README): the Claude Code settings it shows fail closed on the guard
 // events (`"onFailure": "block"` on PreToolUse, command and http hooks alike), and every row of its
 // failure table is backed by tests that exist — each named file, and each quoted title in one of the
 // row's files.
@@ -6,10 +6,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, test } from "vitest";
 
-const readme = readFileSync(resolve("README.md"), "utf8");
-const section = readme.split("## Drop-in for agents")[1]!.split("\n## ")[0]!;
+// The whole page up to its first second-level heading: the settings blocks and the failure table.
+const page = readFileSync(resolve("docs/drop-in.md"), "utf8");
+const section = page.split("\n## ")[0]!;
 
-describe("README: Drop-in for agents", () => {
+describe("docs/drop-in.md: Drop-in for agents", () => {
   test("the Claude settings block on failure: every PreToolUse hook, command and http, has onFailure block", () => {
     const blocks = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!) as { hooks: Record<string, Array<{ hooks: Array<Record<string, unknown>> }>> });
     const claude = blocks.filter((b) => b.hooks["PreToolUse"] !== undefined);

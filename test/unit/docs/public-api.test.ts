@@ -1,14 +1,15 @@
 /**
  * The public API names what it uses (issue 11, Deliver 5): every type that an export of the public
- * entries (src/index.ts, src/tooling.ts, src/testing.ts) mentions in its signature — a parameter, a
- * return type, an interface member, a type alias — is itself exported from one of the entries, so a
- * user can write `const options: SandboxOptions = …` instead of `Parameters<…>[0]["sandbox"]`.
+ * entries (src/index.ts, src/tooling.ts, src/testing.ts, src/profile-kit.ts) mentions in its
+ * signature — a parameter, a return type, an interface member, a type alias — is itself exported from
+ * one of the entries, so a user can write `const options: SandboxOptions = …` instead of
+ * `Parameters<…>[0]["sandbox"]`.
  */
 import { resolve } from "node:path";
 import ts from "typescript";
 import { expect, test } from "vitest";
 
-const ENTRIES = ["src/index.ts", "src/tooling.ts", "src/testing.ts"].map((f) => resolve(f));
+const ENTRIES = ["src/index.ts", "src/tooling.ts", "src/testing.ts", "src/profile-kit.ts"].map((f) => resolve(f));
 
 function unexportedTypes(): string[] {
   const program = ts.createProgram(ENTRIES, {
