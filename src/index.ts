@@ -58,8 +58,9 @@ export { OUTCOMES, SKIPPED_OUTCOME_LIST } from "./model/result.js";
 export type { NativeObject, ExitCode, Verdict } from "./profiles/index.js";
 export type { ProfileChainAnswer } from "./chain/types.js";
 export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./runtime/fire-profile.js";
-export type { ProfileGuard } from "./runtime/profile-hooks.js";
-export type { ProfileDeployment } from "./runtime/profile-hooks.js";
+export type { ProfileGuard } from "./registry/index.js";
+export type { HookListFilter, HookListing } from "./registry/listing.js";
+export type { ProfileDeployment } from "./profiles/enabled.js";
 // Approvals of Amplifier `ask_user` answers (PROFILES §3.4): `runtime.approvals`. Who may read one (a
 // client reads its own): one rule for the runtime and the HTTP stream.
 export { mayReadApproval } from "./pipeline/access.js";

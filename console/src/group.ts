@@ -16,8 +16,12 @@ export interface Hook {
   matcher?: string;
 }
 
-/** A chain per hook type today; per profile and event for hooks that carry those fields (the event-profile framework). */
+/**
+ * A chain per (profile, event): GET /v1/hooks lists every hook with both. VCP chains keep their
+ * type as the heading (a VCP hook is profile `vcp`, its event its type).
+ */
 export function groupOf(hook: Hook): string {
+  if (hook.profile === "vcp" && hook.type !== undefined) return hook.type;
   if (hook.profile !== undefined || hook.event !== undefined) return `${hook.profile ?? "vcp"} · ${hook.event ?? hook.type}`;
   return hook.type;
 }

@@ -1,11 +1,12 @@
 /*
  * The manifest → hook mapping (DESIGN §3.1, §3.4): what a validated manifest puts in the VCP registry
- * (`manifestHookDefinitions`), what it offers to sessions, and what an event-profile bundle hands to
- * runtime/profile-hooks.ts (`manifestProfileHooks`). parseManifest validates each hook through
- * `hookDefinition`, so install registers exactly what build and parse checked.
+ * (`manifestHookDefinitions`), what it offers to sessions, and what an event-profile bundle puts in
+ * the registry's (profile, event) table (`manifestProfileHooks`, registry/profile-table.ts).
+ * parseManifest validates each hook through `hookDefinition`, so install registers exactly what
+ * build and parse checked.
  */
 import type { Scope } from "../model/hook-type.js";
-import { EXEC_ACTION, MAX_TIMEOUT_MS, type ExecCommand, type HookDefinition } from "../model/hook.js";
+import { EXEC_ACTION, MAX_TIMEOUT_MS, type HookDefinition, type ProfileHookDefinition } from "../model/hook.js";
 import { getProfile, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
 import type { Manifest, ManifestHook } from "./manifest.js";
@@ -20,7 +21,7 @@ import type { Manifest, ManifestHook } from "./manifest.js";
  * ```
  */
 export function manifestHookDefinitions(manifest: Manifest, scope: Scope, digest?: string): HookDefinition[] {
-  // Profile hooks never enter the VCP registry (runtime/profile-hooks.ts keeps them).
+  // An event-profile bundle's hooks enter the registry keyed by (profile, event): manifestProfileHooks.
   if (!isVcpManifest(manifest)) return [];
   return manifest.hooks.filter((hook) => (hook.scope ?? "deployment") === scope).map((hook) => hookDefinition(manifest, hook, scope, digest));
 }
@@ -57,8 +58,6 @@ function defaultProfileTimeoutMs(manifest: Pick<Manifest, "profile">): number {
   return Math.min(profile.timeouts.default_ms, profile.timeouts.max_ms, MAX_TIMEOUT_MS);
 }
 
-/** A hook definition of an event-profile bundle: the registry's definition plus its event, matcher, `sequential`, `match` and `blocking`. */
-export type ProfileHookDefinition = HookDefinition & { event: string; matcher?: string; sequential?: boolean; match?: unknown; blocking?: boolean; exec?: ExecCommand };
 
 /**
  * The hook definitions of an event-profile bundle (none for a `vcp@1` bundle), every one deployment

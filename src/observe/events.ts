@@ -7,8 +7,11 @@ import type { Outcome, ResultStatus } from "../model/result.js";
  */
 export interface LifecycleEventMap {
   /** `owner`: the owner of `session_id`'s session when a principal opened it (ids are per owner). */
-  "hook.registered": { hook: string; type: HookType; scope: Scope; session_id?: string; owner?: string; bundle: string; priority: number; principal: string };
-  "hook.deregistered": { hook: string; type: HookType; scope: Scope; session_id?: string; owner?: string; principal: string };
+  // One stream for every hook of the registry, keyed by (profile, event): a VCP hook is profile `vcp`,
+  // its event its `type`; an event-profile hook has no `type`. `reason` says why a hook went when the
+  // registry itself took it out (a bundle revision that no longer offers a session hook, a removal).
+  "hook.registered": { hook: string; profile: string; event: string; type?: HookType; scope: Scope; session_id?: string; owner?: string; bundle: string; priority: number; principal: string };
+  "hook.deregistered": { hook: string; profile: string; event: string; type?: HookType; scope: Scope; session_id?: string; owner?: string; bundle: string; principal: string; reason?: string };
   // The hook events of a chain fire for VCP chains and event-profile chains alike: `ChainOrigin` says which.
   "hook.fired": ChainOrigin & { hook: string; chain_id: string; session_id: string; input_summary: InputSummary };
   "hook.completed": ChainOrigin & { hook: string; chain_id: string; status: ResultStatus; outcome: Outcome; duration_ms: number };

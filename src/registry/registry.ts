@@ -4,10 +4,12 @@ import { silentLogger } from "../observe/events.js";
 import type { ResolvedHook } from "../model/hook.js";
 import { authorizeScope, authorizeSessionOverride, checkAllowlist, type ScopeKey } from "./authorize.js";
 import { countsTowardRegistryLimit, createRateLimiter, DEFAULT_REGISTRATIONS_PER_MINUTE, registryRateLimited } from "./rate-limit.js";
-import { createSnapshot, EMPTY_STATE, type HookTable, type RegistryState } from "./snapshot.js";
-import type { RegisterOptions, Registry, RegistryOptions, RegistrySnapshot } from "./types.js";
+import { createSnapshot, emptyState, type BundleOffer, type HookTable, type RegistryState } from "./snapshot.js";
+import type { BundleRevision, RegisterOptions, Registry, RegistryOptions, RegistrySnapshot } from "./types.js";
 import { compileHook } from "./validate.js";
+import { compileProfileHooks, withProfileBundle } from "./profile-table.js";
 import { SESSION_HOOK_REF } from "../model/names.js";
+import { VCP_PROFILE_ID } from "../profiles/index.js";
 
 /** Principal id reported for changes the runtime makes on its own (session close). */
 const SYSTEM_PRINCIPAL_ID = "system";
@@ -49,7 +51,13 @@ export function createRegistry(options: RegistryOptions): Registry {
   const logger = options.logger ?? silentLogger;
   const listeners = new Set<(snapshot: RegistrySnapshot) => void>();
 
-  let state: RegistryState = EMPTY_STATE;
+  let state: RegistryState = emptyState();
+  /**
+   * Bundle → the session hooks its last swap deregistered because the new revision did not offer them.
+   * A failed install swaps the previous revision back (bundles.ts restoreHooks): those hooks, still
+   * bound to that revision, come back with it, so a refused change loses no session's hooks.
+   */
+  const droppedBySwap = new Map<string, readonly ResolvedHook[]>();
   let current = createSnapshot(state);
   /** Next registration sequence number; advanced only by a commit. */
   let nextSeq = 1;
@@ -173,6 +181,104 @@ export function createRegistry(options: RegistryOptions): Registry {
     return hook;
   }
 
+  /**
+   * Every session's hooks that refer to `bundle`, bound to its new revision `offer` (undefined: the
+   * bundle is removed). A hook the revision still offers is compiled again from the new definition,
+   * keeping its session, `seq` (its place in the chain) and enabled switch; one it no longer offers is
+   * dropped with a reason naming the revision. Sessions not using the bundle keep their tables.
+   */
+  function rebindSessions(bundle: string, offer: BundleOffer | undefined): { sessions: Map<string, HookTable>; dropped: Array<{ hook: ResolvedHook; reason: string }> } {
+    const sessions = new Map(state.sessions);
+    const dropped: Array<{ hook: ResolvedHook; reason: string }> = [];
+    for (const [sessionId, table] of state.sessions) {
+      let next: Map<string, ResolvedHook> | undefined;
+      for (const hook of table.values()) {
+        if (hook.action.bundle !== bundle) continue;
+        next ??= new Map(table);
+        const definition = offer?.hooks.get(hook.name);
+        let rebound: ResolvedHook | undefined;
+        let reason = offer === undefined
+          ? `bundle "${bundle}" was removed`
+          : `bundle "${bundle}" revision ${offer.version} (${offer.digest}) offers no session hook "${hook.name}"`;
+        if (definition !== undefined) {
+          try {
+            // SECURITY: compiled as a session hook again: session trust (no abort, no fail_closed),
+            // whatever the new revision's definition asks for (DESIGN §3.4).
+            const compiled = compileHook(definition, { scope: "session", sessionId, seq: hook.seq, resolveAction: options.resolveAction, predicateOptions: options.predicateOptions });
+            rebound = compiled.enabled === hook.enabled ? compiled : Object.freeze({ ...compiled, enabled: hook.enabled });
+          } catch (err) {
+            reason = `bundle "${bundle}" revision ${offer!.version} (${offer!.digest}): session hook "${hook.name}" is refused: ${err instanceof Error ? err.message : String(err)}`;
+          }
+        }
+        if (rebound !== undefined) next.set(hook.name, rebound);
+        else {
+          next.delete(hook.name);
+          dropped.push({ hook, reason });
+        }
+      }
+      if (next === undefined) continue;
+      if (next.size === 0) sessions.delete(sessionId);
+      else sessions.set(sessionId, next);
+    }
+    return { sessions, dropped };
+  }
+
+  function swapBundle(bundle: string, revision: BundleRevision | null, opts: RegisterOptions): ResolvedHook[] {
+    const key = begin(opts);
+    if (key.scope !== "deployment") {
+      const rule = "a bundle revision is swapped at deployment scope";
+      throw new VcpError("INVALID_HOOK", `hooks: scope: ${rule}`, { field: "scope", rule, received: key.scope });
+    }
+    const table = new Map(state.deployment);
+    const removed = [...table.values()].filter((h) => h.action.bundle === bundle);
+    for (const hook of removed) table.delete(hook.name);
+    const added = stage(revision?.deployment ?? [], key, table);
+    // Profile hooks are compiled before anything is committed: a bad one leaves the registry as it was.
+    const profileHooks = revision?.profile === undefined ? [] : compileProfileHooks(revision.profile.id, revision.profile.hooks, nextSeq + added.length);
+    const previousProfile = state.profiles.bundles.get(bundle);
+    const profiles = previousProfile === undefined && revision?.profile === undefined
+      ? state.profiles
+      : withProfileBundle(state.profiles, bundle, revision?.profile === undefined ? undefined : { profile: revision.profile.id, digest: revision.digest, hooks: profileHooks });
+    const offers = new Map(state.offers);
+    let offer: BundleOffer | undefined;
+    if (revision === null) offers.delete(bundle);
+    else offers.set(bundle, (offer = Object.freeze({ version: revision.version, digest: revision.digest, hooks: new Map(revision.session.map((d) => [d.name, d] as const)) })));
+    const { sessions, dropped } = rebindSessions(bundle, offer);
+    const revived = revive(sessions, droppedBySwap.get(bundle) ?? [], offer);
+    nextSeq += added.length + profileHooks.length;
+    const principal = opts.principal.id;
+    // SECURITY: one commit: no snapshot ever holds a session hook bound to a revision that is not active.
+    commit(Object.freeze({ ...state, revision: state.revision + 1, deployment: table, sessions, offers, profiles }), [
+      ...removed.map((h) => deregistered(h, principal)),
+      ...(previousProfile?.hooks ?? []).map((h) => deregistered(h, principal)),
+      ...dropped.map(({ hook, reason }) => deregistered(hook, SYSTEM_PRINCIPAL_ID, reason)),
+      ...added.map((h) => registered(h, principal)),
+      ...profileHooks.map((h) => registered(h, principal)),
+      ...revived.map((h) => registered(h, SYSTEM_PRINCIPAL_ID)),
+    ]);
+    if (dropped.length > 0) droppedBySwap.set(bundle, dropped.map((d) => d.hook));
+    else droppedBySwap.delete(bundle);
+    return [...added, ...profileHooks];
+  }
+
+  /**
+   * Puts back into `sessions` (mutated) the hooks a bundle's previous swap dropped that are bound to
+   * exactly the revision now offered (`offer.digest`: the previous revision restored) and are offered
+   * by it, each as it was (same seq, same switch). Returns them.
+   */
+  function revive(sessions: Map<string, HookTable>, candidates: readonly ResolvedHook[], offer: BundleOffer | undefined): ResolvedHook[] {
+    if (offer === undefined) return [];
+    const revived: ResolvedHook[] = [];
+    for (const hook of candidates) {
+      const sessionId = hook.session_id!;
+      const table = sessions.get(sessionId);
+      if (hook.action.digest !== offer.digest || !offer.hooks.has(hook.name) || table?.has(hook.name) === true) continue;
+      sessions.set(sessionId, new Map(table ?? []).set(hook.name, hook));
+      revived.push(hook);
+    }
+    return revived;
+  }
+
   const registry: Registry = {
     register(def, opts) {
       return registerMany([def], opts)[0] as ResolvedHook;
@@ -210,6 +316,18 @@ export function createRegistry(options: RegistryOptions): Registry {
       return added;
     },
 
+    swapBundle,
+
+    registerSessionHook(ref, opts) {
+      if (opts.scope !== "session") {
+        const rule = "a hook registered by reference is session scope";
+        throw new VcpError("INVALID_HOOK", `hooks: scope: ${rule}`, { field: "scope", rule, received: String(opts.scope) });
+      }
+      // UNKNOWN_BUNDLE / UNKNOWN_HOOK before the change counts against the principal's rate.
+      const definition = current.sessionOffer(ref.bundle, ref.hook);
+      return registerMany([definition], opts)[0] as ResolvedHook;
+    },
+
     setEnabled(name, enabled, opts) {
       if (opts.scope === "deployment" && opts.sessionId !== undefined) {
         takeRate(opts.principal);
@@ -229,6 +347,12 @@ export function createRegistry(options: RegistryOptions): Registry {
     },
 
     dropSession(sessionId) {
+      // A closed session's hooks never come back with a restored revision.
+      for (const [bundle, hooks] of droppedBySwap) {
+        const left = hooks.filter((h) => h.session_id !== sessionId);
+        if (left.length === 0) droppedBySwap.delete(bundle);
+        else if (left.length !== hooks.length) droppedBySwap.set(bundle, left);
+      }
       const table = state.sessions.get(sessionId);
       if (table === undefined && !state.sessionDisabled.has(sessionId)) return;
       const key: ScopeKey = { scope: "session", sessionId };
@@ -266,10 +390,15 @@ function assertBoolean(enabled: unknown): void {
   }
 }
 
+/** The (profile, event) key of a hook: a VCP hook is profile `vcp`, its event its type. */
+function keyOf(hook: ResolvedHook): { profile: string; event: string; type?: ResolvedHook["type"] } {
+  return hook.profile === undefined ? { profile: VCP_PROFILE_ID, event: hook.type, type: hook.type } : { profile: hook.profile, event: hook.event! };
+}
+
 function registered(hook: ResolvedHook, principal: string): LifecycleEvent {
   const payload: Extract<LifecycleEvent, { event: "hook.registered" }>["payload"] = {
     hook: hook.name,
-    type: hook.type,
+    ...keyOf(hook),
     scope: hook.scope,
     bundle: hook.action.bundle,
     priority: hook.priority,
@@ -279,14 +408,16 @@ function registered(hook: ResolvedHook, principal: string): LifecycleEvent {
   return { event: "hook.registered", payload };
 }
 
-function deregistered(hook: ResolvedHook, principal: string): LifecycleEvent {
+function deregistered(hook: ResolvedHook, principal: string, reason?: string): LifecycleEvent {
   const payload: Extract<LifecycleEvent, { event: "hook.deregistered" }>["payload"] = {
     hook: hook.name,
-    type: hook.type,
+    ...keyOf(hook),
     scope: hook.scope,
+    bundle: hook.action.bundle,
     principal,
   };
   if (hook.session_id !== undefined) payload.session_id = hook.session_id;
+  if (reason !== undefined) payload.reason = reason;
   return { event: "hook.deregistered", payload };
 }
 

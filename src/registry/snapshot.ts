@@ -2,12 +2,20 @@ import { compileChainPlan } from "../chain/plan.js";
 import type { ChainPlan } from "../chain/types.js";
 import { VcpError } from "../errors.js";
 import { isHookType, type HookType, type Scope } from "../model/hook-type.js";
-import type { ResolvedHook } from "../model/hook.js";
+import type { HookDefinition, ResolvedHook } from "../model/hook.js";
 import { compareHooks } from "./ordering.js";
+import { createProfileTable, type ProfileTable } from "./profile-table.js";
 import type { RegistrySnapshot } from "./types.js";
 
 /** Hooks of one scope by name, in registration order. Never mutated once part of a state. */
 export type HookTable = ReadonlyMap<string, ResolvedHook>;
+
+/** What the active revision of one installed bundle offers to sessions: its session-scope hooks by name. */
+export interface BundleOffer {
+  readonly version: string;
+  readonly digest: string;
+  readonly hooks: ReadonlyMap<string, HookDefinition>;
+}
 
 /**
  * The registry's whole state at one revision. Copy-on-write: a change builds new tables for the
@@ -22,8 +30,15 @@ export type HookTable = ReadonlyMap<string, ResolvedHook>;
 export interface RegistryState {
   readonly revision: number;
   readonly deployment: HookTable;
-  /** Only sessions with at least one hook have an entry. */
+  /**
+   * Only sessions with at least one hook have an entry. A session hook refers to (its bundle, its
+   * name); it is always bound to the bundle's active revision (registry.ts `swapBundle`).
+   */
   readonly sessions: ReadonlyMap<string, HookTable>;
+  /** Installed bundles (by name) → what their active revision offers to sessions. */
+  readonly offers: ReadonlyMap<string, BundleOffer>;
+  /** The event-profile hooks, keyed by (profile, event): shared, untouched, by states that did not change them. */
+  readonly profiles: ProfileTable;
   /**
    * Deployment-scope hooks switched off in one session only (a cascade in that session, spec §7.3.4):
    * session id → hook names. Only sessions with at least one such hook have an entry.
@@ -31,7 +46,10 @@ export interface RegistryState {
   readonly sessionDisabled: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
-export const EMPTY_STATE: RegistryState = Object.freeze({ revision: 0, deployment: new Map(), sessions: new Map(), sessionDisabled: new Map() });
+/** A new registry's state. Its own profile table: the plans a table memoizes are never shared between registries. */
+export function emptyState(): RegistryState {
+  return Object.freeze({ revision: 0, deployment: new Map(), sessions: new Map(), sessionDisabled: new Map(), offers: new Map(), profiles: createProfileTable(new Map(), 0) });
+}
 
 /**
  * The immutable view of one state (spec §6.3). Plans are compiled on first use and memoized here,
@@ -45,7 +63,7 @@ export const EMPTY_STATE: RegistryState = Object.freeze({ revision: 0, deploymen
  * ```
  */
 export function createSnapshot(state: RegistryState): RegistrySnapshot {
-  const { revision, deployment, sessions, sessionDisabled } = state;
+  const { revision, deployment, sessions, sessionDisabled, offers, profiles } = state;
   const deploymentPlans = new Map<HookType, ChainPlan>();
   const sessionPlans = new Map<string, ChainPlan>();
   // Precomputed at construction: isEmpty sits on the path of every pipeline event.
@@ -89,9 +107,25 @@ export function createSnapshot(state: RegistryState): RegistrySnapshot {
       if (all === undefined) {
         const list = [...deployment.values()];
         for (const table of sessions.values()) list.push(...table.values());
+        list.push(...profiles.hooks());
         all = Object.freeze(list);
       }
       return all;
+    },
+    profilePlan: (enabled, event) => profiles.plan(enabled, event),
+    profileEvents: (profileId) => profiles.eventsWithHooks(profileId),
+    guard: (profileId) => profiles.guard(profileId),
+    get cachedProfilePlans() {
+      return profiles.cachedPlans;
+    },
+    sessionOffer(bundle, hook) {
+      const offer = offers.get(bundle);
+      if (offer === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${bundle}' is not installed`, { bundle });
+      const definition = offer.hooks.get(hook);
+      if (definition === undefined) {
+        throw new VcpError("UNKNOWN_HOOK", `bundle '${bundle}' offers no session-scope hook '${hook}' (revision ${offer.version}, ${offer.digest})`, { bundle, hook, version: offer.version, digest: offer.digest });
+      }
+      return definition;
     },
     find(name: string, scope: Scope, sessionId?: string) {
       if (scope === "deployment") return deployment.get(name);

@@ -1,8 +1,11 @@
 import type { ChainPlan } from "../chain/types.js";
 import type { PredicateOptions } from "../chain/predicate.js";
 import type { HookType, Scope } from "../model/hook-type.js";
-import type { ActionRef, ResolvedHook } from "../model/hook.js";
+import type { ActionRef, HookDefinition, ResolvedHook } from "../model/hook.js";
 import type { Clock, EventSink, Logger } from "../observe/events.js";
+import type { EnabledProfile } from "../profiles/enabled.js";
+import type { ProfileHookDefinition } from "../model/hook.js";
+import type { ProfileGuardIndex, ResolvedProfilePlan } from "./profile-table.js";
 
 /**
  * Who asks for a registry change (spec §8.2.1). `operator` and `system` may change deployment scope;
@@ -80,6 +83,33 @@ export interface RegisterOptions {
 }
 
 /**
+ * One bundle revision as the registry takes it (install, hot swap, restore, a peer's revision): what
+ * it registers at deployment scope, what it offers to sessions, and — an event-profile bundle — its
+ * profile hooks. `digest` and `version` name the revision in lifecycle events and audit records.
+ *
+ * @example
+ * ```ts
+ * registry.swapBundle("pii", { version: "1.2.0", digest, deployment: defs, session: offers }, { scope: "deployment", principal: ops });
+ * ```
+ */
+export interface BundleRevision {
+  readonly version: string;
+  readonly digest: string;
+  /** `vcp@1` bundles: the definitions of its deployment-scope hooks. */
+  readonly deployment: readonly unknown[];
+  /** `vcp@1` bundles: the session-scope hooks a session may register by (bundle, hook name). */
+  readonly session: readonly HookDefinition[];
+  /** An event-profile bundle: its profile id and hook definitions, keyed by (profile, event). */
+  readonly profile?: { readonly id: string; readonly hooks: readonly ProfileHookDefinition[] };
+}
+
+/** A session hook by reference: the bundle and the name of a session-scope hook it offers. */
+export interface SessionHookRef {
+  bundle: string;
+  hook: string;
+}
+
+/**
  * An immutable view of the registry at one revision (spec §6.3): a chain that started on it keeps
  * its hooks whatever happens to the registry afterwards.
  *
@@ -97,8 +127,27 @@ export interface RegistrySnapshot {
    * session without session hooks gets the very same object as the deployment plan.
    */
   chain(type: HookType, sessionId?: string): ChainPlan;
-  /** Every hook, deployment scope first, each scope in registration order. */
+  /**
+   * Every hook: VCP deployment scope first, then each session's, each in registration order; then the
+   * event-profile hooks, bundle by bundle (they carry `profile` and `event`).
+   */
   hooks(): readonly ResolvedHook[];
+  /**
+   * The plan of one (profile, event) of an event profile: hooks in PROFILES §8.5 order, matchers
+   * compiled, dedup fixed. Same object until that profile's hooks change.
+   */
+  profilePlan(enabled: EnabledProfile, event: string): ResolvedProfilePlan;
+  /** The events of an event profile that have hooks, in install order. */
+  profileEvents(profileId: string): readonly string[];
+  /** An event profile's guard (issue 24): the events an enabled fail-closed hook guards, bound to its bundles' revisions. */
+  guard(profileId: string): ProfileGuardIndex;
+  /** How many profile plans are cached (bounded by the profiles' events and the installed hooks' events). */
+  readonly cachedProfilePlans: number;
+  /**
+   * The definition an installed bundle's ACTIVE revision offers to sessions under `hook`: UNKNOWN_BUNDLE
+   * when no revision of `bundle` is installed, UNKNOWN_HOOK when it offers no session hook of that name.
+   */
+  sessionOffer(bundle: string, hook: string): HookDefinition;
   find(name: string, scope: Scope, sessionId?: string): ResolvedHook | undefined;
   /**
    * True when no *enabled* hook of `type` applies to the session, so the caller can skip dispatch
@@ -122,8 +171,21 @@ export interface Registry {
   registerAll(defs: readonly unknown[], opts: RegisterOptions): ResolvedHook[];
   /** Throws UNKNOWN_HOOK if `name` is not registered in that scope. */
   deregister(name: string, opts: RegisterOptions): ResolvedHook;
-  /** Atomic swap (bundle hot swap): `add` is validated as if `removeNames` were gone. */
+  /** Atomic swap: `add` is validated as if `removeNames` were gone. */
   replace(removeNames: readonly string[], add: readonly unknown[], opts: RegisterOptions): ResolvedHook[];
+  /**
+   * A bundle's revision becomes the active one (`null`: the bundle is removed), in one commit: its
+   * deployment hooks and profile hooks are swapped, the session hooks it offers replaced, and every
+   * session hook that refers to it is bound to the new revision — or deregistered, with a reason
+   * naming the revision, when the new revision no longer offers it (or the bundle goes). Only
+   * deployment scope (operators and the runtime). Returns the deployment and profile hooks added.
+   */
+  swapBundle(bundle: string, revision: BundleRevision | null, opts: RegisterOptions): ResolvedHook[];
+  /**
+   * Register a session hook by reference: the hook `ref.hook` offered by the active revision of
+   * `ref.bundle`, in session `opts.sessionId` (allowlist, rate limit and authority as `register`).
+   */
+  registerSessionHook(ref: SessionHookRef, opts: RegisterOptions): ResolvedHook;
   /**
    * Operator re-enables a hook disabled after a cascade (spec §7.3.4); keeps the hook's `seq`. With
    * `scope: "deployment"` and a `sessionId`, the deployment hook is switched in that session only

@@ -179,17 +179,21 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
     },
     /** Registry changes (hook.registered / hook.deregistered) as registry records. */
     recordRegistry(event: LifecycleEvent): Promise<unknown> {
-      const payload = event.payload as { hook?: string; type?: string; scope?: string; session_id?: string; owner?: string; bundle?: string; principal?: string };
+      const payload = event.payload as { hook?: string; type?: string; profile?: string; event?: string; scope?: string; session_id?: string; owner?: string; bundle?: string; principal?: string; reason?: string };
+      // A VCP hook keeps its `hook_type`; an event-profile hook is named by profile and event, as its chains are.
+      const isProfileHook = payload.profile !== undefined && payload.type === undefined;
       return writer.append({
         kind: "registry",
         event: event.event,
         ...(payload.hook !== undefined ? { hook: payload.hook } : {}),
         ...(payload.type !== undefined ? { hook_type: payload.type } : {}),
+        ...(isProfileHook ? { profile: payload.profile, ...(payload.event !== undefined ? { profile_event: payload.event } : {}) } : {}),
         ...(payload.scope !== undefined ? { scope: payload.scope } : {}),
         ...(payload.session_id !== undefined ? { session: payload.session_id } : {}),
         ...(payload.owner !== undefined ? { owner: payload.owner } : {}),
         ...(payload.bundle !== undefined ? { bundle: payload.bundle } : {}),
-        details: { principal: payload.principal },
+        // `reason`: why the registry itself took a hook out (a revision that no longer offers it, a removal).
+        details: { principal: payload.principal, ...(payload.reason !== undefined ? { reason: payload.reason } : {}) },
       });
     },
     /**

@@ -1,7 +1,8 @@
 /*
  * The bundle manager: every change to the installed policy, one at a time.
  *
- *   install(input) ─ verify ─► activate: load in sandbox ─► atomic registry swap ─► publish ─► persist ─► retire old
+ *   install(input) ─ verify ─► activate: load in sandbox ─► atomic registry swap (registry.swapBundle: deployment,
+ *                    session and profile hooks in one commit) ─► publish ─► persist ─► retire old
  *   restore(deadline) ─ read data dir ─ re-verify ─► activate, a load past its budget retried (no publish, no persist)
  *   remove(name)   ─ registry swap ─► publish ─► persist ─► retire
  *   applyShared / removeShared (bundle-sync.ts, inside `exclusive`) ─ a change another replica
@@ -24,12 +25,11 @@ import type { Keyring } from "../bundle/keys.js";
 import type { BundleStore } from "../bundle/store.js";
 import { compareVersions } from "../bundle/version.js";
 import { DeadlineBackoff } from "../model/backoff.js";
-import type { HookDefinition } from "../model/hook.js";
 import type { Clock, Logger } from "../observe/events.js";
 import type { Metrics } from "../observe/metrics.js";
-import type { ActionResolver, Principal, Registry } from "../registry/index.js";
+import type { ActionResolver, BundleRevision, Principal, Registry } from "../registry/index.js";
+import type { EnabledProfile } from "../profiles/enabled.js";
 import type { ChainBackend } from "./backend.js";
-import type { EnabledProfile, ProfileHookStore } from "./profile-hooks.js";
 import type { BundleInfo, BundleInstallError, InstallOptions } from "./types.js";
 
 export const SYSTEM_PRINCIPAL: Principal = Object.freeze({ id: "runtime", role: "system" });
@@ -95,7 +95,6 @@ export interface BundleManagerDeps {
   backend: ChainBackend;
   registry: Registry;
   pins: RevisionPins;
-  profileHooks: ProfileHookStore;
   /** PROFILE_DISABLED unless the profile is enabled (fire-profile.ts `assertEnabled`). */
   enabledProfile(ref: string): EnabledProfile;
   /** The data directory's bundle store; undefined: nothing persists. */
@@ -135,8 +134,6 @@ export interface BundleManager {
   get(name: string): BundleInfo | undefined;
   /** Installed bundles in the order they were first installed (metrics' `vcp_bundle_info`). */
   infos(): BundleInfo[];
-  /** The definition of an installed bundle's session-scope hook (UNKNOWN_BUNDLE, UNKNOWN_HOOK). */
-  sessionHook(bundle: string, hook: string): HookDefinition;
   /** The registry's action check: only an installed revision's exports run. */
   resolveAction: ActionResolver;
   /** Run `task` with no other bundle change before it ends (the shared-bundle reconciler). */
@@ -162,13 +159,13 @@ interface InstalledBundle {
 /**
  * @example
  * ```ts
- * const bundles = createBundleManager({ backend, registry, pins, profileHooks, enabledProfile, store, keyring,
+ * const bundles = createBundleManager({ backend, registry, pins, enabledProfile, store, keyring,
  *   requireSignatures: false, maxBundleBytes: 5 << 20, metrics, clock, logger, assertOpen });
  * await bundles.install({ manifest, code }, {});
  * ```
  */
 export function createBundleManager(deps: BundleManagerDeps): BundleManager {
-  const { backend, registry, pins, profileHooks, store, clock, logger } = deps;
+  const { backend, registry, pins, store, clock, logger } = deps;
   const installed = new Map<string, InstalledBundle>();
   const verifyOptions = { requireSignatures: deps.requireSignatures, maxCodeBytes: deps.maxBundleBytes, ...(deps.keyring !== undefined ? { keyring: deps.keyring } : {}) };
   // Bundle changes run one at a time: install awaits the sandbox between reading and swapping.
@@ -295,14 +292,8 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
     // and rolled back if the atomic registry swap refuses it.
     installed.set(manifest.bundle, { info, manifest, artifact: verified.artifact });
     try {
-      // Profile hooks are compiled before the registry swap, so a refusal leaves both untouched.
-      const profileHookList = isVcpManifest(manifest) ? undefined : profileHooks.compile(deps.enabledProfile(manifest.profile!).profile.id, manifestProfileHooks(manifest, digest));
-      registry.replace(registeredHooks(previous), manifestHookDefinitions(manifest, "deployment", digest), {
-        scope: "deployment",
-        principal: how.principal,
-      });
-      if (profileHookList !== undefined) profileHooks.set(manifest.bundle, deps.enabledProfile(manifest.profile!).profile.id, profileHookList, digest);
-      else profileHooks.delete(manifest.bundle);
+      // One commit: deployment and profile hooks, the session offers, and every session hook of the bundle rebound.
+      registry.swapBundle(manifest.bundle, revisionOf(manifest, digest), { scope: "deployment", principal: how.principal });
     } catch (err) {
       if (previous) installed.set(manifest.bundle, previous);
       else installed.delete(manifest.bundle);
@@ -314,7 +305,7 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
         await deps.publisher.publish(verified.artifact, info, { allowDowngrade: how.allowDowngrade });
       } catch (err) {
         // Not shared ⇒ not installed: every replica runs what the shared store says, this one included.
-        restoreHooks(manifest.bundle, registeredHooks({ info, manifest, artifact: verified.artifact }), previous);
+        restoreHooks(manifest.bundle, previous);
         if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
         throw err;
       }
@@ -324,7 +315,7 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
         await store.activate(verified.artifact, { bundle: info.bundle, version: info.version, digest, activated_at: info.activated_at, signed_by: info.signed_by });
       } catch (err) {
         // Not persisted ⇒ not installed: a restart must not bring back something else than what runs.
-        restoreHooks(manifest.bundle, registeredHooks({ info, manifest, artifact: verified.artifact }), previous);
+        restoreHooks(manifest.bundle, previous);
         if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
         throw storeFailure(err, `persisting bundle '${manifest.bundle}'`);
       }
@@ -334,29 +325,32 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
     return info;
   }
 
-  /** Undo a registry swap: deregister `currentHooks`, re-register `previous` (if any) as it was. */
-  function restoreHooks(name: string, currentHooks: string[], previous: InstalledBundle | undefined): void {
+  /**
+   * Undo a registry swap: `previous` (if any) becomes the active revision again, its hooks as they
+   * were. A session hook the failed revision had dropped stays dropped (its deregistration was
+   * announced); the others are bound to `previous` again.
+   */
+  function restoreHooks(name: string, previous: InstalledBundle | undefined): void {
     // The registry resolves the restored hooks' actions against `installed`: put the previous revision
     // back there first, or the re-registration is refused as "not the installed revision".
     if (previous) installed.set(name, previous);
     else installed.delete(name);
-    profileHooks.delete(name);
-    if (previous !== undefined && !isVcpManifest(previous.manifest)) {
-      try {
-        const profileId = deps.enabledProfile(previous.manifest.profile!).profile.id;
-        profileHooks.set(name, profileId, profileHooks.compile(profileId, manifestProfileHooks(previous.manifest, previous.info.digest)), previous.info.digest);
-      } catch (err) {
-        logger.error({ err, bundle: name }, "could not restore the previous profile hooks after a failed bundle change");
-      }
-    }
     try {
-      registry.replace(currentHooks, previous ? manifestHookDefinitions(previous.manifest, "deployment", previous.info.digest) : [], {
-        scope: "deployment",
-        principal: SYSTEM_PRINCIPAL,
-      });
+      registry.swapBundle(name, previous === undefined ? null : revisionOf(previous.manifest, previous.info.digest), { scope: "deployment", principal: SYSTEM_PRINCIPAL });
     } catch (err) {
       logger.error({ err, bundle: name }, "could not restore the previous hooks after a failed bundle change");
     }
+  }
+
+  /** A manifest's revision as the registry takes it: deployment hooks, session offers, profile hooks. */
+  function revisionOf(manifest: Manifest, digest: string): BundleRevision {
+    return {
+      version: manifest.version,
+      digest,
+      deployment: manifestHookDefinitions(manifest, "deployment", digest),
+      session: manifestHookDefinitions(manifest, "session", digest),
+      ...(isVcpManifest(manifest) ? {} : { profile: { id: deps.enabledProfile(manifest.profile!).profile.id, hooks: manifestProfileHooks(manifest, digest) } }),
+    };
   }
 
   function profileRefOf(manifest: Manifest): string {
@@ -381,14 +375,13 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
     deps.assertOpen();
     const entry = installed.get(name);
     if (entry === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${name}' is not installed`, { bundle: name });
-    registry.replace(registeredHooks(entry), [], { scope: "deployment", principal: principal ?? LOCAL_OPERATOR });
-    profileHooks.delete(name);
+    registry.swapBundle(name, null, { scope: "deployment", principal: principal ?? LOCAL_OPERATOR });
     installed.delete(name);
     if (publish && deps.publisher !== undefined) {
       try {
         await deps.publisher.unpublish(name);
       } catch (err) {
-        restoreHooks(entry.manifest.bundle, [], entry);
+        restoreHooks(entry.manifest.bundle, entry);
         throw err;
       }
     }
@@ -397,7 +390,7 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
         await store.remove(name);
       } catch (err) {
         // Not persisted ⇒ not removed: put the hooks back so memory and disk agree.
-        restoreHooks(entry.manifest.bundle, [], entry);
+        restoreHooks(entry.manifest.bundle, entry);
         throw storeFailure(err, `removing bundle '${name}'`);
       }
     }
@@ -505,15 +498,6 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
     list: () => [...installed.values()].map((b) => b.info).sort((a, b) => (a.bundle < b.bundle ? -1 : a.bundle > b.bundle ? 1 : 0)),
     get: (name) => installed.get(name)?.info,
     infos: () => [...installed.values()].map((b) => b.info),
-    sessionHook(bundle, hook) {
-      const entry = installed.get(bundle);
-      if (entry === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${bundle}' is not installed`, { bundle });
-      const definition = manifestHookDefinitions(entry.manifest, "session", entry.info.digest).find((d) => d.name === hook);
-      if (definition === undefined) {
-        throw new VcpError("UNKNOWN_HOOK", `bundle '${bundle}' offers no session-scope hook '${hook}'`, { bundle, hook });
-      }
-      return definition;
-    },
     resolveAction(ref) {
       const bundle = installed.get(ref.bundle);
       // During install the bundle is verified before it is entered here; see activate().
@@ -522,11 +506,6 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
       return true;
     },
   };
-}
-
-/** The hook names a bundle has in the VCP registry (an event-profile bundle has none there). */
-function registeredHooks(entry: InstalledBundle | undefined): string[] {
-  return entry === undefined || !isVcpManifest(entry.manifest) ? [] : entry.info.hooks;
 }
 
 /** The digest an install input claims (a `.vcpb`), for the audit of a refusal; undefined otherwise. */

@@ -2,15 +2,15 @@
  * The runtime addresses sessions by key (pipeline/access.ts `sessionKey`: ids are per owner); what
  * leaves the runtime names them as the caller does: the bare `session_id`, and the `owner` apart.
  */
-import type { ResolvedHook } from "../model/hook.js";
 import type { LifecycleEvent } from "../observe/events.js";
 import { keyParts } from "../pipeline/access.js";
 
 /** A session hook as a caller sees it: its `session_id` is the caller-facing id, not the runtime's key. */
-export function callerHook(hook: ResolvedHook): ResolvedHook {
-  if (hook.session_id === undefined) return hook;
-  const { id } = keyParts(hook.session_id);
-  return id === hook.session_id ? hook : Object.freeze({ ...hook, session_id: id });
+export function callerHook<T extends object>(hook: T): T {
+  const sessionId = (hook as { session_id?: string }).session_id;
+  if (sessionId === undefined) return hook;
+  const { id } = keyParts(sessionId);
+  return id === sessionId ? hook : Object.freeze({ ...hook, session_id: id });
 }
 
 /**

@@ -31,7 +31,9 @@ import { assertProfileEvent, getProfile, isProfileEvent, VCP_PROFILE_ID } from "
 import type { ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
 import type { AuditTrail } from "./audit-trail.js";
 import type { ChainBackend } from "./backend.js";
-import type { EnabledProfile, ProfileGuard, ProfileHookStore } from "./profile-hooks.js";
+import type { EnabledProfile } from "../profiles/enabled.js";
+import type { ProfileGuard, Registry } from "../registry/index.js";
+import { profilePlanEntries, type ProfilePlanEntry } from "../registry/listing.js";
 import type { ExecDeployment } from "./settings.js";
 import type { createHookStats } from "./stats.js";
 
@@ -111,32 +113,12 @@ export interface ProfileListing {
   settings: Record<string, unknown>;
 }
 
-/** One hook of a resolved profile plan as `GET /v1/hooks?profile=…&event=…` shows it. */
-export interface ProfilePlanEntry {
-  name: string;
-  bundle: string;
-  event: string;
-  priority: number;
-  timeout_ms: number;
-  trust: string;
-  scope: string;
-  enabled: boolean;
-  fail_closed: boolean;
-  matcher: string | null;
-  sequential: boolean;
-  /** repo-yaml `match` filters as written (PROFILES §8.8), null when none. */
-  match: unknown;
-  /** repo-yaml `blocking` (PROFILES §8.8). */
-  blocking: boolean;
-  /** Set when an earlier hook with the same (bundle digest, action, matcher) runs in its place. */
-  deduplicated_by: string | null;
-  /** Exec hooks (PROFILES §6): the pinned command this hook runs outside the sandbox; null for a sandboxed hook. */
-  exec: { command: string; sha256: string; shell: boolean } | null;
-}
+export type { ProfilePlanEntry } from "../registry/listing.js";
 
 interface Deps {
   enabled: ReadonlyMap<string, EnabledProfile>;
-  store: ProfileHookStore;
+  /** Where the profile hooks are: each chain reads one snapshot (plan and guard of the same revision). */
+  registry: Pick<Registry, "snapshot">;
   backend: ChainBackend;
   audit: () => AuditTrail | undefined;
   metrics: Metrics;
@@ -201,7 +183,7 @@ const NO_CONSTITUTION = Object.freeze({ id: "(event-profile)", version: "0", rul
 /**
  * @example
  * ```ts
- * const profiles = createProfileFirer({ enabled, store, backend, audit: () => audit, metrics, clock, inputBounds, maxSessionsPerOwner: 100, assertOpen, pin, unpin });
+ * const profiles = createProfileFirer({ enabled, registry, backend, audit: () => audit, metrics, clock, inputBounds, maxSessionsPerOwner: 100, assertOpen, pin, unpin });
  * const { native, exit_code } = await profiles.fire("gemini-cli", "BeforeTool", { input });
  * ```
  */
@@ -418,7 +400,7 @@ export function createProfileFirer(deps: Deps) {
       exit_code: answer.exit_code,
       ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}),
       result: { chain_id: chainId, profile: profile.id, event, mode: "sequential", status: "completed", aborted_by: null, hook_results: [], duration_ms: 0 },
-      guard: deps.store.guard(profile.id).guard,
+      guard: deps.registry.snapshot().guard(profile.id).guard,
       unknown_event: true,
     };
   }
@@ -429,8 +411,9 @@ export function createProfileFirer(deps: Deps) {
     const ctx: ProfileContext = { strict: enabled.strict, settings: enabled.settings };
     const sessionId = implicit?.id;
     const key = implicit?.stateKey;
-    const guard = deps.store.guard(profile.id).guard;
-    const { ref: planRef, hooks, plan, hasExec } = deps.store.plan(enabled, event);
+    const snapshot = deps.registry.snapshot();
+    const guard = snapshot.guard(profile.id).guard;
+    const { ref: planRef, hooks, plan, hasExec } = snapshot.profilePlan(enabled, event);
     const chainId = randomUUID();
     // An event without hooks that the profile answers itself (ai-memory required_events: deny 503) is a
     // decision, metered and audited like a chain; the neutral answer is not (LLxprt "zero overhead").
@@ -563,7 +546,7 @@ export function createProfileFirer(deps: Deps) {
       return undefined;
     }
     const profile = enabled.profile;
-    const index = deps.store.guard(profile.id);
+    const index = deps.registry.snapshot().guard(profile.id);
     const guards = index.hooksByEvent.get(event);
     if (guards === undefined || profile.id === VCP_PROFILE_ID) return undefined;
     const message = refusal.message.length > REFUSAL_MESSAGE_CHARS ? `${refusal.message.slice(0, REFUSAL_MESSAGE_CHARS)}…` : refusal.message;
@@ -598,7 +581,7 @@ export function createProfileFirer(deps: Deps) {
 
     /** The profile's guard (issue 24): its fail-closed events and the revisions that say so; UNKNOWN_PROFILE / PROFILE_DISABLED for a profile not enabled. */
     guard(ref: string): ProfileGuard {
-      return deps.store.guard(enabledProfile(ref).profile.id).guard;
+      return deps.registry.snapshot().guard(enabledProfile(ref).profile.id).guard;
     },
 
     /** PROFILE_DISABLED unless the manifest's profile is enabled (install refuses before anything changes). */
@@ -620,23 +603,7 @@ export function createProfileFirer(deps: Deps) {
     plan(ref: string, event: string): ProfilePlanEntry[] {
       const enabled = enabledProfile(ref);
       assertProfileEvent(enabled.profile, event);
-      return deps.store.plan(enabled, event).plan.hooks.map(({ hook, duplicateOf }) => ({
-        name: hook.name,
-        bundle: hook.action.bundle,
-        event,
-        priority: hook.priority,
-        timeout_ms: hook.timeout_ms,
-        trust: hook.trust,
-        scope: hook.scope,
-        enabled: hook.enabled,
-        fail_closed: hook.fail_closed,
-        matcher: hook.matcher ?? null,
-        sequential: hook.sequential === true,
-        match: hook.match ?? null,
-        blocking: hook.blocking === true,
-        deduplicated_by: duplicateOf ?? null,
-        exec: hook.exec !== undefined ? { command: hook.exec.command, sha256: hook.exec.sha256, shell: hook.exec.shell === true } : null,
-      }));
+      return profilePlanEntries(deps.registry.snapshot().profilePlan(enabled, event));
     },
   };
 }

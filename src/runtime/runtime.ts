@@ -35,8 +35,8 @@ import type { SessionInfo } from "../model/input.js";
 import { systemClock, silentLogger } from "../observe/events.js";
 import { createEventBus } from "../observe/event-bus.js";
 import { countsTowardRegistryLimit, createRegistry, registryRateLimited, type Principal, type Registry } from "../registry/index.js";
+import { listHooks } from "../registry/listing.js";
 import type { ChainBackend } from "./backend.js";
-import { createProfileHookStore } from "./profile-hooks.js";
 import { fireWithApproval } from "./approvals.js";
 import { createApprovals } from "../pipeline/approvals.js";
 import { createLocalApprovalStore } from "../pipeline/approvals-local.js";
@@ -206,7 +206,6 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   // ── settings, resolved before anything starts so a bad keyring or limit fails fast ───────────
   const { keyring, requireSignatures, maxBundleBytes, maxSessionsPerOwner, inputBounds, enabledProfiles, exec } = await resolveSettings(options);
-  const profileHooks = createProfileHookStore();
 
   // ── audit log, then the sandbox ─────────────────────────────────────────────────────────────
   if (auditOptions !== undefined) {
@@ -223,7 +222,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   // ── what runs on the sandbox: revision pins, profile chains, bundles, VCP chains, approvals ───
   const pins = createRevisionPins({ backend, logger });
   const profileFirer = createProfileFirer({
-    enabled: enabledProfiles, store: profileHooks, backend, audit: () => audit, metrics, clock, logger,
+    enabled: enabledProfiles, registry, backend, audit: () => audit, metrics, clock, logger,
     inputBounds, maxSessionsPerOwner, assertOpen, pin: pins.pin, unpin: pins.unpin,
     exec, stats, jsonDepth: inputBounds.maxDepth, events: bus,
     // With a shared store, limits.sessions_per_client counts a client's implicit sessions on every replica.
@@ -234,7 +233,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   const bundleSync = shared === undefined ? undefined : createBundleSync({ shared, logger });
   if (bundleSync !== undefined) shared!.setReport(() => bundleSync.report());
   const bundles = createBundleManager({
-    backend, registry, pins, profileHooks, enabledProfile: (ref) => profileFirer.assertEnabled(ref),
+    backend, registry, pins, enabledProfile: (ref) => profileFirer.assertEnabled(ref),
     store: options.dataDir === undefined ? undefined : createBundleStore(options.dataDir),
     keyring, requireSignatures, maxBundleBytes,
     metrics, clock, logger, assertOpen,
@@ -278,7 +277,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   const sharedState: SharedState | undefined = shared === undefined
     ? undefined
     : createSharedState({
-      store: shared, tuning: options.sharedSessions ?? {}, pipeline: pipelineDeps, registry, sessionHook: (b, h) => bundles.sessionHook(b, h), logger,
+      store: shared, tuning: options.sharedSessions ?? {}, pipeline: pipelineDeps, registry, logger,
       // A replica that refused the active revision of a bundle runs other hooks than its peers: it leaves ticks to them.
       periodicReady: () => bundleSync?.readiness().ready !== false,
     });
@@ -347,7 +346,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     await admitRegistryChange(registerOptions.principal);
     const principal = registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" };
     // With a shared store the change was counted once, deployment-wide, just above: not again per replica.
-    const hook = registry.register(bundles.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal, ...(sharedRegistryLimiter !== undefined && registerOptions.principal !== undefined ? { rateAdmitted: "shared" as const } : {}) });
+    const hook = registry.registerSessionHook(ref, { scope: "session", sessionId: key, principal, ...(sharedRegistryLimiter !== undefined && registerOptions.principal !== undefined ? { rateAdmitted: "shared" as const } : {}) });
     if (sharedState !== undefined) {
       try {
         await sharedState.rememberHook(key, { bundle: ref.bundle, hook: ref.hook, principal: principal.id }, { periodic: hook.type === "periodic" });
@@ -408,6 +407,11 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         const key = sessionId === undefined ? undefined : requireVisibleLocalSession(sessionId, access);
         return registry.snapshot().chain(type, key).hooks.map((p) => callerHook(p.hook));
       },
+      list({ session, ...filter } = {}, access = {}) {
+        // A session's VCP chains list its session hooks: another client's session is "not found".
+        const key = session === undefined ? undefined : requireVisibleLocalSession(session, access);
+        return listHooks(registry.snapshot(), enabledProfiles, filter, key).map(callerHook);
+      },
       setEnabled(name, enabled, setOptions = {}) {
         // An operator names another owner's session with `owner` (ids are per owner).
         const sessionId = setOptions.sessionId === undefined ? undefined : sharedState !== undefined ? requireVisibleLocalSession(setOptions.sessionId, { principal: setOptions.principal, owner: setOptions.owner }) : pipeline.keyOf(setOptions.sessionId, { principal: setOptions.principal, owner: setOptions.owner });
@@ -461,7 +465,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       return {
         bundles: bundles.list(),
         // PROFILES §6: exec hooks first (they run outside the sandbox), then the VCP and profile hooks.
-        hooks: execFirst(stats.view([...snapshot.hooks(), ...profileHooks.hooks()])),
+        hooks: execFirst(stats.view([...snapshot.hooks()])),
         registry_revision: snapshot.revision,
         sandbox: backend.stats(),
         audit: audit === undefined

@@ -9,7 +9,7 @@ import { DEFAULTS } from "../config/defaults.js";
 import { resolveJsonBounds, type JsonBounds } from "../model/json-bounds.js";
 import { registerProfile } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
-import { resolveEnabledProfiles, type EnabledProfile } from "./profile-hooks.js";
+import { resolveEnabledProfiles, type EnabledProfile } from "../profiles/enabled.js";
 import type { RuntimeOptions } from "./types.js";
 
 export interface RuntimeSettings {

@@ -18,8 +18,6 @@ export interface SharedStateDeps {
   tuning: NonNullable<RuntimeOptions["sharedSessions"]>;
   pipeline: PipelineDeps;
   registry: Registry;
-  /** The definition of an installed bundle's session hook (bundles.ts `sessionHook`). */
-  sessionHook(bundle: string, hook: string): unknown;
   logger: Logger;
   /** False while this replica should leave periodic ticks to its peers (store/shared-periodic.ts). */
   periodicReady?(): boolean;
@@ -52,7 +50,7 @@ export function createSharedState(deps: SharedStateDeps) {
         try {
           // The registering replica took this change from the deployment-wide limit: replaying it here
           // costs the principal nothing (a refusal would leave the session's chains here without it).
-          registry.register(deps.sessionHook(ref.bundle, ref.hook), { scope: "session", sessionId: key, principal: { id: ref.principal, role: "client" }, rateAdmitted: "shared" });
+          registry.registerSessionHook(ref, { scope: "session", sessionId: key, principal: { id: ref.principal, role: "client" }, rateAdmitted: "shared" });
         } catch (err) {
           // E.g. the bundle's revision has not reached this replica yet: tried again on the next operation.
           logger.warn({ err, hook: name }, "a session hook recorded in the shared store could not be registered on this replica yet");

@@ -16,10 +16,11 @@ import type { Clock, LifecycleEventMap, LifecycleEventName, Logger } from "../ob
 import type { Principal } from "../registry/index.js";
 import type { SandboxOptions } from "../pool/index.js";
 import type { ChainBackend } from "./backend.js";
-import type { ProfileDeployment } from "./profile-hooks.js";
+import type { ProfileDeployment } from "../profiles/enabled.js";
 import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "../pipeline/approvals.js";
 import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./fire-profile.js";
-import type { ProfileGuard } from "./profile-hooks.js";
+import type { ProfileGuard } from "../registry/index.js";
+import type { HookListFilter, HookListing } from "../registry/listing.js";
 import type { HookStatsView } from "./stats.js";
 import type { ReplicaVerdicts } from "./bundle-sync.js";
 import type { StoreOptions, StoreStatus } from "../store/index.js";
@@ -288,6 +289,13 @@ export interface Runtime {
      * session and a principal, the session must be one the principal may see (SESSION_NOT_FOUND otherwise).
      */
     chain(type: HookType, sessionId?: string, options?: SessionAccess): ResolvedHook[];
+    /**
+     * Every hook of the registry (`GET /v1/hooks`), keyed by (profile, event): the VCP chains (profile
+     * `vcp`, event = type; `session`: that session's) then each enabled profile's plans, in the order
+     * they run. Filters `profile`, `event`, `bundle`, `type` combine; a profile that is not enabled or an
+     * event it does not have is INVALID_REQUEST naming the field.
+     */
+    list(filter?: HookListFilter & { session?: string }, options?: SessionAccess): HookListing[];
     /**
      * Re-enable (or disable) a hook, e.g. after a cascade disabled it (spec §7.3.4). Without a
      * `sessionId`: globally (a deployment hook by default; operators only). With a `sessionId`: in that

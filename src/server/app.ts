@@ -24,12 +24,12 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import swagger from "@fastify/swagger";
 import { Transform, type TransformCallback } from "node:stream";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import { assertEvent, HOOK_TYPES, jsonValueDepth, VcpError, type AuditQuery, type Constitution, type HookEvent, type HookType, type OpenSessionInput, type Runtime, type SessionAccess, type SessionView, type VcpArtifact, type VcpContext } from "../index.js";
+import { assertEvent, jsonValueDepth, VcpError, type AuditQuery, type Constitution, type HookEvent, type HookType, type OpenSessionInput, type Runtime, type SessionAccess, type SessionView, type VcpArtifact, type VcpContext } from "../index.js";
 import { registerConsoleRoutes, type ConsoleOptions } from "./console-routes.js";
 import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, type AuthPrincipal, type Role } from "./auth.js";
 import { describeError, ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS } from "./errors.js";
 import { documentRouteSchema, OPENAPI_TAGS, routes, SharedSchemas } from "./schemas.js";
-import { profilePlanOf, registerProfileRoutes } from "./profile-routes.js";
+import { registerProfileRoutes } from "./profile-routes.js";
 import { registerApprovalRoutes, type ApprovalStreamSettings } from "./approval-routes.js";
 import { createEventStreams, DEFAULT_STREAM_LIMITS, type StreamLimits } from "./sse.js";
 
@@ -467,11 +467,9 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   });
 
   app.get("/v1/hooks", { schema: routes.hooks, config: cfg(BOTH) }, async (request) => {
-    const { type, session, profile, event } = request.query as { type?: HookType; session?: string; profile?: string; event?: string };
-    if (profile !== undefined || event !== undefined) return profilePlanOf(runtime, profile, event);
+    const { type, session, profile, event, bundle } = request.query as { type?: HookType; session?: string; profile?: string; event?: string; bundle?: string };
     if (session !== undefined) await sessionOf(session, request);
-    const types = type === undefined ? HOOK_TYPES : [type];
-    return { hooks: types.flatMap((t) => runtime.hooks.chain(t, session, accessOf(request))) };
+    return { hooks: runtime.hooks.list({ type, session, profile, event, bundle }, accessOf(request)) };
   });
 
   // Every server-sent-events route counts against one per-principal cap (src/server/sse.ts).

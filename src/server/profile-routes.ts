@@ -18,7 +18,7 @@
  */
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Role } from "./auth.js";
-import { VcpError, type HookType, type Principal, type ProfileFireResult, type ProfileGuard, type Runtime } from "../index.js";
+import { type Principal, type ProfileFireResult, type ProfileGuard, type Runtime } from "../index.js";
 import { describeError } from "./errors.js";
 import { routes } from "./schemas.js";
 
@@ -53,19 +53,6 @@ function sendAnswer(reply: FastifyReply, out: ProfileFireResult, native: boolean
   void reply.header(GUARD_REVISIONS_HEADER, out.guard.revisions);
   void reply.header(FAIL_CLOSED_EVENTS_HEADER, eventsHeaderOf(out.guard));
   return reply.code(200).send(out.native);
-}
-
-/**
- * `GET /v1/hooks?profile=…&event=…`: the resolved plan of one profile event (order, dedup, matcher,
- * sequential). Both query fields are needed: a profile's hooks are keyed by (profile, event).
- */
-export function profilePlanOf(runtime: Runtime, profile: string | undefined, event: string | undefined): { hooks: unknown[] } {
-  if (profile === undefined || event === undefined) {
-    throw new VcpError("INVALID_REQUEST", "querystring: profile and event go together (a profile plan is keyed by both)", { field: profile === undefined ? "querystring.profile" : "querystring.event" });
-  }
-  // vcp@1's events are its hook types: its plan is the VCP chain order (the existing ?type= view).
-  if (/^vcp(@|$)/.test(profile)) return { hooks: runtime.hooks.chain(event as HookType) };
-  return { hooks: runtime.profiles.plan(profile, event) };
 }
 
 /**

@@ -113,9 +113,10 @@ export const ResolvedHookSchema = {
     action: anyObject,
     condition: { anyOf: [anyObject, { type: "null" }] },
     metadata: anyObject,
-    // Event-profile plans (GET /v1/hooks?profile=…&event=…, PROFILES §2).
-    bundle: { type: "string" },
-    event: { type: "string" },
+    // Every hook is keyed by (profile, event): a VCP hook is profile "vcp", its event its type.
+    profile: { type: "string", description: "the hook system: vcp, or an event profile's id" },
+    event: { type: "string", description: "the profile's event (a VCP hook: its type)" },
+    bundle: { type: "string", description: "the bundle the hook comes from" },
     matcher: nullableString,
     sequential: { type: "boolean" },
     // repo-yaml (PROFILES §8.8): the definition's `match` filters as written, and `blocking`.
@@ -398,12 +399,19 @@ export const routes = withOperationIds({
   removeBundle: { tags: ["bundles"], summary: "Remove a bundle and all its hooks", security: security("operator"), params: nameParams, response: { 200: { $ref: "BundleInfo#" }, ...errors(...AUTH, 400, 404) } },
   hooks: {
     tags: ["hooks"],
-    summary: "The resolved chain order (spec §5.1) for one type, or every type",
+    summary: "Every hook of the registry, keyed by (profile, event), in the order each chain runs it: the VCP chains (profile vcp, event = type) then each enabled profile's plans; filters profile, event, bundle, type combine, each alone valid",
     security: security("any"),
     querystring: {
       type: "object",
       additionalProperties: false,
-      properties: { type: HookTypeSchema, session: { type: "string", pattern: SESSION_ID }, owner: OWNER, profile: { type: "string", maxLength: 100 }, event: { type: "string", maxLength: 128 } },
+      properties: {
+        type: { ...HookTypeSchema, description: "VCP hooks of this type only (event-profile hooks have no type)" },
+        session: { type: "string", pattern: SESSION_ID, description: "the VCP chains of this session (its session hooks included)" },
+        owner: OWNER,
+        profile: { type: "string", maxLength: 100, description: "an enabled profile (name or name@version; vcp for the VCP hooks); any other is 400 INVALID_REQUEST naming it" },
+        event: { type: "string", maxLength: 128, description: "an event of that profile, or without profile of any enabled one (a VCP type is vcp's event); an event no selected profile has is 400 INVALID_REQUEST naming it" },
+        bundle: { type: "string", maxLength: 128, description: "only the hooks of this bundle" },
+      },
     },
     response: { 200: object({ hooks: { type: "array", items: { $ref: "ResolvedHook#" } } }), ...errors(...AUTH, 400, 404, 409) },
   },

@@ -125,8 +125,48 @@ describe("profile routes", () => {
       ["note", null, null],
       ["note_again", null, "note"],
     ]);
+    // `profile` alone is valid: every hook of the profile (issue 25); `event` needs no `profile` either.
     const half = await cl(h, "GET", "/v1/hooks?profile=echo");
-    expect(half.status).toBe(400);
+    expect(half.status).toBe(200);
+    expect(half.body.hooks.map((x: { name: string }) => x.name)).toEqual(["no_rm", "note", "note_again"]);
+  });
+
+  test("GET /v1/hooks lists every hook, VCP and profile, keyed by (profile, event); profile, event and bundle filter in any combination", async () => {
+    const vcp = { bundle: "vcp-mark", version: "1.0.0", trust: "deployment", hooks: [{ name: "mark", type: "pre_inject", action: "mark", priority: 50, timeout_ms: 1000 }] };
+    expect((await op(h, "PUT", "/v1/bundles/vcp-mark", signed(vcp, bundleCode({ mark: "() => ({ status: 'continue' })" })))).status).toBe(201);
+    try {
+      const all = await cl(h, "GET", "/v1/hooks");
+      expect(all.status).toBe(200);
+      expect(all.body.hooks.map((x: { profile: string; event: string; name: string }) => `${x.profile}/${x.event}/${x.name}`)).toEqual([
+        "vcp/pre_inject/mark", "echo/Check/no_rm", "echo/Check/note", "echo/Check/note_again",
+      ]);
+      // The VCP entry keeps every field it had; a profile hook shows its plan entry and its action.
+      expect(all.body.hooks[0]).toMatchObject({ name: "mark", type: "pre_inject", priority: 50, timeout_ms: 1000, scope: "deployment", trust: "deployment", enabled: true, fail_closed: false, condition: null, metadata: {}, action: { bundle: "vcp-mark", export: "mark" }, bundle: "vcp-mark" });
+      expect(all.body.hooks[1]).toMatchObject({ profile: "echo", event: "Check", bundle: "echo-guard", matcher: "^rm$", deduplicated_by: null, action: { bundle: "echo-guard", export: "noRm" } });
+      expect(all.body.hooks[1].type).toBeUndefined();
+      const names = async (query: string) => {
+        const res = await cl(h, "GET", `/v1/hooks?${query}`);
+        expect(res.status, res.text).toBe(200);
+        return res.body.hooks.map((x: { name: string }) => x.name);
+      };
+      expect(await names("profile=vcp")).toEqual(["mark"]);
+      expect(await names("event=pre_inject")).toEqual(["mark"]);
+      expect(await names("type=pre_inject")).toEqual(["mark"]);
+      expect(await names("event=Check")).toEqual(["no_rm", "note", "note_again"]);
+      expect(await names("bundle=echo-guard")).toEqual(["no_rm", "note", "note_again"]);
+      expect(await names("bundle=vcp-mark")).toEqual(["mark"]);
+      expect(await names("profile=echo&bundle=vcp-mark")).toEqual([]);
+      expect(await names("profile=echo&event=Notice")).toEqual([]);
+      expect(await names("profile=echo@1&event=Check&bundle=echo-guard")).toEqual(["no_rm", "note", "note_again"]);
+      // An unknown profile or event is a 400 naming it.
+      for (const [query, field, named] of [["profile=nope", "querystring.profile", "nope"], ["event=NoSuchEvent", "querystring.event", "NoSuchEvent"], ["profile=echo&event=pre_inject", "querystring.event", "pre_inject"]] as const) {
+        const res = await cl(h, "GET", `/v1/hooks?${query}`);
+        expect({ status: res.status, code: res.body.error?.code, field: res.body.error?.details?.field }).toEqual({ status: 400, code: "INVALID_REQUEST", field });
+        expect(res.body.error.message).toContain(named);
+      }
+    } finally {
+      expect((await op(h, "DELETE", "/v1/bundles/vcp-mark")).status).toBe(200);
+    }
   });
 
   test("repo-yaml match and blocking over HTTP: a bad filter is refused naming hooks[i].match.<field>; the plan shows both; a blocking guard answers exit 2", async () => {

@@ -11,7 +11,8 @@ import { silentLogger } from "../../../src/observe/events.js";
 import { registerProfile } from "../../../src/profiles/index.js";
 import { resolveJsonBounds } from "../../../src/model/json-bounds.js";
 import { createProfileFirer } from "../../../src/runtime/fire-profile.js";
-import { createProfileHookStore, resolveEnabledProfiles } from "../../../src/runtime/profile-hooks.js";
+import { resolveEnabledProfiles } from "../../../src/profiles/enabled.js";
+import { createRegistry } from "../../../src/registry/index.js";
 import { connectStore, createSharedImplicitSessions, type StoreConnection } from "../../../src/store/index.js";
 import { profileBundle } from "../../support/bundles.js";
 import echoProfile from "../../support/echo-profile.js";
@@ -66,7 +67,7 @@ describe("redis store: two replicas, one shared count", () => {
     const metrics: Metrics = createMetrics(() => ({}) as never);
     const firer = createProfileFirer({
       enabled: resolveEnabledProfiles({ echo: {} }),
-      store: createProfileHookStore(),
+      registry: createRegistry({ clock: { now: () => now, wallNow: () => now }, emit: () => undefined }),
       backend: { runChain: () => Promise.reject(new Error("an empty plan dispatches nothing")) } as never,
       audit: () => undefined,
       metrics,

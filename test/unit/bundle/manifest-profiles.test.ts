@@ -5,7 +5,7 @@ import { parseManifest, parseManifestYaml } from "../../../src/bundle/manifest.j
 import { manifestProfileHooks } from "../../../src/bundle/hooks.js";
 import { resolveConfig } from "../../../src/config/config.js";
 import { getProfile, listProfiles, parseProfileRef, registerProfile, vcpProfile } from "../../../src/profiles/index.js";
-import { resolveEnabledProfiles } from "../../../src/runtime/profile-hooks.js";
+import { resolveEnabledProfiles } from "../../../src/profiles/enabled.js";
 import echoProfile from "../../support/echo-profile.js";
 import { MAX_MATCHER_COST } from "../../../src/profiles/common/scan.js";
 import { compileRepoYamlFilter, repoYamlProfile } from "../../../src/profiles/repo-yaml/index.js";

@@ -13,4 +13,7 @@ describe("Chains page grouping", () => {
     expect(groupOf(hook({ event: "PreToolUse" }))).toBe("vcp · PreToolUse");
     expect(groupOf(hook({ profile: "claude-code" }))).toBe("claude-code · pre_inject");
   });
+  test("a VCP hook (profile vcp, event = its type) keeps its type as the chain heading", () => {
+    expect(groupOf(hook({ profile: "vcp", event: "pre_inject" }))).toBe("pre_inject");
+  });
 });

@@ -6,7 +6,7 @@ import { silentLogger } from "../../../src/observe/events.js";
 import type { ChainResult } from "../../../src/chain/types.js";
 
 const clock = { now: () => 0, wallNow: () => Date.parse("2026-01-02T03:04:05Z") };
-const registered = { event: "hook.registered", payload: { hook: "h", type: "pre_inject", scope: "deployment", bundle: "b", priority: 50, principal: "p" } } as const;
+const registered = { event: "hook.registered", payload: { hook: "h", profile: "vcp", event: "pre_inject", type: "pre_inject", scope: "deployment", bundle: "b", priority: 50, principal: "p" } } as const;
 
 function result(): ChainResult {
   return {

@@ -163,8 +163,8 @@ describe("atomicity", () => {
     expect(added.map((h) => h.name)).toEqual(["a", "b"]);
     expect(registry.snapshot().revision).toBe(1);
     expect(events).toEqual([
-      { event: "hook.registered", payload: { hook: "a", type: "pre_inject", scope: "deployment", bundle: "pii", priority: 10, principal: "alice" } },
-      { event: "hook.registered", payload: { hook: "b", type: "periodic", scope: "deployment", bundle: "pii", priority: 50, principal: "alice" } },
+      { event: "hook.registered", payload: { hook: "a", profile: "vcp", event: "pre_inject", type: "pre_inject", scope: "deployment", bundle: "pii", priority: 10, principal: "alice" } },
+      { event: "hook.registered", payload: { hook: "b", profile: "vcp", event: "periodic", type: "periodic", scope: "deployment", bundle: "pii", priority: 50, principal: "alice" } },
     ]);
   });
 
@@ -228,7 +228,7 @@ describe("deregistration (spec §6.3)", () => {
     expect(registry.snapshot().revision).toBe(2);
     expect(registry.snapshot().hooks()).toEqual([]);
     expect(events).toEqual([
-      { event: "hook.deregistered", payload: { hook: "strip-pii", type: "pre_inject", scope: "deployment", principal: "alice" } },
+      { event: "hook.deregistered", payload: { hook: "strip-pii", profile: "vcp", event: "pre_inject", type: "pre_inject", scope: "deployment", bundle: "pii", principal: "alice" } },
     ]);
   });
 
@@ -282,8 +282,8 @@ describe("deregistration (spec §6.3)", () => {
     expect(snap.revision).toBe(4);
     expect(snap.hooks().map((h) => `${h.scope}:${h.session_id ?? ""}:${h.name}`)).toEqual(["deployment::d", "session:s2:strip-pii"]);
     expect(events).toEqual([
-      { event: "hook.deregistered", payload: { hook: "strip-pii", type: "pre_inject", scope: "session", session_id: "s1", principal: "system" } },
-      { event: "hook.deregistered", payload: { hook: "log", type: "periodic", scope: "session", session_id: "s1", principal: "system" } },
+      { event: "hook.deregistered", payload: { hook: "strip-pii", profile: "vcp", event: "pre_inject", type: "pre_inject", scope: "session", session_id: "s1", bundle: "pii", principal: "system" } },
+      { event: "hook.deregistered", payload: { hook: "log", profile: "vcp", event: "periodic", type: "periodic", scope: "session", session_id: "s1", bundle: "pii", principal: "system" } },
     ]);
     registry.dropSession("s1");
     registry.dropSession("never");
@@ -485,7 +485,7 @@ describe("events and listeners", () => {
     expect(events).toEqual([
       {
         event: "hook.registered",
-        payload: { hook: "strip-pii", type: "pre_inject", scope: "session", session_id: "s9", bundle: "pii", priority: 7, principal: "bob" },
+        payload: { hook: "strip-pii", profile: "vcp", event: "pre_inject", type: "pre_inject", scope: "session", session_id: "s9", bundle: "pii", priority: 7, principal: "bob" },
       },
     ]);
   });

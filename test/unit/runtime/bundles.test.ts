@@ -3,12 +3,13 @@
 // on the installed revision, a same-digest install is a no-op. Bundles run on the node:vm backend.
 import { describe, expect, test } from "vitest";
 import { createBundleManager, createRevisionPins } from "../../../src/runtime/bundles.js";
-import { createProfileHookStore, resolveEnabledProfiles } from "../../../src/runtime/profile-hooks.js";
+import { resolveEnabledProfiles } from "../../../src/profiles/enabled.js";
 import { createRegistry } from "../../../src/registry/index.js";
 import { silentLogger } from "../../../src/observe/events.js";
 import type { ChainBackend } from "../../../src/runtime/backend.js";
 import { createVmBackend } from "../../support/vm-backend.js";
 import { testBundle } from "../../support/bundles.js";
+import type { BundleStore } from "../../../src/bundle/store.js";
 
 function fakeUnloader() {
   const unloaded: string[] = [];
@@ -56,7 +57,7 @@ describe("revision pins", () => {
 
 const allow = () => ({ outcome: "allow" });
 
-function manager(options: { requireSignatures?: boolean } = {}) {
+function manager(options: { requireSignatures?: boolean; store?: BundleStore } = {}) {
   const vm = createVmBackend();
   const unloaded: string[] = [];
   const backend: ChainBackend = { ...vm, stats: () => vm.stats(), unloadBundle: async (digest) => (unloaded.push(digest), vm.unloadBundle(digest)) };
@@ -64,17 +65,17 @@ function manager(options: { requireSignatures?: boolean } = {}) {
   const clock = { now: () => clockMs, wallNow: () => clockMs };
   const changes: string[] = [];
   const pins = createRevisionPins({ backend, logger: silentLogger });
+  const registry = createRegistry({ clock, emit: () => undefined, resolveAction: (ref) => bundles.resolveAction(ref), sessionHookAllowlist: ["s/mine"] });
   const bundles = createBundleManager({
     backend,
-    registry: createRegistry({ clock, emit: () => undefined, resolveAction: (ref) => bundles.resolveAction(ref) }),
+    registry,
     pins,
-    profileHooks: createProfileHookStore(),
     enabledProfile: (ref) => {
       const found = resolveEnabledProfiles(undefined).get(ref.split("@")[0]!);
       if (found === undefined) throw new Error(`profile ${ref} not enabled`);
       return found;
     },
-    store: undefined,
+    store: options.store,
     keyring: undefined,
     requireSignatures: options.requireSignatures ?? false,
     maxBundleBytes: 1 << 20,
@@ -83,7 +84,7 @@ function manager(options: { requireSignatures?: boolean } = {}) {
     logger: silentLogger,
     assertOpen: () => undefined,
   });
-  return { bundles, pins, unloaded, changes, tick: () => (clockMs += 1000) };
+  return { bundles, registry, pins, unloaded, changes, tick: () => (clockMs += 1000) };
 }
 
 const v = (version: string, hooks = [{ name: "gate", type: "pre_inject" as const }]) => testBundle("b", hooks, { gate: allow }, { version });
@@ -161,13 +162,27 @@ describe("bundle manager", () => {
     expect(changes).toEqual(["installed", "removed"]);
   });
 
-  test("sessionHook offers only session-scope hooks of an installed bundle", async () => {
-    const { bundles } = manager();
+  test("an installed bundle offers only its session-scope hooks to sessions", async () => {
+    const { bundles, registry } = manager();
     await bundles.install(testBundle("s", [{ name: "gate", type: "pre_inject" }, { name: "mine", type: "pre_inject", scope: "session" }], { gate: allow, mine: allow }), {});
     expect(bundles.get("s")).toMatchObject({ hooks: ["gate"], session_hooks: ["mine"] });
-    expect(bundles.sessionHook("s", "mine")).toMatchObject({ name: "mine", trust: "session" });
-    expect(() => bundles.sessionHook("s", "gate")).toThrow(expect.objectContaining({ code: "UNKNOWN_HOOK" }));
-    expect(() => bundles.sessionHook("nope", "mine")).toThrow(expect.objectContaining({ code: "UNKNOWN_BUNDLE" }));
+    const snap = registry.snapshot();
+    expect(snap.sessionOffer("s", "mine")).toMatchObject({ name: "mine", trust: "session" });
+    expect(() => snap.sessionOffer("s", "gate")).toThrow(expect.objectContaining({ code: "UNKNOWN_HOOK" }));
+    expect(() => snap.sessionOffer("nope", "mine")).toThrow(expect.objectContaining({ code: "UNKNOWN_BUNDLE" }));
+  });
+
+  test("an install undone (it could not be persisted) loses no session's hooks: a hook the new revision dropped is back on the old one", async () => {
+    let failPersist = false;
+    const store = { dir: "(memory)", activate: async () => { if (failPersist) throw new Error("disk full"); }, remove: async () => undefined, loadInstalled: async () => [] } as unknown as BundleStore;
+    const { bundles, registry } = manager({ store });
+    const hooks = (withMine: boolean) => [{ name: "gate", type: "pre_inject" as const }, ...(withMine ? [{ name: "mine", type: "pre_inject" as const, scope: "session" as const }] : [])];
+    const v1 = await bundles.install(testBundle("s", hooks(true), { gate: allow, mine: allow }, { version: "1.0.0" }), {});
+    registry.registerSessionHook({ bundle: "s", hook: "mine" }, { scope: "session", sessionId: "s1", principal: { id: "runtime", role: "system" } });
+    failPersist = true;
+    await expect(bundles.install(testBundle("s", hooks(false), { gate: allow }, { version: "2.0.0" }), {})).rejects.toMatchObject({ code: "STORE_CORRUPT" });
+    expect(bundles.get("s")?.version).toBe("1.0.0");
+    expect(registry.snapshot().chain("pre_inject", "s1").hooks.map((p) => `${p.hook.name}@${p.hook.action.digest}`)).toEqual([`gate@${v1.digest}`, `mine@${v1.digest}`]);
   });
 
   test("list is by name; infos is in install order", async () => {

@@ -10,16 +10,35 @@ import { describe, expect, test } from "vitest";
 import { createMetrics, type Metrics } from "../../../src/observe/metrics.js";
 import { registerProfile } from "../../../src/profiles/index.js";
 import { createProfileFirer } from "../../../src/runtime/fire-profile.js";
-import { createProfileHookStore, resolveEnabledProfiles, type ProfileHookStore } from "../../../src/runtime/profile-hooks.js";
+import { resolveEnabledProfiles, type EnabledProfile } from "../../../src/profiles/enabled.js";
+import { createRegistry } from "../../../src/registry/index.js";
 import { resolveJsonBounds } from "../../../src/model/json-bounds.js";
-import type { ProfileHookDefinition } from "../../../src/bundle/hooks.js";
+import type { ProfileHookDefinition } from "../../../src/model/hook.js";
 import echoProfile from "../../support/echo-profile.js";
 
 registerProfile(echoProfile);
 
 const DIGEST = `sha256:${"a".repeat(64)}`;
 
-/** A deployment hook of the echo profile's `Check` event (the store's own compile rules apply). */
+/** The registry as these tests drive it: a profile bundle's hooks set and removed, its plans and guard read. */
+function profileStore() {
+  const registry = createRegistry({ clock: { now: () => 0, wallNow: () => 0 }, emit: () => undefined });
+  const runtime = { scope: "deployment", principal: { id: "runtime", role: "system" } } as const;
+  return {
+    registry,
+    set: (bundle: string, profile: string, hooks: ProfileHookDefinition[], digest: string) =>
+      void registry.swapBundle(bundle, { version: "1.0.0", digest, deployment: [], session: [], profile: { id: profile, hooks } }, runtime),
+    delete: (bundle: string) => void registry.swapBundle(bundle, null, runtime),
+    plan: (enabled: EnabledProfile, event: string) => registry.snapshot().profilePlan(enabled, event),
+    guard: (profileId: string) => registry.snapshot().guard(profileId),
+    get cachedPlans() {
+      return registry.snapshot().cachedProfilePlans;
+    },
+  };
+}
+type ProfileStore = ReturnType<typeof profileStore>;
+
+/** A deployment hook of the echo profile's `Check` event (the registry's own compile rules apply). */
 function checkHook(name: string, extra: Partial<ProfileHookDefinition> = {}): ProfileHookDefinition {
   return {
     name, type: "pre_inject", event: "Check", priority: 50, timeout_ms: 1000, action: { bundle: "held", export: name, digest: DIGEST },
@@ -27,7 +46,7 @@ function checkHook(name: string, extra: Partial<ProfileHookDefinition> = {}): Pr
   } as ProfileHookDefinition;
 }
 
-function firer(options: { ttlS?: number; cap?: number; store?: ProfileHookStore } = {}) {
+function firer(options: { ttlS?: number; cap?: number; store?: ProfileStore } = {}) {
   let now = 0;
   const dispatched: unknown[] = [];
   // Chains wait here until the test releases them: an event in flight.
@@ -35,7 +54,7 @@ function firer(options: { ttlS?: number; cap?: number; store?: ProfileHookStore 
   const metrics = createMetrics(() => ({}) as never);
   const f = createProfileFirer({
     enabled: resolveEnabledProfiles({ echo: { session_ttl_s: options.ttlS ?? 60 } }),
-    store: options.store ?? createProfileHookStore(),
+    registry: (options.store ?? profileStore()).registry,
     backend: {
       runChain: async (task: { request: { chainId: string } }) => {
         dispatched.push(task);
@@ -117,8 +136,8 @@ describe("implicit profile sessions", () => {
   });
 
   test("a session answering an event is not idle: the next idle one is evicted in its place", async () => {
-    const store = createProfileHookStore();
-    store.set("held", "echo", store.compile("echo", [checkHook("hold")]), DIGEST);
+    const store = profileStore();
+    store.set("held", "echo", [checkHook("hold")], DIGEST);
     const { f, metrics, release, dispatched } = firer({ cap: 2, store });
     const busy = f.fire("echo", "Check", { input: { session_id: "busy", tool: "ls" }, principal: alice });
     await expect.poll(() => dispatched.length).toBe(1);
@@ -143,7 +162,7 @@ describe("the plan cache and the guard", () => {
     // A forced collection around the loop: what stays is what the store keeps (+16–40 MB before the fix).
     setFlagsFromString("--expose-gc");
     const gc = runInNewContext("gc") as () => void;
-    const store = createProfileHookStore();
+    const store = profileStore();
     const amplifier = resolveEnabledProfiles({ amplifier: {} }).get("amplifier")!;
     for (const event of ["tool:pre", "session:start"]) store.plan(amplifier, event);
     const bound = store.cachedPlans;
@@ -160,11 +179,11 @@ describe("the plan cache and the guard", () => {
   });
 
   test("the guard names the events an enabled fail_closed hook guards, bound to the bundles' revisions, with one identity per change", () => {
-    const store = createProfileHookStore();
+    const store = profileStore();
     expect(store.guard("echo").guard.fail_closed_events).toEqual([]);
-    store.set("held", "echo", store.compile("echo", [checkHook("open"), checkHook("off", { fail_closed: true, enabled: false })]), DIGEST);
+    store.set("held", "echo", [checkHook("open"), checkHook("off", { fail_closed: true, enabled: false })], DIGEST);
     expect(store.guard("echo").guard.fail_closed_events).toEqual([]);
-    store.set("guard", "echo", store.compile("echo", [checkHook("closed", { fail_closed: true })]), `sha256:${"b".repeat(64)}`);
+    store.set("guard", "echo", [checkHook("closed", { fail_closed: true })], `sha256:${"b".repeat(64)}`);
     const { guard, eventsHeader, hooksByEvent } = store.guard("echo");
     expect(guard.fail_closed_events).toEqual(["Check"]);
     expect(eventsHeader).toBe("Check");
@@ -179,14 +198,14 @@ describe("the plan cache and the guard", () => {
 
 describe("events newer than the profile (claude-code: an event Claude Code added after 2.1.332)", () => {
   function claudeFirer() {
-    const store = createProfileHookStore();
+    const store = profileStore();
     const metrics = createMetrics(() => ({}) as never);
     const records: Array<Record<string, unknown>> = [];
     const warned: Array<Record<string, unknown>> = [];
     let dispatched = 0;
     const f = createProfileFirer({
       enabled: resolveEnabledProfiles({ "claude-code": {} }),
-      store,
+      registry: store.registry,
       backend: { runChain: async () => { dispatched++; throw new Error("no chain runs for an unknown event"); } } as never,
       audit: () => ({
         inputHash: () => "h".repeat(64),
