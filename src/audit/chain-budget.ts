@@ -103,8 +103,35 @@ export function capChainAudit(records: AuditRecordInput[], maxBytes: number): Au
     cutBytes += f.bytes;
   }
   const chain = out[out.length - 1];
+  if (total > target && chain?.kind === "chain" && chain.decision !== undefined) {
+    // The decision record is kept whole when it can be (GET /v1/decisions reads it): its per-hook
+    // reasons go first, then the per-hook list and the changes (their counts stay), never its verdict.
+    const before = byteLength(chain.decision);
+    chain.decision = shrinkDecision(chain.decision as DecisionLike, total - target);
+    const saved = before - byteLength(chain.decision);
+    if (saved > 0) {
+      total -= saved;
+      cutFields++;
+      cutBytes += saved;
+    }
+  }
   if (cutFields > 0 && chain?.kind === "chain") {
     chain.details = { ...(chain.details as Record<string, unknown> | undefined), audit_truncated: { fields: cutFields, bytes: cutBytes, limit: maxBytes } };
   }
   return out;
+}
+
+interface DecisionLike {
+  hooks?: Array<Record<string, unknown>>;
+  changes?: unknown[];
+  [key: string]: unknown;
+}
+
+/** A decision record `excess` bytes smaller if it can be: hook reasons dropped, then hooks and changes (counted). */
+function shrinkDecision(decision: DecisionLike, excess: number): DecisionLike {
+  const hooks = Array.isArray(decision.hooks) ? decision.hooks : [];
+  const withoutReasons: DecisionLike = { ...decision, hooks: hooks.map(({ reason: _reason, ...rest }) => rest) };
+  if (byteLength(decision) - byteLength(withoutReasons) >= excess) return withoutReasons;
+  const changes = Array.isArray(decision.changes) ? decision.changes : [];
+  return { ...decision, hooks: [], hooks_omitted: hooks.length, changes: [], ...(changes.length > 0 ? { changes_omitted: changes.length + (typeof decision.changes_omitted === "number" ? decision.changes_omitted : 0) } : {}) };
 }

@@ -60,10 +60,17 @@ function otlpLogRecord(r: AuditRecord) {
     .map(([key, v]) => ({ key: `vcp.${key}`, value: otlpValue(v) }));
   const what =
     r.kind === "registry" || r.kind === "bundle" || r.kind === "retention" || r.kind === "replica_set" ? (r.event ?? r.kind)
-    : r.kind === "chain" ? `chain ${r.hook_type ?? ""} ${r.status ?? ""}`
+    : r.kind === "chain" ? chainBody(r)
     : r.kind === "approval_request" || r.kind === "approval_decision" ? `${r.kind} ${r.hook ?? ""} ${r.status ?? ""}`
     : `hook ${r.hook ?? ""} ${r.outcome ?? ""}`;
   return { timeUnixNano: nanos, observedTimeUnixNano: nanos, ...severityOf(r), body: { stringValue: what.trim() }, attributes };
+}
+
+/** A chain record's one-line body: with its decision record, what was decided about what (docs/decisions.md). */
+function chainBody(r: AuditRecord): string {
+  const d = r.decision as { profile?: unknown; event?: unknown; outcome?: unknown; subject?: { summary?: unknown } } | undefined;
+  if (d === undefined || typeof d !== "object" || d === null) return `chain ${r.hook_type ?? ""} ${r.status ?? ""}`;
+  return `chain ${String(d.profile)} ${String(d.event)} ${String(d.outcome)}: ${String(d.subject?.summary ?? "")}`;
 }
 
 export function formatRecords(records: readonly AuditRecord[], format: ExportFormat): string {

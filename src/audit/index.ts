@@ -18,6 +18,7 @@ export {
   type RedactorOptions,
 } from "./redact.js";
 export { readAuditRecords, followAuditRecords, type ReadOptions } from "./reader.js";
+export { queryDecisions, decisionMatches, DEFAULT_DECISION_SCAN_BYTES, DEFAULT_DECISION_LIMIT, MAX_DECISION_LIMIT, type DecisionQuery, type DecisionPage } from "./decisions.js";
 export { formatRecords, toJsonLines, toOtlpLogs, EXPORT_FORMATS, type ExportFormat } from "./export.js";
 export { startAuditSink, readSinkCursor, sinkCursorPath, type AuditSink, type AuditSinkOptions, type AuditSinkStats } from "./sink.js";
 export { startAuditRetention, type AuditRetention, type AuditRetentionOptions, type AuditRetentionPolicy, type AuditRetentionStats } from "./retention.js";

@@ -52,6 +52,12 @@ export interface AuditRecordInput {
   exec?: { command_sha256: string; exit_code: number | null; signal: string | null; duration_ms: number; timed_out: boolean; truncated: boolean; error_code?: string };
   /** Registry records: what happened (e.g. "hook.registered"); bundle records: "bundle.refused". */
   event?: string;
+  /**
+   * Chain records: the chain's decision record (chain/decision.ts, docs/decisions.md) — outcome, decisive
+   * hook, its reason, the subject, per-hook outcomes and changed fields, redacted and bounded. What
+   * `GET /v1/decisions` reads back.
+   */
+  decision?: unknown;
   details?: unknown;
 }
 
@@ -76,7 +82,7 @@ export interface AuditRecord extends AuditRecordInput {
 /** Input fields in the order they are written (readability only: the hash is over RFC 8785 form). */
 export const INPUT_FIELDS = [
   "kind", "session", "owner", "chain_id", "hook", "hook_type", "profile", "profile_event", "scope", "bundle", "bundle_digest", "input_hash",
-  "status", "outcome", "duration_ms", "sandboxed", "exec", "modification", "provenance", "annotations", "event", "details",
+  "status", "outcome", "duration_ms", "sandboxed", "exec", "modification", "provenance", "annotations", "event", "decision", "details",
 ] as const satisfies ReadonlyArray<keyof AuditRecordInput>;
 
 /** The `event` of a `retention` record (audit/retention.ts writes it, audit/verify.ts reads it). */

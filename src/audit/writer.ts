@@ -139,7 +139,7 @@ interface Waiter {
 }
 
 const openPaths = new Set<string>();
-const PAYLOAD_FIELDS = ["annotations", "details", "modification"] as const;
+const PAYLOAD_FIELDS = ["annotations", "details", "modification", "decision"] as const;
 
 /**
  * Open (or create) a hash-chained, append-only JSONL audit log (DESIGN §5, spec §8.2.3) and resume

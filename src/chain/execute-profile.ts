@@ -23,6 +23,7 @@
  * (or its fail_closed answer), exactly as a condition over its cost budget.
  */
 import { deadlineCutText, execRecordOf, timeoutText } from "./contract.js";
+import { changedPaths } from "./decision.js";
 import type { Clock } from "../observe/events.js";
 import { ChainDeadline } from "./deadline.js";
 import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
@@ -45,6 +46,9 @@ export interface ProfileChainDeps {
   /** Where to find the profile; default the catalogue (profiles/index.ts). */
   profileOf?: (id: string) => EventProfile | undefined;
 }
+
+/** A hook's reason kept on its execution record (the decision record bounds it again, after redaction). */
+const MAX_REASON_CHARS = 4096;
 
 function statusOf(verdict: Verdict): ResultStatus {
   return verdict === "block" ? "abort" : verdict === "modify" ? "modify" : "continue";
@@ -155,6 +159,20 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
    * awaited. Answers "skipped" when the hook ends here without an entry, "stopped" when its
    * deadline-exhausted output stops the chain, else the started hook for `settle`.
    */
+  /**
+   * For the decision record (chain/decision.ts): the reason a blocking, asking or modifying output gives,
+   * and — for a modification of the hook's input `before` — which fields it changed (RFC 6902 op and
+   * path, no values). Only for those verdicts: an allow costs nothing here.
+   */
+  const explain = (execution: HookExecution, output: NativeObject, before: NativeObject | undefined): void => {
+    const why = profile.reasonOf?.(output, event);
+    if (why !== undefined && execution.reason === undefined) execution.reason = why.length > MAX_REASON_CHARS ? `${why.slice(0, MAX_REASON_CHARS)}…` : why;
+    if (before !== undefined && execution.verdict === "modify" && profile.chainInput !== undefined) {
+      const after = profile.chainInput(before, output, event, ctx);
+      if (after !== before) execution.modification = changedPaths(before, after);
+    }
+  };
+
   const start = (planned: PlannedProfileHook, slot: number, inputNow: NativeObject, inputJson: string): Started | "skipped" | "stopped" => {
     const { hook, predicate } = planned;
     // repo-yaml: a failing `blocking` hook blocks like a fail_closed one (PROFILES §8.8).
@@ -203,6 +221,7 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
         const verdict = profile.verdictOf(exhausted, event);
         execution.verdict = verdict;
         execution.status = statusOf(verdict);
+        if (verdict === "block") explain(execution, exhausted, undefined);
         hookResults[slot] = execution;
         ranAny = true;
         entries.push({ hook: hook.name, output: exhausted, failed: true, ...(blocking ? { blocking } : {}) });
@@ -346,6 +365,7 @@ export async function runProfileChain(plan: ProfileChainPlan, request: ChainRequ
     const verdict = profile.verdictOf(output!, event);
     execution.verdict = verdict;
     execution.status = statusOf(verdict);
+    if (verdict === "block" || verdict === "ask" || verdict === "modify") explain(execution, output!, failureWhy === undefined ? (mode === "sequential" ? current : original) : undefined);
     hookResults[slot] = execution;
     const entry: { hook: string; output: NativeObject; failed?: boolean; blocking?: boolean } = { hook: hook.name, output: output! };
     if (failureWhy !== undefined) entry.failed = true;

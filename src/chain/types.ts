@@ -5,6 +5,7 @@ import type { SessionInfo, VcpContext } from "../model/input.js";
 import type { Outcome, ResultStatus } from "../model/result.js";
 import type { HookEvent } from "../model/events.js";
 import type { CompiledPredicate } from "./predicate.js";
+import type { DecisionRecord } from "./decision.js";
 import type { ExitCode, NativeObject, Verdict } from "../profiles/types.js";
 
 /**
@@ -151,7 +152,10 @@ export interface HookExecution {
   provenance?: ConstitutionProvenance;
   /** Digest of the bundle revision that ran the hook. */
   bundle_digest?: string;
-  /** RFC 6902 diff of what a `modify` changed, `{context, constitution}`-rooted (for the audit log). */
+  /**
+   * RFC 6902 diff of what a `modify` changed: VCP chains, `{context, constitution}`-rooted with values
+   * (for the audit log); event-profile chains, rooted at the native input, op and path only (no values).
+   */
   modification?: unknown[];
   /** Event-profile chains: what the hook's output (or its failure output) amounts to (profiles/types.ts). */
   verdict?: Verdict;
@@ -193,6 +197,11 @@ export interface ChainResult {
   duration_ms: number;
   /** Event-profile chains only: the merged native answer (absent for `vcp@1` chains). */
   profile?: ProfileChainAnswer;
+  /**
+   * The chain's decision record (chain/decision.ts), set by the runtime's fire layer once the chain has
+   * run (never by the executor): in the HTTP answer, the audit log and the decision stream.
+   */
+  decision?: DecisionRecord;
 }
 
 /** Everything one chain execution needs besides the plan. */

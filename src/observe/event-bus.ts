@@ -108,6 +108,10 @@ export function createEventBus(options: EventBusOptions): EventBus {
         ...(h.annotations !== undefined ? { annotations: redact(h.annotations) } : {}),
         ...(h.modification !== undefined ? { modification: redact(h.modification) } : {}),
       })),
+      // Built redacted and bounded (chain/decision.ts); the same object as in the audit log.
+      ...(result.decision !== undefined ? { decision: result.decision } : {}),
+      // Agent chains give the chain reason no field of its own: the decision's reason is it.
+      ...(result.profile !== undefined && result.decision?.reason != null ? { reason: result.decision.reason } : {}),
     };
   }
 

@@ -1,3 +1,4 @@
+import type { DecisionRecord } from "../chain/decision.js";
 import type { HookType, Scope } from "../model/hook-type.js";
 import type { Outcome, ResultStatus } from "../model/result.js";
 
@@ -82,6 +83,11 @@ export interface ChainCompletedFields {
     /** RFC 6902 diff of a `modify`, `{context, constitution}`-rooted, redacted. */
     modification?: unknown;
   }>;
+  /**
+   * The chain's decision record (chain/decision.ts, docs/decisions.md), redacted and bounded: what the
+   * audit log's chain record and `GET /v1/decisions` carry.
+   */
+  decision?: DecisionRecord;
 }
 export type LifecycleEventName = keyof LifecycleEventMap;
 export type LifecycleEvent = { [K in LifecycleEventName]: { event: K; payload: LifecycleEventMap[K] } }[LifecycleEventName];

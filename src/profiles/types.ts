@@ -111,6 +111,23 @@ export interface HookOutputEntry {
   readonly blocking?: boolean;
 }
 
+/**
+ * What a chain decided about (the decision record's `subject`, chain/decision.ts), as the profile reads
+ * it from a native input: raw values — chain/decision.ts redacts and bounds them (one rule, one place)
+ * and turns `prompt` into its digest, so no prompt text is ever stored.
+ */
+export interface SubjectFacts {
+  readonly kind: "tool" | "prompt" | "vcp" | "event";
+  /** Tool events: the tool's name and, whichever apply, its command line and the file path it touches. */
+  readonly tool?: string;
+  readonly command?: string;
+  readonly path?: string;
+  /** Prompt events: the prompt text (digested, never kept). */
+  readonly prompt?: string;
+  /** VCP chains: the hook type. */
+  readonly vcp_type?: string;
+}
+
 export interface EventProfile {
   /** Bare name used in paths and manifests: `vcp`, `gemini-cli`, `llxprt`, `claude-code`, … */
   readonly id: string;
@@ -143,6 +160,18 @@ export interface EventProfile {
   specOf?(event: string): EventSpec | undefined;
   /** The session id carried in a native input, if the profile has one (PROFILES §8.3). */
   sessionIdOf(input: NativeObject): string | undefined;
+  /**
+   * What a chain of `event` on this (validated) input decides about: the tool and its command or path,
+   * the prompt, or just the event (chain/decision.ts). Pure and cheap: called once per chain that ran
+   * a hook. Absent ⇒ `{ kind: "event" }`.
+   */
+  subjectOf?(input: NativeObject, event: string): SubjectFacts;
+  /**
+   * The reason a decoded output (or a failure output) gives for its verdict — a block's, an ask's or a
+   * modification's explanation, `undefined` when it gives none. The executor keeps it on the hook's
+   * execution record (`reason`) for the decision record. Absent ⇒ no per-hook reason.
+   */
+  reasonOf?(output: NativeObject, event: string): string | undefined;
   /** Validate a native input for `event`; a string names what is wrong (`tool_name: must be a string`). */
   validateInput(input: unknown, event: string): Decoded<NativeObject>;
   /**

@@ -1,8 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { capChainAudit, createRedactor, hashInput, listSegments, openAuditLog, startAuditRetention, type AuditRecord, type AuditRecordInput, type AuditRetention, type AuditRetentionPolicy, type AuditWriter } from "../audit/index.js";
+import { capChainAudit, createRedactor, hashInput, listSegments, queryDecisions, type DecisionPage, type DecisionQuery, openAuditLog, startAuditRetention, type AuditRecord, type AuditRecordInput, type AuditRetention, type AuditRetentionPolicy, type AuditWriter } from "../audit/index.js";
 import type { Logger } from "../observe/events.js";
 import type { ChainResult } from "../chain/types.js";
+import type { DecisionRecord } from "../chain/decision.js";
 import type { LifecycleEvent } from "../observe/events.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { VcpError } from "../errors.js";
@@ -128,8 +129,11 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         input_hash: inputHash,
         status: result.status,
         duration_ms: result.duration_ms,
+        // The chain's decision record (chain/decision.ts): what GET /v1/decisions reads back.
+        ...(result.decision !== undefined ? { decision: result.decision } : {}),
         details: {
-          aborted_by: result.aborted_by, reason: result.reason, cascade_failure: result.cascade_failure, hooks: result.hook_results.length,
+          // An agent chain's reason is its decision's (VCP chains keep their own, unchanged).
+          aborted_by: result.aborted_by, reason: result.profile !== undefined ? (result.decision?.reason ?? null) : result.reason, cascade_failure: result.cascade_failure, hooks: result.hook_results.length,
           ...(result.profile !== undefined ? { exit_code: result.profile.exit_code, mode: result.profile.mode } : {}),
           // Cascade disables are session-local (spec §7.3.4): say so, and in which session.
           ...(disabledHooks.length > 0 ? { disabled_hooks: [...disabledHooks], disabled_scope: "session", disabled_session: sessionId } : {}),
@@ -143,7 +147,7 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
      * `refused_fail_closed`, with the refusal's code and message and the hooks whose guard blocked it.
      * No input hash: the input was refused before it was read whole (or parsed).
      */
-    recordProfileRefusal(refusal: { chainId: string; profile: string; event: string; owner: string | null; code: string; message: string; guardedBy: readonly string[] }): Promise<unknown> {
+    recordProfileRefusal(refusal: { chainId: string; profile: string; event: string; owner: string | null; code: string; message: string; guardedBy: readonly string[]; decision?: DecisionRecord }): Promise<unknown> {
       return writer.append({
         kind: "chain",
         session: "",
@@ -154,6 +158,7 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         status: "aborted",
         outcome: "refused_fail_closed",
         duration_ms: 0,
+        ...(refusal.decision !== undefined ? { decision: refusal.decision } : {}),
         details: { code: refusal.code, message: refusal.message, exit_code: 2, guarded_by: [...refusal.guardedBy] },
       });
     },
@@ -235,6 +240,11 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         }
       }
       return out;
+    },
+    /** Decision records, newest first, one page (`GET /v1/decisions`, audit/decisions.ts). */
+    async decisions(query: DecisionQuery): Promise<DecisionPage> {
+      await writer.flush();
+      return queryDecisions(options.path, query);
     },
     head: () => writer.head(),
     stats: () => writer.stats(),

@@ -14,6 +14,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { answerWithout, presentEmpty, runProfileChain } from "../chain/execute-profile.js";
+import { buildDecision, type DecisionRecord } from "../chain/decision.js";
+import { redactString } from "../audit/redact-string.js";
 import { createLaneInvoker } from "../pool/exec/invoker.js";
 import type { ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import type { ProfileChainPlan } from "../chain/plan.js";
@@ -28,7 +30,7 @@ import type { ResolvedHook } from "../model/hook.js";
 import type { SharedImplicitSessions } from "../store/index.js";
 import { chainSessionKey, sessionKey, type SessionPrincipal } from "../pipeline/access.js";
 import { assertProfileEvent, getProfile, isProfileEvent, VCP_PROFILE_ID } from "../profiles/index.js";
-import type { ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
+import type { EventProfile, ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
 import type { AuditTrail } from "./audit-trail.js";
 import type { ChainBackend } from "./backend.js";
 import type { EnabledProfile } from "../profiles/enabled.js";
@@ -86,6 +88,11 @@ export interface ProfileFireResult {
    * answer, observe-only, no hook run, audited as `unknown_event`.
    */
   unknown_event?: true;
+  /**
+   * The chain's decision record (chain/decision.ts, docs/decisions.md): outcome, decisive hook, reason,
+   * subject, per-hook outcomes, changed fields. Absent when no hook applied (nothing was decided).
+   */
+  decision?: DecisionRecord;
 }
 
 /** A refusal the runtime answered by the profile's blocking answer (`runtime.profiles.refuse`, issue 24). */
@@ -415,6 +422,9 @@ export function createProfileFirer(deps: Deps) {
     const guard = snapshot.guard(profile.id).guard;
     const { ref: planRef, hooks, plan, hasExec } = snapshot.profilePlan(enabled, event);
     const chainId = randomUUID();
+    const startedAt = deps.clock.wallNow();
+    // The decision record names who fired the chain, with or without a session.
+    const client = request.principal?.id ?? null;
     // An event without hooks that the profile answers itself (ai-memory required_events: deny 503) is a
     // decision, metered and audited like a chain; the neutral answer is not (LLxprt "zero overhead").
     const ownAnswer = hooks.length === 0 ? profile.emptyPlanAnswer?.(event, ctx) : undefined;
@@ -441,6 +451,7 @@ export function createProfileFirer(deps: Deps) {
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
         profile: { profile: profile.id, event, mode: "sequential", ...answer },
       };
+      decide(result, profile, event, input, session.id, client, startedAt);
       return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input, guard);
     }
     const digests = [...new Set(hooks.map((h) => h.action.digest).filter((d): d is string => d !== undefined))];
@@ -471,6 +482,7 @@ export function createProfileFirer(deps: Deps) {
       const timeouts = result.hook_results.filter((h) => h.outcome === "timeout").length;
       result = { ...result, profile: { profile: profile.id, event, mode: "sequential", ...answer, ...(timeouts > 0 ? { timeout_violations: timeouts } : {}) } };
     }
+    decide(result, profile, event, input, session.id, client, startedAt);
     return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input, guard);
   }
 
@@ -497,6 +509,17 @@ export function createProfileFirer(deps: Deps) {
           : Promise.resolve({ kind: "threw", message: "this chain backend cannot run one sandboxed action (ChainBackend.invokeAction), which a chain with exec hooks needs" }),
     });
     return runProfileChain(plan, request, { invoker, clock: deps.clock, ...(deps.jsonDepth !== undefined ? { limits: { jsonDepth: deps.jsonDepth } } : {}) });
+  }
+
+  /** The chain's decision record (chain/decision.ts), on `result.decision`: its answer, audit record and stream event carry it. */
+  function decide(result: ChainResult, profile: EventProfile, event: string, input: NativeObject, sessionId: string, client: string | null, startedAt: number): void {
+    const native = result.profile!.native;
+    const answerVerdict = profile.verdictOf(native, event);
+    const answerReason = answerVerdict === "allow" || answerVerdict === "observe" ? undefined : profile.reasonOf?.(native, event);
+    result.decision = buildDecision(result, {
+      profile: profile.id, event, at: new Date(startedAt).toISOString(), subject: profile.subjectOf?.(input, event) ?? { kind: "event" },
+      session: sessionId, client, answerVerdict, ...(answerReason !== undefined ? { answerReason } : {}), redact: redactString,
+    });
   }
 
   /** Metrics, failed-hook logging and the durable audit record of one profile chain, then the caller's answer. */
@@ -527,7 +550,10 @@ export function createProfileFirer(deps: Deps) {
       inputBytes: () => Buffer.byteLength(JSON.stringify(input)),
     });
     const answer = result.profile!;
-    return { native: answer.native, exit_code: answer.exit_code, ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}), result: profileResult(result), guard };
+    return {
+      native: answer.native, exit_code: answer.exit_code, ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}), result: profileResult(result), guard,
+      ...(result.decision !== undefined ? { decision: result.decision } : {}),
+    };
   }
 
   /**
@@ -557,10 +583,19 @@ export function createProfileFirer(deps: Deps) {
     const chainId = randomUUID();
     const owner = request.principal?.id ?? null;
     deps.metrics.recordRefusedFailClosed(profile.id, event, refusal.code);
+    // A block like any other in the decision record; its subject is the event (the input was not read).
+    const refused: ChainResult = {
+      chain_id: chainId, type: "pre_inject", status: "aborted", reason, aborted_by: null, context: {}, constitution: NO_CONSTITUTION,
+      cascade_failure: false, hook_results: [], duration_ms: 0, profile: { profile: profile.id, event, mode: "sequential", ...answer },
+    };
+    const decision = buildDecision(refused, {
+      profile: profile.id, event, at: new Date(deps.clock.wallNow()).toISOString(), subject: { kind: "event" }, session: null, client: owner,
+      answerVerdict: "block", redact: redactString,
+    });
     const audit = deps.audit();
     if (audit !== undefined) {
       try {
-        await audit.recordProfileRefusal({ chainId, profile: profile.id, event, owner, code: refusal.code, message, guardedBy });
+        await audit.recordProfileRefusal({ chainId, profile: profile.id, event, owner, code: refusal.code, message, guardedBy, decision });
       } catch (err) {
         deps.logger?.error({ err, profile: profile.id, event, chain_id: chainId, code: refusal.code }, "audit log write failed for a refused fail-closed event; it is blocked all the same");
       }
@@ -572,6 +607,7 @@ export function createProfileFirer(deps: Deps) {
       result: { chain_id: chainId, profile: profile.id, event, mode: "sequential", status: "aborted", aborted_by: null, hook_results: [], duration_ms: 0 },
       guard: index.guard,
       refused: { code: refusal.code, message },
+      decision,
     };
   }
 

@@ -20,6 +20,8 @@ import { chainRequestText } from "../chain/request-text.js";
 import type { ChainPlan, ChainRequest, ChainResult } from "../chain/types.js";
 import { cascadeDisableTargets } from "../chain/cascade.js";
 import { emptyChainResult } from "../chain/contract.js";
+import { buildDecision, VCP_DECISION_PROFILE } from "../chain/decision.js";
+import { redactString } from "../audit/redact-string.js";
 import type { Logger } from "../observe/events.js";
 import type { EventBus } from "../observe/event-bus.js";
 import type { Metrics } from "../observe/metrics.js";
@@ -87,6 +89,7 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
     assertChainInput(type, hookInput);
     const wire = wireOf(plan);
     const inputHash = audit?.inputHash(hookInput);
+    const startedAt = Date.now();
     pins.pin(wire.digests);
     const deadlineMs = deps.chainDeadlineMs?.[type];
     // The session's owner, for the audit records and chain.completed: parsed from the key once.
@@ -107,6 +110,11 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
         request,
         // Serialized once: the bounds check's field texts make the sandbox frame's payload.
         requestText: chainRequestText(request, fieldTexts),
+      });
+      // One decision record for the answer, the audit record and the stream (chain/decision.ts).
+      result.decision = buildDecision(result, {
+        profile: VCP_DECISION_PROFILE, event: type, at: new Date(startedAt).toISOString(), subject: { kind: "vcp", vcp_type: type },
+        session: session.id, client: owner(), redact: redactString,
       });
       let disabledHooks: string[] = [];
       if (result.cascade_failure) {

@@ -488,6 +488,9 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
     limits: Object.freeze({ json_depth: inputBounds.maxDepth, input_bytes: inputBounds.maxBytes }),
 
+    decisions: {
+      query: (query) => (audit === undefined ? Promise.reject(auditDisabled()) : audit.decisions(query)),
+    },
     audit: {
       query: (query) => (audit === undefined ? Promise.reject(auditDisabled()) : audit.query(query)),
       head: () => {

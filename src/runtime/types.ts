@@ -25,7 +25,7 @@ import type { HookStatsView } from "./stats.js";
 import type { ReplicaVerdicts } from "./bundle-sync.js";
 import type { StoreOptions, StoreStatus } from "../store/index.js";
 import type { AuditOptions, AuditQuery } from "./audit-trail.js";
-import type { AuditRecord, AuditRetentionStats } from "../audit/index.js";
+import type { AuditRecord, AuditRetentionStats, DecisionPage, DecisionQuery } from "../audit/index.js";
 import type {
   AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, ContextReevaluation, HookRef, OpenSessionInput,
   PeriodicTickReport, SessionAccess, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
@@ -352,6 +352,13 @@ export interface Runtime {
   audit: {
     query(query?: AuditQuery): Promise<AuditRecord[]>;
     head(): { seq: number; hash: string };
+  };
+  /**
+   * Decision records read back from the audit log (`GET /v1/decisions`, docs/decisions.md): one page,
+   * newest first; `query.client` scopes it to the chains one principal fired. AUDIT_DISABLED when off.
+   */
+  decisions: {
+    query(query: DecisionQuery): Promise<DecisionPage>;
   };
   /** Prometheus text exposition of the runtime's metrics (DESIGN §6.2 `GET /metrics`). */
   metrics(): Promise<string>;

@@ -19,7 +19,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, extname, join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { VcpError, type ChainCompletedEvent, type Runtime } from "../index.js";
+import { VcpError, type ChainCompletedEvent, type DecisionOutcome, type DecisionQuery, type Runtime } from "../index.js";
+import { routes } from "./schemas.js";
 
 export interface ConsoleOptions {
   /** Directory of the built console (index.html, app.js, style.css). Default: dist/console. */
@@ -66,6 +67,8 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 const OPERATOR = { roles: ["operator"] } as const;
+/** Operators read every decision; a client only the chains it fired. */
+const OPERATOR_OR_CLIENT = { roles: ["operator", "client"] } as const;
 const PUBLIC = { roles: null } as const;
 
 /**
@@ -189,11 +192,68 @@ export async function registerConsoleRoutes(app: FastifyInstance, runtime: Runti
     },
   );
 
+  // ── decisions read back from the audit log (operator: all; client: its own chains) ───────────────
+  app.get("/v1/decisions", { schema: routes.listDecisions, config: OPERATOR_OR_CLIENT }, async (request) => {
+    const q = request.query as DecisionsQueryString;
+    const principal = request.principal!;
+    const query: DecisionQuery = {
+      ...(q.since !== undefined ? { since: timeParam("since", q.since) } : {}),
+      ...(q.until !== undefined ? { until: timeParam("until", q.until) } : {}),
+      ...(q.outcome !== undefined ? { outcome: q.outcome } : {}),
+      ...(q.bundle !== undefined ? { bundle: q.bundle } : {}),
+      ...(q.profile !== undefined ? { profile: q.profile } : {}),
+      ...(q.event !== undefined ? { event: q.event } : {}),
+      ...(q.hook !== undefined ? { hook: q.hook } : {}),
+      ...(q.session !== undefined ? { session: q.session } : {}),
+      ...(q.subject !== undefined ? { subject: q.subject } : {}),
+      ...(q.limit !== undefined ? { limit: q.limit } : {}),
+      ...(q.cursor !== undefined ? { beforeSeq: decodeCursor(q.cursor) } : {}),
+      // SECURITY: tenant scope — a client sees only the chains it fired; only an operator sees every tenant's.
+      ...(principal.role === "operator" ? {} : { client: principal.id }),
+    };
+    const page = await runtime.decisions.query(query);
+    return { decisions: page.decisions, next_cursor: page.nextBeforeSeq === null ? null : encodeCursor(page.nextBeforeSeq) };
+  });
+
   // An open stream is never idle: end them all before the server waits for its connections.
   app.addHook("preClose", (done) => {
     for (const client of clients) client.end();
     done();
   });
+}
+
+interface DecisionsQueryString {
+  since?: string;
+  until?: string;
+  outcome?: DecisionOutcome;
+  bundle?: string;
+  profile?: string;
+  event?: string;
+  hook?: string;
+  session?: string;
+  subject?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/** `since` / `until`: epoch milliseconds (digits) or an ISO-8601 time; anything else is INVALID_REQUEST naming the parameter. */
+export function timeParam(name: string, value: string): number {
+  const ms = /^\d{1,16}$/.test(value) ? Number(value) : /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
+  if (!Number.isFinite(ms)) {
+    throw new VcpError("INVALID_REQUEST", `${name}: expected an ISO-8601 time (2026-11-28T09:00:00Z) or epoch milliseconds, got ${JSON.stringify(value)}`, { field: `querystring.${name}`, value });
+  }
+  return ms;
+}
+
+/** The opaque cursor of `GET /v1/decisions`: the audit `seq` the next page starts below. */
+function encodeCursor(beforeSeq: number): string {
+  return Buffer.from(`d1:${beforeSeq}`).toString("base64url");
+}
+
+function decodeCursor(cursor: string): number {
+  const match = /^d1:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (match === null) throw new VcpError("INVALID_REQUEST", "cursor: not a next_cursor this server returned", { field: "querystring.cursor" });
+  return Number(match[1]);
 }
 
 interface StreamFilter {
@@ -241,7 +301,8 @@ export class StreamClient {
     const f = this.filter;
     if (f.session !== undefined && event.session_id !== f.session) return false;
     if (f.bundle !== undefined && !event.hooks.some((h) => h.bundle === f.bundle)) return false;
-    if (f.outcome !== undefined && !event.hooks.some((h) => h.outcome === f.outcome) && event.status !== f.outcome) return false;
+    // A hook outcome (timeout, …), the chain status (aborted) or the decision's outcome (block, ask, …).
+    if (f.outcome !== undefined && !event.hooks.some((h) => h.outcome === f.outcome) && event.status !== f.outcome && event.decision?.outcome !== f.outcome) return false;
     return true;
   }
 

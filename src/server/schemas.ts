@@ -6,7 +6,7 @@
  * Response objects that carry runtime data keep `additionalProperties: true`, so a field the runtime
  * adds later reaches clients without a server change; fields listed are serialized fast.
  */
-import { ARTIFACT_JSON_SCHEMA, EVENT_SCHEMA_IDS, HOOK_TYPES, MODEL_JSON_SCHEMAS, NAME_PATTERNS, OUTCOMES } from "../index.js";
+import { ARTIFACT_JSON_SCHEMA, DECISION_OUTCOMES, DEFAULT_DECISION_LIMIT, EVENT_SCHEMA_IDS, HOOK_TYPES, MAX_DECISION_LIMIT, MODEL_JSON_SCHEMAS, NAME_PATTERNS, OUTCOMES } from "../index.js";
 import { errorStatuses } from "./errors.js";
 
 const BUNDLE_NAME = NAME_PATTERNS.BUNDLE_NAME.pattern;
@@ -161,6 +161,53 @@ export const HookExecutionSchema = {
   }, { additionalProperties: false }),
 } as const;
 
+/** The decision record of one chain (src/chain/decision.ts, docs/decisions.md). */
+export const DecisionSchema = {
+  $id: "Decision",
+  description: "One chain's decision: its effect, the hook that decided it and why, what it was about, per-hook outcomes and which hook changed which field. Texts are redacted (secret shapes) and bounded",
+  ...object({
+    chain_id: { type: "string" },
+    at: { type: "string", format: "date-time", description: "chain start" },
+    profile: { type: "string", description: "the event profile (e.g. gemini-cli); vcp for VCP chains" },
+    event: { type: "string", description: "the profile's event (e.g. BeforeTool); for VCP the hook type (e.g. pre_inject)" },
+    outcome: { type: "string", enum: [...DECISION_OUTCOMES] },
+    errors: { type: "integer", minimum: 0, description: "hooks that failed (threw, timed out, invalid output, crashed, refused)" },
+    decided_by: {
+      type: ["object", "null"],
+      additionalProperties: true,
+      required: ["hook", "bundle", "revision"],
+      properties: { hook: { type: "string" }, bundle: { type: "string" }, revision: { ...nullableString, description: "digest of the bundle revision that ran the hook" } },
+      description: "the decisive hook: the one that blocked, asked or made the last change; null for an allow",
+    },
+    reason: { ...nullableString, description: "the decisive hook's reason (VCP: the chain's), redacted, at most 1000 characters" },
+    subject: object({
+      kind: { type: "string", enum: ["tool", "prompt", "vcp", "event"] },
+      tool: { type: "string" },
+      command: { type: "string" },
+      path: { type: "string" },
+      prompt_sha256: { type: "string", description: "hex SHA-256 of the prompt; the prompt itself is never recorded" },
+      vcp_type: { type: "string" },
+      summary: { type: "string", maxLength: 200, description: "one line: what a console row shows" },
+    }, { required: ["kind", "summary"] }),
+    hooks: {
+      type: "array",
+      items: object({
+        hook: { type: "string" }, bundle: { type: "string" }, outcome: { type: "string", enum: [...OUTCOMES] },
+        verdict: { type: "string", enum: ["allow", "block", "modify", "ask", "observe"] }, duration_ms: { type: "number" }, reason: { type: "string" },
+      }, { required: ["hook", "bundle", "outcome", "duration_ms"] }),
+    },
+    changes: {
+      type: "array",
+      items: object({ hook: { type: "string" }, op: { type: "string", enum: ["replace", "add", "remove"] }, path: { type: "string", description: "RFC 6902 path" } }, { required: ["hook", "op", "path"] }),
+    },
+    changes_omitted: { type: "integer", description: "changes left out over the record's bound" },
+    hooks_omitted: { type: "integer", description: "hooks left out to keep the audit record within audit.max_chain_bytes" },
+    session: nullableString,
+    client: { ...nullableString, description: "the principal id that fired the chain; null for the embedding application" },
+  }),
+  required: ["chain_id", "at", "profile", "event", "outcome", "errors", "decided_by", "reason", "subject", "hooks", "changes", "session", "client"],
+} as const;
+
 export const ChainResultSchema = {
   $id: "ChainResult",
   ...object({
@@ -174,8 +221,9 @@ export const ChainResultSchema = {
     cascade_failure: { type: "boolean" },
     hook_results: { type: "array", items: { $ref: "HookExecution#" } },
     duration_ms: { type: "number" },
+    decision: { $ref: "Decision#" },
   }),
-  // Every field is always present; listing them in DESIGN §6.2 order also fixes the wire order.
+  // Every field is always present (but `decision`, absent when no hook applied); listing them in DESIGN §6.2 order also fixes the wire order.
   required: ["chain_id", "type", "status", "reason", "aborted_by", "context", "constitution", "cascade_failure", "hook_results", "duration_ms"],
 } as const;
 
@@ -291,7 +339,7 @@ export const ApprovalSchema = {
 
 export const SharedSchemas = [
   ...ModelSchemas,
-  BundleInfoSchema, ResolvedHookSchema, HookExecutionSchema, ChainResultSchema, ProfileChainResultSchema, ArtifactSchema, SessionViewSchema, AdaptOutcomeSchema,
+  BundleInfoSchema, ResolvedHookSchema, HookExecutionSchema, DecisionSchema, ChainResultSchema, ProfileChainResultSchema, ArtifactSchema, SessionViewSchema, AdaptOutcomeSchema,
   ApprovalSchema,
 ];
 
@@ -466,6 +514,9 @@ export const routes = withOperationIds({
           code: { type: "string", description: "The error code the request would have been refused with" },
           message: { type: "string" },
         }, { required: ["code", "message"], additionalProperties: false, description: "Only when a refused request of a guarded event was answered by the profile's blocking answer (exit_code 2)" }),
+        // Any JSON, not a $ref: with ?answer=native this schema serializes the native object, whose own
+        // `decision` is a string (Gemini, Claude Code). In the envelope it is always a Decision object.
+        decision: { description: "The envelope: the chain's decision record (a Decision object, see components.schemas.Decision); absent when no hook applied. With ?answer=native the native answer's own field" },
         unknown_event: { type: "boolean", enum: [true], description: "Only for an event newer than the profile (e.g. one Claude Code added after the pinned version): answered with the neutral answer (exit_code 0), no hook run, audited as unknown_event" },
       }, {
         // No `required` here: with ?answer=native this schema serializes the native object itself.
@@ -607,6 +658,33 @@ export const routes = withOperationIds({
       properties: { session: { type: "string", pattern: SESSION_ID }, owner: OWNER, since: { type: "integer", minimum: 0, description: "return records with seq > since" }, limit: { type: "integer", minimum: 1, maximum: 10000, default: 100 } },
     },
     response: { 200: object({ records: { type: "array", items: anyObject } }), ...errors(...AUTH, 400, 404) },
+  },
+  listDecisions: {
+    tags: ["audit"],
+    summary: "Decision records read back from the audit log, newest first (clients: only chains they fired; operators: all)",
+    description: "Reads the audit log (rotated segments too) backwards, at most 64 MiB per request: a page that stops there has fewer than `limit` decisions and a `next_cursor` to go on from. Chains recorded before decision records existed are not listed.",
+    security: security("operator", "client"),
+    querystring: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        since: { type: "string", minLength: 1, maxLength: 40, description: "ISO-8601 time or epoch milliseconds: chains started at or after it" },
+        until: { type: "string", minLength: 1, maxLength: 40, description: "ISO-8601 time or epoch milliseconds: chains started at or before it" },
+        outcome: { type: "string", enum: [...DECISION_OUTCOMES] },
+        bundle: { type: "string", pattern: BUNDLE_NAME, description: "a hook of this bundle ran in the chain" },
+        profile: { type: "string", minLength: 1, maxLength: 100 },
+        event: { type: "string", minLength: 1, maxLength: 128 },
+        hook: { type: "string", minLength: 1, maxLength: 128, description: "this hook ran in the chain" },
+        session: { type: "string", pattern: SESSION_ID },
+        subject: { type: "string", minLength: 1, maxLength: 200, description: "case-insensitive substring of subject.summary" },
+        limit: { type: "integer", minimum: 1, maximum: MAX_DECISION_LIMIT, default: DEFAULT_DECISION_LIMIT },
+        cursor: { type: "string", minLength: 1, maxLength: 64, description: "next_cursor of the previous page" },
+      },
+    },
+    response: {
+      200: object({ decisions: { type: "array", items: { $ref: "Decision#" } }, next_cursor: { ...nullableString, description: "pass as cursor for the next (older) page; null at the end" } }, { required: ["decisions", "next_cursor"] }),
+      ...errors(...AUTH, 400, 404),
+    },
   },
   auditHead: {
     tags: ["audit"],

@@ -337,8 +337,9 @@ describe("sessions and events", () => {
     expect(fired.status).toBe(200);
     expect(fired.body).toMatchObject({ type: "pre_inject", status: "completed", aborted_by: null });
     expect(fired.body.context.note).toBe("mail [email]");
-    // the v1 wire shape (DESIGN §6.2): audit-only fields such as the modification diff stay out
-    expect(Object.keys(fired.body)).toEqual(["chain_id", "type", "status", "reason", "aborted_by", "context", "constitution", "cascade_failure", "hook_results", "duration_ms"]);
+    // the v1 wire shape (DESIGN §6.2) plus the decision record (issue 25): audit-only fields such as the modification diff stay out
+    expect(Object.keys(fired.body)).toEqual(["chain_id", "type", "status", "reason", "aborted_by", "context", "constitution", "cascade_failure", "hook_results", "duration_ms", "decision"]);
+    expect(fired.body.decision).toMatchObject({ profile: "vcp", event: "pre_inject", outcome: "modify", decided_by: { hook: "redact_pii", bundle: "guard" }, changes: [{ hook: "redact_pii", op: "replace", path: "/context/note" }] });
     expect(fired.body.hook_results[0].modification).toBeUndefined();
     expect(fired.body.hook_results).toEqual([expect.objectContaining({ hook: "redact_pii", bundle: "guard", status: "modify", outcome: "ok", annotations: { redacted: true } })]);
     // Which revision decided, as in the library's result and the audit record.

@@ -9,10 +9,11 @@
  */
 import { compileGlob, type CompiledGlob } from "../common/glob.js";
 import type {
-  Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict,
+  Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict, SubjectFacts,
 } from "../types.js";
 import { answerFieldsOf, fieldMatcher, MATCH_ALL } from "../common/native.js";
 import { MAX_MATCHED_FIELD_LENGTH } from "../common/scan.js";
+import { reasonAt } from "../common/subject.js";
 import { decodeDecision, parseCommandResult as parseAiMemoryCommand } from "./decision.js";
 import { AI_MEMORY_EVENTS } from "./events.js";
 import { decisionLine, foldAiMemory, type ChainResult } from "./fold.js";
@@ -141,6 +142,17 @@ export const aiMemoryProfile: EventProfile = {
 
   sessionIdOf(): string | undefined {
     return undefined; // ai-memory envelopes carry no session: chains run with deployment hooks only (§8.3)
+  },
+
+  subjectOf(input: NativeObject, event: string): SubjectFacts {
+    // The memory operation (`pre_store` ⇒ `store`) is the "tool"; the namespace it touches is its path.
+    const payload = isObject(input.payload) ? input.payload : {};
+    const namespace = typeof payload.namespace === "string" && payload.namespace !== "" ? { path: payload.namespace } : {};
+    return { kind: "tool", tool: event.replace(/^(?:pre|post|on)_/, ""), ...namespace };
+  },
+
+  reasonOf(output: NativeObject): string | undefined {
+    return reasonAt(output, ["reason", "prompt"]);
   },
 
   validateInput(input: unknown, event: string): Decoded<NativeObject> {

@@ -8,9 +8,10 @@
  * is kept. A handler that fails is skipped (fail-open) unless its definition is `fail_closed`.
  */
 import type {
-  Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict,
+  Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict, SubjectFacts,
 } from "../types.js";
 import { answerFieldsOf, MATCH_ALL } from "../common/native.js";
+import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
 import { AMPLIFIER_EVENTS, amplifierEventSpec, isAmplifierEvent } from "./events.js";
 import { foldAmplifier } from "./fold.js";
 import { decodeHookResult, defaultResult, type HookResult } from "./output.js";
@@ -81,6 +82,17 @@ export const amplifierProfile: EventProfile = {
     const data = input.data;
     // An empty id is no session (as common/native.ts sessionIdFrom): the chain runs sessionless.
     return isObject(data) && typeof data.session_id === "string" && data.session_id !== "" ? data.session_id : undefined;
+  },
+
+  subjectOf(input: NativeObject, event: string): SubjectFacts {
+    const data = isObject(input.data) ? input.data : {};
+    if (event === "prompt:submit") return promptSubject(data.prompt);
+    // tool:pre / tool:post / tool:error carry the tool call in data; other events are the event itself.
+    return toolSubject(data.tool_name, data.tool_input);
+  },
+
+  reasonOf(output: NativeObject): string | undefined {
+    return reasonAt(output, ["reason", "approval_prompt"]);
   },
 
   validateInput(input: unknown, event: string): Decoded<NativeObject> {

@@ -34,6 +34,7 @@ import {
 import type { CommandResult, CompiledMatcher, EventProfile, ParsedCommand, NativeObject, Verdict } from "../types.js";
 import { CLAUDE_EVENTS, EVENT_SPECS, EVENT_TABLE, isClaudeEvent } from "./events.js";
 import { permissionOf, reduceClaude } from "./fold.js";
+import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
 
 export { CLAUDE_EVENTS } from "./events.js";
 export { reduceClaude } from "./fold.js";
@@ -190,6 +191,9 @@ function verdictOf(output: NativeObject, event: string): Verdict {
 
 const STRICT_FIXES: readonly string[] = [];
 
+/** Where a Claude Code output explains its verdict, most specific first (a permission's reason, a block's, a stop's). */
+const REASON_FIELDS = ["hookSpecificOutput.permissionDecisionReason", "reason", "stopReason", "systemMessage"] as const;
+
 /** The claude-code profile object the framework registers. */
 export const claudeCodeProfile: EventProfile = {
   id: "claude-code",
@@ -210,6 +214,19 @@ export const claudeCodeProfile: EventProfile = {
   strictFixes: STRICT_FIXES,
 
   sessionIdOf: sessionIdFrom,
+
+  subjectOf(input, event) {
+    if (event === "UserPromptSubmit" || event === "UserPromptExpansion") return promptSubject(input["prompt"]);
+    // Tool events (PreToolUse, PostToolUse, PermissionRequest, …) name the tool; others are the event itself.
+    return toolSubject(input["tool_name"], input["tool_input"]);
+  },
+
+  reasonOf(output) {
+    const decision = specificOf(output)?.["decision"];
+    // PermissionRequest: the decision object's `message` explains a deny.
+    if (isObject(decision) && typeof decision["message"] === "string" && decision["message"] !== "") return decision["message"];
+    return reasonAt(output, REASON_FIELDS);
+  },
 
   validateInput: (input, event) => validateNative(input, isClaudeEvent(event) ? EVENT_TABLE[event].input : undefined, () => unknownEvent(event)),
 

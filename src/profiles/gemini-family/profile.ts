@@ -21,6 +21,7 @@ import {
   agentSettingsSchema,
 } from "../common/native.js";
 import type { CompiledMatcher, EventProfile, EventSpec, NativeObject, ProfileContext, Verdict } from "../types.js";
+import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
 import { parseGeminiCommand } from "./command.js";
 import { isBlockingDecision, reduceGemini, type GeminiVariant } from "./reduce.js";
 import { GEMINI_EVENTS, OUTPUT_SCHEMA, inputSchemaOf } from "./schemas.js";
@@ -56,6 +57,9 @@ export interface GeminiFamilyOptions {
 function isGeminiEvent(event: string): event is HookEventName {
   return Object.hasOwn(EVENTS, event);
 }
+
+/** Where a Gemini output explains its verdict, most specific first. */
+const REASON_FIELDS = ["reason", "stopReason", "hookSpecificOutput.permissionDecisionReason", "systemMessage"] as const;
 
 /** Values that say nothing: an allow, `continue: true`, `suppressOutput: false` (and a `decision: null`). */
 const NEUTRAL: NativeObject = Object.freeze({ decision: "allow", continue: true, suppressOutput: false });
@@ -104,6 +108,14 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
     strictFixes,
 
     sessionIdOf: sessionIdFrom,
+
+    subjectOf(input, event) {
+      if (event === "BeforeTool" || event === "AfterTool") return toolSubject(input["tool_name"], input["tool_input"]);
+      if (event === "BeforeAgent") return promptSubject(input["prompt"]);
+      return { kind: "event" };
+    },
+
+    reasonOf: (output) => reasonAt(output, REASON_FIELDS),
 
     validateInput: (input, event) => validateNative(input, isGeminiEvent(event) ? inputSchemaOf(event) : undefined, () => unknownEvent(event)),
 

@@ -10,8 +10,9 @@
  */
 import { compileGlob, type CompiledGlob } from "../common/glob.js";
 import type {
-  Aggregated, CommandResult, CompiledMatcher, Decoded, EventProfile, EventSpec, HookOutputEntry, NativeObject, ParsedCommand, PresentedAnswer, Verdict,
+  Aggregated, CommandResult, CompiledMatcher, Decoded, EventProfile, EventSpec, HookOutputEntry, NativeObject, ParsedCommand, PresentedAnswer, SubjectFacts, Verdict,
 } from "../types.js";
+import { promptSubject } from "../common/subject.js";
 import { answerFieldsOf, fieldMatcher, MATCH_ALL, parseJsonObject } from "../common/native.js";
 import { MAX_CHANGED_PATHS, MAX_CHANGED_PATHS_CHARS, MAX_MATCHED_FIELD_LENGTH } from "../common/scan.js";
 import { REPO_YAML_EVENTS_LIST } from "./build.js";
@@ -96,6 +97,24 @@ export const repoYamlProfile: EventProfile = {
   sessionIdOf(input: NativeObject): string | undefined {
     // An empty id is no session (as common/native.ts sessionIdFrom): the chain runs sessionless.
     return typeof input.session_id === "string" && input.session_id !== "" ? input.session_id : undefined;
+  },
+
+  subjectOf(input: NativeObject, event: string): SubjectFacts {
+    if (event === "UserPromptSubmit") return promptSubject(input.user_message);
+    if (!ABILITY.has(event) || typeof input.ability_id !== "string") return { kind: "event" };
+    // The ability is the "tool"; its planned input (or the input it ran with) is the command.
+    const command = typeof input.planned_input_summary === "string" ? input.planned_input_summary : typeof input.input_summary === "string" ? input.input_summary : undefined;
+    const path = typeof input.tool_call_path === "string" ? input.tool_call_path : undefined;
+    return { kind: "tool", tool: input.ability_id, ...(command !== undefined ? { command } : {}), ...(path !== undefined ? { path } : {}) };
+  },
+
+  reasonOf(output: NativeObject): string | undefined {
+    // A block explains itself in an error log line (a failed blocking hook's too), else in a message to the user.
+    const logs = Array.isArray(output.logs) ? (output.logs as Array<{ level?: unknown; message?: unknown }>) : [];
+    const error = logs.find((l) => l.level === "error" && typeof l.message === "string");
+    if (error !== undefined) return error.message as string;
+    const messages = output.messages_to_user;
+    return Array.isArray(messages) && typeof messages[0] === "string" ? messages[0] : undefined;
   },
 
   validateInput(input: unknown, event: string): Decoded<NativeObject> {

@@ -55,6 +55,12 @@ export const vcpProfile: EventProfile = Object.freeze({
     const parsed = HookResultSchema.safeParse(raw);
     return parsed.success ? { ok: true, value: parsed.data as NativeObject } : { ok: false, error: parsed.error.issues.map((i) => i.message).join("; ") };
   },
+  subjectOf(_input: NativeObject, event: string) {
+    return { kind: "vcp" as const, vcp_type: event };
+  },
+  reasonOf(output: NativeObject) {
+    return typeof output["reason"] === "string" && output["reason"] !== "" ? output["reason"] : undefined;
+  },
   failureOutput(hook: string, why: string, failClosed: boolean) {
     return failClosed ? { status: "abort", reason: `fail-closed: ${hook}: ${why}` } : CONTINUE;
   },

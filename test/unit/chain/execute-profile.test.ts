@@ -9,6 +9,7 @@ import echoProfile from "../../support/echo-profile.js";
 import { compileGlob } from "../../../src/profiles/common/glob.js";
 import { MAX_CHANGED_PATHS_CHARS, MAX_MATCHER_COST } from "../../../src/profiles/common/scan.js";
 import { repoYamlProfile } from "../../../src/profiles/repo-yaml/index.js";
+import { getProfile } from "../../../src/profiles/index.js";
 
 let seq = 0;
 function hook(name: string, extra: Partial<ResolvedHook> = {}): ResolvedHook {
@@ -387,5 +388,28 @@ describe("matcher scan budget (profiles/common/scan.ts)", () => {
     const result = await runProfileChain(p, request({ ability_id: "fs.write", changed_files: changed }), { ...deps(invoker({})), profileOf: () => repoYamlProfile });
     expect(result.hook_results.find((r) => r.hook === "closed")).toMatchObject({ outcome: "error" });
     expect(result.profile?.native).toMatchObject({ error: "blocked_by_policy" });
+  });
+});
+
+describe("runProfileChain: what the decision record needs (issue 25)", () => {
+  test("a blocking hook keeps its reason; a modifying hook its changed paths (op and path, no values); an allow neither", async () => {
+    const gemini = getProfile("gemini-cli");
+    const geminiHook = (name: string, priority: number) => hook(name, { profile: "gemini-cli", event: "BeforeTool", priority });
+    const geminiRef: ProfilePlanRef = { id: "gemini-cli", event: "BeforeTool", strict: false, settings: {} };
+    const hooks = [geminiHook("rewrite", 90), geminiHook("guard", 50), geminiHook("note", 40)];
+    const p = compileProfilePlan(gemini, geminiRef, orderProfileHooks(gemini, hooks), 1);
+    const inv = invoker({
+      rewrite: (input) => ({ hookSpecificOutput: { hookEventName: "BeforeTool", tool_input: { command: `${input.tool_input.command} --dry-run` } } }),
+      guard: () => ({ decision: "block", reason: "refusing rm -rf /" }),
+      note: () => ({ systemMessage: "looked" }),
+    });
+    const input = { session_id: "s", hook_event_name: "BeforeTool", tool_name: "run_shell_command", tool_input: { command: "rm -rf /", description: "x" } };
+    const result = await runProfileChain(p, request(input), { ...deps(inv), profileOf: (id: string) => (id === "gemini-cli" ? gemini : undefined) });
+    const byName = Object.fromEntries(result.hook_results.map((h) => [h.hook, h]));
+    expect(byName["rewrite"]).toMatchObject({ verdict: "modify", modification: [{ op: "replace", path: "/tool_input/command" }] });
+    expect(JSON.stringify(byName["rewrite"]!.modification)).not.toContain("dry-run");
+    expect(byName["guard"]).toMatchObject({ verdict: "block", reason: "refusing rm -rf /" });
+    expect(byName["note"]!.reason).toBeUndefined();
+    expect(byName["note"]!.modification).toBeUndefined();
   });
 });

@@ -104,6 +104,21 @@ describe("decision stream client", () => {
     expect(mk({ outcome: "aborted" }).wants(decision({ status: "aborted" }))).toBe(true);
   });
 
+  test("the outcome filter matches the decision record's outcome too (block, ask, modify, allow)", () => {
+    const mk = (filter: Record<string, string>) => new StreamClient(fakeSocket(), filter, DEFAULT_STREAM_SETTINGS, 65_536);
+    const blocked = decision({
+      status: "aborted",
+      decision: {
+        chain_id: "c-1", at: "2026-01-01T00:00:00.000Z", profile: "gemini-cli", event: "BeforeTool", outcome: "block", errors: 0,
+        decided_by: { hook: "redact", bundle: "guard", revision: null }, reason: "no", subject: { kind: "tool", tool: "run_shell_command", command: "rm -rf /", summary: "run_shell_command: rm -rf /" },
+        hooks: [], changes: [], session: "s1", client: "app",
+      },
+    });
+    expect(mk({ outcome: "block" }).wants(blocked)).toBe(true);
+    expect(mk({ outcome: "ask" }).wants(blocked)).toBe(false);
+    expect(mk({ outcome: "block" }).wants(decision())).toBe(false);
+  });
+
   test("an event is one SSE message on one data line, even with newlines in guest text", () => {
     const wire = serializeDecision(decision({ reason: "line 1\nline 2\r\n<b>x</b>" }));
     expect(wire.startsWith("event: decision\nid: c-1\ndata: {")).toBe(true);

@@ -1,0 +1,308 @@
+/**
+ * The decision record (issue 25 item 3): ONE JSON object per chain, for every profile (VCP included),
+ * saying what the chain decided, which hook decided it and why, about what, and which hook changed which
+ * field. The same object is in the chain's HTTP answer (`decision`), the audit log's chain record, the
+ * decision stream and `GET /v1/decisions` (docs/decisions.md). Pure: built from a finished ChainResult
+ * and a few facts the fire layer knows (profile, event, subject, who fired it).
+ *
+ *   ChainResult ──┬─ outcome     block ⇐ aborted / answer blocks; ask; modify; else allow
+ *                 ├─ decided_by  the hook that blocked (aborted_by), asked, or last modified; null for allow
+ *                 ├─ reason      its reason (VCP: the chain's) ─┐
+ *   subjectOf() ──┼─ subject     tool + command/path, prompt ───┼─► redact (secret shapes) ─► bound (chars)
+ *                 ├─ hooks       every hook's outcome, verdict ─┘
+ *                 └─ changes     RFC 6902 op + path of each modifying hook (never the values)
+ *
+ * SECURITY: every text that came from an input or a hook (reason, command, path, tool name) is redacted
+ * with the audit log's secret-shape rule BEFORE it is bounded, so a secret cannot survive by being cut,
+ * and no prompt text is ever kept (only its SHA-256).
+ */
+import { hash as digest } from "node:crypto";
+import jsonPatch from "fast-json-patch";
+import { FAILURE_OUTCOMES, type Outcome } from "../model/result.js";
+import type { SubjectFacts, Verdict } from "../profiles/types.js";
+import type { ChainResult, HookExecution } from "./types.js";
+
+/** What a chain's effect was for the agent or pipeline. */
+export const DECISION_OUTCOMES = ["allow", "block", "modify", "ask"] as const;
+export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
+
+/** The `profile` of a VCP chain's record; its `event` is the hook type. */
+export const VCP_DECISION_PROFILE = "vcp";
+
+/** Bounds (characters, after redaction). The summary is what a console row shows. */
+export const DECISION_LIMITS = Object.freeze({
+  summary: 200,
+  tool: 200,
+  command: 1000,
+  path: 1000,
+  reason: 1000,
+  hookReason: 256,
+  changePath: 200,
+  /** Changes kept per chain (the rest are counted in `changes_omitted`). */
+  changes: 64,
+});
+
+export interface DecisionSubject {
+  kind: SubjectFacts["kind"];
+  tool?: string;
+  command?: string;
+  path?: string;
+  /** Prompt events: hex SHA-256 of the prompt (never the text). */
+  prompt_sha256?: string;
+  vcp_type?: string;
+  /** One line, at most 200 characters. */
+  summary: string;
+}
+
+export interface DecisionHook {
+  hook: string;
+  bundle: string;
+  outcome: Outcome;
+  verdict?: Verdict;
+  duration_ms: number;
+  reason?: string;
+}
+
+export interface DecisionChange {
+  hook: string;
+  op: "replace" | "add" | "remove";
+  /** RFC 6902 path: native-input-rooted for a profile (`/tool_input/command`), `{context, constitution}`-rooted for VCP. */
+  path: string;
+}
+
+export interface DecidedBy {
+  hook: string;
+  bundle: string;
+  /** Digest of the bundle revision that ran the hook (`sha256:…`), null when unknown. */
+  revision: string | null;
+}
+
+/** The record (wire names: snake_case). */
+export interface DecisionRecord {
+  chain_id: string;
+  /** Chain start, ISO-8601. */
+  at: string;
+  profile: string;
+  event: string;
+  outcome: DecisionOutcome;
+  /** Hooks that failed (threw, timed out, invalid output, crashed, refused). */
+  errors: number;
+  decided_by: DecidedBy | null;
+  reason: string | null;
+  subject: DecisionSubject;
+  hooks: DecisionHook[];
+  changes: DecisionChange[];
+  /** Present only when changes were left out over {@link DECISION_LIMITS}.changes. */
+  changes_omitted?: number;
+  session: string | null;
+  /** The principal id that fired the chain; null for the embedding application. */
+  client: string | null;
+}
+
+/** What the fire layer knows besides the chain's result. */
+export interface DecisionFacts {
+  profile: string;
+  event: string;
+  /** Chain start, ISO-8601. */
+  at: string;
+  subject: SubjectFacts;
+  session: string | null;
+  client: string | null;
+  /** Profile chains: what the merged answer amounts to (`profile.verdictOf(answer)`). */
+  answerVerdict?: Verdict;
+  /** Profile chains: the answer's own reason, used when no hook gives one (e.g. a profile's own deny). */
+  answerReason?: string;
+  /** The audit log's secret-shape redaction of one string (audit/redact-string.ts `redactString`). */
+  redact: (text: string) => string;
+}
+
+/** Outcomes counted in `errors`: the hook's own failures, and hooks refused or stopped by the chain deadline. */
+const ERROR_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>([...FAILURE_OUTCOMES, "integrity_rejected", "deadline_exceeded"]);
+
+/**
+ * `text` cut to `max` characters (an ellipsis marks the cut; a surrogate pair is never split).
+ *
+ * @example
+ * ```ts
+ * clip("abcdef", 4); // "abc…"
+ * ```
+ */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let cut = max - 1;
+  const code = text.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut--;
+  return `${text.slice(0, cut)}…`;
+}
+
+/** Redact, then bound, then keep it on one line. SECURITY: redaction first (a cut secret is still a secret). */
+function safe(text: string, max: number, redact: (text: string) => string): string {
+  return clip(redact(text).replace(/[\r\n]+/g, " "), max);
+}
+
+/**
+ * The subject as recorded: redacted, bounded, the prompt digested, with its one-line summary.
+ *
+ * @example
+ * ```ts
+ * recordedSubject({ kind: "tool", tool: "run_shell_command", command: "rm -rf /" }, "BeforeTool", redactString);
+ * // { kind: "tool", tool: "run_shell_command", command: "rm -rf /", summary: "run_shell_command: rm -rf /" }
+ * ```
+ */
+export function recordedSubject(facts: SubjectFacts, event: string, redact: (text: string) => string): DecisionSubject {
+  const out: DecisionSubject = { kind: facts.kind, summary: "" };
+  if (facts.tool !== undefined) out.tool = safe(facts.tool, DECISION_LIMITS.tool, redact);
+  if (facts.command !== undefined) out.command = safe(facts.command, DECISION_LIMITS.command, redact);
+  if (facts.path !== undefined) out.path = safe(facts.path, DECISION_LIMITS.path, redact);
+  // SECURITY: a prompt is identified by its digest only; its text never leaves this function.
+  if (facts.prompt !== undefined) out.prompt_sha256 = digest("sha256", facts.prompt, "hex");
+  if (facts.vcp_type !== undefined) out.vcp_type = safe(facts.vcp_type, DECISION_LIMITS.tool, redact);
+  let summary: string;
+  switch (facts.kind) {
+    case "tool": {
+      const what = out.command ?? out.path;
+      summary = what !== undefined ? `${out.tool ?? event}: ${what}` : (out.tool ?? event);
+      break;
+    }
+    case "prompt":
+      summary = out.prompt_sha256 !== undefined ? `${event}: prompt sha256:${out.prompt_sha256.slice(0, 12)}` : event;
+      break;
+    case "vcp":
+      summary = `vcp ${out.vcp_type ?? event}`;
+      break;
+    default:
+      summary = event;
+  }
+  out.summary = clip(summary, DECISION_LIMITS.summary);
+  return out;
+}
+
+/** The chain's effect: a block wins, then an ask, then a modification. */
+function outcomeOf(result: ChainResult, facts: DecisionFacts): DecisionOutcome {
+  const answer = facts.answerVerdict;
+  if (result.status === "aborted" || answer === "block") return "block";
+  // A profile whose presented answer does not carry the ask itself (Amplifier's approval): the hook's verdict.
+  if (answer === "ask" || result.hook_results.some((h) => h.verdict === "ask")) return "ask";
+  if (answer === "modify" || result.hook_results.some(modified)) return "modify";
+  return "allow";
+}
+
+/** A hook whose change the chain kept: VCP `modify` that ran (`ok`), or a profile hook with verdict `modify`. */
+function modified(h: HookExecution): boolean {
+  return h.verdict !== undefined ? h.verdict === "modify" : h.status === "modify" && h.outcome === "ok";
+}
+
+/** The hook that decided `outcome`, if any. */
+function decisiveHook(result: ChainResult, outcome: DecisionOutcome): HookExecution | undefined {
+  const hooks = result.hook_results;
+  switch (outcome) {
+    case "block":
+      return (result.aborted_by !== null ? hooks.find((h) => h.hook === result.aborted_by) : undefined)
+        ?? hooks.find((h) => h.verdict === "block" || (h.verdict === undefined && h.status === "abort"));
+    case "ask":
+      return hooks.find((h) => h.verdict === "ask");
+    case "modify":
+      // The last change is what the agent or pipeline goes on with.
+      return hooks.findLast(modified);
+    default:
+      return undefined;
+  }
+}
+
+/** Which hook changed which field: the op and path of each modifying hook's diff (values never kept). */
+function changesOf(result: ChainResult, redact: (text: string) => string): { changes: DecisionChange[]; dropped: number } {
+  const changes: DecisionChange[] = [];
+  let dropped = 0;
+  const push = (hook: string, op: DecisionChange["op"], path: string): void => {
+    if (changes.length >= DECISION_LIMITS.changes) dropped++;
+    else changes.push({ hook, op, path: safe(path, DECISION_LIMITS.changePath, redact) });
+  };
+  for (const h of result.hook_results) {
+    if (!modified(h)) continue;
+    const ops = Array.isArray(h.modification) ? (h.modification as Array<{ op?: unknown; path?: unknown; _truncated?: unknown; ops?: unknown }>) : undefined;
+    const marker = ops?.[0]?._truncated === true ? ops[0] : undefined;
+    if (ops !== undefined && ops.length > 0 && marker === undefined) {
+      for (const op of ops) {
+        if (typeof op.path !== "string") continue;
+        push(h.hook, op.op === "add" || op.op === "remove" ? op.op : "replace", op.path);
+      }
+      continue;
+    }
+    // An oversized diff (a marker): its ops are counted as left out, and the fields it changed are named below.
+    if (marker !== undefined && typeof marker.ops === "number") dropped += marker.ops;
+    // No diff (the runtime computes VCP diffs only with an audit log): the fields the hook changed.
+    if (h.modified_context === true) push(h.hook, "replace", "/context");
+    if (h.modified_constitution === true) push(h.hook, "replace", "/constitution");
+  }
+  return { changes, dropped };
+}
+
+/**
+ * The decision record of a finished chain.
+ *
+ * @example
+ * ```ts
+ * const record = buildDecision(result, {
+ *   profile: "gemini-cli", event: "BeforeTool", at: "2026-11-28T09:12:03.123Z",
+ *   subject: profile.subjectOf!(input, "BeforeTool"), session: "s1", client: "ci-bot",
+ *   answerVerdict: profile.verdictOf(result.profile!.native, "BeforeTool"), redact: redactString,
+ * });
+ * record.outcome; // "block"
+ * ```
+ */
+export function buildDecision(result: ChainResult, facts: DecisionFacts): DecisionRecord {
+  const { redact } = facts;
+  const outcome = outcomeOf(result, facts);
+  const decisive = decisiveHook(result, outcome);
+  const rawReason = outcome === "allow" ? undefined : ((outcome === "block" ? (result.reason ?? undefined) : undefined) ?? decisive?.reason ?? facts.answerReason);
+  const { changes, dropped } = changesOf(result, redact);
+  let errors = 0;
+  const hooks = result.hook_results.map((h): DecisionHook => {
+    if (ERROR_OUTCOMES.has(h.outcome)) errors++;
+    return {
+      hook: h.hook,
+      bundle: h.bundle,
+      outcome: h.outcome,
+      ...(h.verdict !== undefined ? { verdict: h.verdict } : {}),
+      duration_ms: h.duration_ms,
+      ...(h.reason !== undefined ? { reason: safe(h.reason, DECISION_LIMITS.hookReason, redact) } : {}),
+    };
+  });
+  return {
+    chain_id: result.chain_id,
+    at: facts.at,
+    profile: facts.profile,
+    event: facts.event,
+    outcome,
+    errors,
+    decided_by: decisive !== undefined ? { hook: decisive.hook, bundle: decisive.bundle, revision: decisive.bundle_digest ?? null } : null,
+    reason: rawReason !== undefined && rawReason !== "" ? safe(rawReason, DECISION_LIMITS.reason, redact) : null,
+    subject: recordedSubject(facts.subject, facts.event, redact),
+    hooks,
+    changes,
+    ...(dropped > 0 ? { changes_omitted: dropped } : {}),
+    session: facts.session !== null && facts.session !== "" ? facts.session : null,
+    client: facts.client,
+  };
+}
+
+/**
+ * The RFC 6902 ops (op and path, no values) that turn `before` into `after`, for a profile hook's
+ * modification, by fast-json-patch's `compare`: only top-level fields whose value changed are compared,
+ * so an unchanged large field (an LLM request) costs nothing. Above `max` ops, one marker op
+ * `{ _truncated: true, ops }` stands for the list.
+ *
+ * @example
+ * ```ts
+ * changedPaths({ tool_input: { command: "ls" } }, { tool_input: { command: "ls -la" } }); // [{ op: "replace", path: "/tool_input/command" }]
+ * ```
+ */
+export function changedPaths(before: Record<string, unknown>, after: Record<string, unknown>, max: number = DECISION_LIMITS.changes): unknown[] {
+  const out: Array<{ op: string; path: string }> = [];
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (before[key] === after[key]) continue;
+    const side = (o: Record<string, unknown>) => (Object.hasOwn(o, key) ? { [key]: o[key] } : {});
+    for (const op of jsonPatch.compare(side(before), side(after))) out.push({ op: op.op, path: op.path });
+  }
+  return out.length > max ? [{ _truncated: true, ops: out.length }] : out;
+}
