@@ -96,6 +96,7 @@ export type { AuditHead } from "./audit/writer.js";
 export type { AuditOptions, AuditQuery } from "./runtime/audit-trail.js";
 export type { DecisionQuery, DecisionPage } from "./audit/decisions.js";
 export { DECISION_OUTCOMES, type DecisionRecord, type DecisionSubject, type DecisionHook, type DecisionChange, type DecidedBy, type DecisionOutcome } from "./chain/decision.js";
+export type { SubjectKind } from "./model/decision.js";
 export { MAX_DECISION_LIMIT, DEFAULT_DECISION_LIMIT } from "./audit/decisions.js";
 // Constitution integrity (DESIGN §4.5): the runtime's options. Signing constitutions and checking their
 // chains of custody offline are `vcp-hooks/tooling`.
