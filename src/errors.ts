@@ -51,6 +51,7 @@ export const ERROR_CODES = {
   UNKNOWN_HOOK_TYPE: { status: 400, description: "The hook type is not one of the six of spec §3." },
   INVALID_BUNDLE: { status: 400, description: "A bundle's code or manifest cannot be loaded into the sandbox." },
   UNKNOWN_BUNDLE: { status: 404, description: "A chain referred to a bundle the sandbox has not loaded." },
+  UNKNOWN_REVISION: { status: 404, description: "A roll back or manifest read named a revision of a bundle the server does not keep." },
   BUNDLE_QUARANTINED: { status: 409, description: "The bundle was running when the sandbox host died and is quarantined until reinstalled." },
   SANDBOX_OVERLOADED: { status: 503, description: "The sandbox queue is full; retry later." },
   SANDBOX_CLOSED: { status: 503, description: "The sandbox was closed; no more chains are accepted." },

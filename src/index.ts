@@ -17,7 +17,7 @@
 export { createRuntime, assertNodeVersion } from "./runtime/runtime.js";
 // What createRuntime refuses, checked without starting (`vcp-hooks config check`, `serve`'s preflight).
 export { checkRuntimeOptions } from "./runtime/settings.js";
-export type { Runtime, RuntimeOptions, RuntimeStatus, BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions } from "./runtime/runtime.js";
+export type { Runtime, RuntimeOptions, RuntimeStatus, BundleInfo, BundleInstallError, KeptRevision, BundleSource, FireInput, InstallOptions } from "./runtime/runtime.js";
 export type { HookStatsView } from "./runtime/stats.js";
 export type { SandboxOptions } from "./pool/supervisor.js";
 export type { SandboxLimits, FetchPolicy, GuestLogLine } from "./sandbox-host/types.js";

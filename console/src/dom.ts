@@ -60,3 +60,11 @@ export function fmtMs(ms: number | null | undefined): string {
 export function shortDigest(digest: string): string {
   return digest.length > 20 ? `${digest.slice(0, 19)}…` : digest;
 }
+
+/**
+ * The frame of a table that may scroll sideways: a named region a keyboard can reach (Tab, then the
+ * arrow keys scroll it), so wide content is never out of reach.
+ */
+export function scrollRegion(label: string, attrs: Attrs, ...children: Child[]): HTMLDivElement {
+  return h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": label, ...attrs }, ...children);
+}

@@ -5,7 +5,10 @@
  *  <dataDir>/bundles/
  *    installed.json                 { format: "vcp-installed/1", bundles: [{ bundle, version, digest,
  *                                     activated_at, signed_by }, …] }   activation order = chain order
- *    <bundle>/<digest hex>.vcpb     content-addressed artifacts (only active revisions are kept)
+ *    <bundle>/<digest hex>.vcpb     content-addressed artifacts: the active revision and the ones
+ *                                   before it that revisions.json lists
+ *    <bundle>/revisions.json        { format: "vcp-revisions/1", revisions: [entry, …] } newest first,
+ *                                   at most KEPT_REVISIONS (what an operator can compare or roll back to)
  * ```
  * Every file is written atomically: a temporary file in the same directory, fsync, rename, then
  * fsync of the directory, so a crash leaves either the old or the new file, never half of one. The
@@ -20,6 +23,9 @@ import { serializeArtifact, type VcpArtifact } from "./artifact.js";
 import { BUNDLE_NAME, DIGEST } from "../model/names.js";
 
 export const INDEX_FORMAT = "vcp-installed/1";
+export const REVISIONS_FORMAT = "vcp-revisions/1";
+/** Revisions kept per bundle, the active one included: the older ones are what a roll back can return to. */
+export const KEPT_REVISIONS = 5;
 
 /** One active bundle as the index records it. */
 export interface StoreEntry {
@@ -48,6 +54,10 @@ export interface BundleStore {
   remove(bundle: string): Promise<void>;
   /** The current index entries, in activation order. */
   entries(): Promise<StoreEntry[]>;
+  /** The kept revisions of a bundle, newest (the active one) first; [] for a bundle not installed. */
+  revisions(bundle: string): Promise<StoreEntry[]>;
+  /** A kept revision's artifact as parsed JSON (not yet verified), or undefined when it is not kept. */
+  revisionArtifact(bundle: string, digest: string): Promise<unknown>;
 }
 
 // SECURITY: names and digests from the index become path segments; only these shapes are accepted.
@@ -61,6 +71,7 @@ const EntrySchema = z
   })
   .strict();
 const IndexSchema = z.object({ format: z.literal(INDEX_FORMAT), bundles: z.array(EntrySchema) }).strict();
+const RevisionsSchema = z.object({ format: z.literal(REVISIONS_FORMAT), revisions: z.array(EntrySchema).max(KEPT_REVISIONS) }).strict();
 
 /**
  * Open (lazily create) the bundle store under a data directory.
@@ -75,6 +86,24 @@ export function createBundleStore(dataDir: string): BundleStore {
   const dir = join(dataDir, "bundles");
   const indexFile = join(dir, "installed.json");
   const artifactFile = (bundle: string, digest: string) => join(dir, bundle, `${digest.slice("sha256:".length)}.vcpb`);
+  const revisionsFile = (bundle: string) => join(dir, bundle, "revisions.json");
+
+  /**
+   * The kept revisions of a bundle, newest first. A data directory written before revisions were kept
+   * (or a damaged revisions.json: it is only history) gives the active entry alone.
+   */
+  async function readRevisions(bundle: string, active: StoreEntry | undefined): Promise<StoreEntry[]> {
+    let parsed: z.infer<typeof RevisionsSchema> | undefined;
+    try {
+      const result = RevisionsSchema.safeParse(JSON.parse(await readFile(revisionsFile(bundle), "utf8")));
+      if (result.success) parsed = result.data;
+    } catch {
+      parsed = undefined;
+    }
+    const list = (parsed?.revisions ?? []).filter((e) => e.bundle === bundle);
+    if (active === undefined) return list;
+    return [active, ...list.filter((e) => e.digest !== active.digest)].slice(0, KEPT_REVISIONS);
+  }
 
   async function readIndex(): Promise<StoreEntry[]> {
     let text: string;
@@ -104,12 +133,12 @@ export function createBundleStore(dataDir: string): BundleStore {
     await writeAtomic(indexFile, `${JSON.stringify({ format: INDEX_FORMAT, bundles: entries }, null, 2)}\n`);
   }
 
-  /** Delete revisions of `bundle` other than `keep` (best effort: leftovers are harmless). */
-  async function prune(bundle: string, keep: string | undefined): Promise<void> {
+  /** Delete the artifacts of `bundle` other than the `keep` digests (best effort: leftovers are harmless); none kept: the whole directory. */
+  async function prune(bundle: string, keep: readonly string[]): Promise<void> {
     const files = await readdir(join(dir, bundle)).catch(() => [] as string[]);
-    const keepName = keep === undefined ? undefined : `${keep.slice("sha256:".length)}.vcpb`;
-    await Promise.all(files.filter((f) => f !== keepName).map((f) => rm(join(dir, bundle, f), { force: true }).catch(() => undefined)));
-    if (keep === undefined) await rm(join(dir, bundle), { recursive: true, force: true }).catch(() => undefined);
+    const keepNames = new Set([...keep.map((d) => `${d.slice("sha256:".length)}.vcpb`), "revisions.json"]);
+    await Promise.all(files.filter((f) => !keepNames.has(f)).map((f) => rm(join(dir, bundle, f), { force: true }).catch(() => undefined)));
+    if (keep.length === 0) await rm(join(dir, bundle), { recursive: true, force: true }).catch(() => undefined);
   }
 
   return {
@@ -134,17 +163,39 @@ export function createBundleStore(dataDir: string): BundleStore {
     async activate(artifact, entry) {
       await mkdir(join(dir, artifact.manifest.bundle), { recursive: true });
       await writeAtomic(artifactFile(entry.bundle, entry.digest), serializeArtifact(artifact));
-      const entries = (await readIndex()).filter((e) => e.bundle !== entry.bundle);
+      const index = await readIndex();
+      const previous = index.find((e) => e.bundle === entry.bundle);
+      const entries = index.filter((e) => e.bundle !== entry.bundle);
       entries.push({ ...entry });
       await writeIndex(entries);
-      await prune(entry.bundle, entry.digest);
+      // History after the index: a crash in between loses at most the history line, never the active revision.
+      const kept = await readRevisions(entry.bundle, previous);
+      const revisions = [{ ...entry }, ...kept.filter((e) => e.digest !== entry.digest)].slice(0, KEPT_REVISIONS);
+      await writeAtomic(revisionsFile(entry.bundle), `${JSON.stringify({ format: REVISIONS_FORMAT, revisions }, null, 2)}\n`);
+      await prune(entry.bundle, revisions.map((e) => e.digest));
     },
 
     async remove(bundle) {
       const entries = await readIndex();
       if (!entries.some((e) => e.bundle === bundle)) return;
       await writeIndex(entries.filter((e) => e.bundle !== bundle));
-      await prune(bundle, undefined);
+      await prune(bundle, []);
+    },
+
+    async revisions(bundle) {
+      const active = (await readIndex()).find((e) => e.bundle === bundle);
+      return active === undefined ? [] : readRevisions(bundle, active);
+    },
+
+    async revisionArtifact(bundle, digest) {
+      const active = (await readIndex()).find((e) => e.bundle === bundle);
+      // SECURITY: only a digest the history lists becomes a path (the schema checked its shape).
+      if (active === undefined || !(await readRevisions(bundle, active)).some((e) => e.digest === digest)) return undefined;
+      try {
+        return JSON.parse(await readFile(artifactFile(bundle, digest), "utf8")) as unknown;
+      } catch {
+        return undefined;
+      }
     },
   };
 }

@@ -22,7 +22,7 @@ import { validateExecHook } from "../bundle/exec-hook.js";
 import { parseManifest, type Manifest } from "../bundle/manifest.js";
 import { createArtifact, isArtifactLike, verifyArtifact, type VcpArtifact, type VerifiedArtifact } from "../bundle/artifact.js";
 import type { Keyring } from "../bundle/keys.js";
-import type { BundleStore } from "../bundle/store.js";
+import { KEPT_REVISIONS, type BundleStore } from "../bundle/store.js";
 import { compareVersions } from "../bundle/version.js";
 import { DeadlineBackoff } from "../model/backoff.js";
 import type { Clock, Logger } from "../observe/events.js";
@@ -30,7 +30,7 @@ import type { Metrics } from "../observe/metrics.js";
 import type { ActionResolver, BundleRevision, Principal, Registry } from "../registry/index.js";
 import type { EnabledProfile } from "../profiles/enabled.js";
 import type { ChainBackend } from "./backend.js";
-import type { BundleInfo, BundleInstallError, InstallOptions } from "./types.js";
+import type { BundleInfo, BundleInstallError, InstallOptions, KeptRevision } from "./types.js";
 
 export const SYSTEM_PRINCIPAL: Principal = Object.freeze({ id: "runtime", role: "system" });
 export const LOCAL_OPERATOR: Principal = Object.freeze({ id: "local-operator", role: "operator" });
@@ -148,6 +148,12 @@ export interface BundleManager {
   removeShared(name: string): Promise<BundleInfo | undefined>;
   /** The artifact of an installed bundle (to seed an empty shared store). */
   installedArtifact(name: string): VcpArtifact | undefined;
+  /** The revisions the data directory keeps of an installed bundle, newest (active) first (UNKNOWN_BUNDLE). */
+  revisions(name: string): Promise<KeptRevision[]>;
+  /** One kept revision with its manifest (UNKNOWN_BUNDLE, UNKNOWN_REVISION). */
+  revision(name: string, digest: string): Promise<KeptRevision & { manifest: unknown }>;
+  /** The artifact of a kept revision, to install again (UNKNOWN_BUNDLE, UNKNOWN_REVISION): verified by the install. */
+  revisionArtifact(name: string, digest: string): Promise<unknown>;
 }
 
 interface InstalledBundle {
@@ -494,6 +500,26 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
       return removeNow(name, SYSTEM_PRINCIPAL, false);
     },
     installedArtifact: (name) => installed.get(name)?.artifact,
+    async revisions(name) {
+      const active = installed.get(name)?.info;
+      if (active === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${name}' is not installed`, { bundle: name });
+      // Without a data directory only the active revision exists.
+      const kept = store === undefined ? [] : await store.revisions(name);
+      const list = kept.length > 0 ? kept : [{ version: active.version, digest: active.digest, activated_at: active.activated_at, signed_by: active.signed_by }];
+      return list.map((e) => ({ version: e.version, digest: e.digest, signed_by: e.signed_by, activated_at: e.activated_at, active: e.digest === active.digest }));
+    },
+    async revision(name, digest) {
+      const found = (await this.revisions(name)).find((r) => r.digest === digest);
+      const artifact = found === undefined ? undefined : found.active ? installed.get(name)?.artifact : await store?.revisionArtifact(name, digest);
+      if (found === undefined || artifact === undefined) throw unknownRevision(name, digest);
+      return { ...found, manifest: (artifact as { manifest?: unknown }).manifest ?? null };
+    },
+    async revisionArtifact(name, digest) {
+      if (!installed.has(name)) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${name}' is not installed`, { bundle: name });
+      const artifact = installed.get(name)?.info.digest === digest ? installed.get(name)?.artifact : await store?.revisionArtifact(name, digest);
+      if (artifact === undefined) throw unknownRevision(name, digest);
+      return artifact;
+    },
     restore,
     list: () => [...installed.values()].map((b) => b.info).sort((a, b) => (a.bundle < b.bundle ? -1 : a.bundle > b.bundle ? 1 : 0)),
     get: (name) => installed.get(name)?.info,
@@ -524,4 +550,8 @@ function bundleNameOf(input: unknown): string | undefined {
 function storeFailure(err: unknown, what: string): VcpError {
   if (err instanceof VcpError) return err;
   return new VcpError("STORE_CORRUPT", `${what}: the data directory could not be written: ${err instanceof Error ? err.message : String(err)}`, {}, { cause: err });
+}
+
+function unknownRevision(bundle: string, digest: string): VcpError {
+  return new VcpError("UNKNOWN_REVISION", `bundle '${bundle}' has no kept revision ${digest} (the server keeps the last ${KEPT_REVISIONS})`, { bundle, digest });
 }

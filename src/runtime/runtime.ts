@@ -61,7 +61,7 @@ import { createRedisApprovalStore, createSharedImplicitSessions, createSharedRat
 import { createBundleSync } from "./bundle-sync.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
-export type { BundleInfo, BundleInstallError, BundleSource, FireInput, InstallOptions, Runtime, RuntimeOptions, RuntimeStatus } from "./types.js";
+export type { BundleInfo, BundleInstallError, KeptRevision, BundleSource, FireInput, InstallOptions, Runtime, RuntimeOptions, RuntimeStatus } from "./types.js";
 
 /**
  * Create a vcp-hooks runtime: registry, sandbox process and chain execution behind one API.
@@ -385,6 +385,13 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       get: (name) => bundles.get(name),
       replicas: async (bundle, digest, options = {}) =>
         bundleSync === undefined ? null : bundleSync.verdicts(bundle, digest, options.waitMs ?? shared!.options.uploadWaitMs),
+      revisions: (name) => bundles.revisions(name),
+      revision: (name, digest) => bundles.revision(name, digest),
+      async rollback(name, digest, rollbackOptions = {}) {
+        await admitRegistryChange(rollbackOptions.principal);
+        // SECURITY: the kept artifact is verified again like an upload (digest, signatures, keyring).
+        return bundles.install(await bundles.revisionArtifact(name, digest), { ...rollbackOptions, allowDowngrade: true });
+      },
     },
 
     sessions: {

@@ -183,6 +183,16 @@ export interface BundleInfo {
   profile?: string;
 }
 
+/** A revision of a bundle the data directory keeps (the active one and the last few before it). */
+export interface KeptRevision {
+  version: string;
+  digest: string;
+  signed_by: string | null;
+  activated_at: string;
+  /** The revision chains run now. */
+  active: boolean;
+}
+
 /** What `bundles.install` takes: a manifest (DESIGN §3.1) and the esbuild output of its code. */
 export interface BundleSource {
   manifest: ManifestInput;
@@ -253,6 +263,12 @@ export interface Runtime {
      * ones. Null with the local store (one replica: the one that installed it).
      */
     replicas(bundle: string, digest: string, options?: { waitMs?: number }): Promise<ReplicaVerdicts | null>;
+    /** The revisions kept of an installed bundle, newest (active) first: what a roll back can return to. */
+    revisions(name: string): Promise<KeptRevision[]>;
+    /** One kept revision and its manifest (UNKNOWN_REVISION when it is not kept). */
+    revision(name: string, digest: string): Promise<KeptRevision & { manifest: unknown }>;
+    /** Install a kept revision again (re-verified, downgrade allowed): a roll back. */
+    rollback(name: string, digest: string, options?: { principal?: Principal }): Promise<BundleInfo>;
   };
   /**
    * Sessions belong to the principal that opened them (DESIGN §6.5). Every operation takes an

@@ -466,6 +466,24 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     return info;
   });
 
+  // Revisions kept in the data directory: list, read one's manifest, roll back to one.
+  app.get("/v1/bundles/:name/revisions", { schema: routes.listBundleRevisions, config: cfg(OPERATOR) }, async (request) => {
+    const { name } = request.params as { name: string };
+    return { bundle: name, revisions: await runtime.bundles.revisions(name) };
+  });
+  app.get("/v1/bundles/:name/revisions/:digest", { schema: routes.getBundleRevision, config: cfg(OPERATOR) }, async (request) => {
+    const { name, digest } = request.params as { name: string; digest: string };
+    return runtime.bundles.revision(name, digest);
+  });
+  app.post("/v1/bundles/:name/rollback", { schema: routes.rollbackBundle, config: cfg(OPERATOR, { limit: "body" }) }, async (request, reply) => {
+    const { name } = request.params as { name: string };
+    const { digest } = request.body as { digest: string };
+    const unchanged = runtime.bundles.get(name)?.digest === digest;
+    const info = await runtime.bundles.rollback(name, digest, principalOf(request));
+    request.log.info({ bundle: name, digest, by: request.principal!.id }, "bundle rolled back over HTTP");
+    return reply.code(unchanged ? 200 : 201).send(info);
+  });
+
   app.get("/v1/hooks", { schema: routes.hooks, config: cfg(BOTH) }, async (request) => {
     const { type, session, profile, event, bundle } = request.query as { type?: HookType; session?: string; profile?: string; event?: string; bundle?: string };
     if (session !== undefined) await sessionOf(session, request);

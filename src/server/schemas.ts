@@ -12,6 +12,7 @@ import { errorStatuses } from "./errors.js";
 const BUNDLE_NAME = NAME_PATTERNS.BUNDLE_NAME.pattern;
 const HOOK_NAME = NAME_PATTERNS.HOOK_NAME.pattern;
 const SESSION_ID = NAME_PATTERNS.SESSION_ID.pattern;
+const DIGEST = NAME_PATTERNS.DIGEST.pattern;
 
 const object = (properties: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
   type: "object",
@@ -344,6 +345,14 @@ export const SharedSchemas = [
 ];
 
 const nameParams = { type: "object", required: ["name"], properties: { name: { type: "string", pattern: BUNDLE_NAME } } } as const;
+const revisionParams = { type: "object", required: ["name", "digest"], properties: { name: { type: "string", pattern: BUNDLE_NAME }, digest: { type: "string", pattern: DIGEST } } } as const;
+const revisionShape = {
+  version: { type: "string" },
+  digest: { type: "string" },
+  signed_by: { type: ["string", "null"], description: "key id of the verifying signature; null for an unsigned bundle" },
+  activated_at: { type: "string", description: "when this revision became active" },
+  active: { type: "boolean", description: "the revision chains run now" },
+} as const;
 const sessionParams = { type: "object", required: ["id"], properties: { id: { type: "string", pattern: SESSION_ID } } } as const;
 /** Session ids are per owner: an operator names a client's session with `owner` (clients' `owner` is ignored). */
 const OWNER = { type: "string", minLength: 1, maxLength: 256, description: "operators: the principal id that opened the session (needed when two owners use the same session id)" } as const;
@@ -445,6 +454,28 @@ export const routes = withOperationIds({
   },
   getBundle: { tags: ["bundles"], summary: "One installed bundle", security: security("operator"), params: nameParams, response: { 200: { $ref: "BundleInfo#" }, ...errors(...AUTH, 400, 404) } },
   removeBundle: { tags: ["bundles"], summary: "Remove a bundle and all its hooks", security: security("operator"), params: nameParams, response: { 200: { $ref: "BundleInfo#" }, ...errors(...AUTH, 400, 404) } },
+  listBundleRevisions: {
+    tags: ["bundles"],
+    summary: "The revisions the server keeps of a bundle (the active one and the last few before it), newest first: what a roll back can return to",
+    security: security("operator"),
+    params: nameParams,
+    response: { 200: object({ bundle: { type: "string" }, revisions: { type: "array", items: object(revisionShape) } }), ...errors(...AUTH, 400, 404) },
+  },
+  getBundleRevision: {
+    tags: ["bundles"],
+    summary: "One kept revision of a bundle with its manifest (to compare two revisions); 404 UNKNOWN_REVISION when it is not kept",
+    security: security("operator"),
+    params: revisionParams,
+    response: { 200: object({ ...revisionShape, manifest: { type: "object", additionalProperties: true } }), ...errors(...AUTH, 400, 404) },
+  },
+  rollbackBundle: {
+    tags: ["bundles"],
+    summary: "Make a kept revision of a bundle active again (verified again like an upload, downgrade allowed)",
+    security: security("operator"),
+    params: nameParams,
+    body: { type: "object", required: ["digest"], additionalProperties: false, properties: { digest: { type: "string", pattern: DIGEST } } },
+    response: { 201: { $ref: "BundleInfo#" }, 200: { description: "this digest was already the active revision: nothing changed", $ref: "BundleInfo#" }, ...errors(...AUTH, ...BODY, 404, 409) },
+  },
   hooks: {
     tags: ["hooks"],
     summary: "Every hook of the registry, keyed by (profile, event), in the order each chain runs it: the VCP chains (profile vcp, event = type) then each enabled profile's plans; filters profile, event, bundle, type combine, each alone valid",

@@ -85,15 +85,21 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     await login(page, TOKENS.client);
     await expect.poll(() => page.locator("#login-error").textContent()).toMatch(/^FORBIDDEN: a client token may not use GET \/v1\/status/);
     await login(page, TOKENS.operator);
-    await page.locator("h1", { hasText: "Bundles" }).waitFor();
+    // Decisions is the first page: "what was blocked, and why?"
+    await page.locator("h1", { hasText: "Decisions" }).waitFor();
     // The token is in this tab's session storage and in no URL.
     expect(await page.evaluate(() => sessionStorage.getItem("vcp-hooks.operator-token"))).toBe(TOKENS.operator);
     expect(page.url()).not.toContain(TOKENS.operator);
   }, 60_000);
 
-  it("uploads a signed bundle with the file picker and lists it; a tampered one shows the server's code and message verbatim", async () => {
-    await page.locator("#bundle-file").setInputFiles({ name: "console-demo.vcpb", mimeType: "application/json", buffer: Buffer.from(JSON.stringify(signed(consoleManifest(), CONSOLE_CODE))) });
+  it("uploads a signed bundle with the file picker and lists it; the same file again says unchanged; a tampered one shows the server's code and message verbatim", async () => {
+    await page.locator('nav a[data-page="bundles"]').click();
+    const first = Buffer.from(JSON.stringify(signed(consoleManifest(), CONSOLE_CODE)));
+    await page.locator("#bundle-file").setInputFiles({ name: "console-demo.vcpb", mimeType: "application/json", buffer: first });
     await page.locator('#bundles-table tr[data-bundle="console-demo"]').waitFor();
+    // The same revision again: the server answers unchanged, and so does the page.
+    await page.locator("#bundle-file").setInputFiles({ name: "console-demo-again.vcpb", mimeType: "application/json", buffer: first });
+    await expect.poll(() => page.locator(".message.ok").innerText()).toMatch(/^Unchanged console-demo@1\.0\.0 \(sha256:.*\) is already the active revision/);
     const row = await page.locator('#bundles-table tr[data-bundle="console-demo"]').innerText();
     expect(row).toContain("1.0.0");
     expect(row).toContain("ops");
@@ -115,6 +121,33 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     await expect.poll(() => page.locator('#bundles-table tr[data-bundle="console-demo"] td').first().innerText()).toBe("1.0.1");
   }, 60_000);
 
+  it("a bundle's page: its revisions (who signed, when, digest), the manifest diff of two, hooks per event, and a confirmed roll back", async () => {
+    await page.locator('#bundles-table tr[data-bundle="console-demo"] th a').click();
+    const rows = page.locator("#revisions-table tbody tr");
+    await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(2);
+    expect(await rows.first().innerText()).toMatch(/^1\.0\.1\s+active\s+sha256:\S+\s+ops\s+\S/);
+    expect(await rows.nth(1).innerText()).toMatch(/^1\.0\.0\s+sha256:\S+\s+ops/);
+    await page.locator("button", { hasText: "Show the manifest diff" }).click();
+    await expect.poll(() => page.locator("#diff-out").innerText()).toContain('replace /version: "1.0.1"');
+    await expect.poll(() => page.locator("#bundle-hook-groups").innerText()).toMatch(/pre_inject: redact_note \(priority 50\)/);
+    // Roll back: the first click only arms the button.
+    const back = rows.nth(1).locator("button");
+    await back.click();
+    await expect.poll(() => back.innerText()).toBe("Confirm roll back to 1.0.0");
+    expect((await call(h.url, "GET", "/v1/bundles/console-demo", { token: TOKENS.operator })).body.version).toBe("1.0.1");
+    await back.click();
+    await expect.poll(() => page.locator("#bundle-message").innerText()).toMatch(/^Rolled back console-demo is at 1\.0\.0 \(sha256:/);
+    await expect.poll(() => page.locator("#bundle-version").innerText()).toBe("1.0.0");
+    expect((await call(h.url, "GET", "/v1/bundles/console-demo", { token: TOKENS.operator })).body.version).toBe("1.0.0");
+    await shot("bundle-detail");
+    // And forward again to 1.0.1 (the tests below use it).
+    const forward = page.locator("#revisions-table tbody tr", { hasText: "1.0.1" }).locator("button");
+    await forward.click();
+    await forward.click();
+    await expect.poll(() => page.locator("#bundle-version").innerText()).toBe("1.0.1");
+    expect(await unlabelled(page)).toEqual([]);
+  }, 60_000);
+
   it("shows the resolved chain order", async () => {
     // Keyboard only: from the first page link, Tab reaches the next one and Enter opens it.
     await page.locator('nav a[data-page="bundles"]').focus();
@@ -127,7 +160,7 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     await shot("chains");
   }, 30_000);
 
-  it("a chain fired through the API appears in live decisions; its trace shows guest text as text, and the layout does not move", async () => {
+  it("a chain fired through the API appears live in decisions; its detail shows guest text as text, and the layout does not move", async () => {
     await page.locator('nav a[data-page="decisions"]').click();
     await expect.poll(() => page.locator("#stream-state").textContent(), { timeout: 15_000 }).toMatch(/^Live/);
     // Strings run in the page (this file is type-checked without the DOM library).
@@ -139,18 +172,20 @@ describe.skipIf(!available)("operator console in Chromium", () => {
       const fired = await call(h.url, "POST", "/v1/sessions/browser-1/chains/pre_inject", { token: TOKENS.client, body: { event: events.pre_inject } });
       expect(fired.status).toBe(200);
     }
-    await expect.poll(() => page.locator("#decisions-body tr").count(), { timeout: 15_000 }).toBe(20);
+    const live = page.locator("#decisions-body tr[data-live]");
+    await expect.poll(() => live.count(), { timeout: 15_000 }).toBe(20);
     expect(await boxes()).toEqual(before);
-    await page.locator("#decisions-body tr").first().click();
+    await live.first().click();
     const annotations = page.locator("#trace pre.annotations");
     await annotations.waitFor();
     expect(await annotations.textContent()).toContain(XSS);
     expect(await page.locator("#trace img").count()).toBe(0);
     expect(await page.locator("#trace ul.diff").innerText()).toContain('/context/note: "mail [email]"');
-    // Keyboard: a row is focusable and Enter opens its trace.
-    await page.locator("#decisions-body tr").nth(1).focus();
+    // Keyboard: the arrow keys move between rows and Enter opens one.
+    await live.first().focus();
+    await page.keyboard.press("ArrowDown");
     await page.keyboard.press("Enter");
-    await expect.poll(() => page.locator("#decisions-body tr").nth(1).getAttribute("aria-current")).toBe("true");
+    await expect.poll(() => live.nth(1).getAttribute("aria-current")).toBe("true");
     expect(dialogs).toEqual([]);
     expect(await unlabelled(page)).toEqual([]);
     await shot("decisions");
@@ -163,22 +198,22 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     expect(await page.locator("#stream-state").getAttribute("role")).toBe("status");
     await expect.poll(() => page.locator("#stream-state").textContent(), { timeout: 15_000 }).toMatch(/^Live/);
     // The rows already shown stay.
-    expect(await page.locator("#decisions-body tr").count()).toBe(20);
+    expect(await page.locator("#decisions-body tr[data-live]").count()).toBe(20);
   }, 40_000);
 
   it("health shows per-hook calls and latency charts, the sandbox and the audit head", async () => {
     await page.locator('nav a[data-page="health"]').click();
-    const card = page.locator("article.hook-card", { hasText: "redact_note" });
+    const card = page.locator('#health-hooks tr[data-hook="console-demo/redact_note"]');
     await card.waitFor();
-    await expect.poll(() => card.locator("dl.stats").innerText(), { timeout: 10_000 }).toMatch(/calls\s+20/);
+    await expect.poll(() => card.locator("td.calls").innerText(), { timeout: 10_000 }).toBe("20");
     // Traffic across a few polls, so the sparklines have something to draw.
     for (let round = 0; round < 3; round++) {
       await fire(4 + round * 3);
       await page.waitForTimeout(2100);
     }
-    await expect.poll(() => card.locator("dl.stats").innerText(), { timeout: 10_000 }).toMatch(/calls\s+41/);
+    await expect.poll(() => card.locator("td.calls").innerText(), { timeout: 10_000 }).toBe("41");
     expect(await card.locator("svg.spark path").count()).toBeGreaterThanOrEqual(2);
-    expect(await card.locator("svg.spark").count()).toBe(2);
+    expect(await card.locator("svg.spark").count()).toBe(1);
     const head = await call(h.url, "GET", "/v1/audit/head", { token: TOKENS.operator });
     await expect.poll(() => page.locator("#audit-head").textContent(), { timeout: 10_000 }).toMatch(/^sha256:/);
     expect(head.body.hash).toMatch(/^sha256:/);
@@ -260,7 +295,7 @@ describe.skipIf(!available)("operator console in Chromium", () => {
     await expect.poll(async () => { const c = await counts(); return c && c.received + c.sampled + c.dropped; }, { timeout: 15_000 }).toBe(total);
     const c = (await counts())!;
     expect(c.sampled).toBeGreaterThan(0);
-    await expect.poll(() => page.locator("#decisions-body tr").count()).toBe(c.received);
+    await expect.poll(() => page.locator("#decisions-body tr[data-live]").count()).toBe(c.received);
     // Still responsive: the controls answer.
     await page.locator("button", { hasText: "Pause" }).click();
     expect(await page.locator("button", { hasText: "Resume" }).getAttribute("aria-pressed")).toBe("true");
@@ -289,7 +324,11 @@ describe.skipIf(!available)("operator console in Chromium", () => {
         if (id === "decisions") {
           await expect.poll(() => phone.locator("#stream-state").textContent(), { timeout: 15_000 }).toMatch(/^Live/);
           await fire(3);
-          await expect.poll(() => phone.locator("#decisions-body tr").count(), { timeout: 15_000 }).toBe(3);
+          await expect.poll(() => phone.locator("#decisions-body tr[data-live]").count(), { timeout: 15_000 }).toBe(3);
+          // The detail is below the list on a phone: opening a chain scrolls it into view.
+          await phone.locator("#decisions-body tr[data-live]").first().click();
+          await expect.poll(() => phone.evaluate<boolean>(`(() => { const r = document.querySelector("#trace").getBoundingClientRect(); return r.top >= 0 && r.top < window.innerHeight; })()`)).toBe(true);
+          await phone.evaluate("window.scrollTo(0, 0)");
         }
         await phone.waitForTimeout(400);
         expect(await phone.evaluate<number>("document.documentElement.scrollWidth"), id).toBeLessThanOrEqual(390);

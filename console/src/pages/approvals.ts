@@ -1,70 +1,49 @@
 /**
- * Approvals (Amplifier `ask_user`, PROFILES §3.4): pending approvals arrive on GET /v1/approvals/stream
- * (server-sent events read with fetch, so the token stays in the Authorization header) and appear one
- * at a time as a dialog with the hook's prompt, its options and a countdown to the timeout; the chosen
- * option is posted back (POST /v1/approvals/{id}). Below, the approvals this server keeps, newest first.
+ * Approvals (Amplifier `ask_user`, PROFILES §3.4): the console-wide approvals store (one stream per
+ * tab, approvals-store.ts) brings every pending approval; the oldest is shown as a dialog with the
+ * hook's prompt, what the agent asked to do (the chain's decision record), its options and a countdown to the timeout, and focus on
+ * the hook's default decision. The chosen option is posted back (POST /v1/approvals/{id}). Below,
+ * the approvals this server keeps, newest first.
  *
- * SECURITY: the prompt, options, hook and session are guest- or client-controlled: every one is a text
- * node (dom.ts `h`), never markup.
+ * SECURITY: the prompt, input, options, hook and session are guest- or client-controlled: every one
+ * is a text node (dom.ts `h`), never markup.
  */
-import { api, apiOptional, ApiError, authHeaders, check, errorText } from "../api.js";
+import { api, errorText } from "../api.js";
+import type { Approval, ApprovalsSnapshot } from "../approvals-store.js";
+import type { DecisionRecord } from "../decision.js";
 import { fmtClock } from "../format.js";
-import { h, replace } from "../dom.js";
-import { liveStream } from "../live-stream.js";
+import { h, jsonText, replace, scrollRegion } from "../dom.js";
+import type { PageContext } from "../page.js";
+import { arrowKeyRows } from "../rows.js";
+import { countdown, defaultOption, grants } from "../approval-options.js";
 
-export interface Approval {
-  id: string;
-  session: string;
-  owner?: string | null;
-  profile?: string;
-  event?: string;
-  hook: string;
-  prompt: string;
-  options: string[];
-  default: "allow" | "deny";
-  timeout_s?: number;
-  created_at?: string;
-  expires_at: string;
-  state: "pending" | "granted" | "denied" | "expired";
-  decision?: string;
-  decided_by?: string;
-  decided_at?: string;
-}
-
-const MAX_ROWS = 200;
-const GRANTING = new Set(["allow", "allow once", "allow always"]);
-
-/** "4:59", "0:07": whole seconds left until `expiresAt`, never negative. */
-export function countdown(expiresAt: string, now: number): string {
-  const left = Math.max(0, Math.ceil((Date.parse(expiresAt) - now) / 1000));
-  return `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
-}
-
-export function mountApprovals(root: HTMLElement): () => void {
+export function mountApprovals(root: HTMLElement, ctx: PageContext): () => void {
+  const store = ctx.approvals;
   const state = h("p", { class: "stream-state", id: "approvals-state", role: "status", "aria-live": "polite" }, "Connecting…");
+  const notices = h("div", { id: "approval-notices", "aria-live": "polite" });
   const dialogSlot = h("div", { id: "approval-dialog-slot" });
   const tbody = h("tbody", { id: "approvals-rows" });
-  const table = h(
-    "div",
-    { class: "table-wrap" },
-    h("table", { class: "approvals-table" }, h("thead", {}, h("tr", {}, ...["Requested", "Session", "Hook", "Prompt", "State", "Decided by"].map((t) => h("th", { scope: "col" }, t)))), tbody),
+  const table = scrollRegion(
+    "Recent approvals",
+    {},
+    h("table", { class: "approvals-table stack" }, h("thead", {}, h("tr", {}, ...HEADS.map((t) => h("th", { scope: "col" }, t)))), tbody),
   );
   const body = h("div", { id: "approvals-body" }, h("h2", {}, "Recent approvals"), table);
-  root.append(h("h1", {}, "Approvals"), h("p", { class: "hint" }, "Amplifier hooks that answer ask_user wait here for a decision; at the timeout the hook's default applies."), state, dialogSlot, body);
+  root.append(h("h1", {}, "Approvals"), h("p", { class: "hint" }, "Amplifier hooks that answer ask_user wait here for a decision; at the timeout the hook's default applies."), state, notices, dialogSlot, body);
+  arrowKeyRows(tbody);
 
-  const approvals = new Map<string, Approval>();
-  let shown: { id: string; dialog: HTMLDialogElement; clock: HTMLElement; error: HTMLElement } | undefined;
+  let shown: { id: string; dialog: HTMLDialogElement; clock: HTMLElement; error: HTMLElement; buttons: HTMLButtonElement[] } | undefined;
+  let last: ApprovalsSnapshot = store.snapshot();
   const ticker = window.setInterval(tick, 1000);
 
-  function setState(text: string, kind: "ok" | "warn" | "bad"): void {
-    state.textContent = text;
-    state.className = `stream-state ${kind}`;
-  }
-
-  function renderRows(): void {
-    const list = [...approvals.values()].sort((a, b) => (b.created_at ?? "").localeCompare(a.created_at ?? "")).slice(0, MAX_ROWS);
+  function renderRows(s: ApprovalsSnapshot): void {
+    if (s.unavailable) {
+      replace(body, h("div", { class: "empty", id: "no-approvals" }, h("p", {}, h("strong", {}, "Approvals arrive with the Amplifier profile."), " This server has no ", h("code", {}, "GET /v1/approvals"), " route.")));
+      return;
+    }
+    const list = [...s.approvals.values()].sort((a, b) => (b.created_at ?? "").localeCompare(a.created_at ?? ""));
     if (list.length === 0) {
-      replace(tbody, h("tr", {}, h("td", { colspan: 6, id: "no-approvals" }, "No approvals yet.")));
+      replace(tbody, h("tr", {}, h("td", { colspan: HEADS.length, id: "no-approvals" }, "No approvals yet.")));
       return;
     }
     replace(
@@ -72,21 +51,30 @@ export function mountApprovals(root: HTMLElement): () => void {
       ...list.map((a) =>
         h(
           "tr",
-          { "data-approval": a.id, "data-state": a.state },
-          h("td", {}, a.created_at ? h("time", { datetime: a.created_at }, fmtClock(a.created_at)) : "–"),
-          h("td", { class: "ellipsis" }, a.session),
-          h("td", {}, a.hook),
-          h("td", { class: "guest" }, a.prompt),
-          h("td", {}, h("span", { class: `chip ${a.state === "granted" ? "ok" : a.state === "pending" ? "" : "bad"}` }, a.state), a.decision ? ` (${a.decision})` : ""),
-          h("td", {}, a.decided_by ?? "–"),
+          { "data-approval": a.id, "data-state": a.state, tabindex: "-1" },
+          h("td", { "data-label": "Requested" }, a.created_at ? h("time", { datetime: a.created_at }, fmtClock(a.created_at)) : "–"),
+          h("td", { "data-label": "Session", class: "ellipsis" }, a.session),
+          h("td", { "data-label": "Hook" }, a.hook),
+          h("td", { "data-label": "Prompt", class: "guest" }, a.prompt),
+          h("td", { "data-label": "State" }, h("span", { class: `chip ${a.state === "granted" ? "ok" : a.state === "pending" ? "warn" : "bad"}` }, a.state), a.decision ? ` (${a.decision})` : ""),
+          h("td", { "data-label": "Decided by" }, a.decided_by ?? "–"),
         ),
       ),
     );
   }
 
+  function renderNotices(s: ApprovalsSnapshot): void {
+    replace(
+      notices,
+      ...s.notices.map((text, i) =>
+        h("p", { class: "message warn notice", role: "status" }, text, " ", h("button", { type: "button", class: "link", onclick: () => store.dismissNotice(i) }, "Dismiss")),
+      ),
+    );
+  }
+
   /** The oldest pending approval is the one in the dialog; the next one follows when it is decided. */
-  function showNext(): void {
-    const next = [...approvals.values()].filter((a) => a.state === "pending").sort((a, b) => (a.created_at ?? "").localeCompare(b.created_at ?? ""))[0];
+  function showNext(s: ApprovalsSnapshot): void {
+    const next = s.pending[0];
     if (shown !== undefined && shown.id === next?.id) return;
     if (shown !== undefined) {
       shown.dialog.close();
@@ -97,14 +85,21 @@ export function mountApprovals(root: HTMLElement): () => void {
     const clock = h("strong", { class: "countdown", id: "approval-countdown" }, countdown(next.expires_at, Date.now()));
     const error = h("p", { class: "error", role: "alert", id: "approval-error" });
     const options = next.options.length > 0 ? next.options : ["Allow", "Deny"];
-    const buttons = options.map((option) =>
-      h("button", { type: "button", class: GRANTING.has(option.trim().toLowerCase()) ? "grant" : "danger", "data-option": option, onclick: () => void decide(next.id, option, buttons) }, option),
+    const dflt = defaultOption(options, next.default);
+    const buttons: HTMLButtonElement[] = options.map((option, i) =>
+      h(
+        "button",
+        { type: "button", class: grants(option) ? "grant" : "danger", "data-option": option, "data-default": i === dflt ? "true" : null, onclick: () => void decide(next, option) },
+        option,
+      ),
     );
+    const request = h("div", { id: "approval-input", "aria-live": "polite" }, h("p", { class: "hint" }, "Looking up what the agent asked to do…"));
+    void showRequest(next, request);
     const dialog = h(
       "dialog",
       { class: "approval-dialog", id: "approval-dialog", "aria-labelledby": "approval-title", "aria-describedby": "approval-prompt", "data-approval": next.id },
       h("h2", { id: "approval-title" }, "Approval requested"),
-      h("p", { class: "guest prompt", id: "approval-prompt" }, next.prompt),
+      h("p", { class: "guest prompt", id: "approval-prompt" }, next.prompt, next.prompt_truncated ? " …(shortened by the server)" : ""),
       h(
         "dl",
         { class: "facts" },
@@ -117,76 +112,86 @@ export function mountApprovals(root: HTMLElement): () => void {
         h("dt", {}, "Times out in"),
         h("dd", {}, clock, ` — then the default applies: ${next.default}`),
       ),
+      request,
       h("div", { class: "actions", role: "group", "aria-label": "Decision" }, ...buttons),
       error,
     );
     dialogSlot.append(dialog);
     dialog.show();
-    buttons[0]?.focus();
-    shown = { id: next.id, dialog, clock, error };
+    buttons[dflt]?.focus();
+    shown = { id: next.id, dialog, clock, error, buttons };
   }
 
-  async function decide(id: string, decision: string, buttons: HTMLButtonElement[]): Promise<void> {
-    for (const b of buttons) b.disabled = true;
+  /**
+   * What the agent asked to do: the approval's own `input` when the server sends one, else the
+   * decision record of the chain that asked (GET /v1/decisions, by session, matched by chain id):
+   * its subject — tool, command or path — bounded and redacted by the server like the audit.
+   */
+  async function showRequest(a: Approval, slot: HTMLElement): Promise<void> {
+    const heading = h("h3", {}, "What the agent asked to do");
+    if (a.input !== undefined) {
+      replace(slot, heading, h("pre", { class: "guest annotations", tabindex: "0" }, jsonText(a.input, 16_000)));
+      return;
+    }
+    let found: DecisionRecord | undefined;
+    if (a.chain_id) {
+      const q = new URLSearchParams({ limit: "100", since: new Date(Date.parse(a.created_at ?? a.expires_at) - 60 * 60_000).toISOString() });
+      if (a.session) q.set("session", a.session);
+      found = await api<{ decisions: DecisionRecord[] }>("GET", `/v1/decisions?${q}`).then((r) => r.decisions.find((d) => d.chain_id === a.chain_id), () => undefined);
+    }
+    if (found === undefined) {
+      replace(slot, h("p", { class: "hint" }, "The server has no record of the request yet: the prompt above is all the hook said."));
+      return;
+    }
+    const s = found.subject;
+    replace(
+      slot,
+      heading,
+      h(
+        "dl",
+        { class: "facts" },
+        h("dt", {}, "Request"),
+        h("dd", { class: "guest" }, s.summary),
+        ...(s.tool ? [h("dt", {}, "Tool"), h("dd", { class: "guest" }, s.tool)] : []),
+        ...(s.command ? [h("dt", {}, "Command"), h("dd", {}, h("code", { class: "guest" }, s.command))] : []),
+        ...(s.path ? [h("dt", {}, "Path"), h("dd", {}, h("code", { class: "guest" }, s.path))] : []),
+      ),
+    );
+  }
+
+  async function decide(a: Approval, decision: string): Promise<void> {
+    const current = shown;
+    for (const b of current?.buttons ?? []) b.disabled = true;
     try {
-      const decided = await api<Approval>("POST", `/v1/approvals/${encodeURIComponent(id)}`, JSON.stringify({ decision }), "application/json");
-      upsert(decided);
+      await store.decide(a.id, decision);
     } catch (err) {
-      if (shown?.id === id) shown.error.textContent = errorText(err);
-      for (const b of buttons) b.disabled = false;
-      // Decided elsewhere or expired (409): the stream brings the final state; fetch it in case it did not.
-      if (err instanceof ApiError && (err.status === 409 || err.status === 404)) {
-        const found = await apiOptional<Approval>(`/v1/approvals/${encodeURIComponent(id)}`).catch(() => undefined);
-        if (found && "value" in found) upsert(found.value);
-        else if (found && "missing" in found) approvals.delete(id);
-        showNext();
-        renderRows();
+      if (shown?.id === a.id) {
+        shown.error.textContent = errorText(err);
+        for (const b of shown.buttons) b.disabled = false;
       }
     }
   }
 
-  function upsert(a: Approval): void {
-    approvals.set(a.id, a);
-    while (approvals.size > MAX_ROWS) approvals.delete(approvals.keys().next().value!);
-    renderRows();
-    showNext();
-  }
-
   function tick(): void {
     if (shown === undefined) return;
-    const a = approvals.get(shown.id);
-    if (a === undefined) return;
-    shown.clock.textContent = countdown(a.expires_at, Date.now());
+    const a = last.approvals.get(shown.id);
+    if (a !== undefined) shown.clock.textContent = countdown(a.expires_at, Date.now());
   }
 
-  const stream = liveStream({
-    open: async (signal) => {
-      const res = await fetch("/v1/approvals/stream", { headers: authHeaders({ accept: "text/event-stream" }), signal, cache: "no-store" });
-      if (res.status === 404) {
-        // A server without the approval routes (an older one): say so instead of retrying forever.
-        replace(body, h("div", { class: "empty", id: "no-approvals" }, h("p", {}, h("strong", {}, "Approvals arrive with the Amplifier profile."), " This server has no ", h("code", {}, "GET /v1/approvals"), " route.")));
-        setState("Not available on this server", "warn");
-        return undefined;
-      }
-      await check(res);
-      // What this server still keeps (decided ones too); the stream then sends every pending one.
-      const listed = await api<{ approvals: Approval[] }>("GET", "/v1/approvals");
-      for (const a of listed.approvals) approvals.set(a.id, a);
-      renderRows();
-      showNext();
-      return res;
-    },
-    onEvent: (event) => {
-      if (event.event === "hello") setState("Live · new approvals appear as a dialog", "ok");
-      else if (event.event === "new" || event.event === "decided" || event.event === "expired") upsert(JSON.parse(event.data) as Approval);
-    },
-    setState,
+  const unsubscribe = store.subscribe((s) => {
+    last = s;
+    state.textContent = s.state.text;
+    state.className = `stream-state ${s.state.kind}`;
+    renderNotices(s);
+    renderRows(s);
+    showNext(s);
   });
 
-  renderRows();
   return () => {
-    stream.stop();
+    unsubscribe();
     window.clearInterval(ticker);
     shown?.dialog.close();
   };
 }
+
+const HEADS = ["Requested", "Session", "Hook", "Prompt", "State", "Decided by"];

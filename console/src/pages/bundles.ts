@@ -1,9 +1,15 @@
-/** Bundles: what is installed (version, digest, signer, trust, activation, failed installs), upload and remove. */
+/**
+ * Bundles: what is installed (version, digest, signer, trust, activation, failed installs), upload
+ * and remove; `#/bundles/<name>` is one bundle's page (bundle-detail.ts).
+ */
 import { api, ApiError, errorText } from "../api.js";
 import { fmtTime } from "../format.js";
-import { h, replace, shortDigest } from "../dom.js";
+import { h, replace, scrollRegion, shortDigest } from "../dom.js";
+import type { PageContext } from "../page.js";
+import { confirmButton } from "../confirm.js";
+import { mountBundleDetail } from "./bundle-detail.js";
 
-interface BundleInfo {
+export interface BundleInfo {
   bundle: string;
   version: string;
   digest: string;
@@ -14,12 +20,15 @@ interface BundleInfo {
   signed_by: string | null;
   profile?: string;
   errors: Array<{ code: string; message: string; at: string }>;
+  /** Upload answers: the digest was already the active revision (200), or a new one went live (201). */
+  unchanged?: boolean;
 }
 interface Status {
   sandbox?: { quarantined?: string[]; slowBundles?: string[]; demotedBundles?: string[] };
 }
 
-export function mountBundles(root: HTMLElement): () => void {
+export function mountBundles(root: HTMLElement, ctx: PageContext): () => void {
+  if (ctx.param !== "") return mountBundleDetail(root, ctx.param);
   const message = h("div", { class: "message", role: "status", "aria-live": "polite" });
   const fileInput = h("input", { type: "file", id: "bundle-file", accept: ".vcpb,application/json,application/vnd.vcp.bundle+json" });
   const drop = h(
@@ -29,7 +38,7 @@ export function mountBundles(root: HTMLElement): () => void {
     h("label", { for: "bundle-file", class: "button" }, "choose a file…"),
     fileInput,
   );
-  const table = h("div", { class: "table-wrap" });
+  const table = scrollRegion("Installed bundles", {});
   root.append(h("h1", {}, "Bundles"), h("section", { "aria-labelledby": "upload-h" }, h("h2", { id: "upload-h" }, "Install or update"), drop, message), h("section", { "aria-labelledby": "installed-h" }, h("h2", { id: "installed-h" }, "Installed"), table));
 
   // The server's code (or what failed) in bold, then its message verbatim, as text.
@@ -55,7 +64,8 @@ export function mountBundles(root: HTMLElement): () => void {
     show("ok", "Uploading", `${file.name} as ${name}…`);
     try {
       const info = await api<BundleInfo>("PUT", `/v1/bundles/${encodeURIComponent(name)}`, text, "application/vnd.vcp.bundle+json");
-      show("ok", "Installed", `${info.bundle}@${info.version} (${shortDigest(info.digest)}), signed by ${info.signed_by ?? "nobody"}`);
+      if (info.unchanged === true) show("ok", "Unchanged", `${info.bundle}@${info.version} (${shortDigest(info.digest)}) is already the active revision: nothing was installed`);
+      else show("ok", "Installed", `${info.bundle}@${info.version} (${shortDigest(info.digest)}), signed by ${info.signed_by ?? "nobody"}`);
     } catch (err) {
       // The server's code and message, verbatim.
       if (err instanceof ApiError) show("error", err.code, err.message);
@@ -108,51 +118,34 @@ export function mountBundles(root: HTMLElement): () => void {
     }
     const hasProfile = bundles.some((b) => b.profile !== undefined);
     const rows = bundles.map((b) => {
-      let armed = false;
-      let timer: number | undefined;
-      const button = h("button", { type: "button", class: "danger", "aria-label": `Remove bundle ${b.bundle}` }, "Remove");
-      button.addEventListener("click", () => {
-        // Two steps, no modal: the second click within 5 s removes.
-        if (!armed) {
-          armed = true;
-          button.textContent = `Confirm remove`;
-          timer = window.setTimeout(() => {
-            armed = false;
-            button.textContent = "Remove";
-          }, 5000);
-          return;
-        }
-        window.clearTimeout(timer);
-        button.disabled = true;
-        void remove(b.bundle);
-      });
+      const button = confirmButton({ label: "Remove", confirm: "Confirm remove", ariaLabel: `Remove bundle ${b.bundle}`, onConfirm: () => remove(b.bundle) });
       const flags = [quarantined.has(b.digest) ? h("span", { class: "chip bad" }, "quarantined") : null, slow.has(b.digest) ? h("span", { class: "chip warn" }, "slow") : null];
       return h(
         "tr",
         { "data-bundle": b.bundle },
-        h("th", { scope: "row" }, b.bundle, " ", ...flags),
-        h("td", {}, b.version),
-        hasProfile ? h("td", {}, b.profile ?? "–") : null,
-        h("td", {}, h("code", { title: b.digest }, shortDigest(b.digest))),
-        h("td", {}, b.signed_by ?? "unsigned"),
-        h("td", {}, b.trust),
-        h("td", {}, String(b.hooks.length + b.session_hooks.length)),
-        h("td", {}, h("time", { datetime: b.activated_at }, fmtTime(b.activated_at))),
+        h("th", { scope: "row", "data-label": "Bundle" }, h("a", { href: `#/bundles/${encodeURIComponent(b.bundle)}` }, b.bundle), " ", ...flags),
+        h("td", { "data-label": "Version" }, b.version),
+        hasProfile ? h("td", { "data-label": "Profile" }, b.profile ?? "–") : null,
+        h("td", { "data-label": "Digest" }, h("code", { title: b.digest }, shortDigest(b.digest))),
+        h("td", { "data-label": "Signer" }, b.signed_by ?? "unsigned"),
+        h("td", { "data-label": "Trust" }, b.trust),
+        h("td", { "data-label": "Hooks" }, String(b.hooks.length + b.session_hooks.length)),
+        h("td", { "data-label": "Activated" }, h("time", { datetime: b.activated_at }, fmtTime(b.activated_at))),
         h(
           "td",
-          {},
+          { "data-label": "Failed installs" },
           b.errors.length === 0
             ? "–"
             : h("ul", { class: "errors" }, ...b.errors.map((e) => h("li", {}, h("strong", {}, e.code), " ", e.message, " ", h("time", { datetime: e.at }, `(${fmtTime(e.at)})`)))),
         ),
-        h("td", {}, button),
+        h("td", { "data-label": "Remove" }, button),
       );
     });
     replace(
       table,
       h(
         "table",
-        { id: "bundles-table" },
+        { id: "bundles-table", class: "stack" },
         h("caption", { class: "sr-only" }, "Installed bundles"),
         h(
           "thead",

@@ -3,7 +3,7 @@
  * by `profile` and `event` for hooks that carry them (the event-profile framework adds these fields).
  */
 import { api, errorText } from "../api.js";
-import { h, jsonText, replace } from "../dom.js";
+import { h, jsonText, replace, scrollRegion } from "../dom.js";
 import { groupOf, type Hook } from "../group.js";
 
 export function mountChains(root: HTMLElement): () => void {
@@ -50,12 +50,12 @@ export function mountChains(root: HTMLElement): () => void {
           "section",
           { class: "chain", "aria-label": `Chain ${name}` },
           h("h2", {}, name, h("span", { class: "count" }, ` ${list.length} hook${list.length === 1 ? "" : "s"}`)),
-          h(
-            "div",
-            { class: "table-wrap" },
+          scrollRegion(
+            `Hooks of chain ${name}`,
+            {},
             h(
               "table",
-              {},
+              { class: "stack" },
               h(
                 "thead",
                 {},
@@ -68,16 +68,16 @@ export function mountChains(root: HTMLElement): () => void {
                   h(
                     "tr",
                     { class: hook.enabled ? "" : "disabled" },
-                    h("td", {}, String(i + 1)),
-                    h("th", { scope: "row" }, hook.name),
-                    h("td", {}, hook.action.bundle),
-                    h("td", {}, String(hook.priority)),
-                    h("td", {}, hook.scope === "session" && hook.session_id ? `session ${hook.session_id}` : hook.scope),
-                    hasMatcher ? h("td", {}, hook.matcher ?? "*") : null,
-                    h("td", {}, hook.condition === null || hook.condition === undefined ? "always" : h("code", { class: "cond" }, jsonText(hook.condition, 400))),
-                    h("td", {}, hook.enabled ? "yes" : h("span", { class: "chip bad" }, "disabled")),
-                    h("td", {}, `${hook.timeout_ms} ms`),
-                    h("td", {}, hook.fail_closed ? "yes" : "no"),
+                    h("td", { "data-label": "#" }, String(i + 1)),
+                    h("th", { scope: "row", "data-label": "Hook" }, hook.name),
+                    h("td", { "data-label": "Bundle" }, h("a", { href: `#/bundles/${encodeURIComponent(hook.action.bundle)}` }, hook.action.bundle)),
+                    h("td", { "data-label": "Priority" }, String(hook.priority)),
+                    h("td", { "data-label": "Scope" }, hook.scope === "session" && hook.session_id ? `session ${hook.session_id}` : hook.scope),
+                    hasMatcher ? h("td", { "data-label": "Matcher" }, hook.matcher ?? "*") : null,
+                    h("td", { "data-label": "Condition" }, hook.condition === null || hook.condition === undefined ? "always" : h("code", { class: "cond" }, jsonText(hook.condition, 400))),
+                    h("td", { "data-label": "Enabled" }, hook.enabled ? "yes" : h("span", { class: "chip bad" }, "disabled")),
+                    h("td", { "data-label": "Timeout" }, `${hook.timeout_ms} ms`),
+                    h("td", { "data-label": "Fail-closed" }, hook.fail_closed ? "yes" : "no"),
                   ),
                 ),
               ),

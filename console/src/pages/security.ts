@@ -6,7 +6,7 @@
 import { apiOptional, authHeaders, check, errorText } from "../api.js";
 import { barChart } from "../charts.js";
 import { fmtTime } from "../format.js";
-import { fmtMs, h, replace } from "../dom.js";
+import { fmtMs, h, replace, scrollRegion } from "../dom.js";
 
 interface CaseReport {
   id: string;
@@ -74,9 +74,9 @@ export function mountSecurity(root: HTMLElement): () => void {
         download,
       ),
       h("h2", {}, "Containment per category"),
-      h(
-        "div",
-        { class: "table-wrap" },
+      scrollRegion(
+        "Containment per category",
+        {},
         h(
           "table",
           { id: "categories" },
@@ -116,9 +116,9 @@ export function mountSecurity(root: HTMLElement): () => void {
           ),
         ),
       h("h2", {}, "Every case"),
-      h(
-        "div",
-        { class: "table-wrap" },
+      scrollRegion(
+        "Every case",
+        {},
         h(
           "table",
           { id: "cases" },

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, test } from "vitest";
 import { createArtifact } from "../../../src/bundle/artifact.js";
-import { createBundleStore, writeAtomic } from "../../../src/bundle/store.js";
+import { createBundleStore, KEPT_REVISIONS, writeAtomic } from "../../../src/bundle/store.js";
 
 const dirs: string[] = [];
 const dataDir = () => {
@@ -32,11 +32,32 @@ test("activate writes the content-addressed artifact and the index; loadInstalle
   const loaded = await createBundleStore(d).loadInstalled();
   expect(loaded.map((s) => s.entry.bundle)).toEqual(["alpha", "beta"]);
   expect(loaded[0]!.artifact).toEqual(JSON.parse(JSON.stringify(a)));
-  // A new revision moves the bundle to the end and removes the superseded file.
+  // A new revision moves the bundle to the end; the superseded one stays as history (a roll back target).
   const a2 = artifact("alpha", "1.1.0", "b");
   await store.activate(a2, entry(a2));
   expect((await store.entries()).map((e) => [e.bundle, e.version])).toEqual([["beta", "1.0.0"], ["alpha", "1.1.0"]]);
-  expect(readdirSync(join(d, "bundles", "alpha"))).toEqual([`${a2.digest.slice(7)}.vcpb`]);
+  expect(readdirSync(join(d, "bundles", "alpha")).sort()).toEqual([`${a.digest.slice(7)}.vcpb`, `${a2.digest.slice(7)}.vcpb`, "revisions.json"].sort());
+});
+
+test("the last KEPT_REVISIONS revisions are kept, newest first, with their artifacts; older ones are deleted", async () => {
+  const d = dataDir();
+  const store = createBundleStore(d);
+  const all = Array.from({ length: KEPT_REVISIONS + 2 }, (_, i) => artifact("alpha", `1.${i}.0`, `t${i}`));
+  for (const a of all) await store.activate(a, entry(a));
+  const kept = all.slice(-KEPT_REVISIONS).reverse();
+  expect((await store.revisions("alpha")).map((e) => e.version)).toEqual(kept.map((a) => a.manifest.version));
+  expect(await store.revisionArtifact("alpha", kept[3]!.digest)).toEqual(JSON.parse(JSON.stringify(kept[3])));
+  // A pruned revision is gone, from the history and the disk.
+  expect(await store.revisionArtifact("alpha", all[0]!.digest)).toBeUndefined();
+  expect(existsSync(join(d, "bundles", "alpha", `${all[0]!.digest.slice(7)}.vcpb`))).toBe(false);
+  // Re-activating a kept revision (a roll back) moves it to the front without a duplicate.
+  await store.activate(kept[2]!, entry(kept[2]!));
+  expect((await store.revisions("alpha")).map((e) => e.version)).toEqual([kept[2]!, ...kept.filter((a) => a !== kept[2])].map((a) => a.manifest.version));
+  // A bundle not installed has no revisions; remove forgets them.
+  expect(await store.revisions("beta")).toEqual([]);
+  await store.remove("alpha");
+  expect(await store.revisions("alpha")).toEqual([]);
+  expect(await store.revisionArtifact("alpha", kept[0]!.digest)).toBeUndefined();
 });
 
 test("remove drops the index entry and the files", async () => {
