@@ -69,15 +69,18 @@ function restrictedFor(folder) {
  *   12   audit, config/config.ts        the hash chain; the vcp.yaml schema (checks profile settings)
  *   13   integrity, registry            constitution checks; the hook registry
  *   14   chain                          plans and chain results
- *   15   profiles, observe/events.ts    event profiles; Logger, Clock, lifecycle event types
+ *   15   profiles, observe/events.ts,   event profiles; Logger, Clock, lifecycle event types;
+ *        tooling/hook-env.ts            the agents' hook-environment table (no imports)
  *   16   model                          shared record types
  *   17   config                         defaults (one table), deepFreeze
  *   18   errors.ts                      VcpError and the code table
  *
- * Two files sit apart from their folder (the moves that would end that are big): observe/events.ts
+ * Three files sit apart from their folder (the moves that would end that are big): observe/events.ts
  * (Logger, Clock and event types, imported by 40 modules of every row) below the observe/ modules that
- * read the runtime's parts, and config/config.ts (the vcp.yaml schema, which checks each profile's
- * settings) above config/'s defaults, which every layer reads.
+ * read the runtime's parts; config/config.ts (the vcp.yaml schema, which checks each profile's
+ * settings) above config/'s defaults, which every layer reads; and tooling/hook-env.ts (issue 26: a
+ * table with no imports, kept beside the agent adapter's tools for its cold start) below the runtime
+ * that checks it.
  */
 const FOLDER_ORDER = [
   ["cli"],
@@ -94,7 +97,7 @@ const FOLDER_ORDER = [
   ["audit", "config/config.ts"],
   ["integrity", "registry"],
   ["chain"],
-  ["profiles", "observe/events.ts"],
+  ["profiles", "observe/events.ts", "tooling/hook-env.ts"],
   ["model"],
   ["config"],
   ["errors.ts"],

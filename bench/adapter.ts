@@ -1,8 +1,11 @@
 /**
  * Adapter cold-start bench (`npm run bench:adapter`): what one agent event costs when the agent runs
  * `vcp-hooks hook …` as its command hook, next to the floor of any command hook on the same machine in
- * the same run (`node -e ''`, `sh -c true`), plus ai-memory daemon mode per event, and a 5-hook event
- * through the adapter against the same event as 5 spawned scripts (what users run today).
+ * the same run (`node -e ''`, `sh -c true`, a bare sh hook script that reads the event and prints
+ * JSON), the POSIX sh adapter (`vcp-hooks hook --print-sh`, curl) to the same warm route, plus
+ * ai-memory daemon mode per event, and a 5-hook event through the adapter against the same event as
+ * 5 spawned scripts (what users run today). Ratios of the adapters to the bare sh hook (issue 26 item 5:
+ * the sh adapter ≤ 3×) and to `node -e ''` come from the same run.
  *
  *   node dist/bench/adapter.js [--samples N] [--out dir]
  *
@@ -11,8 +14,10 @@
  * stdout. Rounds are interleaved (one sample of each row per round) so machine noise hits every row
  * alike; ratios are against `node -e ''` of the same run.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { tmpdir } from "node:os";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { environment, repoRoot, writeReport } from "./lib/report-io.js";
@@ -43,6 +48,13 @@ interface Row {
   ratio_to_node_e: number;
 }
 
+const NODE_ADAPTER = "vcp-hooks hook (node dist/src/cli/main.js)";
+const BARE_SH = "bare sh hook script (reads stdin, prints JSON)";
+const SH_ADAPTER = "sh adapter (vcp-hooks hook --print-sh: sh + curl)";
+const CURL_START = "curl --version (curl's own start-up)";
+/** curl as the sh adapter finds it (PATH). */
+const CURL = spawnSync("/bin/sh", ["-c", "command -v curl"], { encoding: "utf8" }).stdout.trim() || "curl";
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const samples = Number(argv[argv.indexOf("--samples") + 1] ?? 0) || 40;
@@ -51,6 +63,12 @@ async function main(): Promise<void> {
   const server = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
+      // `?answer=native` (the sh adapter): the native JSON, the exit code in a header, as the route answers it.
+      if (req.url?.endsWith("?answer=native") === true) {
+        res.writeHead(200, { "content-type": "application/json", "x-vcp-exit-code": "0" });
+        res.end(JSON.stringify({ decision: "allow" }));
+        return;
+      }
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ native: { decision: "allow" }, exit_code: 0, result: {} }));
     });
@@ -59,12 +77,25 @@ async function main(): Promise<void> {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const hookArgs = ["hook", "BeforeTool", "--dialect", "gemini", "--server", url];
   const script = `cat >/dev/null; echo '{"decision":"allow"}'`;
+  // Script files, as an agent's settings name them: a bare sh hook and the sh adapter.
+  const scratch = mkdtempSync(join(tmpdir(), "vcp-bench-adapter-"));
+  const bareHook = join(scratch, "hook.sh");
+  writeFileSync(bareHook, `#!/bin/sh\n${script}\n`, { mode: 0o755 });
+  const shAdapter = join(scratch, "vcp-hook.sh");
+  const printed = spawnSync(process.execPath, [MAIN, "hook", "--print-sh"], { encoding: "utf8" });
+  if (printed.status !== 0) throw new Error(`vcp-hooks hook --print-sh failed: ${printed.stderr}`);
+  writeFileSync(shAdapter, printed.stdout, { mode: 0o755 });
+  const shAdapterArgs = [shAdapter, "BeforeTool", "--dialect", "gemini", "--server", url];
   const nodeScript = `process.stdin.resume(); process.stdin.on("end", () => console.log('{"decision":"allow"}'))`;
 
   const rows: Array<{ name: string; run: () => Promise<number>; ns: number[] }> = [
     { name: "sh -c true", run: () => runOnce("/bin/sh", ["-c", "true"], ""), ns: [] },
     { name: "node -e ''", run: () => runOnce(process.execPath, ["-e", ""], ""), ns: [] },
-    { name: "vcp-hooks hook (node dist/src/cli/main.js)", run: () => runOnce(process.execPath, [MAIN, ...hookArgs], INPUT), ns: [] },
+    { name: BARE_SH, run: () => runOnce("/bin/sh", [bareHook], INPUT), ns: [] },
+    { name: SH_ADAPTER, run: () => runOnce("/bin/sh", shAdapterArgs, INPUT), ns: [] },
+    // The sh adapter's floor: curl's own start-up (its shared libraries), no request.
+    { name: CURL_START, run: () => runOnce(CURL, ["--version"], ""), ns: [] },
+    { name: NODE_ADAPTER, run: () => runOnce(process.execPath, [MAIN, ...hookArgs], INPUT), ns: [] },
     { name: "vcp-hooks hook (bin/vcp-hooks wrapper)", run: () => runOnce(BIN, hookArgs, INPUT), ns: [] },
     { name: "node --no-node-snapshot -e '' (how other commands start)", run: () => runOnce(process.execPath, ["--no-node-snapshot", "-e", ""], ""), ns: [] },
     {
@@ -115,16 +146,28 @@ async function main(): Promise<void> {
     await new Promise((r) => child.on("close", r));
   }
   server.close();
+  rmSync(scratch, { recursive: true, force: true });
 
   const nodeP50 = latencyStats(rows[1]!.ns).p50_us;
   const table: Row[] = [...rows.map((r) => ({ name: r.name, ns: r.ns })), { name: "ai-memory --daemon, per event (resident)", ns: daemonNs }].map((r) => {
     const stats = latencyStats(r.ns);
     return { name: r.name, stats, ratio_to_node_e: stats.p50_us / nodeP50 };
   });
-  const adapterP50 = table[2]!.stats.p50_us;
+  const p50 = (name: string) => table.find((r) => r.name === name)!.stats.p50_us;
+  const adapterP50 = p50(NODE_ADAPTER);
+  const bareP50 = p50(BARE_SH);
+  const shAdapterP50 = p50(SH_ADAPTER);
+  const ratios = {
+    sh_adapter_to_bare_sh_hook: shAdapterP50 / bareP50,
+    node_adapter_to_bare_sh_hook: adapterP50 / bareP50,
+    sh_adapter_to_node_e: shAdapterP50 / nodeP50,
+    curl_start_to_bare_sh_hook: p50(CURL_START) / bareP50,
+    node_adapter_to_node_e: adapterP50 / nodeP50,
+    node_adapter_to_sh_adapter: adapterP50 / shAdapterP50,
+  };
   const fiveP50 = table.find((r) => r.name.startsWith("5-hook") && r.name.includes("(sh"))!.stats.p50_us;
   const fiveNodeP50 = table.find((r) => r.name.startsWith("5-hook") && r.name.includes("(node"))!.stats.p50_us;
-  const report = { schema: "vcp-hooks/bench-adapter", version: 1, five_hook_ratio_adapter_to_sh_scripts: adapterP50 / fiveP50, five_hook_ratio_adapter_to_node_scripts: adapterP50 / fiveNodeP50, route: "stand-in (node:http, answers at once)", samples, environment: environment(), rows: table };
+  const report = { schema: "vcp-hooks/bench-adapter", version: 1, ratios, five_hook_ratio_adapter_to_sh_scripts: adapterP50 / fiveP50, five_hook_ratio_adapter_to_node_scripts: adapterP50 / fiveNodeP50, route: "stand-in (node:http, answers at once)", samples, environment: environment(), rows: table };
   const ms = (us: number) => (us / 1000).toFixed(1);
   const md = [
     "# Adapter cold start",
@@ -134,6 +177,8 @@ async function main(): Promise<void> {
     "| what | p50 ms | p99 ms | ratio to node -e '' |",
     "|---|---:|---:|---:|",
     ...table.map((r) => `| ${r.name} | ${ms(r.stats.p50_us)} | ${ms(r.stats.p99_us)} | ${r.ratio_to_node_e.toFixed(2)} |`),
+    "",
+    `One event, p50 ratios of this run: the sh adapter ${ratios.sh_adapter_to_bare_sh_hook.toFixed(2)}× a bare sh hook (target ≤ 3; curl's start-up alone is ${ratios.curl_start_to_bare_sh_hook.toFixed(2)}×), ${ratios.sh_adapter_to_node_e.toFixed(2)}× \`node -e ''\`; the Node adapter ${ratios.node_adapter_to_bare_sh_hook.toFixed(2)}× a bare sh hook, ${ratios.node_adapter_to_node_e.toFixed(2)}× \`node -e ''\`, ${ratios.node_adapter_to_sh_adapter.toFixed(2)}× the sh adapter.`,
     "",
     `A 5-hook event: one adapter process (p50 ${ms(adapterP50)} ms, plus the server's chain, not measured here) vs 5 spawned sh scripts (p50 ${ms(fiveP50)} ms): ratio ${(adapterP50 / fiveP50).toFixed(2)}; vs 5 spawned node scripts (p50 ${ms(fiveNodeP50)} ms): ratio ${(adapterP50 / fiveNodeP50).toFixed(2)}.`,
     "",

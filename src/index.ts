@@ -64,6 +64,10 @@ export type { ProfileDeployment } from "./profiles/enabled.js";
 // Approvals of Amplifier `ask_user` answers (PROFILES §3.4): `runtime.approvals`. Who may read one (a
 // client reads its own): one rule for the runtime and the HTTP stream.
 export { mayReadApproval } from "./pipeline/access.js";
+// The agent's hook environment carried to exec hooks (issue 26): one table per profile, one header form.
+export { HOOK_ENV, HOOK_ENV_HEADER, HOOK_ENV_LIMITS, decodeHookEnv, hookEnvNames } from "./tooling/hook-env.js";
+// The secret-shape scrubber for free text (reasons, a hook's stderr) before it is shown or logged.
+export { redactString } from "./audit/redact-string.js";
 export type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery, ApprovalState } from "./pipeline/approvals.js";
 export type { Constitution, Rule } from "./model/constitution.js";
 export type { Predicate, PredicateOperator } from "./model/predicate.js";

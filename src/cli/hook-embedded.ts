@@ -43,6 +43,8 @@ export interface EmbeddedRequest {
   event: string;
   /** The agent's native input. */
   input: Record<string, unknown>;
+  /** The agent's hook environment (the profile's documented variables that are set), for exec hooks. */
+  env?: Record<string, string>;
   /** A keyring file (YAML or JSON, the shape of vcp.yaml's `keyring:`): signatures verified as `serve` does. */
   keyring?: string;
   /** Run unsigned bundles (and policy directories); without a keyring, signatures are set aside. */
@@ -97,7 +99,7 @@ export async function fireEmbedded(request: EmbeddedRequest): Promise<EmbeddedAn
     }
     let out;
     try {
-      out = await runtime.fireProfile(request.profile, request.event, { input: request.input });
+      out = await runtime.fireProfile(request.profile, request.event, { input: request.input, ...(request.env !== undefined ? { env: request.env } : {}) });
     } catch (err) {
       throw new Error(describe(err));
     }

@@ -1,5 +1,5 @@
 /**
- * `vcp-hooks hook <Event> --dialect gemini|llxprt|claude|ai-memory|repo-yaml` — the drop-in adapter
+ * `vcp-hooks hook <Event> --dialect gemini|llxprt|claude|codex|vscode|cursor|openhands|goose|ai-memory|repo-yaml` — the drop-in adapter
  * (PROFILES §5, §8.1, §8.11). An agent runs it as its command hook: it reads the event JSON from stdin
  * once, POSTs it to the server's profile route, prints the native answer and exits with the code the
  * agent reads as that answer.
@@ -26,10 +26,11 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { redactString } from "../audit/redact-string.js";
 import { decideFailure, guardOf, readGuard, writeGuard, type FailDecision, type GuardFacts } from "./hook-guard.js";
+import { decodeHookEnv, encodeHookEnv, HOOK_ENV_HEADER } from "../tooling/hook-env.js";
 
-export const DIALECTS = ["gemini", "llxprt", "claude", "ai-memory", "repo-yaml"] as const;
+export const DIALECTS = ["gemini", "llxprt", "claude", "codex", "vscode", "cursor", "openhands", "goose", "ai-memory", "repo-yaml"] as const;
 export type Dialect = (typeof DIALECTS)[number];
-const PROFILE_OF: Record<Dialect, string> = { gemini: "gemini-cli", llxprt: "llxprt", claude: "claude-code", "ai-memory": "ai-memory", "repo-yaml": "repo-yaml" };
+export const PROFILE_OF: Record<Dialect, string> = { gemini: "gemini-cli", llxprt: "llxprt", claude: "claude-code", codex: "codex", vscode: "vscode", cursor: "cursor", openhands: "openhands", goose: "goose", "ai-memory": "ai-memory", "repo-yaml": "repo-yaml" };
 export const ON_ERROR = ["auto", "warn", "block", "allow"] as const;
 export type OnError = (typeof ON_ERROR)[number];
 /** What a failure is rendered as, once `auto` is resolved for the event. */
@@ -43,7 +44,7 @@ const DEFAULT_SERVER = "http://127.0.0.1:8787";
  * settings give 15 s; ai-memory's write-class deadline is 5 s and docs/drop-in.md's hooks.toml 5000 ms.
  * With --embedded it is the whole call's deadline, the runtime's start included.
  */
-const DEFAULT_TIMEOUT_MS: Record<Dialect, number> = { gemini: 10_000, llxprt: 10_000, claude: 10_000, "ai-memory": 4_000, "repo-yaml": 10_000 };
+export const DEFAULT_TIMEOUT_MS: Record<Dialect, number> = { gemini: 10_000, llxprt: 10_000, claude: 10_000, codex: 10_000, vscode: 10_000, cursor: 10_000, openhands: 10_000, goose: 10_000, "ai-memory": 4_000, "repo-yaml": 10_000 };
 /** Largest event read from stdin and largest answer read from the server. */
 const MAX_BYTES = 16 * 1024 * 1024;
 /** Largest token file read (a token is 43 characters; this leaves room for comments and newlines). */
@@ -51,9 +52,11 @@ const MAX_TOKEN_FILE_BYTES = 4096;
 /** A request body goes out in pieces of this size, so that an early answer (a 413) is read before the rest is written. */
 const WRITE_PIECE_BYTES = 64 * 1024;
 
-export const HOOK_USAGE = `usage: vcp-hooks hook <Event> --dialect gemini|llxprt|claude|ai-memory|repo-yaml [options]
+export const HOOK_USAGE = `usage: vcp-hooks hook <Event> --dialect gemini|llxprt|claude|codex|vscode|cursor|openhands|goose|ai-memory|repo-yaml [options]
        vcp-hooks hook --dialect ai-memory [--daemon] [options]       (the event comes from the envelope)
        vcp-hooks hook --write-shim ai-memory --out <path> [--daemon] [options]
+       vcp-hooks hook --print-sh > vcp-hook.sh   (the same adapter as a POSIX sh script with curl;
+                                                  docs/sh-adapter.md)
 
 Reads one event JSON from stdin, asks the server's profile route, prints the agent's native answer.
   --server URL          vcp-hooks server (default: VCP_SERVER, else ${DEFAULT_SERVER})
@@ -126,7 +129,12 @@ export function renderAnswer(dialect: Dialect, answer: RouteAnswer): Rendered {
     case "gemini":
     case "llxprt":
     case "claude":
-      // Exit 0 with the JSON: the one code both forks and Claude read the same way, deny included.
+    case "codex":
+    case "vscode":
+    case "cursor":
+    case "openhands":
+    case "goose":
+      // Exit 0 with the JSON: the one code both forks, Claude, Codex and VS Code read the same way, deny included.
       return { stdout: `${json}\n`, stderr, exitCode: 0 };
     case "ai-memory":
       // One decision line; ai-memory reads the last non-empty stdout line.
@@ -163,7 +171,7 @@ export function renderFailure(dialect: Dialect, mode: FailMode, why: string, dae
     if (dialect === "repo-yaml") {
       return { stdout: `${jsonLine({ error: "blocked_by_policy", logs: [{ level: "error", message: reason }] })}\n`, stderr: line(`vcp-hooks hook: ${why}`), exitCode: 2 };
     }
-    // gemini/llxprt: exit 2 with the reason on stderr = deny with that reason; Claude: exit 2 = block.
+    // gemini/llxprt: exit 2 with the reason on stderr = deny with that reason; Claude, Codex, VS Code: exit 2 = block; Cursor, OpenHands, goose: exit 2 = deny.
     return { stdout: "", stderr: line(reason), exitCode: 2 };
   }
   // warn: the agent's own non-blocking error (exit 1 + stderr). A daemon owes a line: an action ai-memory
@@ -321,6 +329,8 @@ async function postEvent(opts: HookOptions, event: string, bodyText: string, age
   }
   const headers: Record<string, string> = { "content-type": "application/json", "content-length": String(Buffer.byteLength(bodyText)), accept: "application/json" };
   if (token !== undefined) headers["authorization"] = `Bearer ${token}`;
+  const hookEnv = hookEnvHeader(opts, event);
+  if (hookEnv !== undefined) headers[HOOK_ENV_HEADER] = hookEnv;
   let exchanged: Exchanged;
   try {
     exchanged = url.protocol === "http:" && agent === undefined ? await exchangeNet(url, headers, bodyText, opts.timeoutMs) : await exchangeHttp(url, headers, bodyText, opts.timeoutMs, agent, signal);
@@ -602,6 +612,19 @@ function serverMessage(text: string): string {
   return "";
 }
 
+/**
+ * The agent's hook environment for the request (src/tooling/hook-env.ts): the documented variables of
+ * the dialect's profile that are set in this process's environment. One that does not fit the bounds
+ * is the adapter's failure, naming it (never a request that silently drops what a script reads).
+ */
+function hookEnvHeader(opts: Pick<HookOptions, "dialect">, event: string): string | undefined {
+  try {
+    return encodeHookEnv(PROFILE_OF[opts.dialect], process.env);
+  } catch (err) {
+    throw new AdapterError(`the agent's hook environment cannot be sent: ${(err as Error).message}`, event);
+  }
+}
+
 /** `--embedded`: the heavy runtime module loads here, on this path only. */
 async function fireInProcess(opts: HookOptions, bundles: string[], event: string, body: Record<string, unknown>): Promise<RouteAnswer> {
   try {
@@ -611,6 +634,7 @@ async function fireInProcess(opts: HookOptions, bundles: string[], event: string
       profile: PROFILE_OF[opts.dialect],
       event,
       input: body,
+      ...hookEnvOfProcess(opts, event),
       ...(opts.keyring !== undefined ? { keyring: opts.keyring } : {}),
       allowUnsigned: opts.allowUnsigned,
       onGuard: (facts) => (embeddedGuard = facts),
@@ -618,6 +642,14 @@ async function fireInProcess(opts: HookOptions, bundles: string[], event: string
   } catch (err) {
     throw new AdapterError(`embedded runtime: ${(err as Error).message}`, event);
   }
+}
+
+/** `--embedded`: the same variables as the header carries, as an object. */
+function hookEnvOfProcess(opts: Pick<HookOptions, "dialect">, event: string): { env?: Record<string, string> } {
+  const header = hookEnvHeader(opts, event);
+  if (header === undefined) return {};
+  const decoded = decodeHookEnv(header);
+  return decoded.env !== undefined ? { env: decoded.env } : {};
 }
 
 // ── recording ─────────────────────────────────────────────────────────────────────────────────────
@@ -784,6 +816,8 @@ interface Parsed {
   opts?: HookOptions;
   shim?: { dialect: string; out: string; args: string[] };
   help?: boolean;
+  /** `--print-sh`: write the POSIX sh adapter (hook-sh.ts) to stdout. */
+  printSh?: boolean;
   error?: string;
   /** For the failure answer of bad arguments: what could be read of them. */
   onError: OnError;
@@ -816,6 +850,7 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): Par
         keyring: { type: "string" },
         "allow-unsigned": { type: "boolean" },
         "write-shim": { type: "string" },
+        "print-sh": { type: "boolean" },
         out: { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
@@ -854,6 +889,10 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): Par
   }
   const base: Parsed = { onError, ...(dialect ? { dialect } : {}), ...(event !== undefined && EVENT_NAME.test(event) ? { event } : {}), ...(serverForFailure ? { server: serverForFailure } : {}) };
   if (values["help"] === true) return { ...base, help: true };
+  if (values["print-sh"] === true) {
+    if (argv.length > 1) return { ...base, error: "--print-sh takes no other argument: the script takes the adapter's options when the agent runs it" };
+    return { ...base, printSh: true };
+  }
   if (!(ON_ERROR as readonly string[]).includes(onErrorRaw)) return { ...base, error: `--on-error must be auto, warn, block or allow, not '${onErrorRaw}'` };
   const bundles = (values["bundle"] as unknown as string[] | undefined) ?? [];
   const embedded = values["embedded"] === true;
@@ -932,6 +971,11 @@ export async function runHook(argv: string[]): Promise<number> {
   const parsed = parseOptions(argv);
   if (parsed.help) {
     process.stdout.write(`${HOOK_USAGE}\n`);
+    return 0;
+  }
+  if (parsed.printSh) {
+    const [{ shAdapterText }, { getProfile }, { versionInfo }] = await Promise.all([import("./hook-sh.js"), import("../profile-kit.js"), import("./version.js")]);
+    process.stdout.write(shAdapterText(versionInfo().version, (profile) => Object.keys(getProfile(profile).events)));
     return 0;
   }
   if (parsed.error !== undefined) {

@@ -10,12 +10,13 @@ import { VcpError } from "../index.js";
 import { INPUT_FILE_BYTES, readInputFileSync } from "../tooling.js";
 import { importAiMemory } from "../tooling/import/ai-memory.js";
 import { ImportError, type ImportContext, type ImportResult, type ReadFile } from "../tooling/import/common.js";
+import { warnUnprovidedEnv } from "../tooling/import/env-reads.js";
 import { renderImport } from "../tooling/import/render.js";
 import { importRepoYaml } from "../tooling/import/repo-yaml.js";
 import { importSettingsJson, type SettingsTarget } from "../tooling/import/settings-json.js";
 import { CheckFailed, EXIT_FAILED, EXIT_OK, parseCommand, printJson, requireOption, stringOption, UsageError, type Command } from "./common.js";
 
-const FORMATS = ["claude", "gemini", "llxprt", "ai-memory", "repo-yaml"] as const;
+const FORMATS = ["claude", "gemini", "llxprt", "codex", "vscode", "cursor", "openhands", "goose", "ai-memory", "repo-yaml"] as const;
 const MAX_HASHED_BYTES = 256 * 1024 * 1024;
 
 const USAGE = `usage: vcp-hooks import <format> <config> -o <out> [options]
@@ -24,6 +25,11 @@ Convert an agent's hook configuration into vcp-hooks files. Formats:
   claude     .claude/settings.json (or ~/.claude/settings.json)
   gemini     .gemini/settings.json
   llxprt     .llxprt/settings.json
+  codex      .codex/hooks.json or .codex/config.toml (its [hooks] tables)
+  vscode     a VS Code hook file (.github/hooks/*.json)
+  cursor     .cursor/hooks.json (or ~/.cursor/hooks.json)
+  openhands  .openhands/hooks.json
+  goose      a goose plugin's hooks/hooks.json
   ai-memory  hooks.toml
   repo-yaml  a .system/hooks/ directory
 
@@ -37,7 +43,7 @@ Options:
   -o, --out <dir>        output directory (required)
   --to <profile>         claude only: import for gemini-cli or llxprt (events, tools, matchers converted)
   --project-dir <dir>    what $CLAUDE_PROJECT_DIR / $GEMINI_PROJECT_DIR expand to (default: the
-                         directory holding .claude/.gemini/.llxprt, or the repository of .system/hooks)
+                         directory holding .claude/.gemini/.llxprt/.codex, or the repository of .system/hooks)
   --bundle <name>        bundle name prefix (default: imported-<format>)
   --json                 print the result as JSON
 Nothing is executed. Exit: 0 all converted, 1 something refused (see report.md), 2 usage error.`;
@@ -84,7 +90,11 @@ function defaultProjectDir(format: string, source: string): string {
     // <repo>/.system/hooks → <repo>
     return basename(abs) === "hooks" && basename(parent) === ".system" ? dirname(parent) : abs;
   }
-  return [".claude", ".gemini", ".llxprt"].includes(basename(parent)) ? dirname(parent) : parent;
+  // <plugin>/hooks/hooks.json (goose) → <plugin>, what ${PLUGIN_ROOT} names
+  if (format === "goose" && basename(parent) === "hooks") return dirname(parent);
+  // <repo>/.github/hooks/<file>.json (VS Code) → <repo>
+  if (basename(parent) === "hooks" && basename(dirname(parent)) === ".github") return dirname(dirname(parent));
+  return [".claude", ".gemini", ".llxprt", ".codex", ".cursor", ".openhands"].includes(basename(parent)) ? dirname(parent) : parent;
 }
 
 /** Refuse an output directory that exists and is not empty: nothing already there is changed. */
@@ -117,7 +127,7 @@ function writeInside(root: string, files: Map<string, string>): string[] {
 
 export const importCommand: Command = {
   name: "import",
-  summary: "import claude|gemini|llxprt|ai-memory|repo-yaml <config> -o <out>: agent hooks → pinned exec bundle, stubs, report",
+  summary: "import claude|gemini|llxprt|codex|vscode|cursor|openhands|goose|ai-memory|repo-yaml <config> -o <out>: agent hooks → pinned exec bundle, stubs, report",
   usage: USAGE,
   async run(args, io) {
     const { values, positionals, help } = parseCommand(
@@ -153,18 +163,26 @@ export const importCommand: Command = {
           throw new CheckFailed(`${source}: not a readable directory (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, "IMPORT_FAILED");
         }
         result = importRepoYaml(names.map((name) => ({ name, text: readConfig(join(source, name)) })), ctx);
-      } else result = importSettingsJson(readConfig(source), format as "claude" | "gemini" | "llxprt", to as SettingsTarget | undefined, ctx);
+      } else result = importSettingsJson(readConfig(source), format as "claude" | "gemini" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands" | "goose", to as SettingsTarget | undefined, ctx);
     } catch (err) {
       if (err instanceof ImportError) throw new CheckFailed(err.message, "IMPORT_FAILED");
       throw err;
     }
+    // What the scripts read from the environment that the lane will not give them (issue 26).
+    const unprovided = warnUnprovidedEnv(result, ctx);
     const root = prepareOut(resolve(out));
     const written = writeInside(root, renderImport(result, bundle));
     if (io.json) {
-      printJson(io, { profile: result.profile, out: root, files: written, hooks: result.hooks.map((h) => ({ name: h.name, event: h.event, command: h.exec.command, sha256: h.exec.sha256, shell: h.exec.shell === true })), refused: result.refused });
+      printJson(io, {
+        profile: result.profile, out: root, files: written,
+        hooks: result.hooks.map((h) => ({ name: h.name, event: h.event, command: h.exec.command, sha256: h.exec.sha256, shell: h.exec.shell === true })),
+        refused: result.refused,
+        env_unprovided: unprovided.map((u) => ({ hook: u.hook, script: u.script, variable: u.variable })),
+      });
     } else {
       io.out(`${result.hooks.length} hook(s) imported for profile ${result.profile} into ${root}${result.refused.length > 0 ? `; ${result.refused.length} refused` : ""}`);
       for (const r of result.refused) io.out(`  refused ${r.at}: ${r.why}`);
+      for (const u of unprovided) io.out(`  warning ${u.hook}: ${u.warning}`);
       io.out(`see ${join(root, "report.md")}; nothing was executed`);
     }
     return result.refused.length > 0 ? EXIT_FAILED : EXIT_OK;

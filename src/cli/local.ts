@@ -24,6 +24,9 @@ export async function startLocalRuntime(io: Io, onGuestLog: (line: GuestLog) => 
   progress(io, `starting the sandbox; ${LOCAL_TRUST_NOTE}`);
   return createRuntime({
     requireSignatures: false,
+    // One local developer installing each policy directory it was given (`vcp-hooks test policies/*`):
+    // the per-principal registry limit guards a served runtime against a flooding client, not this.
+    registrationsPerMinute: 100_000,
     sandbox: { threads: 1, onGuestLog },
     ...(profileModules.length > 0 ? { profileModules } : {}),
   });

@@ -39,7 +39,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   completion: { summary: "print a bash or zsh completion script", load: async () => (await import("./completion.js")).completionCommand(Object.keys(COMMANDS)) },
   version: { summary: "print the package, commit, Node, V8 and isolated-vm versions (--json)", load: async () => (await import("./version.js")).versionCommand },
   import: { summary: "import claude|gemini|llxprt|ai-memory|repo-yaml <config> -o <out>: agent hooks → pinned exec bundle, stubs, report", load: async () => (await import("./import.js")).importCommand },
-  hook: { summary: "hook <Event> --dialect gemini|llxprt|claude|ai-memory|repo-yaml: the agent adapter (stdin → server → native answer)", load: async () => hookCommand },
+  hook: { summary: "hook <Event> --dialect gemini|llxprt|claude|codex|vscode|cursor|openhands|goose|ai-memory|repo-yaml: the agent adapter (stdin → server → native answer)", load: async () => hookCommand },
 };
 
 const hookCommand: Command = {

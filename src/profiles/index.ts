@@ -20,6 +20,11 @@ import { claudeCodeProfile } from "./claude-code/index.js";
 import { amplifierProfile } from "./amplifier/index.js";
 import { aiMemoryProfile } from "./ai-memory/index.js";
 import { repoYamlProfile } from "./repo-yaml/index.js";
+import { codexProfile } from "./codex/index.js";
+import { vscodeProfile } from "./vscode/index.js";
+import { cursorProfile } from "./cursor/index.js";
+import { openhandsProfile } from "./openhands/index.js";
+import { gooseProfile } from "./goose/index.js";
 
 export type { EventProfile, EventSpec, ProfileContext, NativeObject, Decoded, CompiledMatcher, PresentedAnswer, Verdict, ExitCode, Aggregated } from "./types.js";
 export { vcpProfile, VCP_PROFILE_ID } from "./vcp/index.js";
@@ -27,7 +32,7 @@ export { hookMatcher } from "./common/native.js";
 export { MAX_MATCHER_COST, MatcherCostError, ScanBudgetExceeded, type ScanMeter } from "./common/scan.js";
 
 /** The built-in profiles, in listing order. */
-const BUILT_IN: readonly EventProfile[] = [vcpProfile, geminiCliProfile, llxprtProfile, claudeCodeProfile, amplifierProfile, aiMemoryProfile, repoYamlProfile];
+const BUILT_IN: readonly EventProfile[] = [vcpProfile, geminiCliProfile, llxprtProfile, claudeCodeProfile, amplifierProfile, aiMemoryProfile, repoYamlProfile, codexProfile, vscodeProfile, cursorProfile, openhandsProfile, gooseProfile];
 
 /** id → profile; built-ins first, then {@link registerProfile} (embedders and tests). */
 const catalogue = new Map<string, EventProfile>(BUILT_IN.map((p) => [p.id, p]));

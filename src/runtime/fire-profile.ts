@@ -29,6 +29,7 @@ import type { Metrics } from "../observe/metrics.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { SharedImplicitSessions } from "../store/index.js";
 import { chainSessionKey, sessionKey, type SessionPrincipal } from "../pipeline/access.js";
+import { checkHookEnv } from "../tooling/hook-env.js";
 import { assertProfileEvent, getProfile, isProfileEvent, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { EventProfile, ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
 import type { AuditTrail } from "./audit-trail.js";
@@ -55,6 +56,12 @@ export interface ProfileFireInput {
   waitApproval?: boolean;
   /** Stop waiting for the approval when aborted (the caller went away): the answer is the pending ask. */
   signal?: AbortSignal;
+  /**
+   * The agent's hook environment (`CLAUDE_PROJECT_DIR`, …), as the adapter read it: passed to the
+   * event's exec hooks next to `exec.env_allow`. Only the profile's documented names
+   * (src/tooling/hook-env.ts `HOOK_ENV`), each value at most 4 KiB; anything else is INVALID_INPUT.
+   */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** The chain behind a profile answer: per-hook executions in plan order (skipped ones included). */
@@ -349,6 +356,11 @@ export function createProfileFirer(deps: Deps) {
     assertProfileEvent(profile, event);
     // SECURITY: depth and size bounds before any work on the input (validation, hashing, the sandbox).
     assertInputBounds({ input: request.input }, deps.inputBounds);
+    if (request.env !== undefined) {
+      // SECURITY: the names are the profile's documented ones and the values bounded, whoever calls.
+      const problem = checkHookEnv(profile.id, request.env);
+      if (problem !== undefined) throw new VcpError("INVALID_INPUT", `${profile.id} ${event} hook environment: ${problem}`, { profile: profile.id, event, field: "env", rule: problem });
+    }
     const valid = profile.validateInput(request.input, event);
     if (!valid.ok) {
       throw new VcpError("INVALID_INPUT", `${profile.id} ${event} input: ${valid.error}`, { profile: profile.id, event, field: valid.error.split(":")[0], rule: valid.error });
@@ -468,7 +480,7 @@ export function createProfileFirer(deps: Deps) {
     };
     try {
       result = hasExec
-        ? await runWithExecHooks(profile, plan, chainRequest)
+        ? await runWithExecHooks(profile, plan, chainRequest, request.env)
         : (await deps.backend.runChain({ plan: { type: "pre_inject", revision: plan.revision, hooks, profile: planRef }, request: chainRequest })).result;
     } finally {
       deps.unpin(digests);
@@ -493,7 +505,7 @@ export function createProfileFirer(deps: Deps) {
    * each sandboxed hook is one action in the sandbox (`backend.invokeAction`). Chains without exec
    * hooks never come here: they stay one sandbox task.
    */
-  function runWithExecHooks(profile: ReturnType<typeof getProfile>, plan: ProfileChainPlan, request: ChainRequest): Promise<ChainResult> {
+  function runWithExecHooks(profile: ReturnType<typeof getProfile>, plan: ProfileChainPlan, request: ChainRequest, hookEnv: Readonly<Record<string, string>> | undefined): Promise<ChainResult> {
     const backend = deps.backend;
     // SECURITY: no settings, no lane: every script is refused at spawn (EXEC_DISABLED), whatever was installed.
     const exec = deps.exec;
@@ -503,6 +515,7 @@ export function createProfileFirer(deps: Deps) {
       enabled: exec?.enabled === true,
       termGraceMs: profile.failure.term_grace_ms,
       stdinLine: profile.commandStdin === "json_line",
+      ...(hookEnv !== undefined ? { hookEnv } : {}),
       sandboxed: (call: InvokeRequest): Promise<InvokeOutcome> =>
         backend.invokeAction !== undefined
           ? backend.invokeAction(call)

@@ -18,7 +18,7 @@
  */
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Role } from "./auth.js";
-import { type Principal, type ProfileFireResult, type ProfileGuard, type Runtime } from "../index.js";
+import { decodeHookEnv, HOOK_ENV_HEADER, redactString, VcpError, type Principal, type ProfileFireResult, type ProfileGuard, type Runtime } from "../index.js";
 import { describeError } from "./errors.js";
 import { routes } from "./schemas.js";
 
@@ -34,6 +34,13 @@ export const EXIT_CODE_HEADER = "x-vcp-exit-code";
 export const GUARD_REVISIONS_HEADER = "x-vcp-guard-revisions";
 /** `?answer=native`: the envelope's `guard.fail_closed_events`, joined by ",". */
 export const FAIL_CLOSED_EVENTS_HEADER = "x-vcp-fail-closed-events";
+/**
+ * `?answer=native`: the envelope's `stderr` (the text a command hook would print there, e.g. a block's
+ * reason), as the Node adapter prints it — secret shapes redacted, control characters but newlines
+ * spelled out, at most 4096 characters — then percent-encoded (RFC 3986). The sh adapter prints it.
+ */
+export const STDERR_HEADER = "x-vcp-stderr";
+const STDERR_HEADER_CHARS = 4096;
 
 /** Refusals that say the caller was not let in: answered as they are, never with a profile's answer. */
 const NOT_LET_IN = new Set(["UNAUTHENTICATED", "FORBIDDEN"]);
@@ -52,7 +59,30 @@ function sendAnswer(reply: FastifyReply, out: ProfileFireResult, native: boolean
   void reply.header(EXIT_CODE_HEADER, String(out.exit_code));
   void reply.header(GUARD_REVISIONS_HEADER, out.guard.revisions);
   void reply.header(FAIL_CLOSED_EVENTS_HEADER, eventsHeaderOf(out.guard));
+  if (typeof out.stderr === "string" && out.stderr !== "") void reply.header(STDERR_HEADER, stderrHeaderOf(out.stderr));
   return reply.code(200).send(out.native);
+}
+
+/** The `x-vcp-stderr` value of an answer's stderr (see STDERR_HEADER). */
+function stderrHeaderOf(stderr: string): string {
+  // SECURITY: a reason may echo a token; the header goes to the agent's log as the adapter's stderr does.
+  const safe = redactString(stderr.replace(/\n+$/, "")).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => (c === "\r" ? "\\r" : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`));
+  const capped = safe.length > STDERR_HEADER_CHARS ? `${safe.slice(0, STDERR_HEADER_CHARS).toWellFormed()}…` : safe;
+  return encodeURIComponent(capped);
+}
+
+/**
+ * The agent's hook environment the adapter sent (`x-vcp-hook-env`, src/tooling/hook-env.ts), bounds and
+ * encoding checked; the runtime checks the names against the profile. A bad header is INVALID_REQUEST,
+ * which the route's error handler turns into the block on a guarded event, like any refusal.
+ */
+function hookEnvOf(request: FastifyRequest): Record<string, string> | undefined {
+  const header = request.headers[HOOK_ENV_HEADER];
+  if (header === undefined) return undefined;
+  // Node joins a repeated header with ", ", which no encoded value holds: refused below as not encoded.
+  const decoded = decodeHookEnv(Array.isArray(header) ? header.join(", ") : header);
+  if (decoded.problem !== undefined) throw new VcpError("INVALID_REQUEST", `${HOOK_ENV_HEADER}: ${decoded.problem}`, { field: `headers.${HOOK_ENV_HEADER}` });
+  return decoded.env;
 }
 
 /**
@@ -112,9 +142,10 @@ export function registerProfileRoutes(app: FastifyInstance, runtime: Runtime, { 
       // The response's close before it was sent: the client went away; nobody waits for its approval.
       reply.raw.once("close", () => controller!.abort());
     }
+    const env = hookEnvOf(request);
     let out: Awaited<ReturnType<Runtime["fireProfile"]>>;
     try {
-      out = await runtime.fireProfile(profile, event, { input: request.body, ...principalOf(request), ...(controller !== undefined ? { waitApproval: true, signal: controller.signal } : {}) });
+      out = await runtime.fireProfile(profile, event, { input: request.body, ...principalOf(request), ...(env !== undefined ? { env } : {}), ...(controller !== undefined ? { waitApproval: true, signal: controller.signal } : {}) });
     } finally {
       if (controller !== undefined) waiting.delete(controller);
     }

@@ -530,6 +530,16 @@ export const routes = withOperationIds({
         wait_approval: { type: "integer", enum: [0, 1], description: "1: an Amplifier ask_user answer waits for its approval's decision (or the default at the timeout) and answers the decided continue / deny" },
       },
     },
+    headers: {
+      type: "object",
+      properties: {
+        "x-vcp-hook-env": {
+          type: "string",
+          maxLength: 8192,
+          description: "The agent's hook environment for the event's exec hooks (docs/agent-env.md): NAME=VALUE pairs joined by \"&\", each VALUE UTF-8 percent-encoded; only the profile's documented variables (e.g. CLAUDE_PROJECT_DIR), at most 16, each value at most 4096 bytes",
+        },
+      },
+    },
     body: { description: "The agent's native input JSON (what its command hook reads on stdin)" },
     response: {
       200: object({
@@ -556,6 +566,7 @@ export const routes = withOperationIds({
           "X-VCP-Exit-Code": { type: "string", enum: ["0", "1", "2"], description: "?answer=native: the exit code of the native answer" },
           "X-VCP-Guard-Revisions": { type: "string", description: "?answer=native: guard.revisions" },
           "X-VCP-Fail-Closed-Events": { type: "string", description: "?answer=native: guard.fail_closed_events joined by \",\" (empty when none)" },
+          "X-VCP-Stderr": { type: "string", description: "?answer=native, when the answer has stderr: that text redacted, control characters but newlines spelled out, at most 4096 characters, percent-encoded (the sh adapter prints it)" },
         },
       }),
       ...errors(...AUTH, ...BODY, 404, 429),

@@ -7,14 +7,22 @@
  * start, times out, exits with a code other than 0 or 2 or prints invalid JSON then blocks the action
  * instead of letting it through (ignored on Stop, SubagentStop, TaskCompleted, TeammateIdle). It goes
  * on the guard events (src/tooling/guard-events.ts), so that a guard fails closed even when the adapter
- * itself cannot run. Gemini CLI and LLxprt have no such switch: there the adapter's own
- * `--on-error auto` (exit 2 on a guarded event) is what blocks.
+ * itself cannot run. Gemini CLI, LLxprt and Codex have no such switch: there the adapter's own
+ * `--on-error auto` (exit 2 on a guarded event) is what blocks. Codex reads the same `hooks` shape as
+ * Claude Code from `~/.codex/hooks.json` (timeouts in seconds; the file's root takes `hooks` and
+ * `description` only). VS Code lists an event's hooks directly, without matcher groups (`timeout` in
+ * seconds); it has no failing-hook switch either. Cursor (`~/.cursor/hooks.json`, `version: 1`) lists
+ * hooks directly too and has one: `"failClosed": true` blocks the action when the hook crashes, times
+ * out or prints invalid JSON — it goes on the guard events, as Claude Code's `onFailure`. OpenHands
+ * (`~/.openhands/hooks.json`) reads Claude Code's layout, seconds, no failing-hook switch. goose (a
+ * plugin's `hooks/hooks.json`) reads it too, but its matcher is a regex (`*` is invalid there, so the
+ * groups carry none) and its switch is `"on_failure": "block"` (PreToolUse only).
  */
 import { isToolEvent } from "./guard-events.js";
 
-export type SettingsAgent = "claude-code" | "gemini-cli" | "llxprt";
+export type SettingsAgent = "claude-code" | "gemini-cli" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands" | "goose";
 
-const DIALECT: Record<SettingsAgent, string> = { "claude-code": "claude", "gemini-cli": "gemini", llxprt: "llxprt" };
+const DIALECT: Record<SettingsAgent, string> = { "claude-code": "claude", "gemini-cli": "gemini", llxprt: "llxprt", codex: "codex", vscode: "vscode", cursor: "cursor", openhands: "openhands", goose: "goose" };
 /** Events whose matcher is a tool name; elsewhere the groups carry no matcher. */
 const TOOL_MATCHED = new Set(["PreToolUse", "PostToolUse", "PermissionRequest", "BeforeTool", "AfterTool"]);
 /**
@@ -25,14 +33,14 @@ const TIMEOUT_S = 15;
 
 /** Which agent's settings file a profile's hooks go into, or undefined (a profile with no settings.json). */
 export function settingsAgentOf(profile: string): SettingsAgent | undefined {
-  return profile === "claude-code" || profile === "gemini-cli" || profile === "llxprt" ? profile : undefined;
+  return profile === "claude-code" || profile === "gemini-cli" || profile === "llxprt" || profile === "codex" || profile === "vscode" || profile === "cursor" || profile === "openhands" || profile === "goose" ? profile : undefined;
 }
 
 /** The name `init` and `import` give the file they write the block to. */
-export const GENERATED_FILE: Record<SettingsAgent, string> = { "claude-code": "claude-settings.json", "gemini-cli": "gemini-settings.json", llxprt: "llxprt-settings.json" };
+export const GENERATED_FILE: Record<SettingsAgent, string> = { "claude-code": "claude-settings.json", "gemini-cli": "gemini-settings.json", llxprt: "llxprt-settings.json", codex: "codex-hooks.json", vscode: "vscode-hooks.json", cursor: "cursor-hooks.json", openhands: "openhands-hooks.json", goose: "goose-hooks.json" };
 
 /** Where the block goes, for the messages that point at it. */
-export const SETTINGS_FILE: Record<SettingsAgent, string> = { "claude-code": "~/.claude/settings.json", "gemini-cli": "~/.gemini/settings.json", llxprt: "~/.llxprt/settings.json" };
+export const SETTINGS_FILE: Record<SettingsAgent, string> = { "claude-code": "~/.claude/settings.json", "gemini-cli": "~/.gemini/settings.json", llxprt: "~/.llxprt/settings.json", codex: "~/.codex/hooks.json", vscode: "a VS Code hook file (.github/hooks/vcp-hooks.json, or one listed in chat.hookFilesLocations)", cursor: "~/.cursor/hooks.json", openhands: "~/.openhands/hooks.json", goose: "~/.agents/plugins/vcp-hooks/hooks/hooks.json (beside a plugin.json naming the plugin)" };
 
 /**
  * The settings JSON (pretty, newline-terminated) whose `hooks` send each of `events` through the adapter.
@@ -49,9 +57,15 @@ export function renderAgentSettings(agent: SettingsAgent, events: readonly strin
     const hook =
       agent === "claude-code"
         ? { type: "command", command, timeout: TIMEOUT_S, ...(isToolEvent(agent, event) ? { onFailure: "block" } : {}) }
-        : { type: "command", name: "vcp-hooks", command, timeout: TIMEOUT_S * 1000 };
-    hooks[event] = [{ ...(TOOL_MATCHED.has(event) ? { matcher: "*" } : {}), hooks: [hook] }];
+        : agent === "codex" || agent === "openhands"
+          ? { type: "command", command, timeout: TIMEOUT_S }
+          : agent === "goose"
+            ? { type: "command", command, timeout: TIMEOUT_S, ...(isToolEvent(agent, event) ? { on_failure: "block" } : {}) }
+          : { type: "command", name: "vcp-hooks", command, timeout: TIMEOUT_S * 1000 };
+    hooks[event] =
+      agent === "cursor" ? [{ command, timeout: TIMEOUT_S, ...(isToolEvent(agent, event) ? { failClosed: true } : {}) }] :
+      agent === "vscode" ? [{ type: "command", command, timeout: TIMEOUT_S }] : [{ ...(TOOL_MATCHED.has(event) && agent !== "goose" ? { matcher: "*" } : {}), hooks: [hook] }];
   }
-  const doc = agent === "claude-code" ? { hooks } : { hooksConfig: { enabled: true }, hooks };
+  const doc = agent === "cursor" ? { version: 1, hooks } : agent === "claude-code" || agent === "codex" || agent === "vscode" || agent === "openhands" || agent === "goose" ? { hooks } : { hooksConfig: { enabled: true }, hooks };
   return `${JSON.stringify(doc, null, 2)}\n`;
 }

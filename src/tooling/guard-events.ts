@@ -5,7 +5,10 @@
  * Code's `"onFailure": "block"` goes on these, src/tooling/agent-settings.ts).
  *
  *   gemini-cli, llxprt  BeforeTool
- *   claude-code         PreToolUse, PermissionRequest
+ *   claude-code, codex  PreToolUse, PermissionRequest
+ *   vscode, openhands,  PreToolUse
+ *   goose
+ *   cursor              beforeShellExecution, beforeMCPExecution, beforeReadFile, preToolUse
  *   ai-memory           every pre_* event (pre_store, pre_recall, pre_delete, …)
  *   repo-yaml           PreAbilityCall (its only blocking event)
  *   amplifier           tool:pre (no adapter dialect: for a caller of the route that uses this table)
@@ -20,7 +23,14 @@ export function isToolEvent(profile: string, event: string): boolean {
     case "llxprt":
       return event === "BeforeTool";
     case "claude-code":
+    case "codex":
       return event === "PreToolUse" || event === "PermissionRequest";
+    case "vscode":
+    case "openhands":
+    case "goose":
+      return event === "PreToolUse";
+    case "cursor":
+      return event === "beforeShellExecution" || event === "beforeMCPExecution" || event === "beforeReadFile" || event === "preToolUse";
     case "ai-memory":
       return event.startsWith("pre_");
     case "repo-yaml":

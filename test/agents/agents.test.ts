@@ -46,14 +46,7 @@ type Dirs = ReturnType<typeof runDirs>;
  * Cases that fail today for a reason tracked in an issue, per agent: they run as `test.fails`, so the
  * suite stays green while the gap is open and turns red the day it closes (then delete the entry).
  */
-const KNOWN_GAPS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  "claude-code": {
-    "hook-env": "issue 26 item 3: the command lane does not pass the agent's hook environment; the migrated script reads $CLAUDE_PROJECT_DIR unset",
-  },
-  "gemini-cli": {
-    "hook-env": "issue 26 item 3: the command lane does not pass the agent's hook environment; the migrated script reads $GEMINI_PROJECT_DIR unset",
-  },
-};
+const KNOWN_GAPS: Readonly<Record<string, Readonly<Record<string, string>>>> = {};
 
 /** `test`, or `test.fails` naming the gap when the case is a known gap for this agent. */
 function gapAware(agent: Agent, id: string): (name: string, fn: () => Promise<void> | void) => void {
@@ -170,19 +163,20 @@ function suite(agent: Agent): void {
     for (const c of r.calls) expect(() => JSON.parse(c.stdout), `${c.event} stdout: ${c.stdout}`).not.toThrow();
   });
 
-  test("a file write outside the project is denied: nothing is written, the reason reaches the model", async () => {
+  test.runIf(agent.write !== undefined)("a file write outside the project is denied: nothing is written, the reason reaches the model", async () => {
+    const write = agent.write!;
     let target = "";
     const r = await run(
       "write-denied",
       (dirs) => {
         target = join(dirs.outside[0]!, "note.txt");
-        return { tool: { name: agent.write.tool, input: agent.write.input(target, "written by the model\n") }, final: "done" };
+        return { tool: { name: write.tool, input: write.input(target, "written by the model\n") }, final: "done" };
       },
       { cache: cacheGuarded },
     );
     const why = describeRun(r);
     expect(existsSync(target), why).toBe(false);
-    expect(toolResults(), why).toContain(`blocked: ${agent.write.tool} outside the project: ${target}`);
+    expect(toolResults(), why).toContain(`blocked: ${write.tool} outside the project: ${target}`);
     expect(agent.finalText(r.stdout), why).toBe("done");
   });
 
@@ -255,7 +249,8 @@ function suite(agent: Agent): void {
       expect(laneSawRule).toBe(true);
     });
 
-    gapAware(agent, "hook-env")(`it reads the agent's hook environment ($${agent.projectDirVar}) as natively`, () => {
+    // An agent that documents no project-directory variable (Codex) has no hook environment to compare.
+    (agent.projectDirVar === undefined ? test.skip : gapAware(agent, "hook-env"))(`it reads the agent's hook environment ($${agent.projectDirVar ?? "none"}) as natively`, () => {
       expect(laneLog).toEqual(nativeLog);
     });
   });
@@ -298,7 +293,7 @@ function userHook(agent: Agent, log: string): string {
 input=$(cat)
 field() { printf '%s' "$input" | sed -n "s/.*\\"$1\\": *\\"\\([^\\"]*\\)\\".*/\\1/p" | head -n 1; }
 event=$(field hook_event_name)
-printf 'event=%s tool=%s pwd=%s project=%s\\n' "$event" "$(field tool_name)" "$(pwd)" "\${${agent.projectDirVar}:-unset}" >> ${shq(log)}
+printf 'event=%s tool=%s pwd=%s project=%s\\n' "$event" "$(field tool_name)" "$(pwd)" "${agent.projectDirVar === undefined ? "unset" : `\${${agent.projectDirVar}:-unset}`}" >> ${shq(log)}
 if [ "$event" = ${shq(agent.promptEvent)} ]; then
   printf '{"hookSpecificOutput":{"hookEventName":"%s","additionalContext":"%s"}}\\n' "$event" ${shq(RULE)}
 fi

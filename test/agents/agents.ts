@@ -52,9 +52,10 @@ export interface Agent {
   readonly promptEvent: string;
   /** The shell tool as the model calls it; `hookTool` when hooks see another name (their matchers use it). */
   readonly shell: { readonly tool: string; readonly hookTool?: string; input(command: string): Record<string, unknown> };
-  readonly write: { readonly tool: string; input(path: string, content: string): Record<string, unknown> };
-  /** A variable the agent documents for its hooks, holding the project directory. */
-  readonly projectDirVar: string;
+  /** The file-write tool; absent when the agent offers none the fake model can call (the write case is skipped). */
+  readonly write?: { readonly tool: string; input(path: string, content: string): Record<string, unknown> };
+  /** A variable the agent documents for its hooks, holding the project directory; absent when it documents none. */
+  readonly projectDirVar?: string;
   /**
    * The user settings file (relative to HOME) holding `hooks`. The adapter's block comes from vcp-hooks
    * itself (src/tooling/agent-settings.ts, what `init --profile` and `import` write); a user's own hooks
@@ -157,6 +158,41 @@ const geminiCli: Agent = {
   finalText: (stdout) => jsonField(stdout, "response"),
 };
 
+/**
+ * OpenAI Codex 0.171.0 (a native binary in the platform package). Offline against the fake's Responses
+ * API through a model provider given by `-c` overrides; `--dangerously-bypass-hook-trust` runs the
+ * hooks of ~/.codex/hooks.json without the interactive review, and approvals and the sandbox are off so
+ * that whatever refuses is the hook. Its shell tool is `exec_command` (`{cmd}`), which hooks see as
+ * tool_name `Bash` with `{command}`. With a model it has no metadata for, Codex offers no apply_patch
+ * tool, so the write case does not apply; Codex documents no project-directory variable for hooks.
+ */
+const codex: Agent = {
+  id: "codex",
+  package: "@openai/codex",
+  version: "0.171.0",
+  command: (prefix) => [`${prefix}/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex`],
+  dialect: "codex",
+  policy: "codex-safe-shell",
+  // The hook events of the 0.171.0 binary (its bundled `<event>.command.input` schemas).
+  events: ["PreToolUse", "PermissionRequest", "PostToolUse", "PreCompact", "PostCompact", "SessionStart", "SessionEnd", "UserPromptSubmit", "SubagentStart", "SubagentStop", "Stop", "Interrupt"],
+  toolEvents: ["PreToolUse", "PermissionRequest", "PostToolUse"],
+  preTool: "PreToolUse",
+  postTool: "PostToolUse",
+  promptEvent: "UserPromptSubmit",
+  shell: { tool: "exec_command", hookTool: "Bash", input: (command) => ({ cmd: command }) },
+  settings: (hooks) => ({ path: ".codex/hooks.json", json: { hooks } }),
+  hooksOf: (lines) => group(lines, (l) => ({ type: "command", command: l.command, timeout: 15 })),
+  env: () => ({ VCP_FAKE_OPENAI_KEY: "sk-fake-vcp-hooks-e2e" }),
+  args: (prompt, _dirs, modelUrl) => [
+    "exec", "--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
+    "-c", 'model_provider="fake"',
+    "-c", `model_providers.fake={ name = "fake", base_url = "${modelUrl}/v1", wire_api = "responses", env_key = "VCP_FAKE_OPENAI_KEY" }`,
+    "-m", "gpt-fake", prompt,
+  ],
+  // `codex exec` prints only the final message on stdout (progress goes to stderr).
+  finalText: (stdout) => stdout.trim().split("\n").at(-1),
+};
+
 /** Settings `hooks` object: per event, one matcher group per hook line, in order. */
 function group(lines: readonly HookLine[], entry: (l: HookLine) => Record<string, unknown>): HooksBlock {
   const out: Record<string, unknown[]> = {};
@@ -164,7 +200,7 @@ function group(lines: readonly HookLine[], entry: (l: HookLine) => Record<string
   return out;
 }
 
-export const AGENTS: readonly Agent[] = [claudeCode, geminiCli];
+export const AGENTS: readonly Agent[] = [claudeCode, geminiCli, codex];
 
 /** `${VCP_AGENTS_CACHE:-/var/cache/vcp-hooks-agents}`: installed CLIs, outside the clone, kept between runs. */
 export function agentsCache(env: NodeJS.ProcessEnv = process.env): string {

@@ -1,6 +1,7 @@
 /**
  * A fake model server for the real-agent suite (issue 26 item 4): it speaks enough of the Anthropic
- * Messages API (Claude Code) and of the Gemini API (Gemini CLI) for one scripted turn:
+ * Messages API (Claude Code), the Gemini API (Gemini CLI) and the OpenAI Responses API over SSE (Codex)
+ * for one scripted turn:
  *
  *   agent ─request (user prompt, tools)──────────────► fake: the scripted tool call
  *   agent runs its hooks, maybe the tool
@@ -36,7 +37,7 @@ export interface FakeModel {
   readonly requests: ModelRequest[];
   /** Script the next conversation and forget the requests seen so far. */
   script(next: Script): void;
-  /** The text of each tool result the model was sent (Claude `tool_result`, Gemini `functionResponse`). */
+  /** The text of each tool result the model was sent (Claude `tool_result`, Gemini `functionResponse`, Responses `function_call_output`). */
   toolResults(): string[];
   close(): Promise<void>;
 }
@@ -83,6 +84,11 @@ export async function startFakeModel(port = 0): Promise<FakeModel> {
     if (req.method === "POST" && /\/v1\/messages\/count_tokens$/.test(path)) {
       record(req, body, "side");
       return json(res, { input_tokens: 100 });
+    }
+    if (req.method === "POST" && /\/responses$/.test(path)) return openaiResponses(req, res, body);
+    if (req.method === "GET" && /\/models$/.test(path)) {
+      record(req, body, "side");
+      return json(res, { object: "list", data: [], models: [] });
     }
     const gemini = /\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents)$/.exec(path);
     if (req.method === "POST" && gemini) return geminiCall(req, res, body, gemini[1]!, gemini[2]!);
@@ -138,6 +144,38 @@ export async function startFakeModel(port = 0): Promise<FakeModel> {
   /** The last user message is the prompt (text), not a tool result or a system reminder alone. */
   function lastIsPrompt(content: unknown[]): boolean {
     return content.some((b) => isObject(b) && b["type"] === "text");
+  }
+
+  // ── OpenAI Responses API (streamed) ────────────────────────────────────────────────────────────
+
+  function openaiResponses(req: IncomingMessage, res: ServerResponse, body: Json | undefined): void {
+    const input = Array.isArray(body?.["input"]) ? (body["input"] as unknown[]) : [];
+    const last = input.at(-1);
+    const tools = Array.isArray(body?.["tools"]) ? (body["tools"] as unknown[]) : [];
+    const offersTool = current !== undefined && tools.some((t) => isObject(t) && t["name"] === current!.tool.name);
+    const sawResult = isObject(last) && last["type"] === "function_call_output";
+    // The prompt is in, no tool call yet (hook context may follow the prompt as a developer message).
+    const prompted = input.some((i) => isObject(i) && i["type"] === "message" && i["role"] === "user") && !input.some((i) => isObject(i) && i["type"] === "function_call");
+    const id = `resp_fake${requests.length + 1}`;
+    let item: Json;
+    if (sawResult && current) {
+      record(req, body, "final");
+      item = { type: "message", id: `msg_${id}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: current.final, annotations: [] }] };
+    } else if (offersTool && prompted) {
+      record(req, body, "tool_call");
+      item = { type: "function_call", id: `fc_${id}`, call_id: `call_${id}`, status: "completed", name: current!.tool.name, arguments: JSON.stringify(current!.tool.input) };
+    } else {
+      record(req, body, "side");
+      item = { type: "message", id: `msg_${id}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: "ok", annotations: [] }] };
+    }
+    const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 20 };
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    const send = (data: Json) => res.write(`event: ${String(data["type"])}\ndata: ${JSON.stringify(data)}\n\n`);
+    send({ type: "response.created", response: { id, object: "response", status: "in_progress", output: [] } });
+    send({ type: "response.output_item.added", output_index: 0, item });
+    send({ type: "response.output_item.done", output_index: 0, item });
+    send({ type: "response.completed", response: { id, object: "response", status: "completed", output: [item], usage } });
+    res.end();
   }
 
   // ── Gemini API ──────────────────────────────────────────────────────────────────────────────────
@@ -232,8 +270,12 @@ export function sample(schema: unknown): unknown {
   }
 }
 
-/** The tool-result part of the last turn of a request, as text (both APIs). */
+/** The tool-result part of the last turn of a request, as text (every API). */
 function lastTurn(body: Json | undefined): string | undefined {
+  if (Array.isArray(body?.["input"])) {
+    const outputs = (body["input"] as unknown[]).filter((i) => isObject(i) && i["type"] === "function_call_output");
+    return outputs.length > 0 ? JSON.stringify(outputs.at(-1)) : undefined;
+  }
   const list = Array.isArray(body?.["messages"]) ? body["messages"] : Array.isArray(body?.["contents"]) ? body["contents"] : undefined;
   if (!Array.isArray(list)) return undefined;
   const last: unknown = list.at(-1);

@@ -11,23 +11,28 @@ const POLICIES = readdirSync("policies")
   .filter((p) => statSync(p).isDirectory())
   .sort();
 
-// The six VCP examples of spec §9 and the six agent-profile examples (PROFILES §3.2–§3.6).
+// The six VCP examples of spec §9 and the agent-profile examples (PROFILES §3.2–§3.6, issue 26).
 const EXPECTED = [
   "ai-memory-guard",
   "amplifier-guard",
   "audit-selection",
   "claude-safe-shell",
+  "codex-safe-shell",
+  "cursor-safe-shell",
   "gemini-safe-shell",
+  "goose-safe-shell",
   "llxprt-safe-shell",
   "mode-change-notice",
+  "openhands-safe-shell",
   "org-conflict-resolver",
   "repo-yaml-hooks",
   "staleness-check",
   "strip-pii",
   "violation-retry",
+  "vscode-safe-shell",
 ];
 
-test("policies/ holds the six examples of spec §9 and the six agent-profile examples", () => {
+test("policies/ holds the six examples of spec §9 and the agent-profile examples", () => {
   expect(POLICIES.map((p) => p.split("/")[1])).toEqual(EXPECTED);
 });
 

@@ -25,6 +25,67 @@ describe("init --profile claude-code: the agent's settings beside the policy (is
   });
 });
 
+describe("init --profile codex: Codex's hooks.json beside the policy", () => {
+  const work = scratchDir(dirs);
+  test("PreToolUse", async () => {
+    const dir = join(work, "codex");
+    const init = await cli(["init", dir, "--profile", "codex", "--event", "PreToolUse"]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain(`merge ${dir}/codex-hooks.json into ~/.codex/hooks.json`);
+    const hooks = JSON.parse(readFileSync(join(dir, "codex-hooks.json"), "utf8")) as unknown;
+    // Codex has no switch of its own that blocks on a failed hook: the adapter's --on-error auto does.
+    expect(hooks).toEqual({ hooks: { PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: "vcp-hooks hook PreToolUse --dialect codex", timeout: 15 }] }] } });
+  });
+});
+
+describe("init --profile vscode: a VS Code hook file beside the policy", () => {
+  const work = scratchDir(dirs);
+  test("PreToolUse", async () => {
+    const dir = join(work, "vscode");
+    const init = await cli(["init", dir, "--profile", "vscode", "--event", "PreToolUse"]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain(`merge ${dir}/vscode-hooks.json into a VS Code hook file`);
+    // VS Code lists an event's hooks directly, timeout in seconds.
+    expect(JSON.parse(readFileSync(join(dir, "vscode-hooks.json"), "utf8"))).toEqual({ hooks: { PreToolUse: [{ type: "command", command: "vcp-hooks hook PreToolUse --dialect vscode", timeout: 15 }] } });
+  });
+});
+
+describe("init --profile cursor: Cursor's hooks.json beside the policy, failClosed on the guard events", () => {
+  const work = scratchDir(dirs);
+  test.each([
+    ["beforeShellExecution", { failClosed: true }],
+    ["afterFileEdit", {}],
+  ] as const)("%s", async (event, extra) => {
+    const dir = join(work, event);
+    const init = await cli(["init", dir, "--profile", "cursor", "--event", event]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain(`merge ${dir}/cursor-hooks.json into ~/.cursor/hooks.json`);
+    expect(JSON.parse(readFileSync(join(dir, "cursor-hooks.json"), "utf8"))).toEqual({ version: 1, hooks: { [event]: [{ command: `vcp-hooks hook ${event} --dialect cursor`, timeout: 15, ...extra }] } });
+  });
+});
+
+describe("init --profile openhands: OpenHands' hooks.json beside the policy", () => {
+  const work = scratchDir(dirs);
+  test("PreToolUse", async () => {
+    const dir = join(work, "openhands");
+    const init = await cli(["init", dir, "--profile", "openhands", "--event", "PreToolUse"]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain(`merge ${dir}/openhands-hooks.json into ~/.openhands/hooks.json`);
+    expect(JSON.parse(readFileSync(join(dir, "openhands-hooks.json"), "utf8"))).toEqual({ hooks: { PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: "vcp-hooks hook PreToolUse --dialect openhands", timeout: 15 }] }] } });
+  });
+});
+
+describe("init --profile goose: a plugin hooks.json, no matcher (goose's is a regex), on_failure block on PreToolUse", () => {
+  const work = scratchDir(dirs);
+  test("PreToolUse", async () => {
+    const dir = join(work, "goose");
+    const init = await cli(["init", dir, "--profile", "goose", "--event", "PreToolUse"]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain(`merge ${dir}/goose-hooks.json into ~/.agents/plugins/vcp-hooks/hooks/hooks.json`);
+    expect(JSON.parse(readFileSync(join(dir, "goose-hooks.json"), "utf8"))).toEqual({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "vcp-hooks hook PreToolUse --dialect goose", timeout: 15, on_failure: "block" }] }] } });
+  });
+});
+
 describe("init --profile → test → fire --profile", () => {
   const work = scratchDir(dirs);
   const policy = join(work, "notice-policy");

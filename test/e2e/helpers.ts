@@ -143,9 +143,9 @@ export async function call(
   base: string,
   method: string,
   path: string,
-  options: { token?: string | null; body?: unknown; raw?: string; contentType?: string } = {},
+  options: { token?: string | null; body?: unknown; raw?: string; contentType?: string; headers?: Record<string, string> } = {},
 ): Promise<Reply> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   let body: string | undefined;
   if (options.raw !== undefined) body = options.raw;

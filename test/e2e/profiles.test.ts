@@ -169,6 +169,24 @@ describe("profile routes", () => {
     }
   });
 
+  test("GET /v1/profiles lists the agent profiles of issue 26 with their pinned upstream and events", async () => {
+    const list = await cl(h, "GET", "/v1/profiles");
+    expect(list.status).toBe(200);
+    const byId = new Map<string, { upstream: { repo: string }; events: string[] }>(list.body.profiles.map((p: { id: string }) => [p.id, p]));
+    const expected: Record<string, { repo: string; events: string[] }> = {
+      codex: { repo: "openai/codex", events: ["PreToolUse", "PermissionRequest", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop", "Interrupt"] },
+      cursor: { repo: "cursor/cursor", events: ["beforeShellExecution", "beforeMCPExecution", "beforeReadFile", "afterFileEdit", "beforeSubmitPrompt", "stop"] },
+      goose: { repo: "block/goose", events: ["PreToolUse", "PreToolUseResult", "PostToolUse", "Stop", "BeforeShellExecution"] },
+      openhands: { repo: "OpenHands/software-agent-sdk", events: ["PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "SessionEnd", "Stop"] },
+      vscode: { repo: "microsoft/vscode", events: ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "SubagentStart", "SubagentStop", "Stop"] },
+    };
+    for (const [id, want] of Object.entries(expected)) {
+      expect(byId.get(id), `${id} is listed`).toBeDefined();
+      expect(byId.get(id)!.upstream.repo).toBe(want.repo);
+      expect(byId.get(id)!.events).toEqual(expect.arrayContaining(want.events));
+    }
+  });
+
   test("repo-yaml match and blocking over HTTP: a bad filter is refused naming hooks[i].match.<field>; the plan shows both; a blocking guard answers exit 2", async () => {
     const repo = (hooks: unknown[], version = "1.0.0") => ({ bundle: "repo-guard", version, trust: "deployment", profile: "repo-yaml", hooks });
     const guardCode = bundleCode({ guard: "() => ({ error: 'blocked_by_policy' })" });

@@ -26,6 +26,11 @@ export interface LaneInvokerOptions {
   termGraceMs: number;
   /** Write the input as one line (with a final newline), as ai-memory's wire does; default the JSON alone. */
   stdinLine?: boolean;
+  /**
+   * The agent's hook environment of this event (checked against the profile's documented names by the
+   * runtime): set for each script next to `settings.env_allow`.
+   */
+  hookEnv?: Readonly<Record<string, string>>;
   /** Runs one sandboxed action (the backend's one-hook task). */
   sandboxed(request: InvokeRequest): Promise<InvokeOutcome>;
 }
@@ -52,7 +57,7 @@ export function createLaneInvoker(options: LaneInvokerOptions): ActionInvoker {
       // The executor's budget (min(timeout_ms, what the chain deadline leaves)) is the script's timeout;
       // the profile's grace and the lane's 1 s for orphaned pipes come on top (run.ts).
       const spec = commandSpecOf(exec, options.settings, { timeout_ms: Math.max(1, Math.ceil(request.budgetMs)), term_grace_ms: options.termGraceMs });
-      return runExecHook(request.hook.name, spec, options.stdinLine === true ? `${request.inputJson}\n` : request.inputJson, { shellAllowed: options.shellAllowed });
+      return runExecHook(request.hook.name, spec, options.stdinLine === true ? `${request.inputJson}\n` : request.inputJson, { shellAllowed: options.shellAllowed, ...(options.hookEnv !== undefined ? { extraEnv: options.hookEnv } : {}) });
     },
   };
 }

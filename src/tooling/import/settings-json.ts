@@ -3,9 +3,21 @@
  * (`.gemini/settings.json`) and LLxprt Code (`.llxprt/settings.json`). All three nest
  * `hooks.<Event>[] = { matcher?, sequential?, hooks: [{ type: "command", command, timeout?, name? }] }`;
  * they differ in units (Claude: seconds, Gemini/LLxprt: ms), matcher rules (Claude: a plain word is an
- * exact match; Gemini: an unanchored regex search) and event and tool names.
+ * exact match; Gemini: an unanchored regex search) and event and tool names. Codex nests its hooks the
+ * same way, in `.codex/hooks.json` or as `[[hooks.<Event>]]` tables of `.codex/config.toml` (seconds;
+ * a plain name matches exactly, any other matcher is a full-match regex; `[hooks.state]` is Codex's own
+ * trust record, not an event). VS Code's hook files (`.github/hooks/*.json`) list the hooks of an event
+ * directly (`hooks.<Event>[] = { type, command, linux?, timeout? }`, seconds), or in Claude's matcher groups.
+ * Cursor's (`.cursor/hooks.json`, `version: 1`) too: `{ command, type?, timeout?, matcher?, failClosed? }`,
+ * a missing type meaning a command, `failClosed: true` becoming `fail_closed: true`.
  */
+import { parse as parseToml } from "smol-toml";
 import { CLAUDE_EVENTS as CLAUDE_PROFILE_EVENTS } from "../../profiles/claude-code/events.js";
+import { CODEX_EVENTS } from "../../profiles/codex/events.js";
+import { VSCODE_EVENTS } from "../../profiles/vscode/index.js";
+import { CURSOR_EVENTS } from "../../profiles/cursor/index.js";
+import { OPENHANDS_EVENTS } from "../../profiles/openhands/index.js";
+import { GOOSE_EVENTS } from "../../profiles/goose/index.js";
 import {
   capTimeout, hookName, ImportError, isAll, isPlainWord, re2Problem, resolveCommand,
   type ImportContext, type ImportedHook, type ImportResult,
@@ -39,16 +51,26 @@ export const CLAUDE_TO_GEMINI_TOOL: Readonly<Record<string, string>> = {
 // Every event the claude-code profile knows (Claude Code 2.1.332): a hook on any of them imports.
 const CLAUDE_EVENTS = new Set<string>(CLAUDE_PROFILE_EVENTS);
 const GEMINI_EVENTS = new Set(["BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "Notification", "SessionStart", "SessionEnd", "PreCompress", "BeforeModel", "AfterModel", "BeforeToolSelection"]);
+const KNOWN_EVENTS: Readonly<Record<SettingsFormat, ReadonlySet<string>>> = { claude: CLAUDE_EVENTS, gemini: GEMINI_EVENTS, llxprt: GEMINI_EVENTS, codex: new Set<string>(CODEX_EVENTS), vscode: new Set<string>(VSCODE_EVENTS), cursor: new Set<string>(CURSOR_EVENTS), openhands: new Set<string>(OPENHANDS_EVENTS), goose: new Set<string>(GOOSE_EVENTS) };
 const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied", "PreSkillShellCommand", "BeforeTool", "AfterTool"]);
 
-export type SettingsFormat = "claude" | "gemini" | "llxprt";
-export type SettingsTarget = "claude-code" | "gemini-cli" | "llxprt";
+export type SettingsFormat = "claude" | "gemini" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands" | "goose";
+export type SettingsTarget = "claude-code" | "gemini-cli" | "llxprt" | "codex" | "vscode" | "cursor" | "openhands" | "goose";
 
 const PROJECT_VARS: Record<SettingsFormat, string[]> = {
   claude: ["CLAUDE_PROJECT_DIR"],
   gemini: ["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
   llxprt: ["LLXPRT_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
+  // Codex documents no project-directory variable: its hooks run in the session's working directory.
+  codex: [],
+  vscode: ["CLAUDE_PROJECT_DIR"],
+  cursor: ["CURSOR_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
+  openhands: ["OPENHANDS_PROJECT_DIR"],
+  // goose: ${PLUGIN_ROOT} is the plugin directory, what --project-dir defaults to for a plugin's hooks.json.
+  goose: ["PLUGIN_ROOT"],
 };
+/** Units of a hook's `timeout`: Claude Code and Codex say seconds, Gemini CLI and LLxprt milliseconds. */
+const TIMEOUT_IN_SECONDS: ReadonlySet<SettingsFormat> = new Set(["claude", "codex", "vscode", "cursor", "openhands", "goose"]);
 
 /**
  * Convert one settings.json text. `target` defaults to the format's own profile; a Claude file may be
@@ -60,14 +82,10 @@ const PROJECT_VARS: Record<SettingsFormat, string[]> = {
  * ```
  */
 export function importSettingsJson(text: string, format: SettingsFormat, target: SettingsTarget | undefined, ctx: ImportContext): ImportResult {
-  const profile: SettingsTarget = target ?? (format === "claude" ? "claude-code" : format === "gemini" ? "gemini-cli" : "llxprt");
+  const profile: SettingsTarget = target ?? (format === "claude" ? "claude-code" : format === "gemini" ? "gemini-cli" : format === "codex" ? "codex" : format === "vscode" ? "vscode" : format === "cursor" ? "cursor" : format === "openhands" ? "openhands" : format === "goose" ? "goose" : "llxprt");
   if (format !== "claude" && profile === "claude-code") throw new ImportError(`a ${format} settings file cannot be imported for claude-code`);
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new ImportError(`${ctx.source} is not JSON: ${(err as Error).message}`);
-  }
+  if ((format === "codex") !== (profile === "codex") || (format === "vscode") !== (profile === "vscode") || (format === "cursor") !== (profile === "cursor") || (format === "openhands") !== (profile === "openhands") || (format === "goose") !== (profile === "goose")) throw new ImportError(`a ${format} hooks file cannot be imported for ${profile}`);
+  const doc = parseConfig(text, format, ctx.source);
   const hooksRoot = (doc as { hooks?: unknown } | null)?.hooks;
   const result: ImportResult = { profile, format, hooks: [], refused: [], notes: [], needsShell: false, envAllow: ["PATH", "HOME", "LANG"] };
   if (typeof hooksRoot !== "object" || hooksRoot === null || Array.isArray(hooksRoot)) {
@@ -78,8 +96,10 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
   const taken = new Set<string>();
   for (const [event, groups] of Object.entries(hooksRoot as Record<string, unknown>)) {
     // Gemini keeps `hooks.enabled` / `hooks.disabled` next to the events in some versions.
-    if (format !== "claude" && (event === "enabled" || event === "disabled" || event === "notifications")) continue;
-    const known = format === "claude" ? CLAUDE_EVENTS : GEMINI_EVENTS;
+    if ((format === "gemini" || format === "llxprt") && (event === "enabled" || event === "disabled" || event === "notifications")) continue;
+    // Codex keeps its per-hook trust and enablement in config.toml's [hooks.state]: not an event.
+    if (format === "codex" && event === "state") continue;
+    const known = KNOWN_EVENTS[format];
     if (!known.has(event)) {
       result.refused.push({ at: `hooks.${event}`, why: `unknown ${format} event '${event}'` });
       continue;
@@ -103,7 +123,9 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
         result.refused.push({ at, why: "a matcher group must be an object" });
         return;
       }
-      const g = group as { matcher?: unknown; sequential?: unknown; hooks?: unknown };
+      // VS Code lists an event's hooks directly: one such entry is a group of one hook, matching all.
+      const flat = (format === "vscode" && !("hooks" in group) && "type" in group) || (format === "cursor" && !("hooks" in group));
+      const g = (flat ? { ...("matcher" in group ? { matcher: (group as { matcher?: unknown }).matcher } : {}), hooks: [format === "cursor" ? { type: "command", ...group } : group] } : group) as { matcher?: unknown; sequential?: unknown; hooks?: unknown };
       if (g.matcher !== undefined && typeof g.matcher !== "string") {
         result.refused.push({ at: `${at}.matcher`, why: "the matcher must be a string" });
         return;
@@ -122,12 +144,14 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
       }
       g.hooks.forEach((h: unknown, hi) => {
         const hat = `${at}.hooks[${hi}]`;
-        const hook = h as { type?: unknown; command?: unknown; timeout?: unknown; name?: unknown; url?: unknown } | null;
+        const entry = h as { type?: unknown; command?: unknown; linux?: unknown; timeout?: unknown; timeoutSec?: unknown; timeout_sec?: unknown; name?: unknown; url?: unknown } | null;
+        // VS Code: `linux` overrides the cross-platform `command` here (the lane runs on Linux).
+        const hook = entry !== null && typeof entry === "object" && format === "vscode" && typeof entry.linux === "string" ? { ...entry, command: entry.linux } : entry;
         if (typeof hook !== "object" || hook === null) {
           result.refused.push({ at: hat, why: "a hook must be an object" });
           return;
         }
-        if (hook.type !== "command") {
+        if (hook.type !== "command" && !(format === "goose" && hook.type === undefined)) {
           result.refused.push({ at: hat, why: `type '${String(hook.type)}' is not a command hook (only command hooks run in the command lane; point an http hook at the profile route instead)` });
           return;
         }
@@ -147,16 +171,26 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
         if (typeof hook.name === "string" && hook.name !== imported.name) imported.conversions.push(`name '${hook.name}' → '${imported.name}' (hook names are [a-z0-9_-]{1,64})`);
         if (toGemini && targetEvent !== event) imported.conversions.push(`event ${event} → ${targetEvent}`);
         if (matcher !== undefined) imported.matcher = matcher;
+        if (format === "goose" && (h as { on_failure?: unknown }).on_failure === "block") {
+          imported.fail_closed = true;
+          imported.conversions.push("on_failure: block → fail_closed: true");
+        }
+        if (format === "cursor" && (h as { failClosed?: unknown }).failClosed === true) {
+          imported.fail_closed = true;
+          imported.conversions.push("failClosed: true → fail_closed: true");
+        }
         if (g.sequential === true && profile !== "claude-code") imported.sequential = true;
-        if (hook.timeout !== undefined) {
-          if (typeof hook.timeout !== "number" || !(hook.timeout > 0)) {
+        // Codex also spells it timeoutSec / timeout_sec.
+        const timeout = hook.timeout ?? (format === "codex" ? (hook.timeoutSec ?? hook.timeout_sec) : undefined);
+        if (timeout !== undefined) {
+          if (typeof timeout !== "number" || !(timeout > 0)) {
             result.refused.push({ at: `${hat}.timeout`, why: "must be a positive number" });
             return;
           }
-          let ms = hook.timeout;
-          if (format === "claude") {
-            ms = Math.round(hook.timeout * 1000);
-            imported.conversions.push(`timeout ${hook.timeout} s → ${ms} ms`);
+          let ms = timeout;
+          if (TIMEOUT_IN_SECONDS.has(format)) {
+            ms = Math.round(timeout * 1000);
+            imported.conversions.push(`timeout ${timeout} s → ${ms} ms`);
           }
           imported.timeout_ms = capTimeout(Math.max(1, Math.round(ms)), imported.conversions, "timeout");
         }
@@ -175,6 +209,20 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
     });
   }
   return result;
+}
+
+/** The configuration document: JSON, or for Codex a config.toml (its `[hooks]` tables) when it is not JSON. */
+function parseConfig(text: string, format: SettingsFormat, source: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    if (format !== "codex" || /\.json$/i.test(source)) throw new ImportError(`${source} is not JSON: ${(err as Error).message}`);
+  }
+  try {
+    return parseToml(text);
+  } catch (err) {
+    throw new ImportError(`${source} is neither JSON (hooks.json) nor TOML (config.toml): ${(err as Error).message.split("\n")[0]}`);
+  }
 }
 
 /**

@@ -10,16 +10,21 @@ import { createServer as createTcpServer, type AddressInfo, type Socket } from "
 import { guardPath } from "../../../src/cli/hook-guard.js";
 import { hook, MAIN, refusedUrl, runProcess, startStandIn, type AdapterTarget, type RouteReply } from "./stand-in.js";
 
-type Dialect = "gemini" | "llxprt" | "claude" | "ai-memory" | "repo-yaml";
+type Dialect = "gemini" | "llxprt" | "claude" | "codex" | "vscode" | "cursor" | "openhands" | "goose" | "ai-memory" | "repo-yaml";
 
 const INPUT: Record<Dialect, { event: string | undefined; body: Record<string, unknown> }> = {
   gemini: { event: "BeforeTool", body: { session_id: "s1", transcript_path: "/t", cwd: "/w", hook_event_name: "BeforeTool", timestamp: "2026-11-26T00:00:00Z", tool_name: "run_shell_command", tool_input: { command: "rm -rf /" } } },
   llxprt: { event: "BeforeTool", body: { session_id: "s1", transcript_path: "/t", cwd: "/w", hook_event_name: "BeforeTool", timestamp: "2026-11-26T00:00:00Z", tool_name: "run_shell_command", tool_input: { command: "rm -rf /" } } },
   claude: { event: "PreToolUse", body: { session_id: "s1", transcript_path: "/t", cwd: "/w", permission_mode: "default", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "rm -rf /" }, tool_use_id: "t1" } },
+  codex: { event: "PreToolUse", body: { session_id: "s1", turn_id: "t1", transcript_path: null, cwd: "/w", model: "gpt-5", permission_mode: "default", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "rm -rf /" }, tool_use_id: "c1" } },
+  vscode: { event: "PreToolUse", body: { sessionId: "s1", hookEventName: "PreToolUse", timestamp: "2026-11-28T00:00:00.000Z", cwd: "/w", tool_name: "run_in_terminal", tool_input: { command: "rm -rf /" }, tool_use_id: "tool-1" } },
+  cursor: { event: "beforeShellExecution", body: { hook_event_name: "beforeShellExecution", conversation_id: "c1", generation_id: "g1", workspace_roots: ["/w"], command: "rm -rf /", cwd: "/w" } },
+  openhands: { event: "PreToolUse", body: { event_type: "PreToolUse", tool_name: "terminal", tool_input: { command: "rm -rf /" }, session_id: "s1", working_dir: "/w", metadata: {} } },
+  goose: { event: "PreToolUse", body: { event: "PreToolUse", session_id: "s1", matcher_context: "developer__shell", tool_name: "developer__shell", tool_input: { command: "rm -rf /" }, working_dir: "/w" } },
   "ai-memory": { event: undefined, body: { event: "pre_store", payload: { namespace: "n", content: "my password is hunter2" } } },
   "repo-yaml": { event: "PreAbilityCall", body: { event_type: "PreAbilityCall", ability_id: "fs.write", session_id: "s1" } },
 };
-const PROFILE: Record<Dialect, string> = { gemini: "gemini-cli", llxprt: "llxprt", claude: "claude-code", "ai-memory": "ai-memory", "repo-yaml": "repo-yaml" };
+const PROFILE: Record<Dialect, string> = { gemini: "gemini-cli", llxprt: "llxprt", claude: "claude-code", codex: "codex", vscode: "vscode", cursor: "cursor", openhands: "openhands", goose: "goose", "ai-memory": "ai-memory", "repo-yaml": "repo-yaml" };
 
 // The native answers a profile route gives for each verdict (PROFILES §3), and the exit code the route reports.
 const ANSWERS: Record<Dialect, Record<string, { native: Record<string, unknown>; exit_code: number }>> = {
@@ -43,6 +48,41 @@ const ANSWERS: Record<Dialect, Record<string, { native: Record<string, unknown>;
     ask: { native: { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "ask" } }, exit_code: 0 },
     modify: { native: { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls" } } }, exit_code: 0 },
     stop: { native: { continue: false, stopReason: "done" }, exit_code: 0 },
+  },
+  codex: {
+    allow: { native: {}, exit_code: 0 },
+    deny: { native: { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no rm -rf" } }, exit_code: 0 },
+    ask: { native: { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "approval required (Codex hooks cannot ask; denied instead)" } }, exit_code: 0 },
+    modify: { native: { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls" } } }, exit_code: 0 },
+    stop: { native: { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "done" } }, exit_code: 0 },
+  },
+  vscode: {
+    allow: { native: {}, exit_code: 0 },
+    deny: { native: { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no rm -rf" } }, exit_code: 0 },
+    ask: { native: { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "ask" } }, exit_code: 0 },
+    modify: { native: { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls" } } }, exit_code: 0 },
+    stop: { native: { continue: false, stopReason: "done" }, exit_code: 0 },
+  },
+  cursor: {
+    allow: { native: {}, exit_code: 0 },
+    deny: { native: { permission: "deny", user_message: "no rm -rf", agent_message: "no rm -rf" }, exit_code: 0 },
+    ask: { native: { permission: "ask", user_message: "sure?" }, exit_code: 0 },
+    modify: { native: { permission: "allow" }, exit_code: 0 },
+    stop: { native: { permission: "deny", user_message: "done" }, exit_code: 0 },
+  },
+  openhands: {
+    allow: { native: { decision: "allow" }, exit_code: 0 },
+    deny: { native: { decision: "deny", reason: "no rm -rf" }, exit_code: 0 },
+    ask: { native: { decision: "deny", reason: "confirm first" }, exit_code: 0 },
+    modify: { native: {}, exit_code: 0 },
+    stop: { native: { decision: "deny", reason: "done" }, exit_code: 0 },
+  },
+  goose: {
+    allow: { native: { decision: "allow" }, exit_code: 0 },
+    deny: { native: { decision: "block", reason: "no rm -rf" }, exit_code: 0 },
+    ask: { native: { decision: "block", reason: "confirm first" }, exit_code: 0 },
+    modify: { native: { decision: "allow" }, exit_code: 0 },
+    stop: { native: { decision: "block", reason: "done" }, exit_code: 0 },
   },
   "ai-memory": {
     allow: { native: { action: "allow" }, exit_code: 0 },
@@ -106,6 +146,11 @@ describe("--on-error", () => {
     gemini: (r) => expect([r.code, r.stdout]).toEqual([2, ""]),
     llxprt: (r) => expect([r.code, r.stdout]).toEqual([2, ""]),
     claude: (r) => expect([r.code, r.stdout]).toEqual([2, ""]),
+    codex: (r) => expect([r.code, r.stdout]).toEqual([2, ""]),
+    vscode: (r) => expect([r.code, r.stdout]).toEqual([2, ""]),
+    cursor: (r) => expect([r.code, r.stdout]).toEqual([2, ""]),
+    openhands: (r) => expect([r.code, r.stdout]).toEqual([2, ""]),
+    goose: (r) => expect([r.code, r.stdout]).toEqual([2, ""]),
     "ai-memory": (r) => {
       expect(r.code).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ action: "deny", code: 503 });

@@ -15,6 +15,8 @@ export interface SeenRequest {
   path: string;
   authorization: string | undefined;
   body: string;
+  /** Every request header (lower-case names), e.g. the agent's hook environment (x-vcp-hook-env). */
+  headers: Record<string, string | string[] | undefined>;
   socket: number;
   /** When the request arrived and when its answer was sent (process.hrtime, ms). */
   receivedAt: number;
@@ -47,16 +49,36 @@ export async function startStandIn(reply: Reply, token = "test-token-123"): Prom
     req.on("data", (c) => (body += c));
     req.on("end", () => {
       if (!sockets.has(req.socket)) sockets.set(req.socket, sockets.size);
-      const seen: SeenRequest = { method: req.method ?? "", path: req.url ?? "", authorization: req.headers.authorization, body, socket: sockets.get(req.socket)!, receivedAt };
+      const seen: SeenRequest = { method: req.method ?? "", path: req.url ?? "", authorization: req.headers.authorization, body, headers: { ...req.headers }, socket: sockets.get(req.socket)!, receivedAt };
       requests.push(seen);
-      const m = /^\/v1\/profiles\/([^/]+)\/events\/([^/?]+)$/.exec(req.url ?? "");
+      // `?answer=native` (the sh adapter): the native JSON as the body, the rest as X-VCP-* headers, as the route does.
+      const m = /^\/v1\/profiles\/([^/]+)\/events\/([^/?]+)(\?answer=native)?$/.exec(req.url ?? "");
       let r: RouteReply;
       if (req.method !== "POST" || !m) r = { status: 404, body: { error: { code: "NOT_FOUND", message: "no such route" } } };
       else if (req.headers.authorization !== `Bearer ${token}`) r = { status: 401, body: { error: { code: "UNAUTHENTICATED", message: "no or unknown bearer token" } } };
-      else r = reply(decodeURIComponent(m[1]!), decodeURIComponent(m[2]!), JSON.parse(body));
+      else {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(body);
+        } catch {
+          parsed = undefined;
+        }
+        // A body cut off (a client that gave up while sending) or not JSON: what the route answers it.
+        r = parsed === undefined ? { status: 400, body: { error: { code: "INVALID_REQUEST", message: "body is not JSON" } } } : reply(decodeURIComponent(m[1]!), decodeURIComponent(m[2]!), parsed);
+      }
       const send = () => {
         seen.answeredAt = performance.now();
         if (res.destroyed) return;
+        const envelope = r.body as { native?: unknown; exit_code?: unknown; stderr?: unknown; guard?: { revisions?: unknown; fail_closed_events?: unknown } } | undefined;
+        if (m?.[3] !== undefined && (r.status ?? 200) === 200 && typeof envelope === "object" && envelope !== null && "native" in envelope) {
+          const headers: Record<string, string> = { "content-type": "application/json", "x-vcp-exit-code": String(envelope.exit_code) };
+          if (typeof envelope.stderr === "string") headers["x-vcp-stderr"] = encodeURIComponent(envelope.stderr);
+          if (typeof envelope.guard?.revisions === "string") headers["x-vcp-guard-revisions"] = envelope.guard.revisions;
+          if (Array.isArray(envelope.guard?.fail_closed_events)) headers["x-vcp-fail-closed-events"] = envelope.guard.fail_closed_events.join(",");
+          res.writeHead(200, headers);
+          res.end(JSON.stringify(envelope.native));
+          return;
+        }
         res.writeHead(r.status ?? 200, { "content-type": "application/json" });
         res.end(typeof r.body === "string" ? r.body : JSON.stringify(r.body ?? {}));
       };

@@ -51,6 +51,12 @@ const CASES: Array<[string, string[], number]> = [
   ["claude-to-gemini", ["claude", `${FIXTURES}/claude/project/.claude/settings.json`, "--to", "gemini-cli"], 1],
   ["gemini", ["gemini", `${FIXTURES}/gemini/project/.gemini/settings.json`], 1],
   ["llxprt", ["llxprt", `${FIXTURES}/llxprt/project/.llxprt/settings.json`], 0],
+  ["codex", ["codex", `${FIXTURES}/codex/project/.codex/hooks.json`], 1],
+  ["codex-toml", ["codex", `${FIXTURES}/codex/toml/.codex/config.toml`], 0],
+  ["vscode", ["vscode", `${FIXTURES}/vscode/repo/.github/hooks/guard.json`], 1],
+  ["cursor", ["cursor", `${FIXTURES}/cursor/project/.cursor/hooks.json`], 1],
+  ["openhands", ["openhands", `${FIXTURES}/openhands/project/.openhands/hooks.json`], 0],
+  ["goose", ["goose", `${FIXTURES}/goose/plugin/hooks/hooks.json`], 0],
   ["ai-memory", ["ai-memory", `${FIXTURES}/ai-memory/hooks.toml`], 1],
   ["repo-yaml", ["repo-yaml", `${FIXTURES}/repo-yaml/repo/.system/hooks`], 1],
 ];
@@ -115,6 +121,37 @@ describe("conversions a user relies on", () => {
     expect(report).toContain("timeout_ms 45000 ms capped at 30000 ms");
     expect(report).toContain("fail_closed: true");
     expect(report).toContain("unknown ai-memory event 'pre_destroy'");
+  });
+});
+
+describe("the environment a migrated script reads (issue 26 item 3)", () => {
+  test("each variable the lane will not provide is a warning naming the script and the variable; the agent's hook variables and env_allow are not", async () => {
+    const project = scratch();
+    mkdirSync(join(project, ".claude/hooks"), { recursive: true });
+    const audit = join(project, ".claude/hooks/audit-log.sh");
+    writeFileSync(audit, '#!/bin/sh\ninput=$(cat)\nlog="${AUDIT_DIR:-/tmp}/audit.log"\nprintf \'%s %s\\n\' "$CLAUDE_PROJECT_DIR" "$HOME" >> "$log"\nfor f in $input; do :; done\necho "$IFS$PWD$1$input" >/dev/null\n', { mode: 0o755 });
+    const node = join(project, ".claude/hooks/notify.mjs");
+    writeFileSync(node, '#!/usr/bin/env node\nconst url = process.env.SLACK_WEBHOOK_URL ?? process.env["FALLBACK_URL"];\nconst dir = process.env.CLAUDE_PROJECT_DIR;\n// "$NOT_SHELL" in a JS string is not a shell read\n', { mode: 0o755 });
+    writeFileSync(join(project, ".claude/settings.json"), JSON.stringify({
+      hooks: {
+        PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: `${audit}` }] }],
+        Stop: [{ hooks: [{ type: "command", command: `${node}` }, { type: "command", command: "echo \"$DEPLOY_ENV\" >> /tmp/stop.log" }] }],
+      },
+    }));
+    const out = join(scratch(), "out");
+    const r = await runImport(["claude", join(project, ".claude/settings.json"), "-o", out]);
+    const warnings = r.out.filter((l) => l.startsWith("  warning"));
+    expect(warnings).toEqual([
+      expect.stringMatching(new RegExp(`^  warning pretooluse-bash: ${audit} reads \\$AUDIT_DIR, which the command lane does not provide: there it is unset \\(the lane passes PATH, HOME, LANG, CLAUDE_PROJECT_DIR, `)),
+      expect.stringContaining(`${node} reads $FALLBACK_URL, which the command lane does not provide`),
+      expect.stringContaining(`${node} reads $SLACK_WEBHOOK_URL, which the command lane does not provide`),
+      expect.stringContaining("the shell string reads $DEPLOY_ENV, which the command lane does not provide"),
+    ]);
+    const report = readFileSync(join(out, "report.md"), "utf8");
+    expect(report).toContain(`**check**: ${audit} reads $AUDIT_DIR`);
+    expect(report).not.toContain("reads $CLAUDE_PROJECT_DIR");
+    expect(report).not.toContain("reads $HOME");
+    expect(report).not.toContain("$NOT_SHELL");
   });
 });
 

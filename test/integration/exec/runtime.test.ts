@@ -131,6 +131,32 @@ describe("exec hooks through runtime.fireProfile", () => {
     }
   }, 60_000);
 
+  // Issue 26 item 3: a migrated script reads the agent's hook environment as natively; nothing of the
+  // server's own environment beyond exec.env_allow, and only the profile's documented names.
+  test("the agent's hook environment reaches the script, and nothing else of the caller's or the server's", async () => {
+    const report = script("hook-env.sh");
+    process.env["VCP_TEST_SERVER_SECRET"] = "server-secret";
+    await runtime.bundles.install(bySystem(execBundle("env", "gemini-cli", [execHook("env", "BeforeAgent", report)])));
+    try {
+      const input = { session_id: "s-env", transcript_path: "/t", cwd: "/tmp", hook_event_name: "BeforeAgent", timestamp: "2026-11-26T00:00:00Z", prompt: "hi" };
+      const env = { GEMINI_PROJECT_DIR: "/home/dev/my app", GEMINI_SESSION_ID: "s-env", CLAUDE_PROJECT_DIR: "/home/dev/my app" };
+      const out = await runtime.fireProfile("gemini-cli", "BeforeAgent", { input, env });
+      expect(out.native["systemMessage"]).toBe("project=/home/dev/my app session=s-env claude=/home/dev/my app secret=unset path=set");
+      // Without it (a caller that sends none): unset, as before.
+      const without = await runtime.fireProfile("gemini-cli", "BeforeAgent", { input });
+      expect(without.native["systemMessage"]).toBe("project=unset session=unset claude=unset secret=unset path=set");
+      // A name the profile does not document, or a value over its bound: refused before any work, naming it.
+      const refused = await refusal(runtime.fireProfile("gemini-cli", "BeforeAgent", { input, env: { ...env, LD_PRELOAD: "/tmp/x.so" } }));
+      expect(refused.code).toBe("INVALID_INPUT");
+      expect(refused.message).toContain("hook environment: LD_PRELOAD is not a gemini-cli hook variable");
+      const long = await refusal(runtime.fireProfile("gemini-cli", "BeforeAgent", { input, env: { GEMINI_CWD: "x".repeat(5000) } }));
+      expect(long).toMatchObject({ code: "INVALID_INPUT", details: { field: "env", rule: "GEMINI_CWD is 5000 bytes, more than 4096" } });
+    } finally {
+      delete process.env["VCP_TEST_SERVER_SECRET"];
+      await runtime.bundles.remove("env");
+    }
+  }, 60_000);
+
   test("a parallel group's scripts run at once (their own clocks overlap), folded in definition order; a sequential group runs one after another", async () => {
     const timed = script("timed.sh");
     const log = join(tempDir(), "times.log");

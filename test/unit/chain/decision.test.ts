@@ -126,6 +126,18 @@ describe("subjectOf and reasonOf, per profile", () => {
     ["repo-yaml", "PreAbilityCall", { ability_id: "deploy.prod", planned_input_summary: "deploy v2", tool_call_path: "tools/deploy" }, { kind: "tool", tool: "deploy.prod", command: "deploy v2", path: "tools/deploy" }],
     ["repo-yaml", "UserPromptSubmit", { user_message: "hi" }, { kind: "prompt", prompt: "hi" }],
     ["vcp", "on_violation", {}, { kind: "vcp", vcp_type: "on_violation" }],
+    ["codex", "PreToolUse", { tool_name: "Bash", tool_input: { command: "rm -rf /" } }, { kind: "tool", tool: "Bash", command: "rm -rf /" }],
+    ["codex", "UserPromptSubmit", { prompt: "hi" }, { kind: "prompt", prompt: "hi" }],
+    ["vscode", "PreToolUse", { tool_name: "run_in_terminal", tool_input: { command: "ls" } }, { kind: "tool", tool: "run_in_terminal", command: "ls" }],
+    ["cursor", "beforeShellExecution", { command: "rm -rf /", cwd: "/p" }, { kind: "tool", tool: "shell", command: "rm -rf /" }],
+    ["cursor", "beforeReadFile", { file_path: "/p/.env" }, { kind: "tool", tool: "read_file", path: "/p/.env" }],
+    ["cursor", "beforeMCPExecution", { tool_name: "db_query", tool_input: '{"command":"DROP TABLE t"}' }, { kind: "tool", tool: "db_query", command: "DROP TABLE t" }],
+    ["cursor", "beforeSubmitPrompt", { prompt: "hi" }, { kind: "prompt", prompt: "hi" }],
+    ["openhands", "PreToolUse", { tool_name: "terminal", tool_input: { command: "ls" } }, { kind: "tool", tool: "terminal", command: "ls" }],
+    ["openhands", "UserPromptSubmit", { message: "hi" }, { kind: "prompt", prompt: "hi" }],
+    ["goose", "PreToolUse", { tool_name: "developer__shell", tool_input: { command: "ls" } }, { kind: "tool", tool: "developer__shell", command: "ls" }],
+    ["goose", "BeforeShellExecution", { matcher_context: "rm -rf /" }, { kind: "tool", tool: "developer__shell", command: "rm -rf /" }],
+    ["goose", "UserPromptSubmit", { message: "hi", matcher_context: "hi" }, { kind: "prompt", prompt: "hi" }],
   ] as const)("%s %s", (id, event, input, subject) => {
     expect(getProfile(id).subjectOf!(input as never, event)).toEqual(subject);
   });
@@ -139,6 +151,12 @@ describe("subjectOf and reasonOf, per profile", () => {
     ["repo-yaml", "PreAbilityCall", { logs: [{ level: "error", message: "guard failed: boom" }], error: "blocked_by_policy" }, "guard failed: boom"],
     ["vcp", "pre_inject", { status: "abort", reason: "no" }, "no"],
     ["gemini-cli", "BeforeTool", {}, undefined],
+    ["codex", "PreToolUse", { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no rm" } }, "no rm"],
+    ["codex", "PermissionRequest", { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "not now" } } }, "not now"],
+    ["vscode", "PreToolUse", { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no" } }, "no"],
+    ["cursor", "beforeShellExecution", { permission: "deny", user_message: "for the user", agent_message: "for the model" }, "for the model"],
+    ["openhands", "PreToolUse", { decision: "deny", reason: "no" }, "no"],
+    ["goose", "PreToolUse", { decision: "block", reason: "no" }, "no"],
   ] as const)("%s %s reason", (id, event, output, reason) => {
     expect(getProfile(id).reasonOf!(output as never, event)).toBe(reason);
   });

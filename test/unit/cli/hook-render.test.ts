@@ -23,8 +23,8 @@ describe("parseResponse", () => {
 });
 
 describe("rendering", () => {
-  test("gemini/llxprt/claude print the native JSON and exit 0 even for a deny", () => {
-    for (const d of ["gemini", "llxprt", "claude"] as const) {
+  test("gemini/llxprt/claude/codex/vscode/cursor/openhands/goose print the native JSON and exit 0 even for a deny", () => {
+    for (const d of ["gemini", "llxprt", "claude", "codex", "vscode", "cursor", "openhands", "goose"] as const) {
       expect(renderAnswer(d, { native: { decision: "deny", reason: "no" }, exit_code: 2 })).toEqual({ stdout: '{"decision":"deny","reason":"no"}\n', stderr: "", exitCode: 0 });
     }
   });
@@ -40,6 +40,8 @@ describe("rendering", () => {
     expect(renderFailure("repo-yaml", "block", "down")).toMatchObject({ exitCode: 2 });
     expect(JSON.parse(renderFailure("repo-yaml", "block", "down").stdout).error).toBe("blocked_by_policy");
     expect(renderFailure("claude", "block", "down")).toEqual({ stdout: "", stderr: "vcp-hooks unavailable: down\n", exitCode: 2 });
+    // Codex reads exit 2 with the reason on stderr as a block (PreToolUse: "blocking reason").
+    expect(renderFailure("codex", "block", "down")).toEqual({ stdout: "", stderr: "vcp-hooks unavailable: down\n", exitCode: 2 });
   });
   test("--on-error allow is silent; in daemon mode it still owes a line", () => {
     expect(renderFailure("gemini", "allow", "down")).toEqual({ stdout: "", stderr: "", exitCode: 0 });

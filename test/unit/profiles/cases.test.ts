@@ -14,6 +14,11 @@ import { describe, expect, test } from "vitest";
 import { parse } from "yaml";
 import { z } from "zod";
 import { claudeCodeProfile } from "../../../src/profiles/claude-code/index.js";
+import { codexProfile } from "../../../src/profiles/codex/index.js";
+import { vscodeProfile } from "../../../src/profiles/vscode/index.js";
+import { cursorProfile } from "../../../src/profiles/cursor/index.js";
+import { openhandsProfile } from "../../../src/profiles/openhands/index.js";
+import { gooseProfile } from "../../../src/profiles/goose/index.js";
 import { geminiCliProfile } from "../../../src/profiles/gemini-cli/index.js";
 import { llxprtProfile } from "../../../src/profiles/llxprt/index.js";
 import type { EventProfile, NativeObject } from "../../../src/profiles/types.js";
@@ -23,6 +28,11 @@ const PROFILES: Readonly<Record<string, EventProfile>> = {
   "gemini-cli": geminiCliProfile,
   llxprt: llxprtProfile,
   "claude-code": claudeCodeProfile,
+  codex: codexProfile,
+  vscode: vscodeProfile,
+  cursor: cursorProfile,
+  openhands: openhandsProfile,
+  goose: gooseProfile,
 };
 const ROOT = join(import.meta.dirname, "..", "..", "profiles");
 
@@ -44,7 +54,7 @@ const HookCase = z
 const Case = z.strictObject({
   name: z.string().min(1),
   upstream: z.string().optional(),
-  profile: z.enum(["gemini-cli", "llxprt", "claude-code"]),
+  profile: z.enum(["gemini-cli", "llxprt", "claude-code", "codex", "vscode", "cursor", "openhands", "goose"]),
   event: z.string(),
   strict: z.boolean().optional(),
   pure: z.boolean().optional(),
@@ -67,7 +77,7 @@ function loadCases(): Array<{ file: string; data: Case }> {
   const out: Array<{ file: string; data: Case }> = [];
   // The agent profiles' folders; the others (amplifier, ai-memory, repo-yaml) have their own pure runner
   // (more-cases.test.ts), and every folder runs through the real runtime in test/profiles/.
-  const agentProfiles = new Set(["gemini-cli", "llxprt", "claude-code"]);
+  const agentProfiles = new Set(["gemini-cli", "llxprt", "claude-code", "codex", "vscode", "cursor", "openhands", "goose"]);
   for (const profile of readdirSync(ROOT, { withFileTypes: true }).filter((e) => e.isDirectory() && agentProfiles.has(e.name)).map((e) => e.name).sort()) {
     for (const file of readdirSync(join(ROOT, profile)).filter((f) => f.endsWith(".yaml")).sort()) {
       const path = join(ROOT, profile, file);

@@ -86,6 +86,8 @@ export function simulate(profile: EventProfile, event: string, rawInput: unknown
       continue;
     }
     outputs.push(output);
+    // As the executor: an output after which no later hook may run (OpenHands' first block) ends the chain.
+    if (profile.stopsChain?.(output, event, ctx) === true) break;
     if (sequential && ok && profile.chainInput) current = profile.chainInput(current, output, event, ctx);
   }
   const answer = profile.present(profile.reduce(outputs, event, ctx), event, ctx);

@@ -1,0 +1,228 @@
+/**
+ * The `vscode` event profile: the eight agent hook events of VS Code (Copilot agent mode, background and
+ * cloud agents), read from its hooks reference (code.visualstudio.com/docs/agents/reference/
+ * hooks-reference, 2026-11). VS Code reads Claude Code's hook format (it loads `.claude/settings.json`
+ * hooks too) with a subset of its events and fields, so the fold is Claude Code's (claude-code/fold.ts):
+ * when several hooks answer a tool call "the most restrictive decision wins" (deny > ask > allow), the
+ * last `updatedInput` in plan order is the rewrite, contexts and messages are joined. Pure: no I/O.
+ *
+ * Differences from claude-code: the common input says `sessionId` and `hookEventName` (the Claude
+ * spellings are accepted too); the default hook timeout is 30 s; VS Code checks an `updatedInput`
+ * against the tool's own input schema before using it (this profile only checks it is an object: the
+ * tool schemas live in VS Code); UserPromptSubmit and PreCompact read the common output only.
+ *
+ * @example
+ * ```ts
+ * import { vscodeProfile } from "./profiles/vscode/index.js";
+ * const out = (d: string) => ({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: d } });
+ * vscodeProfile.reduce([out("allow"), out("ask"), out("deny")], "PreToolUse", { strict: false, settings: {} });
+ * // { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } }
+ * ```
+ *
+ * @module
+ */
+import { z } from "zod";
+import { VcpError } from "../../errors.js";
+import { reduceClaude } from "../claude-code/fold.js";
+import {
+  MATCH_ALL,
+  agentSettingsSchema,
+  answerFieldsOf,
+  compileSearch,
+  costedMatcher,
+  decodeNative,
+  fieldMatcher,
+  isObject,
+  matchedField,
+  matchesEverything,
+  parseJsonObject,
+  specificOf,
+  validateNative,
+} from "../common/native.js";
+import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
+import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
+import type { HookEventName } from "./types.js";
+
+type Refusal = "permission" | "block" | "stop";
+
+interface Row {
+  readonly matcher?: string;
+  readonly pre: boolean;
+  readonly can_block: boolean;
+  readonly refusal: Refusal;
+  readonly input: z.ZodRawShape;
+  /** Reads `decision: "block"` with a reason. */
+  readonly decision?: boolean;
+  readonly specific?: readonly string[];
+}
+
+const text = z.string();
+const optionalText = z.string().optional();
+const tool = { tool_name: matchedField(), tool_input: z.record(z.string(), z.unknown()), tool_use_id: optionalText };
+
+// One row per event, in the order of the VS Code hooks reference.
+const ROWS: Readonly<Record<HookEventName, Row>> = {
+  SessionStart: { pre: true, can_block: false, refusal: "stop", input: { source: optionalText }, specific: ["additionalContext"] },
+  UserPromptSubmit: { pre: true, can_block: false, refusal: "stop", input: { prompt: text } },
+  PreToolUse: { matcher: "tool_name", pre: true, can_block: true, refusal: "permission", input: tool, specific: ["permissionDecision", "permissionDecisionReason", "updatedInput", "additionalContext"] },
+  PostToolUse: { matcher: "tool_name", pre: false, can_block: true, refusal: "block", input: { ...tool, tool_response: z.unknown().optional() }, decision: true, specific: ["additionalContext"] },
+  PreCompact: { pre: true, can_block: false, refusal: "stop", input: { trigger: optionalText } },
+  SubagentStart: { matcher: "agent_type", pre: true, can_block: false, refusal: "stop", input: { agent_id: optionalText, agent_type: matchedField().optional() }, specific: ["additionalContext"] },
+  SubagentStop: { matcher: "agent_type", pre: true, can_block: true, refusal: "block", input: { agent_id: optionalText, agent_type: matchedField().optional(), stop_hook_active: z.boolean().optional() }, decision: true },
+  Stop: { pre: true, can_block: true, refusal: "block", input: { stop_hook_active: z.boolean().optional() }, decision: true },
+};
+
+export const VSCODE_EVENTS = Object.keys(ROWS) as readonly HookEventName[];
+
+const SPECIFIC_TYPES: Readonly<Record<string, z.ZodType>> = {
+  permissionDecision: z.enum(["allow", "deny", "ask"]),
+  permissionDecisionReason: z.string(),
+  updatedInput: z.record(z.string(), z.unknown()),
+  additionalContext: z.string(),
+};
+
+interface Compiled {
+  readonly spec: EventSpec;
+  readonly input: z.ZodType;
+  readonly output: z.ZodType;
+  readonly refusal: Refusal;
+}
+
+function compile(event: HookEventName, row: Row): Compiled {
+  const name = z.literal(event, { error: `must be "${event}"` }).optional();
+  const inner: Record<string, z.ZodType> = {};
+  for (const field of row.specific ?? []) inner[field] = SPECIFIC_TYPES[field]!.optional();
+  return {
+    spec: {
+      ...(row.matcher !== undefined ? { matcher: row.matcher } : {}),
+      pre: row.pre,
+      can_block: row.can_block,
+      modifiable: ["continue", "stopReason", ...(row.decision === true ? ["decision"] : []), ...(row.specific ?? []).filter((f) => f !== "additionalContext").map((f) => `hookSpecificOutput.${f}`)],
+    },
+    input: z
+      .looseObject({ sessionId: optionalText, session_id: optionalText, hookEventName: name, hook_event_name: name, timestamp: optionalText, cwd: optionalText, transcript_path: optionalText, ...row.input })
+      .refine((i) => i.hookEventName !== undefined || i.hook_event_name !== undefined, { message: `hookEventName: must be "${event}"`, path: ["hookEventName"] }),
+    output: z.looseObject({
+      continue: z.boolean().optional(),
+      stopReason: optionalText,
+      systemMessage: optionalText,
+      ...(row.decision === true ? { decision: z.literal("block").optional(), reason: optionalText } : {}),
+      ...(row.specific !== undefined ? { hookSpecificOutput: z.looseObject({ hookEventName: z.literal(event, { error: `must be "${event}" (the event this hook runs for)` }).optional(), ...inner }).optional() } : {}),
+    }),
+    refusal: row.refusal,
+  };
+}
+
+const TABLE: Readonly<Record<HookEventName, Compiled>> = Object.freeze(
+  Object.fromEntries(VSCODE_EVENTS.map((e) => [e, compile(e, ROWS[e])])) as Record<HookEventName, Compiled>,
+);
+const isVscodeEvent = (event: string): event is HookEventName => Object.hasOwn(TABLE, event);
+const unknownEvent = (event: string) => `unknown vscode event ${JSON.stringify(event)} (known: ${VSCODE_EVENTS.join(", ")})`;
+/** Names a newer VS Code may add (PascalCase like all eight). */
+const FUTURE_EVENT = /^[A-Z][A-Za-z0-9]{1,63}$/;
+/** A matcher of plain names is a list of exact names, as in Claude Code's format; anything else an unanchored regex. */
+const PLAIN = /^[A-Za-z0-9_|]+$/;
+
+function blockingAnswer(reason: string, event: HookEventName): NativeObject {
+  // SECURITY: the most restrictive answer the event can carry.
+  switch (TABLE[event].refusal) {
+    case "permission":
+      return { hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } };
+    case "block":
+      return { decision: "block", reason };
+    case "stop":
+      return { continue: false, stopReason: reason };
+  }
+}
+
+function failureOutput(hook: string, why: string, failClosed: boolean, event: string): NativeObject {
+  if (!failClosed || !isVscodeEvent(event)) return { systemMessage: `Warning: ${hook}: ${why}` };
+  return blockingAnswer(`fail-closed: ${hook}: ${why}`, event);
+}
+
+function compileMatcher(pattern: string | undefined, event: string): CompiledMatcher {
+  if (!isVscodeEvent(event)) throw new VcpError("INVALID_HOOK", unknownEvent(event), { field: "event", event });
+  const field = TABLE[event].spec.matcher;
+  if (matchesEverything(pattern) || field === undefined) return MATCH_ALL;
+  const trimmed = pattern!.trim();
+  if (PLAIN.test(trimmed)) {
+    const names = new Set(trimmed.split("|").filter((n) => n !== ""));
+    return costedMatcher((input) => typeof input[field] === "string" && names.has(input[field]), 0);
+  }
+  return fieldMatcher((input) => input[field], compileSearch(trimmed, `vscode ${event}`));
+}
+
+function verdictOf(output: NativeObject, event: string): Verdict {
+  if (!isVscodeEvent(event)) return "observe";
+  const hso = specificOf(output);
+  if (event === "PreToolUse") {
+    if (hso?.["permissionDecision"] === "deny" || output["continue"] === false) return "block";
+    if (hso?.["permissionDecision"] === "ask") return "ask";
+    return isObject(hso?.["updatedInput"]) ? "modify" : "allow";
+  }
+  if (output["decision"] === "block" && TABLE[event].spec.can_block) return "block";
+  return output["continue"] === false ? "block" : "allow";
+}
+
+/**
+ * Read a finished VS Code command hook: exit 0 ⇒ stdout JSON; exit 2 ⇒ a blocking error with stderr
+ * as the reason (shown to the model); any other code ⇒ a non-blocking warning, the agent goes on.
+ *
+ * @example
+ * ```ts
+ * parseCommandResult({ exitCode: 2, stdout: "", stderr: "no" }, "h", "Stop").output; // { decision: "block", reason: "no" }
+ * ```
+ */
+export function parseCommandResult(result: CommandResult, hook: string, event: string): ParsedCommand {
+  if (result.timedOut === true || result.signal || result.exitCode === null) {
+    const why = result.timedOut === true ? "timed out" : result.signal ? `killed by ${result.signal}` : "exited without a status";
+    return { output: failureOutput(hook, why, false, event), failure: why };
+  }
+  const stderr = result.stderr.trim();
+  if (result.exitCode === 0) return { output: parseJsonObject(result.stdout.trim()) ?? {} };
+  if (result.exitCode === 2 && isVscodeEvent(event)) return { output: blockingAnswer(stderr || "Hook exited with code 2", event) };
+  return { output: {}, failure: stderr === "" ? `exit code ${result.exitCode}` : `exit code ${result.exitCode}: ${stderr}` };
+}
+
+/** `sessionId` (VS Code) or `session_id` (the Claude spelling), when a non-empty string. */
+function sessionIdOf(input: NativeObject): string | undefined {
+  const id = input["sessionId"] ?? input["session_id"];
+  return typeof id === "string" && id !== "" ? id : undefined;
+}
+
+export const vscodeProfile: EventProfile = {
+  id: "vscode",
+  version: "1.x",
+  upstream: { repo: "microsoft/vscode", commit: "docs:code.visualstudio.com/docs/agents/reference/hooks-reference@2026-11" },
+  events: Object.freeze(Object.fromEntries(VSCODE_EVENTS.map((e) => [e, TABLE[e].spec]))) as Readonly<Record<HookEventName, EventSpec>>,
+  unknownEventPattern: FUTURE_EVENT,
+  ordering: "priority_desc",
+  // VS Code runs the hooks of an event in parallel; here each gets the original input, folded in plan order.
+  execution: "parallel",
+  // `timeout` in seconds, default 30; the sandbox caps any hook at 30 s.
+  timeouts: { default_ms: 30_000, max_ms: 30_000, config_unit: "s" },
+  failure: { default: "open", term_grace_ms: 5_000 },
+  settingsSchema: agentSettingsSchema,
+  strictFixes: [],
+  sessionIdOf,
+  subjectOf: (input, event) => (event === "UserPromptSubmit" ? promptSubject(input["prompt"]) : toolSubject(input["tool_name"], input["tool_input"])),
+  reasonOf: (output) => reasonAt(output, ["hookSpecificOutput.permissionDecisionReason", "reason", "stopReason", "systemMessage"]),
+  validateInput: (input, event) => validateNative(input, isVscodeEvent(event) ? TABLE[event].input : undefined, () => unknownEvent(event)),
+  compileMatcher,
+  decode: (raw, event) => (isVscodeEvent(event) ? decodeNative(raw, TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),
+  failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
+  answerFields: (output) => answerFieldsOf(output, { continue: true }),
+  verdictOf,
+  chainInput(input, output, event) {
+    const hso = specificOf(output);
+    return event === "PreToolUse" && isObject(hso?.["updatedInput"]) ? { ...input, tool_input: hso["updatedInput"] } : input;
+  },
+  // Claude Code's merge rules on the events VS Code shares with it: deny > ask > allow, last updatedInput in plan order.
+  reduce: (outputs, event) => (isVscodeEvent(event) ? reduceClaude(outputs, event) : {}),
+  present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+  refusalAnswer: (reason, event) => ({ native: isVscodeEvent(event) ? reduceClaude([blockingAnswer(reason, event)], event) : {}, exit_code: 2, stderr: reason }),
+  parseCommandResult,
+};
+
+export type { CommandResult, ParsedCommand } from "../types.js";
+export type * from "./types.js";

@@ -1,0 +1,14 @@
+/*
+ * Sandboxed port of an imported codex command hook (hooks.PreToolUse[0].hooks[0]).
+ * Event PreToolUse, matcher Bash.
+ * Original command: .codex/hooks/block-rm.sh
+ *
+ * Move the script's logic here: the function receives exactly the JSON the script read on stdin and
+ * returns exactly the JSON it would print. Until then it allows everything.
+ */
+import type { HookOutput, NativeInput } from "vcp-hooks/profiles/codex";
+
+export function pretooluseBashHook(input: NativeInput): HookOutput {
+  void input;
+  return {};
+}

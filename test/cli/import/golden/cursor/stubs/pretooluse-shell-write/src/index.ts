@@ -1,0 +1,14 @@
+/*
+ * Sandboxed port of an imported cursor command hook (hooks.preToolUse[0].hooks[0]).
+ * Event preToolUse, matcher Shell|Write.
+ * Original command: .cursor/hooks/block-rm.sh
+ *
+ * Move the script's logic here: the function receives exactly the JSON the script read on stdin and
+ * returns exactly the JSON it would print. Until then it allows everything.
+ */
+import type { HookOutput, NativeInput } from "vcp-hooks/profiles/cursor";
+
+export function pretooluseShellWriteHook(input: NativeInput): HookOutput {
+  void input;
+  return {};
+}

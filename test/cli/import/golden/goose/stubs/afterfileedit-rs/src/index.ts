@@ -1,0 +1,14 @@
+/*
+ * Sandboxed port of an imported goose command hook (hooks.AfterFileEdit[0].hooks[0]).
+ * Event AfterFileEdit, matcher \.rs$.
+ * Original command: ${PLUGIN_ROOT}/scripts/block-rm.sh
+ *
+ * Move the script's logic here: the function receives exactly the JSON the script read on stdin and
+ * returns exactly the JSON it would print. Until then it allows everything.
+ */
+import type { HookOutput, NativeInput } from "vcp-hooks/profiles/goose";
+
+export function afterfileeditRsHook(input: NativeInput): HookOutput {
+  void input;
+  return {};
+}

@@ -1,0 +1,14 @@
+/*
+ * Sandboxed port of an imported openhands command hook (hooks.Stop[0].hooks[0]).
+ * Event Stop.
+ * Original command: .openhands/hooks/block-rm.sh
+ *
+ * Move the script's logic here: the function receives exactly the JSON the script read on stdin and
+ * returns exactly the JSON it would print. Until then it allows everything.
+ */
+import type { HookOutput, NativeInput } from "vcp-hooks/profiles/openhands";
+
+export function stopAllHook(input: NativeInput): HookOutput {
+  void input;
+  return {};
+}
