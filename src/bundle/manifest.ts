@@ -8,7 +8,7 @@ import { BUNDLE_NAME, EXPORT_NAME } from "../model/names.js";
 import { assertPredicateNesting } from "../model/predicate.js";
 import { describeIssues } from "../model/zod-errors.js";
 import { compileHook } from "../registry/validate.js";
-import { hookMatcher, isProfileEvent, MAX_MATCHER_COST, MatcherCostError, VCP_PROFILE_ID } from "../profiles/index.js";
+import { hookMatcher, isProfileEvent, MAX_MATCHER_COST, MatcherCostError, profileConditionFields, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { CompiledMatcher, EventProfile } from "../profiles/types.js";
 import { hookDefinition, isVcpManifest, manifestProfile } from "./hooks.js";
 import { checkExecShape, ExecBlockSchema } from "./exec-hook.js";
@@ -134,7 +134,11 @@ export function parseManifest(raw: unknown, file = "manifest"): Manifest {
     try {
       // A profile hook is checked with a placeholder type: the rules checked here do not depend on it.
       const definition = hookDefinition(parsed.data, hook, scope);
-      compileHook(profile.id === VCP_PROFILE_ID ? definition : { ...definition, type: "pre_inject" }, { scope, seq: 0, at: ["hooks", index] });
+      compileHook(profile.id === VCP_PROFILE_ID ? definition : { ...definition, type: "pre_inject" }, {
+        scope, seq: 0, at: ["hooks", index],
+        // A profile hook's condition reads its event's native input (PROFILES §2).
+        ...(profile.id !== VCP_PROFILE_ID && hook.event !== undefined ? { conditionFields: profileConditionFields(profile, hook.event) } : {}),
+      });
     } catch (err) {
       throw withFile(err, file);
     }

@@ -1,30 +1,53 @@
-import type { Constitution } from "../model/constitution.js";
-import type { VcpContext } from "../model/input.js";
-import type { ResultStatus } from "../model/result.js";
-import type { Clock, EventSink, InputSummary } from "../observe/events.js";
+/**
+ * The executor: runs one chain of any profile — VCP (spec §5, §7; DESIGN §4.2–§4.4) and the agents'
+ * hook systems (PROFILES §1, §2, §8) alike. Every per-hook behaviour is here once (selection, chain
+ * and class deadlines, predicate budget, invocation, the closed outcome set, guest text sanitized, the
+ * observer rule, fail_closed, stopping the chain); what a hook's output means is the profile
+ * descriptor's (profiles/types.ts): decode, failure output, verdict, chaining, stop, fold, answer, and
+ * for VCP (profiles/vcp/) the composed HookInput, modify with its integrity check, chain state,
+ * annotations and cascades.
+ *
+ *   plan order ─► selection (chain/select.ts; in the fire path when it selected, else here):
+ *                 disabled, deduplicated, matcher ✗, condition ✗ ─► skipped (recorded, not run)
+ *   selected ─► mode (per_definition: any sequential ⇒ sequential)
+ *        sequential: each hook gets the input as the hooks before it left it (VCP: the composed
+ *                    HookInput after modify / chain_state; agents: chainInput)
+ *        parallel:   every hook gets the ORIGINAL input; all at once when the invoker is `concurrent`
+ *   per hook: condition (if not decided) ─► budget: chain deadline, class deadline (hookBudgetMs)
+ *        ─► hook.fired ─► invoke ─► returned ─► decode ─► annotations, reason ─► observer? ─► chain state
+ *                        threw · timeout · invalid · crashed · command ─► failure ─► failureOutput(fail_closed)
+ *        ─► verdict (a block an event cannot make is an allow: blockIgnored) ─► modify: apply (integrity)
+ *        ─► entry ─► chainInput ─► [hook.error | hook.timeout] ─► hook.completed ─► stopsChain ⇒ no later hook
+ *   after: cascade (VCP) ─► annotation cap ─► result: VCP status/reason/context, agents' folded answer
+ *
+ * A `session`-trust hook observes (spec §8.3), in every profile: its output — or its failure's — never
+ * reaches the fold, the next hook's input, the chain state or the chain's stop.
+ */
+import type { Clock, EventSink, InputSummary, LifecycleEvent } from "../observe/events.js";
 import { countFailures, isCascade } from "./cascade.js";
+import { changedPaths } from "./decision.js";
 import { ChainDeadline } from "./deadline.js";
-import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type PredicateMeter } from "./predicate.js";
+import type { PredicateMeter } from "./predicate.js";
+import { findProfile, VCP_PROFILE_ID } from "../profiles/index.js";
 import { DEFAULT_JSON_DEPTH, jsonTextExceeds } from "../model/json-bounds.js";
 import { AnnotationBudget, DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "./annotations.js";
-import { parseGuestJson, parseHookResult } from "./result.js";
+import { parseGuestJson } from "./result.js";
 import { sanitizeGuestText, STACK_MAX_CHARS } from "./guest-text.js";
-import { emptyChainResult, hookCompletedEvent, hookExecution, hookFiredEvent, deadlineCutText, timeoutText } from "./contract.js";
-import type {
-  ActionInvoker,
-  ChainPlan,
-  ChainRequest,
-  ChainResult,
-  ConstitutionCheck,
-  ConstitutionProvenance,
-  HookExecution,
-  InvokeOutcome,
-} from "./types.js";
+import { deadlineCutText, emptyChainResult, execRecordOf, hookCompletedEvent, hookExecution, hookFiredEvent, timeoutText } from "./contract.js";
+import { executionModeOf, hookFailsClosed, type ChainPlan, type PlannedHook } from "./plan.js";
+import { evaluateCondition, meterOf, selectProfileHooks, selectVcpHooks, type SelectedChain } from "./select.js";
+import type { ActionInvoker, ChainRequest, ChainResult, ConstitutionCheck, HookExecution, InvokeOutcome, PreSelection } from "./types.js";
+import type { HookType } from "../model/hook-type.js";
+import type { ResolvedHook } from "../model/hook.js";
+import type { ResultStatus } from "../model/result.js";
+import { VcpError } from "../errors.js";
+import type { Aggregated, ComposedInput, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict } from "../profiles/types.js";
 
 export interface ChainDeps {
   invoker: ActionInvoker;
   clock: Clock;
-  emit: EventSink;
+  /** Lifecycle events (spec §6.4) go here; absent ⇒ none are built (agent-profile chains report through their result). */
+  emit?: EventSink;
   /** Integrity checker for modified constitutions (DESIGN §4.5); absent ⇒ modifications are accepted. */
   checkConstitution?: ConstitutionCheck;
   /** When given, a modifying hook's result carries `modification`: an RFC 6902 diff for the audit log. */
@@ -35,407 +58,623 @@ export interface ChainDeps {
    * caps (annotations.ts). Defaults: 64, 64 KiB, 256 KiB.
    */
   limits?: { jsonDepth?: number; annotationBytesPerHook?: number; annotationBytesPerChain?: number };
+  /** Where to find the profile; default the catalogue (profiles/index.ts). */
+  profileOf?: (id: string) => EventProfile | undefined;
+}
+
+/** A hook's reason kept on its execution record (the decision record bounds it again, after redaction). */
+const MAX_REASON_CHARS = 4096;
+
+function statusOf(verdict: Verdict): ResultStatus {
+  return verdict === "block" ? "abort" : verdict === "modify" ? "modify" : "continue";
 }
 
 /**
- * The chain's evolving input. Each part is serialized to JSON once and again only after a `modify`
- * replaced it, so an N-hook chain without modifications stringifies the input once, not N times; the
- * assembled HookInput string is kept too, until a `modify` or a chain_state change.
- */
-class ChainInput {
-  context: VcpContext;
-  constitution: Constitution;
-  private stateJson = "{}";
-  private contextJson: string | undefined;
-  private constitutionJson: string | undefined;
-  private inputJson: string | undefined;
-  private readonly fixedJson: string;
-  private chainStateCache: { json: string; value: Record<string, unknown> } | undefined;
-
-  constructor(readonly request: ChainRequest) {
-    this.context = request.context;
-    this.constitution = request.constitution;
-    this.fixedJson = `,"event":${JSON.stringify(request.event)},"session":${JSON.stringify(request.session)}`;
-  }
-
-  get chainStateJson(): string {
-    return this.stateJson;
-  }
-
-  set chainStateJson(json: string) {
-    if (json === this.stateJson) return;
-    this.stateJson = json;
-    this.inputJson = undefined;
-  }
-
-  replaceContext(context: VcpContext): void {
-    this.context = context;
-    this.contextJson = undefined;
-    this.inputJson = undefined;
-  }
-
-  replaceConstitution(constitution: Constitution): void {
-    this.constitution = constitution;
-    this.constitutionJson = undefined;
-    this.inputJson = undefined;
-  }
-
-  /** The whole HookInput as one JSON string: the only thing that crosses into the sandbox. */
-  json(): string {
-    if (this.inputJson !== undefined) return this.inputJson;
-    this.contextJson ??= JSON.stringify(this.context);
-    this.constitutionJson ??= JSON.stringify(this.constitution);
-    this.inputJson = `{"context":${this.contextJson},"constitution":${this.constitutionJson}${this.fixedJson},"chain_state":${this.stateJson}}`;
-    return this.inputJson;
-  }
-
-  /** HookInput-shaped view for predicates; chain_state is parsed only if a predicate reads it. */
-  predicateView(): object {
-    const owner = this;
-    return {
-      context: this.context,
-      constitution: this.constitution,
-      event: this.request.event,
-      session: this.request.session,
-      get chain_state(): Record<string, unknown> {
-        return owner.chainState();
-      },
-    };
-  }
-
-  private chainState(): Record<string, unknown> {
-    if (this.chainStateCache?.json !== this.chainStateJson) {
-      this.chainStateCache = { json: this.chainStateJson, value: parseGuestJson(this.chainStateJson) as Record<string, unknown> };
-    }
-    return this.chainStateCache.value;
-  }
-
-  summary(inputBytes: number): InputSummary {
-    return {
-      session_id: this.request.session.id,
-      constitution_id: this.constitution.id,
-      context_keys: Object.keys(this.context).length,
-      input_bytes: inputBytes,
-    };
-  }
-}
-
-/**
- * Run one hook chain (spec §5, §7; DESIGN §4.2–§4.4) against an action invoker.
+ * Run one chain against an action invoker. `request.event` is the event (VCP) or the agent's native
+ * input (validated by the caller with `profile.validateInput`); an agent chain's answer is on
+ * `result.profile`. A plan in which no hook runs touches no invoker.
  *
- * - hooks run one at a time, in plan order (spec §5.3); disabled hooks and hooks whose predicate is
- *   false are skipped (`hook.skipped`) as if they returned `continue` (spec §4.4); a condition that
- *   would overrun its bundle's predicate cost budget for the chain is not evaluated, and its hook is
- *   recorded as `error` without running (predicate.ts "cost");
- * - `modify` replaces the context and/or constitution seen by later hooks (spec §5.1.3), a modified
- *   constitution first passing the integrity check when one is configured (DESIGN §4.5);
- * - the first `abort` halts the chain with its reason and `aborted_by` (spec §5.1.4), except for
- *   `periodic`, where abort is treated as continue (spec §3.6);
- * - timeouts, exceptions and invalid results are recorded with their outcome and treated as
- *   `continue` (spec §5.4, §7.1, §7.2) unless the hook is `fail_closed` (spec §7.4);
- * - with a whole-chain deadline (DESIGN §4.3) each hook gets min(timeout_ms, what is left of its
- *   tier's share, see deadline.ts); a hook left no time is `skipped_deadline` (never run, `hook.skipped`
- *   with reason `chain_deadline`), one stopped at a budget the deadline cut below its timeout_ms is
- *   `deadline_exceeded`. Neither is a failure of that hook (the time was not all its own); both leave
- *   a `fail_closed` hook without a verdict, so it aborts the chain;
- * - a `session`-trust hook cannot modify or abort (spec §8.3): `capability_denied`, continue;
- * - more than 50% of executed hooks failing flags a cascade (spec §7.3, cascade.ts). The executor
- *   disables nothing: `hook.cascade_failure` leaves here with `disabled: false`, and the runtime,
- *   which decides and disables, reports what it disabled.
- *
- * An empty plan returns without touching the invoker.
+ * VCP specifics, all through its descriptor: `modify` replaces the context and/or constitution seen by
+ * later hooks (spec §5.1.3), a modified constitution first passing the integrity check (DESIGN §4.5);
+ * the first `abort` halts the chain with its reason and `aborted_by` (§5.1.4), except for `periodic`
+ * (§3.6); timeouts, exceptions and invalid results continue (§5.4, §7.1, §7.2) unless the hook is
+ * `fail_closed` (§7.4); a hook left no time by the whole-chain deadline (DESIGN §4.3) is
+ * `skipped_deadline`, one cut by it `deadline_exceeded` (neither is its failure; both leave a
+ * fail_closed hook without a verdict, so it aborts); more than 50% of executed hooks failing flags a
+ * cascade (§7.3, cascade.ts) — the executor disables nothing: the runtime decides and reports that.
  *
  * @example
  * ```ts
- * const result = await runChain(plan, { chainId, context, constitution, event, session }, { invoker, clock, emit });
+ * const result = await runChain(compileChainPlan("pre_inject", hooks, 7), { chainId, context, constitution, event, session }, { invoker, clock, emit });
  * if (result.status === "aborted") console.log(result.aborted_by, result.reason);
+ * const answer = (await runChain(plan, { chainId, context: {}, constitution, event: nativeInput, session: { id: "s1" } }, { invoker, clock })).profile;
  * ```
  */
 export async function runChain(plan: ChainPlan, request: ChainRequest, deps: ChainDeps): Promise<ChainResult> {
   const { clock, emit } = deps;
   const startedAt = clock.now();
-  const type = plan.type;
+  const profile = (deps.profileOf ?? findProfile)(plan.profile.id);
+  if (profile === undefined) {
+    throw new VcpError("UNKNOWN_PROFILE", `profile '${plan.profile.id}' is not in this process's catalogue`, { profile: plan.profile.id });
+  }
+  const event = plan.profile.event;
+  const vcp = profile.id === VCP_PROFILE_ID;
+  // The type results and lifecycle events carry: VCP's hook type; agent chains keep the placeholder.
+  const type = (vcp ? event : "pre_inject") as HookType;
+  if (vcp && plan.hooks.length === 0) return emptyChainResult(type, request);
   const chainId = request.chainId;
-  const hookResults: HookExecution[] = [];
-  let status: ChainResult["status"] = "completed";
-  let reason: string | null = null;
-  let abortedBy: string | null = null;
-  if (plan.hooks.length === 0) return emptyChainResult(type, request);
-
-  const input = new ChainInput(request);
-  const deadline = new ChainDeadline(request.deadlineMs, clock, startedAt);
-  // One predicate meter per bundle: a bundle's conditions together cost at most maxCost per chain,
-  // and never use up another bundle's (predicate.ts "cost").
-  const meters = new Map<string, PredicateMeter>();
+  const ctx: ProfileContext = { strict: plan.profile.strict, settings: plan.profile.settings };
+  const spec = profile.specOf?.(event) ?? profile.events[event];
+  const unstamped = request.event as NativeObject;
   const jsonDepth = deps.limits?.jsonDepth ?? DEFAULT_JSON_DEPTH;
   const annotations = new AnnotationBudget({
     perHook: deps.limits?.annotationBytesPerHook ?? DEFAULT_ANNOTATION_BYTES_PER_HOOK,
     perChain: deps.limits?.annotationBytesPerChain ?? DEFAULT_ANNOTATION_BYTES_PER_CHAIN,
   });
+  const integrity = { ...(deps.checkConstitution !== undefined ? { check: deps.checkConstitution } : {}), ...(deps.diff !== undefined ? { diff: deps.diff } : {}) };
+  // The input the chain carries and changes (VCP's HookInput), or none: the agent's native input.
+  const composed: ComposedInput | undefined = profile.composeInput?.(request, event);
+  // Runtime-owned input fields (Amplifier data.timestamp), stamped once per chain that runs a hook
+  // (or whose conditions are decided: they read what the first hook will receive).
+  let stamped: NativeObject | undefined;
+  const stampedOnce = (): NativeObject =>
+    (stamped ??= profile.stampInput !== undefined ? profile.stampInput(unstamped, event, new Date(clock.wallNow()).toISOString()) : unstamped);
 
-  for (const { hook, predicate } of plan.hooks) {
-    if (!hook.enabled) {
-      emit({ event: "hook.skipped", payload: { hook: hook.name, type, chain_id: chainId, reason: "disabled" } });
-      hookResults.push(hookExecution(hook, "skipped_disabled", 0));
-      continue;
+  // Which hooks run: the fire path's selection (it sent only those, with its decisions), or the same
+  // selection made here on the whole plan (the main-process exec lane, tests, direct callers).
+  const chosen: SelectedChain =
+    request.selection !== undefined
+      ? preselected(plan, request.selection)
+      : composed !== undefined
+        ? selectVcpHooks(plan, request)
+        : selectProfileHooks(plan, profile, unstamped, stampedOnce);
+  const selection = chosen.selection;
+  if (emit !== undefined) for (const skippedEvent of chosen.events) emit(skippedEvent);
+  const hookResults: HookExecution[] = [];
+  const matching: Array<{ planned: PlannedHook; slot: number; position: number }> = [];
+  for (let i = 0; i < plan.hooks.length; i++) {
+    const decided = chosen.decided.get(i);
+    if (decided !== undefined) hookResults.push(decided);
+    else {
+      // A placeholder keeps results in plan order; the hook's execution replaces it below.
+      matching.push({ planned: plan.hooks[i]!, slot: hookResults.length, position: matching.length });
+      hookResults.push(hookExecution(plan.hooks[i]!.hook, "ok", 0));
     }
-    let conditionFailure: string | undefined;
-    let fires = true;
-    if (predicate !== null) {
-      let meter = meters.get(hook.action.bundle);
-      if (meter === undefined) meters.set(hook.action.bundle, (meter = { left: DEFAULT_PREDICATE_MAX_COST }));
+  }
+  // Slot → why the hook is not run though it may apply: its matcher or condition would overrun its bundle's meter.
+  const budgetRefusals = new Map<number, string>();
+  const heldConditions = new Set<number>();
+  for (const { slot, position } of matching) {
+    if (Object.hasOwn(selection.refused, position)) budgetRefusals.set(slot, selection.refused[position]!);
+    if (selection.held.includes(position)) heldConditions.add(slot);
+  }
+  const mode = selection.mode ?? executionModeOf(profile, matching.map((m) => m.planned.hook));
+  if (matching.length === 0) {
+    if (composed !== undefined) return vcpResult(composed, hookResults, false);
+    return profileResult(request, hookResults, null, false, startedAt, clock, profile, event, mode, answerWhenNoneRuns(profile, event, ctx, unstamped, hookResults), 0);
+  }
+  const original = composed === undefined ? stampedOnce() : unstamped;
+  const entries: HookOutputEntry[] = [];
+  // A profile with per-hook budgets (ai-memory class deadlines) owns the chain deadline: ChainDeadline
+  // then only applies a caller's explicit one.
+  const deadline = new ChainDeadline(request.deadlineMs ?? (profile.hookBudgetMs === undefined ? spec?.chain_deadline_ms : undefined), clock, startedAt);
+  // One predicate meter per bundle: a bundle's conditions together cost at most maxCost per chain
+  // (what the fire path spent included), and never use up another bundle's (predicate.ts "cost").
+  const meters = new Map<string, PredicateMeter>();
+  const originalJson = composed === undefined ? JSON.stringify(original) : "";
+  let current = original;
+  let currentJson = originalJson;
+  let stoppedBy: string | null = null;
+  let stopReason: string | null = null;
+  let timeoutViolations = 0;
+  let classDeadlineSpent = false;
+  // Whether any hook produced an entry: if none did, the fold sees the unstamped input (no handler ran).
+  let ranAny = false;
+  const unrun = new Set(matching.map((m) => m.slot));
+
+  /** A hook that passed its condition and budget checks and was started: what settling it needs. */
+  interface Started {
+    hook: ResolvedHook;
+    slot: number;
+    execution: HookExecution;
+    budgetMs: number;
+    blocking: boolean;
+    failClosed: boolean;
+    summary: InputSummary | undefined;
+    /** Its invocation (undefined: no budget left, not started), with the clock when it ended; never rejects. */
+    run: Promise<{ invoked: InvokeOutcome; durationMs: number; resultJsonLength: number } | undefined>;
+  }
+
+  /**
+   * For the decision record (chain/decision.ts), an agent hook's: the reason a blocking, asking or
+   * modifying output gives, and — for a modification of the hook's input `before` — which fields it
+   * changed (RFC 6902 op and path, no values). Only for those verdicts: an allow costs nothing here.
+   */
+  const explain = (execution: HookExecution, output: NativeObject, before: NativeObject | undefined): void => {
+    const why = profile.reasonOf?.(output, event);
+    if (why !== undefined && execution.reason === undefined) execution.reason = why.length > MAX_REASON_CHARS ? `${why.slice(0, MAX_REASON_CHARS)}…` : why;
+    if (before !== undefined && execution.verdict === "modify" && profile.chainInput !== undefined) {
+      const after = profile.chainInput(before, output, event, ctx);
+      if (after !== before) execution.modification = changedPaths(before, after);
+    }
+  };
+
+  /** Record a hook that ends without running, with its `hook.skipped` when it has one. */
+  const skip = (hook: ResolvedHook, slot: number, outcome: HookExecution["outcome"], reason?: "disabled" | "predicate_false"): "skipped" => {
+    hookResults[slot] = hookExecution(hook, outcome, 0);
+    if (emit !== undefined && reason !== undefined) {
+      emit({ event: "hook.skipped", payload: { hook: hook.name, type, chain_id: chainId, reason, ...(reason === "predicate_false" ? { predicate: hook.condition } : {}) } });
+    }
+    return "skipped";
+  };
+
+  /**
+   * Conditions, the class and chain deadlines, then the invocation of one hook, started and not
+   * awaited. Answers "skipped" when the hook ends here without an entry, "stopped" when its
+   * deadline-exhausted output stops the chain, else the started hook for `settle`.
+   */
+  const start = (planned: PlannedHook, slot: number, inputNow: NativeObject, inputJson: string): Started | "skipped" | "stopped" => {
+    const { hook, predicate } = planned;
+    if (!hook.enabled) return skip(hook, slot, "skipped_disabled", "disabled");
+    // repo-yaml: a failing `blocking` hook blocks like a fail_closed one (PROFILES §8.8).
+    // SECURITY: never for a session-trust hook (spec §8.3), in both flags (hookFailsClosed).
+    const blocking = hook.blocking === true && hook.trust !== "session";
+    const failClosed = hookFailsClosed(hook);
+
+    // A matcher or condition over its budget is a failure to decide whether the hook applies: the hook
+    // is not run (`error`, or its fail_closed answer).
+    let conditionFailure: string | undefined = budgetRefusals.get(slot);
+    if (predicate !== null && conditionFailure === undefined && !heldConditions.has(slot)) {
       const conditionStart = deadline.enabled ? clock.now() : 0;
-      try {
-        fires = predicate(input.predicateView(), meter);
-      } catch (err) {
-        if (!(err instanceof PredicateBudgetExceeded)) throw err;
-        // Not evaluated is not false: the hook fails as if its action threw (spec §7.1; fail_closed aborts).
-        conditionFailure = `condition not evaluated: the conditions of bundle '${hook.action.bundle}' used up their cost budget of ${DEFAULT_PREDICATE_MAX_COST} units for this chain (limit maxCost)`;
-      }
+      const view = composed !== undefined ? composed.conditionView() : inputNow;
+      const verdict = evaluateCondition(predicate, view, meterOf(meters, hook.action.bundle, selection.predicateLeft), hook.action.bundle);
       // A condition's time is its hook's: an observer's conditions are not charged to policy hooks either.
       if (deadline.enabled) deadline.charge(hook, clock.now() - conditionStart);
-    }
-    if (!fires) {
-      emit({
-        event: "hook.skipped",
-        payload: { hook: hook.name, type, chain_id: chainId, reason: "predicate_false", predicate: hook.condition },
-      });
-      hookResults.push(hookExecution(hook, "skipped_predicate", 0));
-      continue;
+      if (verdict === false) return skip(hook, slot, "skipped_predicate", "predicate_false");
+      if (verdict !== true) conditionFailure = verdict;
     }
 
-    const budgetMs = deadline.budgetFor(hook);
-    if (budgetMs <= 0) {
-      // Its share of the chain deadline is spent: the hook never runs, and that is not its failure.
-      emit({ event: "hook.skipped", payload: { hook: hook.name, type, chain_id: chainId, reason: "chain_deadline" } });
-      const skipped = hookExecution(hook, "skipped_deadline", 0);
-      if (hook.fail_closed && type !== "periodic") {
-        // spec §7.4: a fail-closed hook that gave no verdict stops the chain.
-        skipped.status = "abort";
-        skipped.reason = `fail-closed: ${hook.name}: the chain deadline was spent before it ran`;
-        hookResults.push(skipped);
-        status = "aborted";
-        reason = skipped.reason;
-        abortedBy = hook.name;
-        break;
+    const execution = hookExecution(hook, "ok", 0);
+    let budgetMs = deadline.budgetFor(hook);
+    if (profile.hookBudgetMs !== undefined) {
+      // A hook stopped at the class deadline spent it, even if the clock reads a millisecond short
+      // (timers and clocks disagree slightly): the next hooks must not run on a sliver of time.
+      const classBudget = classDeadlineSpent ? undefined : profile.hookBudgetMs(hook.timeout_ms, event, clock.now() - startedAt);
+      if (classBudget === undefined) {
+        // The event class's chain deadline is spent (PROFILES §3.5): counted, then open ⇒ skip, closed ⇒ its answer.
+        timeoutViolations++;
+        execution.outcome = "deadline_exhausted";
+        execution.error = `the ${spec?.class ?? event} chain deadline${spec?.chain_deadline_ms !== undefined ? ` of ${spec.chain_deadline_ms} ms` : ""} was spent before it ran`;
+        // SECURITY: an observer contributes nothing, not even its skip's answer (spec §8.3).
+        const exhausted = hook.trust === "session" ? undefined : profile.deadlineExhaustedOutput?.(hook.name, hook.fail_closed, event, ctx);
+        hookResults[slot] = execution;
+        if (exhausted === undefined) return "skipped";
+        const verdict = profile.verdictOf(exhausted, event);
+        execution.verdict = verdict;
+        execution.status = statusOf(verdict);
+        if (verdict === "block") explain(execution, exhausted, undefined);
+        ranAny = true;
+        entries.push({ hook: hook.name, output: exhausted, failed: true, ...(blocking ? { blocking } : {}) });
+        if (profile.stopsChain?.(exhausted, event, ctx) === true) {
+          stoppedBy = hook.name;
+          return "stopped";
+        }
+        return "skipped";
       }
-      hookResults.push(skipped);
-      continue;
+      budgetMs = Math.min(budgetMs, Math.max(1, Math.floor(classBudget)));
     }
-    const inputJson = input.json();
-    const summary = input.summary(inputJson.length);
-    emit(hookFiredEvent(hook.name, type, chainId, request.session.id, summary));
+    // Built only for a listener: the input as the hook gets it (VCP: its HookInput's summary).
+    const summary = emit !== undefined && budgetMs > 0 ? (composed !== undefined ? composed.summary(inputJson.length) : nativeSummary(request, inputJson.length)) : undefined;
+    if (summary !== undefined) emit!(hookFiredEvent(hook.name, type, chainId, request.session.id, summary));
 
-    const hookStart = clock.now();
-    let invoked: InvokeOutcome;
-    if (conditionFailure !== undefined) {
-      invoked = { kind: "threw", message: conditionFailure };
-    } else {
-      try {
-        // SECURITY: per-session guest state is kept by the session's key: two owners' equal ids never share it.
-        invoked = await deps.invoker.invoke({ hook, chainId, sessionId: request.sessionKey ?? request.session.id, inputJson, budgetMs });
-      } catch (err) {
-        invoked = { kind: "threw", message: `sandbox failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
+    const invoke = async (): Promise<{ invoked: InvokeOutcome; durationMs: number; resultJsonLength: number }> => {
+      const hookStart = clock.now();
+      let invoked: InvokeOutcome;
+      if (conditionFailure !== undefined) invoked = { kind: "threw", message: conditionFailure };
+      else {
+        try {
+          // SECURITY: per-session guest state is kept by the session's key: two owners' equal ids never share it.
+          invoked = await deps.invoker.invoke({
+            hook, chainId, sessionId: request.sessionKey ?? request.session.id, inputJson, budgetMs,
+            ...(composed === undefined ? { native: true } : {}),
+            ...(request.sessionScope !== undefined ? { sessionScope: request.sessionScope } : {}),
+          });
+        } catch (err) {
+          invoked = { kind: "threw", message: `${hook.exec !== undefined ? "the command lane" : "sandbox"} failed to run the hook: ${err instanceof Error ? err.message : String(err)}` };
+        }
       }
-    }
-    const durationMs = clock.now() - hookStart;
-    deadline.charge(hook, durationMs);
+      // Read when this hook ends, not when the executor gets to it (a parallel group settles in plan order).
+      return { invoked, durationMs: clock.now() - hookStart, resultJsonLength: invoked.kind === "returned" ? invoked.resultJson.length : 0 };
+    };
+    return { hook, slot, execution, budgetMs, blocking, failClosed, summary, run: budgetMs <= 0 ? Promise.resolve(undefined) : invoke() };
+  };
 
-    const execution = hookExecution(hook, "ok", durationMs);
-    if ("cpuMs" in invoked && invoked.cpuMs !== undefined) execution.cpu_ms = invoked.cpuMs;
+  /** A started hook's outcome → its execution record, events and output entry (in plan order). True when it stops the chain. */
+  const settle = async (started: Started): Promise<boolean> => {
+    const { hook, slot, execution, budgetMs, blocking, failClosed, summary } = started;
+    let output: NativeObject | undefined;
     let failureWhy: string | undefined;
-    let wantsAbort = false;
-
-    switch (invoked.kind) {
-      case "returned": {
-        // SECURITY: host backstop of the isolate's depth bound, before the text is parsed: what this
-        // worker accepts must survive the structured clone and the IPC copy that carry it home.
-        const parsed = parseHookResult(invoked.resultJson, jsonDepth);
-        if (!parsed.ok) {
-          execution.outcome = "invalid_result";
-          failureWhy = parsed.message;
-          break;
-        }
-        const result = parsed.result;
-        if (result.annotations !== undefined) annotations.admit(execution, result.annotations, invoked.resultJson.length);
-        if (result.reason !== undefined) execution.reason = result.reason;
-        let returned: ResultStatus = result.status;
-        if (hook.trust === "session") {
-          // SECURITY: spec §8.3 — session-trust hooks observe and annotate; they cannot modify,
-          // abort, or steer later hooks through chain_state.
-          if (returned !== "continue") {
-            execution.outcome = "capability_denied";
-            execution.error = `a session-trust hook cannot ${returned} (spec §8.3)`;
-          }
-          break;
-        }
-        if (jsonTextExceeds(invoked.chainStateJson, jsonDepth)) {
-          execution.outcome = "invalid_result";
-          failureWhy = `chain_state nests deeper than ${jsonDepth} levels (limits.json_depth)`;
-          break;
-        }
-        if (!adoptChainState(input, invoked.chainStateJson)) {
-          execution.outcome = "invalid_result";
-          failureWhy = "chain_state must stay a JSON object";
-          break;
-        }
-        if (returned === "abort" && type === "periodic") {
-          // spec §3.6: periodic hooks are not part of a pipeline event and cannot abort it.
-          execution.reason = `periodic abort treated as continue (spec §3.6): ${result.reason ?? ""}`;
-          returned = "continue";
-        }
-        if (returned === "modify") {
-          // The constitution is checked first: a rejected modification is rejected whole, so a hook
-          // cannot land its context change while its constitution change is refused.
-          let nextConstitution: Constitution | undefined;
-          let provenance: ConstitutionProvenance | undefined;
-          if (result.modified_constitution != null) {
-            const verdict: ReturnType<ConstitutionCheck> = deps.checkConstitution
-              ? deps.checkConstitution(input.constitution, result.modified_constitution, hook, constitutionsToKeep(type, request.event, result.modified_constitution))
-              : { ok: true, constitution: result.modified_constitution };
-            if (!verdict.ok) {
-              execution.outcome = "integrity_rejected";
-              execution.error = verdict.reason;
-              if (hook.fail_closed) wantsAbort = true;
-              break;
-            }
-            nextConstitution = verdict.constitution;
-            provenance = verdict.provenance;
-          }
-          execution.status = "modify";
-          const before = deps.diff ? { context: input.context, constitution: input.constitution } : undefined;
-          if (nextConstitution !== undefined) {
-            input.replaceConstitution(nextConstitution);
-            execution.modified_constitution = true;
-            if (provenance !== undefined) execution.provenance = provenance;
-          }
-          if (result.modified_context != null) {
-            input.replaceContext(result.modified_context);
-            execution.modified_context = true;
-          }
-          if (deps.diff && before) execution.modification = deps.diff(before, { context: input.context, constitution: input.constitution });
-        } else if (returned === "abort") {
-          execution.status = "abort";
-          wantsAbort = true;
-        }
-        break;
-      }
-      case "threw":
-        execution.outcome = "error";
-        failureWhy = sanitizeGuestText(invoked.message);
-        emit({
-          event: "hook.error",
-          payload: {
-            hook: hook.name, type, chain_id: chainId, outcome: "error", error: failureWhy,
-            ...(invoked.stack ? { stack: sanitizeGuestText(invoked.stack, STACK_MAX_CHARS) } : {}),
-            input_summary: summary,
-          },
-        });
-        break;
-      case "timeout":
-        if (budgetMs < hook.timeout_ms) {
-          // Stopped by the chain deadline, before its own timeout_ms: part of the time it lacked was
-          // spent by other hooks, so this is not a timeout of this hook (spec §5.4 is about timeout_ms).
-          execution.outcome = "deadline_exceeded";
-          // Its tier's share is spent, whatever the clocks measured (a timer may fire a hair early).
-          deadline.exhaust(hook);
-          execution.error = deadlineCutText(invoked.elapsedMs, budgetMs, hook.timeout_ms);
-          if (hook.fail_closed) wantsAbort = true;
-          break;
-        }
-        execution.outcome = "timeout";
-        failureWhy = timeoutText(invoked.elapsedMs, budgetMs, hook.timeout_ms);
-        emit({
-          event: "hook.timeout",
-          payload: { hook: hook.name, type, chain_id: chainId, timeout_ms: hook.timeout_ms, elapsed_ms: invoked.elapsedMs, input_summary: summary },
-        });
-        break;
-      case "invalid":
+    // The event that follows hook.fired for a failure: hook.error or hook.timeout, with what it names.
+    let failureEvent: LifecycleEvent | undefined;
+    // An exec hook's failed run that its profile's table still reads (Gemini exit 1 + text ⇒ allow with
+    // a warning): a fail-open hook contributes that, as the agent would; a fail-closed one blocks.
+    let failedRunOutput: NativeObject | undefined;
+    /** A decoded output: annotations, reason, the observer rule, the chain state it left. */
+    const accept = (raw: Decoded<NativeObject>, resultJson: string | undefined, chainStateJson: string | undefined): void => {
+      if (!raw.ok) {
         execution.outcome = "invalid_result";
-        failureWhy = sanitizeGuestText(invoked.message);
-        break;
-      case "crashed":
-        execution.outcome = "crashed";
-        failureWhy = sanitizeGuestText(invoked.message);
-        emit({ event: "hook.error", payload: { hook: hook.name, type, chain_id: chainId, outcome: "crashed", error: failureWhy, input_summary: summary } });
-        break;
-    }
-    if (execution.outcome === "invalid_result") {
+        failureWhy = sanitizeGuestText(raw.error);
+        return;
+      }
+      output = raw.value;
+      const said = output["annotations"];
+      if (profile.annotations === true && resultJson !== undefined && typeof said === "object" && said !== null) {
+        annotations.admit(execution, said as Record<string, unknown>, resultJson.length);
+      }
+      // A VCP result's reason is its record's, whatever its status (spec §4.3).
+      const reason = composed !== undefined ? profile.reasonOf?.(output, event) : undefined;
+      if (reason !== undefined) execution.reason = reason;
+      if (hook.trust === "session") {
+        // What an observer said is withheld (below); naming it tells the author why nothing showed.
+        // SECURITY: spec §8.3 — session-trust hooks observe and annotate; they cannot modify, abort,
+        // or steer later hooks through chain_state.
+        if (profile.observerDenial !== undefined) {
+          const denial = profile.observerDenial(output, event);
+          if (denial !== undefined) {
+            execution.outcome = "capability_denied";
+            execution.error = denial;
+          }
+          return;
+        }
+        const withheld = profile.answerFields(output, event);
+        if (withheld.length > 0) {
+          execution.outcome = "capability_denied";
+          execution.stripped = [...withheld];
+          execution.error = `a session-trust hook observes only: its output never reaches the answer (spec §8.3); withheld: ${withheld.join(", ")}`;
+        }
+        return;
+      }
+      if (composed !== undefined && chainStateJson !== undefined) {
+        const refused = composed.adoptChainState(chainStateJson, jsonDepth);
+        if (refused !== undefined) {
+          execution.outcome = "invalid_result";
+          failureWhy = refused;
+        }
+      }
+    };
+    /** A hook stopped at its budget: its own timeout, or the chain deadline's cut (sandboxed and exec alike). */
+    const timedOut = (elapsedMs: number): void => {
+      // PROFILES §8.10: a hook timeout, like an exhausted chain deadline, is a timeout violation.
+      timeoutViolations++;
+      if (budgetMs < hook.timeout_ms) {
+        // Stopped by the chain deadline, before its own timeout_ms: part of the time it lacked was
+        // spent by other hooks, so this is not a timeout of this hook (spec §5.4 is about timeout_ms).
+        execution.outcome = "deadline_exceeded";
+        // Its tier's share is spent, whatever the clocks measured (a timer may fire a hair early).
+        deadline.exhaust(hook);
+        if (profile.hookBudgetMs !== undefined) classDeadlineSpent = true;
+        failureWhy = deadlineCutText(elapsedMs, budgetMs, hook.timeout_ms);
+      } else {
+        execution.outcome = "timeout";
+        failureWhy = timeoutText(elapsedMs, budgetMs, hook.timeout_ms);
+        if (summary !== undefined) {
+          failureEvent = { event: "hook.timeout", payload: { hook: hook.name, type, chain_id: chainId, timeout_ms: hook.timeout_ms, elapsed_ms: elapsedMs, input_summary: summary } };
+        }
+      }
+    };
+    const errorEvent = (outcome: HookExecution["outcome"], error: string, stack?: string): void => {
+      if (summary === undefined) return;
+      failureEvent = {
+        event: "hook.error",
+        payload: { hook: hook.name, type, chain_id: chainId, outcome, error, ...(stack !== undefined ? { stack: sanitizeGuestText(stack, STACK_MAX_CHARS) } : {}), input_summary: summary },
+      };
+    };
+    const ran = await started.run;
+    if (ran === undefined) {
+      // Its share of the chain deadline is spent: the hook never runs, and that is not its failure.
+      execution.outcome = "skipped_deadline";
+      failureWhy = "the chain deadline was spent before it ran";
+      emit?.({ event: "hook.skipped", payload: { hook: hook.name, type, chain_id: chainId, reason: "chain_deadline" } });
+    } else {
+      const { invoked } = ran;
+      execution.duration_ms = ran.durationMs;
+      deadline.charge(hook, execution.duration_ms);
+      if ("cpuMs" in invoked && invoked.cpuMs !== undefined) execution.cpu_ms = invoked.cpuMs;
+      switch (invoked.kind) {
+        case "returned":
+          accept(
+            profile.decodeResult !== undefined ? profile.decodeResult(invoked.resultJson, event, jsonDepth) : decodeOutput(profile, invoked.resultJson, event, ctx, jsonDepth),
+            invoked.resultJson,
+            invoked.chainStateJson,
+          );
+          break;
+        case "threw":
+          execution.outcome = "error";
+          failureWhy = sanitizeGuestText(invoked.message);
+          errorEvent("error", failureWhy, invoked.stack);
+          break;
+        case "timeout":
+          timedOut(invoked.elapsedMs);
+          break;
+        case "invalid":
+          execution.outcome = "invalid_result";
+          failureWhy = sanitizeGuestText(invoked.message);
+          break;
+        case "crashed":
+          execution.outcome = "crashed";
+          failureWhy = sanitizeGuestText(invoked.message);
+          errorEvent("crashed", failureWhy);
+          break;
+        case "command": {
+          // The command lane (PROFILES §6): the profile's exit-code table reads the run.
+          const run = invoked.run;
+          execution.sandboxed = false;
+          execution.exec = execRecordOf(invoked);
+          if (run === undefined || profile.parseCommandResult === undefined) {
+            // Not started (a changed script, shell not allowed, missing file): the hook failed; its fail mode applies.
+            execution.outcome = "error";
+            failureWhy = sanitizeGuestText(invoked.refused !== undefined ? `${invoked.refused.code}: ${invoked.refused.message}` : `profile ${profile.id} has no exit-code table`);
+            break;
+          }
+          const parsed = profile.parseCommandResult({ exitCode: run.exitCode, signal: run.signal, stdout: run.stdout, stderr: run.stderr, timedOut: run.timedOut }, hook.name, event);
+          if (run.timedOut) timedOut(run.durationMs);
+          else if (parsed.failure !== undefined) {
+            execution.outcome = run.signal !== null || run.exitCode === null ? "exec_signal" : "exec_nonzero";
+            failureWhy = sanitizeGuestText(parsed.failure);
+          }
+          if (failureWhy === undefined) accept(profile.decode(parsed.output, event, ctx), undefined, undefined);
+          else {
+            const table = profile.decode(parsed.output, event, ctx);
+            if (table.ok) failedRunOutput = table.value;
+          }
+          break;
+        }
+      }
       // spec §7.2.2: an invalid result MUST be logged as a validation error.
-      emit({ event: "hook.error", payload: { hook: hook.name, type, chain_id: chainId, outcome: "invalid_result", error: failureWhy ?? "", input_summary: summary } });
+      if (execution.outcome === "invalid_result") errorEvent("invalid_result", failureWhy ?? "");
     }
-    if (failureWhy !== undefined) {
-      execution.error = failureWhy;
-      if (hook.fail_closed) wantsAbort = true;
+    /** The hook failed: its profile's rule for a failed hook (fail-open warning, or its blocking answer when fail_closed). */
+    const fail = (why: string): void => {
+      failureWhy = why;
+      execution.error = why;
+      output = failedRunOutput !== undefined && !failClosed ? failedRunOutput : profile.failureOutput(hook.name, why, failClosed, event, ctx);
+    };
+    if (failureWhy !== undefined) fail(failureWhy);
+    if (hook.trust === "session") {
+      // SECURITY: spec §8.3, the one rule for every profile: a session-trust hook observes. Its output —
+      // or its failure's — never reaches the fold, the next hook's input or the chain's stop, so it
+      // changes nothing a guard decided or wrote, whichever of them runs first.
+      execution.verdict = "observe";
+      return record(false);
     }
-    if (wantsAbort && type === "periodic") wantsAbort = false;
-    if (wantsAbort && execution.outcome !== "ok") {
-      // spec §7.4 fail-closed: a failure (or integrity rejection) of this hook aborts the chain.
-      execution.status = "abort";
-      execution.reason = `fail-closed: ${hook.name}: ${execution.error ?? execution.outcome}`;
+    let verdict = profile.verdictOf(output!, event);
+    let ignored: string | undefined;
+    if (verdict === "block" && (ignored = profile.blockIgnored?.(output!, event)) !== undefined) {
+      execution.reason = ignored;
+      verdict = "allow";
     }
-    hookResults.push(execution);
-    emit(hookCompletedEvent(execution, type, chainId));
-    if (wantsAbort) {
-      status = "aborted";
-      reason = execution.reason ?? "aborted";
-      abortedBy = hook.name;
-      break;
+    if (verdict === "modify" && composed !== undefined) {
+      const refused = composed.apply(output!, hook, execution, integrity);
+      if (refused !== undefined) {
+        // A refused modification is the hook's failure (fail_closed ⇒ the chain stops), not a change.
+        execution.outcome = "integrity_rejected";
+        fail(refused);
+        verdict = profile.verdictOf(output!, event);
+      }
     }
-  }
+    execution.verdict = verdict;
+    execution.status = statusOf(verdict);
+    if (composed !== undefined) {
+      // A failed VCP hook's reason is its failure output's (fail-closed: the abort's).
+      const reason = failureWhy !== undefined ? profile.reasonOf?.(output!, event) : undefined;
+      if (reason !== undefined) execution.reason = reason;
+    } else if (verdict === "block" || verdict === "ask" || verdict === "modify") {
+      explain(execution, output!, failureWhy === undefined ? (mode === "sequential" ? current : original) : undefined);
+    }
+    const entry: { hook: string; output: NativeObject; failed?: boolean; blocking?: boolean } = { hook: hook.name, output: output! };
+    if (failureWhy !== undefined) entry.failed = true;
+    if (blocking) entry.blocking = true;
+    entries.push(entry);
+    ranAny = true;
+    if (composed === undefined && failureWhy === undefined && mode === "sequential" && profile.chainInput !== undefined) {
+      const next = profile.chainInput(current, output!, event, ctx);
+      if (next !== current) {
+        current = next;
+        currentJson = JSON.stringify(next);
+      }
+    }
+    return record(ignored === undefined && profile.stopsChain?.(output!, event, ctx) === true);
 
-  const count = countFailures(hookResults);
-  const cascade = isCascade(count);
-  if (cascade) {
-    emit({
-      event: "hook.cascade_failure",
-      payload: { type, chain_id: chainId, total: count.total, failed: count.failing.length, failing_hooks: count.failing, disabled: false, disabled_hooks: [] },
-    });
+    /** The hook's record, its failure event and hook.completed; a stop names it. */
+    function record(stops: boolean): boolean {
+      hookResults[slot] = execution;
+      if (emit !== undefined && ran !== undefined) {
+        if (failureEvent !== undefined) emit(failureEvent);
+        emit(hookCompletedEvent(execution, type, chainId));
+      }
+      if (stops) {
+        stoppedBy = hook.name;
+        stopReason = execution.reason ?? "aborted";
+      }
+      return stops;
+    }
+  };
+
+  if (mode === "parallel" && deps.invoker.concurrent === true) {
+    // A parallel group where the invoker can overlap calls (the main-process path: scripts and
+    // one-action sandbox tasks): every hook starts at once on the original input, as the agents run
+    // them, and is settled (folded, stopsChain asked) in plan order, so the answer is the same as one
+    // after another. Conditions and budgets are decided before any hook runs, as in a sequential group's
+    // first hook. No parallel profile stops a chain today; if one did, the later hooks' runs would be
+    // awaited and left out, as hooks a stop leaves unrun are.
+    const group: Started[] = [];
+    for (const { planned, slot } of matching) {
+      unrun.delete(slot);
+      const started = start(planned, slot, original, originalJson);
+      if (started === "stopped") break;
+      if (started !== "skipped") group.push(started);
+    }
+    let stopped = false;
+    for (const started of group) {
+      if (stopped) {
+        unrun.add(started.slot);
+        await started.run;
+      } else stopped = await settle(started);
+    }
+  } else {
+    for (const { planned, slot } of matching) {
+      unrun.delete(slot);
+      const sequential = mode === "sequential";
+      const inputNow = sequential ? current : original;
+      const inputJson = composed !== undefined ? composed.json() : sequential ? currentJson : originalJson;
+      const started = start(planned, slot, inputNow, inputJson);
+      if (started === "stopped") break;
+      if (started === "skipped") continue;
+      if (await settle(started)) break;
+    }
   }
+  // Hooks a stop left unrun are not reported.
+  const reported = unrun.size === 0 ? hookResults : hookResults.filter((_, i) => !unrun.has(i));
   // The per-chain annotation cap, before the results leave the worker (chain result and audit agree).
   annotations.settle();
-  return finish(input, cascade);
+  if (composed !== undefined) return vcpResult(composed, reported, profile.cascade === true && cascadeOf(reported));
+  // Amplifier: "no timestamp when no handler runs" (every matching hook skipped by its condition).
+  const aggregated = foldEntries(profile, entries, event, ctx, ranAny ? original : unstamped);
+  const answer = profile.present(aggregated, event, ctx);
+  const blocked = profile.verdictOf(aggregated, event) === "block";
+  return profileResult(request, reported, stoppedBy, blocked, startedAt, clock, profile, event, mode, answer, timeoutViolations);
 
-  function finish(state: ChainInput, cascadeFailure: boolean): ChainResult {
+  /** Spec §7.3: flag (and report) a cascade; the runtime decides what to disable. */
+  function cascadeOf(results: readonly HookExecution[]): boolean {
+    const count = countFailures(results);
+    const cascade = isCascade(count);
+    if (cascade && emit !== undefined) {
+      emit({
+        event: "hook.cascade_failure",
+        payload: { type, chain_id: chainId, total: count.total, failed: count.failing.length, failing_hooks: count.failing, disabled: false, disabled_hooks: [] },
+      });
+    }
+    return cascade;
+  }
+
+  function vcpResult(state: ComposedInput, results: HookExecution[], cascadeFailure: boolean): ChainResult {
     return {
       chain_id: chainId,
       type,
-      status,
-      reason,
-      aborted_by: abortedBy,
+      status: stoppedBy !== null ? "aborted" : "completed",
+      reason: stoppedBy !== null ? stopReason : null,
+      aborted_by: stoppedBy,
       context: state.context,
       constitution: state.constitution,
       cascade_failure: cascadeFailure,
-      hook_results: hookResults,
+      hook_results: results,
       duration_ms: clock.now() - startedAt,
     };
   }
 }
 
+/** A plan the fire path selected: every hook in it is to run (chain/select.ts), nothing is decided here. */
+function preselected(plan: ChainPlan, selection: PreSelection): SelectedChain {
+  return { sent: plan.hooks.map((_, i) => i), decided: new Map(), selection, events: [] };
+}
+
+/** What a lifecycle event says about an agent's native input (no context or constitution). */
+function nativeSummary(request: ChainRequest, inputBytes: number): InputSummary {
+  return { session_id: request.session.id, constitution_id: request.constitution.id, context_keys: 0, input_bytes: inputBytes };
+}
+
+/** The fold: `reduceWithHooks` (hook names, flags, the chain's input) when the profile has it, else `reduce`. */
+function foldEntries(profile: EventProfile, entries: readonly HookOutputEntry[], event: string, ctx: ProfileContext, input: NativeObject): Aggregated {
+  return profile.reduceWithHooks !== undefined ? profile.reduceWithHooks(entries, event, ctx, input) : profile.reduce(entries.map((e) => e.output), event, ctx);
+}
+
 /**
- * Constitutions whose safety-critical rules a modified constitution must keep besides those of the
- * one the hook was given (spec §8.2.4, integrity/check.ts `keepsSafetyRulesOf`):
- * - `on_conflict`: every constitution being composed (`event.constitutions`), since the hook is handed
- *   only the composition base, which leaves the conflicting rules out;
- * - `post_select`: the candidate the replacement names by id, so "selecting" a candidate cannot
- *   strip that candidate's safety rules. (Candidates are alternatives: a replacement need not keep
- *   the rules of candidates it does not name.)
+ * The answer of a chain in which no hook runs: the empty plan's answer ({@link presentEmpty}) when no
+ * hook applied at all, the neutral fold (no stamp) when hooks applied but their conditions were false.
+ *
+ * @example
+ * ```ts
+ * const answer = answerWhenNoneRuns(profile, "BeforeTool", ctx, input, records);
+ * ```
  */
-function constitutionsToKeep(type: ChainPlan["type"], event: ChainRequest["event"], proposed: Constitution): readonly Constitution[] {
-  if (type === "on_conflict") return constitutionList((event as { constitutions?: unknown }).constitutions);
-  if (type === "post_select") return constitutionList((event as { candidates?: unknown }).candidates).filter((c) => c.id === proposed.id);
-  return [];
+export function answerWhenNoneRuns(profile: EventProfile, event: string, ctx: ProfileContext, input: NativeObject, records: readonly HookExecution[]): PresentedAnswer {
+  if (!records.some((r) => r.outcome === "skipped_predicate")) return presentEmpty(profile, event, ctx, input);
+  return profile.present(foldEntries(profile, [], event, ctx, input), event, ctx);
 }
 
-/** The event's constitutions (validated at the boundary, assertChainInput); anything else is none. */
-function constitutionList(value: unknown): readonly Constitution[] {
-  return Array.isArray(value) ? (value as Constitution[]) : [];
+/**
+ * The answer of an event no hook applies to (PROFILES §2 "Empty plan"): the profile's
+ * `emptyPlanAnswer` (ai-memory `required_events`: deny 503), else its neutral answer from the
+ * unstamped input. Used by the executor and by `fireProfile` when the event has no hook at all.
+ *
+ * @example
+ * ```ts
+ * presentEmpty(aiMemoryProfile, "pre_store", { strict: false, settings: { required_events: ["pre_store"] } }, input).native;
+ * // { action: "deny", reason: "required event pre_store has no enabled hook …", code: 503 }
+ * ```
+ */
+export function presentEmpty(profile: EventProfile, event: string, ctx: ProfileContext, input: NativeObject): PresentedAnswer {
+  const aggregated = profile.emptyPlanAnswer?.(event, ctx) ?? foldEntries(profile, [], event, ctx, input);
+  return profile.present(aggregated, event, ctx);
 }
 
-/** Accept the chain state a hook left behind if it is still a JSON object (spec §5.6). */
-function adoptChainState(input: ChainInput, chainStateJson: string): boolean {
-  if (chainStateJson === input.chainStateJson) return true;
-  if (chainStateJson.length < 2 || chainStateJson[0] !== "{") return false;
-  input.chainStateJson = chainStateJson;
-  return true;
+function profileResult(
+  request: ChainRequest, reported: HookExecution[], stoppedBy: string | null, blocked: boolean, startedAt: number, clock: Clock,
+  profile: EventProfile, event: string, mode: "sequential" | "parallel", answer: PresentedAnswer, timeoutViolations: number,
+): ChainResult {
+  const blocker = stoppedBy ?? (blocked ? (reported.find((e) => e.verdict === "block")?.hook ?? null) : null);
+  return {
+    chain_id: request.chainId,
+    type: "pre_inject",
+    status: blocker !== null || blocked ? "aborted" : "completed",
+    reason: null,
+    aborted_by: blocker,
+    context: request.context,
+    constitution: request.constitution,
+    cascade_failure: false,
+    hook_results: reported,
+    duration_ms: clock.now() - startedAt,
+    profile: {
+      profile: profile.id,
+      event,
+      mode,
+      native: answer.native,
+      exit_code: answer.exit_code,
+      ...(answer.stderr !== undefined ? { stderr: answer.stderr } : {}),
+      // Counted here in the worker, added to vcp_timeout_violations_total in the main process (PROFILES §8.10).
+      ...(timeoutViolations > 0 ? { timeout_violations: timeoutViolations } : {}),
+    },
+  };
+}
+
+/** JSON text from the sandbox → the profile's native output, depth-bounded before it is parsed. */
+function decodeOutput(profile: EventProfile, resultJson: string, event: string, ctx: ProfileContext, jsonDepth: number): Decoded<NativeObject> {
+  // SECURITY: host backstop of the isolate's depth bound, checked on the text before parsing.
+  if (jsonTextExceeds(resultJson, jsonDepth + 1)) {
+    return { ok: false as const, error: `output nests deeper than ${jsonDepth} levels (limits.json_depth)` };
+  }
+  let raw: unknown;
+  try {
+    raw = parseGuestJson(resultJson);
+  } catch {
+    return { ok: false as const, error: "output is not valid JSON" };
+  }
+  return profile.decode(raw, event, ctx);
+}
+
+/**
+ * The answer of an agent chain whose result carries none (the sandbox host died mid-chain and the
+ * supervisor answered for it, or nothing ran): each failed hook's failure output, folded and presented.
+ *
+ * @example
+ * ```ts
+ * const answer = result.profile ?? answerWithout(profile, result, "BeforeTool", ctx);
+ * ```
+ */
+export function answerWithout(profile: EventProfile, result: ChainResult, event: string, ctx: ProfileContext, failClosed: (hook: string) => boolean, input: NativeObject = {}, blocking: (hook: string) => boolean = () => false) {
+  const entries: HookOutputEntry[] = result.hook_results
+    // SECURITY: as in the executor, a session-trust hook's failure contributes nothing (spec §8.3).
+    .filter((e) => (e.outcome === "crashed" || e.outcome === "timeout") && e.trust !== "session")
+    .map((e) => ({ hook: e.hook, output: profile.failureOutput(e.hook, e.error ?? e.outcome, failClosed(e.hook) || blocking(e.hook), event, ctx), failed: true, blocking: blocking(e.hook) }));
+  return profile.present(foldEntries(profile, entries, event, ctx, input), event, ctx);
 }

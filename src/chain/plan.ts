@@ -1,9 +1,11 @@
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import { compilePredicate, type CompiledPredicate } from "./predicate.js";
-import type { ChainPlan, PlannedHook } from "./types.js";
+import type { ChainPlan, PlannedHook, ProfilePlanRef } from "./types.js";
 import type { CompiledMatcher, EventProfile } from "../profiles/types.js";
-import { hookMatcher } from "../profiles/index.js";
+import { findProfile, hookMatcher, profileConditionFields, VCP_PROFILE_ID, vcpProfile } from "../profiles/index.js";
+
+export type { ChainPlan, PlannedHook, ProfilePlanRef } from "./types.js";
 
 // Predicates compile once per hook object; hooks are frozen and replaced (never mutated) on change,
 // so a WeakMap keyed by the hook is an exact cache and frees itself when a hook is deregistered.
@@ -12,15 +14,31 @@ const compiledConditions = new WeakMap<ResolvedHook, CompiledPredicate | null>()
 function compiledConditionOf(hook: ResolvedHook): CompiledPredicate | null {
   let compiled = compiledConditions.get(hook);
   if (compiled === undefined) {
-    compiled = hook.condition == null ? null : compilePredicate(hook.condition);
+    compiled = hook.condition == null ? null : compilePredicate(hook.condition, undefined, "condition", conditionFieldsOf(hook));
     compiledConditions.set(hook, compiled);
   }
   return compiled;
 }
 
+/** An event-profile hook's condition reads its event's native input; a VCP hook's, the HookInput (spec §4.4). */
+function conditionFieldsOf(hook: ResolvedHook) {
+  if (hook.profile === undefined || hook.profile === VCP_PROFILE_ID || hook.event === undefined) return undefined;
+  // Install checked the path; a profile this thread does not know accepts it as installed.
+  return profileConditionFields(findProfile(hook.profile) ?? { id: hook.profile }, hook.event);
+}
+
+/** The plan reference of a VCP chain: profile `vcp`, the hook type as its event. */
+export function vcpPlanRef(type: HookType): ProfilePlanRef {
+  let ref = vcpRefs.get(type);
+  if (ref === undefined) vcpRefs.set(type, (ref = Object.freeze({ id: VCP_PROFILE_ID, event: type, strict: false, settings: Object.freeze({}) })));
+  return ref;
+}
+const vcpRefs = new Map<HookType, ProfilePlanRef>();
+
 /**
- * Build the immutable plan of one chain. Called when the registry changes (or when a worker first
- * sees a registry revision), never per event. `hooks` must already be in spec §5.1 order.
+ * The plan of one VCP chain: {@link compilePlan} with the `vcp` descriptor. Called when the registry
+ * changes (or when a worker first sees a registry revision), never per event. `hooks` must already be
+ * in spec §5.1 order.
  *
  * @example
  * ```ts
@@ -28,33 +46,12 @@ function compiledConditionOf(hook: ResolvedHook): CompiledPredicate | null {
  * ```
  */
 export function compileChainPlan(type: HookType, hooks: readonly ResolvedHook[], revision: number): ChainPlan {
-  const planned: PlannedHook[] = hooks.map((hook) => Object.freeze({ hook, predicate: compiledConditionOf(hook) }));
-  return Object.freeze({ type, revision, hooks: Object.freeze(planned) });
+  return compilePlan(vcpProfile, vcpPlanRef(type), hooks, revision);
 }
 
-// ── event profiles (PROFILES §8.5, §8.6) ───────────────────────────────────────────────────────
-
-/** Which profile chain a plan runs, and the deployment's settings for it: all the worker needs to look the profile up. */
-export interface ProfilePlanRef {
-  readonly id: string;
-  readonly event: string;
-  readonly strict: boolean;
-  readonly settings: Readonly<Record<string, unknown>>;
-}
-
-/** A profile hook as the executor runs it: predicate and matcher compiled once, its dedup verdict fixed. */
-export interface PlannedProfileHook {
-  readonly hook: ResolvedHook;
-  readonly predicate: CompiledPredicate | null;
-  readonly matcher: CompiledMatcher;
-  /** Name of the earlier hook in plan order with the same (bundle digest, action, matcher): this one is `deduplicated`. */
-  readonly duplicateOf?: string;
-}
-
-export interface ProfileChainPlan {
-  readonly profile: ProfilePlanRef;
-  readonly revision: number;
-  readonly hooks: readonly PlannedProfileHook[];
+/** The hook type of a VCP plan; `undefined` for another profile's. */
+export function vcpTypeOf(plan: Pick<ChainPlan, "profile">): HookType | undefined {
+  return plan.profile.id === VCP_PROFILE_ID ? (plan.profile.event as HookType) : undefined;
 }
 
 /**
@@ -113,28 +110,32 @@ export function orderProfileHooks(profile: Pick<EventProfile, "ordering">, hooks
 }
 
 /**
- * Build the immutable plan of one profile event from hooks already in {@link orderProfileHooks}
- * order: predicates and matchers compiled once (a matcher RE2 refuses throws here, at install, never
- * per event), and the dedup key (bundle digest, action, matcher) fixed: later duplicates are
- * recorded `deduplicated` (PROFILES §8.6). repo-yaml's `match` filters and `blocking` flag are part of
- * the key: they change when the definition applies and what its output means, so two definitions
- * that differ there are not identical.
+ * The one plan compiler: the immutable plan of one (profile, event) from hooks already in the
+ * profile's order ({@link orderProfileHooks}; VCP: spec §5.1). Conditions and matchers are compiled
+ * once (a matcher RE2 refuses throws here, at install, never per event), and, except for a profile
+ * that keeps duplicates (VCP), the dedup key (bundle digest, action, matcher) is fixed: later
+ * duplicates are recorded `deduplicated` (PROFILES §8.6). repo-yaml's `match` filters and `blocking`
+ * flag are part of the key: they change when the definition applies and what its output means, so
+ * two definitions that differ there are not identical.
  *
  * @example
  * ```ts
- * const plan = compileProfilePlan(profile, { id: "gemini-cli", event: "BeforeTool", strict: false, settings: {} }, ordered, 3);
+ * const plan = compilePlan(profile, { id: "gemini-cli", event: "BeforeTool", strict: false, settings: {} }, ordered, 3);
  * ```
  */
-export function compileProfilePlan(profile: EventProfile, ref: ProfilePlanRef, hooks: readonly ResolvedHook[], revision: number): ProfileChainPlan {
+export function compilePlan(profile: EventProfile, ref: ProfilePlanRef, hooks: readonly ResolvedHook[], revision: number): ChainPlan {
   const firstByKey = new Map<string, string>();
-  const planned = hooks.map((hook): PlannedProfileHook => {
-    // Exec hooks dedup as upstream does, by name and command (PROFILES §8.6), within one matcher (a
-    // twin whose matcher differs may match when this one does not).
-    const key = hook.exec !== undefined
-      ? JSON.stringify(["exec", hook.name, hook.exec.command, hook.matcher ?? ""])
-      : JSON.stringify([hook.action.digest ?? hook.action.bundle, hook.action.export, hook.matcher ?? "", hook.match ?? null, hook.blocking === true]);
-    const first = firstByKey.get(key);
-    if (first === undefined) firstByKey.set(key, hook.name);
+  const planned = hooks.map((hook): PlannedHook => {
+    let first: string | undefined;
+    if (profile.keepDuplicates !== true) {
+      // Exec hooks dedup as upstream does, by name and command (PROFILES §8.6), within one matcher (a
+      // twin whose matcher differs may match when this one does not).
+      const key = hook.exec !== undefined
+        ? JSON.stringify(["exec", hook.name, hook.exec.command, hook.matcher ?? ""])
+        : JSON.stringify([hook.action.digest ?? hook.action.bundle, hook.action.export, hook.matcher ?? "", hook.match ?? null, hook.blocking === true]);
+      first = firstByKey.get(key);
+      if (first === undefined) firstByKey.set(key, hook.name);
+    }
     return Object.freeze({
       hook,
       predicate: compiledConditionOf(hook),
@@ -142,7 +143,7 @@ export function compileProfilePlan(profile: EventProfile, ref: ProfilePlanRef, h
       ...(first !== undefined ? { duplicateOf: first } : {}),
     });
   });
-  return Object.freeze({ profile: Object.freeze({ ...ref }), revision, hooks: Object.freeze(planned) });
+  return Object.freeze({ profile: ref, revision, hooks: Object.freeze(planned) });
 }
 
 /**

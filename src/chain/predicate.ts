@@ -14,8 +14,10 @@
  * - A leaf has all three of `field`, `operator` and `value`. `value` is required even when it is
  *   `null` (write `value: null` to test for absence), so a forgotten value is an error, not a
  *   silent comparison with null.
- * - `field` is a dot path into the HookInput. Its first segment is one of `context`, `constitution`,
- *   `event`, `session`, `chain_state` (anything else can never resolve, so it is rejected as a typo).
+ * - `field` is a dot path into the hook's input. For a VCP hook that is the HookInput: its first
+ *   segment is one of `context`, `constitution`, `event`, `session`, `chain_state` (anything else can
+ *   never resolve, so it is rejected as a typo). For an event-profile hook it is the agent's native
+ *   input (`tool_input.command`), checked against the event's input schema ({@link ConditionFields}).
  *   At most 32 non-empty segments and 256 characters; the segments `__proto__`, `prototype` and
  *   `constructor` are rejected.
  * - A compound has a non-empty `children` array of at most `maxChildren` (64) nodes. The root is at
@@ -185,6 +187,24 @@ type Limits = { -readonly [K in keyof typeof DEFAULTS]: number };
 const MAX_FIELD_LENGTH = 256;
 const MAX_FIELD_SEGMENTS = 32;
 const ROOT_FIELDS: ReadonlySet<string> = new Set(["context", "constitution", "event", "session", "chain_state"]);
+
+/**
+ * Which field paths a condition may name: the root its paths are resolved against decides it. A VCP
+ * hook's condition reads the HookInput (`context.…`, `event.…`); an event-profile hook's reads the
+ * agent's native input itself (`tool_input.command`), checked against the event's input schema
+ * (profiles/common/condition-fields.ts). Checked at compile time only: a path refused here is a
+ * build and install error, never a condition that silently never matches.
+ */
+export interface ConditionFields {
+  /** Why the path (its dot-separated segments) can never resolve on this input, or `undefined` when it may. */
+  refuse(keys: readonly string[]): string | undefined;
+}
+
+/** VCP hooks (spec §4.4): the first segment is one of the HookInput's five parts. */
+export const VCP_CONDITION_FIELDS: ConditionFields = Object.freeze({
+  refuse: (keys: readonly string[]) =>
+    ROOT_FIELDS.has(keys[0]!) ? undefined : "field must start with one of context, constitution, event, session, chain_state",
+});
 // SECURITY: these never name data; rejecting them keeps paths from even looking like prototype access.
 const FORBIDDEN_SEGMENTS: ReadonlySet<string> = new Set(["__proto__", "prototype", "constructor"]);
 const NODE_KEYS: ReadonlySet<string> = new Set(["field", "operator", "value", "combine", "children"]);
@@ -423,6 +443,8 @@ interface Budget {
   values: number;
   /** Cost units so far (see "cost" in the module comment). */
   cost: number;
+  /** Which field paths the input this predicate will see can have. */
+  fields: ConditionFields;
 }
 
 /** Add `units` to the predicate's cost, refusing it where it first goes over `maxCost`. */
@@ -530,7 +552,7 @@ function compileJson(raw: unknown, path: string, depth: number, ancestors: objec
   return compiled;
 }
 
-function compileField(raw: unknown, path: string): CompiledPath {
+function compileField(raw: unknown, path: string, fields: ConditionFields): CompiledPath {
   if (typeof raw !== "string") fail(path, "field must be a string dot path into the hook input", raw);
   if (raw.length === 0 || raw.length > MAX_FIELD_LENGTH) {
     fail(path, `field must be 1 to ${MAX_FIELD_LENGTH} characters long`, raw);
@@ -543,9 +565,8 @@ function compileField(raw: unknown, path: string): CompiledPath {
     if (FORBIDDEN_SEGMENTS.has(key)) fail(path, `field must not use the segment "${key}"`, raw);
     indices.push(CANONICAL_INDEX.test(key) ? Number(key) : -1);
   }
-  if (!ROOT_FIELDS.has(keys[0]!)) {
-    fail(path, "field must start with one of context, constitution, event, session, chain_state", raw);
-  }
+  const refused = fields.refuse(keys);
+  if (refused !== undefined) fail(path, refused, raw);
   return { keys: Object.freeze(keys), indices: Object.freeze(indices) };
 }
 
@@ -575,7 +596,7 @@ function compileLeaf(node: Record<string, unknown>, path: string, limits: Limits
       fail(`${path}.${key}`, `a leaf predicate requires field, operator and value${hint}`);
     }
   }
-  const fieldPath = compileField(node.field, `${path}.field`);
+  const fieldPath = compileField(node.field, `${path}.field`, budget.fields);
   const operator = node.operator;
   if (typeof operator !== "string" || !OPERATORS.has(operator)) {
     fail(`${path}.operator`, `operator must be one of ${PREDICATE_OPERATORS.join(", ")}`, operator);
@@ -682,6 +703,7 @@ function resolveLimits(options: PredicateOptions | undefined): Limits {
  * @param predicate the raw, untrusted condition (parsed JSON or YAML)
  * @param options limits; see {@link PredicateOptions} for defaults
  * @param basePath how errors name the predicate's root, e.g. `"condition"` or `"hooks[3].condition"`
+ * @param fields which field paths the input can have: VCP's HookInput roots by default
  * @throws VcpError `INVALID_PREDICATE` with `details.path`, `details.rule` and, for bad values, `details.received`
  *
  * @example
@@ -696,7 +718,7 @@ function resolveLimits(options: PredicateOptions | undefined): Limits {
  * fires({ context: {}, constitution: {}, event: { severity: "critical" }, session: {}, chain_state: {} }); // true
  * ```
  */
-export function compilePredicate(predicate: unknown, options?: PredicateOptions, basePath = "condition"): CompiledPredicate {
+export function compilePredicate(predicate: unknown, options?: PredicateOptions, basePath = "condition", fields: ConditionFields = VCP_CONDITION_FIELDS): CompiledPredicate {
   const limits = resolveLimits(options);
-  return compileNode(predicate, basePath, 1, limits, { nodes: 0, values: 0, cost: 0 });
+  return compileNode(predicate, basePath, 1, limits, { nodes: 0, values: 0, cost: 0, fields });
 }

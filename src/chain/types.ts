@@ -6,21 +6,38 @@ import type { Outcome, ResultStatus } from "../model/result.js";
 import type { HookEvent } from "../model/events.js";
 import type { CompiledPredicate } from "./predicate.js";
 import type { DecisionRecord } from "./decision.js";
-import type { ExitCode, NativeObject, Verdict } from "../profiles/types.js";
+import type { CompiledMatcher, ExitCode, NativeObject, Verdict } from "../profiles/types.js";
 
 /**
- * A hook as the executor runs it: the registry's frozen definition plus its predicate, compiled
- * once when the plan is built (never per event).
+ * A hook as the executor runs it: the registry's frozen definition plus its condition and matcher,
+ * compiled once when the plan is built (never per event), and its dedup verdict.
  */
 export interface PlannedHook {
   readonly hook: ResolvedHook;
   readonly predicate: CompiledPredicate | null;
+  /** Its `matcher` AND `match` filters (VCP hooks have none: every input matches). */
+  readonly matcher: CompiledMatcher;
+  /** Name of the earlier hook in plan order with the same (bundle digest, action, matcher): this one is `deduplicated` (PROFILES §8.6). */
+  readonly duplicateOf?: string;
 }
 
-/** The ordered hooks of one type for one session, built when the registry changes. */
+/** Which chain a plan runs, and the deployment's settings for its profile: all a worker needs to look the profile up. */
+export interface ProfilePlanRef {
+  /** The profile: `vcp` for VCP chains. */
+  readonly id: string;
+  /** The event: for VCP, the hook type (spec §3). */
+  readonly event: string;
+  readonly strict: boolean;
+  readonly settings: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The ordered hooks of one (profile, event) — for VCP one hook type for one session — built when the
+ * hooks change (plan.ts `compilePlan`), never per event. One shape for every profile.
+ */
 export interface ChainPlan {
-  readonly type: HookType;
-  /** Registry revision the plan was built from; plans are immutable. */
+  readonly profile: ProfilePlanRef;
+  /** Revision the plan was built from; plans are immutable. */
   readonly revision: number;
   readonly hooks: readonly PlannedHook[];
 }
@@ -224,4 +241,28 @@ export interface ChainRequest {
   sessionScope?: "chain";
   /** Whole-chain deadline for this type (DESIGN §4.3), if configured. */
   deadlineMs?: number;
+  /**
+   * What the fire path decided before crossing (chain/select.ts): the plan holds the selected hooks
+   * only. Absent ⇒ the executor selects from the whole plan itself.
+   */
+  selection?: PreSelection;
+}
+
+/**
+ * The fire path's selection, handed to the executor with the selected hooks (indices are positions
+ * in the plan the executor runs). The executor asks no matcher again (every hook passed its own),
+ * takes a `held` condition as true, fails a `refused` hook with the budget text (as a throw), and
+ * meters the conditions it still evaluates from `predicateLeft`, so a bundle's budget stays per chain.
+ */
+export interface PreSelection {
+  /** Every hook of the plan passed its matcher and `match` filters (event-profile chains). */
+  readonly matched: true;
+  /** Positions whose condition held in the fire path. */
+  readonly held: readonly number[];
+  /** Position → why its matcher or condition was not evaluated (its bundle's budget was spent). */
+  readonly refused: Readonly<Record<string, string>>;
+  /** Predicate cost units left per bundle after the conditions evaluated in the fire path. */
+  readonly predicateLeft: Readonly<Record<string, number>>;
+  /** Event-profile chains: how the hooks that applied run, decided from all of them (plan.ts executionModeOf). */
+  readonly mode?: "sequential" | "parallel";
 }

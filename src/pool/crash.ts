@@ -166,6 +166,8 @@ export function crashedChainValue(
   const failClosed = hook.fail_closed && plan.type !== "periodic";
   const execution = hookExecution(hook, outcome, durationMs);
   execution.status = failClosed ? "abort" : "continue";
+  // What the executor records for a failed hook: its failure output's verdict (chain/execute.ts).
+  execution.verdict = hook.trust === "session" ? "observe" : failClosed ? "block" : "allow";
   execution.error = error;
   const reason = outcome === "crashed" ? `fail-closed: ${hook.name}: sandbox crashed` : `fail-closed: ${hook.name}: ${error}`;
   if (failClosed) execution.reason = reason;

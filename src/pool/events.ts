@@ -58,18 +58,18 @@ export function packChainValue(result: ChainResult, request: ChainRequest, packe
 }
 
 /**
- * The chain result and every lifecycle event, in the order runChain emitted them, from a
- * {@link WireChainValue} and the request the supervisor sent.
- *
- * @example
- * ```ts
- * const { result, events } = rebuildEvents(reply.value as WireChainValue, pending.request);
- * ```
+ * The chain result of an agent-profile chain, without lifecycle events (the executor builds none for
+ * it: its answer and hook records are its report).
  */
-export function rebuildEvents(wire: WireChainValue, request: ChainRequest): ChainValue {
+export function profileChainValue(wire: WireChainValue, request: ChainRequest): ChainValue {
+  return { result: resultOf(wire, request), events: [] };
+}
+
+/** The chain result from a {@link WireChainValue} and the request the supervisor sent. */
+function resultOf(wire: WireChainValue, request: ChainRequest): ChainResult {
   const packed = wire.result;
   // Field by field, in runChain's order: callers serialize results, and key order is visible there.
-  const result: ChainResult = {
+  return {
     chain_id: packed.chain_id,
     type: packed.type,
     status: packed.status,
@@ -82,6 +82,19 @@ export function rebuildEvents(wire: WireChainValue, request: ChainRequest): Chai
     duration_ms: packed.duration_ms,
     ...(packed.profile !== undefined ? { profile: packed.profile } : {}),
   };
+}
+
+/**
+ * The chain result and every lifecycle event, in the order runChain emitted them, from a
+ * {@link WireChainValue} and the request the supervisor sent.
+ *
+ * @example
+ * ```ts
+ * const { result, events } = rebuildEvents(reply.value as WireChainValue, pending.request);
+ * ```
+ */
+export function rebuildEvents(wire: WireChainValue, request: ChainRequest): ChainValue {
+  const result = resultOf(wire, request);
   const { type, chain_id: chainId } = result;
   const sessionId = request.session.id;
   const rest = wire.events;

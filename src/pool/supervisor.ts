@@ -9,7 +9,7 @@ import type { ChainTask, ChainTaskResult, Sandbox, SandboxOptions, SandboxStats 
 import { BundleRegistry, type QuarantineInfo } from "./bundle-registry.js";
 import { ChainQueue, type PendingChain } from "./chain-queue.js";
 import { CodeStore } from "./code-store.js";
-import { rebuildEvents } from "./events.js";
+import { profileChainValue, rebuildEvents } from "./events.js";
 import { FrameKind, frameText, protocolError, sections, type FrameHeader } from "./frames.js";
 import { HostCalls, type HostCallMessage, type PendingCall } from "./host-calls.js";
 import { deathReport, settleHostDeath } from "./host-death.js";
@@ -320,7 +320,8 @@ export class SandboxSupervisor implements Sandbox {
     // A suspect that ran alone and did not kill the host has served one chain of its probation.
     this.bundles.chainCompleted(entry.digests);
     const wire = reply.value as WireChainValue;
-    const value = rebuildEvents(wire, entry.task.request);
+    // An agent-profile chain reports through its result and answer: no lifecycle events are rebuilt for it.
+    const value = entry.task.plan.profile === undefined ? rebuildEvents(wire, entry.task.request) : profileChainValue(wire, entry.task.request);
     for (const slow of this.chains.recordUsage(entry, value.result, performance.now()) ?? []) {
       this.logger.warn(slow, "sandbox: bundle keeps timing out; admitting one chain at a time");
     }

@@ -4,8 +4,7 @@ import { BroadcastChannel, threadId, workerData } from "node:worker_threads";
 import { runChain, type ChainDeps } from "../chain/execute.js";
 import { createIntegrityChecker } from "../integrity/check.js";
 import { capAuditDiff, diffForAudit } from "../audit/diff.js";
-import { compileChainPlan, compileProfilePlan, orderProfileHooks, type ProfileChainPlan } from "../chain/plan.js";
-import { runProfileChain } from "../chain/execute-profile.js";
+import { compileChainPlan, compilePlan, orderProfileHooks, vcpTypeOf } from "../chain/plan.js";
 import { findProfile, registerProfile } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
 import type { ActionInvoker, ChainPlan, ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../chain/types.js";
@@ -117,10 +116,9 @@ const invoker: ActionInvoker = {
 const plans = new Map<number, CachedPlan>();
 
 interface CachedPlan {
+  /** The plan of a VCP chain or of an event profile's (chain/plan.ts compilePlan: one shape). */
   plan: ChainPlan;
-  /** Event-profile chains: the profile plan the executor's profile path runs (chain/execute-profile.ts). */
-  profile?: ProfileChainPlan;
-  /** Hook object → its position in the hook list as sent (compileChainPlan keeps the objects). */
+  /** Hook object → its position in the hook list as sent (the plan keeps the objects). */
   positions: ReadonlyMap<ResolvedHook, number>;
 }
 
@@ -137,13 +135,14 @@ function planFor(key: number, planText: () => string | undefined): CachedPlan | 
   if (text === undefined) return undefined;
   // The supervisor serialized this from the registry's validated hook list (protocol.ts).
   const { type, revision, hooks, profile: ref } = JSON.parse(text) as WirePlan;
-  plan = { plan: compileChainPlan(type, hooks, revision), positions: new Map(hooks.map((hook, i) => [hook, i])) };
+  let compiled: ChainPlan;
   if (ref !== undefined) {
     const profile = findProfile(ref.id);
     if (profile === undefined) throw new VcpError("UNKNOWN_PROFILE", `profile '${ref.id}' is not in the sandbox host's catalogue`, { profile: ref.id });
     // The supervisor sends the hooks in plan order already; ordering again is a no-op kept as a guard.
-    plan.profile = compileProfilePlan(profile, ref, orderProfileHooks(profile, hooks), revision);
-  }
+    compiled = compilePlan(profile, ref, orderProfileHooks(profile, hooks), revision);
+  } else compiled = compileChainPlan(type, hooks, revision);
+  plan = { plan: compiled, positions: new Map(hooks.map((hook, i) => [hook, i])) };
   if (plans.size >= PLAN_CACHE_SIZE) plans.delete(plans.keys().next().value as number);
   plans.set(key, plan);
   return plan;
@@ -187,6 +186,9 @@ const chainDeps: ChainDeps = {
   },
 };
 
+/** An agent-profile chain's deps: the same executor, no lifecycle events (its answer is its report). */
+const { emit: _vcpEvents, ...profileChainDeps } = chainDeps;
+
 /** One chain: its reply, or PLAN_MISS (no plan for its key here and none attached: nothing ran). */
 async function runChainTask(task: ChainTask): Promise<WireReply | typeof PLAN_MISS> {
   const cached = planFor(task.key, () => task.plan);
@@ -204,10 +206,8 @@ async function runChainTask(task: ChainTask): Promise<WireReply | typeof PLAN_MI
     // SECURITY: the runtime bounded this input's depth and size before it was serialized (json-bounds.ts).
     request = parseRequest(task.rq);
     if (task.inv !== undefined) return await invokeTask(cached, request, task.inv);
-    const result =
-      cached.profile !== undefined
-        ? await runProfileChain(cached.profile, request, { invoker, clock: systemClock, limits: { jsonDepth: config.limits.jsonDepth } })
-        : await runChain(cached.plan, request, chainDeps);
+    // Agent chains report through their result: no lifecycle events are built for them.
+    const result = await runChain(cached.plan, request, vcpTypeOf(cached.plan) !== undefined ? chainDeps : profileChainDeps);
     return { ok: true, value: packChainValue(result, request, packer) };
   } finally {
     // SECURITY: a sessionless chain's per-session guest state ends with it (PROFILES §8.3): no later
@@ -246,7 +246,7 @@ async function invokeTask(cached: CachedPlan, request: ChainRequest, inv: string
   if (hook.action.digest !== undefined) execution.bundle_digest = hook.action.digest;
   if ("cpuMs" in invoked && invoked.cpuMs !== undefined) execution.cpu_ms = invoked.cpuMs;
   const result: ChainResult = {
-    chain_id: request.chainId, type: cached.plan.type, status: "completed", reason: null, aborted_by: null,
+    chain_id: request.chainId, type: vcpTypeOf(cached.plan) ?? "pre_inject", status: "completed", reason: null, aborted_by: null,
     context: request.context, constitution: request.constitution, cascade_failure: false, hook_results: [execution], duration_ms: duration,
   };
   return { ok: true, value: { ...packChainValue(result, request, packer), invoked } };

@@ -29,6 +29,7 @@ import { gooseProfile } from "./goose/index.js";
 export type { EventProfile, EventSpec, ProfileContext, NativeObject, Decoded, CompiledMatcher, PresentedAnswer, Verdict, ExitCode, Aggregated } from "./types.js";
 export { vcpProfile, VCP_PROFILE_ID } from "./vcp/index.js";
 export { hookMatcher } from "./common/native.js";
+export { profileConditionFields } from "./common/condition-fields.js";
 export { MAX_MATCHER_COST, MatcherCostError, ScanBudgetExceeded, type ScanMeter } from "./common/scan.js";
 
 /** The built-in profiles, in listing order. */

@@ -14,6 +14,11 @@ import type { z } from "zod";
 import type { ScanMeter } from "./common/scan.js";
 import type { Verdict } from "../model/result.js";
 import type { SubjectKind } from "../model/decision.js";
+import type { ChainRequest, ConstitutionCheck, HookExecution } from "../chain/types.js";
+import type { Constitution } from "../model/constitution.js";
+import type { ResolvedHook } from "../model/hook.js";
+import type { VcpContext } from "../model/input.js";
+import type { InputSummary } from "../observe/events.js";
 
 /** A native JSON object as the agent reads or writes it (one hook's stdin or stdout). */
 export type NativeObject = Record<string, unknown>;
@@ -177,6 +182,14 @@ export interface EventProfile {
   /** Validate a native input for `event`; a string names what is wrong (`tool_name: must be a string`). */
   validateInput(input: unknown, event: string): Decoded<NativeObject>;
   /**
+   * The shape of `event`'s native input as a zod schema (the one `validateInput` applies, or one
+   * describing what it accepts). Not used to validate events: build and install read it to refuse a
+   * hook `condition` whose field path the input can never have (profiles/common/condition-fields.ts);
+   * a condition's path is resolved against the native input itself (`tool_input.command`). Absent ⇒
+   * every path is accepted.
+   */
+  inputSchema?(event: string): z.ZodType | undefined;
+  /**
    * Compile a definition's matcher for `event` at build/install time. `undefined`, `""` and `"*"`
    * match everything. Throws an Error naming the problem when RE2 cannot compile the pattern: a bad
    * matcher is a build error, never a silent exact-string fallback. Its `cost` rests on the bounds
@@ -194,7 +207,7 @@ export interface EventProfile {
    * The fields of a decoded output that say something the answer (or the next hook's input) would
    * carry — paths: a top-level name, or `hookSpecificOutput.<name>` — and `[]` for an output that says
    * nothing (an allow, `{}`). A `session`-trust hook's output never reaches the fold in any profile
-   * (chain/execute-profile.ts, spec §8.3); these are the fields reported withheld (`stripped`,
+   * (chain/execute.ts, spec §8.3); these are the fields reported withheld (`stripped`,
    * outcome `capability_denied`), so its author sees why nothing showed.
    */
   answerFields(output: NativeObject, event: string): readonly string[];
@@ -286,6 +299,43 @@ export interface EventProfile {
    * `reduceWithHooks`. A profile without it refuses definitions that carry `blocking` (build error).
    */
   readonly blockingHooks?: boolean;
+  // ── A composed chain input (VCP, PROFILES §3.1). Absent on the agent profiles. ──
+
+  /**
+   * The input of a profile whose hooks get a composed input that the chain itself carries and changes
+   * (VCP: the HookInput — context, constitution, event, session, chain_state — spec §4.2, §5.1.3,
+   * §5.6). When present the executor keeps the chain's input in the object this returns instead of
+   * the caller's native input: every hook receives its `json()` (never handed as a native input), a
+   * condition reads `conditionView()`, each non-observer hook's chain state is offered to
+   * `adoptChainState`, and each non-observer output whose verdict is `modify` goes to `apply`, whose
+   * refusal (an integrity check, DESIGN §4.5) is the hook's failure with outcome `integrity_rejected`.
+   * The chain's result carries the input's final `context` and `constitution`.
+   */
+  composeInput?(request: ChainRequest, event: string): ComposedInput;
+  /**
+   * Decode a hook's result from the text the sandbox serialized (`jsonDepth` bounds each field), instead
+   * of the executor's depth check + parse + `decode`: VCP validates it with a compiled schema.
+   */
+  decodeResult?(resultJson: string, event: string, jsonDepth: number): Decoded<NativeObject>;
+  /**
+   * Why a `session`-trust hook's output is refused (spec §8.3: VCP's "cannot modify or abort"), or
+   * `undefined` when it only observed. Absent ⇒ the fields `answerFields` names are reported withheld
+   * (`stripped`). Either way an observer's output never reaches the answer.
+   */
+  observerDenial?(output: NativeObject, event: string): string | undefined;
+  /**
+   * An event whose blocks are not blocks (VCP `periodic`, spec §3.6): for an output whose verdict is
+   * `block` this returns the note recorded as the hook's reason, and the executor treats the output
+   * as an allow. `undefined` ⇒ the block stands.
+   */
+  blockIgnored?(output: NativeObject, event: string): string | undefined;
+  /** Hooks may return `annotations` (VCP, spec §4.3): the executor admits them under the annotation caps. */
+  readonly annotations?: boolean;
+  /** More than half of the executed hooks failing is a cascade (spec §7.3): the executor flags and emits it. */
+  readonly cascade?: boolean;
+  /** Identical definitions are not deduplicated (VCP: every hook is its own, PROFILES §8.6 is for agent profiles). */
+  readonly keepDuplicates?: boolean;
+
   /**
    * Schema of the deployment's profile-specific settings (`vcp.yaml` `profiles.<name>`, besides
    * `strict`; `session_ttl_s` included). Checked once, when the deployment is resolved: a setting it
@@ -293,4 +343,32 @@ export interface EventProfile {
    * beyond `strict` and `session_ttl_s`, and any other key is refused the same way.
    */
   readonly settingsSchema?: z.ZodType;
+}
+
+/**
+ * A chain input the chain carries and changes between hooks ({@link EventProfile.composeInput}): VCP's
+ * HookInput, serialized in parts, each again only after a change.
+ */
+export interface ComposedInput {
+  /** The whole input as one JSON string: the only thing that crosses into the sandbox. */
+  json(): string;
+  /** What a condition reads. */
+  conditionView(): object;
+  /** What lifecycle events say about the input. */
+  summary(inputBytes: number): InputSummary;
+  /** Take the chain state a hook left (spec §5.6); the refusal text when it is not a JSON object or too deep. */
+  adoptChainState(chainStateJson: string, jsonDepth: number): string | undefined;
+  /**
+   * Apply a `modify` output, recording what changed on `execution`; the refusal text when the change
+   * is refused whole (a modified constitution failing `integrity.check`).
+   */
+  apply(output: NativeObject, hook: ResolvedHook, execution: HookExecution, integrity: ChainIntegrity): string | undefined;
+  readonly context: VcpContext;
+  readonly constitution: Constitution;
+}
+
+/** What the executor hands {@link ComposedInput.apply}: the integrity checker and the audit diff, when configured. */
+export interface ChainIntegrity {
+  readonly check?: ConstitutionCheck;
+  readonly diff?: (before: unknown, after: unknown) => unknown[];
 }

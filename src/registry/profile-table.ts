@@ -9,7 +9,8 @@
  * hooks change: the sandbox supervisor then sends each hook list once (pool/supervisor.ts plan keys).
  */
 import { createHash } from "node:crypto";
-import { compileProfilePlan, hookFailsClosed, orderProfileHooks, type ProfileChainPlan, type ProfilePlanRef } from "../chain/plan.js";
+import { compilePlan, hookFailsClosed, orderProfileHooks, type ChainPlan, type ProfilePlanRef } from "../chain/plan.js";
+import { findProfile, profileConditionFields } from "../profiles/index.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { EnabledProfile } from "../profiles/enabled.js";
 import type { ProfileHookDefinition } from "../model/hook.js";
@@ -19,7 +20,7 @@ import { compileHook } from "./validate.js";
 export interface ResolvedProfilePlan {
   readonly ref: ProfilePlanRef;
   readonly hooks: readonly ResolvedHook[];
-  readonly plan: ProfileChainPlan;
+  readonly plan: ChainPlan;
   /**
    * Some hook is an exec hook (PROFILES §6): the chain runs in the main process (the sandbox host must
    * never spawn), its sandboxed hooks as one-action sandbox tasks (a parallel group all at once). False: the whole chain is one
@@ -149,7 +150,7 @@ export function createProfileTable(bundles: ReadonlyMap<string, ProfileBundleEnt
   function resolvePlan(enabled: EnabledProfile, event: string, found: readonly ResolvedHook[]): ResolvedProfilePlan {
     const ordered = found.length === 0 ? NO_HOOKS : Object.freeze(orderProfileHooks(enabled.profile, found));
     const ref: ProfilePlanRef = Object.freeze({ id: enabled.profile.id, event, strict: enabled.strict, settings: enabled.settings });
-    const plan = compileProfilePlan(enabled.profile, ref, ordered, revision);
+    const plan = compilePlan(enabled.profile, ref, ordered, revision);
     return Object.freeze({ ref, hooks: ordered, plan, hasExec: ordered.some((h) => h.exec !== undefined) });
   }
 
@@ -207,7 +208,12 @@ export function withProfileBundle(table: ProfileTable, bundle: string, entry: Pr
 export function compileProfileHooks(profile: string, definitions: readonly ProfileHookDefinition[], firstSeq: number): ResolvedHook[] {
   return definitions.map((def, index) => {
     const { event, matcher, sequential, match, blocking, exec, ...vcp } = def;
-    const compiled = compileHook(vcp, { scope: "deployment", seq: firstSeq + index, at: ["hooks", index] });
+    const catalogued = findProfile(profile);
+    const compiled = compileHook(vcp, {
+      scope: "deployment", seq: firstSeq + index, at: ["hooks", index],
+      // The condition reads the event's native input (PROFILES §2), checked against its schema.
+      ...(catalogued !== undefined ? { conditionFields: profileConditionFields(catalogued, event) } : {}),
+    });
     return Object.freeze({
       ...compiled,
       profile,

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { compilePredicate, type PredicateOptions } from "../chain/predicate.js";
+import { compilePredicate, type ConditionFields, type PredicateOptions } from "../chain/predicate.js";
 import { VcpError } from "../errors.js";
 import type { Scope } from "../model/hook-type.js";
 import { HookDefinitionSchema, type ResolvedHook } from "../model/hook.js";
@@ -18,6 +18,11 @@ export interface CompileHookContext {
   seq: number;
   resolveAction?: ActionResolver;
   predicateOptions?: PredicateOptions;
+  /**
+   * The paths the hook's condition may name: an event-profile hook's resolve against its event's
+   * native input (profiles/common/condition-fields.ts). Default: VCP's HookInput roots (spec §4.4).
+   */
+  conditionFields?: ConditionFields;
   /** Runs after the shape is known, before the costlier checks (the allowlist, spec §8.2.1). */
   admit?: (parsed: ParsedHook) => void;
   /**
@@ -63,7 +68,7 @@ export function compileHook(def: unknown, ctx: CompileHookContext): ResolvedHook
   }
 
   const condition = parsed.condition ?? null;
-  if (condition !== null) compilePredicate(condition, ctx.predicateOptions, formatPath([...at, "condition"]));
+  if (condition !== null) compilePredicate(condition, ctx.predicateOptions, formatPath([...at, "condition"]), ctx.conditionFields);
 
   const verdict = ctx.resolveAction ? ctx.resolveAction(parsed.action) : true;
   if (verdict !== true) {

@@ -13,12 +13,13 @@
  * event a fail-closed hook guards is answered by the profile's blocking answer, audited once (issue 24).
  */
 import { randomUUID } from "node:crypto";
-import { answerWithout, presentEmpty, runProfileChain } from "../chain/execute-profile.js";
+import { answerWhenNoneRuns, answerWithout, presentEmpty, runChain } from "../chain/execute.js";
+import { mergeHookResults, selectProfileHooks } from "../chain/select.js";
 import { buildDecision, type DecisionRecord } from "../chain/decision.js";
 import { redactString } from "../audit/redact-string.js";
 import { createLaneInvoker } from "../pool/exec/invoker.js";
 import type { ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../chain/types.js";
-import type { ProfileChainPlan } from "../chain/plan.js";
+import type { ChainPlan } from "../chain/plan.js";
 import { VcpError } from "../errors.js";
 import type { Constitution } from "../model/constitution.js";
 import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
@@ -466,7 +467,23 @@ export function createProfileFirer(deps: Deps) {
       decide(result, profile, event, input, session.id, client, startedAt);
       return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input, guard);
     }
-    const digests = [...new Set(hooks.map((h) => h.action.digest).filter((d): d is string => d !== undefined))];
+    // Select before crossing (chain/select.ts): matchers and the conditions that are final run here;
+    // only the selected hooks are sent, and an event none selects sends nothing. A chain with exec
+    // hooks runs its executor here in the main process, which selects the same way itself.
+    const chosen = hasExec ? undefined : selectProfileHooks(plan, profile, input, () => stampedInput(profile, input, event, new Date(deps.clock.wallNow()).toISOString()));
+    if (chosen !== undefined && chosen.sent.length === 0) {
+      const records = mergeHookResults(hooks, chosen, []);
+      const answer = answerWhenNoneRuns(profile, event, ctx, input, records);
+      const result: ChainResult = {
+        chain_id: chainId, type: "pre_inject", status: "completed", reason: null, aborted_by: null,
+        context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: records, duration_ms: 0,
+        profile: { profile: profile.id, event, mode: chosen.selection.mode ?? "sequential", ...answer },
+      };
+      decide(result, profile, event, input, session.id, client, startedAt);
+      return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input, guard);
+    }
+    const sent = chosen === undefined ? hooks : sentHooks(hooks, chosen.sent);
+    const digests = [...new Set(sent.map((h) => h.action.digest).filter((d): d is string => d !== undefined))];
     deps.pin(digests);
     let result: ChainResult;
     const chainRequest: ChainRequest = {
@@ -477,14 +494,17 @@ export function createProfileFirer(deps: Deps) {
       session: { id: sessionId ?? "(none)" },
       // SECURITY: no session ⇒ per-session guest state is this chain's alone (PROFILES §8.3), never shared.
       ...(key !== undefined ? { sessionKey: key } : { sessionKey: chainSessionKey(request.principal?.id ?? null, chainId), sessionScope: "chain" as const }),
+      ...(chosen !== undefined ? { selection: chosen.selection } : {}),
     };
     try {
       result = hasExec
         ? await runWithExecHooks(profile, plan, chainRequest, request.env)
-        : (await deps.backend.runChain({ plan: { type: "pre_inject", revision: plan.revision, hooks, profile: planRef }, request: chainRequest })).result;
+        : (await deps.backend.runChain({ plan: { type: "pre_inject", revision: plan.revision, hooks: sent, profile: planRef }, request: chainRequest })).result;
     } finally {
       deps.unpin(digests);
     }
+    // Every hook of the plan in plan order: the ones decided here with the executor's.
+    if (chosen !== undefined && chosen.decided.size > 0) result = { ...result, hook_results: mergeHookResults(hooks, chosen, result.hook_results) };
     if (result.profile === undefined) {
       // The sandbox host died mid-chain and the supervisor answered for it: fold what it reported.
       const failClosed = new Map(hooks.map((h) => [h.name, h.fail_closed]));
@@ -499,13 +519,13 @@ export function createProfileFirer(deps: Deps) {
   }
 
   /**
-   * A chain holding exec hooks (PROFILES §6): the same executor (chain/execute-profile.ts) runs here, in
+   * A chain holding exec hooks (PROFILES §6): the same executor (chain/execute.ts) runs here, in
    * the main process — the sandbox host must never start a process — so merge, order, parallel and
    * sequential modes and deadlines are those of every profile chain. Exec hooks go to the command lane;
    * each sandboxed hook is one action in the sandbox (`backend.invokeAction`). Chains without exec
    * hooks never come here: they stay one sandbox task.
    */
-  function runWithExecHooks(profile: ReturnType<typeof getProfile>, plan: ProfileChainPlan, request: ChainRequest, hookEnv: Readonly<Record<string, string>> | undefined): Promise<ChainResult> {
+  function runWithExecHooks(profile: ReturnType<typeof getProfile>, plan: ChainPlan, request: ChainRequest, hookEnv: Readonly<Record<string, string>> | undefined): Promise<ChainResult> {
     const backend = deps.backend;
     // SECURITY: no settings, no lane: every script is refused at spawn (EXEC_DISABLED), whatever was installed.
     const exec = deps.exec;
@@ -521,7 +541,7 @@ export function createProfileFirer(deps: Deps) {
           ? backend.invokeAction(call)
           : Promise.resolve({ kind: "threw", message: "this chain backend cannot run one sandboxed action (ChainBackend.invokeAction), which a chain with exec hooks needs" }),
     });
-    return runProfileChain(plan, request, { invoker, clock: deps.clock, ...(deps.jsonDepth !== undefined ? { limits: { jsonDepth: deps.jsonDepth } } : {}) });
+    return runChain(plan, request, { invoker, clock: deps.clock, ...(deps.jsonDepth !== undefined ? { limits: { jsonDepth: deps.jsonDepth } } : {}) });
   }
 
   /** The chain's decision record (chain/decision.ts), on `result.decision`: its answer, audit record and stream event carry it. */
@@ -655,6 +675,29 @@ export function createProfileFirer(deps: Deps) {
       return profilePlanEntries(deps.registry.snapshot().profilePlan(enabled, event));
     },
   };
+}
+
+/** The input the first hook will receive (Amplifier stamps `data.timestamp`): what conditions read. */
+function stampedInput(profile: EventProfile, input: NativeObject, event: string, nowIso: string): NativeObject {
+  return profile.stampInput !== undefined ? profile.stampInput(input, event, nowIso) : input;
+}
+
+// The selected hooks of a plan's hook list, one frozen list per (list, selection) so the sandbox's
+// plan cache (keyed by the list's identity) sends each selection's hooks once, not per event. At
+// most SELECTIONS_PER_PLAN selections per list are kept; a rarer one is sent as a new list.
+const SELECTIONS_PER_PLAN = 64;
+const selections = new WeakMap<readonly ResolvedHook[], Map<string, readonly ResolvedHook[]>>();
+function sentHooks(hooks: readonly ResolvedHook[], sent: readonly number[]): readonly ResolvedHook[] {
+  if (sent.length === hooks.length) return hooks;
+  const key = sent.join(",");
+  let byKey = selections.get(hooks);
+  if (byKey === undefined) selections.set(hooks, (byKey = new Map()));
+  let list = byKey.get(key);
+  if (list === undefined) {
+    list = Object.freeze(sent.map((i) => hooks[i]!));
+    if (byKey.size < SELECTIONS_PER_PLAN) byKey.set(key, list);
+  }
+  return list;
 }
 
 /** The caller's view of a profile chain: no VCP placeholders (type, context, constitution). */

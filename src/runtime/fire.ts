@@ -20,6 +20,7 @@ import { chainRequestText } from "../chain/request-text.js";
 import type { ChainPlan, ChainRequest, ChainResult } from "../chain/types.js";
 import { cascadeDisableTargets } from "../chain/cascade.js";
 import { emptyChainResult } from "../chain/contract.js";
+import { mergeHookResults, selectVcpHooks, type SelectedChain } from "../chain/select.js";
 import { buildDecision, VCP_DECISION_PROFILE } from "../chain/decision.js";
 import { redactString } from "../audit/redact-string.js";
 import type { Logger } from "../observe/events.js";
@@ -87,7 +88,11 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
     const fieldTexts = assertInputBounds(hookInput, inputBounds, CHAIN_INPUT_ENVELOPES);
     deps.assertOpen();
     assertChainInput(type, hookInput);
-    const wire = wireOf(plan);
+    const chainId = randomUUID();
+    // Select before crossing (chain/select.ts): the hooks before the first one that runs are decided
+    // here; only that hook and the rest of the chain are sent, and a chain none runs sends nothing.
+    const chosen = selectVcpHooks(plan, { chainId, context: input.context, constitution: input.constitution, event: input.event, session });
+    const wire = wireOf(plan, chosen.sent);
     const inputHash = audit?.inputHash(hookInput);
     const startedAt = Date.now();
     pins.pin(wire.digests);
@@ -97,20 +102,28 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
     const owner = (): string | null => (ownerOfKey === undefined ? (ownerOfKey = keyParts(key).owner) : ownerOfKey);
     try {
       const request: ChainRequest = {
-        chainId: randomUUID(),
+        chainId,
         context: input.context,
         constitution: input.constitution,
         event: input.event,
         session,
         ...(key !== session.id ? { sessionKey: key } : {}),
         ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+        ...(selectionMatters(chosen) ? { selection: chosen.selection } : {}),
       };
-      const { result, events } = await backend.runChain({
-        plan: { type, revision: plan.revision, hooks: wire.hooks },
-        request,
-        // Serialized once: the bounds check's field texts make the sandbox frame's payload.
-        requestText: chainRequestText(request, fieldTexts),
-      });
+      const ran =
+        chosen.sent.length === 0
+          ? { result: { ...emptyChainResult(type, request), hook_results: [] }, events: [] }
+          : await backend.runChain({
+              plan: { type, revision: plan.revision, hooks: wire.hooks },
+              request,
+              // Serialized once: the bounds check's field texts make the sandbox frame's payload.
+              requestText: chainRequestText(request, fieldTexts),
+            });
+      const result = ran.result;
+      // Every hook of the plan in plan order, the hooks decided here included; their hook.skipped first.
+      if (chosen.decided.size > 0) result.hook_results = mergeHookResults(wire.all, chosen, result.hook_results);
+      const events = chosen.events.length > 0 ? [...chosen.events, ...ran.events] : ran.events;
       // One decision record for the answer, the audit record and the stream (chain/decision.ts).
       result.decision = buildDecision(result, {
         profile: VCP_DECISION_PROFILE, event: type, at: new Date(startedAt).toISOString(), subject: { kind: "vcp", vcp_type: type },
@@ -169,16 +182,36 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
   return { fireKeyed };
 }
 
-// Per plan: the plain hook list sent to the sandbox, and the digests it pins. Plans are rebuilt
-// only when the registry changes, so this is computed once per plan, not per event.
-const planWire = new WeakMap<ChainPlan, { hooks: ResolvedHook[]; digests: string[] }>();
-function wireOf(plan: ChainPlan): { hooks: ResolvedHook[]; digests: string[] } {
-  let wire = planWire.get(plan);
+/** A selection the executor needs to hear about: conditions decided (or metered) in the fire path. */
+function selectionMatters(chosen: SelectedChain): boolean {
+  return chosen.selection.held.length > 0 || Object.keys(chosen.selection.refused).length > 0 || Object.keys(chosen.selection.predicateLeft).length > 0;
+}
+
+interface PlanWire {
+  /** The hooks sent to the sandbox: the selected ones, in plan order. */
+  hooks: readonly ResolvedHook[];
+  /** Every hook of the plan, in plan order (to merge the decided records back). */
+  all: readonly ResolvedHook[];
+  /** The revisions the sent hooks run: pinned while the chain runs. */
+  digests: string[];
+}
+
+// Per plan and selection (a VCP selection is a suffix of the plan: at most one per hook), the plain
+// hook list sent to the sandbox and the digests it pins. Plans are rebuilt only when the registry
+// changes, so the same frozen list crosses for every chain of one selection (the sandbox's plan
+// cache keys by the list's identity): computed once, not per event.
+const planWire = new WeakMap<ChainPlan, Map<number, PlanWire>>();
+function wireOf(plan: ChainPlan, sent: readonly number[]): PlanWire {
+  const first = sent[0] ?? plan.hooks.length;
+  let bySuffix = planWire.get(plan);
+  if (bySuffix === undefined) planWire.set(plan, (bySuffix = new Map()));
+  let wire = bySuffix.get(first);
   if (wire === undefined) {
-    const hooks = plan.hooks.map((p) => p.hook);
+    const all = Object.freeze(plan.hooks.map((p) => p.hook));
+    const hooks = Object.freeze(all.slice(first));
     const digests = [...new Set(hooks.map((h) => h.action.digest).filter((d): d is string => d !== undefined))];
-    wire = { hooks, digests };
-    planWire.set(plan, wire);
+    wire = { hooks, all, digests };
+    bySuffix.set(first, wire);
   }
   return wire;
 }

@@ -46,7 +46,7 @@ describe("package exports", { timeout: 60_000 }, () => {
 
   test("every entry has its type declarations where package.json says", () => {
     const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { exports: Record<string, { types: string; import: string }> };
-    expect(Object.keys(pkg.exports).sort()).toEqual([".", "./profiles", "./profiles/claude-code", "./profiles/gemini-cli", "./profiles/llxprt", "./testing", "./tooling"]);
+    expect(Object.keys(pkg.exports).sort()).toEqual([".", "./profiles", "./profiles/claude-code", "./profiles/codex", "./profiles/cursor", "./profiles/gemini-cli", "./profiles/goose", "./profiles/llxprt", "./profiles/openhands", "./profiles/vscode", "./testing", "./tooling"]);
     for (const entry of Object.values(pkg.exports)) {
       expect(existsSync(join(REPO, entry.types)), entry.types).toBe(true);
       expect(existsSync(join(REPO, entry.import)), entry.import).toBe(true);

@@ -6,8 +6,7 @@
  * deadline.
  */
 import vm from "node:vm";
-import { compileChainPlan, compileProfilePlan, orderProfileHooks } from "../../src/chain/plan.js";
-import { runProfileChain } from "../../src/chain/execute-profile.js";
+import { compileChainPlan, compilePlan, orderProfileHooks } from "../../src/chain/plan.js";
 import { findProfile } from "../../src/profiles/index.js";
 import { runChain } from "../../src/chain/execute.js";
 import type { ActionInvoker, InvokeOutcome, InvokeRequest } from "../../src/chain/types.js";
@@ -93,10 +92,10 @@ export function createVmBackend(options: { resultBytes?: number; integrity?: Int
     async runChain(task: BackendChainTask) {
       const events: LifecycleEvent[] = [];
       if (task.plan.profile !== undefined) {
-        // Event-profile chains, as the sandbox worker runs them (chain/execute-profile.ts).
+        // Event-profile chains, as the sandbox worker runs them (the same executor, no lifecycle events).
         const profile = findProfile(task.plan.profile.id)!;
-        const profilePlan = compileProfilePlan(profile, task.plan.profile, orderProfileHooks(profile, task.plan.hooks), task.plan.revision);
-        const result = await runProfileChain(profilePlan, task.request, { invoker, clock: systemClock });
+        const profilePlan = compilePlan(profile, task.plan.profile, orderProfileHooks(profile, task.plan.hooks), task.plan.revision);
+        const result = await runChain(profilePlan, task.request, { invoker, clock: systemClock });
         return JSON.parse(JSON.stringify({ result, events }));
       }
       const plan = compileChainPlan(task.plan.type, task.plan.hooks, task.plan.revision);

@@ -1,6 +1,6 @@
 /**
  * The invoker of a chain that holds exec hooks (PROFILES §6). Such a chain runs the profile executor
- * (chain/execute-profile.ts, the one executor) in the main process, because the sandbox host must never
+ * (chain/execute.ts, the one executor) in the main process, because the sandbox host must never
  * start a process; each hook then goes where it belongs:
  *
  *   hook.exec set ──► the command lane (run.ts): re-hash through the opened fd, spawn, supervise
@@ -40,7 +40,7 @@ export interface LaneInvokerOptions {
  * ```ts
  * const invoker = createLaneInvoker({ settings: config.exec, enabled: true, shellAllowed: false, termGraceMs: 5000,
  *   sandboxed: (request) => backend.invokeAction!(request) });
- * const result = await runProfileChain(plan, request, { invoker, clock });
+ * const result = await runChain(plan, request, { invoker, clock });
  * ```
  */
 export function createLaneInvoker(options: LaneInvokerOptions): ActionInvoker {

@@ -7,6 +7,7 @@
  * stops the chain; `modify` (pre_ events only) changes the payload later hooks see; `ask_user` is
  * queued. A failed hook allows (fail-open) or, with `fail_closed`, denies with code 503.
  */
+import { z } from "zod";
 import { compileGlob, type CompiledGlob } from "../common/glob.js";
 import type {
   Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict, SubjectFacts,
@@ -104,6 +105,9 @@ export function hookBudgetMs(timeoutMs: number, event: string, elapsedMs: number
 /** The decision that says nothing. */
 const ALLOW: NativeObject = Object.freeze({ action: "allow" });
 
+/** The `{ event, payload }` envelope and nothing else (validateInput refuses other keys). */
+const ENVELOPE = z.strictObject({ event: z.string(), payload: z.unknown() });
+
 /**
  * @example
  * ```ts
@@ -143,6 +147,9 @@ export const aiMemoryProfile: EventProfile = {
   sessionIdOf(): string | undefined {
     return undefined; // ai-memory envelopes carry no session: chains run with deployment hooks only (§8.3)
   },
+
+  // The envelope validateInput accepts (conditions read `payload.…`; its payload is the event's own).
+  inputSchema: (event: string) => (Object.hasOwn(AI_MEMORY_EVENTS, event) ? ENVELOPE : undefined),
 
   subjectOf(input: NativeObject, event: string): SubjectFacts {
     // The memory operation (`pre_store` ⇒ `store`) is the "tool"; the namespace it touches is its path.

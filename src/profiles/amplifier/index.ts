@@ -7,6 +7,7 @@
  * is what later handlers see; `inject_context` results are collected and merged; the first `ask_user`
  * is kept. A handler that fails is skipped (fail-open) unless its definition is `fail_closed`.
  */
+import { z } from "zod";
 import type {
   Aggregated, CompiledMatcher, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict, SubjectFacts,
 } from "../types.js";
@@ -49,6 +50,9 @@ export function stampAmplifierInput(input: NativeObject, nowIso: string): Native
 }
 
 /** A `continue` with upstream's defaults: the fields of a decoded result that say nothing. */
+/** What validateInput hands on: `{ event, data }`, data an object of the event's own fields. */
+const INPUT = z.strictObject({ event: z.string(), data: z.record(z.string(), z.unknown()) });
+
 const NEUTRAL_RESULT: NativeObject = Object.freeze(defaultResult() as unknown as NativeObject);
 
 /**
@@ -83,6 +87,8 @@ export const amplifierProfile: EventProfile = {
     // An empty id is no session (as common/native.ts sessionIdFrom): the chain runs sessionless.
     return isObject(data) && typeof data.session_id === "string" && data.session_id !== "" ? data.session_id : undefined;
   },
+
+  inputSchema: (event: string) => (isAmplifierEvent(event) ? INPUT : undefined),
 
   subjectOf(input: NativeObject, event: string): SubjectFacts {
     const data = isObject(input.data) ? input.data : {};

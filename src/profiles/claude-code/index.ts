@@ -229,6 +229,7 @@ export const claudeCodeProfile: EventProfile = {
   },
 
   validateInput: (input, event) => validateNative(input, isClaudeEvent(event) ? EVENT_TABLE[event].input : undefined, () => unknownEvent(event)),
+  inputSchema: (event) => (isClaudeEvent(event) ? EVENT_TABLE[event].input : undefined),
 
   compileMatcher,
 

@@ -118,6 +118,7 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
     reasonOf: (output) => reasonAt(output, REASON_FIELDS),
 
     validateInput: (input, event) => validateNative(input, isGeminiEvent(event) ? inputSchemaOf(event) : undefined, () => unknownEvent(event)),
+    inputSchema: (event) => (isGeminiEvent(event) ? inputSchemaOf(event) : undefined),
 
     compileMatcher(pattern, event): CompiledMatcher {
       if (!isGeminiEvent(event)) throw new VcpError("INVALID_HOOK", unknownEvent(event), { field: "event", event });

@@ -8,6 +8,7 @@
  * hook blocks with `error: "blocked_by_policy"` (exit code 2), and blocks too when it fails. Other
  * failures are non-fatal.
  */
+import { z } from "zod";
 import { compileGlob, type CompiledGlob } from "../common/glob.js";
 import type {
   Aggregated, CommandResult, CompiledMatcher, Decoded, EventProfile, EventSpec, HookOutputEntry, NativeObject, ParsedCommand, PresentedAnswer, SubjectFacts, Verdict,
@@ -54,6 +55,26 @@ export interface RepoYamlHookContext {
 
 const ABILITY = new Set(["PreAbilityCall", "PostAbilityCall"]);
 
+/** {@link RepoYamlHookContext} as a schema (conditions' paths are checked against it); other keys pass through. */
+const CONTEXT = z.looseObject({
+  event_type: z.string(),
+  session_id: z.string(),
+  timestamp: z.string(),
+  repository_root: z.string().optional(),
+  stage: z.enum(["understand", "plan", "act", "review"]).optional(),
+  user_message: z.string().optional(),
+  files_touched: z.array(z.string()).optional(),
+  ability_id: z.string().optional(),
+  operation_key: z.string().optional(),
+  planned_input_summary: z.string().optional(),
+  status: z.enum(["success", "failure", "skipped"]).optional(),
+  duration_ms: z.number().optional(),
+  input_summary: z.string().optional(),
+  output_summary: z.string().optional(),
+  tool_call_path: z.string().optional(),
+  changed_files: z.array(z.string()).optional(),
+});
+
 export const REPO_YAML_EVENTS: Readonly<Record<string, EventSpec>> = Object.freeze(
   Object.fromEntries(
     REPO_YAML_EVENTS_LIST.map((name) => {
@@ -98,6 +119,8 @@ export const repoYamlProfile: EventProfile = {
     // An empty id is no session (as common/native.ts sessionIdFrom): the chain runs sessionless.
     return typeof input.session_id === "string" && input.session_id !== "" ? input.session_id : undefined;
   },
+
+  inputSchema: (event: string) => (Object.hasOwn(REPO_YAML_EVENTS, event) ? CONTEXT : undefined),
 
   subjectOf(input: NativeObject, event: string): SubjectFacts {
     if (event === "UserPromptSubmit") return promptSubject(input.user_message);

@@ -1,13 +1,16 @@
 /**
- * `vcp@1`: the VCP Hook System 1.0.0 itself as a profile (PROFILES §3.1). It is a descriptor: VCP
- * chains keep running through `runChain` (chain/execute.ts), unchanged, and nothing here is on that
- * path. The functions below describe VCP in the profile vocabulary (for listings, `GET /v1/profiles`,
- * and code that treats every profile alike); they never decide a VCP chain.
+ * `vcp@1`: the VCP Hook System 1.0.0 itself as a profile (PROFILES §3.1). Its six hook types are its
+ * events, and the executor (chain/execute.ts `runChain`, the one executor of every profile) runs a VCP
+ * chain by this descriptor: the composed HookInput and its changes (chain.ts), the merge rules
+ * (continue / modify / abort: the first abort stops the chain; a failed hook continues unless it is
+ * fail_closed, spec §7), the integrity check of a modified constitution (through `apply`), annotations
+ * and cascades (spec §7.3).
  */
 import { HOOK_TYPES } from "../../model/hook-type.js";
 import { HookResultSchema } from "../../model/result.js";
 import type { EventProfile, EventSpec, NativeObject } from "../types.js";
 import { answerFieldsOf, MATCH_ALL } from "../common/native.js";
+import { composeHookInput, decodeHookResult, hookResultDenial } from "./chain.js";
 
 export const VCP_PROFILE_ID = "vcp";
 
@@ -58,11 +61,9 @@ export const vcpProfile: EventProfile = Object.freeze({
   subjectOf(_input: NativeObject, event: string) {
     return { kind: "vcp" as const, vcp_type: event };
   },
-  reasonOf(output: NativeObject) {
-    return typeof output["reason"] === "string" && output["reason"] !== "" ? output["reason"] : undefined;
-  },
-  failureOutput(hook: string, why: string, failClosed: boolean) {
-    return failClosed ? { status: "abort", reason: `fail-closed: ${hook}: ${why}` } : CONTINUE;
+  failureOutput(hook: string, why: string, failClosed: boolean, event: string) {
+    // spec §7.4 fail-closed, except for periodic hooks, which are part of no event and cannot abort (§3.6).
+    return failClosed && event !== "periodic" ? { status: "abort", reason: `fail-closed: ${hook}: ${why}` } : CONTINUE;
   },
   answerFields(output: NativeObject) {
     return answerFieldsOf(output, CONTINUE);
@@ -82,4 +83,17 @@ export const vcpProfile: EventProfile = Object.freeze({
   refusalAnswer(reason: string) {
     return { native: { status: "abort", reason }, exit_code: 2 as const, stderr: reason };
   },
+  composeInput: composeHookInput,
+  decodeResult: decodeHookResult,
+  reasonOf(output: NativeObject) {
+    return typeof output["reason"] === "string" && output["reason"] !== "" ? output["reason"] : undefined;
+  },
+  observerDenial: hookResultDenial,
+  blockIgnored(output: NativeObject, event: string) {
+    // spec §3.6: periodic hooks are not part of a pipeline event and cannot abort it.
+    return event === "periodic" ? `periodic abort treated as continue (spec §3.6): ${typeof output["reason"] === "string" ? output["reason"] : ""}` : undefined;
+  },
+  annotations: true,
+  cascade: true,
+  keepDuplicates: true,
 } satisfies EventProfile);

@@ -136,7 +136,7 @@ describe("--on-error: the same rules and messages as the Node adapter", () => {
     expect(post.sh.code).toBe(1);
     const bad = await both(down, ["BeforeTool", "--dialect", "gemni"], "{}");
     expect(bad.sh.code).toBe(1);
-    expect(bad.sh.stderr).toMatch(/^vcp-hooks hook: bad arguments: --dialect must be one of gemini\|llxprt\|claude\|repo-yaml, not 'gemni'; see 'vcp-hook.sh --help' \(on-error=auto: the event is unknown\)\n$/);
+    expect(bad.sh.stderr).toMatch(/^vcp-hooks hook: bad arguments: --dialect must be one of gemini\|llxprt\|claude\|codex\|vscode\|cursor\|openhands\|goose\|repo-yaml, not 'gemni'; see 'vcp-hook.sh --help' \(on-error=auto: the event is unknown\)\n$/);
   });
 
   test("5xx and 4xx: the status and the server's code and message, as the Node adapter says them", async () => {

@@ -191,3 +191,49 @@ describe("deployment profiles:", () => {
     expect(() => resolveConfig({ profiles: { echo: { session_ttl_s: 0 } } }, "/tmp")).toThrow(expect.objectContaining({ code: "INVALID_CONFIG" }));
   });
 });
+
+describe("a profile hook's condition reads the native input (PROFILES §2, issue 25)", () => {
+  const gemini = (condition: unknown, event = "BeforeTool") => ({
+    bundle: "g", version: "1.0.0", profile: "gemini-cli", trust: "deployment",
+    hooks: [{ name: "guard", action: "guard", event, timeout_ms: 1000, condition }],
+  });
+  const refusal = (raw: unknown): VcpError => {
+    try {
+      parseManifest(raw, "policy.yaml");
+    } catch (err) {
+      return err as VcpError;
+    }
+    throw new Error("the manifest was accepted");
+  };
+
+  test.each([
+    ["gemini-cli BeforeTool tool_input.command", gemini({ field: "tool_input.command", operator: "matches", value: "rm -rf" })],
+    ["gemini-cli BeforeTool tool_name", gemini({ field: "tool_name", operator: "eq", value: "run_shell_command" })],
+    ["gemini-cli BeforeModel llm_request.messages.0.content", gemini({ field: "llm_request.messages.0.content", operator: "matches", value: "x" }, "BeforeModel")],
+    ["ai-memory payload.namespace", { bundle: "m", version: "1.0.0", profile: "ai-memory", hooks: [{ name: "m", action: "m", event: "pre_store", timeout_ms: 1000, condition: { field: "payload.namespace", operator: "eq", value: "x" } }] }],
+    ["claude-code PreToolUse tool_input.file_path", { bundle: "c", version: "1.0.0", profile: "claude-code", hooks: [{ name: "c", action: "c", event: "PreToolUse", timeout_ms: 1000, condition: { field: "tool_input.file_path", operator: "matches", value: "^/etc/" } }] }],
+  ])("%s builds", (_name, raw) => {
+    expect(() => parseManifest(raw, "policy.yaml")).not.toThrow();
+  });
+
+  test.each([
+    // The VCP habit that used to build and then never match (silently skipped_predicate).
+    ["event.tool_input.command", gemini({ field: "event.tool_input.command", operator: "matches", value: "rm -rf" }), "the gemini-cli BeforeTool input has no field 'event'", "write 'tool_input.command'"],
+    ["a field the input never has", gemini({ field: "tool_inptu.command", operator: "eq", value: "x" }), "the gemini-cli BeforeTool input has no field 'tool_inptu'", "tool_input"],
+    ["a field below a string", gemini({ field: "prompt.text", operator: "eq", value: "x" }, "BeforeAgent"), "the gemini-cli BeforeAgent input cannot have 'prompt.text': 'prompt' is a string", ""],
+    ["a name on an array", gemini({ field: "llm_request.messages.first", operator: "eq", value: "x" }, "BeforeModel"), "'llm_request.messages' is an array", ""],
+    ["inside a compound", gemini({ combine: "or", children: [{ field: "tool_name", operator: "eq", value: "x" }, { field: "context.x", operator: "eq", value: 1 }] }), "the gemini-cli BeforeTool input has no field 'context'", ""],
+  ])("%s is refused at build with INVALID_PREDICATE naming the path and the event", (_name, raw, rule, hint) => {
+    const err = refusal(raw);
+    expect(err.code).toBe("INVALID_PREDICATE");
+    expect(err.message).toContain("hooks[0].condition");
+    expect(err.message).toContain(rule);
+    expect(err.message).toContain(hint);
+  });
+
+  test("VCP hooks keep their HookInput paths", () => {
+    const vcp = (field: string) => ({ bundle: "v", version: "1.0.0", hooks: [{ name: "v", type: "pre_inject", action: "v", priority: 50, timeout_ms: 1000, condition: { field, operator: "eq", value: 1 } }] });
+    expect(() => parseManifest(vcp("context.dimensions.safety_level"))).not.toThrow();
+    expect(refusal(vcp("tool_input.command")).message).toContain("field must start with one of context, constitution, event, session, chain_state");
+  });
+});

@@ -2,10 +2,10 @@
 // — every output field of the profile, one at a time — and whether it runs before or after the guard,
 // the native answer is exactly the answer of the chain without it, and the guard sees the input the
 // agent sent. A chain of observers alone answers the profile's neutral answer (the empty plan's).
-// The rule lives in one place, chain/execute-profile.ts; this table goes through each profile's fields.
+// The rule lives in one place, chain/execute.ts; this table goes through each profile's fields.
 import { describe, expect, test } from "vitest";
-import { presentEmpty, runProfileChain } from "../../../src/chain/execute-profile.js";
-import { compileProfilePlan, orderProfileHooks } from "../../../src/chain/plan.js";
+import { presentEmpty, runChain } from "../../../src/chain/execute.js";
+import { compilePlan, orderProfileHooks } from "../../../src/chain/plan.js";
 import type { ActionInvoker, ChainResult, InvokeOutcome } from "../../../src/chain/types.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import { findProfile } from "../../../src/profiles/index.js";
@@ -67,10 +67,10 @@ async function run(table: ProfileTable, c: Case, order: Array<"guard" | "observe
     const priority = profile.ordering === "priority_desc" ? 90 - i * 10 : profile.ordering === "priority_asc" ? 10 + i * 10 : 50;
     return name === "guard" ? hook("guard", profile, c.event, { priority, ...table.guardHook }) : hook("observer", profile, c.event, { priority, trust: "session" });
   });
-  const plan = compileProfilePlan(profile, ref, orderProfileHooks(profile, hooks), 1);
+  const plan = compilePlan(profile, ref, orderProfileHooks(profile, hooks), 1);
   expect(plan.hooks.map((h) => h.hook.name)).toEqual(order);
   const actions: Record<string, Action> = { guard: table.guard(c.event), observer: () => c.observer };
-  return runProfileChain(plan, { chainId: "c1", context: {}, constitution: { id: "none", rules: [] } as never, event: table.input(c.event), session: { id: "s1" } }, { invoker: invoker(actions), clock });
+  return runChain(plan, { chainId: "c1", context: {}, constitution: { id: "none", rules: [] } as never, event: table.input(c.event), session: { id: "s1" } }, { invoker: invoker(actions), clock });
 }
 
 const gemini = (id: "gemini-cli" | "llxprt"): ProfileTable => ({

@@ -22,7 +22,7 @@ describe("docs/drop-in.md: Drop-in for agents", () => {
   test("the failure table has one row per agent, each backed by tests that exist", () => {
     const rows = section.split("\n").filter((l) => l.startsWith("| ") && !l.startsWith("| agent") && !l.startsWith("|---"));
     const agents = rows.map((r) => r.split("|")[1]!.trim().split(" (")[0]);
-    expect(agents).toEqual(["Gemini CLI", "LLxprt", "Claude Code, command hook", "Claude Code, http hook", "ai-memory", "repo-yaml", "Amplifier"]);
+    expect(agents).toEqual(["Gemini CLI", "LLxprt", "Claude Code, command hook", "Claude Code, http hook", "ai-memory", "repo-yaml", "Codex 0.171, command hook", "VS Code agent hooks, command hook", "Cursor, command hook", "OpenHands agent SDK, command hook", "goose, plugin command hook", "Amplifier"]);
     for (const row of rows) {
       const tests = row.split("|").at(-2)!;
       const files = [...tests.matchAll(/`(test\/[^`]+\.ts)`/g)].map((m) => m[1]!);

@@ -45,6 +45,11 @@ describe("folder order (eslint.config.js FOLDER_ORDER)", () => {
     expect(await folderOrder("src/store/x.ts", 'export { createApprovals } from "../pipeline/approvals.js";\n')).toEqual([]);
   });
 
+  test("an exception is by file: a listed profile descriptor may read chain/, any other profile file may not", async () => {
+    expect(await folderOrder("src/profiles/vcp/chain.ts", 'export type { ChainRequest } from "../../chain/types.js";\n')).toEqual([]);
+    expect(await folderOrder("src/profiles/amplifier/x.ts", 'export type { ChainRequest } from "../../chain/types.js";\n')).toEqual([expect.stringMatching(/^profiles may not import chain/)]);
+  });
+
   test("a folder missing from the table must be placed before it is imported", async () => {
     expect(await folderOrder("src/chain/x.ts", 'export { y } from "../brand-new/y.js";\n')).toEqual([expect.stringContaining("brand-new is not on a row of FOLDER_ORDER")]);
   });

@@ -45,6 +45,8 @@ const HookCase = z
     timeout_ms: z.number().int().positive().optional(),
     fail_closed: z.boolean().optional(),
     trust: z.enum(["system", "deployment", "session"]).optional(),
+    // Checked by the real runner only (conditions run in the framework's plan): such cases are `pure: false`.
+    condition: z.unknown().optional(),
     output: z.unknown().optional(),
     throws: z.string().optional(),
     action: z.string().optional(),

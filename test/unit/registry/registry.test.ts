@@ -411,7 +411,7 @@ describe("snapshots and chains", () => {
     registry.register(def({ name: "other-type", type: "on_conflict", priority: 100 }), DEPLOY);
     const snap = registry.snapshot();
     const plan = snap.chain("pre_inject", "s1");
-    expect(plan.type).toBe("pre_inject");
+    expect(plan.profile).toMatchObject({ id: "vcp", event: "pre_inject" });
     expect(plan.revision).toBe(snap.revision);
     expect(names(plan.hooks)).toEqual(["s90", "d50", "d50b", "s50", "s50b", "d10"]);
     expect(names(snap.chain("pre_inject").hooks)).toEqual(["d50", "d50b", "d10"]);

@@ -1,8 +1,8 @@
-// The executor's event-profile path (chain/execute-profile.ts) and profile planning (chain/plan.ts)
+// The executor's event-profile path (chain/execute.ts) and profile planning (chain/plan.ts)
 // with a test ActionInvoker and the toy echo profile (test/support/echo-profile.ts).
 import { describe, expect, test } from "vitest";
-import { answerWithout, runProfileChain } from "../../../src/chain/execute-profile.js";
-import { compileProfilePlan, executionModeOf, orderProfileHooks, type ProfilePlanRef } from "../../../src/chain/plan.js";
+import { answerWithout, runChain } from "../../../src/chain/execute.js";
+import { compilePlan, executionModeOf, orderProfileHooks, type ProfilePlanRef } from "../../../src/chain/plan.js";
 import type { ActionInvoker, ChainRequest, InvokeOutcome, InvokeRequest } from "../../../src/chain/types.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import echoProfile from "../../support/echo-profile.js";
@@ -38,7 +38,7 @@ const request = (input: Record<string, unknown>): ChainRequest => ({
 });
 let t = 0;
 const deps = (inv: ActionInvoker) => ({ invoker: inv, clock: { now: () => (t += 1), wallNow: () => 0 }, profileOf: (id: string) => (id === "echo" ? echoProfile : undefined) });
-const plan = (hooks: ResolvedHook[], strict = false) => compileProfilePlan(echoProfile, ref(strict), orderProfileHooks(echoProfile, hooks), 1);
+const plan = (hooks: ResolvedHook[], strict = false) => compilePlan(echoProfile, ref(strict), orderProfileHooks(echoProfile, hooks), 1);
 
 describe("profile planning", () => {
   test("priority descending, then deployment before session scope, then registration order", () => {
@@ -76,12 +76,12 @@ describe("profile planning", () => {
   });
 });
 
-describe("runProfileChain", () => {
+describe("runChain", () => {
   test("an empty or wholly unmatched plan never touches the invoker and answers the neutral answer", async () => {
     const calls: InvokeRequest[] = [];
-    const empty = await runProfileChain(plan([]), request({ tool: "x" }), deps(invoker({}, calls)));
+    const empty = await runChain(plan([]), request({ tool: "x" }), deps(invoker({}, calls)));
     expect(empty.profile).toMatchObject({ native: {}, exit_code: 0 });
-    const unmatched = await runProfileChain(plan([hook("h", { matcher: "^rm$" })]), request({ tool: "ls" }), deps(invoker({ h: () => ({ decision: "block" }) }, calls)));
+    const unmatched = await runChain(plan([hook("h", { matcher: "^rm$" })]), request({ tool: "ls" }), deps(invoker({ h: () => ({ decision: "block" }) }, calls)));
     expect(unmatched.hook_results.map((r) => r.outcome)).toEqual(["skipped_matcher"]);
     expect(unmatched.profile?.native).toEqual({});
     expect(calls).toHaveLength(0);
@@ -90,7 +90,7 @@ describe("runProfileChain", () => {
   test("the action receives the native input exactly, as a native call", async () => {
     const calls: InvokeRequest[] = [];
     const input = { session_id: "s", tool: "rm", args: { path: "/" } };
-    await runProfileChain(plan([hook("h")]), request(input), deps(invoker({ h: () => ({}) }, calls)));
+    await runChain(plan([hook("h")]), request(input), deps(invoker({ h: () => ({}) }, calls)));
     expect(JSON.parse(calls[0]!.inputJson)).toEqual(input);
     expect(calls[0]!.native).toBe(true);
   });
@@ -102,7 +102,7 @@ describe("runProfileChain", () => {
       b: (i: any) => (seen.push(i.tool), { decision: "block", reason: "b" }),
       c: (i: any) => (seen.push(i.tool), { decision: "allow", reason: "c", message: "c" }),
     };
-    const result = await runProfileChain(plan([hook("a", { priority: 90 }), hook("b", { priority: 80 }), hook("c", { priority: 70 })]), request({ tool: "rm" }), deps(invoker(actions)));
+    const result = await runChain(plan([hook("a", { priority: 90 }), hook("b", { priority: 80 }), hook("c", { priority: 70 })]), request({ tool: "rm" }), deps(invoker(actions)));
     expect(seen).toEqual(["rm", "rm", "rm"]);
     expect(result.profile).toMatchObject({ mode: "parallel", exit_code: 2, native: { decision: "block", reason: "b\nc", message: "a\nc", input: { tool: "safe" } } });
     expect(result.status).toBe("aborted");
@@ -117,7 +117,7 @@ describe("runProfileChain", () => {
       c: (i: any) => (seen.push(i.tool), {}),
     };
     const hooks = [hook("a", { priority: 90, sequential: true }), hook("broken", { priority: 80 }), hook("c", { priority: 70 })];
-    const result = await runProfileChain(plan(hooks), request({ tool: "rm" }), deps(invoker(actions)));
+    const result = await runChain(plan(hooks), request({ tool: "rm" }), deps(invoker(actions)));
     expect(seen).toEqual(["rm", "safe", "safe"]);
     expect(result.profile?.mode).toBe("sequential");
     expect(result.profile?.native).toEqual({ input: { tool: "safe" }, message: "Warning: broken: boom" });
@@ -132,24 +132,24 @@ describe("runProfileChain", () => {
       deep: () => ({ kind: "returned", resultJson: "[".repeat(100) + "]".repeat(100), chainStateJson: "{}" }),
     };
     const hooks = Object.keys(actions).map((n) => hook(n));
-    const open = await runProfileChain(plan(hooks), request({ tool: "x" }), deps(invoker(actions)));
+    const open = await runChain(plan(hooks), request({ tool: "x" }), deps(invoker(actions)));
     expect(Object.fromEntries(open.hook_results.map((r) => [r.hook, r.outcome]))).toEqual({ threw: "error", slow: "timeout", invalid: "invalid_result", crashed: "crashed", deep: "invalid_result" });
     expect(open.profile?.exit_code).toBe(0);
     expect(String(open.profile?.native["message"])).not.toContain("/home/user");
     expect(open.hook_results.find((r) => r.hook === "deep")?.error).toContain("limits.json_depth");
 
-    const closed = await runProfileChain(plan([hook("threw", { fail_closed: true })]), request({ tool: "x" }), deps(invoker(actions)));
+    const closed = await runChain(plan([hook("threw", { fail_closed: true })]), request({ tool: "x" }), deps(invoker(actions)));
     expect(closed.profile).toMatchObject({ exit_code: 2, native: { decision: "block" } });
     expect(closed.hook_results[0]?.verdict).toBe("block");
 
-    const strict = await runProfileChain(plan([hook("threw")], true), request({ tool: "x" }), deps(invoker(actions)));
+    const strict = await runChain(plan([hook("threw")], true), request({ tool: "x" }), deps(invoker(actions)));
     expect(strict.profile?.exit_code).toBe(2);
   });
 
   test("a session-trust hook is an observer: its output is withheld from the answer and the next input (capability_denied names it)", async () => {
     const seen: unknown[] = [];
     const actions = { obs: () => ({ decision: "block", input: { tool: "y" }, message: "saw" }), guard: (i: any) => (seen.push(i.tool), { message: "guard" }) };
-    const result = await runProfileChain(plan([hook("obs", { trust: "session", priority: 90, sequential: true }), hook("guard", { priority: 10 })]), request({ tool: "x" }), deps(invoker(actions)));
+    const result = await runChain(plan([hook("obs", { trust: "session", priority: 90, sequential: true }), hook("guard", { priority: 10 })]), request({ tool: "x" }), deps(invoker(actions)));
     expect(result.hook_results[0]).toMatchObject({ outcome: "capability_denied", status: "continue", verdict: "observe", stripped: ["decision", "input", "message"] });
     expect(seen).toEqual(["x"]);
     expect(result.profile).toMatchObject({ exit_code: 0, native: { message: "guard" } });
@@ -157,7 +157,7 @@ describe("runProfileChain", () => {
 
   test("stopsChain ends the chain: later hooks do not run and are not reported", async () => {
     const calls: InvokeRequest[] = [];
-    const result = await runProfileChain(plan([hook("stop", { priority: 90 }), hook("later", { priority: 10 })]), request({ tool: "x" }), deps(invoker({ stop: () => ({ stop: true, message: "halt" }), later: () => ({}) }, calls)));
+    const result = await runChain(plan([hook("stop", { priority: 90 }), hook("later", { priority: 10 })]), request({ tool: "x" }), deps(invoker({ stop: () => ({ stop: true, message: "halt" }), later: () => ({}) }, calls)));
     expect(calls.map((c) => c.hook.name)).toEqual(["stop"]);
     expect(result.hook_results.map((r) => r.hook)).toEqual(["stop"]);
     expect(result.aborted_by).toBe("stop");
@@ -167,7 +167,7 @@ describe("runProfileChain", () => {
     const calls: InvokeRequest[] = [];
     const same = { bundle: "b", export: "same", digest: "sha256:9" };
     const hooks = [hook("off", { enabled: false, priority: 90 }), hook("one", { action: same, priority: 80 }), hook("two", { action: same, priority: 70 })];
-    const result = await runProfileChain(plan(hooks), request({ tool: "x" }), deps(invoker({ one: () => ({ message: "once" }) }, calls)));
+    const result = await runChain(plan(hooks), request({ tool: "x" }), deps(invoker({ one: () => ({ message: "once" }) }, calls)));
     expect(result.hook_results.map((r) => [r.hook, r.outcome])).toEqual([["off", "skipped_disabled"], ["one", "ok"], ["two", "deduplicated"]]);
     expect(calls).toHaveLength(1);
     expect(result.profile?.native).toEqual({ message: "once" });
@@ -205,8 +205,8 @@ describe("optional profile members", () => {
   }
   const run = (profile: typeof echoProfile, hooks: ResolvedHook[], actions: Record<string, (input: any) => unknown>, calls: InvokeRequest[] = [], input: Record<string, unknown> = { tool: "x" }) => {
     let now = 0;
-    const p = compileProfilePlan(profile, ref(), orderProfileHooks(profile, hooks), 1);
-    return runProfileChain(p, request(input), { invoker: invoker(actions, calls), clock: { now: () => (now += 1), wallNow: () => NOW }, profileOf: () => profile });
+    const p = compilePlan(profile, ref(), orderProfileHooks(profile, hooks), 1);
+    return runChain(p, request(input), { invoker: invoker(actions, calls), clock: { now: () => (now += 1), wallNow: () => NOW }, profileOf: () => profile });
   };
 
   test("stampInput runs once per chain with the wall clock; the first hook and reduceWithHooks get the stamped input, with hook names and flags", async () => {
@@ -268,7 +268,7 @@ describe("optional profile members", () => {
     const profile = withMembers({ compileFilter: (match: unknown) => Object.assign((input: Record<string, unknown>) => input["size"] === (match as { size: number }).size, { cost: 0 }) }, log);
     const result = await run(profile, [hook("big", { match: { size: 2 } }), hook("small", { match: { size: 1 } })], { big: () => ({ message: "big" }), small: () => ({ message: "small" }) }, [], { tool: "x", size: 1 });
     expect(result.hook_results.map((r) => [r.hook, r.outcome])).toEqual([["big", "skipped_matcher"], ["small", "ok"]]);
-    expect(() => compileProfilePlan(echoProfile, ref(), [hook("m", { match: { size: 1 } })], 1)).toThrow(/has no match filters/);
+    expect(() => compilePlan(echoProfile, ref(), [hook("m", { match: { size: 1 } })], 1)).toThrow(/has no match filters/);
   });
 });
 
@@ -292,7 +292,7 @@ describe("parallel groups and a concurrent invoker", () => {
 
   test("every hook starts before any ends; settled in any order, the fold and results keep plan order", async () => {
     const { inv, calls, settle } = held(true);
-    const running = runProfileChain(plan([hook("a"), hook("b"), hook("c")]), request({ text: "x" }), deps(inv));
+    const running = runChain(plan([hook("a"), hook("b"), hook("c")]), request({ text: "x" }), deps(inv));
     await flush();
     expect(calls).toEqual(["a", "b", "c"]);
     for (const name of ["c", "b", "a"]) {
@@ -306,7 +306,7 @@ describe("parallel groups and a concurrent invoker", () => {
 
   test("without `concurrent` (the sandbox worker) the group runs one after another", async () => {
     const { inv, calls, settle } = held(false);
-    const running = runProfileChain(plan([hook("a"), hook("b")]), request({ text: "x" }), deps(inv));
+    const running = runChain(plan([hook("a"), hook("b")]), request({ text: "x" }), deps(inv));
     await flush();
     expect(calls).toEqual(["a"]);
     settle.get("a")!({ message: "a" });
@@ -318,7 +318,7 @@ describe("parallel groups and a concurrent invoker", () => {
 
   test("a sequential group never overlaps, even with a concurrent invoker: the next hook sees the chained input", async () => {
     const { inv, calls, settle } = held(true);
-    const running = runProfileChain(plan([hook("a", { sequential: true }), hook("b")]), request({ text: "x" }), deps(inv));
+    const running = runChain(plan([hook("a", { sequential: true }), hook("b")]), request({ text: "x" }), deps(inv));
     await flush();
     expect(calls).toEqual(["a"]);
     settle.get("a")!({ input: { text: "y" } });
@@ -330,7 +330,7 @@ describe("parallel groups and a concurrent invoker", () => {
 
   test("a stop in a concurrent group: later hooks' runs are awaited but neither folded nor reported", async () => {
     const { inv, calls, settle } = held(true);
-    const running = runProfileChain(plan([hook("a"), hook("b"), hook("c")]), request({ text: "x" }), deps(inv));
+    const running = runChain(plan([hook("a"), hook("b"), hook("c")]), request({ text: "x" }), deps(inv));
     await flush();
     expect(calls).toEqual(["a", "b", "c"]);
     settle.get("a")!({ message: "a" });
@@ -363,8 +363,8 @@ describe("matcher scan budget (profiles/common/scan.ts)", () => {
     const hooks = [...filtered, free, other];
     const calls: InvokeRequest[] = [];
     const actions = Object.fromEntries(hooks.map((h) => [h.name, () => ({})]));
-    const p = compileProfilePlan(repoYamlProfile, repoRef, orderProfileHooks(repoYamlProfile, hooks), 1);
-    const result = await runProfileChain(p, request({ changed_files: changed }), { ...deps(invoker(actions, calls)), profileOf: () => repoYamlProfile });
+    const p = compilePlan(repoYamlProfile, repoRef, orderProfileHooks(repoYamlProfile, hooks), 1);
+    const result = await runChain(p, request({ changed_files: changed }), { ...deps(invoker(actions, calls)), profileOf: () => repoYamlProfile });
     const outcomes = Object.fromEntries(result.hook_results.map((r) => [r.hook, r]));
     for (let i = 0; i < fit; i++) expect(outcomes[`f${i}`]!.outcome).toBe("skipped_matcher");
     for (const name of [`f${fit}`, `f${fit + 1}`]) {
@@ -384,27 +384,27 @@ describe("matcher scan budget (profiles/common/scan.ts)", () => {
     const closed = repoHook("closed", "b", { blocking: true, match: { only_if_changed_paths: ["*.rs"] } });
     const pre = (h: ResolvedHook): ResolvedHook => ({ ...h, event: "PreAbilityCall" });
     const hooks = [...filtered, closed].map(pre);
-    const p = compileProfilePlan(repoYamlProfile, { ...repoRef, event: "PreAbilityCall" }, orderProfileHooks(repoYamlProfile, hooks), 1);
-    const result = await runProfileChain(p, request({ ability_id: "fs.write", changed_files: changed }), { ...deps(invoker({})), profileOf: () => repoYamlProfile });
+    const p = compilePlan(repoYamlProfile, { ...repoRef, event: "PreAbilityCall" }, orderProfileHooks(repoYamlProfile, hooks), 1);
+    const result = await runChain(p, request({ ability_id: "fs.write", changed_files: changed }), { ...deps(invoker({})), profileOf: () => repoYamlProfile });
     expect(result.hook_results.find((r) => r.hook === "closed")).toMatchObject({ outcome: "error" });
     expect(result.profile?.native).toMatchObject({ error: "blocked_by_policy" });
   });
 });
 
-describe("runProfileChain: what the decision record needs (issue 25)", () => {
+describe("runChain: what the decision record needs (issue 25)", () => {
   test("a blocking hook keeps its reason; a modifying hook its changed paths (op and path, no values); an allow neither", async () => {
     const gemini = getProfile("gemini-cli");
     const geminiHook = (name: string, priority: number) => hook(name, { profile: "gemini-cli", event: "BeforeTool", priority });
     const geminiRef: ProfilePlanRef = { id: "gemini-cli", event: "BeforeTool", strict: false, settings: {} };
     const hooks = [geminiHook("rewrite", 90), geminiHook("guard", 50), geminiHook("note", 40)];
-    const p = compileProfilePlan(gemini, geminiRef, orderProfileHooks(gemini, hooks), 1);
+    const p = compilePlan(gemini, geminiRef, orderProfileHooks(gemini, hooks), 1);
     const inv = invoker({
       rewrite: (input) => ({ hookSpecificOutput: { hookEventName: "BeforeTool", tool_input: { command: `${input.tool_input.command} --dry-run` } } }),
       guard: () => ({ decision: "block", reason: "refusing rm -rf /" }),
       note: () => ({ systemMessage: "looked" }),
     });
     const input = { session_id: "s", hook_event_name: "BeforeTool", tool_name: "run_shell_command", tool_input: { command: "rm -rf /", description: "x" } };
-    const result = await runProfileChain(p, request(input), { ...deps(inv), profileOf: (id: string) => (id === "gemini-cli" ? gemini : undefined) });
+    const result = await runChain(p, request(input), { ...deps(inv), profileOf: (id: string) => (id === "gemini-cli" ? gemini : undefined) });
     const byName = Object.fromEntries(result.hook_results.map((h) => [h.hook, h]));
     expect(byName["rewrite"]).toMatchObject({ verdict: "modify", modification: [{ op: "replace", path: "/tool_input/command" }] });
     expect(JSON.stringify(byName["rewrite"]!.modification)).not.toContain("dry-run");

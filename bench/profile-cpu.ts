@@ -1,0 +1,89 @@
+/**
+ * CPU per profile chain (issue 25 deliver 6): one Gemini CLI `BeforeTool` event through the 5-hook
+ * chain of bench/profiles.ts, fired through the library (`runtime.fireProfile`, a real sandbox host),
+ * and the CPU it costs: this process (`process.cpuUsage`) plus the sandbox host process
+ * (`vcp_sandbox_host_cpu_seconds_total`, Linux /proc), divided by the events fired. Two rows:
+ *
+ *   run-5      a shell command every hook's matcher selects: 5 hooks run in the sandbox
+ *   select-0   a `read_file` call no matcher selects: no hook runs
+ *
+ * Built into dist/bench/profile-cpu.js; to compare two builds in one sitting, run the same file
+ * against each build's dist/ back to back (rounds interleaved by the caller), as machines are noisy.
+ *
+ *   node --no-node-snapshot dist/bench/profile-cpu.js [--events N] [--rounds R]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createArtifact } from "../src/bundle/artifact.js";
+import { createRuntime, type Runtime, type VcpArtifact } from "../src/index.js";
+
+/** The five hooks of bench/profiles.ts: a pattern over the shell command each. */
+const PATTERNS = [
+  "rm\\s+-[a-zA-Z]*r[a-zA-Z]*f[a-zA-Z]*\\s+(/|~)(\\s|$)",
+  "(curl|wget)[^|]*\\|\\s*(ba)?sh",
+  "(^|[;&|]\\s*)sudo\\s",
+  "git\\s+push\\b.*\\s(--force|-f)(\\s|$)",
+  "mkfs|dd\\s.*of=/dev/",
+];
+
+function bundle(): VcpArtifact {
+  const actions = PATTERNS.map(
+    (re, i) => `h${i}: function (input) { var c = String(input.tool_input.command || ""); return new RegExp(${JSON.stringify(re)}).test(c) ? { decision: "block", reason: "r${i}" } : {}; }`,
+  );
+  const manifest = {
+    bundle: "bench-cpu",
+    version: "1.0.0",
+    trust: "deployment",
+    profile: "gemini-cli",
+    hooks: PATTERNS.map((_, i) => ({ name: `hook_${i}`, event: "BeforeTool", matcher: "run_shell_command", action: `h${i}`, priority: 50 - i, timeout_ms: 2000 })),
+  };
+  return createArtifact(manifest, `var __vcp_bundle = {\n${actions.join(",\n")}\n};`) as VcpArtifact;
+}
+
+const input = (tool: string, command: string) => ({
+  session_id: "bench", transcript_path: "/tmp/t.jsonl", cwd: "/home/dev/app", hook_event_name: "BeforeTool",
+  timestamp: "2026-11-26T00:00:00Z", tool_name: tool, tool_input: { command },
+});
+const ROWS = {
+  "run-5": input("run_shell_command", "ls -la src && npm test"),
+  "select-0": input("read_file", "ls -la src && npm test"),
+} as const;
+
+async function hostCpuSeconds(runtime: Runtime): Promise<number> {
+  const line = (await runtime.metrics()).split("\n").find((l) => l.startsWith("vcp_sandbox_host_cpu_seconds_total"));
+  return line === undefined ? 0 : Number(line.split(" ").at(-1));
+}
+
+async function measure(runtime: Runtime, row: keyof typeof ROWS, events: number): Promise<{ mainUs: number; hostUs: number }> {
+  const principal = { id: "bench", role: "client" } as const;
+  const hostBefore = await hostCpuSeconds(runtime);
+  const before = process.cpuUsage();
+  for (let i = 0; i < events; i++) await runtime.fireProfile("gemini-cli", "BeforeTool", { input: ROWS[row], principal });
+  const used = process.cpuUsage(before);
+  const hostUs = ((await hostCpuSeconds(runtime)) - hostBefore) * 1e6;
+  return { mainUs: (used.user + used.system) / events, hostUs: hostUs / events };
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const events = Number(argv.includes("--events") ? argv[argv.indexOf("--events") + 1] : 0) || 1000;
+  const rounds = Number(argv.includes("--rounds") ? argv[argv.indexOf("--rounds") + 1] : 0) || 3;
+  const dir = mkdtempSync(join(tmpdir(), "vcp-bench-cpu-"));
+  const runtime = await createRuntime({ requireSignatures: false, sandbox: { threads: 2 }, dataDir: join(dir, "data") });
+  try {
+    await runtime.bundles.install(bundle());
+    for (const row of Object.keys(ROWS) as (keyof typeof ROWS)[]) await measure(runtime, row, Math.min(200, events)); // warm-up
+    for (let round = 0; round < rounds; round++) {
+      for (const row of Object.keys(ROWS) as (keyof typeof ROWS)[]) {
+        const { mainUs, hostUs } = await measure(runtime, row, events);
+        console.log(JSON.stringify({ row, round, events, main_us: Math.round(mainUs), host_us: Math.round(hostUs), total_us: Math.round(mainUs + hostUs) }));
+      }
+    }
+  } finally {
+    await runtime.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
