@@ -19,7 +19,8 @@
  * groups carry none) and its switch is `"on_failure": "block"` (PreToolUse only). GitHub Copilot
  * (`.github/hooks/*.json`, `version: 1`) lists hooks directly with `bash` / `powershell` commands and
  * `timeoutSec`; it has no failing-hook switch (a failed hook is logged and skipped), so the adapter's own
- * `--on-error auto` deny on stdout is what blocks.
+ * `--on-error auto` deny on stdout is what blocks. The file goes in the user's `~/.copilot/hooks/`: the
+ * real CLI (1.0.102) skips a repository's `.github/hooks/` in `copilot -p` unless the folder is trusted.
  */
 import { isToolEvent } from "./guard-events.js";
 
@@ -43,7 +44,7 @@ export function settingsAgentOf(profile: string): SettingsAgent | undefined {
 export const GENERATED_FILE: Record<SettingsAgent, string> = { "claude-code": "claude-settings.json", "gemini-cli": "gemini-settings.json", llxprt: "llxprt-settings.json", codex: "codex-hooks.json", vscode: "vscode-hooks.json", cursor: "cursor-hooks.json", openhands: "openhands-hooks.json", goose: "goose-hooks.json", copilot: "copilot-hooks.json" };
 
 /** Where the block goes, for the messages that point at it. */
-export const SETTINGS_FILE: Record<SettingsAgent, string> = { "claude-code": "~/.claude/settings.json", "gemini-cli": "~/.gemini/settings.json", llxprt: "~/.llxprt/settings.json", codex: "~/.codex/hooks.json", vscode: "a VS Code hook file (.github/hooks/vcp-hooks.json, or one listed in chat.hookFilesLocations)", cursor: "~/.cursor/hooks.json", openhands: "~/.openhands/hooks.json", goose: "~/.agents/plugins/vcp-hooks/hooks/hooks.json (beside a plugin.json naming the plugin)", copilot: ".github/hooks/vcp-hooks.json (a repository's Copilot hook file)" };
+export const SETTINGS_FILE: Record<SettingsAgent, string> = { "claude-code": "~/.claude/settings.json", "gemini-cli": "~/.gemini/settings.json", llxprt: "~/.llxprt/settings.json", codex: "~/.codex/hooks.json", vscode: "a VS Code hook file (.github/hooks/vcp-hooks.json, or one listed in chat.hookFilesLocations)", cursor: "~/.cursor/hooks.json", openhands: "~/.openhands/hooks.json", goose: "~/.agents/plugins/vcp-hooks/hooks/hooks.json (beside a plugin.json naming the plugin)", copilot: "~/.copilot/hooks/vcp-hooks.json (Copilot reads a repository's .github/hooks/ only in a trusted folder)" };
 
 /**
  * The settings JSON (pretty, newline-terminated) whose `hooks` send each of `events` through the adapter.

@@ -86,13 +86,13 @@ describe("init --profile goose: a plugin hooks.json, no matcher (goose's is a re
   });
 });
 
-describe("init --profile copilot: a .github/hooks file, bash command, timeoutSec, no failing-hook switch", () => {
+describe("init --profile copilot: a ~/.copilot/hooks file, bash command, timeoutSec, no failing-hook switch", () => {
   const work = scratchDir(dirs);
   test("preToolUse", async () => {
     const dir = join(work, "copilot");
     const init = await cli(["init", dir, "--profile", "copilot", "--event", "preToolUse"]);
     expect(init.code, init.stderr).toBe(0);
-    expect(init.stdout).toContain(`merge ${dir}/copilot-hooks.json into .github/hooks/vcp-hooks.json`);
+    expect(init.stdout).toContain(`merge ${dir}/copilot-hooks.json into ~/.copilot/hooks/vcp-hooks.json`);
     expect(JSON.parse(readFileSync(join(dir, "copilot-hooks.json"), "utf8"))).toEqual({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "vcp-hooks hook preToolUse --dialect copilot", timeoutSec: 15 }] } });
   });
 });

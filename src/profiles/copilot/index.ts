@@ -230,7 +230,9 @@ function verdictOf(output: NativeObject, event: string): Verdict {
 /**
  * Read a finished Copilot command hook: exit 0 ⇒ stdout JSON (empty: no opinion); permissionRequest exit 2
  * ⇒ a deny merged over stdout's JSON (stderr ignored); postToolUseFailure exit 2 ⇒ stderr as recovery
- * guidance; any other code, a signal or a timeout ⇒ a failed hook (Copilot logs and skips it).
+ * guidance; preToolUse exit 2 ⇒ a deny (the real CLI 1.0.102 denies "hook exited with code 2"; the
+ * references say a non-zero exit is skipped), stderr as the reason; any other code, a signal or a timeout
+ * ⇒ a failed hook (`import` marks preToolUse hooks `fail_closed`, as the real CLI denies on them).
  *
  * @example
  * ```ts
@@ -245,6 +247,7 @@ export function parseCommandResult(result: CommandResult, _hook: string, event: 
   const stderr = result.stderr.trim();
   if (result.exitCode === 0) return { output: parseJsonObject(result.stdout.trim()) ?? {} };
   if (result.exitCode === 2 && event === "permissionRequest") return { output: { ...(parseJsonObject(result.stdout.trim()) ?? {}), behavior: "deny" } };
+  if (result.exitCode === 2 && event === "preToolUse") return { output: { permissionDecision: "deny", permissionDecisionReason: stderr || "hook exited with code 2" } };
   if (result.exitCode === 2 && event === "postToolUseFailure") return { output: stderr === "" ? {} : { additionalContext: stderr } };
   return { output: {}, failure: stderr === "" ? `exit code ${result.exitCode}` : `exit code ${result.exitCode}: ${stderr}` };
 }

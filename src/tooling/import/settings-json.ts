@@ -199,6 +199,11 @@ export function importSettingsJson(text: string, format: SettingsFormat, target:
           imported.fail_closed = true;
           imported.conversions.push("on_failure: block → fail_closed: true");
         }
+        if (format === "copilot" && event === "preToolUse") {
+          // Observed with the real Copilot CLI 1.0.102: a preToolUse hook that exits non-zero denies the tool.
+          imported.fail_closed = true;
+          imported.conversions.push("preToolUse: fail_closed: true (Copilot CLI 1.0.102 denies the tool when a preToolUse hook fails)");
+        }
         if (format === "cursor" && (h as { failClosed?: unknown }).failClosed === true) {
           imported.fail_closed = true;
           imported.conversions.push("failClosed: true → fail_closed: true");
