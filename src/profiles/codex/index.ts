@@ -168,6 +168,8 @@ export const codexProfile: EventProfile = {
   },
 
   validateInput: (input, event) => validateNative(input, isCodexEvent(event) ? EVENT_TABLE[event].input : undefined, () => unknownEvent(event)),
+  // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
+  inputSchema: (event) => (isCodexEvent(event) ? EVENT_TABLE[event].input : undefined),
 
   compileMatcher,
 

@@ -277,6 +277,8 @@ export const cursorProfile: EventProfile = {
   },
   reasonOf: (output) => reasonAt(output, ["agent_message", "user_message", "followup_message"]),
   validateInput: (input, event) => validateNative(input, isCursorEvent(event) ? TABLE[event].input : undefined, () => unknownEvent(event)),
+  // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
+  inputSchema: (event) => (isCursorEvent(event) ? TABLE[event].input : undefined),
   compileMatcher,
   decode: (raw, event) => (isCursorEvent(event) ? decodeNative(raw, TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
