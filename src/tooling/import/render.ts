@@ -44,6 +44,22 @@ function neutralAnswer(profile: string, event?: string): Record<string, unknown>
   return profile === "ai-memory" ? { action: "allow" } : {};
 }
 
+/**
+ * Profiles whose author types the package exports as `vcp-hooks/profiles/<id>` (package.json "exports";
+ * test/cli/import/stubs-typecheck.test.ts checks the two agree).
+ */
+const AUTHOR_TYPES: ReadonlySet<string> = new Set(["gemini-cli", "llxprt", "claude-code", "codex", "vscode", "cursor", "openhands", "goose"]);
+
+/**
+ * The type lines of a stub: the profile's own `HookInput` / `HookOutput` where the package exports them
+ * (every event's input extends `HookInput`; the event's own type, e.g. `PreToolUseInput`, narrows it),
+ * else plain JSON types, so the stub type-checks as generated.
+ */
+function stubTypes(profile: string): string {
+  if (AUTHOR_TYPES.has(profile)) return `// Narrow HookInput to the event's own input type (e.g. PreToolUseInput) to read its fields.\nimport type { HookInput, HookOutput } from "vcp-hooks/profiles/${profile}";`;
+  return "type Json = null | boolean | number | string | Json[] | { [key: string]: Json };\ntype HookInput = { [key: string]: Json };\ntype HookOutput = { [key: string]: Json };";
+}
+
 /** `shell-guard` → `shellGuardHook`: an identifier that is never a reserved word. */
 const exportName = (hook: string) => `${hook.replace(/[-_]+([a-z0-9])/g, (_m, c: string) => c.toUpperCase()).replace(/^[0-9]/, (d) => `h${d}`)}Hook`;
 
@@ -104,7 +120,7 @@ export function renderImport(result: ImportResult, bundle: string): Map<string, 
   );
   for (const h of result.hooks) {
     const fn = exportName(h.name);
-    const types = `import type { HookOutput, NativeInput } from "vcp-hooks/profiles/${result.profile}";`;
+    const types = stubTypes(result.profile);
     files.set(
       `stubs/${h.name}/src/index.ts`,
       `/*
@@ -117,7 +133,7 @@ export function renderImport(result: ImportResult, bundle: string): Map<string, 
  */
 ${types}
 
-export function ${fn}(input: NativeInput): HookOutput {
+export function ${fn}(input: HookInput): HookOutput {
   void input;
   return ${JSON.stringify(neutralAnswer(result.profile, h.event))};
 }
