@@ -190,6 +190,17 @@ function sessionIdOf(input: NativeObject): string | undefined {
   return typeof id === "string" && id !== "" ? id : undefined;
 }
 
+/**
+ * VS Code's `editFiles` names its files in a `files` list (hooks reference, PreToolUse input): the
+ * subject's path is the first, with how many more. Other tool inputs are returned as they are.
+ */
+function withFilesPath(toolInput: unknown): unknown {
+  if (!isObject(toolInput) || toolInput["path"] !== undefined || !Array.isArray(toolInput["files"])) return toolInput;
+  const files = toolInput["files"].filter((f): f is string => typeof f === "string" && f !== "");
+  if (files.length === 0) return toolInput;
+  return { ...toolInput, path: files.length === 1 ? files[0] : `${files[0]} (+${files.length - 1} more)` };
+}
+
 export const vscodeProfile: EventProfile = {
   id: "vscode",
   version: "1.x",
@@ -205,7 +216,7 @@ export const vscodeProfile: EventProfile = {
   settingsSchema: agentSettingsSchema,
   strictFixes: [],
   sessionIdOf,
-  subjectOf: (input, event) => (event === "UserPromptSubmit" ? promptSubject(input["prompt"]) : toolSubject(input["tool_name"], input["tool_input"])),
+  subjectOf: (input, event) => (event === "UserPromptSubmit" ? promptSubject(input["prompt"]) : toolSubject(input["tool_name"], withFilesPath(input["tool_input"]))),
   reasonOf: (output) => reasonAt(output, ["hookSpecificOutput.permissionDecisionReason", "reason", "stopReason", "systemMessage"]),
   validateInput: (input, event) => validateNative(input, isVscodeEvent(event) ? TABLE[event].input : undefined, () => unknownEvent(event)),
   // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
