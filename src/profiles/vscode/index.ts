@@ -29,15 +29,14 @@ import {
   agentSettingsSchema,
   answerFieldsOf,
   compileSearch,
-  costedMatcher,
   decodeNative,
-  fieldMatcher,
   isObject,
   matchedField,
   matchesEverything,
   parseJsonObject,
   specificOf,
   validateNative,
+  namesOrPattern,
 } from "../common/native.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
@@ -121,7 +120,6 @@ const unknownEvent = (event: string) => `unknown vscode event ${JSON.stringify(e
 /** Names a newer VS Code may add (PascalCase like all eight). */
 const FUTURE_EVENT = /^[A-Z][A-Za-z0-9]{1,63}$/;
 /** A matcher of plain names is a list of exact names, as in Claude Code's format; anything else an unanchored regex. */
-const PLAIN = /^[A-Za-z0-9_|]+$/;
 
 function blockingAnswer(reason: string, event: HookEventName): NativeObject {
   // SECURITY: the most restrictive answer the event can carry.
@@ -145,11 +143,7 @@ function compileMatcher(pattern: string | undefined, event: string): CompiledMat
   const field = TABLE[event].spec.matcher;
   if (matchesEverything(pattern) || field === undefined) return MATCH_ALL;
   const trimmed = pattern!.trim();
-  if (PLAIN.test(trimmed)) {
-    const names = new Set(trimmed.split("|").filter((n) => n !== ""));
-    return costedMatcher((input) => typeof input[field] === "string" && names.has(input[field]), 0);
-  }
-  return fieldMatcher((input) => input[field], compileSearch(trimmed, `vscode ${event}`));
+  return namesOrPattern(trimmed, (input) => input[field], (p) => compileSearch(p, `vscode ${event}`));
 }
 
 function verdictOf(output: NativeObject, event: string): Verdict {
