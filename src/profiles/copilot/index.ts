@@ -272,6 +272,7 @@ export const copilotProfile: EventProfile = {
   },
   reasonOf: (output) => reasonAt(output, ["permissionDecisionReason", "message", "reason", "additionalContext"]),
   validateInput: (input, event) => validateNative(input, isCopilotEvent(event) ? TABLE[event].input : undefined, () => unknownEvent(event)),
+  inputSchema: (event) => (isCopilotEvent(event) ? TABLE[event].input : undefined),
   compileMatcher,
   decode: (raw, event) => (isCopilotEvent(event) ? decodeNative(raw, TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
