@@ -26,7 +26,7 @@ function neutralAnswer(profile: string, event?: string): Record<string, unknown>
  * Profiles whose author types the package exports as `vcp-hooks/profiles/<id>` (package.json "exports";
  * test/cli/import/stubs-typecheck.test.ts checks the two agree).
  */
-const AUTHOR_TYPES: ReadonlySet<string> = new Set(["gemini-cli", "llxprt", "claude-code", "codex", "vscode", "cursor", "openhands", "goose"]);
+const AUTHOR_TYPES: ReadonlySet<string> = new Set(["gemini-cli", "llxprt", "claude-code", "codex", "vscode", "cursor", "openhands", "goose", "copilot"]);
 
 /**
  * The type lines of a stub: the profile's own `HookInput` / `HookOutput` where the package exports them
