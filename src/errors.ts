@@ -66,7 +66,6 @@ export const ERROR_CODES = {
   // shared sessions (store: redis): all retryable, and nothing was written when they are answered
   SESSION_BUSY: { status: 503, description: "Another operation of the session (on this or another replica) held it longer than the wait deadline; retry." },
   SESSION_LOCK_LOST: { status: 503, description: "The replica's lock on the session expired before the operation could write (fencing refused the write); nothing was written, retry." },
-  SESSIONS_SHARED: { status: 500, description: "A synchronous session or approval member was called on a runtime whose sessions live in the shared store (store: redis); use the async runtime.shared members." },
   // GET /v1/audit on a runtime started without an audit log: there is no such resource
   AUDIT_DISABLED: { status: 404, description: "The runtime was started without an audit log." },
   // the result was withheld because it could not be audited (disk full, I/O error): retryable later

@@ -68,7 +68,7 @@ export { mayReadApproval } from "./pipeline/access.js";
 export { HOOK_ENV, HOOK_ENV_HEADER, HOOK_ENV_LIMITS, decodeHookEnv, hookEnvNames } from "./tooling/hook-env.js";
 // The secret-shape scrubber for free text (reasons, a hook's stderr) before it is shown or logged.
 export { redactString } from "./audit/redact-string.js";
-export type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery, ApprovalState } from "./runtime/approvals.js";
+export type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery, ApprovalState } from "./pipeline/approvals.js";
 export type { Constitution, Rule } from "./model/constitution.js";
 export type { Predicate, PredicateOperator } from "./model/predicate.js";
 export type {
@@ -100,6 +100,7 @@ export type { AuditHead } from "./audit/writer.js";
 export type { AuditOptions, AuditQuery } from "./runtime/audit-trail.js";
 export type { DecisionQuery, DecisionPage } from "./audit/decisions.js";
 export { DECISION_OUTCOMES, type DecisionRecord, type DecisionSubject, type DecisionHook, type DecisionChange, type DecidedBy, type DecisionOutcome } from "./chain/decision.js";
+export type { SubjectKind } from "./model/decision.js";
 export { MAX_DECISION_LIMIT, DEFAULT_DECISION_LIMIT } from "./audit/decisions.js";
 // Constitution integrity (DESIGN §4.5): the runtime's options. Signing constitutions and checking their
 // chains of custody offline are `vcp-hooks/tooling`.

@@ -6,7 +6,7 @@
  * build and parse checked.
  */
 import type { Scope } from "../model/hook-type.js";
-import { EXEC_ACTION, MAX_TIMEOUT_MS, type ExecCommand, type HookDefinition } from "../model/hook.js";
+import { EXEC_ACTION, MAX_TIMEOUT_MS, type HookDefinition, type ProfileHookDefinition } from "../model/hook.js";
 import { getProfile, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
 import type { Manifest, ManifestHook } from "./manifest.js";
@@ -58,8 +58,6 @@ function defaultProfileTimeoutMs(manifest: Pick<Manifest, "profile">): number {
   return Math.min(profile.timeouts.default_ms, profile.timeouts.max_ms, MAX_TIMEOUT_MS);
 }
 
-/** A hook definition of an event-profile bundle: the registry's definition plus its event, matcher, `sequential`, `match` and `blocking`. */
-export type ProfileHookDefinition = HookDefinition & { event: string; matcher?: string; sequential?: boolean; match?: unknown; blocking?: boolean; exec?: ExecCommand };
 
 /**
  * The hook definitions of an event-profile bundle (none for a `vcp@1` bundle), every one deployment

@@ -19,12 +19,12 @@
 import { hash as digest } from "node:crypto";
 import jsonPatch from "fast-json-patch";
 import { FAILURE_OUTCOMES, type Outcome } from "../model/result.js";
+import type { DecisionChange, DecisionHook, DecisionOutcome, DecisionRecord, DecisionSubject } from "../model/decision.js";
 import type { SubjectFacts, Verdict } from "../profiles/types.js";
-import type { ChainResult, HookExecution } from "./types.js";
 
-/** What a chain's effect was for the agent or pipeline. */
-export const DECISION_OUTCOMES = ["allow", "block", "modify", "ask"] as const;
-export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
+// The record's types are shared record types (model/decision.ts: the event bus and the audit log read them too).
+export { DECISION_OUTCOMES, type DecidedBy, type DecisionChange, type DecisionHook, type DecisionOutcome, type DecisionRecord, type DecisionSubject } from "../model/decision.js";
+import type { ChainResult, HookExecution } from "./types.js";
 
 /** The `profile` of a VCP chain's record; its `event` is the hook type. */
 export const VCP_DECISION_PROFILE = "vcp";
@@ -41,63 +41,6 @@ export const DECISION_LIMITS = Object.freeze({
   /** Changes kept per chain (the rest are counted in `changes_omitted`). */
   changes: 64,
 });
-
-export interface DecisionSubject {
-  kind: SubjectFacts["kind"];
-  tool?: string;
-  command?: string;
-  path?: string;
-  /** Prompt events: hex SHA-256 of the prompt (never the text). */
-  prompt_sha256?: string;
-  vcp_type?: string;
-  /** One line, at most 200 characters. */
-  summary: string;
-}
-
-export interface DecisionHook {
-  hook: string;
-  bundle: string;
-  outcome: Outcome;
-  verdict?: Verdict;
-  duration_ms: number;
-  reason?: string;
-}
-
-export interface DecisionChange {
-  hook: string;
-  op: "replace" | "add" | "remove";
-  /** RFC 6902 path: native-input-rooted for a profile (`/tool_input/command`), `{context, constitution}`-rooted for VCP. */
-  path: string;
-}
-
-export interface DecidedBy {
-  hook: string;
-  bundle: string;
-  /** Digest of the bundle revision that ran the hook (`sha256:…`), null when unknown. */
-  revision: string | null;
-}
-
-/** The record (wire names: snake_case). */
-export interface DecisionRecord {
-  chain_id: string;
-  /** Chain start, ISO-8601. */
-  at: string;
-  profile: string;
-  event: string;
-  outcome: DecisionOutcome;
-  /** Hooks that failed (threw, timed out, invalid output, crashed, refused). */
-  errors: number;
-  decided_by: DecidedBy | null;
-  reason: string | null;
-  subject: DecisionSubject;
-  hooks: DecisionHook[];
-  changes: DecisionChange[];
-  /** Present only when changes were left out over {@link DECISION_LIMITS}.changes. */
-  changes_omitted?: number;
-  session: string | null;
-  /** The principal id that fired the chain; null for the embedding application. */
-  client: string | null;
-}
 
 /** What the fire layer knows besides the chain's result. */
 export interface DecisionFacts {

@@ -11,7 +11,7 @@ import type { EventProfile } from "../profiles/types.js";
 import { describeIssues } from "../model/zod-errors.js";
 import { INPUT_BYTES_CEILING, JSON_DEPTH_CEILING } from "../model/json-bounds.js";
 import { SESSION_HOOK_REF } from "../model/names.js";
-import { deepFreeze } from "../model/deep-freeze.js";
+import { deepFreeze } from "./deep-freeze.js";
 import { canonicalJson } from "../integrity/canonical.js";
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -161,7 +161,7 @@ export const ConfigSchema = z
           .catchall(z.unknown()),
       )
       .optional(),
-    // Approvals of Amplifier ask_user answers (src/runtime/approvals.ts, PROFILES §3.4).
+    // Approvals of Amplifier ask_user answers (src/pipeline/approvals.ts, PROFILES §3.4).
     approvals: z
       .object({
         max_pending_per_session: z.number().int().min(1).max(10_000).default(64),

@@ -7,7 +7,7 @@
  *
  * Changing a default here changes it everywhere; `npm run docs:config` regenerates the reference.
  */
-import { deepFreeze } from "../model/deep-freeze.js";
+import { deepFreeze } from "./deep-freeze.js";
 
 /** Secret-bearing key names redacted from audit payloads, guest log fields and the operational log. */
 const REDACT_KEYS: readonly string[] = Object.freeze([

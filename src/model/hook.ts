@@ -56,6 +56,13 @@ export const HookDefinitionSchema = z
 /** A hook definition as given by a caller (wire form, snake_case). */
 export type HookDefinition = z.input<typeof HookDefinitionSchema>;
 
+/**
+ * A hook definition of an event-profile bundle (bundle/hooks.ts builds it from a manifest; the
+ * registry compiles it): the registry's definition plus its event, matcher, `sequential`, `match`
+ * and `blocking`.
+ */
+export type ProfileHookDefinition = HookDefinition & { event: string; matcher?: string; sequential?: boolean; match?: unknown; blocking?: boolean; exec?: ExecCommand };
+
 /** A validated hook definition with defaults applied; what the registry stores. Deeply frozen. */
 export interface ResolvedHook {
   readonly name: string;

@@ -22,7 +22,7 @@ import { HOOK_TYPES, type HookType } from "./hook-type.js";
 import { SessionInfoSchema, VcpContextSchema } from "./input.js";
 import { AdaptInputSchema, ConflictInputSchema, OpenSessionInputSchema, TransitionInputSchema, ViolationInputSchema } from "./pipeline-input.js";
 import { formatPath } from "./zod-errors.js";
-import { deepFreeze } from "./deep-freeze.js";
+import { deepFreeze } from "../config/deep-freeze.js";
 
 /** A JSON Schema (draft-07) as a plain object. */
 export type JsonSchema = Readonly<Record<string, unknown>>;

@@ -69,6 +69,9 @@ export const OUTCOMES = [
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
+/** What a hook's output (or a failure) amounts to for the chain of an event profile; the executor records it. */
+export type Verdict = "allow" | "block" | "modify" | "ask" | "observe";
+
 /**
  * Outcomes that count as a failure of the hook itself: spec §7.3 cascades (and cascade disabling),
  * §7.1.5 error counters, the §5.4.4 timeout counter. Time other hooks spent is never one of them.

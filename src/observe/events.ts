@@ -1,4 +1,4 @@
-import type { DecisionRecord } from "../chain/decision.js";
+import type { DecisionRecord } from "../model/decision.js";
 import type { HookType, Scope } from "../model/hook-type.js";
 import type { Outcome, ResultStatus } from "../model/result.js";
 

@@ -98,11 +98,44 @@ export function keyParts(key: string): { id: string; owner: string | null } {
  * ```
  */
 export function maySee(owner: string | null, principal: SessionPrincipal | undefined): boolean {
-  if (principal === undefined) return true;
-  if (principal.role === "operator" || principal.role === "system") return true;
+  if (seesAllOwners(principal)) return true;
   // SECURITY: a client sees only sessions it opened; a session opened without a principal belongs
   // to the embedding application, never to a client.
-  return owner !== null && owner === principal.id;
+  return owner !== null && owner === principal!.id;
+}
+
+/** Whether `principal` sees every owner's sessions (operators, the runtime, the embedding application) rather than only its own. */
+export function seesAllOwners(principal: SessionPrincipal | undefined): boolean {
+  return principal === undefined || principal.role === "operator" || principal.role === "system";
+}
+
+/**
+ * The key a caller's session id names without a lookup (every store's `keyOf` starts here): a client
+ * names only its own namespace; an explicit `owner` names that owner's. `undefined`: a caller that
+ * sees every owner gave a bare id, which the store resolves with {@link keyAmong}.
+ *
+ * @example
+ * ```ts
+ * namespacedKey("s1", { principal: { id: "app-a", role: "client" } }); // sessionKey("app-a", "s1")
+ * namespacedKey("s1", {}); // undefined: look it up among the open sessions
+ * ```
+ */
+export function namespacedKey(id: string, access: SessionAccess | undefined): string | undefined {
+  // SECURITY: a client names only its own namespace; it cannot reach, or detect, another owner's id.
+  if (!seesAllOwners(access?.principal)) return sessionKey(access!.principal!.id, id);
+  if (access?.owner !== undefined) return sessionKey(access.owner, id);
+  return undefined;
+}
+
+/**
+ * A bare id among the keys of the open sessions using it: the embedding application's own session
+ * of that id first, else the one owner's; two owners' is SESSION_AMBIGUOUS (name the owner), none
+ * names the id itself (a session never opened).
+ */
+export function keyAmong(id: string, keys: readonly string[], ambiguous: (owners: Array<string | null>) => Error): string {
+  if (keys.length === 0 || keys.includes(id)) return id;
+  if (keys.length > 1) throw ambiguous(keys.map((k) => keyParts(k).owner));
+  return keys[0]!;
 }
 
 /**

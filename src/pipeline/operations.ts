@@ -5,6 +5,7 @@
  * record it is handed; the caller runs it in the session's turn and persists the record afterwards.
  * The semantics of each operation are documented at `createPipeline` (pipeline.ts).
  */
+import { randomUUID } from "node:crypto";
 import type { ChainResult } from "../chain/types.js";
 import type { Constitution } from "../model/constitution.js";
 import type { ConflictEvent, PostSelectEvent, PreInjectEvent, TransitionEvent, ViolationEvent } from "../model/events.js";
@@ -12,6 +13,7 @@ import type { SessionInfo, VcpContext } from "../model/input.js";
 import { keepsSafetyRulesOf } from "../integrity/check.js";
 import { isTruncatedAnnotations } from "../chain/annotations.js";
 import { applyConflictStrategy, compositionBase } from "./strategies.js";
+import { sessionKey, type SessionAccess } from "./access.js";
 import type {
   AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, OpenSessionInput, PeriodicStatus, PipelineDeps, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
 } from "./types.js";
@@ -97,6 +99,20 @@ export function sessionInfoOf(s: SessionRecord): SessionInfo {
   // SECURITY: the caller-facing id and this session's own data only: never the owner or the key
   // (which names the owner), so a hook cannot learn who else uses an id.
   return { id: s.id, created_at: s.createdAt, updated_at: s.updatedAt, state: s.state, metadata: s.metadata };
+}
+
+/**
+ * Who a `sessions.open` opens, whichever store keeps it: the input bounded in depth and size and
+ * validated first (nothing is copied yet), the id (a fresh UUID when none is given), the opener as
+ * owner, and the key in the opener's namespace (access.ts `sessionKey`).
+ */
+export function openingOf(input: OpenSessionInput, access: SessionAccess | undefined, bounds: JsonBounds): { id: string; owner: string | null; key: string } {
+  // SECURITY: bounded before anything walks or copies it.
+  assertBoundedFields(input, ["session_id", "context", "constitution", "state", "metadata"], bounds);
+  assertPipelineInput("OpenSessionInput", input);
+  const id = input.session_id ?? randomUUID();
+  const owner = access?.principal?.id ?? null;
+  return { id, owner, key: sessionKey(owner, id) };
 }
 
 /**

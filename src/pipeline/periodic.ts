@@ -1,12 +1,16 @@
 /**
- * The periodic scheduler of the adaptation pipeline (spec §3.6, §10.3): one timer per periodic hook
- * per session, each tick run in the session's turn (queue.ts) as a one-hook `periodic` chain. The
- * pipeline (pipeline.ts) owns the sessions; it calls {@link PeriodicScheduler.reconcile} when a
- * session opens or the registry changes and {@link PeriodicScheduler.stop} when it closes.
+ * Periodic hooks (spec §3.6, §10.3). The rules of a tick, for every session store: which hooks a
+ * schedule runs ({@link periodicHooksOf}) and what one tick does ({@link createPeriodicTicker}: a
+ * one-hook `periodic` chain, the context re-evaluated on a `modify`, the listeners told). When ticks
+ * are due differs by store: here the local scheduler, one timer per periodic hook per session, each
+ * tick run in the session's turn (queue.ts); with `store: redis` the lease scan of
+ * src/store/shared-periodic.ts. The pipeline (pipeline.ts) owns the sessions; it calls
+ * {@link PeriodicScheduler.reconcile} when a session opens or the registry changes and
+ * {@link PeriodicScheduler.stop} when it closes.
  */
 import type { ChainResult } from "../chain/types.js";
 import type { Constitution } from "../model/constitution.js";
-import { periodicIntervalMs } from "../model/hook.js";
+import { periodicIntervalMs, type ResolvedHook } from "../model/hook.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";
 import type { SerialQueue } from "./queue.js";
 import type { HookRef, PeriodicStatus, PipelineDeps } from "./types.js";
@@ -52,12 +56,108 @@ export interface PeriodicSession {
   readonly closing: Promise<void> | undefined;
 }
 
-export interface PeriodicSchedulerDeps<S extends PeriodicSession>
-  extends Pick<PipelineDeps, "fire" | "periodicHooks" | "clock" | "logger" | "setTimer" | "clearTimer" | "onPeriodicTick" | "onContextReevaluated"> {
+/** What a tick reads and changes of a session, whichever store keeps it. */
+export interface TickSession {
+  readonly id: string;
+  readonly key: string;
+  readonly owner: string | null;
+  /** Replaced by a tick whose chain modified the context (spec §3.6 re-evaluation). */
+  context: VcpContext;
+  readonly constitution: Constitution;
+}
+
+export interface PeriodicTickerDeps<S extends TickSession> extends Pick<PipelineDeps, "fire" | "logger" | "onPeriodicTick" | "onContextReevaluated"> {
   /** HookInput.session of the session (the pipeline builds it, the same for every route). */
   sessionInfo(s: S): SessionInfo;
-  /** Mark the session updated now. */
+  /** Mark the session updated now (its store then persists the re-evaluated context). */
   touch(s: S): void;
+}
+
+export interface PeriodicSchedulerDeps<S extends PeriodicSession> extends PeriodicTickerDeps<S>, Pick<PipelineDeps, "periodicHooks" | "clock" | "setTimer" | "clearTimer"> {}
+
+/** A periodic hook a schedule runs: `field` (`<scope>/<name>`) names it in the session's schedule. */
+export interface PeriodicDue {
+  readonly field: string;
+  readonly ref: HookRef;
+  readonly intervalMs: number;
+}
+
+/** The periodic hooks of a chain a schedule runs: enabled ones, once each, with their interval. */
+export function periodicHooksOf(hooks: readonly ResolvedHook[]): PeriodicDue[] {
+  const seen = new Set<string>();
+  const out: PeriodicDue[] = [];
+  for (const hook of hooks) {
+    if (hook.type !== "periodic" || !hook.enabled) continue;
+    const field = `${hook.scope}/${hook.name}`;
+    if (seen.has(field)) continue;
+    seen.add(field);
+    // Spec §3.6: clamped to ≥ 1000 ms here, the only place an interval enters a schedule.
+    out.push({ field, ref: { name: hook.name, scope: hook.scope }, intervalMs: periodicIntervalMs(hook) });
+  }
+  return out;
+}
+
+/** One tick of one hook, as its store numbered and timed it. */
+export interface PeriodicTick {
+  readonly due: PeriodicDue;
+  readonly tickCount: number;
+  readonly elapsedMs: number;
+}
+
+/**
+ * What one tick does, whichever store scheduled it: run the one-hook `periodic` chain; a completed
+ * chain whose hook modified the context replaces the session's context (spec §3.6 re-evaluation);
+ * `onPeriodicTick` hears every tick (a failed one with `error`), `onContextReevaluated` every
+ * re-evaluation. The returned function resolves true when the context changed (the store persists
+ * it); a chain that could not run is reported, never thrown.
+ */
+export function createPeriodicTicker<S extends TickSession>(deps: PeriodicTickerDeps<S>) {
+  const { logger } = deps;
+  let warnedUnfiltered = false;
+
+  function notify(call: () => void): void {
+    try {
+      call();
+    } catch (err) {
+      logger.warn({ err }, "pipeline listener threw");
+    }
+  }
+
+  /** `closing`: the session started closing while the chain ran (it is going away: not updated). */
+  return async function tick(s: S, { due, tickCount, elapsedMs }: PeriodicTick, closing: () => boolean = () => false): Promise<boolean> {
+    const { ref, intervalMs } = due;
+    const previousContext = s.context;
+    const report = { session_id: s.id, owner: s.owner, hook: ref.name, scope: ref.scope, tick_count: tickCount, elapsed_ms: elapsedMs, interval_ms: intervalMs };
+    let result: ChainResult;
+    try {
+      result = await deps.fire("periodic", {
+        session: deps.sessionInfo(s), sessionKey: s.key,
+        context: s.context,
+        constitution: s.constitution,
+        event: { elapsed_ms: elapsedMs, interval_ms: intervalMs, tick_count: tickCount },
+        hooks: [ref],
+      });
+    } catch (err) {
+      logger.warn({ err, session_id: s.id, hook: ref.name }, "periodic chain could not run");
+      notify(() => deps.onPeriodicTick?.({ ...report, error: err, context_reevaluated: false }));
+      return false;
+    }
+    if (!warnedUnfiltered && result.hook_results.some((h) => h.hook !== ref.name || h.scope !== ref.scope)) {
+      warnedUnfiltered = true;
+      logger.warn({ session_id: s.id, hook: ref.name }, "fire() ran periodic hooks other than the one due: it ignores `hooks`, so per-hook intervals (spec §3.6) are not kept");
+    }
+    // Spec §3.6: modify triggers a context re-evaluation with the modified context.
+    const reevaluate = !closing() && result.status === "completed" && modifiedContext(result);
+    if (reevaluate) {
+      s.context = frozenJsonCopy("chain result", result.context);
+      deps.touch(s);
+    }
+    notify(() => deps.onPeriodicTick?.({ ...report, result, context_reevaluated: reevaluate }));
+    if (reevaluate) {
+      notify(() => deps.onContextReevaluated?.({ session_id: s.id, owner: s.owner, hook: ref.name, scope: ref.scope, previous_context: previousContext, context: s.context, result }));
+    }
+    return reevaluate;
+  };
 }
 
 export interface PeriodicScheduler<S extends PeriodicSession> {
@@ -86,7 +186,7 @@ export function createPeriodicScheduler<S extends PeriodicSession>(deps: Periodi
   const { clock, logger } = deps;
   const setTimer = deps.setTimer ?? defaultSetTimer;
   const clearTimer = deps.clearTimer ?? defaultClearTimer;
-  let warnedUnfiltered = false;
+  const tick = createPeriodicTicker(deps);
 
   function arm(s: S, entry: ScheduleEntry, ms: number): void {
     if (entry.armed) clearTimer(entry.timer);
@@ -126,49 +226,9 @@ export function createPeriodicScheduler<S extends PeriodicSession>(deps: Periodi
     entry.lastFireAt = startedAt;
     entry.tickCount++;
     const tickCount = entry.tickCount;
-    const intervalMs = entry.intervalMs;
-    arm(s, entry, intervalMs);
-    const previousContext = s.context;
-    const report = { session_id: s.id, owner: s.owner, hook: entry.ref.name, scope: entry.ref.scope, tick_count: tickCount, elapsed_ms: elapsedMs, interval_ms: intervalMs };
-    let result: ChainResult;
-    try {
-      result = await deps.fire("periodic", {
-        session: deps.sessionInfo(s), sessionKey: s.key,
-        context: s.context,
-        constitution: s.constitution,
-        event: { elapsed_ms: elapsedMs, interval_ms: intervalMs, tick_count: tickCount },
-        hooks: [entry.ref],
-      });
-    } catch (err) {
-      logger.warn({ err, session_id: s.id, hook: entry.ref.name }, "periodic chain could not run");
-      notify(() => deps.onPeriodicTick?.({ ...report, error: err, context_reevaluated: false }));
-      return;
-    }
-    if (!warnedUnfiltered && result.hook_results.some((h) => h.hook !== entry.ref.name || h.scope !== entry.ref.scope)) {
-      warnedUnfiltered = true;
-      logger.warn({ session_id: s.id, hook: entry.ref.name }, "fire() ran periodic hooks other than the one due: it ignores `hooks`, so per-hook intervals (spec §3.6) are not kept");
-    }
-    // Spec §3.6: modify triggers a context re-evaluation with the modified context. A session that
-    // started closing while the chain ran is not updated: it is going away.
-    const reevaluate = s.closing === undefined && result.status === "completed" && modifiedContext(result);
-    if (reevaluate) {
-      s.context = frozenJsonCopy("chain result", result.context);
-      deps.touch(s);
-    }
-    notify(() => deps.onPeriodicTick?.({ ...report, result, context_reevaluated: reevaluate }));
-    if (reevaluate) {
-      notify(() =>
-        deps.onContextReevaluated?.({ session_id: s.id, owner: s.owner, hook: entry.ref.name, scope: entry.ref.scope, previous_context: previousContext, context: s.context, result }),
-      );
-    }
-  }
-
-  function notify(call: () => void): void {
-    try {
-      call();
-    } catch (err) {
-      logger.warn({ err }, "pipeline listener threw");
-    }
+    arm(s, entry, entry.intervalMs);
+    // A session that started closing while the chain ran is not updated: it is going away.
+    await tick(s, { due: { field: entry.key, ref: entry.ref, intervalMs: entry.intervalMs }, tickCount, elapsedMs }, () => s.closing !== undefined);
   }
 
   /** Bring a session's timers in line with its current periodic hooks (new, removed, re-timed). */
@@ -183,17 +243,12 @@ export function createPeriodicScheduler<S extends PeriodicSession>(deps: Periodi
     }
     const seen = new Set<string>();
     const at = clock.now();
-    for (const hook of hooks) {
-      if (hook.type !== "periodic" || !hook.enabled) continue;
-      const key = `${hook.scope}/${hook.name}`;
-      if (seen.has(key)) continue;
+    for (const { field: key, ref, intervalMs } of periodicHooksOf(hooks)) {
       seen.add(key);
-      // Spec §3.6: clamped to ≥ 1000 ms here, the only place an interval enters the schedule.
-      const intervalMs = periodicIntervalMs(hook);
       const existing = s.schedule.get(key);
       if (existing === undefined) {
         const entry: ScheduleEntry = {
-          key, ref: { name: hook.name, scope: hook.scope }, intervalMs, tickCount: 0, skipped: 0,
+          key, ref, intervalMs, tickCount: 0, skipped: 0,
           lastFireAt: at, timer: undefined, armed: false, pending: false, removed: false,
         };
         s.schedule.set(key, entry);

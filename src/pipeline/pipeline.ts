@@ -1,13 +1,11 @@
-import { randomUUID } from "node:crypto";
 import type { SessionInfo } from "../model/input.js";
-import { maySee, sessionKey, type SessionAccess } from "./access.js";
+import { keyAmong, maySee, namespacedKey, type SessionAccess } from "./access.js";
 import { sessionAmbiguous, sessionExists, sessionLimit, sessionNotFound } from "./errors.js";
-import { assertOperationInput, createSessionOperations, newSessionRecord, sessionInfoOf, sessionViewOf, type SessionRecord } from "./operations.js";
+import { assertOperationInput, createSessionOperations, newSessionRecord, openingOf, sessionInfoOf, sessionViewOf, type SessionRecord } from "./operations.js";
 import { createPeriodicScheduler, type ScheduleEntry } from "./periodic.js";
 import { createSerialQueue, type SerialQueue } from "./queue.js";
 import type { Pipeline, PipelineDeps, SessionView } from "./types.js";
 import { DEFAULT_JSON_BOUNDS } from "../model/json-bounds.js";
-import { assertBoundedFields, assertPipelineInput } from "./validate.js";
 
 export { renderConstitution } from "./operations.js";
 
@@ -88,15 +86,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
    * (Pipeline.keyOf documents the rule).
    */
   function keyOf(id: string, access: SessionAccess | undefined): string {
-    const principal = access?.principal;
-    // SECURITY: a client names only its own namespace; it cannot reach, or detect, another owner's id.
-    if (principal !== undefined && principal.role !== "operator" && principal.role !== "system") return sessionKey(principal.id, id);
-    if (access?.owner !== undefined) return sessionKey(access.owner, id);
-    if (sessions.has(id)) return id;
-    const keys = keysById.get(id);
-    if (keys === undefined || keys.size === 0) return id;
-    if (keys.size > 1) throw sessionAmbiguous(id, [...keys].map((k) => sessions.get(k)!.owner));
-    return keys.values().next().value!;
+    return namespacedKey(id, access) ?? keyAmong(id, [...(keysById.get(id) ?? [])], (owners) => sessionAmbiguous(id, owners));
   }
 
   /** The one lookup of every operation: a session the caller may not see is "not found" (never "forbidden"). */
@@ -179,11 +169,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   const pipeline: Pipeline = {
     open(input, access) {
-      assertBoundedFields(input, ["session_id", "context", "constitution", "state", "metadata"], bounds);
-      assertPipelineInput("OpenSessionInput", input);
-      const id = input.session_id ?? randomUUID();
-      const owner = access?.principal?.id ?? null;
-      const key = sessionKey(owner, id);
+      const { id, owner, key } = openingOf(input, access, bounds);
       // SECURITY: only the caller's own namespace is checked: another owner's use of the id is invisible.
       if (sessions.has(key)) throw sessionExists(id);
       const held = owner === null ? 0 : (ownedCount.get(owner) ?? 0);

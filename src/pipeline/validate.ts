@@ -8,7 +8,7 @@ import type { ValidateFunction } from "ajv";
 import { assertInputBounds, type JsonBounds } from "../model/json-bounds.js";
 import { compileModelSchema, describeSchemaError } from "../model/json-schema.js";
 import { invalidInput } from "./errors.js";
-import { deepFreeze } from "../model/deep-freeze.js";
+import { deepFreeze } from "../config/deep-freeze.js";
 
 /**
  * The operations' inputs (model/pipeline-input.ts), compiled once at module load (STYLE.md: never

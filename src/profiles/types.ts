@@ -12,6 +12,8 @@
  */
 import type { z } from "zod";
 import type { ScanMeter } from "./common/scan.js";
+import type { Verdict } from "../model/result.js";
+import type { SubjectKind } from "../model/decision.js";
 import type { ChainRequest, ConstitutionCheck, HookExecution } from "../chain/types.js";
 import type { Constitution } from "../model/constitution.js";
 import type { ResolvedHook } from "../model/hook.js";
@@ -27,8 +29,8 @@ export type Aggregated = NativeObject;
 /** Exit code of the native answer as the agent's own command hooks would report it. */
 export type ExitCode = 0 | 1 | 2;
 
-/** What a hook's output (or a failure) amounts to for the chain; the executor records it. */
-export type Verdict = "allow" | "block" | "modify" | "ask" | "observe";
+/** What a hook's output (or a failure) amounts to for the chain (a shared record type: model/result.ts). */
+export type { Verdict } from "../model/result.js";
 
 export interface EventSpec {
   /** Which input field a definition's `matcher` is tested against, if the event has matchers. */
@@ -122,7 +124,7 @@ export interface HookOutputEntry {
  * and turns `prompt` into its digest, so no prompt text is ever stored.
  */
 export interface SubjectFacts {
-  readonly kind: "tool" | "prompt" | "vcp" | "event";
+  readonly kind: SubjectKind;
   /** Tool events: the tool's name and, whichever apply, its command line and the file path it touches. */
   readonly tool?: string;
   readonly command?: string;

@@ -13,7 +13,7 @@ import { compilePlan, hookFailsClosed, orderProfileHooks, type ChainPlan, type P
 import { findProfile, profileConditionFields } from "../profiles/index.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { EnabledProfile } from "../profiles/enabled.js";
-import type { ProfileHookDefinition } from "../bundle/hooks.js";
+import type { ProfileHookDefinition } from "../model/hook.js";
 import { compileHook } from "./validate.js";
 
 /** One resolved plan: the ordered hook list (stable identity until the profile's hooks change) and the compiled plan. */

@@ -5,6 +5,24 @@ import { VcpError } from "../errors.js";
 export const DEFAULT_REGISTRATIONS_PER_MINUTE = DEFAULTS.limits.registrations_per_minute;
 const WINDOW_MS = 60_000;
 
+/**
+ * The spacing of a `perMinute` GCRA, for every store that keeps one (this file's in-memory limiter,
+ * store/rate-limit.ts's Redis script): one call advances a key's TAT by `intervalMs`; a call is
+ * refused while the TAT would run more than `toleranceMs` (a full window minus one interval) ahead.
+ */
+export function gcraSpacing(perMinute: number): { intervalMs: number; toleranceMs: number } {
+  const intervalMs = WINDOW_MS / perMinute;
+  return { intervalMs, toleranceMs: WINDOW_MS - intervalMs };
+}
+
+/**
+ * Whether a registry change by `principal` counts toward the limit (spec §8.2.5): the runtime itself
+ * (`system`) and the embedding application (no principal) are not counted. One rule for every limiter.
+ */
+export function countsTowardRegistryLimit<P extends { role: string }>(principal: P | undefined): principal is P {
+  return principal !== undefined && principal.role !== "system";
+}
+
 /** Verdict of one {@link RateLimiter.take}. */
 export type RateDecision = { ok: true } | { ok: false; retryAfterMs: number };
 
@@ -43,8 +61,7 @@ export interface RateLimiter {
  * ```
  */
 export function createRateLimiter(perMinute: number, clock: Clock): RateLimiter {
-  const interval = WINDOW_MS / perMinute;
-  const tolerance = WINDOW_MS - interval;
+  const { intervalMs: interval, toleranceMs: tolerance } = gcraSpacing(perMinute);
   const tat = new Map<string, number>();
   let sweepAt = 1024;
 

@@ -3,7 +3,7 @@ import type { LifecycleEvent } from "../observe/events.js";
 import { silentLogger } from "../observe/events.js";
 import type { ResolvedHook } from "../model/hook.js";
 import { authorizeScope, authorizeSessionOverride, checkAllowlist, type ScopeKey } from "./authorize.js";
-import { createRateLimiter, DEFAULT_REGISTRATIONS_PER_MINUTE, registryRateLimited } from "./rate-limit.js";
+import { countsTowardRegistryLimit, createRateLimiter, DEFAULT_REGISTRATIONS_PER_MINUTE, registryRateLimited } from "./rate-limit.js";
 import { createSnapshot, emptyState, type BundleOffer, type HookTable, type RegistryState } from "./snapshot.js";
 import type { BundleRevision, RegisterOptions, Registry, RegistryOptions, RegistrySnapshot } from "./types.js";
 import { compileHook } from "./validate.js";
@@ -70,10 +70,9 @@ export function createRegistry(options: RegistryOptions): Registry {
   }
 
   function takeRate(principal: RegisterOptions["principal"]): void {
-    if (principal.role !== "system") {
-      const decision = limiter.take(principal.id);
-      if (!decision.ok) throw registryRateLimited(principal.id, perMinute, decision.retryAfterMs);
-    }
+    if (!countsTowardRegistryLimit(principal)) return;
+    const decision = limiter.take(principal.id);
+    if (!decision.ok) throw registryRateLimited(principal.id, perMinute, decision.retryAfterMs);
   }
 
   function tableOf(key: ScopeKey): HookTable {

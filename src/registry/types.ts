@@ -4,7 +4,7 @@ import type { HookType, Scope } from "../model/hook-type.js";
 import type { ActionRef, HookDefinition, ResolvedHook } from "../model/hook.js";
 import type { Clock, EventSink, Logger } from "../observe/events.js";
 import type { EnabledProfile } from "../profiles/enabled.js";
-import type { ProfileHookDefinition } from "../bundle/hooks.js";
+import type { ProfileHookDefinition } from "../model/hook.js";
 import type { ProfileGuardIndex, ResolvedProfilePlan } from "./profile-table.js";
 
 /**

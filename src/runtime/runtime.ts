@@ -34,15 +34,17 @@ import { isHookType } from "../model/hook-type.js";
 import type { SessionInfo } from "../model/input.js";
 import { systemClock, silentLogger } from "../observe/events.js";
 import { createEventBus } from "../observe/event-bus.js";
-import { createRegistry, registryRateLimited, type Principal, type Registry } from "../registry/index.js";
+import { countsTowardRegistryLimit, createRegistry, registryRateLimited, type Principal, type Registry } from "../registry/index.js";
 import { listHooks } from "../registry/listing.js";
 import type { ChainBackend } from "./backend.js";
-import { createApprovals, fireWithApproval, type Approvals } from "./approvals.js";
+import { fireWithApproval } from "./approvals.js";
+import { createApprovals } from "../pipeline/approvals.js";
+import { createLocalApprovalStore } from "../pipeline/approvals-local.js";
 import { createSharedState, type SharedState } from "./shared-state.js";
 import { createProfileFirer } from "./fire-profile.js";
 import { createHookStats } from "./stats.js";
 import { createPipeline, localSessions, type Pipeline, type PipelineDeps, type SessionAccess, type SessionService } from "../pipeline/index.js";
-import { sessionKey } from "../pipeline/access.js";
+import { namespacedKey } from "../pipeline/access.js";
 import { sessionNotFound } from "../pipeline/errors.js";
 import { createMetrics } from "../observe/metrics.js";
 import { readProcessUsage } from "../observe/proc-usage.js";
@@ -55,7 +57,7 @@ import { createChainFirer, unknownType } from "./fire.js";
 import { callerHook, withCallerSessionId } from "./caller-view.js";
 import { startBackend } from "./sandbox.js";
 import { resolveSettings } from "./settings.js";
-import { createSharedImplicitSessions, createSharedRateLimiter, openSharedStore, resolveReplicaId, type SharedStore } from "../store/index.js";
+import { createRedisApprovalStore, createSharedImplicitSessions, createSharedRateLimiter, openSharedStore, resolveReplicaId, sessionRedisOf, type SharedStore } from "../store/index.js";
 import { createBundleSync } from "./bundle-sync.js";
 import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
 
@@ -253,7 +255,6 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     registry, backend, pins, bus, audit, stats, metrics, logger, inputBounds, assertOpen,
     chainDeadlineMs: options.chainDeadlineMs, disableFailingHooks: options.cascade?.disableFailingHooks === true,
   });
-  const approvalDeps = { clock, audit: () => audit, logger, ...(options.approvals !== undefined ? { limits: options.approvals } : {}) };
 
   // ── sessions and the pipeline operations over the fire path ─────────────────────────────────
   const pipelineDeps: PipelineDeps = {
@@ -272,26 +273,27 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     ...(options.onPeriodicTick ? { onPeriodicTick: options.onPeriodicTick } : {}),
   };
   const pipeline: Pipeline = createPipeline(pipelineDeps);
-  // With `store: redis` sessions, their periodic schedule and approvals live in Redis (shared-state.ts).
+  // With `store: redis` sessions and their periodic schedule live in Redis (shared-state.ts).
   const sharedState: SharedState | undefined = shared === undefined
     ? undefined
     : createSharedState({
-      store: shared, tuning: options.sharedSessions ?? {}, pipeline: pipelineDeps, approvals: { ...approvalDeps, ...allowAlwaysTtl(enabledProfiles) }, registry, logger,
+      store: shared, tuning: options.sharedSessions ?? {}, pipeline: pipelineDeps, registry, logger,
       // A replica that refused the active revision of a bundle runs other hooks than its peers: it leaves ticks to them.
       periodicReady: () => bundleSync?.readiness().ready !== false,
     });
-  const localApprovals = sharedState === undefined ? createApprovals(approvalDeps) : undefined;
-  const approvals: Pick<Approvals, "decide" | "wait" | "on" | "request" | "close"> = sharedState?.approvals ?? localApprovals!;
+  // Approvals: one coordinator (pipeline/approvals.ts) over this process's store, or Redis with `store: redis`.
+  const approvals = createApprovals({
+    store: shared === undefined
+      ? createLocalApprovalStore()
+      : createRedisApprovalStore(sessionRedisOf(shared.connection, shared.replicaId, shared.options.commandTimeoutMs), {
+        logger, ...allowAlwaysTtl(enabledProfiles), ...(options.sharedSessions?.approvalPollMs !== undefined ? { pollMs: options.sharedSessions.approvalPollMs } : {}),
+      }),
+    clock, audit: () => audit, logger, ...(options.approvals !== undefined ? { limits: options.approvals } : {}),
+  });
 
   // The session store behind every session operation (pipeline/types.ts SessionService): the
   // in-process pipeline, or the shared store; every caller below goes through this seam.
   const sessions: SessionService = sharedState?.sessions ?? localSessions(pipeline);
-
-  /** The synchronous members answer only for the local store: shared state needs a round trip. */
-  function localOnly<T>(what: string, value: () => T): T {
-    if (sharedState !== undefined) throw new VcpError("SESSIONS_SHARED", `${what} is synchronous, but this runtime keeps sessions and approvals in the shared store (store: redis); use runtime.shared`, { member: what });
-    return value();
-  }
 
   /**
    * Registry changes per principal (spec §8.2.5) across every replica, with a shared store: taken
@@ -302,12 +304,12 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
    * application (no principal) and the runtime itself are not counted.
    *
    * Hook point: a registry change reached through an async path calls this first (bundle installs
-   * and removals, and session hook registration through `runtime.shared` (the HTTP route); the
-   * synchronous `sessions.registerHook` and `hooks.setEnabled` keep the per-replica limit).
+   * and removals, and session hook registration; the synchronous `hooks.setEnabled` keeps the
+   * per-replica limit).
    */
   const sharedRegistryLimiter = shared === undefined ? undefined : createSharedRateLimiter(shared.connection, { scope: "registry", perMinute: registrationsPerMinute, what: "registry change" });
   async function admitRegistryChange(principal: Principal | undefined): Promise<void> {
-    if (sharedRegistryLimiter === undefined || principal === undefined || principal.role === "system") return;
+    if (sharedRegistryLimiter === undefined || !countsTowardRegistryLimit(principal)) return;
     const decision = await sharedRegistryLimiter.take(principal.id);
     if (!decision.ok) throw registryRateLimited(principal.id, registrationsPerMinute, decision.retryAfterMs, true);
   }
@@ -330,12 +332,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
    * the per-owner rule of access.ts without a lookup.
    */
   function requireVisibleLocalSession(sessionId: string, access: SessionAccess): string {
-    if (sharedState !== undefined) {
-      const principal = access.principal;
-      // SECURITY: the same namespace rule as Pipeline.keyOf: a client names only its own sessions.
-      if (principal !== undefined && principal.role !== "operator" && principal.role !== "system") return sessionKey(principal.id, sessionId);
-      return access.owner !== undefined ? sessionKey(access.owner, sessionId) : sessionId;
-    }
+    // SECURITY: the one namespace rule of every store (access.ts): a client names only its own sessions.
+    if (sharedState !== undefined) return namespacedKey(sessionId, access) ?? sessionId;
     if (access.principal !== undefined && pipeline.get(sessionId, access) === undefined) throw sessionNotFound(sessionId);
     return pipeline.keyOf(sessionId, access);
   }
@@ -385,6 +383,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       },
       list: () => bundles.list(),
       get: (name) => bundles.get(name),
+      replicas: async (bundle, digest, options = {}) =>
+        bundleSync === undefined ? null : bundleSync.verdicts(bundle, digest, options.waitMs ?? shared!.options.uploadWaitMs),
       revisions: (name) => bundles.revisions(name),
       revision: (name, digest) => bundles.revision(name, digest),
       async rollback(name, digest, rollbackOptions = {}) {
@@ -395,38 +395,11 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     },
 
     sessions: {
-      registerHook(sessionId, ref, registerOptions = {}) {
-        assertOpen();
-        // SECURITY: a client may hang hooks only on its own sessions (DESIGN §6.5).
-        const key = requireVisibleLocalSession(sessionId, registerOptions);
-        return callerHook(registry.registerSessionHook(ref, {
-          scope: "session",
-          sessionId: key,
-          principal: registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" },
-        }));
-      },
-      open: (input, access) => localOnly("sessions.open", () => pipeline.open(input, access)),
-      get: (sessionId, access) => localOnly("sessions.get", () => pipeline.get(sessionId, access)),
-      list: (access) => localOnly("sessions.list", () => pipeline.list(access)),
+      open: (input, access) => sessions.open(input, access),
+      get: (sessionId, access) => sessions.get(sessionId, access),
+      list: (access) => sessions.list(access),
       close: closeSession,
-    },
-
-    shared: {
-      sessions: {
-        open: (input, access) => sessions.open(input, access),
-        get: (sessionId, access) => sessions.get(sessionId, access),
-        list: (access) => sessions.list(access),
-        close: closeSession,
-        registerHook: registerSessionHook,
-      },
-      approvals: {
-        list: async (query) => (sharedState !== undefined ? sharedState.approvals.list(query) : localApprovals!.list(query)),
-        get: async (id, access) => (sharedState !== undefined ? sharedState.approvals.get(id, access) : localApprovals!.get(id, access)),
-      },
-      bundles: {
-        replicas: async (bundle, digest, options = {}) =>
-          bundleSync === undefined ? null : bundleSync.verdicts(bundle, digest, options.waitMs ?? shared!.options.uploadWaitMs),
-      },
+      registerHook: registerSessionHook,
     },
 
     adapt: (sessionId, input, access) => sessions.adapt(sessionId, input, access),
@@ -463,8 +436,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     fireProfile: (profile, event, input) => fireWithApproval({ firer: profileFirer, approvals }, profile, event, input),
 
     approvals: {
-      list: (query) => localOnly("approvals.list", () => localApprovals!.list(query)),
-      get: (id, access) => localOnly("approvals.get", () => localApprovals!.get(id, access)),
+      list: (query) => approvals.list(query),
+      get: (id, access) => approvals.get(id, access),
       decide: (id, decision, access) => approvals.decide(id, decision, access),
       wait: (id, access) => approvals.wait(id, access),
       on: (event, listener) => approvals.on(event, listener),
@@ -556,7 +529,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   try {
     await bundles.restore(startDeadline);
     // Subscribed before any approval is asked here.
-    if (sharedState !== undefined) await sharedState.approvals.start();
+    await approvals.start();
   } catch (err) {
     // A refused start leaves nothing open: the next start on this data directory must work.
     await audit?.close().catch(() => undefined);
@@ -606,7 +579,7 @@ export function assertNodeVersion(version: string = process.versions.node): void
 
 /**
  * With a shared store, a session's "allow always" grants expire with the Amplifier profile's
- * implicit-session idle TTL (store/shared-approvals.ts), so Redis does not keep them forever.
+ * implicit-session idle TTL (store/approvals.ts), so Redis does not keep them forever.
  */
 function allowAlwaysTtl(enabled: Awaited<ReturnType<typeof resolveSettings>>["enabledProfiles"]): { allowAlwaysTtlMs?: number } {
   const ttl = enabled.get("amplifier")?.sessionTtlMs;

@@ -1,6 +1,6 @@
 /**
  * The runtime's parts that live in the shared store with `store: redis` (issue 18): sessions (with
- * their periodic schedule) and approvals, from src/store/, plus the one thing only this process can
+ * their periodic schedule), from src/store/, plus the one thing only this process can
  * do for them: keep this replica's registry holding each session's session-scope hooks, which are
  * recorded in the store when registered on any replica and registered here before one of the
  * session's chains runs.
@@ -8,7 +8,6 @@
 import type { Logger } from "../observe/events.js";
 import type { PipelineDeps } from "../pipeline/index.js";
 import type { Registry } from "../registry/index.js";
-import { createSharedApprovals, type SharedApprovalDeps } from "../store/shared-approvals.js";
 import { createSharedSessions, type SessionHookRef } from "../store/sessions.js";
 import type { SharedStore } from "../store/index.js";
 import { sessionRedisOf } from "../store/session-redis.js";
@@ -18,7 +17,6 @@ export interface SharedStateDeps {
   store: SharedStore;
   tuning: NonNullable<RuntimeOptions["sharedSessions"]>;
   pipeline: PipelineDeps;
-  approvals: Omit<SharedApprovalDeps, "redis" | "pollMs">;
   registry: Registry;
   logger: Logger;
   /** False while this replica should leave periodic ticks to its peers (store/shared-periodic.ts). */
@@ -71,11 +69,9 @@ export function createSharedState(deps: SharedStateDeps) {
     ...(deps.periodicReady !== undefined ? { periodicReady: deps.periodicReady } : {}),
     applySessionHooks,
   });
-  const approvals = createSharedApprovals({ ...deps.approvals, redis, ...(deps.tuning.approvalPollMs !== undefined ? { pollMs: deps.tuning.approvalPollMs } : {}) });
 
   return {
     sessions,
-    approvals,
     /**
      * Record a hook just registered here for an open session, so every replica registers it too.
      * False when the session is not open in the store (a session only ever named in `fire`: its

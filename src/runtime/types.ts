@@ -17,7 +17,7 @@ import type { Principal } from "../registry/index.js";
 import type { SandboxOptions } from "../pool/index.js";
 import type { ChainBackend } from "./backend.js";
 import type { ProfileDeployment } from "../profiles/enabled.js";
-import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "./approvals.js";
+import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "../pipeline/approvals.js";
 import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./fire-profile.js";
 import type { ProfileGuard } from "../registry/index.js";
 import type { HookListFilter, HookListing } from "../registry/listing.js";
@@ -256,6 +256,13 @@ export interface Runtime {
     remove(name: string, options?: { principal?: Principal }): Promise<BundleInfo>;
     list(): BundleInfo[];
     get(name: string): BundleInfo | undefined;
+    /**
+     * With `store: redis`: which live replicas run `digest` of `bundle` (`accepted`), refused it
+     * (`refused`: replica, code, message — e.g. their keyring does not trust its signer) or have not
+     * said yet (`pending`), waiting up to `waitMs` (default `store.upload_wait_ms`) for the silent
+     * ones. Null with the local store (one replica: the one that installed it).
+     */
+    replicas(bundle: string, digest: string, options?: { waitMs?: number }): Promise<ReplicaVerdicts | null>;
     /** The revisions kept of an installed bundle, newest (active) first: what a roll back can return to. */
     revisions(name: string): Promise<KeptRevision[]>;
     /** One kept revision and its manifest (UNKNOWN_REVISION when it is not kept). */
@@ -268,46 +275,21 @@ export interface Runtime {
    * optional `{ principal }`: a client principal sees and acts only on its own sessions (another's is
    * SESSION_NOT_FOUND, exactly like a missing one); operators and the runtime see all; no principal
    * means the embedding application, which sees all. The rule is `maySee` in src/pipeline/access.ts.
+   * With `store: redis` a session lives in Redis and any replica answers for it.
    */
   sessions: {
     /** Open a session owned by `principal`: its context, constitution, state and last known-good constitution (DESIGN §4.6). */
-    open(input: OpenSessionInput, options?: SessionAccess): SessionView;
-    get(sessionId: string, options?: SessionAccess): SessionView | undefined;
+    open(input: OpenSessionInput, options?: SessionAccess): Promise<SessionView>;
+    get(sessionId: string, options?: SessionAccess): Promise<SessionView | undefined>;
     /** The sessions `principal` may see. */
-    list(options?: SessionAccess): SessionView[];
-    /** Register an allowlisted `scope: session` hook of an installed bundle for one session (DESIGN §3.4). */
-    registerHook(sessionId: string, ref: { bundle: string; hook: string }, options?: { principal?: Principal; owner?: string | null }): ResolvedHook;
+    list(options?: SessionAccess): Promise<SessionView[]>;
+    /**
+     * Register an allowlisted `scope: session` hook of an installed bundle for one session (DESIGN
+     * §3.4); with `store: redis` every replica registers it for the session.
+     */
+    registerHook(sessionId: string, ref: { bundle: string; hook: string }, options?: { principal?: Principal; owner?: string | null }): Promise<ResolvedHook>;
     /** Close a session: its periodic timers stop and its session-scope hooks go (spec §6.1). */
     close(sessionId: string, options?: SessionAccess): Promise<void>;
-  };
-  /**
-   * The session and approval members of this API that read or create shared state, each async: with
-   * `store: redis` a session or approval lives in Redis and any replica answers for it, so only these
-   * forms (and the async members above and below) can reach it. With the local store they answer what
-   * the synchronous members answer. The HTTP server uses these.
-   */
-  shared: {
-    sessions: {
-      open(input: OpenSessionInput, options?: SessionAccess): Promise<SessionView>;
-      get(sessionId: string, options?: SessionAccess): Promise<SessionView | undefined>;
-      list(options?: SessionAccess): Promise<SessionView[]>;
-      close(sessionId: string, options?: SessionAccess): Promise<void>;
-      registerHook(sessionId: string, ref: { bundle: string; hook: string }, options?: { principal?: Principal; owner?: string | null }): Promise<ResolvedHook>;
-    };
-    approvals: {
-      list(query?: ApprovalQuery): Promise<Approval[]>;
-      /** `full: true`: the whole prompt in `prompt` while the approval is pending (`prompt_truncated` then says whether even that is cut, past 65,536 characters). */
-      get(id: string, options?: { principal?: Principal; full?: boolean }): Promise<Approval>;
-    };
-    bundles: {
-      /**
-       * With `store: redis`: which live replicas run `digest` of `bundle` (`accepted`), refused it
-       * (`refused`: replica, code, message — e.g. their keyring does not trust its signer) or have not
-       * said yet (`pending`), waiting up to `waitMs` (default `store.upload_wait_ms`) for the silent
-       * ones. Null with the local store (one replica: the one that installed it).
-       */
-      replicas(bundle: string, digest: string, options?: { waitMs?: number }): Promise<ReplicaVerdicts | null>;
-    };
   };
   /** post_select then pre_inject for a session (spec §3.1, §3.2, §5.2). */
   adapt(sessionId: string, input: AdaptInput, options?: SessionAccess): Promise<AdaptOutcome>;
@@ -371,9 +353,9 @@ export interface Runtime {
    * APPROVAL_NOT_FOUND) and decides none (FORBIDDEN: its agent asked).
    */
   approvals: {
-    list(query?: ApprovalQuery): Approval[];
-    /** `full: true`: the whole prompt in `prompt` while the approval is pending (up to 65,536 characters). */
-    get(id: string, options?: { principal?: Principal; full?: boolean }): Approval;
+    list(query?: ApprovalQuery): Promise<Approval[]>;
+    /** `full: true`: the whole prompt in `prompt` while the approval is pending (`prompt_truncated` then says whether even that is cut, past 65,536 characters). */
+    get(id: string, options?: { principal?: Principal; full?: boolean }): Promise<Approval>;
     /** Granted for allow / allow once / allow always (any case); anything else denies. APPROVAL_DECIDED once settled; FORBIDDEN for a client. */
     decide(id: string, decision: string, options?: { principal?: Principal }): Promise<Approval>;
     /** Resolves once the approval is decided or expired. */

@@ -374,7 +374,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
    * same answer as one that does not exist (the runtime decides, src/pipeline/access.ts).
    */
   async function sessionOf(id: string, request: FastifyRequest): Promise<SessionView> {
-    const view = await runtime.shared.sessions.get(id, accessOf(request));
+    const view = await runtime.sessions.get(id, accessOf(request));
     if (view === undefined) throw new VcpError("SESSION_NOT_FOUND", `session '${id}' is not open`, { session_id: id });
     return view;
   }
@@ -443,7 +443,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     const unchanged = runtime.bundles.get(name)?.digest === (request.body as { digest: string }).digest;
     const info = await runtime.bundles.install(artifact, principalOf(request));
     // With a shared store: which replicas took it and which refused it (their keyring, …), within store.upload_wait_ms.
-    const replicas = await runtime.shared.bundles.replicas(info.bundle, info.digest);
+    const replicas = await runtime.bundles.replicas(info.bundle, info.digest);
     const verdicts = replicas === null ? {} : { replicas };
     if (replicas !== null && replicas.refused.length > 0) {
       request.log.warn({ bundle: info.bundle, digest: info.digest, refused: replicas.refused }, "bundle upload: replicas refused the revision (they are not ready)");
@@ -498,7 +498,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
 
   // ── sessions and events (clients own the sessions they open; operators see and act on all) ──────
   app.post("/v1/sessions", { schema: routes.openSession, config: cfg(CLIENT, { limit: "body" }) }, async (request, reply) => {
-    const view = await runtime.shared.sessions.open(request.body as OpenSessionInput, principalOf(request));
+    const view = await runtime.sessions.open(request.body as OpenSessionInput, principalOf(request));
     return reply.code(201).send(view);
   });
   app.get("/v1/sessions/:id", { schema: routes.getSession, config: cfg(BOTH) }, async (request) => {
@@ -507,7 +507,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   app.delete("/v1/sessions/:id", { schema: routes.closeSession, config: cfg(BOTH) }, async (request, reply) => {
     const { id } = request.params as { id: string };
     await sessionOf(id, request);
-    await runtime.shared.sessions.close(id, accessOf(request));
+    await runtime.sessions.close(id, accessOf(request));
     return reply.code(204).send();
   });
   app.post("/v1/sessions/:id/hooks", { schema: routes.registerSessionHook, config: cfg(BOTH, { limit: "body" }) }, async (request, reply) => {
@@ -521,7 +521,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
     }
     // The rate limit (spec §8.2.5) applies to the authenticated principal, the token, across all
     // of its sessions: per-session principals would let one client multiply its budget.
-    const hook = await runtime.shared.sessions.registerHook(id, ref, accessOf(request));
+    const hook = await runtime.sessions.registerHook(id, ref, accessOf(request));
     return reply.code(201).send(hook);
   });
   app.post("/v1/sessions/:id/chains/:type", { schema: routes.fireChain, config: cfg(BOTH, { limit: "body" }) }, async (request) => {

@@ -50,13 +50,13 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: Runtime, {
 
   app.get("/v1/approvals", { schema: routes.listApprovals, config }, async (request) => {
     const query = request.query as { session?: string; state?: "pending" | "granted" | "denied" | "expired" };
-    return { approvals: await runtime.shared.approvals.list({ ...query, ...principalOf(request) }) };
+    return { approvals: await runtime.approvals.list({ ...query, ...principalOf(request) }) };
   });
 
   app.get("/v1/approvals/:id", { schema: routes.getApproval, config }, async (request) => {
     const { id } = request.params as { id: string };
     const { full } = request.query as { full?: 0 | 1 };
-    return runtime.shared.approvals.get(id, { ...principalOf(request), full: full === 1 });
+    return runtime.approvals.get(id, { ...principalOf(request), full: full === 1 });
   });
 
   // SECURITY: a client token never decides (FORBIDDEN before the approval is looked up): its agent asked.
@@ -105,7 +105,7 @@ export function registerApprovalRoutes(app: FastifyInstance, runtime: Runtime, {
     clients.add(client);
     out.send(`event: hello\ndata: ${JSON.stringify({ principal: principal.id, session: session ?? null, buffer_bytes: limit, heartbeat_ms: settings.heartbeatMs })}\n\n`);
     // The pending ones now (from the shared store with `store: redis`, so the list is a round trip).
-    runtime.shared.approvals.list({ ...(session !== undefined ? { session } : {}), state: "pending", principal }).then(
+    runtime.approvals.list({ ...(session !== undefined ? { session } : {}), state: "pending", principal }).then(
       (pending) => {
         for (const approval of pending) send("new", approval);
       },

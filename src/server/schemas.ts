@@ -310,7 +310,7 @@ export const ProfileChainResultSchema = {
   }),
 } as const;
 
-/** An approval of an Amplifier `ask_user` answer (PROFILES §8.9, src/runtime/approvals.ts). */
+/** An approval of an Amplifier `ask_user` answer (PROFILES §8.9, src/pipeline/approvals.ts). */
 export const ApprovalSchema = {
   $id: "Approval",
   ...object({

@@ -3,10 +3,8 @@
  * "theoretical arrival time" per key) kept in Redis and advanced by one Lua script on Redis's own
  * clock, so N replicas together allow what one would, whatever their clocks say.
  */
-import type { RateDecision } from "../registry/index.js";
+import { gcraSpacing, type RateDecision } from "../registry/index.js";
 import { defineScript, type StoreConnection } from "./connection.js";
-
-const WINDOW_MS = 60_000;
 
 // KEYS: the key's TAT. ARGV: interval ms, tolerance ms (window − interval). Returns { 1, 0 } allowed,
 // { 0, retry_after_ms } refused (a refused call consumes nothing).
@@ -40,8 +38,7 @@ export interface SharedRateLimiter {
  * ```
  */
 export function createSharedRateLimiter(connection: StoreConnection, options: { scope: string; perMinute: number; what?: string }): SharedRateLimiter {
-  const interval = WINDOW_MS / options.perMinute;
-  const tolerance = WINDOW_MS - interval;
+  const { intervalMs: interval, toleranceMs: tolerance } = gcraSpacing(options.perMinute);
   return {
     async take(key) {
       const reply = (await connection.eval(`checking the ${options.what ?? options.scope} rate limit of '${key}'`, TAKE, [connection.keys.rate(options.scope, key)], [interval, tolerance])) as [number, number];

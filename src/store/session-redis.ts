@@ -2,7 +2,7 @@
  * What the shared session, periodic and approval stores need of Redis: commands and Lua scripts that
  * fail as one coded error (STORE_UNAVAILABLE, 503, via connection.ts), one subscription, the key
  * helpers (keys.ts) and this replica's id. A narrow view of the {@link StoreConnection}, so the
- * session logic (sessions.ts, session-lock.ts, shared-periodic.ts, shared-approvals.ts) reads as
+ * session logic (sessions.ts, session-lock.ts, shared-periodic.ts, approvals.ts) reads as
  * what it does rather than as client calls.
  */
 import { defineScript, type StoreConnection, type StoreScript } from "./connection.js";

@@ -22,12 +22,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { VcpError } from "../errors.js";
-import { keyParts, maySee, sessionKey, type SessionAccess } from "../pipeline/access.js";
+import { keyAmong, keyParts, maySee, namespacedKey, seesAllOwners, type SessionAccess } from "../pipeline/access.js";
 import { sessionAmbiguous, sessionExists, sessionLimit, sessionNotFound } from "../pipeline/errors.js";
-import { assertOperationInput, createSessionOperations, newSessionRecord, sessionInfoOf, sessionViewOf, type SessionRecord } from "../pipeline/operations.js";
+import { assertOperationInput, createSessionOperations, newSessionRecord, openingOf, sessionInfoOf, sessionViewOf, type SessionRecord } from "../pipeline/operations.js";
 import { createSerialQueue, type SerialQueue } from "../pipeline/queue.js";
 import type { PeriodicStatus, PipelineDeps, SessionService, SessionView } from "../pipeline/types.js";
-import { assertBoundedFields, assertPipelineInput, frozenJsonCopy } from "../pipeline/validate.js";
+import { frozenJsonCopy } from "../pipeline/validate.js";
 import { DEFAULT_JSON_BOUNDS } from "../model/json-bounds.js";
 import type { SessionInfo } from "../model/input.js";
 import { acquire, commit, lateWrite, release, writeDeadline, type HeldLock, type LockTiming } from "./session-lock.js";
@@ -202,14 +202,10 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
 
   /** Pipeline.keyOf over the store: the one place the per-owner namespace is resolved. */
   async function keyOf(id: string, access: SessionAccess | undefined): Promise<string> {
-    const principal = access?.principal;
-    // SECURITY: a client names only its own namespace; it cannot reach, or detect, another owner's id.
-    if (principal !== undefined && principal.role !== "operator" && principal.role !== "system") return sessionKey(principal.id, id);
-    if (access?.owner !== undefined) return sessionKey(access.owner, id);
+    const named = namespacedKey(id, access);
+    if (named !== undefined) return named;
     const keys = ((await redis.command(`finding session '${id}'`, ["SMEMBERS", idsKey(id)])) as unknown[]).map(String);
-    if (keys.includes(id) || keys.length === 0) return id;
-    if (keys.length > 1) throw sessionAmbiguous(id, keys.map((k) => keyParts(k).owner));
-    return keys[0]!;
+    return keyAmong(id, keys, (owners) => sessionAmbiguous(id, owners));
   }
 
   async function read(key: string): Promise<{ session: StoredSession; periodic: Map<string, string>; hooks: SessionHookRef[] } | undefined> {
@@ -284,11 +280,7 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
 
     async open(input, access) {
       if (closing) throw new VcpError("SANDBOX_CLOSED", "the runtime is closed");
-      assertBoundedFields(input, ["session_id", "context", "constitution", "state", "metadata"], bounds);
-      assertPipelineInput("OpenSessionInput", input);
-      const id = input.session_id ?? randomUUID();
-      const owner = access?.principal?.id ?? null;
-      const key = sessionKey(owner, id);
+      const { id, owner, key } = openingOf(input, access, bounds);
       const session: StoredSession = {
         ...newSessionRecord(id, key, owner, input, now()),
         epoch: randomUUID(),
@@ -310,8 +302,7 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
 
     async list(access) {
       const principal = access?.principal;
-      const own = principal !== undefined && principal.role !== "operator" && principal.role !== "system";
-      const keys = ((await redis.command("listing sessions", ["SMEMBERS", own ? ownerKey(principal.id) : allKey])) as unknown[]).map(String).sort();
+      const keys = ((await redis.command("listing sessions", ["SMEMBERS", seesAllOwners(principal) ? allKey : ownerKey(principal!.id)])) as unknown[]).map(String).sort();
       if (keys.length === 0) return [];
       const flat = keys.flatMap((k) => {
         const ks = sessionKeys(redis, k);

@@ -30,12 +30,11 @@
  * with periodic hooks, when a session hook is registered for it, and — every open session — when
  * this replica's deployment-wide periodic hooks change (a bundle added, removed or re-timed one).
  */
-import type { ChainResult } from "../chain/types.js";
-import { periodicIntervalMs, type ResolvedHook } from "../model/hook.js";
+import type { ResolvedHook } from "../model/hook.js";
 import type { Clock, Logger } from "../observe/events.js";
 import { sessionInfoOf, type SessionRecord } from "../pipeline/operations.js";
-import type { HookRef, PeriodicStatus, PipelineDeps } from "../pipeline/types.js";
-import { frozenJsonCopy } from "../pipeline/validate.js";
+import type { PeriodicStatus, PipelineDeps } from "../pipeline/types.js";
+import { createPeriodicTicker, periodicHooksOf, type PeriodicDue } from "../pipeline/periodic.js";
 import { luaScript, type SessionRedis } from "./session-redis.js";
 
 /**
@@ -225,33 +224,9 @@ export function periodicStatus(fields: ReadonlyMap<string, string>): PeriodicSta
   return out.sort((a, b) => (a.scope + a.hook).localeCompare(b.scope + b.hook));
 }
 
-function modifiedContext(result: ChainResult): boolean {
-  return result.hook_results.some((h) => h.status === "modify" && h.modified_context === true);
-}
-
-interface DueHook {
-  field: string;
-  ref: HookRef;
-  intervalMs: number;
-}
-
 /** Whether `hooks` holds a periodic hook to schedule (a session opened with one enters the due set). */
 export function hasPeriodic(hooks: readonly ResolvedHook[]): boolean {
   return hooks.some((h) => h.type === "periodic" && h.enabled);
-}
-
-/** The periodic hooks `hooks` schedules, once each (spec §3.6: intervals clamped to ≥ 1000 ms, model/hook.ts). */
-function dueHooks(hooks: readonly ResolvedHook[]): DueHook[] {
-  const seen = new Set<string>();
-  const out: DueHook[] = [];
-  for (const hook of hooks) {
-    if (hook.type !== "periodic" || !hook.enabled) continue;
-    const field = `${hook.scope}/${hook.name}`;
-    if (seen.has(field)) continue;
-    seen.add(field);
-    out.push({ field, ref: { name: hook.name, scope: hook.scope }, intervalMs: periodicIntervalMs(hook) });
-  }
-  return out;
 }
 
 export function createSharedPeriodic(deps: SharedPeriodicDeps): SharedPeriodic {
@@ -259,6 +234,8 @@ export function createSharedPeriodic(deps: SharedPeriodicDeps): SharedPeriodic {
   const dueKey = periodicDueKey(redis);
   // Long enough for this replica's read of the session and its claim, each bounded by the command timeout.
   const handOutMs = 2 * redis.commandTimeoutMs + 1000;
+  // The tick itself is the local scheduler's (pipeline/periodic.ts): only when it is due differs.
+  const tick = createPeriodicTicker({ ...deps, sessionInfo: sessionInfoOf });
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running = false;
   let scanning: Promise<void> | undefined;
@@ -275,7 +252,7 @@ export function createSharedPeriodic(deps: SharedPeriodicDeps): SharedPeriodic {
       await redis.command("dropping a closed session's periodic schedule", ["ZREM", dueKey, key]);
       return;
     }
-    const all = dueHooks(deps.periodicHooks(key));
+    const all = periodicHooksOf(deps.periodicHooks(key));
     const hooks = all.filter((h) => !inFlight.has(`${key} ${h.field}`));
     // Every hook of it is still running here (a tick longer than its park): look again after the hand-out.
     if (all.length > 0 && hooks.length === 0) return;
@@ -298,47 +275,13 @@ export function createSharedPeriodic(deps: SharedPeriodicDeps): SharedPeriodic {
     redis.script(UNPARK, [dueKey], [key, parked, next]).catch(report);
   }
 
-  function fireTick(key: string, hook: DueHook, tickCount: number, elapsedMs: number): Promise<void> {
+  function fireTick(key: string, hook: PeriodicDue, tickCount: number, elapsedMs: number): Promise<void> {
     const flight = `${key} ${hook.field}`;
     inFlight.add(flight);
     return deps
-      .runTick(key, async (s) => {
-        const report = { session_id: s.id, owner: s.owner, hook: hook.ref.name, scope: hook.ref.scope, tick_count: tickCount, elapsed_ms: elapsedMs, interval_ms: hook.intervalMs };
-        const previousContext = s.context;
-        let result: ChainResult;
-        try {
-          result = await deps.fire("periodic", {
-            session: sessionInfoOf(s), sessionKey: s.key, context: s.context, constitution: s.constitution,
-            event: { elapsed_ms: elapsedMs, interval_ms: hook.intervalMs, tick_count: tickCount },
-            hooks: [hook.ref],
-          });
-        } catch (err) {
-          logger.warn({ err, session_id: s.id, hook: hook.ref.name }, "periodic chain could not run");
-          notify(() => deps.onPeriodicTick?.({ ...report, error: err, context_reevaluated: false }));
-          return false;
-        }
-        // Spec §3.6: modify triggers a context re-evaluation with the modified context.
-        const reevaluate = result.status === "completed" && modifiedContext(result);
-        if (reevaluate) {
-          s.context = frozenJsonCopy("chain result", result.context);
-          deps.touch(s);
-        }
-        notify(() => deps.onPeriodicTick?.({ ...report, result, context_reevaluated: reevaluate }));
-        if (reevaluate) {
-          notify(() => deps.onContextReevaluated?.({ session_id: s.id, owner: s.owner, hook: hook.ref.name, scope: hook.ref.scope, previous_context: previousContext, context: s.context, result }));
-        }
-        return reevaluate;
-      })
+      .runTick(key, (s) => tick(s, { due: hook, tickCount, elapsedMs }))
       .catch((err: unknown) => logger.warn({ err, hook: hook.ref.name }, "periodic tick failed"))
       .finally(() => inFlight.delete(flight));
-  }
-
-  function notify(call: () => void): void {
-    try {
-      call();
-    } catch (err) {
-      logger.warn({ err }, "pipeline listener threw");
-    }
   }
 
   async function scan(): Promise<void> {
@@ -368,7 +311,7 @@ export function createSharedPeriodic(deps: SharedPeriodicDeps): SharedPeriodic {
 
   function deploymentSignature(): string {
     // No session key names no session: the deployment-wide (and bundle) periodic hooks only.
-    return dueHooks(deps.periodicHooks("")).map((h) => `${h.field}@${h.intervalMs}`).sort().join(",");
+    return periodicHooksOf(deps.periodicHooks("")).map((h) => `${h.field}@${h.intervalMs}`).sort().join(",");
   }
 
   function onRegistryChange(): void {

@@ -343,7 +343,7 @@ export function defineChainConformance(backendName: string, make: Make): void {
           }),
         ],
         async () => {
-          rt.sessions.registerHook("s-order", { bundle: "sess-offer", hook: "observe_selection" });
+          await rt.sessions.registerHook("s-order", { bundle: "sess-offer", hook: "observe_selection" });
           try {
             const r = await rt.fire("post_select", fireInput("post_select", {}, "s-order"));
             expect(r.hook_results.map((h) => [h.hook, h.scope])).toEqual([
@@ -374,8 +374,8 @@ export function defineChainConformance(backendName: string, make: Make): void {
           try_abort: "function () { return { status: 'abort', reason: 'user says no' }; }",
         })],
         async () => {
-          rt.sessions.registerHook("s-trust", { bundle: "sess-offer", hook: "try_modify" });
-          rt.sessions.registerHook("s-trust", { bundle: "sess-offer", hook: "try_abort" });
+          await rt.sessions.registerHook("s-trust", { bundle: "sess-offer", hook: "try_modify" });
+          await rt.sessions.registerHook("s-trust", { bundle: "sess-offer", hook: "try_abort" });
           try {
             const modified = await rt.fire("pre_inject", fireInput("pre_inject", { safe: true }, "s-trust"));
             expect(modified.context).toEqual({ safe: true });
@@ -393,7 +393,7 @@ export function defineChainConformance(backendName: string, make: Make): void {
     test("§8.2.1 a session may only register hooks on the deployment allowlist", async () => {
       const b = uniq("not-allowed");
       await withBundles([testBundle(b, [{ name: "sneaky", type: "pre_inject", scope: "session" }], { sneaky: appendTag("x") })], async () => {
-        expect(() => rt.sessions.registerHook("s1", { bundle: b, hook: "sneaky" })).toThrowError(
+        await expect(rt.sessions.registerHook("s1", { bundle: b, hook: "sneaky" })).rejects.toThrowError(
           expect.objectContaining({ code: "SESSION_HOOK_NOT_ALLOWED" }),
         );
         expect(rt.hooks.chain("pre_inject", "s1").map((h) => h.name)).not.toContain("sneaky");

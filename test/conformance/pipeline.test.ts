@@ -616,7 +616,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         try {
           pipeline.open({ session_id: "mine", context: { who: "mine" }, constitution: base });
           pipeline.open({ session_id: "theirs", context: { who: "theirs" }, constitution: base });
-          rt.sessions.registerHook("mine", { bundle: "sess-periodic", hook: "session_tick" });
+          await rt.sessions.registerHook("mine", { bundle: "sess-periodic", hook: "session_tick" });
           await new Promise((r) => setTimeout(r, 0));
           await run(2000);
           expect(ticks.map((t) => [t.session_id, t.hook, t.scope])).toEqual([["mine", "session_tick", "session"], ["mine", "session_tick", "session"]]);

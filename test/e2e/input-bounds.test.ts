@@ -31,10 +31,10 @@ async function raw(method: string, path: string, body: string) {
 
 async function unchanged(fn: () => Promise<void>) {
   const head = h.runtime.audit.head();
-  const sessions = h.runtime.sessions.list().map((s) => s.session_id).sort();
+  const sessions = (await h.runtime.sessions.list()).map((s) => s.session_id).sort();
   await fn();
   expect(h.runtime.audit.head()).toEqual(head);
-  expect(h.runtime.sessions.list().map((s) => s.session_id).sort()).toEqual(sessions);
+  expect((await h.runtime.sessions.list()).map((s) => s.session_id).sort()).toEqual(sessions);
   expect(h.runtime.status().sandbox).toMatchObject({ inFlight: 0, restarts: 0 });
   // Still serving: a normal chain on the same session and plan.
   const ok = await cl(h, "POST", "/v1/sessions/live/chains/pre_inject", { event: events.pre_inject });

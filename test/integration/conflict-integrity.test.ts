@@ -44,7 +44,7 @@ afterAll(async () => {
 });
 
 test("an on_conflict resolution that drops the winner's safety-critical rule (never shown to the hook) is integrity_rejected; the default strategy keeps it", async () => {
-  rt.sessions.open({ session_id: "ci-1", context: { attack: "loser" }, constitution: org });
+  await rt.sessions.open({ session_id: "ci-1", context: { attack: "loser" }, constitution: org });
   const out = await rt.conflict("ci-1", conflict);
   const hook = out.trace[0]!.hook_results.find((h) => h.hook === "resolve_by_loser")!;
   expect(hook).toMatchObject({ outcome: "integrity_rejected", error: expect.stringContaining("drops safety-critical rule no-harm of constitution org") });
@@ -54,7 +54,7 @@ test("an on_conflict resolution that drops the winner's safety-critical rule (ne
 });
 
 test("a configured safety-critical rule in a conflict survives: the hook's resolution dropping it is integrity_rejected, and most_restrictive keeps it", async () => {
-  rt.sessions.open({ session_id: "ci-2", context: { attack: "configured" }, constitution: org });
+  await rt.sessions.open({ session_id: "ci-2", context: { attack: "configured" }, constitution: org });
   // tone (org, listed first) contradicts privacy (user, safety-critical by deployment config only).
   const toneVsPrivacy = { ...conflict, conflicting_rules: [{ rule_a: org.rules[1]!, rule_b: user.rules[1]!, conflict_type: "contradiction" as const }] };
   const out = await rt.conflict("ci-2", toneVsPrivacy);
@@ -67,7 +67,7 @@ test("a configured safety-critical rule in a conflict survives: the hook's resol
 });
 
 test("a resolution that keeps every safety-critical rule is resolved", async () => {
-  rt.sessions.open({ session_id: "ci-3", context: { attack: "none" }, constitution: org });
+  await rt.sessions.open({ session_id: "ci-3", context: { attack: "none" }, constitution: org });
   const out = await rt.conflict("ci-3", conflict);
   expect(out.outcome).toBe("resolved");
   expect(out.constitution.rules.map((r) => r.id)).toEqual(["tone", "privacy", "no-harm"]);
@@ -75,7 +75,7 @@ test("a resolution that keeps every safety-critical rule is resolved", async () 
 
 test("a post_select replacement naming a candidate keeps that candidate's safety-critical rules", async () => {
   const light: Constitution = { id: "light", version: "1", rules: [{ id: "tone", text: "Be courteous." }] };
-  rt.sessions.open({ session_id: "ci-4", context: { attack: "post_select" }, constitution: light });
+  await rt.sessions.open({ session_id: "ci-4", context: { attack: "post_select" }, constitution: light });
   const out = await rt.adapt("ci-4", { selected: light, candidates: [light, org], selection_rationale: "cheapest", selection_algorithm: "score" });
   expect(out.trace[0]!.hook_results[0]).toMatchObject({ hook: "swap_to_candidate", outcome: "integrity_rejected", error: expect.stringContaining("drops safety-critical rule no-harm of constitution org") });
   expect(out).toMatchObject({ outcome: "inject", constitution: { id: "light" } });

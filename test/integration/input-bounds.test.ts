@@ -101,20 +101,20 @@ describe("fire() bounds every input before any work", () => {
   });
 
   test("sessions.open and the pipeline refuse the same way and keep no state", async () => {
-    expect(() => runtime.sessions.open({ session_id: "deep", context: deep(6000), constitution })).toThrowError(
+    await expect(runtime.sessions.open({ session_id: "deep", context: deep(6000), constitution })).rejects.toThrowError(
       expect.objectContaining({ code: "INVALID_INPUT", details: expect.objectContaining({ field: "context", rule: "max_depth" }) }),
     );
-    expect(runtime.sessions.get("deep")).toBeUndefined();
-    runtime.sessions.open({ session_id: "live", context: { a: 1 }, constitution });
+    expect(await runtime.sessions.get("deep")).toBeUndefined();
+    await runtime.sessions.open({ session_id: "live", context: { a: 1 }, constitution });
     const err = await refusal(runtime.adapt("live", { selected: constitution, candidates: [constitution], selection_rationale: "r", selection_algorithm: "a", context: deep(6000) }));
     expect(err.details).toMatchObject({ field: "context" });
-    expect(runtime.sessions.get("live")!.context).toEqual({ a: 1 });
+    expect((await runtime.sessions.get("live"))!.context).toEqual({ a: 1 });
     await runtime.sessions.close("live");
   });
 
   test("a value exactly at the depth bound is accepted wherever it travels next (session.metadata, event.transition_metadata)", async () => {
     const edge = deep(63); // 64 levels: the bound
-    runtime.sessions.open({ session_id: "edge", context: edge, constitution, metadata: edge });
+    await runtime.sessions.open({ session_id: "edge", context: edge, constitution, metadata: edge });
     const moved = await runtime.transition("edge", { to: "next", trigger: "t", metadata: edge });
     expect(moved.outcome).toBe("transitioned");
     const adapted = await runtime.adapt("edge", { selected: constitution, candidates: [constitution], selection_rationale: "r", selection_algorithm: "a" });

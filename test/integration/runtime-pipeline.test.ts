@@ -28,26 +28,26 @@ afterAll(async () => {
 const select = { selected: constitution, candidates: [constitution], selection_rationale: "only one", selection_algorithm: "fixed" };
 
 test("adapt injects, or is blocked by a pre_inject abort and leaves the session unchanged", async () => {
-  const session = rt.sessions.open({ session_id: "p1", context: { secret: false }, constitution });
+  const session = await rt.sessions.open({ session_id: "p1", context: { secret: false }, constitution });
   expect(session.session_id).toBe("p1");
   const ok = await rt.adapt("p1", select);
   expect(ok.outcome).toBe("inject");
   const blocked = await rt.adapt("p1", { ...select, context: { secret: true } });
   expect(blocked).toMatchObject({ outcome: "blocked", reason: "secret in context", aborted_by: "block_secret" });
-  expect(rt.sessions.get("p1")!.context).toEqual({ secret: false });
+  expect((await rt.sessions.get("p1"))!.context).toEqual({ secret: false });
   await rt.sessions.close("p1");
-  expect(rt.sessions.get("p1")).toBeUndefined();
+  expect(await rt.sessions.get("p1")).toBeUndefined();
 });
 
 test("transition is gated by on_transition; an abort keeps the state", async () => {
-  rt.sessions.open({ session_id: "p2", context: {}, constitution, state: "supervised" });
+  await rt.sessions.open({ session_id: "p2", context: {}, constitution, state: "supervised" });
   expect(await rt.transition("p2", { to: "unsupervised", trigger: "parent left" })).toMatchObject({ outcome: "blocked", state: "supervised" });
   expect(await rt.transition("p2", { to: "professional", trigger: "work" })).toMatchObject({ outcome: "transitioned", state: "professional" });
   await rt.sessions.close("p2");
 });
 
 test("conflict without a resolving hook applies the configured default (reject â‡’ failed, last known-good)", async () => {
-  rt.sessions.open({ session_id: "p3", context: {}, constitution });
+  await rt.sessions.open({ session_id: "p3", context: {}, constitution });
   const other = { id: "c-other", rules: [{ id: "x", text: "always x" }] };
   const result = await rt.conflict("p3", {
     constitutions: [constitution, other],
@@ -60,7 +60,7 @@ test("conflict without a resolving hook applies the configured default (reject â
 });
 
 test("violation: abort suppresses the output; otherwise the default delivers it", async () => {
-  rt.sessions.open({ session_id: "p4", context: {}, constitution });
+  await rt.sessions.open({ session_id: "p4", context: {}, constitution });
   const critical = await rt.violation("p4", { output: "bad", violated_rules: [], severity: "critical", violation_evidence: "e" });
   expect(critical.outcome).toBe("suppress");
   expect(critical.output).toBeNull();
@@ -71,8 +71,8 @@ test("violation: abort suppresses the output; otherwise the default delivers it"
 
 test("operations on an unknown session are SESSION_NOT_FOUND; a duplicate open is SESSION_EXISTS", async () => {
   await expect(rt.adapt("nope", select)).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
-  rt.sessions.open({ session_id: "p5", context: {}, constitution });
-  expect(() => rt.sessions.open({ session_id: "p5", context: {}, constitution })).toThrowError(expect.objectContaining({ code: "SESSION_EXISTS" }));
+  await rt.sessions.open({ session_id: "p5", context: {}, constitution });
+  await expect(rt.sessions.open({ session_id: "p5", context: {}, constitution })).rejects.toThrowError(expect.objectContaining({ code: "SESSION_EXISTS" }));
   await rt.sessions.close("p5");
 });
 
@@ -80,7 +80,7 @@ test("hooks.setEnabled with a sessionId addresses that session's hook", async ()
   const offer = await createRuntime({ backend: createVmBackend(), sessionHookAllowlist: ["offer/watch"] });
   try {
     await offer.bundles.install(testBundle("offer", [{ name: "watch", type: "post_select", scope: "session" }], { watch: "function () { return { status: 'continue' }; }" }));
-    offer.sessions.registerHook("sx", { bundle: "offer", hook: "watch" });
+    await offer.sessions.registerHook("sx", { bundle: "offer", hook: "watch" });
     expect(offer.hooks.setEnabled("watch", false, { sessionId: "sx" })).toMatchObject({ name: "watch", scope: "session", enabled: false });
     expect(offer.hooks.chain("post_select", "sx")[0]).toMatchObject({ name: "watch", enabled: false });
   } finally {

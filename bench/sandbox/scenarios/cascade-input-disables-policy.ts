@@ -67,8 +67,8 @@ export const scenario: Scenario = {
       runtime.on("hook.cascade_failure", (p) => cascades.push(p));
       const tenantA = { id: "tenant-a", role: "client" } as const;
       const tenantB = { id: "tenant-b", role: "client" } as const;
-      runtime.sessions.open({ session_id: "sa", context: { text: "" }, constitution: structuredClone(CONSTITUTION) }, { principal: tenantA });
-      runtime.sessions.open({ session_id: "sb", context: { text: "" }, constitution: structuredClone(CONSTITUTION) }, { principal: tenantB });
+      await runtime.sessions.open({ session_id: "sa", context: { text: "" }, constitution: structuredClone(CONSTITUTION) }, { principal: tenantA });
+      await runtime.sessions.open({ session_id: "sb", context: { text: "" }, constitution: structuredClone(CONSTITUTION) }, { principal: tenantB });
 
       // Tenant A: input shaped so that every policy hook throws.
       const a = await runtime.fire("pre_inject", { ...input("sa", 42), principal: tenantA });
@@ -110,7 +110,7 @@ export const scenario: Scenario = {
 
       // Closing session A forgets its disables: the same id opened again runs everything.
       await runtime.sessions.close("sa", { principal: tenantA });
-      runtime.sessions.open({ session_id: "sa", context: { text: "" }, constitution: structuredClone(CONSTITUTION) }, { principal: tenantA });
+      await runtime.sessions.open({ session_id: "sa", context: { text: "" }, constitution: structuredClone(CONSTITUTION) }, { principal: tenantA });
       const reopened = await runtime.fire("pre_inject", { ...input("sa", "z@example.com"), principal: tenantA });
       checks.check(reopened.hook_results.every((h) => h.outcome === "ok"), `a reopened session still had the closed session's disables: ${outcomes(reopened)}`);
 

@@ -32,7 +32,7 @@ export const scenario: Scenario = {
       }
       checks.check(opened === CAP, `client A opened ${opened} sessions with a cap of ${CAP}`);
       checks.check(refused === FLOOD - CAP, `${refused} of ${FLOOD - CAP} opens past the cap were refused with 429 SESSION_LIMIT`);
-      const held = t.runtime.sessions.list({ principal: { id: TENANT_IDS.a, role: "client" } }).length;
+      const held = (await t.runtime.sessions.list({ principal: { id: TENANT_IDS.a, role: "client" } })).length;
       checks.check(held === CAP, `the runtime holds ${held} sessions of client A, not ${CAP}`);
       const refusedOne = await send(t.url, "GET", `/v1/sessions/flood-${FLOOD - 1}`, TENANT_TOKENS.a);
       checks.check(refusedOne.status === 404, `a refused open left a session behind (${refusedOne.status})`);

@@ -67,13 +67,13 @@ export const scenario: Scenario = {
       });
       const A = { principal: { id: "tenant-a", role: "client" as const } };
       const B = { principal: { id: "tenant-b", role: "client" as const } };
-      runtime.sessions.open({ session_id: SESSION, context: { text: "" }, constitution: structuredClone(CONSTITUTION) }, A);
+      await runtime.sessions.open({ session_id: SESSION, context: { text: "" }, constitution: structuredClone(CONSTITUTION) }, A);
       const a1 = await runtime.fire("pre_inject", { ...input("A-secret-4711"), ...A });
       observed.push(`A#1 previous=${JSON.stringify(previousSeen(a1))}`);
 
       let bOpened = false;
       try {
-        const view = runtime.sessions.open({ session_id: SESSION, context: { text: "" }, constitution: structuredClone(CONSTITUTION) }, B);
+        const view = await runtime.sessions.open({ session_id: SESSION, context: { text: "" }, constitution: structuredClone(CONSTITUTION) }, B);
         bOpened = view.owner === "tenant-b" && view.session_id === SESSION;
       } catch (err) {
         observed.push(`B open: ${err instanceof Error ? err.message : String(err)}`);
@@ -88,8 +88,8 @@ export const scenario: Scenario = {
       checks.check(previousSeen(a2) === "A-secret-4711", `tenant A's per-session state was lost or mixed: ${JSON.stringify(previousSeen(a2))}`);
 
       // A's session hooks make A's chain cascade (2 of 3 fail): only A's "chat-1" is affected.
-      runtime.sessions.registerHook(SESSION, { bundle: "observer", hook: "boom" }, A);
-      runtime.sessions.registerHook(SESSION, { bundle: "observer", hook: "boom2" }, A);
+      await runtime.sessions.registerHook(SESSION, { bundle: "observer", hook: "boom" }, A);
+      await runtime.sessions.registerHook(SESSION, { bundle: "observer", hook: "boom2" }, A);
       const a3 = await runtime.fire("pre_inject", { ...input("A-cascade"), ...A });
       observed.push(`A#3 ${a3.hook_results.map((h) => `${h.hook}=${h.outcome}`).join(",")}`);
       const b2 = await runtime.fire("pre_inject", { ...input("B-again"), ...B });
@@ -105,7 +105,7 @@ export const scenario: Scenario = {
       await runtime.sessions.close(SESSION, A);
       const b3 = await runtime.fire("pre_inject", { ...input("B-last"), ...B });
       const servedAfter = b3.status === "completed" && previousSeen(b3) === "B-again";
-      checks.check(runtime.sessions.get(SESSION, B)?.owner === "tenant-b", "closing tenant A's session closed tenant B's session of the same id");
+      checks.check((await runtime.sessions.get(SESSION, B))?.owner === "tenant-b", "closing tenant A's session closed tenant B's session of the same id");
       return checks.outcome(observed.join("; "), servedAfter, runtime.status().sandbox.restarts);
     } finally {
       await runtime?.close().catch(() => undefined);

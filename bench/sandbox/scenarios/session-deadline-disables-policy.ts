@@ -83,7 +83,7 @@ export const scenario: Scenario = {
       runtime.on("hook.cascade_failure", (p) => cascades.push(p));
 
       // Phase 1: session A's observer spends the deadline, three times.
-      runtime.sessions.registerHook("A", { bundle: "observer", hook: "spend" });
+      await runtime.sessions.registerHook("A", { bundle: "observer", hook: "spend" });
       for (let i = 0; i < 3; i++) {
         const a = await runtime.fire("pre_inject", input("A", `mail a${i}@example.com`));
         observed.push(`A#${i}: spend=${outcomeOf(a, "spend")} strip_pii=${outcomeOf(a, "strip_pii")}`);
@@ -99,9 +99,9 @@ export const scenario: Scenario = {
       checks.check(b.context["text"] === "reach me at [email]", `session B: PII was not redacted (${JSON.stringify(b.context["text"])}, strip_pii ${outcomeOf(b, "strip_pii")})`);
 
       // Phase 2: a real cascade in session C (two observers throw, the PII hook is fine).
-      runtime.sessions.registerHook("C", { bundle: "observer", hook: "fail_one" });
-      runtime.sessions.registerHook("C", { bundle: "observer", hook: "fail_two" });
-      runtime.sessions.registerHook("D", { bundle: "observer", hook: "fail_one" });
+      await runtime.sessions.registerHook("C", { bundle: "observer", hook: "fail_one" });
+      await runtime.sessions.registerHook("C", { bundle: "observer", hook: "fail_two" });
+      await runtime.sessions.registerHook("D", { bundle: "observer", hook: "fail_one" });
       const c = await runtime.fire("pre_inject", input("C", "c@example.com"));
       checks.check(c.cascade_failure, "session C: two of three hooks failing was not reported as a cascade");
       const last = cascades.at(-1);

@@ -22,7 +22,7 @@ export const scenario: Scenario = {
       await installKitBundle(runtime, "tenant-tools", "1.0.0", [{ name: "redact", type: "pre_inject", priority: 10, scope: "session" }], DETONATOR_SOURCE);
       const innocent = digestOf(runtime, "pii-policy");
       const attacker = digestOf(runtime, "tenant-tools");
-      runtime.sessions.registerHook("s-attacker", { bundle: "tenant-tools", hook: "redact" });
+      await runtime.sessions.registerHook("s-attacker", { bundle: "tenant-tools", hook: "redact" });
 
       const before = runtime.status().sandbox.restarts;
       const crashed = await runtime.fire("pre_inject", kitInput("pre_inject", "s-attacker", { text: "secret", detonate: true }));

@@ -57,13 +57,13 @@ describe("approvals in the library", () => {
     expect(typeof approval.id).toBe("string");
     expect(Date.parse(approval.expires_at as string) - Date.now()).toBeGreaterThan(50_000);
 
-    const listed = rt.approvals.list({ session: "s1" });
+    const listed = await rt.approvals.list({ session: "s1" });
     expect(listed).toHaveLength(1);
     expect(listed[0]).toMatchObject({ id: approval.id, session: "s1", owner: "alice", state: "pending", profile: "amplifier", event: "tool:pre" });
 
     const decided = await rt.approvals.decide(approval.id as string, "ALLOW once", { principal: aliceHuman });
     expect(decided).toMatchObject({ state: "granted", decision: "ALLOW once", decided_by: "alice-human" });
-    expect(rt.approvals.get(approval.id as string).state).toBe("granted");
+    expect((await rt.approvals.get(approval.id as string)).state).toBe("granted");
     expect(events.map((e) => [e.type, e.approval.state])).toEqual([["new", "pending"], ["decided", "granted"]]);
 
     const records = (await rt.audit.query({ limit: 1000 })).filter((r) => r.kind === "approval_request" || r.kind === "approval_decision");
@@ -80,10 +80,10 @@ describe("approvals in the library", () => {
   test("anything but allow / allow once / allow always denies with 'User denied: <prompt>'; a second decision is APPROVAL_DECIDED and the first stands", async () => {
     const rt = await runtime();
     const waiting = ask(rt, "s2", { prompt: "Delete the database?" }, { principal: alice, waitApproval: true });
-    let pending = rt.approvals.list({ state: "pending" });
+    let pending = await rt.approvals.list({ state: "pending" });
     for (let i = 0; pending.length === 0 && i < 200; i++) {
       await new Promise((r) => setTimeout(r, 10));
-      pending = rt.approvals.list({ state: "pending" });
+      pending = await rt.approvals.list({ state: "pending" });
     }
     expect(pending).toHaveLength(1);
     await rt.approvals.decide(pending[0]!.id, "allow-ish", { principal: ops });
@@ -93,7 +93,7 @@ describe("approvals in the library", () => {
     expect(out.native.approval).toMatchObject({ state: "denied", decision: "allow-ish", decided_by: "ops" });
 
     await expect(rt.approvals.decide(pending[0]!.id, "allow", { principal: aliceHuman })).rejects.toMatchObject({ code: "APPROVAL_DECIDED" });
-    expect(rt.approvals.get(pending[0]!.id)).toMatchObject({ state: "denied", decision: "allow-ish" });
+    expect(await rt.approvals.get(pending[0]!.id)).toMatchObject({ state: "denied", decision: "allow-ish" });
     await expect(rt.approvals.decide("no-such-id", "allow")).rejects.toMatchObject({ code: "APPROVAL_NOT_FOUND" });
   });
 
@@ -101,13 +101,13 @@ describe("approvals in the library", () => {
     const rt = await runtime();
     const out = await ask(rt, "s3", {}, { principal: alice });
     const id = (out.native.approval as { id: string }).id;
-    expect(rt.approvals.list({ principal: bob })).toEqual([]);
-    expect(() => rt.approvals.get(id, { principal: bob })).toThrow(expect.objectContaining({ code: "APPROVAL_NOT_FOUND" }));
+    expect(await rt.approvals.list({ principal: bob })).toEqual([]);
+    await expect(rt.approvals.get(id, { principal: bob })).rejects.toThrow(expect.objectContaining({ code: "APPROVAL_NOT_FOUND" }));
     await expect(rt.approvals.decide(id, "allow", { principal: bob })).rejects.toMatchObject({ code: "APPROVAL_NOT_FOUND" });
     await expect(rt.approvals.wait(id, { principal: bob })).rejects.toMatchObject({ code: "APPROVAL_NOT_FOUND" });
-    expect(rt.approvals.get(id).state).toBe("pending"); // bob changed nothing
-    expect(rt.approvals.list({ principal: ops }).map((a) => a.id)).toEqual([id]);
-    expect(rt.approvals.list({ principal: alice }).map((a) => a.id)).toEqual([id]);
+    expect((await rt.approvals.get(id)).state).toBe("pending"); // bob changed nothing
+    expect((await rt.approvals.list({ principal: ops })).map((a) => a.id)).toEqual([id]);
+    expect((await rt.approvals.list({ principal: alice })).map((a) => a.id)).toEqual([id]);
   });
 
   test("at the timeout the approval expires into approval_default (allow ⇒ continue, deny ⇒ deny); deciding it later is APPROVAL_DECIDED", async () => {
@@ -133,7 +133,7 @@ describe("approvals in the library", () => {
     const again = await ask(rt, "s5", {}, { principal: alice });
     expect(again.native.action).toBe("continue");
     expect(again.native.approval).toMatchObject({ state: "granted", decision: "allow always", decided_by: "allow_always" });
-    expect(rt.approvals.get((again.native.approval as { id: string }).id).state).toBe("granted");
+    expect((await rt.approvals.get((again.native.approval as { id: string }).id)).state).toBe("granted");
 
     const otherPrompt = await ask(rt, "s5", { prompt: "Something else?" }, { principal: alice });
     expect(otherPrompt.native.action).toBe("ask_user");
@@ -153,7 +153,7 @@ describe("approvals in the library", () => {
     expect(Date.parse((a.native.approval as { expires_at: string }).expires_at) - Date.now()).toBeLessThanOrEqual(5_000);
     await ask(rt, "s7", { prompt: "two" }, { principal: alice });
     await expect(ask(rt, "s7", { prompt: "three" }, { principal: alice })).rejects.toMatchObject({ code: "APPROVAL_LIMIT", details: expect.objectContaining({ scope: "session" }) });
-    expect(rt.approvals.list({ session: "s7" })).toHaveLength(2);
+    expect(await rt.approvals.list({ session: "s7" })).toHaveLength(2);
     await ask(rt, "s8", {}, { principal: alice });
     await expect(ask(rt, "s9", {}, { principal: alice })).rejects.toMatchObject({ code: "APPROVAL_LIMIT", details: expect.objectContaining({ scope: "runtime" }) });
     // Deciding one frees a place.
@@ -165,10 +165,10 @@ describe("approvals in the library", () => {
     const rt = await runtime();
     const controller = new AbortController();
     const waiting = rt.fireProfile("amplifier", "tool:pre", { input: { event: "tool:pre", data: { session_id: "s11", tool_name: "rm" } }, principal: alice, waitApproval: true, signal: controller.signal });
-    let pending = rt.approvals.list({ session: "s11", state: "pending" });
+    let pending = await rt.approvals.list({ session: "s11", state: "pending" });
     for (let i = 0; pending.length === 0 && i < 200; i++) {
       await new Promise((r) => setTimeout(r, 10));
-      pending = rt.approvals.list({ session: "s11", state: "pending" });
+      pending = await rt.approvals.list({ session: "s11", state: "pending" });
     }
     controller.abort();
     const out = await waiting;
@@ -183,6 +183,6 @@ describe("approvals in the library", () => {
     const id = (out.native.approval as { id: string }).id;
     await expect(rt.approvals.decide(id, "   ", { principal: aliceHuman })).rejects.toMatchObject({ code: "INVALID_INPUT" });
     await expect(rt.approvals.decide(id, "x".repeat(300), { principal: aliceHuman })).rejects.toMatchObject({ code: "INVALID_INPUT" });
-    expect(rt.approvals.get(id).state).toBe("pending");
+    expect((await rt.approvals.get(id)).state).toBe("pending");
   });
 });

@@ -26,7 +26,7 @@ beforeAll(async () => {
       watch: "function () { return { status: 'continue', annotations: { watched: true } }; }",
     }),
   );
-  rt.sessions.open({ session_id: "a1", context: { user: "a" }, constitution }, A);
+  await rt.sessions.open({ session_id: "a1", context: { user: "a" }, constitution }, A);
 });
 afterAll(async () => {
   await rt?.close();
@@ -45,44 +45,44 @@ async function code(run: () => unknown): Promise<string> {
 
 test("another client reaches A's session through no door: each is SESSION_NOT_FOUND", async () => {
   const fire = { session: "a1", context: { stolen: true }, constitution, event: events.pre_inject };
-  expect(rt.sessions.get("a1", B)).toBeUndefined();
-  expect(rt.sessions.list(B)).toEqual([]);
+  expect(await rt.sessions.get("a1", B)).toBeUndefined();
+  expect(await rt.sessions.list(B)).toEqual([]);
   expect(await code(() => rt.fire("pre_inject", { ...fire, ...B }))).toBe("SESSION_NOT_FOUND");
   expect(await code(() => rt.sessions.registerHook("a1", { bundle: "owned", hook: "watch" }, B))).toBe("SESSION_NOT_FOUND");
   expect(await code(() => rt.hooks.chain("pre_inject", "a1", B))).toBe("SESSION_NOT_FOUND");
   expect(await code(() => rt.transition("a1", { to: "x", trigger: "b" }, B))).toBe("SESSION_NOT_FOUND");
   expect(await code(() => rt.sessions.close("a1", B))).toBe("SESSION_NOT_FOUND");
   // A client cannot reach a session the embedding application opened either, nor fire for an id no one opened.
-  rt.sessions.open({ session_id: "embedded", context: {}, constitution });
+  await rt.sessions.open({ session_id: "embedded", context: {}, constitution });
   expect(await code(() => rt.fire("pre_inject", { ...fire, session: "embedded", ...B }))).toBe("SESSION_NOT_FOUND");
   expect(await code(() => rt.fire("pre_inject", { ...fire, session: "never-opened", ...B }))).toBe("SESSION_NOT_FOUND");
-  expect(rt.sessions.get("a1")!.context).toEqual({ user: "a" });
+  expect((await rt.sessions.get("a1"))!.context).toEqual({ user: "a" });
   expect(rt.hooks.chain("pre_inject", "a1").map((h) => h.name)).toEqual(["mark"]);
 });
 
 test("the owner and operators act on it; its chains are audited with the owner", async () => {
-  rt.sessions.registerHook("a1", { bundle: "owned", hook: "watch" }, A);
+  await rt.sessions.registerHook("a1", { bundle: "owned", hook: "watch" }, A);
   expect(rt.hooks.chain("pre_inject", "a1", A).map((h) => h.name)).toEqual(["mark", "watch"]);
   const result = await rt.fire("pre_inject", { session: "a1", context: { user: "a" }, constitution, event: events.pre_inject, ...A });
   expect(result.hook_results.map((h) => h.hook)).toEqual(["mark", "watch"]);
-  expect(rt.sessions.get("a1", OPS)!.owner).toBe("app-a");
+  expect((await rt.sessions.get("a1", OPS))!.owner).toBe("app-a");
   const records = (await rt.audit.query({ session: "a1" })).filter((r) => r.kind !== "registry");
   expect(records.map((r) => [r.kind, r.owner])).toEqual([["hook", "app-a"], ["hook", "app-a"], ["chain", "app-a"]]);
   // A principal-less session's records carry no owner.
   await rt.fire("pre_inject", { session: "embedded", context: {}, constitution, event: events.pre_inject });
   expect((await rt.audit.query({ session: "embedded" })).every((r) => r.owner === undefined)).toBe(true);
   await rt.sessions.close("a1", OPS);
-  expect(rt.sessions.get("a1")).toBeUndefined();
+  expect(await rt.sessions.get("a1")).toBeUndefined();
 });
 
 test("session ids are per owner through the library: same id, two sessions, hooks and events keep them apart", async () => {
   const registered: Array<{ session_id?: string; owner?: string }> = [];
   const off = rt.on("hook.registered", (p) => registered.push(p));
-  rt.sessions.open({ session_id: "twin", context: { user: "a" }, constitution }, A);
-  rt.sessions.open({ session_id: "twin", context: { user: "b" }, constitution }, B);
+  await rt.sessions.open({ session_id: "twin", context: { user: "a" }, constitution }, A);
+  await rt.sessions.open({ session_id: "twin", context: { user: "b" }, constitution }, B);
   expect(await code(() => rt.sessions.open({ session_id: "twin", context: {}, constitution }, B))).toBe("SESSION_EXISTS");
   // Views show the caller's id, never the runtime's internal key.
-  expect(rt.sessions.registerHook("twin", { bundle: "owned", hook: "watch" }, B).session_id).toBe("twin");
+  expect((await rt.sessions.registerHook("twin", { bundle: "owned", hook: "watch" }, B)).session_id).toBe("twin");
   off();
   expect(rt.hooks.chain("pre_inject", "twin", B).find((h) => h.name === "watch")?.session_id).toBe("twin");
   expect(rt.status().hooks.find((h) => h.hook === "watch" && h.session_id === "twin")?.owner).toBe("app-b");
@@ -99,9 +99,9 @@ test("session ids are per owner through the library: same id, two sessions, hook
   expect((await rt.fire("pre_inject", { ...fire, owner: "app-b" })).hook_results.map((h) => h.hook)).toEqual(["mark", "watch"]);
   rt.hooks.setEnabled("watch", false, { sessionId: "twin", owner: "app-b" });
   expect(rt.hooks.chain("pre_inject", "twin", B).find((h) => h.name === "watch")?.enabled).toBe(false);
-  expect(rt.sessions.list(OPS).filter((v) => v.session_id === "twin").map((v) => v.owner).sort()).toEqual(["app-a", "app-b"]);
+  expect((await rt.sessions.list(OPS)).filter((v) => v.session_id === "twin").map((v) => v.owner).sort()).toEqual(["app-a", "app-b"]);
   await rt.sessions.close("twin", B);
-  expect(rt.sessions.get("twin", A)?.context).toEqual({ user: "a" });
+  expect((await rt.sessions.get("twin", A))?.context).toEqual({ user: "a" });
   expect(rt.hooks.chain("pre_inject", "twin", OPS).map((h) => h.name)).toEqual(["mark"]);
   await rt.sessions.close("twin", A);
 });

@@ -92,8 +92,8 @@ describe.each(stores)("session hooks across a bundle update (store: %s)", (store
 
   test("an update keeps the session's hooks running on the new revision; a dropped hook is deregistered", async () => {
     await install(revision("1.0.0"));
-    await rt.shared.sessions.open({ session_id: "s1", context: {}, constitution });
-    for (const hook of ["s_keep", "s_drop", "s_tick"]) await rt.shared.sessions.registerHook("s1", { bundle: BUNDLE, hook });
+    await rt.sessions.open({ session_id: "s1", context: {}, constitution });
+    for (const hook of ["s_keep", "s_drop", "s_tick"]) await rt.sessions.registerHook("s1", { bundle: BUNDLE, hook });
     expect(await fireEverywhere()).toEqual([
       { hook: "s_keep", outcome: "ok", annotations: { keep: "1.0.0" } },
       { hook: "s_drop", outcome: "ok", annotations: { drop: "1.0.0" } },
@@ -121,7 +121,7 @@ describe.each(stores)("session hooks across a bundle update (store: %s)", (store
     expect(dropped).toEqual([expect.objectContaining({ hook: "s_drop", scope: "session", session_id: "s1", bundle: BUNDLE, reason: expect.stringContaining("3.0.0") })]);
     expect(String(dropped[0]!["reason"])).toContain(v3.digest);
     expect(await fireEverywhere()).toEqual([{ hook: "s_keep", outcome: "ok", annotations: { keep: "3.0.0" } }]);
-    expect((await rt.shared.sessions.get("s1"))).toBeDefined();
+    expect(await rt.sessions.get("s1")).toBeDefined();
     const records = await rt.audit.query({ limit: 10_000 });
     const record = records.find((r) => r.event === "hook.deregistered" && r.hook === "s_drop");
     expect(record).toMatchObject({ scope: "session", session: "s1", bundle: BUNDLE, details: { reason: expect.stringContaining("3.0.0") } });

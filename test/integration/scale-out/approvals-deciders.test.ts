@@ -68,19 +68,19 @@ describe.each(["local", "redis"] as const)("approvals with the %s store", (kind)
     const asked = await ask(rt, "s1", "rm -rf build");
     expect(asked.state).toBe("pending");
     // The client still reads its approval (its agent waits on it).
-    await expect(rt.shared.approvals.get(asked.id, { principal: alice })).resolves.toMatchObject({ state: "pending" });
+    await expect(rt.approvals.get(asked.id, { principal: alice })).resolves.toMatchObject({ state: "pending" });
     for (const decision of ["Allow always", "allow", "Deny"]) {
       await expect(rt.approvals.decide(asked.id, decision, { principal: alice })).rejects.toMatchObject({ code: "FORBIDDEN" });
     }
-    await expect(rt.shared.approvals.get(asked.id, { principal: ops })).resolves.toMatchObject({ state: "pending" });
-    await expect(rt.shared.approvals.get(asked.id, { principal: bob })).rejects.toMatchObject({ code: "APPROVAL_NOT_FOUND" });
+    await expect(rt.approvals.get(asked.id, { principal: ops })).resolves.toMatchObject({ state: "pending" });
+    await expect(rt.approvals.get(asked.id, { principal: bob })).rejects.toMatchObject({ code: "APPROVAL_NOT_FOUND" });
 
     // An approver for bob: alice's approval does not exist for it.
-    await expect(rt.shared.approvals.get(asked.id, { principal: bobApprover })).rejects.toMatchObject({ code: "APPROVAL_NOT_FOUND" });
+    await expect(rt.approvals.get(asked.id, { principal: bobApprover })).rejects.toMatchObject({ code: "APPROVAL_NOT_FOUND" });
     await expect(rt.approvals.decide(asked.id, "allow", { principal: bobApprover })).rejects.toMatchObject({ code: "APPROVAL_NOT_FOUND" });
-    expect(await rt.shared.approvals.list({ principal: bobApprover })).toEqual([]);
+    expect(await rt.approvals.list({ principal: bobApprover })).toEqual([]);
 
-    expect((await rt.shared.approvals.list({ principal: aliceApprover })).map((a) => a.id)).toEqual([asked.id]);
+    expect((await rt.approvals.list({ principal: aliceApprover })).map((a) => a.id)).toEqual([asked.id]);
     await expect(rt.approvals.decide(asked.id, "Allow once", { principal: aliceApprover })).resolves.toMatchObject({ state: "granted", decided_by: "alice-human" });
 
     const again = await ask(rt, "s1", "rm -rf dist");
@@ -101,9 +101,9 @@ describe.each(["local", "redis"] as const)("approvals with the %s store", (kind)
     expect(evil).toMatchObject({ prompt_truncated: true, prompt_chars: fullPrompt.length, prompt_sha256: createHash("sha256").update(fullPrompt).digest("hex") });
     expect(evil.prompt.length).toBeLessThan(fullPrompt.length);
     expect(evil.prompt_sha256).not.toBe(first.prompt_sha256);
-    const listed = (await rt.shared.approvals.list({ principal: aliceApprover, state: "pending" })).find((a) => a.id === evil.id);
+    const listed = (await rt.approvals.list({ principal: aliceApprover, state: "pending" })).find((a) => a.id === evil.id);
     expect(listed).toMatchObject({ prompt_truncated: true, prompt_sha256: evil.prompt_sha256 });
-    const full = await rt.shared.approvals.get(evil.id, { principal: aliceApprover, full: true });
+    const full = await rt.approvals.get(evil.id, { principal: aliceApprover, full: true });
     expect(full.prompt).toBe(fullPrompt);
     expect(full.prompt_truncated).toBe(false);
     await expect(rt.approvals.decide(evil.id, "Deny", { principal: aliceApprover })).resolves.toMatchObject({ state: "denied" });

@@ -43,13 +43,13 @@ describe("store pub/sub", () => {
     await connection.subscribe("cut", (message) => heard.push(message));
     let resyncs = 0;
     connection.onReady(() => resyncs++);
-    await expect.poll(() => resyncs, { timeout: 5000 }).toBeGreaterThanOrEqual(1); // told at once: the command client is up
+    await expect.poll(() => resyncs, { timeout: 20_000 }).toBeGreaterThanOrEqual(1); // told at once: the command client is up
     const before = resyncs;
     // Cut only the subscriber's connection (the command client stays up and never reconnects).
     await connection.redis.call("CLIENT", "KILL", "TYPE", "pubsub");
-    await expect.poll(() => resyncs, { timeout: 10_000 }).toBeGreaterThan(before);
+    await expect.poll(() => resyncs, { timeout: 20_000 }).toBeGreaterThan(before);
     const publisher = await open();
     await publisher.publish("test", "cut", "after");
-    await expect.poll(() => heard, { timeout: 5000 }).toEqual(["after"]);
+    await expect.poll(() => heard, { timeout: 20_000 }).toEqual(["after"]);
   }, 60_000);
 });

@@ -5,7 +5,7 @@
 import { describe, expect, test } from "vitest";
 import type { BundleRevision } from "../../../src/registry/index.js";
 import { resolveEnabledProfiles } from "../../../src/profiles/enabled.js";
-import type { ProfileHookDefinition } from "../../../src/bundle/hooks.js";
+import type { ProfileHookDefinition } from "../../../src/model/hook.js";
 import { catchVcp, def, DEPLOY, harness, inSession } from "./fixtures.js";
 
 const digest = (c: string) => `sha256:${c.repeat(64)}`;

@@ -13,7 +13,7 @@ import { createProfileFirer } from "../../../src/runtime/fire-profile.js";
 import { resolveEnabledProfiles, type EnabledProfile } from "../../../src/profiles/enabled.js";
 import { createRegistry } from "../../../src/registry/index.js";
 import { resolveJsonBounds } from "../../../src/model/json-bounds.js";
-import type { ProfileHookDefinition } from "../../../src/bundle/hooks.js";
+import type { ProfileHookDefinition } from "../../../src/model/hook.js";
 import echoProfile from "../../support/echo-profile.js";
 
 registerProfile(echoProfile);

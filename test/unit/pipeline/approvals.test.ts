@@ -1,7 +1,9 @@
-// The approvals coordinator alone (src/runtime/approvals.ts): decisions are durable before they are
-// visible, an unwritable request creates nothing, concurrent decisions, shutdown, granting words.
+// The approvals coordinator alone (src/pipeline/approvals.ts) over the local store: decisions are
+// durable before they are visible, an unwritable request creates nothing, concurrent decisions,
+// shutdown, granting words.
 import { describe, expect, test } from "vitest";
-import { createApprovals, isGranting, type ApprovalAsk } from "../../../src/runtime/approvals.js";
+import { createApprovals, isGranting, type ApprovalAsk } from "../../../src/pipeline/approvals.js";
+import { createLocalApprovalStore } from "../../../src/pipeline/approvals-local.js";
 import { systemClock } from "../../../src/observe/events.js";
 
 function coordinator() {
@@ -16,7 +18,7 @@ function coordinator() {
       },
     },
   };
-  const approvals = createApprovals({ clock: systemClock, audit: () => audit as never });
+  const approvals = createApprovals({ store: createLocalApprovalStore(), clock: systemClock, audit: () => audit as never });
   return { approvals, records, io };
 }
 
@@ -34,8 +36,8 @@ describe("approvals coordinator", () => {
     const { approvals, io } = coordinator();
     io.fail = true;
     await expect(approvals.request(ask())).rejects.toMatchObject({ code: "AUDIT_WRITE_FAILED" });
-    expect(approvals.list()).toEqual([]);
-    expect(approvals.stats().pending).toBe(0);
+    expect(await approvals.list()).toEqual([]);
+    expect((await approvals.stats()).pending).toBe(0);
     await approvals.close();
   });
 
@@ -44,7 +46,7 @@ describe("approvals coordinator", () => {
     const a = await approvals.request(ask());
     io.fail = true;
     await expect(approvals.decide(a.id, "allow")).rejects.toMatchObject({ code: "AUDIT_WRITE_FAILED" });
-    expect(approvals.get(a.id).state).toBe("pending");
+    expect((await approvals.get(a.id)).state).toBe("pending");
     io.fail = false;
     await expect(approvals.decide(a.id, "deny")).resolves.toMatchObject({ state: "denied" });
     expect(records.map((r) => [r.kind, r.status])).toEqual([["approval_request", "pending"], ["approval_decision", "denied"]]);
@@ -61,7 +63,7 @@ describe("approvals coordinator", () => {
     open();
     io.gate = undefined;
     await expect(first).resolves.toMatchObject({ state: "granted", decision: "allow" });
-    expect(approvals.get(a.id)).toMatchObject({ state: "granted", decision: "allow" });
+    expect(await approvals.get(a.id)).toMatchObject({ state: "granted", decision: "allow" });
     await approvals.close();
   });
 
