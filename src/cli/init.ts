@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { EVENT_SCHEMA_IDS, HOOK_TYPES, NAME_PATTERNS, type HookType, type NativeObject } from "../index.js";
 import { getProfile, isProfileEvent, listProfiles, type EventProfile } from "../profile-kit.js";
 import { GENERATED_FILE, renderAgentSettings, settingsAgentOf, SETTINGS_FILE } from "../tooling/agent-settings.js";
+import { sampleInput } from "../tooling/sample-input.js";
 import { loadProfileModules } from "./local.js";
 import { CheckFailed, EXIT_OK, parseCommand, printJson, stringOption, UsageError, type Command } from "./common.js";
 
@@ -219,7 +220,8 @@ ${abortExpect}
 export function scaffoldProfile(bundle: string, profile: EventProfile, event: string, dir: string): Record<string, string> {
   const hookName = "check_event";
   const spec = profile.events[event];
-  const input: NativeObject = { session_id: "s1", hook_event_name: event };
+  // An input the profile accepts for the event (its own input schema fills what the event requires).
+  const input: NativeObject = sampleInput(profile, event);
   const ctx = { strict: false, settings: {} };
   const decoded = profile.decode({}, event, ctx);
   const answer = profile.present(profile.reduce(decoded.ok ? [decoded.value] : [], event, ctx), event, ctx);

@@ -19,8 +19,6 @@ import { VcpError } from "../../errors.js";
 import {
   MATCH_ALL,
   compileSearch,
-  costedMatcher,
-  fieldMatcher,
   decodeNative,
   isObject,
   matchesEverything,
@@ -30,6 +28,7 @@ import {
   answerFieldsOf,
   validateNative,
   agentSettingsSchema,
+  namesOrPattern,
 } from "../common/native.js";
 import type { CommandResult, CompiledMatcher, EventProfile, ParsedCommand, NativeObject, Verdict } from "../types.js";
 import { CLAUDE_EVENTS, EVENT_SPECS, EVENT_TABLE, isClaudeEvent } from "./events.js";
@@ -43,7 +42,6 @@ export { reduceClaude } from "./fold.js";
 // A matcher of plain names is a list of exact names (`Write` ≠ `NotebookWrite`): letters, digits, `_`
 // and `|` on every event, and on the events Claude Code reads leniently also `,`, spaces and `-`
 // (`Edit, Write`, `general-purpose`). Anything else is an unanchored regex (`mcp__memory__.*`, `^Bash`).
-const PLAIN = /^[A-Za-z0-9_|]+$/;
 const PLAIN_LENIENT = /^[A-Za-z0-9_|, -]+$/;
 
 /**
@@ -142,14 +140,9 @@ function compileMatcher(pattern: string | undefined, event: string): CompiledMat
   if (field === undefined) return MATCH_ALL;
   const read = entry.query ?? ((input: NativeObject) => input[field]);
   const trimmed = pattern!.trim();
-  if ((entry.lenientNames ? PLAIN_LENIENT : PLAIN).test(trimmed)) {
-    const names = new Set(trimmed.split(entry.lenientNames ? /[|,]/ : "|").map((n) => n.trim()).filter((n) => n !== ""));
-    return costedMatcher((input) => {
-      const value = read(input);
-      return typeof value === "string" && names.has(value);
-    }, 0);
-  }
-  return fieldMatcher(read, compileSearch(trimmed, `claude-code ${event}`));
+  return entry.lenientNames
+    ? namesOrPattern(trimmed, read, (p) => compileSearch(p, `claude-code ${event}`), PLAIN_LENIENT, /[|,]/)
+    : namesOrPattern(trimmed, read, (p) => compileSearch(p, `claude-code ${event}`));
 }
 
 /** How the chain treats one output: the event's own refusal blocks, a rewrite modifies, a question asks. */

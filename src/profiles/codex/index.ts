@@ -21,15 +21,14 @@ import {
   MATCH_ALL,
   agentSettingsSchema,
   answerFieldsOf,
-  costedMatcher,
   decodeNative,
-  fieldMatcher,
   isObject,
   matchesEverything,
   parseJsonObject,
   sessionIdFrom,
   specificOf,
   validateNative,
+  namesOrPattern,
 } from "../common/native.js";
 import { chargeScan, type ScanMeter } from "../common/scan.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
@@ -41,7 +40,6 @@ export { CODEX_EVENTS } from "./events.js";
 export { reduceCodex } from "./fold.js";
 
 /** Codex treats a matcher of names (letters, digits, `_`, `|`) as a list of exact names; else a full-match regex. */
-const EXACT = /^[A-Za-z0-9_|]+$/;
 /** Event names a newer Codex may add (PascalCase like all 12). */
 const FUTURE_EVENT = /^[A-Z][A-Za-z0-9]{1,63}$/;
 
@@ -80,14 +78,7 @@ function compileMatcher(pattern: string | undefined, event: string): CompiledMat
   // UserPromptSubmit, Stop, Interrupt: Codex ignores matchers.
   if (field === undefined) return MATCH_ALL;
   const trimmed = pattern!.trim();
-  if (EXACT.test(trimmed)) {
-    const names = new Set(trimmed.split("|").filter((n) => n !== ""));
-    return costedMatcher((input) => {
-      const value = input[field];
-      return typeof value === "string" && names.has(value);
-    }, 0);
-  }
-  return fieldMatcher((input) => input[field], compileFullMatch(trimmed, `codex ${event}`));
+  return namesOrPattern(trimmed, (input) => input[field], (p) => compileFullMatch(p, `codex ${event}`));
 }
 
 function verdictOf(output: NativeObject, event: string): Verdict {
@@ -168,6 +159,8 @@ export const codexProfile: EventProfile = {
   },
 
   validateInput: (input, event) => validateNative(input, isCodexEvent(event) ? EVENT_TABLE[event].input : undefined, () => unknownEvent(event)),
+  // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
+  inputSchema: (event) => (isCodexEvent(event) ? EVENT_TABLE[event].input : undefined),
 
   compileMatcher,
 

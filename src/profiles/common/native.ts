@@ -70,6 +70,38 @@ export function fieldMatcher(read: (input: NativeObject) => unknown, test: { (te
   }, scanUnits(MAX_MATCHED_FIELD_LENGTH, test.programSize));
 }
 
+/** A matcher of plain names (letters, digits, `_`, `|`): a list of exact names, never a regex. */
+export const PLAIN_NAMES = /^[A-Za-z0-9_|]+$/;
+
+/**
+ * The matcher most Claude-shaped hosts use (Claude Code, Codex, VS Code, Cursor): a pattern of plain
+ * names (`plain`, default {@link PLAIN_NAMES}) is a list of exact names split at `separator` (`Write` ≠
+ * `NotebookWrite`), anything else is compiled by `compileRegex` and tested against the field `read`
+ * returns. `pattern` is already trimmed and not a match-everything pattern.
+ *
+ * @example
+ * ```ts
+ * const m = namesOrPattern("Edit|Write", (input) => input["tool_name"], (p) => compileSearch(p, "claude-code PreToolUse"));
+ * m({ tool_name: "Write" }); // true
+ * ```
+ */
+export function namesOrPattern(
+  pattern: string,
+  read: (input: NativeObject) => unknown,
+  compileRegex: (pattern: string) => { (text: string, meter?: ScanMeter): boolean; readonly programSize: number },
+  plain: RegExp = PLAIN_NAMES,
+  separator: string | RegExp = "|",
+): CompiledMatcher {
+  if (plain.test(pattern)) {
+    const names = new Set(pattern.split(separator).map((n) => n.trim()).filter((n) => n !== ""));
+    return costedMatcher((input) => {
+      const value = read(input);
+      return typeof value === "string" && names.has(value);
+    }, 0);
+  }
+  return fieldMatcher(read, compileRegex(pattern));
+}
+
 /** True for the patterns every agent treats as "match everything". */
 export function matchesEverything(pattern: string | undefined): boolean {
   return pattern === undefined || pattern.trim() === "" || pattern.trim() === "*";

@@ -8,7 +8,13 @@ import type { NativeObject, SubjectFacts } from "../types.js";
 /** Keys a tool's input names its command line with (Gemini `run_shell_command`, Claude `Bash`, …). */
 const COMMAND_KEYS = ["command", "cmd", "commandLine"] as const;
 /** Keys a tool's input names the file or directory it touches with. */
-const PATH_KEYS = ["file_path", "absolute_path", "path", "notebook_path", "dir_path", "directory", "target_file"] as const;
+const PATH_KEYS = ["file_path", "filePath", "absolute_path", "path", "notebook_path", "dir_path", "directory", "target_file"] as const;
+/**
+ * What file-editor tools (OpenHands `file_editor`, goose `developer__text_editor`) put in their `command`
+ * argument: the editor operation, not a command line. Beside a path it is left out of the subject, so
+ * the subject (and its summary) names the file the call touches.
+ */
+const EDITOR_OPERATIONS: ReadonlySet<string> = new Set(["view", "create", "write", "str_replace", "insert", "undo_edit"]);
 
 function isObject(value: unknown): value is NativeObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -34,8 +40,9 @@ function firstString(object: NativeObject, keys: readonly string[]): string | un
 export function toolSubject(toolName: unknown, toolInput: unknown): SubjectFacts {
   if (typeof toolName !== "string" || toolName === "") return { kind: "event" };
   const args = isObject(toolInput) ? toolInput : {};
-  const command = firstString(args, COMMAND_KEYS);
   const path = firstString(args, PATH_KEYS);
+  const named = firstString(args, COMMAND_KEYS);
+  const command = path !== undefined && named !== undefined && EDITOR_OPERATIONS.has(named) ? undefined : named;
   return { kind: "tool", tool: toolName, ...(command !== undefined ? { command } : {}), ...(path !== undefined ? { path } : {}) };
 }
 

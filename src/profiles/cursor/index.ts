@@ -31,14 +31,13 @@ import {
   agentSettingsSchema,
   answerFieldsOf,
   compileSearch,
-  costedMatcher,
   decodeNative,
-  fieldMatcher,
   isObject,
   matchedField,
   matchesEverything,
   parseJsonObject,
   validateNative,
+  namesOrPattern,
 } from "../common/native.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
@@ -123,7 +122,6 @@ const isCursorEvent = (event: string): event is HookEventName => Object.hasOwn(T
 const unknownEvent = (event: string) => `unknown cursor event ${JSON.stringify(event)} (known: ${CURSOR_EVENTS.join(", ")})`;
 /** Names a newer Cursor may add (camelCase like all of its events). */
 const FUTURE_EVENT = /^[a-z][A-Za-z0-9]{1,63}$/;
-const PLAIN = /^[A-Za-z0-9_|]+$/;
 const RANK: Readonly<Record<string, number>> = { allow: 0, ask: 1, deny: 2 };
 
 const nonEmpty = (v: unknown): v is string => typeof v === "string" && v.trim() !== "";
@@ -213,11 +211,7 @@ function compileMatcher(pattern: string | undefined, event: string): CompiledMat
   const field = TABLE[event].spec.matcher;
   if (matchesEverything(pattern) || field === undefined) return MATCH_ALL;
   const trimmed = pattern!.trim();
-  if (PLAIN.test(trimmed)) {
-    const names = new Set(trimmed.split("|").filter((n) => n !== ""));
-    return costedMatcher((input) => typeof input[field] === "string" && names.has(input[field]), 0);
-  }
-  return fieldMatcher((input) => input[field], compileSearch(trimmed, `cursor ${event}`));
+  return namesOrPattern(trimmed, (input) => input[field], (p) => compileSearch(p, `cursor ${event}`));
 }
 
 function verdictOf(output: NativeObject, event: string): Verdict {
@@ -277,6 +271,8 @@ export const cursorProfile: EventProfile = {
   },
   reasonOf: (output) => reasonAt(output, ["agent_message", "user_message", "followup_message"]),
   validateInput: (input, event) => validateNative(input, isCursorEvent(event) ? TABLE[event].input : undefined, () => unknownEvent(event)),
+  // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
+  inputSchema: (event) => (isCursorEvent(event) ? TABLE[event].input : undefined),
   compileMatcher,
   decode: (raw, event) => (isCursorEvent(event) ? decodeNative(raw, TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),

@@ -154,6 +154,8 @@ export const gooseProfile: EventProfile = {
   },
   reasonOf: (output) => reasonAt(output, ["reason"]),
   validateInput: (input, event) => validateNative(input, isGooseEvent(event) ? INPUTS[event] : undefined, () => unknownEvent(event)),
+  // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
+  inputSchema: (event) => (isGooseEvent(event) ? INPUTS[event] : undefined),
   compileMatcher,
   decode: (raw, event) => (isGooseEvent(event) ? decodeNative(raw, OUTPUT, () => ({})) : { ok: false, error: unknownEvent(event) }),
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),

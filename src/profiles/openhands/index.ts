@@ -179,6 +179,8 @@ export const openhandsProfile: EventProfile = {
   subjectOf: (input, event) => (event === "UserPromptSubmit" ? promptSubject(input["message"]) : toolSubject(input["tool_name"], input["tool_input"])),
   reasonOf: (output) => reasonAt(output, ["reason"]),
   validateInput: (input, event) => validateNative(input, isOpenhandsEvent(event) ? INPUTS[event] : undefined, () => unknownEvent(event)),
+  // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
+  inputSchema: (event) => (isOpenhandsEvent(event) ? INPUTS[event] : undefined),
   compileMatcher,
   decode: (raw, event) => (isOpenhandsEvent(event) ? decodeNative(raw, OUTPUT, () => ({})) : { ok: false, error: unknownEvent(event) }),
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),

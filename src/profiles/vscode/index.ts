@@ -29,15 +29,14 @@ import {
   agentSettingsSchema,
   answerFieldsOf,
   compileSearch,
-  costedMatcher,
   decodeNative,
-  fieldMatcher,
   isObject,
   matchedField,
   matchesEverything,
   parseJsonObject,
   specificOf,
   validateNative,
+  namesOrPattern,
 } from "../common/native.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
@@ -121,7 +120,6 @@ const unknownEvent = (event: string) => `unknown vscode event ${JSON.stringify(e
 /** Names a newer VS Code may add (PascalCase like all eight). */
 const FUTURE_EVENT = /^[A-Z][A-Za-z0-9]{1,63}$/;
 /** A matcher of plain names is a list of exact names, as in Claude Code's format; anything else an unanchored regex. */
-const PLAIN = /^[A-Za-z0-9_|]+$/;
 
 function blockingAnswer(reason: string, event: HookEventName): NativeObject {
   // SECURITY: the most restrictive answer the event can carry.
@@ -145,11 +143,7 @@ function compileMatcher(pattern: string | undefined, event: string): CompiledMat
   const field = TABLE[event].spec.matcher;
   if (matchesEverything(pattern) || field === undefined) return MATCH_ALL;
   const trimmed = pattern!.trim();
-  if (PLAIN.test(trimmed)) {
-    const names = new Set(trimmed.split("|").filter((n) => n !== ""));
-    return costedMatcher((input) => typeof input[field] === "string" && names.has(input[field]), 0);
-  }
-  return fieldMatcher((input) => input[field], compileSearch(trimmed, `vscode ${event}`));
+  return namesOrPattern(trimmed, (input) => input[field], (p) => compileSearch(p, `vscode ${event}`));
 }
 
 function verdictOf(output: NativeObject, event: string): Verdict {
@@ -190,6 +184,17 @@ function sessionIdOf(input: NativeObject): string | undefined {
   return typeof id === "string" && id !== "" ? id : undefined;
 }
 
+/**
+ * VS Code's `editFiles` names its files in a `files` list (hooks reference, PreToolUse input): the
+ * subject's path is the first, with how many more. Other tool inputs are returned as they are.
+ */
+function withFilesPath(toolInput: unknown): unknown {
+  if (!isObject(toolInput) || toolInput["path"] !== undefined || !Array.isArray(toolInput["files"])) return toolInput;
+  const files = toolInput["files"].filter((f): f is string => typeof f === "string" && f !== "");
+  if (files.length === 0) return toolInput;
+  return { ...toolInput, path: files.length === 1 ? files[0] : `${files[0]} (+${files.length - 1} more)` };
+}
+
 export const vscodeProfile: EventProfile = {
   id: "vscode",
   version: "1.x",
@@ -205,9 +210,11 @@ export const vscodeProfile: EventProfile = {
   settingsSchema: agentSettingsSchema,
   strictFixes: [],
   sessionIdOf,
-  subjectOf: (input, event) => (event === "UserPromptSubmit" ? promptSubject(input["prompt"]) : toolSubject(input["tool_name"], input["tool_input"])),
+  subjectOf: (input, event) => (event === "UserPromptSubmit" ? promptSubject(input["prompt"]) : toolSubject(input["tool_name"], withFilesPath(input["tool_input"]))),
   reasonOf: (output) => reasonAt(output, ["hookSpecificOutput.permissionDecisionReason", "reason", "stopReason", "systemMessage"]),
   validateInput: (input, event) => validateNative(input, isVscodeEvent(event) ? TABLE[event].input : undefined, () => unknownEvent(event)),
+  // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
+  inputSchema: (event) => (isVscodeEvent(event) ? TABLE[event].input : undefined),
   compileMatcher,
   decode: (raw, event) => (isVscodeEvent(event) ? decodeNative(raw, TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),

@@ -12,36 +12,30 @@
  */
 import { stringify } from "yaml";
 import { GENERATED_FILE, renderAgentSettings, SETTINGS_FILE, settingsAgentOf } from "../agent-settings.js";
+import { findProfile } from "../../profiles/index.js";
+import { sampleInput } from "../sample-input.js";
 import type { ImportedHook, ImportResult } from "./common.js";
-
-/** A native sample input per profile and event family, for the stub's test case. */
-function sampleInput(profile: string, event: string): Record<string, unknown> {
-  switch (profile) {
-    case "ai-memory":
-      return { event, payload: { namespace: "default", content: "example" } };
-    case "repo-yaml":
-      return { event_type: event, session_id: "s-test", ability_id: "example.ability" };
-    case "codex":
-      return { session_id: "s-test", turn_id: "t-test", transcript_path: null, cwd: "/tmp", model: "gpt-5", permission_mode: "default", hook_event_name: event, ...(event.includes("ToolUse") || event === "PermissionRequest" ? { tool_name: "Bash", tool_input: { command: "ls" }, tool_use_id: "call-test" } : {}), ...(event === "PostToolUse" ? { tool_response: "" } : {}) };
-    case "goose":
-      return { event, session_id: "s-test", ...(event.includes("ToolUse") ? { matcher_context: "developer__shell", tool_name: "developer__shell", tool_input: { command: "ls" }, working_dir: "/tmp", tool_call_id: "call-test" } : {}), ...(event === "UserPromptSubmit" ? { matcher_context: "hi", message: "hi" } : {}) };
-    case "openhands":
-      return { event_type: event, session_id: "s-test", working_dir: "/tmp", ...(event.includes("ToolUse") ? { tool_name: "terminal", tool_input: { command: "ls" } } : {}), ...(event === "UserPromptSubmit" ? { message: "hi" } : {}), metadata: {} };
-    case "cursor":
-      return { hook_event_name: event, conversation_id: "c-test", generation_id: "g-test", workspace_roots: ["/tmp"], ...(event === "beforeShellExecution" ? { command: "ls", cwd: "/tmp" } : {}), ...(event === "preToolUse" || event === "beforeMCPExecution" ? { tool_name: "Shell", tool_input: { command: "ls" } } : {}), ...(event === "beforeReadFile" || event === "afterFileEdit" ? { file_path: "/tmp/a.txt" } : {}), ...(event === "beforeSubmitPrompt" ? { prompt: "hi" } : {}) };
-    case "vscode":
-      return { sessionId: "s-test", hookEventName: event, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/tmp", transcript_path: "/tmp/t.json", ...(event.includes("ToolUse") ? { tool_name: "runInTerminal", tool_input: { command: "ls" }, tool_use_id: "tool-test" } : {}), ...(event === "UserPromptSubmit" ? { prompt: "hi" } : {}) };
-    case "claude-code":
-      return { session_id: "s-test", transcript_path: "/tmp/t.jsonl", cwd: "/tmp", permission_mode: "default", hook_event_name: event, ...(event.includes("ToolUse") ? { tool_name: "Bash", tool_input: { command: "ls" } } : {}) };
-    default:
-      return { session_id: "s-test", transcript_path: "/tmp/t.jsonl", cwd: "/tmp", hook_event_name: event, timestamp: "2026-01-01T00:00:00Z", ...(event.endsWith("Tool") ? { tool_name: "run_shell_command", tool_input: { command: "ls" } } : {}) };
-  }
-}
 
 /** The answer that lets everything through, per profile (a fresh stub's behaviour; goose's PreToolUse and Stop say allow explicitly). */
 function neutralAnswer(profile: string, event?: string): Record<string, unknown> {
   if (profile === "goose" && (event === "PreToolUse" || event === "Stop")) return { decision: "allow" };
   return profile === "ai-memory" ? { action: "allow" } : {};
+}
+
+/**
+ * Profiles whose author types the package exports as `vcp-hooks/profiles/<id>` (package.json "exports";
+ * test/cli/import/stubs-typecheck.test.ts checks the two agree).
+ */
+const AUTHOR_TYPES: ReadonlySet<string> = new Set(["gemini-cli", "llxprt", "claude-code", "codex", "vscode", "cursor", "openhands", "goose"]);
+
+/**
+ * The type lines of a stub: the profile's own `HookInput` / `HookOutput` where the package exports them
+ * (every event's input extends `HookInput`; the event's own type, e.g. `PreToolUseInput`, narrows it),
+ * else plain JSON types, so the stub type-checks as generated.
+ */
+function stubTypes(profile: string): string {
+  if (AUTHOR_TYPES.has(profile)) return `// Narrow HookInput to the event's own input type (e.g. PreToolUseInput) to read its fields.\nimport type { HookInput, HookOutput } from "vcp-hooks/profiles/${profile}";`;
+  return "type Json = null | boolean | number | string | Json[] | { [key: string]: Json };\ntype HookInput = { [key: string]: Json };\ntype HookOutput = { [key: string]: Json };";
 }
 
 /** `shell-guard` → `shellGuardHook`: an identifier that is never a reserved word. */
@@ -104,7 +98,7 @@ export function renderImport(result: ImportResult, bundle: string): Map<string, 
   );
   for (const h of result.hooks) {
     const fn = exportName(h.name);
-    const types = `import type { HookOutput, NativeInput } from "vcp-hooks/profiles/${result.profile}";`;
+    const types = stubTypes(result.profile);
     files.set(
       `stubs/${h.name}/src/index.ts`,
       `/*
@@ -117,7 +111,7 @@ export function renderImport(result: ImportResult, bundle: string): Map<string, 
  */
 ${types}
 
-export function ${fn}(input: NativeInput): HookOutput {
+export function ${fn}(input: HookInput): HookOutput {
   void input;
   return ${JSON.stringify(neutralAnswer(result.profile, h.event))};
 }
@@ -130,7 +124,7 @@ export function ${fn}(input: NativeInput): HookOutput {
     files.set(
       `stubs/${h.name}/tests/${h.name}.yaml`,
       `${header(`A native case for ${h.name}: replace the expectation with what the original script answers.`)}${stringify(
-        { cases: [{ name: `${h.name}: the stub allows`, event: h.event, input: sampleInput(result.profile, h.event), expect: { native: neutralAnswer(result.profile, h.event), exit_code: 0 } }] },
+        { cases: [{ name: `${h.name}: the stub allows`, event: h.event, input: sampleInput(findProfile(result.profile) ?? { id: result.profile }, h.event), expect: { native: neutralAnswer(result.profile, h.event), exit_code: 0 } }] },
         { lineWidth: 0 },
       )}`,
     );

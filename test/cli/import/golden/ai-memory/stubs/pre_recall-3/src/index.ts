@@ -6,9 +6,11 @@
  * Move the script's logic here: the function receives exactly the JSON the script read on stdin and
  * returns exactly the JSON it would print. Until then it allows everything.
  */
-import type { HookOutput, NativeInput } from "vcp-hooks/profiles/ai-memory";
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type HookInput = { [key: string]: Json };
+type HookOutput = { [key: string]: Json };
 
-export function preRecall3Hook(input: NativeInput): HookOutput {
+export function preRecall3Hook(input: HookInput): HookOutput {
   void input;
   return {"action":"allow"};
 }

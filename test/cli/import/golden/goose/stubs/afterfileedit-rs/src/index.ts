@@ -6,9 +6,10 @@
  * Move the script's logic here: the function receives exactly the JSON the script read on stdin and
  * returns exactly the JSON it would print. Until then it allows everything.
  */
-import type { HookOutput, NativeInput } from "vcp-hooks/profiles/goose";
+// Narrow HookInput to the event's own input type (e.g. PreToolUseInput) to read its fields.
+import type { HookInput, HookOutput } from "vcp-hooks/profiles/goose";
 
-export function afterfileeditRsHook(input: NativeInput): HookOutput {
+export function afterfileeditRsHook(input: HookInput): HookOutput {
   void input;
   return {};
 }
