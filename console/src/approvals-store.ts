@@ -28,8 +28,10 @@ export interface Approval {
   decision?: string;
   decided_by?: string;
   decided_at?: string;
-  /** What the agent asked to do (the event's tool and its input), when the server sends it. */
-  input?: unknown;
+  /** What the agent asked to do: JSON text of the event's tool and its input, redacted by the server (absent: none). */
+  input?: string;
+  /** `input` was cut by the server (at 16,384 characters). */
+  input_truncated?: boolean;
 }
 
 /** Decided approvals kept for the table, newest first. */

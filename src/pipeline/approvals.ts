@@ -34,6 +34,8 @@ import { VcpError } from "../errors.js";
 import type { Clock, Logger } from "../observe/events.js";
 import { mayDecideApproval, mayReadApproval, type SessionPrincipal } from "./access.js";
 import type { AuditRecordInput } from "../audit/index.js";
+import { createRedactor, type Redactor } from "../audit/redact.js";
+import { DEFAULTS } from "../config/defaults.js";
 
 export type ApprovalState = "pending" | "granted" | "denied" | "expired";
 
@@ -57,6 +59,14 @@ export interface Approval {
   /** `prompt` is not the whole prompt. */
   prompt_truncated: boolean;
   options: string[];
+  /**
+   * What the agent asked to do, as JSON text (Amplifier: `{"tool_name", "tool_input"}` of the event),
+   * redacted like the audit log and cut at 16,384 characters (`input_truncated`). Absent when the ask
+   * came without an input. Guest- and client-controlled: show it as text, never as markup.
+   */
+  input?: string;
+  /** `input` was cut at 16,384 characters (it is then not valid JSON). */
+  input_truncated?: boolean;
   default: "allow" | "deny";
   /** Seconds the approval waits, after the cap (`approvals.max_timeout_s`). */
   timeout_s: number;
@@ -130,6 +140,8 @@ export interface ApprovalAsk {
   hook: string;
   prompt: string;
   options: readonly string[];
+  /** What the agent asked to do (the event's tool and its arguments, as the native input has them). */
+  input?: unknown;
   default: "allow" | "deny";
   timeoutS: number;
 }
@@ -155,6 +167,8 @@ export const MAX_DECISION_LENGTH = 256;
 const MAX_PROMPT_SHOWN = 4096;
 /** Longest prompt kept whole for `get(id, { full: true })` while pending (bounds memory: max_pending × this). */
 export const MAX_PROMPT_KEPT = 65_536;
+/** Longest JSON text of an approval's `input` (the rest is cut: `input_truncated`). */
+export const MAX_INPUT_SHOWN = 16_384;
 /** Options are button labels: each is cut at this many characters, and at most MAX_OPTIONS are kept. */
 const MAX_OPTION_TEXT = 256;
 const MAX_OPTIONS = 16;
@@ -180,6 +194,28 @@ export function describePrompt(prompt: string): { view: Pick<Approval, "prompt" 
     view: { prompt: clip(prompt, MAX_PROMPT_SHOWN), prompt_sha256: createHash("sha256").update(prompt, "utf8").digest("hex"), prompt_chars: prompt.length, prompt_truncated: truncated },
     full: truncated ? prompt.slice(0, MAX_PROMPT_KEPT) : undefined,
   };
+}
+
+/**
+ * How an approval carries what the agent asked to do: the input redacted by the audit's redactor
+ * (configured keys, secret shapes), as JSON text cut at MAX_INPUT_SHOWN characters. One rule for the
+ * local and the shared coordinator, applied before anything is stored.
+ */
+export function describeInput(input: unknown, redact: Redactor): Pick<Approval, "input" | "input_truncated"> {
+  if (input === undefined) return {};
+  // SECURITY: redaction runs on the values before the text is cut, so a cut cannot expose half a
+  // secret; secrets in a tool's arguments never reach the console, the stream or the store.
+  let text: string;
+  try {
+    text = JSON.stringify(redact(input)) ?? "null";
+  } catch {
+    text = "null";
+  }
+  if (text.length <= MAX_INPUT_SHOWN) return { input: text, input_truncated: false };
+  let cut = MAX_INPUT_SHOWN;
+  const code = text.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut--; // do not split a surrogate pair
+  return { input: text.slice(0, cut), input_truncated: true };
 }
 
 /** The options an approval keeps (labels; see MAX_OPTION_TEXT). */
@@ -285,6 +321,8 @@ export interface ApprovalDeps {
   audit: () => { writer: { append(record: AuditRecordInput): Promise<unknown> } } | undefined;
   logger?: Logger;
   limits?: Partial<ApprovalLimits>;
+  /** Keys redacted from an approval's `input` at any depth, as in the audit log (`redact_keys`; default the built-in list). */
+  redactKeys?: readonly string[];
 }
 
 /** How long a decision's audit write may take before another process may decide or expire the approval. */
@@ -336,6 +374,8 @@ function alreadyDecided(id: string, v: Approval): VcpError {
 export function createApprovals(deps: ApprovalDeps) {
   const { store } = deps;
   const limits = resolveApprovalLimits(deps.limits);
+  // The audit log's redactor (same keys, same secret shapes); a string longer than the shown input is cut after redaction.
+  const redactInput = createRedactor({ keys: [...(deps.redactKeys ?? DEFAULTS.redact_keys)], maxStringLength: MAX_INPUT_SHOWN });
   const listeners = new Set<(event: ApprovalEvent) => void>();
   const waiters = new Map<string, Array<(view: Approval) => void>>();
   /** The expiry timers of the approvals asked here (a shared store's sweep also covers the others'). */
@@ -443,7 +483,7 @@ export function createApprovals(deps: ApprovalDeps) {
       const prompt = describePrompt(ask.prompt);
       const pending: Approval = {
         id: randomUUID(), session: ask.session, owner: ask.owner, profile: ask.profile, event: ask.event, chain_id: ask.chainId ?? null,
-        hook: ask.hook, ...prompt.view, options: approvalOptions(ask.options), default: ask.default,
+        hook: ask.hook, ...prompt.view, options: approvalOptions(ask.options), ...describeInput(ask.input, redactInput), default: ask.default,
         timeout_s: timeoutS, created_at: iso(now), expires_at: iso(now + timeoutS * 1000), state: "pending",
       };
       const granted: Approval = { ...pending, state: "granted", decision: ALLOW_ALWAYS, decided_by: "allow_always", decided_at: pending.created_at };

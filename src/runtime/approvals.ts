@@ -55,6 +55,12 @@ export function askingHook(out: ProfileFireResult, fallback: string): string {
   return out.result.hook_results.find((h) => h.verdict === "ask")?.hook ?? fallback;
 }
 
+/** The tool call an Amplifier event's `data` names (`tool_name`, `tool_input`); undefined for an event without one. */
+function toolInput(data: { tool_name?: unknown; tool_input?: unknown } | undefined): { tool_name: unknown; tool_input: unknown } | undefined {
+  if (typeof data !== "object" || data === null || (data.tool_name === undefined && data.tool_input === undefined)) return undefined;
+  return { tool_name: data.tool_name ?? null, tool_input: data.tool_input ?? null };
+}
+
 /**
  * The coordinator's side of a profile answer (PROFILES §8.9): an Amplifier `ask_user` becomes a
  * pending approval (or is granted at once from the session's "allow always" cache); with
@@ -76,7 +82,7 @@ export async function fireWithApproval(
   const asked = out.native.approval;
   if (out.result.profile !== "amplifier" || out.native.action !== "ask_user" || typeof asked !== "object" || asked === null || Array.isArray(asked)) return out;
   const a = asked as { hook?: unknown; prompt?: unknown; options?: unknown; default?: unknown; timeout_s?: unknown };
-  const data = (input.input as { data?: { session_id?: unknown } } | null)?.data;
+  const data = (input.input as { data?: { session_id?: unknown; tool_name?: unknown; tool_input?: unknown } } | null)?.data;
   const session = input.session ?? (typeof data?.session_id === "string" ? data.session_id : "");
   // Implicit sessions are per owner (fire-profile.ts): the session that asked is the sender's own.
   const owner = input.principal?.id ?? null;
@@ -89,6 +95,8 @@ export async function fireWithApproval(
     hook: askingHook(out, typeof a.hook === "string" ? a.hook : "(unknown)"),
     prompt: typeof a.prompt === "string" ? a.prompt : "Allow this operation?",
     options: Array.isArray(a.options) ? a.options.filter((o): o is string => typeof o === "string") : ["Allow", "Deny"],
+    // What the agent asked to do, as its native input has it; the coordinator redacts and bounds it.
+    input: toolInput(data),
     default: a.default === "allow" ? "allow" : "deny",
     timeoutS: typeof a.timeout_s === "number" ? a.timeout_s : 300,
   });

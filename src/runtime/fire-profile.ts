@@ -483,7 +483,7 @@ export function createProfileFirer(deps: Deps) {
       return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input, guard);
     }
     const sent = chosen === undefined ? hooks : sentHooks(hooks, chosen.sent);
-    const digests = [...new Set(sent.map((h) => h.action.digest).filter((d): d is string => d !== undefined))];
+    const digests = digestsOf(sent);
     deps.pin(digests);
     let result: ChainResult;
     const chainRequest: ChainRequest = {
@@ -698,6 +698,19 @@ function sentHooks(hooks: readonly ResolvedHook[], sent: readonly number[]): rea
     if (byKey.size < SELECTIONS_PER_PLAN) byKey.set(key, list);
   }
   return list;
+}
+
+// The bundle revisions a sent hook list runs (pinned while its chain runs), once per list: the lists
+// are the plan's own or sentHooks' cached ones, so this is computed when the registry or a selection
+// is new, not per event (as chain wires are for VCP chains in fire.ts).
+const digestsByList = new WeakMap<readonly ResolvedHook[], readonly string[]>();
+function digestsOf(sent: readonly ResolvedHook[]): readonly string[] {
+  let digests = digestsByList.get(sent);
+  if (digests === undefined) {
+    digests = Object.freeze([...new Set(sent.map((h) => h.action.digest).filter((d): d is string => d !== undefined))]);
+    digestsByList.set(sent, digests);
+  }
+  return digests;
 }
 
 /** The caller's view of a profile chain: no VCP placeholders (type, context, constitution). */

@@ -289,6 +289,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
         logger, ...allowAlwaysTtl(enabledProfiles), ...(options.sharedSessions?.approvalPollMs !== undefined ? { pollMs: options.sharedSessions.approvalPollMs } : {}),
       }),
     clock, audit: () => audit, logger, ...(options.approvals !== undefined ? { limits: options.approvals } : {}),
+    // An approval's input is redacted like the audit log (same keys).
+    ...(options.redactKeys !== undefined ? { redactKeys: options.redactKeys } : {}),
   });
 
   // The session store behind every session operation (pipeline/types.ts SessionService): the

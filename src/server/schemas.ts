@@ -326,6 +326,8 @@ export const ApprovalSchema = {
     prompt_chars: { type: "integer", description: "Length of the full prompt (UTF-16 code units)" },
     prompt_truncated: { type: "boolean", description: "`prompt` is not the whole prompt" },
     options: stringArray,
+    input: { type: "string", description: "What the agent asked to do, as JSON text (Amplifier: `{\"tool_name\", \"tool_input\"}` of the event), redacted like the audit log (`redact_keys`, secret shapes) and cut at 16,384 characters (`input_truncated`). Absent when the event names no tool. Show it as text, never as markup" },
+    input_truncated: { type: "boolean", description: "`input` was cut at 16,384 characters (it is then not valid JSON)" },
     default: { type: "string", enum: ["allow", "deny"] },
     timeout_s: { type: "number" },
     created_at: { type: "string" },

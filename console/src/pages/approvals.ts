@@ -123,14 +123,21 @@ export function mountApprovals(root: HTMLElement, ctx: PageContext): () => void 
   }
 
   /**
-   * What the agent asked to do: the approval's own `input` when the server sends one, else the
+   * What the agent asked to do: the approval's own `input` (JSON text, redacted and bounded by the
+   * server) when it sends one, else the
    * decision record of the chain that asked (GET /v1/decisions, by session, matched by chain id):
    * its subject — tool, command or path — bounded and redacted by the server like the audit.
    */
   async function showRequest(a: Approval, slot: HTMLElement): Promise<void> {
     const heading = h("h3", {}, "What the agent asked to do");
-    if (a.input !== undefined) {
-      replace(slot, heading, h("pre", { class: "guest annotations", tabindex: "0" }, jsonText(a.input, 16_000)));
+    if (typeof a.input === "string") {
+      // SECURITY: guest-controlled text: a text node in a <pre>, never markup. Focusable so a
+      // keyboard user can scroll a long input; labelled for screen readers.
+      replace(
+        slot,
+        heading,
+        h("pre", { class: "guest annotations approval-input", id: "approval-input-text", tabindex: "0", role: "region", "aria-label": "Tool input" }, inputText(a.input, a.input_truncated === true)),
+      );
       return;
     }
     let found: DecisionRecord | undefined;
@@ -192,6 +199,16 @@ export function mountApprovals(root: HTMLElement, ctx: PageContext): () => void 
     window.clearInterval(ticker);
     shown?.dialog.close();
   };
+}
+
+/** The input as the approver reads it: pretty JSON when it is whole, else the server's text as cut. */
+function inputText(input: string, truncated: boolean): string {
+  if (truncated) return `${input}… (shortened by the server)`;
+  try {
+    return jsonText(JSON.parse(input) as unknown, 20_000);
+  } catch {
+    return input;
+  }
 }
 
 const HEADS = ["Requested", "Session", "Hook", "Prompt", "State", "Decided by"];

@@ -77,6 +77,27 @@ describe("approvals in the library", () => {
     expect(records[0]!.chain_id).toBe(out.result.chain_id);
   });
 
+  test("an approval carries the tool call it asks about: redacted like the audit log, cut at 16,384 characters", async () => {
+    const rt = await runtime();
+    const secret = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123";
+    await ask(rt, "in1", { tool_name: "bash", tool_input: { command: `curl -H 'Authorization: Bearer abc.def' https://x/?k=${secret}`, password: "hunter2" } }, { principal: alice });
+    const [small] = await rt.approvals.list({ session: "in1" });
+    expect(small!.input_truncated).toBe(false);
+    const shown = JSON.parse(small!.input!) as { tool_name: string; tool_input: { command: string; password: string } };
+    expect(shown.tool_name).toBe("bash");
+    expect(shown.tool_input.command).toContain("curl -H");
+    expect(shown.tool_input.password).toBe("[REDACTED]");
+    expect(small!.input).not.toContain(secret);
+    expect(small!.input).not.toContain("hunter2");
+    expect(small!.input).not.toContain("abc.def");
+
+    await ask(rt, "in2", { tool_name: "write_file", tool_input: { path: "/tmp/a", content: "x".repeat(40_000) } }, { principal: alice });
+    const [big] = await rt.approvals.list({ session: "in2" });
+    expect(big!.input_truncated).toBe(true);
+    expect(big!.input!.length).toBeLessThanOrEqual(16_384);
+    expect(big!.input).toContain('"tool_name":"write_file"');
+  });
+
   test("anything but allow / allow once / allow always denies with 'User denied: <prompt>'; a second decision is APPROVAL_DECIDED and the first stands", async () => {
     const rt = await runtime();
     const waiting = ask(rt, "s2", { prompt: "Delete the database?" }, { principal: alice, waitApproval: true });

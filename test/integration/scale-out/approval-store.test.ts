@@ -94,6 +94,22 @@ describe.each(adapters)("approval store port, decisions: %s", (_name, make) => {
     await stop();
   });
 
+  test("the tool input an approval shows is kept and read back exactly, pending and settled", async () => {
+    const store = make();
+    const input = JSON.stringify({ tool_name: "bash", tool_input: { command: "rm -rf ./build \"quoted\" ünïcödé 🚀" } });
+    const view = approval({ session: "in", input, input_truncated: false });
+    await insert(store, view);
+    expect(await store.load(view.id)).toEqual(view);
+    expect((await store.list()).find((a) => a.id === view.id)).toEqual(view);
+    const cut = approval({ session: "in", input: input.slice(0, 20), input_truncated: true });
+    await insert(store, cut);
+    expect(await store.load(cut.id)).toEqual(cut);
+    const denied: Approval = { ...view, state: "denied", decision: "deny", decided_by: "ops", decided_at: new Date().toISOString() };
+    expect(await store.claim(view.id, "t1", 30_000)).toBe("ok");
+    expect(await store.settle(denied, { ...settleOptions, token: "t1" })).toBe(true);
+    expect(await store.load(view.id)).toEqual(denied);
+  });
+
   test("a withdrawn approval is gone and counts toward no limit", async () => {
     const store = make();
     const first = approval({ session: "w" });

@@ -3,7 +3,7 @@
 // the static bound rests on.
 import { describe, expect, test } from "vitest";
 import { compileGlob } from "../../../../src/profiles/common/glob.js";
-import { hookMatcher } from "../../../../src/profiles/common/native.js";
+import { compileSearch, hookMatcher } from "../../../../src/profiles/common/native.js";
 import {
   MAX_CHANGED_PATHS, MAX_CHANGED_PATHS_CHARS, MAX_MATCHED_FIELD_LENGTH, MAX_MATCHER_COST, MatcherCostError, ScanBudgetExceeded, scanUnits,
 } from "../../../../src/profiles/common/scan.js";
@@ -40,6 +40,22 @@ describe("glob scans charge their meter before matching", () => {
     expect(() => m({ tool_name: "EditFile" }, meter)).toThrow(ScanBudgetExceeded);
     // Plain names are a set lookup: nothing to charge.
     expect(claudeCodeProfile.compileMatcher("Edit|Write", "PreToolUse").cost).toBe(0);
+  });
+
+  test("a literal pattern (a tool name) answers and charges as the RE2 search of the same pattern", () => {
+    // "run_shell_command" takes the substring path; "run_shell_comman(d)" is the same language through RE2.
+    const literal = compileSearch("run_shell_command", "gemini-cli BeforeTool");
+    const regex = compileSearch("run_shell_comman(d)", "gemini-cli BeforeTool");
+    for (const text of ["run_shell_command", "xrun_shell_commandx", "run_shell_comman", "RUN_SHELL_COMMAND", "", "é run_shell_command 😀", "run_shell\ncommand"]) {
+      expect(literal(text), text).toBe(regex(text));
+    }
+    const meter = { left: scanUnits(17, literal.programSize) };
+    expect(literal("run_shell_command", meter)).toBe(true);
+    expect(meter.left).toBe(0);
+    expect(() => literal("x", meter)).toThrow(ScanBudgetExceeded);
+    // Hyphens and digits are literal too; a metacharacter keeps RE2's meaning.
+    expect(compileSearch("mcp-server-2", "w")("use mcp-server-2 now")).toBe(true);
+    expect(compileSearch("a.c", "w")("abc")).toBe(true);
   });
 });
 

@@ -1,0 +1,85 @@
+/**
+ * CPU per chain of two builds, measured in one sitting with their rounds interleaved (issue 25
+ * deliver 6: "before and after, in one run"). A busy machine drifts by tens of percent over minutes;
+ * alternating the builds round by round (and which goes first) spreads that drift over both, and the
+ * medians and their ratio are what is compared. Each round runs, in each build, as a fresh process:
+ *
+ *   gemini-run-5     dist/bench/profile-cpu.js row run-5: a 5-hook gemini-cli BeforeTool chain, every
+ *                    hook's matcher selects (5 hooks run in the sandbox), one event at a time, audit on
+ *   gemini-select-0  the same file's row select-0: a read_file call no matcher selects (no hook runs)
+ *   gemini-c64       dist/bench/profile-chain.js MODE=gemini: the 5-hook chain at concurrency 64, no audit
+ *   vcp-modify-5     dist/bench/profile-chain.js MODE=vcp: a 5-hook VCP modify chain at concurrency 64
+ *
+ * CPU is this machine's CPU time (main process + sandbox host), not wall time. Usage (both builds
+ * built; a build older than bench/profile-cpu.ts gets the file copied into its dist/bench first):
+ *
+ *   node --no-node-snapshot dist/bench/compare-builds.js --base /path/to/old/checkout --new . [--rounds 5]
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+const argv = process.argv.slice(2);
+const arg = (name: string, fallback?: string): string => {
+  const at = argv.indexOf(`--${name}`);
+  const value = at >= 0 ? argv[at + 1] : fallback;
+  if (value === undefined) throw new Error(`--${name} is required (see the header of bench/compare-builds.ts)`);
+  return value;
+};
+const builds = { base: resolve(arg("base")), new: resolve(arg("new", ".")) };
+const ROUNDS = Number(arg("rounds", "5"));
+const EVENTS = Number(arg("events", "1500"));
+const CHAINS = Number(arg("chains", "3000"));
+
+for (const [name, dir] of Object.entries(builds)) {
+  for (const file of ["profile-cpu.js", "profile-chain.js"]) {
+    if (!existsSync(join(dir, "dist", "bench", file))) throw new Error(`${name} build ${dir} has no dist/bench/${file}: build it (npm run build), or copy this build's dist/bench/profile-cpu.js there`);
+  }
+}
+
+type Case = "gemini-run-5" | "gemini-select-0" | "gemini-c64" | "vcp-modify-5";
+const samples: Record<"base" | "new", Record<Case, number[]>> = {
+  base: { "gemini-run-5": [], "gemini-select-0": [], "gemini-c64": [], "vcp-modify-5": [] },
+  new: { "gemini-run-5": [], "gemini-select-0": [], "gemini-c64": [], "vcp-modify-5": [] },
+};
+
+function node(dir: string, args: string[], env: Record<string, string> = {}): string {
+  return execFileSync(process.execPath, ["--no-node-snapshot", ...args], { cwd: dir, env: { ...process.env, ...env }, encoding: "utf8", maxBuffer: 1 << 24 });
+}
+
+/** `CPU µs per chain: total 345 = …` of profile-chain.js. */
+function chainTotal(out: string): number {
+  const m = /CPU µs per chain: total (\d+)/.exec(out);
+  if (m === null) throw new Error(`profile-chain.js printed no CPU line:\n${out}`);
+  return Number(m[1]);
+}
+
+function round(build: "base" | "new"): void {
+  const dir = builds[build];
+  for (const line of node(dir, ["dist/bench/profile-cpu.js", "--events", String(EVENTS), "--rounds", "1"]).trim().split("\n")) {
+    const row = JSON.parse(line) as { row: string; total_us: number };
+    samples[build][row.row === "run-5" ? "gemini-run-5" : "gemini-select-0"].push(row.total_us);
+  }
+  samples[build]["gemini-c64"].push(chainTotal(node(dir, ["dist/bench/profile-chain.js", String(CHAINS), "5"], { MODE: "gemini" })));
+  samples[build]["vcp-modify-5"].push(chainTotal(node(dir, ["dist/bench/profile-chain.js", String(CHAINS), "5"], { MODE: "vcp" })));
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+for (let r = 0; r < ROUNDS; r++) {
+  // Alternate which build goes first, so neither always gets the quieter half of a round.
+  const order: Array<"base" | "new"> = r % 2 === 0 ? ["base", "new"] : ["new", "base"];
+  for (const build of order) round(build);
+  process.stderr.write(`round ${r + 1}/${ROUNDS} done\n`);
+}
+console.log("| case | base µs/chain (median) | new µs/chain (median) | new / base | samples base | samples new |");
+console.log("|---|---:|---:|---:|---|---|");
+for (const c of Object.keys(samples.base) as Case[]) {
+  const b = median(samples.base[c]);
+  const n = median(samples.new[c]);
+  console.log(`| ${c} | ${b.toFixed(0)} | ${n.toFixed(0)} | ${(n / b).toFixed(2)} | ${samples.base[c].join(", ")} | ${samples.new[c].join(", ")} |`);
+}
