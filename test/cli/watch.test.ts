@@ -28,7 +28,8 @@ describe("vcp-hooks test --watch", () => {
       child.kill("SIGINT");
     }
     expect(await exited).toBe(1);
-  });
+    // Two builds and three policy runs in child processes: each wait above allows 60 s on a busy machine.
+  }, 150_000);
 
   test("--watch with --json is a usage error", async () => {
     const run = await cli(["test", ".", "--watch", "--json"]);
