@@ -9,6 +9,7 @@ import type { ResolvedHook } from "../model/hook.js";
 import type { EnabledProfile } from "../profiles/enabled.js";
 import type { SessionAccess } from "../pipeline/index.js";
 import type { Principal, Registry } from "../registry/index.js";
+import type { RegistryAdmission } from "../store/adapters.js";
 import { listHooks, type HookListFilter, type HookListing } from "../registry/listing.js";
 import { LOCAL_OPERATOR } from "../install/bundles.js";
 import { callerHook } from "./caller-view.js";
@@ -41,7 +42,7 @@ export interface HooksApi {
 /**
  * @example
  * ```ts
- * const hooks = createHooksApi({ registry, enabledProfiles, visibleKey: sessionApi.visibleKey });
+ * const hooks = createHooksApi({ registry, enabledProfiles, visibleKey: sessionApi.visibleKey, admission });
  * await hooks.setEnabled("strip_pii", true, { sessionId: "s1" });
  * ```
  */
@@ -50,6 +51,8 @@ export function createHooksApi(deps: {
   enabledProfiles: ReadonlyMap<string, EnabledProfile>;
   /** The session's key, or SESSION_NOT_FOUND for a session the principal may not see (session-api.ts). */
   visibleKey(sessionId: string, access: SessionAccess): Promise<string>;
+  /** The registry-change limit (spec §8.2.5): with a shared store, counted once for every replica. */
+  admission: RegistryAdmission;
 }): HooksApi {
   const { registry, visibleKey } = deps;
   const keyOf = (sessionId: string | undefined, access: SessionAccess) => (sessionId === undefined ? Promise.resolve(undefined) : visibleKey(sessionId, access));
@@ -70,10 +73,13 @@ export function createHooksApi(deps: {
       // With a session and no scope: that session's own hook of the name, else the deployment hook in
       // that session only (how a cascade disabled it).
       const inSession = sessionId !== undefined && registry.snapshot().find(name, "session", sessionId) !== undefined;
+      // A change like any other: the deployment-wide limit first, then not counted again here.
+      await deps.admission.admit(options.principal);
       return callerHook(registry.setEnabled(name, enabled, {
         scope: options.scope ?? (sessionId === undefined ? "deployment" : inSession ? "session" : "deployment"),
         ...(sessionId !== undefined ? { sessionId } : {}),
         principal: options.principal ?? LOCAL_OPERATOR,
+        ...(deps.admission.shared && options.principal !== undefined ? { rateAdmitted: "shared" as const } : {}),
       }));
     },
   };

@@ -330,7 +330,8 @@ export function createRegistry(options: RegistryOptions): Registry {
 
     setEnabled(name, enabled, opts) {
       if (opts.scope === "deployment" && opts.sessionId !== undefined) {
-        takeRate(opts.principal);
+        // Admitted by the limit shared by every replica: not counted again here (as in `begin`).
+        if (opts.rateAdmitted !== "shared") takeRate(opts.principal);
         assertBoolean(enabled);
         return setEnabledInSession(name, enabled, opts);
       }

@@ -179,7 +179,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     conflict: sessionApi.conflict,
     violation: sessionApi.violation,
     fire: sessionApi.fire,
-    hooks: createHooksApi({ registry, enabledProfiles, visibleKey: sessionApi.visibleKey }),
+    hooks: createHooksApi({ registry, enabledProfiles, visibleKey: sessionApi.visibleKey, admission }),
     fireProfile: (profile, event, input) => fireWithApproval({ firer: profileFirer, approvals }, profile, event, input),
     approvals: { list: approvals.list, get: approvals.get, decide: approvals.decide, wait: approvals.wait, on: approvals.on },
     profiles: { list: profileFirer.list, plan: profileFirer.plan, guard: profileFirer.guard, refuse: profileFirer.refuse },
