@@ -22,7 +22,9 @@ export type { Runtime, RuntimeOptions, RuntimeStatus, BundleInfo, BundleInstallE
 export type { HookStatsView } from "./fire/stats.js";
 // The Runtime's parts, each typed with the module that implements it.
 export type { BundlesApi } from "./install/bundles-api.js";
-export type { SessionsApi, SessionOptions } from "./fire/session-api.js";
+export type { SessionsApi, SessionOperationsApi, SessionOptions } from "./fire/session-api.js";
+export type { ProfilesApi } from "./fire/profiles-api.js";
+export type { ApprovalsApi } from "./pipeline/approvals.js";
 export type { HooksApi } from "./fire/hooks-api.js";
 export type { AuditApi, AuditStatus, DecisionsApi } from "./fire/audit-api.js";
 export type { SharedSessionTuning } from "./store/session-hook-sync.js";

@@ -59,6 +59,20 @@ export interface SessionsApi {
   close(sessionId: string, options?: SessionAccess): Promise<void>;
 }
 
+/** The pipeline operations and VCP chains of the Runtime (spec §3, §5). */
+export interface SessionOperationsApi {
+  /** post_select then pre_inject for a session (spec §3.1, §3.2, §5.2). */
+  adapt(sessionId: string, input: AdaptInput, options?: SessionAccess): Promise<AdaptOutcome>;
+  /** on_transition before the state changes; abort keeps the state (spec §3.3). */
+  transition(sessionId: string, input: TransitionInput, options?: SessionAccess): Promise<TransitionOutcome>;
+  /** on_conflict before the default strategy; abort falls back to last known-good (spec §3.4). */
+  conflict(sessionId: string, input: ConflictInput, options?: SessionAccess): Promise<ConflictOutcome>;
+  /** on_violation before any default response; abort suppresses the output (spec §3.5). */
+  violation(sessionId: string, input: ViolationInput, options?: SessionAccess): Promise<ViolationOutcome>;
+  /** Run the chain of `type` for one event (spec §5). An empty chain returns at once. */
+  fire<T extends HookType>(type: T, input: FireInput<T>): Promise<ChainResult>;
+}
+
 /**
  * The pipeline's dependencies over the VCP fire path: its chains run on `firer` under the session
  * key the pipeline resolved, its periodic hooks come from the registry's current snapshot.
@@ -103,7 +117,7 @@ export interface SessionApiDeps {
  * await api.fire("pre_inject", { session: "s1", context, constitution, event, principal });
  * ```
  */
-export function createSessionApi(deps: SessionApiDeps) {
+export function createSessionApi(deps: SessionApiDeps): SessionOperationsApi & { sessions: SessionsApi; visibleKey(sessionId: string, access?: SessionAccess): Promise<string> } {
   const { sessions, registry, admission } = deps;
 
   /**
@@ -149,7 +163,6 @@ export function createSessionApi(deps: SessionApiDeps) {
     registry.dropSession(key);
   }
 
-  /** Run the chain of `type` for one event (spec §5). An empty chain returns at once. */
   async function fire<T extends HookType>(type: T, input: FireInput<T>): Promise<ChainResult> {
     if (!isHookType(type)) throw unknownType(type);
     const requested: SessionInfo = typeof input.session === "string" ? { id: input.session } : input.session;
@@ -174,12 +187,11 @@ export function createSessionApi(deps: SessionApiDeps) {
   return {
     visibleKey,
     sessions: api,
-    adapt: (sessionId: string, input: AdaptInput, access?: SessionAccess): Promise<AdaptOutcome> => sessions.adapt(sessionId, input, access),
-    transition: (sessionId: string, input: TransitionInput, access?: SessionAccess): Promise<TransitionOutcome> => sessions.transition(sessionId, input, access),
-    conflict: (sessionId: string, input: ConflictInput, access?: SessionAccess): Promise<ConflictOutcome> => sessions.conflict(sessionId, input, access),
-    violation: (sessionId: string, input: ViolationInput, access?: SessionAccess): Promise<ViolationOutcome> => sessions.violation(sessionId, input, access),
+    adapt: (sessionId, input, access) => sessions.adapt(sessionId, input, access),
+    transition: (sessionId, input, access) => sessions.transition(sessionId, input, access),
+    conflict: (sessionId, input, access) => sessions.conflict(sessionId, input, access),
+    violation: (sessionId, input, access) => sessions.violation(sessionId, input, access),
     fire,
   };
 }
 
-export type SessionApi = ReturnType<typeof createSessionApi>;

@@ -48,7 +48,8 @@ import { registryEventSink } from "../fire/registry-events.js";
 import { createHookStats } from "../fire/stats.js";
 import { createChainFirer } from "../fire/vcp.js";
 import { createProfileFirer } from "../fire/profile.js";
-import { fireWithApproval } from "../fire/approvals.js";
+import { createProfilesApi } from "../fire/profiles-api.js";
+import { approvalsApi } from "../pipeline/approvals.js";
 import { createSessionApi, pipelineDepsOf } from "../fire/session-api.js";
 import { createHooksApi } from "../fire/hooks-api.js";
 import { startBackend } from "./sandbox.js";
@@ -180,9 +181,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     violation: sessionApi.violation,
     fire: sessionApi.fire,
     hooks: createHooksApi({ registry, enabledProfiles, visibleKey: sessionApi.visibleKey, admission }),
-    fireProfile: (profile, event, input) => fireWithApproval({ firer: profileFirer, approvals }, profile, event, input),
-    approvals: { list: approvals.list, get: approvals.get, decide: approvals.decide, wait: approvals.wait, on: approvals.on },
-    profiles: { list: profileFirer.list, plan: profileFirer.plan, guard: profileFirer.guard, refuse: profileFirer.refuse },
+    ...createProfilesApi({ firer: profileFirer, approvals }),
+    approvals: approvalsApi(approvals),
     on: (event, listener) => bus.on(event, listener),
     status: () => ({
       bundles: bundles.list(), hooks: stats.status(registry.snapshot().hooks()), registry_revision: registry.snapshot().revision,

@@ -4,25 +4,21 @@
  */
 import type { Keyring, KeyringInput } from "../bundle/keys.js";
 import type { HookType } from "../model/hook-type.js";
-import type { ChainResult } from "../chain/types.js";
 import type { Clock, LifecycleEventMap, LifecycleEventName, Logger } from "../observe/events.js";
-import type { Principal } from "../registry/index.js";
 import type { SandboxOptions } from "../pool/index.js";
 import type { ChainBackend } from "../pool/backend.js";
 import type { ProfileDeployment } from "../profiles/enabled.js";
-import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "../pipeline/approvals.js";
-import type { AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, SessionAccess, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome } from "../pipeline/index.js";
+import type { ApprovalLimits, ApprovalsApi } from "../pipeline/approvals.js";
 import type { BundleInfo } from "../install/types.js";
 import type { BundlesApi } from "../install/bundles-api.js";
-import type { FireInput } from "../fire/types.js";
-import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "../fire/profile.js";
-import type { ProfileGuard } from "../registry/index.js";
+import type { ProfileFireInput, ProfileFireResult } from "../fire/profile.js";
+import type { ProfilesApi } from "../fire/profiles-api.js";
 import type { HookStatsView } from "../fire/stats.js";
 import type { StoreOptions, StoreStatus } from "../store/index.js";
 import type { SharedSessionTuning } from "../store/session-hook-sync.js";
 import type { AuditOptions } from "../fire/audit-trail.js";
 import type { AuditApi, AuditStatus, DecisionsApi } from "../fire/audit-api.js";
-import type { SessionOptions, SessionsApi } from "../fire/session-api.js";
+import type { SessionOperationsApi, SessionOptions, SessionsApi } from "../fire/session-api.js";
 import type { HooksApi } from "../fire/hooks-api.js";
 
 /** Options of {@link createRuntime}. Every field has a safe default. */
@@ -148,61 +144,24 @@ export interface RuntimeStatus {
   store: StoreStatus;
 }
 
-
-export interface Runtime {
+/**
+ * A vcp-hooks runtime (createRuntime). Each part's members are typed with the module that implements
+ * them: bundles (install/bundles-api.ts), sessions and the pipeline operations (fire/session-api.ts),
+ * hooks (fire/hooks-api.ts), agent events (fire/profiles-api.ts), approvals (pipeline/approvals.ts),
+ * audit and decisions (fire/audit-api.ts).
+ */
+export interface Runtime extends SessionOperationsApi {
   bundles: BundlesApi;
   sessions: SessionsApi;
-  /** post_select then pre_inject for a session (spec §3.1, §3.2, §5.2). */
-  adapt(sessionId: string, input: AdaptInput, options?: SessionAccess): Promise<AdaptOutcome>;
-  /** on_transition before the state changes; abort keeps the state (spec §3.3). */
-  transition(sessionId: string, input: TransitionInput, options?: SessionAccess): Promise<TransitionOutcome>;
-  /** on_conflict before the default strategy; abort falls back to last known-good (spec §3.4). */
-  conflict(sessionId: string, input: ConflictInput, options?: SessionAccess): Promise<ConflictOutcome>;
-  /** on_violation before any default response; abort suppresses the output (spec §3.5). */
-  violation(sessionId: string, input: ViolationInput, options?: SessionAccess): Promise<ViolationOutcome>;
   hooks: HooksApi;
-  /** Run the chain of `type` for one event (spec §5). An empty chain returns at once. */
-  fire<T extends HookType>(type: T, input: FireInput<T>): Promise<ChainResult>;
   /**
    * One event of an agent's hook system (PROFILES §2): the native input in, the merged native answer,
    * its exit code and the chain result out. The input's `session_id` keys an implicit session owned by
    * `principal`. Errors: UNKNOWN_PROFILE, UNKNOWN_EVENT, PROFILE_DISABLED, INVALID_INPUT, SESSION_NOT_FOUND.
    */
   fireProfile(profile: string, event: string, input: ProfileFireInput): Promise<ProfileFireResult>;
-  /** The enabled event profiles (`GET /v1/profiles`) and the resolved plan of one event (`GET /v1/hooks?profile=…&event=…`). */
-  profiles: {
-    list(): ProfileListing[];
-    plan(profile: string, event: string): ProfilePlanEntry[];
-    /**
-     * The profile's guard (issue 24): its events an enabled fail-closed hook guards, bound to its
-     * installed bundle revisions; computed once per bundle change. UNKNOWN_PROFILE / PROFILE_DISABLED.
-     */
-    guard(profile: string): ProfileGuard;
-    /**
-     * A request for (profile, event) the caller refused instead of firing (too large, not JSON, too
-     * deep, over a bound, any coded error): when an enabled fail-closed hook guards the event, the
-     * profile's blocking answer naming the refusal (exit code 2), audited as one `refused_fail_closed`
-     * record; `undefined` otherwise (answer the coded error). The HTTP server calls it for every error
-     * of the profile route after authentication.
-     */
-    refuse(profile: string, event: string, refusal: { code: string; message: string }, options?: { principal?: Principal }): Promise<ProfileRefusedResult | undefined>;
-  };
-  /**
-   * Approvals (PROFILES §3.4, §8.9): every Amplifier `ask_user` answer of `fireProfile` is a pending
-   * approval that an operator, an `approver` of the session's owner, or the embedding application
-   * decides. A client principal sees only approvals of its own sessions (another's is
-   * APPROVAL_NOT_FOUND) and decides none (FORBIDDEN: its agent asked).
-   */
-  approvals: {
-    list(query?: ApprovalQuery): Promise<Approval[]>;
-    /** `full: true`: the whole prompt in `prompt` while the approval is pending (`prompt_truncated` then says whether even that is cut, past 65,536 characters). */
-    get(id: string, options?: { principal?: Principal; full?: boolean }): Promise<Approval>;
-    /** Granted for allow / allow once / allow always (any case); anything else denies. APPROVAL_DECIDED once settled; FORBIDDEN for a client. */
-    decide(id: string, decision: string, options?: { principal?: Principal }): Promise<Approval>;
-    /** Resolves once the approval is decided or expired. */
-    wait(id: string, options?: { principal?: Principal }): Promise<Approval>;
-    on(event: "approval", listener: (event: ApprovalEvent) => void): () => void;
-  };
+  profiles: ProfilesApi;
+  approvals: ApprovalsApi;
   on<K extends LifecycleEventName>(event: K, listener: (payload: LifecycleEventMap[K]) => void): () => void;
   status(): RuntimeStatus;
   audit: AuditApi;
