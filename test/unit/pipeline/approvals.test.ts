@@ -2,7 +2,7 @@
 // durable before they are visible, an unwritable request creates nothing, concurrent decisions,
 // shutdown, granting words.
 import { describe, expect, test } from "vitest";
-import { createApprovals, isGranting, type ApprovalAsk } from "../../../src/pipeline/approvals.js";
+import { createApprovals, isGranting, MAX_INPUT_SHOWN, type ApprovalAsk } from "../../../src/pipeline/approvals.js";
 import { createLocalApprovalStore } from "../../../src/pipeline/approvals-local.js";
 import { systemClock } from "../../../src/observe/events.js";
 
@@ -82,6 +82,26 @@ describe("approvals coordinator", () => {
     const a = await approvals.request(ask({ prompt: "x".repeat(10_000), options: Array.from({ length: 40 }, (_, i) => `opt${i}`) }));
     expect(a.prompt.length).toBeLessThanOrEqual(4097);
     expect(a.options).toHaveLength(16);
+    await approvals.close();
+  });
+
+  test("a huge input costs what its shown 16 KiB cost: the redactor stops reading at the bound", async () => {
+    const { approvals } = coordinator();
+    let reads = 0;
+    const list = new Proxy(Array.from({ length: 1_000_000 }, (_, i) => ({ i, note: "Bearer abcdefgh" })), {
+      get(target, key, receiver) {
+        if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const a = await approvals.request(ask({ input: { tool_name: "write", tool_input: { list } } }));
+    expect(reads).toBeLessThan(2 * MAX_INPUT_SHOWN / 10);
+    expect(a.input_truncated).toBe(true);
+    expect(a.input).toHaveLength(MAX_INPUT_SHOWN);
+    expect(a.input!.startsWith('{"tool_name":"write","tool_input":{"list":[{"i":0,"note":"Bearer [REDACTED]"},{"i":1,')).toBe(true);
+    // An input under the bound is shown whole, redacted.
+    const small = await approvals.request(ask({ input: { tool_name: "write", tool_input: { list: [{ i: 0, note: "Bearer abcdefgh" }] } } }));
+    expect(small).toMatchObject({ input: '{"tool_name":"write","tool_input":{"list":[{"i":0,"note":"Bearer [REDACTED]"}]}}', input_truncated: false });
     await approvals.close();
   });
 });
