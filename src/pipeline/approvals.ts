@@ -31,7 +31,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import { VcpError } from "../errors.js";
-import type { Clock, Logger } from "../observe/events.js";
+import { createOutageLog, silentLogger, type Clock, type Logger } from "../observe/events.js";
 import { mayDecideApproval, mayReadApproval, type SessionPrincipal } from "./access.js";
 import type { AuditRecordInput } from "../audit/index.js";
 import { createRedactor, type Redactor } from "../audit/redact.js";
@@ -457,8 +457,10 @@ export function createApprovals(deps: ApprovalDeps) {
       unsubscribe = await store.subscribe(deliver);
       const shared = store.sweep;
       if (shared === undefined || closed) return;
+      // A sweep every `everyMs` through a Redis outage: one warning, one a minute, one line when it is back.
+      const outage = createOutageLog({ logger: deps.logger ?? silentLogger, clock: deps.clock, failing: "approval sweep could not reach the shared store; it retries on its own", recovered: "approval sweep reached the shared store again" });
       sweeper = setInterval(() => {
-        sweep(shared.due).catch((err: unknown) => deps.logger?.warn({ err }, "approval sweep could not reach the shared store"));
+        sweep(shared.due).then(() => outage.succeeded(), (err: unknown) => outage.failed(err));
       }, shared.everyMs);
       sweeper.unref?.();
     })();
