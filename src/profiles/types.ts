@@ -156,7 +156,7 @@ export interface EventProfile {
   /**
    * Names of events the agent may add after the version the profile pins (Claude Code: PascalCase). An
    * event that is not the profile's own but matches is answered with the neutral answer (exit code 0),
-   * observe-only and audited as `unknown_event` (runtime/fire-profile.ts) instead of `UNKNOWN_EVENT`,
+   * observe-only and audited as `unknown_event` (fire/profile.ts) instead of `UNKNOWN_EVENT`,
    * which agents log as a hook error on every such event. No hook can be installed on such an event.
    */
   readonly unknownEventPattern?: RegExp;

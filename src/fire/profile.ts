@@ -34,11 +34,11 @@ import { checkHookEnv } from "../tooling/hook-env.js";
 import { assertProfileEvent, getProfile, isProfileEvent, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { EventProfile, ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
 import type { AuditTrail } from "./audit-trail.js";
-import type { ChainBackend } from "./backend.js";
+import type { ChainBackend } from "../pool/backend.js";
 import type { EnabledProfile } from "../profiles/enabled.js";
 import type { ProfileGuard, Registry } from "../registry/index.js";
 import { profilePlanEntries, type ProfilePlanEntry } from "../registry/listing.js";
-import type { ExecDeployment } from "./settings.js";
+import type { ExecDeployment } from "./types.js";
 import type { createHookStats } from "./stats.js";
 
 /** What `runtime.fireProfile` takes besides the profile and event. */

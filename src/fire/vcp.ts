@@ -29,10 +29,10 @@ import type { Metrics } from "../observe/metrics.js";
 import type { Registry } from "../registry/index.js";
 import { keyParts } from "../pipeline/access.js";
 import type { HookRef } from "../pipeline/index.js";
-import type { ChainBackend } from "./backend.js";
+import type { ChainBackend } from "../pool/backend.js";
 import type { AuditTrail } from "./audit-trail.js";
 import type { createHookStats } from "./stats.js";
-import { SYSTEM_PRINCIPAL, type RevisionPins } from "./bundles.js";
+import { SYSTEM_PRINCIPAL, type RevisionPins } from "../install/bundles.js";
 import type { FireInput } from "./types.js";
 
 export interface ChainFirerDeps {
