@@ -57,6 +57,13 @@ describe("redactString: secret shapes", () => {
 });
 
 describe("createRedactor", () => {
+  test("a member named __proto__ stays a member of the copy (a reader sees it), never its prototype", () => {
+    const input = JSON.parse('{"tool":"sh","__proto__":{"command":"rm -rf / Bearer abcdef"}}') as unknown;
+    const copy = createRedactor({ keys: [] })(input) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(JSON.stringify(copy)).toBe('{"tool":"sh","__proto__":{"command":"rm -rf / Bearer [REDACTED]"}}');
+  });
+
   const redact = createRedactor({ keys: ["password", "Authorization", "api_key"], maxStringLength: 64 });
   const cases: Array<[string, unknown, unknown]> = [
     ["configured key at the top", { password: "hunter2", user: "a" }, { password: "[REDACTED]", user: "a" }],
