@@ -33,3 +33,11 @@ export function storeGauges(shared: SharedStore | undefined, sync: BundleSync | 
     commandErrors: view.connection.command_errors,
   };
 }
+
+/**
+ * True when this replica runs the deployment's active revision of every bundle, as far as it has read
+ * (ready, and reconciled to the newest shared revision); always true with the local store.
+ */
+export function bundlesCurrent(sync: BundleSync | undefined): boolean {
+  return sync === undefined || (sync.readiness().ready && sync.desiredRevision() === sync.report().revision);
+}

@@ -41,7 +41,7 @@ import { approvalsFor, implicitSessionsFor, registryAdmission, sessionStoreFor }
 import { createBundleManager, createRevisionPins } from "../install/bundles.js";
 import { createBundleSync } from "../install/bundle-sync.js";
 import { createBundlesApi } from "../install/bundles-api.js";
-import { storeGauges, storeStatus } from "../install/sync-status.js";
+import { bundlesCurrent, storeGauges, storeStatus } from "../install/sync-status.js";
 import { createAuditTrail, type AuditOptions } from "../fire/audit-trail.js";
 import { auditApi, auditGauges, auditOptionsOf, auditStatus, recordRefusedInstall } from "../fire/audit-api.js";
 import { registryEventSink } from "../fire/registry-events.js";
@@ -162,6 +162,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     registry, logger, tuning: options.sharedSessions ?? {},
     // A replica that refused the active revision of a bundle runs other hooks than its peers: it leaves ticks to them.
     periodicReady: () => bundleSync?.readiness().ready !== false,
+    // Read only when a recorded session hook is not offered here: deregistered (current) or pending (behind).
+    bundlesCurrent: () => bundlesCurrent(bundleSync),
   });
   const approvals = approvalsFor(shared, {
     clock, audit: () => audit, logger, ...(options.approvals !== undefined ? { limits: options.approvals } : {}),

@@ -46,13 +46,13 @@ export interface SessionStore {
  */
 export function sessionStoreFor(
   shared: SharedStore | undefined,
-  deps: { pipeline: PipelineDeps; registry: Registry; logger: Logger; tuning: SharedSessionTuning; periodicReady?(): boolean },
+  deps: { pipeline: PipelineDeps; registry: Registry; logger: Logger; tuning: SharedSessionTuning; periodicReady?(): boolean; bundlesCurrent?(): boolean },
 ): SessionStore {
   if (shared === undefined) {
     const pipeline = createPipeline(deps.pipeline);
     return { sessions: localSessions(pipeline), hooks: { remember: async () => false, forget: () => undefined }, openSessions: () => pipeline.list().length, startPeriodic: () => undefined };
   }
-  const synced = createSyncedSessions({ store: shared, tuning: deps.tuning, pipeline: deps.pipeline, registry: deps.registry, logger: deps.logger, ...(deps.periodicReady !== undefined ? { periodicReady: deps.periodicReady } : {}) });
+  const synced = createSyncedSessions({ store: shared, tuning: deps.tuning, pipeline: deps.pipeline, registry: deps.registry, logger: deps.logger, ...(deps.periodicReady !== undefined ? { periodicReady: deps.periodicReady } : {}), ...(deps.bundlesCurrent !== undefined ? { bundlesCurrent: deps.bundlesCurrent } : {}) });
   let latest = 0;
   return {
     sessions: synced.sessions,
