@@ -57,7 +57,7 @@ import { createChainFirer, unknownType } from "../fire/vcp.js";
 import { callerHook, withCallerSessionId } from "../fire/caller-view.js";
 import { startBackend } from "./sandbox.js";
 import { resolveSettings } from "./settings.js";
-import { createRedisApprovalStore, createRedisRateLimitStore, createSharedImplicitSessions, openSharedStore, resolveReplicaId, sessionRedisOf, type SharedStore } from "../store/index.js";
+import { createRedisApprovalStore, createRedisImplicitSessionStore, createRedisRateLimitStore, openSharedStore, resolveReplicaId, sessionRedisOf, type SharedStore } from "../store/index.js";
 import { createBundleSync } from "../install/bundle-sync.js";
 import type { Runtime, RuntimeOptions } from "./types.js";
 import type { FireInput } from "../fire/types.js";
@@ -229,7 +229,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     inputBounds, maxSessionsPerOwner, assertOpen, pin: pins.pin, unpin: pins.unpin,
     exec, stats, jsonDepth: inputBounds.maxDepth, events: bus,
     // With a shared store, limits.sessions_per_client counts a client's implicit sessions on every replica.
-    ...(shared !== undefined ? { implicitSessions: createSharedImplicitSessions(shared.connection) } : {}),
+    ...(shared !== undefined ? { implicitSessions: createRedisImplicitSessionStore(shared.connection) } : {}),
   });
   // With a shared store, installs and removals are published for every replica, and each replica
   // reconciles to the shared revisions (bundle-sync.ts); started after restore() below.

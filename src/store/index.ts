@@ -188,4 +188,4 @@ export type { StoreHealth, StoreHealthStatus } from "./health.js";
 export { createRedisRateLimitStore, type RedisRateLimitStoreOptions } from "./rate-limit.js";
 export { createRedisApprovalStore, type RedisApprovalStoreOptions } from "./approvals.js";
 export { sessionRedisOf, type SessionRedis } from "./session-redis.js";
-export { createSharedImplicitSessions, type ImplicitSessionTouch, type SharedImplicitSessions } from "./implicit-sessions.js";
+export { createRedisImplicitSessionStore, type RedisImplicitSessionStoreOptions } from "./implicit-sessions.js";
