@@ -87,7 +87,7 @@ describe("redis store: two replicas, one shared count", () => {
     };
   }
 
-  const members = async (owner = client.id) => (await connection.redis.zrange(connection.keys.custom("implicit", owner), "0", "-1")).map((m) => (JSON.parse(m) as string[])[1]).sort();
+  const members = async (owner: string = client.id) => (await connection.redis.zrange(connection.keys.custom("implicit", owner), "0", "-1")).map((m) => (JSON.parse(m) as string[])[1]).sort();
 
   test("past the cap on all replicas together, the least recently used session is evicted and no event is refused", async () => {
     const a = replica();
