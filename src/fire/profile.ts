@@ -16,7 +16,7 @@ import { randomUUID } from "node:crypto";
 import { answerWhenNoneRuns, answerWithout, presentEmpty, runChain } from "../chain/execute.js";
 import { mergeHookResults, selectProfileHooks } from "../chain/select.js";
 import { buildDecision, type DecisionRecord } from "../chain/decision.js";
-import { redactString } from "../audit/redact-string.js";
+import { redactHead } from "../audit/redact-string.js";
 import { createLaneInvoker } from "../pool/exec/invoker.js";
 import type { ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import type { ChainPlan } from "../chain/plan.js";
@@ -398,7 +398,7 @@ export function createProfileFirer(deps: Deps) {
     const answerReason = answerVerdict === "allow" || answerVerdict === "observe" ? undefined : profile.reasonOf?.(native, event);
     result.decision = buildDecision(result, {
       profile: profile.id, event, at: new Date(startedAt).toISOString(), subject: profile.subjectOf?.(input, event) ?? { kind: "event" },
-      session: sessionId, client, answerVerdict, ...(answerReason !== undefined ? { answerReason } : {}), redact: redactString,
+      session: sessionId, client, answerVerdict, ...(answerReason !== undefined ? { answerReason } : {}), redact: redactHead,
     });
   }
 
@@ -470,7 +470,7 @@ export function createProfileFirer(deps: Deps) {
     };
     const decision = buildDecision(refused, {
       profile: profile.id, event, at: new Date(deps.clock.wallNow()).toISOString(), subject: { kind: "event" }, session: null, client: owner,
-      answerVerdict: "block", redact: redactString,
+      answerVerdict: "block", redact: redactHead,
     });
     const audit = deps.audit();
     if (audit !== undefined) {

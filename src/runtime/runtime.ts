@@ -283,6 +283,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       store: shared, tuning: options.sharedSessions ?? {}, pipeline: pipelineDeps, registry, logger,
       // A replica that refused the active revision of a bundle runs other hooks than its peers: it leaves ticks to them.
       periodicReady: () => bundleSync?.readiness().ready !== false,
+      // Read only when a recorded session hook is not offered here: deregistered (current) or pending (behind).
+      bundlesCurrent: () => bundleSync === undefined || (bundleSync.readiness().ready && bundleSync.desiredRevision() === bundleSync.report().revision),
     });
   // Approvals: one coordinator (pipeline/approvals.ts) over this process's store, or Redis with `store: redis`.
   const approvals = createApprovals({

@@ -7,6 +7,17 @@ const JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibm
 const PEM = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIFh7x0m7g8Q1n2v6y0u1qK5pM2h1x8m8QeLk0m6n7Q9x\n-----END PRIVATE KEY-----";
 const RSA_PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx\n-----END RSA PRIVATE KEY-----";
 
+/** Median wall time of `fn` over 5 runs (ratios in one process, not absolute times: CI is busy). */
+function medianMs(fn: () => unknown): number {
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const start = performance.now();
+    fn();
+    times.push(performance.now() - start);
+  }
+  return times.sort((a, b) => a - b)[2]!;
+}
+
 describe("redactString: secret shapes", () => {
   const cases: Array<[string, string, string]> = [
     ["Bearer token", "Authorization: Bearer abc123.def-456_ghi~", "Authorization: Bearer [REDACTED]"],
@@ -80,6 +91,47 @@ describe("createRedactor", () => {
     expect(out).not.toContain("sk-abcdefgh");
     const pemCut = redact(`${"b".repeat(40)}${PEM}`) as string;
     expect(pemCut).not.toContain("MC4CAQAw");
+  });
+
+  test("a 10 MB string costs what its kept characters cost: redaction reads a bounded head", () => {
+    const hostile = "Bearer abcdefgh ".repeat((10 * 1024 * 1024) / 16);
+    const reference = medianMs(() => redactString(hostile));
+    const bounded = medianMs(() => redact({ s: hostile }));
+    expect(bounded, `redactor ${bounded.toFixed(2)} ms vs one full redaction ${reference.toFixed(2)} ms`).toBeLessThan(reference / 4);
+    expect((redact({ s: hostile }) as { s: string }).s).toMatch(/^Bearer \[REDACTED\] Bearer \[REDACTED\] .*…\[truncated \d+ chars\]$/);
+  });
+
+  test("a secret cut by the bound is still redacted (a JWT cut before its signature too)", () => {
+    const payload = `eyJ${"a".repeat(20_000)}`;
+    for (const tail of [".c2lnbmF0dXJl", ""]) {
+      const text = `${"x".repeat(40)} eyJhbGciOiJIUzI1NiJ9.${payload}${tail}`;
+      expect(redact(text)).toBe(`${"x".repeat(40)} [REDACTED:jwt]`);
+    }
+    expect(redactString("id eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0")).toBe("id [REDACTED:jwt]");
+  });
+
+  test("a copy budget: a huge value costs about the budget, and the JSON text starts the same", () => {
+    const budgeted = createRedactor({ keys: ["password"], maxStringLength: 64, maxChars: 1000 });
+    const full = createRedactor({ keys: ["password"], maxStringLength: 64 });
+    let reads = 0;
+    const big = new Proxy(Array.from({ length: 1_000_000 }, (_, i) => ({ n: i, password: "p" })), {
+      get(target, key, receiver) {
+        if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const text = JSON.stringify(budgeted({ list: big }));
+    expect(reads).toBeLessThan(1000);
+    expect(text.slice(0, 1000)).toBe(JSON.stringify(full({ list: big })).slice(0, 1000));
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const whole = JSON.stringify(full(value));
+        const cut = JSON.stringify(budgeted(value));
+        if (whole.length <= 1000) expect(cut).toBe(whole);
+        else expect(cut.slice(0, 1000)).toBe(whole.slice(0, 1000));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   test("cycles, depth, errors; the input is not changed", () => {
