@@ -59,6 +59,15 @@ interface Entry extends ImplicitSession {
 const NO_MEMBERS: ReadonlySet<string> = new Set();
 
 /**
+ * The session's guest state key (isolation: per_session).
+ * SECURITY: keyed by owner and profile, never by the bare id: another principal sending the same
+ * session_id gets its own session — it can neither reach, detect nor squat this one.
+ */
+function stateKeyOf(owner: string | null, profile: string, id: string): string {
+  return sessionKey(owner, `${profile}:${id}`);
+}
+
+/**
  * How often a session in use is extended in the shared count: its expiry there lags its last use by
  * at most this (a quarter of the TTL, at most 5 s), and a busy session costs one round trip per period.
  */
@@ -90,7 +99,10 @@ export function createImplicitSessions(deps: ImplicitSessionsDeps) {
     entry.admitted = false;
     if (entry.inFlight > 0) return;
     owned!.delete(member);
-    if (owned!.size === 0) table.delete(owner);
+    if (owned!.size === 0) {
+      table.delete(owner);
+      busy.delete(owner);
+    }
   }
 
   /** What a count took out of `owner`'s sessions leaves this replica's table (and, from the shared count, this replica's count). */
@@ -105,18 +117,20 @@ export function createImplicitSessions(deps: ImplicitSessionsDeps) {
 
   function end(entry: Entry): void {
     if (--entry.inFlight > 0) return;
-    const members = busy.get(entry.owner);
-    members?.delete(entry.member);
-    if (members?.size === 0) busy.delete(entry.owner);
+    busy.get(entry.owner)?.delete(entry.member);
     if (!entry.counted) drop(entry.owner, entry.member);
   }
 
-  function entryOf(owner: string, member: string, stateKey: string): Entry {
+  function entryOf(owner: string, member: string, id: string, profile: string): Entry {
     let owned = table.get(owner);
-    if (owned === undefined) table.set(owner, (owned = new Map()));
+    if (owned === undefined) {
+      table.set(owner, (owned = new Map()));
+      // Kept while the owner has sessions here (drop), not allocated per event.
+      busy.set(owner, new Set());
+    }
     let entry = owned.get(member);
     if (entry === undefined) {
-      const created: Entry = { stateKey, owner, member, inFlight: 0, counted: false, admitted: false, end: () => end(created) };
+      const created: Entry = { stateKey: stateKeyOf(owner, profile, id), owner, member, inFlight: 0, counted: false, admitted: false, end: () => end(created) };
       owned.set(member, (entry = created));
     }
     return entry;
@@ -158,22 +172,15 @@ export function createImplicitSessions(deps: ImplicitSessionsDeps) {
      */
     open(profile: string, ttlMs: number, id: string, principal: SessionPrincipal | undefined): ImplicitSession | Promise<ImplicitSession> {
       const owner = principal === undefined ? null : principal.id;
-      // SECURITY: per-session guest state (isolation: per_session) is keyed by owner and profile, never
-      // by the bare id: another principal sending the same session_id gets its own session — it can
-      // neither reach, detect nor squat this one.
-      const stateKey = sessionKey(owner, `${profile}:${id}`);
       // The embedding application's and operators' sessions are not counted: nothing to track.
-      if (owner === null || principal?.role !== "client") return { stateKey, end: () => undefined };
+      if (owner === null || principal?.role !== "client") return { stateKey: stateKeyOf(owner, profile, id), end: () => undefined };
       const member = implicitMember(profile, id);
-      const entry = entryOf(owner, member, stateKey);
+      const entry = entryOf(owner, member, id, profile);
+      const inUse = busy.get(owner)!;
       // In use from here: never the idle session another admission evicts.
-      if (entry.inFlight++ === 0) {
-        let members = busy.get(owner);
-        if (members === undefined) busy.set(owner, (members = new Set()));
-        members.add(member);
-      }
+      if (entry.inFlight++ === 0) inUse.add(member);
       const now = deps.clock.now();
-      const out = local.admit({ owner, member, ttlMs, limit: deps.limit, inUse: busy.get(owner)! });
+      const out = local.admit({ owner, member, ttlMs, limit: deps.limit, inUse });
       entry.counted = true;
       takeOut(owner, out, "replica");
       // Only with a shared store: this replica's count is the whole rule otherwise (no await on the hot path).
