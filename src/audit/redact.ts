@@ -115,7 +115,10 @@ export function createRedactor(options: RedactorOptions): Redactor {
         const copied = secret ? REDACTED : walk(source[key], depth + 1, at);
         if (copied === undefined) continue;
         if (secret) at.chars += REDACTED.length + 2;
-        out[safeKey] = copied;
+        // SECURITY: a member named `__proto__` (JSON.parse makes it an own member) is copied as a member; a
+        // plain assignment would set the copy's prototype instead and hide the member from the reader.
+        if (safeKey === "__proto__") Object.defineProperty(out, safeKey, { value: copied, enumerable: true, writable: true, configurable: true });
+        else out[safeKey] = copied;
         at.chars += (members++ > 0 ? 1 : 0) + safeKey.length + 3; // the comma, the key's quotes and colon
       }
       return out;

@@ -1,22 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { medianMs } from "../../support/median-ms.js";
 import { createRedactor, redactString } from "../../../src/audit/index.js";
 import { redactAllShapes } from "../../../src/audit/redact-string.js";
 
 const JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
 const PEM = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIFh7x0m7g8Q1n2v6y0u1qK5pM2h1x8m8QeLk0m6n7Q9x\n-----END PRIVATE KEY-----";
 const RSA_PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx\n-----END RSA PRIVATE KEY-----";
-
-/** Median wall time of `fn` over 5 runs (ratios in one process, not absolute times: CI is busy). */
-function medianMs(fn: () => unknown): number {
-  const times: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    const start = performance.now();
-    fn();
-    times.push(performance.now() - start);
-  }
-  return times.sort((a, b) => a - b)[2]!;
-}
 
 describe("redactString: secret shapes", () => {
   const cases: Array<[string, string, string]> = [
@@ -67,6 +57,13 @@ describe("redactString: secret shapes", () => {
 });
 
 describe("createRedactor", () => {
+  test("a member named __proto__ stays a member of the copy (a reader sees it), never its prototype", () => {
+    const input = JSON.parse('{"tool":"sh","__proto__":{"command":"rm -rf / Bearer abcdef"}}') as unknown;
+    const copy = createRedactor({ keys: [] })(input) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(JSON.stringify(copy)).toBe('{"tool":"sh","__proto__":{"command":"rm -rf / Bearer [REDACTED]"}}');
+  });
+
   const redact = createRedactor({ keys: ["password", "Authorization", "api_key"], maxStringLength: 64 });
   const cases: Array<[string, unknown, unknown]> = [
     ["configured key at the top", { password: "hunter2", user: "a" }, { password: "[REDACTED]", user: "a" }],

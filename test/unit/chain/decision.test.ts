@@ -3,6 +3,7 @@
 // bounded, a prompt only by digest) and which hook changed which field.
 import { createHash } from "node:crypto";
 import { describe, expect, test } from "vitest";
+import { medianMs } from "../../support/median-ms.js";
 import { redactHead, redactString } from "../../../src/audit/redact-string.js";
 import { buildDecision, changedPaths, DECISION_LIMITS, type DecisionFacts } from "../../../src/chain/decision.js";
 import type { ChainResult, HookExecution } from "../../../src/chain/types.js";
@@ -19,17 +20,6 @@ const facts = (extra: Partial<DecisionFacts> = {}): DecisionFacts => ({
   profile: "gemini-cli", event: "BeforeTool", at: "2026-11-28T09:00:00.000Z", subject: { kind: "tool", tool: "run_shell_command", command: "rm -rf /" },
   session: "s1", client: "app", redact: redactHead, ...extra,
 });
-
-/** Median wall time of `fn` over 5 runs (ratios in one process, not absolute times: CI is busy). */
-function medianMs(fn: () => unknown): number {
-  const times: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    const start = performance.now();
-    fn();
-    times.push(performance.now() - start);
-  }
-  return times.sort((a, b) => a - b)[2]!;
-}
 
 describe("buildDecision", () => {
   test("a profile block: the blocking hook, its reason and revision; failures counted; allow hooks listed", () => {

@@ -1,17 +1,7 @@
 import { describe, expect, test } from "vitest";
+import { medianMs } from "../../support/median-ms.js";
 import { redactString } from "../../../src/audit/redact-string.js";
 import { buildLogLine, checkFetchUrl, compileFetchPolicy, truncateUtf8 } from "../../../src/sandbox-host/capabilities.js";
-
-/** Median wall time of `fn` over 5 runs (ratios in one process, not absolute times: CI is busy). */
-function medianMs(fn: () => unknown): number {
-  const times: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    const start = performance.now();
-    fn();
-    times.push(performance.now() - start);
-  }
-  return times.sort((a, b) => a - b)[2]!;
-}
 
 describe("checkFetchUrl", () => {
   const policy = compileFetchPolicy({ allowHosts: ["API.example.com", "api.openai.com"], denyLlmHosts: ["api.openai.com."] });
