@@ -7,11 +7,12 @@ import type { Logger } from "../observe/events.js";
 import { createApprovals, type ApprovalDeps, type Approvals } from "../pipeline/approvals.js";
 import { createLocalApprovalStore } from "../pipeline/approvals-local.js";
 import { createPipeline, localSessions, type PipelineDeps, type SessionService } from "../pipeline/index.js";
-import { countsTowardRegistryLimit, registryRateLimited, type Principal, type Registry } from "../registry/index.js";
+import { createRegistryRateLimit, type Principal, type Registry } from "../registry/index.js";
+import type { ImplicitSessionStore } from "../pipeline/implicit-sessions.js";
 import { createRedisApprovalStore } from "./approvals.js";
-import { createSharedImplicitSessions, type SharedImplicitSessions } from "./implicit-sessions.js";
+import { createRedisImplicitSessionStore } from "./implicit-sessions.js";
 import type { SharedStore } from "./index.js";
-import { createSharedRateLimiter } from "./rate-limit.js";
+import { createRedisRateLimitStore } from "./rate-limit.js";
 import { createSyncedSessions, type SharedSessionTuning } from "./session-hook-sync.js";
 import { sessionRedisOf } from "./session-redis.js";
 import type { SessionHookRef } from "./sessions.js";
@@ -98,18 +99,11 @@ export interface RegistryAdmission {
  */
 export function registryAdmission(shared: SharedStore | undefined, perMinute: number): RegistryAdmission {
   if (shared === undefined) return { admit: async () => undefined, shared: false };
-  const limiter = createSharedRateLimiter(shared.connection, { scope: "registry", perMinute, what: "registry change" });
-  return {
-    shared: true,
-    async admit(principal) {
-      if (!countsTowardRegistryLimit(principal)) return;
-      const decision = await limiter.take(principal.id);
-      if (!decision.ok) throw registryRateLimited(principal.id, perMinute, decision.retryAfterMs, true);
-    },
-  };
+  const limit = createRegistryRateLimit(createRedisRateLimitStore(shared.connection, { scope: "registry", what: "registry change" }), perMinute);
+  return { shared: true, admit: (principal) => limit.admit(principal) };
 }
 
 /** With a shared store, `limits.sessions_per_client` counts a client's implicit sessions on every replica. */
-export function implicitSessionsFor(shared: SharedStore | undefined): { implicitSessions?: SharedImplicitSessions } {
-  return shared === undefined ? {} : { implicitSessions: createSharedImplicitSessions(shared.connection) };
+export function implicitSessionsFor(shared: SharedStore | undefined): { implicitSessions?: ImplicitSessionStore<false> } {
+  return shared === undefined ? {} : { implicitSessions: createRedisImplicitSessionStore(shared.connection) };
 }
