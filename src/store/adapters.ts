@@ -100,7 +100,12 @@ export interface RegistryAdmission {
 export function registryAdmission(shared: SharedStore | undefined, perMinute: number): RegistryAdmission {
   if (shared === undefined) return { admit: async () => undefined, shared: false };
   const limit = createRegistryRateLimit(createRedisRateLimitStore(shared.connection, { scope: "registry", what: "registry change" }), perMinute);
-  return { shared: true, admit: (principal) => limit.admit(principal) };
+  return {
+    shared: true,
+    async admit(principal) {
+      await limit.admit(principal);
+    },
+  };
 }
 
 /** With a shared store, `limits.sessions_per_client` counts a client's implicit sessions on every replica. */
