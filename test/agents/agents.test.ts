@@ -8,7 +8,7 @@
 //
 //   dangerous shell blocked · benign shell runs · every event fired answered 0 · write denied
 //   server down: a fail_closed guard blocks; none: the adapter warns (the tool runs unless the agent's
-//   own switch blocks it) · a migrated user hook behaves as natively
+//   own switch or rule blocks it) · a migrated user hook behaves as natively
 //
 // The cases run in order and share the servers: the guarded server is stopped for the "down" case, a
 // second server (the command lane, with the imported user hook) then takes its port.
