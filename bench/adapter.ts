@@ -9,17 +9,19 @@
  *
  *   node dist/bench/adapter.js [--samples N] [--out dir]
  *
- * The route is a stand-in (node:http in this process, answering the profile route's envelope at once),
- * so the figures are the adapter's own cost: process start, module load, stdin, one HTTP round trip,
- * stdout. Rounds are interleaved (one sample of each row per round) so machine noise hits every row
+ * The route is a stand-in (node:http in this process, answering the profile route's envelope at once,
+ * with the guard a real server always sends, so both adapters check their guard file as they do in
+ * use), so the figures are the adapter's own cost: process start, module load, stdin, one HTTP round
+ * trip, the guard file, stdout. Rounds are interleaved (one sample of each row per round) so machine noise hits every row
  * alike; ratios are against `node -e ''` of the same run.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { guardPath } from "../src/cli/hook-guard.js";
 import { environment, repoRoot, writeReport } from "./lib/report-io.js";
 import { latencyStats, nowNs, type LatencyStats } from "./lib/stats.js";
 
@@ -31,10 +33,10 @@ const INPUT = JSON.stringify({
   timestamp: "2026-11-26T00:00:00Z", tool_name: "run_shell_command", tool_input: { command: "ls -la" },
 });
 
-function runOnce(file: string, args: string[], input: string): Promise<number> {
+function runOnce(file: string, args: string[], input: string, env?: NodeJS.ProcessEnv): Promise<number> {
   return new Promise((done, fail) => {
     const t0 = nowNs();
-    const child = spawn(file, args, { stdio: ["pipe", "ignore", "inherit"] });
+    const child = spawn(file, args, { stdio: ["pipe", "ignore", "inherit"], env });
     child.on("error", fail);
     child.on("close", (code) => (code === 0 ? done(Number(nowNs() - t0)) : fail(new Error(`${file} ${args.join(" ")} exited ${code}`))));
     child.stdin.on("error", () => undefined);
@@ -60,17 +62,19 @@ async function main(): Promise<void> {
   const samples = Number(argv[argv.indexOf("--samples") + 1] ?? 0) || 40;
   const outDir = argv.includes("--out") ? argv[argv.indexOf("--out") + 1]! : join(root, "bench", "reports", "adapter");
 
+  // The plan's guard, as the route sends it with every answer (the adapters keep it for their next failure).
+  const guard = { revisions: "0123456789abcdef".repeat(4), fail_closed_events: ["BeforeTool"] };
   const server = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
-      // `?answer=native` (the sh adapter): the native JSON, the exit code in a header, as the route answers it.
+      // `?answer=native` (the sh adapter): the native JSON, the exit code and guard in headers, as the route answers it.
       if (req.url?.endsWith("?answer=native") === true) {
-        res.writeHead(200, { "content-type": "application/json", "x-vcp-exit-code": "0" });
+        res.writeHead(200, { "content-type": "application/json", "x-vcp-exit-code": "0", "x-vcp-guard-revisions": guard.revisions, "x-vcp-fail-closed-events": guard.fail_closed_events.join(",") });
         res.end(JSON.stringify({ decision: "allow" }));
         return;
       }
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ native: { decision: "allow" }, exit_code: 0, result: {} }));
+      res.end(JSON.stringify({ native: { decision: "allow" }, exit_code: 0, result: {}, guard }));
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -79,6 +83,8 @@ async function main(): Promise<void> {
   const script = `cat >/dev/null; echo '{"decision":"allow"}'`;
   // Script files, as an agent's settings name them: a bare sh hook and the sh adapter.
   const scratch = mkdtempSync(join(tmpdir(), "vcp-bench-adapter-"));
+  // The adapters' guard files go to the scratch directory, never the user's cache.
+  const adapterEnv = { ...process.env, XDG_CACHE_HOME: join(scratch, "cache") };
   const bareHook = join(scratch, "hook.sh");
   writeFileSync(bareHook, `#!/bin/sh\n${script}\n`, { mode: 0o755 });
   const shAdapter = join(scratch, "vcp-hook.sh");
@@ -92,11 +98,11 @@ async function main(): Promise<void> {
     { name: "sh -c true", run: () => runOnce("/bin/sh", ["-c", "true"], ""), ns: [] },
     { name: "node -e ''", run: () => runOnce(process.execPath, ["-e", ""], ""), ns: [] },
     { name: BARE_SH, run: () => runOnce("/bin/sh", [bareHook], INPUT), ns: [] },
-    { name: SH_ADAPTER, run: () => runOnce("/bin/sh", shAdapterArgs, INPUT), ns: [] },
-    // The sh adapter's floor: curl's own start-up (its shared libraries), no request.
-    { name: CURL_START, run: () => runOnce(CURL, ["--version"], ""), ns: [] },
-    { name: NODE_ADAPTER, run: () => runOnce(process.execPath, [MAIN, ...hookArgs], INPUT), ns: [] },
-    { name: "vcp-hooks hook (bin/vcp-hooks wrapper)", run: () => runOnce(BIN, hookArgs, INPUT), ns: [] },
+    { name: SH_ADAPTER, run: () => runOnce("/bin/sh", shAdapterArgs, INPUT, adapterEnv), ns: [] },
+    // The sh adapter's floor: curl's own start-up (its shared libraries), no request, in the environment the adapter gives it.
+    { name: CURL_START, run: () => runOnce(CURL, ["--version"], "", { ...process.env, GNUTLS_NO_IMPLICIT_INIT: "1" }), ns: [] },
+    { name: NODE_ADAPTER, run: () => runOnce(process.execPath, [MAIN, ...hookArgs], INPUT, adapterEnv), ns: [] },
+    { name: "vcp-hooks hook (bin/vcp-hooks wrapper)", run: () => runOnce(BIN, hookArgs, INPUT, adapterEnv), ns: [] },
     { name: "node --no-node-snapshot -e '' (how other commands start)", run: () => runOnce(process.execPath, ["--no-node-snapshot", "-e", ""], ""), ns: [] },
     {
       name: "5-hook event: 5 spawned scripts (sh, sequential)",
@@ -123,7 +129,7 @@ async function main(): Promise<void> {
   // Daemon mode: one resident adapter, one envelope per line, time to each decision line.
   const daemonNs: number[] = [];
   {
-    const child = spawn(process.execPath, [MAIN, "hook", "--dialect", "ai-memory", "--daemon", "--server", url], { stdio: ["pipe", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [MAIN, "hook", "--dialect", "ai-memory", "--daemon", "--server", url], { stdio: ["pipe", "pipe", "inherit"], env: adapterEnv });
     let buf = "";
     let waiting: (() => void) | undefined;
     child.stdout.on("data", (c) => {
@@ -146,6 +152,8 @@ async function main(): Promise<void> {
     await new Promise((r) => child.on("close", r));
   }
   server.close();
+  // The adapters did keep the stand-in's guard (both name the same file for the same server and profile).
+  if (!existsSync(guardPath(`${url}/`, "gemini-cli", adapterEnv))) throw new Error("the adapters kept no guard file: the stand-in's guard did not reach them");
   rmSync(scratch, { recursive: true, force: true });
 
   const nodeP50 = latencyStats(rows[1]!.ns).p50_us;
