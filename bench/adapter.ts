@@ -18,7 +18,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { guardPath } from "../src/cli/hook-guard.js";
@@ -123,6 +123,8 @@ async function main(): Promise<void> {
       ns: [],
     },
   ];
+  // The machine's load (1-minute average) around the rounds: the ratios move with it on a shared machine.
+  const loadBefore = loadavg()[0]!;
   for (const r of rows) await r.run(); // warm the page cache
   for (let i = 0; i < samples; i++) for (const r of rows) r.ns.push(await r.run());
 
@@ -175,12 +177,13 @@ async function main(): Promise<void> {
   };
   const fiveP50 = table.find((r) => r.name.startsWith("5-hook") && r.name.includes("(sh"))!.stats.p50_us;
   const fiveNodeP50 = table.find((r) => r.name.startsWith("5-hook") && r.name.includes("(node"))!.stats.p50_us;
-  const report = { schema: "vcp-hooks/bench-adapter", version: 1, ratios, five_hook_ratio_adapter_to_sh_scripts: adapterP50 / fiveP50, five_hook_ratio_adapter_to_node_scripts: adapterP50 / fiveNodeP50, route: "stand-in (node:http, answers at once)", samples, environment: environment(), rows: table };
+  const load = { before: loadBefore, after: loadavg()[0]! };
+  const report = { schema: "vcp-hooks/bench-adapter", version: 1, ratios, load_average_1m: load, five_hook_ratio_adapter_to_sh_scripts: adapterP50 / fiveP50, five_hook_ratio_adapter_to_node_scripts: adapterP50 / fiveNodeP50, route: "stand-in (node:http, answers at once)", samples, environment: environment(), rows: table };
   const ms = (us: number) => (us / 1000).toFixed(1);
   const md = [
     "# Adapter cold start",
     "",
-    `${samples} interleaved rounds; route: a stand-in answering at once, so this is the adapter's own cost. p50/p99 in ms; ratio = p50 / p50 of \`node -e ''\` in the same run.`,
+    `${samples} interleaved rounds; route: a stand-in answering at once, so this is the adapter's own cost. p50/p99 in ms; ratio = p50 / p50 of \`node -e ''\` in the same run. Load average (1 min): ${load.before.toFixed(1)} before, ${load.after.toFixed(1)} after.`,
     "",
     "| what | p50 ms | p99 ms | ratio to node -e '' |",
     "|---|---:|---:|---:|",
