@@ -15,9 +15,10 @@
  *                                   and daemon) is refused by the script, naming the Node adapter
  *
  * The tables are baked in when the script is written: regenerate it after upgrading vcp-hooks.
- * An answer runs one process, curl (no subshell: each costs a fork, test/cli/hook/sh-adapter.test.ts
- * counts them); `od` runs only to encode a hook variable that holds characters outside printable
- * ASCII, `mkdir`/`mv`/`date` only when the guard changed.
+ * An answer runs one process, curl: its `$(…)` is the script's only fork (every other subshell or
+ * command would cost one more process per event; test/cli/hook/sh-adapter.test.ts counts them). `od`
+ * runs only to encode a hook variable that holds characters outside printable ASCII,
+ * `mkdir`/`mv`/`date` only when the guard changed.
  */
 import { HOOK_ENV_LIMITS, hookEnvNames } from "../tooling/hook-env.js";
 import { isToolEvent } from "../tooling/guard-events.js";
