@@ -23,7 +23,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { guardPath } from "../src/cli/hook-guard.js";
 import { environment, repoRoot, writeReport } from "./lib/report-io.js";
-import { latencyStats, nowNs, type LatencyStats } from "./lib/stats.js";
+import { latencyStats, nowNs, percentile, type LatencyStats } from "./lib/stats.js";
 
 const root = repoRoot();
 const MAIN = join(root, "dist", "src", "cli", "main.js");
@@ -42,6 +42,11 @@ function runOnce(file: string, args: string[], input: string, env?: NodeJS.Proce
     child.stdin.on("error", () => undefined);
     child.stdin.end(input);
   });
+}
+
+/** The median of a[i] / b[i]: two rows' samples of the same rounds. */
+function pairedRatio(a: readonly number[], b: readonly number[]): number {
+  return percentile(a.map((x, i) => x / b[i]!), 50);
 }
 
 interface Row {
@@ -174,6 +179,9 @@ async function main(): Promise<void> {
     curl_start_to_bare_sh_hook: p50(CURL_START) / bareP50,
     node_adapter_to_node_e: adapterP50 / nodeP50,
     node_adapter_to_sh_adapter: adapterP50 / shAdapterP50,
+    // Paired: the median over rounds of the sh adapter's time over the bare sh hook's of the same round
+    // (run one after the other), which a load that drifts between rounds moves less than the p50s' ratio.
+    sh_adapter_to_bare_sh_hook_paired: pairedRatio(rows.find((r) => r.name === SH_ADAPTER)!.ns, rows.find((r) => r.name === BARE_SH)!.ns),
   };
   const fiveP50 = table.find((r) => r.name.startsWith("5-hook") && r.name.includes("(sh"))!.stats.p50_us;
   const fiveNodeP50 = table.find((r) => r.name.startsWith("5-hook") && r.name.includes("(node"))!.stats.p50_us;
@@ -189,7 +197,7 @@ async function main(): Promise<void> {
     "|---|---:|---:|---:|",
     ...table.map((r) => `| ${r.name} | ${ms(r.stats.p50_us)} | ${ms(r.stats.p99_us)} | ${r.ratio_to_node_e.toFixed(2)} |`),
     "",
-    `One event, p50 ratios of this run: the sh adapter ${ratios.sh_adapter_to_bare_sh_hook.toFixed(2)}× a bare sh hook (target ≤ 3; curl's start-up alone is ${ratios.curl_start_to_bare_sh_hook.toFixed(2)}×), ${ratios.sh_adapter_to_node_e.toFixed(2)}× \`node -e ''\`; the Node adapter ${ratios.node_adapter_to_bare_sh_hook.toFixed(2)}× a bare sh hook, ${ratios.node_adapter_to_node_e.toFixed(2)}× \`node -e ''\`, ${ratios.node_adapter_to_sh_adapter.toFixed(2)}× the sh adapter.`,
+    `One event, p50 ratios of this run: the sh adapter ${ratios.sh_adapter_to_bare_sh_hook.toFixed(2)}× a bare sh hook (target ≤ 3; paired by round ${ratios.sh_adapter_to_bare_sh_hook_paired.toFixed(2)}×; curl's start-up alone is ${ratios.curl_start_to_bare_sh_hook.toFixed(2)}×), ${ratios.sh_adapter_to_node_e.toFixed(2)}× \`node -e ''\`; the Node adapter ${ratios.node_adapter_to_bare_sh_hook.toFixed(2)}× a bare sh hook, ${ratios.node_adapter_to_node_e.toFixed(2)}× \`node -e ''\`, ${ratios.node_adapter_to_sh_adapter.toFixed(2)}× the sh adapter.`,
     "",
     `A 5-hook event: one adapter process (p50 ${ms(adapterP50)} ms, plus the server's chain, not measured here) vs 5 spawned sh scripts (p50 ${ms(fiveP50)} ms): ratio ${(adapterP50 / fiveP50).toFixed(2)}; vs 5 spawned node scripts (p50 ${ms(fiveNodeP50)} ms): ratio ${(adapterP50 / fiveNodeP50).toFixed(2)}.`,
     "",
