@@ -105,13 +105,13 @@ export function recordHash(record: Omit<AuditRecord, "hash"> | Record<string, un
  * Keep the known input fields, as plain JSON data: exactly `JSON.parse(JSON.stringify(fields))`, so
  * what is hashed is what a reader parses back (toJSON, undefined members, -0 all normalized). Strings,
  * booleans and numbers (most fields) are mapped directly; object fields take the JSON round trip.
- * Throws a TypeError for a value JSON cannot carry (BigInt, cycles) or a bad `kind`.
+ * Throws a TypeError for a value JSON cannot carry (BigInt, cycles) or a bad `kind`. The fields go
+ * into `out` (after any it holds already); object values of the fields in `raw` go in as they are.
  */
-export function normalizeInput(input: AuditRecordInput): Record<string, unknown> {
+export function normalizeInput(input: AuditRecordInput, out: Record<string, unknown> = {}, raw?: ReadonlySet<string>): Record<string, unknown> {
   if (input === null || typeof input !== "object" || !KINDS.has(input.kind)) {
     throw new TypeError(`audit record kind must be hook, chain, registry, approval_request, approval_decision, bundle, retention or replica_set, got ${JSON.stringify((input as { kind?: unknown } | null)?.kind)}`);
   }
-  const out: Record<string, unknown> = {};
   for (const field of INPUT_FIELDS) {
     const value = input[field];
     switch (typeof value) {
@@ -129,6 +129,8 @@ export function normalizeInput(input: AuditRecordInput): Record<string, unknown>
       default:
         // Objects (and a BigInt, which throws here as before): the round trip, one field at a time.
         if (value === null) out[field] = null;
+        // The caller normalizes this one itself (the writer's payload fields: audit/writer.ts).
+        else if (typeof value === "object" && raw?.has(field) === true) out[field] = value;
         else {
           const text = JSON.stringify(value); // undefined when a toJSON answers undefined: left out, as JSON does
           if (text !== undefined) out[field] = JSON.parse(text);
@@ -173,8 +175,10 @@ const MEMBER_PREFIX: ReadonlyMap<string, string> = new Map(CANONICAL_ORDER.map((
  * for the line). `jsonTexts` may hand over `JSON.stringify` of an object value the caller already
  * made (the writer's redaction pass): it must be exactly that text, which it is for a value that
  * came from `JSON.parse` of it (`JSON.stringify` of a parsed JSON text gives the text back).
+ * `canonicalTexts` likewise hands over `canonicalJson` of an object value (then the value itself is
+ * not read again: any object stands in for it).
  */
-export function prepareRecord(fields: Record<string, unknown>, jsonTexts?: Readonly<Partial<Record<string, string>>>): PreparedRecord {
+export function prepareRecord(fields: Record<string, unknown>, jsonTexts?: Readonly<Partial<Record<string, string>>>, canonicalTexts?: Readonly<Partial<Record<string, string>>>): PreparedRecord {
   // The canonical runs: members that sort before `prev`, between `prev` and `seq`, `seq` and `ts`, after `ts`.
   const runs = ["", "", "", ""];
   let run = 0;
@@ -187,7 +191,7 @@ export function prepareRecord(fields: Record<string, unknown>, jsonTexts?: Reado
     }
     const value = fields[name];
     if (value === undefined) continue;
-    const text = canonicalJson(value);
+    const text = canonicalTexts?.[name] ?? canonicalJson(value);
     if (value === null || typeof value !== "object") primitiveText.set(name, text);
     runs[run] += runs[run]!.length > 0 ? `,${MEMBER_PREFIX.get(name)!}${text}` : `${MEMBER_PREFIX.get(name)!}${text}`;
   }

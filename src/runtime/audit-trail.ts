@@ -131,12 +131,17 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         duration_ms: result.duration_ms,
         // The chain's decision record (chain/decision.ts): what GET /v1/decisions reads back.
         ...(result.decision !== undefined ? { decision: result.decision } : {}),
+        // Members in sorted order: the JSON text is the canonical one (audit/redact.ts jsonTexts).
         details: {
-          // An agent chain's reason is its decision's (VCP chains keep their own, unchanged).
-          aborted_by: result.aborted_by, reason: result.profile !== undefined ? (result.decision?.reason ?? null) : result.reason, cascade_failure: result.cascade_failure, hooks: result.hook_results.length,
-          ...(result.profile !== undefined ? { exit_code: result.profile.exit_code, mode: result.profile.mode } : {}),
+          aborted_by: result.aborted_by,
+          cascade_failure: result.cascade_failure,
           // Cascade disables are session-local (spec §7.3.4): say so, and in which session.
           ...(disabledHooks.length > 0 ? { disabled_hooks: [...disabledHooks], disabled_scope: "session", disabled_session: sessionId } : {}),
+          ...(result.profile !== undefined ? { exit_code: result.profile.exit_code } : {}),
+          hooks: result.hook_results.length,
+          ...(result.profile !== undefined ? { mode: result.profile.mode } : {}),
+          // An agent chain's reason is its decision's (VCP chains keep their own, unchanged).
+          reason: result.profile !== undefined ? (result.decision?.reason ?? null) : result.reason,
         },
       });
       // SECURITY: one request's chain cannot write more than the budget, however many hooks echo its input.
