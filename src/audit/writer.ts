@@ -244,19 +244,52 @@ class Writer implements AuditWriter {
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
-    return new Promise<AuditHead>((resolve, reject) => {
-      // FIFO: once anyone waits, everyone waits behind them, so seq order is call order.
-      if (this.waiters.length > 0 || this.pendingCount() >= this.opts.maxPending) {
-        this.waiters.push({ fields, since: performance.now(), resolve, reject });
-      } else {
-        this.admit(fields, resolve, reject);
-      }
-    });
+    return new Promise<AuditHead>((resolve, reject) => this.enqueue(fields, resolve, reject));
   }
 
   appendMany(records: readonly AuditRecordInput[]): Promise<AuditHead[]> {
-    // The appends are issued synchronously, so nothing can take a seq between them.
-    return Promise.all(records.map((r) => this.append(r)));
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.closed) return Promise.reject(new Error(`audit log ${this.path} is closed`));
+    // One promise for the records (a chain's are written together): each is admitted as `append`
+    // would, in order and synchronously, so nothing can take a seq between them. A record that cannot
+    // be prepared rejects the whole call; the others are written all the same, as with one append each.
+    return new Promise<AuditHead[]>((resolve, reject) => {
+      const heads: AuditHead[] = new Array<AuditHead>(records.length);
+      let left = records.length;
+      let failed = false;
+      const fail = (err: Error): void => {
+        if (failed) return;
+        failed = true;
+        reject(err);
+      };
+      if (left === 0) resolve(heads);
+      records.forEach((input, i) => {
+        let fields: PreparedRecord;
+        try {
+          fields = this.prepare(input);
+        } catch (err) {
+          fail(err instanceof Error ? err : new Error(String(err)));
+          return;
+        }
+        this.enqueue(
+          fields,
+          (head) => {
+            heads[i] = head;
+            if (--left === 0 && !failed) resolve(heads);
+          },
+          fail,
+        );
+      });
+    });
+  }
+
+  /** Admit a prepared record now, or queue it behind the waiting ones (FIFO: seq order is call order). */
+  private enqueue(fields: PreparedRecord, resolve: (head: AuditHead) => void, reject: (err: Error) => void): void {
+    if (this.waiters.length > 0 || this.pendingCount() >= this.opts.maxPending) {
+      this.waiters.push({ fields, since: performance.now(), resolve, reject });
+    } else {
+      this.admit(fields, resolve, reject);
+    }
   }
 
   head(): AuditHead {

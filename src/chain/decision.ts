@@ -116,15 +116,15 @@ export function recordedSubject(facts: SubjectFacts, event: string, redact: (tex
       summary = event;
   }
   // Members in sorted order (see buildDecision).
-  return {
-    ...(command !== undefined ? { command } : {}),
-    kind: facts.kind,
-    ...(path !== undefined ? { path } : {}),
-    ...(promptSha256 !== undefined ? { prompt_sha256: promptSha256 } : {}),
-    summary: clip(summary, DECISION_LIMITS.summary),
-    ...(tool !== undefined ? { tool } : {}),
-    ...(vcpType !== undefined ? { vcp_type: vcpType } : {}),
-  };
+  const out = {} as DecisionSubject;
+  if (command !== undefined) out.command = command;
+  out.kind = facts.kind;
+  if (path !== undefined) out.path = path;
+  if (promptSha256 !== undefined) out.prompt_sha256 = promptSha256;
+  out.summary = clip(summary, DECISION_LIMITS.summary);
+  if (tool !== undefined) out.tool = tool;
+  if (vcpType !== undefined) out.vcp_type = vcpType;
+  return out;
 }
 
 /** The chain's effect: a block wins, then an ask, then a modification. */
@@ -209,14 +209,10 @@ export function buildDecision(result: ChainResult, facts: DecisionFacts): Decisi
   let errors = 0;
   const hooks = result.hook_results.map((h): DecisionHook => {
     if (ERROR_OUTCOMES.has(h.outcome)) errors++;
-    return {
-      bundle: h.bundle,
-      duration_ms: h.duration_ms,
-      hook: h.hook,
-      outcome: h.outcome,
-      ...(h.reason !== undefined ? { reason: safe(h.reason, DECISION_LIMITS.hookReason, redact) } : {}),
-      ...(h.verdict !== undefined ? { verdict: h.verdict } : {}),
-    };
+    const entry: DecisionHook = { bundle: h.bundle, duration_ms: h.duration_ms, hook: h.hook, outcome: h.outcome };
+    if (h.reason !== undefined) entry.reason = safe(h.reason, DECISION_LIMITS.hookReason, redact);
+    if (h.verdict !== undefined) entry.verdict = h.verdict;
+    return entry;
   });
   // Members in sorted order, here and in every object of the record: its JSON text is then also its
   // RFC 8785 form, which the audit writer hashes without writing it a second time (audit/redact.ts jsonTexts).
