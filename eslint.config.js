@@ -89,6 +89,8 @@ const FOLDER_ORDER = [
   ["tooling"],
   ["index.ts", "testing.ts", "profile-kit.ts"],
   ["runtime"],
+  ["fire"],
+  ["install"],
   ["observe"],
   ["store"],
   ["bundle"],

@@ -69,7 +69,7 @@ const input = { context: makeContext(42, 2048), constitution, event: preInjectEv
 const canonical = cpuPerCall(50_000, () => canonicalJson(input));
 process.stdout.write(`${"canonicalJson(2.6 KB chain input)".padEnd(44)} ${canonical.toFixed(2).padStart(7)} µs CPU   ${(canonical / cpuPerCall(50_000, () => JSON.stringify(input))).toFixed(2)}× JSON.stringify of the same input\n`);
 
-// ── input bounds of the chain input (runtime/fire.ts, every fire) ──────────────────────────────
+// ── input bounds of the chain input (fire/vcp.ts, every fire) ──────────────────────────────
 const bounds = { maxDepth: 64, maxBytes: 1 << 20 };
 const boundsCost = cpuPerCall(50_000, () => assertInputBounds(input, bounds, CHAIN_INPUT_ENVELOPES));
 row("assertInputBounds(2.6 KB chain input)", boundsCost, { label: "JSON.stringify of each field", us: cpuPerCall(50_000, () => {

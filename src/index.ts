@@ -18,7 +18,7 @@ export { createRuntime, assertNodeVersion } from "./runtime/runtime.js";
 // What createRuntime refuses, checked without starting (`vcp-hooks config check`, `serve`'s preflight).
 export { checkRuntimeOptions } from "./runtime/settings.js";
 export type { Runtime, RuntimeOptions, RuntimeStatus, BundleInfo, BundleInstallError, KeptRevision, BundleSource, FireInput, InstallOptions } from "./runtime/runtime.js";
-export type { HookStatsView } from "./runtime/stats.js";
+export type { HookStatsView } from "./fire/stats.js";
 export type { SandboxOptions } from "./pool/supervisor.js";
 export type { SandboxLimits, FetchPolicy, GuestLogLine } from "./sandbox-host/types.js";
 export type { Principal } from "./registry/types.js";
@@ -32,7 +32,7 @@ export type { ConfigInput, ConfigOverrides, DeepReadonly, ResolvedConfig } from 
 // The shared store (issue 18, vcp.yaml `store:`): its options and `runtime.status().store`.
 export { checkReplicaId, REPLICA_ID_FILE } from "./store/replica-id.js";
 export type { StoreOptions, RedisStoreOptions, StoreStatus, PeerView, ReplicaRecord, ReplicaBundleReport, RefusedRevision, StoreConnectionStatus, StoreHealthStatus, StoreFailure, DataLossEvent, DataLossKind } from "./store/index.js";
-export type { ReplicaVerdicts } from "./runtime/bundle-sync.js";
+export type { ReplicaVerdicts } from "./install/bundle-sync.js";
 // Logging: the interface the runtime takes, and the operational logger (pino, redacting) that
 // `vcp-hooks serve` uses; pass it as `logger` to createRuntime.
 export type { Logger, Clock, LifecycleEvent, LifecycleEventMap, LifecycleEventName, InputSummary } from "./observe/events.js";
@@ -57,7 +57,7 @@ export { OUTCOMES, SKIPPED_OUTCOME_LIST } from "./model/result.js";
 // profile of one's own) are `vcp-hooks/profiles`; each agent's author types `vcp-hooks/profiles/<id>`.
 export type { NativeObject, ExitCode, Verdict } from "./profiles/index.js";
 export type { ProfileChainAnswer } from "./chain/types.js";
-export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./runtime/fire-profile.js";
+export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./fire/profile.js";
 export type { ProfileGuard } from "./registry/index.js";
 export type { HookListFilter, HookListing } from "./registry/listing.js";
 export type { ProfileDeployment } from "./profiles/enabled.js";
@@ -97,7 +97,7 @@ export { createAuditSinkMetrics } from "./observe/metrics.js";
 export type { AuditRetentionPolicy } from "./audit/retention.js";
 export type { AuditRecord, AuditRecordInput } from "./audit/record.js";
 export type { AuditHead } from "./audit/writer.js";
-export type { AuditOptions, AuditQuery } from "./runtime/audit-trail.js";
+export type { AuditOptions, AuditQuery } from "./fire/audit-trail.js";
 export type { DecisionQuery, DecisionPage } from "./audit/decisions.js";
 export { DECISION_OUTCOMES, type DecisionRecord, type DecisionSubject, type DecisionHook, type DecisionChange, type DecidedBy, type DecisionOutcome } from "./chain/decision.js";
 export type { SubjectKind } from "./model/decision.js";

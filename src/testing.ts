@@ -10,7 +10,7 @@
  * const runtime = await createRuntime({ backend, requireSignatures: false });
  * ```
  */
-export type { ChainBackend, BackendChainTask } from "./runtime/backend.js";
+export type { ChainBackend, BackendChainTask } from "./pool/backend.js";
 export type { BundleCode } from "./sandbox-host/types.js";
 export type { ChainRequest, ConstitutionCheck, InvokeRequest, InvokeOutcome, CommandRun, PreSelection } from "./chain/types.js";
 export type { ProfilePlanRef } from "./chain/plan.js";

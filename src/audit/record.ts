@@ -87,7 +87,7 @@ export const INPUT_FIELDS = [
 
 /** The `event` of a `retention` record (audit/retention.ts writes it, audit/verify.ts reads it). */
 export const RETENTION_EVENT = "audit.retention";
-/** The `event` of a `replica_set` record (runtime/replica-set.ts writes it, audit/verify.ts reads it). */
+/** The `event` of a `replica_set` record (store/replica-set.ts writes it, audit/verify.ts reads it). */
 export const REPLICA_SET_EVENT = "replica.set";
 
 /** Fields the writer stamps on every record besides seq, ts, prev and hash (never the caller's to set). */

@@ -15,7 +15,7 @@
  * claiming one replica cannot both be that replica's, so which records are whose is unknowable.
  *
  * It also fails when a log is missing from it (issue 27): each replica records in its own chain the
- * replicas it has seen in the shared store (`replica_set` records, runtime/replica-set.ts), so a
+ * replicas it has seen in the shared store (`replica_set` records, store/replica-set.ts), so a
  * replica that a verified record names but whose log was not given is reported by name, with the log
  * and seq that name it. One log alone is one chain's verify: the replicas it names are listed in
  * `missing`, but only a set of two or more logs fails for them.

@@ -33,7 +33,7 @@ import { GENESIS_HASH, hashInput, normalizeInput, prepareRecord, recordHash, sea
  * already assigned and writing past a hole would break the chain. Reopen to resume from the file.
  *
  * Single writer: one writer per path. A second open in this process is refused; the runtime holds a
- * pid lock on the log (src/runtime/pid-lock.ts) so a second process is refused too. Opening checks
+ * pid lock on the log (src/store/pid-lock.ts) so a second process is refused too. Opening checks
  * that the tail of the chain verifies (checkTail), so a log that two writers did break is refused
  * instead of extended.
  */

@@ -7,7 +7,7 @@
  *
  * Signatures: with `--keyring` the runtime is created as `serve` creates it (that keyring,
  * `requireSignatures` on) and each `.vcpb` is installed with its signatures, so the one verification
- * of runtime/bundles.ts decides (digest, manifest, signatures, trust ≤ the key's max_trust). An unsigned
+ * of install/bundles.ts decides (digest, manifest, signatures, trust ≤ the key's max_trust). An unsigned
  * bundle — and a policy directory, built here and so unsigned — is refused (UNSIGNED_BUNDLE, naming it)
  * unless `--allow-unsigned`; without a keyring, `--allow-unsigned` sets signatures aside as `vcp-hooks
  * fire` does (digest and manifest still verified).

@@ -1,6 +1,6 @@
 /**
  * Retries bounded by a deadline, the rule of every start-up retry (the sandbox host's start in
- * src/pool/host-lifecycle.ts, the reload of installed bundles in src/runtime/bundles.ts): on a busy
+ * src/pool/host-lifecycle.ts, the reload of installed bundles in src/install/bundles.ts): on a busy
  * machine a start that failed once often works a moment later, and a supervisor (k8s startupProbe,
  * systemd) waits a known time anyway. Waits of `baseMs`, doubling, at most `maxMs`; no wait that would
  * end past the deadline, so the caller gives up in time with its last error.

@@ -27,7 +27,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { acquirePidLock, type PidLock } from "./pid-lock.js";
+import { acquirePidLock, type PidLock } from "../store/pid-lock.js";
 import { VcpError } from "../errors.js";
 import { createBundleStore } from "../bundle/store.js";
 import { isHookType } from "../model/hook-type.js";
@@ -36,32 +36,35 @@ import { systemClock, silentLogger } from "../observe/events.js";
 import { createEventBus } from "../observe/event-bus.js";
 import { countsTowardRegistryLimit, createRegistry, registryRateLimited, type Principal, type Registry } from "../registry/index.js";
 import { listHooks } from "../registry/listing.js";
-import type { ChainBackend } from "./backend.js";
-import { fireWithApproval } from "./approvals.js";
+import type { ChainBackend } from "../pool/backend.js";
+import { fireWithApproval } from "../fire/approvals.js";
 import { createApprovals } from "../pipeline/approvals.js";
 import { createLocalApprovalStore } from "../pipeline/approvals-local.js";
 import { createSharedState, type SharedState } from "./shared-state.js";
-import { createProfileFirer } from "./fire-profile.js";
-import { createHookStats } from "./stats.js";
+import { createProfileFirer } from "../fire/profile.js";
+import { createHookStats } from "../fire/stats.js";
 import { createPipeline, localSessions, type Pipeline, type PipelineDeps, type SessionAccess, type SessionService } from "../pipeline/index.js";
 import { namespacedKey } from "../pipeline/access.js";
 import { sessionNotFound } from "../pipeline/errors.js";
 import { createMetrics } from "../observe/metrics.js";
 import { readProcessUsage } from "../observe/proc-usage.js";
-import { createAuditTrail, defaultAuditPath, type AuditOptions, type AuditTrail } from "./audit-trail.js";
-import { startReplicaSetRecorder, type ReplicaSetRecorder } from "./replica-set.js";
+import { createAuditTrail, defaultAuditPath, type AuditOptions, type AuditTrail } from "../fire/audit-trail.js";
+import { startReplicaSetRecorder, type ReplicaSetRecorder } from "../store/replica-set.js";
 import { createRedactor } from "../audit/index.js";
 import { DEFAULTS } from "../config/defaults.js";
-import { createBundleManager, createRevisionPins, LOCAL_OPERATOR } from "./bundles.js";
-import { createChainFirer, unknownType } from "./fire.js";
-import { callerHook, withCallerSessionId } from "./caller-view.js";
+import { createBundleManager, createRevisionPins, LOCAL_OPERATOR } from "../install/bundles.js";
+import { createChainFirer, unknownType } from "../fire/vcp.js";
+import { callerHook, withCallerSessionId } from "../fire/caller-view.js";
 import { startBackend } from "./sandbox.js";
 import { resolveSettings } from "./settings.js";
 import { createRedisApprovalStore, createSharedImplicitSessions, createSharedRateLimiter, openSharedStore, resolveReplicaId, sessionRedisOf, type SharedStore } from "../store/index.js";
-import { createBundleSync } from "./bundle-sync.js";
-import type { FireInput, Runtime, RuntimeOptions } from "./types.js";
+import { createBundleSync } from "../install/bundle-sync.js";
+import type { Runtime, RuntimeOptions } from "./types.js";
+import type { FireInput } from "../fire/types.js";
 
-export type { BundleInfo, BundleInstallError, KeptRevision, BundleSource, FireInput, InstallOptions, Runtime, RuntimeOptions, RuntimeStatus } from "./types.js";
+export type { Runtime, RuntimeOptions, RuntimeStatus } from "./types.js";
+export type { BundleInfo, BundleInstallError, KeptRevision, BundleSource, InstallOptions } from "../install/types.js";
+export type { FireInput } from "../fire/types.js";
 
 /**
  * Create a vcp-hooks runtime: registry, sandbox process and chain execution behind one API.
@@ -280,6 +283,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       store: shared, tuning: options.sharedSessions ?? {}, pipeline: pipelineDeps, registry, logger,
       // A replica that refused the active revision of a bundle runs other hooks than its peers: it leaves ticks to them.
       periodicReady: () => bundleSync?.readiness().ready !== false,
+      // Read only when a recorded session hook is not offered here: deregistered (current) or pending (behind).
+      bundlesCurrent: () => bundleSync === undefined || (bundleSync.readiness().ready && bundleSync.desiredRevision() === bundleSync.report().revision),
     });
   // Approvals: one coordinator (pipeline/approvals.ts) over this process's store, or Redis with `store: redis`.
   const approvals = createApprovals({

@@ -7,7 +7,7 @@ import { createRedactor } from "../audit/index.js";
 import { DEFAULTS } from "../config/defaults.js";
 import type { Logger } from "../observe/events.js";
 import type { GuestLogLine } from "../sandbox-host/types.js";
-import type { ChainBackend } from "./backend.js";
+import type { ChainBackend } from "../pool/backend.js";
 import type { RuntimeOptions } from "./types.js";
 
 /**

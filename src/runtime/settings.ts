@@ -11,6 +11,7 @@ import { registerProfile } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
 import { resolveEnabledProfiles, type EnabledProfile } from "../profiles/enabled.js";
 import type { RuntimeOptions } from "./types.js";
+import type { ExecDeployment } from "../fire/types.js";
 
 export interface RuntimeSettings {
   keyring: Keyring | undefined;
@@ -22,15 +23,6 @@ export interface RuntimeSettings {
   enabledProfiles: ReadonlyMap<string, EnabledProfile>;
   /** The command lane (PROFILES §6), off unless `exec.enabled`. */
   exec: ExecDeployment;
-}
-
-/** `RuntimeOptions.exec` with its defaults (vcp.yaml `exec`). */
-export interface ExecDeployment {
-  readonly enabled: boolean;
-  readonly shell: boolean;
-  readonly env_allow: readonly string[];
-  readonly wrapper?: readonly string[];
-  readonly max_output_bytes: number;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

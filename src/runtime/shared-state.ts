@@ -5,6 +5,7 @@
  * recorded in the store when registered on any replica and registered here before one of the
  * session's chains runs.
  */
+import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
 import type { PipelineDeps } from "../pipeline/index.js";
 import type { Registry } from "../registry/index.js";
@@ -21,7 +22,16 @@ export interface SharedStateDeps {
   logger: Logger;
   /** False while this replica should leave periodic ticks to its peers (store/shared-periodic.ts). */
   periodicReady?(): boolean;
+  /**
+   * True when this replica runs the deployment's active revision of every bundle, as far as it has
+   * read (bundle-sync.ts): a session hook its bundles do not offer was then deregistered by a
+   * revision (or the bundle's removal), not delayed. Absent: always true.
+   */
+  bundlesCurrent?(): boolean;
 }
+
+/** The registry's refusals of a hook its bundle's active revision does not offer (or of a bundle not installed). */
+const NOT_OFFERED: ReadonlySet<string> = new Set(["UNKNOWN_BUNDLE", "UNKNOWN_HOOK"]);
 
 export function createSharedState(deps: SharedStateDeps) {
   const { registry, logger } = deps;
@@ -52,8 +62,13 @@ export function createSharedState(deps: SharedStateDeps) {
           // costs the principal nothing (a refusal would leave the session's chains here without it).
           registry.registerSessionHook(ref, { scope: "session", sessionId: key, principal: { id: ref.principal, role: "client" }, rateAdmitted: "shared" });
         } catch (err) {
-          // E.g. the bundle's revision has not reached this replica yet: tried again on the next operation.
-          logger.warn({ err, hook: name }, "a session hook recorded in the shared store could not be registered on this replica yet");
+          // Tried again on the next operation either way. Pending only when this replica is behind
+          // (the revision that offers it has not reached it, or it refused that revision); a replica
+          // that runs the active revisions and is not offered the hook: a revision dropped it, and
+          // every replica deregistered it (hook.deregistered there) — no news for this one's log.
+          const dropped = err instanceof VcpError && NOT_OFFERED.has(err.code) && deps.bundlesCurrent?.() !== false;
+          if (!dropped) logger.warn({ err, hook: name }, "a session hook recorded in the shared store could not be registered on this replica yet");
+          else if (logger.isLevelEnabled("debug")) logger.debug({ hook: name, session: key, reason: err.message }, "a session hook recorded in the shared store is no longer offered (deregistered by a bundle revision)");
           continue;
         }
       }

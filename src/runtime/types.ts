@@ -2,32 +2,29 @@
  * The public types of the runtime facade (runtime.ts): its options, the Runtime interface and the
  * shapes it hands out. Re-exported by src/index.ts through runtime.ts.
  */
-import type { ErrorCode } from "../errors.js";
-import type { Manifest, ManifestInput } from "../bundle/manifest.js";
 import type { VcpArtifact } from "../bundle/artifact.js";
 import type { Keyring, KeyringInput } from "../bundle/keys.js";
 import type { HookType, Scope } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
-import type { Constitution } from "../model/constitution.js";
-import type { SessionInfo, VcpContext } from "../model/input.js";
-import type { HookEventMap } from "../model/events.js";
 import type { ChainResult } from "../chain/types.js";
 import type { Clock, LifecycleEventMap, LifecycleEventName, Logger } from "../observe/events.js";
 import type { Principal } from "../registry/index.js";
 import type { SandboxOptions } from "../pool/index.js";
-import type { ChainBackend } from "./backend.js";
+import type { ChainBackend } from "../pool/backend.js";
 import type { ProfileDeployment } from "../profiles/enabled.js";
 import type { Approval, ApprovalEvent, ApprovalLimits, ApprovalQuery } from "../pipeline/approvals.js";
-import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./fire-profile.js";
+import type { BundleInfo, BundleSource, InstallOptions, KeptRevision } from "../install/types.js";
+import type { FireInput } from "../fire/types.js";
+import type { ProfileFireInput, ProfileFireResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "../fire/profile.js";
 import type { ProfileGuard } from "../registry/index.js";
 import type { HookListFilter, HookListing } from "../registry/listing.js";
-import type { HookStatsView } from "./stats.js";
-import type { ReplicaVerdicts } from "./bundle-sync.js";
+import type { HookStatsView } from "../fire/stats.js";
+import type { ReplicaVerdicts } from "../install/bundle-sync.js";
 import type { StoreOptions, StoreStatus } from "../store/index.js";
-import type { AuditOptions, AuditQuery } from "./audit-trail.js";
+import type { AuditOptions, AuditQuery } from "../fire/audit-trail.js";
 import type { AuditRecord, AuditRetentionStats, DecisionPage, DecisionQuery } from "../audit/index.js";
 import type {
-  AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, ContextReevaluation, HookRef, OpenSessionInput,
+  AdaptInput, AdaptOutcome, ConflictInput, ConflictOutcome, ContextReevaluation, OpenSessionInput,
   PeriodicTickReport, SessionAccess, SessionView, TransitionInput, TransitionOutcome, ViolationInput, ViolationOutcome,
 } from "../pipeline/index.js";
 
@@ -159,70 +156,6 @@ export interface RuntimeOptions {
   };
 }
 
-/** Why the last install attempt of an installed bundle failed (the installed revision stayed active). */
-export interface BundleInstallError {
-  code: ErrorCode | "INTERNAL";
-  message: string;
-  at: string;
-}
-
-/** A bundle as installed: the manifest normalized, its digest, and when it became active. */
-export interface BundleInfo {
-  bundle: string;
-  version: string;
-  digest: string;
-  trust: Manifest["trust"];
-  hooks: string[];
-  session_hooks: string[];
-  activated_at: string;
-  /** Key id of the best verifying signature, or null for an unsigned bundle (signatures not required). */
-  signed_by: string | null;
-  /** Failed install attempts since this revision became active, oldest first (at most 5). */
-  errors: BundleInstallError[];
-  /** Event-profile bundles only: the profile their hooks belong to, `<id>@<version>` (absent for vcp@1). */
-  profile?: string;
-}
-
-/** A revision of a bundle the data directory keeps (the active one and the last few before it). */
-export interface KeptRevision {
-  version: string;
-  digest: string;
-  signed_by: string | null;
-  activated_at: string;
-  /** The revision chains run now. */
-  active: boolean;
-}
-
-/** What `bundles.install` takes: a manifest (DESIGN §3.1) and the esbuild output of its code. */
-export interface BundleSource {
-  manifest: ManifestInput;
-  code: string;
-}
-
-export interface FireInput<T extends HookType = HookType> {
-  /**
-   * The session id, or a SessionInfo. For an open session only the id is read: hooks get the
-   * session's own HookInput.session (`{ id, created_at, updated_at, state, metadata }`), the same as
-   * in its pipeline chains. For a session never opened hooks get what is given (`{ id }` for an id).
-   */
-  session: SessionInfo | string;
-  context: VcpContext;
-  constitution: Constitution;
-  event: HookEventMap[T];
-  /** Run only these hooks of the chain (the periodic scheduler fires one hook per timer). */
-  hooks?: readonly HookRef[];
-  /**
-   * Who fires (DESIGN §6.5): a client principal may fire only in an open session it owns; any other
-   * session is SESSION_NOT_FOUND. Absent: the embedding application, which may fire for any session id.
-   */
-  principal?: Principal;
-  /**
-   * Whose `session` id is meant (ids are per owner): for operators and the embedding application;
-   * a client always fires in its own sessions. Absent: see `Pipeline.keyOf`.
-   */
-  owner?: string | null;
-}
-
 export interface RuntimeStatus {
   bundles: BundleInfo[];
   hooks: HookStatsView[];
@@ -238,12 +171,6 @@ export interface RuntimeStatus {
   store: StoreStatus;
 }
 
-/** Options of `bundles.install`. */
-export interface InstallOptions {
-  principal?: Principal;
-  /** Allow installing a lower version than the installed one (a deliberate rollback). Default false. */
-  allowDowngrade?: boolean;
-}
 
 export interface Runtime {
   bundles: {

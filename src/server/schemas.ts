@@ -279,7 +279,7 @@ export const AdaptOutcomeSchema = {
   required: ["outcome", "constitution", "context", "session_constitution"],
 } as const;
 
-/** The chain behind a profile answer (runtime/fire-profile.ts ProfileChainResult). */
+/** The chain behind a profile answer (fire/profile.ts ProfileChainResult). */
 export const ProfileChainResultSchema = {
   $id: "ProfileChainResult",
   ...object({

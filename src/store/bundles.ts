@@ -22,7 +22,7 @@
  * was run at a later revision (`from`) — so whichever replica ran the newest revision of a bundle
  * wins, in whatever order they come back, and a replica that remembers nothing (from 0) never
  * overrides one that does.
- * What a replica does with this (verify with its own keyring, swap, report) is src/runtime/bundle-sync.ts.
+ * What a replica does with this (verify with its own keyring, swap, report) is src/install/bundle-sync.ts.
  */
 import { defineScript, newInstanceId, type StoreConnection } from "./connection.js";
 

@@ -2,7 +2,7 @@
  * Implicit profile sessions counted across replicas (PROFILES §8.3, issue 18). A profile event that
  * names a session (`session_id`) opens an implicit session of its sender, which expires after the
  * profile's idle TTL; `limits.sessions_per_client` caps how many one client has at a time. Each
- * replica keeps its own table (src/runtime/fire-profile.ts); this keeps the client's live ones in one
+ * replica keeps its own table (src/fire/profile.ts); this keeps the client's live ones in one
  * sorted set, so the cap holds for the deployment, not once per replica:
  *
  * ```

@@ -11,7 +11,7 @@ import { findProfile } from "../../src/profiles/index.js";
 import { runChain } from "../../src/chain/execute.js";
 import type { ActionInvoker, InvokeOutcome, InvokeRequest } from "../../src/chain/types.js";
 import { systemClock, type LifecycleEvent } from "../../src/observe/events.js";
-import type { BackendChainTask, ChainBackend } from "../../src/runtime/backend.js";
+import type { BackendChainTask, ChainBackend } from "../../src/pool/backend.js";
 import type { BundleCode } from "../../src/sandbox-host/types.js";
 import { VcpError } from "../../src/errors.js";
 import { diffForAudit } from "../../src/audit/diff.js";

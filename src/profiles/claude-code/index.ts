@@ -46,7 +46,7 @@ const PLAIN_LENIENT = /^[A-Za-z0-9_|, -]+$/;
 
 /**
  * Event names Claude Code may add after the version this profile pins: PascalCase like all 34. Such an
- * event is answered `{}` with exit code 0 and audited as `unknown_event` (runtime/fire-profile.ts):
+ * event is answered `{}` with exit code 0 and audited as `unknown_event` (fire/profile.ts):
  * Claude Code logs a 404 as a hook error on every event, and a new event it fires in every run
  * (PostToolBatch, MessageDisplay were such) would flood every session with errors.
  */

@@ -10,7 +10,7 @@ import { createMetrics, type Metrics } from "../../../src/observe/metrics.js";
 import { silentLogger } from "../../../src/observe/events.js";
 import { registerProfile } from "../../../src/profiles/index.js";
 import { resolveJsonBounds } from "../../../src/model/json-bounds.js";
-import { createProfileFirer } from "../../../src/runtime/fire-profile.js";
+import { createProfileFirer } from "../../../src/fire/profile.js";
 import { resolveEnabledProfiles } from "../../../src/profiles/enabled.js";
 import { createRegistry } from "../../../src/registry/index.js";
 import { connectStore, createSharedImplicitSessions, type StoreConnection } from "../../../src/store/index.js";

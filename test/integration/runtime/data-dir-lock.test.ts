@@ -1,4 +1,4 @@
-// One process per data directory and per audit log (src/runtime/pid-lock.ts): two runtimes writing
+// One process per data directory and per audit log (src/store/pid-lock.ts): two runtimes writing
 // one audit log interleave their hash chains. A second start fails naming the holder's pid; a stale
 // lock (dead pid, or our own pid from a previous container start) is taken over; close releases it;
 // a failed start releases it too.
@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
 import { createRuntime } from "../../../src/index.js";
-import { acquirePidLock } from "../../../src/runtime/pid-lock.js";
+import { acquirePidLock } from "../../../src/store/pid-lock.js";
 import { DATA_DIR_LOCK } from "../../../src/runtime/runtime.js";
 import { VcpError } from "../../../src/errors.js";
 import { createVmBackend } from "../../support/vm-backend.js";
@@ -81,8 +81,8 @@ describe("pid lock", () => {
   test("two copies of the lock module in one process (src and dist) still refuse each other", async () => {
     const lockPath = join(tempDir(), "x.lock");
     // A URL, not a literal specifier: the type-check runs before the build, when dist/ does not exist yet.
-    const distModule = new URL("../../../dist/src/runtime/pid-lock.js", import.meta.url).href;
-    const dist = (await import(distModule)) as typeof import("../../../src/runtime/pid-lock.js");
+    const distModule = new URL("../../../dist/src/store/pid-lock.js", import.meta.url).href;
+    const dist = (await import(distModule)) as typeof import("../../../src/store/pid-lock.js");
     const lock = acquirePidLock(lockPath, "thing");
     try {
       expect(() => dist.acquirePidLock(lockPath, "thing")).toThrow(expect.objectContaining({ code: "DATA_DIR_LOCKED" }));

@@ -4,7 +4,7 @@
 // hook of the plan in plan order. Both walks: an agent-profile event and a VCP chain.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createRuntime, type Runtime } from "../../../src/index.js";
-import type { BackendChainTask, ChainBackend } from "../../../src/runtime/backend.js";
+import type { BackendChainTask, ChainBackend } from "../../../src/pool/backend.js";
 import { registerProfile } from "../../../src/profiles/index.js";
 import { profileBundle, testBundle } from "../../support/bundles.js";
 import { fireInput } from "../../support/fixtures.js";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
 import { createRuntime, VcpError } from "../../../src/index.js";
-import type { ChainBackend } from "../../../src/runtime/backend.js";
+import type { ChainBackend } from "../../../src/pool/backend.js";
 import { silentLogger, type Logger } from "../../../src/observe/events.js";
 import { startSandbox } from "../../../src/pool/index.js";
 import { testBundle } from "../../support/bundles.js";

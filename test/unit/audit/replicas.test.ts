@@ -127,7 +127,7 @@ describe("verifyAuditLogSet: one verdict per replica chain", () => {
 });
 
 describe("a replica log missing from the set (issue 27)", () => {
-  /** A replica's log whose chain records the replica set `set` (as runtime/replica-set.ts does), then `n` records. */
+  /** A replica's log whose chain records the replica set `set` (as store/replica-set.ts does), then `n` records. */
   async function memberLog(root: string, name: string, set: string[], n = 2): Promise<string> {
     const path = join(root, name, "audit", "audit.jsonl");
     const log = await openAuditLog(options(path, { replica: name }));

@@ -6,7 +6,7 @@ import { assertInputBounds, CHAIN_INPUT_ENVELOPES } from "../../../src/model/jso
 
 const bounds = { maxDepth: 64, maxBytes: 1 << 20 };
 
-/** What runtime/fire.ts does: bound the input fields, then splice their texts into the frame payload. */
+/** What fire/vcp.ts does: bound the input fields, then splice their texts into the frame payload. */
 function spliced(request: ChainRequest): string {
   const { context, constitution, event, session } = request;
   return chainRequestText(request, assertInputBounds({ context, constitution, event, session }, bounds, CHAIN_INPUT_ENVELOPES));

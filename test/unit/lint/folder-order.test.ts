@@ -21,13 +21,19 @@ describe("folder order (eslint.config.js FOLDER_ORDER)", () => {
 
   test("the store importing the runtime (the cycle issue 25 removed) is an error, type-only and dynamic imports too", async () => {
     const found = await folderOrder("src/store/x.ts", [
-      'import type { AuditTrail } from "../runtime/audit-trail.js";',
-      'export type T = AuditTrail | typeof import("../runtime/approvals.js");',
+      'import type { Runtime } from "../runtime/types.js";',
+      'export type T = Runtime | typeof import("../runtime/runtime.js");',
       'export const later = () => import("../runtime/runtime.js");',
-      'export { fireWithApproval } from "../runtime/approvals.js";',
+      'export { createRuntime } from "../runtime/runtime.js";',
     ].join("\n"));
     expect(found).toHaveLength(4);
     for (const message of found) expect(message).toMatch(/^store may not import runtime/);
+  });
+
+  test("the fire path and the installed bundles sit below the runtime wiring: neither may import it", async () => {
+    expect(await folderOrder("src/fire/x.ts", 'import type { RuntimeOptions } from "../runtime/types.js";\nexport type X = RuntimeOptions;\n')).toEqual([expect.stringMatching(/^fire may not import runtime/)]);
+    expect(await folderOrder("src/install/x.ts", 'export { createChainFirer } from "../fire/vcp.js";\n')).toEqual([expect.stringMatching(/^install may not import fire/)]);
+    expect(await folderOrder("src/runtime/x.ts", 'export { createChainFirer } from "../fire/vcp.js";\n')).toEqual([]);
   });
 
   test("two parts of one row may not import each other (no cycle within a row)", async () => {

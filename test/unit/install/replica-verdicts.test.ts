@@ -1,7 +1,7 @@
 // What an upload answers about the other replicas (PUT /v1/bundles `replicas`), from their heartbeat
 // records: run the digest → accepted; a refusal of that digest → refused with its code; else pending.
 import { describe, expect, test } from "vitest";
-import { classifyPeers } from "../../../src/runtime/bundle-sync.js";
+import { classifyPeers } from "../../../src/install/bundle-sync.js";
 import type { PeerView } from "../../../src/store/index.js";
 
 function peer(id: string, overrides: Partial<PeerView> = {}): PeerView {

@@ -4,7 +4,7 @@
  * rules live), and the answer carries it — or, once settled, the decided `continue` / `deny`.
  */
 import type { Approval, Approvals } from "../pipeline/approvals.js";
-import type { ProfileFireInput, ProfileFireResult, ProfileFirer } from "./fire-profile.js";
+import type { ProfileFireInput, ProfileFireResult, ProfileFirer } from "./profile.js";
 
 /** An answer's outcome once its approval is settled: granted, or the default allow at the timeout. */
 export function approvalAllows(approval: Approval): boolean {

@@ -22,17 +22,17 @@ import { cascadeDisableTargets } from "../chain/cascade.js";
 import { emptyChainResult } from "../chain/contract.js";
 import { mergeHookResults, selectVcpHooks, type SelectedChain } from "../chain/select.js";
 import { attachDecision, buildDecision, VCP_DECISION_PROFILE } from "../chain/decision.js";
-import { redactString } from "../audit/redact-string.js";
+import { redactHead } from "../audit/redact-string.js";
 import type { Logger } from "../observe/events.js";
 import type { EventBus } from "../observe/event-bus.js";
 import type { Metrics } from "../observe/metrics.js";
 import type { Registry } from "../registry/index.js";
 import { keyParts } from "../pipeline/access.js";
 import type { HookRef } from "../pipeline/index.js";
-import type { ChainBackend } from "./backend.js";
+import type { ChainBackend } from "../pool/backend.js";
 import type { AuditTrail } from "./audit-trail.js";
 import type { createHookStats } from "./stats.js";
-import { SYSTEM_PRINCIPAL, type RevisionPins } from "./bundles.js";
+import { SYSTEM_PRINCIPAL, type RevisionPins } from "../install/bundles.js";
 import type { FireInput } from "./types.js";
 
 export interface ChainFirerDeps {
@@ -129,7 +129,7 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
       const client = owner();
       attachDecision(result, (chain) => buildDecision(chain, {
         profile: VCP_DECISION_PROFILE, event: type, at: new Date(startedAt).toISOString(), subject: { kind: "vcp", vcp_type: type },
-        session: session.id, client, redact: redactString,
+        session: session.id, client, redact: redactHead,
       }));
       let disabledHooks: string[] = [];
       if (result.cascade_failure) {

@@ -16,7 +16,7 @@ import { randomUUID } from "node:crypto";
 import { answerWhenNoneRuns, answerWithout, presentEmpty, runChain } from "../chain/execute.js";
 import { mergeHookResults, selectProfileHooks } from "../chain/select.js";
 import { buildDecision, type DecisionRecord } from "../chain/decision.js";
-import { redactString } from "../audit/redact-string.js";
+import { redactHead } from "../audit/redact-string.js";
 import { createLaneInvoker } from "../pool/exec/invoker.js";
 import type { ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../chain/types.js";
 import type { ChainPlan } from "../chain/plan.js";
@@ -34,11 +34,11 @@ import { checkHookEnv } from "../tooling/hook-env.js";
 import { assertProfileEvent, getProfile, isProfileEvent, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { EventProfile, ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
 import type { AuditTrail } from "./audit-trail.js";
-import type { ChainBackend } from "./backend.js";
+import type { ChainBackend } from "../pool/backend.js";
 import type { EnabledProfile } from "../profiles/enabled.js";
 import type { ProfileGuard, Registry } from "../registry/index.js";
 import { profilePlanEntries, type ProfilePlanEntry } from "../registry/listing.js";
-import type { ExecDeployment } from "./settings.js";
+import type { ExecDeployment } from "./types.js";
 import type { createHookStats } from "./stats.js";
 
 /** What `runtime.fireProfile` takes besides the profile and event. */
@@ -551,7 +551,7 @@ export function createProfileFirer(deps: Deps) {
     const answerReason = answerVerdict === "allow" || answerVerdict === "observe" ? undefined : profile.reasonOf?.(native, event);
     result.decision = buildDecision(result, {
       profile: profile.id, event, at: new Date(startedAt).toISOString(), subject: profile.subjectOf?.(input, event) ?? { kind: "event" },
-      session: sessionId, client, answerVerdict, ...(answerReason !== undefined ? { answerReason } : {}), redact: redactString,
+      session: sessionId, client, answerVerdict, ...(answerReason !== undefined ? { answerReason } : {}), redact: redactHead,
     });
   }
 
@@ -623,7 +623,7 @@ export function createProfileFirer(deps: Deps) {
     };
     const decision = buildDecision(refused, {
       profile: profile.id, event, at: new Date(deps.clock.wallNow()).toISOString(), subject: { kind: "event" }, session: null, client: owner,
-      answerVerdict: "block", redact: redactString,
+      answerVerdict: "block", redact: redactHead,
     });
     const audit = deps.audit();
     if (audit !== undefined) {

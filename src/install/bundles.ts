@@ -29,7 +29,7 @@ import type { Clock, Logger } from "../observe/events.js";
 import type { Metrics } from "../observe/metrics.js";
 import type { ActionResolver, BundleRevision, Principal, Registry } from "../registry/index.js";
 import type { EnabledProfile } from "../profiles/enabled.js";
-import type { ChainBackend } from "./backend.js";
+import type { ChainBackend } from "../pool/backend.js";
 import type { BundleInfo, BundleInstallError, InstallOptions, KeptRevision } from "./types.js";
 
 export const SYSTEM_PRINCIPAL: Principal = Object.freeze({ id: "runtime", role: "system" });
@@ -115,7 +115,7 @@ export interface BundleManagerDeps {
   publisher?: BundlePublisher;
 }
 
-/** Where a local install or removal is announced to the other replicas (Redis; src/runtime/bundle-sync.ts). */
+/** Where a local install or removal is announced to the other replicas (Redis; src/install/bundle-sync.ts). */
 export interface BundlePublisher {
   publish(artifact: VcpArtifact, info: BundleInfo, options: { allowDowngrade: boolean }): Promise<void>;
   unpublish(name: string): Promise<void>;

@@ -2,11 +2,11 @@
 // revisions stay loaded until their chains finish, a failed install changes nothing and is recorded
 // on the installed revision, a same-digest install is a no-op. Bundles run on the node:vm backend.
 import { describe, expect, test } from "vitest";
-import { createBundleManager, createRevisionPins } from "../../../src/runtime/bundles.js";
+import { createBundleManager, createRevisionPins } from "../../../src/install/bundles.js";
 import { resolveEnabledProfiles } from "../../../src/profiles/enabled.js";
 import { createRegistry } from "../../../src/registry/index.js";
 import { silentLogger } from "../../../src/observe/events.js";
-import type { ChainBackend } from "../../../src/runtime/backend.js";
+import type { ChainBackend } from "../../../src/pool/backend.js";
 import { createVmBackend } from "../../support/vm-backend.js";
 import { testBundle } from "../../support/bundles.js";
 import type { BundleStore } from "../../../src/bundle/store.js";

@@ -9,7 +9,7 @@ import { runInNewContext } from "node:vm";
 import { describe, expect, test } from "vitest";
 import { createMetrics, type Metrics } from "../../../src/observe/metrics.js";
 import { registerProfile } from "../../../src/profiles/index.js";
-import { createProfileFirer } from "../../../src/runtime/fire-profile.js";
+import { createProfileFirer } from "../../../src/fire/profile.js";
 import { resolveEnabledProfiles, type EnabledProfile } from "../../../src/profiles/enabled.js";
 import { createRegistry } from "../../../src/registry/index.js";
 import { resolveJsonBounds } from "../../../src/model/json-bounds.js";
