@@ -34,7 +34,7 @@ import { isHookType } from "../model/hook-type.js";
 import type { SessionInfo } from "../model/input.js";
 import { systemClock, silentLogger } from "../observe/events.js";
 import { createEventBus } from "../observe/event-bus.js";
-import { countsTowardRegistryLimit, createRegistry, registryRateLimited, type Principal, type Registry } from "../registry/index.js";
+import { createRegistry, createRegistryRateLimit, type Principal, type Registry } from "../registry/index.js";
 import { listHooks } from "../registry/listing.js";
 import type { ChainBackend } from "../pool/backend.js";
 import { fireWithApproval } from "../fire/approvals.js";
@@ -57,7 +57,7 @@ import { createChainFirer, unknownType } from "../fire/vcp.js";
 import { callerHook, withCallerSessionId } from "../fire/caller-view.js";
 import { startBackend } from "./sandbox.js";
 import { resolveSettings } from "./settings.js";
-import { createRedisApprovalStore, createSharedImplicitSessions, createSharedRateLimiter, openSharedStore, resolveReplicaId, sessionRedisOf, type SharedStore } from "../store/index.js";
+import { createRedisApprovalStore, createRedisImplicitSessionStore, createRedisRateLimitStore, openSharedStore, resolveReplicaId, sessionRedisOf, type SharedStore } from "../store/index.js";
 import { createBundleSync } from "../install/bundle-sync.js";
 import type { Runtime, RuntimeOptions } from "./types.js";
 import type { FireInput } from "../fire/types.js";
@@ -229,7 +229,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     inputBounds, maxSessionsPerOwner, assertOpen, pin: pins.pin, unpin: pins.unpin,
     exec, stats, jsonDepth: inputBounds.maxDepth, events: bus,
     // With a shared store, limits.sessions_per_client counts a client's implicit sessions on every replica.
-    ...(shared !== undefined ? { implicitSessions: createSharedImplicitSessions(shared.connection) } : {}),
+    ...(shared !== undefined ? { implicitSessions: createRedisImplicitSessionStore(shared.connection) } : {}),
   });
   // With a shared store, installs and removals are published for every replica, and each replica
   // reconciles to the shared revisions (bundle-sync.ts); started after restore() below.
@@ -314,11 +314,9 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
    * and removals, and session hook registration; the synchronous `hooks.setEnabled` keeps the
    * per-replica limit).
    */
-  const sharedRegistryLimiter = shared === undefined ? undefined : createSharedRateLimiter(shared.connection, { scope: "registry", perMinute: registrationsPerMinute, what: "registry change" });
+  const sharedRegistryLimit = shared === undefined ? undefined : createRegistryRateLimit(createRedisRateLimitStore(shared.connection, { scope: "registry", what: "registry change" }), registrationsPerMinute);
   async function admitRegistryChange(principal: Principal | undefined): Promise<void> {
-    if (sharedRegistryLimiter === undefined || !countsTowardRegistryLimit(principal)) return;
-    const decision = await sharedRegistryLimiter.take(principal.id);
-    if (!decision.ok) throw registryRateLimited(principal.id, registrationsPerMinute, decision.retryAfterMs, true);
+    await sharedRegistryLimit?.admit(principal);
   }
 
   /**
@@ -353,7 +351,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     await admitRegistryChange(registerOptions.principal);
     const principal = registerOptions.principal ?? { id: `session:${sessionId}`, role: "client" };
     // With a shared store the change was counted once, deployment-wide, just above: not again per replica.
-    const hook = registry.registerSessionHook(ref, { scope: "session", sessionId: key, principal, ...(sharedRegistryLimiter !== undefined && registerOptions.principal !== undefined ? { rateAdmitted: "shared" as const } : {}) });
+    const hook = registry.registerSessionHook(ref, { scope: "session", sessionId: key, principal, ...(sharedRegistryLimit !== undefined && registerOptions.principal !== undefined ? { rateAdmitted: "shared" as const } : {}) });
     if (sharedState !== undefined) {
       try {
         await sharedState.rememberHook(key, { bundle: ref.bundle, hook: ref.hook, principal: principal.id }, { periodic: hook.type === "periodic" });
