@@ -241,31 +241,6 @@ export function buildDecision(result: ChainResult, facts: DecisionFacts): Decisi
 }
 
 /**
- * Give `result` its decision record as `result.decision`, built by `build` from the result as it is
- * now when first read (then kept): an enumerable property like any other (JSON, spreads and clones
- * read it), which costs nothing for a chain whose record nobody reads. Setting it replaces it.
- *
- * @example
- * ```ts
- * attachDecision(result, (chain) => buildDecision(chain, facts));
- * result.decision?.outcome; // built here
- * ```
- */
-export function attachDecision(result: ChainResult, build: (chain: ChainResult) => DecisionRecord): void {
-  // The fields the record reads, as they are now: a later change to the result does not change it.
-  const chain: ChainResult = { ...result };
-  let built: DecisionRecord | undefined;
-  Object.defineProperty(result, "decision", {
-    enumerable: true,
-    configurable: true,
-    get: () => (built ??= build(chain)),
-    set: (value: DecisionRecord) => {
-      built = value;
-    },
-  });
-}
-
-/**
  * The RFC 6902 ops (op and path, no values) that turn `before` into `after`, for a profile hook's
  * modification, by fast-json-patch's `compare`: only top-level fields whose value changed are compared,
  * so an unchanged large field (an LLM request) costs nothing. Above `max` ops, one marker op

@@ -21,7 +21,7 @@ import type { ChainPlan, ChainRequest, ChainResult } from "../chain/types.js";
 import { cascadeDisableTargets } from "../chain/cascade.js";
 import { emptyChainResult } from "../chain/contract.js";
 import { mergeHookResults, selectVcpHooks, type SelectedChain } from "../chain/select.js";
-import { attachDecision, buildDecision, VCP_DECISION_PROFILE } from "../chain/decision.js";
+import { buildDecision, VCP_DECISION_PROFILE } from "../chain/decision.js";
 import { redactHead } from "../audit/redact-string.js";
 import type { Logger } from "../observe/events.js";
 import type { EventBus } from "../observe/event-bus.js";
@@ -124,13 +124,11 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
       // Every hook of the plan in plan order, the hooks decided here included; their hook.skipped first.
       if (chosen.decided.size > 0) result.hook_results = mergeHookResults(wire.all, chosen, result.hook_results);
       const events = chosen.events.length > 0 ? [...chosen.events, ...ran.events] : ran.events;
-      // One decision record for the answer, the audit record and the stream (chain/decision.ts), built
-      // when one of them first reads it: a chain nobody audits, streams or answers over HTTP costs none.
-      const client = owner();
-      attachDecision(result, (chain) => buildDecision(chain, {
+      // One decision record for the answer, the audit record and the stream (chain/decision.ts).
+      result.decision = buildDecision(result, {
         profile: VCP_DECISION_PROFILE, event: type, at: new Date(startedAt).toISOString(), subject: { kind: "vcp", vcp_type: type },
-        session: session.id, client, redact: redactHead,
-      }));
+        session: session.id, client: owner(), redact: redactHead,
+      });
       let disabledHooks: string[] = [];
       if (result.cascade_failure) {
         logger.warn({ chain_id: result.chain_id, type }, "cascading hook failure (spec §7.3)");

@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import { medianMs } from "../../support/median-ms.js";
 import { redactHead, redactString } from "../../../src/audit/redact-string.js";
-import { attachDecision, buildDecision, changedPaths, DECISION_LIMITS, type DecisionFacts } from "../../../src/chain/decision.js";
+import { buildDecision, changedPaths, DECISION_LIMITS, type DecisionFacts } from "../../../src/chain/decision.js";
 import type { ChainResult, HookExecution } from "../../../src/chain/types.js";
 import { canonicalJson } from "../../../src/integrity/canonical.js";
 import { getProfile } from "../../../src/profiles/index.js";
@@ -119,28 +119,6 @@ describe("the record's JSON text is its canonical text", () => {
     ["a VCP chain", buildDecision(result([hook("h", { status: "modify", modified_context: true })]), facts({ profile: "vcp", event: "pre_inject", subject: { kind: "vcp", vcp_type: "pre_inject" } }))],
   ])("%s", (_name, decision) => {
     expect(JSON.stringify(decision)).toBe(canonicalJson(decision));
-  });
-});
-
-describe("attachDecision", () => {
-  test("the record is built on first read, once, from the result as it was; JSON and spreads carry it; setting it replaces it", () => {
-    const r = result([hook("guard", { verdict: "block", status: "abort", reason: "no" })], { status: "aborted", aborted_by: "guard" });
-    let builds = 0;
-    attachDecision(r, (chain) => {
-      builds++;
-      return buildDecision(chain, facts({ answerVerdict: "block" }));
-    });
-    expect(builds).toBe(0);
-    r.status = "completed";
-    expect(r.decision?.outcome).toBe("block");
-    expect(r.decision?.decided_by?.hook).toBe("guard");
-    expect(builds).toBe(1);
-    expect((JSON.parse(JSON.stringify(r)) as ChainResult).decision).toStrictEqual(r.decision);
-    expect({ ...r }.decision).toBe(r.decision);
-    const other = buildDecision(result([]), facts());
-    r.decision = other;
-    expect(r.decision).toBe(other);
-    expect(builds).toBe(1);
   });
 });
 
