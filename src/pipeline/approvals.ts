@@ -33,6 +33,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { VcpError } from "../errors.js";
 import { createOutageLog, silentLogger, type Clock, type Logger } from "../observe/events.js";
 import { mayDecideApproval, mayReadApproval, type SessionPrincipal } from "./access.js";
+import type { Principal } from "../registry/index.js";
 import type { AuditRecordInput } from "../audit/index.js";
 import { createRedactor, type Redactor } from "../audit/redact.js";
 import { DEFAULTS } from "../config/defaults.js";
@@ -616,3 +617,25 @@ export function createApprovals(deps: ApprovalDeps) {
 }
 
 export type Approvals = ReturnType<typeof createApprovals>;
+
+/**
+ * `runtime.approvals` (PROFILES §3.4, §8.9): every Amplifier `ask_user` answer of `fireProfile` is a
+ * pending approval that an operator, an `approver` of the session's owner, or the embedding
+ * application decides. A client principal sees only approvals of its own sessions (another's is
+ * APPROVAL_NOT_FOUND) and decides none (FORBIDDEN: its agent asked).
+ */
+export interface ApprovalsApi {
+  list(query?: ApprovalQuery): Promise<Approval[]>;
+  /** `full: true`: the whole prompt in `prompt` while the approval is pending (`prompt_truncated` then says whether even that is cut, past 65,536 characters). */
+  get(id: string, options?: { principal?: Principal; full?: boolean }): Promise<Approval>;
+  /** Granted for allow / allow once / allow always (any case); anything else denies. APPROVAL_DECIDED once settled; FORBIDDEN for a client. */
+  decide(id: string, decision: string, options?: { principal?: Principal }): Promise<Approval>;
+  /** Resolves once the approval is decided or expired. */
+  wait(id: string, options?: { principal?: Principal }): Promise<Approval>;
+  on(event: "approval", listener: (event: ApprovalEvent) => void): () => void;
+}
+
+/** The coordinator's public members only (not start/close/request). */
+export function approvalsApi(approvals: Approvals): ApprovalsApi {
+  return { list: approvals.list, get: approvals.get, decide: approvals.decide, wait: approvals.wait, on: approvals.on };
+}

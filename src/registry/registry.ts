@@ -326,7 +326,8 @@ export function createRegistry(options: RegistryOptions): Registry {
 
     setEnabled(name, enabled, opts) {
       if (opts.scope === "deployment" && opts.sessionId !== undefined) {
-        rateLimit.admit(opts.principal);
+        // Admitted by the limit shared by every replica: not counted again here (as in `begin`).
+        if (opts.rateAdmitted !== "shared") rateLimit.admit(opts.principal);
         assertBoolean(enabled);
         return setEnabledInSession(name, enabled, opts);
       }

@@ -1,22 +1,33 @@
 /**
- * The runtime's parts that live in the shared store with `store: redis` (issue 18): sessions (with
- * their periodic schedule), from src/store/, plus the one thing only this process can
- * do for them: keep this replica's registry holding each session's session-scope hooks, which are
- * recorded in the store when registered on any replica and registered here before one of the
- * session's chains runs.
+ * Sessions in the shared store with `store: redis` (issue 18; sessions.ts, with their periodic
+ * schedule), plus the one thing only this process can do for them: keep this replica's registry
+ * holding each session's session-scope hooks, which are recorded in the store when registered on any
+ * replica and registered here before one of the session's chains runs.
  */
 import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
 import type { PipelineDeps } from "../pipeline/index.js";
 import type { Registry } from "../registry/index.js";
-import { createSharedSessions, type SessionHookRef } from "../store/sessions.js";
-import type { SharedStore } from "../store/index.js";
-import { sessionRedisOf } from "../store/session-redis.js";
-import type { RuntimeOptions } from "./types.js";
+import { createSharedSessions, type SessionHookRef } from "./sessions.js";
+import type { SharedStore } from "./index.js";
+import { sessionRedisOf } from "./session-redis.js";
 
-export interface SharedStateDeps {
+/**
+ * Tuning of sessions, periodic hooks and approvals in the shared store (with `store: redis` they
+ * live in Redis and every replica serves every session, issue 18). Ignored with the local store.
+ */
+export interface SharedSessionTuning {
+  /** Per-session lock: time to live (renewed while held) and how long an operation waits for it. */
+  lock?: { ttlMs?: number; waitMs?: number };
+  /** How often this replica looks for due periodic ticks (ms). Default 200. */
+  periodicScanMs?: number;
+  /** Approval expiry sweep and waiter poll period (ms). Default 500. */
+  approvalPollMs?: number;
+}
+
+export interface SyncedSessionsDeps {
   store: SharedStore;
-  tuning: NonNullable<RuntimeOptions["sharedSessions"]>;
+  tuning: SharedSessionTuning;
   pipeline: PipelineDeps;
   registry: Registry;
   logger: Logger;
@@ -33,7 +44,7 @@ export interface SharedStateDeps {
 /** The registry's refusals of a hook its bundle's active revision does not offer (or of a bundle not installed). */
 const NOT_OFFERED: ReadonlySet<string> = new Set(["UNKNOWN_BUNDLE", "UNKNOWN_HOOK"]);
 
-export function createSharedState(deps: SharedStateDeps) {
+export function createSyncedSessions(deps: SyncedSessionsDeps) {
   const { registry, logger } = deps;
   const redis = sessionRedisOf(deps.store.connection, deps.store.replicaId, deps.store.options.commandTimeoutMs);
   /** Session keys whose hooks this replica took from the store: the opening (epoch) and the refs registered. */
@@ -103,4 +114,4 @@ export function createSharedState(deps: SharedStateDeps) {
   };
 }
 
-export type SharedState = ReturnType<typeof createSharedState>;
+export type SyncedSessions = ReturnType<typeof createSyncedSessions>;
