@@ -9,6 +9,7 @@
  *   gemini-select-0  the same file's row select-0: a read_file call no matcher selects (no hook runs)
  *   gemini-c64       dist/bench/profile-chain.js MODE=gemini: the 5-hook chain at concurrency 64, no audit
  *   vcp-modify-5     dist/bench/profile-chain.js MODE=vcp: a 5-hook VCP modify chain at concurrency 64
+ *   vcp-modify-20    the same with 20 hooks
  *
  * CPU is this machine's CPU time (main process + sandbox host), not wall time. Usage (both builds
  * built; a build older than bench/profile-cpu.ts gets the file copied into its dist/bench first):
@@ -37,10 +38,10 @@ for (const [name, dir] of Object.entries(builds)) {
   }
 }
 
-type Case = "gemini-run-5" | "gemini-select-0" | "gemini-c64" | "vcp-modify-5";
+type Case = "gemini-run-5" | "gemini-select-0" | "gemini-c64" | "vcp-modify-5" | "vcp-modify-20";
 const samples: Record<"base" | "new", Record<Case, number[]>> = {
-  base: { "gemini-run-5": [], "gemini-select-0": [], "gemini-c64": [], "vcp-modify-5": [] },
-  new: { "gemini-run-5": [], "gemini-select-0": [], "gemini-c64": [], "vcp-modify-5": [] },
+  base: { "gemini-run-5": [], "gemini-select-0": [], "gemini-c64": [], "vcp-modify-5": [], "vcp-modify-20": [] },
+  new: { "gemini-run-5": [], "gemini-select-0": [], "gemini-c64": [], "vcp-modify-5": [], "vcp-modify-20": [] },
 };
 
 function node(dir: string, args: string[], env: Record<string, string> = {}): string {
@@ -62,6 +63,8 @@ function round(build: "base" | "new"): void {
   }
   samples[build]["gemini-c64"].push(chainTotal(node(dir, ["dist/bench/profile-chain.js", String(CHAINS), "5"], { MODE: "gemini" })));
   samples[build]["vcp-modify-5"].push(chainTotal(node(dir, ["dist/bench/profile-chain.js", String(CHAINS), "5"], { MODE: "vcp" })));
+  // 20 hooks take about four times as long per chain: a quarter of the chains.
+  samples[build]["vcp-modify-20"].push(chainTotal(node(dir, ["dist/bench/profile-chain.js", String(Math.max(1, Math.round(CHAINS / 4))), "20"], { MODE: "vcp" })));
 }
 
 const median = (xs: number[]): number => {

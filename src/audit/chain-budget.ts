@@ -73,17 +73,18 @@ function marker(field: Cuttable, value: unknown, bytes: number, limit: number): 
  * ```
  */
 export function capChainAudit(records: AuditRecordInput[], maxBytes: number): AuditRecordInput[] {
-  let total = 0;
+  // One JSON text for all: its bytes less the brackets and commas are the records' own, summed.
+  let total = byteLength(records) - 2 - Math.max(records.length - 1, 0) + STORED_OVERHEAD * records.length;
+  if (total <= maxBytes) return records;
+  // Over the budget (rare): the sizes of the fields that can be cut, measured only now.
   const fields: Field[] = [];
   records.forEach((record, i) => {
-    total += byteLength(record) + STORED_OVERHEAD;
     // The chain record's own details (who aborted, the hook count) are small and always kept.
     if (record.kind !== "hook") return;
     for (const field of CUTTABLE) {
       if (record[field] !== undefined) fields.push({ record: i, field, bytes: byteLength(record[field]) });
     }
   });
-  if (total <= maxBytes) return records;
   // Room for the note the chain record gets (`details.audit_truncated`).
   const target = maxBytes - 96;
   fields.sort((a, b) => b.bytes - a.bytes);

@@ -105,13 +105,13 @@ export function recordHash(record: Omit<AuditRecord, "hash"> | Record<string, un
  * Keep the known input fields, as plain JSON data: exactly `JSON.parse(JSON.stringify(fields))`, so
  * what is hashed is what a reader parses back (toJSON, undefined members, -0 all normalized). Strings,
  * booleans and numbers (most fields) are mapped directly; object fields take the JSON round trip.
- * Throws a TypeError for a value JSON cannot carry (BigInt, cycles) or a bad `kind`.
+ * Throws a TypeError for a value JSON cannot carry (BigInt, cycles) or a bad `kind`. The fields go
+ * into `out` (after any it holds already); object values of the fields in `raw` go in as they are.
  */
-export function normalizeInput(input: AuditRecordInput): Record<string, unknown> {
+export function normalizeInput(input: AuditRecordInput, out: Record<string, unknown> = {}, raw?: ReadonlySet<string>): Record<string, unknown> {
   if (input === null || typeof input !== "object" || !KINDS.has(input.kind)) {
     throw new TypeError(`audit record kind must be hook, chain, registry, approval_request, approval_decision, bundle, retention or replica_set, got ${JSON.stringify((input as { kind?: unknown } | null)?.kind)}`);
   }
-  const out: Record<string, unknown> = {};
   for (const field of INPUT_FIELDS) {
     const value = input[field];
     switch (typeof value) {
@@ -129,6 +129,8 @@ export function normalizeInput(input: AuditRecordInput): Record<string, unknown>
       default:
         // Objects (and a BigInt, which throws here as before): the round trip, one field at a time.
         if (value === null) out[field] = null;
+        // The caller normalizes this one itself (the writer's payload fields: audit/writer.ts).
+        else if (typeof value === "object" && raw?.has(field) === true) out[field] = value;
         else {
           const text = JSON.stringify(value); // undefined when a toJSON answers undefined: left out, as JSON does
           if (text !== undefined) out[field] = JSON.parse(text);
@@ -159,6 +161,12 @@ export interface PreparedRecord {
   readonly canonical: readonly [string, string, string, string];
 }
 
+/** Position of each member name in CANONICAL_ORDER; `prev`, `seq` and `ts` (the writer's) split the runs. */
+const CANONICAL_INDEX: ReadonlyMap<string, number> = new Map(CANONICAL_ORDER.map((name, i) => [name, i]));
+const PREV_AT = CANONICAL_INDEX.get("prev")!;
+const SEQ_AT = CANONICAL_INDEX.get("seq")!;
+const TS_AT = CANONICAL_INDEX.get("ts")!;
+
 /** `"name":` of every field a record can carry, made once: member names are plain ASCII identifiers. */
 const MEMBER_PREFIX: ReadonlyMap<string, string> = new Map(CANONICAL_ORDER.map((name) => [name, `${JSON.stringify(name)}:`]));
 
@@ -173,34 +181,44 @@ const MEMBER_PREFIX: ReadonlyMap<string, string> = new Map(CANONICAL_ORDER.map((
  * for the line). `jsonTexts` may hand over `JSON.stringify` of an object value the caller already
  * made (the writer's redaction pass): it must be exactly that text, which it is for a value that
  * came from `JSON.parse` of it (`JSON.stringify` of a parsed JSON text gives the text back).
+ * `canonicalTexts` likewise hands over `canonicalJson` of an object value (then the value itself is
+ * not read again: any object stands in for it).
  */
-export function prepareRecord(fields: Record<string, unknown>, jsonTexts?: Readonly<Partial<Record<string, string>>>): PreparedRecord {
-  // The canonical runs: members that sort before `prev`, between `prev` and `seq`, `seq` and `ts`, after `ts`.
-  const runs = ["", "", "", ""];
-  let run = 0;
-  // Canonical text of each primitive value, reused for the line below.
-  const primitiveText = new Map<string, string>();
-  for (const name of CANONICAL_ORDER) {
-    if (name === "prev" || name === "seq" || name === "ts") {
-      run++;
-      continue;
-    }
-    const value = fields[name];
-    if (value === undefined) continue;
-    const text = canonicalJson(value);
-    if (value === null || typeof value !== "object") primitiveText.set(name, text);
-    runs[run] += runs[run]!.length > 0 ? `,${MEMBER_PREFIX.get(name)!}${text}` : `${MEMBER_PREFIX.get(name)!}${text}`;
-  }
+export function prepareRecord(fields: Record<string, unknown>, jsonTexts?: Readonly<Partial<Record<string, string>>>, canonicalTexts?: Readonly<Partial<Record<string, string>>>): PreparedRecord {
+  // `"name":<canonical value>` of each hashed member, by its position in CANONICAL_ORDER.
+  const members: Array<string | undefined> = new Array<string | undefined>(CANONICAL_ORDER.length);
   // The line's members: what JSON.stringify(fields) writes, member by member, in the fields' own order.
   let json = "";
   for (const name of Object.keys(fields)) {
     const value = fields[name];
-    const known = MEMBER_PREFIX.get(name);
-    const text = primitiveText.get(name) ?? (known !== undefined && value !== null && typeof value === "object" ? jsonTexts?.[name] : undefined) ?? JSON.stringify(value);
-    if (text === undefined) continue; // JSON leaves out undefined, function and symbol members
+    if (value === undefined) continue; // JSON leaves it out, and it is not hashed
+    const at = CANONICAL_INDEX.get(name);
+    const prefix = MEMBER_PREFIX.get(name);
+    let text: string | undefined;
+    if (at !== undefined && at !== PREV_AT && at !== SEQ_AT && at !== TS_AT) {
+      // A hashed member. For a string, number, boolean or null the canonical text is the JSON text too.
+      const canonical = canonicalTexts?.[name] ?? canonicalJson(value);
+      members[at] = `${prefix!}${canonical}`;
+      text = value === null || typeof value !== "object" ? canonical : (jsonTexts?.[name] ?? JSON.stringify(value));
+    } else {
+      text = (prefix !== undefined && value !== null && typeof value === "object" ? jsonTexts?.[name] : undefined) ?? JSON.stringify(value);
+    }
+    if (text === undefined) continue; // JSON leaves out function and symbol members
     if (json.length > 0) json += ",";
-    json += known ?? `${JSON.stringify(name)}:`;
+    json += prefix ?? `${JSON.stringify(name)}:`;
     json += text;
+  }
+  // The canonical runs: members that sort before `prev`, between `prev` and `seq`, `seq` and `ts`, after `ts`.
+  const runs = ["", "", "", ""];
+  let run = 0;
+  for (let i = 0; i < members.length; i++) {
+    if (i === PREV_AT || i === SEQ_AT || i === TS_AT) {
+      run++;
+      continue;
+    }
+    const member = members[i];
+    if (member === undefined) continue;
+    runs[run] += runs[run]!.length > 0 ? `,${member}` : member;
   }
   return { json, canonical: [runs[0]!, runs[1]!, runs[2]!, runs[3]!] };
 }

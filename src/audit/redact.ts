@@ -2,6 +2,7 @@
  * Redaction for audit payloads, guest log lines and the operational log (src/observe/logger.ts).
  * No I/O and no pino: the sandbox workers import this module.
  */
+import { canonicalJson } from "../integrity/canonical.js";
 import { REDACT_LOOKAHEAD, redactHead, redactString } from "./redact-string.js";
 
 // The string scrubber lives apart so light entries (the `vcp-hooks hook` adapter) can use it without this module.
@@ -36,9 +37,42 @@ interface Walk {
 }
 
 /** Returns a redacted copy; never changes its argument. */
-export type Redactor = (value: unknown) => unknown;
+export interface Redactor {
+  (value: unknown): unknown;
+  /**
+   * The JSON texts of `JSON.parse(JSON.stringify(this(JSON.parse(JSON.stringify(value)))))` without
+   * building those copies — `json` as `JSON.stringify` writes it, `canonical` its RFC 8785 form — when
+   * redaction and the round trip leave the value as it is (plain JSON data, no secret shape, no
+   * configured key, no string over the limit, no `maxChars`). Undefined otherwise: the caller takes
+   * the general path.
+   * What the audit writer tries first for every payload field (audit/writer.ts): a chain's records and
+   * its decision record (redacted when it was built) almost always qualify; an object whose members
+   * are in sorted order at every depth (the decision record) is not written a second time for the
+   * canonical text.
+   */
+  readonly jsonTexts?: (value: object) => RedactedJson | undefined;
+}
+
+/** The texts {@link Redactor.jsonTexts} makes. */
+export interface RedactedJson {
+  readonly json: string;
+  readonly canonical: string;
+}
 
 const normalizeKey = (key: string) => key.toLowerCase().replace(/[-_\s]/g, "");
+
+/** Keys seen whose normalized form is checked, at most this many remembered (keys can be client-chosen). */
+const KEY_CACHE_SIZE = 4096;
+
+/** What {@link Redactor.jsonTexts}' walk found: something redaction changes, or plain data with or without every object sorted. */
+const CHANGED = 0;
+const SORTED = 1;
+const UNSORTED = 2;
+type Plainness = typeof CHANGED | typeof SORTED | typeof UNSORTED;
+
+/** What a key is to the redactor: plain, one of the configured keys, or changed by redaction itself. */
+const KeyKind = { plain: 0, configured: 1, changed: 2 } as const;
+type KeyKind = (typeof KeyKind)[keyof typeof KeyKind];
 
 /**
  * Build a redactor for audit payloads and log fields: configured keys are replaced at any depth,
@@ -65,6 +99,18 @@ export function createRedactor(options: RedactorOptions): Redactor {
   // and redacted before it is cut.
   const scan = maxString + REDACT_LOOKAHEAD;
   const str = (text: string): string => truncate(redactHead(text, maxString), maxString, Math.max(0, text.length - scan));
+  // What a key is, remembered (the same few keys come again and again): one of the configured keys
+  // (its value is REDACTED), a key redaction itself changes (a secret shape, or too long), or plain.
+  const keyKinds = new Map<string, KeyKind>();
+  const keyKind = (key: string): KeyKind => {
+    let kind = keyKinds.get(key);
+    if (kind === undefined) {
+      // `__proto__` takes the general path (the walk's copy defines it as an own member).
+      kind = keys.has(normalizeKey(key.length > scan ? key.slice(0, scan) : key)) ? KeyKind.configured : str(key) !== key || key === "__proto__" ? KeyKind.changed : KeyKind.plain;
+      if (keyKinds.size < KEY_CACHE_SIZE) keyKinds.set(key, kind);
+    }
+    return kind;
+  };
 
   // `at.chars` counts at least the JSON text of what was copied so far, in JSON.stringify's order:
   // quotes, brackets, a key's quotes and colon, one character per number and comma.
@@ -127,7 +173,84 @@ export function createRedactor(options: RedactorOptions): Redactor {
     }
   }
 
-  return (value: unknown) => walk(value, 0, { ancestors: new Set(), chars: 0 });
+  /** Set by {@link unchanged} when it met a member or element JSON leaves out or writes as null. */
+  let leftOut = false;
+
+  /**
+   * Whether `value` is plain JSON data that redaction leaves as it is — then its redacted copy, the
+   * JSON round trip of it and the value itself all have the same JSON text — and whether every object
+   * in it has its members in sorted order (then that text is also its canonical one). Anything
+   * redaction or the round trip would change (a secret shape, a configured key, a string over the
+   * limit, a non-finite number, a `toJSON`, a class instance, a BigInt, nesting at maxDepth, which
+   * cycles reach) answers CHANGED.
+   */
+  function unchanged(value: unknown, depth: number): Plainness {
+    switch (typeof value) {
+      case "string":
+        return str(value) === value ? SORTED : CHANGED;
+      case "number":
+        return Number.isFinite(value) ? SORTED : CHANGED;
+      case "boolean":
+        return SORTED;
+      case "object":
+        break;
+      default:
+        return CHANGED; // a BigInt; undefined, functions and symbols are members, handled below
+    }
+    if (value === null) return SORTED;
+    if (depth >= maxDepth || typeof (value as { toJSON?: unknown }).toJSON === "function") return CHANGED;
+    const proto = Object.getPrototypeOf(value) as unknown;
+    let plainness: Plainness = SORTED;
+    if (Array.isArray(value)) {
+      if (proto !== Array.prototype) return CHANGED;
+      for (let i = 0; i < value.length; i++) {
+        const item: unknown = value[i];
+        // An undefined, function or symbol element is null in every text.
+        if (item === undefined || typeof item === "function" || typeof item === "symbol") {
+          leftOut = true;
+          continue;
+        }
+        const inner = unchanged(item, depth + 1);
+        if (inner === CHANGED) return CHANGED;
+        if (inner === UNSORTED) plainness = UNSORTED;
+      }
+      return plainness;
+    }
+    if (proto !== Object.prototype && proto !== null) return CHANGED;
+    let previous: string | undefined;
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      const member = (value as Record<string, unknown>)[key];
+      // Left out of every text (JSON drops such members, the redactor too).
+      if (member === undefined || typeof member === "function" || typeof member === "symbol") {
+        leftOut = true;
+        continue;
+      }
+      if (keyKind(key) !== KeyKind.plain) return CHANGED;
+      const inner = unchanged(member, depth + 1);
+      if (inner === CHANGED) return CHANGED;
+      // Sorted as canonical.ts sorts: by UTF-16 code units (integer-like names written first are not).
+      if (inner === UNSORTED || (previous !== undefined && !(previous < key))) plainness = UNSORTED;
+      previous = key;
+    }
+    return plainness;
+  }
+
+  const redactor = (value: unknown) => walk(value, 0, { ancestors: new Set(), chars: 0 });
+  return Object.assign(redactor, {
+    jsonTexts(value: object): RedactedJson | undefined {
+      // A copy cut at a budget is not the value: that takes the general path.
+      if (budget !== Infinity) return undefined;
+      leftOut = false;
+      const plainness = unchanged(value, 0);
+      if (plainness === CHANGED) return undefined;
+      const json = JSON.stringify(value);
+      // Members in sorted order everywhere (chain/decision.ts builds its record so): the text is canonical.
+      if (plainness === SORTED) return { json, canonical: json };
+      // canonical.ts refuses what JSON leaves out (a function member): then the text parsed back.
+      return { json, canonical: canonicalJson(leftOut ? JSON.parse(json) : value) };
+    },
+  });
 }
 
 /**

@@ -1,8 +1,10 @@
+import { hash as sha256 } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import { mkdir, open, rename, type FileHandle } from "node:fs/promises";
 import { dirname, resolve as resolvePath } from "node:path";
 import { VcpError } from "../errors.js";
 import { REPLICA_ID } from "../model/names.js";
+import type { Redactor } from "./redact.js";
 import { listSegments, openIfExists, readFully, segmentPath, syncDir } from "./files.js";
 import { GENESIS_HASH, hashInput, normalizeInput, prepareRecord, recordHash, sealPrepared, type AuditRecordInput, type PreparedRecord } from "./record.js";
 
@@ -65,7 +67,7 @@ export interface AuditWriterOptions {
    * Applied to `annotations`, `details` and `modification` before anything is hashed or written,
    * e.g. createRedactor(...). Redaction comes before the size cap, so a cut cannot expose half a secret.
    */
-  redact?: (value: unknown) => unknown;
+  redact?: Redactor | ((value: unknown) => unknown);
   /** `annotations`, `details` or `modification` whose JSON exceeds this is replaced by a stub; default 65536. */
   maxFieldBytes?: number;
   /**
@@ -140,6 +142,10 @@ interface Waiter {
 
 const openPaths = new Set<string>();
 const PAYLOAD_FIELDS = ["annotations", "details", "modification", "decision"] as const;
+/** normalizeInput leaves these to prepare (below), which normalizes and redacts them in one go. */
+const RAW_FIELDS: ReadonlySet<string> = new Set(PAYLOAD_FIELDS);
+/** Stands in for a payload value whose texts prepare made (prepareRecord then reads only the texts). */
+const TEXTS_GIVEN = Object.freeze({});
 
 /**
  * Open (or create) a hash-chained, append-only JSONL audit log (DESIGN §5, spec §8.2.3) and resume
@@ -238,19 +244,52 @@ class Writer implements AuditWriter {
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
-    return new Promise<AuditHead>((resolve, reject) => {
-      // FIFO: once anyone waits, everyone waits behind them, so seq order is call order.
-      if (this.waiters.length > 0 || this.pendingCount() >= this.opts.maxPending) {
-        this.waiters.push({ fields, since: performance.now(), resolve, reject });
-      } else {
-        this.admit(fields, resolve, reject);
-      }
-    });
+    return new Promise<AuditHead>((resolve, reject) => this.enqueue(fields, resolve, reject));
   }
 
   appendMany(records: readonly AuditRecordInput[]): Promise<AuditHead[]> {
-    // The appends are issued synchronously, so nothing can take a seq between them.
-    return Promise.all(records.map((r) => this.append(r)));
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.closed) return Promise.reject(new Error(`audit log ${this.path} is closed`));
+    // One promise for the records (a chain's are written together): each is admitted as `append`
+    // would, in order and synchronously, so nothing can take a seq between them. A record that cannot
+    // be prepared rejects the whole call; the others are written all the same, as with one append each.
+    return new Promise<AuditHead[]>((resolve, reject) => {
+      const heads: AuditHead[] = new Array<AuditHead>(records.length);
+      let left = records.length;
+      let failed = false;
+      const fail = (err: Error): void => {
+        if (failed) return;
+        failed = true;
+        reject(err);
+      };
+      if (left === 0) resolve(heads);
+      records.forEach((input, i) => {
+        let fields: PreparedRecord;
+        try {
+          fields = this.prepare(input);
+        } catch (err) {
+          fail(err instanceof Error ? err : new Error(String(err)));
+          return;
+        }
+        this.enqueue(
+          fields,
+          (head) => {
+            heads[i] = head;
+            if (--left === 0 && !failed) resolve(heads);
+          },
+          fail,
+        );
+      });
+    });
+  }
+
+  /** Admit a prepared record now, or queue it behind the waiting ones (FIFO: seq order is call order). */
+  private enqueue(fields: PreparedRecord, resolve: (head: AuditHead) => void, reject: (err: Error) => void): void {
+    if (this.waiters.length > 0 || this.pendingCount() >= this.opts.maxPending) {
+      this.waiters.push({ fields, since: performance.now(), resolve, reject });
+    } else {
+      this.admit(fields, resolve, reject);
+    }
   }
 
   head(): AuditHead {
@@ -301,25 +340,49 @@ class Writer implements AuditWriter {
    * text sealing needs (record.ts prepareRecord): all of it before admission, none of it per seq.
    */
   private prepare(input: AuditRecordInput): PreparedRecord {
-    const normalized = normalizeInput(input);
     // The writer's replica id first (readability of the line; the hash is over RFC 8785 order).
-    const fields = this.opts.replica !== undefined ? { replica: this.opts.replica, ...normalized } : normalized;
+    const fields = normalizeInput(input, this.opts.replica !== undefined ? { replica: this.opts.replica } : {}, RAW_FIELDS);
     // JSON texts of the payload values as written, handed to prepareRecord so it does not write them again.
     let texts: Partial<Record<(typeof PAYLOAD_FIELDS)[number], string>> | undefined;
+    let canonical: Partial<Record<(typeof PAYLOAD_FIELDS)[number], string>> | undefined;
+    const redact = this.opts.redact;
     for (const key of PAYLOAD_FIELDS) {
       if (!(key in fields)) continue;
       let value = fields[key];
       // SECURITY: redaction precedes the size cap, so a secret cannot survive by being cut in half.
+      // Plain JSON data (a chain's records, its decision record): the audit redactor writes the
+      // redacted value's JSON and RFC 8785 texts in one walk, building no copy (redact.ts jsonTexts).
+      const direct = typeof value === "object" && value !== null && redact !== undefined && "jsonTexts" in redact ? redact.jsonTexts?.(value) : undefined;
+      if (direct !== undefined) {
+        const bytes = Buffer.byteLength(direct.json);
+        if (bytes > this.opts.maxFieldBytes) fields[key] = { truncated: true, bytes, hash: `sha256:${sha256("sha256", direct.canonical, "hex")}` };
+        else {
+          (texts ??= {})[key] = direct.json;
+          (canonical ??= {})[key] = direct.canonical;
+          // prepareRecord reads the texts; the unredacted value must not stay in the fields.
+          fields[key] = TEXTS_GIVEN;
+        }
+        continue;
+      }
+      if (typeof value === "object" && value !== null) {
+        // The general path: what normalizeInput does to any other object field, the JSON round trip.
+        const text = JSON.stringify(value); // undefined when a toJSON answers undefined: left out, as JSON does
+        if (text === undefined) {
+          delete fields[key];
+          continue;
+        }
+        value = JSON.parse(text);
+      }
       // One JSON text of the redacted value serves the cap, the round trip that makes what is hashed
       // exactly what a reader parses back (the redactor is any function), and the stored line.
-      const text = JSON.stringify(this.opts.redact ? (this.opts.redact(value) ?? null) : value);
-      if (this.opts.redact) value = JSON.parse(text);
+      const text = JSON.stringify(redact ? (redact(value) ?? null) : value);
+      if (redact) value = JSON.parse(text);
       const bytes = Buffer.byteLength(text);
       if (bytes > this.opts.maxFieldBytes) value = { truncated: true, bytes, hash: hashInput(value) };
       else (texts ??= {})[key] = text;
       fields[key] = value;
     }
-    return prepareRecord(fields, texts);
+    return prepareRecord(fields, texts, canonical);
   }
 
   private admit(fields: PreparedRecord, resolve: (h: AuditHead) => void, reject: (e: Error) => void): void {

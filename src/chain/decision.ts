@@ -99,30 +99,37 @@ function safe(text: string, max: number, redact: DecisionFacts["redact"]): strin
  * ```
  */
 export function recordedSubject(facts: SubjectFacts, event: string, redact: DecisionFacts["redact"]): DecisionSubject {
-  const out: DecisionSubject = { kind: facts.kind, summary: "" };
-  if (facts.tool !== undefined) out.tool = safe(facts.tool, DECISION_LIMITS.tool, redact);
-  if (facts.command !== undefined) out.command = safe(facts.command, DECISION_LIMITS.command, redact);
-  if (facts.path !== undefined) out.path = safe(facts.path, DECISION_LIMITS.path, redact);
+  const tool = facts.tool !== undefined ? safe(facts.tool, DECISION_LIMITS.tool, redact) : undefined;
+  const command = facts.command !== undefined ? safe(facts.command, DECISION_LIMITS.command, redact) : undefined;
+  const path = facts.path !== undefined ? safe(facts.path, DECISION_LIMITS.path, redact) : undefined;
   // SECURITY: a prompt is identified by its digest only; its text never leaves this function.
-  if (facts.prompt !== undefined) out.prompt_sha256 = digest("sha256", facts.prompt, "hex");
-  if (facts.vcp_type !== undefined) out.vcp_type = safe(facts.vcp_type, DECISION_LIMITS.tool, redact);
+  const promptSha256 = facts.prompt !== undefined ? digest("sha256", facts.prompt, "hex") : undefined;
+  const vcpType = facts.vcp_type !== undefined ? safe(facts.vcp_type, DECISION_LIMITS.tool, redact) : undefined;
   let summary: string;
   switch (facts.kind) {
     case "tool": {
-      const what = out.command ?? out.path;
-      summary = what !== undefined ? `${out.tool ?? event}: ${what}` : (out.tool ?? event);
+      const what = command ?? path;
+      summary = what !== undefined ? `${tool ?? event}: ${what}` : (tool ?? event);
       break;
     }
     case "prompt":
-      summary = out.prompt_sha256 !== undefined ? `${event}: prompt sha256:${out.prompt_sha256.slice(0, 12)}` : event;
+      summary = promptSha256 !== undefined ? `${event}: prompt sha256:${promptSha256.slice(0, 12)}` : event;
       break;
     case "vcp":
-      summary = `vcp ${out.vcp_type ?? event}`;
+      summary = `vcp ${vcpType ?? event}`;
       break;
     default:
       summary = event;
   }
+  // Members in sorted order (see buildDecision).
+  const out = {} as DecisionSubject;
+  if (command !== undefined) out.command = command;
+  out.kind = facts.kind;
+  if (path !== undefined) out.path = path;
+  if (promptSha256 !== undefined) out.prompt_sha256 = promptSha256;
   out.summary = clip(summary, DECISION_LIMITS.summary);
+  if (tool !== undefined) out.tool = tool;
+  if (vcpType !== undefined) out.vcp_type = vcpType;
   return out;
 }
 
@@ -208,30 +215,28 @@ export function buildDecision(result: ChainResult, facts: DecisionFacts): Decisi
   let errors = 0;
   const hooks = result.hook_results.map((h): DecisionHook => {
     if (ERROR_OUTCOMES.has(h.outcome)) errors++;
-    return {
-      hook: h.hook,
-      bundle: h.bundle,
-      outcome: h.outcome,
-      ...(h.verdict !== undefined ? { verdict: h.verdict } : {}),
-      duration_ms: h.duration_ms,
-      ...(h.reason !== undefined ? { reason: safe(h.reason, DECISION_LIMITS.hookReason, redact) } : {}),
-    };
+    const entry: DecisionHook = { bundle: h.bundle, duration_ms: h.duration_ms, hook: h.hook, outcome: h.outcome };
+    if (h.reason !== undefined) entry.reason = safe(h.reason, DECISION_LIMITS.hookReason, redact);
+    if (h.verdict !== undefined) entry.verdict = h.verdict;
+    return entry;
   });
+  // Members in sorted order, here and in every object of the record: its JSON text is then also its
+  // RFC 8785 form, which the audit writer hashes without writing it a second time (audit/redact.ts jsonTexts).
   return {
-    chain_id: result.chain_id,
     at: facts.at,
-    profile: facts.profile,
-    event: facts.event,
-    outcome,
-    errors,
-    decided_by: decisive !== undefined ? { hook: decisive.hook, bundle: decisive.bundle, revision: decisive.bundle_digest ?? null } : null,
-    reason: rawReason !== undefined && rawReason !== "" ? safe(rawReason, DECISION_LIMITS.reason, redact) : null,
-    subject: recordedSubject(facts.subject, facts.event, redact),
-    hooks,
+    chain_id: result.chain_id,
     changes,
     ...(dropped > 0 ? { changes_omitted: dropped } : {}),
-    session: facts.session !== null && facts.session !== "" ? facts.session : null,
     client: facts.client,
+    decided_by: decisive !== undefined ? { bundle: decisive.bundle, hook: decisive.hook, revision: decisive.bundle_digest ?? null } : null,
+    errors,
+    event: facts.event,
+    hooks,
+    outcome,
+    profile: facts.profile,
+    reason: rawReason !== undefined && rawReason !== "" ? safe(rawReason, DECISION_LIMITS.reason, redact) : null,
+    session: facts.session !== null && facts.session !== "" ? facts.session : null,
+    subject: recordedSubject(facts.subject, facts.event, redact),
   };
 }
 

@@ -98,6 +98,10 @@ function finishSelection(
  * ```
  */
 export function selectVcpHooks(plan: ChainPlan, request: Pick<ChainRequest, "chainId" | "context" | "constitution" | "event" | "session">): SelectedChain {
+  const first = plan.hooks[0];
+  // The common chain: its first hook runs unconditionally, so every hook is sent and nothing is
+  // decided here — the same selection for every chain of the plan, made once.
+  if (first !== undefined && first.hook.enabled && first.predicate === null) return everyHookOf(plan);
   const decided = new Map<number, HookExecution>();
   const events: LifecycleEvent[] = [];
   const meters = new Map<string, PredicateMeter>();
@@ -129,6 +133,18 @@ export function selectVcpHooks(plan: ChainPlan, request: Pick<ChainRequest, "cha
     return finishSelection(sent, decided, held, refused, meters, events);
   }
   return finishSelection([], decided, held, refused, meters, events);
+}
+
+/** Per plan: the selection that sends every hook and decides none (frozen: shared by its chains). */
+const everyHook = new WeakMap<ChainPlan, SelectedChain>();
+function everyHookOf(plan: ChainPlan): SelectedChain {
+  let chosen = everyHook.get(plan);
+  if (chosen === undefined) {
+    const selection: PreSelection = Object.freeze({ matched: true, held: Object.freeze([]), refused: Object.freeze({}), predicateLeft: Object.freeze({}) });
+    chosen = Object.freeze({ sent: Object.freeze(plan.hooks.map((_, i) => i)), decided: new Map(), selection, events: Object.freeze([]) });
+    everyHook.set(plan, chosen);
+  }
+  return chosen;
 }
 
 /** The HookInput a VCP condition reads before any hook ran (chain_state still empty). */

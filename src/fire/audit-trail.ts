@@ -98,28 +98,33 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
       const owner = session.owner !== null ? { owner: session.owner } : {};
       // An event-profile chain names its profile and event; its `type` is a placeholder, never recorded.
       const origin = result.profile !== undefined ? { profile: result.profile.profile, profile_event: result.profile.event } : { hook_type: result.type };
-      const records: AuditRecordInput[] = result.hook_results.map((hook) => ({
-        kind: "hook",
-        session: sessionId,
-        ...owner,
-        chain_id: result.chain_id,
-        hook: hook.hook,
-        ...origin,
-        scope: hook.scope,
-        bundle: hook.bundle,
-        ...(hook.bundle_digest !== undefined ? { bundle_digest: hook.bundle_digest } : {}),
-        input_hash: inputHash,
-        status: hook.status,
-        outcome: hook.outcome,
-        duration_ms: hook.duration_ms,
+      // Members set one by one (absent ones left out, not spread in): one object per record, the
+      // writer reads them in its own field order.
+      const records: AuditRecordInput[] = result.hook_results.map((hook) => {
+        const record: AuditRecordInput = { kind: "hook", session: sessionId };
+        if (session.owner !== null) record.owner = session.owner;
+        record.chain_id = result.chain_id;
+        record.hook = hook.hook;
+        if (result.profile !== undefined) {
+          record.profile = result.profile.profile;
+          record.profile_event = result.profile.event;
+        } else record.hook_type = result.type;
+        record.scope = hook.scope;
+        record.bundle = hook.bundle;
+        if (hook.bundle_digest !== undefined) record.bundle_digest = hook.bundle_digest;
+        record.input_hash = inputHash;
+        record.status = hook.status;
+        record.outcome = hook.outcome;
+        record.duration_ms = hook.duration_ms;
         // PROFILES §6: an exec hook's record says it ran outside the sandbox, and what ran.
-        ...(hook.sandboxed === false ? { sandboxed: false as const } : {}),
-        ...(hook.exec !== undefined ? { exec: hook.exec } : {}),
-        ...(hook.modification !== undefined ? { modification: hook.modification as NonNullable<AuditRecordInput["modification"]> } : {}),
-        ...(hook.provenance !== undefined ? { provenance: hook.provenance } : {}),
-        ...(hook.annotations !== undefined ? { annotations: hook.annotations } : {}),
-        ...(hook.error !== undefined || hook.reason !== undefined ? { details: { error: hook.error, reason: hook.reason } } : {}),
-      }));
+        if (hook.sandboxed === false) record.sandboxed = false;
+        if (hook.exec !== undefined) record.exec = hook.exec;
+        if (hook.modification !== undefined) record.modification = hook.modification as NonNullable<AuditRecordInput["modification"]>;
+        if (hook.provenance !== undefined) record.provenance = hook.provenance;
+        if (hook.annotations !== undefined) record.annotations = hook.annotations;
+        if (hook.error !== undefined || hook.reason !== undefined) record.details = { error: hook.error, reason: hook.reason };
+        return record;
+      });
       records.push({
         kind: "chain",
         session: sessionId,
@@ -131,12 +136,17 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         duration_ms: result.duration_ms,
         // The chain's decision record (chain/decision.ts): what GET /v1/decisions reads back.
         ...(result.decision !== undefined ? { decision: result.decision } : {}),
+        // Members in sorted order: the JSON text is the canonical one (audit/redact.ts jsonTexts).
         details: {
-          // An agent chain's reason is its decision's (VCP chains keep their own, unchanged).
-          aborted_by: result.aborted_by, reason: result.profile !== undefined ? (result.decision?.reason ?? null) : result.reason, cascade_failure: result.cascade_failure, hooks: result.hook_results.length,
-          ...(result.profile !== undefined ? { exit_code: result.profile.exit_code, mode: result.profile.mode } : {}),
+          aborted_by: result.aborted_by,
+          cascade_failure: result.cascade_failure,
           // Cascade disables are session-local (spec §7.3.4): say so, and in which session.
           ...(disabledHooks.length > 0 ? { disabled_hooks: [...disabledHooks], disabled_scope: "session", disabled_session: sessionId } : {}),
+          ...(result.profile !== undefined ? { exit_code: result.profile.exit_code } : {}),
+          hooks: result.hook_results.length,
+          ...(result.profile !== undefined ? { mode: result.profile.mode } : {}),
+          // An agent chain's reason is its decision's (VCP chains keep their own, unchanged).
+          reason: result.profile !== undefined ? (result.decision?.reason ?? null) : result.reason,
         },
       });
       // SECURITY: one request's chain cannot write more than the budget, however many hooks echo its input.

@@ -3,6 +3,7 @@ import { describe, expect, test } from "vitest";
 import { medianMs } from "../../support/median-ms.js";
 import { createRedactor, redactString } from "../../../src/audit/index.js";
 import { redactAllShapes } from "../../../src/audit/redact-string.js";
+import { canonicalJson } from "../../../src/integrity/canonical.js";
 
 const JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
 const PEM = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIFh7x0m7g8Q1n2v6y0u1qK5pM2h1x8m8QeLk0m6n7Q9x\n-----END PRIVATE KEY-----";
@@ -144,5 +145,57 @@ describe("createRedactor", () => {
     expect(JSON.stringify(redact(deep))).toContain("[MaxDepth]");
     const err = Object.assign(new Error("failed with Bearer abcdef"), { password: "p" });
     expect(redact(err)).toMatchObject({ type: "Error", message: "failed with Bearer [REDACTED]", password: "[REDACTED]" });
+  });
+});
+
+describe("createRedactor().jsonTexts: the writer's one-walk texts", () => {
+  // What the audit writer did for every payload field before: the JSON round trip, redaction, the
+  // JSON text of the copy and the canonical text of that parsed back.
+  const redact = createRedactor({ keys: ["password", "Authorization", "api_key"], maxStringLength: 40, maxDepth: 6 });
+  const generalPath = (value: unknown): { json: string; canonical: string } => {
+    const normalized = JSON.parse(JSON.stringify(value)) as unknown;
+    const json = JSON.stringify(redact(normalized) ?? null);
+    return { json, canonical: canonicalJson(JSON.parse(json)) };
+  };
+  const secretish = fc.constantFrom("Bearer abc.def", `x ${JWT}`, "sk-abcdefghijklmnop1234", "AKIAIOSFODNN7EXAMPLE", "é\u2028\"\\", "\uD800x", "a".repeat(60));
+  const key = fc.oneof(fc.string({ maxLength: 5 }), fc.constantFrom("password", "PASS_word", "api-key", "Authorization", "2", "10", "b", "a", "sk-abcdefghijklmnop1234", "k".repeat(50)));
+  const leaf = fc.oneof(fc.string(), secretish, fc.double(), fc.constantFrom(-0, Number.NaN, Number.POSITIVE_INFINITY), fc.boolean(), fc.constant(null), fc.constant(undefined));
+  const tree = fc.letrec((tie) => ({
+    node: fc.oneof({ depthSize: "small" }, leaf, fc.array(tie("node"), { maxLength: 4 }), fc.dictionary(key, tie("node"), { maxKeys: 5 })),
+  })).node;
+  const odd = fc.constantFrom<unknown>(new Date(0), { toJSON: () => ({ b: 1 }) }, Object.create(null) as object, new String("boxed"), [undefined, () => 1]);
+
+  test("the same texts as the general path, or undefined for what that path must take", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.array(tree, { maxLength: 4 }), fc.dictionary(key, fc.oneof(tree, odd), { maxKeys: 6 })), (value) => {
+        const texts = redact.jsonTexts!(value);
+        if (texts !== undefined) expect(texts).toStrictEqual(generalPath(value));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  test("plain data redaction leaves alone takes the short path; a secret, a configured key, a toJSON, a class instance or deep nesting do not", () => {
+    const decision = { chain_id: "c", hooks: [{ hook: "h", duration_ms: 0.5, reason: "Bearer [REDACTED]", nothing: undefined }], b: 2, "10": -0, "2": [undefined, null], subject: { kind: "tool", command: "x".repeat(40) } };
+    expect(redact.jsonTexts!(decision)).toStrictEqual(generalPath(decision));
+    expect(redact.jsonTexts!(decision)?.canonical).toBe('{"10":0,"2":[null,null],"b":2,"chain_id":"c","hooks":[{"duration_ms":0.5,"hook":"h","reason":"Bearer [REDACTED]"}],"subject":{"command":"' + "x".repeat(40) + '","kind":"tool"}}');
+    expect(redact.jsonTexts!({ reason: "Bearer abc" })).toBeUndefined();
+    expect(redact.jsonTexts!({ password: "p" })).toBeUndefined();
+    expect(redact.jsonTexts!({ long: "x".repeat(41) })).toBeUndefined();
+    expect(redact.jsonTexts!({ at: new Date(0) })).toBeUndefined();
+    expect(redact.jsonTexts!({ a: { toJSON: () => 1 } })).toBeUndefined();
+    expect(redact.jsonTexts!({ "sk-abcdefghijklmnop1234": 1 })).toBeUndefined();
+    expect(redact.jsonTexts!(JSON.parse('{"__proto__": {"a": 1}}') as object)).toBeUndefined();
+    expect(redact.jsonTexts!({ n: Number.NaN })).toBeUndefined();
+    expect(redact.jsonTexts!({ a: { b: { c: { d: { e: { f: { g: 1 } } } } } } })).toBeUndefined();
+    expect(redact.jsonTexts!({ n: 1n })).toBeUndefined();
+  });
+
+  test("the property test above reaches the short path", () => {
+    let short = 0;
+    fc.assert(fc.property(fc.dictionary(key, tree, { maxKeys: 4 }), (value) => {
+      if (redact.jsonTexts!(value) !== undefined) short++;
+    }), { numRuns: 500 });
+    expect(short).toBeGreaterThan(50);
   });
 });

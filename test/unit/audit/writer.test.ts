@@ -186,6 +186,18 @@ describe("audit writer", () => {
     await log.close();
   });
 
+  test("appendMany: a record that cannot be written rejects the call; the others are written, in order", async () => {
+    const path = await tempLogPath();
+    const log = await openAuditLog(options(path));
+    const bad = { kind: "nope" } as unknown as AuditRecordInput;
+    await expect(log.appendMany([hookRecord(0), bad, hookRecord(2)])).rejects.toThrow(/kind must be/);
+    await expect(log.appendMany([])).resolves.toEqual([]);
+    await log.flush();
+    await log.close();
+    expect((await readLines(path)).map((l) => (JSON.parse(l) as { seq: number; hook: string }).hook)).toEqual([hookRecord(0).hook, hookRecord(2).hook]);
+    expect(await verifyAuditLog([path])).toMatchObject({ ok: true, records: 2 });
+  });
+
   test("resume after reopen continues seq and prev", async () => {
     const path = await tempLogPath();
     await writeLog(path, 5);

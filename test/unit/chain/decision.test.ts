@@ -7,6 +7,7 @@ import { medianMs } from "../../support/median-ms.js";
 import { redactHead, redactString } from "../../../src/audit/redact-string.js";
 import { buildDecision, changedPaths, DECISION_LIMITS, type DecisionFacts } from "../../../src/chain/decision.js";
 import type { ChainResult, HookExecution } from "../../../src/chain/types.js";
+import { canonicalJson } from "../../../src/integrity/canonical.js";
 import { getProfile } from "../../../src/profiles/index.js";
 
 const hook = (name: string, extra: Partial<HookExecution> = {}): HookExecution => ({
@@ -104,6 +105,20 @@ describe("buildDecision", () => {
     const d = buildDecision(result([hook("m", { verdict: "modify", modification: ops })]), facts({ answerVerdict: "modify" }));
     expect(d.changes).toHaveLength(DECISION_LIMITS.changes);
     expect(d.changes_omitted).toBe(5);
+  });
+});
+
+describe("the record's JSON text is its canonical text", () => {
+  // The audit writer hashes the RFC 8785 form of every record; a decision record written with its
+  // members in sorted order is hashed from the JSON text it is stored as (audit/redact.ts jsonTexts).
+  test.each([
+    ["a block with every optional member", buildDecision(result([hook("guard", { verdict: "block", status: "abort", reason: "no" }), hook("m", { verdict: "modify", modification: Array.from({ length: 70 }, (_, i) => ({ op: "replace", path: `/f${i}` })) })], { status: "aborted", aborted_by: "guard" }), facts({ answerVerdict: "block" }))],
+    ["an allow", buildDecision(result([hook("note", { verdict: "allow" })]), facts({ answerVerdict: "allow", session: null, client: null }))],
+    ["a prompt subject", buildDecision(result([]), facts({ subject: { kind: "prompt", prompt: "hi" } }))],
+    ["a path subject", buildDecision(result([]), facts({ subject: { kind: "tool", tool: "read_file", path: "/etc/passwd", command: "cat" } }))],
+    ["a VCP chain", buildDecision(result([hook("h", { status: "modify", modified_context: true })]), facts({ profile: "vcp", event: "pre_inject", subject: { kind: "vcp", vcp_type: "pre_inject" } }))],
+  ])("%s", (_name, decision) => {
+    expect(JSON.stringify(decision)).toBe(canonicalJson(decision));
   });
 });
 
