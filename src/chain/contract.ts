@@ -17,7 +17,7 @@ import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { Outcome } from "../model/result.js";
 import type { InputSummary, LifecycleEvent } from "../observe/events.js";
-import type { ChainRequest, ChainResult, CommandInvokeOutcome, ExecRunRecord, HookExecution } from "./types.js";
+import type { ChainRequest, ChainResult, CommandInvokeOutcome, ExecRunRecord, HookExecution } from "../model/chain.js";
 
 /**
  * A hook's record in a chain result, before the verdict is known (`status: continue`). The

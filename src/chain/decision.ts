@@ -24,7 +24,7 @@ import type { SubjectFacts, Verdict } from "../profiles/types.js";
 
 // The record's types are shared record types (model/decision.ts: the event bus and the audit log read them too).
 export { DECISION_OUTCOMES, type DecidedBy, type DecisionChange, type DecisionHook, type DecisionOutcome, type DecisionRecord, type DecisionSubject } from "../model/decision.js";
-import type { ChainResult, HookExecution } from "./types.js";
+import type { ChainResult, HookExecution } from "../model/chain.js";
 
 /** The `profile` of a VCP chain's record; its `event` is the hook type. */
 export const VCP_DECISION_PROFILE = "vcp";

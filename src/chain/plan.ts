@@ -1,11 +1,11 @@
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import { compilePredicate, type CompiledPredicate } from "./predicate.js";
-import type { ChainPlan, PlannedHook, ProfilePlanRef } from "./types.js";
+import type { ChainPlan, PlannedHook, ProfilePlanRef } from "../model/chain.js";
 import type { CompiledMatcher, EventProfile } from "../profiles/types.js";
 import { findProfile, hookMatcher, profileConditionFields, VCP_PROFILE_ID, vcpProfile } from "../profiles/index.js";
 
-export type { ChainPlan, PlannedHook, ProfilePlanRef } from "./types.js";
+export type { ChainPlan, PlannedHook, ProfilePlanRef } from "../model/chain.js";
 
 // Predicates compile once per hook object; hooks are frozen and replaced (never mutated) on change,
 // so a WeakMap keyed by the hook is an exact cache and frees itself when a hook is deregistered.

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { capChainAudit, createRedactor, hashInput, listSegments, queryDecisions, type DecisionPage, type DecisionQuery, openAuditLog, startAuditRetention, type AuditRecord, type AuditRecordInput, type AuditRetention, type AuditRetentionPolicy, type AuditWriter } from "../audit/index.js";
 import type { Logger } from "../observe/events.js";
-import type { ChainResult } from "../chain/types.js";
+import type { ChainResult } from "../model/chain.js";
 import type { DecisionRecord } from "../chain/decision.js";
 import type { LifecycleEvent } from "../observe/events.js";
 import { DEFAULTS } from "../config/defaults.js";

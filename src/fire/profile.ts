@@ -18,7 +18,7 @@ import { mergeHookResults, selectProfileHooks } from "../chain/select.js";
 import { buildDecision, type DecisionRecord } from "../chain/decision.js";
 import { redactString } from "../audit/redact-string.js";
 import { createLaneInvoker } from "../pool/exec/invoker.js";
-import type { ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../model/chain.js";
 import type { ChainPlan } from "../chain/plan.js";
 import { VcpError } from "../errors.js";
 import type { Constitution } from "../model/constitution.js";

@@ -1,4 +1,4 @@
-import type { ChainResult } from "../chain/types.js";
+import type { ChainResult } from "../model/chain.js";
 import type { ResolvedHook } from "../model/hook.js";
 import { OUTCOMES, SKIPPED_OUTCOMES, type Outcome } from "../model/result.js";
 import { keyParts } from "../pipeline/access.js";

@@ -17,7 +17,7 @@ import type { SessionInfo } from "../model/input.js";
 import { assertChainInput } from "../model/validate-input.js";
 import { assertInputBounds, CHAIN_INPUT_ENVELOPES, type JsonBounds } from "../model/json-bounds.js";
 import { chainRequestText } from "../chain/request-text.js";
-import type { ChainPlan, ChainRequest, ChainResult } from "../chain/types.js";
+import type { ChainPlan, ChainRequest, ChainResult } from "../model/chain.js";
 import { cascadeDisableTargets } from "../chain/cascade.js";
 import { emptyChainResult } from "../chain/contract.js";
 import { mergeHookResults, selectVcpHooks, type SelectedChain } from "../chain/select.js";

@@ -4,7 +4,7 @@
  * listens, so nothing is spent on the hot path otherwise.
  */
 import { failureEventOf } from "../chain/contract.js";
-import type { ChainResult, HookExecution } from "../chain/types.js";
+import type { ChainResult, HookExecution } from "../model/chain.js";
 import type { ChainCompletedEvent, ChainOrigin, Clock, InputSummary, LifecycleEvent, LifecycleEventMap, LifecycleEventName, Logger } from "./events.js";
 
 export interface EventBusOptions {

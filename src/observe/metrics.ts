@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { ChainResult } from "../chain/types.js";
+import type { ChainResult } from "../model/chain.js";
 import { SKIPPED_OUTCOMES } from "../model/result.js";
 import { TallyCounter, TallyHistogram } from "./tally.js";
 import type { AuditSinkStats } from "../audit/sink.js";

@@ -1,4 +1,4 @@
-import type { ChainRequest, ChainResult, InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { ChainRequest, ChainResult, InvokeOutcome, InvokeRequest } from "../model/chain.js";
 import type { ProfilePlanRef } from "../chain/plan.js";
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";

@@ -1,5 +1,5 @@
 import { failureEventOf, hookCompletedEvent, hookExecution, hookFiredEvent } from "../chain/contract.js";
-import type { ChainRequest } from "../chain/types.js";
+import type { ChainRequest } from "../model/chain.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { LifecycleEvent } from "../observe/events.js";
 import type { ChainValue } from "./protocol.js";

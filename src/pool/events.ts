@@ -1,5 +1,5 @@
 import { failureEventOf, hookCompletedEvent, hookFiredEvent } from "../chain/contract.js";
-import type { ChainRequest, ChainResult } from "../chain/types.js";
+import type { ChainRequest, ChainResult } from "../model/chain.js";
 import { SKIPPED_OUTCOMES } from "../model/result.js";
 import type { InputSummary, LifecycleEvent } from "../observe/events.js";
 import type { ChainValue, WireChainValue } from "./protocol.js";

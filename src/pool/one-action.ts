@@ -1,4 +1,4 @@
-import type { ChainRequest, InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { ChainRequest, InvokeOutcome, InvokeRequest } from "../model/chain.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { ChainTask, ChainTaskResult } from "./api.js";
 

@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { emptyChainResult } from "../chain/contract.js";
-import type { InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { InvokeOutcome, InvokeRequest } from "../model/chain.js";
 import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
 import type { BundleCode } from "../sandbox-host/types.js";

@@ -7,7 +7,7 @@ import { capAuditDiff, diffForAudit } from "../audit/diff.js";
 import { compileChainPlan, compilePlan, orderProfileHooks, vcpTypeOf } from "../chain/plan.js";
 import { findProfile, registerProfile } from "../profiles/index.js";
 import type { EventProfile } from "../profiles/types.js";
-import type { ActionInvoker, ChainPlan, ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { ActionInvoker, ChainPlan, ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../model/chain.js";
 import { VcpError } from "../errors.js";
 import { systemClock } from "../observe/events.js";
 import { createIsolateHost } from "../sandbox-host/index.js";

@@ -1,5 +1,5 @@
 import { compileChainPlan } from "../chain/plan.js";
-import type { ChainPlan } from "../chain/types.js";
+import type { ChainPlan } from "../model/chain.js";
 import { VcpError } from "../errors.js";
 import { isHookType, type HookType, type Scope } from "../model/hook-type.js";
 import type { HookDefinition, ResolvedHook } from "../model/hook.js";

@@ -6,7 +6,7 @@ import type { VcpArtifact } from "../bundle/artifact.js";
 import type { Keyring, KeyringInput } from "../bundle/keys.js";
 import type { HookType, Scope } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
-import type { ChainResult } from "../chain/types.js";
+import type { ChainResult } from "../model/chain.js";
 import type { Clock, LifecycleEventMap, LifecycleEventName, Logger } from "../observe/events.js";
 import type { Principal } from "../registry/index.js";
 import type { SandboxOptions } from "../pool/index.js";

@@ -9,7 +9,7 @@ import vm from "node:vm";
 import { compileChainPlan, compilePlan, orderProfileHooks } from "../../src/chain/plan.js";
 import { findProfile } from "../../src/profiles/index.js";
 import { runChain } from "../../src/chain/execute.js";
-import type { ActionInvoker, InvokeOutcome, InvokeRequest } from "../../src/chain/types.js";
+import type { ActionInvoker, InvokeOutcome, InvokeRequest } from "../../src/model/chain.js";
 import { systemClock, type LifecycleEvent } from "../../src/observe/events.js";
 import type { BackendChainTask, ChainBackend } from "../../src/pool/backend.js";
 import type { BundleCode } from "../../src/sandbox-host/types.js";

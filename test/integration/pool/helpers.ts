@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { ChainRequest } from "../../../src/chain/types.js";
+import type { ChainRequest } from "../../../src/model/chain.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import type { BundleCode } from "../../../src/sandbox-host/types.js";
 import type { ChainTask } from "../../../src/pool/index.js";

@@ -4,7 +4,7 @@ import { describe, expect, test } from "vitest";
 import { emptyChainResult, failureEventOf, hookExecution } from "../../../src/chain/contract.js";
 import { runChain } from "../../../src/chain/execute.js";
 import { compileChainPlan } from "../../../src/chain/plan.js";
-import type { ChainRequest } from "../../../src/chain/types.js";
+import type { ChainRequest } from "../../../src/model/chain.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import type { LifecycleEvent } from "../../../src/observe/events.js";
 import { crashedChainValue } from "../../../src/pool/crash.js";

@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import { redactString } from "../../../src/audit/redact-string.js";
 import { buildDecision, changedPaths, DECISION_LIMITS, type DecisionFacts } from "../../../src/chain/decision.js";
-import type { ChainResult, HookExecution } from "../../../src/chain/types.js";
+import type { ChainResult, HookExecution } from "../../../src/model/chain.js";
 import { getProfile } from "../../../src/profiles/index.js";
 
 const hook = (name: string, extra: Partial<HookExecution> = {}): HookExecution => ({

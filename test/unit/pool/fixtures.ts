@@ -1,5 +1,5 @@
 // Builders for the process-free tests of the supervisor's parts: hooks, and chains as the supervisor holds them.
-import type { ChainRequest } from "../../../src/chain/types.js";
+import type { ChainRequest } from "../../../src/model/chain.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import type { ChainTaskResult } from "../../../src/pool/api.js";
 import type { PendingChain } from "../../../src/pool/chain-queue.js";
