@@ -445,7 +445,7 @@ export function createProfileFirer(deps: Deps) {
       // No hook for the event: the profile's neutral answer, nothing dispatched.
       const answer = presentEmpty(profile, event, ctx, input);
       const result: ChainResult = {
-        chain_id: chainId, type: "pre_inject", status: "completed", reason: null, aborted_by: null,
+        chain_id: chainId, status: "completed", reason: null, aborted_by: null,
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
         profile: { profile: profile.id, event, mode: "sequential", ...answer },
       };
@@ -460,7 +460,7 @@ export function createProfileFirer(deps: Deps) {
       const answer = profile.present(ownAnswer, event, ctx);
       const blocked = profile.verdictOf(answer.native, event) === "block";
       const result: ChainResult = {
-        chain_id: chainId, type: "pre_inject", status: blocked ? "aborted" : "completed", reason: null, aborted_by: null,
+        chain_id: chainId, status: blocked ? "aborted" : "completed", reason: null, aborted_by: null,
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
         profile: { profile: profile.id, event, mode: "sequential", ...answer },
       };
@@ -475,7 +475,7 @@ export function createProfileFirer(deps: Deps) {
       const records = mergeHookResults(hooks, chosen, []);
       const answer = answerWhenNoneRuns(profile, event, ctx, input, records);
       const result: ChainResult = {
-        chain_id: chainId, type: "pre_inject", status: "completed", reason: null, aborted_by: null,
+        chain_id: chainId, status: "completed", reason: null, aborted_by: null,
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: records, duration_ms: 0,
         profile: { profile: profile.id, event, mode: chosen.selection.mode ?? "sequential", ...answer },
       };
@@ -499,7 +499,7 @@ export function createProfileFirer(deps: Deps) {
     try {
       result = hasExec
         ? await runWithExecHooks(profile, plan, chainRequest, request.env)
-        : (await deps.backend.runChain({ plan: { type: "pre_inject", revision: plan.revision, hooks: sent, profile: planRef }, request: chainRequest })).result;
+        : (await deps.backend.runChain({ plan: { profile: planRef, revision: plan.revision, hooks: sent }, request: chainRequest })).result;
     } finally {
       deps.unpin(digests);
     }
@@ -618,7 +618,7 @@ export function createProfileFirer(deps: Deps) {
     deps.metrics.recordRefusedFailClosed(profile.id, event, refusal.code);
     // A block like any other in the decision record; its subject is the event (the input was not read).
     const refused: ChainResult = {
-      chain_id: chainId, type: "pre_inject", status: "aborted", reason, aborted_by: null, context: {}, constitution: NO_CONSTITUTION,
+      chain_id: chainId, status: "aborted", reason, aborted_by: null, context: {}, constitution: NO_CONSTITUTION,
       cascade_failure: false, hook_results: [], duration_ms: 0, profile: { profile: profile.id, event, mode: "sequential", ...answer },
     };
     const decision = buildDecision(refused, {

@@ -115,7 +115,7 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
         chosen.sent.length === 0
           ? { result: { ...emptyChainResult(type, request), hook_results: [] }, events: [] }
           : await backend.runChain({
-              plan: { type, revision: plan.revision, hooks: wire.hooks },
+              plan: { profile: plan.profile, revision: plan.revision, hooks: wire.hooks },
               request,
               // Serialized once: the bounds check's field texts make the sandbox frame's payload.
               requestText: chainRequestText(request, fieldTexts),

@@ -208,9 +208,15 @@ export interface ProfileChainAnswer {
   timeout_violations?: number;
 }
 
+/**
+ * One chain's result. A VCP chain's is the spec's ChainResult (§4.3): `type` is its hook type. An
+ * event-profile chain's carries no VCP hook type: `profile` names its profile and event and holds the
+ * native answer (absent only while the fire path folds a sandbox crash into one).
+ */
 export interface ChainResult {
   chain_id: string;
-  type: HookType;
+  /** VCP chains only: the hook type (spec §4.3). Absent on an event-profile chain's result. */
+  type?: HookType;
   status: "completed" | "aborted";
   reason: string | null;
   aborted_by: string | null;

@@ -47,7 +47,8 @@ const PROFILE_CONSTITUTION_ID = "(event-profile)";
 
 
 function originOf(result: ChainResult): ChainOrigin {
-  return result.profile !== undefined ? { profile: result.profile.profile, event: result.profile.event } : { type: result.type };
+  // A VCP chain's result names its hook type; an agent chain's, its profile and event (model/chain.ts).
+  return result.profile !== undefined ? { profile: result.profile.profile, event: result.profile.event } : { type: result.type! };
 }
 
 /**

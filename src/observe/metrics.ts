@@ -311,7 +311,8 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
   return {
     registry,
     recordChain(result: ChainResult): void {
-      const type = result.type;
+      // VCP chains (fire/vcp.ts): their result always names the hook type.
+      const type = result.type!;
       chains.cell(type, result.status).value++;
       chainSeconds.cell(type).observe(result.duration_ms / 1000);
       if (result.cascade_failure) cascades.cell(type).value++;

@@ -3,7 +3,6 @@ import type { ChainResult, InvokeOutcome } from "../model/chain.js";
 import type { ErrorCode } from "../errors.js";
 import { VcpError } from "../errors.js";
 import type { ProfilePlanRef } from "../chain/plan.js";
-import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { InputSummary, LifecycleEvent } from "../observe/events.js";
 import type { FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
@@ -74,11 +73,10 @@ export interface HostConfig {
 
 /** The plan as it travels: the worker compiles it (cached per revision) with compileChainPlan. */
 export interface WirePlan {
-  type: HookType;
+  /** Which profile and event the worker runs the hooks as (VCP: `vcp` and the hook type; chain/plan.ts). */
+  profile: ProfilePlanRef;
   revision: number;
   hooks: readonly ResolvedHook[];
-  /** Event-profile chains: which profile and event the worker runs the hooks as (chain/plan.ts). */
-  profile?: ProfilePlanRef;
 }
 
 /**

@@ -68,7 +68,7 @@ export function createSnapshot(state: RegistryState): RegistrySnapshot {
   const sessionPlans = new Map<string, ChainPlan>();
   // Precomputed at construction: isEmpty sits on the path of every pipeline event.
   const deploymentEnabled = new Set<HookType>();
-  for (const hook of deployment.values()) if (hook.enabled) deploymentEnabled.add(hook.type);
+  for (const hook of deployment.values()) if (hook.enabled && hook.type !== undefined) deploymentEnabled.add(hook.type);
   let all: readonly ResolvedHook[] | undefined;
 
   function deploymentPlan(type: HookType): ChainPlan {

@@ -41,7 +41,7 @@ type ProfileStore = ReturnType<typeof profileStore>;
 /** A deployment hook of the echo profile's `Check` event (the registry's own compile rules apply). */
 function checkHook(name: string, extra: Partial<ProfileHookDefinition> = {}): ProfileHookDefinition {
   return {
-    name, type: "pre_inject", event: "Check", priority: 50, timeout_ms: 1000, action: { bundle: "held", export: name, digest: DIGEST },
+    name, event: "Check", priority: 50, timeout_ms: 1000, action: { bundle: "held", export: name, digest: DIGEST },
     condition: null, enabled: true, metadata: {}, fail_closed: false, trust: "deployment", ...extra,
   } as ProfileHookDefinition;
 }
@@ -61,7 +61,7 @@ function firer(options: { ttlS?: number; cap?: number; store?: ProfileStore } = 
         await new Promise<void>((resolve) => held.push(resolve));
         return {
           result: {
-            chain_id: task.request.chainId, type: "pre_inject", status: "completed", reason: null, aborted_by: null, context: {}, constitution: {},
+            chain_id: task.request.chainId, status: "completed", reason: null, aborted_by: null, context: {}, constitution: {},
             cascade_failure: false, hook_results: [], duration_ms: 0, profile: { profile: "echo", event: "Check", mode: "sequential", native: {}, exit_code: 0 },
           },
         };
