@@ -45,7 +45,7 @@ export function hookExecution(hook: ResolvedHook, outcome: Outcome, durationMs: 
 
 /**
  * The answer for a chain with no hook to run: completed, the caller's own context and constitution
- * handed back, no record, no time. `type`: a VCP chain's hook type; `undefined` for another profile's.
+ * handed back, no hook record, no time (the fire path adds its decision). `type`: a VCP chain's hook type; `undefined` for another profile's.
  *
  * @example
  * ```ts

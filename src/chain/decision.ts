@@ -57,7 +57,18 @@ export interface DecisionFacts {
   answerReason?: string;
   /** The audit log's secret-shape redaction of one string (audit/redact-string.ts `redactString`). */
   redact: (text: string) => string;
+  /**
+   * Why the chain allowed with no hook deciding anything — {@link NO_HOOK_SELECTED},
+   * {@link UNKNOWN_EVENT_OBSERVED}: the record's reason when its outcome is `allow`.
+   */
+  idleReason?: string;
 }
+
+/** The reason of a chain no hook applied to: none is installed for its event, or none was selected. */
+export const NO_HOOK_SELECTED = "no hook selected";
+
+/** The reason of an event newer than its profile, answered with the neutral answer (observe-only). */
+export const UNKNOWN_EVENT_OBSERVED = "unknown event, observe-only";
 
 /** Outcomes counted in `errors`: the hook's own failures, and hooks refused or stopped by the chain deadline. */
 const ERROR_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>([...FAILURE_OUTCOMES, "integrity_rejected", "deadline_exceeded"]);
@@ -197,7 +208,7 @@ export function buildDecision(result: ChainResult, facts: DecisionFacts): Decisi
   const { redact } = facts;
   const outcome = outcomeOf(result, facts);
   const decisive = decisiveHook(result, outcome);
-  const rawReason = outcome === "allow" ? undefined : ((outcome === "block" ? (result.reason ?? undefined) : undefined) ?? decisive?.reason ?? facts.answerReason);
+  const rawReason = outcome === "allow" ? facts.idleReason : ((outcome === "block" ? (result.reason ?? undefined) : undefined) ?? decisive?.reason ?? facts.answerReason);
   const { changes, dropped } = changesOf(result, redact);
   let errors = 0;
   const hooks = result.hook_results.map((h): DecisionHook => {

@@ -92,11 +92,12 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
      * Durably record one chain; resolves after the group commit (backpressure instead of drops).
      * Every record names the session and, when a principal opened it, its owner.
      * `disabledHooks`: hooks the runtime disabled in this session after this chain's cascading failure (spec §7.3.4).
+     * `inputHash` undefined: a chain no hook applied to, whose input nothing read (docs/decisions.md).
      */
-    async recordChain(result: ChainResult, session: { id: string; owner: string | null }, inputHash: string, disabledHooks: readonly string[] = []): Promise<void> {
+    async recordChain(result: ChainResult, session: { id: string; owner: string | null }, inputHash: string | undefined, disabledHooks: readonly string[] = []): Promise<void> {
       const sessionId = session.id;
       const owner = session.owner !== null ? { owner: session.owner } : {};
-      // An event-profile chain names its profile and event; its `type` is a placeholder, never recorded.
+      // An event-profile chain names its profile and event (it has no VCP type); a VCP chain its hook type.
       const origin = result.profile !== undefined ? { profile: result.profile.profile, profile_event: result.profile.event } : { hook_type: result.type };
       const records: AuditRecordInput[] = result.hook_results.map((hook) => ({
         kind: "hook",
@@ -108,7 +109,7 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         scope: hook.scope,
         bundle: hook.bundle,
         ...(hook.bundle_digest !== undefined ? { bundle_digest: hook.bundle_digest } : {}),
-        input_hash: inputHash,
+        ...(inputHash !== undefined ? { input_hash: inputHash } : {}),
         status: hook.status,
         outcome: hook.outcome,
         duration_ms: hook.duration_ms,
@@ -126,7 +127,7 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         ...owner,
         chain_id: result.chain_id,
         ...origin,
-        input_hash: inputHash,
+        ...(inputHash !== undefined ? { input_hash: inputHash } : {}),
         status: result.status,
         duration_ms: result.duration_ms,
         // The chain's decision record (chain/decision.ts): what GET /v1/decisions reads back.
@@ -167,7 +168,7 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
      * answer and no hook run: one chain record, outcome `unknown_event`, so the log shows what the agent
      * sent that this version could not judge.
      */
-    recordProfileUnknownEvent(event: { chainId: string; profile: string; event: string; owner: string | null; session: string; inputHash: string; exitCode: number }): Promise<unknown> {
+    recordProfileUnknownEvent(event: { chainId: string; profile: string; event: string; owner: string | null; session: string; inputHash: string; exitCode: number; decision?: DecisionRecord }): Promise<unknown> {
       return writer.append({
         kind: "chain",
         session: event.session,
@@ -179,6 +180,7 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         status: "completed",
         outcome: "unknown_event",
         duration_ms: 0,
+        ...(event.decision !== undefined ? { decision: event.decision } : {}),
         details: { exit_code: event.exitCode, hooks: 0, observe: true },
       });
     },

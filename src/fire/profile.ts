@@ -15,7 +15,7 @@
 import { randomUUID } from "node:crypto";
 import { answerWhenNoneRuns, answerWithout, presentEmpty, runChain } from "../chain/execute.js";
 import { mergeHookResults, selectProfileHooks } from "../chain/select.js";
-import { buildDecision, type DecisionRecord } from "../chain/decision.js";
+import { buildDecision, NO_HOOK_SELECTED, UNKNOWN_EVENT_OBSERVED, type DecisionRecord } from "../chain/decision.js";
 import { redactString } from "../audit/redact-string.js";
 import { createLaneInvoker } from "../pool/exec/invoker.js";
 import type { ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../model/chain.js";
@@ -98,7 +98,8 @@ export interface ProfileFireResult {
   unknown_event?: true;
   /**
    * The chain's decision record (chain/decision.ts, docs/decisions.md): outcome, decisive hook, reason,
-   * subject, per-hook outcomes, changed fields. Absent when no hook applied (nothing was decided).
+   * subject, per-hook outcomes, changed fields. Every chain has one: an event no hook applied to is an
+   * allow with the reason `no hook selected` (an unknown event: `unknown event, observe-only`).
    */
   decision?: DecisionRecord;
 }
@@ -408,10 +409,19 @@ export function createProfileFirer(deps: Deps) {
       unknownLogged.add(logKey);
       deps.logger.warn({ profile: profile.id, event, version: profile.version }, "an event newer than this profile was answered with its neutral answer (observe-only, audited unknown_event): upgrade vcp-hooks to judge it");
     }
+    // One decision record like every chain's: an allow no hook made; its subject is the event (the input matches no schema).
+    const observed: ChainResult = {
+      chain_id: chainId, status: "completed", reason: null, aborted_by: null, context: {}, constitution: NO_CONSTITUTION,
+      cascade_failure: false, hook_results: [], duration_ms: 0, profile: { profile: profile.id, event, mode: "sequential", ...answer },
+    };
+    const decision = buildDecision(observed, {
+      profile: profile.id, event, at: new Date(deps.clock.wallNow()).toISOString(), subject: { kind: "event" }, session: sessionId, client: owner,
+      answerVerdict: "observe", idleReason: UNKNOWN_EVENT_OBSERVED, redact: redactString,
+    });
     const audit = deps.audit();
     if (audit !== undefined) {
       const inputHash = audit.inputHash({ context: null, constitution: null, event: { profile: profile.id, event, input }, session: { id: sessionId } });
-      await audit.recordProfileUnknownEvent({ chainId, profile: profile.id, event, owner, session: sessionId, inputHash, exitCode: answer.exit_code }).catch((err: unknown) => {
+      await audit.recordProfileUnknownEvent({ chainId, profile: profile.id, event, owner, session: sessionId, inputHash, exitCode: answer.exit_code, decision }).catch((err: unknown) => {
         throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: chainId }, { cause: err });
       });
     }
@@ -422,6 +432,7 @@ export function createProfileFirer(deps: Deps) {
       result: { chain_id: chainId, profile: profile.id, event, mode: "sequential", status: "completed", aborted_by: null, hook_results: [], duration_ms: 0 },
       guard: deps.registry.snapshot().guard(profile.id).guard,
       unknown_event: true,
+      decision,
     };
   }
 
@@ -441,21 +452,31 @@ export function createProfileFirer(deps: Deps) {
     // An event without hooks that the profile answers itself (ai-memory required_events: deny 503) is a
     // decision, metered and audited like a chain; the neutral answer is not (LLxprt "zero overhead").
     const ownAnswer = hooks.length === 0 ? profile.emptyPlanAnswer?.(event, ctx) : undefined;
+    const session = { id: sessionId ?? "" };
+    const owner = key === undefined ? null : (request.principal?.id ?? null);
     if (hooks.length === 0 && ownAnswer === undefined) {
-      // No hook for the event: the profile's neutral answer, nothing dispatched.
+      // No hook for the event: the profile's neutral answer, nothing dispatched; its decision (allow, no
+      // hook selected) and, with an audit log, its chain record (docs/decisions.md).
       const answer = presentEmpty(profile, event, ctx, input);
       const result: ChainResult = {
         chain_id: chainId, status: "completed", reason: null, aborted_by: null,
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
         profile: { profile: profile.id, event, mode: "sequential", ...answer },
       };
-      return { ...answer, result: profileResult(result), guard };
+      decide(result, profile, event, input, session.id, client, startedAt, NO_HOOK_SELECTED);
+      const audit = deps.audit();
+      if (audit !== undefined) {
+        deps.assertOpen();
+        // No input hash: no hook read the input (an LLM request can be large; hashing it is the cost of a chain that runs).
+        await audit.recordChain(result, { id: session.id, owner }, undefined).catch((err: unknown) => {
+          throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: chainId }, { cause: err });
+        });
+      }
+      return { ...answer, result: profileResult(result), guard, decision: result.decision! };
     }
     deps.assertOpen();
     const audit = deps.audit();
-    const session = { id: sessionId ?? "" };
     const inputHash = audit?.inputHash({ context: null, constitution: null, event: { profile: profile.id, event, input }, session });
-    const owner = key === undefined ? null : (request.principal?.id ?? null);
     if (ownAnswer !== undefined) {
       const answer = profile.present(ownAnswer, event, ctx);
       const blocked = profile.verdictOf(answer.native, event) === "block";
@@ -479,7 +500,7 @@ export function createProfileFirer(deps: Deps) {
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: records, duration_ms: 0,
         profile: { profile: profile.id, event, mode: chosen.selection.mode ?? "sequential", ...answer },
       };
-      decide(result, profile, event, input, session.id, client, startedAt);
+      decide(result, profile, event, input, session.id, client, startedAt, NO_HOOK_SELECTED);
       return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input, guard);
     }
     const sent = chosen === undefined ? hooks : sentHooks(hooks, chosen.sent);
@@ -545,13 +566,13 @@ export function createProfileFirer(deps: Deps) {
   }
 
   /** The chain's decision record (chain/decision.ts), on `result.decision`: its answer, audit record and stream event carry it. */
-  function decide(result: ChainResult, profile: EventProfile, event: string, input: NativeObject, sessionId: string, client: string | null, startedAt: number): void {
+  function decide(result: ChainResult, profile: EventProfile, event: string, input: NativeObject, sessionId: string, client: string | null, startedAt: number, idleReason?: string): void {
     const native = result.profile!.native;
     const answerVerdict = profile.verdictOf(native, event);
     const answerReason = answerVerdict === "allow" || answerVerdict === "observe" ? undefined : profile.reasonOf?.(native, event);
     result.decision = buildDecision(result, {
       profile: profile.id, event, at: new Date(startedAt).toISOString(), subject: profile.subjectOf?.(input, event) ?? { kind: "event" },
-      session: sessionId, client, answerVerdict, ...(answerReason !== undefined ? { answerReason } : {}), redact: redactString,
+      session: sessionId, client, answerVerdict, ...(answerReason !== undefined ? { answerReason } : {}), ...(idleReason !== undefined ? { idleReason } : {}), redact: redactString,
     });
   }
 

@@ -227,7 +227,9 @@ describe("events newer than the profile (claude-code: an event Claude Code added
     const out = await f.fire("claude-code", "PostToolBatchSummary", { input: { session_id: "s1", hook_event_name: "PostToolBatchSummary", whatever: [1] }, principal: alice });
     expect(out).toMatchObject({ native: {}, exit_code: 0, unknown_event: true, result: { profile: "claude-code", event: "PostToolBatchSummary", status: "completed", hook_results: [] } });
     expect(dispatched()).toBe(0);
-    expect(records).toEqual([{ chainId: out.result.chain_id, profile: "claude-code", event: "PostToolBatchSummary", owner: "alice", session: "s1", inputHash: "h".repeat(64), exitCode: 0 }]);
+    // Its one decision record, on the answer and the audit record: an allow no hook made, and why.
+    expect(out.decision).toMatchObject({ chain_id: out.result.chain_id, outcome: "allow", decided_by: null, reason: "unknown event, observe-only", subject: { kind: "event" }, hooks: [] });
+    expect(records).toEqual([{ chainId: out.result.chain_id, profile: "claude-code", event: "PostToolBatchSummary", owner: "alice", session: "s1", inputHash: "h".repeat(64), exitCode: 0, decision: out.decision }]);
     const counted = await metrics.registry.getSingleMetric("vcp_profile_unknown_events_total")!.get();
     expect(counted.values).toEqual([{ labels: { profile: "claude-code" }, value: 1 }]);
   });
