@@ -282,7 +282,7 @@ interface EmptyReport {
 
 async function emptyChain(runtime: Runtime): Promise<EmptyReport> {
   const input: FireInput<"on_transition"> = { session: SESSION, context: { user: "u1" }, constitution, event: otherEvents.on_transition };
-  if (runtime.hooks.chain("on_transition").length !== 0) throw new Error("on_transition must have no hooks for the empty-chain bench");
+  if ((await runtime.hooks.chain("on_transition")).length !== 0) throw new Error("on_transition must have no hooks for the empty-chain bench");
   const first = await runtime.fire("on_transition", input);
   if (first.hook_results.length !== 0) throw new Error("empty chain ran hooks");
   for (let i = 0; i < 10_000; i++) await runtime.fire("on_transition", input);

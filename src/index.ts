@@ -14,11 +14,20 @@
  *   than the isolated-vm sandbox in tests.
  * Every type a signature here names is exported here or from one of those (a test checks it).
  */
-export { createRuntime, assertNodeVersion } from "./runtime/runtime.js";
+export { createRuntime } from "./runtime/runtime.js";
+export { assertNodeVersion } from "./config/node-version.js";
 // What createRuntime refuses, checked without starting (`vcp-hooks config check`, `serve`'s preflight).
 export { checkRuntimeOptions } from "./runtime/settings.js";
 export type { Runtime, RuntimeOptions, RuntimeStatus, BundleInfo, BundleInstallError, KeptRevision, BundleSource, FireInput, InstallOptions } from "./runtime/runtime.js";
 export type { HookStatsView } from "./fire/stats.js";
+// The Runtime's parts, each typed with the module that implements it.
+export type { BundlesApi } from "./install/bundles-api.js";
+export type { SessionsApi, SessionOperationsApi, SessionOptions } from "./fire/session-api.js";
+export type { ProfilesApi } from "./fire/profiles-api.js";
+export type { ApprovalsApi } from "./pipeline/approvals.js";
+export type { HooksApi } from "./fire/hooks-api.js";
+export type { AuditApi, AuditStatus, DecisionsApi } from "./fire/audit-api.js";
+export type { SharedSessionTuning } from "./store/session-hook-sync.js";
 export type { SandboxOptions } from "./pool/supervisor.js";
 export type { SandboxLimits, FetchPolicy, GuestLogLine } from "./sandbox-host/types.js";
 export type { Principal } from "./registry/types.js";

@@ -12,7 +12,7 @@
  */
 export { getProfile, listProfiles, parseProfileRef, registerProfile, isProfileEvent } from "./profiles/index.js";
 export type { EventProfile, EventSpec, ProfileContext, PresentedAnswer, ProfileRef } from "./profiles/index.js";
-export type { Aggregated, ChainIntegrity, CommandResult, CompiledMatcher, ComposedInput, Decoded, HookOutputEntry, ParsedCommand, SubjectFacts } from "./profiles/types.js";
+export type { Aggregated, ChainIntegrity, CommandResult, CompiledMatcher, ComposedInput, Decoded, HookOutputEntry, OutputMisfit, ParsedCommand, SubjectFacts } from "./profiles/types.js";
 // A profile's matchers: a CompiledMatcher declares its static `cost` and charges the meter it is given.
 export { chargeScan, MAX_MATCHER_COST, ScanBudgetExceeded } from "./profiles/common/scan.js";
 export type { ScanMeter } from "./profiles/common/scan.js";

@@ -17,8 +17,9 @@ const SHAPES: ReadonlyArray<{ name: string; pattern: RegExp; replace: string }> 
   },
   { name: "bearer", pattern: /\b(Bearer)\s+[A-Za-z0-9\-._~+/]+=*/gi, replace: "$1 [REDACTED]" },
   { name: "basic", pattern: /\b(Basic)\s+[A-Za-z0-9+/]{8,}=*/g, replace: "$1 [REDACTED]" },
-  // JSON Web Tokens: base64url header and payload that both start with `{"` (eyJ).
-  { name: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, replace: "[REDACTED:jwt]" },
+  // JSON Web Tokens: base64url header and payload that both start with `{"` (eyJ). One cut off before
+  // its signature at the end of a text is redacted too, like an unterminated PEM key (see redactHead).
+  { name: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]*|$)/g, replace: "[REDACTED:jwt]" },
   // OpenAI / Anthropic style keys: sk-…, sk-proj-…, sk-ant-api03-…
   { name: "sk", pattern: /\bsk-[A-Za-z0-9][A-Za-z0-9_-]{15,}/g, replace: "[REDACTED:api-key]" },
   // AWS access key ids (long-term AKIA, temporary ASIA).
@@ -48,6 +49,33 @@ const ANY_SHAPE = /-----BEGIN |bearer|basic|eyJ|sk-|AKIA|ASIA|gh[pousr]_|github_
 export function redactString(text: string): string {
   if (!ANY_SHAPE.test(text)) return text;
   return redactAllShapes(text);
+}
+
+/**
+ * Characters {@link redactHead} reads past what its caller keeps. Every shape above is still matched
+ * when the text is cut inside it — the token patterns by any long enough start of the token, a PEM key
+ * and a JWT by their "cut off at the end" forms — so a secret that starts in the kept part is redacted
+ * even when it runs past the lookahead. A secret's start longer than this (a PEM header of thousands
+ * of characters, a JWT header of thousands) is shown as it is: no key material is in it.
+ */
+export const REDACT_LOOKAHEAD = 4096;
+
+/**
+ * {@link redactString} for a caller that keeps at most `keep` characters of the result: reads no more
+ * than `keep + REDACT_LOOKAHEAD` characters of `text`, so a 10 MB text costs what a short one costs.
+ * SECURITY: the limit applies before the work; the result's first `keep` characters never show a
+ * secret that redacting the whole text would hide (the shapes survive the cut, see REDACT_LOOKAHEAD).
+ * Text past the lookahead is dropped: an unterminated secret is redacted to the end of the head.
+ * Does not truncate to `keep` itself.
+ *
+ * @example
+ * ```ts
+ * redactHead(`Bearer abc.def ${"x".repeat(10_000_000)}`, 1000); // "Bearer [REDACTED] xxx…" (5,099 characters)
+ * ```
+ */
+export function redactHead(text: string, keep: number): string {
+  const scan = keep + REDACT_LOOKAHEAD;
+  return redactString(text.length > scan ? text.slice(0, scan) : text);
 }
 
 /** Every replace, without the prefilter (exported for the test that keeps ANY_SHAPE honest). */

@@ -55,8 +55,11 @@ export interface DecisionFacts {
   answerVerdict?: Verdict;
   /** Profile chains: the answer's own reason, used when no hook gives one (e.g. a profile's own deny). */
   answerReason?: string;
-  /** The audit log's secret-shape redaction of one string (audit/redact-string.ts `redactString`). */
-  redact: (text: string) => string;
+  /**
+   * The audit log's secret-shape redaction of a string of which at most `keep` characters are kept
+   * (audit/redact-string.ts `redactHead`): it reads no further than a fixed lookahead past `keep`.
+   */
+  redact: (text: string, keep: number) => string;
   /**
    * Why the chain allowed with no hook deciding anything — {@link NO_HOOK_SELECTED},
    * {@link UNKNOWN_EVENT_OBSERVED}: the record's reason when its outcome is `allow`.
@@ -89,9 +92,12 @@ export function clip(text: string, max: number): string {
   return `${text.slice(0, cut)}…`;
 }
 
-/** Redact, then bound, then keep it on one line. SECURITY: redaction first (a cut secret is still a secret). */
-function safe(text: string, max: number, redact: (text: string) => string): string {
-  return clip(redact(text).replace(/[\r\n]+/g, " "), max);
+/**
+ * Redact, then bound, then keep it on one line. SECURITY: redaction first (a cut secret is still a
+ * secret); `redact` reads only the head it needs, so a 10 MB command costs what a short one costs.
+ */
+function safe(text: string, max: number, redact: DecisionFacts["redact"]): string {
+  return clip(redact(text, max).replace(/[\r\n]+/g, " "), max);
 }
 
 /**
@@ -99,11 +105,11 @@ function safe(text: string, max: number, redact: (text: string) => string): stri
  *
  * @example
  * ```ts
- * recordedSubject({ kind: "tool", tool: "run_shell_command", command: "rm -rf /" }, "BeforeTool", redactString);
+ * recordedSubject({ kind: "tool", tool: "run_shell_command", command: "rm -rf /" }, "BeforeTool", redactHead);
  * // { kind: "tool", tool: "run_shell_command", command: "rm -rf /", summary: "run_shell_command: rm -rf /" }
  * ```
  */
-export function recordedSubject(facts: SubjectFacts, event: string, redact: (text: string) => string): DecisionSubject {
+export function recordedSubject(facts: SubjectFacts, event: string, redact: DecisionFacts["redact"]): DecisionSubject {
   const out: DecisionSubject = { kind: facts.kind, summary: "" };
   if (facts.tool !== undefined) out.tool = safe(facts.tool, DECISION_LIMITS.tool, redact);
   if (facts.command !== undefined) out.command = safe(facts.command, DECISION_LIMITS.command, redact);
@@ -164,7 +170,7 @@ function decisiveHook(result: ChainResult, outcome: DecisionOutcome): HookExecut
 }
 
 /** Which hook changed which field: the op and path of each modifying hook's diff (values never kept). */
-function changesOf(result: ChainResult, redact: (text: string) => string): { changes: DecisionChange[]; dropped: number } {
+function changesOf(result: ChainResult, redact: DecisionFacts["redact"]): { changes: DecisionChange[]; dropped: number } {
   const changes: DecisionChange[] = [];
   let dropped = 0;
   const push = (hook: string, op: DecisionChange["op"], path: string): void => {
@@ -199,7 +205,7 @@ function changesOf(result: ChainResult, redact: (text: string) => string): { cha
  * const record = buildDecision(result, {
  *   profile: "gemini-cli", event: "BeforeTool", at: "2026-11-28T09:12:03.123Z",
  *   subject: profile.subjectOf!(input, "BeforeTool"), session: "s1", client: "ci-bot",
- *   answerVerdict: profile.verdictOf(result.profile!.native, "BeforeTool"), redact: redactString,
+ *   answerVerdict: profile.verdictOf(result.profile!.native, "BeforeTool"), redact: redactHead,
  * });
  * record.outcome; // "block"
  * ```

@@ -181,6 +181,8 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
     blocking: boolean;
     failClosed: boolean;
     summary: InputSummary | undefined;
+    /** The native input the hook was given (profile chains): what `checkOutput` checks its output against. */
+    input: NativeObject;
     /** Its invocation (undefined: no budget left, not started), with the clock when it ended; never rejects. */
     run: Promise<{ invoked: InvokeOutcome; durationMs: number; resultJsonLength: number } | undefined>;
   }
@@ -286,12 +288,12 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       // Read when this hook ends, not when the executor gets to it (a parallel group settles in plan order).
       return { invoked, durationMs: clock.now() - hookStart, resultJsonLength: invoked.kind === "returned" ? invoked.resultJson.length : 0 };
     };
-    return { hook, slot, execution, budgetMs, blocking, failClosed, summary, run: budgetMs <= 0 ? Promise.resolve(undefined) : invoke() };
+    return { hook, slot, execution, budgetMs, blocking, failClosed, summary, input: inputNow, run: budgetMs <= 0 ? Promise.resolve(undefined) : invoke() };
   };
 
   /** A started hook's outcome → its execution record, events and output entry (in plan order). True when it stops the chain. */
   const settle = async (started: Started): Promise<boolean> => {
-    const { hook, slot, execution, budgetMs, blocking, failClosed, summary } = started;
+    const { hook, slot, execution, budgetMs, blocking, failClosed, summary, input } = started;
     let output: NativeObject | undefined;
     let failureWhy: string | undefined;
     // The event that follows hook.fired for a failure: hook.error or hook.timeout, with what it names.
@@ -339,6 +341,18 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
         if (refused !== undefined) {
           execution.outcome = "invalid_result";
           failureWhy = refused;
+        }
+      }
+      // An output that does not fit the input it answers (VS Code: an updatedInput the tool's schema
+      // refuses) is invalid: fail_closed ⇒ the hook's failure output; else what fits stands, the why on its record.
+      const misfit = composed === undefined ? profile.checkOutput?.(output, input, event, hook.name) : undefined;
+      if (misfit !== undefined) {
+        execution.outcome = "invalid_result";
+        // SECURITY: a fail_closed hook's rewrite the agent would discard never lets the original input run under its decision.
+        if (failClosed) failureWhy = sanitizeGuestText(misfit.error);
+        else {
+          output = misfit.kept;
+          execution.error = sanitizeGuestText(misfit.error);
         }
       }
     };
@@ -431,7 +445,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
         }
       }
       // spec §7.2.2: an invalid result MUST be logged as a validation error.
-      if (execution.outcome === "invalid_result") errorEvent("invalid_result", failureWhy ?? "");
+      if (execution.outcome === "invalid_result") errorEvent("invalid_result", failureWhy ?? execution.error ?? "");
     }
     /** The hook failed: its profile's rule for a failed hook (fail-open warning, or its blocking answer when fail_closed). */
     const fail = (why: string): void => {

@@ -90,7 +90,7 @@ export const fireCommand: Command = {
         progress(io, `installing ${b.artifact.manifest.bundle} ${b.artifact.manifest.version}`);
         await runtime.bundles.install(b.artifact);
       }
-      const chain = runtime.hooks.chain(type as HookType, typeof input.session === "object" ? String(input.session["id"]) : input.session);
+      const chain = await runtime.hooks.chain(type as HookType, typeof input.session === "object" ? String(input.session["id"]) : input.session);
       const priorities = new Map(chain.map((h) => [h.name, h.priority]));
       if (chain.length === 0) io.err(`note: no hook of type ${type} in the given bundles; the chain is empty`);
       const session = input.session ?? { id: "local" };

@@ -3,7 +3,7 @@
  * call the library, print. Run from a checkout with `bin/vcp-hooks …` or `npm run vcp-hooks -- …`
  * (both use the pinned Node 24 and --no-node-snapshot).
  *
- * Exit codes: 0 ok, 1 failed check, 2 usage error. `--json` anywhere ⇒ machine output on stdout
+ * Exit codes: 0 ok, 1 failed check, 2 usage error, 141 the reader closed stdout (as SIGPIPE would). `--json` anywhere ⇒ machine output on stdout
  * (errors too, as { "error": { code, message, details } }); progress and notes go to stderr.
  */
 import { pathToFileURL } from "node:url";
@@ -15,6 +15,8 @@ import type { Command, Io } from "./common.js";
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
+/** 128 + SIGPIPE (13): what a shell reports for a process killed by SIGPIPE, as `yes | head -1` is. */
+const EXIT_PIPE_CLOSED = 141;
 type Common = typeof import("./common.js");
 let common: Common | undefined;
 
@@ -83,7 +85,7 @@ Global options:
   --json        machine-readable output on stdout (errors as {"error":{code,message,details}})
   -h, --help    help; 'vcp-hooks <command> --help' for a command
   --version     print the version
-Exit codes: 0 ok, 1 failed check, 2 usage error.
+Exit codes: 0 ok, 1 failed check, 2 usage error, 141 output closed by its reader.
 
 A typical flow:
   vcp-hooks init policies/my-policy && vcp-hooks test policies/my-policy
@@ -153,6 +155,19 @@ function usage(io: Io, err: Error, command?: string): number {
   return EXIT_USAGE;
 }
 
+/**
+ * A reader that stopped reading (`vcp-hooks status | head -1`) closed our stdout (or stderr): stop
+ * quietly, as a process killed by SIGPIPE does — Node ignores the signal and would crash on the
+ * unhandled EPIPE with a stack trace instead. Any other stream error stays an error.
+ */
+function exitOnClosedPipe(err: NodeJS.ErrnoException): void {
+  if (err.code === "EPIPE") process.exit(EXIT_PIPE_CLOSED);
+  throw err;
+}
+
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  // One handler for every command (the agent adapter's `hook` included).
+  process.stdout.on("error", exitOnClosedPipe);
+  process.stderr.on("error", exitOnClosedPipe);
   process.exitCode = await main(process.argv.slice(2));
 }

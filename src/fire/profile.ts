@@ -5,8 +5,8 @@
  *   profile + event ─► enabled? (PROFILE_DISABLED) ─► an event newer than the profile (unknownEventPattern)?
  *        ─► the neutral answer, observe-only, audited `unknown_event` │ else UNKNOWN_EVENT unless the profile's own
  *        ─► input bounds (before any work) ─► validateInput
- *        ─► implicit session (profile, session_id): per owner, idle expiry, past the client's cap its least
- *           recently used idle session is evicted (never a refusal) ─► plan (store; built once per change)
+ *        ─► implicit session (profile, session_id; implicit-sessions.ts): per owner, idle expiry, past the
+ *           client's cap its least recently used idle session is evicted (never a refusal) ─► plan (store; built once per change)
  *        ─► empty: the neutral answer, no dispatch │ else: sandbox ─► answer ─► metrics ─► audit (durable) ─► caller
  *
  * `refuse`: a request refused before or instead of the above (too large, not JSON, a bound) for an
@@ -16,7 +16,7 @@ import { randomUUID } from "node:crypto";
 import { answerWhenNoneRuns, answerWithout, presentEmpty, runChain } from "../chain/execute.js";
 import { mergeHookResults, selectProfileHooks } from "../chain/select.js";
 import { buildDecision, NO_HOOK_SELECTED, UNKNOWN_EVENT_OBSERVED, type DecisionRecord } from "../chain/decision.js";
-import { redactString } from "../audit/redact-string.js";
+import { redactHead } from "../audit/redact-string.js";
 import { createLaneInvoker } from "../pool/exec/invoker.js";
 import type { ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../model/chain.js";
 import type { ChainPlan } from "../chain/plan.js";
@@ -28,8 +28,8 @@ import type { Clock, Logger } from "../observe/events.js";
 import type { EventBus } from "../observe/event-bus.js";
 import type { Metrics } from "../observe/metrics.js";
 import type { ResolvedHook } from "../model/hook.js";
-import type { SharedImplicitSessions } from "../store/index.js";
-import { chainSessionKey, sessionKey, type SessionPrincipal } from "../pipeline/access.js";
+import type { ImplicitSessionStore } from "../pipeline/implicit-sessions.js";
+import { chainSessionKey, type SessionPrincipal } from "../pipeline/access.js";
 import { checkHookEnv } from "../tooling/hook-env.js";
 import { assertProfileEvent, getProfile, isProfileEvent, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { EventProfile, ExitCode, NativeObject, ProfileContext } from "../profiles/types.js";
@@ -40,6 +40,7 @@ import type { ProfileGuard, Registry } from "../registry/index.js";
 import { profilePlanEntries, type ProfilePlanEntry } from "../registry/listing.js";
 import type { ExecDeployment } from "./types.js";
 import type { createHookStats } from "./stats.js";
+import { createImplicitSessions } from "./implicit-sessions.js";
 
 /** What `runtime.fireProfile` takes besides the profile and event. */
 export interface ProfileFireInput {
@@ -159,37 +160,7 @@ interface Deps {
    * With `store: redis`: a client's implicit sessions counted on every replica, so
    * `limits.sessions_per_client` holds for the deployment (store/implicit-sessions.ts).
    */
-  implicitSessions?: SharedImplicitSessions;
-}
-
-/** One implicit session as this replica knows it. */
-interface ImplicitEntry {
-  /** Its key in the session table (`tableKey`). */
-  readonly key: string;
-  readonly owner: string | null;
-  /** The profile id (its idle TTL). */
-  readonly profile: string;
-  /** A client's session: counted against limits.sessions_per_client. */
-  readonly counted: boolean;
-  /** The per-session guest state key (owner-scoped, access.ts `sessionKey`). */
-  readonly stateKey: string;
-  lastUsed: number;
-  /** Events of this session being answered now: a session in use is not idle, so it is evicted last. */
-  inFlight: number;
-  /** The shared store admitted it (then later touches only extend it). */
-  admitted: boolean;
-  /** When (local clock) the shared store last extended it. */
-  sharedAt?: number;
-  /** The shared store's answer in flight: concurrent first fires of one session share it. */
-  sharing?: Promise<void>;
-}
-
-/**
- * How often a session in use is extended in the shared store: its expiry there lags its last use by
- * at most this (a quarter of the TTL, at most 5 s), and a busy session costs one round trip per period.
- */
-function refreshMs(ttlMs: number): number {
-  return Math.min(ttlMs / 4, 5000);
+  implicitSessions?: ImplicitSessionStore<false>;
 }
 
 // The VCP machinery around a chain (crash attribution, input summaries) reads a constitution; a
@@ -204,11 +175,12 @@ const NO_CONSTITUTION = Object.freeze({ id: "(event-profile)", version: "0", rul
  * ```
  */
 export function createProfileFirer(deps: Deps) {
-  const sessions = new Map<string, ImplicitEntry>();
   /** `profile\0event` of the unknown events already logged (bounded: UNKNOWN_EVENTS_LOGGED). */
   const unknownLogged = new Set<string>();
-  /** A client's counted sessions, least recently used first (each use moves its session to the end). */
-  const byOwner = new Map<string, Map<string, ImplicitEntry>>();
+  const implicit = createImplicitSessions({
+    clock: deps.clock, metrics: deps.metrics, limit: deps.maxSessionsPerOwner,
+    ...(deps.logger !== undefined ? { logger: deps.logger } : {}), ...(deps.implicitSessions !== undefined ? { shared: deps.implicitSessions } : {}),
+  });
 
   function enabledProfile(ref: string): EnabledProfile {
     const profile = getProfile(ref);
@@ -220,131 +192,6 @@ export function createProfileFirer(deps: Deps) {
       });
     }
     return enabled;
-  }
-
-  function forget(entry: ImplicitEntry): void {
-    if (sessions.get(entry.key) !== entry) return;
-    sessions.delete(entry.key);
-    if (!entry.counted) return;
-    const owned = byOwner.get(entry.owner!);
-    owned?.delete(entry.key);
-    if (owned?.size === 0) byOwner.delete(entry.owner!);
-  }
-
-  const expired = (entry: ImplicitEntry, now: number) => now - entry.lastUsed > (deps.enabled.get(entry.profile)?.sessionTtlMs ?? 0);
-
-  /**
-   * Room for one more session of a client at its cap (PROFILES §8.3): a session count never refuses an
-   * event. Sessions idle past their TTL go first (they no longer count), then the least recently used
-   * idle one is evicted; only when every one is answering an event is the least recently used evicted
-   * anyway (its event still finishes: the table only counts sessions). Walks from the least recently
-   * used end, so it stops at the first idle session.
-   */
-  function makeRoom(owned: Map<string, ImplicitEntry>, now: number): void {
-    let evicted = 0;
-    while (owned.size >= deps.maxSessionsPerOwner) {
-      let victim: ImplicitEntry | undefined;
-      let oldestBusy: ImplicitEntry | undefined;
-      for (const entry of owned.values()) {
-        if (expired(entry, now) || entry.inFlight === 0) {
-          victim = entry;
-          break;
-        }
-        oldestBusy ??= entry;
-      }
-      victim ??= oldestBusy!;
-      // An expired session is gone by its TTL: only a live one counts as evicted.
-      if (!expired(victim, now)) evicted++;
-      forget(victim);
-    }
-    if (evicted > 0) deps.metrics.recordImplicitEvictions("replica", evicted);
-  }
-
-  /**
-   * The table key of the implicit session `(profile, owner, id)`: the profile id, then the owner-scoped
-   * session key.
-   */
-  function tableKey(profileId: string, owner: string | null, id: string): string {
-    // SECURITY: session ids are per owner (src/pipeline/access.ts): another principal sending the same
-    // session_id gets its own session — it can neither reach, detect nor squat this one.
-    return `${profileId}\u0000${sessionKey(owner, id)}`;
-  }
-
-  /**
-   * PROFILES §8.3: created on first use, owned by its sender (ids per owner), expired after the
-   * profile's idle TTL; a client past limits.sessions_per_client gets room by eviction, never a refusal.
-   */
-  async function implicitSession(enabled: EnabledProfile, id: string, principal: SessionPrincipal | undefined): Promise<ImplicitEntry> {
-    const now = deps.clock.now();
-    const owner = principal === undefined ? null : principal.id;
-    const key = tableKey(enabled.profile.id, owner, id);
-    let entry = sessions.get(key);
-    if (entry !== undefined && now - entry.lastUsed > enabled.sessionTtlMs) {
-      forget(entry);
-      entry = undefined;
-    }
-    if (entry === undefined) {
-      const counted = owner !== null && principal?.role === "client";
-      // SECURITY: per-session guest state (isolation: per_session) is keyed by owner and profile, never by the bare id.
-      entry = { key, owner, profile: enabled.profile.id, counted, stateKey: sessionKey(owner, `${enabled.profile.id}:${id}`), lastUsed: now, inFlight: 0, admitted: false };
-      if (counted) {
-        let owned = byOwner.get(owner!);
-        if (owned === undefined) byOwner.set(owner!, (owned = new Map()));
-        if (owned.size >= deps.maxSessionsPerOwner) makeRoom(owned, now);
-        owned.set(key, entry);
-      }
-      sessions.set(key, entry);
-    } else if (entry.counted) {
-      // Most recently used last: the eviction order.
-      const owned = byOwner.get(entry.owner!)!;
-      owned.delete(key);
-      owned.set(key, entry);
-    }
-    entry.lastUsed = now;
-    // In use from here (the caller ends the use): never the idle session another admission evicts.
-    entry.inFlight++;
-    // Only with a shared store: the local store's count above is the whole rule (no await on the hot path).
-    if (entry.counted && deps.implicitSessions !== undefined && (!entry.admitted || entry.sharedAt === undefined || now - entry.sharedAt >= refreshMs(enabled.sessionTtlMs))) {
-      try {
-        await admitShared(enabled, entry, id);
-      } catch (err) {
-        entry.inFlight--;
-        throw err;
-      }
-    }
-    return entry;
-  }
-
-  /**
-   * The deployment-wide count of a client's implicit sessions (with a shared store), before any work on
-   * the event: the store admits the session, evicting the client's sessions closest to their idle
-   * expiry (the least recently used) past the cap. Redis unreachable: this replica's own count (above)
-   * is the cap until it is back — a resource limit, not a policy decision, so the chain still runs.
-   */
-  function admitShared(enabled: EnabledProfile, entry: ImplicitEntry, id: string): Promise<void> {
-    const shared = deps.implicitSessions;
-    if (shared === undefined || entry.owner === null) return Promise.resolve();
-    if (entry.sharing !== undefined) return entry.sharing;
-    const owner = entry.owner;
-    const started = deps.clock.now();
-    const sharing = (async () => {
-      if (!shared.available()) return;
-      let out: Awaited<ReturnType<SharedImplicitSessions["touch"]>>;
-      try {
-        out = await shared.touch({ owner, profile: enabled.profile.id, session: id, ttlMs: enabled.sessionTtlMs, limit: deps.maxSessionsPerOwner });
-      } catch (err) {
-        if (!(err instanceof VcpError && err.code === "STORE_UNAVAILABLE")) throw err;
-        deps.logger?.warn({ err, profile: enabled.profile.id, owner }, "implicit sessions: the shared store did not answer; this replica's own count applies");
-        return;
-      }
-      entry.admitted = true;
-      entry.sharedAt = started;
-      if (out.evicted > 0) deps.metrics.recordImplicitEvictions("all_replicas", out.evicted);
-    })().finally(() => {
-      entry.sharing = undefined;
-    });
-    entry.sharing = sharing;
-    return sharing;
   }
 
   async function fire(ref: string, event: string, request: ProfileFireInput): Promise<ProfileFireResult> {
@@ -370,11 +217,11 @@ export function createProfileFirer(deps: Deps) {
     const input = valid.value;
     const sessionId = request.session ?? profile.sessionIdOf(input);
     if (sessionId === undefined) return answerInput(enabled, event, input, undefined, request);
-    const session = await implicitSession(enabled, sessionId, request.principal);
+    const session = await implicit.open(profile.id, enabled.sessionTtlMs, sessionId, request.principal);
     try {
       return await answerInput(enabled, event, input, { id: sessionId, stateKey: session.stateKey }, request);
     } finally {
-      session.inFlight--;
+      session.end();
     }
   }
 
@@ -416,7 +263,7 @@ export function createProfileFirer(deps: Deps) {
     };
     const decision = buildDecision(observed, {
       profile: profile.id, event, at: new Date(deps.clock.wallNow()).toISOString(), subject: { kind: "event" }, session: sessionId, client: owner,
-      answerVerdict: "observe", idleReason: UNKNOWN_EVENT_OBSERVED, redact: redactString,
+      answerVerdict: "observe", idleReason: UNKNOWN_EVENT_OBSERVED, redact: redactHead,
     });
     const audit = deps.audit();
     if (audit !== undefined) {
@@ -572,7 +419,7 @@ export function createProfileFirer(deps: Deps) {
     const answerReason = answerVerdict === "allow" || answerVerdict === "observe" ? undefined : profile.reasonOf?.(native, event);
     result.decision = buildDecision(result, {
       profile: profile.id, event, at: new Date(startedAt).toISOString(), subject: profile.subjectOf?.(input, event) ?? { kind: "event" },
-      session: sessionId, client, answerVerdict, ...(answerReason !== undefined ? { answerReason } : {}), ...(idleReason !== undefined ? { idleReason } : {}), redact: redactString,
+      session: sessionId, client, answerVerdict, ...(answerReason !== undefined ? { answerReason } : {}), ...(idleReason !== undefined ? { idleReason } : {}), redact: redactHead,
     });
   }
 
@@ -644,7 +491,7 @@ export function createProfileFirer(deps: Deps) {
     };
     const decision = buildDecision(refused, {
       profile: profile.id, event, at: new Date(deps.clock.wallNow()).toISOString(), subject: { kind: "event" }, session: null, client: owner,
-      answerVerdict: "block", redact: redactString,
+      answerVerdict: "block", redact: redactHead,
     });
     const audit = deps.audit();
     if (audit !== undefined) {

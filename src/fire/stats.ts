@@ -44,7 +44,7 @@ function emptyOutcomes(): Record<Outcome, number> {
 export function createHookStats() {
   const counters = new Map<string, Counter>();
   const keyOf = (scope: string, hook: string, bundle: string) => `${scope}\u0000${bundle}\u0000${hook}`;
-  return {
+  const stats = {
     record(result: ChainResult): void {
       for (const execution of result.hook_results) {
         const key = keyOf(execution.scope, execution.hook, execution.bundle);
@@ -59,6 +59,11 @@ export function createHookStats() {
         counter.totalMs += execution.duration_ms;
         if (execution.duration_ms > counter.maxMs) counter.maxMs = execution.duration_ms;
       }
+    },
+    /** `status().hooks`: exec hooks first (PROFILES §6: they run outside the sandbox), then the VCP and profile hooks, each group in its order. */
+    status(hooks: Iterable<ResolvedHook>): HookStatsView[] {
+      const views = stats.view([...hooks]);
+      return [...views.filter((h) => h.sandboxed === false), ...views.filter((h) => h.sandboxed !== false)];
     },
     view(hooks: readonly ResolvedHook[]): HookStatsView[] {
       return hooks.map((hook) => {
@@ -83,6 +88,7 @@ export function createHookStats() {
       });
     },
   };
+  return stats;
 }
 
 /** The registry knows a session hook's session by key: the status view shows its id and owner. */

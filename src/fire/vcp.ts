@@ -22,7 +22,7 @@ import { cascadeDisableTargets } from "../chain/cascade.js";
 import { emptyChainResult } from "../chain/contract.js";
 import { mergeHookResults, selectVcpHooks, type SelectedChain } from "../chain/select.js";
 import { buildDecision, NO_HOOK_SELECTED, VCP_DECISION_PROFILE } from "../chain/decision.js";
-import { redactString } from "../audit/redact-string.js";
+import { redactHead } from "../audit/redact-string.js";
 import type { Logger } from "../observe/events.js";
 import type { EventBus } from "../observe/event-bus.js";
 import type { Metrics } from "../observe/metrics.js";
@@ -125,7 +125,7 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
       // One decision record for the answer, the audit record and the stream (chain/decision.ts).
       result.decision = buildDecision(result, {
         profile: VCP_DECISION_PROFILE, event: type, at: new Date(startedAt).toISOString(), subject: { kind: "vcp", vcp_type: type },
-        session: session.id, client: owner(), redact: redactString, ...(chosen.sent.length === 0 ? { idleReason: NO_HOOK_SELECTED } : {}),
+        session: session.id, client: owner(), redact: redactHead, ...(chosen.sent.length === 0 ? { idleReason: NO_HOOK_SELECTED } : {}),
       });
       let disabledHooks: string[] = [];
       if (result.cascade_failure) {
@@ -166,7 +166,7 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
     const owner = keyParts(key).owner;
     result.decision = buildDecision(result, {
       profile: VCP_DECISION_PROFILE, event: type, at: new Date().toISOString(), subject: { kind: "vcp", vcp_type: type },
-      session: session.id, client: owner, redact: redactString, idleReason: NO_HOOK_SELECTED,
+      session: session.id, client: owner, redact: redactHead, idleReason: NO_HOOK_SELECTED,
     });
     if (audit === undefined) return result;
     deps.assertOpen();

@@ -35,7 +35,7 @@
  * heartbeat records to say so.
  */
 import { VcpError } from "../errors.js";
-import type { Logger } from "../observe/events.js";
+import { createOutageLog, systemClock, type Logger } from "../observe/events.js";
 import { entrySource, sharedBundleState, type DataLossEvent, type PeerView, type RefusedRevision, type ReplicaBundleReport, type SharedBundleEntry, type SharedRevision, type SharedStore } from "../store/index.js";
 import type { BundleManager, BundlePublisher } from "./bundles.js";
 
@@ -114,7 +114,8 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
   let unsubscribe: (() => Promise<void>) | undefined;
   let stopReady: (() => void) | undefined;
   let closed = false;
-  let failing = false;
+  // One warning when reconciliation starts failing, one a minute while it does, one line when it resumes.
+  const outage = createOutageLog({ logger, clock: systemClock, failing: "store: bundle reconciliation failed; retrying at the next notification or interval", recovered: "store: bundle reconciliation resumed" });
 
   const publisher: BundlePublisher = {
     async publish(artifact, info, options) {
@@ -262,13 +263,11 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
         again = false;
         try {
           const changed = await pass(manager);
-          if (failing) logger.info({}, "store: bundle reconciliation resumed");
-          failing = false;
+          outage.succeeded();
           // Peers see the new revision in status at once, not at the next heartbeat.
           if (changed) await shared.presence.beat().catch(() => undefined);
         } catch (err) {
-          if (!failing) logger.warn({ err: err instanceof Error ? err.message : String(err) }, "store: bundle reconciliation failed; retrying at the next notification or interval");
-          failing = true;
+          outage.failed(err);
         }
       } while (again && !closed);
     })().finally(() => {

@@ -7,7 +7,7 @@
  *   server accepts is a body the runtime accepts, whether or not any hook is installed (issue 11,
  *   defect 3); the runtime's validators compile them with {@link compileModelSchema}.
  * - {@link compileFromZod}: any other zod schema (the HookResult) compiled with the same instance,
- *   once (STYLE.md: never per call).
+ *   once (STYLE.md: never per call); {@link compileJsonSchema}: a JSON Schema given as data.
  * - {@link describeSchemaError}: a failure as one `{ field, rule }` in the `hooks[2].timeout_ms` path
  *   form, naming the branch of a union the value was meant for (issue 11, defect 9);
  *   {@link pointerPath} for callers that only have an ajv `instancePath`.
@@ -96,6 +96,15 @@ export const MODEL_JSON_SCHEMAS: Readonly<Record<string, JsonSchema>> = Object.f
 export function compileFromZod<T = unknown>(schema: z.ZodType, extra: Record<string, unknown> = {}): ValidateFunction<T> {
   const generated = generate(schema);
   return ajv.compile<T>({ ...generated, ...extra });
+}
+
+/**
+ * Compile a JSON Schema given as data — another program's contract, such as VS Code's tool input
+ * schemas (profiles/vscode/tool-schemas.ts) — with the shared ajv instance: once per schema, at load.
+ * Validation never changes the value (no defaults, no type coercion).
+ */
+export function compileJsonSchema(schema: JsonSchema): ValidateFunction {
+  return ajv.compile(schema);
 }
 
 /** One failed rule: `field` is rooted at the caller's name for the value (`result.modified_constitution.rules`). */

@@ -128,3 +128,49 @@ export const silentLogger: Logger = {
   warn: () => {},
   error: () => {},
 };
+
+/** What a loop that retries by itself reports to its {@link OutageLog}. */
+export interface OutageLog {
+  /** A round failed: a warning the first time, then one per `repeatMs` while it keeps failing. */
+  failed(err: unknown): void;
+  /** A round succeeded: one info line if it had been failing. */
+  succeeded(): void;
+}
+
+/**
+ * How a background loop that retries by itself (the approval sweep, the periodic scan, a replica's
+ * heartbeat) logs a dependency that stopped answering — usually Redis: one warning when it fails, one
+ * reminder per `repeatMs` (default 60 s) while it keeps failing (with the failures counted), and one
+ * info line when it answers again. A loop ticking every 500 ms through a Redis
+ * outage would otherwise write 120 warnings a minute, burying the line that says when it began.
+ *
+ * @example
+ * ```ts
+ * const outage = createOutageLog({ logger, clock, failing: "approval sweep could not reach the shared store", recovered: "approval sweep reached the shared store again" });
+ * setInterval(() => sweep().then(() => outage.succeeded(), (err) => outage.failed(err)), 500);
+ * ```
+ */
+export function createOutageLog(options: { logger: Logger; clock: Pick<Clock, "now">; failing: string; recovered: string; repeatMs?: number; fields?: object }): OutageLog {
+  const { logger, clock } = options;
+  const repeatMs = options.repeatMs ?? 60_000;
+  let since: number | undefined;
+  let lastLine = 0;
+  let failures = 0;
+  return {
+    failed(err) {
+      const at = clock.now();
+      failures++;
+      if (since !== undefined && at - lastLine < repeatMs) return;
+      since ??= at;
+      lastLine = at;
+      const error = err instanceof Error ? err.message : String(err);
+      logger.warn({ ...options.fields, error, failures, down_for_ms: Math.round(at - since) }, options.failing);
+    },
+    succeeded() {
+      if (since === undefined) return;
+      logger.info({ ...options.fields, failures, down_for_ms: Math.round(clock.now() - since) }, options.recovered);
+      since = undefined;
+      failures = 0;
+    },
+  };
+}

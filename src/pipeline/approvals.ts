@@ -31,8 +31,9 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import { VcpError } from "../errors.js";
-import type { Clock, Logger } from "../observe/events.js";
+import { createOutageLog, silentLogger, type Clock, type Logger } from "../observe/events.js";
 import { mayDecideApproval, mayReadApproval, type SessionPrincipal } from "./access.js";
+import type { Principal } from "../registry/index.js";
 import type { AuditRecordInput } from "../audit/index.js";
 import { createRedactor, type Redactor } from "../audit/redact.js";
 import { DEFAULTS } from "../config/defaults.js";
@@ -199,7 +200,8 @@ export function describePrompt(prompt: string): { view: Pick<Approval, "prompt" 
 /**
  * How an approval carries what the agent asked to do: the input redacted by the audit's redactor
  * (configured keys, secret shapes), as JSON text cut at MAX_INPUT_SHOWN characters. One rule for the
- * local and the shared coordinator, applied before anything is stored.
+ * local and the shared coordinator, applied before anything is stored. `redact` should stop at
+ * MAX_INPUT_SHOWN characters of JSON (`maxChars`): the cut then bounds the work, not only the text.
  */
 export function describeInput(input: unknown, redact: Redactor): Pick<Approval, "input" | "input_truncated"> {
   if (input === undefined) return {};
@@ -374,8 +376,10 @@ function alreadyDecided(id: string, v: Approval): VcpError {
 export function createApprovals(deps: ApprovalDeps) {
   const { store } = deps;
   const limits = resolveApprovalLimits(deps.limits);
-  // The audit log's redactor (same keys, same secret shapes); a string longer than the shown input is cut after redaction.
-  const redactInput = createRedactor({ keys: [...(deps.redactKeys ?? DEFAULTS.redact_keys)], maxStringLength: MAX_INPUT_SHOWN });
+  // The audit log's redactor (same keys, same secret shapes); a string longer than the shown input is
+  // cut after redaction, and the walk stops once the copy's JSON passes the shown length: a 10 MB
+  // input costs what a 16 KiB one costs, and the shown text is the same.
+  const redactInput = createRedactor({ keys: [...(deps.redactKeys ?? DEFAULTS.redact_keys)], maxStringLength: MAX_INPUT_SHOWN, maxChars: MAX_INPUT_SHOWN });
   const listeners = new Set<(event: ApprovalEvent) => void>();
   const waiters = new Map<string, Array<(view: Approval) => void>>();
   /** The expiry timers of the approvals asked here (a shared store's sweep also covers the others'). */
@@ -454,8 +458,10 @@ export function createApprovals(deps: ApprovalDeps) {
       unsubscribe = await store.subscribe(deliver);
       const shared = store.sweep;
       if (shared === undefined || closed) return;
+      // A sweep every `everyMs` through a Redis outage: one warning, one a minute, one line when it is back.
+      const outage = createOutageLog({ logger: deps.logger ?? silentLogger, clock: deps.clock, failing: "approval sweep could not reach the shared store; it retries on its own", recovered: "approval sweep reached the shared store again" });
       sweeper = setInterval(() => {
-        sweep(shared.due).catch((err: unknown) => deps.logger?.warn({ err }, "approval sweep could not reach the shared store"));
+        sweep(shared.due).then(() => outage.succeeded(), (err: unknown) => outage.failed(err));
       }, shared.everyMs);
       sweeper.unref?.();
     })();
@@ -611,3 +617,25 @@ export function createApprovals(deps: ApprovalDeps) {
 }
 
 export type Approvals = ReturnType<typeof createApprovals>;
+
+/**
+ * `runtime.approvals` (PROFILES §3.4, §8.9): every Amplifier `ask_user` answer of `fireProfile` is a
+ * pending approval that an operator, an `approver` of the session's owner, or the embedding
+ * application decides. A client principal sees only approvals of its own sessions (another's is
+ * APPROVAL_NOT_FOUND) and decides none (FORBIDDEN: its agent asked).
+ */
+export interface ApprovalsApi {
+  list(query?: ApprovalQuery): Promise<Approval[]>;
+  /** `full: true`: the whole prompt in `prompt` while the approval is pending (`prompt_truncated` then says whether even that is cut, past 65,536 characters). */
+  get(id: string, options?: { principal?: Principal; full?: boolean }): Promise<Approval>;
+  /** Granted for allow / allow once / allow always (any case); anything else denies. APPROVAL_DECIDED once settled; FORBIDDEN for a client. */
+  decide(id: string, decision: string, options?: { principal?: Principal }): Promise<Approval>;
+  /** Resolves once the approval is decided or expired. */
+  wait(id: string, options?: { principal?: Principal }): Promise<Approval>;
+  on(event: "approval", listener: (event: ApprovalEvent) => void): () => void;
+}
+
+/** The coordinator's public members only (not start/close/request). */
+export function approvalsApi(approvals: Approvals): ApprovalsApi {
+  return { list: approvals.list, get: approvals.get, decide: approvals.decide, wait: approvals.wait, on: approvals.on };
+}

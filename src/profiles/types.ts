@@ -52,6 +52,12 @@ export interface ProfileContext {
   readonly settings: Readonly<Record<string, unknown>>;
 }
 
+/** What {@link EventProfile.checkOutput} found wrong with an output: why (naming the field), and what stands without it. */
+export interface OutputMisfit {
+  readonly error: string;
+  readonly kept: NativeObject;
+}
+
 /**
  * A decoded value or why it was refused (the executor records a refused output as the hook's failure,
  * `invalid_result`). A union rather than a bare `{error}` object: native outputs may carry an `error`
@@ -188,6 +194,15 @@ export interface EventProfile {
    * definition's `fail_closed`, OR its `blocking` flag for repo-yaml (a failing `blocking` hook blocks).
    */
   failureOutput(hook: string, why: string, failClosed: boolean, event: string, ctx: ProfileContext): NativeObject;
+  /**
+   * Whether a decoded output fits the input it answers, beyond its own schema (VS Code: an
+   * `updatedInput` against the input schema of the tool named by `tool_name`). `undefined`: it fits.
+   * A misfit is the hook's invalid output (`invalid_result`): a `fail_closed` hook then contributes its
+   * `failureOutput` naming `error`; any other hook contributes `kept` — its output without what does
+   * not fit — and `error` is kept on its record. Called once per hook, before the output reaches the
+   * fold or the next hook's input. Pure.
+   */
+  checkOutput?(output: NativeObject, input: NativeObject, event: string, hook: string): OutputMisfit | undefined;
   /**
    * The fields of a decoded output that say something the answer (or the next hook's input) would
    * carry — paths: a top-level name, or `hookSpecificOutput.<name>` — and `[]` for an output that says

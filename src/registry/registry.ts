@@ -3,7 +3,8 @@ import type { LifecycleEvent } from "../observe/events.js";
 import { silentLogger } from "../observe/events.js";
 import { hookEventOf, type ResolvedHook } from "../model/hook.js";
 import { authorizeScope, authorizeSessionOverride, checkAllowlist, type ScopeKey } from "./authorize.js";
-import { countsTowardRegistryLimit, createRateLimiter, DEFAULT_REGISTRATIONS_PER_MINUTE, registryRateLimited } from "./rate-limit.js";
+import { createRegistryRateLimit, DEFAULT_REGISTRATIONS_PER_MINUTE } from "./rate-limit.js";
+import { createLocalRateLimitStore } from "./rate-limit-local.js";
 import { createSnapshot, emptyState, type BundleOffer, type HookTable, type RegistryState } from "./snapshot.js";
 import type { BundleRevision, RegisterOptions, Registry, RegistryOptions, RegistrySnapshot } from "./types.js";
 import { compileHook } from "./validate.js";
@@ -47,7 +48,8 @@ export function createRegistry(options: RegistryOptions): Registry {
     }
   }
   const allowlist: ReadonlySet<string> = new Set(options.sessionHookAllowlist ?? []);
-  const limiter = createRateLimiter(perMinute, options.clock);
+  // This replica's count of every principal's changes (with `store: redis` the runtime takes the shared one first).
+  const rateLimit = createRegistryRateLimit(createLocalRateLimitStore(options.clock), perMinute);
   const logger = options.logger ?? silentLogger;
   const listeners = new Set<(snapshot: RegistrySnapshot) => void>();
 
@@ -65,14 +67,8 @@ export function createRegistry(options: RegistryOptions): Registry {
   /** Rate limit, then scope and authorization: the common prologue of every principal's call. */
   function begin(opts: RegisterOptions): ScopeKey {
     // One count per change: a change admitted by the limit shared by every replica is not counted again here.
-    if (opts.rateAdmitted !== "shared") takeRate(opts.principal);
+    if (opts.rateAdmitted !== "shared") rateLimit.admit(opts.principal);
     return authorizeScope(opts);
-  }
-
-  function takeRate(principal: RegisterOptions["principal"]): void {
-    if (!countsTowardRegistryLimit(principal)) return;
-    const decision = limiter.take(principal.id);
-    if (!decision.ok) throw registryRateLimited(principal.id, perMinute, decision.retryAfterMs);
   }
 
   function tableOf(key: ScopeKey): HookTable {
@@ -330,7 +326,8 @@ export function createRegistry(options: RegistryOptions): Registry {
 
     setEnabled(name, enabled, opts) {
       if (opts.scope === "deployment" && opts.sessionId !== undefined) {
-        takeRate(opts.principal);
+        // Admitted by the limit shared by every replica: not counted again here (as in `begin`).
+        if (opts.rateAdmitted !== "shared") rateLimit.admit(opts.principal);
         assertBoolean(enabled);
         return setEnabledInSession(name, enabled, opts);
       }

@@ -1,4 +1,4 @@
-import { redactString } from "../audit/redact.js";
+import { redactHead } from "../audit/redact.js";
 import { createHash } from "node:crypto";
 import { DEFAULT_JSON_DEPTH, jsonTextExceeds } from "../model/json-bounds.js";
 import type { FetchPolicy, GuestLogLine } from "./types.js";
@@ -61,8 +61,9 @@ export function buildLogLine(
     hook,
     level: level as GuestLogLine["level"],
     // SECURITY: secret shapes (bearer tokens, API keys, PEM keys, JWTs) are redacted BEFORE truncation,
-    // so a secret cut at the size limit cannot slip through half-recognised.
-    message: truncateUtf8(redactString(message), maxBytes),
+    // so a secret cut at the size limit cannot slip through half-recognised; only the head that can be
+    // kept is read (maxBytes bytes are at most maxBytes characters), whatever the guest sent.
+    message: truncateUtf8(redactHead(message, maxBytes), maxBytes),
   };
   if (typeof fieldsJson === "string" && fieldsJson.length > 0) {
     if (Buffer.byteLength(fieldsJson, "utf8") > maxBytes) {

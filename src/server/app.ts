@@ -487,7 +487,7 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
   app.get("/v1/hooks", { schema: routes.hooks, config: cfg(BOTH) }, async (request) => {
     const { type, session, profile, event, bundle } = request.query as { type?: HookType; session?: string; profile?: string; event?: string; bundle?: string };
     if (session !== undefined) await sessionOf(session, request);
-    return { hooks: runtime.hooks.list({ type, session, profile, event, bundle }, accessOf(request)) };
+    return { hooks: await runtime.hooks.list({ type, session, profile, event, bundle }, accessOf(request)) };
   });
 
   // Every server-sent-events route counts against one per-principal cap (src/server/sse.ts).

@@ -1,76 +1,85 @@
 /**
- * Implicit profile sessions counted across replicas (PROFILES §8.3, issue 18). A profile event that
- * names a session (`session_id`) opens an implicit session of its sender, which expires after the
- * profile's idle TTL; `limits.sessions_per_client` caps how many one client has at a time. Each
- * replica keeps its own table (src/fire/profile.ts); this keeps the client's live ones in one
- * sorted set, so the cap holds for the deployment, not once per replica:
+ * Implicit profile sessions counted across replicas: the Redis adapter of the implicit session port
+ * (src/pipeline/implicit-sessions.ts ImplicitSessionStore, whose doc states the rule). Each replica
+ * keeps its own table of the sessions it serves (src/fire/implicit-sessions.ts); this keeps a
+ * client's live ones in one sorted set, so `limits.sessions_per_client` holds for the deployment,
+ * not once per replica:
  *
  * ```
- *  <prefix>:implicit:<owner>   zset JSON [profile, session id] → expires at (ms, Redis TIME + the profile's TTL)
+ *  <prefix>:implicit:<owner>   zset member (implicitMember: JSON [profile, session id]) → expires at (ms)
  * ```
- * A session count never refuses an event (issue 24): a new session past the cap evicts the client's
- * sessions with the earliest expiry — the least recently used, as each use moves a session's expiry
- * to now + its profile's TTL. Expiry is read on Redis's clock (replicas' clocks may differ); the set
- * itself expires with its last member, so an owner who stops sending leaves nothing behind.
+ * Expiry is read on Redis's clock (replicas' clocks may differ); the set itself expires with its last
+ * member, so an owner who stops sending leaves nothing behind.
  */
+import { NOTHING_TAKEN_OUT, type ImplicitAdmitted, type ImplicitSessionStore } from "../pipeline/implicit-sessions.js";
 import { defineScript, type StoreConnection } from "./connection.js";
 
-// KEYS: the owner's set. ARGV: member, ttl ms, limit. Admits (or extends) the member; a member not in
-// the set makes room first. → how many of the owner's other sessions it evicted (0 most of the time).
+// The port's admit step. KEYS: the owner's set. ARGV: member, ttl ms, limit, now ms ('' = Redis TIME),
+// then the caller's in-use members. → { evicted members, expired members }.
 // (The set may hold more than the limit when a replica extended a session evicted meanwhile: the
-// next admission evicts back down to it.)
-const TOUCH = defineScript(
-  "implicit-session-touch",
+// next admission of a new session evicts back down to it.)
+const ADMIT = defineScript(
+  "implicit-session-admit",
   `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local evicted = 0
-if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+local now = tonumber(ARGV[4])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local member = ARGV[1]
+local expires = now + tonumber(ARGV[2])
+local current = redis.call('ZSCORE', KEYS[1], member)
+local expired = {}
+local evicted = {}
+if not (current and tonumber(current) > now) then
+  if current then redis.call('ZREM', KEYS[1], member) end
+  expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+  if #expired > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) end
   local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3]) + 1
   if over > 0 then
-    redis.call('ZPOPMIN', KEYS[1], over)
-    evicted = over
+    local busy = {}
+    for i = 5, #ARGV do busy[ARGV[i]] = true end
+    local order = {}
+    local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+    for _, m in ipairs(members) do if not busy[m] then order[#order + 1] = m end end
+    for _, m in ipairs(members) do if busy[m] then order[#order + 1] = m end end
+    for i = 1, over do
+      evicted[i] = order[i]
+      redis.call('ZREM', KEYS[1], order[i])
+    end
   end
 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('ZADD', KEYS[1], expires, member)
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-redis.call('PEXPIRE', KEYS[1], math.max(1, tonumber(last[2]) - now + 1000))
-return evicted
+redis.call('PEXPIRE', KEYS[1], math.max(1, math.ceil(tonumber(last[2]) - now) + 1000))
+return { evicted, expired }
 `,
 );
 
-export interface ImplicitSessionTouch {
-  owner: string;
-  profile: string;
-  session: string;
-  ttlMs: number;
-  /** `limits.sessions_per_client`. */
-  limit: number;
-}
-
-export interface SharedImplicitSessions {
-  /** False while the store is disconnected: the caller falls back to its own count at once. */
-  available(): boolean;
-  /** Admit (or extend) one implicit session in one script, evicting past the cap; STORE_UNAVAILABLE when Redis does not answer. */
-  touch(input: ImplicitSessionTouch): Promise<{ evicted: number }>;
+export interface RedisImplicitSessionStoreOptions {
+  /** Read now (ms) from this clock instead of Redis's TIME: the contract test steps one clock for both adapters. */
+  now?: () => number;
 }
 
 /**
  * @example
  * ```ts
- * const implicit = createSharedImplicitSessions(shared.connection);
- * await implicit.touch({ owner: "app", profile: "amplifier", session: "s1", ttlMs: 86_400_000, limit: 100 }); // { evicted: 0 }
+ * const count = createRedisImplicitSessionStore(shared.connection);
+ * await count.admit({ owner: "app", member: implicitMember("amplifier", "s1"), ttlMs: 86_400_000, limit: 100, inUse: new Set() }); // { evicted: [], expired: [] }
  * ```
  */
-export function createSharedImplicitSessions(connection: StoreConnection): SharedImplicitSessions {
+export function createRedisImplicitSessionStore(connection: StoreConnection, options: RedisImplicitSessionStoreOptions = {}): ImplicitSessionStore<false> {
   return {
+    scope: "all_replicas",
     available: () => connection.connected(),
-    async touch(input) {
-      const evicted = Number(await connection.eval(`counting the implicit ${input.profile} sessions of '${input.owner}'`, TOUCH, [connection.keys.custom("implicit", input.owner)], [
-        JSON.stringify([input.profile, input.session]), Math.max(1, Math.floor(input.ttlMs)), input.limit,
-      ]));
-      return { evicted };
+    async admit({ owner, member, ttlMs, limit, inUse }): Promise<ImplicitAdmitted> {
+      const [evicted, expired] = (await connection.eval(`counting the implicit sessions of '${owner}'`, ADMIT, [connection.keys.custom("implicit", owner)], [
+        member, Math.max(1, Math.floor(ttlMs)), limit, options.now?.() ?? "", ...inUse,
+      ])) as [string[], string[]];
+      return evicted.length === 0 && expired.length === 0 ? NOTHING_TAKEN_OUT : { evicted, expired };
+    },
+    async release(owner, member) {
+      await connection.run(`releasing an implicit session of '${owner}'`, (redis) => redis.zrem(connection.keys.custom("implicit", owner), member));
     },
   };
 }

@@ -185,7 +185,7 @@ function dataLossWarning(loss: DataLossEvent | null): string[] {
 export { entrySource, sharedBundleState, type SharedBundleEntry, type SharedBundleState, type SharedRevision } from "./bundles.js";
 export type { DataLossEvent, DataLossKind, DataLossWatch } from "./data-loss.js";
 export type { StoreHealth, StoreHealthStatus } from "./health.js";
-export { createSharedRateLimiter, type SharedRateLimiter } from "./rate-limit.js";
+export { createRedisRateLimitStore, type RedisRateLimitStoreOptions } from "./rate-limit.js";
 export { createRedisApprovalStore, type RedisApprovalStoreOptions } from "./approvals.js";
 export { sessionRedisOf, type SessionRedis } from "./session-redis.js";
-export { createSharedImplicitSessions, type ImplicitSessionTouch, type SharedImplicitSessions } from "./implicit-sessions.js";
+export { createRedisImplicitSessionStore, type RedisImplicitSessionStoreOptions } from "./implicit-sessions.js";

@@ -15,9 +15,9 @@
  * A lock naming our own pid that this process does not hold is stale too: it survived a crash of an
  * earlier process that had the same pid (pid 1 in every container start).
  */
-import { closeSync, fstatSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
-import { resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { VcpError } from "../errors.js";
 
 export interface PidLock {
@@ -25,6 +25,41 @@ export interface PidLock {
   readonly path: string;
   /** Remove the lock file if it is still this lock's (idempotent). */
   release(): void;
+}
+
+/** The lock file in a data directory: it names the pid of the process using the directory. */
+export const DATA_DIR_LOCK = "vcp-hooks.lock";
+
+/**
+ * One runtime per data directory and per audit log, taken before anything there is read or written
+ * (the directories are created first). Returns the release of every lock taken, newest first; a
+ * refusal releases the locks taken before it.
+ *
+ * @example
+ * ```ts
+ * const release = acquireRuntimeLocks({ dataDir: ".vcp", auditPath: ".vcp/audit/audit.jsonl" });
+ * try { … } finally { release(); }
+ * ```
+ */
+export function acquireRuntimeLocks(where: { dataDir?: string | undefined; auditPath?: string | undefined }): () => void {
+  const locks: PidLock[] = [];
+  const release = (): void => {
+    for (const lock of locks.splice(0).reverse()) lock.release();
+  };
+  try {
+    if (where.dataDir !== undefined) {
+      mkdirSync(where.dataDir, { recursive: true });
+      locks.push(acquirePidLock(join(where.dataDir, DATA_DIR_LOCK), `data directory ${resolve(where.dataDir)}`));
+    }
+    if (where.auditPath !== undefined) {
+      mkdirSync(dirname(where.auditPath), { recursive: true });
+      locks.push(acquirePidLock(`${where.auditPath}.lock`, `audit log ${resolve(where.auditPath)}`));
+    }
+  } catch (err) {
+    release();
+    throw err;
+  }
+  return release;
 }
 
 interface Holder {

@@ -12,7 +12,7 @@
  */
 import { hostname } from "node:os";
 import { VcpError } from "../errors.js";
-import type { Logger } from "../observe/events.js";
+import { createOutageLog, systemClock, type Logger } from "../observe/events.js";
 import { defineScript, newInstanceId, type StoreConnection } from "./connection.js";
 import { PREFIX_INDEX_KEY, STORE_LAYOUT_VERSION } from "./keys.js";
 import type { DataLossWatch } from "./data-loss.js";
@@ -159,7 +159,8 @@ export async function startReplicaPresence(options: ReplicaPresenceOptions): Pro
   let warnings: string[] = [];
   let claimed = false;
   let closed = false;
-  let failing = false;
+  // One warning when heartbeats start failing, one a minute while they do, one line when they resume.
+  const outage = createOutageLog({ logger, clock: systemClock, failing: "store: heartbeat failed", recovered: "store: heartbeat resumed", fields: { replica: options.id } });
 
   function record(): ReplicaRecord {
     return {
@@ -231,14 +232,8 @@ export async function startReplicaPresence(options: ReplicaPresenceOptions): Pro
     if (closed || !connection.connected()) return;
     const work = claimed ? heartbeat(false) : claimId();
     work.then(
-      () => {
-        if (failing) logger.info({ replica: options.id }, "store: heartbeat resumed");
-        failing = false;
-      },
-      (err: unknown) => {
-        if (!failing) logger.warn({ replica: options.id, err: err instanceof Error ? err.message : String(err) }, "store: heartbeat failed");
-        failing = true;
-      },
+      () => outage.succeeded(),
+      (err: unknown) => outage.failed(err),
     );
   };
 

@@ -31,7 +31,7 @@
  * this replica's deployment-wide periodic hooks change (a bundle added, removed or re-timed one).
  */
 import type { ResolvedHook } from "../model/hook.js";
-import type { Clock, Logger } from "../observe/events.js";
+import { createOutageLog, type Clock, type Logger } from "../observe/events.js";
 import { sessionInfoOf, type SessionRecord } from "../pipeline/operations.js";
 import type { PeriodicStatus, PipelineDeps } from "../pipeline/types.js";
 import { createPeriodicTicker, periodicHooksOf, type PeriodicDue } from "../pipeline/periodic.js";
@@ -242,7 +242,10 @@ export function createSharedPeriodic(deps: SharedPeriodicDeps): SharedPeriodic {
   let stopRegistry: (() => void) | undefined;
   /** Ticks this replica is running, by `<key> <field>`: no second claim of a hook until its tick finished. */
   const inFlight = new Set<string>();
-  let lastScanError = 0;
+  // Through a Redis outage: one warning, one a minute, one line when it answers again (observe/events.ts).
+  const outage = createOutageLog({ logger, clock: deps.clock, failing: "periodic scan could not reach the shared store; ticks resume when it answers", recovered: "periodic scan reached the shared store again" });
+  /** A part of the scan under way failed: the scan does not count as the store answering again. */
+  let scanFailed = false;
   /** This replica's deployment-wide periodic hooks, as last seen (a change reschedules every session). */
   let signature: string | undefined;
 
@@ -322,18 +325,18 @@ export function createSharedPeriodic(deps: SharedPeriodicDeps): SharedPeriodic {
   }
 
   function report(err: unknown): void {
-    const at = deps.clock.now();
-    // One warning per 10 s while Redis is away: ticks resume by themselves when it is back.
-    if (at - lastScanError > 10_000) {
-      lastScanError = at;
-      logger.warn({ err }, "periodic scan could not reach the shared store; ticks resume when it answers");
-    }
+    scanFailed = true;
+    outage.failed(err);
   }
 
   function loop(): void {
     if (!running) return;
-    scanning = (deps.ready?.() === false ? Promise.resolve() : scan())
-      .catch(report)
+    const ready = deps.ready?.() !== false;
+    scanFailed = false;
+    scanning = (ready ? scan() : Promise.resolve())
+      .then(() => {
+        if (ready && !scanFailed) outage.succeeded();
+      }, report)
       .finally(() => {
         scanning = undefined;
         if (running) {

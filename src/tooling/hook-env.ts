@@ -19,6 +19,8 @@
  *   gemini-cli   GEMINI_PROJECT_DIR, GEMINI_PLANS_DIR, GEMINI_SESSION_ID, GEMINI_CWD, CLAUDE_PROJECT_DIR (alias)
  *   llxprt       LLXPRT_PROJECT_DIR; GEMINI_PROJECT_DIR and CLAUDE_PROJECT_DIR (the fork's aliases)
  *   codex        PLUGIN_ROOT, PLUGIN_DATA and their CLAUDE_PLUGIN_* aliases (plugin hooks)
+ *   copilot      COPILOT_PROJECT_DIR, CLAUDE_PROJECT_DIR (its alias): what the real CLI 1.0.102 sets for
+ *                every hook (no reference lists them yet). Not COPILOT_HOOK_DIR: a directory on the agent's machine.
  *
  * SECURITY: values come from the client, like the event on stdin: no name a loader or shell interprets
  * (PATH, LD_*, BASH_ENV, …) is ever in a row, every bound applies before anything is decoded, and the
@@ -49,6 +51,7 @@ export const HOOK_ENV: Readonly<Record<string, readonly string[]>> = Object.free
   "gemini-cli": Object.freeze(["GEMINI_PROJECT_DIR", "GEMINI_PLANS_DIR", "GEMINI_SESSION_ID", "GEMINI_CWD", "CLAUDE_PROJECT_DIR"]),
   llxprt: Object.freeze(["LLXPRT_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"]),
   codex: Object.freeze(["PLUGIN_ROOT", "PLUGIN_DATA", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA"]),
+  copilot: Object.freeze(["COPILOT_PROJECT_DIR", "CLAUDE_PROJECT_DIR"]),
 });
 
 /**

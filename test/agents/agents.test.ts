@@ -8,7 +8,7 @@
 //
 //   dangerous shell blocked · benign shell runs · every event fired answered 0 · write denied
 //   server down: a fail_closed guard blocks; none: the adapter warns (the tool runs unless the agent's
-//   own switch blocks it) · a migrated user hook behaves as natively
+//   own switch or rule blocks it) · a migrated user hook behaves as natively
 //
 // The cases run in order and share the servers: the guarded server is stopped for the "down" case, a
 // second server (the command lane, with the imported user hook) then takes its port.
@@ -16,6 +16,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { parse, stringify } from "yaml";
 import { renderAgentSettings, type SettingsAgent } from "../../src/tooling/agent-settings.js";
 import { AGENTS, installPrefix, type Agent, type HooksBlock } from "./agents.js";
 import { startFakeModel, type FakeModel, type Script } from "./fake-model.js";
@@ -186,7 +187,7 @@ function suite(agent: Agent): void {
     await guarded?.stop();
     const r = await run("down-fail-closed", () => shell("echo hi > down.txt"), { cache: cacheGuarded });
     const why = describeRun(r);
-    expect(callsOf(r, agent.preTool).map((c) => c.exitCode), why).toEqual([2]);
+    expect(callsOf(r, agent.preTool).map((c) => c.exitCode), why).toEqual([agent.refusalExit ?? 2]);
     expect(existsSync(join(r.dirs.project, "down.txt")), why).toBe(false);
     expect(toolResults(), why).toContain("vcp-hooks unavailable");
     expect(agent.finalText(r.stdout), why).toBe("done");
@@ -255,19 +256,44 @@ function suite(agent: Agent): void {
     });
   });
 
+  /**
+   * Where `import` made the migrated pre-tool hook fail_closed (Copilot: the real CLI denies when such a
+   * hook fails), the lane's plan guards the event: push the same bundle without that, and let the adapter
+   * see the new plan in one agent run, so that the next case has a plan with no fail_closed guard.
+   */
+  async function laneWithoutFailClosed(): Promise<void> {
+    const file = join(root, "imported", "exec", "policy.yaml");
+    if (lane === undefined || !existsSync(file)) return;
+    const doc = parse(readFileSync(file, "utf8")) as { version: string; hooks: Array<{ event: string; fail_closed?: boolean }> };
+    const guarded = doc.hooks.filter((h) => h.event === agent.preTool && h.fail_closed === true);
+    if (guarded.length === 0) return;
+    for (const h of guarded) delete h.fail_closed;
+    doc.version = "0.1.1";
+    writeFileSync(file, stringify(doc));
+    await vcp(["build", "imported/exec", "-o", "exec-open.vcpb"], root);
+    await vcp(["sign", "exec-open.vcpb", "--key", "keys/ops.pem", "--key-id", "ops"], root);
+    await vcp(["push", "exec-open.vcpb", "--server", lane.url, "--token", tokens.operator], root);
+    const r = await run("lane-open-plan", () => shell("echo hi > plan.txt"), { cache: cacheLane });
+    expect(callsOf(r, agent.preTool).map((c) => c.exitCode), describeRun(r)).toEqual([0]);
+  }
+
+  /** What the model reads when the agent itself blocks a tool whose pre-tool hook failed (exit 1), if it does. */
+  const ownBlock = hostSwitch ? "onFailure" : agent.failedHookDenies;
+
   // The lane's server guards nothing fail_closed: with it down the adapter warns (exit 1, the agent's
   // non-blocking error). Where vcp-hooks's settings switch the agent's own fail-closed on for the guard
-  // event (Claude Code `onFailure: block`), that exit 1 blocks the tool all the same; without it, or in
-  // an agent with no such switch, the tool runs.
-  test(`server down, no fail_closed hook on the event: the adapter warns${hostSwitch ? ", and the agent's own switch blocks the tool" : " and the tool runs"}`, async () => {
+  // event (Claude Code `onFailure: block`), or where the agent denies on a failed pre-tool hook by itself
+  // (Copilot CLI), that exit 1 blocks the tool all the same; otherwise the tool runs.
+  test(`server down, no fail_closed hook on the event: the adapter warns${ownBlock !== undefined ? ", and the agent's own rule blocks the tool" : " and the tool runs"}`, async () => {
+    await laneWithoutFailClosed();
     await lane?.stop();
     const r = await run("down-open", () => shell("echo hi > open.txt"), { cache: cacheLane });
     const why = describeRun(r);
     const pre = callsOf(r, agent.preTool);
     expect(pre.map((c) => c.exitCode), why).toEqual([1]);
     expect(pre[0]!.stderr, why).toContain("no fail_closed hook guards");
-    expect(existsSync(join(r.dirs.project, "open.txt")), why).toBe(!hostSwitch);
-    if (hostSwitch) expect(toolResults(), why).toContain("onFailure");
+    expect(existsSync(join(r.dirs.project, "open.txt")), why).toBe(ownBlock === undefined);
+    if (ownBlock !== undefined) expect(toolResults(), why).toContain(ownBlock);
     expect(agent.finalText(r.stdout), why).toBe("done");
   });
 
@@ -286,16 +312,21 @@ const RULE = "project rule: every answer ends with a haiku";
 
 /**
  * A user's plain command hook: appends what it saw (event, tool, working directory, the agent's
- * project-directory variable) to a log and, on the prompt event, adds a project rule as context.
+ * project-directory variable) to a log and, on the prompt event, adds a project rule as context. The
+ * event is the payload's `hook_event_name`, or the hook's argument where the payload names none (Copilot).
  */
 function userHook(agent: Agent, log: string): string {
+  const context = agent.contextAnswer?.(agent.promptEvent, RULE) ?? { hookSpecificOutput: { hookEventName: agent.promptEvent, additionalContext: RULE } };
   return `#!/bin/sh
 input=$(cat)
 field() { printf '%s' "$input" | sed -n "s/.*\\"$1\\": *\\"\\([^\\"]*\\)\\".*/\\1/p" | head -n 1; }
 event=$(field hook_event_name)
-printf 'event=%s tool=%s pwd=%s project=%s\\n' "$event" "$(field tool_name)" "$(pwd)" "${agent.projectDirVar === undefined ? "unset" : `\${${agent.projectDirVar}:-unset}`}" >> ${shq(log)}
+[ -n "$event" ] || event=$1
+tool=$(field tool_name)
+[ -n "$tool" ] || tool=$(field toolName)
+printf 'event=%s tool=%s pwd=%s project=%s\\n' "$event" "$tool" "$(pwd)" "${agent.projectDirVar === undefined ? "unset" : `\${${agent.projectDirVar}:-unset}`}" >> ${shq(log)}
 if [ "$event" = ${shq(agent.promptEvent)} ]; then
-  printf '{"hookSpecificOutput":{"hookEventName":"%s","additionalContext":"%s"}}\\n' "$event" ${shq(RULE)}
+  printf '%s\\n' ${shq(JSON.stringify(context))}
 fi
 exit 0
 `;

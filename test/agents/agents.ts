@@ -54,6 +54,13 @@ export interface Agent {
   readonly shell: { readonly tool: string; readonly hookTool?: string; input(command: string): Record<string, unknown> };
   /** The file-write tool; absent when the agent offers none the fake model can call (the write case is skipped). */
   readonly write?: { readonly tool: string; input(path: string, content: string): Record<string, unknown> };
+  /** The adapter's exit code when it refuses an event (`--on-error` block): 2, or 0 where the agent reads the deny from stdout (Copilot). */
+  readonly refusalExit?: 0 | 2;
+  /**
+   * What the agent tells the model when it denies a tool because its pre-tool hook failed (exit 1) on its
+   * own, without any switch of ours; absent where a failing hook lets the tool run.
+   */
+  readonly failedHookDenies?: string;
   /** A variable the agent documents for its hooks, holding the project directory; absent when it documents none. */
   readonly projectDirVar?: string;
   /**
@@ -64,8 +71,10 @@ export interface Agent {
   settings(hooks: HooksBlock): { readonly path: string; readonly json: Record<string, unknown> };
   /** A user's own command hooks in this agent's settings format. */
   hooksOf(lines: readonly HookLine[]): HooksBlock;
-  /** Environment knobs: the fake model's URL, a fake key, nothing sent anywhere else. */
-  env(modelUrl: string): Record<string, string>;
+  /** A command hook's stdout that adds `text` to the model's context; absent: Claude Code's `hookSpecificOutput.additionalContext`. */
+  contextAnswer?(event: string, text: string): Record<string, unknown>;
+  /** Environment knobs: the fake model's URL, a fake key, nothing sent anywhere else (`prefix`: the install prefix). */
+  env(modelUrl: string, prefix: string): Record<string, string>;
   /** Arguments of one non-interactive run of `prompt` (`modelUrl` for agents configured by flags). */
   args(prompt: string, dirs: RunDirs, modelUrl: string): string[];
   /** The agent's final text from its stdout (JSON output mode). */
@@ -193,6 +202,73 @@ const codex: Agent = {
   finalText: (stdout) => stdout.trim().split("\n").at(-1),
 };
 
+/**
+ * GitHub Copilot CLI 1.0.102 (a native binary in the platform package; it unpacks its JS package into
+ * `$COPILOT_CACHE_HOME/pkg` on first start, which the install's `--version` check does under the prefix,
+ * so runs reuse it). Offline through BYOK: `COPILOT_OFFLINE=true` and an Anthropic provider at the fake.
+ * Hooks are user-level (`~/.copilot/hooks/*.json`): Copilot skips a repository's `.github/hooks/` in
+ * `-p` mode unless the folder is trusted. `--allow-all-tools` and `--add-dir` let every call through its
+ * own checks: whatever refuses is the hook. Its payloads carry no event name (a user hook is told its
+ * event by an argument) and it gives hooks `COPILOT_PROJECT_DIR` (and `CLAUDE_PROJECT_DIR`).
+ */
+const copilot: Agent = {
+  id: "copilot",
+  package: "@github/copilot",
+  version: "1.0.102",
+  command: (prefix) => [`${prefix}/node_modules/@github/copilot-linux-x64/copilot`],
+  dialect: "copilot",
+  policy: "copilot-safe-shell",
+  // HookType of the 1.0.102 SDK (copilot-sdk/generated/rpc.d.ts in its package).
+  events: [
+    "preToolUse", "preMcpToolCall", "postToolUse", "postToolUseFailure", "userPromptSubmitted", "userPromptTransformed", "sessionStart", "sessionEnd",
+    "postResult", "prePRDescription", "errorOccurred", "agentStop", "subagentStart", "subagentStop", "preCompact", "permissionRequest", "notification",
+  ],
+  toolEvents: ["preToolUse", "preMcpToolCall", "postToolUse", "postToolUseFailure", "permissionRequest"],
+  preTool: "preToolUse",
+  postTool: "postToolUse",
+  promptEvent: "userPromptSubmitted",
+  shell: { tool: "bash", input: (command) => ({ command, description: "run it" }) },
+  write: { tool: "create", input: (path, file_text) => ({ path, file_text }) },
+  // The adapter's deny for Copilot is JSON on stdout at exit 0 (the references say a failed hook is skipped).
+  refusalExit: 0,
+  // …but 1.0.102 denies the tool when a preToolUse hook exits 1: 'Denied by preToolUse hook from "<file>" (hook errored)'.
+  failedHookDenies: "hook errored",
+  projectDirVar: "COPILOT_PROJECT_DIR",
+  settings: (hooks) => ({ path: ".copilot/hooks/vcp-hooks.json", json: { version: 1, hooks } }),
+  // Copilot lists hooks directly (no matcher groups; preToolUse takes no matcher) and sends no event
+  // name on stdin: the user's command gets its event as its argument.
+  hooksOf: (lines) => {
+    const out: Record<string, unknown[]> = {};
+    for (const l of lines) (out[l.event] ??= []).push({ type: "command", bash: `${l.command} ${l.event}`, timeoutSec: 15 });
+    return out;
+  },
+  // 1.0.102 reads a top-level additionalContext (not hookSpecificOutput) on the prompt event.
+  contextAnswer: (_event, text) => ({ additionalContext: text }),
+  env: (modelUrl, prefix) => ({
+    COPILOT_OFFLINE: "true",
+    COPILOT_PROVIDER_TYPE: "anthropic",
+    COPILOT_PROVIDER_BASE_URL: modelUrl,
+    COPILOT_PROVIDER_API_KEY: "sk-ant-fake-vcp-hooks-e2e",
+    COPILOT_MODEL: "claude-sonnet-4.5",
+    COPILOT_AUTO_UPDATE: "false",
+    COPILOT_CACHE_HOME: `${prefix}/.cache/copilot`,
+  }),
+  args: (prompt, dirs) => ["-p", prompt, "--output-format", "json", "--allow-all-tools", "--no-ask-user", ...dirs.outside.flatMap((d) => ["--add-dir", d])],
+  // JSONL events: the text of the last assistant message.
+  finalText: (stdout) => {
+    let text: string | undefined;
+    for (const line of stdout.split("\n")) {
+      try {
+        const event = JSON.parse(line) as { type?: unknown; data?: { content?: unknown } };
+        if (event.type === "assistant.message" && typeof event.data?.content === "string" && event.data.content !== "") text = event.data.content;
+      } catch {
+        // not an event line
+      }
+    }
+    return text;
+  },
+};
+
 /** Settings `hooks` object: per event, one matcher group per hook line, in order. */
 function group(lines: readonly HookLine[], entry: (l: HookLine) => Record<string, unknown>): HooksBlock {
   const out: Record<string, unknown[]> = {};
@@ -200,7 +276,7 @@ function group(lines: readonly HookLine[], entry: (l: HookLine) => Record<string
   return out;
 }
 
-export const AGENTS: readonly Agent[] = [claudeCode, geminiCli, codex];
+export const AGENTS: readonly Agent[] = [claudeCode, geminiCli, codex, copilot];
 
 /** `${VCP_AGENTS_CACHE:-/var/cache/vcp-hooks-agents}`: installed CLIs, outside the clone, kept between runs. */
 export function agentsCache(env: NodeJS.ProcessEnv = process.env): string {

@@ -1,7 +1,7 @@
 /**
  * A fake model server for the real-agent suite (issue 26 item 4): it speaks enough of the Anthropic
- * Messages API (Claude Code), the Gemini API (Gemini CLI) and the OpenAI Responses API over SSE (Codex)
- * for one scripted turn:
+ * Messages API (Claude Code; Copilot CLI through its BYOK provider), the Gemini API (Gemini CLI) and the
+ * OpenAI Responses API over SSE (Codex) for one scripted turn:
  *
  *   agent ─request (user prompt, tools)──────────────► fake: the scripted tool call
  *   agent runs its hooks, maybe the tool
@@ -104,7 +104,10 @@ export async function startFakeModel(port = 0): Promise<FakeModel> {
     const content = isObject(last) && Array.isArray(last["content"]) ? (last["content"] as unknown[]) : [];
     const tools = Array.isArray(body?.["tools"]) ? (body["tools"] as unknown[]) : [];
     const offersTool = current !== undefined && tools.some((t) => isObject(t) && t["name"] === current!.tool.name);
-    const sawResult = content.some((b) => isObject(b) && b["type"] === "tool_result");
+    // The tool result may be followed by a user message of its own (Copilot sends a preToolUse hook's
+    // additional context so): any block of the turn since the model's last message counts.
+    const sawResult = blocksSinceModel(messages).some((b) => isObject(b) && b["type"] === "tool_result");
+    const calledBefore = messages.some((m) => isObject(m) && m["role"] === "assistant" && Array.isArray(m["content"]) && (m["content"] as unknown[]).some((b) => isObject(b) && b["type"] === "tool_use"));
     const model = typeof body?.["model"] === "string" ? body["model"] : "claude-fake";
     let blocks: Json[];
     let stop: string;
@@ -112,7 +115,7 @@ export async function startFakeModel(port = 0): Promise<FakeModel> {
       record(req, body, "final");
       blocks = [{ type: "text", text: current.final }];
       stop = "end_turn";
-    } else if (offersTool && !sawResult && lastIsPrompt(content)) {
+    } else if (offersTool && !sawResult && !calledBefore && lastIsPrompt(content)) {
       record(req, body, "tool_call");
       blocks = [{ type: "tool_use", id: `toolu_fake${requests.length}`, name: current!.tool.name, input: current!.tool.input }];
       stop = "tool_use";
@@ -278,10 +281,14 @@ function lastTurn(body: Json | undefined): string | undefined {
   }
   const list = Array.isArray(body?.["messages"]) ? body["messages"] : Array.isArray(body?.["contents"]) ? body["contents"] : undefined;
   if (!Array.isArray(list)) return undefined;
-  const last: unknown = list.at(-1);
-  const parts = isObject(last) ? (Array.isArray(last["content"]) ? last["content"] : Array.isArray(last["parts"]) ? last["parts"] : []) : [];
-  const results = (parts as unknown[]).filter((p) => isObject(p) && (p["type"] === "tool_result" || isObject(p["functionResponse"])));
+  const results = blocksSinceModel(list as unknown[]).filter((p) => isObject(p) && (p["type"] === "tool_result" || isObject(p["functionResponse"])));
   return results.length > 0 ? JSON.stringify(results) : undefined;
+}
+
+/** The content blocks (Anthropic `content`, Gemini `parts`) of the messages after the model's last one. */
+function blocksSinceModel(list: readonly unknown[]): unknown[] {
+  const lastModel = list.findLastIndex((m) => isObject(m) && (m["role"] === "assistant" || m["role"] === "model"));
+  return list.slice(lastModel + 1).flatMap((m) => (isObject(m) ? (Array.isArray(m["content"]) ? (m["content"] as unknown[]) : Array.isArray(m["parts"]) ? (m["parts"] as unknown[]) : []) : []));
 }
 
 function json(res: ServerResponse, body: unknown, status = 200): void {

@@ -217,7 +217,7 @@ export async function runAgent(spec: RunSpec & { dirs: ReturnType<typeof runDirs
     HOME: dirs.home,
     LANG: "C.UTF-8",
     TERM: "dumb",
-    ...agent.env(spec.modelUrl),
+    ...agent.env(spec.modelUrl, spec.prefix),
     ...spec.env,
   };
   const [exe, ...pre] = agent.command(spec.prefix, process.execPath);

@@ -396,7 +396,7 @@ export function defineChainConformance(backendName: string, make: Make): void {
         await expect(rt.sessions.registerHook("s1", { bundle: b, hook: "sneaky" })).rejects.toThrowError(
           expect.objectContaining({ code: "SESSION_HOOK_NOT_ALLOWED" }),
         );
-        expect(rt.hooks.chain("pre_inject", "s1").map((h) => h.name)).not.toContain("sneaky");
+        expect((await rt.hooks.chain("pre_inject", "s1")).map((h) => h.name)).not.toContain("sneaky");
       });
     });
 

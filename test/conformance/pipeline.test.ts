@@ -5,7 +5,7 @@
  * milliseconds and deterministically while the chains themselves run for real.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createRuntime, type BundleSource, type Constitution, type LifecycleEventMap, type Runtime } from "../../src/index.js";
+import { createRuntime, type BundleSource, type Constitution, type LifecycleEventMap, type ResolvedHook, type Runtime } from "../../src/index.js";
 import { createPipeline, type ContextReevaluation, type PeriodicTickReport, type Pipeline, type PipelineDeps } from "../../src/pipeline/index.js";
 import { testBundle, withBundles as withBundlesOn } from "../support/bundles.js";
 import { createVmBackend } from "../support/vm-backend.js";
@@ -34,19 +34,30 @@ function collect<K extends keyof LifecycleEventMap>(name: K): { seen: Array<Life
 type Fire = PipelineDeps["fire"];
 
 /** A pipeline wired to the runtime's public API, with manual timers and tick observers. */
-function wire(options: { conflictStrategy?: PipelineDeps["conflictStrategy"]; violationDefault?: PipelineDeps["violationDefault"]; wrapFire?: (fire: Fire) => Fire } = {}) {
+async function wire(options: { conflictStrategy?: PipelineDeps["conflictStrategy"]; violationDefault?: PipelineDeps["violationDefault"]; wrapFire?: (fire: Fire) => Fire } = {}) {
   const time = manualTime();
   const ticks: PeriodicTickReport[] = [];
   const reevaluations: ContextReevaluation[] = [];
   const waiters: Array<{ n: number; resolve: () => void }> = [];
   // The runtime honours `hooks` (one periodic hook per timer), so the pipeline drives it directly.
   const fire: Fire = (type, input) => rt.fire(type, input);
+  // The pipeline reads a session's periodic hooks synchronously; the runtime's `hooks.chain` answers
+  // asynchronously (it may check the session in a store): a copy, read again on every registry
+  // change before the pipeline hears of it. `undefined`: the deployment's periodic chain.
+  const periodic = new Map<string | undefined, readonly ResolvedHook[]>();
+  const refresh = async (sessionId?: string) => {
+    if (sessionId !== undefined) periodic.set(sessionId, await rt.hooks.chain("periodic", sessionId));
+    for (const id of periodic.keys()) periodic.set(id, await rt.hooks.chain("periodic", id));
+  };
+  periodic.set(undefined, []);
+  await refresh();
   const pipeline: Pipeline = createPipeline({
     fire: options.wrapFire ? options.wrapFire(fire) : fire,
-    periodicHooks: (id) => rt.hooks.chain("periodic", id),
+    periodicHooks: (id) => periodic.get(id) ?? periodic.get(undefined) ?? [],
     onRegistryChange: (listener) => {
-      const a = rt.on("hook.registered", listener);
-      const b = rt.on("hook.deregistered", listener);
+      const changed = (event: { session_id?: string }) => void refresh(event.session_id).then(listener);
+      const a = rt.on("hook.registered", changed);
+      const b = rt.on("hook.deregistered", changed);
       return () => {
         a();
         b();
@@ -112,7 +123,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         { name: "pi_low", type: "pre_inject", priority: 0 },
       ], { ps_high: tag("ps_high"), ps_low: tag("ps_low"), pi_high: tag("pi_high"), pi_low: tag("pi_low") })],
       async () => {
-        const { pipeline } = wire();
+        const { pipeline } = await wire();
         const fired = collect("hook.fired");
         try {
           pipeline.open({ session_id: "order", context: { user: "u1" }, constitution: base });
@@ -137,7 +148,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         observe: "function (input) { return { status: 'continue', annotations: { id: input.constitution.id, raw: input.event.raw_constitution } }; }",
       })],
       async () => {
-        const { pipeline } = wire();
+        const { pipeline } = await wire();
         try {
           pipeline.open({ session_id: "override", context: {}, constitution: base });
           const out = await pipeline.adapt("override", { ...selection(), raw_constitution: "the caller's text of c-v2" });
@@ -160,7 +171,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         inject_log: tag("inject_log"),
       })],
       async () => {
-        const { pipeline } = wire();
+        const { pipeline } = await wire();
         const fired = collect("hook.fired");
         try {
           pipeline.open({ session_id: "cancel", context: { user: "u1" }, constitution: base });
@@ -188,7 +199,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         after_gate: tag("after_gate"),
       })],
       async () => {
-        const { pipeline } = wire();
+        const { pipeline } = await wire();
         try {
           pipeline.open({ session_id: "block", context: { dimensions: { data_sensitivity: 8 } }, constitution: base });
           const out = await pipeline.adapt("block", selection());
@@ -217,7 +228,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         observe: "function (input) { return { status: 'continue', annotations: { from: input.event.previous_state, to: input.event.new_state, session_state: input.session.state } }; }",
       })],
       async () => {
-        const { pipeline } = wire();
+        const { pipeline } = await wire();
         try {
           pipeline.open({ session_id: "fsm", context: {}, constitution: base, state: "child-present" });
           const blocked = await pipeline.transition("fsm", { to: "unrestricted", trigger: "user_request" });
@@ -251,7 +262,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         on_pi: tag("pre_inject"),
       })],
       async () => {
-        const { pipeline } = wire();
+        const { pipeline } = await wire();
         const fired = collect("hook.fired");
         try {
           pipeline.open({ session_id: "ta", context: {}, constitution: base, state: "professional" });
@@ -297,7 +308,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
       })],
       async () => {
         // `reject` as default: had it run first, every conflict would fail.
-        const { pipeline } = wire({ conflictStrategy: "reject" });
+        const { pipeline } = await wire({ conflictStrategy: "reject" });
         try {
           pipeline.open({ session_id: "cf", context: {}, constitution: base });
           const resolved = await pipeline.conflict("cf", conflictInput("error"));
@@ -322,8 +333,8 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
     await withBundles(
       [testBundle(b, [{ name: "note", type: "on_conflict" }], { note: "function () { return { status: 'continue', annotations: { noted: true } }; }" })],
       async () => {
-        const restrictive = wire({ conflictStrategy: "most_restrictive" });
-        const priority = wire({ conflictStrategy: "highest_priority" });
+        const restrictive = await wire({ conflictStrategy: "most_restrictive" });
+        const priority = await wire({ conflictStrategy: "highest_priority" });
         try {
           restrictive.pipeline.open({ session_id: "mr", context: {}, constitution: base });
           const out = await restrictive.pipeline.conflict("mr", conflictInput());
@@ -348,7 +359,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         escalate: "function (input) { return { status: 'abort', reason: 'Unresolvable conflict between ' + input.event.conflicting_rules[0].rule_a.id + ' and ' + input.event.conflicting_rules[0].rule_b.id + '; escalated to governance' }; }",
       })],
       async () => {
-        const { pipeline } = wire({ conflictStrategy: "most_restrictive" });
+        const { pipeline } = await wire({ conflictStrategy: "most_restrictive" });
         try {
           pipeline.open({ session_id: "lkg", context: {}, constitution: base });
           expect((await pipeline.adapt("lkg", selection())).outcome).toBe("inject"); // last known-good: c-v2
@@ -373,7 +384,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         block: "function (input) { return { status: 'abort', reason: 'blocked: ' + input.event.violated_rules[0].id }; }",
       })],
       async () => {
-        const { pipeline } = wire();
+        const { pipeline } = await wire();
         try {
           pipeline.open({ session_id: "sup", context: {}, constitution: base });
           const out = await pipeline.violation("sup", violation);
@@ -400,7 +411,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         }`,
       })],
       async () => {
-        const { pipeline } = wire();
+        const { pipeline } = await wire();
         try {
           pipeline.open({ session_id: "retry", context: { strictness_level: 3 }, constitution: base });
           let out = await pipeline.violation("retry", violation);
@@ -428,7 +439,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         soften: "function (input) { return { status: 'modify', annotations: { corrected_output: input.event.output.replace('idiot', 'friend') } }; }",
       })],
       async () => {
-        const { pipeline } = wire({ violationDefault: "suppress" });
+        const { pipeline } = await wire({ violationDefault: "suppress" });
         try {
           pipeline.open({ session_id: "fix", context: {}, constitution: base });
           expect(await pipeline.violation("fix", { ...violation, severity: "minor" })).toMatchObject({ outcome: "corrected", output: "You friend." });
@@ -449,7 +460,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
     await withBundles(
       [testBundle(b, [{ name: "too_fast", type: "periodic", metadata: { interval_ms: 10 } }], { too_fast: recordTick })],
       async () => {
-        const { pipeline, ticks, run } = wire();
+        const { pipeline, ticks, run } = await wire();
         try {
           pipeline.open({ session_id: "fast", context: {}, constitution: base });
           await run(5500);
@@ -471,7 +482,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         { name: "every_2500", type: "periodic", priority: 90, metadata: { interval_ms: 2500 } },
       ], { every_second: recordTick, every_2500: recordTick })],
       async () => {
-        const { pipeline, ticks, run } = wire();
+        const { pipeline, ticks, run } = await wire();
         try {
           pipeline.open({ session_id: "two", context: {}, constitution: base });
           await run(5000);
@@ -499,7 +510,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
         see_context: "function (input) { return { status: 'continue', annotations: { refreshed_tick: input.context.refreshed_tick } }; }",
       })],
       async () => {
-        const { pipeline, ticks, reevaluations, run } = wire();
+        const { pipeline, ticks, reevaluations, run } = await wire();
         try {
           pipeline.open({ session_id: "refresh", context: { user: "u1" }, constitution: base });
           await run(60_000);
@@ -522,7 +533,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
     await withBundles(
       [testBundle(b, [{ name: "grumpy", type: "periodic", metadata: { interval_ms: 1000 } }], { grumpy: "function () { return { status: 'abort', reason: 'stale' }; }" })],
       async () => {
-        const { pipeline, ticks, run } = wire();
+        const { pipeline, ticks, run } = await wire();
         try {
           pipeline.open({ session_id: "grumpy", context: { a: 1 }, constitution: base, state: "s" });
           await run(2000);
@@ -546,7 +557,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
       async () => {
         const log: string[] = [];
         let firedDuringChain = 0;
-        const { pipeline, waitTicks, time } = wire({
+        const { pipeline, waitTicks, time } = await wire({
           wrapFire: (fire) => async (type, input) => {
             log.push(`${type} start`);
             // The periodic timer falls due while the post_select chain is running.
@@ -575,7 +586,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
     await withBundles(
       [testBundle(b, [{ name: "tick", type: "periodic", metadata: { interval_ms: 1000 } }], { tick: recordTick })],
       async () => {
-        const { pipeline, ticks, run, time } = wire();
+        const { pipeline, ticks, run, time } = await wire();
         pipeline.open({ session_id: "closing", context: {}, constitution: base });
         await run(1000);
         expect(ticks).toHaveLength(1);
@@ -589,7 +600,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
   });
 
   test("§6.3 registry changes reschedule: hooks installed after open start ticking, removed ones stop", async () => {
-    const { pipeline, ticks, run, time } = wire();
+    const { pipeline, ticks, run, time } = await wire();
     try {
       pipeline.open({ session_id: "resched", context: {}, constitution: base });
       await run(3000);
@@ -612,7 +623,7 @@ describe("pipeline conformance (real runtime, in-process backend)", () => {
     await withBundles(
       [testBundle("sess-periodic", [{ name: "session_tick", type: "periodic", scope: "session", metadata: { interval_ms: 1000 } }], { session_tick: recordTick })],
       async () => {
-        const { pipeline, ticks, run } = wire();
+        const { pipeline, ticks, run } = await wire();
         try {
           pipeline.open({ session_id: "mine", context: { who: "mine" }, constitution: base });
           pipeline.open({ session_id: "theirs", context: { who: "theirs" }, constitution: base });

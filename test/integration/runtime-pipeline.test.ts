@@ -81,8 +81,8 @@ test("hooks.setEnabled with a sessionId addresses that session's hook", async ()
   try {
     await offer.bundles.install(testBundle("offer", [{ name: "watch", type: "post_select", scope: "session" }], { watch: "function () { return { status: 'continue' }; }" }));
     await offer.sessions.registerHook("sx", { bundle: "offer", hook: "watch" });
-    expect(offer.hooks.setEnabled("watch", false, { sessionId: "sx" })).toMatchObject({ name: "watch", scope: "session", enabled: false });
-    expect(offer.hooks.chain("post_select", "sx")[0]).toMatchObject({ name: "watch", enabled: false });
+    expect(await offer.hooks.setEnabled("watch", false, { sessionId: "sx" })).toMatchObject({ name: "watch", scope: "session", enabled: false });
+    expect((await offer.hooks.chain("post_select", "sx"))[0]).toMatchObject({ name: "watch", enabled: false });
   } finally {
     await offer.close();
   }

@@ -87,7 +87,7 @@ export const scenario: Scenario = {
         const outcome = b.hook_results.find((h) => h.hook === hook)?.outcome ?? "absent";
         checks.check(outcome === "ok", `tenant B: deployment hook ${hook} was ${outcome}, not run, after tenant A's cascade`);
       }
-      const global = runtime.hooks.chain("pre_inject");
+      const global = await runtime.hooks.chain("pre_inject");
       checks.check(global.every((h) => h.enabled), `deployment hooks disabled globally by tenant A's input: ${global.filter((h) => !h.enabled).map((h) => h.name).join(", ")}`);
 
       // In session A the hooks are off (that is the point of disabling), until re-enabled there.
@@ -95,7 +95,7 @@ export const scenario: Scenario = {
       observed.push(`A again: ${outcomes(again)}`);
       checks.check(again.hook_results.every((h) => h.outcome === "skipped_disabled"), `tenant A's session did not skip its disabled hooks: ${outcomes(again)}`);
       try {
-        runtime.hooks.setEnabled("strip_pii", true, { sessionId: "sa" });
+        await runtime.hooks.setEnabled("strip_pii", true, { sessionId: "sa" });
         const reenabled = await runtime.fire("pre_inject", { ...input("sa", "a@example.com"), principal: tenantA });
         checks.check(reenabled.context["text"] === "[email]", `re-enabling strip_pii in session sa did not bring redaction back there (${outcomes(reenabled)})`);
       } catch (err) {

@@ -96,7 +96,7 @@ export const scenario: Scenario = {
       observed.push(`B#2 ${b2.hook_results.map((h) => `${h.hook}=${h.outcome}`).join(",")}`);
       checks.check(b2.hook_results.every((h) => h.scope === "deployment"), "tenant A's session hooks ran in tenant B's session of the same id");
       checks.check(b2.hook_results.find((h) => h.hook === "remember")?.outcome === "ok", "tenant B's deployment hook did not run (ok) after a cascade in tenant A's session of the same id");
-      checks.check(runtime.hooks.chain("pre_inject", SESSION, B).every((h) => h.enabled && h.scope === "deployment"), "tenant B's chain lists tenant A's session hooks or A's disables");
+      checks.check((await runtime.hooks.chain("pre_inject", SESSION, B)).every((h) => h.enabled && h.scope === "deployment"), "tenant B's chain lists tenant A's session hooks or A's disables");
 
       const records = await runtime.audit.query({ session: SESSION, limit: 10_000 });
       const owners = new Set(records.filter((r) => r.kind === "chain").map((r) => r.owner));

@@ -90,7 +90,7 @@ export const scenario: Scenario = {
         checks.check(outcomeOf(a, "strip_pii") === "ok", `session A call ${i}: the deployment PII hook was ${outcomeOf(a, "strip_pii")}, not run (ok), after a session-trust hook spent the chain deadline`);
         checks.check(a.context["text"] === `mail [email]`, `session A call ${i}: PII was not redacted (${JSON.stringify(a.context["text"])})`);
       }
-      const piiHook = runtime.hooks.chain("pre_inject").find((h) => h.name === "strip_pii");
+      const piiHook = (await runtime.hooks.chain("pre_inject")).find((h) => h.name === "strip_pii");
       checks.check(piiHook?.enabled === true, "the deployment PII hook was disabled by a cascade a session-trust hook caused");
 
       // Session B never registered anything: its PII must be redacted.
@@ -108,10 +108,10 @@ export const scenario: Scenario = {
       observed.push(`C: cascade=${c.cascade_failure} event=${JSON.stringify(last)}`);
       checks.check(last?.disabled === true, `hook.cascade_failure reported disabled: ${String(last?.disabled)} although the runtime disables failing hooks`);
       checks.check(JSON.stringify(last?.disabled_hooks ?? []) === JSON.stringify(["fail_one", "fail_two"]), `hook.cascade_failure disabled_hooks ${JSON.stringify(last?.disabled_hooks)}; expected session C's two failing hooks`);
-      const inC = runtime.hooks.chain("pre_inject", "C");
+      const inC = await runtime.hooks.chain("pre_inject", "C");
       checks.check(inC.filter((h) => h.scope === "session").every((h) => !h.enabled), "session C's failing hooks were not disabled");
-      checks.check(runtime.hooks.chain("pre_inject", "D").find((h) => h.name === "fail_one")?.enabled === true, "a cascade in session C disabled session D's hook");
-      checks.check(runtime.hooks.chain("pre_inject").find((h) => h.name === "strip_pii")?.enabled === true, "the PII hook was disabled by session C's cascade");
+      checks.check((await runtime.hooks.chain("pre_inject", "D")).find((h) => h.name === "fail_one")?.enabled === true, "a cascade in session C disabled session D's hook");
+      checks.check((await runtime.hooks.chain("pre_inject")).find((h) => h.name === "strip_pii")?.enabled === true, "the PII hook was disabled by session C's cascade");
 
       // Counters and audit: the PII hook was never a timeout.
       const stats = runtime.status().hooks.find((h) => h.hook === "strip_pii");

@@ -11,8 +11,13 @@
  *   behavior             permissionRequest: deny > allow (upstream: the later hook overrides; here the
  *                        most restrictive wins); `interrupt` if a denying hook says so
  *   decision             agentStop, subagentStop: "block" (another turn, `reason` as its prompt) if any
- *   additionalContext    notification, subagentStart, postToolUseFailure: joined "\n"
+ *   additionalContext    notification, subagentStart, postToolUseFailure (references), and sessionStart,
+ *                        userPromptSubmitted, preToolUse, postToolUse (the real CLI 1.0.102 adds it to
+ *                        the model's context there; the references say their output is ignored): joined "\n"
  *   every other event    observation only: `{}`
+ *
+ * The real CLI 1.0.102 (`npm run test:agents`) also fires `userPromptTransformed` on every prompt
+ * (observed: `{}`), and sends permissionRequest's arguments as `toolInput`, not `toolArgs`.
  *
  * Where the two references disagree, both are accepted: `toolArgs` a JSON string (hooks-configuration) or
  * any JSON value (CLI reference); `sessionId` optional (absent from the cloud agent's examples). The cloud
@@ -53,13 +58,17 @@ const toolArgs = z.unknown();
 const toolName = z.string().min(1).max(1024);
 
 const ROWS: Readonly<Record<HookEventName, Row>> = {
-  sessionStart: { family: "observe", input: { source: z.enum(["startup", "resume", "new"]).optional(), initialPrompt: optionalText } },
+  sessionStart: { family: "context", input: { source: z.enum(["startup", "resume", "new"]).optional(), initialPrompt: optionalText } },
   sessionEnd: { family: "observe", input: { reason: optionalText } },
-  userPromptSubmitted: { family: "observe", input: { prompt: text } },
+  userPromptSubmitted: { family: "context", input: { prompt: text } },
+  // 1.0.102 fires it on every prompt (in no reference yet): its output is not known, so nothing is answered.
+  userPromptTransformed: { family: "observe", input: { prompt: text, transformedPrompt: optionalText } },
   preToolUse: { family: "tool", matcher: "toolName", input: { toolName, toolArgs } },
-  postToolUse: { family: "observe", matcher: "toolName", input: { toolName, toolArgs, toolResult: z.looseObject({ resultType: optionalText, textResultForLlm: optionalText }).optional() } },
+  postToolUse: { family: "context", matcher: "toolName", input: { toolName, toolArgs, toolResult: z.looseObject({ resultType: optionalText, textResultForLlm: optionalText }).optional() } },
   postToolUseFailure: { family: "context", matcher: "toolName", input: { toolName, toolArgs, error: z.unknown().optional() } },
-  permissionRequest: { family: "permission", matcher: "toolName", input: { toolName, toolArgs } },
+  // 1.0.102 sends the arguments as `toolInput` (with `hookName`, `permissionSuggestions`); the CLI
+  // reference says `toolArgs`: either, neither required.
+  permissionRequest: { family: "permission", matcher: "toolName", input: { toolName, toolArgs: toolArgs.optional(), toolInput: z.unknown().optional(), permissionSuggestions: z.unknown().optional(), hookName: optionalText } },
   agentStop: { family: "stop", input: { transcriptPath: optionalText, stopReason: optionalText } },
   subagentStart: { family: "context", matcher: "agentName", input: { transcriptPath: optionalText, agentName: text, agentDisplayName: optionalText, agentDescription: optionalText } },
   subagentStop: { family: "stop", matcher: "agentName", input: { transcriptPath: optionalText, agentName: text, agentDisplayName: optionalText, stopReason: optionalText } },
@@ -71,7 +80,7 @@ const ROWS: Readonly<Record<HookEventName, Row>> = {
 export const COPILOT_EVENTS = Object.keys(ROWS) as readonly HookEventName[];
 
 const OUTPUTS: Readonly<Record<Family, z.ZodRawShape>> = {
-  tool: { permissionDecision: z.enum(["allow", "deny", "ask"]).optional(), permissionDecisionReason: optionalText, modifiedArgs: z.record(z.string(), z.unknown()).optional() },
+  tool: { permissionDecision: z.enum(["allow", "deny", "ask"]).optional(), permissionDecisionReason: optionalText, modifiedArgs: z.record(z.string(), z.unknown()).optional(), additionalContext: optionalText },
   permission: { behavior: z.enum(["allow", "deny"]).optional(), message: optionalText, interrupt: z.boolean().optional() },
   stop: { decision: z.enum(["block", "allow"]).optional(), reason: optionalText },
   context: { additionalContext: optionalText },
@@ -130,6 +139,7 @@ function reduceTool(outputs: readonly NativeObject[]): NativeObject {
   let level = -1;
   let reasons: string[] = [];
   let rewrite: NativeObject | undefined;
+  const context = joined(outputs.map((o) => o["additionalContext"]).filter(nonEmpty));
   for (const o of outputs) {
     const rank = typeof o["permissionDecision"] === "string" ? RANK[o["permissionDecision"]] : undefined;
     if (isObject(o["modifiedArgs"])) rewrite = o["modifiedArgs"];
@@ -145,6 +155,7 @@ function reduceTool(outputs: readonly NativeObject[]): NativeObject {
   const reason = joined(reasons) ?? (level === RANK["deny"] ? DEFAULT_REASON : undefined);
   if (reason !== undefined) answer["permissionDecisionReason"] = reason;
   if (level < RANK["deny"]! && rewrite !== undefined) answer["modifiedArgs"] = rewrite;
+  if (context !== undefined) answer["additionalContext"] = context;
   return answer;
 }
 
@@ -215,7 +226,7 @@ function verdictOf(output: NativeObject, event: string): Verdict {
     case "tool":
       if (output["permissionDecision"] === "deny") return "block";
       if (output["permissionDecision"] === "ask") return "ask";
-      return isObject(output["modifiedArgs"]) ? "modify" : "allow";
+      return isObject(output["modifiedArgs"]) || nonEmpty(output["additionalContext"]) ? "modify" : "allow";
     case "permission":
       return output["behavior"] === "deny" ? "block" : "allow";
     case "stop":
@@ -267,8 +278,8 @@ export const copilotProfile: EventProfile = {
   strictFixes: [],
   sessionIdOf: (input) => (typeof input["sessionId"] === "string" && input["sessionId"] !== "" ? input["sessionId"] : undefined),
   subjectOf(input, event) {
-    if (event === "userPromptSubmitted") return promptSubject(input["prompt"]);
-    return toolSubject(input["toolName"], toolArgsOf(input["toolArgs"]));
+    if (event === "userPromptSubmitted" || event === "userPromptTransformed") return promptSubject(input["prompt"]);
+    return toolSubject(input["toolName"], toolArgsOf(input["toolArgs"] ?? input["toolInput"]));
   },
   reasonOf: (output) => reasonAt(output, ["permissionDecisionReason", "message", "reason", "additionalContext"]),
   validateInput: (input, event) => validateNative(input, isCopilotEvent(event) ? TABLE[event].input : undefined, () => unknownEvent(event)),

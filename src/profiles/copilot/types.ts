@@ -16,6 +16,7 @@ export type HookEventName =
   | "sessionStart"
   | "sessionEnd"
   | "userPromptSubmitted"
+  | "userPromptTransformed"
   | "preToolUse"
   | "postToolUse"
   | "postToolUseFailure"
@@ -38,8 +39,14 @@ export interface HookInput {
   toolName?: string;
   /** A JSON string in the cloud agent's reference, any JSON value in the CLI reference. */
   toolArgs?: unknown;
+  /** permissionRequest as the real CLI 1.0.102 sends it (the reference says `toolArgs`). */
+  toolInput?: unknown;
+  permissionSuggestions?: unknown;
+  hookName?: string;
   toolResult?: { resultType: string; textResultForLlm: string };
   prompt?: string;
+  /** userPromptTransformed: the prompt as the model receives it. */
+  transformedPrompt?: string;
   source?: "startup" | "resume" | "new";
   initialPrompt?: string;
   reason?: string;
@@ -72,6 +79,9 @@ export interface HookOutput {
   /** agentStop, subagentStop: "block" forces another turn with `reason` as the prompt. */
   decision?: "block" | "allow";
   reason?: string;
-  /** notification, subagentStart, postToolUseFailure. */
+  /**
+   * notification, subagentStart, postToolUseFailure; and sessionStart, userPromptSubmitted, preToolUse,
+   * postToolUse (the real CLI 1.0.102 adds it to the model's context there).
+   */
   additionalContext?: string;
 }

@@ -8,8 +8,9 @@
  *
  * Differences from claude-code: the common input says `sessionId` and `hookEventName` (the Claude
  * spellings are accepted too); the default hook timeout is 30 s; VS Code checks an `updatedInput`
- * against the tool's own input schema before using it (this profile only checks it is an object: the
- * tool schemas live in VS Code); UserPromptSubmit and PreCompact read the common output only.
+ * against the tool's own input schema before using it, and so does this profile, per hook, for the
+ * built-in tools (tool-schemas.ts; other tools: an object); UserPromptSubmit and PreCompact read the
+ * common output only.
  *
  * @example
  * ```ts
@@ -39,7 +40,8 @@ import {
   namesOrPattern,
 } from "../common/native.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
-import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
+import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, OutputMisfit, ParsedCommand, Verdict } from "../types.js";
+import { toolInputProblem } from "./tool-schemas.js";
 import type { HookEventName } from "./types.js";
 
 type Refusal = "permission" | "block" | "stop";
@@ -178,6 +180,27 @@ export function parseCommandResult(result: CommandResult, hook: string, event: s
   return { output: {}, failure: stderr === "" ? `exit code ${result.exitCode}` : `exit code ${result.exitCode}: ${stderr}` };
 }
 
+/**
+ * A PreToolUse `updatedInput` checked against the input schema of the tool it is for, as VS Code checks
+ * it before use (tool-schemas.ts). VS Code discards a rewrite that does not fit and keeps the decision,
+ * so the tool would run its original input under that decision: here the misfit is the hook's invalid
+ * output instead — fail_closed denies naming the field; otherwise the rewrite is dropped, the rest of
+ * the output (its decision, reason, context) stands, with a warning the user sees.
+ */
+function checkOutput(output: NativeObject, input: NativeObject, event: string, hook: string): OutputMisfit | undefined {
+  if (event !== "PreToolUse") return undefined;
+  const hso = specificOf(output);
+  const toolName = input["tool_name"];
+  if (hso === undefined || !Object.hasOwn(hso, "updatedInput") || typeof toolName !== "string") return undefined;
+  const problem = toolInputProblem(toolName, hso["updatedInput"], "hookSpecificOutput.updatedInput");
+  if (problem === undefined) return undefined;
+  const error = `${problem.field}: ${problem.rule} (the input schema of VS Code's ${toolName} tool)`;
+  const { updatedInput: _dropped, ...specific } = hso;
+  const warning = `Warning: ${hook}: ${error}; the rewrite was dropped`;
+  const said = output["systemMessage"];
+  return { error, kept: { ...output, systemMessage: typeof said === "string" && said !== "" ? `${said}\n${warning}` : warning, hookSpecificOutput: specific } };
+}
+
 /** `sessionId` (VS Code) or `session_id` (the Claude spelling), when a non-empty string. */
 function sessionIdOf(input: NativeObject): string | undefined {
   const id = input["sessionId"] ?? input["session_id"];
@@ -218,6 +241,7 @@ export const vscodeProfile: EventProfile = {
   compileMatcher,
   decode: (raw, event) => (isVscodeEvent(event) ? decodeNative(raw, TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
+  checkOutput,
   answerFields: (output) => answerFieldsOf(output, { continue: true }),
   verdictOf,
   chainInput(input, output, event) {

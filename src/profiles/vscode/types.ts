@@ -68,7 +68,10 @@ export interface PreToolUseOutput extends CommonOutput {
     /** When several hooks answer, the most restrictive wins: deny > ask > allow. */
     permissionDecision?: "allow" | "deny" | "ask";
     permissionDecisionReason?: string;
-    /** VS Code checks it against the tool's input schema before it uses it. */
+    /**
+     * Checked against the tool's input schema (VS Code's built-in tools: profiles/vscode/tool-schemas.ts)
+     * before it is used: keep the fields of `tool_input` (`{ ...input.tool_input, command }`).
+     */
     updatedInput?: Record<string, unknown>;
     additionalContext?: string;
   };

@@ -71,8 +71,8 @@ const PROJECT_VARS: Record<SettingsFormat, string[]> = {
   openhands: ["OPENHANDS_PROJECT_DIR"],
   // goose: ${PLUGIN_ROOT} is the plugin directory, what --project-dir defaults to for a plugin's hooks.json.
   goose: ["PLUGIN_ROOT"],
-  // Copilot documents no project-directory variable: a hook's `cwd` is relative to the repository root.
-  copilot: [],
+  // The real Copilot CLI (1.0.102) sets both for every hook; its references document none.
+  copilot: ["COPILOT_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
 };
 /** Units of a hook's `timeout`: Claude Code and Codex say seconds, Gemini CLI and LLxprt milliseconds. */
 const TIMEOUT_IN_SECONDS: ReadonlySet<SettingsFormat> = new Set(["claude", "codex", "vscode", "cursor", "openhands", "goose", "copilot"]);

@@ -167,7 +167,7 @@ describe("profile bundles in the data directory", () => {
           code: "var __vcp_bundle = { v: function () { return { status: 'continue' }; } };",
         });
         expect(second.profiles.plan("echo", "Check")).toEqual([]);
-        expect(second.hooks.chain("pre_inject").map((h) => h.name)).toEqual(["vcp_hook"]);
+        expect((await second.hooks.chain("pre_inject")).map((h) => h.name)).toEqual(["vcp_hook"]);
       } finally {
         await second.close();
       }

@@ -13,7 +13,7 @@ import { resolveJsonBounds } from "../../../src/model/json-bounds.js";
 import { createProfileFirer } from "../../../src/fire/profile.js";
 import { resolveEnabledProfiles } from "../../../src/profiles/enabled.js";
 import { createRegistry } from "../../../src/registry/index.js";
-import { connectStore, createSharedImplicitSessions, type StoreConnection } from "../../../src/store/index.js";
+import { connectStore, createRedisImplicitSessionStore, type StoreConnection } from "../../../src/store/index.js";
 import { profileBundle } from "../../support/bundles.js";
 import echoProfile from "../../support/echo-profile.js";
 import { startRedisServer, type RedisServerHandle } from "../../support/redis-server.js";
@@ -62,7 +62,7 @@ describe("redis store: two replicas, one shared count", () => {
   }, 60_000);
 
   /** One replica's profile firer on the shared store, with its own clock (it decides when a session in use is extended). */
-  function replica() {
+  function replica(principal: { id: string; role: "client" } = client) {
     let now = 0;
     const metrics: Metrics = createMetrics(() => ({}) as never);
     const firer = createProfileFirer({
@@ -77,17 +77,17 @@ describe("redis store: two replicas, one shared count", () => {
       assertOpen: () => undefined,
       pin: () => undefined,
       unpin: () => undefined,
-      implicitSessions: createSharedImplicitSessions(connection),
+      implicitSessions: createRedisImplicitSessionStore(connection),
       logger: silentLogger,
     });
     return {
-      fire: (session: string) => firer.fire("echo", "Notice", { input: { session_id: session }, principal: client }),
+      fire: (session: string) => firer.fire("echo", "Notice", { input: { session_id: session }, principal }),
       advance: (ms: number) => (now += ms),
       evicted: async () => (await metrics.registry.getSingleMetric("vcp_implicit_sessions_evicted_total")!.get()).values.find((v) => v.labels["scope"] === "all_replicas")?.value ?? 0,
     };
   }
 
-  const members = async () => (await connection.redis.zrange(connection.keys.custom("implicit", client.id), "0", "-1")).map((m) => (JSON.parse(m) as string[])[1]).sort();
+  const members = async (owner: string = client.id) => (await connection.redis.zrange(connection.keys.custom("implicit", owner), "0", "-1")).map((m) => (JSON.parse(m) as string[])[1]).sort();
 
   test("past the cap on all replicas together, the least recently used session is evicted and no event is refused", async () => {
     const a = replica();
@@ -108,5 +108,26 @@ describe("redis store: two replicas, one shared count", () => {
     for (let i = 0; i < 20; i++) await expect((i % 2 === 0 ? a : b).fire(`m-${i}`)).resolves.toMatchObject({ exit_code: 0 });
     expect(await members()).toHaveLength(CAP);
     expect((await a.evicted()) + (await b.evicted())).toBe(21);
+  }, 60_000);
+
+  test("a session the shared count evicted is counted again at its next use, not a refresh period later", async () => {
+    const carol = { id: "carol", role: "client" } as const;
+    const a = replica(carol);
+    const b = replica(carol);
+    // Redis orders sessions by expiry to the millisecond (its clock): a few ms apart, each is later than the last.
+    const apart = () => new Promise((resolve) => setTimeout(resolve, 5));
+    await b.fire("b1");
+    await apart();
+    await a.fire("a1");
+    await apart();
+    await b.fire("b2");
+    await apart();
+    // A fourth session on B: b1 (the least recently used) leaves the shared count; B still has room for it.
+    await b.fire("b3");
+    expect(await members("carol")).toEqual(["a1", "b2", "b3"]);
+    // b1 used again on B at once: it is a session again for the deployment, and a1 (now the least recently used) goes.
+    await b.fire("b1");
+    expect(await members("carol")).toEqual(["b1", "b2", "b3"]);
+    expect(await b.evicted()).toBe(2);
   }, 60_000);
 });

@@ -10,8 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
 import { createRuntime } from "../../../src/index.js";
-import { acquirePidLock } from "../../../src/store/pid-lock.js";
-import { DATA_DIR_LOCK } from "../../../src/runtime/runtime.js";
+import { acquirePidLock, DATA_DIR_LOCK } from "../../../src/store/pid-lock.js";
 import { VcpError } from "../../../src/errors.js";
 import { createVmBackend } from "../../support/vm-backend.js";
 

@@ -57,12 +57,12 @@ test("another client reaches A's session through no door: each is SESSION_NOT_FO
   expect(await code(() => rt.fire("pre_inject", { ...fire, session: "embedded", ...B }))).toBe("SESSION_NOT_FOUND");
   expect(await code(() => rt.fire("pre_inject", { ...fire, session: "never-opened", ...B }))).toBe("SESSION_NOT_FOUND");
   expect((await rt.sessions.get("a1"))!.context).toEqual({ user: "a" });
-  expect(rt.hooks.chain("pre_inject", "a1").map((h) => h.name)).toEqual(["mark"]);
+  expect((await rt.hooks.chain("pre_inject", "a1")).map((h) => h.name)).toEqual(["mark"]);
 });
 
 test("the owner and operators act on it; its chains are audited with the owner", async () => {
   await rt.sessions.registerHook("a1", { bundle: "owned", hook: "watch" }, A);
-  expect(rt.hooks.chain("pre_inject", "a1", A).map((h) => h.name)).toEqual(["mark", "watch"]);
+  expect((await rt.hooks.chain("pre_inject", "a1", A)).map((h) => h.name)).toEqual(["mark", "watch"]);
   const result = await rt.fire("pre_inject", { session: "a1", context: { user: "a" }, constitution, event: events.pre_inject, ...A });
   expect(result.hook_results.map((h) => h.hook)).toEqual(["mark", "watch"]);
   expect((await rt.sessions.get("a1", OPS))!.owner).toBe("app-a");
@@ -84,25 +84,25 @@ test("session ids are per owner through the library: same id, two sessions, hook
   // Views show the caller's id, never the runtime's internal key.
   expect((await rt.sessions.registerHook("twin", { bundle: "owned", hook: "watch" }, B)).session_id).toBe("twin");
   off();
-  expect(rt.hooks.chain("pre_inject", "twin", B).find((h) => h.name === "watch")?.session_id).toBe("twin");
+  expect((await rt.hooks.chain("pre_inject", "twin", B)).find((h) => h.name === "watch")?.session_id).toBe("twin");
   expect(rt.status().hooks.find((h) => h.hook === "watch" && h.session_id === "twin")?.owner).toBe("app-b");
   expect(registered.at(-1)).toMatchObject({ session_id: "twin", owner: "app-b" });
-  expect(rt.hooks.chain("pre_inject", "twin", A).map((h) => h.name)).toEqual(["mark"]);
-  expect(rt.hooks.chain("pre_inject", "twin", B).map((h) => h.name)).toEqual(["mark", "watch"]);
+  expect((await rt.hooks.chain("pre_inject", "twin", A)).map((h) => h.name)).toEqual(["mark"]);
+  expect((await rt.hooks.chain("pre_inject", "twin", B)).map((h) => h.name)).toEqual(["mark", "watch"]);
   const fire = { session: "twin", context: { user: "?" }, constitution, event: events.pre_inject };
   expect((await rt.fire("pre_inject", { ...fire, ...A })).hook_results.map((h) => h.hook)).toEqual(["mark"]);
   expect((await rt.fire("pre_inject", { ...fire, ...B })).hook_results.map((h) => h.hook)).toEqual(["mark", "watch"]);
   // Operators and the embedding application name the owner once two owners use the id.
   expect(await code(() => rt.hooks.chain("pre_inject", "twin", OPS))).toBe("SESSION_AMBIGUOUS");
   expect(await code(() => rt.fire("pre_inject", fire))).toBe("SESSION_AMBIGUOUS");
-  expect(rt.hooks.chain("pre_inject", "twin", { ...OPS, owner: "app-b" }).map((h) => h.name)).toEqual(["mark", "watch"]);
+  expect((await rt.hooks.chain("pre_inject", "twin", { ...OPS, owner: "app-b" })).map((h) => h.name)).toEqual(["mark", "watch"]);
   expect((await rt.fire("pre_inject", { ...fire, owner: "app-b" })).hook_results.map((h) => h.hook)).toEqual(["mark", "watch"]);
-  rt.hooks.setEnabled("watch", false, { sessionId: "twin", owner: "app-b" });
-  expect(rt.hooks.chain("pre_inject", "twin", B).find((h) => h.name === "watch")?.enabled).toBe(false);
+  await rt.hooks.setEnabled("watch", false, { sessionId: "twin", owner: "app-b" });
+  expect((await rt.hooks.chain("pre_inject", "twin", B)).find((h) => h.name === "watch")?.enabled).toBe(false);
   expect((await rt.sessions.list(OPS)).filter((v) => v.session_id === "twin").map((v) => v.owner).sort()).toEqual(["app-a", "app-b"]);
   await rt.sessions.close("twin", B);
   expect((await rt.sessions.get("twin", A))?.context).toEqual({ user: "a" });
-  expect(rt.hooks.chain("pre_inject", "twin", OPS).map((h) => h.name)).toEqual(["mark"]);
+  expect((await rt.hooks.chain("pre_inject", "twin", OPS)).map((h) => h.name)).toEqual(["mark"]);
   await rt.sessions.close("twin", A);
 });
 

@@ -44,14 +44,20 @@ describe.each(stores)("session hooks across a bundle update (store: %s)", (store
   let peer: Runtime | undefined;
   const dataDirs: string[] = [];
   const ticks: PeriodicTickReport[] = [];
+  /** Warnings of the replicas (a deregistered session hook must not be reported as pending anywhere). */
+  const warnings: Array<{ replica: string; msg: string; fields: Record<string, unknown> }> = [];
+  const loggerFor = (replica: string) => {
+    const warn = (fields: object, msg = "") => void warnings.push({ replica, msg, fields: fields as Record<string, unknown> });
+    return { isLevelEnabled: () => false, debug: () => {}, info: () => {}, warn, error: warn };
+  };
 
-  async function start(): Promise<Runtime> {
+  async function start(replica: string): Promise<Runtime> {
     const dataDir = mkdtempSync(join(tmpdir(), "vcp-session-update-"));
     dataDirs.push(dataDir);
     const options: RuntimeOptions = {
       backend: createVmBackend(), dataDir, requireSignatures: false, registrationsPerMinute: 10_000,
       sessionHookAllowlist: [`${BUNDLE}/s_keep`, `${BUNDLE}/s_drop`, `${BUNDLE}/s_tick`],
-      onPeriodicTick: (report) => void ticks.push(report),
+      onPeriodicTick: (report) => void ticks.push(report), logger: loggerFor(replica),
     };
     if (redis !== undefined) {
       options.store = { kind: "redis", url: redis.url, prefix: "upd", heartbeatMs: 200, reconcileMs: 200, commandTimeoutMs: 2000, connectTimeoutMs: 2000, maxBackoffMs: 300 };
@@ -62,8 +68,8 @@ describe.each(stores)("session hooks across a bundle update (store: %s)", (store
 
   beforeAll(async () => {
     if (store === "redis") redis = await startRedisServer();
-    rt = await start();
-    if (store === "redis") peer = await start();
+    rt = await start("rt");
+    if (store === "redis") peer = await start("peer");
   }, 60_000);
   afterAll(async () => {
     await peer?.close().catch(() => undefined);
@@ -135,7 +141,21 @@ describe.each(stores)("session hooks across a bundle update (store: %s)", (store
     expect(ticks.slice(afterDrop + 1)).toEqual([]);
     expect(ticks.filter((t) => t.error !== undefined)).toEqual([]);
     expect(await fireEverywhere()).toEqual([{ hook: "s_keep", outcome: "ok", annotations: { keep: "4.0.0" } }]);
-  }, 60_000);
+    // A replica that meets the session only now (its registry never held s1's hooks) takes s_keep from
+    // the store and reports nothing pending: s_drop and s_tick were deregistered, not delayed.
+    if (store === "redis") {
+      const late = await start("late");
+      try {
+        await waitFor("the late replica to run 4.0.0", () => late.bundles.get(BUNDLE)?.version === "4.0.0", 15_000);
+        expect(annotationsOf(await fireOn(late))).toEqual([{ hook: "s_keep", outcome: "ok", annotations: { keep: "4.0.0" } }]);
+        expect(annotationsOf(await fireOn(late))).toEqual([{ hook: "s_keep", outcome: "ok", annotations: { keep: "4.0.0" } }]);
+      } finally {
+        await late.close();
+      }
+    }
+    const pending = warnings.filter((w) => /could not be registered on this replica yet/.test(w.msg));
+    expect(pending.map((w) => `${w.replica}: ${String(w.fields["hook"])}`)).toEqual([]);
+  }, 90_000);
 
   test("removing the bundle deregisters its session hooks with a reason; the session stays usable", async () => {
     const dropped: Array<Record<string, unknown>> = [];

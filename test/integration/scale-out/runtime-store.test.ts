@@ -64,7 +64,7 @@ describe("runtime with a Redis store", () => {
       await expect(fireInSession()).rejects.toMatchObject({ code: "STORE_UNAVAILABLE" });
       // A removal is refused the same way and the bundle stays.
       await expect(rt.bundles.remove("lib-marker")).rejects.toMatchObject({ code: "STORE_UNAVAILABLE" });
-      expect(rt.hooks.chain("pre_inject").map((h) => h.name)).toEqual(["lib_mark"]);
+      expect((await rt.hooks.chain("pre_inject")).map((h) => h.name)).toEqual(["lib_mark"]);
     } finally {
       await redis.start();
     }

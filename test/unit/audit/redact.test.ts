@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { medianMs } from "../../support/median-ms.js";
 import { createRedactor, redactString } from "../../../src/audit/index.js";
 import { redactAllShapes } from "../../../src/audit/redact-string.js";
 
@@ -56,6 +57,13 @@ describe("redactString: secret shapes", () => {
 });
 
 describe("createRedactor", () => {
+  test("a member named __proto__ stays a member of the copy (a reader sees it), never its prototype", () => {
+    const input = JSON.parse('{"tool":"sh","__proto__":{"command":"rm -rf / Bearer abcdef"}}') as unknown;
+    const copy = createRedactor({ keys: [] })(input) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(JSON.stringify(copy)).toBe('{"tool":"sh","__proto__":{"command":"rm -rf / Bearer [REDACTED]"}}');
+  });
+
   const redact = createRedactor({ keys: ["password", "Authorization", "api_key"], maxStringLength: 64 });
   const cases: Array<[string, unknown, unknown]> = [
     ["configured key at the top", { password: "hunter2", user: "a" }, { password: "[REDACTED]", user: "a" }],
@@ -80,6 +88,47 @@ describe("createRedactor", () => {
     expect(out).not.toContain("sk-abcdefgh");
     const pemCut = redact(`${"b".repeat(40)}${PEM}`) as string;
     expect(pemCut).not.toContain("MC4CAQAw");
+  });
+
+  test("a 10 MB string costs what its kept characters cost: redaction reads a bounded head", () => {
+    const hostile = "Bearer abcdefgh ".repeat((10 * 1024 * 1024) / 16);
+    const reference = medianMs(() => redactString(hostile));
+    const bounded = medianMs(() => redact({ s: hostile }));
+    expect(bounded, `redactor ${bounded.toFixed(2)} ms vs one full redaction ${reference.toFixed(2)} ms`).toBeLessThan(reference / 4);
+    expect((redact({ s: hostile }) as { s: string }).s).toMatch(/^Bearer \[REDACTED\] Bearer \[REDACTED\] .*…\[truncated \d+ chars\]$/);
+  });
+
+  test("a secret cut by the bound is still redacted (a JWT cut before its signature too)", () => {
+    const payload = `eyJ${"a".repeat(20_000)}`;
+    for (const tail of [".c2lnbmF0dXJl", ""]) {
+      const text = `${"x".repeat(40)} eyJhbGciOiJIUzI1NiJ9.${payload}${tail}`;
+      expect(redact(text)).toBe(`${"x".repeat(40)} [REDACTED:jwt]`);
+    }
+    expect(redactString("id eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0")).toBe("id [REDACTED:jwt]");
+  });
+
+  test("a copy budget: a huge value costs about the budget, and the JSON text starts the same", () => {
+    const budgeted = createRedactor({ keys: ["password"], maxStringLength: 64, maxChars: 1000 });
+    const full = createRedactor({ keys: ["password"], maxStringLength: 64 });
+    let reads = 0;
+    const big = new Proxy(Array.from({ length: 1_000_000 }, (_, i) => ({ n: i, password: "p" })), {
+      get(target, key, receiver) {
+        if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const text = JSON.stringify(budgeted({ list: big }));
+    expect(reads).toBeLessThan(1000);
+    expect(text.slice(0, 1000)).toBe(JSON.stringify(full({ list: big })).slice(0, 1000));
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const whole = JSON.stringify(full(value));
+        const cut = JSON.stringify(budgeted(value));
+        if (whole.length <= 1000) expect(cut).toBe(whole);
+        else expect(cut.slice(0, 1000)).toBe(whole.slice(0, 1000));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   test("cycles, depth, errors; the input is not changed", () => {

@@ -68,7 +68,7 @@ async function observable(rt: Runtime, dir?: string) {
   return {
     list: rt.bundles.list().map(({ errors: _errors, ...rest }) => rest),
     revision: rt.status().registry_revision,
-    chain: rt.hooks.chain("pre_inject").map((h) => [h.name, h.action.digest, h.seq]),
+    chain: (await rt.hooks.chain("pre_inject")).map((h) => [h.name, h.action.digest, h.seq]),
     tag: await tagOf(rt),
     index: dir === undefined ? undefined : readFileSync(join(dir, "bundles", "installed.json"), "utf8"),
   };
@@ -158,7 +158,7 @@ describe("hot swap", () => {
     const info = await rt.bundles.install(v2);
     expect(info).toMatchObject({ version: "2.0.0", digest: v2.digest });
     expect(await tagOf(rt)).toBe("v2");
-    expect(rt.hooks.chain("pre_inject").map((h) => h.action.digest)).toEqual([v2.digest]);
+    expect((await rt.hooks.chain("pre_inject")).map((h) => h.action.digest)).toEqual([v2.digest]);
 
     const revision = rt.status().registry_revision;
     expect(await rt.bundles.install(v2)).toBe(info);
@@ -191,7 +191,7 @@ describe("hot swap", () => {
     const versions = ["1.0.0", "1.1.0", "1.2.0", "1.3.0"].map((v) => signed(build("pii", v, v)));
     await Promise.all(versions.map((a) => rt.bundles.install(a)));
     expect(rt.bundles.get("pii")!.version).toBe("1.3.0");
-    expect(rt.hooks.chain("pre_inject")).toHaveLength(1);
+    expect(await rt.hooks.chain("pre_inject")).toHaveLength(1);
     expect(await tagOf(rt)).toBe("1.3.0");
   });
 });
@@ -204,13 +204,13 @@ describe("persistence in the data directory", () => {
     await first.bundles.install(signed(build("beta", "1.0.0", "beta")));
     await first.bundles.install(signed(build("alpha", "1.1.0", "alpha2")));
     const list = first.bundles.list();
-    const chain = first.hooks.chain("pre_inject").map((h) => h.name);
+    const chain = (await first.hooks.chain("pre_inject")).map((h) => h.name);
     const tag = await tagOf(first);
     await first.close();
 
     const second = await runtime({ dataDir: dir });
     expect(second.bundles.list()).toEqual(list);
-    expect(second.hooks.chain("pre_inject").map((h) => h.name)).toEqual(chain);
+    expect((await second.hooks.chain("pre_inject")).map((h) => h.name)).toEqual(chain);
     expect(await tagOf(second)).toBe(tag);
   });
 
@@ -225,7 +225,7 @@ describe("persistence in the data directory", () => {
     expect(rt.bundles.get("gamma")).toBeUndefined();
     const after = await observable(rt, dir);
     expect({ ...after, revision: undefined }).toEqual({ ...before, revision: undefined });
-    expect(rt.hooks.chain("pre_inject").map((h) => h.name)).toEqual(["alpha_hook"]);
+    expect((await rt.hooks.chain("pre_inject")).map((h) => h.name)).toEqual(["alpha_hook"]);
   });
 
   test("unsigned sources persist too when signatures are optional", async () => {

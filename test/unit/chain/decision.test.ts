@@ -3,7 +3,8 @@
 // bounded, a prompt only by digest) and which hook changed which field.
 import { createHash } from "node:crypto";
 import { describe, expect, test } from "vitest";
-import { redactString } from "../../../src/audit/redact-string.js";
+import { medianMs } from "../../support/median-ms.js";
+import { redactHead, redactString } from "../../../src/audit/redact-string.js";
 import { buildDecision, changedPaths, DECISION_LIMITS, type DecisionFacts } from "../../../src/chain/decision.js";
 import type { ChainResult, HookExecution } from "../../../src/model/chain.js";
 import { getProfile } from "../../../src/profiles/index.js";
@@ -17,7 +18,7 @@ const result = (hooks: HookExecution[], extra: Partial<ChainResult> = {}): Chain
 });
 const facts = (extra: Partial<DecisionFacts> = {}): DecisionFacts => ({
   profile: "gemini-cli", event: "BeforeTool", at: "2026-11-28T09:00:00.000Z", subject: { kind: "tool", tool: "run_shell_command", command: "rm -rf /" },
-  session: "s1", client: "app", redact: redactString, ...extra,
+  session: "s1", client: "app", redact: redactHead, ...extra,
 });
 
 describe("buildDecision", () => {
@@ -58,6 +59,18 @@ describe("buildDecision", () => {
   test("an ask names the asking hook", () => {
     const d = buildDecision(result([hook("ask", { verdict: "ask", reason: "really?" })]), facts({ answerVerdict: "allow" }));
     expect(d).toMatchObject({ outcome: "ask", decided_by: { hook: "ask" }, reason: "really?" });
+  });
+
+  test("a 10 MB command costs what its kept 1,000 characters cost: the bound applies before redaction", () => {
+    // Secret shapes on every line make redaction work hard; the reference is one full redaction pass.
+    const command = "Bearer abcdefgh\n".repeat((10 * 1024 * 1024) / 16);
+    const subject = { kind: "tool" as const, tool: "Bash", command };
+    const reference = medianMs(() => redactString(command));
+    const decision = medianMs(() => buildDecision(result([]), facts({ subject })));
+    expect(decision, `decision ${decision.toFixed(2)} ms vs one full redaction ${reference.toFixed(2)} ms`).toBeLessThan(reference / 4);
+    const d = buildDecision(result([]), facts({ subject }));
+    expect(d.subject.command).toMatch(/^(Bearer \[REDACTED\] )+/);
+    expect(d.subject.command!.length).toBeLessThanOrEqual(DECISION_LIMITS.command);
   });
 
   test("secrets are redacted before anything is cut; texts are bounded and kept on one line", () => {

@@ -1,8 +1,8 @@
 // The approvals coordinator alone (src/pipeline/approvals.ts) over the local store: decisions are
 // durable before they are visible, an unwritable request creates nothing, concurrent decisions,
 // shutdown, granting words.
-import { describe, expect, test } from "vitest";
-import { createApprovals, isGranting, type ApprovalAsk } from "../../../src/pipeline/approvals.js";
+import { describe, expect, test, vi } from "vitest";
+import { createApprovals, isGranting, MAX_INPUT_SHOWN, type ApprovalAsk } from "../../../src/pipeline/approvals.js";
 import { createLocalApprovalStore } from "../../../src/pipeline/approvals-local.js";
 import { systemClock } from "../../../src/observe/events.js";
 
@@ -83,5 +83,54 @@ describe("approvals coordinator", () => {
     expect(a.prompt.length).toBeLessThanOrEqual(4097);
     expect(a.options).toHaveLength(16);
     await approvals.close();
+  });
+
+  test("a huge input costs what its shown 16 KiB cost: the redactor stops reading at the bound", async () => {
+    const { approvals } = coordinator();
+    let reads = 0;
+    const list = new Proxy(Array.from({ length: 1_000_000 }, (_, i) => ({ i, note: "Bearer abcdefgh" })), {
+      get(target, key, receiver) {
+        if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const a = await approvals.request(ask({ input: { tool_name: "write", tool_input: { list } } }));
+    expect(reads).toBeLessThan(2 * MAX_INPUT_SHOWN / 10);
+    expect(a.input_truncated).toBe(true);
+    expect(a.input).toHaveLength(MAX_INPUT_SHOWN);
+    expect(a.input!.startsWith('{"tool_name":"write","tool_input":{"list":[{"i":0,"note":"Bearer [REDACTED]"},{"i":1,')).toBe(true);
+    // An input under the bound is shown whole, redacted.
+    const small = await approvals.request(ask({ input: { tool_name: "write", tool_input: { list: [{ i: 0, note: "Bearer abcdefgh" }] } } }));
+    expect(small).toMatchObject({ input: '{"tool_name":"write","tool_input":{"list":[{"i":0,"note":"Bearer [REDACTED]"}]}}', input_truncated: false });
+    await approvals.close();
+  });
+
+  test("a shared store down for 2 minutes: one warning, one a minute, one 'recovered' line (not one per sweep)", async () => {
+    vi.useFakeTimers();
+    try {
+      const lines: Array<{ level: string; msg: string; fields: Record<string, unknown> }> = [];
+      const log = (level: string) => (fields: object, msg = "") => void lines.push({ level, msg, fields: fields as Record<string, unknown> });
+      const logger = { isLevelEnabled: () => true, debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
+      let down = false;
+      const store = { ...createLocalApprovalStore(), holder: "deployment" as const, sweep: { everyMs: 500, due: async () => { if (down) throw new Error("Connection is closed."); return []; } } };
+      const approvals = createApprovals({ store, clock: { now: () => Date.now(), wallNow: () => Date.now() }, audit: () => undefined, logger });
+      await approvals.start();
+      await vi.advanceTimersByTimeAsync(5_000);
+      down = true;
+      await vi.advanceTimersByTimeAsync(150_000); // 300 sweeps
+      const warnings = lines.filter((l) => l.level === "warn");
+      expect(warnings.length, warnings.map((w) => w.msg).join("\n")).toBe(3); // down, +60 s, +120 s
+      expect(warnings[0]!.msg).toMatch(/approval sweep could not reach the shared store/);
+      expect(warnings[2]!.fields).toMatchObject({ failures: expect.any(Number) });
+      down = false;
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(lines.filter((l) => l.level === "warn")).toHaveLength(3);
+      const recovered = lines.filter((l) => l.level === "info");
+      expect(recovered).toHaveLength(1);
+      expect(recovered[0]!.msg).toMatch(/approval sweep reached the shared store again/);
+      await approvals.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -18,6 +18,11 @@ describe("copilot command hooks", () => {
     expect(r.failure).toBe("exit code 1: boom");
     expect(copilotProfile.failureOutput("h", r.failure!, true, "preToolUse", { strict: false, settings: {} })).toEqual({ permissionDecision: "deny", permissionDecisionReason: "fail-closed: h: exit code 1: boom" });
   });
+  test("permissionRequest as the real CLI 1.0.102 sends it (toolInput, no toolArgs) validates, and its subject is the command", () => {
+    const input = { hookName: "permissionRequest", sessionId: "s1", timestamp: 1795866966744, cwd: "/p", toolName: "bash", toolInput: { command: "echo hi > hello.txt" }, permissionSuggestions: [] };
+    expect(copilotProfile.validateInput(input, "permissionRequest")).toMatchObject({ ok: true });
+    expect(copilotProfile.subjectOf!(input, "permissionRequest")).toMatchObject({ tool: "bash", command: "echo hi > hello.txt" });
+  });
   test("toolArgs: a JSON string (cloud agent reference) and an object (CLI 1.0.102 sends one) read the same", () => {
     expect(toolArgsOf('{"command":"ls"}')).toEqual({ command: "ls" });
     expect(toolArgsOf({ command: "ls" })).toEqual({ command: "ls" });

@@ -78,6 +78,15 @@ export function simulate(profile: EventProfile, event: string, rawInput: unknown
         ok = true;
         outcomes[hook.name] = "ok";
         output = decoded.value;
+        // As the executor: an output that does not fit its input (VS Code: updatedInput vs the tool's schema).
+        const misfit = hook.trust === "session" ? undefined : profile.checkOutput?.(output, sequential ? current : input, event, hook.name);
+        if (misfit !== undefined) {
+          outcomes[hook.name] = "invalid_result";
+          if (hook.fail_closed === true) {
+            ok = false;
+            output = profile.failureOutput(hook.name, misfit.error, true, event, ctx);
+          } else output = misfit.kept;
+        }
       }
     }
     if (hook.trust === "session") {

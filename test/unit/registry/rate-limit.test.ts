@@ -1,43 +1,21 @@
 import { describe, expect, test } from "vitest";
-import { createRateLimiter } from "../../../src/registry/rate-limit.js";
+import { createLocalRateLimitStore } from "../../../src/registry/rate-limit-local.js";
+import { gcraSpacing } from "../../../src/registry/rate-limit.js";
 import { createRegistry } from "../../../src/registry/index.js";
 import { DEPLOY, OPERATOR, SYSTEM, catchVcp, def, fakeClock, harness, inSession } from "./fixtures.js";
 
-describe("createRateLimiter", () => {
-  test("allows a burst of the limit, then one per window/limit", () => {
-    const clock = fakeClock();
-    const limiter = createRateLimiter(3, clock);
-    expect([limiter.take("a"), limiter.take("a"), limiter.take("a")]).toEqual([{ ok: true }, { ok: true }, { ok: true }]);
-    expect(limiter.take("a")).toEqual({ ok: false, retryAfterMs: 20_000 });
-    clock.advance(19_999);
-    expect(limiter.take("a")).toEqual({ ok: false, retryAfterMs: 1 });
-    clock.advance(1);
-    expect(limiter.take("a")).toEqual({ ok: true });
-    expect(limiter.take("a").ok).toBe(false);
-    clock.advance(60_000);
-    for (let i = 0; i < 3; i++) expect(limiter.take("a").ok).toBe(true);
-    expect(limiter.take("a").ok).toBe(false);
-  });
-
-  test("keys are independent and refused calls consume nothing", () => {
-    const clock = fakeClock();
-    const limiter = createRateLimiter(2, clock);
-    limiter.take("a");
-    limiter.take("a");
-    for (let i = 0; i < 5; i++) expect(limiter.take("a").ok).toBe(false);
-    expect(limiter.take("b").ok).toBe(true);
-    clock.advance(30_000);
-    expect(limiter.take("a").ok).toBe(true);
-  });
-
+// The port's cases (bursts, spacing, clock steps) run on both adapters in
+// test/integration/scale-out/rate-limit-store.test.ts; this is what only the in-memory one does.
+describe("createLocalRateLimitStore", () => {
   test("sweeping many distinct keys forgets only full buckets", () => {
     const clock = fakeClock();
-    const limiter = createRateLimiter(1, clock);
-    for (let i = 0; i < 5_000; i++) limiter.take(`k${i}`);
+    const store = createLocalRateLimitStore(clock);
+    const one = gcraSpacing(1);
+    for (let i = 0; i < 5_000; i++) store.take(`k${i}`, one);
     // The sweeps that ran while the map grew must not have dropped these still-empty buckets.
-    for (let i = 0; i < 5_000; i += 500) expect(limiter.take(`k${i}`).ok).toBe(false);
+    for (let i = 0; i < 5_000; i += 500) expect(store.take(`k${i}`, one).ok).toBe(false);
     clock.advance(60_000);
-    for (let i = 0; i < 5_000; i++) expect(limiter.take(`k${i}`).ok).toBe(true);
+    for (let i = 0; i < 5_000; i++) expect(store.take(`k${i}`, one).ok).toBe(true);
   });
 });
 

@@ -1,4 +1,6 @@
 import { describe, expect, test } from "vitest";
+import { medianMs } from "../../support/median-ms.js";
+import { redactString } from "../../../src/audit/redact-string.js";
 import { buildLogLine, checkFetchUrl, compileFetchPolicy, truncateUtf8 } from "../../../src/sandbox-host/capabilities.js";
 
 describe("checkFetchUrl", () => {
@@ -26,6 +28,15 @@ describe("log lines", () => {
     expect(truncateUtf8("aé", 2)).toBe("a");
     expect(truncateUtf8("€€", 5)).toBe("€");
     expect(truncateUtf8("abc", 3)).toBe("abc");
+  });
+  test("a guest's 10 MB log message costs what its kept 4 KiB cost: the bound applies before redaction", () => {
+    const message = "Bearer abcdefgh ".repeat((10 * 1024 * 1024) / 16);
+    const reference = medianMs(() => redactString(message));
+    const line = medianMs(() => buildLogLine("b", "h", "info", message, "", 4096));
+    expect(line, `log line ${line.toFixed(2)} ms vs one full redaction ${reference.toFixed(2)} ms`).toBeLessThan(reference / 4);
+    const built = buildLogLine("b", "h", "info", message, "", 4096)!;
+    expect(built.message).toMatch(/^(Bearer \[REDACTED\] )+/);
+    expect(Buffer.byteLength(built.message)).toBeLessThanOrEqual(4096);
   });
   test("buildLogLine rejects malformed calls", () => {
     expect(buildLogLine("b", "h", "fatal", "m", "", 100)).toBeUndefined();

@@ -8,6 +8,8 @@ describe("the table", () => {
     expect(hookEnvNames("claude-code")).toContain("CLAUDE_PROJECT_DIR");
     expect(hookEnvNames("gemini-cli")).toEqual(expect.arrayContaining(["GEMINI_PROJECT_DIR", "GEMINI_SESSION_ID", "GEMINI_CWD", "CLAUDE_PROJECT_DIR"]));
     expect(hookEnvNames("llxprt")).toContain("LLXPRT_PROJECT_DIR");
+    // What the real Copilot CLI 1.0.102 sets for every hook (npm run test:agents reads it in a migrated hook).
+    expect(hookEnvNames("copilot")).toEqual(["COPILOT_PROJECT_DIR", "CLAUDE_PROJECT_DIR"]);
     expect(hookEnvNames("ai-memory")).toEqual([]);
     expect(hookEnvNames("__proto__")).toEqual([]);
     const all = Object.values(HOOK_ENV).flat();

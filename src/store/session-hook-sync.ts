@@ -1,29 +1,50 @@
 /**
- * The runtime's parts that live in the shared store with `store: redis` (issue 18): sessions (with
- * their periodic schedule), from src/store/, plus the one thing only this process can
- * do for them: keep this replica's registry holding each session's session-scope hooks, which are
- * recorded in the store when registered on any replica and registered here before one of the
- * session's chains runs.
+ * Sessions in the shared store with `store: redis` (issue 18; sessions.ts, with their periodic
+ * schedule), plus the one thing only this process can do for them: keep this replica's registry
+ * holding each session's session-scope hooks, which are recorded in the store when registered on any
+ * replica and registered here before one of the session's chains runs.
  */
+import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
 import type { PipelineDeps } from "../pipeline/index.js";
 import type { Registry } from "../registry/index.js";
-import { createSharedSessions, type SessionHookRef } from "../store/sessions.js";
-import type { SharedStore } from "../store/index.js";
-import { sessionRedisOf } from "../store/session-redis.js";
-import type { RuntimeOptions } from "./types.js";
+import { createSharedSessions, type SessionHookRef } from "./sessions.js";
+import type { SharedStore } from "./index.js";
+import { sessionRedisOf } from "./session-redis.js";
 
-export interface SharedStateDeps {
+/**
+ * Tuning of sessions, periodic hooks and approvals in the shared store (with `store: redis` they
+ * live in Redis and every replica serves every session, issue 18). Ignored with the local store.
+ */
+export interface SharedSessionTuning {
+  /** Per-session lock: time to live (renewed while held) and how long an operation waits for it. */
+  lock?: { ttlMs?: number; waitMs?: number };
+  /** How often this replica looks for due periodic ticks (ms). Default 200. */
+  periodicScanMs?: number;
+  /** Approval expiry sweep and waiter poll period (ms). Default 500. */
+  approvalPollMs?: number;
+}
+
+export interface SyncedSessionsDeps {
   store: SharedStore;
-  tuning: NonNullable<RuntimeOptions["sharedSessions"]>;
+  tuning: SharedSessionTuning;
   pipeline: PipelineDeps;
   registry: Registry;
   logger: Logger;
   /** False while this replica should leave periodic ticks to its peers (store/shared-periodic.ts). */
   periodicReady?(): boolean;
+  /**
+   * True when this replica runs the deployment's active revision of every bundle, as far as it has
+   * read (bundle-sync.ts): a session hook its bundles do not offer was then deregistered by a
+   * revision (or the bundle's removal), not delayed. Absent: always true.
+   */
+  bundlesCurrent?(): boolean;
 }
 
-export function createSharedState(deps: SharedStateDeps) {
+/** The registry's refusals of a hook its bundle's active revision does not offer (or of a bundle not installed). */
+const NOT_OFFERED: ReadonlySet<string> = new Set(["UNKNOWN_BUNDLE", "UNKNOWN_HOOK"]);
+
+export function createSyncedSessions(deps: SyncedSessionsDeps) {
   const { registry, logger } = deps;
   const redis = sessionRedisOf(deps.store.connection, deps.store.replicaId, deps.store.options.commandTimeoutMs);
   /** Session keys whose hooks this replica took from the store: the opening (epoch) and the refs registered. */
@@ -52,8 +73,13 @@ export function createSharedState(deps: SharedStateDeps) {
           // costs the principal nothing (a refusal would leave the session's chains here without it).
           registry.registerSessionHook(ref, { scope: "session", sessionId: key, principal: { id: ref.principal, role: "client" }, rateAdmitted: "shared" });
         } catch (err) {
-          // E.g. the bundle's revision has not reached this replica yet: tried again on the next operation.
-          logger.warn({ err, hook: name }, "a session hook recorded in the shared store could not be registered on this replica yet");
+          // Tried again on the next operation either way. Pending only when this replica is behind
+          // (the revision that offers it has not reached it, or it refused that revision); a replica
+          // that runs the active revisions and is not offered the hook: a revision dropped it, and
+          // every replica deregistered it (hook.deregistered there) — no news for this one's log.
+          const dropped = err instanceof VcpError && NOT_OFFERED.has(err.code) && deps.bundlesCurrent?.() !== false;
+          if (!dropped) logger.warn({ err, hook: name }, "a session hook recorded in the shared store could not be registered on this replica yet");
+          else if (logger.isLevelEnabled("debug")) logger.debug({ hook: name, session: key, reason: err.message }, "a session hook recorded in the shared store is no longer offered (deregistered by a bundle revision)");
           continue;
         }
       }
@@ -88,4 +114,4 @@ export function createSharedState(deps: SharedStateDeps) {
   };
 }
 
-export type SharedState = ReturnType<typeof createSharedState>;
+export type SyncedSessions = ReturnType<typeof createSyncedSessions>;
