@@ -111,6 +111,9 @@ export interface ProfileRefusedResult extends ProfileFireResult {
   refused: { code: string; message: string };
 }
 
+/** The event facts of a chain no hook ran in: its events ask no hook's timeout and no input size. */
+const NO_HOOK_FACTS = (sessionId: string, owner: string | null) => ({ sessionId, owner, timeoutOf: () => 0, inputBytes: () => 0 });
+
 /** At most this much of a refusal's message goes into the blocking answer's reason. */
 const REFUSAL_MESSAGE_CHARS = 300;
 
@@ -265,6 +268,7 @@ export function createProfileFirer(deps: Deps) {
       profile: profile.id, event, at: new Date(deps.clock.wallNow()).toISOString(), subject: { kind: "event" }, session: sessionId, client: owner,
       answerVerdict: "observe", idleReason: UNKNOWN_EVENT_OBSERVED, redact: redactHead,
     });
+    observed.decision = decision;
     const audit = deps.audit();
     if (audit !== undefined) {
       const inputHash = audit.inputHash({ context: null, constitution: null, event: { profile: profile.id, event, input }, session: { id: sessionId } });
@@ -272,6 +276,7 @@ export function createProfileFirer(deps: Deps) {
         throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: chainId }, { cause: err });
       });
     }
+    deps.events?.profileChainCompleted(observed, NO_HOOK_FACTS(sessionId, owner));
     return {
       native: answer.native,
       exit_code: answer.exit_code,
@@ -319,6 +324,8 @@ export function createProfileFirer(deps: Deps) {
           throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: chainId }, { cause: err });
         });
       }
+      // The decision stream: its chain.completed, built only while someone listens (no hook events: none ran).
+      deps.events?.profileChainCompleted(result, NO_HOOK_FACTS(session.id, owner));
       return { ...answer, result: profileResult(result), guard, decision: result.decision! };
     }
     deps.assertOpen();

@@ -168,11 +168,14 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
       profile: VCP_DECISION_PROFILE, event: type, at: new Date().toISOString(), subject: { kind: "vcp", vcp_type: type },
       session: session.id, client: owner, redact: redactHead, idleReason: NO_HOOK_SELECTED,
     });
-    if (audit === undefined) return result;
-    deps.assertOpen();
-    await audit.recordChain(result, { id: session.id, owner }, undefined).catch((err: unknown) => {
-      throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: result.chain_id }, { cause: err });
-    });
+    if (audit !== undefined) {
+      deps.assertOpen();
+      await audit.recordChain(result, { id: session.id, owner }, undefined).catch((err: unknown) => {
+        throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: result.chain_id }, { cause: err });
+      });
+    }
+    // The decision stream carries it like any chain's; built only while someone listens.
+    bus.chainCompleted(result, session.id, owner);
     return result;
   }
 
