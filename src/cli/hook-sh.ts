@@ -15,8 +15,10 @@
  *                                   and daemon) is refused by the script, naming the Node adapter
  *
  * The tables are baked in when the script is written: regenerate it after upgrading vcp-hooks.
- * The fast path runs one process (curl); `od` runs only to encode a hook variable that holds
- * characters outside A-Za-z0-9-._~/, `mkdir`/`mv`/`date` only when the guard changed.
+ * An answer runs one process, curl: its `$(…)` is the script's only fork (every other subshell or
+ * command would cost one more process per event; test/cli/hook/sh-adapter.test.ts counts them). `od`
+ * runs only to encode a hook variable that holds characters outside printable ASCII,
+ * `mkdir`/`mv`/`date` only when the guard changed.
  */
 import { HOOK_ENV_LIMITS, hookEnvNames } from "../tooling/hook-env.js";
 import { isToolEvent } from "../tooling/guard-events.js";
@@ -129,6 +131,40 @@ is_tool_event() {
   return 1
 }
 
+# ── characters, with builtins only (a subshell or a command costs a process per event) ─────────────
+
+# The code of the printable ASCII character $1 in char_code; 1 for any other character.
+ascii_code() {
+  pre=@{ASCII%%"$1"*}
+  [ "$pre" != "$ASCII" ] || return 1
+  char_code=$((@{#pre} + 32))
+}
+# The low $1 hexadecimal digits of the number $2 in hex_digits (two's complement when negative).
+to_hex() {
+  hex_digits=
+  shift_by=$((($1 - 1) * 4))
+  while [ "$shift_by" -ge 0 ]; do
+    digit=$((($2 >> shift_by) & 15))
+    case $digit in 10) digit=a ;; 11) digit=b ;; 12) digit=c ;; 13) digit=d ;; 14) digit=e ;; 15) digit=f ;; esac
+    hex_digits=$hex_digits$digit
+    shift_by=$((shift_by - 4))
+  done
+}
+# $1 percent-encoded (RFC 3986: every character but A-Za-z0-9-._~/ as %XX) in encoded; 1 when it holds
+# a character outside printable ASCII (the caller encodes those bytes with od).
+percent_encode() {
+  rest=$1
+  encoded=
+  while [ -n "$rest" ]; do
+    c=@{rest%"@{rest#?}"}
+    rest=@{rest#?}
+    case $c in
+      [A-Za-z0-9._~/-]) encoded=$encoded$c ;;
+      *) ascii_code "$c" || return 1; to_hex 2 "$char_code"; encoded=$encoded%$hex_digits ;;
+    esac
+  done
+}
+
 # ── what a failure becomes (--on-error) ─────────────────────────────────────────────────────────────
 
 # One line of text without control characters (paths and server text go to the agent's log).
@@ -189,16 +225,16 @@ guard_path() {
   fnv_text "$href" || return 1
   h=$(( (h ^ 10) * 1099511628211 ))
   fnv_text "$profile" || return 1
-  guard_file=$cache/guard-$(printf '%016x' "$h").json
+  to_hex 16 "$h"
+  guard_file=$cache/guard-$hex_digits.json
 }
 fnv_text() {
   s=$1
   while [ -n "$s" ]; do
     c=@{s%"@{s#?}"}
     s=@{s#?}
-    pre=@{ASCII%%"$c"*}
-    [ "$pre" != "$ASCII" ] || return 1
-    h=$(( (h ^ (@{#pre} + 32)) * 1099511628211 ))
+    ascii_code "$c" || return 1
+    h=$(( (h ^ char_code) * 1099511628211 ))
   done
 }
 
@@ -459,8 +495,12 @@ for name in $env_names; do
   [ @{#value} -le @@VALUE_BYTES@@ ] || fail "the agent's hook environment cannot be sent: $name is @{#value} bytes, more than @@VALUE_BYTES@@"
   case $value in
     *[!A-Za-z0-9._~/-]*)
-      value=$(printf '%s' "$value" | od -An -v -tx1 | tr -s ' \n' '%%')
-      value=@{value%\%} ;;
+      if percent_encode "$value"; then
+        value=$encoded
+      else
+        value=$(printf '%s' "$value" | od -An -v -tx1 | tr -s ' \n' '%%')
+        value=@{value%\%}
+      fi ;;
   esac
   hook_env=$hook_env@{hook_env:+&}$name=$value
 done
@@ -485,20 +525,23 @@ case @{#ms} in 1) ms=00$ms ;; 2) ms=0$ms ;; esac
 # No proxy (curl would honour http_proxy; the Node adapter connects directly), no ~/.curlrc (-q).
 # The event streams from stdin (-T -, chunked) so that --max-time bounds reading it too: a stdin the
 # agent never closes ends by --timeout-ms, as the Node adapter's hard stop does.
+# GNUTLS_NO_IMPLICIT_INIT=1: a curl built on OpenSSL still loads GnuTLS (through librtmp), whose library
+# constructor would set up its crypto on every start (~10% of curl's start-up) for nothing; a curl that
+# uses GnuTLS for TLS initializes it itself (curl_global_init), so https is unchanged.
 headers=
 [ -z "$token" ] || headers="authorization: Bearer $token"
 [ -z "$hook_env" ] || headers="$headers@{headers:+$NL}x-vcp-hook-env: $hook_env"
 max_time=$((timeout_ms / 1000)).$ms
 ask() {
   if [ -n "$headers" ]; then
-    answer=$(curl -q -sS --noproxy '*' -X POST "$@" -H 'content-type: application/json' -H 'accept: application/json' -H 'expect:' \
+    answer=$(GNUTLS_NO_IMPLICIT_INIT=1 curl -q -sS --noproxy '*' -X POST "$@" -H 'content-type: application/json' -H 'accept: application/json' -H 'expect:' \
       -H @/dev/fd/3 --max-time "$max_time" --max-filesize $MAX_BYTES -D - \
       "@{base}v1/profiles/$profile/events/$path_event?answer=native" 2>/dev/null 3<<HEADERS
 $headers
 HEADERS
     )
   else
-    answer=$(curl -q -sS --noproxy '*' -X POST "$@" -H 'content-type: application/json' -H 'accept: application/json' -H 'expect:' \
+    answer=$(GNUTLS_NO_IMPLICIT_INIT=1 curl -q -sS --noproxy '*' -X POST "$@" -H 'content-type: application/json' -H 'accept: application/json' -H 'expect:' \
       --max-time "$max_time" --max-filesize $MAX_BYTES -D - \
       "@{base}v1/profiles/$profile/events/$path_event?answer=native" 2>/dev/null)
   fi

@@ -2,9 +2,10 @@
 // runs a command hook, against the same stand-in as the Node adapter's tests. Where the two adapters
 // meet the same case, the test runs both and asserts the same stdout, stderr and exit code; the guard
 // file (issue 24) is shared between them.
+import { spawnSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { guardPath, readGuard } from "../../../src/cli/hook-guard.js";
 import { decodeHookEnv } from "../../../src/tooling/hook-env.js";
@@ -261,6 +262,30 @@ describe("token and hook environment, as the Node adapter sends them", () => {
     const long = await both(target, args("claude"), stdin("claude"), { CLAUDE_PROJECT_DIR: `/${"x".repeat(5000)}` });
     expect(outcome(long.sh)).toEqual(outcome(long.node));
     expect(long.sh.stderr).toContain("CLAUDE_PROJECT_DIR is 5001 bytes, more than 4096");
+  });
+});
+
+// strace counts the processes one event costs (issue 26 item 5: the sh adapter's cost is its processes).
+const HAS_STRACE = spawnSync("strace", ["-V"], { stdio: "ignore" }).status === 0;
+
+describe("what one event costs", () => {
+  test.skipIf(!HAS_STRACE)("a successful answer runs one process, curl: no subshell or other command for the guard or a hook variable", async () => {
+    verdict = "allow";
+    failure = undefined;
+    guard = { revisions: "ef".repeat(32), fail_closed_events: ["PreToolUse"] };
+    // A project path with spaces and signs: percent-encoded with the shell's builtins.
+    const env = { XDG_CACHE_HOME: freshDir(), CLAUDE_PROJECT_DIR: "/home/me/my app (2)/a&b=c%d+e" };
+    expect((await sh(target, args("claude"), stdin("claude"), env)).code).toBe(0); // stores the guard
+    const log = join(freshDir(), "strace.log");
+    const traced = await runProcess("strace", ["-f", "-qq", "-e", "trace=execve,clone,clone3,fork,vfork", "-o", log, "/bin/sh", script, ...args("claude"), "--server", target.url], stdin("claude"), { VCP_CLIENT_TOKEN: target.token, ...env });
+    guard = undefined;
+    expect(traced.code, traced.stderr).toBe(0);
+    expect(JSON.parse(traced.stdout)).toEqual(ANSWERS.claude.allow!.native);
+    const calls = readFileSync(log, "utf8").split("\n");
+    const execs = calls.flatMap((l) => /execve\("([^"]+)"/.exec(l)?.[1] ?? []).map((f) => basename(f));
+    const forks = calls.filter((l) => /^\d+ +(?:clone3?|v?fork)\(/.test(l));
+    expect({ execs, forks: forks.length }).toEqual({ execs: ["sh", "curl"], forks: 1 });
+    expect(decodeHookEnv(String(target.requests.at(-1)!.headers["x-vcp-hook-env"])).env).toEqual({ CLAUDE_PROJECT_DIR: env.CLAUDE_PROJECT_DIR });
   });
 });
 

@@ -6,21 +6,10 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { allowAlwaysKey, resolveApprovalLimits, type Approval, type ApprovalEvent, type ApprovalStore } from "../../../src/pipeline/approvals.js";
 import { createLocalApprovalStore } from "../../../src/pipeline/approvals-local.js";
-import { connectStore, createRedisApprovalStore, sessionRedisOf, storeKeys, type StoreConnection } from "../../../src/store/index.js";
-import { silentLogger } from "../../../src/observe/events.js";
-import { startRedisServer, type RedisServerHandle } from "../../support/redis-server.js";
+import { createRedisApprovalStore, sessionRedisOf, storeKeys } from "../../../src/store/index.js";
+import { useRedisStore } from "../../support/redis-store.js";
 
-let server: RedisServerHandle;
-let connection: StoreConnection;
-
-beforeAll(async () => {
-  server = await startRedisServer();
-  connection = await connectStore({ url: server.url, prefix: "approvalport", connectTimeoutMs: 5000, commandTimeoutMs: 2000, maxBackoffMs: 1000, logger: silentLogger });
-}, 60_000);
-afterAll(async () => {
-  await connection?.close();
-  await server?.close();
-}, 60_000);
+const redis = useRedisStore("approvalport");
 
 const limits = resolveApprovalLimits({ maxPendingPerSession: 2, maxPendingPerClient: 3, maxPending: 4, retainDecided: 2 });
 
@@ -43,7 +32,7 @@ const settleOptions = { retainDecided: limits.retainDecided, maxAlways: 256 };
 const adapters: Array<[string, () => ApprovalStore]> = [
   ["in memory", () => createLocalApprovalStore()],
   // A fresh key prefix per case: each starts from an empty store, as a fresh local one does.
-  ["redis", () => createRedisApprovalStore({ ...sessionRedisOf(connection, "r1", 2000), keys: storeKeys(`approvalport-${randomUUID()}`) }, { pollMs: 60_000 })],
+  ["redis", () => createRedisApprovalStore({ ...sessionRedisOf(redis(), "r1", 2000), keys: storeKeys(`approvalport-${randomUUID()}`) }, { pollMs: 60_000 })],
 ];
 
 describe.each(adapters)("approval store port: %s", (_name, make) => {

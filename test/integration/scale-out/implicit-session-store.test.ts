@@ -9,31 +9,14 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { implicitMember, type ImplicitAdmitted, type ImplicitSessionStore } from "../../../src/pipeline/implicit-sessions.js";
 import { createLocalImplicitSessionStore } from "../../../src/pipeline/implicit-sessions-local.js";
-import { connectStore, createRedisImplicitSessionStore, type StoreConnection } from "../../../src/store/index.js";
-import { silentLogger } from "../../../src/observe/events.js";
-import { startRedisServer, type RedisServerHandle } from "../../support/redis-server.js";
+import { createRedisImplicitSessionStore } from "../../../src/store/index.js";
+import { steppedClock, useRedisStore } from "../../support/redis-store.js";
 
-let server: RedisServerHandle;
-let connection: StoreConnection;
+const redis = useRedisStore("implicitport");
 
-beforeAll(async () => {
-  server = await startRedisServer();
-  connection = await connectStore({ url: server.url, prefix: "implicitport", connectTimeoutMs: 5000, commandTimeoutMs: 2000, maxBackoffMs: 1000, logger: silentLogger });
-}, 60_000);
-afterAll(async () => {
-  await connection?.close();
-  await server?.close();
-}, 60_000);
-
-/** A clock the test steps; both adapters read it (Redis through the script's `now` argument). */
-function testClock(start = 1_700_000_000_000) {
-  let t = start;
-  return { now: () => t, step: (ms: number) => void (t += ms) };
-}
-
-const adapters: Array<[string, (clock: ReturnType<typeof testClock>) => ImplicitSessionStore]> = [
+const adapters: Array<[string, (clock: ReturnType<typeof steppedClock>) => ImplicitSessionStore]> = [
   ["in memory", (clock) => createLocalImplicitSessionStore(clock)],
-  ["redis", (clock) => createRedisImplicitSessionStore(connection, { now: clock.now })],
+  ["redis", (clock) => createRedisImplicitSessionStore(redis(), { now: clock.now })],
 ];
 
 const TTL = 60_000;
@@ -43,7 +26,7 @@ const none = { evicted: [], expired: [] };
 describe.each(adapters)("implicit session port: %s", (_name, make) => {
   /** A store on a fresh clock and a fresh owner (Redis keys are per owner), stepping 1 ms before each admission so no two expiries tie. */
   function harness(limit = 2) {
-    const clock = testClock();
+    const clock = steppedClock();
     const store = make(clock);
     const owner = `app-${randomUUID()}`;
     const admit = async (id: string, options: { ttlMs?: number; inUse?: string[]; owner?: string } = {}): Promise<ImplicitAdmitted> => {
@@ -123,7 +106,7 @@ test("one sequence of admissions, uses and releases gets the same answers from b
   }
   const answers: Array<Array<ImplicitAdmitted | "released">> = [];
   for (const [, make] of adapters) {
-    const clock = testClock();
+    const clock = steppedClock();
     const store = make(clock);
     const owners = [`p-${randomUUID()}`, `q-${randomUUID()}`];
     const out: Array<ImplicitAdmitted | "released"> = [];

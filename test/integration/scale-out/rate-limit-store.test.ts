@@ -7,39 +7,22 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createLocalRateLimitStore, createRegistryRateLimit, gcraSpacing, type RateDecision, type RateLimitStore } from "../../../src/registry/index.js";
-import { connectStore, createRedisRateLimitStore, type StoreConnection } from "../../../src/store/index.js";
-import { silentLogger } from "../../../src/observe/events.js";
-import { startRedisServer, type RedisServerHandle } from "../../support/redis-server.js";
+import { createRedisRateLimitStore } from "../../../src/store/index.js";
+import { steppedClock, useRedisStore } from "../../support/redis-store.js";
 
-let server: RedisServerHandle;
-let connection: StoreConnection;
+const redis = useRedisStore("rateport");
 
-beforeAll(async () => {
-  server = await startRedisServer();
-  connection = await connectStore({ url: server.url, prefix: "rateport", connectTimeoutMs: 5000, commandTimeoutMs: 2000, maxBackoffMs: 1000, logger: silentLogger });
-}, 60_000);
-afterAll(async () => {
-  await connection?.close();
-  await server?.close();
-}, 60_000);
-
-/** A clock the test steps; both adapters read it (Redis through the script's `now` argument). */
-function testClock(start = 1_700_000_000_000) {
-  let t = start;
-  return { now: () => t, step: (ms: number) => void (t += ms) };
-}
-
-type Clock = ReturnType<typeof testClock>;
+type Clock = ReturnType<typeof steppedClock>;
 
 const adapters: Array<[string, (clock: Clock) => RateLimitStore]> = [
   ["in memory", (clock) => createLocalRateLimitStore(clock)],
   // A fresh scope per store: each starts empty, as a fresh local one does.
-  ["redis", (clock) => createRedisRateLimitStore(connection, { scope: `t-${randomUUID()}`, now: clock.now })],
+  ["redis", (clock) => createRedisRateLimitStore(redis(), { scope: `t-${randomUUID()}`, now: clock.now })],
 ];
 
 describe.each(adapters)("rate limit port: %s", (_name, make) => {
   test("a burst of the limit, then one per window/limit; retry_after counts down with the clock", async () => {
-    const clock = testClock();
+    const clock = steppedClock();
     const store = make(clock);
     const three = gcraSpacing(3);
     for (let i = 0; i < 3; i++) expect(await store.take("a", three)).toEqual({ ok: true });
@@ -55,7 +38,7 @@ describe.each(adapters)("rate limit port: %s", (_name, make) => {
   });
 
   test("keys are independent and refused takes consume nothing", async () => {
-    const clock = testClock();
+    const clock = steppedClock();
     const store = make(clock);
     const two = gcraSpacing(2);
     await store.take("a", two);
@@ -67,7 +50,7 @@ describe.each(adapters)("rate limit port: %s", (_name, make) => {
   });
 
   test("a clock stepped back lengthens the wait by the step; stepped forward past the window, the bucket is full", async () => {
-    const clock = testClock();
+    const clock = steppedClock();
     const store = make(clock);
     const two = gcraSpacing(2);
     await store.take("a", two);
@@ -81,7 +64,7 @@ describe.each(adapters)("rate limit port: %s", (_name, make) => {
   });
 
   test("the registry limit over the store: what counts, and what the refusal says", async () => {
-    const store = make(testClock());
+    const store = make(steppedClock());
     const limit = createRegistryRateLimit(store as RateLimitStore<false>, 1);
     await limit.admit({ id: "ops", role: "operator" });
     const refused = await Promise.resolve().then(() => limit.admit({ id: "ops", role: "operator" })).catch((e: unknown) => e);
@@ -112,7 +95,7 @@ test("one sequence of takes at uneven times and limits gets the same answers fro
   }
   const answers: RateDecision[][] = [];
   for (const [, make] of adapters) {
-    const clock = testClock();
+    const clock = steppedClock();
     const store = make(clock);
     const out: RateDecision[] = [];
     for (const call of calls) {
