@@ -3,7 +3,7 @@
 // both answer each atomic step alike: the same cases run against each, the Redis one on a real
 // redis-server.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { beforeAll, describe, expect, test } from "vitest";
 import { allowAlwaysKey, resolveApprovalLimits, type Approval, type ApprovalEvent, type ApprovalStore } from "../../../src/pipeline/approvals.js";
 import { createLocalApprovalStore } from "../../../src/pipeline/approvals-local.js";
 import { createRedisApprovalStore, sessionRedisOf, storeKeys } from "../../../src/store/index.js";

@@ -6,7 +6,7 @@
 // Redis one on a real redis-server with the test's clock passed to the script; and one long
 // sequence of admissions and releases is run on both and must get the same answers call for call.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { implicitMember, type ImplicitAdmitted, type ImplicitSessionStore } from "../../../src/pipeline/implicit-sessions.js";
 import { createLocalImplicitSessionStore } from "../../../src/pipeline/implicit-sessions-local.js";
 import { createRedisImplicitSessionStore } from "../../../src/store/index.js";

@@ -5,7 +5,7 @@
 // the Redis one on a real redis-server with the test's clock passed to the script, and one long
 // sequence of takes at uneven times is run on both and must get the same answers call for call.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { createLocalRateLimitStore, createRegistryRateLimit, gcraSpacing, type RateDecision, type RateLimitStore } from "../../../src/registry/index.js";
 import { createRedisRateLimitStore } from "../../../src/store/index.js";
 import { steppedClock, useRedisStore } from "../../support/redis-store.js";
