@@ -106,18 +106,6 @@ const FOLDER_ORDER = [
 ];
 
 /**
- * Imports against FOLDER_ORDER that stay for now, each named by file with its why. Listed, not
- * whitelisted by folder: any other file of the part importing upward is still an error.
- */
-const ORDER_EXCEPTIONS = [
-  {
-    files: ["profiles/types.ts", "profiles/vcp/chain.ts", "profiles/common/condition-fields.ts"],
-    to: ["chain", "observe/events.ts"],
-    why: "The one executor (issue 25 item 1) runs VCP as a profile: these descriptor files read chain/types.ts, chain/result.ts, chain/predicate.ts and InputSummary while chain/ reads profiles/. Ends when those record types and parsers move to model/ (issue 25 item 5), a move of every importer of chain/types.ts.",
-  },
-];
-
-/**
  * The rule behind FOLDER_ORDER. `no-restricted-imports` matches an import's text, not the file it
  * names ("../index.js" is src/index.ts from src/chain/ but src/profiles/index.ts from
  * src/profiles/amplifier/), so this rule resolves each relative import (static, `export … from`,
@@ -136,12 +124,10 @@ const folderOrder = {
     };
     const from = partOf(context.filename);
     if (from === undefined) return {};
-    const fileRel = path.relative(src, context.filename).split(path.sep).join("/");
-    const excused = new Set(ORDER_EXCEPTIONS.filter((e) => e.files.includes(fileRel)).flatMap((e) => e.to));
     function check(node, specifier) {
       if (typeof specifier !== "string" || !specifier.startsWith(".")) return;
       const to = partOf(path.resolve(path.dirname(context.filename), specifier).replace(/\.js$/, ".ts"));
-      if (to === undefined || to === from || excused.has(to)) return;
+      if (to === undefined || to === from) return;
       for (const part of [from, to]) if (!rowOf.has(part)) return context.report({ node, messageId: "unplaced", data: { part } });
       if (rowOf.get(to) <= rowOf.get(from)) context.report({ node, messageId: "up", data: { from, to, fromRow: rowOf.get(from), toRow: rowOf.get(to) } });
     }

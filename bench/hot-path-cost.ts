@@ -10,7 +10,7 @@
  *   node dist/bench/hot-path-cost.js
  */
 import { Counter, Histogram, Registry } from "prom-client";
-import type { ChainResult } from "../src/chain/types.js";
+import type { ChainResult } from "../src/model/chain.js";
 import { canonicalJson } from "../src/integrity/canonical.js";
 import { SKIPPED_OUTCOMES } from "../src/model/result.js";
 import { createMetrics, type MetricsSnapshot } from "../src/observe/metrics.js";

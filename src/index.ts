@@ -65,7 +65,7 @@ export { OUTCOMES, SKIPPED_OUTCOME_LIST } from "./model/result.js";
 // What `runtime.fireProfile` answers. The profile catalogue and the EventProfile model (to write a
 // profile of one's own) are `vcp-hooks/profiles`; each agent's author types `vcp-hooks/profiles/<id>`.
 export type { NativeObject, ExitCode, Verdict } from "./profiles/index.js";
-export type { ProfileChainAnswer } from "./chain/types.js";
+export type { ProfileChainAnswer } from "./model/chain.js";
 export type { ProfileFireInput, ProfileFireResult, ProfileChainResult, ProfileListing, ProfilePlanEntry, ProfileRefusedResult } from "./fire/profile.js";
 export type { ProfileGuard } from "./registry/index.js";
 export type { HookListFilter, HookListing } from "./registry/listing.js";
@@ -91,7 +91,7 @@ export type {
   ViolationEvent,
   PeriodicEvent,
 } from "./model/events.js";
-export type { ChainResult, HookExecution, ConstitutionProvenance, ExecRunRecord } from "./chain/types.js";
+export type { ChainResult, HookExecution, ConstitutionProvenance, ExecRunRecord } from "./model/chain.js";
 export type { ChainCompletedEvent, ChainCompletedFields, ChainOrigin } from "./observe/events.js";
 export type { Manifest, ManifestInput } from "./bundle/manifest.js";
 // A `.vcpb` to install (`runtime.bundles.install(await readArtifactFile(path))`); building and signing

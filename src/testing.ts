@@ -12,5 +12,5 @@
  */
 export type { ChainBackend, BackendChainTask } from "./pool/backend.js";
 export type { BundleCode } from "./sandbox-host/types.js";
-export type { ChainRequest, ConstitutionCheck, InvokeRequest, InvokeOutcome, CommandRun, PreSelection } from "./chain/types.js";
+export type { ChainRequest, ConstitutionCheck, InvokeRequest, InvokeOutcome, CommandRun, PreSelection } from "./model/chain.js";
 export type { ProfilePlanRef } from "./chain/plan.js";

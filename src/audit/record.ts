@@ -1,6 +1,6 @@
 import { createHmac, hash as sha256 } from "node:crypto";
 import type { Operation } from "fast-json-patch";
-import type { ConstitutionProvenance } from "../chain/types.js";
+import type { ConstitutionProvenance } from "../model/chain.js";
 import { canonicalJson } from "../integrity/canonical.js";
 import { digestOf } from "../integrity/digest.js";
 

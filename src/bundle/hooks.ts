@@ -28,9 +28,13 @@ export function manifestHookDefinitions(manifest: Manifest, scope: Scope, digest
 
 /** One manifest hook as the registry's definition: defaults filled in, trust from the bundle (session scope: `session`). */
 export function hookDefinition(manifest: Manifest, hook: ManifestHook, scope: Scope, digest?: string): HookDefinition {
+  return { ...hookFields(manifest, hook, scope, digest), type: hook.type! };
+}
+
+/** A manifest hook's definition without a VCP hook type: an event-profile hook's, and the rest of a VCP hook's. */
+export function hookFields(manifest: Manifest, hook: ManifestHook, scope: Scope, digest?: string): Omit<HookDefinition, "type"> {
   return {
     name: hook.name,
-    type: hook.type!,
     priority: hook.priority ?? DEFAULT_PROFILE_PRIORITY,
     timeout_ms: hook.timeout_ms ?? defaultProfileTimeoutMs(manifest),
     // An exec hook names no export: EXEC_ACTION marks it; its command travels in `exec` (profile hooks).
@@ -61,7 +65,7 @@ function defaultProfileTimeoutMs(manifest: Pick<Manifest, "profile">): number {
 
 /**
  * The hook definitions of an event-profile bundle (none for a `vcp@1` bundle), every one deployment
- * scope, its action the export of this bundle revision. `type` is the placeholder the VCP machinery needs.
+ * scope, its action the export of this bundle revision. No VCP hook type: the profile and `event` say what each is.
  *
  * @example
  * ```ts
@@ -71,7 +75,7 @@ function defaultProfileTimeoutMs(manifest: Pick<Manifest, "profile">): number {
 export function manifestProfileHooks(manifest: Manifest, digest?: string): ProfileHookDefinition[] {
   if (isVcpManifest(manifest)) return [];
   return manifest.hooks.map((hook) => ({
-    ...hookDefinition(manifest, { ...hook, type: "pre_inject" }, "deployment", digest),
+    ...hookFields(manifest, hook, "deployment", digest),
     event: hook.event!,
     ...(hook.matcher !== undefined ? { matcher: hook.matcher } : {}),
     ...(hook.sequential !== undefined ? { sequential: hook.sequential } : {}),

@@ -10,7 +10,7 @@ import { describeIssues } from "../model/zod-errors.js";
 import { compileHook } from "../registry/validate.js";
 import { hookMatcher, isProfileEvent, MAX_MATCHER_COST, MatcherCostError, profileConditionFields, VCP_PROFILE_ID } from "../profiles/index.js";
 import type { CompiledMatcher, EventProfile } from "../profiles/types.js";
-import { hookDefinition, isVcpManifest, manifestProfile } from "./hooks.js";
+import { hookDefinition, hookFields, isVcpManifest, manifestProfile } from "./hooks.js";
 import { checkExecShape, ExecBlockSchema } from "./exec-hook.js";
 import { INPUT_FILE_BYTES, readInputFile } from "./input-file.js";
 
@@ -132,10 +132,10 @@ export function parseManifest(raw: unknown, file = "manifest"): Manifest {
   parsed.data.hooks.forEach((hook, index) => {
     const scope = hook.scope ?? "deployment";
     try {
-      // A profile hook is checked with a placeholder type: the rules checked here do not depend on it.
-      const definition = hookDefinition(parsed.data, hook, scope);
-      compileHook(profile.id === VCP_PROFILE_ID ? definition : { ...definition, type: "pre_inject" }, {
-        scope, seq: 0, at: ["hooks", index],
+      // A profile hook names no VCP hook type: checked as what it is, by every other rule.
+      const vcp = profile.id === VCP_PROFILE_ID;
+      compileHook(vcp ? hookDefinition(parsed.data, hook, scope) : hookFields(parsed.data, hook, scope), {
+        scope, seq: 0, at: ["hooks", index], profileHook: !vcp,
         // A profile hook's condition reads its event's native input (PROFILES §2).
         ...(profile.id !== VCP_PROFILE_ID && hook.event !== undefined ? { conditionFields: profileConditionFields(profile, hook.event) } : {}),
       });

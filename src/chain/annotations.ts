@@ -14,7 +14,7 @@
  *   annotate a lot cannot push out the small annotations of other hooks (an observe-only hook cannot
  *   hide what a deployment hook recorded by running first and filling the budget).
  */
-import type { HookExecution } from "./types.js";
+import type { HookExecution } from "../model/chain.js";
 import { DEFAULTS } from "../config/defaults.js";
 
 export const DEFAULT_ANNOTATION_BYTES_PER_HOOK = DEFAULTS.limits.annotation_bytes_per_hook;

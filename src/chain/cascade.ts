@@ -21,7 +21,7 @@
  */
 import type { Scope, TrustLevel } from "../model/hook-type.js";
 import { FAILURE_OUTCOMES, SKIPPED_OUTCOMES } from "../model/result.js";
-import type { HookExecution } from "./types.js";
+import type { HookExecution } from "../model/chain.js";
 
 const TRUST_RANK: Readonly<Record<TrustLevel, number>> = { session: 0, deployment: 1, system: 2 };
 const SCOPE_RANK: Readonly<Record<Scope, number>> = { session: 0, deployment: 1 };

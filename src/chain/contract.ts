@@ -16,8 +16,8 @@
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { Outcome } from "../model/result.js";
-import type { InputSummary, LifecycleEvent } from "../observe/events.js";
-import type { ChainRequest, ChainResult, CommandInvokeOutcome, ExecRunRecord, HookExecution } from "./types.js";
+import type { ChainOrigin, InputSummary, LifecycleEvent } from "../observe/events.js";
+import type { ChainRequest, ChainResult, CommandInvokeOutcome, ExecRunRecord, HookExecution } from "../model/chain.js";
 
 /**
  * A hook's record in a chain result, before the verdict is known (`status: continue`). The
@@ -45,17 +45,17 @@ export function hookExecution(hook: ResolvedHook, outcome: Outcome, durationMs: 
 
 /**
  * The answer for a chain with no hook to run: completed, the caller's own context and constitution
- * handed back, no record, no time.
+ * handed back, no hook record, no time (the fire path adds its decision). `type`: a VCP chain's hook type; `undefined` for another profile's.
  *
  * @example
  * ```ts
- * if (plan.hooks.length === 0) return emptyChainResult(plan.type, request);
+ * if (plan.hooks.length === 0) return emptyChainResult(vcpTypeOf(plan), request);
  * ```
  */
-export function emptyChainResult(type: HookType, request: Pick<ChainRequest, "chainId" | "context" | "constitution">): ChainResult {
+export function emptyChainResult(type: HookType | undefined, request: Pick<ChainRequest, "chainId" | "context" | "constitution">): ChainResult {
   return {
     chain_id: request.chainId,
-    type,
+    ...(type !== undefined ? { type } : {}),
     status: "completed",
     reason: null,
     aborted_by: null,
@@ -76,15 +76,15 @@ export function failureEventOf(outcome: Outcome): "hook.error" | "hook.timeout" 
 }
 
 /** `hook.fired`: an executed hook is about to run on an input described by `summary`. */
-export function hookFiredEvent(hook: string, type: HookType, chainId: string, sessionId: string, summary: InputSummary): LifecycleEvent {
-  return { event: "hook.fired", payload: { hook, type, chain_id: chainId, session_id: sessionId, input_summary: summary } };
+export function hookFiredEvent(hook: string, origin: ChainOrigin, chainId: string, sessionId: string, summary: InputSummary): LifecycleEvent {
+  return { event: "hook.fired", payload: { hook, ...origin, chain_id: chainId, session_id: sessionId, input_summary: summary } };
 }
 
 /** `hook.completed`: the last event of an executed hook, repeating its record's verdict. */
-export function hookCompletedEvent(execution: HookExecution, type: HookType, chainId: string): LifecycleEvent {
+export function hookCompletedEvent(execution: HookExecution, origin: ChainOrigin, chainId: string): LifecycleEvent {
   return {
     event: "hook.completed",
-    payload: { hook: execution.hook, type, chain_id: chainId, status: execution.status, outcome: execution.outcome, duration_ms: execution.duration_ms },
+    payload: { hook: execution.hook, ...origin, chain_id: chainId, status: execution.status, outcome: execution.outcome, duration_ms: execution.duration_ms },
   };
 }
 

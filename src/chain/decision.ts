@@ -24,7 +24,7 @@ import type { SubjectFacts, Verdict } from "../profiles/types.js";
 
 // The record's types are shared record types (model/decision.ts: the event bus and the audit log read them too).
 export { DECISION_OUTCOMES, type DecidedBy, type DecisionChange, type DecisionHook, type DecisionOutcome, type DecisionRecord, type DecisionSubject } from "../model/decision.js";
-import type { ChainResult, HookExecution } from "./types.js";
+import type { ChainResult, HookExecution } from "../model/chain.js";
 
 /** The `profile` of a VCP chain's record; its `event` is the hook type. */
 export const VCP_DECISION_PROFILE = "vcp";
@@ -60,7 +60,18 @@ export interface DecisionFacts {
    * (audit/redact-string.ts `redactHead`): it reads no further than a fixed lookahead past `keep`.
    */
   redact: (text: string, keep: number) => string;
+  /**
+   * Why the chain allowed with no hook deciding anything — {@link NO_HOOK_SELECTED},
+   * {@link UNKNOWN_EVENT_OBSERVED}: the record's reason when its outcome is `allow`.
+   */
+  idleReason?: string;
 }
+
+/** The reason of a chain no hook applied to: none is installed for its event, or none was selected. */
+export const NO_HOOK_SELECTED = "no hook selected";
+
+/** The reason of an event newer than its profile, answered with the neutral answer (observe-only). */
+export const UNKNOWN_EVENT_OBSERVED = "unknown event, observe-only";
 
 /** Outcomes counted in `errors`: the hook's own failures, and hooks refused or stopped by the chain deadline. */
 const ERROR_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>([...FAILURE_OUTCOMES, "integrity_rejected", "deadline_exceeded"]);
@@ -210,7 +221,7 @@ export function buildDecision(result: ChainResult, facts: DecisionFacts): Decisi
   const { redact } = facts;
   const outcome = outcomeOf(result, facts);
   const decisive = decisiveHook(result, outcome);
-  const rawReason = outcome === "allow" ? undefined : ((outcome === "block" ? (result.reason ?? undefined) : undefined) ?? decisive?.reason ?? facts.answerReason);
+  const rawReason = outcome === "allow" ? facts.idleReason : ((outcome === "block" ? (result.reason ?? undefined) : undefined) ?? decisive?.reason ?? facts.answerReason);
   const { changes, dropped } = changesOf(result, redact);
   let errors = 0;
   const hooks = result.hook_results.map((h): DecisionHook => {

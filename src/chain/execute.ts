@@ -31,12 +31,12 @@ import type { PredicateMeter } from "./predicate.js";
 import { findProfile, VCP_PROFILE_ID } from "../profiles/index.js";
 import { DEFAULT_JSON_DEPTH, jsonTextExceeds } from "../model/json-bounds.js";
 import { AnnotationBudget, DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK } from "./annotations.js";
-import { parseGuestJson } from "./result.js";
+import { parseGuestJson } from "../model/result-json.js";
 import { sanitizeGuestText, STACK_MAX_CHARS } from "./guest-text.js";
 import { deadlineCutText, emptyChainResult, execRecordOf, hookCompletedEvent, hookExecution, hookFiredEvent, timeoutText } from "./contract.js";
-import { executionModeOf, hookFailsClosed, type ChainPlan, type PlannedHook } from "./plan.js";
+import { chainOriginOf, executionModeOf, hookFailsClosed, type ChainPlan, type PlannedHook } from "./plan.js";
 import { evaluateCondition, meterOf, selectProfileHooks, selectVcpHooks, type SelectedChain } from "./select.js";
-import type { ActionInvoker, ChainRequest, ChainResult, ConstitutionCheck, HookExecution, InvokeOutcome, PreSelection } from "./types.js";
+import type { ActionInvoker, ChainRequest, ChainResult, ConstitutionCheck, HookExecution, InvokeOutcome, PreSelection } from "../model/chain.js";
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { ResultStatus } from "../model/result.js";
@@ -99,9 +99,9 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
   }
   const event = plan.profile.event;
   const vcp = profile.id === VCP_PROFILE_ID;
-  // The type results and lifecycle events carry: VCP's hook type; agent chains keep the placeholder.
-  const type = (vcp ? event : "pre_inject") as HookType;
-  if (vcp && plan.hooks.length === 0) return emptyChainResult(type, request);
+  // What the chain's lifecycle events name it by: VCP's hook type, or the profile and its event.
+  const origin = chainOriginOf(plan.profile);
+  if (vcp && plan.hooks.length === 0) return emptyChainResult(event as HookType, request);
   const chainId = request.chainId;
   const ctx: ProfileContext = { strict: plan.profile.strict, settings: plan.profile.settings };
   const spec = profile.specOf?.(event) ?? profile.events[event];
@@ -205,7 +205,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
   const skip = (hook: ResolvedHook, slot: number, outcome: HookExecution["outcome"], reason?: "disabled" | "predicate_false"): "skipped" => {
     hookResults[slot] = hookExecution(hook, outcome, 0);
     if (emit !== undefined && reason !== undefined) {
-      emit({ event: "hook.skipped", payload: { hook: hook.name, type, chain_id: chainId, reason, ...(reason === "predicate_false" ? { predicate: hook.condition } : {}) } });
+      emit({ event: "hook.skipped", payload: { hook: hook.name, ...origin, chain_id: chainId, reason, ...(reason === "predicate_false" ? { predicate: hook.condition } : {}) } });
     }
     return "skipped";
   };
@@ -267,7 +267,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
     }
     // Built only for a listener: the input as the hook gets it (VCP: its HookInput's summary).
     const summary = emit !== undefined && budgetMs > 0 ? (composed !== undefined ? composed.summary(inputJson.length) : nativeSummary(request, inputJson.length)) : undefined;
-    if (summary !== undefined) emit!(hookFiredEvent(hook.name, type, chainId, request.session.id, summary));
+    if (summary !== undefined) emit!(hookFiredEvent(hook.name, origin, chainId, request.session.id, summary));
 
     const invoke = async (): Promise<{ invoked: InvokeOutcome; durationMs: number; resultJsonLength: number }> => {
       const hookStart = clock.now();
@@ -372,7 +372,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
         execution.outcome = "timeout";
         failureWhy = timeoutText(elapsedMs, budgetMs, hook.timeout_ms);
         if (summary !== undefined) {
-          failureEvent = { event: "hook.timeout", payload: { hook: hook.name, type, chain_id: chainId, timeout_ms: hook.timeout_ms, elapsed_ms: elapsedMs, input_summary: summary } };
+          failureEvent = { event: "hook.timeout", payload: { hook: hook.name, ...origin, chain_id: chainId, timeout_ms: hook.timeout_ms, elapsed_ms: elapsedMs, input_summary: summary } };
         }
       }
     };
@@ -380,7 +380,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       if (summary === undefined) return;
       failureEvent = {
         event: "hook.error",
-        payload: { hook: hook.name, type, chain_id: chainId, outcome, error, ...(stack !== undefined ? { stack: sanitizeGuestText(stack, STACK_MAX_CHARS) } : {}), input_summary: summary },
+        payload: { hook: hook.name, ...origin, chain_id: chainId, outcome, error, ...(stack !== undefined ? { stack: sanitizeGuestText(stack, STACK_MAX_CHARS) } : {}), input_summary: summary },
       };
     };
     const ran = await started.run;
@@ -388,7 +388,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       // Its share of the chain deadline is spent: the hook never runs, and that is not its failure.
       execution.outcome = "skipped_deadline";
       failureWhy = "the chain deadline was spent before it ran";
-      emit?.({ event: "hook.skipped", payload: { hook: hook.name, type, chain_id: chainId, reason: "chain_deadline" } });
+      emit?.({ event: "hook.skipped", payload: { hook: hook.name, ...origin, chain_id: chainId, reason: "chain_deadline" } });
     } else {
       const { invoked } = ran;
       execution.duration_ms = ran.durationMs;
@@ -504,7 +504,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       hookResults[slot] = execution;
       if (emit !== undefined && ran !== undefined) {
         if (failureEvent !== undefined) emit(failureEvent);
-        emit(hookCompletedEvent(execution, type, chainId));
+        emit(hookCompletedEvent(execution, origin, chainId));
       }
       if (stops) {
         stoppedBy = hook.name;
@@ -565,7 +565,8 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
     if (cascade && emit !== undefined) {
       emit({
         event: "hook.cascade_failure",
-        payload: { type, chain_id: chainId, total: count.total, failed: count.failing.length, failing_hooks: count.failing, disabled: false, disabled_hooks: [] },
+        // Cascades are VCP's (its descriptor's `cascade`): the chain's type is its event.
+        payload: { type: event as HookType, chain_id: chainId, total: count.total, failed: count.failing.length, failing_hooks: count.failing, disabled: false, disabled_hooks: [] },
       });
     }
     return cascade;
@@ -574,7 +575,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
   function vcpResult(state: ComposedInput, results: HookExecution[], cascadeFailure: boolean): ChainResult {
     return {
       chain_id: chainId,
-      type,
+      type: event as HookType,
       status: stoppedBy !== null ? "aborted" : "completed",
       reason: stoppedBy !== null ? stopReason : null,
       aborted_by: stoppedBy,
@@ -639,7 +640,6 @@ function profileResult(
   const blocker = stoppedBy ?? (blocked ? (reported.find((e) => e.verdict === "block")?.hook ?? null) : null);
   return {
     chain_id: request.chainId,
-    type: "pre_inject",
     status: blocker !== null || blocked ? "aborted" : "completed",
     reason: null,
     aborted_by: blocker,

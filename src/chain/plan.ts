@@ -1,11 +1,12 @@
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
+import type { ChainOrigin } from "../observe/events.js";
 import { compilePredicate, type CompiledPredicate } from "./predicate.js";
-import type { ChainPlan, PlannedHook, ProfilePlanRef } from "./types.js";
+import type { ChainPlan, PlannedHook, ProfilePlanRef } from "../model/chain.js";
 import type { CompiledMatcher, EventProfile } from "../profiles/types.js";
 import { findProfile, hookMatcher, profileConditionFields, VCP_PROFILE_ID, vcpProfile } from "../profiles/index.js";
 
-export type { ChainPlan, PlannedHook, ProfilePlanRef } from "./types.js";
+export type { ChainPlan, PlannedHook, ProfilePlanRef } from "../model/chain.js";
 
 // Predicates compile once per hook object; hooks are frozen and replaced (never mutated) on change,
 // so a WeakMap keyed by the hook is an exact cache and frees itself when a hook is deregistered.
@@ -53,6 +54,25 @@ export function compileChainPlan(type: HookType, hooks: readonly ResolvedHook[],
 export function vcpTypeOf(plan: Pick<ChainPlan, "profile">): HookType | undefined {
   return plan.profile.id === VCP_PROFILE_ID ? (plan.profile.event as HookType) : undefined;
 }
+
+/**
+ * What a chain's lifecycle events name it by (observe/events.ts `ChainOrigin`): a VCP chain its hook
+ * type, an event-profile chain its profile and event. One frozen object per plan reference.
+ *
+ * @example
+ * ```ts
+ * chainOriginOf(vcpPlanRef("pre_inject")); // { type: "pre_inject" }
+ * ```
+ */
+export function chainOriginOf(ref: ProfilePlanRef): ChainOrigin {
+  let origin = origins.get(ref);
+  if (origin === undefined) {
+    origin = Object.freeze(ref.id === VCP_PROFILE_ID ? { type: ref.event as HookType } : { profile: ref.id, event: ref.event });
+    origins.set(ref, origin);
+  }
+  return origin;
+}
+const origins = new WeakMap<ProfilePlanRef, ChainOrigin>();
 
 /**
  * Whether a failure of this profile hook yields its blocking answer: `fail_closed`, or repo-yaml's

@@ -91,33 +91,16 @@
  */
 import { RE2JS } from "re2js";
 import { VcpError } from "../errors.js";
-import { PREDICATE_OPERATORS, type PredicateOperator } from "../model/predicate.js";
-import { IDENTIFIER } from "../model/names.js";
+import { PREDICATE_OPERATORS, type CompiledPredicate, type ConditionFields, type PredicateMeter, type PredicateOperator } from "../model/predicate.js";
 
-/**
- * Cost units left to the evaluations that charge it (see "cost" above). `left` only goes down.
- *
- * @example
- * ```ts
- * const meter: PredicateMeter = { left: DEFAULT_PREDICATE_MAX_COST };
- * fires(input, meter); // throws PredicateBudgetExceeded once meter.left would drop below 0
- * ```
- */
-export interface PredicateMeter {
-  left: number;
-}
+// The compiled forms are shared record types (model/predicate.ts): the plan and the profiles carry them.
+export type { CompiledPredicate, ConditionFields, PredicateMeter } from "../model/predicate.js";
+import { IDENTIFIER } from "../model/names.js";
 
 /** Thrown by an evaluation that would overrun its {@link PredicateMeter}; the meter stays exhausted. */
 export class PredicateBudgetExceeded extends Error {
   override readonly name = "PredicateBudgetExceeded";
 }
-
-/**
- * A compiled hook condition: takes a HookInput-shaped object and says whether the hook fires.
- * Pure and allocation-free apart from what the regex engine does; on JSON input it throws only
- * {@link PredicateBudgetExceeded}, and only when given a meter that runs out.
- */
-export type CompiledPredicate = (input: object, meter?: PredicateMeter) => boolean;
 
 /** Default {@link PredicateOptions.maxCost}: four `matches` leaves at the default input length, plus the rest. */
 export const DEFAULT_PREDICATE_MAX_COST = 5 * 65_536;
@@ -187,18 +170,6 @@ type Limits = { -readonly [K in keyof typeof DEFAULTS]: number };
 const MAX_FIELD_LENGTH = 256;
 const MAX_FIELD_SEGMENTS = 32;
 const ROOT_FIELDS: ReadonlySet<string> = new Set(["context", "constitution", "event", "session", "chain_state"]);
-
-/**
- * Which field paths a condition may name: the root its paths are resolved against decides it. A VCP
- * hook's condition reads the HookInput (`context.…`, `event.…`); an event-profile hook's reads the
- * agent's native input itself (`tool_input.command`), checked against the event's input schema
- * (profiles/common/condition-fields.ts). Checked at compile time only: a path refused here is a
- * build and install error, never a condition that silently never matches.
- */
-export interface ConditionFields {
-  /** Why the path (its dot-separated segments) can never resolve on this input, or `undefined` when it may. */
-  refuse(keys: readonly string[]): string | undefined;
-}
 
 /** VCP hooks (spec §4.4): the first segment is one of the HookInput's five parts. */
 export const VCP_CONDITION_FIELDS: ConditionFields = Object.freeze({

@@ -1,4 +1,4 @@
-import type { ChainRequest } from "./types.js";
+import type { ChainRequest } from "../model/chain.js";
 
 /**
  * The JSON text of a chain request, spliced from the texts the input bounds check made of its fields

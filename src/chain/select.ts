@@ -32,7 +32,7 @@ import type { EventProfile, NativeObject } from "../profiles/types.js";
 import { hookExecution } from "./contract.js";
 import { executionModeOf } from "./plan.js";
 import { DEFAULT_PREDICATE_MAX_COST, PredicateBudgetExceeded, type CompiledPredicate, type PredicateMeter } from "./predicate.js";
-import type { ChainPlan, ChainRequest, HookExecution, PlannedHook, PreSelection } from "./types.js";
+import type { ChainPlan, ChainRequest, HookExecution, PlannedHook, PreSelection } from "../model/chain.js";
 
 /** Why a hook whose conditions' bundle used up its cost budget did not run (it fails, as a throw). */
 export function conditionBudgetText(bundle: string): string {

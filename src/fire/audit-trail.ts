@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { capChainAudit, createRedactor, hashInput, listSegments, queryDecisions, type DecisionPage, type DecisionQuery, openAuditLog, startAuditRetention, type AuditRecord, type AuditRecordInput, type AuditRetention, type AuditRetentionPolicy, type AuditWriter } from "../audit/index.js";
 import type { Logger } from "../observe/events.js";
-import type { ChainResult } from "../chain/types.js";
+import type { ChainResult } from "../model/chain.js";
 import type { DecisionRecord } from "../chain/decision.js";
 import type { LifecycleEvent } from "../observe/events.js";
 import { DEFAULTS } from "../config/defaults.js";
@@ -92,11 +92,12 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
      * Durably record one chain; resolves after the group commit (backpressure instead of drops).
      * Every record names the session and, when a principal opened it, its owner.
      * `disabledHooks`: hooks the runtime disabled in this session after this chain's cascading failure (spec §7.3.4).
+     * `inputHash` undefined: a chain no hook applied to, whose input nothing read (docs/decisions.md).
      */
-    async recordChain(result: ChainResult, session: { id: string; owner: string | null }, inputHash: string, disabledHooks: readonly string[] = []): Promise<void> {
+    async recordChain(result: ChainResult, session: { id: string; owner: string | null }, inputHash: string | undefined, disabledHooks: readonly string[] = []): Promise<void> {
       const sessionId = session.id;
       const owner = session.owner !== null ? { owner: session.owner } : {};
-      // An event-profile chain names its profile and event; its `type` is a placeholder, never recorded.
+      // An event-profile chain names its profile and event (it has no VCP type); a VCP chain its hook type.
       const origin = result.profile !== undefined ? { profile: result.profile.profile, profile_event: result.profile.event } : { hook_type: result.type };
       // Members set one by one (absent ones left out, not spread in): one object per record, the
       // writer reads them in its own field order.
@@ -108,11 +109,11 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         if (result.profile !== undefined) {
           record.profile = result.profile.profile;
           record.profile_event = result.profile.event;
-        } else record.hook_type = result.type;
+        } else if (result.type !== undefined) record.hook_type = result.type;
         record.scope = hook.scope;
         record.bundle = hook.bundle;
         if (hook.bundle_digest !== undefined) record.bundle_digest = hook.bundle_digest;
-        record.input_hash = inputHash;
+        if (inputHash !== undefined) record.input_hash = inputHash;
         record.status = hook.status;
         record.outcome = hook.outcome;
         record.duration_ms = hook.duration_ms;
@@ -131,7 +132,7 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         ...owner,
         chain_id: result.chain_id,
         ...origin,
-        input_hash: inputHash,
+        ...(inputHash !== undefined ? { input_hash: inputHash } : {}),
         status: result.status,
         duration_ms: result.duration_ms,
         // The chain's decision record (chain/decision.ts): what GET /v1/decisions reads back.
@@ -177,7 +178,7 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
      * answer and no hook run: one chain record, outcome `unknown_event`, so the log shows what the agent
      * sent that this version could not judge.
      */
-    recordProfileUnknownEvent(event: { chainId: string; profile: string; event: string; owner: string | null; session: string; inputHash: string; exitCode: number }): Promise<unknown> {
+    recordProfileUnknownEvent(event: { chainId: string; profile: string; event: string; owner: string | null; session: string; inputHash: string; exitCode: number; decision?: DecisionRecord }): Promise<unknown> {
       return writer.append({
         kind: "chain",
         session: event.session,
@@ -189,6 +190,7 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         status: "completed",
         outcome: "unknown_event",
         duration_ms: 0,
+        ...(event.decision !== undefined ? { decision: event.decision } : {}),
         details: { exit_code: event.exitCode, hooks: 0, observe: true },
       });
     },

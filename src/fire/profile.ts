@@ -15,10 +15,10 @@
 import { randomUUID } from "node:crypto";
 import { answerWhenNoneRuns, answerWithout, presentEmpty, runChain } from "../chain/execute.js";
 import { mergeHookResults, selectProfileHooks } from "../chain/select.js";
-import { buildDecision, type DecisionRecord } from "../chain/decision.js";
+import { buildDecision, NO_HOOK_SELECTED, UNKNOWN_EVENT_OBSERVED, type DecisionRecord } from "../chain/decision.js";
 import { redactHead } from "../audit/redact-string.js";
 import { createLaneInvoker } from "../pool/exec/invoker.js";
-import type { ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../model/chain.js";
 import type { ChainPlan } from "../chain/plan.js";
 import { VcpError } from "../errors.js";
 import type { Constitution } from "../model/constitution.js";
@@ -99,7 +99,8 @@ export interface ProfileFireResult {
   unknown_event?: true;
   /**
    * The chain's decision record (chain/decision.ts, docs/decisions.md): outcome, decisive hook, reason,
-   * subject, per-hook outcomes, changed fields. Absent when no hook applied (nothing was decided).
+   * subject, per-hook outcomes, changed fields. Every chain has one: an event no hook applied to is an
+   * allow with the reason `no hook selected` (an unknown event: `unknown event, observe-only`).
    */
   decision?: DecisionRecord;
 }
@@ -109,6 +110,9 @@ export interface ProfileRefusedResult extends ProfileFireResult {
   /** The refusal the event got instead of a judgement: its error code and message. */
   refused: { code: string; message: string };
 }
+
+/** The event facts of a chain no hook ran in: its events ask no hook's timeout and no input size. */
+const NO_HOOK_FACTS = (sessionId: string, owner: string | null) => ({ sessionId, owner, timeoutOf: () => 0, inputBytes: () => 0 });
 
 /** At most this much of a refusal's message goes into the blocking answer's reason. */
 const REFUSAL_MESSAGE_CHARS = 300;
@@ -255,13 +259,24 @@ export function createProfileFirer(deps: Deps) {
       unknownLogged.add(logKey);
       deps.logger.warn({ profile: profile.id, event, version: profile.version }, "an event newer than this profile was answered with its neutral answer (observe-only, audited unknown_event): upgrade vcp-hooks to judge it");
     }
+    // One decision record like every chain's: an allow no hook made; its subject is the event (the input matches no schema).
+    const observed: ChainResult = {
+      chain_id: chainId, status: "completed", reason: null, aborted_by: null, context: {}, constitution: NO_CONSTITUTION,
+      cascade_failure: false, hook_results: [], duration_ms: 0, profile: { profile: profile.id, event, mode: "sequential", ...answer },
+    };
+    const decision = buildDecision(observed, {
+      profile: profile.id, event, at: new Date(deps.clock.wallNow()).toISOString(), subject: { kind: "event" }, session: sessionId, client: owner,
+      answerVerdict: "observe", idleReason: UNKNOWN_EVENT_OBSERVED, redact: redactHead,
+    });
+    observed.decision = decision;
     const audit = deps.audit();
     if (audit !== undefined) {
       const inputHash = audit.inputHash({ context: null, constitution: null, event: { profile: profile.id, event, input }, session: { id: sessionId } });
-      await audit.recordProfileUnknownEvent({ chainId, profile: profile.id, event, owner, session: sessionId, inputHash, exitCode: answer.exit_code }).catch((err: unknown) => {
+      await audit.recordProfileUnknownEvent({ chainId, profile: profile.id, event, owner, session: sessionId, inputHash, exitCode: answer.exit_code, decision }).catch((err: unknown) => {
         throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: chainId }, { cause: err });
       });
     }
+    deps.events?.profileChainCompleted(observed, NO_HOOK_FACTS(sessionId, owner));
     return {
       native: answer.native,
       exit_code: answer.exit_code,
@@ -269,6 +284,7 @@ export function createProfileFirer(deps: Deps) {
       result: { chain_id: chainId, profile: profile.id, event, mode: "sequential", status: "completed", aborted_by: null, hook_results: [], duration_ms: 0 },
       guard: deps.registry.snapshot().guard(profile.id).guard,
       unknown_event: true,
+      decision,
     };
   }
 
@@ -288,26 +304,38 @@ export function createProfileFirer(deps: Deps) {
     // An event without hooks that the profile answers itself (ai-memory required_events: deny 503) is a
     // decision, metered and audited like a chain; the neutral answer is not (LLxprt "zero overhead").
     const ownAnswer = hooks.length === 0 ? profile.emptyPlanAnswer?.(event, ctx) : undefined;
+    const session = { id: sessionId ?? "" };
+    const owner = key === undefined ? null : (request.principal?.id ?? null);
     if (hooks.length === 0 && ownAnswer === undefined) {
-      // No hook for the event: the profile's neutral answer, nothing dispatched.
+      // No hook for the event: the profile's neutral answer, nothing dispatched; its decision (allow, no
+      // hook selected) and, with an audit log, its chain record (docs/decisions.md).
       const answer = presentEmpty(profile, event, ctx, input);
       const result: ChainResult = {
-        chain_id: chainId, type: "pre_inject", status: "completed", reason: null, aborted_by: null,
+        chain_id: chainId, status: "completed", reason: null, aborted_by: null,
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
         profile: { profile: profile.id, event, mode: "sequential", ...answer },
       };
-      return { ...answer, result: profileResult(result), guard };
+      decide(result, profile, event, input, session.id, client, startedAt, NO_HOOK_SELECTED);
+      const audit = deps.audit();
+      if (audit !== undefined) {
+        deps.assertOpen();
+        // No input hash: no hook read the input (an LLM request can be large; hashing it is the cost of a chain that runs).
+        await audit.recordChain(result, { id: session.id, owner }, undefined).catch((err: unknown) => {
+          throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: chainId }, { cause: err });
+        });
+      }
+      // The decision stream: its chain.completed, built only while someone listens (no hook events: none ran).
+      deps.events?.profileChainCompleted(result, NO_HOOK_FACTS(session.id, owner));
+      return { ...answer, result: profileResult(result), guard, decision: result.decision! };
     }
     deps.assertOpen();
     const audit = deps.audit();
-    const session = { id: sessionId ?? "" };
     const inputHash = audit?.inputHash({ context: null, constitution: null, event: { profile: profile.id, event, input }, session });
-    const owner = key === undefined ? null : (request.principal?.id ?? null);
     if (ownAnswer !== undefined) {
       const answer = profile.present(ownAnswer, event, ctx);
       const blocked = profile.verdictOf(answer.native, event) === "block";
       const result: ChainResult = {
-        chain_id: chainId, type: "pre_inject", status: blocked ? "aborted" : "completed", reason: null, aborted_by: null,
+        chain_id: chainId, status: blocked ? "aborted" : "completed", reason: null, aborted_by: null,
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: [], duration_ms: 0,
         profile: { profile: profile.id, event, mode: "sequential", ...answer },
       };
@@ -322,11 +350,11 @@ export function createProfileFirer(deps: Deps) {
       const records = mergeHookResults(hooks, chosen, []);
       const answer = answerWhenNoneRuns(profile, event, ctx, input, records);
       const result: ChainResult = {
-        chain_id: chainId, type: "pre_inject", status: "completed", reason: null, aborted_by: null,
+        chain_id: chainId, status: "completed", reason: null, aborted_by: null,
         context: {}, constitution: NO_CONSTITUTION, cascade_failure: false, hook_results: records, duration_ms: 0,
         profile: { profile: profile.id, event, mode: chosen.selection.mode ?? "sequential", ...answer },
       };
-      decide(result, profile, event, input, session.id, client, startedAt);
+      decide(result, profile, event, input, session.id, client, startedAt, NO_HOOK_SELECTED);
       return finish(result, profile.id, event, audit, owner, session.id, inputHash, hooks, input, guard);
     }
     const sent = chosen === undefined ? hooks : sentHooks(hooks, chosen.sent);
@@ -346,7 +374,7 @@ export function createProfileFirer(deps: Deps) {
     try {
       result = hasExec
         ? await runWithExecHooks(profile, plan, chainRequest, request.env)
-        : (await deps.backend.runChain({ plan: { type: "pre_inject", revision: plan.revision, hooks: sent, profile: planRef }, request: chainRequest })).result;
+        : (await deps.backend.runChain({ plan: { profile: planRef, revision: plan.revision, hooks: sent }, request: chainRequest })).result;
     } finally {
       deps.unpin(digests);
     }
@@ -392,13 +420,13 @@ export function createProfileFirer(deps: Deps) {
   }
 
   /** The chain's decision record (chain/decision.ts), on `result.decision`: its answer, audit record and stream event carry it. */
-  function decide(result: ChainResult, profile: EventProfile, event: string, input: NativeObject, sessionId: string, client: string | null, startedAt: number): void {
+  function decide(result: ChainResult, profile: EventProfile, event: string, input: NativeObject, sessionId: string, client: string | null, startedAt: number, idleReason?: string): void {
     const native = result.profile!.native;
     const answerVerdict = profile.verdictOf(native, event);
     const answerReason = answerVerdict === "allow" || answerVerdict === "observe" ? undefined : profile.reasonOf?.(native, event);
     result.decision = buildDecision(result, {
       profile: profile.id, event, at: new Date(startedAt).toISOString(), subject: profile.subjectOf?.(input, event) ?? { kind: "event" },
-      session: sessionId, client, answerVerdict, ...(answerReason !== undefined ? { answerReason } : {}), redact: redactHead,
+      session: sessionId, client, answerVerdict, ...(answerReason !== undefined ? { answerReason } : {}), ...(idleReason !== undefined ? { idleReason } : {}), redact: redactHead,
     });
   }
 
@@ -465,7 +493,7 @@ export function createProfileFirer(deps: Deps) {
     deps.metrics.recordRefusedFailClosed(profile.id, event, refusal.code);
     // A block like any other in the decision record; its subject is the event (the input was not read).
     const refused: ChainResult = {
-      chain_id: chainId, type: "pre_inject", status: "aborted", reason, aborted_by: null, context: {}, constitution: NO_CONSTITUTION,
+      chain_id: chainId, status: "aborted", reason, aborted_by: null, context: {}, constitution: NO_CONSTITUTION,
       cascade_failure: false, hook_results: [], duration_ms: 0, profile: { profile: profile.id, event, mode: "sequential", ...answer },
     };
     const decision = buildDecision(refused, {

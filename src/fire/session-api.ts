@@ -11,7 +11,7 @@ import { VcpError } from "../errors.js";
 import { isHookType, type HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { SessionInfo } from "../model/input.js";
-import type { ChainResult } from "../chain/types.js";
+import type { ChainResult } from "../model/chain.js";
 import type { Clock, Logger } from "../observe/events.js";
 import type { JsonBounds } from "../model/json-bounds.js";
 import { sessionNotFound } from "../pipeline/errors.js";

@@ -1,5 +1,5 @@
-import type { ChainResult } from "../chain/types.js";
-import type { ResolvedHook } from "../model/hook.js";
+import type { ChainResult } from "../model/chain.js";
+import { hookEventOf, type ResolvedHook } from "../model/hook.js";
 import { OUTCOMES, SKIPPED_OUTCOMES, type Outcome } from "../model/result.js";
 import { keyParts } from "../pipeline/access.js";
 
@@ -71,7 +71,7 @@ export function createHookStats() {
         const outcomes = counter?.outcomes ?? emptyOutcomes();
         return {
           hook: hook.name,
-          type: hook.event ?? hook.type,
+          type: hookEventOf(hook),
           ...(hook.profile !== undefined ? { profile: hook.profile, event: hook.event } : {}),
           ...(hook.exec !== undefined ? { sandboxed: false as const, exec: { command: hook.exec.command.slice(0, 512), sha256: hook.exec.sha256, shell: hook.exec.shell === true } } : {}),
           scope: hook.scope,

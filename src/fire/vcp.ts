@@ -17,11 +17,11 @@ import type { SessionInfo } from "../model/input.js";
 import { assertChainInput } from "../model/validate-input.js";
 import { assertInputBounds, CHAIN_INPUT_ENVELOPES, type JsonBounds } from "../model/json-bounds.js";
 import { chainRequestText } from "../chain/request-text.js";
-import type { ChainPlan, ChainRequest, ChainResult } from "../chain/types.js";
+import type { ChainPlan, ChainRequest, ChainResult } from "../model/chain.js";
 import { cascadeDisableTargets } from "../chain/cascade.js";
 import { emptyChainResult } from "../chain/contract.js";
 import { mergeHookResults, selectVcpHooks, type SelectedChain } from "../chain/select.js";
-import { buildDecision, VCP_DECISION_PROFILE } from "../chain/decision.js";
+import { buildDecision, NO_HOOK_SELECTED, VCP_DECISION_PROFILE } from "../chain/decision.js";
 import { redactHead } from "../audit/redact-string.js";
 import type { Logger } from "../observe/events.js";
 import type { EventBus } from "../observe/event-bus.js";
@@ -75,10 +75,8 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
   async function fireKeyed<T extends HookType>(type: T, input: FireInput<T>, session: SessionInfo, key: string): Promise<ChainResult> {
     let plan = registry.snapshot().chain(type, key);
     if (input.hooks !== undefined) plan = onlyHooks(plan, input.hooks);
-    if (plan.hooks.length === 0) {
-      // Empty chain: no validation beyond the type, no dispatch (LLxprt's zero overhead when disabled).
-      return emptyChainResult(type, { chainId: randomUUID(), context: input.context, constitution: input.constitution });
-    }
+    // Empty chain: no dispatch (LLxprt's zero overhead when disabled); its decision, and its audit record when there is a log.
+    if (plan.hooks.length === 0) return emptyChain(type, input, session, key);
     // SECURITY: depth and size bounds before any work on the input: a too-deep input must not reach
     // the audit hash, the sandbox IPC or a worker's structured clone, and nothing is marked in flight
     // for it. An empty chain does none of that (it hands the caller's own objects back), so it stays
@@ -115,7 +113,7 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
         chosen.sent.length === 0
           ? { result: { ...emptyChainResult(type, request), hook_results: [] }, events: [] }
           : await backend.runChain({
-              plan: { type, revision: plan.revision, hooks: wire.hooks },
+              plan: { profile: plan.profile, revision: plan.revision, hooks: wire.hooks },
               request,
               // Serialized once: the bounds check's field texts make the sandbox frame's payload.
               requestText: chainRequestText(request, fieldTexts),
@@ -127,7 +125,7 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
       // One decision record for the answer, the audit record and the stream (chain/decision.ts).
       result.decision = buildDecision(result, {
         profile: VCP_DECISION_PROFILE, event: type, at: new Date(startedAt).toISOString(), subject: { kind: "vcp", vcp_type: type },
-        session: session.id, client: owner(), redact: redactHead,
+        session: session.id, client: owner(), redact: redactHead, ...(chosen.sent.length === 0 ? { idleReason: NO_HOOK_SELECTED } : {}),
       });
       let disabledHooks: string[] = [];
       if (result.cascade_failure) {
@@ -155,6 +153,30 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
     } finally {
       pins.unpin(wire.digests);
     }
+  }
+
+  /**
+   * A chain with no hook for its type: the caller's own context and constitution back, nothing
+   * dispatched, no work on the input (no validation beyond the type, no input hash) — and, like every
+   * chain, one decision record (allow, no hook selected), which with an audit log is its chain record,
+   * durable before the answer (docs/decisions.md "A chain no hook applied to").
+   */
+  async function emptyChain(type: HookType, input: FireInput<HookType>, session: SessionInfo, key: string): Promise<ChainResult> {
+    const result = emptyChainResult(type, { chainId: randomUUID(), context: input.context, constitution: input.constitution });
+    const owner = keyParts(key).owner;
+    result.decision = buildDecision(result, {
+      profile: VCP_DECISION_PROFILE, event: type, at: new Date().toISOString(), subject: { kind: "vcp", vcp_type: type },
+      session: session.id, client: owner, redact: redactHead, idleReason: NO_HOOK_SELECTED,
+    });
+    if (audit !== undefined) {
+      deps.assertOpen();
+      await audit.recordChain(result, { id: session.id, owner }, undefined).catch((err: unknown) => {
+        throw new VcpError("AUDIT_WRITE_FAILED", `audit log write failed: ${err instanceof Error ? err.message : String(err)}`, { chain_id: result.chain_id }, { cause: err });
+      });
+    }
+    // The decision stream carries it like any chain's; built only while someone listens.
+    bus.chainCompleted(result, session.id, owner);
+    return result;
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { KeyObject } from "node:crypto";
 import { createPublicKey } from "node:crypto";
-import type { ConstitutionCheck, ConstitutionProvenance } from "../chain/types.js";
+import type { ConstitutionCheck, ConstitutionProvenance } from "../model/chain.js";
 import type { Constitution, SignatureLink } from "../model/constitution.js";
 import type { ResolvedHook } from "../model/hook.js";
 import { canonicalJson } from "./canonical.js";

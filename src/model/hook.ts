@@ -61,12 +61,13 @@ export type HookDefinition = z.input<typeof HookDefinitionSchema>;
  * registry compiles it): the registry's definition plus its event, matcher, `sequential`, `match`
  * and `blocking`.
  */
-export type ProfileHookDefinition = HookDefinition & { event: string; matcher?: string; sequential?: boolean; match?: unknown; blocking?: boolean; exec?: ExecCommand };
+export type ProfileHookDefinition = Omit<HookDefinition, "type"> & { event: string; matcher?: string; sequential?: boolean; match?: unknown; blocking?: boolean; exec?: ExecCommand };
 
 /** A validated hook definition with defaults applied; what the registry stores. Deeply frozen. */
 export interface ResolvedHook {
   readonly name: string;
-  readonly type: z.infer<typeof HookTypeSchema>;
+  /** VCP hooks only: the hook type (spec §3), its event. An event-profile hook has `profile` and `event` instead. */
+  readonly type?: z.infer<typeof HookTypeSchema>;
   readonly priority: number;
   readonly timeout_ms: number;
   readonly action: Readonly<ActionRef>;
@@ -83,8 +84,7 @@ export interface ResolvedHook {
   readonly seq: number;
   /**
    * Event-profile hooks only (PROFILES §2; absent for `vcp@1`): the profile id, its event, the
-   * definition's matcher and `sequential`. The registry keys it by (profile, event), never by `type`:
-   * `type` is a placeholder the VCP machinery (supervisor, crash attribution) needs and nothing decides on.
+   * definition's matcher and `sequential`. The registry keys it by (profile, event); it has no `type`.
    */
   readonly profile?: string;
   readonly event?: string;
@@ -100,6 +100,19 @@ export interface ResolvedHook {
    * exports; it never reaches the sandbox.
    */
   readonly exec?: ExecCommand;
+}
+
+/**
+ * The event a hook is registered for: an event-profile hook's `event`, a VCP hook's type (its event,
+ * spec §3). Every resolved hook has one of the two (registry/validate.ts `compileHook`).
+ *
+ * @example
+ * ```ts
+ * hookEventOf({ type: "pre_inject" }); // "pre_inject"
+ * ```
+ */
+export function hookEventOf(hook: Pick<ResolvedHook, "type" | "event">): string {
+  return hook.event ?? hook.type!;
 }
 
 /** The pinned command of an exec hook (bundle/exec-hook.ts validates it; pool/exec/ runs it). */

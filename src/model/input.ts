@@ -44,3 +44,14 @@ export const HookInputSchema = z.object({
   session: SessionInfoSchema,
   chain_state: z.record(z.string(), z.unknown()),
 });
+
+/**
+ * A short, non-sensitive description of a hook input (spec §6.4 "input summary"): sizes and ids,
+ * never values, because lifecycle events flow into ordinary logs.
+ */
+export interface InputSummary {
+  session_id: string;
+  constitution_id: string;
+  context_keys: number;
+  input_bytes: number;
+}

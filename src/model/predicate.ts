@@ -57,3 +57,35 @@ export function assertPredicateNesting(raw: unknown, basePath = "condition", max
     }
   }
 }
+
+/**
+ * Cost units left to the evaluations that charge it (chain/predicate.ts "cost"). `left` only goes down.
+ *
+ * @example
+ * ```ts
+ * const meter: PredicateMeter = { left: DEFAULT_PREDICATE_MAX_COST };
+ * fires(input, meter); // throws PredicateBudgetExceeded once meter.left would drop below 0
+ * ```
+ */
+export interface PredicateMeter {
+  left: number;
+}
+
+/**
+ * A compiled hook condition: takes a HookInput-shaped object and says whether the hook fires.
+ * Pure and allocation-free apart from what the regex engine does; on JSON input it throws only
+ * `PredicateBudgetExceeded` (chain/predicate.ts), and only when given a meter that runs out.
+ */
+export type CompiledPredicate = (input: object, meter?: PredicateMeter) => boolean;
+
+/**
+ * Which field paths a condition may name: the root its paths are resolved against decides it. A VCP
+ * hook's condition reads the HookInput (`context.…`, `event.…`); an event-profile hook's reads the
+ * agent's native input itself (`tool_input.command`), checked against the event's input schema
+ * (profiles/common/condition-fields.ts). Checked at compile time only: a path refused here is a
+ * build and install error, never a condition that silently never matches.
+ */
+export interface ConditionFields {
+  /** Why the path (its dot-separated segments) can never resolve on this input, or `undefined` when it may. */
+  refuse(keys: readonly string[]): string | undefined;
+}

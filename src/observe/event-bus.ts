@@ -4,7 +4,7 @@
  * listens, so nothing is spent on the hot path otherwise.
  */
 import { failureEventOf } from "../chain/contract.js";
-import type { ChainResult, HookExecution } from "../chain/types.js";
+import type { ChainResult, HookExecution } from "../model/chain.js";
 import type { ChainCompletedEvent, ChainOrigin, Clock, InputSummary, LifecycleEvent, LifecycleEventMap, LifecycleEventName, Logger } from "./events.js";
 
 export interface EventBusOptions {
@@ -47,7 +47,8 @@ const PROFILE_CONSTITUTION_ID = "(event-profile)";
 
 
 function originOf(result: ChainResult): ChainOrigin {
-  return result.profile !== undefined ? { profile: result.profile.profile, event: result.profile.event } : { type: result.type };
+  // A VCP chain's result names its hook type; an agent chain's, its profile and event (model/chain.ts).
+  return result.profile !== undefined ? { profile: result.profile.profile, event: result.profile.event } : { type: result.type! };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { DecisionRecord } from "../model/decision.js";
 import type { HookType, Scope } from "../model/hook-type.js";
 import type { Outcome, ResultStatus } from "../model/result.js";
+import type { InputSummary } from "../model/input.js";
 
 /**
  * Lifecycle events of spec §6.4 plus `hook.cascade_failure` (spec §7.3). Payloads are plain JSON so
@@ -92,16 +93,8 @@ export interface ChainCompletedFields {
 export type LifecycleEventName = keyof LifecycleEventMap;
 export type LifecycleEvent = { [K in LifecycleEventName]: { event: K; payload: LifecycleEventMap[K] } }[LifecycleEventName];
 
-/**
- * A short, non-sensitive description of a hook input (spec §6.4 "input summary"): sizes and ids,
- * never values, because lifecycle events flow into ordinary logs.
- */
-export interface InputSummary {
-  session_id: string;
-  constitution_id: string;
-  context_keys: number;
-  input_bytes: number;
-}
+/** The input summary of hook events (a shared record type: model/input.ts). */
+export type { InputSummary } from "../model/input.js";
 
 /** Receives lifecycle events in emission order. Must not throw; errors are the sink's problem. */
 export type EventSink = (event: LifecycleEvent) => void;

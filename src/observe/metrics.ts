@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { ChainResult } from "../chain/types.js";
+import type { ChainResult } from "../model/chain.js";
 import { SKIPPED_OUTCOMES } from "../model/result.js";
 import { TallyCounter, TallyHistogram } from "./tally.js";
 import type { AuditSinkStats } from "../audit/sink.js";
@@ -311,7 +311,8 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
   return {
     registry,
     recordChain(result: ChainResult): void {
-      const type = result.type;
+      // VCP chains (fire/vcp.ts): their result always names the hook type.
+      const type = result.type!;
       chains.cell(type, result.status).value++;
       chainSeconds.cell(type).observe(result.duration_ms / 1000);
       if (result.cascade_failure) cascades.cell(type).value++;

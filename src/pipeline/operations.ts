@@ -6,7 +6,7 @@
  * The semantics of each operation are documented at `createPipeline` (pipeline.ts).
  */
 import { randomUUID } from "node:crypto";
-import type { ChainResult } from "../chain/types.js";
+import type { ChainResult } from "../model/chain.js";
 import type { Constitution } from "../model/constitution.js";
 import type { ConflictEvent, PostSelectEvent, PreInjectEvent, TransitionEvent, ViolationEvent } from "../model/events.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";

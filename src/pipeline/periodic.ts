@@ -8,7 +8,7 @@
  * {@link PeriodicScheduler.reconcile} when a session opens or the registry changes and
  * {@link PeriodicScheduler.stop} when it closes.
  */
-import type { ChainResult } from "../chain/types.js";
+import type { ChainResult } from "../model/chain.js";
 import type { Constitution } from "../model/constitution.js";
 import { periodicIntervalMs, type ResolvedHook } from "../model/hook.js";
 import type { SessionInfo, VcpContext } from "../model/input.js";

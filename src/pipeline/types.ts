@@ -1,4 +1,4 @@
-import type { ChainResult } from "../chain/types.js";
+import type { ChainResult } from "../model/chain.js";
 import type { Constitution, Rule } from "../model/constitution.js";
 import type { HookEventMap, PreInjectEvent, RuleConflict, ViolationEvent, ConflictEvent } from "../model/events.js";
 import type { HookType, Scope } from "../model/hook-type.js";

@@ -1,7 +1,6 @@
-import type { ChainRequest, ChainResult, InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { ChainRequest, ChainResult, InvokeOutcome, InvokeRequest } from "../model/chain.js";
 import type { ProfilePlanRef } from "../chain/plan.js";
 import type { IntegrityOptions } from "../integrity/check.js";
-import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { LifecycleEvent, Logger } from "../observe/events.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
@@ -62,7 +61,8 @@ export interface SandboxOptions {
 
 /** One chain for the sandbox: the hooks in spec §5.1 order (as the registry snapshot lists them) and the request. */
 export interface ChainTask {
-  plan: { type: HookType; revision: number; hooks: readonly ResolvedHook[]; profile?: ProfilePlanRef };
+  /** Which chain it is (`vcp` and the hook type for a VCP chain: chain/plan.ts `vcpPlanRef`), its registry revision and hooks. */
+  plan: { profile: ProfilePlanRef; revision: number; hooks: readonly ResolvedHook[] };
   request: ChainRequest;
   /**
    * `JSON.stringify(request)`, if the caller made it already (the runtime splices it from the input
@@ -87,7 +87,7 @@ export interface ChainTaskResult {
  * ```ts
  * const sandbox = await startSandbox();
  * await sandbox.loadBundle({ name: "pii", digest, code, trust: "deployment" });
- * const { result, events } = await sandbox.runChain({ plan: { type, revision, hooks }, request });
+ * const { result, events } = await sandbox.runChain({ plan: { profile: vcpPlanRef(type), revision, hooks }, request });
  * await sandbox.close();
  * ```
  */

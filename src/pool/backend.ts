@@ -1,13 +1,13 @@
-import type { ChainRequest, ChainResult, InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { ChainRequest, ChainResult, InvokeOutcome, InvokeRequest } from "../model/chain.js";
 import type { ProfilePlanRef } from "../chain/plan.js";
-import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { LifecycleEvent } from "../observe/events.js";
 import type { BundleCode } from "../sandbox-host/types.js";
 
 /** One chain as sent to a backend: the plan's hooks as plain data plus the request. */
 export interface BackendChainTask {
-  plan: { type: HookType; revision: number; hooks: readonly ResolvedHook[]; profile?: ProfilePlanRef };
+  /** Which chain it is (`vcp` and the hook type for a VCP chain: chain/plan.ts `vcpPlanRef`), its registry revision and hooks. */
+  plan: { profile: ProfilePlanRef; revision: number; hooks: readonly ResolvedHook[] };
   request: ChainRequest;
   /** `JSON.stringify(request)` if the caller has it already (chain/request-text.ts); else the backend serializes. */
   requestText?: string;

@@ -1,5 +1,5 @@
 import { chainTimeBoundMs } from "../chain/deadline.js";
-import type { ChainResult } from "../chain/types.js";
+import type { ChainResult } from "../model/chain.js";
 import { VcpError } from "../errors.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { SlowTracker, WorkerShareTracker } from "./admission.js";

@@ -1,5 +1,6 @@
 import { failureEventOf, hookCompletedEvent, hookExecution, hookFiredEvent } from "../chain/contract.js";
-import type { ChainRequest } from "../chain/types.js";
+import { chainOriginOf, vcpTypeOf, type ProfilePlanRef } from "../chain/plan.js";
+import type { ChainRequest } from "../model/chain.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { LifecycleEvent } from "../observe/events.js";
 import type { ChainValue } from "./protocol.js";
@@ -156,14 +157,17 @@ export function attributeCrash(records: readonly SlotRecord[], pending: (taskId:
  * killed the host because the hook kept running past its budget, ignoring termination.
  */
 export function crashedChainValue(
-  plan: { type: ChainValue["result"]["type"] },
+  plan: { profile: ProfilePlanRef },
   request: ChainRequest,
   hook: ResolvedHook,
   durationMs: number,
   error: string,
   outcome: "crashed" | "timeout" = "crashed",
 ): ChainValue {
-  const failClosed = hook.fail_closed && plan.type !== "periodic";
+  const type = vcpTypeOf(plan);
+  // A periodic chain never aborts (spec §3.6): its fail-closed hook's crash is a continue, as in runChain.
+  const failClosed = hook.fail_closed && type !== "periodic";
+  const origin = chainOriginOf(plan.profile);
   const execution = hookExecution(hook, outcome, durationMs);
   execution.status = failClosed ? "abort" : "continue";
   // What the executor records for a failed hook: its failure output's verdict (chain/execute.ts).
@@ -177,19 +181,19 @@ export function crashedChainValue(
     context_keys: Object.keys(request.context).length,
     input_bytes: approximateInputBytes(request),
   };
-  const common = { hook: hook.name, type: plan.type, chain_id: request.chainId };
+  const common = { hook: hook.name, ...origin, chain_id: request.chainId };
   // The order runChain emits for one executed hook (chain/contract.ts): fired · error|timeout · completed.
   const events: LifecycleEvent[] = [
-    hookFiredEvent(hook.name, plan.type, request.chainId, request.session.id, { ...summary }),
+    hookFiredEvent(hook.name, origin, request.chainId, request.session.id, { ...summary }),
     failureEventOf(outcome) === "hook.error"
       ? { event: "hook.error", payload: { ...common, outcome, error, input_summary: summary } }
       : { event: "hook.timeout", payload: { ...common, timeout_ms: hook.timeout_ms, elapsed_ms: durationMs, input_summary: summary } },
-    hookCompletedEvent(execution, plan.type, request.chainId),
+    hookCompletedEvent(execution, origin, request.chainId),
   ];
   return {
     result: {
       chain_id: request.chainId,
-      type: plan.type,
+      ...(type !== undefined ? { type } : {}),
       status: failClosed ? "aborted" : "completed",
       reason: failClosed ? reason : null,
       aborted_by: failClosed ? hook.name : null,

@@ -1,7 +1,7 @@
 import { failureEventOf, hookCompletedEvent, hookFiredEvent } from "../chain/contract.js";
-import type { ChainRequest, ChainResult } from "../chain/types.js";
+import type { ChainRequest, ChainResult } from "../model/chain.js";
 import { SKIPPED_OUTCOMES } from "../model/result.js";
-import type { InputSummary, LifecycleEvent } from "../observe/events.js";
+import type { ChainOrigin, InputSummary, LifecycleEvent } from "../observe/events.js";
 import type { ChainValue, WireChainValue } from "./protocol.js";
 
 /**
@@ -71,7 +71,7 @@ function resultOf(wire: WireChainValue, request: ChainRequest): ChainResult {
   // Field by field, in runChain's order: callers serialize results, and key order is visible there.
   return {
     chain_id: packed.chain_id,
-    type: packed.type,
+    ...(packed.type !== undefined ? { type: packed.type } : {}),
     status: packed.status,
     reason: packed.reason,
     aborted_by: packed.aborted_by,
@@ -95,7 +95,9 @@ function resultOf(wire: WireChainValue, request: ChainRequest): ChainResult {
  */
 export function rebuildEvents(wire: WireChainValue, request: ChainRequest): ChainValue {
   const result = resultOf(wire, request);
-  const { type, chain_id: chainId } = result;
+  const chainId = result.chain_id;
+  // Only VCP chains cross with lifecycle events (an agent chain's answer is its report): named by their type.
+  const origin: ChainOrigin = { type: result.type! };
   const sessionId = request.session.id;
   const rest = wire.events;
   const events: LifecycleEvent[] = [];
@@ -118,14 +120,14 @@ export function rebuildEvents(wire: WireChainValue, request: ChainRequest): Chai
     const inputSummary: InputSummary = summary
       ? { ...summary }
       : { session_id: sessionId, constitution_id: result.constitution.id, context_keys: 0, input_bytes: 0 };
-    events.push(hookFiredEvent(hook, type, chainId, sessionId, inputSummary));
+    events.push(hookFiredEvent(hook, origin, chainId, sessionId, inputSummary));
     const expected = failureEventOf(outcome);
     const between = rest[next];
     if (expected !== undefined && between?.event === expected && between.payload.hook === hook) {
       events.push(between);
       next++;
     }
-    events.push(hookCompletedEvent(execution, type, chainId));
+    events.push(hookCompletedEvent(execution, origin, chainId));
   }
   // hook.cascade_failure, and anything runChain may emit that this module does not know about.
   for (; next < rest.length; next++) events.push(rest[next]!);

@@ -1,16 +1,14 @@
 import { VcpError } from "../errors.js";
 import type { ProfilePlanRef } from "../chain/plan.js";
-import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 
 /** Plan keys the supervisor remembers (and the host holds); the least recently used is forgotten. */
 export const PLAN_KEYS = 1024;
 
-/** The part of a chain task the plan cache reads: its type, registry revision and hook list. */
+/** The part of a chain task the plan cache reads: its profile and event, registry revision and hook list. */
 export interface PlanSource {
-  readonly type: HookType;
-  /** An event-profile chain's profile, event and deployment settings (frozen; compared by identity). */
-  readonly profile?: ProfilePlanRef;
+  /** The chain's profile, event and deployment settings (VCP: `vcp` and the hook type; frozen, compared by identity). */
+  readonly profile: ProfilePlanRef;
   readonly revision: number;
   readonly hooks: readonly ResolvedHook[];
 }
@@ -21,8 +19,7 @@ export interface PlanSource {
  */
 export interface PlanEntry {
   readonly key: number;
-  readonly type: HookType;
-  readonly profile?: ProfilePlanRef;
+  readonly profile: ProfilePlanRef;
   readonly revision: number;
   /**
    * A copy of the caller's list, taken when the entry was made: what is sent to the host, and what a
@@ -108,8 +105,7 @@ export class PlanCache {
     }
     return {
       key: this.nextKey++,
-      type: plan.type,
-      ...(plan.profile !== undefined ? { profile: plan.profile } : {}),
+      profile: plan.profile,
       revision: plan.revision,
       hooks: plan.hooks.slice(),
       enabled,
@@ -135,7 +131,7 @@ export class PlanCache {
 
 function sameList(entry: PlanEntry, plan: PlanSource): boolean {
   const list = plan.hooks;
-  if (entry.type !== plan.type || entry.profile !== plan.profile || entry.revision !== plan.revision || entry.hooks.length !== list.length) return false;
+  if (entry.profile !== plan.profile || entry.revision !== plan.revision || entry.hooks.length !== list.length) return false;
   for (let i = 0; i < list.length; i++) if (entry.hooks[i] !== list[i]) return false;
   return true;
 }

@@ -1,9 +1,8 @@
 import type { IntegrityOptions } from "../integrity/check.js";
-import type { ChainResult, InvokeOutcome } from "../chain/types.js";
+import type { ChainResult, InvokeOutcome } from "../model/chain.js";
 import type { ErrorCode } from "../errors.js";
 import { VcpError } from "../errors.js";
 import type { ProfilePlanRef } from "../chain/plan.js";
-import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { InputSummary, LifecycleEvent } from "../observe/events.js";
 import type { FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/types.js";
@@ -39,7 +38,7 @@ import type { FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/t
  * SECURITY: every JSON parse below recurses once per nesting level. Nothing crosses deeper than the
  * depth bound (model/json-bounds.ts, `limits.json_depth` ≤ 256) plus these envelopes: requests are
  * bounded by the runtime before `runChain`; in a reply, hook results and chain state are bounded
- * inside the isolate and again in the worker (chain/result.ts, chain/execute.ts), log fields in
+ * inside the isolate and again in the worker (model/result-json.ts, chain/execute.ts), log fields in
  * capabilities.ts, and audit diffs are capped (audit/diff.ts). Sizes are bounded by the frame limit
  * (`frameBytes`) on both sides: the sender refuses to build a larger frame (the chain fails with
  * SANDBOX_FRAME_TOO_LARGE), the receiver refuses a larger length before buffering it (protocol error).
@@ -74,11 +73,10 @@ export interface HostConfig {
 
 /** The plan as it travels: the worker compiles it (cached per revision) with compileChainPlan. */
 export interface WirePlan {
-  type: HookType;
+  /** Which profile and event the worker runs the hooks as (VCP: `vcp` and the hook type; chain/plan.ts). */
+  profile: ProfilePlanRef;
   revision: number;
   hooks: readonly ResolvedHook[];
-  /** Event-profile chains: which profile and event the worker runs the hooks as (chain/plan.ts). */
-  profile?: ProfilePlanRef;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import { emptyChainResult } from "../chain/contract.js";
-import type { InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import { vcpTypeOf } from "../chain/plan.js";
+import type { InvokeOutcome, InvokeRequest } from "../model/chain.js";
 import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
 import type { BundleCode } from "../sandbox-host/types.js";
@@ -203,7 +204,7 @@ export class SandboxSupervisor implements Sandbox {
     if (this.broken) return Promise.reject(this.broken);
     if (task.plan.hooks.length === 0) {
       // The runtime short-circuits empty chains before they get here (DESIGN §4.1); answer the same way.
-      return Promise.resolve({ result: emptyChainResult(task.plan.type, task.request), events: [] });
+      return Promise.resolve({ result: emptyChainResult(vcpTypeOf(task.plan), task.request), events: [] });
     }
     let plan: PlanEntry;
     try {
@@ -243,7 +244,7 @@ export class SandboxSupervisor implements Sandbox {
     try {
       // Serialized here once, parsed once in the worker; the host routes the frame by its header (protocol.ts).
       const wirePlan: WirePlan | undefined = carriesPlan
-        ? { type: plan.type, revision: plan.revision, hooks: plan.hooks, ...(plan.profile !== undefined ? { profile: plan.profile } : {}) }
+        ? { profile: plan.profile, revision: plan.revision, hooks: plan.hooks }
         : undefined;
       host.writer.write(
         FrameKind.chain,
@@ -321,7 +322,7 @@ export class SandboxSupervisor implements Sandbox {
     this.bundles.chainCompleted(entry.digests);
     const wire = reply.value as WireChainValue;
     // An agent-profile chain reports through its result and answer: no lifecycle events are rebuilt for it.
-    const value = entry.task.plan.profile === undefined ? rebuildEvents(wire, entry.task.request) : profileChainValue(wire, entry.task.request);
+    const value = vcpTypeOf(entry.task.plan) !== undefined ? rebuildEvents(wire, entry.task.request) : profileChainValue(wire, entry.task.request);
     for (const slow of this.chains.recordUsage(entry, value.result, performance.now()) ?? []) {
       this.logger.warn(slow, "sandbox: bundle keeps timing out; admitting one chain at a time");
     }

@@ -5,9 +5,10 @@ import { runChain, type ChainDeps } from "../chain/execute.js";
 import { createIntegrityChecker } from "../integrity/check.js";
 import { capAuditDiff, diffForAudit } from "../audit/diff.js";
 import { compileChainPlan, compilePlan, orderProfileHooks, vcpTypeOf } from "../chain/plan.js";
-import { findProfile, registerProfile } from "../profiles/index.js";
+import { findProfile, registerProfile, VCP_PROFILE_ID } from "../profiles/index.js";
+import type { HookType } from "../model/hook-type.js";
 import type { EventProfile } from "../profiles/types.js";
-import type { ActionInvoker, ChainPlan, ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { ActionInvoker, ChainPlan, ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../model/chain.js";
 import { VcpError } from "../errors.js";
 import { systemClock } from "../observe/events.js";
 import { createIsolateHost } from "../sandbox-host/index.js";
@@ -134,14 +135,14 @@ function planFor(key: number, planText: () => string | undefined): CachedPlan | 
   const text = planText();
   if (text === undefined) return undefined;
   // The supervisor serialized this from the registry's validated hook list (protocol.ts).
-  const { type, revision, hooks, profile: ref } = JSON.parse(text) as WirePlan;
+  const { profile: ref, revision, hooks } = JSON.parse(text) as WirePlan;
   let compiled: ChainPlan;
-  if (ref !== undefined) {
+  if (ref.id !== VCP_PROFILE_ID) {
     const profile = findProfile(ref.id);
     if (profile === undefined) throw new VcpError("UNKNOWN_PROFILE", `profile '${ref.id}' is not in the sandbox host's catalogue`, { profile: ref.id });
     // The supervisor sends the hooks in plan order already; ordering again is a no-op kept as a guard.
     compiled = compilePlan(profile, ref, orderProfileHooks(profile, hooks), revision);
-  } else compiled = compileChainPlan(type, hooks, revision);
+  } else compiled = compileChainPlan(ref.event as HookType, hooks, revision);
   plan = { plan: compiled, positions: new Map(hooks.map((hook, i) => [hook, i])) };
   if (plans.size >= PLAN_CACHE_SIZE) plans.delete(plans.keys().next().value as number);
   plans.set(key, plan);
@@ -246,7 +247,7 @@ async function invokeTask(cached: CachedPlan, request: ChainRequest, inv: string
   if (hook.action.digest !== undefined) execution.bundle_digest = hook.action.digest;
   if ("cpuMs" in invoked && invoked.cpuMs !== undefined) execution.cpu_ms = invoked.cpuMs;
   const result: ChainResult = {
-    chain_id: request.chainId, type: vcpTypeOf(cached.plan) ?? "pre_inject", status: "completed", reason: null, aborted_by: null,
+    chain_id: request.chainId, status: "completed", reason: null, aborted_by: null,
     context: request.context, constitution: request.constitution, cascade_failure: false, hook_results: [execution], duration_ms: duration,
   };
   return { ok: true, value: { ...packChainValue(result, request, packer), invoked } };

@@ -11,23 +11,19 @@
  *                                                                       { native, exit_code, stderr? }
  */
 import type { z } from "zod";
-import type { ScanMeter } from "./common/scan.js";
 import type { Verdict } from "../model/result.js";
 import type { SubjectKind } from "../model/decision.js";
-import type { ChainRequest, ConstitutionCheck, HookExecution } from "../chain/types.js";
+import type { ChainRequest, ConstitutionCheck, HookExecution } from "../model/chain.js";
 import type { Constitution } from "../model/constitution.js";
 import type { ResolvedHook } from "../model/hook.js";
-import type { VcpContext } from "../model/input.js";
-import type { InputSummary } from "../observe/events.js";
+import type { InputSummary, VcpContext } from "../model/input.js";
+import type { CompiledMatcher, ExitCode, NativeObject } from "../model/native.js";
 
-/** A native JSON object as the agent reads or writes it (one hook's stdin or stdout). */
-export type NativeObject = Record<string, unknown>;
+/** A native JSON object, its exit code and a compiled matcher: shared record types (model/native.ts). */
+export type { CompiledMatcher, ExitCode, NativeObject } from "../model/native.js";
 
 /** What the profile's merge rules made of a chain's outputs; profile-specific, JSON-serializable. */
 export type Aggregated = NativeObject;
-
-/** Exit code of the native answer as the agent's own command hooks would report it. */
-export type ExitCode = 0 | 1 | 2;
 
 /** What a hook's output (or a failure) amounts to for the chain (a shared record type: model/result.ts). */
 export type { Verdict } from "../model/result.js";
@@ -68,17 +64,6 @@ export interface OutputMisfit {
  * field of their own (repo-yaml).
  */
 export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
-
-/**
- * A compiled `matcher` (or `match` filter): true when the definition applies to this input. Every
- * RE2/glob test charges `meter` what it scans before scanning and throws `ScanBudgetExceeded` when
- * the meter would run out (common/scan.ts); `cost` is the most scan units it may charge on any input
- * the profile's `validateInput` accepts (0 for tests without a pattern).
- */
-export interface CompiledMatcher {
-  (input: NativeObject, meter?: ScanMeter): boolean;
-  readonly cost: number;
-}
 
 export interface PresentedAnswer {
   readonly native: NativeObject;

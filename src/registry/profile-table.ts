@@ -207,10 +207,10 @@ export function withProfileBundle(table: ProfileTable, bundle: string, entry: Pr
  */
 export function compileProfileHooks(profile: string, definitions: readonly ProfileHookDefinition[], firstSeq: number): ResolvedHook[] {
   return definitions.map((def, index) => {
-    const { event, matcher, sequential, match, blocking, exec, ...vcp } = def;
+    const { event, matcher, sequential, match, blocking, exec, ...fields } = def;
     const catalogued = findProfile(profile);
-    const compiled = compileHook(vcp, {
-      scope: "deployment", seq: firstSeq + index, at: ["hooks", index],
+    const compiled = compileHook(fields, {
+      scope: "deployment", seq: firstSeq + index, at: ["hooks", index], profileHook: true,
       // The condition reads the event's native input (PROFILES §2), checked against its schema.
       ...(catalogued !== undefined ? { conditionFields: profileConditionFields(catalogued, event) } : {}),
     });

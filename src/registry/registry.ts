@@ -1,7 +1,7 @@
 import { VcpError } from "../errors.js";
 import type { LifecycleEvent } from "../observe/events.js";
 import { silentLogger } from "../observe/events.js";
-import type { ResolvedHook } from "../model/hook.js";
+import { hookEventOf, type ResolvedHook } from "../model/hook.js";
 import { authorizeScope, authorizeSessionOverride, checkAllowlist, type ScopeKey } from "./authorize.js";
 import { createRegistryRateLimit, DEFAULT_REGISTRATIONS_PER_MINUTE } from "./rate-limit.js";
 import { createLocalRateLimitStore } from "./rate-limit-local.js";
@@ -389,7 +389,7 @@ function assertBoolean(enabled: unknown): void {
 
 /** The (profile, event) key of a hook: a VCP hook is profile `vcp`, its event its type. */
 function keyOf(hook: ResolvedHook): { profile: string; event: string; type?: ResolvedHook["type"] } {
-  return hook.profile === undefined ? { profile: VCP_PROFILE_ID, event: hook.type, type: hook.type } : { profile: hook.profile, event: hook.event! };
+  return hook.profile === undefined ? { profile: VCP_PROFILE_ID, event: hookEventOf(hook), type: hook.type! } : { profile: hook.profile, event: hookEventOf(hook) };
 }
 
 function registered(hook: ResolvedHook, principal: string): LifecycleEvent {

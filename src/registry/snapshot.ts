@@ -1,5 +1,5 @@
 import { compileChainPlan } from "../chain/plan.js";
-import type { ChainPlan } from "../chain/types.js";
+import type { ChainPlan } from "../model/chain.js";
 import { VcpError } from "../errors.js";
 import { isHookType, type HookType, type Scope } from "../model/hook-type.js";
 import type { HookDefinition, ResolvedHook } from "../model/hook.js";
@@ -68,7 +68,7 @@ export function createSnapshot(state: RegistryState): RegistrySnapshot {
   const sessionPlans = new Map<string, ChainPlan>();
   // Precomputed at construction: isEmpty sits on the path of every pipeline event.
   const deploymentEnabled = new Set<HookType>();
-  for (const hook of deployment.values()) if (hook.enabled) deploymentEnabled.add(hook.type);
+  for (const hook of deployment.values()) if (hook.enabled && hook.type !== undefined) deploymentEnabled.add(hook.type);
   let all: readonly ResolvedHook[] | undefined;
 
   function deploymentPlan(type: HookType): ChainPlan {

@@ -1,4 +1,4 @@
-import type { ChainPlan } from "../chain/types.js";
+import type { ChainPlan } from "../model/chain.js";
 import type { PredicateOptions } from "../chain/predicate.js";
 import type { HookType, Scope } from "../model/hook-type.js";
 import type { ActionRef, HookDefinition, ResolvedHook } from "../model/hook.js";

@@ -9,7 +9,10 @@ import { formatPath } from "../model/zod-errors.js";
 import { describeReceived, toFrozenJson } from "./json.js";
 import type { ActionResolver } from "./types.js";
 
-type ParsedHook = z.output<typeof HookDefinitionSchema>;
+/** An event-profile hook's definition: every rule of a VCP hook's but `type` (its profile and event say what it is). */
+const ProfileHookFieldsSchema = HookDefinitionSchema.omit({ type: true });
+
+type ParsedHook = Omit<z.output<typeof HookDefinitionSchema>, "type"> & { type?: z.output<typeof HookDefinitionSchema>["type"] };
 
 /** What {@link compileHook} needs besides the definition. */
 export interface CompileHookContext {
@@ -23,6 +26,12 @@ export interface CompileHookContext {
    * native input (profiles/common/condition-fields.ts). Default: VCP's HookInput roots (spec §4.4).
    */
   conditionFields?: ConditionFields;
+  /**
+   * An event-profile hook (PROFILES §2): the definition names no VCP hook type — its profile and event,
+   * which the caller adds, say what it is — and is checked by every other rule. Default: a VCP hook,
+   * whose `type` is required.
+   */
+  profileHook?: boolean;
   /** Runs after the shape is known, before the costlier checks (the allowlist, spec §8.2.1). */
   admit?: (parsed: ParsedHook) => void;
   /**
@@ -50,7 +59,7 @@ export interface CompileHookContext {
  */
 export function compileHook(def: unknown, ctx: CompileHookContext): ResolvedHook {
   const at = ctx.at ?? [];
-  const parsed = parseHookDefinition(def, at);
+  const parsed = parseHookDefinition(def, at, ctx.profileHook === true);
   ctx.admit?.(parsed);
 
   // DESIGN §3.4: a session-scope hook runs with session trust whatever it asks for; spec §8.3: the
@@ -84,7 +93,7 @@ export function compileHook(def: unknown, ctx: CompileHookContext): ResolvedHook
 
   const resolved: Record<string, unknown> = {
     name: parsed.name,
-    type: parsed.type,
+    ...(parsed.type !== undefined ? { type: parsed.type } : {}),
     priority: parsed.priority,
     timeout_ms: parsed.timeout_ms,
     action: toFrozenJson(parsed.action, [...at, "action"]),
@@ -110,10 +119,10 @@ export function compileHook(def: unknown, ctx: CompileHookContext): ResolvedHook
  * parseHookDefinition({ name: "X" }); // throws INVALID_HOOK, details.field "name"
  * ```
  */
-export function parseHookDefinition(def: unknown, at: readonly PropertyKey[] = []): ParsedHook {
+export function parseHookDefinition(def: unknown, at: readonly PropertyKey[] = [], profileHook = false): ParsedHook {
   // SECURITY: bound recursion before zod's recursive predicate schema sees the value.
   if (typeof def === "object" && def !== null) assertPredicateNesting((def as { condition?: unknown }).condition, formatPath([...at, "condition"]));
-  const result = HookDefinitionSchema.safeParse(def);
+  const result = (profileHook ? ProfileHookFieldsSchema : HookDefinitionSchema).safeParse(def);
   if (result.success) return result.data;
 
   const problems: { field: string; rule: string; received: unknown }[] = [];

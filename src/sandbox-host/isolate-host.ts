@@ -1,5 +1,5 @@
 import ivm from "isolated-vm";
-import type { InvokeOutcome, InvokeRequest } from "../chain/types.js";
+import type { InvokeOutcome, InvokeRequest } from "../model/chain.js";
 import { VcpError } from "../errors.js";
 import { systemClock, type Clock } from "../observe/events.js";
 import {
@@ -371,7 +371,7 @@ class SandboxIsolateHost implements IsolateHost {
       // SECURITY: only primitive strings cross into the isolate (the input JSON in pieces); the timeout
       // bounds all synchronous guest work including the microtasks V8 drains before applySync returns.
       // SECURITY: the call's frozen clock (whole milliseconds): the guest's only time source.
-      // SECURITY: `native` crosses as a primitive boolean (event-profile calls, chain/types.ts InvokeRequest).
+      // SECURITY: `native` crosses as a primitive boolean (event-profile calls, model/chain.ts InvokeRequest).
       const head: [string, string, number, boolean] = [exportName, call.id, Math.floor(this.#clock.wallNow()), req.native === true];
       // SECURITY: a long reply is plain data (joinPieces), copied out: never a reference into the isolate.
       out = joinPieces(guest.run.applySync(undefined, pushPieces(head, req.inputJson), { timeout: runBudgetMs, result: { copy: true } }), this.#maxReplyPieces);

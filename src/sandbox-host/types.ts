@@ -1,4 +1,4 @@
-import type { ActionInvoker } from "../chain/types.js";
+import type { ActionInvoker } from "../model/chain.js";
 import type { TrustLevel } from "../model/hook-type.js";
 
 /**

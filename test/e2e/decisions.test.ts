@@ -257,3 +257,78 @@ describe("GET /v1/decisions", () => {
     expect(none.status).toBe(401);
   });
 });
+
+describe("a chain no hook applied to (issue 25: one decision record for every chain, the stream too)", () => {
+  /** GET /v1/decisions as the client, for one chain. */
+  const listedAs = async (chainId: string, query: string) =>
+    ((await call(h.url, "GET", `/v1/decisions?${query}&limit=1000`, { token: TOKENS.client })).body.decisions as Array<Record<string, any>>).filter((d) => d.chain_id === chainId);
+
+  test("an agent event with no hook: allow, reason 'no hook selected', in the answer, the audit record (no input hash) and GET /v1/decisions", async () => {
+    const input = { session_id: "dec-idle", transcript_path: "/home/dev/.gemini/t.jsonl", cwd: "/home/dev/app", hook_event_name: "BeforeAgent", timestamp: "2026-11-28T09:00:00Z", prompt: "tidy the repo" };
+    const stream = await openStream(h.url, TOKENS.operator, "?session=dec-idle");
+    await stream.next("hello");
+    const res = await call(h.url, "POST", "/v1/profiles/gemini-cli/events/BeforeAgent", { token: TOKENS.client, body: input });
+    expect(res.status).toBe(200);
+    expect(res.body.result.hook_results).toEqual([]);
+    const decision = res.body.decision;
+    expect(decision).toMatchObject({
+      chain_id: res.body.result.chain_id, profile: "gemini-cli", event: "BeforeAgent", outcome: "allow", errors: 0, decided_by: null,
+      reason: "no hook selected", subject: { kind: "prompt" }, hooks: [], changes: [], session: "dec-idle", client: "app",
+    });
+    expect(JSON.stringify(decision)).not.toContain("tidy the repo");
+    const record = await chainRecord(decision.chain_id);
+    expect(record).toMatchObject({ profile: "gemini-cli", profile_event: "BeforeAgent", status: "completed", details: { reason: "no hook selected", hooks: 0 } });
+    expect(record).not.toHaveProperty("input_hash");
+    expect(record.decision).toEqual(decision);
+    expect(await listedAs(decision.chain_id, "profile=gemini-cli&event=BeforeAgent&outcome=allow")).toEqual([decision]);
+    try {
+      const streamed = await stream.next("decision");
+      expect(streamed).toMatchObject({ chain_id: decision.chain_id, profile: "gemini-cli", event: "BeforeAgent", status: "completed", reason: "no hook selected" });
+      expect(streamed.decision).toEqual(decision);
+    } finally {
+      stream.close();
+    }
+  }, 30_000);
+
+  test("an event newer than its profile (unknown_event): allow, reason 'unknown event, observe-only', on its audit record and listed", async () => {
+    const res = await call(h.url, "POST", "/v1/profiles/claude-code/events/FutureThing", { token: TOKENS.client, body: { session_id: "dec-future", hook_event_name: "FutureThing", cwd: "/home/dev/app" } });
+    expect(res.status).toBe(200);
+    expect(res.body.unknown_event).toBe(true);
+    const decision = res.body.decision;
+    expect(decision).toMatchObject({
+      profile: "claude-code", event: "FutureThing", outcome: "allow", decided_by: null, reason: "unknown event, observe-only",
+      subject: { kind: "event", summary: "FutureThing" }, hooks: [], session: "dec-future", client: "app",
+    });
+    const record = await chainRecord(decision.chain_id);
+    expect(record).toMatchObject({ outcome: "unknown_event", profile: "claude-code", profile_event: "FutureThing" });
+    expect(record.decision).toEqual(decision);
+    expect(await listedAs(decision.chain_id, "profile=claude-code")).toEqual([decision]);
+  }, 30_000);
+
+  test("a VCP chain whose type has no hook: the same, with the VCP answer otherwise unchanged", async () => {
+    const opened = await call(h.url, "POST", "/v1/sessions", { token: TOKENS.client, body: { session_id: "dec-vcp-idle", context: { note: "hello" }, constitution } });
+    expect(opened.status).toBe(201);
+    const stream = await openStream(h.url, TOKENS.operator, "?session=dec-vcp-idle");
+    await stream.next("hello");
+    const res = await call(h.url, "POST", "/v1/sessions/dec-vcp-idle/chains/on_violation", { token: TOKENS.client, body: { event: { output: "bad output", violated_rules: [{ id: "tone-1", text: "Be courteous." }], severity: "major", violation_evidence: "rude", retry_count: 0 } } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ type: "on_violation", status: "completed", reason: null, aborted_by: null, hook_results: [], cascade_failure: false });
+    const decision = res.body.decision;
+    expect(decision).toMatchObject({
+      chain_id: res.body.chain_id, profile: "vcp", event: "on_violation", outcome: "allow", decided_by: null, reason: "no hook selected",
+      subject: { kind: "vcp", vcp_type: "on_violation" }, hooks: [], session: "dec-vcp-idle", client: "app",
+    });
+    const record = await chainRecord(decision.chain_id);
+    expect(record).toMatchObject({ hook_type: "on_violation", status: "completed", owner: "app" });
+    expect(record).not.toHaveProperty("input_hash");
+    expect(record.decision).toEqual(decision);
+    expect(await listedAs(decision.chain_id, "profile=vcp&event=on_violation")).toEqual([decision]);
+    try {
+      const streamed = await stream.next("decision");
+      expect(streamed).toMatchObject({ chain_id: decision.chain_id, type: "on_violation", status: "completed" });
+      expect(streamed.decision).toEqual(decision);
+    } finally {
+      stream.close();
+    }
+  }, 30_000);
+});

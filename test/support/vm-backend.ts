@@ -6,10 +6,10 @@
  * deadline.
  */
 import vm from "node:vm";
-import { compileChainPlan, compilePlan, orderProfileHooks } from "../../src/chain/plan.js";
-import { findProfile } from "../../src/profiles/index.js";
+import { compilePlan, orderProfileHooks } from "../../src/chain/plan.js";
+import { findProfile, VCP_PROFILE_ID, vcpProfile } from "../../src/profiles/index.js";
 import { runChain } from "../../src/chain/execute.js";
-import type { ActionInvoker, InvokeOutcome, InvokeRequest } from "../../src/chain/types.js";
+import type { ActionInvoker, InvokeOutcome, InvokeRequest } from "../../src/model/chain.js";
 import { systemClock, type LifecycleEvent } from "../../src/observe/events.js";
 import type { BackendChainTask, ChainBackend } from "../../src/pool/backend.js";
 import type { BundleCode } from "../../src/sandbox-host/types.js";
@@ -91,14 +91,14 @@ export function createVmBackend(options: { resultBytes?: number; integrity?: Int
     },
     async runChain(task: BackendChainTask) {
       const events: LifecycleEvent[] = [];
-      if (task.plan.profile !== undefined) {
+      if (task.plan.profile.id !== VCP_PROFILE_ID) {
         // Event-profile chains, as the sandbox worker runs them (the same executor, no lifecycle events).
         const profile = findProfile(task.plan.profile.id)!;
         const profilePlan = compilePlan(profile, task.plan.profile, orderProfileHooks(profile, task.plan.hooks), task.plan.revision);
         const result = await runChain(profilePlan, task.request, { invoker, clock: systemClock });
         return JSON.parse(JSON.stringify({ result, events }));
       }
-      const plan = compileChainPlan(task.plan.type, task.plan.hooks, task.plan.revision);
+      const plan = compilePlan(vcpProfile, task.plan.profile, task.plan.hooks, task.plan.revision);
       // Like the sandbox worker with an audit log: modifications carry their RFC 6902 diff.
       const result = await runChain(plan, task.request, { invoker, clock: systemClock, emit: (e) => events.push(e), diff: diffForAudit, checkConstitution });
       // Mimic the process boundary: results arrive as JSON.

@@ -11,7 +11,7 @@
  * the same text for both kinds of hook, so two exec hooks of one event each read the whole input.
  */
 import { VcpError } from "../../errors.js";
-import type { ActionInvoker, CommandInvokeOutcome, InvokeOutcome, InvokeRequest } from "../../chain/types.js";
+import type { ActionInvoker, CommandInvokeOutcome, InvokeOutcome, InvokeRequest } from "../../model/chain.js";
 import { commandSpecOf, type ExecSettings } from "./spec.js";
 import { runCommandHook, type CommandOptions, type CommandSpec } from "./run.js";
 

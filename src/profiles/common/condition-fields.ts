@@ -20,7 +20,7 @@
  * A profile without `inputSchema` (an embedder's toy profile) accepts every path.
  */
 import type { z } from "zod";
-import type { ConditionFields } from "../../chain/predicate.js";
+import type { ConditionFields } from "../../model/predicate.js";
 import type { EventProfile } from "../types.js";
 
 const CANONICAL_INDEX = /^(?:0|[1-9][0-9]{0,8})$/;

@@ -41,10 +41,10 @@ export const MAX_CHANGED_PATHS_CHARS = 65_536;
  */
 export const MAX_MATCHER_COST = 8_388_608;
 
-/** Scan units left to the tests that charge it. `left` only goes down. */
-export interface ScanMeter {
-  left: number;
-}
+import type { ScanMeter } from "../../model/native.js";
+
+/** Scan units left to the tests that charge it (a shared record type: model/native.ts). */
+export type { ScanMeter } from "../../model/native.js";
 
 /** Thrown by a test that would overrun its {@link ScanMeter}; the meter stays exhausted. */
 export class ScanBudgetExceeded extends Error {

@@ -4,13 +4,12 @@
  * state, §5.6; the integrity check of a modified constitution, DESIGN §4.5), how a result is decoded
  * (compiled schema, §4.3), what an observer may not do (§8.3) and why a periodic abort is none (§3.6).
  */
-import type { ChainRequest, ConstitutionProvenance, HookExecution } from "../../chain/types.js";
-import { parseGuestJson, parseHookResult } from "../../chain/result.js";
+import type { ChainRequest, ConstitutionProvenance, HookExecution } from "../../model/chain.js";
+import { parseGuestJson, parseHookResult } from "../../model/result-json.js";
 import type { Constitution } from "../../model/constitution.js";
 import type { ResolvedHook } from "../../model/hook.js";
-import type { VcpContext } from "../../model/input.js";
+import type { InputSummary, VcpContext } from "../../model/input.js";
 import { jsonTextExceeds } from "../../model/json-bounds.js";
-import type { InputSummary } from "../../observe/events.js";
 import type { ChainIntegrity, ComposedInput, Decoded, NativeObject } from "../types.js";
 
 /**
@@ -143,7 +142,7 @@ export function composeHookInput(request: ChainRequest, type: string): ComposedI
   return new HookInputState(request, type);
 }
 
-/** `decodeResult` of the vcp@1 descriptor: the compiled HookResult schema (chain/result.ts). */
+/** `decodeResult` of the vcp@1 descriptor: the compiled HookResult schema (model/result-json.ts). */
 export function decodeHookResult(resultJson: string, _type: string, jsonDepth: number): Decoded<NativeObject> {
   // SECURITY: host backstop of the isolate's depth bound, before the text is parsed: what this
   // worker accepts must survive the structured clone and the IPC copy that carry it home.

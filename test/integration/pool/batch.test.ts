@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "vitest";
 import type { Sandbox } from "../../../src/pool/index.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
+import { vcpPlanRef } from "../../../src/chain/plan.js";
 import type { GuestLogLine } from "../../../src/sandbox-host/types.js";
 import { GUEST_ITERATIONS_PER_MS, KILLER_CODE, VcpError, bundle, busyCode, hook, request, startSandbox, task } from "./helpers.js";
 
@@ -37,7 +38,7 @@ afterEach(async () => {
 async function warm(box: Sandbox, hooks: readonly ResolvedHook[], chains = 80): Promise<void> {
   const plans = hooks.map((h) => [h]);
   for (let i = 0; i < chains; i++) {
-    await box.runChain({ plan: { type: "pre_inject", revision: 0, hooks: plans[i % plans.length]! }, request: request({ n: -1 }) });
+    await box.runChain({ plan: { profile: vcpPlanRef("pre_inject"), revision: 0, hooks: plans[i % plans.length]! }, request: request({ n: -1 }) });
   }
 }
 
@@ -51,7 +52,7 @@ describe("sandbox pool: chains batched in the host", () => {
     await warm(sandbox, [...tags, thrower].map((b) => hook(`warm-${b.name}`, b)));
     logs.length = 0;
 
-    const gate = sandbox.runChain({ plan: { type: "pre_inject", revision: 1, hooks: gateHooks }, request: request({ n: 100 }) });
+    const gate = sandbox.runChain({ plan: { profile: vcpPlanRef("pre_inject"), revision: 1, hooks: gateHooks }, request: request({ n: 100 }) });
     // Chain i: bundle i % 4, then every third chain also runs the thrower, every other one a second tag.
     const plans = Array.from({ length: 12 }, (_, i) => {
       const hooks = [hook(`first-${i}`, tags[i % 4]!)];
@@ -91,7 +92,7 @@ describe("sandbox pool: chains batched in the host", () => {
     for (const b of [gateBundle, killer, ...tags]) await sandbox.loadBundle(b);
     await warm(sandbox, tags.map((b) => hook(`warm-${b.name}`, b)));
 
-    const gate = sandbox.runChain({ plan: { type: "pre_inject", revision: 1, hooks: gateHooks }, request: request({ n: 100 }) });
+    const gate = sandbox.runChain({ plan: { profile: vcpPlanRef("pre_inject"), revision: 1, hooks: gateHooks }, request: request({ n: 100 }) });
     // Waiting together behind the gate: a good chain before the killer (it may have finished inside
     // the batch when the host dies: its reply died with the host), the killer, good chains after it.
     const before = sandbox.runChain(task([hook("before", tags[0]!)], 2, { n: 0 }));
@@ -117,7 +118,7 @@ describe("sandbox pool: chains batched in the host", () => {
     // A batch mixing chains that name the quarantined bundle with chains that do not: each chain has
     // its own quarantine set, so only the former skip it.
     await warm(sandbox, tags.map((b) => hook(`rewarm-${b.name}`, b)));
-    const gate2 = sandbox.runChain({ plan: { type: "pre_inject", revision: 1, hooks: gateHooks }, request: request({ n: 100 }) });
+    const gate2 = sandbox.runChain({ plan: { profile: vcpPlanRef("pre_inject"), revision: 1, hooks: gateHooks }, request: request({ n: 100 }) });
     const mixed = await Promise.all(
       [0, 1, 2, 3].map((n) =>
         sandbox!.runChain(task(n % 2 === 0 ? [hook(`q-${n}`, killer), hook(`ok-${n}`, tags[0]!)] : [hook(`ok-${n}`, tags[0]!)], 3, { n })),
@@ -171,7 +172,7 @@ describe("sandbox pool: chains batched in the host", () => {
     const growHooks = [hook("grow", grow)];
     for (let i = 0; i < 80; i++) await sandbox.runChain(task(growHooks, 1, { big: false }));
 
-    const gate = sandbox.runChain({ plan: { type: "pre_inject", revision: 1, hooks: gateHooks }, request: request({ n: 100 }) });
+    const gate = sandbox.runChain({ plan: { profile: vcpPlanRef("pre_inject"), revision: 1, hooks: gateHooks }, request: request({ n: 100 }) });
     const settled = await Promise.allSettled([0, 1, 2, 3, 4].map((n) => sandbox!.runChain(task(growHooks, 1, { n, big: n === 2 }))));
     await gate;
     settled.forEach((outcome, n) => {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { runChain } from "../../../src/chain/execute.js";
 import { compileChainPlan } from "../../../src/chain/plan.js";
 import { EventPacker, packChainValue, rebuildEvents } from "../../../src/pool/events.js";
-import type { ActionInvoker, ChainRequest, InvokeOutcome } from "../../../src/chain/types.js";
+import type { ActionInvoker, ChainRequest, InvokeOutcome } from "../../../src/model/chain.js";
 import type { HookType } from "../../../src/model/hook-type.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import type { LifecycleEvent } from "../../../src/observe/events.js";

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import type { ChainRequest } from "../../../src/chain/types.js";
+import type { ChainRequest } from "../../../src/model/chain.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
+import { vcpPlanRef } from "../../../src/chain/plan.js";
 import type { BundleCode } from "../../../src/sandbox-host/types.js";
 import type { ChainTask } from "../../../src/pool/index.js";
 
@@ -80,7 +81,7 @@ export function request(context: Record<string, unknown> = { user: "u1" }): Chai
 }
 
 export function task(hooks: readonly ResolvedHook[], revision = 1, context?: Record<string, unknown>): ChainTask {
-  return { plan: { type: "pre_inject", revision, hooks }, request: request(context) };
+  return { plan: { profile: vcpPlanRef("pre_inject"), revision, hooks }, request: request(context) };
 }
 
 /** Resolve once `predicate` holds, polling; a wait, never an assertion about time. */

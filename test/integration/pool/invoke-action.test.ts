@@ -5,7 +5,7 @@
 // list crosses to the host once per hook.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Sandbox } from "../../../src/pool/index.js";
-import type { InvokeRequest } from "../../../src/chain/types.js";
+import type { InvokeRequest } from "../../../src/model/chain.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import { KILLER_CODE, SPIN_CODE, bundle, hook, startSandbox } from "./helpers.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { cascadeDisableTargets, countFailures, isCascade } from "../../../src/chain/cascade.js";
 import { chainTimeBoundMs } from "../../../src/chain/deadline.js";
-import type { HookExecution } from "../../../src/chain/types.js";
+import type { HookExecution } from "../../../src/model/chain.js";
 import type { Outcome } from "../../../src/model/result.js";
 
 function ran(hook: string, outcome: Outcome, trust: HookExecution["trust"] = "deployment", scope: HookExecution["scope"] = "deployment"): HookExecution {

@@ -3,8 +3,8 @@
 import { describe, expect, test } from "vitest";
 import { emptyChainResult, failureEventOf, hookExecution } from "../../../src/chain/contract.js";
 import { runChain } from "../../../src/chain/execute.js";
-import { compileChainPlan } from "../../../src/chain/plan.js";
-import type { ChainRequest } from "../../../src/chain/types.js";
+import { compileChainPlan, vcpPlanRef } from "../../../src/chain/plan.js";
+import type { ChainRequest } from "../../../src/model/chain.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import type { LifecycleEvent } from "../../../src/observe/events.js";
 import { crashedChainValue } from "../../../src/pool/crash.js";
@@ -39,7 +39,7 @@ describe("chain contract", () => {
   test.each([false, true])("a crashed hook (fail_closed %s): the crash path and the executor agree", async (failClosed) => {
     const h = hook({ fail_closed: failClosed });
     const executor = await executorView(h);
-    const crash = crashedChainValue({ type: "pre_inject" }, request, h, 0, "sandbox crashed");
+    const crash = crashedChainValue({ profile: vcpPlanRef("pre_inject") }, request, h, 0, "sandbox crashed");
     expect(Object.keys(crash.result.hook_results[0]!).sort()).toEqual(Object.keys(executor.result.hook_results[0]!).sort());
     expect(crash.result.hook_results[0]).toMatchObject({ bundle_digest: "sha256:abc", outcome: "crashed", status: failClosed ? "abort" : "continue" });
     // The hook's own events; the crash path judges no cascade (the earlier hooks' results died with the worker).

@@ -6,7 +6,7 @@ import { describe, expect, test } from "vitest";
 import { medianMs } from "../../support/median-ms.js";
 import { redactHead, redactString } from "../../../src/audit/redact-string.js";
 import { buildDecision, changedPaths, DECISION_LIMITS, type DecisionFacts } from "../../../src/chain/decision.js";
-import type { ChainResult, HookExecution } from "../../../src/chain/types.js";
+import type { ChainResult, HookExecution } from "../../../src/model/chain.js";
 import { canonicalJson } from "../../../src/integrity/canonical.js";
 import { getProfile } from "../../../src/profiles/index.js";
 

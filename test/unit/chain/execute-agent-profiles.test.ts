@@ -3,7 +3,7 @@
 import { describe, expect, test } from "vitest";
 import { answerWithout, runChain } from "../../../src/chain/execute.js";
 import { compilePlan, executionModeOf, orderProfileHooks, type ProfilePlanRef } from "../../../src/chain/plan.js";
-import type { ActionInvoker, ChainRequest, InvokeOutcome, InvokeRequest } from "../../../src/chain/types.js";
+import type { ActionInvoker, ChainRequest, InvokeOutcome, InvokeRequest } from "../../../src/model/chain.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import echoProfile from "../../support/echo-profile.js";
 import { compileGlob } from "../../../src/profiles/common/glob.js";

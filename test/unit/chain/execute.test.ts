@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { runChain, type ChainDeps } from "../../../src/chain/execute.js";
 import { compileChainPlan } from "../../../src/chain/plan.js";
-import type { ActionInvoker, ChainRequest, InvokeOutcome, InvokeRequest } from "../../../src/chain/types.js";
+import type { ActionInvoker, ChainRequest, InvokeOutcome, InvokeRequest } from "../../../src/model/chain.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import type { HookType } from "../../../src/model/hook-type.js";
 import type { LifecycleEvent } from "../../../src/observe/events.js";

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "vitest";
 import { presentEmpty, runChain } from "../../../src/chain/execute.js";
 import { compilePlan, orderProfileHooks } from "../../../src/chain/plan.js";
-import type { ActionInvoker, ChainResult, InvokeOutcome } from "../../../src/chain/types.js";
+import type { ActionInvoker, ChainResult, InvokeOutcome } from "../../../src/model/chain.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import { findProfile } from "../../../src/profiles/index.js";
 import type { EventProfile, NativeObject } from "../../../src/profiles/types.js";

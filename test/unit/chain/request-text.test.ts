@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { chainRequestText } from "../../../src/chain/request-text.js";
-import type { ChainRequest } from "../../../src/chain/types.js";
+import type { ChainRequest } from "../../../src/model/chain.js";
 import { assertInputBounds, CHAIN_INPUT_ENVELOPES } from "../../../src/model/json-bounds.js";
 
 const bounds = { maxDepth: 64, maxBytes: 1 << 20 };

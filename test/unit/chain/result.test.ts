@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { parseGuestJson, parseHookResult } from "../../../src/chain/result.js";
+import { parseGuestJson, parseHookResult } from "../../../src/model/result-json.js";
 import { HookResultSchema } from "../../../src/model/result.js";
 
 describe("parseHookResult", () => {

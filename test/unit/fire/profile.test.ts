@@ -41,7 +41,7 @@ type ProfileStore = ReturnType<typeof profileStore>;
 /** A deployment hook of the echo profile's `Check` event (the registry's own compile rules apply). */
 function checkHook(name: string, extra: Partial<ProfileHookDefinition> = {}): ProfileHookDefinition {
   return {
-    name, type: "pre_inject", event: "Check", priority: 50, timeout_ms: 1000, action: { bundle: "held", export: name, digest: DIGEST },
+    name, event: "Check", priority: 50, timeout_ms: 1000, action: { bundle: "held", export: name, digest: DIGEST },
     condition: null, enabled: true, metadata: {}, fail_closed: false, trust: "deployment", ...extra,
   } as ProfileHookDefinition;
 }
@@ -61,7 +61,7 @@ function firer(options: { ttlS?: number; cap?: number; store?: ProfileStore } = 
         await new Promise<void>((resolve) => held.push(resolve));
         return {
           result: {
-            chain_id: task.request.chainId, type: "pre_inject", status: "completed", reason: null, aborted_by: null, context: {}, constitution: {},
+            chain_id: task.request.chainId, status: "completed", reason: null, aborted_by: null, context: {}, constitution: {},
             cascade_failure: false, hook_results: [], duration_ms: 0, profile: { profile: "echo", event: "Check", mode: "sequential", native: {}, exit_code: 0 },
           },
         };
@@ -227,7 +227,9 @@ describe("events newer than the profile (claude-code: an event Claude Code added
     const out = await f.fire("claude-code", "PostToolBatchSummary", { input: { session_id: "s1", hook_event_name: "PostToolBatchSummary", whatever: [1] }, principal: alice });
     expect(out).toMatchObject({ native: {}, exit_code: 0, unknown_event: true, result: { profile: "claude-code", event: "PostToolBatchSummary", status: "completed", hook_results: [] } });
     expect(dispatched()).toBe(0);
-    expect(records).toEqual([{ chainId: out.result.chain_id, profile: "claude-code", event: "PostToolBatchSummary", owner: "alice", session: "s1", inputHash: "h".repeat(64), exitCode: 0 }]);
+    // Its one decision record, on the answer and the audit record: an allow no hook made, and why.
+    expect(out.decision).toMatchObject({ chain_id: out.result.chain_id, outcome: "allow", decided_by: null, reason: "unknown event, observe-only", subject: { kind: "event" }, hooks: [] });
+    expect(records).toEqual([{ chainId: out.result.chain_id, profile: "claude-code", event: "PostToolBatchSummary", owner: "alice", session: "s1", inputHash: "h".repeat(64), exitCode: 0, decision: out.decision }]);
     const counted = await metrics.registry.getSingleMetric("vcp_profile_unknown_events_total")!.get();
     expect(counted.values).toEqual([{ labels: { profile: "claude-code" }, value: 1 }]);
   });

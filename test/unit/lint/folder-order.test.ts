@@ -51,9 +51,13 @@ describe("folder order (eslint.config.js FOLDER_ORDER)", () => {
     expect(await folderOrder("src/store/x.ts", 'export { createApprovals } from "../pipeline/approvals.js";\n')).toEqual([]);
   });
 
-  test("an exception is by file: a listed profile descriptor may read chain/, any other profile file may not", async () => {
-    expect(await folderOrder("src/profiles/vcp/chain.ts", 'export type { ChainRequest } from "../../chain/types.js";\n')).toEqual([]);
-    expect(await folderOrder("src/profiles/amplifier/x.ts", 'export type { ChainRequest } from "../../chain/types.js";\n')).toEqual([expect.stringMatching(/^profiles may not import chain/)]);
+  test("no profile file reads chain/, the VCP descriptor included: the chain's record types are in model/", async () => {
+    for (const file of ["src/profiles/vcp/chain.ts", "src/profiles/types.ts", "src/profiles/common/condition-fields.ts", "src/profiles/amplifier/x.ts"]) {
+      const up = file.split("/").length - 2;
+      const chain = `${"../".repeat(up)}chain/plan.js`;
+      expect(await folderOrder(file, `export type { ChainPlan } from "${chain}";\n`)).toEqual([expect.stringMatching(/^profiles may not import chain/)]);
+    }
+    expect(await folderOrder("src/profiles/vcp/chain.ts", 'export type { ChainRequest } from "../../model/chain.js";\n')).toEqual([]);
   });
 
   test("a folder missing from the table must be placed before it is imported", async () => {

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "vitest";
 import { createEventBus } from "../../../src/observe/event-bus.js";
 import { silentLogger } from "../../../src/observe/events.js";
-import type { ChainResult } from "../../../src/chain/types.js";
+import type { ChainResult } from "../../../src/model/chain.js";
 
 const clock = { now: () => 0, wallNow: () => Date.parse("2026-01-02T03:04:05Z") };
 const registered = { event: "hook.registered", payload: { hook: "h", profile: "vcp", event: "pre_inject", type: "pre_inject", scope: "deployment", bundle: "b", priority: 50, principal: "p" } } as const;

@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import { createMetrics, type MetricsSnapshot } from "../../../src/observe/metrics.js";
-import type { ChainResult } from "../../../src/chain/types.js";
+import type { ChainResult } from "../../../src/model/chain.js";
 
 const snapshot = (over: Partial<MetricsSnapshot> = {}): MetricsSnapshot => ({
   restarts: 0, queued: 0, inFlight: 0, auditLagMs: 0, auditPending: 0, auditWritten: 0, quarantined: 0, slowBundles: 0,

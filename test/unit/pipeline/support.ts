@@ -2,7 +2,7 @@
  * Test support for the pipeline: a fake `fire`, hook and result builders, and a manual timer
  * source whose clock moves only when a test says so.
  */
-import type { ChainResult, HookExecution } from "../../../src/chain/types.js";
+import type { ChainResult, HookExecution } from "../../../src/model/chain.js";
 import type { Constitution } from "../../../src/model/constitution.js";
 import type { HookType, Scope } from "../../../src/model/hook-type.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";

@@ -1,9 +1,10 @@
 // Builders for the process-free tests of the supervisor's parts: hooks, and chains as the supervisor holds them.
-import type { ChainRequest } from "../../../src/chain/types.js";
+import type { ChainRequest } from "../../../src/model/chain.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import type { ChainTaskResult } from "../../../src/pool/api.js";
 import type { PendingChain } from "../../../src/pool/chain-queue.js";
 import { PlanCache } from "../../../src/pool/plan-cache.js";
+import { vcpPlanRef } from "../../../src/chain/plan.js";
 
 let seq = 1;
 /** A resolved hook; without a digest it names a bundle with no loaded revision (`b-<name>`). */
@@ -42,7 +43,7 @@ export function pendingChain(digests: string[], answers: (ChainTaskResult | Erro
   }
   const id = nextId++;
   const request = { chainId: `c${id}`, context: {}, constitution: { id: "c", version: "1", rules: [] }, event: {}, session: { id: "s" } } as unknown as ChainRequest;
-  const task = { plan: { type: "pre_inject" as const, revision: 1, hooks }, request };
+  const task = { plan: { profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, request };
   const plan = plans.lookup(task.plan, () => true, 1).entry;
   return {
     id, chainId: `c${id}`, task, plan, hooks: plan.hooks, digests: plan.digests, accounts,

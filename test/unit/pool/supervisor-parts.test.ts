@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { CrashAttribution, HookIdentity } from "../../../src/pool/crash.js";
 import { PlanCache } from "../../../src/pool/plan-cache.js";
+import { vcpPlanRef } from "../../../src/chain/plan.js";
 import { hook } from "./fixtures.js";
 import { planRecovery, type InFlightChain } from "../../../src/pool/recovery.js";
 import type { SlotRecord } from "../../../src/pool/slots.js";
@@ -16,11 +17,11 @@ describe("PlanCache: a hook list crosses to the host once per plan", () => {
   test("the same list keeps its key; a new list (or one changed in place) gets a new one", () => {
     const cache = new PlanCache();
     const hooks = [hook("x", "sha256:a"), hook("y", "sha256:b")];
-    const first = cache.lookup({ type: "pre_inject", revision: 1, hooks }, isLoaded, 1).entry;
-    expect(cache.lookup({ type: "pre_inject", revision: 1, hooks }, isLoaded, 1).entry.key).toBe(first.key);
-    expect(cache.lookup({ type: "pre_inject", revision: 1, hooks: hooks.slice() }, isLoaded, 1).entry.key).not.toBe(first.key);
+    const first = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded, 1).entry;
+    expect(cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded, 1).entry.key).toBe(first.key);
+    expect(cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: hooks.slice() }, isLoaded, 1).entry.key).not.toBe(first.key);
     hooks[1] = hook("z", "sha256:b");
-    const changed = cache.lookup({ type: "pre_inject", revision: 1, hooks }, isLoaded, 1).entry;
+    const changed = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded, 1).entry;
     expect(changed.key).not.toBe(first.key);
     expect(changed.hooks.map((h) => h.name)).toEqual(["x", "z"]);
   });
@@ -28,7 +29,7 @@ describe("PlanCache: a hook list crosses to the host once per plan", () => {
   test("admission figures are computed once: enabled hooks, distinct digests, the timeout sum", () => {
     const cache = new PlanCache();
     const hooks = [hook("x", "sha256:a", { timeout_ms: 300 }), hook("y", "sha256:a", { timeout_ms: 200 }), hook("off", "sha256:b", { enabled: false })];
-    const { entry } = cache.lookup({ type: "pre_inject", revision: 1, hooks }, isLoaded, 1);
+    const { entry } = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded, 1);
     expect(entry.enabled.map((h) => h.name)).toEqual(["x", "y"]);
     expect(entry.digests).toEqual(["sha256:a"]);
     expect(entry.timeoutSum).toBe(500);
@@ -37,24 +38,24 @@ describe("PlanCache: a hook list crosses to the host once per plan", () => {
   test("an enabled hook of an unloaded revision, or without a revision, is UNKNOWN_BUNDLE on every chain; a disabled one is not", () => {
     const cache = new PlanCache();
     const hooks = [hook("x", "sha256:a"), hook("gone", "sha256:zzz", { enabled: false })];
-    expect(() => cache.lookup({ type: "pre_inject", revision: 1, hooks }, isLoaded, 1)).not.toThrow();
-    expect(() => cache.lookup({ type: "pre_inject", revision: 1, hooks }, () => false, 1)).toThrow(expect.objectContaining({ code: "UNKNOWN_BUNDLE", details: { hook: "x", bundle: "b-sha256:a", digest: "sha256:a" } }));
-    expect(() => cache.lookup({ type: "pre_inject", revision: 1, hooks: [hook("nodigest", undefined)] }, isLoaded, 1)).toThrow(/nodigest refers to bundle b-nodigest \(no revision\)/);
+    expect(() => cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded, 1)).not.toThrow();
+    expect(() => cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, () => false, 1)).toThrow(expect.objectContaining({ code: "UNKNOWN_BUNDLE", details: { hook: "x", bundle: "b-sha256:a", digest: "sha256:a" } }));
+    expect(() => cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: [hook("nodigest", undefined)] }, isLoaded, 1)).toThrow(/nodigest refers to bundle b-nodigest \(no revision\)/);
   });
 
   test("past its capacity the least recently used entry is forgotten, and the host is told only of keys it holds", () => {
     const cache = new PlanCache(2);
     const lists = [0, 1, 2].map((i) => [hook(`h${i}`, "sha256:a")]);
-    const a = cache.lookup({ type: "pre_inject", revision: 1, hooks: lists[0]! }, isLoaded, 7).entry;
+    const a = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: lists[0]! }, isLoaded, 7).entry;
     a.sentTo = 7;
-    const b = cache.lookup({ type: "pre_inject", revision: 1, hooks: lists[1]! }, isLoaded, 7).entry;
+    const b = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: lists[1]! }, isLoaded, 7).entry;
     b.sentTo = 6; // held by a dead generation
-    cache.lookup({ type: "pre_inject", revision: 1, hooks: lists[0]! }, isLoaded, 7); // a is now most recent
-    const third = cache.lookup({ type: "pre_inject", revision: 1, hooks: lists[2]! }, isLoaded, 7);
+    cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: lists[0]! }, isLoaded, 7); // a is now most recent
+    const third = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: lists[2]! }, isLoaded, 7);
     expect(third.evicted).toEqual([]); // b was evicted, but generation 7 never held it
     expect(cache.size).toBe(2);
     expect(b.sentTo).toBe(0);
-    const fourth = cache.lookup({ type: "pre_inject", revision: 1, hooks: [hook("h3", "sha256:a")] }, isLoaded, 7);
+    const fourth = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: [hook("h3", "sha256:a")] }, isLoaded, 7);
     expect(fourth.evicted).toEqual([a.key]);
     expect(a.sentTo).toBe(0); // sent again if its list comes back
   });

@@ -22,7 +22,7 @@ function vcpRevision(version: string, d: string, offered: string[] = ["strip-pii
 }
 
 function profileHook(name: string, d: string, extra: Partial<ProfileHookDefinition> = {}): ProfileHookDefinition {
-  return { name, type: "pre_inject", event: "BeforeTool", priority: 50, timeout_ms: 1000, action: { bundle: "no-rm", export: name, digest: d }, condition: null, enabled: true, metadata: {}, fail_closed: false, trust: "deployment", ...extra } as ProfileHookDefinition;
+  return { name, event: "BeforeTool", priority: 50, timeout_ms: 1000, action: { bundle: "no-rm", export: name, digest: d }, condition: null, enabled: true, metadata: {}, fail_closed: false, trust: "deployment", ...extra } as ProfileHookDefinition;
 }
 const profileRevision = (d: string, hooks: ProfileHookDefinition[]): BundleRevision => ({ version: "1.0.0", digest: d, deployment: [], session: [], profile: { id: "gemini-cli", hooks } });
 const gemini = resolveEnabledProfiles({ "gemini-cli": {} }).get("gemini-cli")!;

@@ -1,5 +1,5 @@
 import { afterEach, vi } from "vitest";
-import type { InvokeOutcome, InvokeRequest } from "../../../src/chain/types.js";
+import type { InvokeOutcome, InvokeRequest } from "../../../src/model/chain.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
 import type { TrustLevel } from "../../../src/model/hook-type.js";
 import { createIsolateHost, DEFAULT_SANDBOX_LIMITS } from "../../../src/sandbox-host/isolate-host.js";

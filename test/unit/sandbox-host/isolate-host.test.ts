@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { VcpError } from "../../../src/errors.js";
-import type { InvokeOutcome } from "../../../src/chain/types.js";
+import type { InvokeOutcome } from "../../../src/model/chain.js";
 import { CROSSING_PIECE_CHARS, joinPieces } from "../../../src/sandbox-host/isolate-host.js";
 import { bundle, request, useHosts } from "./helpers.js";
 

@@ -1,6 +1,6 @@
-import { compileFromZod, describeSchemaError } from "../model/json-schema.js";
-import { HookResultSchema, type HookResult } from "../model/result.js";
-import { DEFAULT_JSON_DEPTH, RESULT_ENVELOPE_DEPTH, jsonTextExceeds } from "../model/json-bounds.js";
+import { compileFromZod, describeSchemaError } from "./json-schema.js";
+import { HookResultSchema, type HookResult } from "./result.js";
+import { DEFAULT_JSON_DEPTH, RESULT_ENVELOPE_DEPTH, jsonTextExceeds } from "./json-bounds.js";
 
 /**
  * HookResult (spec §4.3) as ajv checks it on the hot path: the JSON Schema of the zod

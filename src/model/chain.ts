@@ -1,12 +1,19 @@
-import type { Constitution } from "../model/constitution.js";
-import type { HookType, Scope, TrustLevel } from "../model/hook-type.js";
-import type { ResolvedHook } from "../model/hook.js";
-import type { SessionInfo, VcpContext } from "../model/input.js";
-import type { Outcome, ResultStatus } from "../model/result.js";
-import type { HookEvent } from "../model/events.js";
+/**
+ * The chain's record types (DESIGN §2, §6.2): the plan the executor runs, the request and result of
+ * one chain, one hook's execution record, and the calls into the sandbox. Shared record types, here at
+ * the bottom, because the executor (chain/), the profile descriptors that read and build them
+ * (profiles/), the sandbox pool and the fire paths all carry them.
+ */
+import type { Constitution } from "./constitution.js";
+import type { HookType, Scope, TrustLevel } from "./hook-type.js";
+import type { ResolvedHook } from "./hook.js";
+import type { SessionInfo, VcpContext } from "./input.js";
+import type { Outcome, ResultStatus } from "./result.js";
+import type { HookEvent } from "./events.js";
 import type { CompiledPredicate } from "./predicate.js";
 import type { DecisionRecord } from "./decision.js";
-import type { CompiledMatcher, ExitCode, NativeObject, Verdict } from "../profiles/types.js";
+import type { CompiledMatcher, ExitCode, NativeObject } from "./native.js";
+import type { Verdict } from "./result.js";
 
 /**
  * A hook as the executor runs it: the registry's frozen definition plus its condition and matcher,
@@ -201,9 +208,15 @@ export interface ProfileChainAnswer {
   timeout_violations?: number;
 }
 
+/**
+ * One chain's result. A VCP chain's is the spec's ChainResult (§4.3): `type` is its hook type. An
+ * event-profile chain's carries no VCP hook type: `profile` names its profile and event and holds the
+ * native answer (absent only while the fire path folds a sandbox crash into one).
+ */
 export interface ChainResult {
   chain_id: string;
-  type: HookType;
+  /** VCP chains only: the hook type (spec §4.3). Absent on an event-profile chain's result. */
+  type?: HookType;
   status: "completed" | "aborted";
   reason: string | null;
   aborted_by: string | null;
