@@ -29,18 +29,31 @@ export function guardTerminal(input: PreToolUseInput): PreToolUseOutput {
   };
 }
 
-/** The file paths a VS Code edit tool names (`filePath`, `files`). */
-function pathsOf(toolInput: Record<string, unknown>): string[] {
+/** An apply_patch text's file headers (`*** Add File: p`, `*** Update File: p`, `*** Delete File: p`, `*** Move to: p`). */
+const PATCH_FILE = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/gm;
+
+/**
+ * The file paths a VS Code edit tool names: `filePath` (create_file, replace_string_in_file,
+ * insert_edit_into_file), `files` (editFiles), each `replacements[].filePath`
+ * (multi_replace_string_in_file) and the file headers of apply_patch's `input`.
+ */
+function pathsOf(toolName: string, toolInput: Record<string, unknown>): string[] {
   const out: string[] = [];
   for (const key of ["filePath", "file_path", "path"]) if (typeof toolInput[key] === "string") out.push(toolInput[key]);
   const files = toolInput["files"];
   if (Array.isArray(files)) for (const f of files) if (typeof f === "string") out.push(f);
+  const replacements = toolInput["replacements"];
+  if (Array.isArray(replacements)) {
+    for (const r of replacements) if (typeof r === "object" && r !== null && typeof (r as { filePath?: unknown }).filePath === "string") out.push((r as { filePath: string }).filePath);
+  }
+  const patch = toolInput["input"];
+  if (toolName === "apply_patch" && typeof patch === "string") for (const m of patch.matchAll(PATCH_FILE)) out.push(m[1]!.trim());
   return out;
 }
 
 /** PreToolUse on the edit tools: every file must stay inside the workspace. */
 export function guardEdit(input: PreToolUseInput): PreToolUseOutput {
-  const outside = pathsOf(input.tool_input).filter((p) => !isInsideProject(p, input.cwd));
+  const outside = pathsOf(input.tool_name, input.tool_input).filter((p) => !isInsideProject(p, input.cwd));
   if (outside.length > 0) return deny(`blocked: ${input.tool_name} outside the project: ${outside.join(" ")}`);
   return {};
 }
