@@ -460,8 +460,15 @@ export function createApprovals(deps: ApprovalDeps) {
       if (shared === undefined || closed) return;
       // A sweep every `everyMs` through a Redis outage: one warning, one a minute, one line when it is back.
       const outage = createOutageLog({ logger: deps.logger ?? silentLogger, clock: deps.clock, failing: "approval sweep could not reach the shared store; it retries on its own", recovered: "approval sweep reached the shared store again" });
+      // One sweep at a time: a tick that finds the last sweep still running (a slow store, a command
+      // waiting out its timeout) skips, so sweeps never pile up or expire one approval twice at once.
+      let sweeping = false;
       sweeper = setInterval(() => {
-        sweep(shared.due).then(() => outage.succeeded(), (err: unknown) => outage.failed(err));
+        if (sweeping) return;
+        sweeping = true;
+        sweep(shared.due)
+          .then(() => outage.succeeded(), (err: unknown) => outage.failed(err))
+          .finally(() => { sweeping = false; });
       }, shared.everyMs);
       sweeper.unref?.();
     })();

@@ -133,4 +133,30 @@ describe("approvals coordinator", () => {
       vi.useRealTimers();
     }
   });
+  test("a slow shared store: one sweep at a time, a tick that finds one running skips", async () => {
+    vi.useFakeTimers();
+    try {
+      let running = 0;
+      let most = 0;
+      let calls = 0;
+      // Each sweep takes 1.8 s (a store waiting out its command timeout), the period is 500 ms.
+      const due = async (): Promise<never[]> => {
+        calls++;
+        most = Math.max(most, ++running);
+        await new Promise((r) => setTimeout(r, 1_800));
+        running--;
+        return [];
+      };
+      const store = { ...createLocalApprovalStore(), holder: "deployment" as const, sweep: { everyMs: 500, due } };
+      const approvals = createApprovals({ store, clock: { now: () => Date.now(), wallNow: () => Date.now() }, audit: () => undefined });
+      await approvals.start();
+      await vi.advanceTimersByTimeAsync(10_000); // 20 ticks
+      expect(most).toBe(1);
+      expect(calls).toBeGreaterThanOrEqual(4);
+      expect(calls).toBeLessThanOrEqual(6);
+      await approvals.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
