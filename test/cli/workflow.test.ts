@@ -260,7 +260,7 @@ describe("refusals: specific message, exit 1 (2 for usage), nothing changed", ()
       expect(run.code, args.join(" ")).toBe(2);
       expect(run.stderr, args.join(" ")).toMatch(message);
     }
-  });
+  }, 120_000); // 11 CLI processes one after another: 7 s idle, over 20 s on a busy 2-core CI machine
 
   test("every command has --help (exit 0), and the overall help lists them", async () => {
     const overall = await cli(["--help"]);
@@ -271,7 +271,7 @@ describe("refusals: specific message, exit 1 (2 for usage), nothing changed", ()
       expect(help.code, name).toBe(0);
       expect(help.stdout, name).toContain(`usage: vcp-hooks ${name}`);
     }
-  });
+  }, 120_000); // 11 CLI processes one after another, as above
 
   test("audit verify delegates to verifyAuditLog, or says it is not available", async () => {
     const d = scratchDir(dirs);
