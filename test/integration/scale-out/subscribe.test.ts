@@ -45,11 +45,18 @@ describe("store pub/sub", () => {
     connection.onReady(() => resyncs++);
     await expect.poll(() => resyncs, { timeout: 20_000 }).toBeGreaterThanOrEqual(1); // told at once: the command client is up
     const before = resyncs;
+    // What a resync is for: a listener told "ready" after the cut publishes at once, and is heard. (The
+    // subscriber's first resubscription may still tell the listeners late, after the cut, while it is
+    // down: that publish is lost, and the one after its real resubscription must arrive.)
+    const publisher = await open();
+    let cut = false;
+    connection.onReady(() => {
+      if (cut) void publisher.publish("test", "cut", "after");
+    });
     // Cut only the subscriber's connection (the command client stays up and never reconnects).
     await connection.redis.call("CLIENT", "KILL", "TYPE", "pubsub");
+    cut = true;
     await expect.poll(() => resyncs, { timeout: 20_000 }).toBeGreaterThan(before);
-    const publisher = await open();
-    await publisher.publish("test", "cut", "after");
-    await expect.poll(() => heard, { timeout: 20_000 }).toEqual(["after"]);
+    await expect.poll(() => heard, { timeout: 20_000 }).toContain("after");
   }, 60_000);
 });
