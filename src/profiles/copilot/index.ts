@@ -38,6 +38,7 @@ import { z } from "zod";
 import { VcpError } from "../../errors.js";
 import { MATCH_ALL, agentSettingsSchema, answerFieldsOf, compileSearch, decodeNative, fieldMatcher, isObject, matchesEverything, parseJsonObject, validateNative } from "../common/native.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
+import { readCommandResult } from "../common/command-result.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
 
@@ -251,16 +252,18 @@ function verdictOf(output: NativeObject, event: string): Verdict {
  * // { message: "no", behavior: "deny" }
  * ```
  */
-export function parseCommandResult(result: CommandResult, _hook: string, event: string): ParsedCommand {
-  if (result.timedOut === true || result.signal || result.exitCode === null) {
-    return { output: {}, failure: result.timedOut === true ? "timed out" : result.signal ? `killed by ${result.signal}` : "exited without a status" };
-  }
-  const stderr = result.stderr.trim();
-  if (result.exitCode === 0) return { output: parseJsonObject(result.stdout.trim()) ?? {} };
-  if (result.exitCode === 2 && event === "permissionRequest") return { output: { ...(parseJsonObject(result.stdout.trim()) ?? {}), behavior: "deny" } };
-  if (result.exitCode === 2 && event === "preToolUse") return { output: { permissionDecision: "deny", permissionDecisionReason: stderr || "hook exited with code 2" } };
-  if (result.exitCode === 2 && event === "postToolUseFailure") return { output: stderr === "" ? {} : { additionalContext: stderr } };
-  return { output: {}, failure: stderr === "" ? `exit code ${result.exitCode}` : `exit code ${result.exitCode}: ${stderr}` };
+export function parseCommandResult(result: CommandResult, hook: string, event: string): ParsedCommand {
+  return readCommandResult(result, {
+    failed: (why) => failureOutput(hook, why, false, event),
+    exitCode(code, stderr, stdout) {
+      if (code !== 2) return undefined;
+      if (event === "permissionRequest") return { output: { ...(parseJsonObject(stdout) ?? {}), behavior: "deny" } };
+      // The real CLI's own words when stderr is empty ("Denied by preToolUse hook: hook exited with code 2").
+      if (event === "preToolUse") return { output: { permissionDecision: "deny", permissionDecisionReason: stderr || "hook exited with code 2" } };
+      if (event === "postToolUseFailure") return { output: stderr === "" ? {} : { additionalContext: stderr } };
+      return undefined;
+    },
+  });
 }
 
 export const copilotProfile: EventProfile = {

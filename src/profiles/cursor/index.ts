@@ -40,6 +40,7 @@ import {
   namesOrPattern,
 } from "../common/native.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
+import { EXIT_2_WITHOUT_REASON, readCommandResult } from "../common/command-result.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
 
@@ -237,14 +238,12 @@ function verdictOf(output: NativeObject, event: string): Verdict {
  * // { permission: "deny", user_message: "no", agent_message: "no" }
  * ```
  */
-export function parseCommandResult(result: CommandResult, _hook: string, event: string): ParsedCommand {
-  if (result.timedOut === true || result.signal || result.exitCode === null) {
-    return { output: {}, failure: result.timedOut === true ? "timed out" : result.signal ? `killed by ${result.signal}` : "exited without a status" };
-  }
-  const stderr = result.stderr.trim();
-  if (result.exitCode === 0) return { output: parseJsonObject(result.stdout.trim()) ?? {} };
-  if (result.exitCode === 2 && isCursorEvent(event) && TABLE[event].spec.can_block) return { output: blockingAnswer(stderr || "Hook exited with code 2", event) };
-  return { output: {}, failure: stderr === "" ? `exit code ${result.exitCode}` : `exit code ${result.exitCode}: ${stderr}` };
+export function parseCommandResult(result: CommandResult, hook: string, event: string): ParsedCommand {
+  return readCommandResult(result, {
+    failed: (why) => failureOutput(hook, why, false, event),
+    exitCode: (code, stderr) =>
+      code === 2 && isCursorEvent(event) && TABLE[event].spec.can_block ? { output: blockingAnswer(stderr || EXIT_2_WITHOUT_REASON, event) } : undefined,
+  });
 }
 
 export const cursorProfile: EventProfile = {

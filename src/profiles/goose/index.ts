@@ -24,6 +24,7 @@ import { z } from "zod";
 import { VcpError } from "../../errors.js";
 import { MATCH_ALL, agentSettingsSchema, answerFieldsOf, compileSearch, decodeNative, fieldMatcher, matchedField, parseJsonObject, validateNative } from "../common/native.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
+import { unfinishedRun } from "../common/command-result.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
 
@@ -128,7 +129,7 @@ export function parseCommandResult(result: CommandResult, _hook: string, _event:
   const json = stdout.startsWith("{") ? parseJsonObject(stdout) : undefined;
   if (json?.["decision"] === "block") return { output: { decision: "block", ...(nonEmpty(json["reason"]) ? { reason: json["reason"] } : {}) } };
   if (result.exitCode === 0 && (stdout === "" || json?.["decision"] === "allow")) return { output: { decision: "allow" } };
-  const why = result.timedOut === true ? "timed out" : result.signal ? `killed by ${result.signal}` : `no decision (exit ${result.exitCode ?? "none"})`;
+  const why = unfinishedRun(result) ?? `no decision (exit ${result.exitCode})`;
   return { output: {}, failure: why };
 }
 

@@ -26,6 +26,7 @@ import { VcpError } from "../../errors.js";
 import { MATCH_ALL, agentSettingsSchema, answerFieldsOf, costedMatcher, decodeNative, fieldMatcher, matchedField, matchesEverything, parseJsonObject, validateNative } from "../common/native.js";
 import { chargeScan, type ScanMeter } from "../common/scan.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
+import { exitFailure, readCommandResult } from "../common/command-result.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
 
@@ -153,12 +154,16 @@ function compileMatcher(pattern: string | undefined, event: string): CompiledMat
  * parseCommandResult({ exitCode: 2, stdout: "", stderr: "rm -rf" }, "h", "PreToolUse").output; // { decision: "deny", reason: "rm -rf" }
  * ```
  */
-export function parseCommandResult(result: CommandResult, _hook: string, _event: string): ParsedCommand {
-  if (result.timedOut === true || result.signal || result.exitCode === null) return { output: {}, failure: result.timedOut === true ? "timed out" : "killed" };
-  const json = parseJsonObject(result.stdout.trim()) ?? {};
-  if (result.exitCode === 2) return { output: { ...json, decision: "deny", reason: nonEmpty(json["reason"]) ? json["reason"] : result.stderr.trim() || "Blocked by hook" } };
-  if (result.exitCode === 0) return { output: json };
-  return { output: json, failure: `exit code ${result.exitCode}${result.stderr.trim() !== "" ? `: ${result.stderr.trim()}` : ""}` };
+export function parseCommandResult(result: CommandResult, hook: string, event: string): ParsedCommand {
+  return readCommandResult(result, {
+    failed: (why) => failureOutput(hook, why, false, event),
+    // OpenHands reads stdout's JSON whatever the exit code.
+    exitCode(code, stderr, stdout) {
+      const json = parseJsonObject(stdout) ?? {};
+      if (code === 2) return { output: { ...json, decision: "deny", reason: nonEmpty(json["reason"]) ? json["reason"] : stderr || "Blocked by hook" } };
+      return { output: json, failure: exitFailure(code, stderr) };
+    },
+  });
 }
 
 export const openhandsProfile: EventProfile = {

@@ -34,12 +34,12 @@ import {
   isObject,
   matchedField,
   matchesEverything,
-  parseJsonObject,
   specificOf,
   validateNative,
   namesOrPattern,
 } from "../common/native.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
+import { EXIT_2_WITHOUT_REASON, readCommandResult } from "../common/command-result.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, OutputMisfit, ParsedCommand, Verdict } from "../types.js";
 import { toolInputProblem } from "./tool-schemas.js";
 import type { HookEventName } from "./types.js";
@@ -170,14 +170,10 @@ function verdictOf(output: NativeObject, event: string): Verdict {
  * ```
  */
 export function parseCommandResult(result: CommandResult, hook: string, event: string): ParsedCommand {
-  if (result.timedOut === true || result.signal || result.exitCode === null) {
-    const why = result.timedOut === true ? "timed out" : result.signal ? `killed by ${result.signal}` : "exited without a status";
-    return { output: failureOutput(hook, why, false, event), failure: why };
-  }
-  const stderr = result.stderr.trim();
-  if (result.exitCode === 0) return { output: parseJsonObject(result.stdout.trim()) ?? {} };
-  if (result.exitCode === 2 && isVscodeEvent(event)) return { output: blockingAnswer(stderr || "Hook exited with code 2", event) };
-  return { output: {}, failure: stderr === "" ? `exit code ${result.exitCode}` : `exit code ${result.exitCode}: ${stderr}` };
+  return readCommandResult(result, {
+    failed: (why) => failureOutput(hook, why, false, event),
+    exitCode: (code, stderr) => (code === 2 && isVscodeEvent(event) ? { output: blockingAnswer(stderr || EXIT_2_WITHOUT_REASON, event) } : undefined),
+  });
 }
 
 /**
