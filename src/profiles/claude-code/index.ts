@@ -19,15 +19,15 @@ import { VcpError } from "../../errors.js";
 import {
   MATCH_ALL,
   compileSearch,
-  decodeNative,
   isObject,
   matchesEverything,
   sessionIdFrom,
   specificOf,
   answerFieldsOf,
-  validateNative,
   agentSettingsSchema,
   namesOrPattern,
+  nativeSchemas,
+  presentJson,
 } from "../common/native.js";
 import type { CommandResult, CompiledMatcher, EventProfile, ParsedCommand, NativeObject, Verdict } from "../types.js";
 import { CLAUDE_EVENTS, EVENT_SPECS, EVENT_TABLE, isClaudeEvent } from "./events.js";
@@ -211,15 +211,14 @@ export const claudeCodeProfile: EventProfile = {
     return reasonAt(output, REASON_FIELDS);
   },
 
-  validateInput: (input, event) => validateNative(input, isClaudeEvent(event) ? EVENT_TABLE[event].input : undefined, () => unknownEvent(event)),
-  inputSchema: (event) => (isClaudeEvent(event) ? EVENT_TABLE[event].input : undefined),
+  ...nativeSchemas({
+    inputOf: (e) => (isClaudeEvent(e) ? EVENT_TABLE[e].input : undefined),
+    outputOf: (e) => (isClaudeEvent(e) ? EVENT_TABLE[e].output : undefined),
+    unknownEvent,
+    plainText: plainTextOutput,
+  }),
 
   compileMatcher,
-
-  decode: (raw, event) =>
-    isClaudeEvent(event)
-      ? decodeNative(raw, EVENT_TABLE[event].output, (text) => plainTextOutput(text, event))
-      : { ok: false, error: unknownEvent(event) },
 
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
 
@@ -241,7 +240,7 @@ export const claudeCodeProfile: EventProfile = {
 
   // JSON on stdout with exit 0 is how Claude Code reads every decision; the same object is a valid
   // http-hook 200 body.
-  present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+  present: presentJson,
 
   // The http hook reads the JSON (deny / block); a command hook's exit 2 blocks with stderr as the reason.
   refusalAnswer: (reason, event) => ({ native: reduceClaude([blockingAnswer(reason, event)], event), exit_code: 2, stderr: reason }),

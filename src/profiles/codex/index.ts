@@ -21,13 +21,13 @@ import {
   MATCH_ALL,
   agentSettingsSchema,
   answerFieldsOf,
-  decodeNative,
   isObject,
   matchesEverything,
   sessionIdFrom,
   specificOf,
-  validateNative,
   namesOrPattern,
+  nativeSchemas,
+  presentJson,
 } from "../common/native.js";
 import { chargeScan, type ScanMeter } from "../common/scan.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
@@ -154,13 +154,10 @@ export const codexProfile: EventProfile = {
     return reasonAt(output, ["hookSpecificOutput.permissionDecisionReason", "reason", "stopReason", "systemMessage"]);
   },
 
-  validateInput: (input, event) => validateNative(input, isCodexEvent(event) ? EVENT_TABLE[event].input : undefined, () => unknownEvent(event)),
-  // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
-  inputSchema: (event) => (isCodexEvent(event) ? EVENT_TABLE[event].input : undefined),
+  ...nativeSchemas({ inputOf: (e) => (isCodexEvent(e) ? EVENT_TABLE[e].input : undefined), outputOf: (e) => (isCodexEvent(e) ? EVENT_TABLE[e].output : undefined), unknownEvent }),
 
   compileMatcher,
 
-  decode: (raw, event) => (isCodexEvent(event) ? decodeNative(raw, EVENT_TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),
 
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
 
@@ -177,7 +174,7 @@ export const codexProfile: EventProfile = {
   reduce: (outputs, event) => reduceCodex(outputs, event),
 
   // Codex reads JSON on stdout with exit 0; the fold already gave it only fields it accepts.
-  present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+  present: presentJson,
 
   // A command hook's exit 2 blocks with stderr as the reason; the JSON says the same.
   refusalAnswer: (reason, event) => ({

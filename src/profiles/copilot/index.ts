@@ -36,7 +36,7 @@
  */
 import { z } from "zod";
 import { VcpError } from "../../errors.js";
-import { MATCH_ALL, agentSettingsSchema, answerFieldsOf, compileSearch, decodeNative, fieldMatcher, isObject, matchesEverything, parseJsonObject, validateNative } from "../common/native.js";
+import { MATCH_ALL, agentSettingsSchema, answerFieldsOf, compileSearch, fieldMatcher, isObject, matchesEverything, parseJsonObject, nativeSchemas, presentJson, sessionIdAt } from "../common/native.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
 import { readCommandResult } from "../common/command-result.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
@@ -279,16 +279,14 @@ export const copilotProfile: EventProfile = {
   failure: { default: "open", term_grace_ms: 5_000 },
   settingsSchema: agentSettingsSchema,
   strictFixes: [],
-  sessionIdOf: (input) => (typeof input["sessionId"] === "string" && input["sessionId"] !== "" ? input["sessionId"] : undefined),
+  sessionIdOf: sessionIdAt("sessionId"),
   subjectOf(input, event) {
     if (event === "userPromptSubmitted" || event === "userPromptTransformed") return promptSubject(input["prompt"]);
     return toolSubject(input["toolName"], toolArgsOf(input["toolArgs"] ?? input["toolInput"]));
   },
   reasonOf: (output) => reasonAt(output, ["permissionDecisionReason", "message", "reason", "additionalContext"]),
-  validateInput: (input, event) => validateNative(input, isCopilotEvent(event) ? TABLE[event].input : undefined, () => unknownEvent(event)),
-  inputSchema: (event) => (isCopilotEvent(event) ? TABLE[event].input : undefined),
+  ...nativeSchemas({ inputOf: (e) => (isCopilotEvent(e) ? TABLE[e].input : undefined), outputOf: (e) => (isCopilotEvent(e) ? TABLE[e].output : undefined), unknownEvent }),
   compileMatcher,
-  decode: (raw, event) => (isCopilotEvent(event) ? decodeNative(raw, TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
   answerFields: (output) => answerFieldsOf(output, { permissionDecision: "allow", behavior: "allow", decision: "allow" }),
   verdictOf,
@@ -298,7 +296,7 @@ export const copilotProfile: EventProfile = {
       ? { ...input, toolArgs: typeof input["toolArgs"] === "string" ? JSON.stringify(output["modifiedArgs"]) : output["modifiedArgs"] }
       : input,
   reduce: (outputs, event) => reduceCopilot(outputs, event),
-  present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+  present: presentJson,
   refusalAnswer: (reason, event) => ({ native: isCopilotEvent(event) ? blockingAnswer(reason, event) : {}, exit_code: 2, stderr: reason }),
   parseCommandResult,
 };

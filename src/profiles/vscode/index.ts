@@ -30,13 +30,14 @@ import {
   agentSettingsSchema,
   answerFieldsOf,
   compileSearch,
-  decodeNative,
   isObject,
   matchedField,
   matchesEverything,
   specificOf,
-  validateNative,
   namesOrPattern,
+  nativeSchemas,
+  presentJson,
+  sessionIdAt,
 } from "../common/native.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
 import { EXIT_2_WITHOUT_REASON, readCommandResult } from "../common/command-result.js";
@@ -197,12 +198,6 @@ function checkOutput(output: NativeObject, input: NativeObject, event: string, h
   return { error, kept: { ...output, systemMessage: typeof said === "string" && said !== "" ? `${said}\n${warning}` : warning, hookSpecificOutput: specific } };
 }
 
-/** `sessionId` (VS Code) or `session_id` (the Claude spelling), when a non-empty string. */
-function sessionIdOf(input: NativeObject): string | undefined {
-  const id = input["sessionId"] ?? input["session_id"];
-  return typeof id === "string" && id !== "" ? id : undefined;
-}
-
 /**
  * VS Code's `editFiles` names its files in a `files` list (hooks reference, PreToolUse input): the
  * subject's path is the first, with how many more. Other tool inputs are returned as they are.
@@ -228,14 +223,12 @@ export const vscodeProfile: EventProfile = {
   failure: { default: "open", term_grace_ms: 5_000 },
   settingsSchema: agentSettingsSchema,
   strictFixes: [],
-  sessionIdOf,
+  // `sessionId` (VS Code) or `session_id` (the Claude spelling).
+  sessionIdOf: sessionIdAt("sessionId", "session_id"),
   subjectOf: (input, event) => (event === "UserPromptSubmit" ? promptSubject(input["prompt"]) : toolSubject(input["tool_name"], withFilesPath(input["tool_input"]))),
   reasonOf: (output) => reasonAt(output, ["hookSpecificOutput.permissionDecisionReason", "reason", "stopReason", "systemMessage"]),
-  validateInput: (input, event) => validateNative(input, isVscodeEvent(event) ? TABLE[event].input : undefined, () => unknownEvent(event)),
-  // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
-  inputSchema: (event) => (isVscodeEvent(event) ? TABLE[event].input : undefined),
+  ...nativeSchemas({ inputOf: (e) => (isVscodeEvent(e) ? TABLE[e].input : undefined), outputOf: (e) => (isVscodeEvent(e) ? TABLE[e].output : undefined), unknownEvent }),
   compileMatcher,
-  decode: (raw, event) => (isVscodeEvent(event) ? decodeNative(raw, TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
   checkOutput,
   answerFields: (output) => answerFieldsOf(output, { continue: true }),
@@ -246,7 +239,7 @@ export const vscodeProfile: EventProfile = {
   },
   // Claude Code's merge rules on the events VS Code shares with it: deny > ask > allow, last updatedInput in plan order.
   reduce: (outputs, event) => (isVscodeEvent(event) ? reduceClaude(outputs, event) : {}),
-  present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+  present: presentJson,
   refusalAnswer: (reason, event) => ({ native: isVscodeEvent(event) ? reduceClaude([blockingAnswer(reason, event)], event) : {}, exit_code: 2, stderr: reason }),
   parseCommandResult,
 };
