@@ -60,9 +60,7 @@ export function parseGeminiCommand(
   const unfinished = unfinishedRun(result);
   if (unfinished !== undefined) return { output: failed(unfinished), failure: unfinished };
   const exitCode = result.exitCode as number;
-  const failure = exitCode !== 0 && exitCode !== 2 ? `exit code ${exitCode}` : undefined;
   const text = result.stdout.trim() || result.stderr.trim();
-  if (text === "") return failure === undefined ? { output: {} } : { output: {}, failure };
-  const output = parseJsonObject(text) ?? plainText(text, exitCode, variant);
-  return failure === undefined ? { output } : { output, failure: exitFailure(exitCode, text) };
+  const output = text === "" ? {} : (parseJsonObject(text) ?? plainText(text, exitCode, variant));
+  return exitCode === 0 || exitCode === 2 ? { output } : { output, failure: exitFailure(exitCode, text) };
 }
