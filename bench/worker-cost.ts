@@ -125,7 +125,7 @@ async function workerChain(): Promise<string> {
   try {
     const rq = JSON.parse(requestText) as ChainRequest;
     const result = await runChain(plan, rq, deps);
-    return JSON.stringify({ ok: true, value: packChainValue(result, rq, packer) });
+    return JSON.stringify({ ok: true, value: packChainValue(result, rq, packer, hooks) });
   } finally {
     slot.chainCode(taskId);
   }
@@ -171,7 +171,7 @@ row("  7 × slot write (5 × I, 2 × C)", await cpuPerCall(CHAINS, () => {
   slot.chainCode(1);
 }));
 const finalResult = await runChain(plan, rq, { ...deps, emit: () => undefined });
-row("  packChainValue + reply JSON.stringify", await cpuPerCall(CHAINS * 5, () => JSON.stringify({ ok: true, value: packChainValue(finalResult, rq, packer) })));
+row("  packChainValue + reply JSON.stringify", await cpuPerCall(CHAINS * 5, () => JSON.stringify({ ok: true, value: packChainValue(finalResult, rq, packer, hooks) })));
 const proposed = { ...constitution, rules: [...constitution.rules] };
 row("  integrity check of one modified constitution (not in this chain)", await cpuPerCall(CHAINS * 5, () => deps.checkConstitution!(constitution, proposed, hooks[0]!, [])));
 row("  audit diff of hook 1's modify (only with auditDiffs)", await cpuPerCall(CHAINS, () => capAuditDiff(diffForAudit({ context: rq.context, constitution }, { context: modified, constitution }))));

@@ -180,9 +180,10 @@ function decisiveHook(result: ChainResult, outcome: DecisionOutcome): HookExecut
 function changesOf(result: ChainResult, redact: DecisionFacts["redact"]): { changes: DecisionChange[]; dropped: number } {
   const changes: DecisionChange[] = [];
   let dropped = 0;
-  const push = (hook: string, op: DecisionChange["op"], path: string): void => {
+  // `path`: a diff's path (made of the input's keys: redacted and bounded), or one of the runtime's own.
+  const push = (hook: string, op: DecisionChange["op"], path: string, own = false): void => {
     if (changes.length >= DECISION_LIMITS.changes) dropped++;
-    else changes.push({ hook, op, path: safe(path, DECISION_LIMITS.changePath, redact) });
+    else changes.push({ hook, op, path: own ? path : safe(path, DECISION_LIMITS.changePath, redact) });
   };
   for (const h of result.hook_results) {
     if (!modified(h)) continue;
@@ -198,8 +199,8 @@ function changesOf(result: ChainResult, redact: DecisionFacts["redact"]): { chan
     // An oversized diff (a marker): its ops are counted as left out, and the fields it changed are named below.
     if (marker !== undefined && typeof marker.ops === "number") dropped += marker.ops;
     // No diff (the runtime computes VCP diffs only with an audit log): the fields the hook changed.
-    if (h.modified_context === true) push(h.hook, "replace", "/context");
-    if (h.modified_constitution === true) push(h.hook, "replace", "/constitution");
+    if (h.modified_context === true) push(h.hook, "replace", "/context", true);
+    if (h.modified_constitution === true) push(h.hook, "replace", "/constitution", true);
   }
   return { changes, dropped };
 }

@@ -1,8 +1,10 @@
 import { failureEventOf, hookCompletedEvent, hookFiredEvent } from "../chain/contract.js";
-import type { ChainRequest, ChainResult } from "../model/chain.js";
+import { VcpError } from "../errors.js";
+import type { ChainRequest, ChainResult, HookExecution } from "../model/chain.js";
+import type { ResolvedHook } from "../model/hook.js";
 import { SKIPPED_OUTCOMES } from "../model/result.js";
 import type { ChainOrigin, InputSummary, LifecycleEvent } from "../observe/events.js";
-import type { ChainValue, WireChainValue } from "./protocol.js";
+import type { ChainValue, WireChainValue, WireHookRecord } from "./protocol.js";
 
 /**
  * Lifecycle events on the wire (DESIGN §4.1: the budget goes to copying). runChain emits them in the
@@ -47,10 +49,13 @@ export class EventPacker {
   }
 }
 
-/** The reply a worker sends for a chain: what the main process does not already have. */
-export function packChainValue(result: ChainResult, request: ChainRequest, packer: EventPacker): WireChainValue {
-  const { context, constitution, ...rest } = result;
-  const wire: WireChainValue = { result: rest, events: packer.events, sums: packer.sums };
+/**
+ * The reply a worker sends for a chain: what the main process does not already have. `hooks`: the
+ * plan's hook list as the supervisor sent it (its hook records are packed against it).
+ */
+export function packChainValue(result: ChainResult, request: ChainRequest, packer: EventPacker, hooks: readonly ResolvedHook[]): WireChainValue {
+  const { context, constitution, hook_results, ...rest } = result;
+  const wire: WireChainValue = { result: { ...rest, hook_results: packHookResults(hook_results, hooks) }, events: packer.events, sums: packer.sums };
   // Identity, not equality: runChain hands back the request's own objects unless a modify replaced them.
   if (context !== request.context) wire.result.context = context;
   if (constitution !== request.constitution) wire.result.constitution = constitution;
@@ -61,12 +66,12 @@ export function packChainValue(result: ChainResult, request: ChainRequest, packe
  * The chain result of an agent-profile chain, without lifecycle events (the executor builds none for
  * it: its answer and hook records are its report).
  */
-export function profileChainValue(wire: WireChainValue, request: ChainRequest): ChainValue {
-  return { result: resultOf(wire, request), events: [] };
+export function profileChainValue(wire: WireChainValue, request: ChainRequest, hooks: readonly ResolvedHook[]): ChainValue {
+  return { result: resultOf(wire, request, hooks), events: [] };
 }
 
-/** The chain result from a {@link WireChainValue} and the request the supervisor sent. */
-function resultOf(wire: WireChainValue, request: ChainRequest): ChainResult {
+/** The chain result from a {@link WireChainValue}, the request and the hook list the supervisor sent. */
+function resultOf(wire: WireChainValue, request: ChainRequest, hooks: readonly ResolvedHook[]): ChainResult {
   const packed = wire.result;
   // Field by field, in runChain's order: callers serialize results, and key order is visible there.
   return {
@@ -78,7 +83,7 @@ function resultOf(wire: WireChainValue, request: ChainRequest): ChainResult {
     context: packed.context ?? request.context,
     constitution: packed.constitution ?? request.constitution,
     cascade_failure: packed.cascade_failure,
-    hook_results: packed.hook_results,
+    hook_results: unpackHookResults(packed.hook_results, hooks),
     duration_ms: packed.duration_ms,
     ...(packed.profile !== undefined ? { profile: packed.profile } : {}),
   };
@@ -90,11 +95,11 @@ function resultOf(wire: WireChainValue, request: ChainRequest): ChainResult {
  *
  * @example
  * ```ts
- * const { result, events } = rebuildEvents(reply.value as WireChainValue, pending.request);
+ * const { result, events } = rebuildEvents(reply.value as WireChainValue, pending.request, pending.plan.hooks);
  * ```
  */
-export function rebuildEvents(wire: WireChainValue, request: ChainRequest): ChainValue {
-  const result = resultOf(wire, request);
+export function rebuildEvents(wire: WireChainValue, request: ChainRequest, hooks: readonly ResolvedHook[]): ChainValue {
+  const result = resultOf(wire, request, hooks);
   const chainId = result.chain_id;
   // Only VCP chains cross with lifecycle events (an agent chain's answer is its report): named by their type.
   const origin: ChainOrigin = { type: result.type! };
@@ -132,4 +137,84 @@ export function rebuildEvents(wire: WireChainValue, request: ChainRequest): Chai
   // hook.cascade_failure, and anything runChain may emit that this module does not know about.
   for (; next < rest.length; next++) events.push(rest[next]!);
   return { result, events };
+}
+
+/** The members every record starts with, in {@link hookExecution}'s order (chain/contract.ts). */
+const LEADING = ["hook", "bundle", "scope", "trust", "status", "outcome", "duration_ms"] as const;
+
+/** The executor's hook records (in plan order, some left out) against the plan's hook list. */
+export function packHookResults(results: readonly HookExecution[], hooks: readonly ResolvedHook[]): WireHookRecord[] {
+  const packed: WireHookRecord[] = new Array<WireHookRecord>(results.length);
+  let at = 0;
+  for (let r = 0; r < results.length; r++) {
+    const record = results[r]!;
+    let position = at;
+    while (position < hooks.length && !names(record, hooks[position]!)) position++;
+    const hook = hooks[position];
+    const rest = hook === undefined ? undefined : restOf(record, hook);
+    if (rest === undefined) {
+      packed[r] = record;
+      continue;
+    }
+    at = position + 1;
+    packed[r] = rest === null ? [position, record.status, record.outcome, record.duration_ms] : [position, record.status, record.outcome, record.duration_ms, rest];
+  }
+  return packed;
+}
+
+function names(record: HookExecution, hook: ResolvedHook): boolean {
+  return record.hook === hook.name && record.bundle === hook.action.bundle && record.scope === hook.scope && record.trust === hook.trust;
+}
+
+/**
+ * The members of `record` after its leading ones (null: none), or undefined when it does not start
+ * with them in order or names another revision than `hook`'s: then it is sent whole.
+ */
+function restOf(record: HookExecution, hook: ResolvedHook): Partial<HookExecution> | null | undefined {
+  let index = 0;
+  let digestSeen = false;
+  let rest: Record<string, unknown> | null = null;
+  for (const key in record) {
+    if (index < LEADING.length) {
+      if (key !== LEADING[index]) return undefined;
+      index++;
+      continue;
+    }
+    if (index === LEADING.length) {
+      index++;
+      if (key === "bundle_digest") {
+        if (record.bundle_digest !== hook.action.digest) return undefined;
+        digestSeen = true;
+        continue;
+      }
+    }
+    (rest ??= {})[key] = (record as unknown as Record<string, unknown>)[key];
+  }
+  if (index < LEADING.length || digestSeen !== (hook.action.digest !== undefined)) return undefined;
+  return rest as Partial<HookExecution> | null;
+}
+
+/** The hook records back, member for member and in the same member order, from their wire form. */
+export function unpackHookResults(packed: readonly WireHookRecord[], hooks: readonly ResolvedHook[]): HookExecution[] {
+  const out: HookExecution[] = new Array<HookExecution>(packed.length);
+  for (let r = 0; r < packed.length; r++) {
+    const entry = packed[r]!;
+    if (!Array.isArray(entry)) {
+      out[r] = entry;
+      continue;
+    }
+    const [position, status, outcome, duration_ms, rest] = entry;
+    const hook = hooks[position];
+    if (hook === undefined) throw new VcpError("SANDBOX_PROTOCOL_ERROR", `corrupt reply: a hook record names position ${String(position)} of a ${hooks.length}-hook list`);
+    const record: HookExecution = { hook: hook.name, bundle: hook.action.bundle, scope: hook.scope, trust: hook.trust, status, outcome, duration_ms };
+    if (hook.action.digest !== undefined) record.bundle_digest = hook.action.digest;
+    if (rest !== undefined) {
+      for (const key in rest) {
+        // SECURITY: members by definition, never a prototype (the worker writes only HookExecution's own names).
+        if (key !== "__proto__") (record as unknown as Record<string, unknown>)[key] = (rest as Record<string, unknown>)[key];
+      }
+    }
+    out[r] = record;
+  }
+  return out;
 }

@@ -1,5 +1,5 @@
 import type { IntegrityOptions } from "../integrity/check.js";
-import type { ChainResult, InvokeOutcome } from "../model/chain.js";
+import type { ChainResult, HookExecution, InvokeOutcome } from "../model/chain.js";
 import type { ErrorCode } from "../errors.js";
 import { VcpError } from "../errors.js";
 import type { ProfilePlanRef } from "../chain/plan.js";
@@ -155,13 +155,23 @@ export interface ChainValue {
 }
 
 /**
+ * A hook record on the wire. Most of a record names its hook — name, bundle, scope, trust, revision —
+ * which the supervisor has in the hook list it sent, so a record is sent as
+ * `[position in that list, status, outcome, duration_ms, the other members in their order?]`, and
+ * whole only when it does not name the hook at that position in the usual member order (never for
+ * the executor's records; a guard, not a second format to maintain).
+ */
+export type WireHookRecord = HookExecution | [number, HookExecution["status"], HookExecution["outcome"], number, Partial<HookExecution>?];
+
+/**
  * A chain result as it crosses back (see events.ts for the rebuild):
  * - `result.context` / `result.constitution` are absent when they are the request's own;
  * - `events` holds every event except `hook.fired` and `hook.completed`;
  * - `sums` holds the `input_summary` of each executed hook in order, `0` meaning "same as the previous".
  */
 export interface WireChainValue {
-  result: Omit<ChainResult, "context" | "constitution"> & Partial<Pick<ChainResult, "context" | "constitution">>;
+  /** The result without the unchanged context and constitution, its hook records packed (events.ts WireHookRecord). */
+  result: Omit<ChainResult, "context" | "constitution" | "hook_results"> & Partial<Pick<ChainResult, "context" | "constitution">> & { hook_results: WireHookRecord[] };
   events: LifecycleEvent[];
   sums: (InputSummary | 0)[];
   /** One-action tasks (`ChainMessage.inv`): what the action did, for the main-process executor. */

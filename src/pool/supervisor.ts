@@ -20,7 +20,7 @@ import { forkHost, type HostHandle } from "./host-process.js";
 import { hostConfig, resolveSandboxOptions, type SandboxSettings } from "./options.js";
 import { OneActionTasks } from "./one-action.js";
 import { PlanCache, type PlanEntry } from "./plan-cache.js";
-import { fromWireError, type CallMessage, type WireChainValue, type WirePlan, type WireReply } from "./protocol.js";
+import { fromWireError, type CallMessage, type ChainValue, type WireChainValue, type WirePlan, type WireReply } from "./protocol.js";
 import { monotonicMs, threadTime } from "./slots.js";
 import { inspectHost, loadWatchdogMs, WatchdogTimer, type HostKill } from "./watchdog.js";
 
@@ -322,7 +322,15 @@ export class SandboxSupervisor implements Sandbox {
     this.bundles.chainCompleted(entry.digests);
     const wire = reply.value as WireChainValue;
     // An agent-profile chain reports through its result and answer: no lifecycle events are rebuilt for it.
-    const value = vcpTypeOf(entry.task.plan) !== undefined ? rebuildEvents(wire, entry.task.request) : profileChainValue(wire, entry.task.request);
+    let value: ChainValue;
+    try {
+      const hooks = entry.task.plan.hooks;
+      value = vcpTypeOf(entry.task.plan) !== undefined ? rebuildEvents(wire, entry.task.request, hooks) : profileChainValue(wire, entry.task.request, hooks);
+    } catch (err) {
+      // A reply that does not fit the hook list it answers: this chain fails with the protocol error.
+      entry.reject(err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
     for (const slow of this.chains.recordUsage(entry, value.result, performance.now()) ?? []) {
       this.logger.warn(slow, "sandbox: bundle keeps timing out; admitting one chain at a time");
     }

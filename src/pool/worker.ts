@@ -122,6 +122,8 @@ interface CachedPlan {
   plan: ChainPlan;
   /** Hook object → its position in the hook list as sent (the plan keeps the objects). */
   positions: ReadonlyMap<ResolvedHook, number>;
+  /** The hook list as sent: the reply's hook records are packed against it (events.ts packHookResults). */
+  sent: readonly ResolvedHook[];
 }
 
 /** The cached plan of `key`, compiled from `planText()` (the plan's JSON, if this task carries it) on a miss. */
@@ -144,7 +146,7 @@ function planFor(key: number, planText: () => string | undefined): CachedPlan | 
     // The supervisor sends the hooks in plan order already; ordering again is a no-op kept as a guard.
     compiled = compilePlan(profile, ref, orderProfileHooks(profile, hooks), revision);
   } else compiled = compileChainPlan(ref.event as HookType, hooks, revision);
-  plan = { plan: compiled, positions: new Map(hooks.map((hook, i) => [hook, i])) };
+  plan = { plan: compiled, positions: new Map(hooks.map((hook, i) => [hook, i])), sent: hooks };
   if (plans.size >= PLAN_CACHE_SIZE) plans.delete(plans.keys().next().value as number);
   plans.set(key, plan);
   return plan;
@@ -210,7 +212,7 @@ async function runChainTask(task: ChainTask): Promise<WireReply | typeof PLAN_MI
     if (task.inv !== undefined) return await invokeTask(cached, request, task.inv);
     // Agent chains report through their result: no lifecycle events are built for them.
     const result = await runChain(cached.plan, request, vcpTypeOf(cached.plan) !== undefined ? chainDeps : profileChainDeps);
-    return { ok: true, value: packChainValue(result, request, packer) };
+    return { ok: true, value: packChainValue(result, request, packer, cached.sent) };
   } finally {
     // SECURITY: a sessionless chain's per-session guest state ends with it (PROFILES §8.3): no later
     // chain, of this principal or another, can reach it.
@@ -251,7 +253,7 @@ async function invokeTask(cached: CachedPlan, request: ChainRequest, inv: string
     chain_id: request.chainId, status: "completed", reason: null, aborted_by: null,
     context: request.context, constitution: request.constitution, cascade_failure: false, hook_results: [execution], duration_ms: duration,
   };
-  return { ok: true, value: { ...packChainValue(result, request, packer), invoked } };
+  return { ok: true, value: { ...packChainValue(result, request, packer, cached.sent), invoked } };
 }
 
 async function loadTask(message: LoadMessage): Promise<WireReply> {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { runChain } from "../../../src/chain/execute.js";
 import { compileChainPlan } from "../../../src/chain/plan.js";
-import { EventPacker, packChainValue, rebuildEvents } from "../../../src/pool/events.js";
+import { EventPacker, packChainValue, packHookResults, rebuildEvents, unpackHookResults } from "../../../src/pool/events.js";
 import type { ActionInvoker, ChainRequest, InvokeOutcome } from "../../../src/model/chain.js";
 import type { HookType } from "../../../src/model/hook-type.js";
 import type { ResolvedHook } from "../../../src/model/hook.js";
@@ -64,8 +64,8 @@ async function both(hooks: ResolvedHook[], deadlineMs?: number) {
   const workerReq = structuredClone(req);
   const result = await runChain(plan, workerReq, { invoker, clock, emit: packer.emit });
   // Across IPC as JSON, then rebuilt against the supervisor's own copy of the request.
-  const wire = JSON.parse(JSON.stringify(packChainValue(result, workerReq, packer)));
-  return { expected, direct, wire, rebuilt: rebuildEvents(wire, req) };
+  const wire = JSON.parse(JSON.stringify(packChainValue(result, workerReq, packer, hooks)));
+  return { expected, direct, wire, rebuilt: rebuildEvents(wire, req, hooks) };
 }
 
 describe("chain events on the wire", () => {
@@ -87,6 +87,8 @@ describe("chain events on the wire", () => {
     ]);
     expect(rebuilt.events).toEqual(direct);
     expect(rebuilt.result).toEqual(expected);
+    // Byte for byte, member order included: callers serialize results.
+    expect(JSON.stringify(rebuilt.result.hook_results)).toBe(JSON.stringify(expected.hook_results));
     expect(direct.map((e) => e.event)).toContain("hook.cascade_failure");
     // Nothing repeated: no fired/completed on the wire, and the context crossed because it changed.
     expect(wire.events.some((e: LifecycleEvent) => e.event === "hook.fired" || e.event === "hook.completed")).toBe(false);
@@ -113,5 +115,25 @@ describe("chain events on the wire", () => {
     expect(rebuilt.events).toEqual(direct);
     expect(rebuilt.result).toEqual(expected);
     expect(Object.keys(rebuilt.result)).toEqual(Object.keys(expected));
+  });
+
+  test("hook records cross as their position and what the supervisor does not know (the name, bundle, scope, trust and revision stay home)", async () => {
+    const hooks = [hook("ok"), hook("grow"), hook("threw"), hook("ok")];
+    const { expected, wire, rebuilt } = await both(hooks);
+    // Every record packed, each naming its own position (two hooks share the name "ok").
+    expect(wire.result.hook_results.map((r: unknown) => (Array.isArray(r) ? r[0] : "whole"))).toEqual([0, 1, 2, 3]);
+    expect(JSON.stringify(wire.result.hook_results)).not.toContain("sha256:0");
+    expect(JSON.stringify(rebuilt.result.hook_results)).toBe(JSON.stringify(expected.hook_results));
+    expect(JSON.stringify(wire.result.hook_results).length).toBeLessThan(JSON.stringify(expected.hook_results).length / 2);
+  });
+
+  test("a record that does not name the hook at its place crosses whole; a position outside the list is refused", () => {
+    const hooks = [hook("a"), hook("b")];
+    const foreign = { hook: "c", bundle: "x", scope: "deployment" as const, trust: "deployment" as const, status: "continue" as const, outcome: "ok" as const, duration_ms: 1 };
+    const reordered = { bundle: "b", hook: "b", scope: "deployment" as const, trust: "deployment" as const, status: "continue" as const, outcome: "ok" as const, duration_ms: 1, bundle_digest: "sha256:0" };
+    const packed = packHookResults([foreign, reordered], hooks);
+    expect(packed).toEqual([foreign, reordered]);
+    expect(unpackHookResults(packed, hooks)).toEqual([foreign, reordered]);
+    expect(() => unpackHookResults([[5, "continue", "ok", 1]], hooks)).toThrow(/position 5 of a 2-hook list/);
   });
 });
