@@ -8,7 +8,7 @@ import { isHookType, type HookType, type Scope } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { EnabledProfile } from "../profiles/enabled.js";
 import type { SessionAccess } from "../pipeline/index.js";
-import type { Principal, Registry } from "../registry/index.js";
+import type { HookSwitches, Principal, Registry } from "../registry/index.js";
 import type { RegistryAdmission } from "../store/adapters.js";
 import { listHooks, type HookListFilter, type HookListing } from "../registry/listing.js";
 import { LOCAL_OPERATOR } from "../install/bundles.js";
@@ -42,12 +42,14 @@ export interface HooksApi {
 /**
  * @example
  * ```ts
- * const hooks = createHooksApi({ registry, enabledProfiles, visibleKey: sessionApi.visibleKey, admission });
+ * const hooks = createHooksApi({ registry, switches, enabledProfiles, visibleKey: sessionApi.visibleKey, admission });
  * await hooks.setEnabled("strip_pii", true, { sessionId: "s1" });
  * ```
  */
 export function createHooksApi(deps: {
   registry: Registry;
+  /** Where a switch is applied and recorded (registry/switches.ts): with a shared store, for every replica. */
+  switches: Pick<HookSwitches, "set">;
   enabledProfiles: ReadonlyMap<string, EnabledProfile>;
   /** The session's key, or SESSION_NOT_FOUND for a session the principal may not see (session-api.ts). */
   visibleKey(sessionId: string, access: SessionAccess): Promise<string>;
@@ -75,7 +77,7 @@ export function createHooksApi(deps: {
       const inSession = sessionId !== undefined && registry.snapshot().find(name, "session", sessionId) !== undefined;
       // A change like any other: the deployment-wide limit first, then not counted again here.
       await deps.admission.admit(options.principal);
-      return callerHook(registry.setEnabled(name, enabled, {
+      return callerHook(await deps.switches.set(name, enabled, {
         scope: options.scope ?? (sessionId === undefined ? "deployment" : inSession ? "session" : "deployment"),
         ...(sessionId !== undefined ? { sessionId } : {}),
         principal: options.principal ?? LOCAL_OPERATOR,

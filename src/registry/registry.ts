@@ -124,7 +124,7 @@ export function createRegistry(options: RegistryOptions): Registry {
         : undefined;
     const added: ResolvedHook[] = [];
     for (const def of defs) {
-      const hook = compileHook(def, {
+      let hook = compileHook(def, {
         scope: key.scope,
         sessionId: key.sessionId,
         seq: nextSeq + added.length,
@@ -134,6 +134,9 @@ export function createRegistry(options: RegistryOptions): Registry {
       });
       const existing = base.get(hook.name);
       if (existing !== undefined) throw duplicate(hook, existing, key);
+      // A deployment-wide switch holds until switched again: every revision registering the name gets it (switches.ts).
+      const switched = key.scope === "deployment" ? options.deploymentSwitch?.(hook.name) : undefined;
+      if (switched !== undefined && switched !== hook.enabled) hook = Object.freeze({ ...hook, enabled: switched });
       base.set(hook.name, hook);
       added.push(hook);
     }
@@ -254,6 +257,14 @@ export function createRegistry(options: RegistryOptions): Registry {
     ]);
     if (dropped.length > 0) droppedBySwap.set(bundle, dropped.map((d) => d.hook));
     else droppedBySwap.delete(bundle);
+    if (dropped.length > 0 || revived.length > 0) {
+      const refOf = (h: ResolvedHook) => ({ session: h.session_id!, bundle: h.action.bundle, hook: h.name });
+      try {
+        options.onSessionHooksRebound?.({ dropped: dropped.map((d) => refOf(d.hook)), revived: revived.map(refOf) });
+      } catch (err) {
+        logger.error({ err, bundle }, "registry: session hook listener threw");
+      }
+    }
     return [...added, ...profileHooks];
   }
 

@@ -54,6 +54,18 @@ export interface RegistryOptions {
   /** Per principal; default 30 (spec §8.2.5). */
   registrationsPerMinute?: number;
   predicateOptions?: PredicateOptions;
+  /**
+   * The recorded deployment-wide switch of a hook name (switches.ts), if any: a deployment hook
+   * registered under that name — a new bundle revision's included — starts with it, not with its
+   * definition's `enabled`.
+   */
+  deploymentSwitch?(name: string): boolean | undefined;
+  /**
+   * After a bundle swap deregistered session hooks its new revision does not offer (`dropped`), or
+   * brought back those an undone swap had dropped (`revived`): where sessions are shared
+   * (store/session-hook-sync.ts), the shared record follows, so a dropped hook stays dropped.
+   */
+  onSessionHooksRebound?(change: { dropped: readonly SessionHookAt[]; revived: readonly SessionHookAt[] }): void;
   /** Where a throwing event sink or change listener is reported; default silent. */
   logger?: Logger;
 }
@@ -101,6 +113,13 @@ export interface BundleRevision {
   readonly session: readonly HookDefinition[];
   /** An event-profile bundle: its profile id and hook definitions, keyed by (profile, event). */
   readonly profile?: { readonly id: string; readonly hooks: readonly ProfileHookDefinition[] };
+}
+
+/** One session's hook by reference (`session`: the registry's session key). */
+export interface SessionHookAt {
+  readonly session: string;
+  readonly bundle: string;
+  readonly hook: string;
 }
 
 /** A session hook by reference: the bundle and the name of a session-scope hook it offers. */

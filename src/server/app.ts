@@ -486,7 +486,8 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
 
   app.get("/v1/hooks", { schema: routes.hooks, config: cfg(BOTH) }, async (request) => {
     const { type, session, profile, event, bundle } = request.query as { type?: HookType; session?: string; profile?: string; event?: string; bundle?: string };
-    if (session !== undefined) await sessionOf(session, request);
+    // With a session the runtime checks it (fire/hooks-api.ts: another client's, or none, is
+    // SESSION_NOT_FOUND) in the same read that finds it: no lookup here first.
     return { hooks: await runtime.hooks.list({ type, session, profile, event, bundle }, accessOf(request)) };
   });
 

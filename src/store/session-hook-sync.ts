@@ -1,13 +1,15 @@
 /**
  * Sessions in the shared store with `store: redis` (issue 18; sessions.ts, with their periodic
  * schedule), plus the one thing only this process can do for them: keep this replica's registry
- * holding each session's session-scope hooks, which are recorded in the store when registered on any
- * replica and registered here before one of the session's chains runs.
+ * holding each session's session-scope hooks and hook switches, which are recorded in the store when
+ * registered (switched) on any replica and applied here before one of the session's chains runs. A
+ * session hook a bundle revision dropped is forgotten in the store too, so no replica registers it
+ * again when a later revision offers it.
  */
 import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
 import type { PipelineDeps } from "../pipeline/index.js";
-import type { Registry } from "../registry/index.js";
+import type { HookSwitch, HookSwitches, Registry, SessionHookAt } from "../registry/index.js";
 import { createSharedSessions, type SessionHookRef } from "./sessions.js";
 import type { SharedStore } from "./index.js";
 import { sessionRedisOf } from "./session-redis.js";
@@ -30,6 +32,8 @@ export interface SyncedSessionsDeps {
   tuning: SharedSessionTuning;
   pipeline: PipelineDeps;
   registry: Registry;
+  /** Applies a session's recorded hook switches (registry/switches.ts). */
+  switches: Pick<HookSwitches, "applyInSession">;
   logger: Logger;
   /** False while this replica should leave periodic ticks to its peers (store/shared-periodic.ts). */
   periodicReady?(): boolean;
@@ -40,6 +44,9 @@ export interface SyncedSessionsDeps {
    */
   bundlesCurrent?(): boolean;
 }
+
+/** The registrant recorded for a session hook the runtime records again itself. */
+const RUNTIME_ID = "runtime";
 
 /** The registry's refusals of a hook its bundle's active revision does not offer (or of a bundle not installed). */
 const NOT_OFFERED: ReadonlySet<string> = new Set(["UNKNOWN_BUNDLE", "UNKNOWN_HOOK"]);
@@ -57,7 +64,13 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
     registry.dropSession(key);
   }
 
-  function applySessionHooks(key: string, epoch: string | null, refs: readonly SessionHookRef[]): void {
+  /** A session hook is gone for good (a revision dropped it): out of the store, so no replica registers it again. */
+  function forgetDropped(key: string, ref: { bundle: string; hook: string }): void {
+    synced.get(key)?.refs.delete(`${ref.bundle}/${ref.hook}`);
+    sessions.forgetHook(key, ref).catch((err: unknown) => logger.warn({ err, hook: `${ref.bundle}/${ref.hook}` }, "store: could not forget a session hook a bundle revision dropped; the next replica that meets the session does"));
+  }
+
+  function applySessionHooks(key: string, epoch: string | null, refs: readonly SessionHookRef[], switches: readonly HookSwitch[]): void {
     const known = synced.get(key);
     // SECURITY: an id closed and opened again is a new session: the old opening's hooks never carry over.
     if (epoch === null || (known !== undefined && known.epoch !== epoch)) forget(key);
@@ -79,12 +92,18 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
           // every replica deregistered it (hook.deregistered there) — no news for this one's log.
           const dropped = err instanceof VcpError && NOT_OFFERED.has(err.code) && deps.bundlesCurrent?.() !== false;
           if (!dropped) logger.warn({ err, hook: name }, "a session hook recorded in the shared store could not be registered on this replica yet");
-          else if (logger.isLevelEnabled("debug")) logger.debug({ hook: name, session: key, reason: err.message }, "a session hook recorded in the shared store is no longer offered (deregistered by a bundle revision)");
+          else {
+            if (logger.isLevelEnabled("debug")) logger.debug({ hook: name, session: key, reason: err.message }, "a session hook recorded in the shared store is no longer offered (deregistered by a bundle revision)");
+            // Dropped stays dropped: a later revision offering the hook again does not bring it back.
+            forgetDropped(key, ref);
+          }
           continue;
         }
       }
       entry.refs.add(name);
     }
+    // After the hooks: a switch of a session hook applies once the hook is registered here.
+    if (switches.length > 0) deps.switches.applyInSession(key, switches);
   }
 
   const sessions = createSharedSessions({
@@ -96,21 +115,33 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
     applySessionHooks,
   });
 
+  /**
+   * Record a hook just registered here for an open session, so every replica registers it too.
+   * False when the session is not open in the store (a session only ever named in `fire`: its
+   * hooks stay on this replica, as with the local store).
+   */
+  async function rememberHook(key: string, ref: SessionHookRef, options: { periodic?: boolean } = {}): Promise<boolean> {
+    // Reading the session first ties this replica's registry to its current opening (epoch).
+    if ((await sessions.sessionInfo(key)) === undefined) return false;
+    await sessions.rememberHook(key, ref, options);
+    synced.get(key)?.refs.add(`${ref.bundle}/${ref.hook}`);
+    return true;
+  }
+
   return {
     sessions,
-    /**
-     * Record a hook just registered here for an open session, so every replica registers it too.
-     * False when the session is not open in the store (a session only ever named in `fire`: its
-     * hooks stay on this replica, as with the local store).
-     */
-    async rememberHook(key: string, ref: SessionHookRef, options: { periodic?: boolean } = {}): Promise<boolean> {
-      // Reading the session first ties this replica's registry to its current opening (epoch).
-      if ((await sessions.sessionInfo(key)) === undefined) return false;
-      await sessions.rememberHook(key, ref, options);
-      synced.get(key)?.refs.add(`${ref.bundle}/${ref.hook}`);
-      return true;
-    },
+    rememberHook,
     forget,
+    /**
+     * A bundle swap here deregistered session hooks (registry.ts swapBundle): forgotten in the store;
+     * an undone swap brought them back: recorded again (by the runtime: their registrant is not kept).
+     */
+    rebound(change: { dropped: readonly SessionHookAt[]; revived: readonly SessionHookAt[] }): void {
+      for (const h of change.dropped) forgetDropped(h.session, h);
+      for (const h of change.revived) {
+        rememberHook(h.session, { bundle: h.bundle, hook: h.hook, principal: RUNTIME_ID }).catch((err: unknown) => logger.warn({ err, hook: `${h.bundle}/${h.hook}` }, "store: could not record again a session hook an undone bundle change restored"));
+      }
+    },
   };
 }
 
