@@ -6,8 +6,9 @@
 //   (spec §7.3.4), hold on whichever replica serves the session's next chain, and go with the session;
 // - a session hook a bundle revision dropped stays dropped: a later revision offering it again does
 //   not bring it back on a replica that meets the session afterwards.
+// Over HTTP: POST /v1/hooks/{name}/enable|disable (`?session=`, `&owner=`, `&scope=`).
 // Waits are for a condition with a generous deadline (pub/sub), never a fixed sleep.
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createRuntime, type ChainResult, type Runtime } from "../../../src/index.js";
@@ -16,6 +17,7 @@ import { constitution } from "../../support/fixtures.js";
 import { createVmBackend } from "../../support/vm-backend.js";
 import { startRedisServer, type RedisServerHandle } from "../../support/redis-server.js";
 import { waitFor } from "../../support/replicas.js";
+import { createServer } from "../../../src/server/app.js";
 
 const OPS = { principal: { id: "ops", role: "operator" as const } };
 const APP = { principal: { id: "app", role: "client" as const } };
@@ -178,5 +180,48 @@ describe("session hooks a bundle revision dropped, with store redis", () => {
     // Registered again by its owner, it runs on both.
     await b.sessions.registerHook("d1", { bundle: "guard", hook: "watch" }, APP);
     expect(outcome(await preInject(a, "d1"), "watch")).toBe("ok");
+  }, 120_000);
+});
+
+describe("POST /v1/hooks/{name}/enable|disable", () => {
+  test("an operator switches a hook on one replica, every replica runs with it; a client switches only its own session's hooks", async () => {
+    const { a, b } = await pair();
+    const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+    const tokens = { ops: "vcp_op_switch_http_ops_0123456789abcdef", app: "vcp_cl_switch_http_app_0123456789abcdef", other: "vcp_cl_switch_http_other_0123456789abcde" };
+    const server = await createServer({
+      runtime: a as never,
+      settings: {
+        auth: [{ id: "ops", role: "operator", token_sha256: sha256(tokens.ops) }, { id: "app", role: "client", token_sha256: sha256(tokens.app) }, { id: "other", role: "client", token_sha256: sha256(tokens.other) }],
+        limits: { body_bytes: 64 * 1024, bundle_bytes: 256 * 1024 },
+        sessionHookAllowlist: ["guard/watch"],
+      },
+    });
+    const post = async (token: string, url: string) => {
+      const res = await server.app.inject({ method: "POST", url, headers: { authorization: `Bearer ${token}` } });
+      const body = JSON.parse(res.body) as { name?: string; enabled?: boolean; error?: { code: string } };
+      return { status: res.statusCode, enabled: body.enabled, code: body.error?.code };
+    };
+    try {
+      await a.sessions.open({ session_id: "h1", context: {}, constitution }, APP);
+      await a.sessions.registerHook("h1", { bundle: "guard", hook: "watch" }, APP);
+
+      expect(await post(tokens.ops, "/v1/hooks/mark/disable")).toMatchObject({ status: 200, enabled: false });
+      await waitFor("replica B to skip the hook switched off over HTTP", async () => outcome(await preInject(b, "h1"), "mark") === "skipped_disabled");
+      expect(await post(tokens.ops, "/v1/hooks/mark/enable")).toMatchObject({ status: 200, enabled: true });
+      await waitFor("replica B to run it again", async () => outcome(await preInject(b, "h1"), "mark") === "ok");
+
+      // A client: its own session's hook, yes; a deployment hook, or another client's session, no.
+      expect(await post(tokens.app, "/v1/hooks/watch/disable?session=h1")).toMatchObject({ status: 200, enabled: false });
+      expect(outcome(await preInject(b, "h1"), "watch")).toBe("skipped_disabled");
+      expect(await post(tokens.app, "/v1/hooks/mark/disable")).toMatchObject({ status: 403, code: "UNAUTHORIZED_PRINCIPAL" });
+      expect(await post(tokens.app, "/v1/hooks/mark/disable?session=h1&scope=deployment")).toMatchObject({ status: 403, code: "UNAUTHORIZED_PRINCIPAL" });
+      expect(await post(tokens.other, "/v1/hooks/watch/enable?session=h1")).toMatchObject({ status: 404, code: "SESSION_NOT_FOUND" });
+      expect(await post(tokens.ops, "/v1/hooks/nope/disable")).toMatchObject({ status: 404, code: "UNKNOWN_HOOK" });
+      // An operator names the client's session with its owner.
+      expect(await post(tokens.ops, "/v1/hooks/watch/enable?session=h1&owner=app")).toMatchObject({ status: 200, enabled: true });
+      expect(outcome(await preInject(b, "h1"), "watch")).toBe("ok");
+    } finally {
+      await server.close();
+    }
   }, 120_000);
 });
