@@ -4,6 +4,7 @@
 //   started later; re-enabled on another replica, it runs everywhere again;
 // - a switch in one session (a session hook, or a deployment hook there only), and a cascade disable
 //   (spec §7.3.4), hold on whichever replica serves the session's next chain, and go with the session;
+// - a replica whose connection dropped reads the switches it missed when it reconnects;
 // - a session hook a bundle revision dropped stays dropped: a later revision offering it again does
 //   not bring it back on a replica that meets the session afterwards.
 // Over HTTP: POST /v1/hooks/{name}/enable|disable (`?session=`, `&owner=`, `&scope=`).
@@ -100,6 +101,22 @@ describe("hook switches with store redis", () => {
 
     await b.hooks.setEnabled("mark", true, OPS);
     for (const rt of [a, c]) await waitFor("the re-enabled hook to run on every replica", async () => outcome(await preInject(rt, "s1"), "mark") === "ok");
+  }, 120_000);
+
+  test("a replica whose connection dropped reads the switches it missed when it reconnects", async () => {
+    const { prefix, a, b } = await pair();
+    await a.sessions.open({ session_id: "r1", context: {}, constitution }, APP);
+    const admin = new Redis(redis.url);
+    try {
+      // A switch whose notification nobody heard (sent while the replicas' subscriptions were down).
+      await admin.hset(`${prefix}:switches`, "mark", "0");
+      expect(outcome(await preInject(b, "r1"), "mark")).toBe("ok");
+      // Every subscriber connection drops and reconnects (as after a Redis restart or a network cut).
+      await admin.client("KILL", "TYPE", "pubsub");
+      for (const rt of [a, b]) await waitFor("each replica to read the missed switch", async () => outcome(await preInject(rt, "r1"), "mark") === "skipped_disabled");
+    } finally {
+      admin.disconnect();
+    }
   }, 120_000);
 
   test("a switch in one session holds on the replica that serves the session's next chain, and in that session only", async () => {
