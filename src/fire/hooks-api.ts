@@ -35,6 +35,8 @@ export interface HooksApi {
    * session only: its session-scope hook of that name, else the deployment hook there (scope
    * `deployment` names the deployment hook explicitly). Cascades disable hooks per session this way.
    * With a `sessionId` and a principal, the session must be one the principal may see (SESSION_NOT_FOUND).
+   * The switch holds until switched again, on every replica (registry/switches.ts); a store that
+   * cannot record it leaves it unswitched (STORE_UNAVAILABLE).
    */
   setEnabled(name: string, enabled: boolean, options?: { scope?: Scope; sessionId?: string; owner?: string | null; principal?: Principal }): Promise<ResolvedHook>;
 }

@@ -67,7 +67,7 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
   /** A session hook is gone for good (a revision dropped it): out of the store, so no replica registers it again. */
   function forgetDropped(key: string, ref: { bundle: string; hook: string }): void {
     synced.get(key)?.refs.delete(`${ref.bundle}/${ref.hook}`);
-    sessions.forgetHook(key, ref).catch((err: unknown) => logger.warn({ err, hook: `${ref.bundle}/${ref.hook}` }, "store: could not forget a session hook a bundle revision dropped; the next replica that meets the session does"));
+    sessions.forgetHook(key, ref).catch((err: unknown) => logger.warn({ err, hook: `${ref.bundle}/${ref.hook}` }, "store: could not forget a session hook a bundle revision dropped; a later revision offering it again would bring it back on replicas that meet the session"));
   }
 
   function applySessionHooks(key: string, epoch: string | null, refs: readonly SessionHookRef[], switches: readonly HookSwitch[]): void {
@@ -92,11 +92,10 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
           // every replica deregistered it (hook.deregistered there) — no news for this one's log.
           const dropped = err instanceof VcpError && NOT_OFFERED.has(err.code) && deps.bundlesCurrent?.() !== false;
           if (!dropped) logger.warn({ err, hook: name }, "a session hook recorded in the shared store could not be registered on this replica yet");
-          else {
-            if (logger.isLevelEnabled("debug")) logger.debug({ hook: name, session: key, reason: err.message }, "a session hook recorded in the shared store is no longer offered (deregistered by a bundle revision)");
-            // Dropped stays dropped: a later revision offering the hook again does not bring it back.
-            forgetDropped(key, ref);
-          }
+          // Not forgotten in the store from here: "runs the active revisions" is as of this replica's
+          // last read, and a revision offering the hook may be on its way (the replica whose swap
+          // dropped it forgets it: `rebound`).
+          else if (logger.isLevelEnabled("debug")) logger.debug({ hook: name, session: key, reason: err.message }, "a session hook recorded in the shared store is no longer offered (deregistered by a bundle revision)");
           continue;
         }
       }
