@@ -112,7 +112,7 @@ describe("hook switches with store redis", () => {
       await admin.hset(`${prefix}:switches`, "mark", "0");
       expect(outcome(await preInject(b, "r1"), "mark")).toBe("ok");
       // Every subscriber connection drops and reconnects (as after a Redis restart or a network cut).
-      await admin.client("KILL", "TYPE", "pubsub");
+      await admin.call("CLIENT", "KILL", "TYPE", "pubsub");
       for (const rt of [a, b]) await waitFor("each replica to read the missed switch", async () => outcome(await preInject(rt, "r1"), "mark") === "skipped_disabled");
     } finally {
       admin.disconnect();
