@@ -61,11 +61,12 @@ export interface RegistryOptions {
    */
   deploymentSwitch?(name: string): boolean | undefined;
   /**
-   * After a bundle swap deregistered session hooks its new revision does not offer (`dropped`), or
-   * brought back those an undone swap had dropped (`revived`): where sessions are shared
-   * (store/session-hook-sync.ts), the shared record follows, so a dropped hook stays dropped.
+   * After every bundle swap: the session hooks the previous revision offered and this one does not
+   * (`withdrawn`, by name), those it deregistered from sessions here (`dropped`), and those an undone
+   * swap brought back (`revived`). Where sessions are shared (store/session-hook-sync.ts), the shared
+   * record follows, so a dropped hook stays dropped.
    */
-  onSessionHooksRebound?(change: { dropped: readonly SessionHookAt[]; revived: readonly SessionHookAt[] }): void;
+  onSessionHooksRebound?(change: SessionHooksRebound): void;
   /** Where a throwing event sink or change listener is reported; default silent. */
   logger?: Logger;
 }
@@ -113,6 +114,14 @@ export interface BundleRevision {
   readonly session: readonly HookDefinition[];
   /** An event-profile bundle: its profile id and hook definitions, keyed by (profile, event). */
   readonly profile?: { readonly id: string; readonly hooks: readonly ProfileHookDefinition[] };
+}
+
+/** What one bundle swap did to session hooks (RegistryOptions `onSessionHooksRebound`). */
+export interface SessionHooksRebound {
+  readonly bundle: string;
+  readonly withdrawn: readonly string[];
+  readonly dropped: readonly SessionHookAt[];
+  readonly revived: readonly SessionHookAt[];
 }
 
 /** One session's hook by reference (`session`: the registry's session key). */

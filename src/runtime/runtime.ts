@@ -147,7 +147,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   });
   // With a shared store, installs and removals are published for every replica, and each replica
   // reconciles to the shared revisions (bundle-sync.ts); started after restore() below.
-  const bundleSync = shared === undefined ? undefined : createBundleSync({ shared, logger });
+  const bundleSync = shared === undefined ? undefined : createBundleSync({ shared, logger, onPublished: (bundle) => sessionStore.hooks.published(bundle) });
   if (bundleSync !== undefined) shared!.setReport(() => bundleSync.report());
   const bundles = createBundleManager({
     backend, registry, pins, enabledProfile: (ref) => profileFirer.assertEnabled(ref),

@@ -7,7 +7,7 @@ import type { Logger } from "../observe/events.js";
 import { createApprovals, type ApprovalDeps, type Approvals } from "../pipeline/approvals.js";
 import { createLocalApprovalStore } from "../pipeline/approvals-local.js";
 import { createPipeline, localSessions, type PipelineDeps, type SessionService } from "../pipeline/index.js";
-import { createLocalHookSwitchStore, createRegistryRateLimit, type HookSwitches, type HookSwitchStore, type Principal, type Registry, type SessionHookAt } from "../registry/index.js";
+import { createLocalHookSwitchStore, createRegistryRateLimit, type HookSwitches, type HookSwitchStore, type Principal, type Registry, type SessionHooksRebound } from "../registry/index.js";
 import type { ImplicitSessionStore } from "../pipeline/implicit-sessions.js";
 import { createRedisApprovalStore } from "./approvals.js";
 import { createRedisImplicitSessionStore } from "./implicit-sessions.js";
@@ -25,7 +25,9 @@ export interface SessionHookSync {
   /** Forget a closed session's hooks on this replica. */
   forget(key: string): void;
   /** A bundle swap here dropped (or, undone, brought back) session hooks: the shared record follows. */
-  rebound(change: { dropped: readonly SessionHookAt[]; revived: readonly SessionHookAt[] }): void;
+  rebound(change: SessionHooksRebound): void;
+  /** This replica published a change of `bundle`: what its swap withdrew goes from every session in the store (never rejects). */
+  published(bundle: string): Promise<void>;
 }
 
 export interface SessionStore {
@@ -54,13 +56,13 @@ export function sessionStoreFor(
 ): SessionStore {
   if (shared === undefined) {
     const pipeline = createPipeline(deps.pipeline);
-    return { sessions: localSessions(pipeline), hooks: { remember: async () => false, forget: () => undefined, rebound: () => undefined }, openSessions: () => pipeline.list().length, startPeriodic: () => undefined };
+    return { sessions: localSessions(pipeline), hooks: { remember: async () => false, forget: () => undefined, rebound: () => undefined, published: async () => undefined }, openSessions: () => pipeline.list().length, startPeriodic: () => undefined };
   }
   const synced = createSyncedSessions({ store: shared, tuning: deps.tuning, pipeline: deps.pipeline, registry: deps.registry, switches: deps.switches, logger: deps.logger, ...(deps.periodicReady !== undefined ? { periodicReady: deps.periodicReady } : {}), ...(deps.bundlesCurrent !== undefined ? { bundlesCurrent: deps.bundlesCurrent } : {}) });
   let latest = 0;
   return {
     sessions: synced.sessions,
-    hooks: { remember: synced.rememberHook, forget: synced.forget, rebound: synced.rebound },
+    hooks: { remember: synced.rememberHook, forget: synced.forget, rebound: synced.rebound, published: synced.published },
     openSessions() {
       synced.sessions.count().then((n) => (latest = n), () => undefined);
       return latest;

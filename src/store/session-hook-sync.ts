@@ -9,7 +9,7 @@
 import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
 import type { PipelineDeps } from "../pipeline/index.js";
-import type { HookSwitch, HookSwitches, Registry, SessionHookAt } from "../registry/index.js";
+import type { HookSwitch, HookSwitches, Registry, SessionHooksRebound } from "../registry/index.js";
 import { createSharedSessions, type SessionHookRef } from "./sessions.js";
 import type { SharedStore } from "./index.js";
 import { sessionRedisOf } from "./session-redis.js";
@@ -45,6 +45,9 @@ export interface SyncedSessionsDeps {
   bundlesCurrent?(): boolean;
 }
 
+/** How many sessions a sweep (`published`) works on at once. */
+const SWEEP_CONCURRENCY = 16;
+
 /** The registrant recorded for a session hook the runtime records again itself. */
 const RUNTIME_ID = "runtime";
 
@@ -67,7 +70,7 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
   /** A session hook is gone for good (a revision dropped it): out of the store, so no replica registers it again. */
   function forgetDropped(key: string, ref: { bundle: string; hook: string }): void {
     synced.get(key)?.refs.delete(`${ref.bundle}/${ref.hook}`);
-    sessions.forgetHook(key, ref).catch((err: unknown) => logger.warn({ err, hook: `${ref.bundle}/${ref.hook}` }, "store: could not forget a session hook a bundle revision dropped; a later revision offering it again would bring it back on replicas that meet the session"));
+    sessions.forgetHooks(key, ref.bundle, [ref.hook]).catch((err: unknown) => logger.warn({ err, hook: `${ref.bundle}/${ref.hook}` }, "store: could not forget a session hook a bundle revision dropped; a later revision offering it again would bring it back on replicas that meet the session"));
   }
 
   function applySessionHooks(key: string, epoch: string | null, refs: readonly SessionHookRef[], switches: readonly HookSwitch[]): void {
@@ -114,6 +117,31 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
     applySessionHooks,
   });
 
+  /** Bundle → the session hooks its last swap here withdrew, swept from every session once it is published. */
+  const withdrawn = new Map<string, readonly string[]>();
+
+  /**
+   * Forget `hooks` of `bundle` in every session open in the store, those no replica knows included —
+   * each only while the active revision still does not offer it (a later one may have meanwhile).
+   */
+  async function sweep(bundle: string, hooks: readonly string[]): Promise<void> {
+    const keys = await sessions.openKeys();
+    for (let i = 0; i < keys.length; i += SWEEP_CONCURRENCY) {
+      const gone = hooks.filter((hook) => !offered(bundle, hook));
+      if (gone.length === 0) return;
+      await Promise.all(keys.slice(i, i + SWEEP_CONCURRENCY).map((key) => sessions.forgetHooks(key, bundle, gone)));
+    }
+  }
+
+  function offered(bundle: string, hook: string): boolean {
+    try {
+      registry.snapshot().sessionOffer(bundle, hook);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /**
    * Record a hook just registered here for an open session, so every replica registers it too.
    * False when the session is not open in the store (a session only ever named in `fire`: its
@@ -134,12 +162,27 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
     /**
      * A bundle swap here deregistered session hooks (registry.ts swapBundle): forgotten in the store;
      * an undone swap brought them back: recorded again (by the runtime: their registrant is not kept).
+     * What it withdrew is swept from every session once this replica has published it (`published`).
      */
-    rebound(change: { dropped: readonly SessionHookAt[]; revived: readonly SessionHookAt[] }): void {
+    rebound(change: SessionHooksRebound): void {
+      if (change.withdrawn.length > 0) withdrawn.set(change.bundle, change.withdrawn);
+      else withdrawn.delete(change.bundle);
       for (const h of change.dropped) forgetDropped(h.session, h);
       for (const h of change.revived) {
         rememberHook(h.session, { bundle: h.bundle, hook: h.hook, principal: RUNTIME_ID }).catch((err: unknown) => logger.warn({ err, hook: `${h.bundle}/${h.hook}` }, "store: could not record again a session hook an undone bundle change restored"));
       }
+    },
+    /**
+     * This replica published a change of `bundle` (bundle-sync.ts): the session hooks its swap
+     * withdrew are forgotten in every open session — those of sessions no running replica knows too,
+     * so a later revision offering them again brings none back. Only once published: an install
+     * undone before that withdrew nothing. Resolves when done (the install answers after it); never rejects.
+     */
+    async published(bundle: string): Promise<void> {
+      const hooks = withdrawn.get(bundle);
+      if (hooks === undefined) return;
+      withdrawn.delete(bundle);
+      await sweep(bundle, hooks).catch((err: unknown) => logger.warn({ err, bundle, hooks }, "store: could not forget, in every session, the session hooks a bundle revision withdrew; a later revision offering them again may bring them back in sessions no replica has served since"));
     },
   };
 }

@@ -69,8 +69,10 @@ export interface SharedSessionService extends SessionService {
   readonly kind: "shared";
   /** Record a session hook so every replica registers it for the session. */
   rememberHook(key: string, ref: SessionHookRef, options?: { periodic?: boolean }): Promise<void>;
-  /** Forget a session hook a bundle revision dropped, with its switch: no replica registers it again. */
-  forgetHook(key: string, ref: { bundle: string; hook: string }): Promise<void>;
+  /** Forget session hooks of `bundle` a revision dropped, with their switches: no replica registers them again. */
+  forgetHooks(key: string, bundle: string, hooks: readonly string[]): Promise<void>;
+  /** The keys of every session open in the store (a sweep over all of them). */
+  openKeys(): Promise<string[]>;
   /** The periodic scheduler's lease loop (started by the runtime once bundles are restored). */
   readonly periodic: SharedPeriodic;
 }
@@ -152,19 +154,21 @@ return redis.call('SADD', KEYS[2], ARGV[1]) + 1
 `,
 );
 
-const FORGET_HOOK = luaScript(
-  "session-forget-hook",
-  "forgetting a session hook",
-  // KEYS: hooks, switches. ARGV: bundle, hook, the hook's switch field. A bundle revision dropped the
-  // hook (registry.ts swapBundle): its refs (any registering principal) and its switch go, so no
-  // replica registers it again when a later revision offers it.
+const FORGET_HOOKS = luaScript(
+  "session-forget-hooks",
+  "forgetting session hooks",
+  // KEYS: hooks, switches. ARGV: bundle, then (hook, its switch field) pairs. A bundle revision dropped
+  // the hooks (registry.ts swapBundle): their refs (any registering principal) and switches go, so no
+  // replica registers them again when a later revision offers them.
   `
+local gone = {}
+for i = 2, #ARGV, 2 do gone[ARGV[i]] = ARGV[i + 1] end
 local n = 0
 for _, ref in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local ok, r = pcall(cjson.decode, ref)
-  if ok and r.bundle == ARGV[1] and r.hook == ARGV[2] then n = n + redis.call('SREM', KEYS[1], ref) end
+  if ok and r.bundle == ARGV[1] and gone[r.hook] then n = n + redis.call('SREM', KEYS[1], ref) end
 end
-redis.call('HDEL', KEYS[2], ARGV[3])
+for _, field in pairs(gone) do redis.call('HDEL', KEYS[2], field) end
 return n
 `,
 );
@@ -391,9 +395,13 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
       if (out === 0) throw sessionNotFound(keyParts(key).id);
     },
 
-    async forgetHook(key, ref) {
+    async forgetHooks(key, bundle, hooks) {
       const keys = sessionKeys(redis, key);
-      await redis.script(FORGET_HOOK, [keys.hooks, keys.switches], [ref.bundle, ref.hook, sessionSwitchField("session", ref.hook)]);
+      await redis.script(FORGET_HOOKS, [keys.hooks, keys.switches], [bundle, ...hooks.flatMap((hook) => [hook, sessionSwitchField("session", hook)])]);
+    },
+
+    async openKeys() {
+      return ((await redis.command("listing open sessions", ["SMEMBERS", allKey])) as unknown[]).map(String);
     },
 
     periodic: undefined as unknown as SharedPeriodic,

@@ -6,7 +6,8 @@
 //   (spec §7.3.4), hold on whichever replica serves the session's next chain, and go with the session;
 // - a replica whose connection dropped reads the switches it missed when it reconnects;
 // - a session hook a bundle revision dropped stays dropped: a later revision offering it again does
-//   not bring it back on a replica that meets the session afterwards.
+//   not bring it back on a replica that meets the session afterwards, even when no running replica
+//   had served the session when the revision dropped it.
 // Over HTTP: POST /v1/hooks/{name}/enable|disable (`?session=`, `&owner=`, `&scope=`).
 // Waits are for a condition with a generous deadline (pub/sub), never a fixed sleep.
 import { createHash, randomUUID } from "node:crypto";
@@ -197,6 +198,20 @@ describe("session hooks a bundle revision dropped, with store redis", () => {
     // Registered again by its owner, it runs on both.
     await b.sessions.registerHook("d1", { bundle: "guard", hook: "watch" }, APP);
     expect(outcome(await preInject(a, "d1"), "watch")).toBe("ok");
+  }, 120_000);
+
+  test("stay dropped in a session no running replica has served: the replica that publishes the revision forgets them in every session", async () => {
+    const { prefix, a, b } = await pair();
+    await a.sessions.open({ session_id: "d2", context: {}, constitution }, APP);
+    await a.sessions.registerHook("d2", { bundle: "guard", hook: "watch" }, APP);
+    // The only replica that knew d2 goes (a rolling restart); the session lives on in Redis.
+    await a.close();
+    await b.bundles.install(guard("2.0.0", { watch: false }));
+    await b.bundles.install(guard("3.0.0"));
+    expect(outcome(await preInject(b, "d2"), "watch")).toBeUndefined();
+    const c = await replica(prefix);
+    await waitFor("replica C to run guard 3.0.0", () => c.bundles.get("guard")?.version === "3.0.0");
+    expect(outcome(await preInject(c, "d2"), "watch")).toBeUndefined();
   }, 120_000);
 });
 

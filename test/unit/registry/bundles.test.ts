@@ -120,20 +120,26 @@ describe("swapBundle", () => {
     expect(registry.snapshot().find("log", "session", "s1")).toBeUndefined();
   });
 
-  test("the registry tells where sessions are shared which session hooks a swap dropped, and which an undone swap brought back", () => {
+  test("the registry tells where sessions are shared what each swap withdrew, dropped here, and brought back", () => {
     const changes: unknown[] = [];
     const { registry } = harness({ onSessionHooksRebound: (change) => void changes.push(change) });
     registry.swapBundle("pii", vcpRevision("1.0.0", digest("a")), DEPLOY);
     registry.registerSessionHook({ bundle: "pii", hook: "log" }, inSession("s1"));
     registry.registerSessionHook({ bundle: "pii", hook: "strip-pii" }, inSession("s1"));
-    // An update that keeps both: nothing to tell.
+    changes.length = 0;
+    // An update that keeps both withdraws nothing.
     registry.swapBundle("pii", vcpRevision("1.1.0", digest("b")), DEPLOY);
-    expect(changes).toEqual([]);
     registry.swapBundle("pii", vcpRevision("3.0.0", digest("f"), ["strip-pii"]), DEPLOY);
     registry.swapBundle("pii", vcpRevision("1.1.0", digest("b")), DEPLOY);
+    registry.swapBundle("pii", null, DEPLOY);
     expect(changes).toEqual([
-      { dropped: [{ session: "s1", bundle: "pii", hook: "log" }], revived: [] },
-      { dropped: [], revived: [{ session: "s1", bundle: "pii", hook: "log" }] },
+      { bundle: "pii", withdrawn: [], dropped: [], revived: [] },
+      { bundle: "pii", withdrawn: ["log"], dropped: [{ session: "s1", bundle: "pii", hook: "log" }], revived: [] },
+      { bundle: "pii", withdrawn: [], dropped: [], revived: [{ session: "s1", bundle: "pii", hook: "log" }] },
+      {
+        bundle: "pii", withdrawn: ["strip-pii", "log"], revived: [],
+        dropped: [{ session: "s1", bundle: "pii", hook: "strip-pii" }, { session: "s1", bundle: "pii", hook: "log" }],
+      },
     ]);
   });
 
