@@ -16,7 +16,6 @@ import type { HookSwitchStore } from "./switches.js";
 export function createLocalHookSwitchStore(): HookSwitchStore {
   const deployment = new Map<string, boolean>();
   return {
-    scope: "replica",
     async put(hook, enabled) {
       deployment.set(hook, enabled);
     },

@@ -29,8 +29,6 @@ export interface HookSwitch {
 
 /** Where switches are kept (the port). Every method is one atomic step. */
 export interface HookSwitchStore {
-  /** Who sees a switch: this replica, or every replica of the deployment. */
-  readonly scope: "replica" | "all_replicas";
   /** Record a deployment-wide switch; every replica's `onChange` hears of it. */
   put(hook: string, enabled: boolean): Promise<void>;
   /** Every deployment-wide switch recorded, by hook name. */

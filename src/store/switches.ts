@@ -63,7 +63,6 @@ export function createRedisHookSwitchStore(connection: StoreConnection): HookSwi
   const key = connection.keys.custom("switches");
   const channel = connection.keys.channel("switches");
   return {
-    scope: "all_replicas",
     async put(hook, enabled) {
       await connection.eval(`switching hook '${hook}'`, PUT, [key], [hook, enabled ? "1" : "0", channel]);
     },
