@@ -27,7 +27,7 @@ export const AUDIT_TRUNCATED = "AUDIT_TRUNCATED";
  * Bytes a stored line adds to what the caller hands the writer: `seq`, `ts`, `prev`, `hash`, the
  * replica id and their keys (≈ 230 bytes with a 64-character replica id), rounded up.
  */
-const STORED_OVERHEAD = 320;
+export const STORED_OVERHEAD = 320;
 /** Characters of a hook's reason and error message kept in a `details` marker. */
 const KEPT_TEXT = 256;
 

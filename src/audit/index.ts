@@ -3,7 +3,7 @@
  * backpressure and rotation; retention of shipped segments; its verifier; RFC 6902 diffs and input hashes for records; and
  * redaction for audit payloads and log lines (the operational logger is src/observe/logger.ts).
  */
-export { openAuditLog, type AuditWriter, type AuditWriterOptions, type AuditWriterStats, type AuditHead } from "./writer.js";
+export { openAuditLog, type AuditWriter, type AuditWriterOptions, type AuditWriterStats, type AuditHead, type AuditBudget } from "./writer.js";
 export { verifyAuditLog, type AuditVerdict, type VerifyAuditOptions, type RetainedFrom, type ReplicaSetEntry } from "./verify.js";
 export { verifyAuditLogSet, type AuditSetVerdict, type ReplicaLogVerdict } from "./verify-set.js";
 export { GENESIS_HASH, hashInput, recordHash, REPLICA_SET_EVENT, RETENTION_EVENT, type AuditRecord, type AuditRecordInput } from "./record.js";

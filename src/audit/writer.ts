@@ -5,6 +5,7 @@ import { dirname, resolve as resolvePath } from "node:path";
 import { VcpError } from "../errors.js";
 import { REPLICA_ID } from "../model/names.js";
 import type { Redactor } from "./redact.js";
+import { STORED_OVERHEAD } from "./chain-budget.js";
 import { listSegments, openIfExists, readFully, segmentPath, syncDir } from "./files.js";
 import { GENESIS_HASH, hashInput, normalizeInput, prepareRecord, recordHash, sealPrepared, type AuditRecordInput, type PreparedRecord } from "./record.js";
 
@@ -111,8 +112,12 @@ export interface AuditWriterStats {
 export interface AuditWriter {
   /** Append one record; resolves with its seq and hash once it is durable. */
   append(record: AuditRecordInput): Promise<AuditHead>;
-  /** Append records with consecutive seqs; resolves once all are durable. */
-  appendMany(records: readonly AuditRecordInput[]): Promise<AuditHead[]>;
+  /**
+   * Append records with consecutive seqs; resolves once all are durable. With a `budget`, the records'
+   * stored bytes are measured from the texts the writer makes for them anyway; only above
+   * `budget.maxBytes` are they handed to `budget.fit` (audit/chain-budget.ts) and prepared again.
+   */
+  appendMany(records: readonly AuditRecordInput[], budget?: AuditBudget): Promise<AuditHead[]>;
   /** The last durable record (seq 0 and the genesis hash for an empty log), for anchoring. */
   head(): AuditHead;
   /** Resolves once every record appended before the call is durable. */
@@ -122,6 +127,13 @@ export interface AuditWriter {
   stats(): AuditWriterStats;
   /** What opening had to repair: bytes of a torn, never-acknowledged final line that were cut off. */
   readonly recovery: { truncated_bytes: number } | null;
+}
+
+/** A bound on the stored bytes of the records of one `appendMany` call (`audit.max_chain_bytes`). */
+export interface AuditBudget {
+  maxBytes: number;
+  /** The records cut down to fit (called only when they do not): audit/chain-budget.ts `capChainAudit`. */
+  fit(records: readonly AuditRecordInput[]): readonly AuditRecordInput[];
 }
 
 interface Entry {
@@ -146,6 +158,16 @@ const PAYLOAD_FIELDS = ["annotations", "details", "modification", "decision"] as
 const RAW_FIELDS: ReadonlySet<string> = new Set(PAYLOAD_FIELDS);
 /** Stands in for a payload value whose texts prepare made (prepareRecord then reads only the texts). */
 const TEXTS_GIVEN = Object.freeze({});
+
+/**
+ * Bytes the prepared records take in the log: their fields' JSON as written, plus what sealing adds
+ * to each line (seq, ts, prev, hash: chain-budget.ts STORED_OVERHEAD, the same measure `fit` uses).
+ */
+function storedBytes(prepared: ReadonlyArray<PreparedRecord | Error>): number {
+  let bytes = 0;
+  for (const p of prepared) if (!(p instanceof Error)) bytes += Buffer.byteLength(p.json, "utf8") + STORED_OVERHEAD;
+  return bytes;
+}
 
 /**
  * Open (or create) a hash-chained, append-only JSONL audit log (DESIGN §5, spec §8.2.3) and resume
@@ -247,15 +269,22 @@ class Writer implements AuditWriter {
     return new Promise<AuditHead>((resolve, reject) => this.enqueue(fields, resolve, reject));
   }
 
-  appendMany(records: readonly AuditRecordInput[]): Promise<AuditHead[]> {
+  appendMany(records: readonly AuditRecordInput[], budget?: AuditBudget): Promise<AuditHead[]> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new Error(`audit log ${this.path} is closed`));
     // One promise for the records (a chain's are written together): each is admitted as `append`
     // would, in order and synchronously, so nothing can take a seq between them. A record that cannot
     // be prepared rejects the whole call; the others are written all the same, as with one append each.
+    let prepared = this.prepareAll(records);
+    if (budget !== undefined && storedBytes(prepared) > budget.maxBytes) {
+      // Over the budget (rare): cut, then prepare what is left. The common chain is measured from the
+      // texts it is written with, not serialized a second time to be measured.
+      const fitted = budget.fit(records);
+      if (fitted !== records) prepared = this.prepareAll(fitted);
+    }
     return new Promise<AuditHead[]>((resolve, reject) => {
-      const heads: AuditHead[] = new Array<AuditHead>(records.length);
-      let left = records.length;
+      const heads: AuditHead[] = new Array<AuditHead>(prepared.length);
+      let left = prepared.length;
       let failed = false;
       const fail = (err: Error): void => {
         if (failed) return;
@@ -263,12 +292,9 @@ class Writer implements AuditWriter {
         reject(err);
       };
       if (left === 0) resolve(heads);
-      records.forEach((input, i) => {
-        let fields: PreparedRecord;
-        try {
-          fields = this.prepare(input);
-        } catch (err) {
-          fail(err instanceof Error ? err : new Error(String(err)));
+      prepared.forEach((fields, i) => {
+        if (fields instanceof Error) {
+          fail(fields);
           return;
         }
         this.enqueue(
@@ -280,6 +306,17 @@ class Writer implements AuditWriter {
           fail,
         );
       });
+    });
+  }
+
+  /** Each record prepared (`prepare`), or the error that refused it. */
+  private prepareAll(records: readonly AuditRecordInput[]): Array<PreparedRecord | Error> {
+    return records.map((input) => {
+      try {
+        return this.prepare(input);
+      } catch (err) {
+        return err instanceof Error ? err : new Error(String(err));
+      }
     });
   }
 

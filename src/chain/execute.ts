@@ -39,7 +39,7 @@ import { evaluateCondition, meterOf, selectProfileHooks, selectVcpHooks, type Se
 import type { ActionInvoker, ChainRequest, ChainResult, ConstitutionCheck, HookExecution, InvokeOutcome, PreSelection } from "../model/chain.js";
 import type { HookType } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
-import type { ResultStatus } from "../model/result.js";
+import { recordedMs, type ResultStatus } from "../model/result.js";
 import { VcpError } from "../errors.js";
 import type { Aggregated, ComposedInput, Decoded, EventProfile, HookOutputEntry, NativeObject, PresentedAnswer, ProfileContext, Verdict } from "../profiles/types.js";
 
@@ -391,8 +391,8 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       emit?.({ event: "hook.skipped", payload: { hook: hook.name, ...origin, chain_id: chainId, reason: "chain_deadline" } });
     } else {
       const { invoked } = ran;
-      execution.duration_ms = ran.durationMs;
-      deadline.charge(hook, execution.duration_ms);
+      execution.duration_ms = recordedMs(ran.durationMs);
+      deadline.charge(hook, ran.durationMs);
       if ("cpuMs" in invoked && invoked.cpuMs !== undefined) execution.cpu_ms = invoked.cpuMs;
       switch (invoked.kind) {
         case "returned":
@@ -583,7 +583,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       constitution: state.constitution,
       cascade_failure: cascadeFailure,
       hook_results: results,
-      duration_ms: clock.now() - startedAt,
+      duration_ms: recordedMs(clock.now() - startedAt),
     };
   }
 }
@@ -647,7 +647,7 @@ function profileResult(
     constitution: request.constitution,
     cascade_failure: false,
     hook_results: reported,
-    duration_ms: clock.now() - startedAt,
+    duration_ms: recordedMs(clock.now() - startedAt),
     profile: {
       profile: profile.id,
       event,

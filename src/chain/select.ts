@@ -164,32 +164,101 @@ function vcpConditionView(context: VcpContext, constitution: Constitution, event
  * ```
  */
 export function selectProfileHooks(plan: ChainPlan, profile: Pick<EventProfile, "execution">, input: NativeObject, conditionInput: () => NativeObject): SelectedChain {
+  const scan = scanStateOf(plan, profile);
+  const verdicts = scan.verdicts;
+  // SECURITY: every glob/RE2 scan charges its bundle's meter before it runs: a bundle's matchers
+  // cannot spend more host CPU per chain. The meters are the plan's, reset here: this function runs
+  // to its end synchronously, so no other chain's selection can use them meanwhile.
+  for (const meter of scan.meters) meter.left = MAX_MATCHER_COST;
+  // The common chain: every hook enabled, matched and unconditional — the plan's one frozen selection.
+  let everyHookRuns = true;
+  for (let i = 0; i < plan.hooks.length; i++) {
+    const planned = plan.hooks[i]!;
+    let verdict: HookScan;
+    if (!planned.hook.enabled) verdict = HookScan.disabled;
+    else if (planned.duplicateOf !== undefined) verdict = HookScan.duplicate;
+    else {
+      try {
+        verdict = planned.matcher(input, scan.meters[scan.bundleAt[i]!]!) ? HookScan.matched : HookScan.unmatched;
+      } catch (err) {
+        if (!(err instanceof ScanBudgetExceeded)) throw err;
+        // Not evaluated is not "does not apply": the hook fails (or gives its fail_closed answer).
+        verdict = HookScan.refused;
+      }
+    }
+    verdicts[i] = verdict;
+    if (verdict !== HookScan.matched || planned.predicate !== null) everyHookRuns = false;
+  }
+  if (everyHookRuns) return scan.everyHook;
+  return selectionFromScan(plan, profile, verdicts, conditionInput);
+}
+
+/** What the matcher scan made of one hook of the plan. */
+const enum HookScan {
+  disabled,
+  duplicate,
+  matched,
+  unmatched,
+  refused,
+}
+
+/**
+ * Per plan, made once: which scan meter each hook charges (its bundle's), the meters, a scratch list
+ * of the scan's verdicts, and the selection of a chain in which every hook runs.
+ */
+interface PlanScan {
+  readonly bundleAt: readonly number[];
+  readonly meters: ScanMeter[];
+  readonly verdicts: HookScan[];
+  readonly everyHook: SelectedChain;
+}
+const planScans = new WeakMap<ChainPlan, PlanScan>();
+function scanStateOf(plan: ChainPlan, profile: Pick<EventProfile, "execution">): PlanScan {
+  let scan = planScans.get(plan);
+  if (scan === undefined) {
+    const bundles = new Map<string, number>();
+    const bundleAt = plan.hooks.map(({ hook }) => {
+      let at = bundles.get(hook.action.bundle);
+      if (at === undefined) bundles.set(hook.action.bundle, (at = bundles.size));
+      return at;
+    });
+    const mode = executionModeOf(profile, plan.hooks.map((p) => p.hook));
+    const selection: PreSelection = Object.freeze({ matched: true, held: Object.freeze([]), refused: Object.freeze({}), predicateLeft: Object.freeze({}), mode });
+    scan = {
+      bundleAt,
+      meters: [...bundles.keys()].map(() => ({ left: MAX_MATCHER_COST })),
+      verdicts: new Array<HookScan>(plan.hooks.length),
+      everyHook: Object.freeze({ sent: Object.freeze(plan.hooks.map((_, i) => i)), decided: new Map(), selection, events: Object.freeze([]) }),
+    };
+    planScans.set(plan, scan);
+  }
+  return scan;
+}
+
+/** The selection of a chain in which some hook does not run as scanned: the decided records, then conditions. */
+function selectionFromScan(plan: ChainPlan, profile: Pick<EventProfile, "execution">, verdicts: readonly HookScan[], conditionInput: () => NativeObject): SelectedChain {
   const decided = new Map<number, HookExecution>();
-  const scanMeters = new Map<string, ScanMeter>();
   const matching: Array<{ planned: PlannedHook; index: number; refusal?: string }> = [];
   for (let i = 0; i < plan.hooks.length; i++) {
     const planned = plan.hooks[i]!;
-    const { hook } = planned;
-    if (!hook.enabled) {
-      decided.set(i, profileSkipped(planned, "skipped_disabled"));
-      continue;
-    }
-    if (planned.duplicateOf !== undefined) {
-      const execution = profileSkipped(planned, "deduplicated");
-      execution.reason = `same bundle, action and matcher as '${planned.duplicateOf}', which runs in its place (PROFILES §8.6)`;
-      decided.set(i, execution);
-      continue;
-    }
-    let meter = scanMeters.get(hook.action.bundle);
-    // SECURITY: every glob/RE2 scan charges this meter before it runs: a bundle's matchers cannot spend more host CPU per chain.
-    if (meter === undefined) scanMeters.set(hook.action.bundle, (meter = { left: MAX_MATCHER_COST }));
-    try {
-      if (planned.matcher(input, meter)) matching.push({ planned, index: i });
-      else decided.set(i, profileSkipped(planned, "skipped_matcher"));
-    } catch (err) {
-      if (!(err instanceof ScanBudgetExceeded)) throw err;
-      // Not evaluated is not "does not apply": the hook fails (or gives its fail_closed answer).
-      matching.push({ planned, index: i, refusal: matcherBudgetText(hook.action.bundle) });
+    switch (verdicts[i]) {
+      case HookScan.disabled:
+        decided.set(i, profileSkipped(planned, "skipped_disabled"));
+        break;
+      case HookScan.duplicate: {
+        const execution = profileSkipped(planned, "deduplicated");
+        execution.reason = `same bundle, action and matcher as '${planned.duplicateOf!}', which runs in its place (PROFILES §8.6)`;
+        decided.set(i, execution);
+        break;
+      }
+      case HookScan.unmatched:
+        decided.set(i, profileSkipped(planned, "skipped_matcher"));
+        break;
+      case HookScan.refused:
+        matching.push({ planned, index: i, refusal: matcherBudgetText(planned.hook.action.bundle) });
+        break;
+      default:
+        matching.push({ planned, index: i });
     }
   }
   const mode = executionModeOf(profile, matching.map((m) => m.planned.hook));

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { capChainAudit, createRedactor, hashInput, listSegments, queryDecisions, type DecisionPage, type DecisionQuery, openAuditLog, startAuditRetention, type AuditRecord, type AuditRecordInput, type AuditRetention, type AuditRetentionPolicy, type AuditWriter } from "../audit/index.js";
+import { capChainAudit, createRedactor, hashInput, listSegments, queryDecisions, type DecisionPage, type DecisionQuery, openAuditLog, startAuditRetention, type AuditRecord, type AuditRecordInput, type AuditRetention, type AuditRetentionPolicy, type AuditWriter, type AuditBudget } from "../audit/index.js";
 import type { Logger } from "../observe/events.js";
 import type { ChainResult } from "../model/chain.js";
 import type { DecisionRecord } from "../chain/decision.js";
@@ -58,6 +58,7 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
   if (!Number.isSafeInteger(maxChainBytes) || maxChainBytes < 4096) {
     throw new VcpError("INVALID_CONFIG", `audit.maxChainBytes must be an integer of at least 4096, got ${String(maxChainBytes)}`, { field: "audit.maxChainBytes" });
   }
+  const chainBudget: AuditBudget = { maxBytes: maxChainBytes, fit: (records) => capChainAudit(records as AuditRecordInput[], maxChainBytes) };
   // Assigned right after the writer opens; a rotation before that has nothing to run yet.
   let retention: AuditRetention | undefined;
   const writer: AuditWriter = await openAuditLog({
@@ -151,7 +152,8 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
         },
       });
       // SECURITY: one request's chain cannot write more than the budget, however many hooks echo its input.
-      await writer.appendMany(capChainAudit(records, maxChainBytes));
+      // Measured by the writer from the texts it writes; cut only when over (audit/chain-budget.ts).
+      await writer.appendMany(records, chainBudget);
     },
     /**
      * A refused event a fail-closed hook guards (issue 24): ONE chain record, outcome

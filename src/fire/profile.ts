@@ -253,7 +253,7 @@ export function createProfileFirer(deps: Deps) {
     const chainId = randomUUID();
     const owner = request.principal?.id ?? null;
     const sessionId = request.session ?? profile.sessionIdOf(input as NativeObject) ?? "";
-    deps.metrics.recordUnknownProfileEvent(profile.id);
+    deps.metrics.recordUnknownProfileEvent(profile.id, answer.exit_code);
     const logKey = `${profile.id}\u0000${event}`;
     if (deps.logger !== undefined && !unknownLogged.has(logKey) && unknownLogged.size < UNKNOWN_EVENTS_LOGGED) {
       unknownLogged.add(logKey);
@@ -316,6 +316,8 @@ export function createProfileFirer(deps: Deps) {
         profile: { profile: profile.id, event, mode: "sequential", ...answer },
       };
       decide(result, profile, event, input, session.id, client, startedAt, NO_HOOK_SELECTED);
+      // Counted with the event's chains (vcp_profile_chains_total, vcp_chains_no_hook_total): a counter increment.
+      deps.metrics.recordProfileChain(result);
       const audit = deps.audit();
       if (audit !== undefined) {
         deps.assertOpen();

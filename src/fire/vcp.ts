@@ -170,6 +170,8 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
       profile: VCP_DECISION_PROFILE, event: type, at: new Date().toISOString(), subject: { kind: "vcp", vcp_type: type },
       session: session.id, client: owner, redact: redactHead, idleReason: NO_HOOK_SELECTED,
     });
+    // Counted with the type's chains (vcp_chains_total, vcp_chains_no_hook_total): a counter increment.
+    metrics.recordChain(result);
     if (audit !== undefined) {
       deps.assertOpen();
       await audit.recordChain(result, { id: session.id, owner }, undefined).catch((err: unknown) => {

@@ -2,6 +2,21 @@ import { z } from "zod";
 import { ConstitutionSchema, type Constitution } from "./constitution.js";
 import type { VcpContext } from "./input.js";
 
+/**
+ * A duration as the runtime records it: milliseconds to the microsecond (3 decimals). Clock
+ * differences carry float noise in their last digits (`0.0007739999998648273`); the microsecond is the
+ * precision the clocks really have, and the short form is what every record, reply and decision then
+ * carries, parses and hashes.
+ *
+ * @example
+ * ```ts
+ * recordedMs(12.3456789); // 12.346
+ * ```
+ */
+export function recordedMs(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
+
 export const RESULT_STATUSES = ["continue", "abort", "modify"] as const;
 export type ResultStatus = (typeof RESULT_STATUSES)[number];
 

@@ -7,6 +7,13 @@ import type { AuditRetentionStats } from "../audit/retention.js";
 import type { ProcessUsage } from "./proc-usage.js";
 import type { StoreFailure } from "../store/errors.js";
 import { VCP_PROFILE_ID } from "../profiles/index.js";
+import { NO_HOOK_SELECTED } from "../chain/decision.js";
+
+/**
+ * The `event` label of an event newer than its profile (`unknownEventPattern`): such names are chosen by
+ * the agent, so each would be a new series; they all count under this one value.
+ */
+export const UNKNOWN_EVENT_LABEL = "unknown";
 
 /** fdatasync latency buckets in seconds: 100 µs (page cache on tmpfs) … 2.5 s (a saturated disk). */
 const FSYNC_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -150,6 +157,14 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
   const errors = new TallyCounter("vcp_hook_errors_total", "Hooks that failed: exception, invalid result or crash (spec §7.1.5).", ["type", "outcome"], registry);
   // Event-profile chains (PROFILES §2) have their own series: the VCP series keep their label sets.
   const profileChains = new TallyCounter("vcp_profile_chains_total", "Event-profile chains run, by profile, event and the answer's exit code.", ["profile", "event", "exit_code"], registry);
+  // Every chain is counted above, those no hook ran in too (an operator's "how many BeforeTool events
+  // did we answer" must not depend on whether a hook applied); this says how many of them ran no hook.
+  const noHookChains = new TallyCounter(
+    "vcp_chains_no_hook_total",
+    `Chains answered without running a hook (none installed or selected for the event; an event newer than its profile counts as event="${UNKNOWN_EVENT_LABEL}"), by profile (vcp for native VCP chains) and event. Each is also counted in vcp_chains_total or vcp_profile_chains_total.`,
+    ["profile", "event"],
+    registry,
+  );
   const profileChainSeconds = new TallyHistogram(
     "vcp_profile_chain_duration_seconds",
     "Event-profile chain latency as measured inside the sandbox, by profile and event.",
@@ -310,11 +325,16 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
 
   return {
     registry,
+    /**
+     * A VCP chain (fire/vcp.ts), every one: with hooks, none selected, or none installed for its type.
+     * A chain no hook ran in is counted, not timed (nothing ran in the sandbox).
+     */
     recordChain(result: ChainResult): void {
-      // VCP chains (fire/vcp.ts): their result always names the hook type.
+      // VCP chains: their result always names the hook type.
       const type = result.type!;
       chains.cell(type, result.status).value++;
-      chainSeconds.cell(type).observe(result.duration_ms / 1000);
+      if (ranNoHook(result)) noHookChains.cell(VCP_PROFILE_ID, type).value++;
+      else chainSeconds.cell(type).observe(result.duration_ms / 1000);
       if (result.cascade_failure) cascades.cell(type).value++;
       countBundleChains(VCP_PROFILE_ID, result.hook_results);
       const typeSeconds = hookSeconds.cell(type);
@@ -330,12 +350,17 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
         else if (outcome === "error" || outcome === "invalid_result" || outcome === "crashed") errors.cell(type, outcome).value++;
       }
     },
+    /**
+     * An event-profile chain (fire/profile.ts) of one of the profile's events, every one: with hooks, none
+     * selected, none installed, or the profile's own answer. A chain no hook ran in is counted, not timed.
+     */
     recordProfileChain(result: ChainResult): void {
       const answer = result.profile;
       if (answer === undefined) return;
       const { profile, event } = answer;
       profileChains.cell(profile, event, String(answer.exit_code)).value++;
-      profileChainSeconds.cell(profile, event).observe(result.duration_ms / 1000);
+      if (ranNoHook(result)) noHookChains.cell(profile, event).value++;
+      else profileChainSeconds.cell(profile, event).observe(result.duration_ms / 1000);
       if (answer.timeout_violations !== undefined && answer.timeout_violations > 0) timeoutViolations.cell(profile, event).value += answer.timeout_violations;
       countBundleChains(profile, result.hook_results);
       for (const hook of result.hook_results) {
@@ -350,8 +375,11 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
     recordRefusedFailClosed(profile: string, event: string, code: string): void {
       refusedFailClosed.inc({ profile, event, code });
     },
-    recordUnknownProfileEvent(profile: string): void {
+    /** An event newer than its profile, answered with the neutral answer: a chain under event="unknown". */
+    recordUnknownProfileEvent(profile: string, exitCode: number): void {
       unknownProfileEvents.inc({ profile });
+      profileChains.cell(profile, UNKNOWN_EVENT_LABEL, String(exitCode)).value++;
+      noHookChains.cell(profile, UNKNOWN_EVENT_LABEL).value++;
     },
     recordBundleChange(result: "installed" | "failed" | "removed"): void {
       bundleChanges.inc({ result });
@@ -368,6 +396,11 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** True for a chain no hook ran in because none was installed or selected for its event (its decision record says so). */
+function ranNoHook(result: ChainResult): boolean {
+  return result.decision?.reason === NO_HOOK_SELECTED;
+}
 
 /**
  * Metrics of the decision-log sink (src/audit/sink.ts), read from its stats at scrape time. The sink's

@@ -13,6 +13,7 @@ import { VcpError } from "../errors.js";
 import { systemClock } from "../observe/events.js";
 import { createIsolateHost } from "../sandbox-host/index.js";
 import type { ResolvedHook } from "../model/hook.js";
+import { recordedMs } from "../model/result.js";
 import type { BundleCode, GuestLogLine } from "../sandbox-host/types.js";
 import {
   PLAN_MISS,
@@ -241,7 +242,7 @@ async function invokeTask(cached: CachedPlan, request: ChainRequest, inv: string
   if (hook === undefined || cached.plan.hooks.length !== 1) throw new VcpError("INVALID_INPUT", "a one-action task names exactly one hook", { hooks: cached.plan.hooks.length });
   const started = systemClock.now();
   const invoked = await invoker.invoke({ hook, chainId: request.chainId, sessionId: request.sessionKey ?? request.session.id, inputJson, budgetMs, native: true });
-  const duration = systemClock.now() - started;
+  const duration = recordedMs(systemClock.now() - started);
   const outcome = invoked.kind === "timeout" ? "timeout" : invoked.kind === "crashed" ? "crashed" : invoked.kind === "threw" ? "error" : invoked.kind === "invalid" ? "invalid_result" : "ok";
   const execution: HookExecution = { hook: hook.name, bundle: hook.action.bundle, scope: hook.scope, trust: hook.trust, status: "continue", outcome, duration_ms: duration };
   if (hook.action.digest !== undefined) execution.bundle_digest = hook.action.digest;

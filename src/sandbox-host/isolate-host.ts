@@ -25,6 +25,7 @@ import { DEFAULT_ANNOTATION_BYTES_PER_CHAIN, DEFAULT_ANNOTATION_BYTES_PER_HOOK }
 import { MESSAGE_MAX_CHARS, sanitizeGuestText, STACK_MAX_CHARS } from "../chain/guest-text.js";
 import type { BundleCode, FetchPolicy, GuestLogLine, IsolateHost, IsolateStats, SandboxLimits } from "./types.js";
 import { EXPORT_NAME } from "../model/names.js";
+import { recordedMs } from "../model/result.js";
 import { DEFAULTS } from "../config/defaults.js";
 
 /**
@@ -784,7 +785,7 @@ function disposeWhenIdle(iso: ivm.Isolate, runawayMs: number, onRunaway: () => v
 
 function cpuMsSince(iso: ivm.Isolate, cpu0: bigint): number {
   try {
-    return Number(iso.cpuTime - cpu0) / 1e6;
+    return recordedMs(Number(iso.cpuTime - cpu0) / 1e6);
   } catch {
     return 0;
   }

@@ -27,6 +27,7 @@ import { VcpError } from "../../errors.js";
 import { redactString } from "../../audit/redact-string.js";
 import { childStdio } from "./descriptors.js";
 import { newRunMark, RUN_MARK_VARIABLE, trackProcessTree, type ProcessTree } from "./tree.js";
+import { recordedMs } from "../../model/result.js";
 
 /** One exec hook as the runtime runs it: the manifest's `exec` block plus the deployment's settings. */
 export interface CommandSpec {
@@ -197,7 +198,7 @@ function notStarted(spec: CommandSpec, path: string, clock: RunClock): CommandRe
     signal: null,
     stdout: "",
     stderr: `vcp-hooks: ${path} was not started: opening and hashing it took longer than timeout_ms (${spec.timeout_ms} ms)`,
-    durationMs: Math.round((performance.now() - clock.startedAt) * 1000) / 1000,
+    durationMs: recordedMs(performance.now() - clock.startedAt),
     timedOut: true,
     truncated: false,
     sha256: spec.sha256,
@@ -321,7 +322,7 @@ function supervise(started: Started, spec: CommandSpec, stdinText: string, sha25
         signal: exit?.signal ?? (exit === undefined ? "SIGKILL" : null),
         stdout: out.text(),
         stderr: redactString(err.text()),
-        durationMs: Math.round((performance.now() - clock.startedAt) * 1000) / 1000,
+        durationMs: recordedMs(performance.now() - clock.startedAt),
         timedOut,
         truncated: out.truncated || err.truncated,
         sha256,

@@ -121,7 +121,9 @@ export const aiMemoryProfile: EventProfile = {
   /**
    * ai-memory's own command hooks (exec lane, adapter): the last non-empty stdout line is the decision;
    * a timeout or a non-zero exit is a hook error, which the caller turns into the fail mode's answer.
-   * Compatibility mode (the strict switch is a deployment setting the lane does not see here).
+   * Compatibility mode (the strict switch is a deployment setting the lane does not see here). Not the
+   * shared rule of common/command-result.ts: upstream's wire has no exit-code table, reads lines, and
+   * words its errors (and caps the stderr it quotes) as executor.rs does.
    */
   parseCommandResult(result, _hook, event) {
     const decoded = parseAiMemoryCommand({ stdout: result.stdout, stderr: result.stderr, exitCode: result.exitCode, ...(result.timedOut === true ? { timedOut: true } : {}) }, event, false);

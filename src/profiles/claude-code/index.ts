@@ -19,21 +19,21 @@ import { VcpError } from "../../errors.js";
 import {
   MATCH_ALL,
   compileSearch,
-  decodeNative,
   isObject,
   matchesEverything,
-  parseJsonObject,
   sessionIdFrom,
   specificOf,
   answerFieldsOf,
-  validateNative,
   agentSettingsSchema,
   namesOrPattern,
+  nativeSchemas,
+  presentJson,
 } from "../common/native.js";
 import type { CommandResult, CompiledMatcher, EventProfile, ParsedCommand, NativeObject, Verdict } from "../types.js";
 import { CLAUDE_EVENTS, EVENT_SPECS, EVENT_TABLE, isClaudeEvent } from "./events.js";
 import { permissionOf, reduceClaude } from "./fold.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
+import { EXIT_2_WITHOUT_REASON, readCommandResult } from "../common/command-result.js";
 
 export { CLAUDE_EVENTS } from "./events.js";
 export { reduceClaude } from "./fold.js";
@@ -100,7 +100,7 @@ const canBlock = (event: string): boolean => isClaudeEvent(event) && EVENT_TABLE
  * UserPromptSubmit, UserPromptExpansion, SessionStart and PostModelSwitch, the worktree path on
  * WorktreeCreate, otherwise only shown in the transcript); exit 2 ⇒ blocking, stderr to the model
  * (stdout ignored; on events that cannot block, stderr is shown to the user); any other code ⇒ a
- * non-blocking error.
+ * non-blocking error, a warning like a timeout's (the shared rule: common/command-result.ts).
  *
  * @example
  * ```ts
@@ -109,25 +109,15 @@ const canBlock = (event: string): boolean => isClaudeEvent(event) && EVENT_TABLE
  * ```
  */
 export function parseCommandResult(result: CommandResult, hook: string, event: string): ParsedCommand {
-  if (result.timedOut === true || result.signal || result.exitCode === null) {
-    const why = result.timedOut === true ? "timed out" : result.signal ? `killed by ${result.signal}` : "exited without a status";
-    return { output: failureOutput(hook, why, false, event), failure: why };
-  }
-  const stdout = result.stdout.trim();
-  const stderr = result.stderr.trim();
-  if (result.exitCode === 0) {
-    if (stdout === "") return { output: {} };
-    const json = parseJsonObject(stdout);
-    if (json !== undefined) return { output: json };
-    return { output: plainTextOutput(stdout, event) };
-  }
-  if (result.exitCode === 2) {
-    const reason = stderr || "Hook exited with code 2";
-    if (canBlock(event)) return { output: blockingAnswer(reason, event) };
-    return { output: { systemMessage: reason } };
-  }
-  const why = stderr === "" ? `exit code ${result.exitCode}` : `exit code ${result.exitCode}: ${stderr}`;
-  return { output: {}, failure: why };
+  return readCommandResult(result, {
+    failed: (why) => failureOutput(hook, why, false, event),
+    plainStdout: (text) => ({ output: plainTextOutput(text, event) }),
+    exitCode(code, stderr) {
+      if (code !== 2) return undefined;
+      const reason = stderr || EXIT_2_WITHOUT_REASON;
+      return { output: canBlock(event) ? blockingAnswer(reason, event) : { systemMessage: reason } };
+    },
+  });
 }
 
 /** The matcher of `event`: what it tests (EVENT_TABLE) and how Claude Code reads a plain-name pattern. */
@@ -221,15 +211,14 @@ export const claudeCodeProfile: EventProfile = {
     return reasonAt(output, REASON_FIELDS);
   },
 
-  validateInput: (input, event) => validateNative(input, isClaudeEvent(event) ? EVENT_TABLE[event].input : undefined, () => unknownEvent(event)),
-  inputSchema: (event) => (isClaudeEvent(event) ? EVENT_TABLE[event].input : undefined),
+  ...nativeSchemas({
+    inputOf: (e) => (isClaudeEvent(e) ? EVENT_TABLE[e].input : undefined),
+    outputOf: (e) => (isClaudeEvent(e) ? EVENT_TABLE[e].output : undefined),
+    unknownEvent,
+    plainText: plainTextOutput,
+  }),
 
   compileMatcher,
-
-  decode: (raw, event) =>
-    isClaudeEvent(event)
-      ? decodeNative(raw, EVENT_TABLE[event].output, (text) => plainTextOutput(text, event))
-      : { ok: false, error: unknownEvent(event) },
 
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
 
@@ -251,7 +240,7 @@ export const claudeCodeProfile: EventProfile = {
 
   // JSON on stdout with exit 0 is how Claude Code reads every decision; the same object is a valid
   // http-hook 200 body.
-  present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+  present: presentJson,
 
   // The http hook reads the JSON (deny / block); a command hook's exit 2 blocks with stderr as the reason.
   refusalAnswer: (reason, event) => ({ native: reduceClaude([blockingAnswer(reason, event)], event), exit_code: 2, stderr: reason }),

@@ -21,17 +21,17 @@ import {
   MATCH_ALL,
   agentSettingsSchema,
   answerFieldsOf,
-  decodeNative,
   isObject,
   matchesEverything,
-  parseJsonObject,
   sessionIdFrom,
   specificOf,
-  validateNative,
   namesOrPattern,
+  nativeSchemas,
+  presentJson,
 } from "../common/native.js";
 import { chargeScan, type ScanMeter } from "../common/scan.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
+import { readCommandResult, type FailureWords } from "../common/command-result.js";
 import type { CommandResult, CompiledMatcher, EventProfile, NativeObject, ParsedCommand, Verdict } from "../types.js";
 import { CODEX_EVENTS, EVENT_SPECS, EVENT_TABLE, isCodexEvent } from "./events.js";
 import { blockingAnswer, permissionOf, reduceCodex } from "./fold.js";
@@ -113,24 +113,20 @@ function verdictOf(output: NativeObject, event: string): Verdict {
  * ```
  */
 export function parseCommandResult(result: CommandResult, hook: string, event: string): ParsedCommand {
-  if (result.timedOut === true || result.signal || result.exitCode === null) {
-    const why = result.timedOut === true ? "timed out" : result.signal ? `killed by ${result.signal}` : "exited without a status code";
-    return { output: failureOutput(hook, why, false, event), failure: why };
-  }
-  const stdout = result.stdout.trim();
-  const stderr = result.stderr.trim();
-  if (result.exitCode === 0) {
-    if (stdout === "") return { output: {} };
-    const json = parseJsonObject(stdout);
-    return { output: json ?? {} };
-  }
-  if (result.exitCode === 2 && isCodexEvent(event) && EVENT_TABLE[event].spec.can_block) {
-    if (stderr === "") return { output: {}, failure: `${event} hook exited with code 2 but did not write a blocking reason to stderr` };
-    return { output: blockingAnswer(stderr, event) };
-  }
-  const why = stderr === "" ? `hook exited with code ${result.exitCode}` : `hook exited with code ${result.exitCode}: ${stderr}`;
-  return { output: {}, failure: why };
+  return readCommandResult(result, {
+    failed: (why) => failureOutput(hook, why, false, event),
+    words: CODEX_WORDS,
+    exitCode(code, stderr) {
+      if (code !== 2 || !isCodexEvent(event) || !EVENT_TABLE[event].spec.can_block) return undefined;
+      if (stderr !== "") return { output: blockingAnswer(stderr, event) };
+      const why = `${event} hook exited with code 2 but did not write a blocking reason to stderr`;
+      return { output: failureOutput(hook, why, false, event), failure: why };
+    },
+  });
 }
+
+/** Codex's own words for a failed hook (codex-rs/hooks), which its UI shows: kept, so a migrated user reads the same. */
+const CODEX_WORDS: FailureWords = { exitCode: (code) => `hook exited with code ${code}`, noStatus: "hook exited without a status code" };
 
 /** The codex profile object the framework registers. */
 export const codexProfile: EventProfile = {
@@ -158,13 +154,10 @@ export const codexProfile: EventProfile = {
     return reasonAt(output, ["hookSpecificOutput.permissionDecisionReason", "reason", "stopReason", "systemMessage"]);
   },
 
-  validateInput: (input, event) => validateNative(input, isCodexEvent(event) ? EVENT_TABLE[event].input : undefined, () => unknownEvent(event)),
-  // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
-  inputSchema: (event) => (isCodexEvent(event) ? EVENT_TABLE[event].input : undefined),
+  ...nativeSchemas({ inputOf: (e) => (isCodexEvent(e) ? EVENT_TABLE[e].input : undefined), outputOf: (e) => (isCodexEvent(e) ? EVENT_TABLE[e].output : undefined), unknownEvent }),
 
   compileMatcher,
 
-  decode: (raw, event) => (isCodexEvent(event) ? decodeNative(raw, EVENT_TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),
 
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
 
@@ -181,7 +174,7 @@ export const codexProfile: EventProfile = {
   reduce: (outputs, event) => reduceCodex(outputs, event),
 
   // Codex reads JSON on stdout with exit 0; the fold already gave it only fields it accepts.
-  present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+  present: presentJson,
 
   // A command hook's exit 2 blocks with stderr as the reason; the JSON says the same.
   refusalAnswer: (reason, event) => ({

@@ -7,7 +7,7 @@
 import { RE2JS } from "re2js";
 import { z } from "zod";
 import { VcpError } from "../../errors.js";
-import type { CompiledMatcher, Decoded, NativeObject } from "../types.js";
+import type { Aggregated, CompiledMatcher, Decoded, EventProfile, NativeObject, PresentedAnswer } from "../types.js";
 import { chargeScan, MAX_MATCHED_FIELD_LENGTH, MAX_MATCHER_COST, MatcherCostError, scanUnits, type ScanMeter } from "./scan.js";
 
 export { MAX_MATCHED_FIELD_LENGTH } from "./scan.js";
@@ -199,10 +199,62 @@ export function parseJsonObject(text: string): NativeObject | undefined {
 
 export type { CommandResult, ParsedCommand } from "../types.js";
 
+/**
+ * A profile's `sessionIdOf` (PROFILES §8.3): the first of `keys` the input carries, when it is a
+ * non-empty string (VS Code: `sessionId`, else the Claude spelling `session_id`).
+ *
+ * @example
+ * ```ts
+ * sessionIdAt("conversation_id")({ conversation_id: "c1" }); // "c1"
+ * ```
+ */
+export function sessionIdAt(...keys: readonly string[]): (input: NativeObject) => string | undefined {
+  return (input) => {
+    for (const key of keys) {
+      const id = input[key];
+      if (id !== undefined && id !== null) return typeof id === "string" && id !== "" ? id : undefined;
+    }
+    return undefined;
+  };
+}
+
 /** `session_id` of a native input when it is a non-empty string (PROFILES §8.3). */
-export function sessionIdFrom(input: NativeObject): string | undefined {
-  const id = input["session_id"];
-  return typeof id === "string" && id !== "" ? id : undefined;
+export const sessionIdFrom = sessionIdAt("session_id");
+
+/**
+ * The members that read an agent's native JSON by per-event schemas, one rule for every agent
+ * profile: `validateInput` and `inputSchema` take the same schema (`inputOf`), so a hook's
+ * `condition` is checked at build against exactly what is validated (common/condition-fields.ts);
+ * `decode` reads an action's result as the agent reads a command hook's stdout (`decodeNative`; plain
+ * text by `plainText`, default: it says nothing). An event the profile does not know is refused with
+ * `unknownEvent(event)`.
+ *
+ * @example
+ * ```ts
+ * const profile: EventProfile = { …, ...nativeSchemas({ inputOf: (e) => TABLE[e]?.input, outputOf: (e) => TABLE[e]?.output, unknownEvent }) };
+ * ```
+ */
+export function nativeSchemas(schemas: {
+  inputOf(event: string): z.ZodType | undefined;
+  outputOf(event: string): z.ZodType | undefined;
+  unknownEvent(event: string): string;
+  plainText?(text: string, event: string): NativeObject;
+}): Required<Pick<EventProfile, "validateInput" | "inputSchema">> & Pick<EventProfile, "decode"> {
+  const { inputOf, outputOf, unknownEvent, plainText } = schemas;
+  return {
+    validateInput: (input, event) => validateNative(input, inputOf(event), () => unknownEvent(event)),
+    inputSchema: inputOf,
+    decode(raw, event) {
+      const schema = outputOf(event);
+      if (schema === undefined) return { ok: false, error: unknownEvent(event) };
+      return decodeNative(raw, schema, plainText === undefined ? () => ({}) : (text) => plainText(text, event));
+    },
+  };
+}
+
+/** The answer most agents read: the folded native JSON with exit code 0, allow and deny alike (the JSON decides). */
+export function presentJson(aggregated: Aggregated): PresentedAnswer {
+  return { native: aggregated, exit_code: 0 };
 }
 
 /** Input fields every agent sends (the event name must be the event fired). */

@@ -36,8 +36,9 @@
  */
 import { z } from "zod";
 import { VcpError } from "../../errors.js";
-import { MATCH_ALL, agentSettingsSchema, answerFieldsOf, compileSearch, decodeNative, fieldMatcher, isObject, matchesEverything, parseJsonObject, validateNative } from "../common/native.js";
+import { MATCH_ALL, agentSettingsSchema, answerFieldsOf, compileSearch, fieldMatcher, isObject, matchesEverything, parseJsonObject, nativeSchemas, presentJson, sessionIdAt } from "../common/native.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
+import { readCommandResult } from "../common/command-result.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
 
@@ -251,16 +252,18 @@ function verdictOf(output: NativeObject, event: string): Verdict {
  * // { message: "no", behavior: "deny" }
  * ```
  */
-export function parseCommandResult(result: CommandResult, _hook: string, event: string): ParsedCommand {
-  if (result.timedOut === true || result.signal || result.exitCode === null) {
-    return { output: {}, failure: result.timedOut === true ? "timed out" : result.signal ? `killed by ${result.signal}` : "exited without a status" };
-  }
-  const stderr = result.stderr.trim();
-  if (result.exitCode === 0) return { output: parseJsonObject(result.stdout.trim()) ?? {} };
-  if (result.exitCode === 2 && event === "permissionRequest") return { output: { ...(parseJsonObject(result.stdout.trim()) ?? {}), behavior: "deny" } };
-  if (result.exitCode === 2 && event === "preToolUse") return { output: { permissionDecision: "deny", permissionDecisionReason: stderr || "hook exited with code 2" } };
-  if (result.exitCode === 2 && event === "postToolUseFailure") return { output: stderr === "" ? {} : { additionalContext: stderr } };
-  return { output: {}, failure: stderr === "" ? `exit code ${result.exitCode}` : `exit code ${result.exitCode}: ${stderr}` };
+export function parseCommandResult(result: CommandResult, hook: string, event: string): ParsedCommand {
+  return readCommandResult(result, {
+    failed: (why) => failureOutput(hook, why, false, event),
+    exitCode(code, stderr, stdout) {
+      if (code !== 2) return undefined;
+      if (event === "permissionRequest") return { output: { ...(parseJsonObject(stdout) ?? {}), behavior: "deny" } };
+      // The real CLI's own words when stderr is empty ("Denied by preToolUse hook: hook exited with code 2").
+      if (event === "preToolUse") return { output: { permissionDecision: "deny", permissionDecisionReason: stderr || "hook exited with code 2" } };
+      if (event === "postToolUseFailure") return { output: stderr === "" ? {} : { additionalContext: stderr } };
+      return undefined;
+    },
+  });
 }
 
 export const copilotProfile: EventProfile = {
@@ -276,16 +279,14 @@ export const copilotProfile: EventProfile = {
   failure: { default: "open", term_grace_ms: 5_000 },
   settingsSchema: agentSettingsSchema,
   strictFixes: [],
-  sessionIdOf: (input) => (typeof input["sessionId"] === "string" && input["sessionId"] !== "" ? input["sessionId"] : undefined),
+  sessionIdOf: sessionIdAt("sessionId"),
   subjectOf(input, event) {
     if (event === "userPromptSubmitted" || event === "userPromptTransformed") return promptSubject(input["prompt"]);
     return toolSubject(input["toolName"], toolArgsOf(input["toolArgs"] ?? input["toolInput"]));
   },
   reasonOf: (output) => reasonAt(output, ["permissionDecisionReason", "message", "reason", "additionalContext"]),
-  validateInput: (input, event) => validateNative(input, isCopilotEvent(event) ? TABLE[event].input : undefined, () => unknownEvent(event)),
-  inputSchema: (event) => (isCopilotEvent(event) ? TABLE[event].input : undefined),
+  ...nativeSchemas({ inputOf: (e) => (isCopilotEvent(e) ? TABLE[e].input : undefined), outputOf: (e) => (isCopilotEvent(e) ? TABLE[e].output : undefined), unknownEvent }),
   compileMatcher,
-  decode: (raw, event) => (isCopilotEvent(event) ? decodeNative(raw, TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
   answerFields: (output) => answerFieldsOf(output, { permissionDecision: "allow", behavior: "allow", decision: "allow" }),
   verdictOf,
@@ -295,7 +296,7 @@ export const copilotProfile: EventProfile = {
       ? { ...input, toolArgs: typeof input["toolArgs"] === "string" ? JSON.stringify(output["modifiedArgs"]) : output["modifiedArgs"] }
       : input,
   reduce: (outputs, event) => reduceCopilot(outputs, event),
-  present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+  present: presentJson,
   refusalAnswer: (reason, event) => ({ native: isCopilotEvent(event) ? blockingAnswer(reason, event) : {}, exit_code: 2, stderr: reason }),
   parseCommandResult,
 };

@@ -31,15 +31,17 @@ import {
   agentSettingsSchema,
   answerFieldsOf,
   compileSearch,
-  decodeNative,
   isObject,
   matchedField,
   matchesEverything,
   parseJsonObject,
-  validateNative,
   namesOrPattern,
+  nativeSchemas,
+  presentJson,
+  sessionIdAt,
 } from "../common/native.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
+import { EXIT_2_WITHOUT_REASON, readCommandResult } from "../common/command-result.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
 
@@ -237,14 +239,12 @@ function verdictOf(output: NativeObject, event: string): Verdict {
  * // { permission: "deny", user_message: "no", agent_message: "no" }
  * ```
  */
-export function parseCommandResult(result: CommandResult, _hook: string, event: string): ParsedCommand {
-  if (result.timedOut === true || result.signal || result.exitCode === null) {
-    return { output: {}, failure: result.timedOut === true ? "timed out" : result.signal ? `killed by ${result.signal}` : "exited without a status" };
-  }
-  const stderr = result.stderr.trim();
-  if (result.exitCode === 0) return { output: parseJsonObject(result.stdout.trim()) ?? {} };
-  if (result.exitCode === 2 && isCursorEvent(event) && TABLE[event].spec.can_block) return { output: blockingAnswer(stderr || "Hook exited with code 2", event) };
-  return { output: {}, failure: stderr === "" ? `exit code ${result.exitCode}` : `exit code ${result.exitCode}: ${stderr}` };
+export function parseCommandResult(result: CommandResult, hook: string, event: string): ParsedCommand {
+  return readCommandResult(result, {
+    failed: (why) => failureOutput(hook, why, false, event),
+    exitCode: (code, stderr) =>
+      code === 2 && isCursorEvent(event) && TABLE[event].spec.can_block ? { output: blockingAnswer(stderr || EXIT_2_WITHOUT_REASON, event) } : undefined,
+  });
 }
 
 export const cursorProfile: EventProfile = {
@@ -260,7 +260,7 @@ export const cursorProfile: EventProfile = {
   failure: { default: "open", term_grace_ms: 5_000 },
   settingsSchema: agentSettingsSchema,
   strictFixes: [],
-  sessionIdOf: (input) => (typeof input["conversation_id"] === "string" && input["conversation_id"] !== "" ? input["conversation_id"] : undefined),
+  sessionIdOf: sessionIdAt("conversation_id"),
   subjectOf(input, event) {
     if (event === "beforeSubmitPrompt") return promptSubject(input["prompt"]);
     // The shell and file events name no tool: the subject is the command or the file, as the event's own tool.
@@ -270,17 +270,14 @@ export const cursorProfile: EventProfile = {
     return toolSubject(input["tool_name"], toolInput);
   },
   reasonOf: (output) => reasonAt(output, ["agent_message", "user_message", "followup_message"]),
-  validateInput: (input, event) => validateNative(input, isCursorEvent(event) ? TABLE[event].input : undefined, () => unknownEvent(event)),
-  // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
-  inputSchema: (event) => (isCursorEvent(event) ? TABLE[event].input : undefined),
+  ...nativeSchemas({ inputOf: (e) => (isCursorEvent(e) ? TABLE[e].input : undefined), outputOf: (e) => (isCursorEvent(e) ? TABLE[e].output : undefined), unknownEvent }),
   compileMatcher,
-  decode: (raw, event) => (isCursorEvent(event) ? decodeNative(raw, TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
   answerFields: (output) => answerFieldsOf(output, { permission: "allow", continue: true }),
   verdictOf,
   chainInput: (input, output, event) => (event === "preToolUse" && output["permission"] !== "deny" && isObject(output["updated_input"]) ? { ...input, tool_input: output["updated_input"] } : input),
   reduce: (outputs, event) => reduceCursor(outputs, event),
-  present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+  present: presentJson,
   refusalAnswer: (reason, event) => ({ native: isCursorEvent(event) ? reduceCursor([blockingAnswer(reason, event)], event) : {}, exit_code: 2, stderr: reason }),
   parseCommandResult,
 };

@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { exitFailure, readCommandResult, unfinishedRun } from "../common/command-result.js";
 import { parseJsonObject } from "../common/native.js";
 import type { CommandResult, ParsedCommand } from "../types.js";
 import type { NativeObject } from "../types.js";
@@ -27,14 +28,6 @@ function plainText(text: string, exitCode: number, variant: GeminiVariant): Nati
   if (exitCode === 0) return { decision: "allow", systemMessage: text };
   if (exitCode === 2 || (variant === "gemini-cli" && exitCode >= 3)) return { decision: "deny", reason: text };
   return { decision: "allow", systemMessage: `Warning: ${text}` };
-}
-
-/** Why a killed or timed-out run failed, or undefined when it exited. */
-function killedWhy(result: CommandResult): string | undefined {
-  if (result.timedOut === true) return "timed out";
-  if (result.signal) return `killed by ${result.signal}`;
-  if (result.exitCode === null) return "exited without a status";
-  return undefined;
 }
 
 /**
@@ -52,26 +45,22 @@ export function parseGeminiCommand(
   variant: GeminiVariant,
   failed: (why: string) => NativeObject,
 ): ParsedCommand {
-  const killed = killedWhy(result);
-  if (killed !== undefined) return { output: failed(killed), failure: killed };
+  if (variant === "llxprt") {
+    return readCommandResult(result, {
+      failed,
+      plainStdout: (text) => ({ output: plainText(text, 0, variant) }),
+      exitCode(code, stderr) {
+        if (code === 2) return { output: { decision: "deny", reason: stderr || LLXPRT_EXIT2_FALLBACK } };
+        // Any other code: a non-blocking error; only stderr is read (none: nothing is said).
+        return { output: stderr === "" ? {} : plainText(stderr, code, variant), failure: exitFailure(code, stderr) };
+      },
+    });
+  }
+  // Gemini CLI reads `stdout.trim() || stderr.trim()` whatever the exit code: not the shared rule.
+  const unfinished = unfinishedRun(result);
+  if (unfinished !== undefined) return { output: failed(unfinished), failure: unfinished };
   const exitCode = result.exitCode as number;
-  const failure = exitCode !== 0 && exitCode !== 2 ? `exit code ${exitCode}` : undefined;
-  const stdout = result.stdout.trim();
-  const stderr = result.stderr.trim();
-
-  if (variant === "gemini-cli") {
-    const text = stdout || stderr;
-    if (text === "") return failure === undefined ? { output: {} } : { output: {}, failure };
-    const json = parseJsonObject(text);
-    const output = json ?? plainText(text, exitCode, variant);
-    return failure === undefined ? { output } : { output, failure: `${failure}: ${text}` };
-  }
-
-  if (exitCode === 0) {
-    if (stdout === "") return { output: {} };
-    return { output: parseJsonObject(stdout) ?? plainText(stdout, 0, variant) };
-  }
-  if (exitCode === 2) return { output: { decision: "deny", reason: stderr || LLXPRT_EXIT2_FALLBACK } };
-  // Any other code: a non-blocking error; only stderr is read.
-  return { output: stderr === "" ? {} : plainText(stderr, exitCode, variant), failure: stderr === "" ? failure! : `${failure!}: ${stderr}` };
+  const text = result.stdout.trim() || result.stderr.trim();
+  const output = text === "" ? {} : (parseJsonObject(text) ?? plainText(text, exitCode, variant));
+  return exitCode === 0 || exitCode === 2 ? { output } : { output, failure: exitFailure(exitCode, text) };
 }

@@ -11,14 +11,13 @@ import {
   compileSearch,
   costedMatcher,
   fieldMatcher,
-  decodeNative,
   isObject,
   matchesEverything,
   sessionIdFrom,
   specificOf,
   answerFieldsOf,
-  validateNative,
   agentSettingsSchema,
+  nativeSchemas,
 } from "../common/native.js";
 import type { CompiledMatcher, EventProfile, EventSpec, NativeObject, ProfileContext, Verdict } from "../types.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
@@ -117,8 +116,13 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
 
     reasonOf: (output) => reasonAt(output, REASON_FIELDS),
 
-    validateInput: (input, event) => validateNative(input, isGeminiEvent(event) ? inputSchemaOf(event) : undefined, () => unknownEvent(event)),
-    inputSchema: (event) => (isGeminiEvent(event) ? inputSchemaOf(event) : undefined),
+    // A string is what a command hook printed: JSON, or plain text that becomes a system message.
+    ...nativeSchemas({
+      inputOf: (e) => (isGeminiEvent(e) ? inputSchemaOf(e) : undefined),
+      outputOf: (e) => (isGeminiEvent(e) ? OUTPUT_SCHEMA : undefined),
+      unknownEvent,
+      plainText: (text) => ({ decision: "allow", systemMessage: text }),
+    }),
 
     compileMatcher(pattern, event): CompiledMatcher {
       if (!isGeminiEvent(event)) throw new VcpError("INVALID_HOOK", unknownEvent(event), { field: "event", event });
@@ -133,10 +137,6 @@ export function createGeminiFamilyProfile(options: GeminiFamilyOptions): EventPr
       // Session and compress events: exact match on source / reason / trigger.
       return costedMatcher((input) => input[field] === trimmed, 0);
     },
-
-    // A string is what a command hook printed: JSON, or plain text that becomes a system message.
-    decode: (raw, event) =>
-      isGeminiEvent(event) ? decodeNative(raw, OUTPUT_SCHEMA, (text) => ({ decision: "allow", systemMessage: text })) : { ok: false, error: unknownEvent(event) },
 
     failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
 

@@ -22,8 +22,9 @@
  */
 import { z } from "zod";
 import { VcpError } from "../../errors.js";
-import { MATCH_ALL, agentSettingsSchema, answerFieldsOf, compileSearch, decodeNative, fieldMatcher, matchedField, parseJsonObject, validateNative } from "../common/native.js";
+import { MATCH_ALL, agentSettingsSchema, answerFieldsOf, compileSearch, fieldMatcher, matchedField, parseJsonObject, nativeSchemas, presentJson, sessionIdFrom } from "../common/native.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
+import { unfinishedRun } from "../common/command-result.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
 
@@ -128,7 +129,7 @@ export function parseCommandResult(result: CommandResult, _hook: string, _event:
   const json = stdout.startsWith("{") ? parseJsonObject(stdout) : undefined;
   if (json?.["decision"] === "block") return { output: { decision: "block", ...(nonEmpty(json["reason"]) ? { reason: json["reason"] } : {}) } };
   if (result.exitCode === 0 && (stdout === "" || json?.["decision"] === "allow")) return { output: { decision: "allow" } };
-  const why = result.timedOut === true ? "timed out" : result.signal ? `killed by ${result.signal}` : `no decision (exit ${result.exitCode ?? "none"})`;
+  const why = unfinishedRun(result) ?? `no decision (exit ${result.exitCode})`;
   return { output: {}, failure: why };
 }
 
@@ -145,7 +146,7 @@ export const gooseProfile: EventProfile = {
   failure: { default: "open", term_grace_ms: 5_000 },
   settingsSchema: agentSettingsSchema,
   strictFixes: [],
-  sessionIdOf: (input) => (typeof input["session_id"] === "string" && input["session_id"] !== "" ? input["session_id"] : undefined),
+  sessionIdOf: sessionIdFrom,
   subjectOf(input, event) {
     if (event === "UserPromptSubmit") return promptSubject(input["message"]);
     if (event === "BeforeShellExecution" || event === "AfterShellExecution") return toolSubject(input["tool_name"] ?? "developer__shell", { command: input["matcher_context"] });
@@ -153,17 +154,14 @@ export const gooseProfile: EventProfile = {
     return toolSubject(input["tool_name"], input["tool_input"]);
   },
   reasonOf: (output) => reasonAt(output, ["reason"]),
-  validateInput: (input, event) => validateNative(input, isGooseEvent(event) ? INPUTS[event] : undefined, () => unknownEvent(event)),
-  // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
-  inputSchema: (event) => (isGooseEvent(event) ? INPUTS[event] : undefined),
+  ...nativeSchemas({ inputOf: (e) => (isGooseEvent(e) ? INPUTS[e] : undefined), outputOf: (e) => (isGooseEvent(e) ? OUTPUT : undefined), unknownEvent }),
   compileMatcher,
-  decode: (raw, event) => (isGooseEvent(event) ? decodeNative(raw, OUTPUT, () => ({})) : { ok: false, error: unknownEvent(event) }),
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
   answerFields: (output, event) => answerFieldsOf(output, BLOCKING.has(event) ? { decision: "allow" } : {}),
   verdictOf: (output, event): Verdict => (!isGooseEvent(event) ? "observe" : !BLOCKING.has(event) ? "observe" : output["decision"] === "block" ? "block" : "allow"),
   stopsChain: (output, event) => BLOCKING.has(event) && output["decision"] === "block",
   reduce: (outputs, event) => reduceGoose(outputs, event),
-  present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+  present: presentJson,
   refusalAnswer: (reason, event) => ({ native: BLOCKING.has(event) ? { decision: "block", reason } : {}, exit_code: 2, stderr: reason }),
   parseCommandResult,
 };

@@ -23,9 +23,10 @@
 import { RE2JS } from "re2js";
 import { z } from "zod";
 import { VcpError } from "../../errors.js";
-import { MATCH_ALL, agentSettingsSchema, answerFieldsOf, costedMatcher, decodeNative, fieldMatcher, matchedField, matchesEverything, parseJsonObject, validateNative } from "../common/native.js";
+import { MATCH_ALL, agentSettingsSchema, answerFieldsOf, costedMatcher, fieldMatcher, matchedField, matchesEverything, parseJsonObject, nativeSchemas, presentJson, sessionIdFrom } from "../common/native.js";
 import { chargeScan, type ScanMeter } from "../common/scan.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
+import { exitFailure, readCommandResult } from "../common/command-result.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, ParsedCommand, Verdict } from "../types.js";
 import type { HookEventName } from "./types.js";
 
@@ -153,12 +154,16 @@ function compileMatcher(pattern: string | undefined, event: string): CompiledMat
  * parseCommandResult({ exitCode: 2, stdout: "", stderr: "rm -rf" }, "h", "PreToolUse").output; // { decision: "deny", reason: "rm -rf" }
  * ```
  */
-export function parseCommandResult(result: CommandResult, _hook: string, _event: string): ParsedCommand {
-  if (result.timedOut === true || result.signal || result.exitCode === null) return { output: {}, failure: result.timedOut === true ? "timed out" : "killed" };
-  const json = parseJsonObject(result.stdout.trim()) ?? {};
-  if (result.exitCode === 2) return { output: { ...json, decision: "deny", reason: nonEmpty(json["reason"]) ? json["reason"] : result.stderr.trim() || "Blocked by hook" } };
-  if (result.exitCode === 0) return { output: json };
-  return { output: json, failure: `exit code ${result.exitCode}${result.stderr.trim() !== "" ? `: ${result.stderr.trim()}` : ""}` };
+export function parseCommandResult(result: CommandResult, hook: string, event: string): ParsedCommand {
+  return readCommandResult(result, {
+    failed: (why) => failureOutput(hook, why, false, event),
+    // OpenHands reads stdout's JSON whatever the exit code.
+    exitCode(code, stderr, stdout) {
+      const json = parseJsonObject(stdout) ?? {};
+      if (code === 2) return { output: { ...json, decision: "deny", reason: nonEmpty(json["reason"]) ? json["reason"] : stderr || "Blocked by hook" } };
+      return { output: json, failure: exitFailure(code, stderr) };
+    },
+  });
 }
 
 export const openhandsProfile: EventProfile = {
@@ -175,21 +180,18 @@ export const openhandsProfile: EventProfile = {
   failure: { default: "open", term_grace_ms: 5_000 },
   settingsSchema: agentSettingsSchema,
   strictFixes: [],
-  sessionIdOf: (input) => (typeof input["session_id"] === "string" && input["session_id"] !== "" ? input["session_id"] : undefined),
+  sessionIdOf: sessionIdFrom,
   subjectOf: (input, event) => (event === "UserPromptSubmit" ? promptSubject(input["message"]) : toolSubject(input["tool_name"], input["tool_input"])),
   reasonOf: (output) => reasonAt(output, ["reason"]),
-  validateInput: (input, event) => validateNative(input, isOpenhandsEvent(event) ? INPUTS[event] : undefined, () => unknownEvent(event)),
-  // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
-  inputSchema: (event) => (isOpenhandsEvent(event) ? INPUTS[event] : undefined),
+  ...nativeSchemas({ inputOf: (e) => (isOpenhandsEvent(e) ? INPUTS[e] : undefined), outputOf: (e) => (isOpenhandsEvent(e) ? OUTPUT : undefined), unknownEvent }),
   compileMatcher,
-  decode: (raw, event) => (isOpenhandsEvent(event) ? decodeNative(raw, OUTPUT, () => ({})) : { ok: false, error: unknownEvent(event) }),
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
   answerFields: (output) => answerFieldsOf(output, { continue: true }),
   verdictOf: (output, event): Verdict => (!isOpenhandsEvent(event) ? "observe" : blocks(output, event) ? "block" : SPECS[event].advisory === true ? "observe" : "allow"),
   stopsChain: (output, event) => blocks(output, event),
   reduce: (outputs, event) => reduceOpenhands(outputs, event),
   // OpenHands reads the JSON of a hook that exits 0 (deny included).
-  present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+  present: presentJson,
   refusalAnswer: (reason, event) => ({ native: BLOCKING.has(event) ? { decision: "deny", reason } : {}, exit_code: 2, stderr: reason }),
   parseCommandResult,
 };

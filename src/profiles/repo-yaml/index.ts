@@ -14,7 +14,8 @@ import type {
   Aggregated, CommandResult, CompiledMatcher, Decoded, EventProfile, EventSpec, HookOutputEntry, NativeObject, ParsedCommand, PresentedAnswer, SubjectFacts, Verdict,
 } from "../types.js";
 import { promptSubject } from "../common/subject.js";
-import { answerFieldsOf, fieldMatcher, MATCH_ALL, parseJsonObject } from "../common/native.js";
+import { readCommandResult } from "../common/command-result.js";
+import { answerFieldsOf, fieldMatcher, MATCH_ALL } from "../common/native.js";
 import { MAX_CHANGED_PATHS, MAX_CHANGED_PATHS_CHARS, MAX_MATCHED_FIELD_LENGTH } from "../common/scan.js";
 import { REPO_YAML_EVENTS_LIST } from "./build.js";
 import { compileRepoYamlFilter } from "./filter.js";
@@ -193,17 +194,10 @@ export const repoYamlProfile: EventProfile = {
    * log, or, for a `blocking` hook, `blocked_by_policy` (the executor's fail-closed rule).
    */
   parseCommandResult(result: CommandResult, hook: string): ParsedCommand {
-    const failed = (why: string): ParsedCommand => ({ output: repoYamlProfile.failureOutput(hook, why, false, "", { strict: false, settings: {} }), failure: why });
-    if (result.timedOut === true) return failed("timed out");
-    if (result.signal) return failed(`killed by ${result.signal}`);
-    if (result.exitCode !== 0) {
-      const stderr = result.stderr.trim();
-      return failed(result.exitCode === null ? "exited without a status" : `exit code ${result.exitCode}${stderr !== "" ? `: ${stderr}` : ""}`);
-    }
-    const stdout = result.stdout.trim();
-    if (stdout === "") return { output: {} };
-    const json = parseJsonObject(stdout);
-    return json !== undefined ? { output: json } : failed("stdout is not a JSON object");
+    const NOT_JSON = "stdout is not a JSON object";
+    const failed = (why: string): NativeObject => repoYamlProfile.failureOutput(hook, why, false, "", { strict: false, settings: {} });
+    // No exit code means anything here: every non-zero exit is the shared rule's failure.
+    return readCommandResult(result, { failed, plainStdout: () => ({ output: failed(NOT_JSON), failure: NOT_JSON }) });
   },
 
   failureOutput(hook: string, why: string, failClosed: boolean): NativeObject {

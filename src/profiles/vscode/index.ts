@@ -30,16 +30,17 @@ import {
   agentSettingsSchema,
   answerFieldsOf,
   compileSearch,
-  decodeNative,
   isObject,
   matchedField,
   matchesEverything,
-  parseJsonObject,
   specificOf,
-  validateNative,
   namesOrPattern,
+  nativeSchemas,
+  presentJson,
+  sessionIdAt,
 } from "../common/native.js";
 import { promptSubject, reasonAt, toolSubject } from "../common/subject.js";
+import { EXIT_2_WITHOUT_REASON, readCommandResult } from "../common/command-result.js";
 import type { CommandResult, CompiledMatcher, EventProfile, EventSpec, NativeObject, OutputMisfit, ParsedCommand, Verdict } from "../types.js";
 import { toolInputProblem } from "./tool-schemas.js";
 import type { HookEventName } from "./types.js";
@@ -170,14 +171,10 @@ function verdictOf(output: NativeObject, event: string): Verdict {
  * ```
  */
 export function parseCommandResult(result: CommandResult, hook: string, event: string): ParsedCommand {
-  if (result.timedOut === true || result.signal || result.exitCode === null) {
-    const why = result.timedOut === true ? "timed out" : result.signal ? `killed by ${result.signal}` : "exited without a status";
-    return { output: failureOutput(hook, why, false, event), failure: why };
-  }
-  const stderr = result.stderr.trim();
-  if (result.exitCode === 0) return { output: parseJsonObject(result.stdout.trim()) ?? {} };
-  if (result.exitCode === 2 && isVscodeEvent(event)) return { output: blockingAnswer(stderr || "Hook exited with code 2", event) };
-  return { output: {}, failure: stderr === "" ? `exit code ${result.exitCode}` : `exit code ${result.exitCode}: ${stderr}` };
+  return readCommandResult(result, {
+    failed: (why) => failureOutput(hook, why, false, event),
+    exitCode: (code, stderr) => (code === 2 && isVscodeEvent(event) ? { output: blockingAnswer(stderr || EXIT_2_WITHOUT_REASON, event) } : undefined),
+  });
 }
 
 /**
@@ -199,12 +196,6 @@ function checkOutput(output: NativeObject, input: NativeObject, event: string, h
   const warning = `Warning: ${hook}: ${error}; the rewrite was dropped`;
   const said = output["systemMessage"];
   return { error, kept: { ...output, systemMessage: typeof said === "string" && said !== "" ? `${said}\n${warning}` : warning, hookSpecificOutput: specific } };
-}
-
-/** `sessionId` (VS Code) or `session_id` (the Claude spelling), when a non-empty string. */
-function sessionIdOf(input: NativeObject): string | undefined {
-  const id = input["sessionId"] ?? input["session_id"];
-  return typeof id === "string" && id !== "" ? id : undefined;
 }
 
 /**
@@ -232,14 +223,12 @@ export const vscodeProfile: EventProfile = {
   failure: { default: "open", term_grace_ms: 5_000 },
   settingsSchema: agentSettingsSchema,
   strictFixes: [],
-  sessionIdOf,
+  // `sessionId` (VS Code) or `session_id` (the Claude spelling).
+  sessionIdOf: sessionIdAt("sessionId", "session_id"),
   subjectOf: (input, event) => (event === "UserPromptSubmit" ? promptSubject(input["prompt"]) : toolSubject(input["tool_name"], withFilesPath(input["tool_input"]))),
   reasonOf: (output) => reasonAt(output, ["hookSpecificOutput.permissionDecisionReason", "reason", "stopReason", "systemMessage"]),
-  validateInput: (input, event) => validateNative(input, isVscodeEvent(event) ? TABLE[event].input : undefined, () => unknownEvent(event)),
-  // Conditions are checked against the schema validateInput applies (profiles/common/condition-fields.ts).
-  inputSchema: (event) => (isVscodeEvent(event) ? TABLE[event].input : undefined),
+  ...nativeSchemas({ inputOf: (e) => (isVscodeEvent(e) ? TABLE[e].input : undefined), outputOf: (e) => (isVscodeEvent(e) ? TABLE[e].output : undefined), unknownEvent }),
   compileMatcher,
-  decode: (raw, event) => (isVscodeEvent(event) ? decodeNative(raw, TABLE[event].output, () => ({})) : { ok: false, error: unknownEvent(event) }),
   failureOutput: (hook, why, failClosed, event) => failureOutput(hook, why, failClosed, event),
   checkOutput,
   answerFields: (output) => answerFieldsOf(output, { continue: true }),
@@ -250,7 +239,7 @@ export const vscodeProfile: EventProfile = {
   },
   // Claude Code's merge rules on the events VS Code shares with it: deny > ask > allow, last updatedInput in plan order.
   reduce: (outputs, event) => (isVscodeEvent(event) ? reduceClaude(outputs, event) : {}),
-  present: (aggregated) => ({ native: aggregated, exit_code: 0 }),
+  present: presentJson,
   refusalAnswer: (reason, event) => ({ native: isVscodeEvent(event) ? reduceClaude([blockingAnswer(reason, event)], event) : {}, exit_code: 2, stderr: reason }),
   parseCommandResult,
 };

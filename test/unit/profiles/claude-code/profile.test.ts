@@ -147,8 +147,9 @@ describe("parseCommandResult: exit 2 = block, other non-zero = non-blocking erro
     ["exit 2 on Stop: block with stderr", run(2, "", "keep going", "Stop"), { output: { decision: "block", reason: "keep going" } }],
     ["exit 2 on PostToolUse: stderr to the model", run(2, "", "lint failed", "PostToolUse"), { output: { decision: "block", reason: "lint failed" } }],
     ["exit 2 on Notification: shown to the user only", run(2, "", "x", "Notification"), { output: { systemMessage: "x" } }],
-    ["exit 1: non-blocking error", run(1, "", "oops"), { output: {}, failure: "exit code 1: oops" }],
-    ["exit 3: non-blocking error", run(3, "", ""), { output: {}, failure: "exit code 3" }],
+    // A non-blocking error warns the user as every failed hook does (a timeout, a signal, below).
+    ["exit 1: non-blocking error", run(1, "", "oops"), { output: { systemMessage: "Warning: h: exit code 1: oops" }, failure: "exit code 1: oops" }],
+    ["exit 3: non-blocking error", run(3, "", ""), { output: { systemMessage: "Warning: h: exit code 3" }, failure: "exit code 3" }],
     ["signal: failure, fail-open", run(null, "", "", "PreToolUse", { signal: "SIGKILL" }), { output: { systemMessage: "Warning: h: killed by SIGKILL" }, failure: "killed by SIGKILL" }],
     ["timeout: failure, fail-open", run(null, "", "", "PreToolUse", { timedOut: true }), { output: { systemMessage: "Warning: h: timed out" }, failure: "timed out" }],
   ])("%s", (_name, got, expected) => {
