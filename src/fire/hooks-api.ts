@@ -8,7 +8,7 @@ import { isHookType, type HookType, type Scope } from "../model/hook-type.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { EnabledProfile } from "../profiles/enabled.js";
 import type { SessionAccess } from "../pipeline/index.js";
-import type { Principal, Registry } from "../registry/index.js";
+import type { HookSwitches, Principal, Registry } from "../registry/index.js";
 import type { RegistryAdmission } from "../store/adapters.js";
 import { listHooks, type HookListFilter, type HookListing } from "../registry/listing.js";
 import { LOCAL_OPERATOR } from "../install/bundles.js";
@@ -35,6 +35,8 @@ export interface HooksApi {
    * session only: its session-scope hook of that name, else the deployment hook there (scope
    * `deployment` names the deployment hook explicitly). Cascades disable hooks per session this way.
    * With a `sessionId` and a principal, the session must be one the principal may see (SESSION_NOT_FOUND).
+   * The switch holds until switched again, on every replica (registry/switches.ts); a store that
+   * cannot record it leaves it unswitched (STORE_UNAVAILABLE).
    */
   setEnabled(name: string, enabled: boolean, options?: { scope?: Scope; sessionId?: string; owner?: string | null; principal?: Principal }): Promise<ResolvedHook>;
 }
@@ -42,12 +44,14 @@ export interface HooksApi {
 /**
  * @example
  * ```ts
- * const hooks = createHooksApi({ registry, enabledProfiles, visibleKey: sessionApi.visibleKey, admission });
+ * const hooks = createHooksApi({ registry, switches, enabledProfiles, visibleKey: sessionApi.visibleKey, admission });
  * await hooks.setEnabled("strip_pii", true, { sessionId: "s1" });
  * ```
  */
 export function createHooksApi(deps: {
   registry: Registry;
+  /** Where a switch is applied and recorded (registry/switches.ts): with a shared store, for every replica. */
+  switches: Pick<HookSwitches, "set">;
   enabledProfiles: ReadonlyMap<string, EnabledProfile>;
   /** The session's key, or SESSION_NOT_FOUND for a session the principal may not see (session-api.ts). */
   visibleKey(sessionId: string, access: SessionAccess): Promise<string>;
@@ -75,7 +79,7 @@ export function createHooksApi(deps: {
       const inSession = sessionId !== undefined && registry.snapshot().find(name, "session", sessionId) !== undefined;
       // A change like any other: the deployment-wide limit first, then not counted again here.
       await deps.admission.admit(options.principal);
-      return callerHook(registry.setEnabled(name, enabled, {
+      return callerHook(await deps.switches.set(name, enabled, {
         scope: options.scope ?? (sessionId === undefined ? "deployment" : inSession ? "session" : "deployment"),
         ...(sessionId !== undefined ? { sessionId } : {}),
         principal: options.principal ?? LOCAL_OPERATOR,

@@ -26,7 +26,7 @@ import { redactHead } from "../audit/redact-string.js";
 import type { Logger } from "../observe/events.js";
 import type { EventBus } from "../observe/event-bus.js";
 import type { Metrics } from "../observe/metrics.js";
-import type { Registry } from "../registry/index.js";
+import type { HookSwitches, Registry } from "../registry/index.js";
 import { keyParts } from "../pipeline/access.js";
 import type { HookRef } from "../pipeline/index.js";
 import type { ChainBackend } from "../pool/backend.js";
@@ -37,6 +37,8 @@ import type { FireInput } from "./types.js";
 
 export interface ChainFirerDeps {
   registry: Registry;
+  /** Cascade disables go through the hook switches: with a shared store every replica sees them. */
+  switches: Pick<HookSwitches, "set">;
   backend: ChainBackend;
   pins: RevisionPins;
   bus: EventBus;
@@ -64,7 +66,7 @@ export interface ChainFirer {
 /**
  * @example
  * ```ts
- * const firer = createChainFirer({ registry, backend, pins, bus, audit, stats, metrics, logger, inputBounds,
+ * const firer = createChainFirer({ registry, switches, backend, pins, bus, audit, stats, metrics, logger, inputBounds,
  *   chainDeadlineMs: undefined, disableFailingHooks: false, assertOpen });
  * const result = await firer.fireKeyed("pre_inject", input, { id: "s1" }, "s1");
  * ```
@@ -130,7 +132,7 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
       let disabledHooks: string[] = [];
       if (result.cascade_failure) {
         logger.warn({ chain_id: result.chain_id, type }, "cascading hook failure (spec §7.3)");
-        if (deps.disableFailingHooks) disabledHooks = disableFailing(result, key);
+        if (deps.disableFailingHooks) disabledHooks = await disableFailing(result, key);
       }
       for (const event of events) {
         // The chain's hook.cascade_failure cannot know what the runtime disabled; say it here.
@@ -187,13 +189,14 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
    * in this session only (a deployment hook keeps running for every other session). Returns the
    * names actually disabled.
    */
-  function disableFailing(result: ChainResult, key: string): string[] {
+  async function disableFailing(result: ChainResult, key: string): Promise<string[]> {
     const disabled: string[] = [];
     for (const execution of cascadeDisableTargets(result.hook_results)) {
       try {
         // SECURITY: always in this session only, deployment-scope hooks included: one client's input
         // must never switch policy off for another tenant; only an operator disables a hook globally.
-        registry.setEnabled(execution.hook, false, { scope: execution.scope, sessionId: key, principal: SYSTEM_PRINCIPAL });
+        // Recorded for every replica that serves the session; not recorded ⇒ not disabled here either.
+        await deps.switches.set(execution.hook, false, { scope: execution.scope, sessionId: key, principal: SYSTEM_PRINCIPAL });
         disabled.push(execution.hook);
         logger.warn({ hook: execution.hook, scope: execution.scope, session: keyParts(key).id, owner: keyParts(key).owner, chain_id: result.chain_id }, "hook disabled in this session after a cascading failure (spec §7.3.4); re-enable it with hooks.setEnabled(name, true, { sessionId })");
       } catch (err) {

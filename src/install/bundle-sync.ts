@@ -88,7 +88,12 @@ export interface BundleSync {
  * await sync.start(bundles);
  * ```
  */
-export function createBundleSync(deps: { shared: SharedStore; logger: Logger }): BundleSync {
+export function createBundleSync(deps: {
+  shared: SharedStore;
+  logger: Logger;
+  /** This replica's install or removal of `bundle` is in the store (what its swap withdrew from sessions goes); never rejects. */
+  onPublished?(bundle: string): Promise<void>;
+}): BundleSync {
   const { shared, logger } = deps;
   const state = sharedBundleState(shared.connection);
   let bundles: BundleManager | undefined;
@@ -127,12 +132,14 @@ export function createBundleSync(deps: { shared: SharedStore; logger: Logger }):
       if (result.changed) runsAt.set(info.bundle, result.seq);
       // This replica already runs it: the notification it sends itself finds nothing to do.
       advanceIfNext(result);
+      await deps.onPublished?.(info.bundle);
     },
     async unpublish(name) {
       const result = await state.remove({ bundle: name, by: shared.replicaId, floor: highest });
       refused.delete(name);
       if (result.changed) runsAt.set(name, result.seq);
       advanceIfNext(result);
+      await deps.onPublished?.(name);
     },
   };
 

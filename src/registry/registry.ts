@@ -124,7 +124,7 @@ export function createRegistry(options: RegistryOptions): Registry {
         : undefined;
     const added: ResolvedHook[] = [];
     for (const def of defs) {
-      const hook = compileHook(def, {
+      let hook = compileHook(def, {
         scope: key.scope,
         sessionId: key.sessionId,
         seq: nextSeq + added.length,
@@ -134,6 +134,9 @@ export function createRegistry(options: RegistryOptions): Registry {
       });
       const existing = base.get(hook.name);
       if (existing !== undefined) throw duplicate(hook, existing, key);
+      // A deployment-wide switch holds until switched again: every revision registering the name gets it (switches.ts).
+      const switched = key.scope === "deployment" ? options.deploymentSwitch?.(hook.name) : undefined;
+      if (switched !== undefined && switched !== hook.enabled) hook = Object.freeze({ ...hook, enabled: switched });
       base.set(hook.name, hook);
       added.push(hook);
     }
@@ -236,6 +239,7 @@ export function createRegistry(options: RegistryOptions): Registry {
       ? state.profiles
       : withProfileBundle(state.profiles, bundle, revision?.profile === undefined ? undefined : { profile: revision.profile.id, digest: revision.digest, hooks: profileHooks });
     const offers = new Map(state.offers);
+    const previousOffer = state.offers.get(bundle);
     let offer: BundleOffer | undefined;
     if (revision === null) offers.delete(bundle);
     else offers.set(bundle, (offer = Object.freeze({ version: revision.version, digest: revision.digest, hooks: new Map(revision.session.map((d) => [d.name, d] as const)) })));
@@ -254,6 +258,16 @@ export function createRegistry(options: RegistryOptions): Registry {
     ]);
     if (dropped.length > 0) droppedBySwap.set(bundle, dropped.map((d) => d.hook));
     else droppedBySwap.delete(bundle);
+    // What the previous revision offered to sessions and this one does not (every session's, known here or not).
+    const withdrawn = [...(previousOffer?.hooks.keys() ?? [])].filter((name) => offer?.hooks.has(name) !== true);
+    if (options.onSessionHooksRebound !== undefined) {
+      const refOf = (h: ResolvedHook) => ({ session: h.session_id!, bundle: h.action.bundle, hook: h.name });
+      try {
+        options.onSessionHooksRebound({ bundle, withdrawn, dropped: dropped.map((d) => refOf(d.hook)), revived: revived.map(refOf) });
+      } catch (err) {
+        logger.error({ err, bundle }, "registry: session hook listener threw");
+      }
+    }
     return [...added, ...profileHooks];
   }
 

@@ -54,6 +54,19 @@ export interface RegistryOptions {
   /** Per principal; default 30 (spec §8.2.5). */
   registrationsPerMinute?: number;
   predicateOptions?: PredicateOptions;
+  /**
+   * The recorded deployment-wide switch of a hook name (switches.ts), if any: a deployment hook
+   * registered under that name — a new bundle revision's included — starts with it, not with its
+   * definition's `enabled`.
+   */
+  deploymentSwitch?(name: string): boolean | undefined;
+  /**
+   * After every bundle swap: the session hooks the previous revision offered and this one does not
+   * (`withdrawn`, by name), those it deregistered from sessions here (`dropped`), and those an undone
+   * swap brought back (`revived`). Where sessions are shared (store/session-hook-sync.ts), the shared
+   * record follows, so a dropped hook stays dropped.
+   */
+  onSessionHooksRebound?(change: SessionHooksRebound): void;
   /** Where a throwing event sink or change listener is reported; default silent. */
   logger?: Logger;
 }
@@ -101,6 +114,21 @@ export interface BundleRevision {
   readonly session: readonly HookDefinition[];
   /** An event-profile bundle: its profile id and hook definitions, keyed by (profile, event). */
   readonly profile?: { readonly id: string; readonly hooks: readonly ProfileHookDefinition[] };
+}
+
+/** What one bundle swap did to session hooks (RegistryOptions `onSessionHooksRebound`). */
+export interface SessionHooksRebound {
+  readonly bundle: string;
+  readonly withdrawn: readonly string[];
+  readonly dropped: readonly SessionHookAt[];
+  readonly revived: readonly SessionHookAt[];
+}
+
+/** One session's hook by reference (`session`: the registry's session key). */
+export interface SessionHookAt {
+  readonly session: string;
+  readonly bundle: string;
+  readonly hook: string;
 }
 
 /** A session hook by reference: the bundle and the name of a session-scope hook it offers. */

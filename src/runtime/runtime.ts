@@ -33,11 +33,11 @@ import { systemClock, silentLogger } from "../observe/events.js";
 import { createEventBus } from "../observe/event-bus.js";
 import { createMetrics } from "../observe/metrics.js";
 import { sandboxGauges } from "../observe/sandbox-gauges.js";
-import { createRegistry } from "../registry/index.js";
+import { createHookSwitches, createRegistry } from "../registry/index.js";
 import { acquireRuntimeLocks } from "../store/pid-lock.js";
 import { startReplicaSetRecorder } from "../store/replica-set.js";
 import { openSharedStore, resolveReplicaId, type SharedStore } from "../store/index.js";
-import { approvalsFor, implicitSessionsFor, registryAdmission, sessionStoreFor } from "../store/adapters.js";
+import { approvalsFor, hookSwitchStoreFor, implicitSessionsFor, registryAdmission, sessionStoreFor } from "../store/adapters.js";
 import { createBundleManager, createRevisionPins } from "../install/bundles.js";
 import { createBundleSync } from "../install/bundle-sync.js";
 import { createBundlesApi } from "../install/bundles-api.js";
@@ -129,7 +129,12 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     sessionHookAllowlist: options.sessionHookAllowlist ?? [],
     // Only an installed revision's exports run (created below, before any install).
     resolveAction: (ref) => bundles.resolveAction(ref),
+    // A deployment-wide hook switch holds for every revision; a dropped session hook stays dropped everywhere.
+    deploymentSwitch: (name) => switches.deploymentSwitch(name),
+    onSessionHooksRebound: (change) => sessionStore.hooks.rebound(change),
   });
+  // Which hooks are on or off (spec §7.3.4), deployment-wide and per session: shared with a Redis store.
+  const switches = createHookSwitches({ registry, store: hookSwitchStoreFor(shared), logger });
   // The sandbox module (piscina, child process) loads only when it is used (sandbox.ts).
   const backend = options.backend ?? (await startBackend(options, { logger, jsonDepth: inputBounds.maxDepth, auditDiffs: auditOptions !== undefined }));
 
@@ -142,7 +147,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
   });
   // With a shared store, installs and removals are published for every replica, and each replica
   // reconciles to the shared revisions (bundle-sync.ts); started after restore() below.
-  const bundleSync = shared === undefined ? undefined : createBundleSync({ shared, logger });
+  const bundleSync = shared === undefined ? undefined : createBundleSync({ shared, logger, onPublished: (bundle) => sessionStore.hooks.published(bundle) });
   if (bundleSync !== undefined) shared!.setReport(() => bundleSync.report());
   const bundles = createBundleManager({
     backend, registry, pins, enabledProfile: (ref) => profileFirer.assertEnabled(ref),
@@ -152,14 +157,14 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     ...(bundleSync !== undefined ? { publisher: bundleSync.publisher } : {}),
   });
   const firer = createChainFirer({
-    registry, backend, pins, bus, audit, stats, metrics, logger, inputBounds, assertOpen,
+    registry, switches, backend, pins, bus, audit, stats, metrics, logger, inputBounds, assertOpen,
     chainDeadlineMs: options.chainDeadlineMs, disableFailingHooks: options.cascade?.disableFailingHooks === true,
   });
 
   // ── state behind its ports (store/adapters.ts): sessions over the fire path, approvals, limits ─
   const sessionStore = sessionStoreFor(shared, {
     pipeline: pipelineDepsOf({ ...options, safetyCriticalRules: options.integrity?.safetyCriticalRules }, { firer, registry, maxSessionsPerOwner, inputBounds, clock, logger }),
-    registry, logger, tuning: options.sharedSessions ?? {},
+    registry, switches, logger, tuning: options.sharedSessions ?? {},
     // A replica that refused the active revision of a bundle runs other hooks than its peers: it leaves ticks to them.
     periodicReady: () => bundleSync?.readiness().ready !== false,
     // Read only when a recorded session hook is not offered here: deregistered (current) or pending (behind).
@@ -182,7 +187,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     conflict: sessionApi.conflict,
     violation: sessionApi.violation,
     fire: sessionApi.fire,
-    hooks: createHooksApi({ registry, enabledProfiles, visibleKey: sessionApi.visibleKey, admission }),
+    hooks: createHooksApi({ registry, switches, enabledProfiles, visibleKey: sessionApi.visibleKey, admission }),
     ...createProfilesApi({ firer: profileFirer, approvals }),
     approvals: approvalsApi(approvals),
     on: (event, listener) => bus.on(event, listener),
@@ -200,6 +205,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
       // Pending approvals expire with their defaults (and are recorded) while the audit log is open.
       await approvals.close();
       await bundleSync?.close();
+      await switches.close();
       closed = true;
       try {
         await backend.close();
@@ -214,6 +220,8 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
 
   // ── last: what the data directory holds (bundles.ts restore closes the sandbox if it fails) ──
   try {
+    // The recorded switches first: the restored revisions register their hooks with them.
+    await switches.start();
     await bundles.restore(startDeadline);
     // Subscribed before any approval is asked here.
     await approvals.start();

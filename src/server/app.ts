@@ -24,7 +24,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import swagger from "@fastify/swagger";
 import { Transform, type TransformCallback } from "node:stream";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import { assertEvent, jsonValueDepth, VcpError, type AuditQuery, type Constitution, type HookEvent, type HookType, type OpenSessionInput, type Runtime, type SessionAccess, type SessionView, type VcpArtifact, type VcpContext } from "../index.js";
+import { assertEvent, jsonValueDepth, VcpError, type AuditQuery, type Constitution, type HookEvent, type HookType, type OpenSessionInput, type Scope, type Runtime, type SessionAccess, type SessionView, type VcpArtifact, type VcpContext } from "../index.js";
 import { registerConsoleRoutes, type ConsoleOptions } from "./console-routes.js";
 import { createAuthenticator, requireRole, type AuthEntry, type Authenticator, type AuthPrincipal, type Role } from "./auth.js";
 import { describeError, ERROR_SCHEMA, ERROR_SCHEMAS_BY_STATUS } from "./errors.js";
@@ -486,9 +486,19 @@ export async function createServer(options: ServerOptions): Promise<VcpServer> {
 
   app.get("/v1/hooks", { schema: routes.hooks, config: cfg(BOTH) }, async (request) => {
     const { type, session, profile, event, bundle } = request.query as { type?: HookType; session?: string; profile?: string; event?: string; bundle?: string };
-    if (session !== undefined) await sessionOf(session, request);
+    // With a session the runtime checks it (fire/hooks-api.ts: another client's, or none, is
+    // SESSION_NOT_FOUND) in the same read that finds it: no lookup here first.
     return { hooks: await runtime.hooks.list({ type, session, profile, event, bundle }, accessOf(request)) };
   });
+
+  for (const [op, enabled] of [["enableHook", true], ["disableHook", false]] as const) {
+    app.post(`/v1/hooks/:name/${enabled ? "enable" : "disable"}`, { schema: routes[op], config: cfg(BOTH) }, async (request) => {
+      const { name } = request.params as { name: string };
+      const { session, scope } = request.query as { session?: string; scope?: Scope };
+      // The runtime checks the session (another client's is SESSION_NOT_FOUND) and who may switch what.
+      return runtime.hooks.setEnabled(name, enabled, { ...accessOf(request), ...(session !== undefined ? { sessionId: session } : {}), ...(scope !== undefined ? { scope } : {}) });
+    });
+  }
 
   // Every server-sent-events route counts against one per-principal cap (src/server/sse.ts).
   const streams = createEventStreams(() => live.streams);

@@ -401,11 +401,31 @@ function withOperationIds<T extends Record<string, object>>(table: T): { readonl
   return Object.fromEntries(Object.entries(table).map(([key, schema]) => [key, { ...schema, operationId: key }])) as never;
 }
 
+/** `POST /v1/hooks/{name}/enable|disable`: one hook's switch (spec §7.3.4), deployment-wide or in one session. */
+function switchHook(enabled: boolean) {
+  return {
+    tags: ["hooks"],
+    summary: `Switch a hook ${enabled ? "on" : "off"} (spec §7.3.4), e.g. ${enabled ? "after a cascade disabled it" : "a failing one"}: deployment-wide (operators), or with session in that session only — its session hook of the name, else the deployment hook there (operators). It holds until switched again, on every replica (store.kind redis)`,
+    security: security("any"),
+    params: { type: "object", required: ["name"], properties: { name: { type: "string", pattern: HOOK_NAME } } },
+    querystring: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        session: { type: "string", pattern: SESSION_ID, description: "switch it in this session only (clients: their own sessions)" },
+        owner: OWNER,
+        scope: { type: "string", enum: ["deployment", "session"], description: "with session: which hook of the name (default: the session's own, else the deployment hook)" },
+      },
+    },
+    response: { 200: { $ref: "ResolvedHook#" }, ...errors(...AUTH, ...SESSION, 429) },
+  } as const;
+}
+
 /** Tags of the OpenAPI document, in the order a reader meets them. */
 export const OPENAPI_TAGS = [
   { name: "ops", description: "Liveness, readiness, metrics and status" },
   { name: "bundles", description: "Signed policy bundles (operator)" },
-  { name: "hooks", description: "Resolved chain order" },
+  { name: "hooks", description: "Resolved chain order, and each hook's switch" },
   { name: "sessions", description: "Sessions, owned by the client token that opened them" },
   { name: "events", description: "Hook chains and pipeline operations on a session" },
   { name: "audit", description: "The hash-chained audit log (operator)" },
@@ -496,6 +516,8 @@ export const routes = withOperationIds({
     },
     response: { 200: object({ hooks: { type: "array", items: { $ref: "ResolvedHook#" } } }), ...errors(...AUTH, 400, 404, 409) },
   },
+  enableHook: switchHook(true),
+  disableHook: switchHook(false),
   listProfiles: {
     tags: ["profiles"],
     summary: "The enabled event profiles: id, pinned version, upstream commit, events, strict",

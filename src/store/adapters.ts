@@ -7,12 +7,13 @@ import type { Logger } from "../observe/events.js";
 import { createApprovals, type ApprovalDeps, type Approvals } from "../pipeline/approvals.js";
 import { createLocalApprovalStore } from "../pipeline/approvals-local.js";
 import { createPipeline, localSessions, type PipelineDeps, type SessionService } from "../pipeline/index.js";
-import { createRegistryRateLimit, type Principal, type Registry } from "../registry/index.js";
+import { createLocalHookSwitchStore, createRegistryRateLimit, type HookSwitches, type HookSwitchStore, type Principal, type Registry, type SessionHooksRebound } from "../registry/index.js";
 import type { ImplicitSessionStore } from "../pipeline/implicit-sessions.js";
 import { createRedisApprovalStore } from "./approvals.js";
 import { createRedisImplicitSessionStore } from "./implicit-sessions.js";
 import type { SharedStore } from "./index.js";
 import { createRedisRateLimitStore } from "./rate-limit.js";
+import { createRedisHookSwitchStore } from "./switches.js";
 import { createSyncedSessions, type SharedSessionTuning } from "./session-hook-sync.js";
 import { sessionRedisOf } from "./session-redis.js";
 import type { SessionHookRef } from "./sessions.js";
@@ -23,6 +24,10 @@ export interface SessionHookSync {
   remember(key: string, ref: SessionHookRef, options?: { periodic?: boolean }): Promise<boolean>;
   /** Forget a closed session's hooks on this replica. */
   forget(key: string): void;
+  /** A bundle swap here dropped (or, undone, brought back) session hooks: the shared record follows. */
+  rebound(change: SessionHooksRebound): void;
+  /** This replica published a change of `bundle`: what its swap withdrew goes from every session in the store (never rejects). */
+  published(bundle: string): Promise<void>;
 }
 
 export interface SessionStore {
@@ -47,17 +52,17 @@ export interface SessionStore {
  */
 export function sessionStoreFor(
   shared: SharedStore | undefined,
-  deps: { pipeline: PipelineDeps; registry: Registry; logger: Logger; tuning: SharedSessionTuning; periodicReady?(): boolean; bundlesCurrent?(): boolean },
+  deps: { pipeline: PipelineDeps; registry: Registry; switches: HookSwitches; logger: Logger; tuning: SharedSessionTuning; periodicReady?(): boolean; bundlesCurrent?(): boolean },
 ): SessionStore {
   if (shared === undefined) {
     const pipeline = createPipeline(deps.pipeline);
-    return { sessions: localSessions(pipeline), hooks: { remember: async () => false, forget: () => undefined }, openSessions: () => pipeline.list().length, startPeriodic: () => undefined };
+    return { sessions: localSessions(pipeline), hooks: { remember: async () => false, forget: () => undefined, rebound: () => undefined, published: async () => undefined }, openSessions: () => pipeline.list().length, startPeriodic: () => undefined };
   }
-  const synced = createSyncedSessions({ store: shared, tuning: deps.tuning, pipeline: deps.pipeline, registry: deps.registry, logger: deps.logger, ...(deps.periodicReady !== undefined ? { periodicReady: deps.periodicReady } : {}), ...(deps.bundlesCurrent !== undefined ? { bundlesCurrent: deps.bundlesCurrent } : {}) });
+  const synced = createSyncedSessions({ store: shared, tuning: deps.tuning, pipeline: deps.pipeline, registry: deps.registry, switches: deps.switches, logger: deps.logger, ...(deps.periodicReady !== undefined ? { periodicReady: deps.periodicReady } : {}), ...(deps.bundlesCurrent !== undefined ? { bundlesCurrent: deps.bundlesCurrent } : {}) });
   let latest = 0;
   return {
     sessions: synced.sessions,
-    hooks: { remember: synced.rememberHook, forget: synced.forget },
+    hooks: { remember: synced.rememberHook, forget: synced.forget, rebound: synced.rebound, published: synced.published },
     openSessions() {
       synced.sessions.count().then((n) => (latest = n), () => undefined);
       return latest;
@@ -111,4 +116,9 @@ export function registryAdmission(shared: SharedStore | undefined, perMinute: nu
 /** With a shared store, `limits.sessions_per_client` counts a client's implicit sessions on every replica. */
 export function implicitSessionsFor(shared: SharedStore | undefined): { implicitSessions?: ImplicitSessionStore<false> } {
   return shared === undefined ? {} : { implicitSessions: createRedisImplicitSessionStore(shared.connection) };
+}
+
+/** Hook switches (registry/switches.ts): kept in this process, or in Redis for every replica. */
+export function hookSwitchStoreFor(shared: SharedStore | undefined): HookSwitchStore {
+  return shared === undefined ? createLocalHookSwitchStore() : createRedisHookSwitchStore(shared.connection);
 }

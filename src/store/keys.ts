@@ -16,6 +16,8 @@
  *   <prefix>:bundle:floor              string JSON: the last time a replica raised the counter back after Redis
  *                                            lost data (data-loss.ts): the others learn of a rewind they did not see
  *   <prefix>:rate:<scope>:<key>        string GCRA theoretical arrival time of one rate-limited key
+ *   <prefix>:switches                  hash   hook name → "1"/"0": deployment-wide hook switches (switches.ts)
+ *   <prefix>:chan:switches             channel a deployment-wide hook switch was recorded (message: the hook)
  *   <prefix>:s:{<session key>}:<part>  any    one session's state (redis-sessions); the hash tag keeps a
  *                                            session's keys in one slot for Redis Cluster
  *   vcp-hooks:prefixes                 zset   every prefix with live replicas (score: Redis TIME, ms) —

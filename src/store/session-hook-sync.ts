@@ -1,13 +1,15 @@
 /**
  * Sessions in the shared store with `store: redis` (issue 18; sessions.ts, with their periodic
  * schedule), plus the one thing only this process can do for them: keep this replica's registry
- * holding each session's session-scope hooks, which are recorded in the store when registered on any
- * replica and registered here before one of the session's chains runs.
+ * holding each session's session-scope hooks and hook switches, which are recorded in the store when
+ * registered (switched) on any replica and applied here before one of the session's chains runs. A
+ * session hook a bundle revision dropped is forgotten in the store too, so no replica registers it
+ * again when a later revision offers it.
  */
 import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
 import type { PipelineDeps } from "../pipeline/index.js";
-import type { Registry } from "../registry/index.js";
+import type { HookSwitch, HookSwitches, Registry, SessionHooksRebound } from "../registry/index.js";
 import { createSharedSessions, type SessionHookRef } from "./sessions.js";
 import type { SharedStore } from "./index.js";
 import { sessionRedisOf } from "./session-redis.js";
@@ -30,6 +32,8 @@ export interface SyncedSessionsDeps {
   tuning: SharedSessionTuning;
   pipeline: PipelineDeps;
   registry: Registry;
+  /** Applies a session's recorded hook switches (registry/switches.ts). */
+  switches: Pick<HookSwitches, "applyInSession">;
   logger: Logger;
   /** False while this replica should leave periodic ticks to its peers (store/shared-periodic.ts). */
   periodicReady?(): boolean;
@@ -40,6 +44,12 @@ export interface SyncedSessionsDeps {
    */
   bundlesCurrent?(): boolean;
 }
+
+/** How many sessions a sweep (`published`) works on at once. */
+const SWEEP_CONCURRENCY = 16;
+
+/** The registrant recorded for a session hook the runtime records again itself. */
+const RUNTIME_ID = "runtime";
 
 /** The registry's refusals of a hook its bundle's active revision does not offer (or of a bundle not installed). */
 const NOT_OFFERED: ReadonlySet<string> = new Set(["UNKNOWN_BUNDLE", "UNKNOWN_HOOK"]);
@@ -57,7 +67,13 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
     registry.dropSession(key);
   }
 
-  function applySessionHooks(key: string, epoch: string | null, refs: readonly SessionHookRef[]): void {
+  /** A session hook is gone for good (a revision dropped it): out of the store, so no replica registers it again. */
+  function forgetDropped(key: string, ref: { bundle: string; hook: string }): void {
+    synced.get(key)?.refs.delete(`${ref.bundle}/${ref.hook}`);
+    sessions.forgetHooks(key, ref.bundle, [ref.hook]).catch((err: unknown) => logger.warn({ err, hook: `${ref.bundle}/${ref.hook}` }, "store: could not forget a session hook a bundle revision dropped; a later revision offering it again would bring it back on replicas that meet the session"));
+  }
+
+  function applySessionHooks(key: string, epoch: string | null, refs: readonly SessionHookRef[], switches: readonly HookSwitch[]): void {
     const known = synced.get(key);
     // SECURITY: an id closed and opened again is a new session: the old opening's hooks never carry over.
     if (epoch === null || (known !== undefined && known.epoch !== epoch)) forget(key);
@@ -79,12 +95,17 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
           // every replica deregistered it (hook.deregistered there) — no news for this one's log.
           const dropped = err instanceof VcpError && NOT_OFFERED.has(err.code) && deps.bundlesCurrent?.() !== false;
           if (!dropped) logger.warn({ err, hook: name }, "a session hook recorded in the shared store could not be registered on this replica yet");
+          // Not forgotten in the store from here: "runs the active revisions" is as of this replica's
+          // last read, and a revision offering the hook may be on its way (the replica whose swap
+          // dropped it forgets it: `rebound`).
           else if (logger.isLevelEnabled("debug")) logger.debug({ hook: name, session: key, reason: err.message }, "a session hook recorded in the shared store is no longer offered (deregistered by a bundle revision)");
           continue;
         }
       }
       entry.refs.add(name);
     }
+    // After the hooks: a switch of a session hook applies once the hook is registered here.
+    if (switches.length > 0) deps.switches.applyInSession(key, switches);
   }
 
   const sessions = createSharedSessions({
@@ -96,21 +117,73 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
     applySessionHooks,
   });
 
+  /** Bundle → the session hooks its last swap here withdrew, swept from every session once it is published. */
+  const withdrawn = new Map<string, readonly string[]>();
+
+  /**
+   * Forget `hooks` of `bundle` in every session open in the store, those no replica knows included —
+   * each only while the active revision still does not offer it (a later one may have meanwhile).
+   */
+  async function sweep(bundle: string, hooks: readonly string[]): Promise<void> {
+    const keys = await sessions.openKeys();
+    for (let i = 0; i < keys.length; i += SWEEP_CONCURRENCY) {
+      const gone = hooks.filter((hook) => !offered(bundle, hook));
+      if (gone.length === 0) return;
+      await Promise.all(keys.slice(i, i + SWEEP_CONCURRENCY).map((key) => sessions.forgetHooks(key, bundle, gone)));
+    }
+  }
+
+  function offered(bundle: string, hook: string): boolean {
+    try {
+      registry.snapshot().sessionOffer(bundle, hook);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Record a hook just registered here for an open session, so every replica registers it too.
+   * False when the session is not open in the store (a session only ever named in `fire`: its
+   * hooks stay on this replica, as with the local store).
+   */
+  async function rememberHook(key: string, ref: SessionHookRef, options: { periodic?: boolean } = {}): Promise<boolean> {
+    // Reading the session first ties this replica's registry to its current opening (epoch).
+    if ((await sessions.sessionInfo(key)) === undefined) return false;
+    await sessions.rememberHook(key, ref, options);
+    synced.get(key)?.refs.add(`${ref.bundle}/${ref.hook}`);
+    return true;
+  }
+
   return {
     sessions,
-    /**
-     * Record a hook just registered here for an open session, so every replica registers it too.
-     * False when the session is not open in the store (a session only ever named in `fire`: its
-     * hooks stay on this replica, as with the local store).
-     */
-    async rememberHook(key: string, ref: SessionHookRef, options: { periodic?: boolean } = {}): Promise<boolean> {
-      // Reading the session first ties this replica's registry to its current opening (epoch).
-      if ((await sessions.sessionInfo(key)) === undefined) return false;
-      await sessions.rememberHook(key, ref, options);
-      synced.get(key)?.refs.add(`${ref.bundle}/${ref.hook}`);
-      return true;
-    },
+    rememberHook,
     forget,
+    /**
+     * A bundle swap here deregistered session hooks (registry.ts swapBundle): forgotten in the store;
+     * an undone swap brought them back: recorded again (by the runtime: their registrant is not kept).
+     * What it withdrew is swept from every session once this replica has published it (`published`).
+     */
+    rebound(change: SessionHooksRebound): void {
+      if (change.withdrawn.length > 0) withdrawn.set(change.bundle, change.withdrawn);
+      else withdrawn.delete(change.bundle);
+      for (const h of change.dropped) forgetDropped(h.session, h);
+      for (const h of change.revived) {
+        rememberHook(h.session, { bundle: h.bundle, hook: h.hook, principal: RUNTIME_ID }).catch((err: unknown) => logger.warn({ err, hook: `${h.bundle}/${h.hook}` }, "store: could not record again a session hook an undone bundle change restored"));
+      }
+    },
+    /**
+     * This replica published a change of `bundle` (bundle-sync.ts): the session hooks its swap
+     * withdrew are forgotten in every open session — those of sessions no running replica knows too,
+     * so a later revision offering them again brings none back. Only once published: an install
+     * undone before that withdrew nothing. Resolves when done (the install answers after it); never rejects.
+     */
+    async published(bundle: string): Promise<void> {
+      const hooks = withdrawn.get(bundle);
+      if (hooks === undefined) return;
+      withdrawn.delete(bundle);
+      await sweep(bundle, hooks).catch((err: unknown) => logger.warn({ err, bundle, hooks }, "store: could not forget, in every session, the session hooks a bundle revision withdrew; a later revision offering them again may bring them back in sessions no replica has served since"));
+    },
   };
 }
 

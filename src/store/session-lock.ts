@@ -29,9 +29,9 @@ import { luaScript, type SessionRedis } from "./session-redis.js";
 export const ACQUIRE = luaScript(
   "session-acquire",
   "taking the session lock",
-  // KEYS: lock, fence, record, session hooks. ARGV: token, ttl ms, not after (Redis TIME ms).
+  // KEYS: lock, fence, record, session hooks, session switches. ARGV: token, ttl ms, not after (Redis TIME ms).
   // → { 'LATE', now } past the deadline (nothing done); { 'BUSY', now } held by another;
-  //   { 'GONE', now } no such session (nothing held); { 'OK', now, fence, record JSON, hook refs… }.
+  //   { 'GONE', now } no such session (nothing held); { 'OK', now, fence, record JSON, {switches flat}, hook refs… }.
   `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -44,7 +44,7 @@ if not rec then
   redis.call('DEL', KEYS[1])
   return {'GONE', now}
 end
-local out = {'OK', now, fence, rec}
+local out = {'OK', now, fence, rec, redis.call('HGETALL', KEYS[5])}
 for _, ref in ipairs(redis.call('SMEMBERS', KEYS[4])) do out[#out + 1] = ref end
 return out
 `,
@@ -122,17 +122,17 @@ export function newToken(): string {
  */
 export async function acquire(
   redis: SessionRedis,
-  keys: { lock: string; fence: string; record: string; hooks: string },
+  keys: { lock: string; fence: string; record: string; hooks: string; switches: string },
   timing: LockTiming,
   sessionId: string,
   onLost: () => void,
-): Promise<{ lock: HeldLock; record: string | null; hooks: string[] }> {
+): Promise<{ lock: HeldLock; record: string | null; hooks: string[]; switches: unknown }> {
   const token = newToken();
   const giveUpAt = Date.now() + timing.waitMs;
   let backoff = 5;
   for (;;) {
     const sentAt = performance.now();
-    const out = (await redis.script(ACQUIRE, [keys.lock, keys.fence, keys.record, keys.hooks], [token, timing.ttlMs, await commandDeadline(redis, sentAt)])) as unknown[];
+    const out = (await redis.script(ACQUIRE, [keys.lock, keys.fence, keys.record, keys.hooks, keys.switches], [token, timing.ttlMs, await commandDeadline(redis, sentAt)])) as unknown[];
     const receivedAt = performance.now();
     const redisMs = Number(out[1]);
     redis.clock.observe(redisMs, sentAt, receivedAt);
@@ -140,9 +140,9 @@ export async function acquire(
     if (outcome === "OK") {
       const fence = Number(out[2]);
       const acquiredAt = { redisMs, localMs: receivedAt };
-      return { lock: renewing(redis, keys.lock, token, fence, acquiredAt, timing.ttlMs, onLost), record: String(out[3]), hooks: out.slice(4).map(String) };
+      return { lock: renewing(redis, keys.lock, token, fence, acquiredAt, timing.ttlMs, onLost), record: String(out[3]), switches: out[4], hooks: out.slice(5).map(String) };
     }
-    if (outcome === "GONE") return { lock: inert(token, 0, { redisMs, localMs: receivedAt }), record: null, hooks: [] };
+    if (outcome === "GONE") return { lock: inert(token, 0, { redisMs, localMs: receivedAt }), record: null, hooks: [], switches: [] };
     // BUSY: another holder. LATE, with the answer in hand: Redis ran it later than this replica's
     // estimate allowed (the answer corrected the estimate); nothing was taken. Either way, try again.
     if (Date.now() >= giveUpAt) {

@@ -5,6 +5,7 @@
  * ```
  *  <prefix>:s:{<k>}:record      hash { rec: record JSON (operations.ts SessionRecord + epoch), fence }
  *  <prefix>:s:{<k>}:hooks       set of session-hook refs (JSON) registered for it
+ *  <prefix>:s:{<k>}:switches    hash of its hook switches (switches.ts; spec §7.3.4), read with the session
  *  <prefix>:s:{<k>}:lock        the per-session lock (session-lock.ts); …:fence its fence counter
  *  <prefix>:s:{<k>}:periodic    the session's periodic schedule (shared-periodic.ts)
  *  <prefix>:periodic:due        zset: when each session's next periodic tick is due (shared-periodic.ts)
@@ -32,6 +33,8 @@ import { DEFAULT_JSON_BOUNDS } from "../model/json-bounds.js";
 import type { SessionInfo } from "../model/input.js";
 import { acquire, commit, lateWrite, release, writeDeadline, type HeldLock, type LockTiming } from "./session-lock.js";
 import { segment, luaScript, type SessionRedis } from "./session-redis.js";
+import { parseSessionSwitches, sessionSwitchField } from "./switches.js";
+import type { HookSwitch } from "../registry/index.js";
 import { createSharedPeriodic, hasPeriodic, periodicDueKey, periodicStatus, type SharedPeriodic } from "./shared-periodic.js";
 
 /** A session-scope hook registered for a session, as every replica re-registers it. */
@@ -52,10 +55,10 @@ export interface SharedSessionDeps extends PipelineDeps {
   lock?: Partial<LockTiming>;
   /**
    * Bring this replica's registry in line with a session's recorded hooks before one of its chains
-   * runs (`epoch` changes when the id is closed and opened again: the old hooks go first; null: the
-   * session is not open in the store).
+   * runs, and with its hook switches (`epoch` changes when the id is closed and opened again: the old
+   * hooks go first; null: the session is not open in the store).
    */
-  applySessionHooks(key: string, epoch: string | null, refs: readonly SessionHookRef[]): void;
+  applySessionHooks(key: string, epoch: string | null, refs: readonly SessionHookRef[], switches: readonly HookSwitch[]): void;
   /** How often this replica looks for due periodic ticks; default 200 ms. */
   periodicScanMs?: number;
   /** False while this replica should leave periodic ticks to its peers (shared-periodic.ts `ready`). */
@@ -66,6 +69,10 @@ export interface SharedSessionService extends SessionService {
   readonly kind: "shared";
   /** Record a session hook so every replica registers it for the session. */
   rememberHook(key: string, ref: SessionHookRef, options?: { periodic?: boolean }): Promise<void>;
+  /** Forget session hooks of `bundle` a revision dropped, with their switches: no replica registers them again. */
+  forgetHooks(key: string, bundle: string, hooks: readonly string[]): Promise<void>;
+  /** The keys of every session open in the store (a sweep over all of them). */
+  openKeys(): Promise<string[]>;
   /** The periodic scheduler's lease loop (started by the runtime once bundles are restored). */
   readonly periodic: SharedPeriodic;
 }
@@ -92,13 +99,13 @@ return 'OK'
 const CLOSE = luaScript(
   "session-close",
   "closing the session",
-  // KEYS: lock, record, all, owner set, ids set, hooks, fence, periodic, periodic due set. ARGV: key,
+  // KEYS: lock, record, all, owner set, ids set, hooks, fence, periodic, periodic due set, switches. ARGV: key,
   // token, has owner, not after (Redis TIME ms: session-lock.ts writeDeadline).
   `
 local t = redis.call('TIME')
 if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[4]) then return 'LATE' end
 if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 'LOST' end
-redis.call('DEL', KEYS[2], KEYS[6], KEYS[7], KEYS[8], KEYS[1])
+redis.call('DEL', KEYS[2], KEYS[6], KEYS[7], KEYS[8], KEYS[10], KEYS[1])
 redis.call('ZREM', KEYS[9], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
 if ARGV[3] == '1' then redis.call('SREM', KEYS[4], ARGV[1]) end
@@ -110,11 +117,11 @@ return 'OK'
 const READ = luaScript(
   "session-read",
   "reading the session",
-  // KEYS: record, periodic, hooks. → { record JSON or false, {periodic hash flat}, {hook refs} }.
+  // KEYS: record, periodic, hooks, switches. → { record JSON or false, {periodic hash flat}, {hook refs}, {switches flat} }.
   `
 local rec = redis.call('HGET', KEYS[1], 'rec')
-if not rec then return {false, {}, {}} end
-return {rec, redis.call('HGETALL', KEYS[2]), redis.call('SMEMBERS', KEYS[3])}
+if not rec then return {false, {}, {}, {}} end
+return {rec, redis.call('HGETALL', KEYS[2]), redis.call('SMEMBERS', KEYS[3]), redis.call('HGETALL', KEYS[4])}
 `,
 );
 
@@ -135,12 +142,34 @@ return out
 const REMEMBER_HOOK = luaScript(
   "session-remember-hook",
   "recording a session hook",
-  // KEYS: record, hooks, periodic due set. ARGV: ref JSON, session key, periodic (1/0). Only for a session still open.
+  // KEYS: record, hooks, periodic due set, switches. ARGV: ref JSON, session key, periodic (1/0), the
+  // hook's switch field. Only for a session still open. A hook registered again starts as its definition
+  // says: a switch of an earlier registration of the name goes.
   `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HDEL', KEYS[4], ARGV[4])
 -- A periodic session hook: the next scan of any replica sets its schedule up.
 if ARGV[3] == '1' then redis.call('ZADD', KEYS[3], 0, ARGV[2]) end
 return redis.call('SADD', KEYS[2], ARGV[1]) + 1
+`,
+);
+
+const FORGET_HOOKS = luaScript(
+  "session-forget-hooks",
+  "forgetting session hooks",
+  // KEYS: hooks, switches. ARGV: bundle, then (hook, its switch field) pairs. A bundle revision dropped
+  // the hooks (registry.ts swapBundle): their refs (any registering principal) and switches go, so no
+  // replica registers them again when a later revision offers them.
+  `
+local gone = {}
+for i = 2, #ARGV, 2 do gone[ARGV[i]] = ARGV[i + 1] end
+local n = 0
+for _, ref in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local ok, r = pcall(cjson.decode, ref)
+  if ok and r.bundle == ARGV[1] and gone[r.hook] then n = n + redis.call('SREM', KEYS[1], ref) end
+end
+for _, field in pairs(gone) do redis.call('HDEL', KEYS[2], field) end
+return n
 `,
 );
 
@@ -148,7 +177,7 @@ return redis.call('SADD', KEYS[2], ARGV[1]) + 1
 export function sessionKeys(redis: SessionRedis, key: string) {
   // One hash tag per session (keys.ts): every key a session's scripts touch is in one slot.
   const part = (name: string) => redis.keys.session(key, name);
-  return { record: part("record"), lock: part("lock"), fence: part("fence"), hooks: part("hooks"), periodic: part("periodic") };
+  return { record: part("record"), lock: part("lock"), fence: part("fence"), hooks: part("hooks"), periodic: part("periodic"), switches: part("switches") };
 }
 
 /**
@@ -208,11 +237,11 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
     return keyAmong(id, keys, (owners) => sessionAmbiguous(id, owners));
   }
 
-  async function read(key: string): Promise<{ session: StoredSession; periodic: Map<string, string>; hooks: SessionHookRef[] } | undefined> {
+  async function read(key: string): Promise<{ session: StoredSession; periodic: Map<string, string>; hooks: SessionHookRef[]; switches: HookSwitch[] } | undefined> {
     const keys = sessionKeys(redis, key);
-    const out = (await redis.script(READ, [keys.record, keys.periodic, keys.hooks], [])) as [string | false | null, unknown, unknown[]];
+    const out = (await redis.script(READ, [keys.record, keys.periodic, keys.hooks, keys.switches], [])) as [string | false | null, unknown, unknown[], unknown];
     if (typeof out[0] !== "string") return undefined;
-    return { session: parse(out[0]), periodic: flatToMap(out[1]), hooks: parseHooks(out[2] ?? []) };
+    return { session: parse(out[0]), periodic: flatToMap(out[1]), hooks: parseHooks(out[2] ?? []), switches: parseSessionSwitches(out[3]) };
   }
 
   async function visible(id: string, access: SessionAccess | undefined) {
@@ -232,7 +261,7 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
    * record it returns (if any) is committed with the release, in one script. SESSION_NOT_FOUND when
    * the session is not open or `access` may not see it.
    */
-  function inTurn<T>(key: string, id: string, access: SessionAccess | undefined, work: (s: StoredSession, hooks: SessionHookRef[], lock: HeldLock) => Promise<{ result: T; changed: StoredSession | undefined; released?: true }>): Promise<T> {
+  function inTurn<T>(key: string, id: string, access: SessionAccess | undefined, work: (s: StoredSession, hooks: SessionHookRef[], switches: HookSwitch[], lock: HeldLock) => Promise<{ result: T; changed: StoredSession | undefined; released?: true }>): Promise<T> {
     const queue = turnOf(key);
     const run = queue.run(async () => {
       const keys = sessionKeys(redis, key);
@@ -243,7 +272,7 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
         const session = mutable(held.record);
         // SECURITY: another owner's session is "not found", never "forbidden".
         if (!maySee(session.owner, access?.principal)) throw sessionNotFound(id);
-        const { result, changed, released } = await work(session, parseHooks(held.hooks), held.lock);
+        const { result, changed, released } = await work(session, parseHooks(held.hooks), parseSessionSwitches(held.switches), held.lock);
         // The work's own script let the lock go (close deletes it with the session).
         if (released === true) done = true;
         else if (changed !== undefined) {
@@ -267,8 +296,8 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
       // SECURITY: bounded and validated before any lookup, lock or copy.
       assertOperationInput(op, input, bounds);
       const key = await keyOf(id, access);
-      return inTurn(key, id, access, async (s, hooks) => {
-        deps.applySessionHooks(key, s.epoch, hooks);
+      return inTurn(key, id, access, async (s, hooks, switches) => {
+        deps.applySessionHooks(key, s.epoch, hooks, switches);
         const result = await run(s, input);
         return { result, changed: dirty.has(s) ? s : undefined };
       });
@@ -322,9 +351,9 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
     async close(id, access) {
       const key = await keyOf(id, access);
       // Operations already in this session's turn finish first (here: the queue; elsewhere: the lock).
-      await inTurn(key, id, access, async (s, _hooks, lock) => {
+      await inTurn(key, id, access, async (s, _hooks, _switches, lock) => {
         const keys = sessionKeys(redis, key);
-        const out = String(await redis.script(CLOSE, [keys.lock, keys.record, allKey, s.owner === null ? allKey : ownerKey(s.owner), idsKey(s.id), keys.hooks, keys.fence, keys.periodic, dueKey], [key, lock.token, s.owner === null ? 0 : 1, writeDeadline(redis, lock)]));
+        const out = String(await redis.script(CLOSE, [keys.lock, keys.record, allKey, s.owner === null ? allKey : ownerKey(s.owner), idsKey(s.id), keys.hooks, keys.fence, keys.periodic, dueKey, keys.switches], [key, lock.token, s.owner === null ? 0 : 1, writeDeadline(redis, lock)]));
         if (out === "LATE") throw lateWrite(id, "closing the session");
         if (out !== "OK") throw new VcpError("SESSION_LOCK_LOST", `session '${id}': the lock expired before it could be closed; nothing was changed, retry`, { session_id: id, reason: "lost" });
         lock.stopRenewing();
@@ -349,10 +378,10 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
     async sessionInfo(key): Promise<SessionInfo | undefined> {
       const found = await read(key);
       if (found === undefined) {
-        deps.applySessionHooks(key, null, []);
+        deps.applySessionHooks(key, null, [], []);
         return undefined;
       }
-      deps.applySessionHooks(key, found.session.epoch, found.hooks);
+      deps.applySessionHooks(key, found.session.epoch, found.hooks, found.switches);
       return sessionInfoOf(found.session);
     },
 
@@ -362,8 +391,17 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
 
     async rememberHook(key, ref, options = {}) {
       const keys = sessionKeys(redis, key);
-      const out = Number(await redis.script(REMEMBER_HOOK, [keys.record, keys.hooks, dueKey], [JSON.stringify(ref), key, options.periodic === true ? 1 : 0]));
+      const out = Number(await redis.script(REMEMBER_HOOK, [keys.record, keys.hooks, dueKey, keys.switches], [JSON.stringify(ref), key, options.periodic === true ? 1 : 0, sessionSwitchField("session", ref.hook)]));
       if (out === 0) throw sessionNotFound(keyParts(key).id);
+    },
+
+    async forgetHooks(key, bundle, hooks) {
+      const keys = sessionKeys(redis, key);
+      await redis.script(FORGET_HOOKS, [keys.hooks, keys.switches], [bundle, ...hooks.flatMap((hook) => [hook, sessionSwitchField("session", hook)])]);
+    },
+
+    async openKeys() {
+      return ((await redis.command("listing open sessions", ["SMEMBERS", allKey])) as unknown[]).map(String);
     },
 
     periodic: undefined as unknown as SharedPeriodic,
@@ -382,8 +420,8 @@ export function createSharedSessions(deps: SharedSessionDeps): SharedSessionServ
     ...(deps.periodicReady !== undefined ? { ready: deps.periodicReady } : {}),
     // A claimed tick runs in the session's turn, like any operation of the session.
     runTick: (key, tick) =>
-      inTurn(key, keyParts(key).id, undefined, async (s, hooks) => {
-        deps.applySessionHooks(key, s.epoch, hooks);
+      inTurn(key, keyParts(key).id, undefined, async (s, hooks, switches) => {
+        deps.applySessionHooks(key, s.epoch, hooks, switches);
         const reevaluated = await tick(s);
         return { result: undefined, changed: reevaluated ? s : undefined };
       }),

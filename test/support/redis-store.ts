@@ -8,8 +8,11 @@ import { silentLogger } from "../../src/observe/events.js";
 import { connectStore, type StoreConnection } from "../../src/store/index.js";
 import { startRedisServer, type RedisServerHandle } from "./redis-server.js";
 
-/** Registers the file's beforeAll/afterAll; the returned function gives the connection once started. */
-export function useRedisStore(prefix: string): () => StoreConnection {
+/**
+ * Registers the file's beforeAll/afterAll; the returned function gives the connection once started,
+ * its `url` the server's (for a test that needs connections of its own, e.g. another prefix).
+ */
+export function useRedisStore(prefix: string): (() => StoreConnection) & { url(): string } {
   let server: RedisServerHandle | undefined;
   let connection: StoreConnection | undefined;
   beforeAll(async () => {
@@ -20,10 +23,11 @@ export function useRedisStore(prefix: string): () => StoreConnection {
     await connection?.close();
     await server?.close();
   }, 60_000);
-  return () => {
-    if (connection === undefined) throw new Error("useRedisStore: the connection is opened in beforeAll");
+  const started = () => {
+    if (connection === undefined || server === undefined) throw new Error("useRedisStore: the connection is opened in beforeAll");
     return connection;
   };
+  return Object.assign(started, { url: () => (started(), server!.url) });
 }
 
 /** A clock a test steps by hand; the Redis adapters read it through their scripts' `now` argument. */

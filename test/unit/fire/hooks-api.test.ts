@@ -5,6 +5,8 @@ import { describe, expect, test } from "vitest";
 import { createHooksApi } from "../../../src/fire/hooks-api.js";
 import { resolveEnabledProfiles } from "../../../src/profiles/enabled.js";
 import { sessionNotFound } from "../../../src/pipeline/errors.js";
+import { createHookSwitches, createLocalHookSwitchStore } from "../../../src/registry/index.js";
+import { silentLogger } from "../../../src/observe/events.js";
 import { DEPLOY, def, harness, inSession } from "../registry/fixtures.js";
 
 function setup() {
@@ -14,6 +16,7 @@ function setup() {
   const asked: string[] = [];
   const hooks = createHooksApi({
     registry,
+    switches: createHookSwitches({ registry, store: createLocalHookSwitchStore(), logger: silentLogger }),
     enabledProfiles: resolveEnabledProfiles(undefined),
     visibleKey: async (id, access) => {
       asked.push(`${id}:${access.principal?.id ?? "-"}`);

@@ -34,6 +34,8 @@ function setup(options: { rememberFails?: boolean } = {}) {
       return true;
     },
     forget: (key: string) => void log.push(`forget ${key}`),
+    rebound: () => undefined,
+    published: async () => undefined,
   };
   const api = createSessionApi({ sessions, hooks, registry, firer, admission: { admit: async () => void log.push("admit"), shared: true }, assertOpen: () => undefined });
   return { api, log };

@@ -120,6 +120,39 @@ describe("swapBundle", () => {
     expect(registry.snapshot().find("log", "session", "s1")).toBeUndefined();
   });
 
+  test("the registry tells where sessions are shared what each swap withdrew, dropped here, and brought back", () => {
+    const changes: unknown[] = [];
+    const { registry } = harness({ onSessionHooksRebound: (change) => void changes.push(change) });
+    registry.swapBundle("pii", vcpRevision("1.0.0", digest("a")), DEPLOY);
+    registry.registerSessionHook({ bundle: "pii", hook: "log" }, inSession("s1"));
+    registry.registerSessionHook({ bundle: "pii", hook: "strip-pii" }, inSession("s1"));
+    changes.length = 0;
+    // An update that keeps both withdraws nothing.
+    registry.swapBundle("pii", vcpRevision("1.1.0", digest("b")), DEPLOY);
+    registry.swapBundle("pii", vcpRevision("3.0.0", digest("f"), ["strip-pii"]), DEPLOY);
+    registry.swapBundle("pii", vcpRevision("1.1.0", digest("b")), DEPLOY);
+    registry.swapBundle("pii", null, DEPLOY);
+    expect(changes).toEqual([
+      { bundle: "pii", withdrawn: [], dropped: [], revived: [] },
+      { bundle: "pii", withdrawn: ["log"], dropped: [{ session: "s1", bundle: "pii", hook: "log" }], revived: [] },
+      { bundle: "pii", withdrawn: [], dropped: [], revived: [{ session: "s1", bundle: "pii", hook: "log" }] },
+      {
+        bundle: "pii", withdrawn: ["strip-pii", "log"], revived: [],
+        dropped: [{ session: "s1", bundle: "pii", hook: "strip-pii" }, { session: "s1", bundle: "pii", hook: "log" }],
+      },
+    ]);
+  });
+
+  test("a deployment-wide switch holds for every revision that registers a hook of that name", () => {
+    const switched = new Map([["gate", false]]);
+    const { registry } = harness({ deploymentSwitch: (name) => switched.get(name) });
+    registry.swapBundle("pii", vcpRevision("1.0.0", digest("a")), DEPLOY);
+    expect(registry.snapshot().find("gate", "deployment")?.enabled).toBe(false);
+    switched.set("gate", true);
+    registry.swapBundle("pii", vcpRevision("2.0.0", digest("e")), DEPLOY);
+    expect(registry.snapshot().find("gate", "deployment")).toMatchObject({ enabled: true, action: { digest: digest("e") } });
+  });
+
   test("removing the bundle deregisters its session hooks, naming the removal", () => {
     const { registry, events } = harness();
     registry.swapBundle("pii", vcpRevision("1.0.0", digest("a")), DEPLOY);

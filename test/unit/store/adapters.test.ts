@@ -5,6 +5,7 @@
 import { expect, test } from "vitest";
 import { implicitSessionsFor, registryAdmission, sessionStoreFor } from "../../../src/store/adapters.js";
 import { harness } from "../registry/fixtures.js";
+import { createHookSwitches, createLocalHookSwitchStore } from "../../../src/registry/index.js";
 import { silentLogger } from "../../../src/observe/events.js";
 import type { PipelineDeps } from "../../../src/pipeline/index.js";
 import { constitution } from "../../support/fixtures.js";
@@ -24,7 +25,8 @@ test("the local store: no shared limit, no hook sync, an exact open-session coun
     clock: { now: () => 0, wallNow: () => 0 },
     logger: silentLogger,
   };
-  const store = sessionStoreFor(undefined, { pipeline, registry, logger: silentLogger, tuning: {} });
+  const switches = createHookSwitches({ registry, store: createLocalHookSwitchStore(), logger: silentLogger });
+  const store = sessionStoreFor(undefined, { pipeline, registry, switches, logger: silentLogger, tuning: {} });
   expect(store.sessions.kind).toBe("local");
   expect(store.openSessions()).toBe(0);
   await store.sessions.open({ session_id: "s1", context: {}, constitution });
