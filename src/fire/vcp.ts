@@ -211,7 +211,13 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
 
 /** A selection the executor needs to hear about: conditions decided (or metered) in the fire path. */
 function selectionMatters(chosen: SelectedChain): boolean {
-  return chosen.selection.held.length > 0 || Object.keys(chosen.selection.refused).length > 0 || Object.keys(chosen.selection.predicateLeft).length > 0;
+  return chosen.selection.held.length > 0 || hasMembers(chosen.selection.refused) || hasMembers(chosen.selection.predicateLeft);
+}
+
+/** Whether a plain object has an own member (without listing them: this runs for every chain). */
+function hasMembers(object: Readonly<Record<string, unknown>>): boolean {
+  for (const key in object) if (Object.hasOwn(object, key)) return true;
+  return false;
 }
 
 interface PlanWire {
