@@ -48,6 +48,11 @@ export interface ChainDeps {
   clock: Clock;
   /** Lifecycle events (spec §6.4) go here; absent ⇒ none are built (agent-profile chains report through their result). */
   emit?: EventSink;
+  /**
+   * With `emit`: `hook.fired` and `hook.completed` are not built; each hook.fired's input summary comes
+   * here instead (the sandbox worker: the supervisor rebuilds both from the hook records, pool/events.ts).
+   */
+  firedSummary?: (summary: InputSummary) => void;
   /** Integrity checker for modified constitutions (DESIGN §4.5); absent ⇒ modifications are accepted. */
   checkConstitution?: ConstitutionCheck;
   /** When given, a modifying hook's result carries `modification`: an RFC 6902 diff for the audit log. */
@@ -267,7 +272,10 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
     }
     // Built only for a listener: the input as the hook gets it (VCP: its HookInput's summary).
     const summary = emit !== undefined && budgetMs > 0 ? (composed !== undefined ? composed.summary(inputJson.length) : nativeSummary(request, inputJson.length)) : undefined;
-    if (summary !== undefined) emit!(hookFiredEvent(hook.name, origin, chainId, request.session.id, summary));
+    if (summary !== undefined) {
+      if (deps.firedSummary !== undefined) deps.firedSummary(summary);
+      else emit!(hookFiredEvent(hook.name, origin, chainId, request.session.id, summary));
+    }
 
     const invoke = async (): Promise<{ invoked: InvokeOutcome; durationMs: number; resultJsonLength: number }> => {
       const hookStart = clock.now();
@@ -504,7 +512,7 @@ export async function runChain(plan: ChainPlan, request: ChainRequest, deps: Cha
       hookResults[slot] = execution;
       if (emit !== undefined && ran !== undefined) {
         if (failureEvent !== undefined) emit(failureEvent);
-        emit(hookCompletedEvent(execution, origin, chainId));
+        if (deps.firedSummary === undefined) emit(hookCompletedEvent(execution, origin, chainId));
       }
       if (stops) {
         stoppedBy = hook.name;

@@ -119,6 +119,8 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
               request,
               // Serialized once: the bounds check's field texts make the sandbox frame's payload.
               requestText: chainRequestText(request, fieldTexts),
+              // Two events per hook that only a listener reads: not built for nobody.
+              firedAndCompleted: bus.listening("hook.fired") || bus.listening("hook.completed"),
             });
       const result = ran.result;
       // Every hook of the plan in plan order, the hooks decided here included; their hook.skipped first.

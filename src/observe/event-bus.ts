@@ -22,6 +22,8 @@ export interface EventBus {
   on<K extends LifecycleEventName>(event: K, listener: (payload: LifecycleEventMap[K]) => void): () => void;
   /** Hand an event to its listeners, in the order they were added. */
   emit(event: LifecycleEvent): void;
+  /** Whether `event` has a listener now (events nobody hears need not be built). */
+  listening(event: LifecycleEventName): boolean;
   /** Emit `chain.completed` for a finished chain, if anyone listens (built only then). */
   chainCompleted(result: ChainResult, sessionId: string, owner: string | null): void;
   /**
@@ -127,6 +129,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
       return () => set.delete(listener as (payload: never) => void);
     },
     emit,
+    listening,
     chainCompleted,
     profileChainCompleted(result, chain) {
       const hookEvents = listening("hook.skipped") || listening("hook.fired") || listening("hook.timeout") || listening("hook.error") || listening("hook.completed");

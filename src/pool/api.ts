@@ -69,6 +69,8 @@ export interface ChainTask {
    * bounds check's texts, chain/request-text.ts); the frame carries it as is. Absent: serialized here.
    */
   requestText?: string;
+  /** `false`: nobody listens to `hook.fired` / `hook.completed`, so they are not rebuilt (default true). */
+  firedAndCompleted?: boolean;
 }
 
 /** The chain result plus its lifecycle events, in emission order, for the caller to emit and audit. */

@@ -11,6 +11,8 @@ export interface BackendChainTask {
   request: ChainRequest;
   /** `JSON.stringify(request)` if the caller has it already (chain/request-text.ts); else the backend serializes. */
   requestText?: string;
+  /** `false`: nobody listens to `hook.fired` / `hook.completed`, so they need not be built (default true). */
+  firedAndCompleted?: boolean;
 }
 
 /**

@@ -21,23 +21,24 @@ export class EventPacker {
 
   /** The EventSink given to runChain; bound once, so no closure is made per chain. */
   readonly emit = (event: LifecycleEvent): void => {
-    if (event.event === "hook.fired") {
-      const summary = event.payload.input_summary;
-      const last = this.last;
-      if (
-        last !== undefined &&
-        last.input_bytes === summary.input_bytes &&
-        last.context_keys === summary.context_keys &&
-        last.constitution_id === summary.constitution_id &&
-        last.session_id === summary.session_id
-      ) {
-        this.sums.push(0);
-      } else {
-        this.sums.push(summary);
-        this.last = summary;
-      }
-    } else if (event.event !== "hook.completed") {
-      this.events.push(event);
+    if (event.event === "hook.fired") this.fired(event.payload.input_summary);
+    else if (event.event !== "hook.completed") this.events.push(event);
+  };
+
+  /** runChain's `firedSummary`: the input summary of a hook.fired it then does not build. */
+  readonly fired = (summary: InputSummary): void => {
+    const last = this.last;
+    if (
+      last !== undefined &&
+      last.input_bytes === summary.input_bytes &&
+      last.context_keys === summary.context_keys &&
+      last.constitution_id === summary.constitution_id &&
+      last.session_id === summary.session_id
+    ) {
+      this.sums.push(0);
+    } else {
+      this.sums.push(summary);
+      this.last = summary;
     }
   };
 
@@ -91,14 +92,15 @@ function resultOf(wire: WireChainValue, request: ChainRequest, hooks: readonly R
 
 /**
  * The chain result and every lifecycle event, in the order runChain emitted them, from a
- * {@link WireChainValue} and the request the supervisor sent.
+ * {@link WireChainValue} and the request the supervisor sent. `firedAndCompleted: false` (nobody
+ * listens to them): every event but the per-hook `hook.fired` and `hook.completed`.
  *
  * @example
  * ```ts
  * const { result, events } = rebuildEvents(reply.value as WireChainValue, pending.request, pending.plan.hooks);
  * ```
  */
-export function rebuildEvents(wire: WireChainValue, request: ChainRequest, hooks: readonly ResolvedHook[]): ChainValue {
+export function rebuildEvents(wire: WireChainValue, request: ChainRequest, hooks: readonly ResolvedHook[], firedAndCompleted = true): ChainValue {
   const result = resultOf(wire, request, hooks);
   const chainId = result.chain_id;
   // Only VCP chains cross with lifecycle events (an agent chain's answer is its report): named by their type.
@@ -122,17 +124,19 @@ export function rebuildEvents(wire: WireChainValue, request: ChainRequest, hooks
     }
     const sum = wire.sums[sumIndex++];
     if (sum !== undefined && sum !== 0) summary = sum;
-    const inputSummary: InputSummary = summary
-      ? { ...summary }
-      : { session_id: sessionId, constitution_id: result.constitution.id, context_keys: 0, input_bytes: 0 };
-    events.push(hookFiredEvent(hook, origin, chainId, sessionId, inputSummary));
+    if (firedAndCompleted) {
+      const inputSummary: InputSummary = summary
+        ? { ...summary }
+        : { session_id: sessionId, constitution_id: result.constitution.id, context_keys: 0, input_bytes: 0 };
+      events.push(hookFiredEvent(hook, origin, chainId, sessionId, inputSummary));
+    }
     const expected = failureEventOf(outcome);
     const between = rest[next];
     if (expected !== undefined && between?.event === expected && between.payload.hook === hook) {
       events.push(between);
       next++;
     }
-    events.push(hookCompletedEvent(execution, origin, chainId));
+    if (firedAndCompleted) events.push(hookCompletedEvent(execution, origin, chainId));
   }
   // hook.cascade_failure, and anything runChain may emit that this module does not know about.
   for (; next < rest.length; next++) events.push(rest[next]!);

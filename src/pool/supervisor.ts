@@ -325,7 +325,7 @@ export class SandboxSupervisor implements Sandbox {
     let value: ChainValue;
     try {
       const hooks = entry.task.plan.hooks;
-      value = vcpTypeOf(entry.task.plan) !== undefined ? rebuildEvents(wire, entry.task.request, hooks) : profileChainValue(wire, entry.task.request, hooks);
+      value = vcpTypeOf(entry.task.plan) !== undefined ? rebuildEvents(wire, entry.task.request, hooks, entry.task.firedAndCompleted !== false) : profileChainValue(wire, entry.task.request, hooks);
     } catch (err) {
       // A reply that does not fit the hook list it answers: this chain fails with the protocol error.
       entry.reject(err instanceof Error ? err : new Error(String(err)));

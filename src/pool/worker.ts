@@ -178,6 +178,8 @@ const chainDeps: ChainDeps = {
   invoker,
   clock: systemClock,
   emit: packer.emit,
+  // hook.fired / hook.completed are rebuilt by the supervisor from the records: only the summaries cross.
+  firedSummary: packer.fired,
   checkConstitution: createIntegrityChecker(config.integrity),
   // SECURITY: a patch can be many times the result that caused it; capped before it leaves the worker.
   ...(config.auditDiffs ? { diff: (before: unknown, after: unknown) => capAuditDiff(diffForAudit(before, after)) } : {}),

@@ -62,7 +62,8 @@ async function both(hooks: ResolvedHook[], deadlineMs?: number) {
   t = 0;
   const packer = new EventPacker();
   const workerReq = structuredClone(req);
-  const result = await runChain(plan, workerReq, { invoker, clock, emit: packer.emit });
+  // As the sandbox worker runs it: hook.fired / hook.completed not built, only their input summaries kept.
+  const result = await runChain(plan, workerReq, { invoker, clock, emit: packer.emit, firedSummary: packer.fired });
   // Across IPC as JSON, then rebuilt against the supervisor's own copy of the request.
   const wire = JSON.parse(JSON.stringify(packChainValue(result, workerReq, packer, hooks)));
   return { expected, direct, wire, rebuilt: rebuildEvents(wire, req, hooks) };
@@ -136,4 +137,13 @@ describe("chain events on the wire", () => {
     expect(unpackHookResults(packed, hooks)).toEqual([foreign, reordered]);
     expect(() => unpackHookResults([[5, "continue", "ok", 1]], hooks)).toThrow(/position 5 of a 2-hook list/);
   });
+
+  test("nobody listening to hook.fired / hook.completed: every other event is rebuilt, in order", async () => {
+    const hooks = [hook("ok"), hook("threw"), hook("off", { enabled: false }), hook("slow"), hook("grow")];
+    const { direct, wire } = await both(hooks);
+    const rebuilt = rebuildEvents(wire, request(), hooks, false);
+    expect(rebuilt.events).toEqual(direct.filter((e) => e.event !== "hook.fired" && e.event !== "hook.completed"));
+    expect(rebuilt.events.map((e) => e.event)).toEqual(["hook.error", "hook.skipped", "hook.timeout"]);
+  });
+
 });
