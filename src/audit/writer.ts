@@ -4,6 +4,7 @@ import { mkdir, open, rename, type FileHandle } from "node:fs/promises";
 import { dirname, resolve as resolvePath } from "node:path";
 import { VcpError } from "../errors.js";
 import { REPLICA_ID } from "../model/names.js";
+import { isoTime } from "../model/iso-time.js";
 import type { Redactor } from "./redact.js";
 import { STORED_OVERHEAD } from "./chain-budget.js";
 import { listSegments, openIfExists, readFully, segmentPath, syncDir } from "./files.js";
@@ -238,9 +239,6 @@ class Writer implements AuditWriter {
   private rotations = 0;
   private bytes = 0;
   private writeFailures = 0;
-  /** The last `ts` written and its millisecond: records admitted in the same millisecond share the text. */
-  private tsMs = Number.NaN;
-  private tsText = "";
   /** performance.now() when the last batch was taken: the next waits out flushIntervalMs from it. */
   private lastBatchAt = Number.NEGATIVE_INFINITY;
 
@@ -432,12 +430,7 @@ class Writer implements AuditWriter {
 
   /** ISO-8601 `ts` of a record admitted now. */
   private timestamp(): string {
-    const ms = this.opts.now();
-    if (ms !== this.tsMs) {
-      this.tsText = new Date(ms).toISOString();
-      this.tsMs = ms;
-    }
-    return this.tsText;
+    return isoTime(this.opts.now());
   }
 
   private schedule(): void {

@@ -19,6 +19,7 @@ import { buildDecision, NO_HOOK_SELECTED, UNKNOWN_EVENT_OBSERVED, type DecisionR
 import { redactHead } from "../audit/redact-string.js";
 import { createLaneInvoker } from "../pool/exec/invoker.js";
 import type { ChainRequest, ChainResult, HookExecution, InvokeOutcome, InvokeRequest } from "../model/chain.js";
+import { isoTime } from "../model/iso-time.js";
 import type { ChainPlan } from "../chain/plan.js";
 import { VcpError } from "../errors.js";
 import type { Constitution } from "../model/constitution.js";
@@ -265,7 +266,7 @@ export function createProfileFirer(deps: Deps) {
       cascade_failure: false, hook_results: [], duration_ms: 0, profile: { profile: profile.id, event, mode: "sequential", ...answer },
     };
     const decision = buildDecision(observed, {
-      profile: profile.id, event, at: new Date(deps.clock.wallNow()).toISOString(), subject: { kind: "event" }, session: sessionId, client: owner,
+      profile: profile.id, event, at: isoTime(deps.clock.wallNow()), subject: { kind: "event" }, session: sessionId, client: owner,
       answerVerdict: "observe", idleReason: UNKNOWN_EVENT_OBSERVED, redact: redactHead,
     });
     observed.decision = decision;
@@ -427,7 +428,7 @@ export function createProfileFirer(deps: Deps) {
     const answerVerdict = profile.verdictOf(native, event);
     const answerReason = answerVerdict === "allow" || answerVerdict === "observe" ? undefined : profile.reasonOf?.(native, event);
     result.decision = buildDecision(result, {
-      profile: profile.id, event, at: new Date(startedAt).toISOString(), subject: profile.subjectOf?.(input, event) ?? { kind: "event" },
+      profile: profile.id, event, at: isoTime(startedAt), subject: profile.subjectOf?.(input, event) ?? { kind: "event" },
       session: sessionId, client, answerVerdict, ...(answerReason !== undefined ? { answerReason } : {}), ...(idleReason !== undefined ? { idleReason } : {}), redact: redactHead,
     });
   }
@@ -499,7 +500,7 @@ export function createProfileFirer(deps: Deps) {
       cascade_failure: false, hook_results: [], duration_ms: 0, profile: { profile: profile.id, event, mode: "sequential", ...answer },
     };
     const decision = buildDecision(refused, {
-      profile: profile.id, event, at: new Date(deps.clock.wallNow()).toISOString(), subject: { kind: "event" }, session: null, client: owner,
+      profile: profile.id, event, at: isoTime(deps.clock.wallNow()), subject: { kind: "event" }, session: null, client: owner,
       answerVerdict: "block", redact: redactHead,
     });
     const audit = deps.audit();

@@ -42,17 +42,24 @@ function emptyOutcomes(): Record<Outcome, number> {
 
 /** Aggregates hook results on the main thread, where every chain's result arrives in order. */
 export function createHookStats() {
-  const counters = new Map<string, Counter>();
-  const keyOf = (scope: string, hook: string, bundle: string) => `${scope}\u0000${bundle}\u0000${hook}`;
+  // scope → bundle → hook: a lookup per hook record of every chain builds no key string.
+  const counters = new Map<string, Map<string, Map<string, Counter>>>();
+  function counterOf(scope: string, bundle: string, hook: string): Counter | undefined {
+    return counters.get(scope)?.get(bundle)?.get(hook);
+  }
+  function newCounter(scope: string, bundle: string, hook: string): Counter {
+    let byBundle = counters.get(scope);
+    if (byBundle === undefined) counters.set(scope, (byBundle = new Map()));
+    let byHook = byBundle.get(bundle);
+    if (byHook === undefined) byBundle.set(bundle, (byHook = new Map()));
+    const counter: Counter = { calls: 0, outcomes: emptyOutcomes(), totalMs: 0, maxMs: 0 };
+    byHook.set(hook, counter);
+    return counter;
+  }
   const stats = {
     record(result: ChainResult): void {
       for (const execution of result.hook_results) {
-        const key = keyOf(execution.scope, execution.hook, execution.bundle);
-        let counter = counters.get(key);
-        if (counter === undefined) {
-          counter = { calls: 0, outcomes: emptyOutcomes(), totalMs: 0, maxMs: 0 };
-          counters.set(key, counter);
-        }
+        const counter = counterOf(execution.scope, execution.bundle, execution.hook) ?? newCounter(execution.scope, execution.bundle, execution.hook);
         counter.outcomes[execution.outcome]++;
         if (SKIPPED_OUTCOMES.has(execution.outcome)) continue;
         counter.calls++;
@@ -67,7 +74,7 @@ export function createHookStats() {
     },
     view(hooks: readonly ResolvedHook[]): HookStatsView[] {
       return hooks.map((hook) => {
-        const counter = counters.get(keyOf(hook.scope, hook.name, hook.action.bundle));
+        const counter = counterOf(hook.scope, hook.action.bundle, hook.name);
         const outcomes = counter?.outcomes ?? emptyOutcomes();
         return {
           hook: hook.name,

@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { VcpError } from "../errors.js";
 import type { HookType } from "../model/hook-type.js";
+import { isoTime } from "../model/iso-time.js";
 import type { ResolvedHook } from "../model/hook.js";
 import type { SessionInfo } from "../model/input.js";
 import { assertChainInput } from "../model/validate-input.js";
@@ -128,7 +129,7 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
       const events = chosen.events.length > 0 ? [...chosen.events, ...ran.events] : ran.events;
       // One decision record for the answer, the audit record and the stream (chain/decision.ts).
       result.decision = buildDecision(result, {
-        profile: VCP_DECISION_PROFILE, event: type, at: new Date(startedAt).toISOString(), subject: { kind: "vcp", vcp_type: type },
+        profile: VCP_DECISION_PROFILE, event: type, at: isoTime(startedAt), subject: { kind: "vcp", vcp_type: type },
         session: session.id, client: owner(), redact: redactHead, ...(chosen.sent.length === 0 ? { idleReason: NO_HOOK_SELECTED } : {}),
       });
       let disabledHooks: string[] = [];
@@ -169,7 +170,7 @@ export function createChainFirer(deps: ChainFirerDeps): ChainFirer {
     const result = emptyChainResult(type, { chainId: randomUUID(), context: input.context, constitution: input.constitution });
     const owner = keyParts(key).owner;
     result.decision = buildDecision(result, {
-      profile: VCP_DECISION_PROFILE, event: type, at: new Date().toISOString(), subject: { kind: "vcp", vcp_type: type },
+      profile: VCP_DECISION_PROFILE, event: type, at: isoTime(Date.now()), subject: { kind: "vcp", vcp_type: type },
       session: session.id, client: owner, redact: redactHead, idleReason: NO_HOOK_SELECTED,
     });
     // Counted with the type's chains (vcp_chains_total, vcp_chains_no_hook_total): a counter increment.
