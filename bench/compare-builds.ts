@@ -27,6 +27,12 @@ const arg = (name: string, fallback?: string): string => {
   if (value === undefined) throw new Error(`--${name} is required (see the header of bench/compare-builds.ts)`);
   return value;
 };
+// Each case runs in a child of this Node (process.execPath): the runtime needs Node 24 or later.
+const nodeMajor = Number(process.versions.node.split(".")[0]);
+if (nodeMajor < 24) {
+  process.stderr.write(`compare-builds runs each build's benches with this Node (${process.version}), and vcp-hooks needs Node 24 or later: run it as node_modules/.bin/node --no-node-snapshot dist/bench/compare-builds.js …\n`);
+  process.exit(2);
+}
 const builds = { base: resolve(arg("base")), new: resolve(arg("new", ".")) };
 const ROUNDS = Number(arg("rounds", "5"));
 const EVENTS = Number(arg("events", "1500"));

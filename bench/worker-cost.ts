@@ -9,7 +9,9 @@
  * (process.threadCpuUsage) and "other" what the process's other threads spent meanwhile (isolated-vm's
  * timer threads, V8's platform threads). CPU time holds up on a busy machine; compare rows of one run.
  * A round lasts well under isolated-vm's 1 s timer expiry, so the timer thread's share shows only in
- * the last two rows, which pace timed calls as a worker makes them and wait for every expiry.
+ * the "paced" rows, which pace timed calls as a worker makes them and wait for every expiry. The last
+ * two rows are a thread hand-off (one postMessage) to a thread that is awake and to one that sleeps:
+ * the price of each crossing a chain makes between the runtime, the host's main thread and a worker.
  *
  *   node --no-node-snapshot dist/bench/worker-cost.js [chains-per-round]
  *   WHOLE=1 node --no-node-snapshot --cpu-prof --cpu-prof-dir=/tmp/prof dist/bench/worker-cost.js
@@ -17,9 +19,10 @@
  *
  * (`WHOLE=1`: only the whole-task row, so the profile is the worker's hot path alone.)
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Worker } from "node:worker_threads";
 import ivm from "isolated-vm";
 import { capAuditDiff, diffForAudit } from "../src/audit/diff.js";
 import { runChain, type ChainDeps } from "../src/chain/execute.js";
@@ -224,6 +227,58 @@ async function paced(label: string, withTimeout: boolean): Promise<void> {
 }
 await paced("paced applySync, no timeout", false);
 await paced("paced applySync, { timeout: 1000 } (isolated-vm timer thread)", true);
+// The sandbox host widens its threads' timer slack to 1 ms (src/pool/host-main.ts TIMER_SLACK_NS): the
+// kernel then wakes the timer thread once for the expiries of a whole millisecond. The timer thread
+// above has ended with its last expiry; the next one is started by this thread and inherits its slack.
+try {
+  writeFileSync("/proc/self/timerslack_ns", "1000000");
+  await paced("paced applySync, { timeout: 1000 }, 1 ms timer slack", true);
+} catch {
+  process.stdout.write("(no /proc/self/timerslack_ns: the timer-slack row is Linux only)\n");
+}
+
+// ── a thread hand-off ─────────────────────────────────────────────────────────────────────────────
+// What one postMessage costs when the receiving thread is busy (a burst: it is still awake) and when it
+// sleeps between messages (one every 300 µs, as a sandbox host's threads do at low load): waking a
+// sleeping thread is charged to the sender, and the receiver pays for its own wake-up. A chain crosses
+// at least four such hand-offs (runtime → host main thread → worker → host main thread → runtime),
+// batched under load (batch.ts), so on a machine where a wake-up is dear they outweigh the chain code.
+async function handOff(label: string, spacingMs: number): Promise<void> {
+  const receiver = new Worker(
+    `const { parentPort } = require("node:worker_threads");
+     let n = 0;
+     parentPort.on("message", (m) => {
+       if (m === "report") { const c = process.threadCpuUsage(); parentPort.postMessage({ n, us: c.user + c.system }); return; }
+       n++;
+     });`,
+    { eval: true },
+  );
+  await new Promise((resolve) => receiver.once("online", resolve));
+  const reply = JSON.stringify({ ok: true, value: { result: { chain_id: "c", status: "completed", padding: "x".repeat(600) } } });
+  const ask = (): Promise<{ n: number; us: number }> => new Promise((resolve) => { receiver.once("message", resolve); receiver.postMessage("report"); });
+  const count = 4000;
+  for (let i = 0; i < 500; i++) receiver.postMessage([reply]);
+  const before = await ask();
+  let sender = 0;
+  for (let i = 0; i < count; i++) {
+    if (spacingMs > 0) {
+      const until = performance.now() + spacingMs;
+      while (performance.now() < until) {
+        // spin: the sender stays awake; only the receiver sleeps
+      }
+    }
+    const t0 = process.threadCpuUsage();
+    receiver.postMessage([reply]);
+    const t = process.threadCpuUsage(t0);
+    sender += t.user + t.system;
+  }
+  const after = await ask();
+  await receiver.terminate();
+  const received = after.n - before.n;
+  process.stdout.write(`${label.padEnd(58)} sender ${(sender / count).toFixed(2).padStart(6)} µs, receiver ${((after.us - before.us) / Math.max(1, received)).toFixed(2).padStart(6)} µs per message\n`);
+}
+await handOff("postMessage to a busy thread (burst)", 0);
+await handOff("postMessage to a sleeping thread (one per 300 µs)", 0.3);
 
 iso.dispose();
 host.dispose();
