@@ -333,8 +333,7 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
         }
       }
     } finally {
-      // Kept or undone: the session hooks the swap dropped (and the undo did not bring back) may go from the shared store.
-      deps.onSettled?.(manifest.bundle);
+      settled(manifest.bundle);
     }
     if (previous && previous.info.digest !== digest) await pins.retire(previous.info.digest);
     logger.info({ bundle: info.bundle, version: info.version, digest, signed_by: info.signed_by }, "bundle installed");
@@ -357,6 +356,15 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
     } catch (err) {
       logger.error({ err, bundle: name }, "could not restore the previous hooks after a failed bundle change");
     }
+  }
+
+  /**
+   * A change that swapped the registry is over, kept or undone: the session hooks its swaps dropped
+   * (and the undo did not bring back) stay dropped, here and — only now — in the shared store.
+   */
+  function settled(name: string): void {
+    registry.settleSwap(name);
+    deps.onSettled?.(name);
   }
 
   /** A manifest's revision as the registry takes it: deployment hooks, session offers, profile hooks. */
@@ -413,7 +421,7 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
         }
       }
     } finally {
-      deps.onSettled?.(name);
+      settled(name);
     }
     await pins.retire(entry.info.digest);
     deps.metrics.recordBundleChange("removed");

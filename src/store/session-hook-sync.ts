@@ -49,9 +49,6 @@ export interface SyncedSessionsDeps {
 /** How many sessions a sweep (`published`) works on at once. */
 const SWEEP_CONCURRENCY = 16;
 
-/** The registrant recorded for a session hook the runtime records again itself. */
-const RUNTIME_ID = "runtime";
-
 /** The registry's refusals of a hook its bundle's active revision does not offer (or of a bundle not installed). */
 const NOT_OFFERED: ReadonlySet<string> = new Set(["UNKNOWN_BUNDLE", "UNKNOWN_HOOK"]);
 
@@ -176,21 +173,16 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
     forget,
     /**
      * A bundle swap here deregistered session hooks (registry.ts swapBundle): forgotten in the store once
-     * the change is settled (`settled`). An undone swap brought them back: one whose drop the store never
-     * heard of is left as it is there; one already forgotten there (the change had settled: a later
-     * change put its revision back) is recorded again (by the runtime: its registrant is not kept).
+     * the change is settled (`settled`). The undo of that change brought some back (registry.ts revives
+     * only before the change is settled): the store never heard of their drop, nothing to write.
      * What a swap withdrew is swept from every session once this replica has published it (`published`).
      */
     rebound(change: SessionHooksRebound): void {
       if (change.withdrawn.length > 0) withdrawn.set(change.bundle, change.withdrawn);
       else withdrawn.delete(change.bundle);
       const pending = droppedHere.get(change.bundle) ?? [];
-      const same = (a: SessionHookAt) => (b: SessionHookAt) => a.session === b.session && a.hook === b.hook;
-      for (const h of change.revived) {
-        if (pending.some(same(h))) continue;
-        rememberHook(h.session, { bundle: h.bundle, hook: h.hook, principal: RUNTIME_ID }).catch((err: unknown) => logger.warn({ err, hook: `${h.bundle}/${h.hook}` }, "store: could not record again a session hook an undone bundle change restored"));
-      }
-      const left = [...pending.filter((h) => !change.revived.some(same(h))), ...change.dropped];
+      const revived = (h: SessionHookAt) => change.revived.some((r) => r.session === h.session && r.hook === h.hook);
+      const left = [...pending.filter((h) => !revived(h)), ...change.dropped];
       if (left.length > 0) droppedHere.set(change.bundle, left);
       else droppedHere.delete(change.bundle);
     },

@@ -193,7 +193,7 @@ describe("bundle manager", () => {
     // Settled only after the undo: a shared store that writes drops when settled never sees this one.
     expect(sessionHooks).toEqual(["s: dropped [s1/mine] revived []", "s: dropped [] revived [s1/mine]", "s: settled"]);
     // A removal undone the same way; one kept is settled after it is persisted.
-    const removeStore = store as { remove: () => Promise<void> };
+    const removeStore = store as { remove: (bundle: string) => Promise<void> };
     removeStore.remove = async () => { throw new Error("disk full"); };
     sessionHooks.length = 0;
     await expect(bundles.remove("s", undefined)).rejects.toMatchObject({ code: "STORE_CORRUPT" });
@@ -202,6 +202,19 @@ describe("bundle manager", () => {
     sessionHooks.length = 0;
     await bundles.remove("s", undefined);
     expect(sessionHooks).toEqual(["s: dropped [s1/mine] revived []", "s: settled"]);
+  });
+
+  test("a session hook a kept install dropped stays dropped: rolling back to the very revision it was bound to does not bring it back", async () => {
+    const { bundles, registry, sessionHooks } = manager();
+    const hooks = (withMine: boolean) => [{ name: "gate", type: "pre_inject" as const }, ...(withMine ? [{ name: "mine", type: "pre_inject" as const, scope: "session" as const }] : [])];
+    const v1 = testBundle("s", hooks(true), { gate: allow, mine: allow }, { version: "1.0.0" });
+    await bundles.install(v1, {});
+    registry.registerSessionHook({ bundle: "s", hook: "mine" }, { scope: "session", sessionId: "s1", principal: { id: "runtime", role: "system" } });
+    await bundles.install(testBundle("s", hooks(false), { gate: allow }, { version: "2.0.0" }), {});
+    sessionHooks.length = 0;
+    await bundles.install(v1, { allowDowngrade: true });
+    expect(registry.snapshot().chain("pre_inject", "s1").hooks.map((p) => p.hook.name)).toEqual(["gate"]);
+    expect(sessionHooks).toEqual(["s: dropped [] revived []", "s: settled"]);
   });
 
   test("list is by name; infos is in install order", async () => {
