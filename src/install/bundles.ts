@@ -2,9 +2,10 @@
  * The bundle manager: every change to the installed policy, one at a time.
  *
  *   install(input) ─ verify ─► activate: load in sandbox ─► atomic registry swap (registry.swapBundle: deployment,
- *                    session and profile hooks in one commit) ─► publish ─► persist ─► retire old
+ *                    session and profile hooks in one commit) ─► publish ─► persist ─► settled ─► retire old
+ *                    (a failed publish or persist swaps the previous revision back, then settles)
  *   restore(deadline) ─ read data dir ─ re-verify ─► activate, a load past its budget retried (no publish, no persist)
- *   remove(name)   ─ registry swap ─► publish ─► persist ─► retire
+ * *   remove(name)   ─ registry swap ─► publish ─► persist ─► settled ─► retire
  *   applyShared / removeShared (bundle-sync.ts, inside `exclusive`) ─ a change another replica
  *                    published: verified here with this replica's keyring ─► activate ─► persist
  *

@@ -4,8 +4,8 @@
  * holding each session's session-scope hooks and hook switches, which are recorded in the store when
  * registered (switched) on any replica and applied here before one of the session's chains runs. A
  * session hook a bundle revision dropped is forgotten in the store too, so no replica registers it
- * again when a later revision offers it — once the bundle change that dropped it is kept (`settled`):
- * an install the shared store or the data directory refuses is undone, and the store never heard of it.
+ * again when a later revision offers it — once the bundle change that dropped it is settled
+ * (`settled`): an install the shared store refuses is undone, and the store never heard of the drop.
  */
 import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
@@ -128,7 +128,8 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
    * only once that change is settled (`settled`). Why not at once: an install is swapped in before it is
    * published and persisted, and undone when either fails; had the drop reached the store, the undo
    * would have to write every hook back as it was (its registrant, its switch, its periodic schedule),
-   * and could fail to. Not written until kept, an undone drop leaves nothing to repair.
+   * and could fail to. Not written until settled, an undone drop leaves nothing to repair. (Once
+   * published, the change is the shared revision: `published` sweeps what it withdrew, undone or not.)
    */
   const droppedHere = new Map<string, SessionHookAt[]>();
 
