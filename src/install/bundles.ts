@@ -5,7 +5,7 @@
  *                    session and profile hooks in one commit) ─► publish ─► persist ─► settled ─► retire old
  *                    (a failed publish or persist swaps the previous revision back, then settles)
  *   restore(deadline) ─ read data dir ─ re-verify ─► activate, a load past its budget retried (no publish, no persist)
- * *   remove(name)   ─ registry swap ─► publish ─► persist ─► settled ─► retire
+ *   remove(name)   ─ registry swap ─► publish ─► persist ─► settled ─► retire
  *   applyShared / removeShared (bundle-sync.ts, inside `exclusive`) ─ a change another replica
  *                    published: verified here with this replica's keyring ─► activate ─► persist
  *
