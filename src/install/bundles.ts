@@ -2,9 +2,10 @@
  * The bundle manager: every change to the installed policy, one at a time.
  *
  *   install(input) ─ verify ─► activate: load in sandbox ─► atomic registry swap (registry.swapBundle: deployment,
- *                    session and profile hooks in one commit) ─► publish ─► persist ─► retire old
+ *                    session and profile hooks in one commit) ─► publish ─► persist ─► settled ─► retire old
+ *                    (a failed publish or persist swaps the previous revision back, then settles)
  *   restore(deadline) ─ read data dir ─ re-verify ─► activate, a load past its budget retried (no publish, no persist)
- *   remove(name)   ─ registry swap ─► publish ─► persist ─► retire
+ *   remove(name)   ─ registry swap ─► publish ─► persist ─► settled ─► retire
  *   applyShared / removeShared (bundle-sync.ts, inside `exclusive`) ─ a change another replica
  *                    published: verified here with this replica's keyring ─► activate ─► persist
  *
@@ -113,6 +114,11 @@ export interface BundleManagerDeps {
   onRefused?(refusal: { bundle: string | undefined; digest: string | undefined; error: unknown; principal: Principal }): Promise<void>;
   /** With a shared store: writes each install and removal for the other replicas (bundle-sync.ts). */
   publisher?: BundlePublisher;
+  /**
+   * A change that swapped the registry is over: kept (published, persisted) or undone. Only now may
+   * what its swaps did to sessions' hooks reach the shared store (store/session-hook-sync.ts).
+   */
+  onSettled?(bundle: string): void;
 }
 
 /** Where a local install or removal is announced to the other replicas (Redis; src/install/bundle-sync.ts). */
@@ -306,25 +312,29 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
       if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
       throw err;
     }
-    if (how.publish && deps.publisher !== undefined) {
-      try {
-        await deps.publisher.publish(verified.artifact, info, { allowDowngrade: how.allowDowngrade });
-      } catch (err) {
-        // Not shared ⇒ not installed: every replica runs what the shared store says, this one included.
-        restoreHooks(manifest.bundle, previous);
-        if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
-        throw err;
+    try {
+      if (how.publish && deps.publisher !== undefined) {
+        try {
+          await deps.publisher.publish(verified.artifact, info, { allowDowngrade: how.allowDowngrade });
+        } catch (err) {
+          // Not shared ⇒ not installed: every replica runs what the shared store says, this one included.
+          restoreHooks(manifest.bundle, previous);
+          if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
+          throw err;
+        }
       }
-    }
-    if (how.persist && store !== undefined) {
-      try {
-        await store.activate(verified.artifact, { bundle: info.bundle, version: info.version, digest, activated_at: info.activated_at, signed_by: info.signed_by });
-      } catch (err) {
-        // Not persisted ⇒ not installed: a restart must not bring back something else than what runs.
-        restoreHooks(manifest.bundle, previous);
-        if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
-        throw storeFailure(err, `persisting bundle '${manifest.bundle}'`);
+      if (how.persist && store !== undefined) {
+        try {
+          await store.activate(verified.artifact, { bundle: info.bundle, version: info.version, digest, activated_at: info.activated_at, signed_by: info.signed_by });
+        } catch (err) {
+          // Not persisted ⇒ not installed: a restart must not bring back something else than what runs.
+          restoreHooks(manifest.bundle, previous);
+          if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
+          throw storeFailure(err, `persisting bundle '${manifest.bundle}'`);
+        }
       }
+    } finally {
+      settled(manifest.bundle);
     }
     if (previous && previous.info.digest !== digest) await pins.retire(previous.info.digest);
     logger.info({ bundle: info.bundle, version: info.version, digest, signed_by: info.signed_by }, "bundle installed");
@@ -333,8 +343,9 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
 
   /**
    * Undo a registry swap: `previous` (if any) becomes the active revision again, its hooks as they
-   * were. A session hook the failed revision had dropped stays dropped (its deregistration was
-   * announced); the others are bound to `previous` again.
+   * were. The session hooks the failed revision had dropped come back as they were (registry.ts
+   * `revive`, each with `hook.registered`); the others are bound to `previous` again. The change is not
+   * settled yet (`onSettled`), so no drop has reached the shared store.
    */
   function restoreHooks(name: string, previous: InstalledBundle | undefined): void {
     // The registry resolves the restored hooks' actions against `installed`: put the previous revision
@@ -346,6 +357,15 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
     } catch (err) {
       logger.error({ err, bundle: name }, "could not restore the previous hooks after a failed bundle change");
     }
+  }
+
+  /**
+   * A change that swapped the registry is over, kept or undone: the session hooks its swaps dropped
+   * (and the undo did not bring back) stay dropped, here and — only now — in the shared store.
+   */
+  function settled(name: string): void {
+    registry.settleSwap(name);
+    deps.onSettled?.(name);
   }
 
   /** A manifest's revision as the registry takes it: deployment hooks, session offers, profile hooks. */
@@ -383,22 +403,26 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
     if (entry === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${name}' is not installed`, { bundle: name });
     registry.swapBundle(name, null, { scope: "deployment", principal: principal ?? LOCAL_OPERATOR });
     installed.delete(name);
-    if (publish && deps.publisher !== undefined) {
-      try {
-        await deps.publisher.unpublish(name);
-      } catch (err) {
-        restoreHooks(entry.manifest.bundle, entry);
-        throw err;
+    try {
+      if (publish && deps.publisher !== undefined) {
+        try {
+          await deps.publisher.unpublish(name);
+        } catch (err) {
+          restoreHooks(entry.manifest.bundle, entry);
+          throw err;
+        }
       }
-    }
-    if (store !== undefined) {
-      try {
-        await store.remove(name);
-      } catch (err) {
-        // Not persisted ⇒ not removed: put the hooks back so memory and disk agree.
-        restoreHooks(entry.manifest.bundle, entry);
-        throw storeFailure(err, `removing bundle '${name}'`);
+      if (store !== undefined) {
+        try {
+          await store.remove(name);
+        } catch (err) {
+          // Not persisted ⇒ not removed: put the hooks back so memory and disk agree.
+          restoreHooks(entry.manifest.bundle, entry);
+          throw storeFailure(err, `removing bundle '${name}'`);
+        }
       }
+    } finally {
+      settled(name);
     }
     await pins.retire(entry.info.digest);
     deps.metrics.recordBundleChange("removed");

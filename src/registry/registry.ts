@@ -55,9 +55,10 @@ export function createRegistry(options: RegistryOptions): Registry {
 
   let state: RegistryState = emptyState();
   /**
-   * Bundle → the session hooks its last swap deregistered because the new revision did not offer them.
-   * A failed install swaps the previous revision back (bundles.ts restoreHooks): those hooks, still
-   * bound to that revision, come back with it, so a refused change loses no session's hooks.
+   * Bundle → the session hooks its last swap deregistered because the new revision did not offer them,
+   * until the change is settled (`settleSwap`). A failed install swaps the previous revision back
+   * (bundles.ts restoreHooks): those hooks, still bound to that revision, come back with it, so a
+   * refused change loses no session's hooks.
    */
   const droppedBySwap = new Map<string, readonly ResolvedHook[]>();
   let current = createSnapshot(state);
@@ -327,6 +328,10 @@ export function createRegistry(options: RegistryOptions): Registry {
     },
 
     swapBundle,
+
+    settleSwap(bundle) {
+      droppedBySwap.delete(bundle);
+    },
 
     registerSessionHook(ref, opts) {
       if (opts.scope !== "session") {

@@ -63,8 +63,9 @@ export interface RegistryOptions {
   /**
    * After every bundle swap: the session hooks the previous revision offered and this one does not
    * (`withdrawn`, by name), those it deregistered from sessions here (`dropped`), and those an undone
-   * swap brought back (`revived`). Where sessions are shared (store/session-hook-sync.ts), the shared
-   * record follows, so a dropped hook stays dropped.
+   * swap brought back (`revived`: only before the change is settled, `settleSwap`). Where sessions are
+   * shared (store/session-hook-sync.ts), the shared record follows once the change is settled, so a
+   * dropped hook stays dropped.
    */
   onSessionHooksRebound?(change: SessionHooksRebound): void;
   /** Where a throwing event sink or change listener is reported; default silent. */
@@ -209,6 +210,13 @@ export interface Registry {
    * deployment scope (operators and the runtime). Returns the deployment and profile hooks added.
    */
   swapBundle(bundle: string, revision: BundleRevision | null, opts: RegisterOptions): ResolvedHook[];
+  /**
+   * The change of `bundle` is over, kept or undone (bundles.ts): the session hooks its swaps dropped
+   * stay dropped. Until then a swap back to the revision they were bound to (the undo of a failed
+   * install) brings them back as they were; after it, no swap does — a rollback to that very revision
+   * included.
+   */
+  settleSwap(bundle: string): void;
   /**
    * Register a session hook by reference: the hook `ref.hook` offered by the active revision of
    * `ref.bundle`, in session `opts.sessionId` (allowlist, rate limit and authority as `register`).

@@ -155,6 +155,7 @@ async function startRuntime(options: RuntimeOptions, auditOptions: AuditOptions 
     keyring, requireSignatures, maxBundleBytes, metrics, clock, logger, assertOpen,
     exec: { enabled: exec.enabled, shell: exec.shell }, onRefused: recordRefusedInstall(audit),
     ...(bundleSync !== undefined ? { publisher: bundleSync.publisher } : {}),
+    onSettled: (bundle) => sessionStore.hooks.settled(bundle),
   });
   const firer = createChainFirer({
     registry, switches, backend, pins, bus, audit, stats, metrics, logger, inputBounds, assertOpen,

@@ -24,8 +24,10 @@ export interface SessionHookSync {
   remember(key: string, ref: SessionHookRef, options?: { periodic?: boolean }): Promise<boolean>;
   /** Forget a closed session's hooks on this replica. */
   forget(key: string): void;
-  /** A bundle swap here dropped (or, undone, brought back) session hooks: the shared record follows. */
+  /** A bundle swap here dropped (or, undone, brought back) session hooks: the shared record follows once the change is settled. */
   rebound(change: SessionHooksRebound): void;
+  /** The bundle manager is done with a change of `bundle`, kept or undone: what its swaps dropped and did not bring back goes from the store. */
+  settled(bundle: string): void;
   /** This replica published a change of `bundle`: what its swap withdrew goes from every session in the store (never rejects). */
   published(bundle: string): Promise<void>;
 }
@@ -56,13 +58,13 @@ export function sessionStoreFor(
 ): SessionStore {
   if (shared === undefined) {
     const pipeline = createPipeline(deps.pipeline);
-    return { sessions: localSessions(pipeline), hooks: { remember: async () => false, forget: () => undefined, rebound: () => undefined, published: async () => undefined }, openSessions: () => pipeline.list().length, startPeriodic: () => undefined };
+    return { sessions: localSessions(pipeline), hooks: { remember: async () => false, forget: () => undefined, rebound: () => undefined, settled: () => undefined, published: async () => undefined }, openSessions: () => pipeline.list().length, startPeriodic: () => undefined };
   }
   const synced = createSyncedSessions({ store: shared, tuning: deps.tuning, pipeline: deps.pipeline, registry: deps.registry, switches: deps.switches, logger: deps.logger, ...(deps.periodicReady !== undefined ? { periodicReady: deps.periodicReady } : {}), ...(deps.bundlesCurrent !== undefined ? { bundlesCurrent: deps.bundlesCurrent } : {}) });
   let latest = 0;
   return {
     sessions: synced.sessions,
-    hooks: { remember: synced.rememberHook, forget: synced.forget, rebound: synced.rebound, published: synced.published },
+    hooks: { remember: synced.rememberHook, forget: synced.forget, rebound: synced.rebound, settled: synced.settled, published: synced.published },
     openSessions() {
       synced.sessions.count().then((n) => (latest = n), () => undefined);
       return latest;

@@ -4,12 +4,13 @@
  * holding each session's session-scope hooks and hook switches, which are recorded in the store when
  * registered (switched) on any replica and applied here before one of the session's chains runs. A
  * session hook a bundle revision dropped is forgotten in the store too, so no replica registers it
- * again when a later revision offers it.
+ * again when a later revision offers it — once the bundle change that dropped it is settled
+ * (`settled`): an install the shared store refuses is undone, and the store never heard of the drop.
  */
 import { VcpError } from "../errors.js";
 import type { Logger } from "../observe/events.js";
 import type { PipelineDeps } from "../pipeline/index.js";
-import type { HookSwitch, HookSwitches, Registry, SessionHooksRebound } from "../registry/index.js";
+import type { HookSwitch, HookSwitches, Registry, SessionHookAt, SessionHooksRebound } from "../registry/index.js";
 import { createSharedSessions, type SessionHookRef } from "./sessions.js";
 import type { SharedStore } from "./index.js";
 import { sessionRedisOf } from "./session-redis.js";
@@ -48,9 +49,6 @@ export interface SyncedSessionsDeps {
 /** How many sessions a sweep (`published`) works on at once. */
 const SWEEP_CONCURRENCY = 16;
 
-/** The registrant recorded for a session hook the runtime records again itself. */
-const RUNTIME_ID = "runtime";
-
 /** The registry's refusals of a hook its bundle's active revision does not offer (or of a bundle not installed). */
 const NOT_OFFERED: ReadonlySet<string> = new Set(["UNKNOWN_BUNDLE", "UNKNOWN_HOOK"]);
 
@@ -62,6 +60,12 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
 
   /** Forget a session's hooks on this replica (closed, or re-opened as a new session). */
   function forget(key: string): void {
+    // Its hooks a bundle change in progress dropped: the session's keys went with it.
+    for (const [bundle, hooks] of droppedHere) {
+      const left = hooks.filter((h) => h.session !== key);
+      if (left.length === 0) droppedHere.delete(bundle);
+      else droppedHere.set(bundle, left);
+    }
     if (!synced.has(key)) return;
     synced.delete(key);
     registry.dropSession(key);
@@ -119,6 +123,15 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
 
   /** Bundle → the session hooks its last swap here withdrew, swept from every session once it is published. */
   const withdrawn = new Map<string, readonly string[]>();
+  /**
+   * Bundle → the session hooks the swaps of the change in progress dropped here, forgotten in the store
+   * only once that change is settled (`settled`). Why not at once: an install is swapped in before it is
+   * published and persisted, and undone when either fails; had the drop reached the store, the undo
+   * would have to write every hook back as it was (its registrant, its switch, its periodic schedule),
+   * and could fail to. Not written until settled, an undone drop leaves nothing to repair. (Once
+   * published, the change is the shared revision: `published` sweeps what it withdrew, undone or not.)
+   */
+  const droppedHere = new Map<string, SessionHookAt[]>();
 
   /**
    * Forget `hooks` of `bundle` in every session open in the store, those no replica knows included —
@@ -160,17 +173,28 @@ export function createSyncedSessions(deps: SyncedSessionsDeps) {
     rememberHook,
     forget,
     /**
-     * A bundle swap here deregistered session hooks (registry.ts swapBundle): forgotten in the store;
-     * an undone swap brought them back: recorded again (by the runtime: their registrant is not kept).
-     * What it withdrew is swept from every session once this replica has published it (`published`).
+     * A bundle swap here deregistered session hooks (registry.ts swapBundle): forgotten in the store once
+     * the change is settled (`settled`). The undo of that change brought some back (registry.ts revives
+     * only before the change is settled): the store never heard of their drop, nothing to write.
+     * What a swap withdrew is swept from every session once this replica has published it (`published`).
      */
     rebound(change: SessionHooksRebound): void {
       if (change.withdrawn.length > 0) withdrawn.set(change.bundle, change.withdrawn);
       else withdrawn.delete(change.bundle);
-      for (const h of change.dropped) forgetDropped(h.session, h);
-      for (const h of change.revived) {
-        rememberHook(h.session, { bundle: h.bundle, hook: h.hook, principal: RUNTIME_ID }).catch((err: unknown) => logger.warn({ err, hook: `${h.bundle}/${h.hook}` }, "store: could not record again a session hook an undone bundle change restored"));
-      }
+      const pending = droppedHere.get(change.bundle) ?? [];
+      const revived = (h: SessionHookAt) => change.revived.some((r) => r.session === h.session && r.hook === h.hook);
+      const left = [...pending.filter((h) => !revived(h)), ...change.dropped];
+      if (left.length > 0) droppedHere.set(change.bundle, left);
+      else droppedHere.delete(change.bundle);
+    },
+    /**
+     * The bundle manager is done with a change of `bundle` (bundles.ts `onSettled`): kept, or undone.
+     * The session hooks its swaps dropped and did not bring back are forgotten in the store now.
+     */
+    settled(bundle: string): void {
+      const dropped = droppedHere.get(bundle);
+      droppedHere.delete(bundle);
+      for (const h of dropped ?? []) forgetDropped(h.session, h);
     },
     /**
      * This replica published a change of `bundle` (bundle-sync.ts): the session hooks its swap

@@ -215,6 +215,69 @@ describe("session hooks a bundle revision dropped, with store redis", () => {
   }, 120_000);
 });
 
+describe("an install undone after its swap, with store redis", () => {
+  /**
+   * Run `work` while the shared store refuses to publish a bundle change (Redis denies INCR, which only
+   * the publication of a bundle change and a session's lock use): Redis is up, every other write lands.
+   */
+  async function whilePublishingIsRefused<T>(work: () => Promise<T>): Promise<T> {
+    const admin = new Redis(redis.url);
+    try {
+      await admin.call("ACL", "SETUSER", "default", "-incr");
+      return await work();
+    } finally {
+      await admin.call("ACL", "SETUSER", "default", "+incr");
+      admin.disconnect();
+    }
+  }
+
+  test("leaves the session hooks the failed revision dropped, and their switches, in Redis as they were: every replica runs them as before", async () => {
+    const { prefix, a, b } = await pair();
+    await a.sessions.open({ session_id: "u1", context: {}, constitution }, APP);
+    await a.sessions.open({ session_id: "u2", context: {}, constitution }, APP);
+    await a.sessions.registerHook("u1", { bundle: "guard", hook: "watch" }, APP);
+    await a.sessions.registerHook("u2", { bundle: "guard", hook: "watch" }, APP);
+    // The owner switched its hook off in u1; in u2 it runs.
+    await a.hooks.setEnabled("watch", false, { sessionId: "u1", ...APP });
+    expect(outcome(await preInject(b, "u1"), "watch")).toBe("skipped_disabled");
+    const dropped: string[] = [];
+    const registered: string[] = [];
+    a.on("hook.deregistered", (e) => void (e.scope === "session" && dropped.push(`${e.session_id}/${e.hook}`)));
+    a.on("hook.registered", (e) => void (e.scope === "session" && registered.push(`${e.session_id}/${e.hook}`)));
+
+    // 2.0.0 no longer offers `watch`: its swap on A drops it from u1 and u2, then the shared store refuses it.
+    const err = await whilePublishingIsRefused(() => a.bundles.install(guard("2.0.0", { watch: false })).then(() => undefined, (e: unknown) => e as { code?: string }));
+    expect(err).toMatchObject({ code: "STORE_UNAVAILABLE" });
+    expect(a.bundles.get("guard")?.version).toBe("1.0.0");
+    expect(dropped.sort()).toEqual(["u1/watch", "u2/watch"]);
+    expect(registered.sort()).toEqual(["u1/watch", "u2/watch"]);
+
+    // Every replica — A, B, and C which meets the sessions only through Redis — runs `watch` as before:
+    // off in u1, on in u2.
+    const c = await replica(prefix);
+    await waitFor("replica C to run guard 1.0.0", () => c.bundles.get("guard")?.version === "1.0.0");
+    const watchIn = async (rt: Runtime) => [outcome(await preInject(rt, "u1"), "watch"), outcome(await preInject(rt, "u2"), "watch")];
+    expect({ a: await watchIn(a), b: await watchIn(b), c: await watchIn(c) }).toEqual({ a: ["skipped_disabled", "ok"], b: ["skipped_disabled", "ok"], c: ["skipped_disabled", "ok"] });
+    // Still its owner's hook, in its place: switched back on, on any replica, it runs everywhere.
+    await c.hooks.setEnabled("watch", true, { sessionId: "u1", ...APP });
+    for (const rt of [a, b]) expect(outcome(await preInject(rt, "u1"), "watch")).toBe("ok");
+  }, 120_000);
+
+  test("a removal the shared store refuses leaves the sessions' hooks and switches in Redis as they were", async () => {
+    const { prefix, a } = await pair();
+    await a.sessions.open({ session_id: "r1", context: {}, constitution }, APP);
+    await a.sessions.registerHook("r1", { bundle: "guard", hook: "watch" }, APP);
+    await a.hooks.setEnabled("watch", false, { sessionId: "r1", ...APP });
+
+    await expect(whilePublishingIsRefused(() => a.bundles.remove("guard"))).rejects.toMatchObject({ code: "STORE_UNAVAILABLE" });
+    expect(a.bundles.get("guard")?.version).toBe("1.0.0");
+    // A replica that meets r1 only through Redis runs it as A does: `watch` there, off.
+    const c = await replica(prefix);
+    await waitFor("replica C to run guard 1.0.0", () => c.bundles.get("guard")?.version === "1.0.0");
+    for (const rt of [a, c]) expect(outcome(await preInject(rt, "r1"), "watch")).toBe("skipped_disabled");
+  }, 120_000);
+});
+
 describe("POST /v1/hooks/{name}/enable|disable", () => {
   test("an operator switches a hook on one replica, every replica runs with it; a client switches only its own session's hooks", async () => {
     const { a, b } = await pair();

@@ -35,6 +35,7 @@ function setup(options: { rememberFails?: boolean } = {}) {
     },
     forget: (key: string) => void log.push(`forget ${key}`),
     rebound: () => undefined,
+    settled: () => undefined,
     published: async () => undefined,
   };
   const api = createSessionApi({ sessions, hooks, registry, firer, admission: { admit: async () => void log.push("admit"), shared: true }, assertOpen: () => undefined });

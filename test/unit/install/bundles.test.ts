@@ -64,8 +64,13 @@ function manager(options: { requireSignatures?: boolean; store?: BundleStore } =
   let clockMs = Date.parse("2026-01-01T00:00:00Z");
   const clock = { now: () => clockMs, wallNow: () => clockMs };
   const changes: string[] = [];
+  /** What the shared session store would hear, in order: each swap's session hook changes, then the change settled. */
+  const sessionHooks: string[] = [];
   const pins = createRevisionPins({ backend, logger: silentLogger });
-  const registry = createRegistry({ clock, emit: () => undefined, resolveAction: (ref) => bundles.resolveAction(ref), sessionHookAllowlist: ["s/mine"] });
+  const registry = createRegistry({
+    clock, emit: () => undefined, resolveAction: (ref) => bundles.resolveAction(ref), sessionHookAllowlist: ["s/mine"],
+    onSessionHooksRebound: (c) => void sessionHooks.push(`${c.bundle}: dropped [${c.dropped.map((h) => `${h.session}/${h.hook}`).join(" ")}] revived [${c.revived.map((h) => `${h.session}/${h.hook}`).join(" ")}]`),
+  });
   const bundles = createBundleManager({
     backend,
     registry,
@@ -83,8 +88,9 @@ function manager(options: { requireSignatures?: boolean; store?: BundleStore } =
     clock,
     logger: silentLogger,
     assertOpen: () => undefined,
+    onSettled: (bundle) => void sessionHooks.push(`${bundle}: settled`),
   });
-  return { bundles, registry, pins, unloaded, changes, tick: () => (clockMs += 1000) };
+  return { bundles, registry, pins, unloaded, changes, sessionHooks, tick: () => (clockMs += 1000) };
 }
 
 const v = (version: string, hooks = [{ name: "gate", type: "pre_inject" as const }]) => testBundle("b", hooks, { gate: allow }, { version });
@@ -175,14 +181,40 @@ describe("bundle manager", () => {
   test("an install undone (it could not be persisted) loses no session's hooks: a hook the new revision dropped is back on the old one", async () => {
     let failPersist = false;
     const store = { dir: "(memory)", activate: async () => { if (failPersist) throw new Error("disk full"); }, remove: async () => undefined, loadInstalled: async () => [] } as unknown as BundleStore;
-    const { bundles, registry } = manager({ store });
+    const { bundles, registry, sessionHooks } = manager({ store });
     const hooks = (withMine: boolean) => [{ name: "gate", type: "pre_inject" as const }, ...(withMine ? [{ name: "mine", type: "pre_inject" as const, scope: "session" as const }] : [])];
     const v1 = await bundles.install(testBundle("s", hooks(true), { gate: allow, mine: allow }, { version: "1.0.0" }), {});
     registry.registerSessionHook({ bundle: "s", hook: "mine" }, { scope: "session", sessionId: "s1", principal: { id: "runtime", role: "system" } });
     failPersist = true;
+    sessionHooks.length = 0;
     await expect(bundles.install(testBundle("s", hooks(false), { gate: allow }, { version: "2.0.0" }), {})).rejects.toMatchObject({ code: "STORE_CORRUPT" });
     expect(bundles.get("s")?.version).toBe("1.0.0");
     expect(registry.snapshot().chain("pre_inject", "s1").hooks.map((p) => `${p.hook.name}@${p.hook.action.digest}`)).toEqual([`gate@${v1.digest}`, `mine@${v1.digest}`]);
+    // Settled only after the undo: a shared store that writes drops when settled never sees this one.
+    expect(sessionHooks).toEqual(["s: dropped [s1/mine] revived []", "s: dropped [] revived [s1/mine]", "s: settled"]);
+    // A removal undone the same way; one kept is settled after it is persisted.
+    const removeStore = store as { remove: (bundle: string) => Promise<void> };
+    removeStore.remove = async () => { throw new Error("disk full"); };
+    sessionHooks.length = 0;
+    await expect(bundles.remove("s", undefined)).rejects.toMatchObject({ code: "STORE_CORRUPT" });
+    expect(sessionHooks).toEqual(["s: dropped [s1/mine] revived []", "s: dropped [] revived [s1/mine]", "s: settled"]);
+    removeStore.remove = async () => undefined;
+    sessionHooks.length = 0;
+    await bundles.remove("s", undefined);
+    expect(sessionHooks).toEqual(["s: dropped [s1/mine] revived []", "s: settled"]);
+  });
+
+  test("a session hook a kept install dropped stays dropped: rolling back to the very revision it was bound to does not bring it back", async () => {
+    const { bundles, registry, sessionHooks } = manager();
+    const hooks = (withMine: boolean) => [{ name: "gate", type: "pre_inject" as const }, ...(withMine ? [{ name: "mine", type: "pre_inject" as const, scope: "session" as const }] : [])];
+    const v1 = testBundle("s", hooks(true), { gate: allow, mine: allow }, { version: "1.0.0" });
+    await bundles.install(v1, {});
+    registry.registerSessionHook({ bundle: "s", hook: "mine" }, { scope: "session", sessionId: "s1", principal: { id: "runtime", role: "system" } });
+    await bundles.install(testBundle("s", hooks(false), { gate: allow }, { version: "2.0.0" }), {});
+    sessionHooks.length = 0;
+    await bundles.install(v1, { allowDowngrade: true });
+    expect(registry.snapshot().chain("pre_inject", "s1").hooks.map((p) => p.hook.name)).toEqual(["gate"]);
+    expect(sessionHooks).toEqual(["s: dropped [] revived []", "s: settled"]);
   });
 
   test("list is by name; infos is in install order", async () => {

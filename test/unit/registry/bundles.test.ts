@@ -120,6 +120,17 @@ describe("swapBundle", () => {
     expect(registry.snapshot().find("log", "session", "s1")).toBeUndefined();
   });
 
+  test("once the change is settled, the hooks its swap dropped stay dropped: swapping that very revision back brings none back", () => {
+    const { registry } = harness();
+    registry.swapBundle("pii", vcpRevision("1.0.0", digest("a")), DEPLOY);
+    registry.registerSessionHook({ bundle: "pii", hook: "log" }, inSession("s1"));
+    registry.swapBundle("pii", vcpRevision("3.0.0", digest("f"), ["strip-pii"]), DEPLOY);
+    registry.settleSwap("pii");
+    // A rollback to 1.0.0 is a later revision offering the hook again, not an undo.
+    registry.swapBundle("pii", vcpRevision("1.0.0", digest("a")), DEPLOY);
+    expect(registry.snapshot().find("log", "session", "s1")).toBeUndefined();
+  });
+
   test("the registry tells where sessions are shared what each swap withdrew, dropped here, and brought back", () => {
     const changes: unknown[] = [];
     const { registry } = harness({ onSessionHooksRebound: (change) => void changes.push(change) });
