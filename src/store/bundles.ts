@@ -14,7 +14,9 @@
  *                                      so a replica mid-reconcile can still read it)
  *   <prefix>:bundle:changed  channel: the new seq, published in the same script
  *
- * Each change is one Lua script: artifact, entry, counter and notification together or not at all.
+ * Each change is one Lua script: artifact, entry, counter and notification together. Redis does not
+ * roll a script back when one of its writes is refused half-way: the artifact is stored expiring and
+ * kept for good only once its entry is written, so such a script leaves nothing that stays.
  *
  * After Redis lost data (data-loss.ts) the counter is first raised back to the highest revision a
  * replica has seen (`floor`, with a new generation so every replica re-reads everything), then each
@@ -108,14 +110,18 @@ if same then
   redis.call('SET', KEYS[3], ARGV[4])
   return { seq, 0, generation }
 end
-redis.call('SET', KEYS[3], ARGV[4])
+-- Redis keeps the writes of a script that stops half-way (a write it refuses): the new artifact is
+-- stored expiring and kept for good, and the one it replaces set to expire, only once the entry that
+-- names the new one is written. Stopped before, the shared revision and its artifact stand as they were.
+redis.call('SET', KEYS[3], ARGV[4], 'PX', tonumber(ARGV[7]))
+if seq < tonumber(ARGV[11]) then redis.call('SET', KEYS[2], ARGV[11]) end
+seq = redis.call('INCR', KEYS[2])
+redis.call('HSET', KEYS[1], ARGV[1], '{"seq":' .. seq .. ',' .. string.sub(ARGV[3], 2))
+redis.call('PERSIST', KEYS[3])
 if current then
   local old = string.match(current, '"digest":"([^"]+)"')
   if old and old ~= ARGV[2] then redis.call('PEXPIRE', ARGV[8] .. string.gsub(old, ':', '%%3A'), tonumber(ARGV[7])) end
 end
-if seq < tonumber(ARGV[11]) then redis.call('SET', KEYS[2], ARGV[11]) end
-seq = redis.call('INCR', KEYS[2])
-redis.call('HSET', KEYS[1], ARGV[1], '{"seq":' .. seq .. ',' .. string.sub(ARGV[3], 2))
 redis.call('PUBLISH', ARGV[6], tostring(seq))
 return { seq, 1, generation }
 `,
@@ -133,13 +139,15 @@ local current = redis.call('HGET', KEYS[1], ARGV[1])
 local seq = tonumber(redis.call('GET', KEYS[2]) or '0')
 if current and string.find(current, '"removed":true', 1, true) then return { seq, 0, generation } end
 if ARGV[7] ~= '' and ((not current) or source(current) >= tonumber(ARGV[7])) then return { seq, 0, generation } end
+if seq < tonumber(ARGV[8]) then redis.call('SET', KEYS[2], ARGV[8]) end
+seq = redis.call('INCR', KEYS[2])
+redis.call('HSET', KEYS[1], ARGV[1], '{"seq":' .. seq .. ',' .. string.sub(ARGV[2], 2))
+-- Only once the tombstone is written (as in bundle-publish): a removal stopped half-way leaves the
+-- shared revision's artifact as it was.
 if current then
   local old = string.match(current, '"digest":"([^"]+)"')
   if old then redis.call('PEXPIRE', ARGV[5] .. string.gsub(old, ':', '%%3A'), tonumber(ARGV[4])) end
 end
-if seq < tonumber(ARGV[8]) then redis.call('SET', KEYS[2], ARGV[8]) end
-seq = redis.call('INCR', KEYS[2])
-redis.call('HSET', KEYS[1], ARGV[1], '{"seq":' .. seq .. ',' .. string.sub(ARGV[2], 2))
 redis.call('PUBLISH', ARGV[3], tostring(seq))
 return { seq, 1, generation }
 `,
