@@ -10,6 +10,10 @@
  *   gemini-c64       dist/bench/profile-chain.js MODE=gemini: the 5-hook chain at concurrency 64, no audit
  *   vcp-modify-5     dist/bench/profile-chain.js MODE=vcp: a 5-hook VCP modify chain at concurrency 64
  *   vcp-modify-20    the same with 20 hooks
+ *   route-1          dist/bench/route-cpu.js (this build's file, `--build` each checkout): the 5-hook Gemini
+ *                    chain as agents send it, POST /v1/profiles/gemini-cli/events/BeforeTool, one request
+ *                    at a time, audit on; CPU of the server process and the sandbox host per request
+ *   route-32         the same, 32 requests at a time, no audit log
  *
  * CPU is this machine's CPU time (main process + sandbox host), not wall time. Usage (both builds
  * built; a build older than bench/profile-cpu.ts gets the file copied into its dist/bench first):
@@ -38,16 +42,19 @@ const ROUNDS = Number(arg("rounds", "5"));
 const EVENTS = Number(arg("events", "1500"));
 const CHAINS = Number(arg("chains", "3000"));
 
+/** This build's route harness: it loads the build named by --build (route-cpu.ts). */
+const ROUTE_CPU = join(builds.new, "dist", "bench", "route-cpu.js");
+if (!existsSync(ROUTE_CPU)) throw new Error(`${ROUTE_CPU} is missing: build this checkout (npm run build)`);
 for (const [name, dir] of Object.entries(builds)) {
   for (const file of ["profile-cpu.js", "profile-chain.js"]) {
     if (!existsSync(join(dir, "dist", "bench", file))) throw new Error(`${name} build ${dir} has no dist/bench/${file}: build it (npm run build), or copy this build's dist/bench/profile-cpu.js there`);
   }
 }
 
-type Case = "gemini-run-5" | "gemini-select-0" | "gemini-c64" | "vcp-modify-5" | "vcp-modify-20";
+type Case = "gemini-run-5" | "gemini-select-0" | "gemini-c64" | "vcp-modify-5" | "vcp-modify-20" | "route-1" | "route-32";
 const samples: Record<"base" | "new", Record<Case, number[]>> = {
-  base: { "gemini-run-5": [], "gemini-select-0": [], "gemini-c64": [], "vcp-modify-5": [], "vcp-modify-20": [] },
-  new: { "gemini-run-5": [], "gemini-select-0": [], "gemini-c64": [], "vcp-modify-5": [], "vcp-modify-20": [] },
+  base: { "gemini-run-5": [], "gemini-select-0": [], "gemini-c64": [], "vcp-modify-5": [], "vcp-modify-20": [], "route-1": [], "route-32": [] },
+  new: { "gemini-run-5": [], "gemini-select-0": [], "gemini-c64": [], "vcp-modify-5": [], "vcp-modify-20": [], "route-1": [], "route-32": [] },
 };
 
 function node(dir: string, args: string[], env: Record<string, string> = {}): string {
@@ -71,6 +78,10 @@ function round(build: "base" | "new"): void {
   samples[build]["vcp-modify-5"].push(chainTotal(node(dir, ["dist/bench/profile-chain.js", String(CHAINS), "5"], { MODE: "vcp" })));
   // 20 hooks take about four times as long per chain: a quarter of the chains.
   samples[build]["vcp-modify-20"].push(chainTotal(node(dir, ["dist/bench/profile-chain.js", String(Math.max(1, Math.round(CHAINS / 4))), "20"], { MODE: "vcp" })));
+  // The route harness is this build's, run against each checkout's dist (route-cpu.ts --build).
+  const route = (args: string[]): number => (JSON.parse(node(builds.new, [ROUTE_CPU, "--build", dir, ...args]).trim().split("\n").at(-1)!) as { total_us: number }).total_us;
+  samples[build]["route-1"].push(route(["--requests", String(Math.round(EVENTS / 2))]));
+  samples[build]["route-32"].push(route(["--requests", String(CHAINS), "--concurrency", "32", "--no-audit"]));
 }
 
 const median = (xs: number[]): number => {
