@@ -353,7 +353,7 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
           const kept = previous === undefined ? "no revision of it" : `${previous.info.version} (${previous.info.digest})`;
           throw publishedNotPersisted(
             failure,
-            `bundle '${info.bundle}' ${info.version} (${digest}) is live in the shared store and the other replicas run it, but this replica's data directory could not be written (${failure.message}); this replica keeps running ${kept}, reports not ready, and applies ${info.version} at its next reconcile once its data directory can be written`,
+            `bundle '${info.bundle}' ${info.version} (${digest}) is live in the shared store (the other replicas apply it), but this replica's data directory could not be written (${failure.message}); this replica keeps running ${kept}, reports not ready, and applies ${info.version} at its next reconcile once its data directory can be written`,
             { bundle: info.bundle, version: info.version, digest, kept: previous?.info.digest ?? null },
           );
         }
@@ -451,7 +451,7 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
           deps.publisher?.notApplied(name, failure);
           throw publishedNotPersisted(
             failure,
-            `bundle '${name}' is removed in the shared store and the other replicas drop it, but this replica's data directory could not be written (${failure.message}); this replica keeps running ${entry.info.version} (${entry.info.digest}) and removes it at its next reconcile once its data directory can be written`,
+            `bundle '${name}' is removed in the shared store (the other replicas drop it), but this replica's data directory could not be written (${failure.message}); this replica keeps running ${entry.info.version} (${entry.info.digest}), reports not ready, and removes it at its next reconcile once its data directory can be written`,
             { bundle: name, removed: true, kept: entry.info.digest },
           );
         }

@@ -12,7 +12,8 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
+import { statusCommand } from "../../../src/cli/remote.js";
 import { createRuntime, type Runtime } from "../../../src/index.js";
 import { createArtifact } from "../../../src/bundle/artifact.js";
 import { parseManifest } from "../../../src/bundle/manifest.js";
@@ -70,6 +71,18 @@ async function pair() {
 }
 
 const ready = (rt: Runtime) => (rt.status().store as { bundles?: { ready: boolean; not_ready_reason: string | null } }).bundles;
+/** What `vcp-hooks status` prints for `rt` (its GET /v1/status answered by `rt.status()`). */
+async function statusLines(rt: Runtime): Promise<string[]> {
+  const lines: string[] = [];
+  vi.stubGlobal("fetch", async () => new Response(JSON.stringify(rt.status()), { status: 200, headers: { "content-type": "application/json" } }));
+  try {
+    await statusCommand.run(["--server", "http://127.0.0.1:9", "--token", "t"], { json: false, out: (t) => lines.push(...t.split("\n")), err: () => undefined });
+  } finally {
+    vi.unstubAllGlobals();
+  }
+  return lines;
+}
+
 /** Let several reconcile intervals pass. */
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -135,6 +148,8 @@ describe("a change Redis took whose data-directory write failed on the replica t
     await pause(RECONCILE_MS * 4);
     expect(a.rt.bundles.get("guard")?.version).toBe("1.0.0");
     expect(ready(a.rt)).toMatchObject({ ready: false, not_ready_reason: expect.stringContaining("'guard' removal") });
+    // `vcp-hooks status` names the removal A could not apply, and what A keeps.
+    expect(await statusLines(a.rt)).toContainEqual(expect.stringMatching(/^ {4}refused the removal of guard \(STORE_CORRUPT\); keeps guard@1\.0\.0$/));
 
     rmSync(index, { recursive: true, force: true });
     renameSync(saved, index);
