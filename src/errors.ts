@@ -90,6 +90,8 @@ export const ERROR_CODES = {
   STORE_UNAVAILABLE: { status: 503, description: "The shared store (Redis, store.kind redis) could not be reached or did not answer within store.command_timeout_ms; details name the operation. Nothing was changed; retry later." },
   // start-time refusal: two live processes claimed one replica id
   REPLICA_ID_IN_USE: { status: 500, description: "Another live replica already heartbeats under this replica id in the same store prefix; details name the id. Give each replica its own data directory or VCP_REPLICA_ID." },
+  // the shared store took a bundle change, this replica's data directory did not: the change is live elsewhere
+  PUBLISHED_NOT_PERSISTED: { status: 500, description: "A bundle install or removal is in the shared store (the other replicas run it) but this replica's data directory could not be written; this replica undid it locally, is not ready, and applies it at its next reconcile." },
   STORE_CORRUPT: { status: 500, description: "The data directory's installed bundles cannot be read or written, or the index and a stored artifact disagree." },
   // ── event profiles (PROFILES §2, §8) ──
   UNKNOWN_PROFILE: { status: 404, description: "No event profile of that name (or pinned version) is in the catalogue (PROFILES §8.2); details name the profile and the known ones." },

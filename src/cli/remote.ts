@@ -143,7 +143,7 @@ function renderStore(io: Io, store: Record<string, any> | undefined): void {
   for (const r of (store.replicas ?? []) as Array<Record<string, any>>) {
     const refused = (r.refused ?? []) as Array<Record<string, any>>;
     io.out(`  replica ${r.id}${r.self ? " (this one)" : ""}: ${r.live ? (refused.length > 0 ? "live, NOT READY (refused the active revision)" : "live") : `gone (${Math.round((r.seen_ms_ago ?? 0) / 1000)} s)`}, revision ${r.revision ?? "–"}, ${Object.keys(r.bundles ?? {}).length} bundle(s), version ${r.version}, config ${r.config_version}`);
-    for (const x of refused) io.out(`    refused ${x.bundle}@${x.version ?? "?"} ${String(x.digest).slice(0, 16)}… (${x.code}); keeps ${r.bundles?.[x.bundle] ? `${x.bundle}@${r.bundles[x.bundle].version}` : "no revision of it"}`);
+    for (const x of refused) io.out(`    refused ${x.removed === true ? `the removal of ${x.bundle}` : `${x.bundle}@${x.version ?? "?"} ${String(x.digest).slice(0, 16)}…`} (${x.code}); keeps ${r.bundles?.[x.bundle] ? `${x.bundle}@${r.bundles[x.bundle].version}` : "no revision of it"}`);
   }
   for (const w of (store.warnings ?? []) as string[]) io.out(`  WARNING: ${w}`);
 }

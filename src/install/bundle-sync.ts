@@ -22,6 +22,10 @@
  * the replica that ran the newest revision wins), so a Redis restored from an older copy rolls no
  * replica back.
  *
+ * This replica's own change that the store took but its data directory did not (bundles.ts answers
+ * PUBLISHED_NOT_PERSISTED and undoes it here only): `notApplied` forgets that it runs it, so the next
+ * pass applies and persists it like a peer's change — retried at every reconcile, NOT READY until then.
+ *
  * Chains in flight finish on the revision they started on (bundles.ts pins). A refusal for a reason
  * that cannot change without a restart (signature, trust, a malformed bundle, a disabled profile…) is
  * not retried for the same digest; anything else (the store or the sandbox unavailable) is retried at
@@ -122,12 +126,19 @@ export function createBundleSync(deps: {
   // One warning when reconciliation starts failing, one a minute while it does, one line when it resumes.
   const outage = createOutageLog({ logger, clock: systemClock, failing: "store: bundle reconciliation failed; retrying at the next notification or interval", recovered: "store: bundle reconciliation resumed" });
 
+  /**
+   * The last change of each bundle this replica published (one entry per bundle): what to take back
+   * when the bundle manager undoes it here after the store took it (`notApplied`).
+   */
+  const ownChange = new Map<string, { seq: number; digest: string | null; version: string | null; runsAtBefore: number | undefined }>();
+
   const publisher: BundlePublisher = {
     async publish(artifact, info, options) {
       const result = await state.publish({
         bundle: info.bundle, digest: info.digest, version: info.version, artifactJson: JSON.stringify(artifact),
         by: shared.replicaId, allowDowngrade: options.allowDowngrade, mode: "replace", floor: highest,
       });
+      ownChange.set(info.bundle, { seq: result.seq, digest: info.digest, version: info.version, runsAtBefore: runsAt.get(info.bundle) });
       refused.delete(info.bundle);
       if (result.changed) runsAt.set(info.bundle, result.seq);
       // This replica already runs it: the notification it sends itself finds nothing to do.
@@ -136,10 +147,28 @@ export function createBundleSync(deps: {
     },
     async unpublish(name) {
       const result = await state.remove({ bundle: name, by: shared.replicaId, floor: highest });
+      ownChange.set(name, { seq: result.seq, digest: null, version: null, runsAtBefore: runsAt.get(name) });
       refused.delete(name);
       if (result.changed) runsAt.set(name, result.seq);
       advanceIfNext(result);
       await deps.onPublished?.(name);
+    },
+    notApplied(bundle, failure) {
+      // Called inside the bundle manager's queue, right after its publish: no pass ran in between.
+      const own = ownChange.get(bundle);
+      ownChange.delete(bundle);
+      // What this replica runs of the bundle stands for the revision it stood for before the change…
+      if (own?.runsAtBefore === undefined) runsAt.delete(bundle);
+      else runsAt.set(bundle, own.runsAtBefore);
+      // …and the next pass reads every entry instead of trusting a revision marked applied: it applies
+      // (and persists) the change again, retried at each reconcile while the data directory refuses it.
+      applied = null;
+      // Not ready until then, like a peer that refused the revision (or could not apply the removal).
+      const kept = bundles?.get(bundle);
+      const at = new Date().toISOString();
+      if (own !== undefined && own.digest !== null) refused.set(bundle, { bundle, digest: own.digest, version: own.version, revision: own.seq, code: failure.code, message: failure.message, at });
+      else if (own !== undefined && kept !== undefined) refused.set(bundle, { bundle, digest: kept.digest, version: kept.version, removed: true, revision: own.seq, code: failure.code, message: failure.message, at });
+      logger.warn({ bundle, revision: own?.seq ?? null, code: failure.code, error: failure.message }, `store: this replica's change of bundle '${bundle}' is in the shared store but its data directory could not be written; it undid the change here and applies it again at the next reconcile`);
     },
   };
 
@@ -165,7 +194,7 @@ export function createBundleSync(deps: {
         lossHandled = shared.dataLoss.last();
         const id = await state.floor({ highest, by: shared.replicaId, kind: emptied ? "emptied" : "rewound" });
         if (id !== null) floorSeen = id;
-      } else if (applied !== null && current.seq === applied && current.generation === appliedGeneration) return false;
+      } else if (applied !== null && current.seq === applied && current.generation === appliedGeneration && !retryableRefusal()) return false;
       const { seq: readSeq, generation, entries, floor } = await state.read();
       // Another replica found Redis rewound before this one could see it (it raised the counter first).
       if (!lost && floor !== null && floorSeen !== undefined && floor.id !== floorSeen && floor.kind === "rewound" && floor.by !== shared.replicaId) {
@@ -190,6 +219,12 @@ export function createBundleSync(deps: {
       appliedGeneration = generation;
       return changed;
     });
+  }
+
+  /** A revision refused for a reason that may pass (a data directory, the sandbox, the store): the next pass reads the entries again even when the revision did not move. */
+  function retryableRefusal(): boolean {
+    for (const r of refused.values()) if (!PERMANENT_REFUSALS.has(r.code)) return true;
+    return false;
   }
 
   /** An entry that stands for an earlier revision than this replica's state of its bundle, and differs from it: Redis went back. */
@@ -221,12 +256,22 @@ export function createBundleSync(deps: {
   async function applyEntry(manager: BundleManager, entry: SharedBundleEntry): Promise<boolean> {
     const local = manager.get(entry.bundle);
     if (entry.removed === true) {
+      if (local !== undefined) {
+        try {
+          await manager.removeShared(entry.bundle);
+        } catch (err) {
+          // Like a refused revision: kept here, NOT READY, retried at the next reconcile; the other entries still apply.
+          const code = err instanceof VcpError ? err.code : "INTERNAL";
+          const message = err instanceof Error ? err.message : String(err);
+          refused.set(entry.bundle, { bundle: entry.bundle, digest: local.digest, version: local.version, removed: true, revision: entry.seq, code, message, at: new Date().toISOString() });
+          logger.warn({ bundle: entry.bundle, revision: entry.seq, code, error: message, kept: local.digest }, `store: this replica could not apply shared revision ${entry.seq} (the removal of bundle '${entry.bundle}'); it keeps revision ${local.digest}`);
+          return true;
+        }
+        logger.info({ bundle: entry.bundle, revision: entry.seq, by: entry.by }, "store: bundle removed (shared revision)");
+      }
       refused.delete(entry.bundle);
       runsAt.set(entry.bundle, entrySource(entry));
-      if (local === undefined) return false;
-      await manager.removeShared(entry.bundle);
-      logger.info({ bundle: entry.bundle, revision: entry.seq, by: entry.by }, "store: bundle removed (shared revision)");
-      return true;
+      return local !== undefined;
     }
     if (local?.digest === entry.digest) {
       refused.delete(entry.bundle);
@@ -303,7 +348,9 @@ export function createBundleSync(deps: {
     desiredRevision: () => desired,
     readiness() {
       if (refused.size === 0) return { ready: true, reason: null };
-      const which = [...refused.values()].map((r) => `'${r.bundle}' ${r.version ?? "?"} (${r.digest}, shared revision ${r.revision}): ${r.code}`);
+      const which = [...refused.values()].map((r) =>
+        r.removed === true ? `'${r.bundle}' removal (shared revision ${r.revision}; it keeps ${r.version ?? "?"} ${r.digest}): ${r.code}` : `'${r.bundle}' ${r.version ?? "?"} (${r.digest}, shared revision ${r.revision}): ${r.code}`,
+      );
       return { ready: false, reason: `this replica refused the active revision of bundle ${which.join("; ")}; it does not run what its peers run` };
     },
     async verdicts(bundle, digest, waitMs) {

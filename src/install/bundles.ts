@@ -3,14 +3,17 @@
  *
  *   install(input) ─ verify ─► activate: load in sandbox ─► atomic registry swap (registry.swapBundle: deployment,
  *                    session and profile hooks in one commit) ─► publish ─► persist ─► settled ─► retire old
- *                    (a failed publish or persist swaps the previous revision back, then settles)
+ *                    (a failed publish or persist swaps the previous revision back, then settles; a persist
+ *                    that fails after the publish: PUBLISHED_NOT_PERSISTED, and the reconcile applies it again)
  *   restore(deadline) ─ read data dir ─ re-verify ─► activate, a load past its budget retried (no publish, no persist)
  *   remove(name)   ─ registry swap ─► publish ─► persist ─► settled ─► retire
  *   applyShared / removeShared (bundle-sync.ts, inside `exclusive`) ─ a change another replica
  *                    published: verified here with this replica's keyring ─► activate ─► persist
  *
  * "publish" exists only with a shared store (store.kind redis): the change is written to Redis for
- * every replica, and a failure there undoes the swap like a failed persist (STORE_UNAVAILABLE).
+ * every replica, and a failure there undoes the swap like a failed persist (STORE_UNAVAILABLE). Once
+ * published, a change is the deployment's: a persist failing after it undoes the change on this
+ * replica only, which then catches up with the shared store like any peer (see `activate`).
  *
  * A retired revision's isolates are released (`backend.unloadBundle`) only once no chain that started
  * on it is in flight (spec §6.3, DESIGN §3.4 hot swap): every chain pins the digests of its plan
@@ -125,6 +128,12 @@ export interface BundleManagerDeps {
 export interface BundlePublisher {
   publish(artifact: VcpArtifact, info: BundleInfo, options: { allowDowngrade: boolean }): Promise<void>;
   unpublish(name: string): Promise<void>;
+  /**
+   * This replica published a change of `bundle`, then could not persist it and undid it here: the
+   * shared store holds a change this replica does not run. Reconcile it like a peer's (applied and
+   * persisted at the next reconcile; not ready meanwhile).
+   */
+  notApplied(bundle: string, failure: VcpError): void;
 }
 
 export interface BundleManager {
@@ -312,10 +321,18 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
       if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
       throw err;
     }
+    // Publish first, then persist. A failed publish (Redis down: the common failure) undoes nothing on
+    // disk. A failed persist after the publish cannot take the change back from the shared store — the
+    // other replicas may already run it — so this replica undoes it here only (memory agrees with its
+    // disk), tells the publisher, and from then on treats the change like a peer's: its reconcile
+    // applies and persists it again, NOT READY until then (bundle-sync.ts `notApplied`). The caller
+    // hears PUBLISHED_NOT_PERSISTED, never a refusal of a change that runs elsewhere.
+    let published = false;
     try {
       if (how.publish && deps.publisher !== undefined) {
         try {
           await deps.publisher.publish(verified.artifact, info, { allowDowngrade: how.allowDowngrade });
+          published = true;
         } catch (err) {
           // Not shared ⇒ not installed: every replica runs what the shared store says, this one included.
           restoreHooks(manifest.bundle, previous);
@@ -327,10 +344,18 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
         try {
           await store.activate(verified.artifact, { bundle: info.bundle, version: info.version, digest, activated_at: info.activated_at, signed_by: info.signed_by });
         } catch (err) {
-          // Not persisted ⇒ not installed: a restart must not bring back something else than what runs.
+          // Not persisted ⇒ not installed here: a restart must not bring back something else than what runs.
           restoreHooks(manifest.bundle, previous);
           if (previous?.info.digest !== digest) await backend.unloadBundle(digest);
-          throw storeFailure(err, `persisting bundle '${manifest.bundle}'`);
+          const failure = storeFailure(err, `persisting bundle '${manifest.bundle}'`);
+          if (!published) throw failure;
+          deps.publisher?.notApplied(info.bundle, failure);
+          const kept = previous === undefined ? "no revision of it" : `${previous.info.version} (${previous.info.digest})`;
+          throw publishedNotPersisted(
+            failure,
+            `bundle '${info.bundle}' ${info.version} (${digest}) is live in the shared store (the other replicas apply it), but this replica's data directory could not be written (${failure.message}); this replica keeps running ${kept}, reports not ready, and applies ${info.version} at its next reconcile once its data directory can be written`,
+            { bundle: info.bundle, version: info.version, digest, kept: previous?.info.digest ?? null },
+          );
         }
       }
     } finally {
@@ -403,10 +428,13 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
     if (entry === undefined) throw new VcpError("UNKNOWN_BUNDLE", `bundle '${name}' is not installed`, { bundle: name });
     registry.swapBundle(name, null, { scope: "deployment", principal: principal ?? LOCAL_OPERATOR });
     installed.delete(name);
+    // Unpublish first, then persist: the order and its failures as in `activate`.
+    let published = false;
     try {
       if (publish && deps.publisher !== undefined) {
         try {
           await deps.publisher.unpublish(name);
+          published = true;
         } catch (err) {
           restoreHooks(entry.manifest.bundle, entry);
           throw err;
@@ -416,9 +444,16 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
         try {
           await store.remove(name);
         } catch (err) {
-          // Not persisted ⇒ not removed: put the hooks back so memory and disk agree.
+          // Not persisted ⇒ not removed here: put the hooks back so memory and disk agree.
           restoreHooks(entry.manifest.bundle, entry);
-          throw storeFailure(err, `removing bundle '${name}'`);
+          const failure = storeFailure(err, `removing bundle '${name}'`);
+          if (!published) throw failure;
+          deps.publisher?.notApplied(name, failure);
+          throw publishedNotPersisted(
+            failure,
+            `bundle '${name}' is removed in the shared store (the other replicas drop it), but this replica's data directory could not be written (${failure.message}); this replica keeps running ${entry.info.version} (${entry.info.digest}), reports not ready, and removes it at its next reconcile once its data directory can be written`,
+            { bundle: name, removed: true, kept: entry.info.digest },
+          );
         }
       }
     } finally {
@@ -574,6 +609,14 @@ function bundleNameOf(input: unknown): string | undefined {
 function storeFailure(err: unknown, what: string): VcpError {
   if (err instanceof VcpError) return err;
   return new VcpError("STORE_CORRUPT", `${what}: the data directory could not be written: ${err instanceof Error ? err.message : String(err)}`, {}, { cause: err });
+}
+
+/**
+ * The shared store took a change this replica made, and its own data directory did not: the change is
+ * the deployment's, this replica undid it locally and reconciles to it (bundle-sync.ts `notApplied`).
+ */
+function publishedNotPersisted(failure: VcpError, message: string, details: Record<string, unknown>): VcpError {
+  return new VcpError("PUBLISHED_NOT_PERSISTED", message, { ...details, store_error: failure.toJSON() }, { cause: failure });
 }
 
 function unknownRevision(bundle: string, digest: string): VcpError {

@@ -22,11 +22,14 @@ const FORGET_AFTER_MS = 24 * 60 * 60 * 1000;
 /** A replica is live while its last heartbeat is younger than this many of its intervals. */
 const LIVE_INTERVALS = 3;
 
-/** A revision this replica would not activate (its keyring refused it, or it failed to load); it keeps the previous one. */
+/** A revision this replica would not activate (its keyring refused it, it failed to load, its data directory refused it) or a removal it could not apply; it keeps the previous one. */
 export interface RefusedRevision {
   bundle: string;
+  /** The refused revision's digest; for a refused removal, the revision this replica keeps. */
   digest: string;
   version: string | null;
+  /** A removal this replica could not apply (its data directory…): it still runs `digest`. */
+  removed?: true;
   /** The shared revision number (store seq) of the refused change. */
   revision: number;
   code: string;
