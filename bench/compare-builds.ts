@@ -16,7 +16,8 @@
  *   route-32         the same, 32 requests at a time, no audit log
  *
  * CPU is this machine's CPU time (main process + sandbox host), not wall time. Usage (both builds
- * built; a build older than bench/profile-cpu.ts gets the file copied into its dist/bench first):
+ * built; a build older than bench/profile-cpu.ts gets it and bench/lib/gemini-guard.ts copied into its
+ * dist/bench first, as dist/bench/profile-cpu.js and dist/bench/lib/gemini-guard.js):
  *
  *   node --no-node-snapshot dist/bench/compare-builds.js --base /path/to/old/checkout --new . [--rounds 5]
  */
@@ -46,8 +47,8 @@ const CHAINS = Number(arg("chains", "3000"));
 const ROUTE_CPU = join(builds.new, "dist", "bench", "route-cpu.js");
 if (!existsSync(ROUTE_CPU)) throw new Error(`${ROUTE_CPU} is missing: build this checkout (npm run build)`);
 for (const [name, dir] of Object.entries(builds)) {
-  for (const file of ["profile-cpu.js", "profile-chain.js"]) {
-    if (!existsSync(join(dir, "dist", "bench", file))) throw new Error(`${name} build ${dir} has no dist/bench/${file}: build it (npm run build), or copy this build's dist/bench/profile-cpu.js there`);
+  for (const file of ["profile-cpu.js", "lib/gemini-guard.js", "profile-chain.js"]) {
+    if (!existsSync(join(dir, "dist", "bench", file))) throw new Error(`${name} build ${dir} has no dist/bench/${file}: build it (npm run build), or copy this build's dist/bench/profile-cpu.js and dist/bench/lib/gemini-guard.js there`);
   }
 }
 

@@ -17,37 +17,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createArtifact } from "../src/bundle/artifact.js";
 import { createRuntime, type Runtime, type VcpArtifact } from "../src/index.js";
-
-/** The five hooks of bench/profiles.ts: a pattern over the shell command each. */
-const PATTERNS = [
-  "rm\\s+-[a-zA-Z]*r[a-zA-Z]*f[a-zA-Z]*\\s+(/|~)(\\s|$)",
-  "(curl|wget)[^|]*\\|\\s*(ba)?sh",
-  "(^|[;&|]\\s*)sudo\\s",
-  "git\\s+push\\b.*\\s(--force|-f)(\\s|$)",
-  "mkfs|dd\\s.*of=/dev/",
-];
+import { guardCode, guardInput, guardManifest } from "./lib/gemini-guard.js";
 
 function bundle(): VcpArtifact {
-  const actions = PATTERNS.map(
-    (re, i) => `h${i}: function (input) { var c = String(input.tool_input.command || ""); return new RegExp(${JSON.stringify(re)}).test(c) ? { decision: "block", reason: "r${i}" } : {}; }`,
-  );
-  const manifest = {
-    bundle: "bench-cpu",
-    version: "1.0.0",
-    trust: "deployment",
-    profile: "gemini-cli",
-    hooks: PATTERNS.map((_, i) => ({ name: `hook_${i}`, event: "BeforeTool", matcher: "run_shell_command", action: `h${i}`, priority: 50 - i, timeout_ms: 2000 })),
-  };
-  return createArtifact(manifest, `var __vcp_bundle = {\n${actions.join(",\n")}\n};`) as VcpArtifact;
+  return createArtifact(guardManifest(), guardCode()) as VcpArtifact;
 }
 
-const input = (tool: string, command: string) => ({
-  session_id: "bench", transcript_path: "/tmp/t.jsonl", cwd: "/home/dev/app", hook_event_name: "BeforeTool",
-  timestamp: "2026-11-26T00:00:00Z", tool_name: tool, tool_input: { command },
-});
 const ROWS = {
-  "run-5": input("run_shell_command", "ls -la src && npm test"),
-  "select-0": input("read_file", "ls -la src && npm test"),
+  "run-5": guardInput("run_shell_command", "ls -la src && npm test"),
+  "select-0": guardInput("read_file", "ls -la src && npm test"),
 } as const;
 
 async function hostCpuSeconds(runtime: Runtime): Promise<number> {

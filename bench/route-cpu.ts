@@ -18,6 +18,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { guardCode, guardInput, guardManifest } from "./lib/gemini-guard.js";
 import { repoRoot } from "./lib/report-io.js";
 
 const argv = process.argv.slice(2);
@@ -32,15 +33,6 @@ for (const [name, value] of [["requests", requests], ["concurrency", concurrency
 }
 
 const TOKEN = "bench-client-token-0123456789";
-/** The five hooks of bench/profile-cpu.ts: a pattern over the shell command each. */
-const PATTERNS = [
-  "rm\\s+-[a-zA-Z]*r[a-zA-Z]*f[a-zA-Z]*\\s+(/|~)(\\s|$)",
-  "(curl|wget)[^|]*\\|\\s*(ba)?sh",
-  "(^|[;&|]\\s*)sudo\\s",
-  "git\\s+push\\b.*\\s(--force|-f)(\\s|$)",
-  "mkfs|dd\\s.*of=/dev/",
-];
-
 interface BuildApi {
   createRuntime(options: Record<string, unknown>): Promise<{ bundles: { install(artifact: unknown): Promise<unknown> }; metrics(): Promise<string>; close(): Promise<void> }>;
   createServer(options: Record<string, unknown>): Promise<{ listen(host: string, port: number): Promise<string>; close(): Promise<void> }>;
@@ -80,17 +72,9 @@ async function main(): Promise<void> {
     settings: { auth: [{ id: "bench", role: "client", token_sha256: createHash("sha256").update(TOKEN).digest("hex") }], limits: { body_bytes: 1 << 20, bundle_bytes: 1 << 20 }, sessionHookAllowlist: [] },
   });
   try {
-    const actions = PATTERNS.map((re, i) => `h${i}: function (input) { var c = String(input.tool_input.command || ""); return new RegExp(${JSON.stringify(re)}).test(c) ? { decision: "block", reason: "r${i}" } : {}; }`);
-    const manifest = {
-      bundle: "bench-cpu", version: "1.0.0", trust: "deployment", profile: "gemini-cli",
-      hooks: PATTERNS.map((_, i) => ({ name: `hook_${i}`, event: "BeforeTool", matcher: "run_shell_command", action: `h${i}`, priority: 50 - i, timeout_ms: 2000 })),
-    };
-    await runtime.bundles.install(api.createArtifact(manifest, `var __vcp_bundle = {\n${actions.join(",\n")}\n};`));
+    await runtime.bundles.install(api.createArtifact(guardManifest(), guardCode()));
     const url = new URL("/v1/profiles/gemini-cli/events/BeforeTool", await server.listen("127.0.0.1", 0)).href;
-    const body = JSON.stringify({
-      session_id: "bench", transcript_path: "/tmp/t.jsonl", cwd: "/home/dev/app", hook_event_name: "BeforeTool",
-      timestamp: "2026-11-26T00:00:00Z", tool_name: "run_shell_command", tool_input: { command: "ls -la src && npm test" },
-    });
+    const body = JSON.stringify(guardInput("run_shell_command", "ls -la src && npm test"));
     const client = join(dir, "client.mjs");
     writeFileSync(client, CLIENT);
     const run = (n: number) =>
