@@ -18,6 +18,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, createConnection } from "node:net";
 import { tmpdir } from "node:os";
+import { afterAll, beforeAll } from "vitest";
 import { join } from "node:path";
 
 export interface RedisServerHandle {
@@ -36,6 +37,58 @@ export interface RedisServerHandle {
   command(...args: string[]): Promise<string>;
   /** Stop and delete the directory. */
   close(): Promise<void>;
+}
+
+/**
+ * A test file's (or describe block's) redis-server and what its tests start against it: Redis starts
+ * before the tests; after them every runtime pushed on `runtimes` is closed, then Redis is stopped,
+ * then every directory pushed on `dirs` is removed. The handle's members reach the running server
+ * (`redis.url`, `redis.restart()`…) once it has started.
+ *
+ * @example
+ * ```ts
+ * const redis = useRedisServer<Runtime>();
+ * test("…", async () => {
+ *   const rt = await createRuntime({ store: { kind: "redis", url: redis.url } });
+ *   redis.runtimes.push(rt);
+ * });
+ * ```
+ */
+export function useRedisServer<R extends { close(): Promise<void> } = { close(): Promise<void> }>(options: Parameters<typeof startRedisServer>[0] = {}): RedisServerHandle & {
+  /** Closed after the tests, before Redis stops (a close that fails is ignored). */
+  readonly runtimes: R[];
+  /** Removed after Redis stopped. */
+  readonly dirs: string[];
+} {
+  let server: RedisServerHandle | undefined;
+  const runtimes: R[] = [];
+  const dirs: string[] = [];
+  beforeAll(async () => {
+    server = await startRedisServer(options);
+  }, 60_000);
+  afterAll(async () => {
+    for (const rt of runtimes) await rt.close().catch(() => undefined);
+    await server?.close();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+  const started = (): RedisServerHandle => {
+    if (server === undefined) throw new Error("useRedisServer: the server starts in beforeAll");
+    return server;
+  };
+  return {
+    runtimes,
+    dirs,
+    get url() { return started().url; },
+    get port() { return started().port; },
+    get dir() { return started().dir; },
+    pid: () => started().pid(),
+    running: () => started().running(),
+    stop: (o) => started().stop(o),
+    start: () => started().start(),
+    restart: (o) => started().restart(o),
+    command: (...args) => started().command(...args),
+    close: () => started().close(),
+  };
 }
 
 const READY_TIMEOUT_MS = 30_000;

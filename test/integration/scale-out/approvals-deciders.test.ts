@@ -4,15 +4,15 @@
 //   an operator or an `approver` (for the clients it `approves`) decides;
 // - "allow always" keys on the digest of the full prompt: a different command whose first 4,096
 //   characters equal the granted one's is asked again, and the approver can read the full text.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { createRuntime, type Approval, type Runtime, type RuntimeOptions } from "../../../src/index.js";
 import { profileBundle } from "../../support/bundles.js";
 import { createVmBackend } from "../../support/vm-backend.js";
-import { startRedisServer, type RedisServerHandle } from "../../support/redis-server.js";
+import { useRedisServer } from "../../support/redis-server.js";
 
 const alice = { id: "alice", role: "client" } as const;
 const bob = { id: "bob", role: "client" } as const;
@@ -35,17 +35,8 @@ const PADDING = `echo ${"a".repeat(4200)}`;
 const SAFE = `${PADDING} && ls`;
 const EVIL = `${PADDING} && rm -rf ~`;
 
-let redis: RedisServerHandle;
-const dirs: string[] = [];
-const runtimes: Runtime[] = [];
-beforeAll(async () => {
-  redis = await startRedisServer();
-}, 60_000);
-afterAll(async () => {
-  for (const rt of runtimes) await rt.close().catch(() => undefined);
-  await redis?.close();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-}, 60_000);
+const redis = useRedisServer<Runtime>();
+const { runtimes, dirs } = redis;
 
 async function start(kind: "local" | "redis"): Promise<Runtime> {
   const dataDir = mkdtempSync(join(tmpdir(), "vcp-deciders-"));

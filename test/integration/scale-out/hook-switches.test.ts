@@ -12,12 +12,12 @@
 // Waits are for a condition with a generous deadline (pub/sub), never a fixed sleep.
 import { createHash, randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { createRuntime, type ChainResult, type Runtime } from "../../../src/index.js";
 import { testBundle } from "../../support/bundles.js";
 import { constitution } from "../../support/fixtures.js";
 import { createVmBackend } from "../../support/vm-backend.js";
-import { startRedisServer, type RedisServerHandle } from "../../support/redis-server.js";
+import { useRedisServer } from "../../support/redis-server.js";
 import { waitFor } from "../../support/replicas.js";
 import { createServer } from "../../../src/server/app.js";
 
@@ -36,16 +36,8 @@ function guard(version: string, options: { watch?: boolean } = {}) {
   return testBundle("guard", hooks, { mark: CONTINUE, boom: "function () { throw new Error('boom'); }", watch: CONTINUE }, { version });
 }
 
-let redis: RedisServerHandle;
-const runtimes: Runtime[] = [];
-
-beforeAll(async () => {
-  redis = await startRedisServer();
-}, 60_000);
-afterAll(async () => {
-  for (const rt of runtimes) await rt.close().catch(() => undefined);
-  await redis?.close();
-}, 60_000);
+const redis = useRedisServer<Runtime>();
+const { runtimes } = redis;
 
 async function replica(prefix: string): Promise<Runtime> {
   const rt = await createRuntime({

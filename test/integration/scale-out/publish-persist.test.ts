@@ -12,32 +12,22 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { statusCommand } from "../../../src/cli/remote.js";
 import { createRuntime, type Runtime } from "../../../src/index.js";
 import { createArtifact } from "../../../src/bundle/artifact.js";
 import { parseManifest } from "../../../src/bundle/manifest.js";
 import { testBundle } from "../../support/bundles.js";
 import { createVmBackend } from "../../support/vm-backend.js";
-import { startRedisServer, type RedisServerHandle } from "../../support/redis-server.js";
+import { useRedisServer } from "../../support/redis-server.js";
 import { waitFor } from "../../support/replicas.js";
 
 const CONTINUE = "function () { return { status: 'continue' }; }";
 /** Short, so "well after reconcile" is a few seconds of test. */
 const RECONCILE_MS = 300;
 
-let redis: RedisServerHandle;
-const runtimes: Runtime[] = [];
-const dirs: string[] = [];
-
-beforeAll(async () => {
-  redis = await startRedisServer();
-}, 60_000);
-afterAll(async () => {
-  for (const rt of runtimes) await rt.close().catch(() => undefined);
-  await redis?.close();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-}, 60_000);
+const redis = useRedisServer<Runtime>();
+const { runtimes, dirs } = redis;
 
 function guard(version: string) {
   return testBundle("guard", [{ name: "mark", type: "pre_inject" }], { mark: CONTINUE }, { version });

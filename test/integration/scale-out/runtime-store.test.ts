@@ -1,13 +1,13 @@
 // The library with `store: { kind: "redis" }` against a real redis-server (in process, node:vm test
 // backend): an install whose publication fails changes nothing; a runtime started while Redis is down
 // starts, serves what it has, and connects and reconciles once Redis is up; `kind: local` reports local.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { createRuntime, type BundleSource, type Runtime } from "../../../src/index.js";
 import { createVmBackend } from "../../support/vm-backend.js";
-import { startRedisServer, type RedisServerHandle } from "../../support/redis-server.js";
+import { useRedisServer } from "../../support/redis-server.js";
 import { waitFor } from "../../support/replicas.js";
 
 const source = (version: string): BundleSource => ({
@@ -16,9 +16,8 @@ const source = (version: string): BundleSource => ({
 });
 
 describe("runtime with a Redis store", () => {
-  let redis: RedisServerHandle;
-  const dirs: string[] = [];
-  const runtimes: Runtime[] = [];
+  const redis = useRedisServer<Runtime>();
+  const { runtimes, dirs } = redis;
   const start = async (prefix: string, extra: Record<string, unknown> = {}, reconcileMs = 300) => {
     const dataDir = mkdtempSync(join(tmpdir(), "vcp-rt-store-"));
     dirs.push(dataDir);
@@ -30,15 +29,6 @@ describe("runtime with a Redis store", () => {
     runtimes.push(rt);
     return rt;
   };
-
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  }, 60_000);
-  afterAll(async () => {
-    for (const rt of runtimes) await rt.close().catch(() => undefined);
-    await redis?.close();
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
 
   test("kind local (the default) reports a local store", async () => {
     const rt = await createRuntime({ backend: createVmBackend(), audit: false });
