@@ -50,7 +50,7 @@ export interface AuditRecordInput {
   sandboxed?: false;
   /** Exec hooks: the script's command hash, exit code, signal, duration (or the refusal's code). */
   exec?: { command_sha256: string; exit_code: number | null; signal: string | null; duration_ms: number; timed_out: boolean; truncated: boolean; error_code?: string };
-  /** Registry records: what happened (e.g. "hook.registered"); bundle records: "bundle.refused". */
+  /** Registry records: what happened (e.g. "hook.registered"); bundle records: "bundle.refused", "bundle.not_persisted". */
   event?: string;
   /**
    * Chain records: the chain's decision record (chain/decision.ts, docs/decisions.md) — outcome, decisive

@@ -99,6 +99,8 @@ export function recordRefusedInstall(trail: AuditTrail | undefined) {
       code: coded?.code ?? "INTERNAL",
       message: error instanceof Error ? error.message : String(error),
       ...(coded?.details !== undefined ? { details: coded.details } : {}),
+      // The change is live in the shared store, only this replica's data directory refused it (install/bundles.ts).
+      ...(coded?.code === "PUBLISHED_NOT_PERSISTED" ? { published: true } : {}),
     });
   };
 }

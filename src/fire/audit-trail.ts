@@ -218,14 +218,17 @@ export async function createAuditTrail(options: AuditOptions, replica?: string, 
     /**
      * A refused bundle install (e.g. an exec hook without the command lane, EXEC_DISABLED): the code,
      * the message and the error's details, so a refusal is as visible in the log as an install.
+     * `published`: not a refusal — the shared store took the change (the other replicas run it) and only
+     * this replica's data directory did not (PUBLISHED_NOT_PERSISTED): `bundle.not_persisted`, status
+     * `published`, so the log never says "refused" of a change that runs elsewhere.
      */
-    recordBundleRefusal(refusal: { bundle: string | undefined; digest: string | undefined; code: string; message: string; details?: Record<string, unknown>; principal?: string }): Promise<unknown> {
+    recordBundleRefusal(refusal: { bundle: string | undefined; digest: string | undefined; code: string; message: string; details?: Record<string, unknown>; principal?: string; published?: boolean }): Promise<unknown> {
       return writer.append({
         kind: "bundle",
-        event: "bundle.refused",
+        event: refusal.published === true ? "bundle.not_persisted" : "bundle.refused",
         ...(refusal.bundle !== undefined ? { bundle: refusal.bundle } : {}),
         ...(refusal.digest !== undefined ? { bundle_digest: refusal.digest } : {}),
-        status: "refused",
+        status: refusal.published === true ? "published" : "refused",
         details: { code: refusal.code, message: refusal.message, ...(refusal.details !== undefined ? { error: refusal.details } : {}), ...(refusal.principal !== undefined ? { principal: refusal.principal } : {}) },
       });
     },

@@ -1,9 +1,12 @@
 // The audit trail as the facade shows it (fire/audit-api.ts): which log a runtime writes, and every
 // read, status and gauge with the log off — AUDIT_DISABLED for reads, a status that says so, zeros.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { auditApi, auditGauges, auditOptionsOf, auditStatus, recordRefusedInstall } from "../../../src/fire/audit-api.js";
 import { VcpError } from "../../../src/errors.js";
-import type { AuditTrail } from "../../../src/fire/audit-trail.js";
+import { createAuditTrail, type AuditTrail } from "../../../src/fire/audit-trail.js";
 
 describe("the audit log a runtime writes", () => {
   test("`audit` wins, `false` turns it off, else <dataDir>/audit/audit.jsonl with the redact keys, else none", () => {
@@ -37,6 +40,24 @@ describe("with a log", () => {
       { bundle: "b", digest: "sha256:1", principal: "ops", code: "EXEC_DISABLED", message: "no lane", details: { hook: "h" } },
       { bundle: undefined, digest: undefined, principal: "ops", code: "INTERNAL", message: "boom" },
     ]);
+  });
+
+  test("an install the shared store took but this replica's data directory did not is logged as not persisted, never as refused", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vcp-audit-api-"));
+    const trail = await createAuditTrail({ path: join(dir, "audit.jsonl"), fsync: "never" });
+    try {
+      const record = recordRefusedInstall(trail);
+      await record({ bundle: "guard", digest: "sha256:2", error: new VcpError("PUBLISHED_NOT_PERSISTED", "bundle 'guard' 2.0.0 is live in the shared store …", { bundle: "guard" }), principal: { id: "ops" } });
+      await record({ bundle: "guard", digest: "sha256:3", error: new VcpError("STORE_UNAVAILABLE", "redis down"), principal: { id: "ops" } });
+      const records = (await trail.query({})).filter((r) => r.kind === "bundle");
+      expect(records.map((r) => [r.event, r.status, (r.details as { code: string }).code, r.bundle_digest])).toEqual([
+        ["bundle.not_persisted", "published", "PUBLISHED_NOT_PERSISTED", "sha256:2"],
+        ["bundle.refused", "refused", "STORE_UNAVAILABLE", "sha256:3"],
+      ]);
+    } finally {
+      await trail.writer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("status names the replica and reads head, pending, lag and retention", () => {
