@@ -18,6 +18,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, createConnection } from "node:net";
 import { tmpdir } from "node:os";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 import { join } from "node:path";
 
@@ -89,6 +90,22 @@ export function useRedisServer<R extends { close(): Promise<void> } = { close():
     command: (...args) => started().command(...args),
     close: () => started().close(),
   };
+}
+
+/**
+ * Run `work` while the Redis at `url` refuses INCR (an ACL on the default user), which only the
+ * publication of a bundle change (its revision counter) and a session's lock use: Redis is up and every
+ * other write lands, so a bundle change's script stops half-way, as it does when Redis refuses a write.
+ */
+export async function whileIncrIsRefused<T>(url: string, work: () => Promise<T>): Promise<T> {
+  const admin = new Redis(url);
+  try {
+    await admin.call("ACL", "SETUSER", "default", "-incr");
+    return await work();
+  } finally {
+    await admin.call("ACL", "SETUSER", "default", "+incr");
+    admin.disconnect();
+  }
 }
 
 const READY_TIMEOUT_MS = 30_000;

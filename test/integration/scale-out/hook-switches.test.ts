@@ -17,7 +17,7 @@ import { createRuntime, type ChainResult, type Runtime } from "../../../src/inde
 import { testBundle } from "../../support/bundles.js";
 import { constitution } from "../../support/fixtures.js";
 import { createVmBackend } from "../../support/vm-backend.js";
-import { useRedisServer } from "../../support/redis-server.js";
+import { useRedisServer, whileIncrIsRefused } from "../../support/redis-server.js";
 import { waitFor } from "../../support/replicas.js";
 import { createServer } from "../../../src/server/app.js";
 
@@ -208,20 +208,9 @@ describe("session hooks a bundle revision dropped, with store redis", () => {
 });
 
 describe("an install undone after its swap, with store redis", () => {
-  /**
-   * Run `work` while the shared store refuses to publish a bundle change (Redis denies INCR, which only
-   * the publication of a bundle change and a session's lock use): Redis is up, every other write lands.
-   */
-  async function whilePublishingIsRefused<T>(work: () => Promise<T>): Promise<T> {
-    const admin = new Redis(redis.url);
-    try {
-      await admin.call("ACL", "SETUSER", "default", "-incr");
-      return await work();
-    } finally {
-      await admin.call("ACL", "SETUSER", "default", "+incr");
-      admin.disconnect();
-    }
-  }
+  /** Run `work` while the shared store refuses to publish a bundle change (test/support/redis-server.ts). */
+  const whilePublishingIsRefused = <T>(work: () => Promise<T>): Promise<T> => whileIncrIsRefused(redis.url, work);
+
 
   test("leaves the session hooks the failed revision dropped, and their switches, in Redis as they were: every replica runs them as before", async () => {
     const { prefix, a, b } = await pair();
