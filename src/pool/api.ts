@@ -126,9 +126,9 @@ export interface Sandbox {
 export interface SandboxStats {
   /** Host processes started after the first one (crash recoveries). */
   restarts: number;
-  /** Chains sent to the host and not answered yet. */
+  /** Chains admitted for the host (waiting for one of its workers or running) and not answered yet. */
   inFlight: number;
-  /** Chains waiting for a thread (in the supervisor or in the host's queue). */
+  /** Chains waiting for a thread (before admission, or admitted and waiting for a free worker). */
   queued: number;
   /** Digests whose hooks are not run until the bundle is loaded again. */
   quarantined: string[];

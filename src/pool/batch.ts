@@ -1,46 +1,44 @@
-import type { ChainTask } from "./protocol.js";
-
 /**
- * Chain batching in the sandbox host (issue 15, "batching of messages under load"). A chain costs
- * little CPU in a worker next to the thread crossings around it: piscina's hand-off from the host's
- * main thread to a worker and back (a postMessage and a wake-up each way, 15–30 µs of CPU per side).
- * When chains queue up in the host, several of them go to the next free worker as ONE task, and its
- * replies come back as one message; the worker still runs them one after another, each exactly as a
- * task of its own (worker.ts). When they do not queue up, nothing changes: a chain that finds an idle
- * worker goes at once, alone.
+ * Chain batching (issue 15, "batching of messages under load"). A chain costs little CPU in a worker
+ * next to the crossings around it: a frame to a worker's channel and its reply back (a write and a
+ * wake-up each way, 15–30 µs of CPU per side on this project's machine). When chains queue up in the
+ * supervisor, several of them go to the next free worker as ONE batch — their frames in one write, read
+ * by the worker in one wake-up, their replies coalesced the same way; the worker still runs them one
+ * after another, each exactly as a chain of its own (worker.ts). When they do not queue up, nothing
+ * changes: a chain that finds an idle worker goes at once, alone.
  *
  * ```
- *  chain frame ─▶ ChainDispatcher.submit ─▶ a worker idle?  yes ─▶ run([chain])          (no wait)
- *                                                           no  ─▶ queue
- *  a task ends ─▶ ChainDispatcher.done ───▶ queue not empty ─▶ run(takeBatch(queue)) on the freed worker
+ *  chain ─▶ ChainDispatcher.submit ─▶ a worker idle?  yes ─▶ run([chain])          (no wait)
+ *                                                     no  ─▶ queue
+ *  a batch is answered ─▶ ChainDispatcher.done ─▶ queue not empty ─▶ run(takeBatch(queue)) on the freed worker
  * ```
  *
- * At most one task per worker is on the pool: a task queued inside piscina would only wait there for
- * the same worker, while chains waiting here can still join a batch.
+ * At most one batch per worker is out: chains sent to a busy worker would only wait there for the same
+ * worker, while chains waiting here can still go to whichever worker frees up first.
  *
  * Bounds (every one applies before the work it limits):
- * - the supervisor lets about {@link HOST_QUEUE_MS} of work per thread wait in the host
- *   ({@link hostQueuePerThread}): chains there are past admission, so slow chains get no batches;
+ * - the supervisor's admission lets about {@link HOST_QUEUE_MS} of work per thread wait here
+ *   ({@link hostQueuePerThread}): chains here are past admission, so slow chains get no batches;
  * - a batch takes at most {@link BATCH_MAX_CHAINS} chains and at most {@link BATCH_MAX_CHARS} characters
  *   of request text (a larger chain goes alone), and no more than its share of the queue, so a worker
  *   that frees up a moment later still finds chains to run;
  * - the worker stops a batch early, before its next chain, once the batch has run for
  *   {@link BATCH_MAX_MS} or its replies hold {@link BATCH_REPLY_MAX_CHARS} characters
- *   ({@link shouldStopBatch}); the chains it did not start come back to the front of the queue. This
+ *   ({@link shouldStopBatch}); the chains it did not start come back to the front of the queue
+ *   (answered ReplyKey.notStarted). This
  *   bounds how long a finished chain's reply can wait for the rest of its batch, and the memory of
  *   one batch reply (each chain's reply is also bounded by the frame limit on its own).
  *
  * SECURITY (crash attribution): a chain in a batch writes its own slot records (its task id) when it
- * starts, exactly as a lone task does; a chain not started yet has written nothing. If the host dies
- * mid-batch, the supervisor sees the running chain in its slot record as today, and every other chain
- * of the batch as a chain that was in flight without a record: a bystander, like a chain waiting in the
- * host's queue (requeued once, never blamed; recovery.ts). A waiting chain is never "running" for
- * the watchdog, which reads slot records only.
+ * starts, exactly as a lone chain does; a chain not started yet has written nothing. If the host dies
+ * mid-batch, the supervisor sees the running chain in its slot record, and every other chain of the
+ * batch as a chain that was in flight without a record: a bystander (requeued once, never blamed;
+ * recovery.ts). A waiting chain is never "running" for the watchdog, which reads slot records only.
  */
 
-/** Most chains in one task. */
+/** Most chains in one batch. */
 export const BATCH_MAX_CHAINS = 16;
-/** Most request text (request, plan, quarantine and invoke sections, in UTF-16 characters) in one task. */
+/** Most request text (requests and one-action inputs, in UTF-16 characters; worker-channels.ts channelChain) in one batch. */
 export const BATCH_MAX_CHARS = 256 * 1024;
 /** A worker starts no further chain of its batch after the batch has run this long (ms). */
 export const BATCH_MAX_MS = 5;
@@ -48,14 +46,14 @@ export const BATCH_MAX_MS = 5;
 export const BATCH_REPLY_MAX_CHARS = 1024 * 1024;
 
 /**
- * Work the supervisor lets wait in the host per thread, in milliseconds of chain time: chains waiting
- * there are past admission (fair share, slow lane), so this bounds how long a newly admitted or a
- * promoted chain can wait behind them.
+ * Work the supervisor lets wait past admission per thread, in milliseconds of chain time: chains waiting
+ * there (for a free worker) are past admission (fair share, slow lane), so this bounds how long a newly
+ * admitted or a promoted chain can wait behind them.
  */
 export const HOST_QUEUE_MS = 10;
 
 /**
- * How many chains per thread the supervisor lets wait in the host (beyond one running per thread):
+ * How many chains per thread the supervisor lets wait for a worker past admission (beyond one running per thread):
  * about HOST_QUEUE_MS of work at the recent chain duration `chainMs`, from 1 (slow chains, or no
  * estimate yet: what a freed worker needs to start at once) to BATCH_MAX_CHAINS (quick chains: a
  * full batch for each thread).
@@ -65,9 +63,9 @@ export function hostQueuePerThread(chainMs: number | undefined): number {
   return Math.max(1, Math.min(BATCH_MAX_CHAINS, Math.floor(HOST_QUEUE_MS / Math.max(chainMs, 0))));
 }
 
-/** Size of a chain task as batching counts it: the text it carries to the worker. */
-export function chainChars(chain: ChainTask): number {
-  return chain.rq.length + (chain.plan?.length ?? 0) + (chain.q?.length ?? 0) + (chain.inv?.length ?? 0);
+/** What batching needs of a waiting chain: its size, the text it carries to the worker (UTF-16 characters). */
+export interface Batchable {
+  readonly chars: number;
 }
 
 /**
@@ -84,12 +82,12 @@ export function batchCount(queued: number, threads: number): number {
  * {@link batchCount} chains, fewer when the next one would take the batch past BATCH_MAX_CHARS. The
  * first chain always goes, whatever its size (the frame limit already bounded it).
  */
-export function takeBatch(queue: ChainTask[], threads: number): ChainTask[] {
+export function takeBatch<T extends Batchable>(queue: T[], threads: number): T[] {
   const count = batchCount(queue.length, threads);
   let taken = 0;
   let chars = 0;
   while (taken < count) {
-    const size = chainChars(queue[taken]!);
+    const size = queue[taken]!.chars;
     if (taken > 0 && chars + size > BATCH_MAX_CHARS) break;
     chars += size;
     taken++;
@@ -97,26 +95,26 @@ export function takeBatch(queue: ChainTask[], threads: number): ChainTask[] {
   return queue.splice(0, taken);
 }
 
-/** The worker's rule, checked after each chain of a batch: start no further one (the rest go back to the host's queue). */
+/** The worker's rule, checked after each chain of a batch: start no further one (the rest go back to the supervisor's queue). */
 export function shouldStopBatch(elapsedMs: number, replyChars: number): boolean {
   return elapsedMs >= BATCH_MAX_MS || replyChars >= BATCH_REPLY_MAX_CHARS;
 }
 
 /**
- * The host's dispatch decision (no I/O: `run` submits a task to the pool and the caller reports its end
- * with {@link done}). Keeps at most `threads` tasks on the pool.
+ * The dispatch decision (no I/O: `run` sends a batch to a free worker and the caller reports its end
+ * with {@link done}). Keeps at most `threads` batches out.
  */
-export class ChainDispatcher {
-  private readonly queue: ChainTask[] = [];
+export class ChainDispatcher<T extends Batchable> {
+  private readonly queue: T[] = [];
   private running = 0;
 
   constructor(
     private readonly threads: number,
-    private readonly run: (batch: ChainTask[]) => void,
+    private readonly run: (batch: T[]) => void,
   ) {}
 
   /** A chain arrived: to an idle worker at once, alone; else it waits for the next free one. */
-  submit(chain: ChainTask): void {
+  submit(chain: T): void {
     this.queue.push(chain);
     this.pump();
   }
@@ -125,7 +123,7 @@ export class ChainDispatcher {
    * A task ended. `again`: its chains that must run once more, first (a worker did not start them,
    * or lacked their plan and they now carry it), ahead of everything that waits.
    */
-  done(again: readonly ChainTask[] = []): void {
+  done(again: readonly T[] = []): void {
     this.running--;
     if (again.length > 0) this.queue.unshift(...again);
     this.pump();
@@ -136,7 +134,7 @@ export class ChainDispatcher {
     return this.queue.length;
   }
 
-  /** Tasks on the pool. */
+  /** Batches out. */
   get inFlight(): number {
     return this.running;
   }

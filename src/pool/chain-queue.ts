@@ -62,8 +62,8 @@ export interface ChainQueueOptions {
  *  a chain with a slow bundle     → at most one such chain in flight (the slow lane); others overtake it
  *  a chain with a demoted account → at most share.cap() chains of that account (a signer: every bundle
  *                                   it signed) in flight, its share of the threads; others overtake it
- *  anything else                  → up to hostCap() in flight (every thread busy plus some queued
- *                                   in the host); the rest wait here, where admission and crash
+ *  anything else                  → up to hostCap() in flight (every thread busy plus some waiting
+ *                                   for a free worker); the rest wait here, where admission and crash
  *                                   recovery can see them
  * ```
  *
@@ -98,12 +98,12 @@ export class ChainQueue {
 
   /**
    * Chains in flight at most: one running per thread, plus up to min(threads × hostQueuePerThread,
-   * maxQueue) waiting inside the host, so a freed worker starts the next chains without an IPC round
-   * trip and, under load, takes several of them in one task (batch.ts: one thread crossing each way
-   * per batch instead of per chain). How many wait there follows the recent chain duration: about
-   * HOST_QUEUE_MS of work per thread, because chains in the host are past admission and a chain
-   * admitted later (or a bundle demoted meanwhile) cannot overtake them. The rest wait here, where
-   * admission and crash recovery see them. A chain waiting in the host counts as in flight.
+   * maxQueue) waiting for a free worker (worker-channels.ts), so that under load a freed worker takes
+   * several of them as one batch (batch.ts: one crossing each way per batch instead of per chain). How
+   * many wait there follows the recent chain duration: about HOST_QUEUE_MS of work per thread, because
+   * chains there are past admission and a chain admitted later (or a bundle demoted meanwhile) cannot
+   * overtake them. The rest wait here, where admission and crash recovery see them. A chain waiting
+   * for a worker counts as in flight.
    * SECURITY: on a host death it is a bystander without a slot record (requeued once, never blamed),
    * and admission caps (slow lane, fair share, suspects) count it as running.
    */
@@ -325,7 +325,7 @@ export class ChainQueue {
   /**
    * The latest moment a chain can legitimately still run: its hooks' budgets (chainTimeBoundMs: the
    * sum of timeout_ms, or with a chain deadline its policy and observer shares), time to
-   * (re)create isolates, and a grace; started after the chains it may queue behind in the host have
+   * (re)create isolates, and a grace; started after the chains it may wait behind for a worker have
    * had theirs. The slot watchdog normally acts long before: this catches a host wedged outside hooks.
    */
   private hardDeadline(entry: PendingChain, now: number): number {
@@ -335,7 +335,7 @@ export class ChainQueue {
     const own = budget + plan.enabled.length * HOOK_SETUP_MS + graceMs(budget);
     let start = now;
     if (this.inFlight.size >= this.threads) {
-      // Queued in the host behind running chains: it starts at the latest when one of them ends.
+      // Waiting for a worker behind running chains: it starts at the latest when one of them ends.
       for (const other of this.inFlight.values()) if (other !== entry && other.hardDeadline > start) start = other.hardDeadline;
     }
     return start + own;

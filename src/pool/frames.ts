@@ -2,25 +2,23 @@ import type { Writable } from "node:stream";
 import { VcpError } from "../errors.js";
 
 /**
- * The framed byte channel between the supervisor and the sandbox host (DESIGN §4.1): one extra
- * socketpair (the child's fd 4) that carries every chain, call and reply once the host is ready. The
- * Node IPC channel is kept for `init`/`ready` and for its disconnect semantics only.
+ * The framed byte channels between the supervisor and the sandbox host (DESIGN §4.1): socketpairs
+ * that carry every chain, call and reply once the host is ready — the host's fd 4 to its main thread
+ * (calls: load, unload, close) and one per worker thread (fd 5, 6, …: chains; protocol.ts). The Node
+ * IPC channel is kept for `init`/`ready` and for its disconnect semantics only.
  *
- * A frame is a fixed header and an opaque body. The host's main thread routes a frame by its header
- * and never parses the body: it decodes a chain frame's sections to strings for the worker and writes
- * the worker's reply text out behind a new header. JSON is made once at the sending end and parsed
- * once at the receiving end. (Measured: handing the worker its frame as a transferred ArrayBuffer and
- * moving a finished reply frame back cost the workers more CPU per chain than two string copies —
- * an ArrayBuffer with its own backing store per message — so strings cross the thread boundary.)
+ * A frame is a fixed header and an opaque body. JSON is made once at the sending end and parsed once
+ * at the receiving end. A worker decodes a chain frame's sections to strings and writes its reply text
+ * behind a header of its own.
  *
  * ```
  *  offset  size  field
  *   0      u32   length of the rest of the frame (header after this field + body), little-endian
- *   4      u8    kind: 1 chain (→ host), 2 call (→ host), 3 reply (→ supervisor)
+ *   4      u8    kind: 1 chain (→ a worker), 2 call (→ the host's main thread), 3 reply (→ supervisor)
  *   5      u8    FRAME_MAGIC (protocol version); a different byte is corruption
  *   6      u16   0
  *   8      f64   id: supervisor task id (a safe integer ≥ 0)
- *  16      u32   key: plan key of a chain frame, else 0
+ *  16      u32   key: plan key of a chain frame; a worker's reply: protocol.ts ReplyKey; else 0
  *  20      u32   plan section bytes (chain: the hook list as JSON, when this frame carries it)
  *  24      u32   quarantine section bytes (chain: quarantined digests as a JSON array)
  *  28      u32   invoke section bytes (chain: a one-action task's `<budgetMs>\n<inputJson>`)
@@ -31,7 +29,8 @@ import { VcpError } from "../errors.js";
  * SECURITY: the length is checked against the frame limit before a byte is buffered for the frame,
  * and the header is checked (magic, reserved bytes, kind, section lengths) as soon as its 32 bytes
  * are in: a corrupt or truncated stream is a protocol error the receiver acts on at once (the
- * supervisor kills and restarts the host; the host exits), never a wait for bytes that do not come.
+ * supervisor kills and restarts the host; the host exits; a worker closes its channel, for which the
+ * supervisor kills the host), never a wait for bytes that do not come.
  */
 
 export const FRAME_HEADER_BYTES = 32;

@@ -5,7 +5,7 @@ import type { Logger } from "../observe/events.js";
 import type { BundleRegistry, QuarantineInfo } from "./bundle-registry.js";
 import type { FrameHeader } from "./frames.js";
 import type { HostHandle, HostListener } from "./host-process.js";
-import type { BundleMeta, HostConfig } from "./protocol.js";
+import type { BundleMeta, HostStartConfig } from "./protocol.js";
 import type { HostKill } from "./watchdog.js";
 
 /** A host asked to close that has not exited by then is killed. */
@@ -80,7 +80,7 @@ export function markReady(host: HostHandle): void {
 /** What the supervisor hears from the host it keeps (stale hosts' events never reach it). */
 export interface KeptHostEvents {
   /** A whole reply frame of the live host; `frame` is valid only during the call. */
-  onFrame(host: HostHandle, frame: Uint8Array, header: FrameHeader): void;
+  onFrame(host: HostHandle, frame: Uint8Array, header: FrameHeader, channel: number | undefined): void;
   /** The live host's frame stream is corrupt, cut off or over the limit. */
   onProtocolError(host: HostHandle, err: VcpError): void;
   /** The live host died after it was ready, while the sandbox was not stopping: a crash to recover from. */
@@ -109,9 +109,9 @@ export class HostKeeper {
   private onStopped: (() => void) | undefined;
 
   constructor(
-    private readonly configFor: (generation: number) => HostConfig,
+    private readonly configFor: (generation: number) => HostStartConfig,
     private readonly events: KeptHostEvents,
-    private readonly fork: (config: HostConfig, listener: HostListener) => HostHandle,
+    private readonly fork: (config: HostStartConfig, listener: HostListener) => HostHandle,
     private readonly logger: Logger,
     /** Config `pool.start_timeout_ms`: the time a start (and each restart) has, retries included. */
     private readonly startTimeoutMs: number = DEFAULTS.pool.start_timeout_ms,
@@ -161,8 +161,8 @@ export class HostKeeper {
           if (from !== this.live || message.t !== "ready") return;
           markReady(from);
         },
-        onFrame: (from, frame, header) => {
-          if (from === this.live && from.killed === undefined) this.events.onFrame(from, frame, header);
+        onFrame: (from, frame, header, channel) => {
+          if (from === this.live && from.killed === undefined) this.events.onFrame(from, frame, header, channel);
         },
         onProtocolError: (from, err) => {
           if (from === this.live && !from.gone && from.killed === undefined) this.events.onProtocolError(from, err);

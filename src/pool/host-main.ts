@@ -4,22 +4,18 @@ import { fileURLToPath } from "node:url";
 import { BroadcastChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { VcpError } from "../errors.js";
-import { ChainDispatcher } from "./batch.js";
-import { FrameKind, FrameReader, FrameWriter, frameText, frameTexts, HOST_EXIT_PROTOCOL, sections, type FrameHeader } from "./frames.js";
+import { FrameKind, FrameReader, FrameWriter, frameText, HOST_EXIT_PROTOCOL, sections, type FrameHeader } from "./frames.js";
 import {
-  PLAN_MISS,
   UNLOAD_CHANNEL,
   toWireError,
   type CallMessage,
-  type ChainBatch,
-  type ChainBatchReply,
-  type ChainTask,
   type FromHost,
   type HostConfig,
   type LoadMessage,
   type ToHost,
   type WireError,
   type WireReply,
+  type WorkerConfig,
 } from "./protocol.js";
 
 /**
@@ -29,10 +25,9 @@ import {
  * piscina pool and nothing else; it is disposable. Any fatal error in an isolate ends it, and the
  * supervisor starts a new one.
  *
- * Its main thread is a router: frames arrive on fd 4 (frames.ts), a chain frame's sections go to a
- * worker as strings, the worker's reply text goes back out behind a header. It parses nothing but
- * headers and the rare call frames, and nothing a guest wrote. While every worker is busy, waiting
- * chains go to the next free worker as one task and their replies come back as one message (batch.ts).
+ * Its main thread is not on a chain's path: chains travel on each worker's own frame channel (fd 5, 6, …;
+ * protocol.ts, worker.ts). It reads the rare call frames on fd 4 (frames.ts) — bundle loads, which it
+ * hands to the pool, unloads and close — and parses nothing a guest wrote.
  */
 
 const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
@@ -54,12 +49,7 @@ let unloads: BroadcastChannel | undefined;
 let frameBytes = 0;
 let frames: Socket | undefined;
 let writer: FrameWriter | undefined;
-/**
- * Hook lists by plan key, as the JSON text the supervisor sent. The supervisor bounds this (it sends
- * `forget` for keys it evicts) and re-sends every plan to a new host generation.
- */
-const plans = new Map<number, string>();
-const ACCEPTS: ReadonlySet<FrameKind> = new Set([FrameKind.chain, FrameKind.call]);
+const ACCEPTS: ReadonlySet<FrameKind> = new Set([FrameKind.call]);
 
 // SECURITY: the supervisor is gone (or closed the channel): never leave isolates running
 // unsupervised. A host whose main thread is wedged cannot run this; the supervisor kills it on exit.
@@ -105,19 +95,6 @@ function openFrames(limit: number): void {
 }
 
 function onFrame(frame: Uint8Array, header: FrameHeader): void {
-  if (header.kind === FrameKind.chain) {
-    const texts = frameTexts(frame, header);
-    const task: ChainTask = { t: "chain", id: header.id, key: header.key, rq: texts.payload };
-    if (texts.plan !== undefined) {
-      task.plan = texts.plan;
-      plans.set(header.key, texts.plan);
-    }
-    if (texts.quarantine !== undefined) task.q = texts.quarantine;
-    if (texts.invoke !== undefined) task.inv = texts.invoke;
-    if (dispatcher !== undefined) dispatcher.submit(task);
-    else reply(task.id, { ok: false, error: { code: "SANDBOX_START_FAILED", message: "sandbox host is not initialised" } });
-    return;
-  }
   let call: CallMessage;
   try {
     const { payload } = sections(header);
@@ -129,9 +106,6 @@ function onFrame(frame: Uint8Array, header: FrameHeader): void {
   switch (call.t) {
     case "load":
       void runLoad(call);
-      break;
-    case "forget":
-      for (const key of call.keys) plans.delete(key);
       break;
     case "unload":
       unloads?.postMessage(call.digest);
@@ -172,8 +146,7 @@ async function init(config: HostConfig): Promise<void> {
     minThreads: config.threads,
     maxThreads: config.threads,
     idleTimeout: Number.MAX_SAFE_INTEGER,
-    // The dispatcher keeps at most one chain task per thread on the pool (batch.ts); the rest is room
-    // for bundle loads, which also run as tasks. The supervisor enforces the real bound on waiting chains.
+    // Only bundle loads (and the start's ping) run as pool tasks; chains come on the worker channels.
     maxQueue: config.maxQueue + config.threads + 64,
     concurrentTasksPerWorker: 1,
     // Isolate calls are asynchronous (promises, async guest code): a worker must keep its event loop
@@ -181,9 +154,9 @@ async function init(config: HostConfig): Promise<void> {
     atomics: "async",
     // No run/wait-time histograms: nothing reads them, and each task would record into them on this thread.
     recordTiming: false,
-    workerData: config,
+    // SECURITY: the claims are shared by this process's workers only; each takes one channel (worker.ts).
+    workerData: { ...config, channelClaims: new SharedArrayBuffer(4 * config.channelFds.length) } satisfies WorkerConfig,
   });
-  dispatcher = new ChainDispatcher(config.threads, (chains) => void runBatch(chains));
   pool.on("error", (err: Error) => process.stderr.write(`vcp-hooks sandbox worker error: ${err.stack ?? err.message}\n`));
   // One task before "ready": a worker module that cannot load (isolated-vm, --no-node-snapshot) fails
   // the start, where the supervisor reports SANDBOX_START_FAILED, instead of every chain.
@@ -200,64 +173,6 @@ async function init(config: HostConfig): Promise<void> {
   openFrames(config.frameBytes);
   // A send after the supervisor went away would throw; the disconnect handler ends the process anyway.
   if (process.connected) process.send?.({ t: "ready", pid: process.pid } satisfies FromHost);
-}
-
-/**
- * Chains go to the pool through the dispatcher (batch.ts): alone to an idle worker, or, while every
- * worker is busy, as batches to the next free one. Created with the pool in init.
- */
-let dispatcher: ChainDispatcher | undefined;
-
-/**
- * One pool task of chains. A worker that has not compiled a chain's plan key (and got no plan with
- * it) runs nothing for that chain and answers PLAN_MISS; the chain runs again with the plan text
- * attached, on whichever worker is free (once per worker and key). Chains a worker did not start
- * (it stopped the batch early, batch.ts) run again too, ahead of everything that waits. Every other
- * chain's reply frame is written here, all of them in one write (frames.ts FrameWriter).
- */
-async function runBatch(chains: ChainTask[]): Promise<void> {
-  let replies: ChainBatchReply | WireError;
-  if (pool === undefined) {
-    replies = { code: "SANDBOX_START_FAILED", message: "sandbox host is not initialised" };
-  } else {
-    try {
-      replies = (await pool.run({ t: "chains", chains } satisfies ChainBatch)) as ChainBatchReply;
-    } catch (err) {
-      replies = piscinaError(err);
-    }
-  }
-  const again: ChainTask[] = [];
-  if (!Array.isArray(replies)) {
-    // The task itself failed (its worker thread died; piscina starts another): every chain of it gets
-    // the error, as a lone chain does. No bundle is blamed here; a host death goes through the
-    // supervisor's crash path instead.
-    for (const chain of chains) reply(chain.id, { ok: false, error: replies });
-  } else {
-    for (let i = 0; i < chains.length; i++) {
-      const chain = chains[i]!;
-      // SECURITY: entry i is chain i's own reply (the worker answers in batch order); a reply frame
-      // carries its chain's task id, never another's.
-      const result = replies[i];
-      if (result === undefined) {
-        // Not started (the worker stopped the batch before it): it wrote no slot record and ran no
-        // code, so running it again is its first run.
-        again.push(chain);
-      } else if (result === PLAN_MISS) {
-        const plan = plans.get(chain.key);
-        if (plan === undefined || chain.plan !== undefined) {
-          // The supervisor sends a plan before naming its key (and a worker given the plan compiles it):
-          // this is a protocol bug, not a guest's doing, and the chain is never retried twice.
-          reply(chain.id, { ok: false, error: { code: "SANDBOX_PROTOCOL_ERROR", message: `sandbox host has no plan ${chain.key}` } });
-          continue;
-        }
-        chain.plan = plan;
-        again.push(chain);
-      } else {
-        forward(chain.id, result);
-      }
-    }
-  }
-  dispatcher?.done(again);
 }
 
 async function runLoad(message: LoadMessage): Promise<void> {

@@ -1,8 +1,8 @@
 import { fork, type ChildProcess } from "node:child_process";
 import type { Socket } from "node:net";
 import type { VcpError } from "../errors.js";
-import { FrameKind, FrameReader, FrameWriter, type FrameHeader } from "./frames.js";
-import type { FromHost, HostConfig, ToHost } from "./protocol.js";
+import { FrameKind, FrameReader, FrameWriter, protocolError, type FrameHeader } from "./frames.js";
+import type { FromHost, HostStartConfig, ToHost } from "./protocol.js";
 import type { HostKill } from "./watchdog.js";
 
 const STDERR_TAIL_BYTES = 8192;
@@ -14,11 +14,16 @@ export interface HostHandle {
   ready: boolean;
   exit?: { code: number | null; signal: NodeJS.Signals | null };
   disconnected: boolean;
-  /** The frame channel reached its end (every reply the host wrote has been read) or never existed. */
+  /**
+   * The frame channel and every worker channel reached their end (every reply the host wrote has been
+   * read) or never existed.
+   */
   framesClosed: boolean;
   gone: boolean;
-  /** Frames to the host, coalesced per event-loop turn (frames.ts). */
+  /** Call frames to the host's main thread, coalesced per event-loop turn (frames.ts). */
   writer: FrameWriter;
+  /** Chain frames to worker i, on its own channel (protocol.ts); as many as the host has threads. */
+  channels: FrameWriter[];
   /** The last STDERR_TAIL_BYTES of its stderr, for start failures and crash logs. */
   stderrTail: string;
   onReady?: () => void;
@@ -53,8 +58,11 @@ function trackHost(child: ChildProcess): void {
 export interface HostListener {
   /** The IPC `ready` message (the frame channel is open on the host's side from then on). */
   onMessage(host: HostHandle, message: FromHost): void;
-  /** A whole reply frame; `frame` is valid only during the call. */
-  onFrame(host: HostHandle, frame: Uint8Array, header: FrameHeader): void;
+  /**
+   * A whole reply frame; `frame` is valid only during the call. `channel`: the worker channel it came
+   * on (a chain's reply), undefined for the host's own frame channel (a call's reply).
+   */
+  onFrame(host: HostHandle, frame: Uint8Array, header: FrameHeader, channel: number | undefined): void;
   /** The frame stream from the host is corrupt, cut off or over the limit: nothing more is read from it. */
   onProtocolError(host: HostHandle, err: VcpError): void;
   /**
@@ -90,19 +98,31 @@ const HOST_EXEC_ARGV = [
 
 const REPLIES: ReadonlySet<FrameKind> = new Set([FrameKind.reply]);
 
+/** The host's fd of its frame channel; its worker channels follow (protocol.ts). */
+const FRAME_FD = 4;
+
 /**
- * Fork a sandbox host with its frame channel (fd 4, a socketpair) and send it its configuration.
- * Throws when the fork throws synchronously.
+ * A worker channel that closes while its host keeps running lost its worker thread (piscina starts
+ * another, which has no channel): the host is killed as a protocol failure if it has not died on its
+ * own this long after (a dying host closes its channels before its exit is reported).
  */
-export function forkHost(entry: string, config: HostConfig, listener: HostListener): HostHandle {
+const CHANNEL_LOSS_GRACE_MS = 1000;
+
+/**
+ * Fork a sandbox host with its frame channel (fd 4, a socketpair) and one channel per worker thread
+ * (fd 5, 6, …), and send it its configuration. Throws when the fork throws synchronously.
+ */
+export function forkHost(entry: string, config: HostStartConfig, listener: HostListener): HostHandle {
+  const channelFds = Array.from({ length: config.threads }, (_, i) => FRAME_FD + 1 + i);
   // process.execPath: the same Node 24 that runs the caller (npm scripts put it first on PATH).
   const child = fork(entry, [], {
     execPath: process.execPath,
     execArgv: HOST_EXEC_ARGV,
-    serialization: "json", // carries init and ready only; chains travel as frames on fd 4
-    stdio: ["ignore", "ignore", "pipe", "ipc", "pipe"],
+    serialization: "json", // carries init and ready only; calls and chains travel as frames
+    stdio: ["ignore", "ignore", "pipe", "ipc", "pipe", ...channelFds.map(() => "pipe" as const)],
   });
-  const socket = child.stdio[4] as Socket | null | undefined;
+  const socket = child.stdio[FRAME_FD] as Socket | null | undefined;
+  const channelSockets = channelFds.map((fd) => child.stdio[fd] as Socket | null | undefined);
   const host: HostHandle = {
     child,
     generation: config.generation,
@@ -112,31 +132,45 @@ export function forkHost(entry: string, config: HostConfig, listener: HostListen
     gone: false,
     stderrTail: "",
     writer: new FrameWriter(socket ?? undefined),
+    channels: channelSockets.map((channel) => new FrameWriter(channel ?? undefined)),
   };
   trackHost(child);
+  let open = (socket != null ? 1 : 0) + channelSockets.filter((channel) => channel != null).length;
   const maybeGone = (): void => {
     if (host.exit !== undefined && host.disconnected && host.framesClosed) listener.onGone(host);
   };
-  if (socket != null) {
+  const readReplies = (stream: Socket, channel: number | undefined): void => {
     const reader = new FrameReader(
       config.frameBytes,
       REPLIES,
-      (frame, header) => listener.onFrame(host, frame, header),
+      (frame, header) => listener.onFrame(host, frame, header, channel),
       (err) => listener.onProtocolError(host, err),
     );
-    socket.on("data", (chunk: Buffer) => reader.push(chunk));
+    stream.on("data", (chunk: Buffer) => reader.push(chunk));
     // No reader.end() on "end": the host closes its end only by dying (its exit may be reported after
     // the end of the stream), and a reply cut off by a death is the crash path's to answer, with
     // attribution, not a protocol error. A frame cut short inside a live stream shows as corruption
     // when the next frame's bytes are read as its rest.
-    socket.on("error", () => {
+    stream.on("error", () => {
       // EPIPE/ECONNRESET after the host died; its exit is what the supervisor acts on.
     });
-    socket.on("close", () => {
+    stream.on("close", () => {
+      if (channel !== undefined && host.exit === undefined) {
+        // SECURITY: chains sent to a worker that is gone would wait forever; the host's death answers them.
+        setTimeout(() => {
+          if (host.exit === undefined && !host.gone) listener.onProtocolError(host, protocolError(`worker channel ${channel} closed while the host runs (its worker thread ended)`));
+        }, CHANNEL_LOSS_GRACE_MS).unref();
+      }
+      open--;
+      if (open > 0) return;
       host.framesClosed = true;
       maybeGone();
     });
-  }
+  };
+  if (socket != null) readReplies(socket, undefined);
+  channelSockets.forEach((channel, i) => {
+    if (channel != null) readReplies(channel, i);
+  });
   child.stderr?.setEncoding("utf8");
   child.stderr?.on("data", (chunk: string) => {
     host.stderrTail = (host.stderrTail + chunk).slice(-STDERR_TAIL_BYTES);
@@ -160,6 +194,6 @@ export function forkHost(entry: string, config: HostConfig, listener: HostListen
     host.disconnected = true;
     maybeGone();
   });
-  child.send({ t: "init", config } satisfies ToHost);
+  child.send({ t: "init", config: { ...config, channelFds } } satisfies ToHost);
   return host;
 }

@@ -5,14 +5,14 @@ import { assertSandboxLimits, DEFAULT_SANDBOX_LIMITS } from "../sandbox-host/ind
 import type { FetchPolicy, GuestLogLine } from "../sandbox-host/types.js";
 import type { SandboxOptions } from "./api.js";
 import { DEFAULT_FRAME_BYTES, MAX_FRAME_BYTES, MIN_FRAME_BYTES } from "./frames.js";
-import type { HostConfig } from "./protocol.js";
+import type { HostStartConfig } from "./protocol.js";
 
 const DEFAULT_FETCH: FetchPolicy = Object.freeze({ allowHosts: [...DEFAULTS.fetch.allow_hosts], denyLlmHosts: [...DEFAULTS.fetch.deny_llm_hosts] });
 
 /** {@link SandboxOptions} checked, with their defaults: what the supervisor and its parts are built from. */
 export interface SandboxSettings {
   /** What every host is started with, but for its directories and generation (see {@link hostConfig}). */
-  readonly host: Readonly<Omit<HostConfig, "codeDir" | "slotDir" | "generation">>;
+  readonly host: Readonly<Omit<HostStartConfig, "codeDir" | "slotDir" | "generation">>;
   readonly slowBundle: { readonly timeouts: number; readonly windowMs: number };
   /** Fair-share window; undefined when fair share is off. */
   readonly fairShareWindowMs: number | undefined;
@@ -63,7 +63,7 @@ export function resolveSandboxOptions(options: SandboxOptions): SandboxSettings 
 }
 
 /** The configuration one host generation is started with. */
-export function hostConfig(settings: SandboxSettings, dirs: { dir: string; slotDir: string }, generation: number): HostConfig {
+export function hostConfig(settings: SandboxSettings, dirs: { dir: string; slotDir: string }, generation: number): HostStartConfig {
   return { ...settings.host, codeDir: dirs.dir, slotDir: dirs.slotDir, generation };
 }
 

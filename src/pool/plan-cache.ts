@@ -33,19 +33,17 @@ export interface PlanEntry {
   readonly digests: readonly string[];
   /** Sum of the enabled hooks' timeout_ms. */
   readonly timeoutSum: number;
-  /** Host generation that holds this plan; 0 when none does. */
-  sentTo: number;
 }
 
 /**
- * Plan keys (DESIGN §4.1): the hook list of a plan crosses to the host once per host generation, and
+ * Plan keys (DESIGN §4.1): the hook list of a plan crosses to a worker once (worker-channels.ts), and
  * later chains of the same plan name it by key. The runtime hands the same frozen array for every
  * chain of one registry plan, so an entry is found by identity; a new array is a new plan.
  *
  * ```
  *  lookup(list) ─▶ WeakMap by identity ─▶ entry ─▶ check every enabled digest is loaded ─▶ LRU touch
  *                       └─ miss: create (key, enabled, digests, timeoutSum)        └─ over PLAN_KEYS:
- *                                                                                    evict, tell the host
+ *                                                                                    evict, tell the channels
  * ```
  *
  * Every hook the runtime hands over names its revision (`action.digest`: the bundle layer sets it); a
@@ -61,11 +59,11 @@ export class PlanCache {
   constructor(private readonly capacity: number = PLAN_KEYS) {}
 
   /**
-   * The entry of `plan`'s hook list, and the keys of entries evicted to make room that `generation`
-   * holds (for the host to forget). Throws UNKNOWN_BUNDLE when an enabled hook names a revision that
+   * The entry of `plan`'s hook list, and the keys of entries evicted to make room (for the worker
+   * channels to forget; an evicted list that comes back is sent again). Throws UNKNOWN_BUNDLE when an enabled hook names a revision that
    * is not loaded: checked on every chain, since bundles come and go between chains of one plan.
    */
-  lookup(plan: PlanSource, isLoaded: (digest: string) => boolean, generation: number): { entry: PlanEntry; evicted: number[] } {
+  lookup(plan: PlanSource, isLoaded: (digest: string) => boolean): { entry: PlanEntry; evicted: number[] } {
     let entry = this.byList.get(plan.hooks);
     if (entry === undefined || !sameList(entry, plan)) {
       entry = this.create(plan);
@@ -83,7 +81,7 @@ export class PlanCache {
     }
     this.lru.delete(entry.key);
     this.lru.set(entry.key, entry);
-    const evicted = this.lru.size > this.capacity ? this.evict(generation) : [];
+    const evicted = this.lru.size > this.capacity ? this.evict() : [];
     return { entry, evicted };
   }
 
@@ -111,19 +109,17 @@ export class PlanCache {
       enabled,
       digests,
       timeoutSum,
-      sentTo: 0,
     };
   }
 
-  /** Forget the least recently used entries; return the keys `generation` holds. */
-  private evict(generation: number): number[] {
+  /** Forget the least recently used entries; return their keys. */
+  private evict(): number[] {
     const forget: number[] = [];
-    for (const [key, entry] of this.lru) {
+    for (const key of this.lru.keys()) {
       if (this.lru.size <= this.capacity) break;
-      this.lru.delete(key);
-      if (entry.sentTo !== 0 && entry.sentTo === generation) forget.push(key);
       // Still reachable through byList while the caller holds the list: then it is sent again.
-      entry.sentTo = 0;
+      this.lru.delete(key);
+      forget.push(key);
     }
     return forget;
   }

@@ -11,29 +11,28 @@ import type { FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/t
  * Wire shapes between the three layers of the sandbox (DESIGN §4.1):
  *
  * ```
- *  supervisor (main process)            sandbox host process                 piscina worker
- *  ─────────────────────────            ────────────────────                 ──────────────
- *  IPC {t:"init", config}         ───▶  new Piscina(...)
+ *  supervisor (main process)            sandbox host process                 piscina worker i
+ *  ─────────────────────────            ────────────────────                 ────────────────
+ *  IPC {t:"init", config}         ───▶  new Piscina(...)                ───▶ claims channel i (fd 5 + i)
  *                                 ◀───  IPC {t:"ready"}
- *  frame chain(id, k, plan?, q?, rq) ─▶ plans[k] ??= plan text; decode the ─▶ plans[k] ?? miss; parse
- *                                       sections to strings for a worker      rq; runChain; the reply
- *                                 ◀───  header + the worker's reply text ◀──  as JSON text, size-checked
- *                                       (on a worker miss the host runs the task again with the plan text;
- *                                       while every worker is busy, waiting chains go to the next free
- *                                       worker as one ChainBatch and come back as one reply: batch.ts)
- *  frame call {t:"forget", keys}  ───▶  drop plans the supervisor evicted
+ *  worker channel i: frame chain(id, k, plan?, q?, rq) ───────────────────▶ plans[k] ?? plan ?? miss;
+ *                                                                            parse rq; runChain
+ *                                 ◀─────────────────────── frame reply(id, ReplyKey, reply JSON text)
  *  frame call {t:"load", id, digest} ─▶ pool.run                          ───▶ IsolateHost.load(codeDir file)
  *  frame call {t:"unload", id, digest} ▶ BroadcastChannel to every worker
  *  frame call {t:"close", id}     ───▶  pool.close() (graceful), reply, exit 0
  * ```
  *
- * Frames (frames.ts) travel on a socketpair of their own, fd 4 of the host; Node's IPC channel carries
- * only `init` and `ready` and tells the host when the supervisor is gone. Frame bodies are JSON made
- * once at the sending end and parsed once at the receiving end: the request is serialized in the main
- * process and parsed in the worker, the reply serialized in the worker and parsed in the main process;
- * the host's main thread reads headers only. Errors cross as `VcpError.toJSON()` and are rebuilt on
- * arrival. Bundle code never travels in a frame; workers read it from the content-addressed code
- * directory.
+ * Chains travel on a frame channel per worker thread (a socketpair each, the host's fd 5, 6, …;
+ * worker-channels.ts): the supervisor writes a chain's frame straight to the worker that runs it and
+ * reads its reply from there, so a chain crosses one thread boundary each way, not two (the host's main
+ * thread is not on its path). Calls (loads, unloads, close) travel on the host's own frame channel, fd 4,
+ * to its main thread, which hands loads to the pool. Node's IPC channel carries only `init` and `ready`
+ * and tells the host when the supervisor is gone. Frame bodies are JSON made once at the sending end
+ * and parsed once at the receiving end: the request is serialized in the main process and parsed in the
+ * worker, the reply serialized in the worker and parsed in the main process. Errors cross as
+ * `VcpError.toJSON()` and are rebuilt on arrival. Bundle code never travels in a frame; workers read it
+ * from the content-addressed code directory.
  *
  * SECURITY: every JSON parse below recurses once per nesting level. Nothing crosses deeper than the
  * depth bound (model/json-bounds.ts, `limits.json_depth` ≤ 256) plus these envelopes: requests are
@@ -44,7 +43,8 @@ import type { FetchPolicy, GuestLogLine, SandboxLimits } from "../sandbox-host/t
  * SANDBOX_FRAME_TOO_LARGE), the receiver refuses a larger length before buffering it (protocol error).
  *
  * Neither direction repeats what the receiver has:
- * - the hook list of a plan crosses once per (plan key, host generation); later chains name the key;
+ * - the hook list of a plan crosses once per (plan key, worker channel, host generation); later chains
+ *   name the key (a worker that evicted it answers PLAN_MISS and gets it again);
  * - the reply omits `context`/`constitution` when no hook replaced them, and the per-hook
  *   `hook.fired`/`hook.completed` events, which the supervisor rebuilds from `hook_results` (events.ts).
  */
@@ -69,6 +69,20 @@ export interface HostConfig {
   profileModules?: string[];
   /** Largest frame either side may send or accept, bytes (frames.ts). */
   frameBytes: number;
+  /**
+   * The host's fds of the worker channels, one per thread (fd 5, 6, …): worker i claims entry i at
+   * start (worker-channels.ts). Empty: no channels (a host forked without them runs no chains).
+   */
+  channelFds: number[];
+}
+
+/** A host's configuration before its fork gives it its channels (host-process.ts forkHost). */
+export type HostStartConfig = Omit<HostConfig, "channelFds">;
+
+/** What the host's main thread adds to the HostConfig it gives its workers. */
+export interface WorkerConfig extends HostConfig {
+  /** Int32 per channel, 1 once a worker claimed it (Atomics): a respawned worker finds its channel taken. */
+  channelClaims: SharedArrayBuffer;
 }
 
 /** The plan as it travels: the worker compiles it (cached per revision) with compileChainPlan. */
@@ -80,12 +94,10 @@ export interface WirePlan {
 }
 
 /**
- * A piscina task: one chain, as the text sections of its frame (the host decoded them, parsed nothing).
- * Strings cross the thread boundary as one copy each.
+ * One chain as the worker decodes it from its frame: the text sections, parsed only where it needs them.
  */
 export interface ChainTask {
-  t: "chain";
-  /** Supervisor task id: names the chain in crash-attribution slots. */
+  /** Supervisor task id: names the chain in crash-attribution slots and its reply frame. */
   id: number;
   /** Plan key: names one hook list for the life of the supervisor (never reused). */
   key: number;
@@ -93,7 +105,7 @@ export interface ChainTask {
   rq: string;
   /** Quarantined digests of this plan as a JSON array; their hooks are answered `crashed` without running. */
   q?: string;
-  /** The hook list (WirePlan JSON) of `key`: when the frame carried it, or after the worker missed it. */
+  /** The hook list (WirePlan JSON) of `key`, when the frame carries it. */
   plan?: string;
   /**
    * A one-action task (a chain with exec hooks runs its executor in the main process, PROFILES §6), as
@@ -104,24 +116,19 @@ export interface ChainTask {
   inv?: string;
 }
 
-/** A worker's answer to a chain task whose plan key it has not compiled and that carried no plan: nothing ran. */
-export const PLAN_MISS = "miss";
-
 /**
- * A piscina task of one or more chains (batch.ts): the worker runs them one after another, each as a
- * task of its own (own task id in the slot records, own logs, own quarantine set, own reply).
+ * What a reply frame on a worker channel answers, in its header's `key` field (frames.ts). Only
+ * `answer` carries a payload; the others ran no code and wrote no slot record, so the chain goes again.
  */
-export interface ChainBatch {
-  t: "chains";
-  chains: ChainTask[];
-}
-
-/**
- * A worker's answer to a {@link ChainBatch}: entry i answers chain i with its reply as JSON text (the
- * worker checked its size) or PLAN_MISS. Shorter than the batch when the worker stopped early
- * (batch.ts shouldStopBatch): the chains past its end were not started.
- */
-export type ChainBatchReply = string[];
+export const ReplyKey = {
+  /** The chain's WireReply as JSON text (the worker checked its size). */
+  answer: 0,
+  /** The worker has not compiled the chain's plan key and the frame carried no plan: nothing ran. */
+  planMiss: 1,
+  /** The worker stopped its batch before this chain (worker-channels.ts shouldStopBatch): not started. */
+  notStarted: 2,
+} as const;
+export type ReplyKey = (typeof ReplyKey)[keyof typeof ReplyKey];
 
 export interface LoadMessage {
   t: "load";
@@ -129,12 +136,8 @@ export interface LoadMessage {
   digest: string;
 }
 
-/** Messages to the host in the payload of a `call` frame (rare: bundle loads, unloads, plan evictions, close). */
-export type CallMessage =
-  | LoadMessage
-  | { t: "unload"; id: number; digest: string }
-  | { t: "forget"; id: 0; keys: number[] }
-  | { t: "close"; id: number };
+/** Messages to the host in the payload of a `call` frame (rare: bundle loads, unloads, close). */
+export type CallMessage = LoadMessage | { t: "unload"; id: number; digest: string } | { t: "close"; id: number };
 
 /** On the IPC channel. */
 export type ToHost = { t: "init"; config: HostConfig };

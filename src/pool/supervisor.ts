@@ -21,6 +21,7 @@ import { hostConfig, resolveSandboxOptions, type SandboxSettings } from "./optio
 import { OneActionTasks } from "./one-action.js";
 import { PlanCache, type PlanEntry } from "./plan-cache.js";
 import { fromWireError, type CallMessage, type ChainValue, type WireChainValue, type WirePlan, type WireReply } from "./protocol.js";
+import { channelChain, WorkerChannels, type ChannelChain } from "./worker-channels.js";
 import { monotonicMs, threadTime } from "./slots.js";
 import { inspectHost, loadWatchdogMs, WatchdogTimer, type HostKill } from "./watchdog.js";
 
@@ -50,9 +51,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
  *
  * ```
  *  loadBundle ─▶ code-store.ts (files) ─▶ host-calls.ts (load call) ─▶ bundle-registry.ts (loaded)
- *  runChain ──▶ plan-cache.ts (key; hook list sent once per key and host) ─▶ chain-queue.ts (waiting,
- *               admission: suspect alone, slow lane, fair share) ─▶ dispatch: chain frame ─▶ host
- *  reply frame ─▶ chain-queue.ts (settle, usage) ─▶ result + events rebuilt (events.ts)
+ *  runChain ──▶ plan-cache.ts (key) ─▶ chain-queue.ts (waiting, admission: suspect alone, slow lane,
+ *               fair share) ─▶ worker-channels.ts (a free worker, batches; hook list sent once per key
+ *               and worker) ─▶ chain frame on that worker's channel
+ *  reply frame ─▶ worker-channels.ts ─▶ chain-queue.ts (settle, usage) ─▶ result + events rebuilt (events.ts)
  *  watchdog.ts (timer + pure decision over the slots) ─▶ kill ─┐
  *  host-lifecycle.ts: the host's start, death, restart with backoff and reloads, stop ◀──────┘
  *  host dies ─▶ host-death.ts (crash.ts attribution, recovery.ts plan): answer the culprit's chain
@@ -85,6 +87,8 @@ export class SandboxSupervisor implements Sandbox {
   private closePromise: Promise<void> | undefined;
   private restarting: Promise<void> | undefined;
   private onDrained: (() => void) | undefined;
+  /** The live host's worker channels (a new host starts with new ones: its workers have no plans). */
+  private routes: { host: HostHandle; channels: WorkerChannels } | undefined;
 
   constructor(options: SandboxOptions) {
     const settings = resolveSandboxOptions(options);
@@ -105,7 +109,7 @@ export class SandboxSupervisor implements Sandbox {
     this.hosts = new HostKeeper(
       (generation) => hostConfig(settings, this.store, generation),
       {
-        onFrame: (host, frame, header) => this.onReplyFrame(host, frame, header),
+        onFrame: (host, frame, header, channel) => this.onReplyFrame(host, frame, header, channel),
         onProtocolError: (host, err) => this.onProtocolError(host, err),
         onCrash: (host, exit) => this.recoverFromCrash(host, exit),
       },
@@ -222,9 +226,8 @@ export class SandboxSupervisor implements Sandbox {
 
   /** The plan entry of a task's hook list (plan-cache.ts); evicted keys the host holds are forgotten there too. */
   private planFor(task: ChainTask): PlanEntry {
-    const host = this.hosts.host;
-    const { entry, evicted } = this.plans.lookup(task.plan, (digest) => this.bundles.isLoaded(digest), host?.generation ?? 0);
-    if (evicted.length > 0 && host?.ready && !host.gone) this.sendCallFrame(host, { t: "forget", id: 0, keys: evicted });
+    const { entry, evicted } = this.plans.lookup(task.plan, (digest) => this.bundles.isLoaded(digest));
+    if (evicted.length > 0) this.routes?.channels.forget(evicted);
     return entry;
   }
 
@@ -235,18 +238,36 @@ export class SandboxSupervisor implements Sandbox {
     this.chains.admit(performance.now(), () => this.calls.loadsInFlight(), (entry) => this.dispatch(host, entry));
   }
 
-  /** One chain frame to the host (admission counted it in flight). */
+  /** An admitted chain (admission counted it in flight) to the host's next free worker. */
   private dispatch(host: HostHandle, entry: PendingChain): void {
-    const q = this.bundles.quarantinedAmong(entry.digests);
-    const plan = entry.plan;
-    // First chain of this plan for this host (a restarted host starts with none).
-    const carriesPlan = plan.sentTo !== host.generation;
+    let payload: string;
     try {
-      // Serialized here once, parsed once in the worker; the host routes the frame by its header (protocol.ts).
-      const wirePlan: WirePlan | undefined = carriesPlan
-        ? { profile: plan.profile, revision: plan.revision, hooks: plan.hooks }
-        : undefined;
-      host.writer.write(
+      // Serialized here once, parsed once in the worker.
+      payload = entry.task.requestText ?? JSON.stringify(entry.task.request);
+    } catch (err) {
+      this.failUnsendable(entry, err);
+      return;
+    }
+    this.channelsOf(host).submit(channelChain(entry, payload));
+    this.watchdog.arm();
+  }
+
+  private channelsOf(host: HostHandle): WorkerChannels {
+    if (this.routes?.host !== host) {
+      this.routes = { host, channels: new WorkerChannels(host.channels.length, (channel, chain, withPlan) => this.sendChain(host, channel, chain, withPlan)) };
+    }
+    return this.routes.channels;
+  }
+
+  /** One chain frame on worker channel `channel`; false when it could not be sent (the chain was answered). */
+  private sendChain(host: HostHandle, channel: number, chain: ChannelChain, withPlan: boolean): boolean {
+    const entry = chain.entry;
+    const plan = entry.plan;
+    try {
+      const wirePlan: WirePlan | undefined = withPlan ? { profile: plan.profile, revision: plan.revision, hooks: plan.hooks } : undefined;
+      // Quarantines as they stand when the chain leaves: a bundle quarantined while it waited is not run.
+      const q = this.bundles.quarantinedAmong(entry.digests);
+      host.channels[channel]!.write(
         FrameKind.chain,
         entry.id,
         plan.key,
@@ -255,21 +276,18 @@ export class SandboxSupervisor implements Sandbox {
           quarantine: q !== undefined ? JSON.stringify(q) : undefined,
           // The hook input as it is, behind its budget: no JSON around it (protocol.ts ChainTask.inv).
           invoke: entry.invoke !== undefined ? `${entry.invoke.budgetMs}\n${entry.invoke.inputJson}` : undefined,
-          payload: entry.task.requestText ?? JSON.stringify(entry.task.request),
+          payload: chain.payload,
         },
         this.frameBytes,
         "chain request",
       );
     } catch (err) {
-      // Nothing was written: over the frame limit, or an input that is not JSON.
+      // Nothing was written: over the frame limit.
       this.failUnsendable(entry, err);
-      return;
+      return false;
     }
-    if (carriesPlan) {
-      plan.sentTo = host.generation;
-      this.plansSent++;
-    }
-    this.watchdog.arm();
+    if (withPlan) this.plansSent++;
+    return true;
   }
 
   /**
@@ -289,8 +307,25 @@ export class SandboxSupervisor implements Sandbox {
     );
   }
 
-  /** A reply frame of the live host: its payload is parsed here once (chain values included, protocol.ts). */
-  private onReplyFrame(host: HostHandle, frame: Uint8Array, header: FrameHeader): void {
+  /**
+   * A reply frame of the live host: a chain's on its worker's channel, a call's on the host's own. Its
+   * payload is parsed here once (chain values included, protocol.ts).
+   */
+  private onReplyFrame(host: HostHandle, frame: Uint8Array, header: FrameHeader, channel: number | undefined): void {
+    let chain: PendingChain | undefined;
+    if (channel !== undefined) {
+      const routed = this.routes?.host === host ? this.routes.channels.reply(channel, header.id, header.key) : undefined;
+      if (routed === undefined || routed.kind === "protocol") {
+        this.onProtocolError(host, protocolError(routed?.detail ?? `a reply on worker channel ${channel} before any chain was sent`));
+        return;
+      }
+      if (routed.kind === "again") {
+        // Nothing ran (not started, or its plan was missing and goes with it now): a freed worker takes it.
+        this.pump();
+        return;
+      }
+      chain = routed.chain.entry;
+    }
     let reply: WireReply;
     try {
       const { payload } = sections(header);
@@ -305,7 +340,6 @@ export class SandboxSupervisor implements Sandbox {
       return;
     }
     if (reply.logs !== undefined) this.settings.deliverLogs(reply.logs);
-    const chain = this.chains.inFlight.get(header.id);
     if (chain !== undefined) this.onChainReply(chain, reply);
     else if (!this.calls.answer(header.id, reply)) return;
     this.pump(); // a freed thread, or a finished load a suspect's chain waited for

@@ -182,7 +182,7 @@ export function inspectHost(snapshot: WatchdogSnapshot, memory: WatchdogMemory):
   for (const key of memory.hooks.keys()) if (!seen.has(key)) memory.hooks.delete(key);
   const chains = [...snapshot.chains];
   // A chain inside a hook past its own hard deadline is the hook rule's above; chains that were never
-  // seen inside a hook may be queued in the host behind it, so they wait for it too.
+  // seen inside a hook may be waiting for a worker behind it, so they wait for it too.
   const deferring = chains.some((c) => snapshot.nowMs > c.hardDeadline && memory.insideAt.get(c.id) === snapshot.nowMs);
   for (const chain of chains) {
     if (snapshot.nowMs <= chain.hardDeadline) continue;

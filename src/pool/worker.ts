@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { Socket } from "node:net";
 import { join } from "node:path";
 import { BroadcastChannel, threadId, workerData } from "node:worker_threads";
 import { runChain, type ChainDeps } from "../chain/execute.js";
@@ -16,35 +17,34 @@ import type { ResolvedHook } from "../model/hook.js";
 import { recordedMs } from "../model/result.js";
 import type { BundleCode, GuestLogLine } from "../sandbox-host/types.js";
 import {
-  PLAN_MISS,
+  ReplyKey,
   UNLOAD_CHANNEL,
   digestFileStem,
   toWireError,
   type BundleMeta,
-  type ChainBatch,
-  type ChainBatchReply,
   type ChainTask,
-  type HostConfig,
   type LoadMessage,
   type WirePlan,
   type WireReply,
+  type WorkerConfig,
 } from "./protocol.js";
-import { FRAME_HEADER_BYTES, frameTooLarge } from "./frames.js";
+import { FRAME_HEADER_BYTES, FrameKind, FrameReader, FrameWriter, frameTexts, frameTooLarge, type FrameHeader } from "./frames.js";
 import { EventPacker, packChainValue } from "./events.js";
 import { shouldStopBatch } from "./batch.js";
 import { SlotWriter, currentTid, monotonicMs } from "./slots.js";
 
 /**
- * Piscina worker entry (DESIGN §4.1): one task runs whole chains (a batch, batch.ts) against this thread's
- * IsolateHost (one isolate per bundle revision, compiled once per worker). Loaded as JavaScript from
- * `dist/`, in the sandbox host process started with `--no-node-snapshot`.
+ * Piscina worker entry (DESIGN §4.1): runs chains against this thread's IsolateHost (one isolate per
+ * bundle revision, compiled once per worker). Chains arrive on the worker's own frame channel
+ * (protocol.ts, worker-channels.ts) and are answered there; bundle loads arrive as piscina tasks from
+ * the host's main thread. Loaded as JavaScript from `dist/`, in the sandbox host process started with
+ * `--no-node-snapshot`.
  *
- * Piscina runs one task per worker at a time (`concurrentTasksPerWorker` 1) and a batch runs its
- * chains one after another, so the per-chain state below (current task id, quarantine set, log
- * buffer) is never shared between two chains.
+ * One chain or load at a time ({@link exclusive}): chains one after another, loads between them, so
+ * the per-chain state below (current task id, quarantine set, log buffer) is never shared between two.
  */
 
-const config = workerData as HostConfig;
+const config = workerData as WorkerConfig;
 // Embedder profiles (RuntimeOptions.profileModules): host code the embedder chose, loaded before any
 // chain, so their chains find them in this thread's catalogue exactly as in the main process.
 for (const url of config.profileModules ?? []) {
@@ -195,10 +195,13 @@ const chainDeps: ChainDeps = {
 /** An agent-profile chain's deps: the same executor, no lifecycle events (its answer is its report). */
 const { emit: _vcpEvents, ...profileChainDeps } = chainDeps;
 
-/** One chain: its reply, or PLAN_MISS (no plan for its key here and none attached: nothing ran). */
+/** Answer of a chain whose plan key this worker has not compiled and whose frame carried no plan: nothing ran. */
+const PLAN_MISS = Symbol("plan miss");
+
+/** One chain: its reply, or PLAN_MISS. */
 async function runChainTask(task: ChainTask): Promise<WireReply | typeof PLAN_MISS> {
   const cached = planFor(task.key, () => task.plan);
-  // Nothing ran: the host runs the task again with the hook list attached.
+  // Nothing ran: the supervisor sends the chain again with the hook list attached.
   if (cached === undefined) return PLAN_MISS;
   taskId = task.id;
   positions = cached.positions;
@@ -298,37 +301,24 @@ function replyText(reply: WireReply): string {
 }
 
 /**
- * The piscina task function. A chain batch (batch.ts) is answered with one entry per chain started:
- * its reply as JSON text or PLAN_MISS; a load with its reply as JSON text. Errors are replies too, so
- * their `code` survives.
+ * Runs `work` once every chain or load before it has ended. Chains and loads reach this thread on two
+ * paths (the channel, piscina), and their per-task state must never overlap.
  */
-export default async function task(message: ChainBatch | LoadMessage | { t: "ping" }): Promise<unknown> {
-  if (message.t === "ping") return { ok: true, value: threadId } satisfies WireReply;
-  if (message.t === "chains") return runBatch(message.chains);
-  return settle(() => loadTask(message));
+let turn: Promise<unknown> = Promise.resolve();
+function exclusive<T>(work: () => Promise<T>): Promise<T> {
+  const run = turn.then(work, work);
+  turn = run.catch(() => undefined);
+  return run;
 }
 
-/**
- * The chains of a batch one after another, each exactly as a task of its own (`settle`: own logs, own
- * quarantine set, own reply; runChainTask: own task id in the slot records). Stops before the next
- * chain once the batch has run long enough or its replies are large enough (batch.ts): the host runs
- * the rest again.
- */
-async function runBatch(chains: readonly ChainTask[]): Promise<ChainBatchReply> {
-  const replies: ChainBatchReply = [];
-  const started = performance.now();
-  let replyChars = 0;
-  for (const chain of chains) {
-    const reply = await settle(() => runChainTask(chain));
-    replies.push(reply);
-    replyChars += reply.length;
-    if (replies.length < chains.length && shouldStopBatch(performance.now() - started, replyChars)) break;
-  }
-  return replies;
+/** The piscina task function: a load (its reply as JSON text, errors included so their `code` survives) or a ping. */
+export default async function task(message: LoadMessage | { t: "ping" }): Promise<unknown> {
+  if (message.t === "ping") return { ok: true, value: threadId } satisfies WireReply;
+  return exclusive(() => settle(() => loadTask(message)));
 }
 
 /** One chain or load: its reply as JSON text with this task's guest logs, or PLAN_MISS. */
-async function settle(run: () => Promise<WireReply | typeof PLAN_MISS>): Promise<string> {
+async function settle(run: () => Promise<WireReply | typeof PLAN_MISS>): Promise<string | typeof PLAN_MISS> {
   // SECURITY: per-task state starts empty for every chain, batched or not: no chain sees another's
   // logs or quarantine set.
   logs = [];
@@ -346,3 +336,104 @@ async function settle(run: () => Promise<WireReply | typeof PLAN_MISS>): Promise
     quarantined = null;
   }
 }
+
+// ── the worker's channel ─────────────────────────────────────────────────────────────────────────
+
+/** Bytes read from the channel per read, into one reused buffer (the FrameReader copies out what a read leaves unfinished). */
+const READ_BUFFER_BYTES = 64 * 1024;
+const CHAINS: ReadonlySet<FrameKind> = new Set([FrameKind.chain]);
+
+/**
+ * This worker's channel: the first one no other worker claimed (host-main.ts gives every worker the
+ * list). A worker piscina starts in place of one that died finds its channel taken and serves loads
+ * only; the supervisor sees the dead worker's channel close and restarts the host.
+ */
+function claimChannel(): number | undefined {
+  const claims = new Int32Array(config.channelClaims);
+  for (let i = 0; i < config.channelFds.length; i++) {
+    if (Atomics.compareExchange(claims, i, 0, 1) === 0) return config.channelFds[i];
+  }
+  return undefined;
+}
+
+/** Chains read from the channel and not started yet, in arrival order. */
+const inbox: ChainTask[] = [];
+let draining = false;
+let channel: FrameWriter | undefined;
+
+function openChannel(fd: number): void {
+  let socket: Socket | undefined = undefined;
+  const reader = new FrameReader(config.frameBytes, CHAINS, onChainFrame, () => {
+    // SECURITY: a corrupt stream cannot be resynchronized. Closing the channel tells the supervisor,
+    // which kills the host (its chains in flight are answered through the crash path).
+    socket?.destroy();
+  });
+  socket = new Socket({
+    fd,
+    readable: true,
+    writable: true,
+    onread: { buffer: Buffer.allocUnsafeSlow(READ_BUFFER_BYTES), callback: (bytes, buffer) => {
+        reader.push(buffer, bytes);
+        return true; // keep reading
+      },
+    },
+  });
+  // The supervisor closed its end (it is gone) or the host is ending: nothing more to answer.
+  socket.on("error", () => socket?.destroy());
+  channel = new FrameWriter(socket);
+}
+
+function onChainFrame(frame: Uint8Array, header: FrameHeader): void {
+  const texts = frameTexts(frame, header);
+  const chain: ChainTask = { id: header.id, key: header.key, rq: texts.payload };
+  if (texts.plan !== undefined) chain.plan = texts.plan;
+  if (texts.quarantine !== undefined) chain.q = texts.quarantine;
+  if (texts.invoke !== undefined) chain.inv = texts.invoke;
+  inbox.push(chain);
+  if (!draining) {
+    draining = true;
+    void exclusive(drain);
+  }
+}
+
+/**
+ * The chains in the inbox one after another, each exactly as a task of its own (`settle`: own logs, own
+ * quarantine set, own reply; runChainTask: own task id in the slot records). Once they have run long
+ * enough or their replies are large enough (batch.ts shouldStopBatch), the rest are answered "not
+ * started": the supervisor gives them to whichever worker frees up first.
+ */
+async function drain(): Promise<void> {
+  const started = performance.now();
+  let replyChars = 0;
+  let stopped = false;
+  try {
+    for (let chain = inbox.shift(); chain !== undefined; chain = inbox.shift()) {
+      if (stopped) {
+        answer(chain.id, ReplyKey.notStarted, "");
+        continue;
+      }
+      const reply = await settle(() => runChainTask(chain));
+      if (reply === PLAN_MISS) answer(chain.id, ReplyKey.planMiss, "");
+      else {
+        answer(chain.id, ReplyKey.answer, reply);
+        replyChars += reply.length;
+      }
+      stopped = inbox.length > 0 && shouldStopBatch(performance.now() - started, replyChars);
+    }
+  } finally {
+    draining = false;
+  }
+}
+
+function answer(id: number, key: ReplyKey, payload: string): void {
+  try {
+    channel?.write(FrameKind.reply, id, key, { payload }, config.frameBytes, "sandbox reply");
+  } catch (err) {
+    // replyText checked the size against the frame limit already; should the frame still not fit, the
+    // chain gets the coded error instead of no answer.
+    channel?.write(FrameKind.reply, id, ReplyKey.answer, { payload: JSON.stringify({ ok: false, error: toWireError(err) } satisfies WireReply) }, config.frameBytes, "sandbox reply");
+  }
+}
+
+const channelFd = claimChannel();
+if (channelFd !== undefined) openChannel(channelFd);

@@ -11,15 +11,19 @@ import { busyCode, bundle, CONTINUE_CODE, hook, startSandbox, task, trailBundle,
  * `crashed` (abort for fail_closed), never a hang; a frame over the limit is refused with a coded
  * error naming it, and nothing restarts.
  *
- * Corruption is injected at the real channel: the supervisor's end of the host's fd 4. Bytes written
- * to it reach the host; bytes emitted as data on it are what the supervisor reads from the host.
+ * Corruption is injected at the real channels: the supervisor's end of the host's fd 4 (calls, to the
+ * host's main thread) or of a worker channel (fd 5 + i: chains, to worker i). Bytes written to it reach
+ * the host; bytes emitted as data on it are what the supervisor reads from the host.
  */
-function frameChannel(sandbox: Sandbox): Socket {
+function frameChannel(sandbox: Sandbox, fd = 4): Socket {
   const host = (sandbox as unknown as { hosts: { host?: { child: ChildProcess } } }).hosts.host;
-  const socket = host?.child.stdio[4] as Socket | undefined;
+  const socket = host?.child.stdio[fd] as Socket | undefined;
   if (socket === undefined) throw new Error("no live sandbox host");
   return socket;
 }
+
+/** A hook busy long enough (3 s) that only the host's death ends its chain first. */
+const VERY_SLOW = busyCode(3000);
 
 const SLOW = busyCode(400);
 
@@ -75,6 +79,45 @@ describe("sandbox pool: the frame channel under bad input", () => {
     expect(a.result).toMatchObject({ status: "completed", hook_results: [expect.objectContaining({ hook: "wait", outcome: "crashed" })] });
     expect(b.result).toMatchObject({ status: "aborted", aborted_by: "guard", hook_results: [expect.objectContaining({ hook: "guard", outcome: "crashed", status: "abort" })] });
     expect(a.result.hook_results[0]!.error).toMatch(/corrupt frame stream \(killed by the supervisor: corrupt sandbox frame stream: bad magic/);
+    await until(() => sandbox!.stats().ready, "the restarted host");
+    expect(sandbox.stats()).toMatchObject({ restarts: 1, watchdogKills: 0, quarantined: [] });
+    const after = await sandbox.runChain(task([hook("fine", good)]));
+    expect(after.result.hook_results[0]!.outcome).toBe("ok");
+  });
+
+  test("a corrupt frame sent to a worker's channel: the worker closes it, the host is killed, the chain in flight is answered crashed", async () => {
+    sandbox = await startSandbox({ threads: 2 });
+    const slow = bundle("slow", VERY_SLOW);
+    await sandbox.loadBundle(slow);
+    const pid = sandbox.stats().hostPid;
+    // The first chain goes to worker 0; worker 1 is idle and reads the corrupt frame at once.
+    const running = sandbox.runChain(task([hook("wait", slow, { timeout_ms: 20_000 })], 1, { user: "u" }));
+    await until(() => sandbox!.stats().inFlight === 1, "the chain in flight");
+    const frame = Buffer.from(encodeFrame(FrameKind.chain, 999, 1, { payload: "{}" }, 1 << 20, "test"));
+    frame[5] = 0x00;
+    frameChannel(sandbox, 6).write(frame);
+    const { result } = await running;
+    expect(result).toMatchObject({ status: "completed", context: { user: "u" } });
+    expect(result.hook_results).toEqual([expect.objectContaining({ hook: "wait", outcome: "crashed" })]);
+    expect(result.hook_results[0]!.error).toMatch(/killed by the supervisor: corrupt sandbox frame stream: worker channel 1 closed while the host runs/);
+    await until(() => sandbox!.stats().ready, "the restarted host");
+    expect(sandbox.stats().hostPid).not.toBe(pid);
+    expect(sandbox.stats()).toMatchObject({ restarts: 1, quarantined: [] });
+  });
+
+  test("corrupt bytes from a worker's channel: the supervisor kills the host, the chain in flight is answered (fail_closed aborts)", async () => {
+    sandbox = await startSandbox({ threads: 2 });
+    const slow = bundle("slow", SLOW);
+    const good = bundle("fine", CONTINUE_CODE);
+    await sandbox.loadBundle(slow);
+    await sandbox.loadBundle(good);
+    const guarded = sandbox.runChain(task([hook("wait", slow, { timeout_ms: 20_000 }), hook("guard", good, { fail_closed: true })]));
+    await until(() => sandbox!.stats().inFlight === 1, "the chain in flight");
+    const junk = Buffer.alloc(40, 0x41);
+    junk.writeUInt32LE(36, 0);
+    frameChannel(sandbox, 5).emit("data", junk);
+    const { result } = await guarded;
+    expect(result).toMatchObject({ status: "aborted", aborted_by: "guard", hook_results: [expect.objectContaining({ hook: "guard", outcome: "crashed", status: "abort" })] });
     await until(() => sandbox!.stats().ready, "the restarted host");
     expect(sandbox.stats()).toMatchObject({ restarts: 1, watchdogKills: 0, quarantined: [] });
     const after = await sandbox.runChain(task([hook("fine", good)]));

@@ -179,22 +179,44 @@ describe("sandbox pool: plan keys", () => {
     expect(other.result.context).toEqual({ user: "3", trail: ["pb"] });
   });
 
-  test("a worker that has not seen a key gets the plan from the host (two workers, one plan)", async () => {
+  test("each worker that has not seen a key gets the plan once (two workers, one plan)", async () => {
     const busy = bundle("busy", busyCode(150));
     const tail = trailBundle("tail");
     await sandbox.loadBundle(busy);
     await sandbox.loadBundle(tail);
     const hooks = [hook("wait", busy), hook("mark", tail)];
     const before = sandbox.stats().plansSent;
-    // Concurrent: the first chain (with the plan) occupies one worker, the second (key only) goes to the other.
+    // Concurrent: the first chain (with the plan) occupies one worker, the second goes to the other
+    // worker with the plan too; the other two name the key only, on whichever worker frees up first.
     const results = await Promise.all([1, 2, 3, 4].map((n) => sandbox.runChain(task(hooks, 1, { n }))));
-    expect(sandbox.stats().plansSent).toBe(before + 1);
+    expect(sandbox.stats().plansSent).toBe(before + 2);
     for (const [i, { result }] of results.entries()) {
       expect(result.hook_results.map((r) => [r.hook, r.outcome])).toEqual([
         ["wait", "ok"],
         ["mark", "ok"],
       ]);
       expect(result.context).toEqual({ n: i + 1, trail: ["tail"] });
+    }
+  });
+
+  test("a worker that dropped a plan from its cache gets it again and runs the chain", async () => {
+    const solo = await startSandbox({ threads: 1 });
+    try {
+      const tail = trailBundle("tail");
+      await solo.loadBundle(tail);
+      const first = [hook("first", tail)];
+      await solo.runChain(task(first, 1));
+      // The worker keeps 256 compiled plans (worker.ts); 256 more push the first one out of its cache.
+      for (let i = 0; i < 256; i++) await solo.runChain(task([hook(`other-${i}`, tail)], 1));
+      const sent = solo.stats().plansSent;
+      const { result } = await solo.runChain(task(first, 1, { again: true }));
+      expect(result.hook_results).toEqual([expect.objectContaining({ hook: "first", outcome: "ok" })]);
+      expect(result.context).toEqual({ again: true, trail: ["tail"] });
+      // Named by key first, the worker answered "plan miss", and the chain went again with the plan.
+      expect(solo.stats().plansSent).toBe(sent + 1);
+      expect(solo.stats().restarts).toBe(0);
+    } finally {
+      await solo.close();
     }
   });
 

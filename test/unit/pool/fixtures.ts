@@ -44,7 +44,7 @@ export function pendingChain(digests: string[], answers: (ChainTaskResult | Erro
   const id = nextId++;
   const request = { chainId: `c${id}`, context: {}, constitution: { id: "c", version: "1", rules: [] }, event: {}, session: { id: "s" } } as unknown as ChainRequest;
   const task = { plan: { profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, request };
-  const plan = plans.lookup(task.plan, () => true, 1).entry;
+  const plan = plans.lookup(task.plan, () => true).entry;
   return {
     id, chainId: `c${id}`, task, plan, hooks: plan.hooks, digests: plan.digests, accounts,
     gated: false, solo: false, counted: false, dispatches: 0, dispatchedAt: 0, hardDeadline: Number.POSITIVE_INFINITY,

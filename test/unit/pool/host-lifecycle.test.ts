@@ -5,7 +5,7 @@ import { silentLogger } from "../../../src/observe/events.js";
 import { BundleRegistry } from "../../../src/pool/bundle-registry.js";
 import { HostKeeper, markReady, reloadBundles, reloadVerdict, startWithRetries, whenReady } from "../../../src/pool/host-lifecycle.js";
 import type { HostHandle, HostListener } from "../../../src/pool/host-process.js";
-import type { HostConfig } from "../../../src/pool/protocol.js";
+import type { HostStartConfig } from "../../../src/pool/protocol.js";
 
 // The host's start, restart backoff and reload decisions, without a process: a host handle whose
 // child only records the signals it was sent.
@@ -13,7 +13,7 @@ import type { HostConfig } from "../../../src/pool/protocol.js";
 function fakeHost(): HostHandle & { signals: string[] } {
   const signals: string[] = [];
   const child = { pid: 4242, kill: (signal: string) => signals.push(signal) } as unknown as ChildProcess;
-  return { child, generation: 1, ready: false, disconnected: false, framesClosed: false, gone: false, stderrTail: "", writer: undefined as never, signals };
+  return { child, generation: 1, ready: false, disconnected: false, framesClosed: false, gone: false, stderrTail: "", writer: undefined as never, channels: [], signals };
 }
 
 describe("host start and restart", () => {
@@ -95,7 +95,7 @@ describe("HostKeeper: one live host at a time", () => {
     const crashes: HostHandle[] = [];
     const frames: HostHandle[] = [];
     const hosts = new HostKeeper(
-      (generation) => ({ generation }) as HostConfig,
+      (generation) => ({ generation }) as HostStartConfig,
       { onFrame: (host) => frames.push(host), onProtocolError: () => undefined, onCrash: (host) => crashes.push(host) },
       (config, listener) => {
         const host = { ...fakeHost(), generation: config.generation };
@@ -123,7 +123,7 @@ describe("HostKeeper: one live host at a time", () => {
     k.die(0);
     expect(k.crashes).toEqual([k.forks[0]!.host]);
     expect(k.hosts.host).toBeUndefined();
-    k.forks[0]!.listener.onFrame(k.forks[0]!.host, new Uint8Array(), {} as never);
+    k.forks[0]!.listener.onFrame(k.forks[0]!.host, new Uint8Array(), {} as never, undefined);
     expect(k.frames).toEqual([]);
   });
 

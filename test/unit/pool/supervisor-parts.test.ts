@@ -17,11 +17,11 @@ describe("PlanCache: a hook list crosses to the host once per plan", () => {
   test("the same list keeps its key; a new list (or one changed in place) gets a new one", () => {
     const cache = new PlanCache();
     const hooks = [hook("x", "sha256:a"), hook("y", "sha256:b")];
-    const first = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded, 1).entry;
-    expect(cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded, 1).entry.key).toBe(first.key);
-    expect(cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: hooks.slice() }, isLoaded, 1).entry.key).not.toBe(first.key);
+    const first = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded).entry;
+    expect(cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded).entry.key).toBe(first.key);
+    expect(cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: hooks.slice() }, isLoaded).entry.key).not.toBe(first.key);
     hooks[1] = hook("z", "sha256:b");
-    const changed = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded, 1).entry;
+    const changed = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded).entry;
     expect(changed.key).not.toBe(first.key);
     expect(changed.hooks.map((h) => h.name)).toEqual(["x", "z"]);
   });
@@ -29,7 +29,7 @@ describe("PlanCache: a hook list crosses to the host once per plan", () => {
   test("admission figures are computed once: enabled hooks, distinct digests, the timeout sum", () => {
     const cache = new PlanCache();
     const hooks = [hook("x", "sha256:a", { timeout_ms: 300 }), hook("y", "sha256:a", { timeout_ms: 200 }), hook("off", "sha256:b", { enabled: false })];
-    const { entry } = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded, 1);
+    const { entry } = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded);
     expect(entry.enabled.map((h) => h.name)).toEqual(["x", "y"]);
     expect(entry.digests).toEqual(["sha256:a"]);
     expect(entry.timeoutSum).toBe(500);
@@ -38,26 +38,24 @@ describe("PlanCache: a hook list crosses to the host once per plan", () => {
   test("an enabled hook of an unloaded revision, or without a revision, is UNKNOWN_BUNDLE on every chain; a disabled one is not", () => {
     const cache = new PlanCache();
     const hooks = [hook("x", "sha256:a"), hook("gone", "sha256:zzz", { enabled: false })];
-    expect(() => cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded, 1)).not.toThrow();
-    expect(() => cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, () => false, 1)).toThrow(expect.objectContaining({ code: "UNKNOWN_BUNDLE", details: { hook: "x", bundle: "b-sha256:a", digest: "sha256:a" } }));
-    expect(() => cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: [hook("nodigest", undefined)] }, isLoaded, 1)).toThrow(/nodigest refers to bundle b-nodigest \(no revision\)/);
+    expect(() => cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, isLoaded)).not.toThrow();
+    expect(() => cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks }, () => false)).toThrow(expect.objectContaining({ code: "UNKNOWN_BUNDLE", details: { hook: "x", bundle: "b-sha256:a", digest: "sha256:a" } }));
+    expect(() => cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: [hook("nodigest", undefined)] }, isLoaded)).toThrow(/nodigest refers to bundle b-nodigest \(no revision\)/);
   });
 
-  test("past its capacity the least recently used entry is forgotten, and the host is told only of keys it holds", () => {
+  test("past its capacity the least recently used entry is forgotten and its key handed back", () => {
     const cache = new PlanCache(2);
     const lists = [0, 1, 2].map((i) => [hook(`h${i}`, "sha256:a")]);
-    const a = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: lists[0]! }, isLoaded, 7).entry;
-    a.sentTo = 7;
-    const b = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: lists[1]! }, isLoaded, 7).entry;
-    b.sentTo = 6; // held by a dead generation
-    cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: lists[0]! }, isLoaded, 7); // a is now most recent
-    const third = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: lists[2]! }, isLoaded, 7);
-    expect(third.evicted).toEqual([]); // b was evicted, but generation 7 never held it
+    const a = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: lists[0]! }, isLoaded).entry;
+    const b = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: lists[1]! }, isLoaded).entry;
+    cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: lists[0]! }, isLoaded); // a is now most recent
+    const third = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: lists[2]! }, isLoaded);
+    expect(third.evicted).toEqual([b.key]);
     expect(cache.size).toBe(2);
-    expect(b.sentTo).toBe(0);
-    const fourth = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: [hook("h3", "sha256:a")] }, isLoaded, 7);
+    const fourth = cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: [hook("h3", "sha256:a")] }, isLoaded);
     expect(fourth.evicted).toEqual([a.key]);
-    expect(a.sentTo).toBe(0); // sent again if its list comes back
+    // Its list comes back under the same key (the channels forgot it, so its hook list is sent again).
+    expect(cache.lookup({ profile: vcpPlanRef("pre_inject"), revision: 1, hooks: lists[0]! }, isLoaded).entry.key).toBe(a.key);
   });
 });
 
