@@ -7,6 +7,10 @@
  *   run-5      a shell command every hook's matcher selects: 5 hooks run in the sandbox
  *   select-0   a `read_file` call no matcher selects: no hook runs
  *
+ * Each line also has `threads`: the CPU per event of each thread group of both processes (Linux /proc,
+ * 10 ms ticks: use a few thousand events), e.g. `host.MainThread`, `host.WorkerThread`,
+ * `main.libuv-worker` (the audit log's writes).
+ *
  * Built into dist/bench/profile-cpu.js; to compare two builds in one sitting, run the same file
  * against each build's dist/ back to back (rounds interleaved by the caller), as machines are noisy.
  *
@@ -18,6 +22,7 @@ import { join } from "node:path";
 import { createArtifact } from "../src/bundle/artifact.js";
 import { createRuntime, type Runtime, type VcpArtifact } from "../src/index.js";
 import { guardCode, guardInput, guardManifest } from "./lib/gemini-guard.js";
+import { childPidsMatching, threadCpuUs } from "./lib/proc.js";
 
 function bundle(): VcpArtifact {
   return createArtifact(guardManifest(), guardCode()) as VcpArtifact;
@@ -33,14 +38,28 @@ async function hostCpuSeconds(runtime: Runtime): Promise<number> {
   return line === undefined ? 0 : Number(line.split(" ").at(-1));
 }
 
-async function measure(runtime: Runtime, row: keyof typeof ROWS, events: number): Promise<{ mainUs: number; hostUs: number }> {
+/** CPU of each thread group of both processes, µs, keyed `main.<thread name>` / `host.<thread name>`. */
+function threadCpu(): Map<string, number> {
+  const out = new Map<string, number>();
+  const host = childPidsMatching(process.pid, "host-main.js").at(-1);
+  for (const [side, pid] of [["main", process.pid], ["host", host]] as const) {
+    if (pid === undefined) continue;
+    for (const [name, us] of threadCpuUs(pid)) out.set(`${side}.${name}`, us);
+  }
+  return out;
+}
+
+async function measure(runtime: Runtime, row: keyof typeof ROWS, events: number): Promise<{ mainUs: number; hostUs: number; threads: Record<string, number> }> {
   const principal = { id: "bench", role: "client" } as const;
   const hostBefore = await hostCpuSeconds(runtime);
+  const threadsBefore = threadCpu();
   const before = process.cpuUsage();
   for (let i = 0; i < events; i++) await runtime.fireProfile("gemini-cli", "BeforeTool", { input: ROWS[row], principal });
   const used = process.cpuUsage(before);
+  const threads: Record<string, number> = {};
+  for (const [name, us] of threadCpu()) threads[name] = Math.round((us - (threadsBefore.get(name) ?? 0)) / events);
   const hostUs = ((await hostCpuSeconds(runtime)) - hostBefore) * 1e6;
-  return { mainUs: (used.user + used.system) / events, hostUs: hostUs / events };
+  return { mainUs: (used.user + used.system) / events, hostUs: hostUs / events, threads };
 }
 
 async function main(): Promise<void> {
@@ -54,8 +73,8 @@ async function main(): Promise<void> {
     for (const row of Object.keys(ROWS) as (keyof typeof ROWS)[]) await measure(runtime, row, Math.min(200, events)); // warm-up
     for (let round = 0; round < rounds; round++) {
       for (const row of Object.keys(ROWS) as (keyof typeof ROWS)[]) {
-        const { mainUs, hostUs } = await measure(runtime, row, events);
-        console.log(JSON.stringify({ row, round, events, main_us: Math.round(mainUs), host_us: Math.round(hostUs), total_us: Math.round(mainUs + hostUs) }));
+        const { mainUs, hostUs, threads } = await measure(runtime, row, events);
+        console.log(JSON.stringify({ row, round, events, main_us: Math.round(mainUs), host_us: Math.round(hostUs), total_us: Math.round(mainUs + hostUs), threads }));
       }
     }
   } finally {

@@ -93,6 +93,7 @@ export class WorkerChannels {
   reply(channel: number, id: number, key: number): ChannelReply {
     const state = this.channels[channel];
     const running = state?.running.get(id);
+    // SECURITY: only a chain sent on this channel and not answered yet; a second reply finds it gone.
     if (state === undefined || running === undefined) return { kind: "protocol", detail: `a reply on worker channel ${channel} for task ${id}, which that worker was not running` };
     if (key !== ReplyKey.answer && key !== ReplyKey.planMiss && key !== ReplyKey.notStarted) {
       return { kind: "protocol", detail: `a reply on worker channel ${channel} with the unknown reply key ${key}` };

@@ -306,6 +306,7 @@ function replyText(reply: WireReply): string {
  */
 let turn: Promise<unknown> = Promise.resolve();
 function exclusive<T>(work: () => Promise<T>): Promise<T> {
+  // SECURITY: one chain or load at a time on this thread: settle() resets the per-task state the one before used.
   const run = turn.then(work, work);
   turn = run.catch(() => undefined);
   return run;
