@@ -449,6 +449,7 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
           const failure = storeFailure(err, `removing bundle '${name}'`);
           if (!published) throw failure;
           deps.publisher?.notApplied(name, failure);
+          deps.metrics.recordBundleChange("not_persisted");
           throw publishedNotPersisted(
             failure,
             `bundle '${name}' is removed in the shared store (the other replicas drop it), but this replica's data directory could not be written (${failure.message}); this replica keeps running ${entry.info.version} (${entry.info.digest}), reports not ready, and removes it at its next reconcile once its data directory can be written`,
@@ -532,7 +533,8 @@ export function createBundleManager(deps: BundleManagerDeps): BundleManager {
           return info;
         },
         (err: unknown) => {
-          deps.metrics.recordBundleChange("failed");
+          // Live in the shared store, so not a failed install; this replica's disk still has to catch up.
+          deps.metrics.recordBundleChange(err instanceof VcpError && err.code === "PUBLISHED_NOT_PERSISTED" ? "not_persisted" : "failed");
           throw err;
         },
       ),

@@ -264,7 +264,7 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
   const bundleHookSeconds = new TallyHistogram("vcp_bundle_hook_duration_seconds", "Hook action latency by bundle and hook (skipped hooks excluded).", ["bundle", "hook"], LATENCY_BUCKETS, registry);
   const bundleChanges = new Counter({
     name: "vcp_bundle_changes_total",
-    help: "Bundle installs and removals by result (installed, failed, removed).",
+    help: "Bundle installs and removals by result (installed, failed, removed, not_persisted: in the shared store, not yet in this replica's data directory).",
     labelNames: ["result"],
     registers: [registry],
   });
@@ -381,7 +381,7 @@ export function createMetrics(readSnapshot: () => MetricsSnapshot, options: { sh
       profileChains.cell(profile, UNKNOWN_EVENT_LABEL, String(exitCode)).value++;
       noHookChains.cell(profile, UNKNOWN_EVENT_LABEL).value++;
     },
-    recordBundleChange(result: "installed" | "failed" | "removed"): void {
+    recordBundleChange(result: "installed" | "failed" | "removed" | "not_persisted"): void {
       bundleChanges.inc({ result });
     },
     /** One audit fdatasync took this long (AuditOptions.onSync). */

@@ -22,6 +22,15 @@ function frameChannel(sandbox: Sandbox, fd = 4): Socket {
   return socket;
 }
 
+/** A slow bundle (busy 400 ms) and a quick one, loaded. */
+async function loadSlowAndFine(box: Sandbox) {
+  const slow = bundle("slow", SLOW);
+  const good = bundle("fine", CONTINUE_CODE);
+  await box.loadBundle(slow);
+  await box.loadBundle(good);
+  return { slow, good };
+}
+
 /** A hook busy long enough (3 s) that only the host's death ends its chain first. */
 const VERY_SLOW = busyCode(3000);
 
@@ -65,10 +74,7 @@ describe("sandbox pool: the frame channel under bad input", () => {
 
   test("corrupt bytes from the host: the supervisor kills it, every chain in flight is answered (fail_closed aborts)", async () => {
     sandbox = await startSandbox({ threads: 2 });
-    const slow = bundle("slow", SLOW);
-    const good = bundle("fine", CONTINUE_CODE);
-    await sandbox.loadBundle(slow);
-    await sandbox.loadBundle(good);
+    const { slow, good } = await loadSlowAndFine(sandbox);
     const open = sandbox.runChain(task([hook("wait", slow, { timeout_ms: 20_000 })]));
     const guarded = sandbox.runChain(task([hook("wait2", slow, { timeout_ms: 20_000 }), hook("guard", good, { fail_closed: true })]));
     await until(() => sandbox!.stats().inFlight === 2, "two chains in flight");
@@ -107,10 +113,7 @@ describe("sandbox pool: the frame channel under bad input", () => {
 
   test("corrupt bytes from a worker's channel: the supervisor kills the host, the chain in flight is answered (fail_closed aborts)", async () => {
     sandbox = await startSandbox({ threads: 2 });
-    const slow = bundle("slow", SLOW);
-    const good = bundle("fine", CONTINUE_CODE);
-    await sandbox.loadBundle(slow);
-    await sandbox.loadBundle(good);
+    const { slow, good } = await loadSlowAndFine(sandbox);
     const guarded = sandbox.runChain(task([hook("wait", slow, { timeout_ms: 20_000 }), hook("guard", good, { fail_closed: true })]));
     await until(() => sandbox!.stats().inFlight === 1, "the chain in flight");
     const junk = Buffer.alloc(40, 0x41);

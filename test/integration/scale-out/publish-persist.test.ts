@@ -90,6 +90,10 @@ describe("a change Redis took whose data-directory write failed on the replica t
     expect(err).toMatchObject({ code: "PUBLISHED_NOT_PERSISTED" });
     expect(err?.message).toMatch(/shared store/);
     expect(err?.message).toMatch(/data directory/);
+    // Counted as what it is, not as a failed install: B runs it.
+    const metrics = await a.rt.metrics();
+    expect(metrics).toContain('vcp_bundle_changes_total{result="not_persisted"} 1');
+    expect(metrics).not.toContain('vcp_bundle_changes_total{result="failed"}');
     await waitFor("B to run guard 2.0.0", () => b.rt.bundles.get("guard")?.version === "2.0.0");
 
     // While its disk refuses 2.0.0, A keeps what its disk holds and says it is not ready.
@@ -133,6 +137,7 @@ describe("a change Redis took whose data-directory write failed on the replica t
     const err = await a.rt.bundles.remove("guard").then(() => undefined, (e: unknown) => e as { code?: string; message?: string });
     expect(err).toMatchObject({ code: "PUBLISHED_NOT_PERSISTED" });
     expect(err?.message).toMatch(/removed in the shared store/);
+    expect(await a.rt.metrics()).toContain('vcp_bundle_changes_total{result="not_persisted"} 1');
     await waitFor("B to drop guard", () => b.rt.bundles.get("guard") === undefined);
     // While its disk refuses the removal, A keeps guard and says it is not ready.
     await pause(RECONCILE_MS * 4);
