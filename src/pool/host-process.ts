@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import type { Socket } from "node:net";
 import type { VcpError } from "../errors.js";
 import { FrameKind, FrameReader, FrameWriter, protocolError, type FrameHeader } from "./frames.js";
+import { processEnded } from "./slots.js";
 import type { FromHost, HostStartConfig, ToHost } from "./protocol.js";
 import type { HostKill } from "./watchdog.js";
 
@@ -104,7 +105,8 @@ const FRAME_FD = 4;
 /**
  * A worker channel that closes while its host keeps running lost its worker thread (piscina starts
  * another, which has no channel): the host is killed as a protocol failure if it has not died on its
- * own this long after (a dying host closes its channels before its exit is reported).
+ * own this long after (a dying host closes its channels before its exit is reported; an event loop
+ * that was blocked may run this timer before it hears of the exit, hence also the /proc check).
  */
 const CHANNEL_LOSS_GRACE_MS = 1000;
 
@@ -158,7 +160,8 @@ export function forkHost(entry: string, config: HostStartConfig, listener: HostL
       if (channel !== undefined && host.exit === undefined) {
         // SECURITY: chains sent to a worker that is gone would wait forever; the host's death answers them.
         setTimeout(() => {
-          if (host.exit === undefined && !host.gone) listener.onProtocolError(host, protocolError(`worker channel ${channel} closed while the host runs (its worker thread ended)`));
+          if (host.exit !== undefined || host.gone || (child.pid !== undefined && processEnded(child.pid))) return;
+          listener.onProtocolError(host, protocolError(`worker channel ${channel} closed while the host runs (its worker thread ended)`));
         }, CHANNEL_LOSS_GRACE_MS).unref();
       }
       open--;

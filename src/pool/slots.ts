@@ -1,4 +1,4 @@
-import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -199,6 +199,21 @@ const USER_HZ = 100;
  * scheduler statistics, its time on a CPU and waiting on a run queue in nanoseconds (without them
  * `runnableMs` is the CPU time alone). `undefined` where the thread does not exist.
  */
+/**
+ * Whether process `pid` has ended, as far as Linux says (gone, or a zombie not reaped yet): its exit may
+ * not have reached this process's event loop. False when it runs, or when /proc cannot tell.
+ */
+export function processEnded(pid: number): boolean {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "latin1");
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ENOENT" && existsSync("/proc/self/stat");
+  }
+  const state = text.slice(text.lastIndexOf(")") + 2, text.lastIndexOf(")") + 3);
+  return state === "Z" || state === "X";
+}
+
 export function threadTime(pid: number, tid: number): ThreadTime | undefined {
   if (tid <= 0) return undefined;
   let text: string;

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -5,6 +6,7 @@ import { afterAll, afterEach, describe, expect, test } from "vitest";
 import type { VcpError } from "../../../src/errors.js";
 import { forkHost, type HostHandle } from "../../../src/pool/host-process.js";
 import type { HostStartConfig } from "../../../src/pool/protocol.js";
+import { processEnded } from "../../../src/pool/slots.js";
 
 /**
  * A worker channel that closes while its host keeps running (its worker thread ended; piscina would
@@ -55,5 +57,14 @@ describe("sandbox pool: a lost worker channel", () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(errors).toEqual([]);
     expect(host!.exit).toEqual({ code: 3, signal: null });
+  });
+});
+
+describe("processEnded (/proc)", () => {
+  test("a running process has not ended; one that exited and was reaped has", async () => {
+    expect(processEnded(process.pid)).toBe(false);
+    const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+    await new Promise((resolve) => child.once("exit", resolve));
+    expect(processEnded(child.pid!)).toBe(true);
   });
 });
