@@ -1,3 +1,4 @@
+import { Socket } from "node:net";
 import type { Writable } from "node:stream";
 import { VcpError } from "../errors.js";
 
@@ -392,4 +393,31 @@ export class FrameWriter {
     this.corked = false;
     this.stream?.uncork();
   };
+}
+
+/**
+ * Bytes read from a frame channel per read. Reads land in one buffer per channel, reused (the
+ * FrameReader copies out the bytes of a frame a read leaves unfinished): no Buffer, no stream
+ * bookkeeping and no event per read on the thread, where every allocation adds to the scavenges
+ * chains wait behind.
+ */
+const READ_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * The sandbox host's end of a frame channel (its fd 4, or a worker's channel): a socket on `fd` whose
+ * reads go to `reader`, for writing through a {@link FrameWriter}.
+ */
+export function openFrameChannel(fd: number, reader: FrameReader): Socket {
+  return new Socket({
+    fd,
+    readable: true,
+    writable: true,
+    onread: {
+      buffer: Buffer.allocUnsafeSlow(READ_BUFFER_BYTES),
+      callback: (bytes, buffer) => {
+        reader.push(buffer, bytes);
+        return true; // keep reading
+      },
+    },
+  });
 }

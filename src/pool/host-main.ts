@@ -1,10 +1,10 @@
 import { writeFileSync } from "node:fs";
-import { Socket } from "node:net";
+import type { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { BroadcastChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { VcpError } from "../errors.js";
-import { FrameKind, FrameReader, FrameWriter, frameText, HOST_EXIT_PROTOCOL, sections, type FrameHeader } from "./frames.js";
+import { FrameKind, FrameReader, FrameWriter, frameText, HOST_EXIT_PROTOCOL, openFrameChannel, sections, type FrameHeader } from "./frames.js";
 import {
   UNLOAD_CHANNEL,
   toWireError,
@@ -60,13 +60,6 @@ process.on("message", (raw: unknown) => {
   if (message.t === "init") void init(message.config);
 });
 
-/**
- * Bytes read from the frame channel per read. Reads land in this one buffer, reused (the FrameReader
- * copies out the bytes of a frame a read leaves unfinished): no Buffer, no stream bookkeeping and no
- * event per read on this thread, where every allocation adds to the scavenges chains wait behind.
- */
-const READ_BUFFER_BYTES = 64 * 1024;
-
 function openFrames(limit: number): void {
   frameBytes = limit;
   const reader = new FrameReader(limit, ACCEPTS, onFrame, (err) => {
@@ -75,16 +68,7 @@ function openFrames(limit: number): void {
     process.stderr.write(`vcp-hooks sandbox host: ${err.message}\n`);
     process.exit(HOST_EXIT_PROTOCOL);
   });
-  const socket = new Socket({
-    fd: FRAME_FD,
-    readable: true,
-    writable: true,
-    onread: { buffer: Buffer.allocUnsafeSlow(READ_BUFFER_BYTES), callback: (bytes, buffer) => {
-        reader.push(buffer, bytes);
-        return true; // keep reading
-      },
-    },
-  });
+  const socket = openFrameChannel(FRAME_FD, reader);
   frames = socket;
   writer = new FrameWriter(socket);
   socket.on("end", () => {

@@ -194,12 +194,6 @@ export interface ThreadTime {
 const USER_HZ = 100;
 
 /**
- * The time of one thread of another process (Linux): its state and, from `/proc/<pid>/task/<tid>/stat`,
- * its user + system clock ticks; from `/proc/<pid>/task/<tid>/schedstat`, where the kernel keeps
- * scheduler statistics, its time on a CPU and waiting on a run queue in nanoseconds (without them
- * `runnableMs` is the CPU time alone). `undefined` where the thread does not exist.
- */
-/**
  * Whether process `pid` has ended, as far as Linux says (gone, or a zombie not reaped yet): its exit may
  * not have reached this process's event loop. False when it runs, or when /proc cannot tell.
  */
@@ -210,10 +204,17 @@ export function processEnded(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "ENOENT" && existsSync("/proc/self/stat");
   }
-  const state = text.slice(text.lastIndexOf(")") + 2, text.lastIndexOf(")") + 3);
+  // "pid (comm) state …": comm may contain spaces and parentheses; the state follows the last ')'.
+  const state = text[text.lastIndexOf(")") + 2];
   return state === "Z" || state === "X";
 }
 
+/**
+ * The time of one thread of another process (Linux): its state and, from `/proc/<pid>/task/<tid>/stat`,
+ * its user + system clock ticks; from `/proc/<pid>/task/<tid>/schedstat`, where the kernel keeps
+ * scheduler statistics, its time on a CPU and waiting on a run queue in nanoseconds (without them
+ * `runnableMs` is the CPU time alone). `undefined` where the thread does not exist.
+ */
 export function threadTime(pid: number, tid: number): ThreadTime | undefined {
   if (tid <= 0) return undefined;
   let text: string;

@@ -224,7 +224,7 @@ export class SandboxSupervisor implements Sandbox {
     return answer;
   }
 
-  /** The plan entry of a task's hook list (plan-cache.ts); evicted keys the host holds are forgotten there too. */
+  /** The plan entry of a task's hook list (plan-cache.ts); the worker channels forget the keys it evicts. */
   private planFor(task: ChainTask): PlanEntry {
     const { entry, evicted } = this.plans.lookup(task.plan, (digest) => this.bundles.isLoaded(digest));
     if (evicted.length > 0) this.routes?.channels.forget(evicted);
@@ -319,11 +319,9 @@ export class SandboxSupervisor implements Sandbox {
         this.onProtocolError(host, protocolError(routed?.detail ?? `a reply on worker channel ${channel} before any chain was sent`));
         return;
       }
-      if (routed.kind === "again") {
-        // Nothing ran (not started, or its plan was missing and goes with it now): a freed worker takes it.
-        this.pump();
-        return;
-      }
+      // Nothing ran (not started, or its plan was missing and goes with it now): worker-channels.ts sends
+      // it again to the next free worker; it stays in flight, so admission has nothing new to let go.
+      if (routed.kind === "again") return;
       chain = routed.chain.entry;
     }
     let reply: WireReply;

@@ -124,7 +124,7 @@ export class WorkerChannels {
 
   private run(batch: ChannelChain[]): void {
     // The dispatcher keeps at most one batch per channel out, so an idle channel exists.
-    const index = this.channels.findIndex((state) => state.running.size === 0 && state.again.length === 0);
+    const index = this.channels.findIndex((state) => state.running.size === 0);
     const state = this.channels[index]!;
     for (const chain of batch) {
       const key = chain.entry.plan.key;

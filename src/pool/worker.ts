@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { Socket } from "node:net";
+import type { Socket } from "node:net";
 import { join } from "node:path";
 import { BroadcastChannel, threadId, workerData } from "node:worker_threads";
 import { runChain, type ChainDeps } from "../chain/execute.js";
@@ -28,7 +28,7 @@ import {
   type WireReply,
   type WorkerConfig,
 } from "./protocol.js";
-import { FRAME_HEADER_BYTES, FrameKind, FrameReader, FrameWriter, frameTexts, frameTooLarge, type FrameHeader } from "./frames.js";
+import { FRAME_HEADER_BYTES, FrameKind, FrameReader, FrameWriter, frameTexts, frameTooLarge, openFrameChannel, type FrameHeader } from "./frames.js";
 import { EventPacker, packChainValue } from "./events.js";
 import { shouldStopBatch } from "./batch.js";
 import { SlotWriter, currentTid, monotonicMs } from "./slots.js";
@@ -340,8 +340,6 @@ async function settle(run: () => Promise<WireReply | typeof PLAN_MISS>): Promise
 
 // ── the worker's channel ─────────────────────────────────────────────────────────────────────────
 
-/** Bytes read from the channel per read, into one reused buffer (the FrameReader copies out what a read leaves unfinished). */
-const READ_BUFFER_BYTES = 64 * 1024;
 const CHAINS: ReadonlySet<FrameKind> = new Set([FrameKind.chain]);
 
 /**
@@ -369,16 +367,7 @@ function openChannel(fd: number): void {
     // which kills the host (its chains in flight are answered through the crash path).
     socket?.destroy();
   });
-  socket = new Socket({
-    fd,
-    readable: true,
-    writable: true,
-    onread: { buffer: Buffer.allocUnsafeSlow(READ_BUFFER_BYTES), callback: (bytes, buffer) => {
-        reader.push(buffer, bytes);
-        return true; // keep reading
-      },
-    },
-  });
+  socket = openFrameChannel(fd, reader);
   // The supervisor closed its end (it is gone) or the host is ending: nothing more to answer.
   socket.on("error", () => socket?.destroy());
   channel = new FrameWriter(socket);
